@@ -1,0 +1,20 @@
+/**
+ * An adapter: the connection record of one orchestrator. Its secret fields hold `$VAULT_`
+ * references only; the values live in the secrets store.
+ */
+export interface Adapter {
+  readonly name: string;
+  readonly type: 'nso';
+  /** Origin of the orchestrator: http(s), host, optional port, no path beyond `/`. */
+  readonly baseUrl: string;
+  readonly auth: { readonly type: 'basic'; readonly username: string; /** `$VAULT_<path>` reference */ readonly password: string };
+  /** Per-call timeout; always below the function's own deadline. */
+  readonly timeoutMs?: number;
+  readonly created: string;
+  readonly lastUpdated: string;
+}
+
+/** Resolves a `$VAULT_` reference to its secret value at call time. */
+export interface SecretResolver {
+  resolve(reference: string): Promise<string>;
+}

@@ -1,0 +1,183 @@
+/**
+ * The one middleware stack every HTTP function uses: correlation id → header normalizer →
+ * JSON body → validator (schemas compiled at build time) → handler; one error middleware
+ * renders every failure as `application/problem+json`.
+ */
+import middy from '@middy/core';
+import httpHeaderNormalizer from '@middy/http-header-normalizer';
+import validator from '@middy/validator';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { logger } from './logger.js';
+import {
+  BadRequest,
+  GatewayTimeout,
+  HttpProblem,
+  InternalError,
+  UnsupportedMediaType,
+  problemResponse,
+  type FieldError,
+} from './problem.js';
+
+type ValidatorSchema = NonNullable<NonNullable<Parameters<typeof validator>[0]>['eventSchema']>;
+
+/** An Ajv validate function as the build step emits it. */
+export interface CompiledValidator {
+  (data: unknown): boolean;
+  errors?: AjvError[] | null;
+}
+
+interface AjvError {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+/** The proxy event after the stack ran: headers lower-cased, body parsed JSON (or undefined). */
+export type HttpEvent<TBody = unknown> = Omit<APIGatewayProxyEvent, 'body'> & { body: TBody };
+
+export interface HandlerOptions {
+  /** Operation id, for logs. */
+  readonly operation: string;
+  readonly validate?: CompiledValidator;
+  /** Answer 504 this long before Lambda's own deadline (0 disables, as in tests). */
+  readonly timeoutEarlyInMillis?: number;
+}
+
+export type HttpRun<TBody> = (
+  event: HttpEvent<TBody>,
+  context: Context,
+  options: { signal: AbortSignal },
+) => Promise<APIGatewayProxyResult>;
+
+const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+
+/**
+ * Normalizes the proxy event for validation: absent path and query parameters become `{}`,
+ * a JSON body is parsed, and an absent or empty body becomes `undefined`.
+ */
+const proxyEvent = (): middy.MiddlewareObj<APIGatewayProxyEvent> => ({
+  before: (request) => {
+    request.event.pathParameters ??= {};
+    request.event.queryStringParameters ??= {};
+    const event = request.event as { body: unknown; headers: Record<string, string | undefined>; isBase64Encoded?: boolean };
+    const raw = event.body;
+    if (raw === null || raw === undefined || raw === '') {
+      event.body = undefined;
+      return;
+    }
+    if (typeof raw !== 'string') return;
+    const contentType = event.headers?.['content-type'] ?? '';
+    if (!JSON_MEDIA_TYPE.test(contentType)) {
+      throw new UnsupportedMediaType('The request body must be JSON (Content-Type: application/json).');
+    }
+    const text = event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
+    try {
+      event.body = JSON.parse(text);
+    } catch {
+      throw new BadRequest('The request body is not valid JSON.', [{ in: 'body', field: '', message: 'is not valid JSON' }]);
+    }
+  },
+});
+
+const LOCATIONS: Record<string, FieldError['in']> = {
+  pathParameters: 'path',
+  queryStringParameters: 'query',
+  headers: 'header',
+  body: 'body',
+};
+
+/** Turns Ajv errors on the event into field errors: `/body/params` + missing `path` → body `params.path`. */
+export const fieldErrors = (errors: readonly AjvError[]): FieldError[] => {
+  const seen = new Set<string>();
+  const out: FieldError[] = [];
+  for (const error of errors) {
+    const segments = error.instancePath.split('/').slice(1).map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'));
+    const extra = error.params['missingProperty'] ?? error.params['additionalProperty'];
+    if (typeof extra === 'string') segments.push(extra);
+    const [part = 'body', ...rest] = segments;
+    const location = LOCATIONS[part] ?? 'body';
+    const field = rest.join('.');
+    const message =
+      error.keyword === 'required'
+        ? 'is required'
+        : error.keyword === 'additionalProperties'
+          ? 'is not allowed'
+          : error.keyword === 'false schema'
+            ? location === 'body' && field === '' ? 'no request body is allowed' : 'is not allowed'
+            : (error.message ?? 'is invalid');
+    const key = `${location}:${field}:${message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({ in: location, field, message });
+  }
+  return out;
+};
+
+const describe = (errors: readonly FieldError[]): string =>
+  errors.map((e) => (e.field ? `${e.field} ${e.message}` : `${e.in} ${e.message}`)).join('; ');
+
+const isValidatorError = (error: unknown): error is Error & { cause: { package: string; data: AjvError[] } } =>
+  error instanceof Error &&
+  typeof error.cause === 'object' &&
+  error.cause !== null &&
+  (error.cause as { package?: unknown }).package === '@middy/validator';
+
+/** Maps any thrown value to an HttpProblem; logs what the client must not see. */
+export const toProblem = (error: unknown): HttpProblem => {
+  if (error instanceof InternalError) {
+    logger.error(error.logDetail, { ...error.logFields });
+    return error;
+  }
+  if (error instanceof HttpProblem) return error;
+  if (isValidatorError(error)) {
+    const errors = fieldErrors(error.cause.data ?? []);
+    return new BadRequest(`The request is invalid: ${describe(errors)}.`, errors);
+  }
+  logger.error('unhandled error', { error });
+  return new InternalError('unhandled error');
+};
+
+const problems = (): middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> => ({
+  onError: (request) => {
+    const problem = toProblem(request.error);
+    if (problem.status >= 500) logger.warn('request failed', { status: problem.status, slug: problem.slug });
+    request.response = problemResponse(problem, request.event.requestContext?.requestId);
+  },
+});
+
+const correlation = (operation: string): middy.MiddlewareObj<APIGatewayProxyEvent> => ({
+  before: (request) => {
+    logger.setContext({ correlationId: request.event.requestContext?.requestId, operation });
+  },
+});
+
+/**
+ * Wraps a business function as a Lambda proxy handler. Schemas are compiled at build time
+ * (`npm run generate`), so nothing is compiled at init.
+ */
+export const httpHandler = <TBody = unknown>(options: HandlerOptions, run: HttpRun<TBody>) =>
+  middy<APIGatewayProxyEvent, APIGatewayProxyResult>({
+    timeoutEarlyInMillis: options.timeoutEarlyInMillis ?? 100,
+    timeoutEarlyResponse: () => problemResponse(new GatewayTimeout('The function ran out of time.')),
+  })
+    .use(correlation(options.operation))
+    .use(httpHeaderNormalizer())
+    .use(proxyEvent())
+    .use(options.validate ? validator({ eventSchema: options.validate as unknown as ValidatorSchema }) : {})
+    .use(problems())
+    .handler((event, context, opts) => run(event as unknown as HttpEvent<TBody>, context, opts));
+
+/** A JSON response. */
+export const json = (
+  statusCode: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): APIGatewayProxyResult => ({
+  statusCode,
+  headers: { 'Content-Type': 'application/json', ...headers },
+  body: JSON.stringify(body),
+});
+
+/** A response with no body (204). */
+export const noContent = (): APIGatewayProxyResult => ({ statusCode: 204, headers: {}, body: '' });

@@ -1,0 +1,107 @@
+/**
+ * Typed errors and the one place that renders them as RFC 9457 problem details
+ * (`application/problem+json`). Business code throws; {@link problemResponse} renders.
+ */
+import type { APIGatewayProxyResult } from 'aws-lambda';
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+/** Problem type URIs are URNs: stable identifiers clients can switch on. */
+export const problemType = (slug: string): string => `urn:netconfig:problem:${slug}`;
+
+/** One offending field of a request. `field` is a dotted path such as `params.path` or `treeId`. */
+export interface FieldError {
+  readonly in: 'path' | 'query' | 'header' | 'body';
+  readonly field: string;
+  readonly message: string;
+}
+
+export interface ProblemBody {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  [extension: string]: unknown;
+}
+
+/** An error with an HTTP meaning. `extensions` become extra members of the problem body. */
+export class HttpProblem extends Error {
+  constructor(
+    readonly status: number,
+    readonly slug: string,
+    readonly title: string,
+    readonly detail: string,
+    readonly extensions: Readonly<Record<string, unknown>> = {},
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(detail);
+    this.name = new.target.name;
+  }
+
+  toBody(): ProblemBody {
+    return { type: problemType(this.slug), title: this.title, status: this.status, detail: this.detail, ...this.extensions };
+  }
+}
+
+export class BadRequest extends HttpProblem {
+  constructor(detail: string, errors: readonly FieldError[] = []) {
+    super(400, 'validation', 'Bad Request', detail, errors.length ? { errors } : {});
+  }
+}
+
+export class UnsupportedMediaType extends HttpProblem {
+  constructor(detail: string) {
+    super(415, 'unsupported-media-type', 'Unsupported Media Type', detail);
+  }
+}
+
+export class NotFound extends HttpProblem {
+  constructor(detail: string) {
+    super(404, 'not-found', 'Not Found', detail);
+  }
+}
+
+export class Conflict extends HttpProblem {
+  constructor(detail: string, slug = 'conflict') {
+    super(409, slug, 'Conflict', detail);
+  }
+}
+
+export class UnprocessableContent extends HttpProblem {
+  constructor(detail: string, slug = 'unprocessable') {
+    super(422, slug, 'Unprocessable Content', detail);
+  }
+}
+
+export class BadGateway extends HttpProblem {
+  constructor(detail: string) {
+    super(502, 'bad-gateway', 'Bad Gateway', detail);
+  }
+}
+
+export class GatewayTimeout extends HttpProblem {
+  constructor(detail: string) {
+    super(504, 'gateway-timeout', 'Gateway Timeout', detail);
+  }
+}
+
+export class ServiceUnavailable extends HttpProblem {
+  constructor(detail: string, retryAfterSeconds = 5) {
+    super(503, 'unavailable', 'Service Unavailable', detail, {}, { 'Retry-After': String(retryAfterSeconds) });
+  }
+}
+
+/** A fault of ours (damaged data, broken configuration): the cause is logged, never shown. */
+export class InternalError extends HttpProblem {
+  constructor(readonly logDetail: string, readonly logFields: Readonly<Record<string, unknown>> = {}) {
+    super(500, 'internal', 'Internal Server Error', 'The service failed to handle the request. It has been logged; quote the request id when reporting it.');
+  }
+}
+
+export const problemResponse = (
+  problem: HttpProblem,
+  requestId?: string,
+): APIGatewayProxyResult => ({
+  statusCode: problem.status,
+  headers: { 'Content-Type': PROBLEM_CONTENT_TYPE, ...problem.headers },
+  body: JSON.stringify(requestId ? { ...problem.toBody(), requestId } : problem.toBody()),
+});

@@ -1,0 +1,360 @@
+/**
+ * The one route table. The CDK stack, the authorizer's role → route policy, the OpenAPI
+ * document, the request validators and the tests are all derived from it: adding a route
+ * is one entry here.
+ *
+ * Paths use API Gateway's `{name}` form for path parameters.
+ */
+import type { JsonSchema } from './json-schema.js';
+
+export const ROLES = ['admin', 'apiread'] as const;
+export type Role = (typeof ROLES)[number];
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** The DynamoDB tables a function may be granted, and how. */
+export type TableKey = 'trees' | 'adapters';
+export type TableAccess = 'read' | 'write';
+
+/** The request parts a live route validates before its handler runs. */
+export interface RequestSchema {
+  pathParameters?: JsonSchema;
+  queryStringParameters?: JsonSchema;
+  headers?: JsonSchema;
+  /** Required for POST, PUT and PATCH; optional (absent is fine) for the other methods. */
+  body?: JsonSchema;
+}
+
+export interface LiveRoute {
+  readonly method: HttpMethod;
+  readonly path: string;
+  /** Unique, camelCase; names the function, the validator and the OpenAPI operation. */
+  readonly operationId: string;
+  readonly summary: string;
+  readonly tag: string;
+  /** Module under `functions/` that exports `handler`, without extension. */
+  readonly handler: string;
+  /** Roles allowed to call the route; `public` routes have no authorizer. */
+  readonly roles: readonly Role[] | 'public';
+  readonly request: RequestSchema;
+  /** Documented answers, status → description. */
+  readonly responses: Readonly<Record<number, string>>;
+  readonly needs: {
+    readonly tables?: Partial<Record<TableKey, TableAccess>>;
+    /** Resolves `$VAULT_` references (and writes secrets when `write`). */
+    readonly secrets?: 'read' | 'write';
+    /** Calls orchestrators over the network. */
+    readonly orchestrator?: boolean;
+  };
+  /** Function timeout; defaults to the shared construct's. */
+  readonly timeoutSeconds?: number;
+}
+
+/** `ANY` stands for a removed item listed without a method (every method answers 410). */
+export type RemovedMethod = HttpMethod | 'ANY';
+
+export interface RemovedRoute {
+  readonly method: RemovedMethod;
+  /** Path as the spec writes it, in `{name}` form. */
+  readonly path: string;
+  readonly description: string;
+  readonly deprecatedIn: string;
+  readonly removedIn: string;
+  /** Each replacement as `METHOD /path` (or `/path` when the spec names no method); empty: none. */
+  readonly replacement: readonly string[];
+}
+
+const TREE_ID = { type: 'string', pattern: '^[0-9a-f]{24}$' } as const;
+/** The spec's empty-object schema: no body, or `{}`; any property is 400. */
+export const EMPTY_BODY = { type: 'object', additionalProperties: false, properties: {} } as const;
+/** A case-insensitive choice of words, as a JSON Schema pattern (no inline regex flags). */
+export const anyCase = (...words: string[]): string =>
+  `^(?:${words.map((w) => [...w].map((c) => `[${c.toUpperCase()}${c.toLowerCase()}]`).join('')).join('|')})$`;
+
+export const liveRoutes: readonly LiveRoute[] = [
+  {
+    method: 'POST',
+    path: '/orch_manager/restAction/{adapterId}',
+    operationId: 'relayRestAction',
+    summary: 'Relay a REST action to the orchestrator behind a named adapter',
+    tag: 'relay',
+    handler: 'relay/rest-action',
+    roles: ['admin'],
+    request: {
+      pathParameters: {
+        type: 'object',
+        required: ['adapterId'],
+        properties: {
+          adapterId: { type: 'string', minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9 ._-]+$' },
+        },
+      },
+      body: {
+        type: 'object',
+        required: ['params', 'body'],
+        additionalProperties: false,
+        properties: {
+          params: {
+            type: 'object',
+            required: ['path', 'accept'],
+            properties: {
+              path: { type: 'string', minLength: 1, maxLength: 2048 },
+              accept: { type: 'string', minLength: 1, maxLength: 255 },
+              contentType: { type: 'string', minLength: 1, maxLength: 255 },
+              method: { type: 'string', pattern: anyCase('GET', 'POST', 'PUT', 'PATCH', 'DELETE') },
+            },
+          },
+          body: { type: 'object' },
+        },
+      },
+    },
+    responses: {
+      200: 'The orchestrator answered: one result per action',
+      400: 'The request is invalid; nothing was sent',
+      404: 'No adapter has this name',
+      502: 'The orchestrator could not be reached or answered badly',
+      503: 'A dependency (secrets store, database) is unavailable',
+      504: 'The orchestrator did not answer in time',
+    },
+    needs: { tables: { adapters: 'read' }, secrets: 'read', orchestrator: true },
+    timeoutSeconds: 29,
+  },
+  {
+    method: 'GET',
+    path: '/configuration_manager/configs/{treeId}',
+    operationId: 'getTree',
+    summary: 'Get the summary of one golden-configuration tree',
+    tag: 'trees',
+    handler: 'trees/get',
+    roles: ['admin', 'apiread'],
+    request: {
+      pathParameters: { type: 'object', required: ['treeId'], properties: { treeId: TREE_ID } },
+      body: EMPTY_BODY,
+    },
+    responses: {
+      200: 'The tree summary',
+      400: 'treeId is not 24 lowercase hexadecimal characters, or a body was sent',
+      404: 'No tree has this id',
+    },
+    needs: { tables: { trees: 'read' } },
+  },
+  {
+    method: 'GET',
+    path: '/configuration_manager/configs',
+    operationId: 'listTrees',
+    summary: 'List golden-configuration tree summaries, sorted by name',
+    tag: 'trees',
+    handler: 'trees/list',
+    roles: ['admin', 'apiread'],
+    request: { body: EMPTY_BODY },
+    responses: { 200: 'A page of tree summaries', 400: 'A query parameter is invalid' },
+    needs: { tables: { trees: 'read' } },
+  },
+  {
+    method: 'POST',
+    path: '/configuration_manager/configs',
+    operationId: 'createTree',
+    summary: 'Create a golden-configuration tree',
+    tag: 'trees',
+    handler: 'trees/create',
+    roles: ['admin'],
+    request: {},
+    responses: {
+      201: 'The tree was created',
+      400: 'The request is invalid',
+      409: 'A tree with this name exists',
+    },
+    needs: { tables: { trees: 'write' } },
+  },
+  {
+    method: 'PUT',
+    path: '/adapters/{name}',
+    operationId: 'putAdapter',
+    summary: 'Create or replace an adapter',
+    tag: 'adapters',
+    handler: 'adapters/put',
+    roles: ['admin'],
+    request: {},
+    responses: { 200: 'The adapter was replaced', 201: 'The adapter was created', 400: 'The request is invalid' },
+    needs: { tables: { adapters: 'write' }, secrets: 'write' },
+  },
+  {
+    method: 'GET',
+    path: '/adapters/{name}',
+    operationId: 'getAdapter',
+    summary: 'Get one adapter (secrets as references)',
+    tag: 'adapters',
+    handler: 'adapters/get',
+    roles: ['admin'],
+    request: { body: EMPTY_BODY },
+    responses: { 200: 'The adapter', 400: 'The name is invalid', 404: 'No adapter has this name' },
+    needs: { tables: { adapters: 'read' } },
+  },
+  {
+    method: 'GET',
+    path: '/adapters',
+    operationId: 'listAdapters',
+    summary: 'List adapters',
+    tag: 'adapters',
+    handler: 'adapters/list',
+    roles: ['admin'],
+    request: { body: EMPTY_BODY },
+    responses: { 200: 'A page of adapters' },
+    needs: { tables: { adapters: 'read' } },
+  },
+  {
+    method: 'DELETE',
+    path: '/adapters/{name}',
+    operationId: 'deleteAdapter',
+    summary: 'Delete an adapter',
+    tag: 'adapters',
+    handler: 'adapters/delete',
+    roles: ['admin'],
+    request: { body: EMPTY_BODY },
+    responses: { 204: 'The adapter was deleted', 400: 'The name is invalid', 404: 'No adapter has this name' },
+    needs: { tables: { adapters: 'write' } },
+  },
+  {
+    method: 'GET',
+    path: '/status',
+    operationId: 'getStatus',
+    summary: 'Service status (replaces /isAlive)',
+    tag: 'operations',
+    handler: 'health/status',
+    roles: 'public',
+    request: { body: EMPTY_BODY },
+    responses: { 200: 'The service is running' },
+    needs: {},
+  },
+  {
+    method: 'GET',
+    path: '/health/system',
+    operationId: 'getSystemHealth',
+    summary: 'Health of the dependencies (database, secrets backend)',
+    tag: 'operations',
+    handler: 'health/system',
+    roles: ['admin', 'apiread'],
+    request: { body: EMPTY_BODY },
+    responses: { 200: 'Every dependency is up', 503: 'A dependency is down' },
+    needs: { tables: { trees: 'read', adapters: 'read' }, secrets: 'read' },
+  },
+  {
+    method: 'GET',
+    path: '/health/server',
+    operationId: 'getServerHealth',
+    summary: 'Health of the serving function (runtime, memory, cold or warm)',
+    tag: 'operations',
+    handler: 'health/server',
+    roles: ['admin', 'apiread'],
+    request: { body: EMPTY_BODY },
+    responses: { 200: 'Runtime facts of the serving function' },
+    needs: {},
+  },
+  {
+    method: 'GET',
+    path: '/health/adapters',
+    operationId: 'getAdaptersHealth',
+    summary: 'Whether each adapter’s orchestrator answers',
+    tag: 'operations',
+    handler: 'health/adapters',
+    roles: ['admin', 'apiread'],
+    request: { body: EMPTY_BODY },
+    responses: { 200: 'Health of every adapter' },
+    needs: { tables: { adapters: 'read' }, secrets: 'read', orchestrator: true },
+    timeoutSeconds: 29,
+  },
+  {
+    method: 'GET',
+    path: '/health/adapters/{name}',
+    operationId: 'getAdapterHealth',
+    summary: 'Whether one adapter’s orchestrator answers',
+    tag: 'operations',
+    handler: 'health/adapter',
+    roles: ['admin', 'apiread'],
+    request: { body: EMPTY_BODY },
+    responses: { 200: 'Health of the adapter', 404: 'No adapter has this name' },
+    needs: { tables: { adapters: 'read' }, secrets: 'read', orchestrator: true },
+    timeoutSeconds: 29,
+  },
+];
+
+/** Spec section 9.1, row for row. `/appUpdate/changeLog/` keeps the spec's trailing slash. */
+const removed = (
+  method: RemovedMethod,
+  path: string,
+  description: string,
+  deprecatedIn: string,
+  removedIn: string,
+  replacement: readonly string[],
+): RemovedRoute => ({ method, path, description, deprecatedIn, removedIn, replacement });
+
+/**
+ * Every row of spec 9.1. Two rows (`GET /health/system`, `GET /health/server`) name
+ * themselves as their replacement: their paths serve the live health routes, so they are
+ * listed here for the record and left out of {@link removedRoutes}.
+ */
+export const deprecatedItems: readonly RemovedRoute[] = [
+  removed('ANY', '/isAlive', 'Gets the status of the server', '2018.3', '2021.1', ['/status']),
+  removed('DELETE', '/config/profile/delete/{id}', 'Deletes a profile', '2020.2', '2021.2', ['DELETE /profiles/:id']),
+  removed('DELETE', '/config/services/delete/{name}', 'Deletes a service config', '2020.2', '2021.2', ['DELETE /adapters/:name']),
+  removed('DELETE', '/providers/{id}', 'Deletes an adapter', '2020.2', '2021.2', ['DELETE /adapters/:name']),
+  removed('GET', '/config/active_services', 'Gets all active services', '2020.2', '2021.2', ['GET /adapters', 'GET /applications']),
+  removed('GET', '/config/active_adapters', 'Gets all active adapters', '2020.2', '2021.2', ['GET /adapters']),
+  removed('GET', '/config/profiles', 'Gets all profiles', '2020.2', '2021.2', ['GET /profiles']),
+  removed('GET', '/config/profiles/sync', 'Tells whether the active profile is in sync with the system', '2020.2', '2021.2', ['GET /profiles']),
+  removed('GET', '/config/property', 'Gets properties of the active profile', '2020.2', '2021.2', ['GET /profiles']),
+  removed('GET', '/config/property/id/{id}', 'Gets properties of a profile', '2020.2', '2021.2', ['GET /profiles/:id']),
+  removed('GET', '/config/property/schema', 'Gets the properties schema', '2020.2', '2021.2', ['GET /schema/profiles']),
+  removed('GET', '/config/services', 'Gets all service configs', '2020.2', '2021.2', ['GET /adapters', 'GET /applications']),
+  removed('GET', '/config/services/schema', 'Gets the service config schema', '2020.2', '2021.2', ['GET /schema/adapters/:name', 'GET /schema/applications/:name']),
+  removed('GET', '/config/services/sync', 'Tells which services are in sync', '2020.2', '2021.2', ['GET /adapters', 'GET /applications']),
+  removed('GET', '/health/system', 'Gets health of the system', '2020.2', '2021.2', ['GET /health/system']),
+  removed('GET', '/health/server', 'Gets health of the server', '2020.2', '2021.2', ['GET /health/server']),
+  removed('GET', '/health/modules', 'Gets health of each service', '2020.2', '2021.2', ['GET /health/adapters', 'GET /health/applications']),
+  removed('GET', '/health/module/{module}', 'Gets health of one service', '2020.2', '2021.2', ['GET /health/adapters/:name', 'GET /health/applications/:name']),
+  removed('GET', '/modules/stop/{module}', 'Stops a running service', '2020.2', '2021.2', ['PUT /adapters/:name/stop', 'PUT /applications/:name/stop']),
+  removed('GET', '/modules/start/{module}', 'Starts a service', '2020.2', '2021.2', ['PUT /adapters/:name/start', 'PUT /applications/:name/start']),
+  removed('GET', '/modules/restart/{module}', 'Restarts a running service', '2020.2', '2021.2', ['PUT /adapters/:name/restart', 'PUT /applications/:name/restart']),
+  removed('GET', '/providers', 'Gets all adapters', '2020.2', '2021.2', ['GET /adapters']),
+  removed('GET', '/providers/{id}', 'Gets an adapter by id', '2020.2', '2021.2', ['GET /adapters/:name']),
+  removed('GET', '/providers/{id}/schema', 'Gets the schema for one adapter type', '2020.2', '2021.2', ['GET /schema/adapters/:name']),
+  removed('GET', '/providers/schema', 'Gets the schema for adapters', '2020.2', '2021.2', ['GET /schema/adapters/:name']),
+  removed('POST', '/config/profile/add', 'Creates a profile', '2020.2', '2021.2', ['POST /profiles']),
+  removed('POST', '/config/profiles/change', 'Changes the active profile', '2020.2', '2021.2', ['PUT /profiles/:id/active']),
+  removed('POST', '/config/property/new', 'Adds a property to a profile', '2020.2', '2021.2', ['PUT /profiles/:id']),
+  removed('POST', '/config/property/update', 'Updates a profile property', '2020.2', '2021.2', ['PUT /profiles/:id']),
+  removed('POST', '/config/services/create', 'Creates a service config', '2020.2', '2021.2', ['POST /adapters']),
+  removed('POST', '/config/services/save', 'Updates a service config', '2020.2', '2021.2', ['PUT /adapters/:name', 'PUT /applications/:name']),
+  removed('POST', '/modules/load', 'Creates a new app at runtime', '2020.2', '2021.2', []),
+  removed('POST', '/modules/setLogging', 'Sets log levels of a service at runtime', '2020.2', '2021.2', ['PUT /adapters/:name/loglevel', 'PUT /applications/:name/loglevel']),
+  removed('POST', '/providers/schema/update', 'Gets the current schema for each adapter type', '2020.2', '2021.2', ['GET /schema/adapters/:name']),
+  removed('POST', '/appUpdate/changeLog/', 'Gets the changelog of a service', '2020.2', '2021.2', ['GET /adapters/:name/changelogs', 'GET /application/:name/changelogs']),
+  removed('PUT', '/providers/{id}', 'Creates or updates an adapter', '2020.2', '2021.2', ['PUT /adapters/:name']),
+];
+
+/** True when a deprecated item's replacement is the very route it names (its path now serves the replacement). */
+export const replacesItself = (item: RemovedRoute): boolean =>
+  item.replacement.length === 1 && item.replacement[0] === `${item.method} ${item.path}`;
+
+/** The removed routes that answer 410: every row of 9.1 except the two that replace themselves. */
+export const removedRoutes: readonly RemovedRoute[] = deprecatedItems.filter((item) => !replacesItself(item));
+
+/** How a removed route is named to users: `METHOD /path`, or the bare path for `ANY`. */
+export const removedRouteName = (route: RemovedRoute): string =>
+  route.method === 'ANY' ? route.path : `${route.method} ${route.path.replaceAll(/\{(\w+)\}/g, ':$1')}`;
+
+/** The API Gateway resource path of a route: no trailing slash (the gateway matches both forms). */
+export const resourcePath = (path: string): string => (path.length > 1 ? path.replace(/\/+$/, '') : path);
+
+/**
+ * Replacement paths users can follow as they are: concrete paths with no parameter. Each
+ * gets a `Link: <path>; rel="successor-version"` header on the 410.
+ */
+export const successorLinks = (route: RemovedRoute): string[] =>
+  route.replacement.map((r) => r.replace(/^[A-Z]+ /, '')).filter((p) => !p.includes(':'));
+
+/** The live route with this operation id (throws on an unknown id: a programming error). */
+export const liveRoute = (operationId: string): LiveRoute => {
+  const route = liveRoutes.find((r) => r.operationId === operationId);
+  if (!route) throw new Error(`unknown operation ${operationId}`);
+  return route;
+};

@@ -1,0 +1,70 @@
+/**
+ * Shared defaults for every function: Node.js 22 on arm64, ESM bundle minified by esbuild,
+ * a log group with retention, X-Ray tracing, and least-privilege table grants.
+ */
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { TableAccess } from '../../functions/shared/routes.js';
+
+export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+export interface ServiceFunctionProps {
+  /** Module under `functions/`, without extension, that exports `handler`. */
+  readonly handler: string;
+  readonly description: string;
+  readonly environment?: Record<string, string>;
+  readonly timeout?: Duration;
+  readonly memorySize?: number;
+  readonly logRetention?: RetentionDays;
+}
+
+export class ServiceFunction extends Construct {
+  readonly function: NodejsFunction;
+  readonly logGroup: LogGroup;
+
+  constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
+    super(scope, id);
+    this.logGroup = new LogGroup(this, 'Logs', {
+      retention: props.logRetention ?? RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    this.function = new NodejsFunction(this, 'Function', {
+      entry: path.join(PROJECT_ROOT, 'functions', `${props.handler}.ts`),
+      handler: 'handler',
+      description: props.description,
+      runtime: Runtime.NODEJS_22_X,
+      architecture: Architecture.ARM_64,
+      memorySize: props.memorySize ?? 512,
+      timeout: props.timeout ?? Duration.seconds(10),
+      tracing: Tracing.ACTIVE,
+      logGroup: this.logGroup,
+      environment: { NODE_ENV: 'production', ...props.environment },
+      projectRoot: PROJECT_ROOT,
+      depsLockFilePath: path.join(PROJECT_ROOT, 'package-lock.json'),
+      bundling: {
+        format: OutputFormat.ESM,
+        target: 'node22',
+        platform: 'node',
+        minify: true,
+        sourceMap: false,
+        mainFields: ['module', 'main'],
+        // Some dependencies are CommonJS and call require() for Node built-ins.
+        banner: "import{createRequire as __cr}from'node:module';const require=__cr(import.meta.url);",
+        externalModules: [],
+      },
+    });
+  }
+
+  /** Grants exactly the access the route table asks for, and passes the table name. */
+  bindTable(table: ITable, envName: string, access: TableAccess): void {
+    if (access === 'write') table.grantReadWriteData(this.function);
+    else table.grantReadData(this.function);
+    this.function.addEnvironment(envName, table.tableName);
+  }
+}

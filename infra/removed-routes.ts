@@ -1,0 +1,69 @@
+/**
+ * The removed routes of spec 9.1 as API Gateway Mock integrations: API Gateway itself answers
+ * 410 with a problem body, the replacement list and successor links. No Lambda and no
+ * authorizer run for them.
+ */
+import { AuthorizationType, MockIntegration, PassthroughBehavior, type IResource } from 'aws-cdk-lib/aws-apigateway';
+import { problemType, PROBLEM_CONTENT_TYPE } from '../functions/shared/problem.js';
+import {
+  removedRouteName,
+  resourcePath,
+  successorLinks,
+  type RemovedRoute,
+} from '../functions/shared/routes.js';
+
+/** The 410 problem body of one removed route. */
+export const goneProblem = (route: RemovedRoute) => {
+  const name = removedRouteName(route);
+  const instead = route.replacement.length
+    ? `Use ${route.replacement.join(' or ')} instead.`
+    : 'It has no replacement.';
+  return {
+    type: problemType('route-removed'),
+    title: 'Gone',
+    status: 410,
+    detail: `${name} was deprecated in ${route.deprecatedIn} and removed in ${route.removedIn}. ${instead}`,
+    route: name,
+    deprecatedIn: route.deprecatedIn,
+    removedIn: route.removedIn,
+    replacement: [...route.replacement],
+  };
+};
+
+/** The `Link` header of a removed route, or undefined when no replacement is a plain path. */
+export const successorLinkHeader = (route: RemovedRoute): string | undefined => {
+  const links = successorLinks(route);
+  return links.length ? links.map((path) => `<${path}>; rel="successor-version"`).join(', ') : undefined;
+};
+
+/**
+ * Adds one Mock method answering 410 for a removed route under `root`.
+ * The body is static JSON, so it is safe inside a VTL template (no `$` or `#`).
+ */
+export const addRemovedRoute = (root: IResource, route: RemovedRoute): void => {
+  const resource = root.resourceForPath(resourcePath(route.path));
+  const link = successorLinkHeader(route);
+  const headers: Record<string, string> = {
+    'method.response.header.Content-Type': `'${PROBLEM_CONTENT_TYPE}'`,
+    ...(link ? { 'method.response.header.Link': `'${link}'` } : {}),
+  };
+  const integration = new MockIntegration({
+    // The one integration response has no selection pattern: it answers every request, whatever
+    // its content type or body.
+    passthroughBehavior: PassthroughBehavior.WHEN_NO_MATCH,
+    requestTemplates: { 'application/json': '{"statusCode": 410}' },
+    integrationResponses: [
+      {
+        statusCode: '410',
+        responseParameters: headers,
+        responseTemplates: { 'application/json': JSON.stringify(goneProblem(route)) },
+      },
+    ],
+  });
+  resource.addMethod(route.method, integration, {
+    authorizationType: AuthorizationType.NONE,
+    methodResponses: [
+      { statusCode: '410', responseParameters: Object.fromEntries(Object.keys(headers).map((h) => [h, true])) },
+    ],
+  });
+};

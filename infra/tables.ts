@@ -1,0 +1,37 @@
+/**
+ * The DynamoDB tables, as plain data: the CDK stack, the test setup and local mode all create
+ * them from here.
+ */
+import type { TableKey } from '../functions/shared/routes.js';
+
+export interface KeySpec {
+  readonly name: string;
+  readonly type: 'S' | 'N';
+}
+
+export interface TableSpec {
+  readonly partitionKey: KeySpec;
+  readonly sortKey?: KeySpec;
+  readonly globalIndexes?: readonly { readonly name: string; readonly partitionKey: KeySpec; readonly sortKey?: KeySpec }[];
+  /** Attribute holding an epoch-seconds expiry. */
+  readonly timeToLive?: string;
+}
+
+export const tableSpecs: Readonly<Record<TableKey, TableSpec>> = {
+  /**
+   * Trees: `pk` is `TREE#<id>` for a tree, `NAME#<name>` for the item that keeps names unique.
+   * The sparse `byName` index (only tree items carry `kind`) lists trees sorted by name.
+   */
+  trees: {
+    partitionKey: { name: 'pk', type: 'S' },
+    globalIndexes: [{ name: 'byName', partitionKey: { name: 'kind', type: 'S' }, sortKey: { name: 'name', type: 'S' } }],
+  },
+  /** Adapters by name; `byName` lists them sorted by name. */
+  adapters: {
+    partitionKey: { name: 'pk', type: 'S' },
+    globalIndexes: [{ name: 'byName', partitionKey: { name: 'kind', type: 'S' }, sortKey: { name: 'name', type: 'S' } }],
+  },
+};
+
+/** The environment variable that carries a table's name to the functions. */
+export const tableEnv = (key: TableKey): string => `${key.toUpperCase()}_TABLE`;
