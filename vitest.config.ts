@@ -13,6 +13,7 @@ export default defineConfig({
       AWS_ACCESS_KEY_ID: 'local',
       AWS_SECRET_ACCESS_KEY: 'local',
       LOG_LEVEL: 'warn',
+      METRICS_DISABLED: 'true',
     },
   },
 });

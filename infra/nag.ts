@@ -45,6 +45,10 @@ export const addNagSuppressions = (stack: Stack): void => {
       reason: 'Cognito threat protection is a paid feature plan chosen per organisation.',
     },
     {
+      id: 'AwsSolutions-COG8',
+      reason: 'The Plus feature plan (threat protection) is a paid plan chosen per organisation; the pool works on Essentials.',
+    },
+    {
       id: 'AwsSolutions-SMG4',
       reason: 'The Vault credential is issued by Vault itself; Vault rotates it (AppRole secret ids and token TTLs), not Secrets Manager.',
     },

@@ -12,6 +12,26 @@ import {
   type RemovedRoute,
 } from '../functions/shared/routes.js';
 
+/** Media types whose requests the 410 Mock integrations read; API Gateway uses `application/json` when none is sent. */
+export const MOCK_MEDIA_TYPES = [
+  'application/json',
+  'application/problem+json',
+  'application/merge-patch+json',
+  'application/yang-data+json',
+  'application/yang-data+xml',
+  'application/vnd.yang.data+json',
+  'application/vnd.yang.data+xml',
+  'application/vnd.yang.collection+json',
+  'application/vnd.yang.collection+xml',
+  'application/xml',
+  'text/xml',
+  'text/plain',
+  'text/html',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data',
+  'application/octet-stream',
+] as const;
+
 /** The 410 problem body of one removed route. */
 export const goneProblem = (route: RemovedRoute) => {
   const name = removedRouteName(route);
@@ -48,10 +68,12 @@ export const addRemovedRoute = (root: IResource, route: RemovedRoute): void => {
     ...(link ? { 'method.response.header.Link': `'${link}'` } : {}),
   };
   const integration = new MockIntegration({
-    // The one integration response has no selection pattern: it answers every request, whatever
-    // its content type or body.
+    // The Mock reads its status from the request template chosen by Content-Type; a type with no
+    // template passes the caller's body through, which a Mock cannot read (500). So every media
+    // type a client plausibly sends gets the template, and the one integration response (no
+    // selection pattern) answers 410 to all of them.
     passthroughBehavior: PassthroughBehavior.WHEN_NO_MATCH,
-    requestTemplates: { 'application/json': '{"statusCode": 410}' },
+    requestTemplates: Object.fromEntries(MOCK_MEDIA_TYPES.map((type) => [type, '{"statusCode": 410}'])),
     integrationResponses: [
       {
         statusCode: '410',

@@ -18,6 +18,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { liveRoutes, removedRoutes, type TableKey } from '../functions/shared/routes.js';
 import { Auth, type AuthProps } from './constructs/auth.js';
+import { Observability } from './constructs/observability.js';
 import { Secrets, type SecretsProps } from './constructs/secrets.js';
 import { ServiceFunction } from './constructs/service-function.js';
 import { addGatewayResponses } from './gateway-responses.js';
@@ -80,6 +81,7 @@ export class NetconfigStack extends Stack {
           authMethod: this.node.tryGetContext('vaultAuthMethod') ?? 'token',
           roleId: this.node.tryGetContext('vaultRoleId'),
           credentialsSecretName: this.node.tryGetContext('vaultCredentialsSecret'),
+          namespace: this.node.tryGetContext('vaultNamespace'),
         };
     const secrets = new Secrets(this, 'Secrets', secretsProps);
 
@@ -135,7 +137,11 @@ export class NetconfigStack extends Stack {
     for (const route of removedRoutes) addRemovedRoute(this.api.root, route);
     addGatewayResponses(this.api);
 
+    new Observability(this, 'Observability', { api: this.api, functions: this.functions, tables: this.tables, serviceName: SERVICE_NAME });
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Stage base URL' });
     if (auth.userPool) new CfnOutput(this, 'UserPoolId', { value: auth.userPool.userPoolId });
+    if (auth.userPoolClient) {
+      new CfnOutput(this, 'UserPoolClientId', { value: auth.userPoolClient.userPoolClientId, description: 'Token audience: the client id for initiate-auth' });
+    }
   }
 }

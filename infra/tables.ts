@@ -31,6 +31,14 @@ export const tableSpecs: Readonly<Record<TableKey, TableSpec>> = {
     partitionKey: { name: 'pk', type: 'S' },
     globalIndexes: [{ name: 'byName', partitionKey: { name: 'kind', type: 'S' }, sortKey: { name: 'name', type: 'S' } }],
   },
+  /**
+   * Idempotency keys (`functions/shared/idempotency.ts`): `pk` is `<operation>#<caller hash>#<key>`;
+   * DynamoDB deletes a record some time after `expiresAt` (epoch seconds, 24 h after the answer).
+   */
+  idempotency: {
+    partitionKey: { name: 'pk', type: 'S' },
+    timeToLive: 'expiresAt',
+  },
 };
 
 /** The environment variable that carries a table's name to the functions. */

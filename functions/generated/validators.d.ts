@@ -3,6 +3,8 @@ import type { CompiledValidator } from '../shared/http.js';
 export declare const relayRestAction: CompiledValidator;
 export declare const getTree: CompiledValidator;
 export declare const listTrees: CompiledValidator;
+export declare const createTree: CompiledValidator;
+export declare const putAdapter: CompiledValidator;
 export declare const getAdapter: CompiledValidator;
 export declare const listAdapters: CompiledValidator;
 export declare const deleteAdapter: CompiledValidator;

@@ -7,16 +7,21 @@ import middy from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import validator from '@middy/validator';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './canonical-json.js';
+import { idempotent, type IdempotencyOptions } from './idempotency.js';
 import { logger } from './logger.js';
+import { metrics, recordValidationFailure } from './metrics.js';
 import {
   BadRequest,
   GatewayTimeout,
   HttpProblem,
   InternalError,
+  ServiceUnavailable,
   UnsupportedMediaType,
   problemResponse,
   type FieldError,
 } from './problem.js';
+import { transientReason } from './transient.js';
 
 type ValidatorSchema = NonNullable<NonNullable<Parameters<typeof validator>[0]>['eventSchema']>;
 
@@ -42,6 +47,8 @@ export interface HandlerOptions {
   readonly validate?: CompiledValidator;
   /** Answer 504 this long before Lambda's own deadline (0 disables, as in tests). */
   readonly timeoutEarlyInMillis?: number;
+  /** Honour `Idempotency-Key` (see `idempotency.ts`): retries with a key run at most once. */
+  readonly idempotency?: IdempotencyOptions;
 }
 
 export type HttpRun<TBody> = (
@@ -76,6 +83,12 @@ const proxyEvent = (): middy.MiddlewareObj<APIGatewayProxyEvent> => ({
       event.body = JSON.parse(text);
     } catch {
       throw new BadRequest('The request body is not valid JSON.', [{ in: 'body', field: '', message: 'is not valid JSON' }]);
+    }
+    // Deeper values would overflow the stack of whatever walks them next (JSON.stringify included).
+    if (nestsDeeperThan(event.body, MAX_JSON_DEPTH)) {
+      throw new BadRequest(`The request body nests deeper than ${MAX_JSON_DEPTH} levels.`, [
+        { in: 'body', field: '', message: `nests deeper than ${MAX_JSON_DEPTH} levels` },
+      ]);
     }
   },
 });
@@ -134,13 +147,20 @@ export const toProblem = (error: unknown): HttpProblem => {
     const errors = fieldErrors(error.cause.data ?? []);
     return new BadRequest(`The request is invalid: ${describe(errors)}.`, errors);
   }
+  // A dependency that is down, timed out or throttling: worth a retry, not a 500.
+  const reason = transientReason(error);
+  if (reason) {
+    logger.warn('dependency unavailable', { reason, error });
+    return new ServiceUnavailable('A service this request depends on is unavailable at the moment; try again shortly.');
+  }
   logger.error('unhandled error', { error });
   return new InternalError('unhandled error');
 };
 
-const problems = (): middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> => ({
+const problems = (operation: string): middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> => ({
   onError: (request) => {
     const problem = toProblem(request.error);
+    if (problem instanceof BadRequest) recordValidationFailure(operation);
     if (problem.status >= 500) logger.warn('request failed', { status: problem.status, slug: problem.slug });
     request.response = problemResponse(problem, request.event.requestContext?.requestId);
   },
@@ -149,24 +169,33 @@ const problems = (): middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyRe
 const correlation = (operation: string): middy.MiddlewareObj<APIGatewayProxyEvent> => ({
   before: (request) => {
     logger.setContext({ correlationId: request.event.requestContext?.requestId, operation });
+    metrics.setContext({ correlationId: request.event.requestContext?.requestId });
   },
+});
+
+/** Writes the invocation's metrics (EMF) once the response is decided, success or failure. */
+const flushMetrics = (): middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> => ({
+  after: () => metrics.flush(),
+  onError: () => metrics.flush(),
 });
 
 /**
  * Wraps a business function as a Lambda proxy handler. Schemas are compiled at build time
  * (`npm run generate`), so nothing is compiled at init.
  */
-export const httpHandler = <TBody = unknown>(options: HandlerOptions, run: HttpRun<TBody>) =>
-  middy<APIGatewayProxyEvent, APIGatewayProxyResult>({
+export const httpHandler = <TBody = unknown>(options: HandlerOptions, run: HttpRun<TBody>) => {
+  const stack = middy<APIGatewayProxyEvent, APIGatewayProxyResult>({
     timeoutEarlyInMillis: options.timeoutEarlyInMillis ?? 100,
     timeoutEarlyResponse: () => problemResponse(new GatewayTimeout('The function ran out of time.')),
   })
+    .use(flushMetrics())
     .use(correlation(options.operation))
     .use(httpHeaderNormalizer())
-    .use(proxyEvent())
-    .use(options.validate ? validator({ eventSchema: options.validate as unknown as ValidatorSchema }) : {})
-    .use(problems())
-    .handler((event, context, opts) => run(event as unknown as HttpEvent<TBody>, context, opts));
+    .use(proxyEvent());
+  if (options.validate) stack.use(validator({ eventSchema: options.validate as unknown as ValidatorSchema }));
+  const business = options.idempotency ? idempotent(options.operation, options.idempotency, run) : run;
+  return stack.use(problems(options.operation)).handler((event, context, opts) => business(event as unknown as HttpEvent<TBody>, context, opts));
+};
 
 /** A JSON response. */
 export const json = (

@@ -6,6 +6,7 @@
  * Paths use API Gateway's `{name}` form for path parameters.
  */
 import type { JsonSchema } from './json-schema.js';
+import { LABEL_PATTERN_SOURCE, TREE_LIMITS } from '../trees/model.js';
 
 export const ROLES = ['admin', 'apiread'] as const;
 export type Role = (typeof ROLES)[number];
@@ -13,7 +14,7 @@ export type Role = (typeof ROLES)[number];
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** The DynamoDB tables a function may be granted, and how. */
-export type TableKey = 'trees' | 'adapters';
+export type TableKey = 'trees' | 'adapters' | 'idempotency';
 export type TableAccess = 'read' | 'write';
 
 /** The request parts a live route validates before its handler runs. */
@@ -65,6 +66,16 @@ export interface RemovedRoute {
 }
 
 const TREE_ID = { type: 'string', pattern: '^[0-9a-f]{24}$' } as const;
+/**
+ * An adapter name as API Gateway passes it: still percent-encoded (`nso%20lab`). The handler
+ * decodes it and applies the rule (1 to 128 letters, digits, space, `-`, `_`, `.`).
+ */
+const ADAPTER_NAME = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 384,
+  description: '1 to 128 letters, digits, spaces, "-", "_" or "." (percent-encoded in the URL)',
+} as const;
 /** The spec's empty-object schema: no body, or `{}`; any property is 400. */
 export const EMPTY_BODY = { type: 'object', additionalProperties: false, properties: {} } as const;
 /** A case-insensitive choice of words, as a JSON Schema pattern (no inline regex flags). */
@@ -85,7 +96,8 @@ export const liveRoutes: readonly LiveRoute[] = [
         type: 'object',
         required: ['adapterId'],
         properties: {
-          adapterId: { type: 'string', minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9 ._-]+$' },
+          // Decoded and checked against the adapter name rule by the handler.
+          adapterId: ADAPTER_NAME,
         },
       },
       body: {
@@ -97,25 +109,44 @@ export const liveRoutes: readonly LiveRoute[] = [
             type: 'object',
             required: ['path', 'accept'],
             properties: {
-              path: { type: 'string', minLength: 1, maxLength: 2048 },
-              accept: { type: 'string', minLength: 1, maxLength: 255 },
-              contentType: { type: 'string', minLength: 1, maxLength: 255 },
-              method: { type: 'string', pattern: anyCase('GET', 'POST', 'PUT', 'PATCH', 'DELETE') },
+              path: {
+                type: 'string',
+                minLength: 1,
+                maxLength: 2048,
+                description:
+                  'Path (and query) on the orchestrator, starting with "/", e.g. /restconf/data/tailf-ncs:devices/device=ce0/config?depth=2. ' +
+                  'Absolute URLs, "//", backslashes, "@", control characters, dot segments and encoded ".", "/", "\\", "%" or control characters are refused.',
+              },
+              accept: { type: 'string', minLength: 1, maxLength: 255, description: 'One media type, e.g. application/yang-data+json' },
+              contentType: {
+                type: 'string',
+                minLength: 1,
+                maxLength: 255,
+                description: 'Media type of the body (a JSON type when a body is sent); default: accept when it is JSON, else application/json',
+              },
+              method: {
+                type: 'string',
+                pattern: anyCase('GET', 'POST', 'PUT', 'PATCH', 'DELETE'),
+                description: 'GET, POST, PUT, PATCH or DELETE, any case; default POST. GET and DELETE send no body.',
+              },
             },
           },
-          body: { type: 'object' },
+          body: { type: 'object', description: 'Sent as JSON for POST, PUT and PATCH; ignored for GET and DELETE' },
         },
       },
     },
     responses: {
-      200: 'The orchestrator answered: one result per action',
-      400: 'The request is invalid; nothing was sent',
+      200: 'The orchestrator answered, whatever its status: `[ { "result": "<status>", "data": <body> } ]`',
+      400: 'The request is invalid (each offending field named, the Idempotency-Key header included); nothing was sent',
       404: 'No adapter has this name',
-      502: 'The orchestrator could not be reached or answered badly',
+      409: 'A request with the same Idempotency-Key is still running (retry after `Retry-After`), or its answer was too large to keep for replay',
+      422: 'The Idempotency-Key was already used for a different request',
+      500: 'The adapter record or its secret reference is unusable (logged)',
+      502: 'The orchestrator could not be reached, failed TLS, redirected, sent too large a body or JSON that does not parse',
       503: 'A dependency (secrets store, database) is unavailable',
       504: 'The orchestrator did not answer in time',
     },
-    needs: { tables: { adapters: 'read' }, secrets: 'read', orchestrator: true },
+    needs: { tables: { adapters: 'read', idempotency: 'write' }, secrets: 'read', orchestrator: true },
     timeoutSeconds: 29,
   },
   {
@@ -134,6 +165,8 @@ export const liveRoutes: readonly LiveRoute[] = [
       200: 'The tree summary',
       400: 'treeId is not 24 lowercase hexadecimal characters, or a body was sent',
       404: 'No tree has this id',
+      500: 'The stored tree is damaged (logged with its id)',
+      503: 'The tree store is unavailable; retry later',
     },
     needs: { tables: { trees: 'read' } },
   },
@@ -145,8 +178,30 @@ export const liveRoutes: readonly LiveRoute[] = [
     tag: 'trees',
     handler: 'trees/list',
     roles: ['admin', 'apiread'],
-    request: { body: EMPTY_BODY },
-    responses: { 200: 'A page of tree summaries', 400: 'A query parameter is invalid' },
+    request: {
+      queryStringParameters: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          // Keep in step with PAGE_LIMIT in functions/trees/core.ts.
+          limit: { type: 'string', pattern: '^(?:[1-9]|[1-9][0-9]|100)$', description: 'Page size: an integer from 1 to 100 (default 50).' },
+          cursor: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 1024,
+            pattern: '^[A-Za-z0-9_-]+$',
+            description: 'Continuation token: the `next` value of the previous page, passed back unchanged.',
+          },
+        },
+      },
+      body: EMPTY_BODY,
+    },
+    responses: {
+      200: 'A page of tree summaries: `{ items, next? }`; `next` is absent on the last page',
+      400: 'limit or cursor is invalid, an unknown query parameter was sent, or a body was sent',
+      500: 'A stored tree of the page is damaged (logged with its id)',
+      503: 'The tree store is unavailable; retry later',
+    },
     needs: { tables: { trees: 'read' } },
   },
   {
@@ -157,13 +212,32 @@ export const liveRoutes: readonly LiveRoute[] = [
     tag: 'trees',
     handler: 'trees/create',
     roles: ['admin'],
-    request: {},
-    responses: {
-      201: 'The tree was created',
-      400: 'The request is invalid',
-      409: 'A tree with this name exists',
+    request: {
+      body: {
+        type: 'object',
+        required: ['name', 'deviceType'],
+        additionalProperties: false,
+        properties: {
+          name: {
+            type: 'string',
+            minLength: 1,
+            maxLength: TREE_LIMITS.name,
+            pattern: LABEL_PATTERN_SOURCE,
+            description: 'Unique (case-sensitive) name; no leading or trailing whitespace, no control characters.',
+          },
+          deviceType: { type: 'string', minLength: 1, maxLength: TREE_LIMITS.deviceType, pattern: LABEL_PATTERN_SOURCE },
+          description: { type: 'string', maxLength: TREE_LIMITS.description },
+        },
+      },
     },
-    needs: { tables: { trees: 'write' } },
+    responses: {
+      201: 'The tree was created: its summary, and its path in `Location`',
+      400: 'The request is invalid (the Idempotency-Key header included)',
+      409: 'A tree with this name exists, or a request with the same Idempotency-Key is still running (retry after `Retry-After`)',
+      422: 'The Idempotency-Key was already used for a different request',
+      503: 'The tree store is unavailable or busy; retry later',
+    },
+    needs: { tables: { trees: 'write', idempotency: 'write' } },
   },
   {
     method: 'PUT',
@@ -173,8 +247,45 @@ export const liveRoutes: readonly LiveRoute[] = [
     tag: 'adapters',
     handler: 'adapters/put',
     roles: ['admin'],
-    request: {},
-    responses: { 200: 'The adapter was replaced', 201: 'The adapter was created', 400: 'The request is invalid' },
+    request: {
+      pathParameters: { type: 'object', required: ['name'], properties: { name: ADAPTER_NAME } },
+      body: {
+        type: 'object',
+        required: ['type', 'baseUrl', 'auth'],
+        additionalProperties: false,
+        properties: {
+          type: { type: 'string', enum: ['nso'], description: 'Orchestrator type' },
+          baseUrl: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 2048,
+            description: 'http(s)://host[:port], no path, query, fragment or credentials; stored as its origin',
+          },
+          auth: {
+            type: 'object',
+            required: ['type', 'username', 'password'],
+            additionalProperties: false,
+            properties: {
+              type: { type: 'string', enum: ['basic'] },
+              username: { type: 'string', minLength: 1, maxLength: 256 },
+              password: {
+                type: 'string',
+                minLength: 1,
+                maxLength: 4096,
+                description: 'A $VAULT_<path>#<key> reference, or the plain value (stored in the secrets store, replaced by its reference)',
+              },
+            },
+          },
+          timeoutMs: { type: 'integer', minimum: 100, maximum: 25000, description: 'Per-call timeout of the relay; default 10000' },
+        },
+      },
+    },
+    responses: {
+      200: 'The adapter was replaced',
+      201: 'The adapter was created',
+      400: 'The request is invalid (name, baseUrl, a $ENC value, a reference that does not resolve)',
+      503: 'The secrets store is unavailable',
+    },
     needs: { tables: { adapters: 'write' }, secrets: 'write' },
   },
   {
@@ -185,7 +296,7 @@ export const liveRoutes: readonly LiveRoute[] = [
     tag: 'adapters',
     handler: 'adapters/get',
     roles: ['admin'],
-    request: { body: EMPTY_BODY },
+    request: { pathParameters: { type: 'object', required: ['name'], properties: { name: ADAPTER_NAME } }, body: EMPTY_BODY },
     responses: { 200: 'The adapter', 400: 'The name is invalid', 404: 'No adapter has this name' },
     needs: { tables: { adapters: 'read' } },
   },
@@ -197,8 +308,18 @@ export const liveRoutes: readonly LiveRoute[] = [
     tag: 'adapters',
     handler: 'adapters/list',
     roles: ['admin'],
-    request: { body: EMPTY_BODY },
-    responses: { 200: 'A page of adapters' },
+    request: {
+      queryStringParameters: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          limit: { type: 'string', pattern: '^(?:[1-9][0-9]?|100)$', description: 'Page size, 1 to 100; default 50' },
+          cursor: { type: 'string', minLength: 1, maxLength: 1024, pattern: '^[A-Za-z0-9_-]+$', description: 'The `next` of the previous page' },
+        },
+      },
+      body: EMPTY_BODY,
+    },
+    responses: { 200: 'A page of adapters sorted by name: { items, next? }', 400: 'A query parameter is invalid' },
     needs: { tables: { adapters: 'read' } },
   },
   {
@@ -209,9 +330,9 @@ export const liveRoutes: readonly LiveRoute[] = [
     tag: 'adapters',
     handler: 'adapters/delete',
     roles: ['admin'],
-    request: { body: EMPTY_BODY },
-    responses: { 204: 'The adapter was deleted', 400: 'The name is invalid', 404: 'No adapter has this name' },
-    needs: { tables: { adapters: 'write' } },
+    request: { pathParameters: { type: 'object', required: ['name'], properties: { name: ADAPTER_NAME } }, body: EMPTY_BODY },
+    responses: { 204: 'The adapter was deleted (and the secret the service stored for it)', 400: 'The name is invalid', 404: 'No adapter has this name' },
+    needs: { tables: { adapters: 'write' }, secrets: 'write' },
   },
   {
     method: 'GET',
@@ -222,7 +343,7 @@ export const liveRoutes: readonly LiveRoute[] = [
     handler: 'health/status',
     roles: 'public',
     request: { body: EMPTY_BODY },
-    responses: { 200: 'The service is running' },
+    responses: { 200: 'The service is running: `{ service, version, status: "running" }`; checks no dependency' },
     needs: {},
   },
   {
@@ -234,7 +355,10 @@ export const liveRoutes: readonly LiveRoute[] = [
     handler: 'health/system',
     roles: ['admin', 'apiread'],
     request: { body: EMPTY_BODY },
-    responses: { 200: 'Every dependency is up', 503: 'A dependency is down' },
+    responses: {
+      200: 'Every dependency is up: `{ status: "up", checkedAt, dependencies: { <name>: { status, latencyMs } } }`',
+      503: 'A dependency is down: problem+json carrying the same `checkedAt` and `dependencies`',
+    },
     needs: { tables: { trees: 'read', adapters: 'read' }, secrets: 'read' },
   },
   {
@@ -246,7 +370,7 @@ export const liveRoutes: readonly LiveRoute[] = [
     handler: 'health/server',
     roles: ['admin', 'apiread'],
     request: { body: EMPTY_BODY },
-    responses: { 200: 'Runtime facts of the serving function' },
+    responses: { 200: 'Runtime, region, memory, function name and version, cold or warm start of the serving function' },
     needs: {},
   },
   {
@@ -257,8 +381,22 @@ export const liveRoutes: readonly LiveRoute[] = [
     tag: 'operations',
     handler: 'health/adapters',
     roles: ['admin', 'apiread'],
-    request: { body: EMPTY_BODY },
-    responses: { 200: 'Health of every adapter' },
+    request: {
+      queryStringParameters: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          // Keep in step with MAX_HEALTH_PAGE in functions/health/adapter-health.ts.
+          limit: { type: 'string', pattern: '^(?:[1-9]|[1-4][0-9]|50)$', description: 'Adapters probed per page, 1 to 50; default 20' },
+          cursor: { type: 'string', minLength: 1, maxLength: 1024, pattern: '^[A-Za-z0-9_-]+$', description: 'The `next` of the previous page' },
+        },
+      },
+      body: EMPTY_BODY,
+    },
+    responses: {
+      200: 'Health of one page of adapters sorted by name: `{ status, checkedAt, adapters: [{ name, type, status, latencyMs, httpStatus?, reason? }], next? }`; `status` is "down" when any adapter is',
+      400: 'A query parameter is invalid',
+    },
     needs: { tables: { adapters: 'read' }, secrets: 'read', orchestrator: true },
     timeoutSeconds: 29,
   },
@@ -270,8 +408,13 @@ export const liveRoutes: readonly LiveRoute[] = [
     tag: 'operations',
     handler: 'health/adapter',
     roles: ['admin', 'apiread'],
-    request: { body: EMPTY_BODY },
-    responses: { 200: 'Health of the adapter', 404: 'No adapter has this name' },
+    request: { pathParameters: { type: 'object', required: ['name'], properties: { name: ADAPTER_NAME } }, body: EMPTY_BODY },
+    responses: {
+      200: 'The orchestrator answers: `{ status: "up", checkedAt, adapter: { name, type, status, latencyMs, httpStatus } }`',
+      400: 'The name is invalid',
+      404: 'No adapter has this name',
+      503: 'The orchestrator does not answer as it should: problem+json carrying `checkedAt` and `adapter` (with `reason`)',
+    },
     needs: { tables: { adapters: 'read' }, secrets: 'read', orchestrator: true },
     timeoutSeconds: 29,
   },

@@ -26,6 +26,8 @@ export class Auth extends Construct {
   readonly authorizer: RequestAuthorizer;
   readonly function: ServiceFunction;
   readonly userPool?: UserPool;
+  /** The app client whose id is the tokens' audience (only with the default user pool). */
+  readonly userPoolClient?: UserPoolClient;
 
   constructor(scope: Construct, id: string, props: AuthProps) {
     super(scope, id);
@@ -38,11 +40,23 @@ export class Auth extends Construct {
         passwordPolicy: { minLength: 12, requireDigits: true, requireLowercase: true, requireUppercase: true, requireSymbols: true },
         removalPolicy: RemovalPolicy.RETAIN,
       });
-      const client = new UserPoolClient(this, 'Client', { userPool: pool, authFlows: { userSrp: true }, generateSecret: false });
+      // USER_PASSWORD_AUTH lets operators fetch an ID token with the AWS CLI
+      // (`aws cognito-idp initiate-auth`); SRP stays on for interactive apps. The ID token is
+      // the one to send: it carries `aud` (this client's id) and `cognito:groups`.
+      const client = new UserPoolClient(this, 'Client', {
+        userPool: pool,
+        authFlows: { userSrp: true, userPassword: true },
+        generateSecret: false,
+        preventUserExistenceErrors: true,
+        // No hosted-UI OAuth flows: CDK's default would enable the implicit grant with an
+        // example.com callback.
+        disableOAuth: true,
+      });
       for (const role of ROLES) new CfnUserPoolGroup(this, `Group-${role}`, { userPoolId: pool.userPoolId, groupName: role });
       issuer = `https://cognito-idp.${Stack.of(this).region}.amazonaws.com/${pool.userPoolId}`;
       audience ??= client.userPoolClientId;
       this.userPool = pool;
+      this.userPoolClient = client;
     }
     if (!audience) throw new Error('auth: an audience is required with an external issuer');
     this.function = new ServiceFunction(this, 'Authorizer', {

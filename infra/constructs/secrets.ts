@@ -17,6 +17,10 @@ export type SecretsProps =
       readonly roleId?: string;
       /** Name of an existing Secrets Manager secret holding the token or AppRole secret id. */
       readonly credentialsSecretName?: string;
+      /** Vault Enterprise / HCP namespace (`X-Vault-Namespace`). */
+      readonly namespace?: string;
+      /** How long a resolved secret is reused in a warm function; default 60 s (the function's own default). */
+      readonly cacheTtlSeconds?: number;
     };
 
 export class Secrets extends Construct {
@@ -29,6 +33,12 @@ export class Secrets extends Construct {
       this.#environment = { SECRETS_BACKEND: 'local', SECRETS_FILE: props.file };
       return;
     }
+    const authMethod = props.authMethod ?? 'token';
+    // Checked at synth: a function missing these would only fail at its first call.
+    if (authMethod === 'approle' && !props.roleId) throw new Error('Secrets: AppRole needs a role id (context vaultRoleId)');
+    if (props.cacheTtlSeconds !== undefined && !(Number.isInteger(props.cacheTtlSeconds) && props.cacheTtlSeconds >= 0 && props.cacheTtlSeconds <= 3600)) {
+      throw new Error('Secrets: cacheTtlSeconds must be an integer from 0 to 3600');
+    }
     this.credentials = props.credentialsSecretName
       ? Secret.fromSecretNameV2(this, 'VaultCredentials', props.credentialsSecretName)
       : new Secret(this, 'VaultCredentials', {
@@ -38,8 +48,10 @@ export class Secrets extends Construct {
       SECRETS_BACKEND: 'vault',
       VAULT_ADDR: props.address,
       VAULT_MOUNT: props.mount ?? 'secret',
-      VAULT_AUTH_METHOD: props.authMethod ?? 'token',
+      VAULT_AUTH_METHOD: authMethod,
       ...(props.roleId ? { VAULT_ROLE_ID: props.roleId } : {}),
+      ...(props.namespace ? { VAULT_NAMESPACE: props.namespace } : {}),
+      ...(props.cacheTtlSeconds !== undefined ? { SECRETS_CACHE_TTL_SECONDS: String(props.cacheTtlSeconds) } : {}),
       VAULT_CREDENTIALS_SECRET_ARN: this.credentials.secretArn,
     };
   }

@@ -5,7 +5,7 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import path from 'node:path';
@@ -13,6 +13,43 @@ import { fileURLToPath } from 'node:url';
 import type { TableAccess } from '../../functions/shared/routes.js';
 
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/**
+ * Node built-ins the bundles obtain the way `require()` does rather than through an ES
+ * `import`. For an imported built-in, Node 22 builds an ES-module facade by reading every one
+ * of its exports, which runs the built-in's lazy getters on every cold start: `node:http`
+ * then loads all of undici (~40 ms, nodejs/node#57649), `node:https` most of it again,
+ * `node:process`, `node:fs` and `node:util` a few ms each. esbuild aliases each to a one-line
+ * CommonJS shim (`infra/build/node-builtins/<name>.cjs`: `process.getBuiltinModule(name)`);
+ * paths are relative to the project root, where CDK runs esbuild.
+ */
+export const NODE_BUILTIN_ALIASES: Readonly<Record<string, string>> = Object.fromEntries(
+  // `fs/promises` is listed because an alias of `fs` also captures its subpaths.
+  ['http', 'https', 'process', 'fs', 'fs/promises', 'util', 'crypto'].flatMap((name) => {
+    const shim = `./infra/build/node-builtins/${name.replace('/', '-')}.cjs`;
+    return [
+      [`--alias:${name}`, shim],
+      [`--alias:node:${name}`, shim],
+    ];
+  }),
+);
+
+/**
+ * How every function is bundled (esbuild through `NodejsFunction`). Exported so that the
+ * benchmark (`bench/`) bundles its reference handlers exactly as the functions are bundled.
+ */
+export const FUNCTION_BUNDLING = {
+  format: OutputFormat.ESM,
+  target: 'node22',
+  platform: 'node',
+  minify: true,
+  sourceMap: false,
+  mainFields: ['module', 'main'],
+  // Some dependencies are CommonJS and call require() for Node built-ins.
+  banner: "import{createRequire as __cr}from'node:module';const require=__cr(import.meta.url);",
+  externalModules: [],
+  esbuildArgs: NODE_BUILTIN_ALIASES,
+} as const satisfies BundlingOptions;
 
 export interface ServiceFunctionProps {
   /** Module under `functions/`, without extension, that exports `handler`. */
@@ -47,17 +84,7 @@ export class ServiceFunction extends Construct {
       environment: { NODE_ENV: 'production', ...props.environment },
       projectRoot: PROJECT_ROOT,
       depsLockFilePath: path.join(PROJECT_ROOT, 'package-lock.json'),
-      bundling: {
-        format: OutputFormat.ESM,
-        target: 'node22',
-        platform: 'node',
-        minify: true,
-        sourceMap: false,
-        mainFields: ['module', 'main'],
-        // Some dependencies are CommonJS and call require() for Node built-ins.
-        banner: "import{createRequire as __cr}from'node:module';const require=__cr(import.meta.url);",
-        externalModules: [],
-      },
+      bundling: FUNCTION_BUNDLING,
     });
   }
 

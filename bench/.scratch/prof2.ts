@@ -1,0 +1,28 @@
+// usage: prof2.ts <bundle file> <op> <envEntry> <outdir> — one cold child with --cpu-prof
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { buildStack, buildColdChild } from '../build.js';
+import { startServices, SIMULATOR_ADAPTER } from '../services.js';
+import { firstCallEvent } from '../events.js';
+import { runCold } from '../cold.js';
+import { apiEvent } from '../../test/support/events.js';
+import { PROJECT_ROOT } from '../../infra/constructs/service-function.js';
+const [file, op, envEntry, out] = process.argv.slice(2) as [string, string, string, string];
+const workDir = '/tmp/benchwork/w4';
+const stack = await buildStack({ workDir, cdkOut: process.env.CDK_OUT ?? '/tmp/benchwork/out3', port: 3000, log: console.log });
+const child = await buildColdChild(workDir);
+const services = await startServices({ workDir, assembly: stack.assembly, model: stack.model });
+const node = path.join(PROJECT_ROOT, 'node_modules/.bin/node');
+const byEntry = (e: string) => stack.functions.find((f) => f.entry === e)!;
+const put = byEntry('adapters/put');
+await runCold(node, child, { name: 'setup', kind: 'function', file: put.asset.file, environment: services.environmentOf(put.spec), timeoutSeconds: 10, event: () => apiEvent({ method: 'PUT', resource: '/adapters/{name}', pathParameters: { name: SIMULATOR_ADAPTER }, body: { type: 'nso', baseUrl: services.simulator.url, auth: { type: 'basic', ...services.simulatorCredentials } } }) }, 0);
+const env = services.environmentOf(byEntry(envEntry).spec);
+const ctx = { round: 0, treeId: services.treeIds[0]!, simulatorUrl: services.simulator.url, simulatorCredentials: services.simulatorCredentials, token: services.token(['admin']), runId: 'p' + Date.now() };
+const ev = Buffer.from(JSON.stringify(firstCallEvent(op, ctx))).toString('base64url');
+const v = { name: 'p', kind: 'function' as const, file, environment: env, timeoutSeconds: 10, event: () => firstCallEvent(op, ctx) };
+for (let i = 0; i < 3; i++) await runCold(node, child, v, 0);
+mkdirSync(out, { recursive: true });
+console.log(await runCold(node, child, v, 0, { nodeArgs: ['--cpu-prof', '--cpu-prof-interval=50'], cwd: out }));
+await services.stop();

@@ -1,0 +1,157 @@
+/**
+ * What the benchmark measures, built: the stack synthesized as `npm start` does
+ * (`cdk synth -c local=true`), every function's bundle as CDK wrote it, and the reference
+ * bundles (bare handler, SDK-only handler, Fastify Lambda-lith) built by esbuild with the very
+ * options the functions are bundled with ({@link FUNCTION_BUNDLING}).
+ *
+ * Each function entry is also rebuilt here with a metafile; the rebuild must be byte-identical
+ * to CDK's asset, which proves the options are the same and lets the metafile explain what is
+ * in the deployed bundle.
+ */
+import { build, type BuildOptions, type Metafile } from 'esbuild';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { liveRoutes } from '../functions/shared/routes.js';
+import { FUNCTION_BUNDLING, PROJECT_ROOT } from '../infra/constructs/service-function.js';
+import { synthesize } from '../infra/local/synth.js';
+import { parseTemplate, readCloudAssembly, type ApiModel, type CloudAssembly, type FunctionSpec } from '../infra/local/template.js';
+
+/**
+ * `esbuildArgs` of the CDK bundling options as esbuild API options. Only the arguments the
+ * functions use are understood (`--alias:<module>=<path>`); anything else throws, so that the
+ * benchmark never bundles its references differently from the functions without saying so.
+ */
+export const esbuildArgsAsOptions = (args: Readonly<Record<string, string | boolean>>): Pick<BuildOptions, 'alias'> => {
+  const alias: Record<string, string> = {};
+  for (const [key, value] of Object.entries(args)) {
+    if (key.startsWith('--alias:') && typeof value === 'string') alias[key.slice('--alias:'.length)] = value;
+    else throw new Error(`bench: esbuild argument ${key} of FUNCTION_BUNDLING is not understood; teach bench/build.ts about it`);
+  }
+  return Object.keys(alias).length ? { alias } : {};
+};
+
+/** esbuild's options for a function, derived from the CDK bundling options (as `NodejsFunction` passes them on its command line). */
+export const esbuildOptionsFor = (bundling: typeof FUNCTION_BUNDLING = FUNCTION_BUNDLING): BuildOptions => ({
+  bundle: true,
+  platform: bundling.platform,
+  target: bundling.target,
+  format: bundling.format === OutputFormat.ESM ? 'esm' : 'cjs',
+  minify: bundling.minify,
+  sourcemap: bundling.sourceMap,
+  mainFields: [...bundling.mainFields],
+  banner: { js: bundling.banner },
+  external: [...bundling.externalModules],
+  ...esbuildArgsAsOptions(bundling.esbuildArgs),
+  // CDK runs esbuild in the project root: entry and alias paths are relative to it.
+  absWorkingDir: PROJECT_ROOT,
+  logLevel: 'warning',
+});
+
+/** One bundle on disk, with what esbuild says went into it. */
+export interface Bundle {
+  readonly name: string;
+  readonly file: string;
+  readonly bytes: number;
+  readonly sha256: string;
+  readonly metafile?: Metafile;
+}
+
+const sha256 = (file: string): string => createHash('sha256').update(readFileSync(file)).digest('hex');
+
+/** Bundles `entry` (relative to the project root) into `<outDir>/<name>/index.mjs` with the functions' options. */
+export const bundleEntry = async (name: string, entry: string, outDir: string, overrides: BuildOptions = {}): Promise<Bundle> => {
+  const file = path.join(outDir, name, 'index.mjs');
+  mkdirSync(path.dirname(file), { recursive: true });
+  const result = await build({ ...esbuildOptionsFor(), entryPoints: [entry], outfile: file, metafile: true, ...overrides });
+  writeFileSync(path.join(outDir, name, 'meta.json'), JSON.stringify(result.metafile));
+  return { name, file, bytes: statSync(file).size, sha256: sha256(file), metafile: result.metafile };
+};
+
+/** A function of the synthesized stack and its bundle. */
+export interface StackFunction {
+  /** CDK label, e.g. `GetTree`, `Auth/Authorizer`. */
+  readonly label: string;
+  /** Its handler module under `functions/` (`trees/get`). */
+  readonly entry?: string;
+  readonly spec: FunctionSpec;
+  /** CDK's bundle. */
+  readonly asset: Bundle;
+  /** `entry` rebuilt here with a metafile; byte-identical to `asset` unless the source changed since the synth. */
+  readonly rebuild?: Bundle;
+}
+
+export interface BuiltStack {
+  readonly assembly: CloudAssembly;
+  readonly model: ApiModel;
+  readonly functions: readonly StackFunction[];
+}
+
+const pascal = (s: string): string => s[0]!.toUpperCase() + s.slice(1);
+
+/**
+ * The handler module of a function, from its CDK label: `GetTree` is the function of route
+ * `getTree` (the stack names each function after its operation), `Auth/Authorizer` the authorizer.
+ */
+export const entryOfLabel = (label: string): string | undefined =>
+  label === 'Auth/Authorizer' ? 'authorizer/handler' : liveRoutes.find((r) => pascal(r.operationId) === label)?.handler;
+
+/** Every handler module a function is built from: the route table's, and the authorizer. */
+export const functionEntries = (): string[] => [...new Set([...liveRoutes.map((r) => r.handler), 'authorizer/handler'])];
+
+/**
+ * Synthesizes (unless `cdkOut` names an assembly already synthesized with `-c local=true`),
+ * reads the template, and rebuilds each function's entry beside its asset.
+ */
+export const buildStack = async (o: { workDir: string; cdkOut?: string; port: number; log: (line: string) => void }): Promise<BuiltStack> => {
+  let outDir = o.cdkOut;
+  if (!outDir) {
+    outDir = path.join(o.workDir, 'cdk.out');
+    o.log('synthesizing the stack (cdk synth -c local=true)…');
+    await synthesize({ outDir, port: o.port });
+  }
+  const assembly = readCloudAssembly(outDir);
+  const model = parseTemplate(assembly);
+  const rebuilt = await Promise.all(
+    functionEntries().map((entry) => bundleEntry(entry.replaceAll('/', '-'), `functions/${entry}.ts`, path.join(o.workDir, 'rebuild')).then((b) => [entry, b] as const)),
+  );
+  const functions = Object.values(model.functions).map((spec): StackFunction => {
+    const file = path.join(spec.codeDir, `${spec.handler.slice(0, spec.handler.lastIndexOf('.'))}.mjs`);
+    const asset: Bundle = { name: spec.label, file, bytes: statSync(file).size, sha256: sha256(file) };
+    const entry = entryOfLabel(spec.label);
+    const match = rebuilt.find(([e]) => e === entry);
+    return { label: spec.label, spec, asset, ...(match ? { entry: match[0], rebuild: match[1] } : {}) };
+  });
+  return { assembly, model, functions };
+};
+
+/** The reference bundles: sources under `bench/fixtures/`. */
+export const FIXTURES = {
+  bare: 'bench/fixtures/bare.ts',
+  sdkOnly: 'bench/fixtures/sdk-only.ts',
+  sdkClient: 'bench/fixtures/sdk-client.ts',
+  authorizerFloor: 'bench/fixtures/authorizer-floor.ts',
+  lith: 'bench/fixtures/lith.ts',
+  warmTrees: 'bench/fixtures/warm-trees.ts',
+  warmRelay: 'bench/fixtures/warm-relay.ts',
+} as const;
+
+export type FixtureName = keyof typeof FIXTURES;
+
+/** Builds the reference bundles with the functions' options. */
+export const buildFixtures = async (workDir: string): Promise<Record<FixtureName, Bundle>> => {
+  const entries = Object.entries(FIXTURES) as [FixtureName, string][];
+  const built = await Promise.all(entries.map(([name, entry]) => bundleEntry(name, entry, path.join(workDir, 'fixtures'))));
+  return Object.fromEntries(built.map((b, i) => [entries[i]![0], b])) as Record<FixtureName, Bundle>;
+};
+
+/**
+ * A script the benchmark runs in child processes (`cold-child.ts`, `warm-child.ts`), bundled
+ * unminified to `<workDir>/<name>.mjs` so that `node` runs it without a TypeScript loader.
+ */
+export const buildScript = async (workDir: string, name: 'cold-child' | 'warm-child'): Promise<string> => {
+  const file = path.join(workDir, `${name}.mjs`);
+  await build({ entryPoints: [`bench/${name}.ts`], outfile: file, bundle: true, platform: 'node', format: 'esm', target: 'node22', absWorkingDir: PROJECT_ROOT, logLevel: 'warning' });
+  return file;
+};

@@ -1,0 +1,508 @@
+/**
+ * `npm run bench`: cold starts, warm per-invocation overhead, authorizer, relay and local
+ * gateway figures of the service, each against its floor in the same run (the machine's speed
+ * drifts; ratios measured side by side hold). Prints a table and writes `bench/results.json`.
+ *
+ * Options (after `npm run bench --`):
+ *   --cdk-out DIR   measure this assembly (synthesized with `-c local=true`) instead of synthesizing
+ *   --rounds N      cold starts per variant (default 20)
+ *   --calls N       measured warm calls per variant (default 10000; the relay makes a fifth of it)
+ *   --seconds N     local gateway load duration (default 10)
+ *   --skip LIST     comma-separated sections to leave out: cold, warm, gateway
+ *   --cpu-prof DIR  also write one CPU profile per cold variant into DIR (for finding out why)
+ *   --keep          keep the work directory (bundles, metafiles, synthesized assembly)
+ *
+ * What serves each call, and why each reference is what it is, is described in the README
+ * ("Performance") and at the top of each module.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { liveRoutes } from '../functions/shared/routes.js';
+import { PROJECT_ROOT } from '../infra/constructs/service-function.js';
+import { apiEvent } from '../test/support/events.js';
+import { buildFixtures, buildScript, buildStack, type Bundle, type StackFunction } from './build.js';
+import { bundleContents, sdkBytes, type BundleContents } from './bundles.js';
+import { measureCold, probeCompilations, runCold, type ColdSample, type ColdVariant } from './cold.js';
+import { LITH_OPERATIONS, RELAY_BODY, firstCallEvent, operationOfEntry, putAdapterName, type CallContext } from './events.js';
+import { measureGateway, type GatewayRun } from './gateway.js';
+import { SIMULATOR_ADAPTER, startServices, type Services } from './services.js';
+import {
+  atMost,
+  formatBytes,
+  formatNumber,
+  formatTable,
+  median,
+  pairedDifferences,
+  ratio,
+  summarize,
+  type Summary,
+  type TargetResult,
+} from './stats.js';
+import { measureAuthorizerWarm, measureRelayWarm, measureTreesWarm } from './warm.js';
+
+const RESULTS_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results.json');
+/** Rounds used by the untimed probe runs, apart from the measured rounds' names. */
+const PROBE_ROUND = 10_000;
+
+const { values: options } = parseArgs({
+  options: {
+    'cdk-out': { type: 'string' },
+    rounds: { type: 'string', default: '20' },
+    calls: { type: 'string', default: '10000' },
+    seconds: { type: 'string', default: '10' },
+    skip: { type: 'string', default: '' },
+    'cpu-prof': { type: 'string' },
+    keep: { type: 'boolean', default: false },
+  },
+  strict: true,
+});
+const positive = (name: string, raw: string): number => {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got ${raw}`);
+  return n;
+};
+const ROUNDS = positive('rounds', options.rounds);
+const CALLS = positive('calls', options.calls);
+const SECONDS = positive('seconds', options.seconds);
+const SKIP = new Set(options.skip.split(',').filter(Boolean));
+for (const s of SKIP) if (!['cold', 'warm', 'gateway'].includes(s)) throw new Error(`--skip knows cold, warm and gateway, not ${s}`);
+
+const started = Date.now();
+const say = (line: string): void => {
+  process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s] ${line}\n`);
+};
+
+/** Node 22 from node_modules/.bin, whatever `node` is on PATH (the pinned `node` devDependency). */
+const NODE = path.join(PROJECT_ROOT, 'node_modules', '.bin', 'node');
+const nodeVersion = execFileSync(NODE, ['--version'], { encoding: 'utf8' }).trim();
+if (!nodeVersion.startsWith('v22.')) throw new Error(`bench: ${NODE} is ${nodeVersion}, not Node 22`);
+
+const workDir = mkdtempSync(path.join(os.tmpdir(), 'netconfig-bench-'));
+let services: Services | undefined;
+const targets: TargetResult[] = [];
+const output: Record<string, unknown> = {
+  date: new Date().toISOString(),
+  node: nodeVersion,
+  machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, loadAverageAtStart: os.loadavg() },
+  options: { rounds: ROUNDS, calls: CALLS, seconds: SECONDS, skip: [...SKIP] },
+};
+const tables: string[] = [];
+
+const ms = (v: number | undefined, d = 1) => formatNumber(v, d);
+const us = (v: number | undefined) => formatNumber(v === undefined ? undefined : v * 1000, 1);
+const compact = (s: Summary) => ({ n: s.n, p50: s.p50, p90: s.p90, p99: s.p99, min: s.min, max: s.max, mean: s.mean });
+
+try {
+  // ── Build ───────────────────────────────────────────────────────────────────────────────
+  const stack = await buildStack({ workDir, ...(options['cdk-out'] ? { cdkOut: path.resolve(options['cdk-out']) } : {}), port: 3000, log: say });
+  const [fixtures, coldChild, warmChild] = await Promise.all([buildFixtures(workDir), buildScript(workDir, 'cold-child'), buildScript(workDir, 'warm-child')]);
+  const functions = [...stack.functions].sort((a, b) => a.label.localeCompare(b.label));
+  const fn = (entry: string): StackFunction => {
+    const found = functions.find((f) => f.entry === entry);
+    if (!found) throw new Error(`bench: the stack has no function built from functions/${entry}.ts`);
+    return found;
+  };
+
+  // ── 1. Bundles ──────────────────────────────────────────────────────────────────────────
+  const contents = new Map<string, BundleContents>();
+  for (const f of functions) if (f.rebuild?.metafile) contents.set(f.label, bundleContents(f.rebuild.metafile));
+  const reproduced = functions.filter((f) => f.rebuild && f.rebuild.sha256 === f.asset.sha256).length;
+  say(`${functions.length} functions; ${reproduced} of their CDK bundles rebuilt byte for byte with FUNCTION_BUNDLING`);
+
+  say('starting DynamoDB Local, the NSO simulators and the JWKS server…');
+  services = await startServices({ workDir, assembly: stack.assembly, model: stack.model });
+  const svc = services;
+  const runId = Date.now().toString(36);
+  const ctx = (round: number): CallContext => ({
+    round,
+    treeId: svc.treeIds[0]!,
+    simulatorUrl: svc.simulator.url,
+    simulatorCredentials: svc.simulatorCredentials,
+    token: svc.token(['admin']),
+    runId,
+  });
+  const envOf = (entry: string) => svc.environmentOf(fn(entry).spec);
+
+  // What the first calls need: the simulator registered as adapter lab-nso (through the real
+  // putAdapter function, so that its password takes the secrets path), and the adapters the
+  // first deleteAdapter runs delete.
+  const put = fn('adapters/put');
+  const setupPut = (name: string) =>
+    runCold(NODE, coldChild, {
+      name: `setup ${name}`,
+      kind: 'function',
+      file: put.asset.file,
+      environment: envOf('adapters/put'),
+      timeoutSeconds: put.spec.timeoutSeconds,
+      event: () => apiEvent({ method: 'PUT', resource: '/adapters/{name}', pathParameters: { name }, body: { type: 'nso', baseUrl: svc.simulator.url, auth: { type: 'basic', ...svc.simulatorCredentials } } }),
+    }, 0);
+  for (const name of [SIMULATOR_ADAPTER, putAdapterName(ctx(0), -1), putAdapterName(ctx(0), PROBE_ROUND - 1)]) await setupPut(name);
+
+  // ── 2. Cold starts ──────────────────────────────────────────────────────────────────────
+  const treeEnv = envOf('trees/get');
+  const reference = (name: string, bundle: Bundle, environment: Record<string, string>, operation: string): ColdVariant => ({
+    name,
+    kind: 'reference',
+    file: bundle.file,
+    environment,
+    timeoutSeconds: 10,
+    event: (round) => firstCallEvent(operation, ctx(round)),
+  });
+  const lithEnv = { ...envOf('relay/rest-action'), ...envOf('trees/create'), ...treeEnv };
+  const variants: ColdVariant[] = [
+    reference('bare', fixtures.bare, treeEnv, 'getTree'),
+    reference('sdk-only', fixtures.sdkOnly, treeEnv, 'getTree'),
+    reference('sdk-client', fixtures.sdkClient, treeEnv, 'getTree'),
+    reference('authorizer-floor', fixtures.authorizerFloor, envOf('authorizer/handler'), 'authorizer'),
+    ...LITH_OPERATIONS.map((operation): ColdVariant => ({
+      name: `lith ${operation}`,
+      kind: 'lith',
+      file: fixtures.lith.file,
+      environment: lithEnv,
+      timeoutSeconds: 29,
+      event: (round) => firstCallEvent(operation, ctx(round)),
+    })),
+    ...functions.map((f): ColdVariant => ({
+      name: operationOfEntry(f.entry ?? f.label),
+      kind: 'function',
+      file: f.asset.file,
+      environment: svc.environmentOf(f.spec),
+      timeoutSeconds: f.spec.timeoutSeconds,
+      event: (round) => firstCallEvent(operationOfEntry(f.entry ?? f.label), ctx(round)),
+    })),
+  ];
+  const functionVariants = variants.filter((v) => v.kind === 'function');
+
+  say('counting run-time compilations (untimed probe of each function)…');
+  const compilations = new Map<string, number>();
+  for (const v of [...functionVariants, ...variants.filter((x) => x.kind === 'lith').slice(0, 1)]) {
+    compilations.set(v.name, await probeCompilations(NODE, coldChild, v, PROBE_ROUND));
+  }
+
+  // The reference of a function's first call: `sdk-only` (the client and one read) when the
+  // call reaches DynamoDB, `sdk-client` (the client alone) when it does not.
+  const referenceOf = (operation: string): string => {
+    const route = liveRoutes.find((r) => r.operationId === operation);
+    return route && Object.keys(route.needs.tables ?? {}).length > 0 ? 'sdk-only' : 'sdk-client';
+  };
+  const lithOf = (operation: string): string => ((LITH_OPERATIONS as readonly string[]).includes(operation) ? `lith ${operation}` : 'lith getTree');
+
+  const bundleRows = functions.map((f) => {
+    const c = contents.get(f.label);
+    const operation = operationOfEntry(f.entry ?? f.label);
+    return {
+      function: operation,
+      label: f.label,
+      entry: f.entry,
+      bytes: f.asset.bytes,
+      sdkBytes: c ? sdkBytes(c) : undefined,
+      rebuiltIdentically: f.rebuild?.sha256 === f.asset.sha256,
+      ajvCompilerModules: c?.ajvCompilerModules ?? [],
+      ajvModules: c?.ajvModules ?? [],
+      compiledAtInit: compilations.get(operation),
+      topPackages: c?.packages.slice(0, 8) ?? [],
+    };
+  });
+  output['bundles'] = {
+    functions: bundleRows,
+    references: Object.fromEntries(Object.entries(fixtures).map(([k, b]) => [k, { bytes: b.bytes, topPackages: b.metafile ? bundleContents(b.metafile).packages.slice(0, 8) : [] }])),
+  };
+  targets.push({
+    name: 'no JSON Schema compiled at init (no Ajv compiler in any bundle, no Function() compiled in init + first call)',
+    measured: bundleRows.every((r) => r.ajvCompilerModules.length === 0 && r.compiledAtInit === 0)
+      ? `none in ${bundleRows.length} functions`
+      : bundleRows
+          .filter((r) => r.ajvCompilerModules.length || r.compiledAtInit !== 0)
+          .map((r) => `${r.function}: ${r.ajvCompilerModules.length} compiler modules, ${r.compiledAtInit} compiled`)
+          .join('; '),
+    limit: 'none',
+    pass: bundleRows.every((r) => r.ajvCompilerModules.length === 0 && r.compiledAtInit === 0),
+  });
+
+  if (!SKIP.has('cold')) {
+    say(`cold starts: ${variants.length} variants × ${ROUNDS} rounds, alternated…`);
+    const cold = await measureCold({
+      node: NODE,
+      child: coldChild,
+      variants,
+      rounds: ROUNDS,
+      onProgress: (round) => {
+        if ((round + 1) % 5 === 0 || round + 1 === ROUNDS) say(`  cold round ${round + 1}/${ROUNDS}`);
+      },
+    });
+    if (options['cpu-prof']) {
+      const dir = path.resolve(options['cpu-prof']);
+      mkdirSync(dir, { recursive: true });
+      for (const v of variants) {
+        const vdir = path.join(dir, v.name.replaceAll(' ', '-'));
+        mkdirSync(vdir, { recursive: true });
+        await runCold(NODE, coldChild, v, ROUNDS + 1, { nodeArgs: ['--cpu-prof', '--cpu-prof-interval=100'], cwd: vdir });
+      }
+      say(`CPU profiles of one cold start per variant in ${dir}`);
+    }
+    const totals = (name: string) => cold.get(name)!.map((s) => s.total);
+    const summaryOf = (name: string, key: keyof Omit<ColdSample, 'status'>) => summarize(cold.get(name)!.map((s) => s[key]));
+    const overBare = (name: string) => median(pairedDifferences(totals(name), totals('bare')));
+    const bareP50 = summaryOf('bare', 'total').p50;
+
+    const rows: string[][] = [];
+    const coldOut: Record<string, unknown> = {};
+    for (const v of variants) {
+      const total = summaryOf(v.name, 'total');
+      const operation = v.kind === 'function' ? v.name : undefined;
+      const ref = operation ? referenceOf(operation) : undefined;
+      const lith = operation ? lithOf(operation) : undefined;
+      const over = overBare(v.name);
+      const refRatio = ref ? ratio(over, overBare(ref)) : undefined;
+      const bytes = v.kind === 'function' ? bundleRows.find((r) => r.function === v.name)?.bytes : undefined;
+      const fixtureBytes = Object.values(fixtures).find((b) => b.file === v.file)?.bytes;
+      coldOut[v.name] = {
+        kind: v.kind,
+        bytes: bytes ?? fixtureBytes,
+        boot: compact(summaryOf(v.name, 'boot')),
+        init: compact(summaryOf(v.name, 'init')),
+        first: compact(summaryOf(v.name, 'first')),
+        total: compact(total),
+        cpu: compact(summaryOf(v.name, 'cpu')),
+        wall: compact(summaryOf(v.name, 'wall')),
+        overBareP50: over,
+        ...(ref ? { reference: ref, overBareRatioToReference: refRatio } : {}),
+        ...(lith ? { lith, belowLith: total.p50 < summaryOf(lith, 'total').p50 } : {}),
+        samples: cold.get(v.name),
+      };
+      rows.push([
+        v.name,
+        formatBytes(bytes ?? fixtureBytes ?? 0),
+        ms(summaryOf(v.name, 'init').p50),
+        ms(summaryOf(v.name, 'first').p50),
+        ms(total.p50),
+        ms(total.p90),
+        ms(summaryOf(v.name, 'cpu').p50),
+        v.name === 'bare' ? '' : ms(over),
+        ref ? `${formatNumber(refRatio, 2)}× ${ref}` : '',
+        lith ? `${formatNumber(ratio(total.p50, summaryOf(lith, 'total').p50), 2)}× ${lith.replace('lith ', '')}` : '',
+      ]);
+      if (operation === 'authorizer') {
+        targets.push(atMost('cold: authorizer total / bare total (p50)', ratio(total.p50, bareP50), 1.3, '×'));
+        targets.push({
+          name: '  (for scale) authorizer-floor / bare: JWKS fetch + one crypto.verify and nothing else',
+          measured: `${formatNumber(ratio(summaryOf('authorizer-floor', 'total').p50, bareP50), 2)}×`,
+          limit: 'information',
+          pass: true,
+        });
+      } else if (operation && ref) {
+        targets.push(atMost(`cold: ${operation} (−bare) / ${ref} (−bare), p50 of paired runs`, refRatio, 1.15, '×'));
+      }
+      if (operation && lith) {
+        const lithP50 = summaryOf(lith, 'total').p50;
+        targets.push({ name: `cold: ${operation} below the Lambda-lith (${lith})`, measured: `${ms(total.p50)} ms vs ${ms(lithP50)} ms`, limit: '<', pass: total.p50 < lithP50 });
+      }
+    }
+    output['cold'] = coldOut;
+    tables.push(
+      `Cold start: fresh node process, import + first call; ms from process start; ${ROUNDS} runs per variant, alternated\n` +
+        formatTable(['variant', 'bundle', 'init p50', '1st call p50', 'total p50', 'total p90', 'cpu p50', 'over bare', 'vs reference', 'vs lith'], rows),
+    );
+  }
+
+  if (!SKIP.has('warm')) {
+    // ── 3. Warm tree summary ──────────────────────────────────────────────────────────────
+    say(`warm tree summary: ${CALLS} calls per variant, canned SDK then DynamoDB Local…`);
+    const trees = await measureTreesWarm({
+      node: NODE,
+      script: warmChild,
+      env: treeEnv,
+      warmup: Math.min(1000, CALLS),
+      calls: CALLS,
+      bundle: fixtures.warmTrees.file,
+      event: firstCallEvent('getTree', ctx(0)),
+      services: svc,
+      treeId: svc.treeIds[0]!,
+    });
+    const s = {
+      cannedFull: summarize(trees.canned.full),
+      cannedBare: summarize(trees.canned.bare),
+      dynamoFull: summarize(trees.dynamo.full),
+      dynamoBare: summarize(trees.dynamo.bare),
+    };
+    const cannedOverhead = s.cannedFull.p50 - s.cannedBare.p50;
+    const cannedPaired = median(pairedDifferences(trees.canned.full, trees.canned.bare));
+    output['warm'] = {
+      calls: CALLS,
+      canned: { full: compact(s.cannedFull), bare: compact(s.cannedBare), overheadP50Ms: cannedOverhead, pairedOverheadP50Ms: cannedPaired },
+      dynamodbLocal: {
+        full: compact(s.dynamoFull),
+        bare: compact(s.dynamoBare),
+        ratioP50: ratio(s.dynamoFull.p50, s.dynamoBare.p50),
+        ratioP99: ratio(s.dynamoFull.p99, s.dynamoBare.p99),
+      },
+    };
+    targets.push(atMost('warm: tree summary full − bare, p50, canned SDK', cannedOverhead * 1000, 50, ' µs', 1));
+    targets.push(atMost('warm: tree summary full / bare against DynamoDB Local, p50', ratio(s.dynamoFull.p50, s.dynamoBare.p50), 1.05, '×'));
+    targets.push(atMost('warm: tree summary full / bare against DynamoDB Local, p99', ratio(s.dynamoFull.p99, s.dynamoBare.p99), 1.1, '×'));
+
+    // ── 4. Authorizer ─────────────────────────────────────────────────────────────────────
+    say(`warm authorizer: ${CALLS} calls per variant…`);
+    const token = svc.token(['admin']);
+    const auth = await measureAuthorizerWarm({
+      node: NODE,
+      script: warmChild,
+      env: envOf('authorizer/handler'),
+      warmup: Math.min(1000, CALLS),
+      calls: CALLS,
+      bundle: fn('authorizer/handler').asset.file,
+      event: firstCallEvent('authorizer', { ...ctx(0), token }),
+      token,
+      services: svc,
+    });
+    const a = { full: summarize(auth.full), raw: summarize(auth.raw) };
+    output['authorizer'] = { calls: CALLS, full: compact(a.full), rawVerify: compact(a.raw), ratioP50: ratio(a.full.p50, a.raw.p50), jwksFetches: auth.jwksFetches };
+    targets.push(atMost('warm: authorizer / raw crypto.verify, p50', ratio(a.full.p50, a.raw.p50), 1.5, '×'));
+    targets.push({ name: 'warm: JWKS fetches per authorizer process', measured: String(auth.jwksFetches), limit: '= 1', pass: auth.jwksFetches === 1 });
+
+    // ── 5. Relay ──────────────────────────────────────────────────────────────────────────
+    const relayCalls = Math.max(1, Math.round(CALLS / 5));
+    say(`relay: ${relayCalls} calls per variant, adapter read canned then from DynamoDB Local…`);
+    const authorization = `Basic ${Buffer.from(`${svc.simulatorCredentials.username}:${svc.simulatorCredentials.password}`).toString('base64')}`;
+    const relay = await measureRelayWarm({
+      node: NODE,
+      script: warmChild,
+      env: envOf('relay/rest-action'),
+      warmup: Math.min(200, relayCalls),
+      calls: relayCalls,
+      bundle: fixtures.warmRelay.file,
+      event: firstCallEvent('relayRestAction', ctx(0)),
+      services: svc,
+      direct: { url: `${svc.directSimulator.url}${RELAY_BODY.params.path}`, headers: { accept: RELAY_BODY.params.accept, authorization } },
+      directConnections: () => svc.directSimulator.connections,
+    });
+    const r = {
+      cannedFull: summarize(relay.canned.full),
+      cannedDirect: summarize(relay.canned.direct),
+      dynamoFull: summarize(relay.dynamo.full),
+      dynamoDirect: summarize(relay.dynamo.direct),
+    };
+    output['relay'] = {
+      calls: relayCalls,
+      canned: { relay: compact(r.cannedFull), direct: compact(r.cannedDirect), addedP50Ms: r.cannedFull.p50 - r.cannedDirect.p50 },
+      dynamodbLocal: { relay: compact(r.dynamoFull), direct: compact(r.dynamoDirect), addedP50Ms: r.dynamoFull.p50 - r.dynamoDirect.p50 },
+      relayConnections: relay.relayConnections,
+      relayCallsReceived: relay.relayCalls,
+      directConnections: relay.directConnections,
+    };
+    targets.push(atMost('relay: added p50 over a direct fetch (adapter read canned)', r.cannedFull.p50 - r.cannedDirect.p50, 0.3, ' ms'));
+    targets.push({
+      name: '  (information) relay: added p50 with the adapter read from DynamoDB Local',
+      measured: `${ms(r.dynamoFull.p50 - r.dynamoDirect.p50, 2)} ms`,
+      limit: 'information',
+      pass: true,
+    });
+    targets.push({
+      name: 'relay: TCP connections to the orchestrator for all calls of the run',
+      measured: `${relay.relayConnections} for ${relay.relayCalls} calls`,
+      limit: '= 1',
+      pass: relay.relayConnections === 1,
+    });
+
+    tables.push(
+      `Warm, in-process, per call (ms); ${CALLS} calls per variant after warm-up, alternated (relay: ${relayCalls})\n` +
+        formatTable(
+          ['measurement', 'p50', 'p90', 'p99', 'floor', 'floor p50', 'floor p99', 'added p50', 'ratio p50', 'ratio p99'],
+          [
+            ['tree summary, canned SDK', s.cannedFull, s.cannedBare, 'bare GetCommand'] as const,
+            ['tree summary, DynamoDB Local', s.dynamoFull, s.dynamoBare, 'bare GetCommand'] as const,
+            ['authorizer', a.full, a.raw, 'crypto.verify'] as const,
+            ['relay, adapter read canned', r.cannedFull, r.cannedDirect, 'direct fetch'] as const,
+            ['relay, DynamoDB Local', r.dynamoFull, r.dynamoDirect, 'direct fetch'] as const,
+          ].map(([name, full, floor, floorName]) => [
+            name,
+            ms(full.p50, 3),
+            ms(full.p90, 3),
+            ms(full.p99, 3),
+            floorName,
+            ms(floor.p50, 3),
+            ms(floor.p99, 3),
+            `${us(full.p50 - floor.p50)} µs`,
+            `${formatNumber(ratio(full.p50, floor.p50), 2)}×`,
+            `${formatNumber(ratio(full.p99, floor.p99), 2)}×`,
+          ]),
+        ) +
+        `\nJWKS fetches by the warm authorizer process: ${auth.jwksFetches}; relay: ${relay.relayConnections} TCP connection(s) for ${relay.relayCalls} calls (direct fetch: ${relay.directConnections})`,
+    );
+  }
+
+  await services.stop();
+  services = undefined;
+
+  if (!SKIP.has('gateway')) {
+    // ── 6. Local gateway ──────────────────────────────────────────────────────────────────
+    say('local gateway: starting the local stack on the synthesized assembly…');
+    let run: GatewayRun | undefined;
+    try {
+      run = await measureGateway({ node: NODE, cdkOut: stack.assembly.outDir, treeId: ctx(0).treeId, connections: 50, seconds: SECONDS, warmupSeconds: 3, log: say });
+    } catch (error) {
+      say(`local gateway measurement failed: ${(error as Error).message}`);
+      output['gateway'] = { error: (error as Error).message };
+      targets.push({ name: 'gateway: tree summary, 50 connections, zero errors', measured: 'failed to run', limit: '0 errors', pass: false });
+    }
+    if (run) {
+      output['gateway'] = run;
+      const failures = run.errors + run.timeouts + run.non2xx;
+      targets.push({ name: `gateway: errors, time-outs and non-2xx in ${run.requests} requests`, measured: String(failures), limit: '= 0', pass: failures === 0 });
+      tables.push(
+        `Local gateway (npm start), GET tree summary, ${run.connections} connections, ${run.durationSeconds} s\n` +
+          formatTable(
+            ['requests', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'errors', 'time-outs', 'non-2xx'],
+            [[String(run.requests), ms(run.rps), ms(run.latency.p50), ms(run.latency.p90), ms(run.latency.p99), ms(run.latency.max), String(run.errors), String(run.timeouts), String(run.non2xx)]],
+            ['right'],
+          ),
+      );
+    }
+  }
+
+  tables.unshift(
+    'Bundles (bytes as CDK wrote them; SDK = @aws-sdk/@smithy/@aws-crypto bytes per esbuild metafile)\n' +
+      formatTable(
+        ['function', 'bundle', 'SDK', 'rebuilt identically', 'Ajv compiler', 'compiled at init'],
+        [
+          ...bundleRows.map((r) => [
+            r.function,
+            formatBytes(r.bytes),
+            r.sdkBytes === undefined ? '–' : formatBytes(r.sdkBytes),
+            r.rebuiltIdentically ? 'yes' : 'NO',
+            r.ajvCompilerModules.length ? 'YES' : 'no',
+            String(r.compiledAtInit ?? '–'),
+          ]),
+          ...Object.entries(fixtures)
+            .filter(([k]) => !k.startsWith('warm'))
+            .map(([k, b]) => [`(ref) ${k}`, formatBytes(b.bytes), '', '', '', k === 'lith' ? String(compilations.get('lith getTree') ?? '–') : '']),
+        ],
+      ),
+  );
+
+  output['targets'] = targets;
+  output['machine'] = { ...(output['machine'] as object), loadAverageAtEnd: os.loadavg() };
+  output['durationSeconds'] = (Date.now() - started) / 1000;
+  writeFileSync(RESULTS_FILE, `${JSON.stringify(output, null, 2)}\n`);
+
+  const verdicts = formatTable(
+    ['target', 'measured', 'limit', ''],
+    targets.map((t) => [t.name, t.measured, t.limit, t.limit === 'information' ? '' : t.pass ? 'pass' : 'FAIL']),
+    ['left', 'right', 'left', 'left'],
+  );
+  const passed = targets.filter((t) => t.limit !== 'information' && t.pass).length;
+  const counted = targets.filter((t) => t.limit !== 'information').length;
+  process.stdout.write(
+    `\n${tables.join('\n\n')}\n\nTargets (${passed}/${counted} met)\n${verdicts}\n\n` +
+      `Node ${nodeVersion}, ${os.cpus().length} CPUs, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}; ` +
+      `${((Date.now() - started) / 1000).toFixed(0)} s. Figures in ${path.relative(process.cwd(), RESULTS_FILE)}.\n`,
+  );
+} finally {
+  await services?.stop();
+  if (options.keep) say(`work directory kept: ${workDir}`);
+  else rmSync(workDir, { recursive: true, force: true });
+}

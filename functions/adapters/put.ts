@@ -1,0 +1,20 @@
+/**
+ * PUT /adapters/{name}: create (201) or replace (200) an adapter. A plain password is moved
+ * to the secrets store first; only its `$VAULT_` reference reaches DynamoDB.
+ */
+import { putAdapter as validate } from '../generated/validators.js';
+import { secretsBackend } from '../secrets/resolver.js';
+import { optionalEnv } from '../shared/env.js';
+import { httpHandler, json } from '../shared/http.js';
+import { putAdapter, type AdapterInput } from './service.js';
+import { createAdapterStore } from './store.js';
+import { adapterNameFromPath, withEncRejection } from './validate.js';
+
+const store = createAdapterStore();
+const localMode = optionalEnv('LOCAL_MODE', 'false') === 'true';
+
+export const handler = httpHandler<AdapterInput>({ operation: 'putAdapter', validate: withEncRejection(validate) }, async (event) => {
+  const name = adapterNameFromPath(event.pathParameters?.['name']);
+  const { created, adapter } = await putAdapter({ store, secrets: secretsBackend, localMode }, name, event.body);
+  return json(created ? 201 : 200, adapter);
+});

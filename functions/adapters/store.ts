@@ -1,0 +1,186 @@
+/**
+ * Adapters in DynamoDB (table key `adapters`, env `ADAPTERS_TABLE`).
+ *
+ * Item: `pk = "ADAPTER#<name>"`, `kind = "adapter"` (the sparse `byName` index, sort key
+ * `name`, lists adapters sorted by name), and the {@link Adapter} fields. `auth.password`
+ * only ever holds a `$VAULT_` reference: the service writes the value to the secrets store
+ * before it writes the item.
+ */
+import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { documentClient } from '../shared/dynamo.js';
+import { requiredEnv } from '../shared/env.js';
+import { logger } from '../shared/logger.js';
+import { InternalError } from '../shared/problem.js';
+import { VAULT_PREFIX } from '../secrets/reference.js';
+import type { Adapter } from './model.js';
+
+export const ADAPTER_KIND = 'adapter';
+export const BY_NAME_INDEX = 'byName';
+export const adapterKey = (name: string): { pk: string } => ({ pk: `ADAPTER#${name}` });
+
+/** The fields a caller sets; the store adds `created` and `lastUpdated`. */
+export type AdapterFields = Omit<Adapter, 'created' | 'lastUpdated'>;
+
+export interface PutResult {
+  /** True when no adapter had this name before. */
+  readonly created: boolean;
+  readonly adapter: Adapter;
+  /** The password reference the replaced adapter held, if any. */
+  readonly previousPassword?: string;
+}
+
+export interface AdapterPage {
+  readonly items: readonly Adapter[];
+  /** True when more adapters follow the last one. */
+  readonly more: boolean;
+}
+
+export interface AdapterStore {
+  /** One adapter by name (strongly consistent); undefined when absent. */
+  get(name: string): Promise<Adapter | undefined>;
+  /** Creates or replaces in one conditional-free atomic update: `created` is kept, `lastUpdated` set to `now`. */
+  put(fields: AdapterFields, now: string): Promise<PutResult>;
+  /** Adapters sorted by name, after `after` (exclusive) when given; damaged items are left out (and logged). */
+  list(options: { readonly limit: number; readonly after?: string }): Promise<AdapterPage>;
+  /** Deletes one adapter; returns its password reference, or undefined when there was none. */
+  delete(name: string): Promise<{ readonly password?: string } | undefined>;
+}
+
+const isString = (v: unknown): v is string => typeof v === 'string';
+
+/**
+ * Maps an item to an adapter. A damaged item (missing field, wrong type, or a password that is
+ * not a reference) is a 500 whose cause is logged with the adapter name only.
+ */
+export const toAdapter = (item: Record<string, unknown>): Adapter => {
+  const auth = item['auth'] as Record<string, unknown> | undefined;
+  const timeoutMs = item['timeoutMs'];
+  const name = item['name'];
+  const ok =
+    isString(name) &&
+    item['type'] === 'nso' &&
+    isString(item['baseUrl']) &&
+    auth !== null &&
+    typeof auth === 'object' &&
+    auth['type'] === 'basic' &&
+    isString(auth['username']) &&
+    isString(auth['password']) &&
+    auth['password'].startsWith(VAULT_PREFIX) &&
+    (timeoutMs === undefined || (typeof timeoutMs === 'number' && Number.isInteger(timeoutMs))) &&
+    isString(item['created']) &&
+    isString(item['lastUpdated']);
+  if (!ok || !auth) {
+    throw new InternalError('damaged adapter item', { adapter: isString(name) ? name : String(item['pk']) });
+  }
+  return {
+    name,
+    type: 'nso',
+    baseUrl: item['baseUrl'] as string,
+    auth: { type: 'basic', username: auth['username'] as string, password: auth['password'] as string },
+    ...(timeoutMs !== undefined ? { timeoutMs: timeoutMs as number } : {}),
+    created: item['created'] as string,
+    lastUpdated: item['lastUpdated'] as string,
+  };
+};
+
+/** An adapter store over `tableName` (default: `ADAPTERS_TABLE`). */
+export const createAdapterStore = (
+  client: Pick<DynamoDBDocumentClient, 'send'> = documentClient,
+  tableName: string = requiredEnv('ADAPTERS_TABLE'),
+): AdapterStore => ({
+  async get(name) {
+    const out = await client.send(new GetCommand({ TableName: tableName, Key: adapterKey(name), ConsistentRead: true }));
+    return out.Item ? toAdapter(out.Item) : undefined;
+  },
+
+  async put(fields, now) {
+    if (!fields.auth.password.startsWith(VAULT_PREFIX)) {
+      // The last guard before DynamoDB: a value that is not a reference must never be stored.
+      throw new InternalError('refused to store an adapter password that is not a $VAULT_ reference', { adapter: fields.name });
+    }
+    const values: Record<string, unknown> = {
+      ':kind': ADAPTER_KIND,
+      ':name': fields.name,
+      ':type': fields.type,
+      ':baseUrl': fields.baseUrl,
+      ':auth': { type: fields.auth.type, username: fields.auth.username, password: fields.auth.password },
+      ':now': now,
+    };
+    const names: Record<string, string> = {
+      '#kind': 'kind',
+      '#name': 'name',
+      '#type': 'type',
+      '#baseUrl': 'baseUrl',
+      '#auth': 'auth',
+      '#lastUpdated': 'lastUpdated',
+      '#created': 'created',
+      '#timeoutMs': 'timeoutMs',
+    };
+    let expression = 'SET #kind = :kind, #name = :name, #type = :type, #baseUrl = :baseUrl, #auth = :auth, #lastUpdated = :now, #created = if_not_exists(#created, :now)';
+    if (fields.timeoutMs !== undefined) {
+      expression += ', #timeoutMs = :timeoutMs';
+      values[':timeoutMs'] = fields.timeoutMs;
+    } else {
+      expression += ' REMOVE #timeoutMs';
+    }
+    // One atomic update decides created-or-replaced: ALL_OLD is empty exactly when the item is new.
+    const out = await client.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: adapterKey(fields.name),
+        UpdateExpression: expression,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_OLD',
+      }),
+    );
+    const old = out.Attributes;
+    const created = old === undefined;
+    const oldCreated = old?.['created'];
+    const oldPassword = (old?.['auth'] as { password?: unknown } | undefined)?.password;
+    return {
+      created,
+      adapter: { ...fields, created: !created && isString(oldCreated) ? oldCreated : now, lastUpdated: now },
+      ...(isString(oldPassword) ? { previousPassword: oldPassword } : {}),
+    };
+  },
+
+  async list({ limit, after }) {
+    const items: Adapter[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    // One more than asked tells whether another page exists; the loop only continues when
+    // DynamoDB stopped early at its 1 MB page size.
+    do {
+      const out = await client.send(
+        new QueryCommand({
+          TableName: tableName,
+          IndexName: BY_NAME_INDEX,
+          KeyConditionExpression: after === undefined ? '#kind = :kind' : '#kind = :kind AND #name > :after',
+          ExpressionAttributeNames: { '#kind': 'kind', ...(after === undefined ? {} : { '#name': 'name' }) },
+          ExpressionAttributeValues: { ':kind': ADAPTER_KIND, ...(after === undefined ? {} : { ':after': after }) },
+          Limit: limit + 1 - items.length,
+          ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+        }),
+      );
+      for (const item of out.Items ?? []) {
+        // One damaged item must not hide every other adapter: it is skipped and logged
+        // (GET of that adapter answers 500, so it does not go unnoticed).
+        try {
+          items.push(toAdapter(item));
+        } catch (error) {
+          if (!(error instanceof InternalError)) throw error;
+          logger.error('damaged adapter item left out of the list', { ...error.logFields });
+        }
+      }
+      startKey = out.LastEvaluatedKey;
+    } while (startKey && items.length <= limit);
+    return { items: items.slice(0, limit), more: items.length > limit };
+  },
+
+  async delete(name) {
+    const out = await client.send(new DeleteCommand({ TableName: tableName, Key: adapterKey(name), ReturnValues: 'ALL_OLD' }));
+    if (!out.Attributes) return undefined;
+    const password = (out.Attributes['auth'] as { password?: unknown } | undefined)?.password;
+    return isString(password) ? { password } : {};
+  },
+});

@@ -1,0 +1,132 @@
+/**
+ * Roles → IAM policy, as plain code over the route table (no I/O, no clock).
+ *
+ * API Gateway caches an authorizer's policy per token (the `Authorization` header) for the
+ * whole API, not per route. A policy that allowed only the route being called would be
+ * reused for every other route the same token calls within the cache TTL, and one that
+ * allowed `*` would let an apiread caller who first read a tree through to the relay a
+ * second later. So the policy lists exactly the routes the caller's roles allow, each as
+ * its own resource, whatever route triggered the authorizer.
+ */
+import type { PolicyDocument, Statement } from 'aws-lambda';
+import { liveRoutes, ROLES, type HttpMethod, type LiveRoute, type Role } from '../shared/routes.js';
+
+/** The parts of an invoked method ARN the policy is built from. */
+export interface MethodArnParts {
+  readonly region: string;
+  readonly accountId: string;
+  readonly apiId: string;
+  readonly stage: string;
+  /** `arn:aws:execute-api:region:account:apiId/stage/`: every resource of the policy starts with it. */
+  readonly prefix: string;
+}
+
+/** The ARN prefix's own segments: no `/`, `:` or `*` may appear in them. */
+const SEGMENT = /^[A-Za-z0-9_.-]+$/;
+const PARTITION = /^aws(-[a-z]+)*$/;
+
+/**
+ * Splits `arn:<partition>:execute-api:<region>:<account>:<apiId>/<stage>/<METHOD>/<path…>`.
+ * Throws on anything else: the gateway builds this value, so a malformed one is a
+ * configuration fault (the gateway answers 500), not the caller's.
+ */
+export const parseMethodArn = (methodArn: string): MethodArnParts => {
+  const fields = methodArn.split(':');
+  // The resource part (the sixth field) may itself contain `:` inside the request path.
+  const [arn, partition, service, region, accountId] = fields;
+  const resource = fields.slice(5).join(':');
+  const [apiId, stage] = resource.split('/');
+  if (
+    arn !== 'arn' ||
+    partition === undefined ||
+    !PARTITION.test(partition) ||
+    service !== 'execute-api' ||
+    region === undefined ||
+    !SEGMENT.test(region) ||
+    accountId === undefined ||
+    !SEGMENT.test(accountId) ||
+    apiId === undefined ||
+    !SEGMENT.test(apiId) ||
+    stage === undefined ||
+    !SEGMENT.test(stage)
+  ) {
+    throw new Error('authorizer: the invoked method ARN is not an execute-api method ARN');
+  }
+  return { region, accountId, apiId, stage, prefix: `arn:${partition}:execute-api:${region}:${accountId}:${apiId}/${stage}/` };
+};
+
+/**
+ * The resource suffix of a route: `METHOD/path` with each `{param}` turned into `*`, e.g.
+ * `GET/configuration_manager/configs/*`. Only whole path parameters become wildcards: a
+ * parameter matches one value, and no live path has a deeper route under a parameter that a
+ * wider role would not also hold (the policy tests check this on the route table).
+ */
+export const routeResource = (route: Pick<LiveRoute, 'method' | 'path'>): string =>
+  `${route.method}${route.path.replaceAll(/\{[^}/]+\}/g, '*')}`;
+
+/** The known roles in a roles claim: only an array counts, and only exact names in it. */
+export const rolesFromClaim = (claim: unknown): Role[] => {
+  if (!Array.isArray(claim)) return [];
+  const names = new Set(claim.filter((v): v is string => typeof v === 'string'));
+  return ROLES.filter((role) => names.has(role));
+};
+
+/** The live, non-public routes at least one of these roles may call, in route-table order. */
+export const allowedRoutes = (roles: readonly Role[], routes: readonly LiveRoute[] = liveRoutes): LiveRoute[] =>
+  routes.filter((route) => route.roles !== 'public' && route.roles.some((role) => roles.includes(role)));
+
+/** One allowed route as the policy names it. */
+export interface AllowedResource {
+  readonly method: HttpMethod;
+  readonly path: string;
+  readonly resource: string;
+}
+
+/**
+ * The policy for a caller with these roles, for the API and stage of `methodArn`:
+ * one Allow statement listing every route the roles allow, or, when they allow none, one
+ * explicit Deny over the stage (API Gateway answers 403 either way for what is not allowed).
+ */
+export const policyFor = (
+  roles: readonly Role[],
+  methodArn: string,
+  routes: readonly LiveRoute[] = liveRoutes,
+): PolicyDocument => {
+  // The policy depends on the ARN's API and stage and on the roles only: the few combinations a
+  // container meets are built once (parsing and walking the route table cost more per call than
+  // the rest of the authorizer's own work). Only for the route table itself, which never changes.
+  const key = routes === liveRoutes ? `${arnHead(methodArn)}|${roles.join(',')}` : undefined;
+  const cached = key === undefined ? undefined : policies.get(key);
+  if (cached) return cached;
+  const { prefix } = parseMethodArn(methodArn);
+  const resources = [...new Set(allowedRoutes(roles, routes).map((route) => `${prefix}${routeResource(route)}`))];
+  const statement: Statement =
+    resources.length > 0
+      ? { Effect: 'Allow', Action: 'execute-api:Invoke', Resource: resources }
+      : { Effect: 'Deny', Action: 'execute-api:Invoke', Resource: `${prefix}*` };
+  const policy: PolicyDocument = { Version: '2012-10-17', Statement: [statement] };
+  if (key !== undefined) {
+    if (policies.size >= MAX_CACHED_POLICIES) policies.clear();
+    // Shared between calls, so never to be changed by one of them.
+    Object.freeze(resources);
+    Object.freeze(statement);
+    Object.freeze(policy.Statement);
+    policies.set(key, Object.freeze(policy));
+  }
+  return policy;
+};
+
+/** Policies built so far, by ARN head and roles (see {@link policyFor}). */
+const policies = new Map<string, PolicyDocument>();
+/** One API and stage per container in practice; the bound only guards against a flood of forged ARNs. */
+const MAX_CACHED_POLICIES = 64;
+
+/**
+ * The part of a method ARN a policy depends on: everything up to the `/` after the stage
+ * (`arn:…:apiId/stage/`). An ARN whose head {@link parseMethodArn} refuses is never cached.
+ */
+const arnHead = (methodArn: string): string => {
+  const afterApi = methodArn.indexOf('/');
+  const afterStage = afterApi < 0 ? -1 : methodArn.indexOf('/', afterApi + 1);
+  return afterStage < 0 ? methodArn : methodArn.slice(0, afterStage + 1);
+};

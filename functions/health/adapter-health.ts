@@ -1,0 +1,54 @@
+/**
+ * The adapter health routes' core and the container's wiring: the adapter store, the
+ * secrets resolver and the relay's orchestrator client, each created once.
+ */
+import { listAdapters } from '../adapters/service.js';
+import type { AdapterStore } from '../adapters/store.js';
+import { NotFound } from '../shared/problem.js';
+import { AdapterDown, mapLimited, probeAdapter, type AdapterHealth, type ProbeDeps } from './adapter-probe.js';
+import type { DependencyStatus } from './checks.js';
+
+/** Probes run at once, at most this many (a page holds at most {@link MAX_HEALTH_PAGE}). */
+export const PROBE_CONCURRENCY = 10;
+/** Page size of `GET /health/adapters`: default and largest. */
+export const DEFAULT_HEALTH_PAGE = 20;
+export const MAX_HEALTH_PAGE = 50;
+
+export interface AdapterHealthDeps extends ProbeDeps {
+  readonly store: AdapterStore;
+  readonly clock?: () => Date;
+}
+
+export interface AdaptersHealthPage {
+  /** `up` when every adapter of the page is up (or there is none). */
+  readonly status: DependencyStatus;
+  readonly health: DependencyStatus;
+  readonly checkedAt: string;
+  readonly adapters: readonly AdapterHealth[];
+  /** Pass as `cursor` for the next page; absent on the last one. */
+  readonly next?: string;
+}
+
+/** `GET /health/adapters`: probes one page of adapters (sorted by name). Always 200: the service itself is fine. */
+export const adaptersHealth = async (deps: AdapterHealthDeps, query: { readonly limit?: string; readonly cursor?: string }): Promise<AdaptersHealthPage> => {
+  const page = await listAdapters(deps.store, { limit: query.limit ?? String(DEFAULT_HEALTH_PAGE), ...(query.cursor ? { cursor: query.cursor } : {}) });
+  const adapters = await mapLimited(page.items, PROBE_CONCURRENCY, (adapter) => probeAdapter(adapter, deps));
+  const status: DependencyStatus = adapters.every((a) => a.status === 'up') ? 'up' : 'down';
+  return {
+    status,
+    health: status,
+    checkedAt: (deps.clock?.() ?? new Date()).toISOString(),
+    adapters,
+    ...(page.next ? { next: page.next } : {}),
+  };
+};
+
+/** `GET /health/adapters/{name}`: 200 when the orchestrator answers; 503 ({@link AdapterDown}) when not; 404 for no adapter. */
+export const adapterHealth = async (deps: AdapterHealthDeps, name: string) => {
+  const adapter = await deps.store.get(name);
+  if (!adapter) throw new NotFound(`No adapter is named "${name}".`);
+  const health = await probeAdapter(adapter, deps);
+  const checkedAt = (deps.clock?.() ?? new Date()).toISOString();
+  if (health.status === 'down') throw new AdapterDown(health, checkedAt);
+  return { status: 'up' as const, health: 'up' as const, checkedAt, adapter: health };
+};

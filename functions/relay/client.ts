@@ -1,0 +1,240 @@
+/**
+ * The outbound HTTP client that talks to orchestrators. One instance per container holds one
+ * keep-alive agent per protocol, so a warm function reuses its TCP (and TLS) connections
+ * across invocations instead of paying a handshake per call.
+ *
+ * It is deliberately small: no redirects (Node's http never follows them, and we do not add
+ * it), one deadline for the whole exchange, a cap on the body it reads, and a DNS lookup that
+ * refuses link-local, metadata and (outside local mode) loopback addresses at connect time.
+ */
+import { promises as dnsPromises, type LookupAddress, type LookupAllOptions } from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
+import { rootCertificates } from 'node:tls';
+import { addressRefusal } from '../shared/address-policy.js';
+import type { Target } from './target.js';
+
+export type RelayMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface OutboundRequest {
+  readonly target: Target;
+  readonly method: RelayMethod;
+  readonly headers: Readonly<Record<string, string>>;
+  /** Sent as is; absent: no body (and no Content-Length). */
+  readonly body?: string;
+  /** The whole exchange (connect, send, headers, body) must end within this. */
+  readonly timeoutMs: number;
+  /** Reading stops, and the connection is destroyed, past this many body bytes. */
+  readonly maxBodyBytes: number;
+  /** Aborts the exchange (e.g. the function is about to run out of time). */
+  readonly signal?: AbortSignal;
+}
+
+export interface OutboundResponse {
+  readonly status: number;
+  readonly contentType: string | undefined;
+  readonly body: Buffer;
+}
+
+/** How an exchange failed; the relay maps each kind to a status. */
+export type OutboundFailure = 'timeout' | 'aborted' | 'connect' | 'tls' | 'blocked' | 'too-large' | 'protocol';
+
+/** An exchange that produced no usable answer. `message` is for logs: it never holds the URL. */
+export class OutboundError extends Error {
+  constructor(
+    readonly failure: OutboundFailure,
+    message: string,
+    /** The system error code (ECONNREFUSED, CERT_HAS_EXPIRED…), for logs. */
+    readonly code?: string,
+  ) {
+    super(message);
+    this.name = 'OutboundError';
+  }
+}
+
+export interface OrchestratorClient {
+  send(request: OutboundRequest): Promise<OutboundResponse>;
+  /** Closes pooled connections (tests, local mode shutdown). */
+  close(): void;
+}
+
+/** Resolves every address of a host name (the shape of `dns.promises.lookup` with `all: true`). */
+export type ResolveAll = (hostname: string, options: LookupAllOptions) => Promise<LookupAddress[]>;
+
+const BLOCKED_CODE = 'ERR_RELAY_BLOCKED_ADDRESS';
+
+/**
+ * A `lookup` for the agents: resolves the name, and fails the connection when any address is
+ * one the relay must not reach. Checking what DNS returns at connect time (not the name when
+ * the request is built) is what defeats DNS rebinding.
+ */
+export const guardedLookup =
+  (allowLoopback: boolean, resolve: ResolveAll = (hostname, options) => dnsPromises.lookup(hostname, options)): LookupFunction =>
+  (hostname, options, callback) => {
+    resolve(hostname, { ...options, all: true }).then(
+      (addresses) => {
+        const blocked = addresses.find((a) => addressRefusal(a.address, { allowLoopback }) !== undefined);
+        const first = addresses[0];
+        if (blocked || !first) {
+          const reason = blocked ? addressRefusal(blocked.address, { allowLoopback }) : 'no address';
+          const error: NodeJS.ErrnoException = new Error(`host name resolves to a refused address (${reason})`);
+          error.code = BLOCKED_CODE;
+          callback(error, '');
+          return;
+        }
+        if (options.all) callback(null, addresses);
+        else callback(null, first.address, first.family);
+      },
+      (error: NodeJS.ErrnoException) => callback(error, ''),
+    );
+  };
+
+const TLS_CODE = /CERT|SELF_SIGNED|^ERR_TLS_|^ERR_SSL_|^EPROTO$|HOSTNAME_MISMATCH/;
+// A keep-alive socket the server closed while we were idle (or frozen, as Lambda freezes
+// between invocations) fails the next request this way before any answer arrives.
+const STALE_SOCKET_CODE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
+
+const classify = (error: NodeJS.ErrnoException & { library?: string }): OutboundError => {
+  const code = error.code;
+  if (error instanceof OutboundError) return error;
+  if (code === BLOCKED_CODE) return new OutboundError('blocked', error.message, code);
+  if ((code && TLS_CODE.test(code)) || error.library === 'SSL routines') {
+    return new OutboundError('tls', 'TLS handshake failed', code);
+  }
+  if (code?.startsWith('HPE_')) return new OutboundError('protocol', 'the answer is not valid HTTP', code);
+  return new OutboundError('connect', 'connection failed', code);
+};
+
+export interface OrchestratorClientOptions {
+  /** Loopback orchestrators are only reachable in local mode. */
+  readonly allowLoopback: boolean;
+  /** Extra trust anchors added to Node's roots (production uses `NODE_EXTRA_CA_CERTS`). */
+  readonly ca?: string | readonly string[];
+  /** DNS resolution; tests inject answers such as a rebinding to 169.254.169.254. */
+  readonly resolve?: ResolveAll;
+  readonly maxSockets?: number;
+}
+
+/** Creates the client and its agents; call once per container. */
+export const createOrchestratorClient = (options: OrchestratorClientOptions): OrchestratorClient => {
+  const lookup = guardedLookup(options.allowLoopback, options.resolve);
+  const common = { keepAlive: true, scheduling: 'lifo' as const, maxSockets: options.maxSockets ?? 32, lookup };
+  const httpAgent = new http.Agent(common);
+  const extraCa = options.ca === undefined ? [] : typeof options.ca === 'string' ? [options.ca] : [...options.ca];
+  const httpsAgent = new https.Agent({ ...common, ...(extraCa.length ? { ca: [...rootCertificates, ...extraCa] } : {}) });
+
+  const attempt = (request: OutboundRequest, deadline: number): Promise<OutboundResponse> =>
+    new Promise<OutboundResponse>((resolve, reject) => {
+      const { origin, path } = request.target;
+      const secure = origin.protocol === 'https:';
+      const hostname = origin.hostname.replace(/^\[(.*)\]$/, '$1');
+      // An IP literal never goes through `lookup`, so it is checked here.
+      if (isIP(hostname)) {
+        const reason = addressRefusal(hostname, { allowLoopback: options.allowLoopback });
+        if (reason) return reject(new OutboundError('blocked', `refused address (${reason})`));
+      }
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) return reject(new OutboundError('timeout', 'no time left to send'));
+      if (request.signal?.aborted) return reject(new OutboundError('aborted', 'aborted before sending'));
+
+      let settled = false;
+      let answered = false;
+      // A TLS connection that broke after TCP connected but before the handshake completed
+      // is a TLS failure (e.g. the server does not speak TLS), whatever the error code says.
+      let tcpConnected = false;
+      let tlsEstablished = false;
+      const outgoing = (secure ? https : http).request({
+        agent: secure ? httpsAgent : httpAgent,
+        protocol: origin.protocol,
+        hostname,
+        port: origin.port || undefined,
+        method: request.method,
+        path,
+        headers: {
+          ...request.headers,
+          ...(request.body !== undefined ? { 'Content-Length': String(Buffer.byteLength(request.body)) } : {}),
+        },
+      });
+      const settle = (outcome: () => void): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        request.signal?.removeEventListener('abort', onAbort);
+        outcome();
+      };
+      /** Fails the exchange and destroys the socket: it must not go back to the pool half-read. */
+      const fail = (error: OutboundError): void => {
+        settle(() => reject(error));
+        outgoing.destroy();
+      };
+      const timer = setTimeout(() => fail(new OutboundError('timeout', `no complete answer within ${remaining} ms`)), remaining);
+      const onAbort = (): void => fail(new OutboundError('aborted', 'aborted'));
+      request.signal?.addEventListener('abort', onAbort, { once: true });
+
+      outgoing.on('socket', (socket) => {
+        if (outgoing.reusedSocket) {
+          tcpConnected = tlsEstablished = true;
+          return;
+        }
+        socket.once('connect', () => (tcpConnected = true));
+        socket.once('secureConnect', () => (tlsEstablished = true));
+      });
+      outgoing.on('error', (error: NodeJS.ErrnoException) => {
+        if (settled) return;
+        const retryable = outgoing.reusedSocket && !answered && error.code !== undefined && STALE_SOCKET_CODE.has(error.code);
+        if (retryable) settle(() => reject(Object.assign(classify(error), { retryable: true })));
+        else if (secure && tcpConnected && !tlsEstablished && !(error instanceof OutboundError)) {
+          fail(new OutboundError('tls', 'TLS handshake failed', error.code));
+        } else fail(classify(error));
+      });
+      outgoing.on('response', (incoming) => {
+        answered = true;
+        const status = incoming.statusCode ?? 0;
+        const declared = Number(incoming.headers['content-length']);
+        if (Number.isFinite(declared) && declared > request.maxBodyBytes) {
+          fail(new OutboundError('too-large', `declared body of ${declared} bytes exceeds ${request.maxBodyBytes}`));
+          return;
+        }
+        const chunks: Buffer[] = [];
+        let size = 0;
+        incoming.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > request.maxBodyBytes) {
+            fail(new OutboundError('too-large', `body exceeds ${request.maxBodyBytes} bytes`));
+            return;
+          }
+          chunks.push(chunk);
+        });
+        incoming.on('end', () =>
+          settle(() => resolve({ status, contentType: incoming.headers['content-type'], body: Buffer.concat(chunks) })),
+        );
+        incoming.on('error', (error: NodeJS.ErrnoException) => fail(classify(error)));
+        incoming.on('close', () => {
+          if (!incoming.complete) fail(new OutboundError('connect', 'connection closed before the answer was complete'));
+        });
+      });
+      outgoing.end(request.body);
+    });
+
+  return {
+    async send(request) {
+      const deadline = Date.now() + request.timeoutMs;
+      try {
+        return await attempt(request, deadline);
+      } catch (error) {
+        // Once, and only when a pooled keep-alive socket died before any answer: the server
+        // had closed it while idle (or while Lambda was frozen), so the request did not reach
+        // a live connection. Node's documentation recommends exactly this retry.
+        if (error instanceof OutboundError && (error as OutboundError & { retryable?: boolean }).retryable) {
+          return attempt(request, deadline);
+        }
+        throw error;
+      }
+    },
+    close() {
+      httpAgent.destroy();
+      httpsAgent.destroy();
+    },
+  };
+};

@@ -1,0 +1,307 @@
+/**
+ * The relay's business logic (spec 4.1): check the request, find the adapter, resolve its
+ * credentials, send one REST action to its orchestrator and turn the answer into
+ * `[ { result, data } ]`. Every dependency comes in as an argument.
+ */
+import type { Adapter, SecretResolver } from '../adapters/model.js';
+import { DEFAULT_TIMEOUT_MS } from '../adapters/validate.js';
+import { BadGateway, BadRequest, GatewayTimeout, HttpProblem, InternalError, NotFound, type FieldError } from '../shared/problem.js';
+import { OutboundError, type OrchestratorClient, type OutboundRequest, type OutboundResponse, type RelayMethod } from './client.js';
+import { charsetOf, isJsonMediaType, parseMediaType } from './media-type.js';
+import { InvalidBaseUrl, adapterOrigin, buildTarget, checkRelayPath } from './target.js';
+
+/** The request body of `POST /orch_manager/restAction/{adapterId}` (spec 2.1), after schema validation. */
+export interface RestActionRequest {
+  readonly params: {
+    readonly path: string;
+    readonly accept: string;
+    readonly contentType?: string;
+    /** GET, POST, PUT, PATCH or DELETE in any case; {@link DEFAULT_METHOD} when absent. */
+    readonly method?: string;
+  };
+  readonly body: Record<string, unknown>;
+}
+
+/** One element of the answer (spec 2.2): the orchestrator's status as digits, and its body. */
+export interface RestActionResult {
+  readonly result: string;
+  readonly data?: unknown;
+}
+
+/**
+ * POST when `params.method` is absent: the body is required, and a "REST action" on NSO (an
+ * action such as `sync-from`, or creating data) is a POST. GET and DELETE send no body.
+ */
+export const DEFAULT_METHOD: RelayMethod = 'POST';
+const METHODS_WITH_BODY = new Set<RelayMethod>(['POST', 'PUT', 'PATCH']);
+
+export interface RelayLimits {
+  /** Orchestrator timeout when the adapter sets none. */
+  readonly defaultTimeoutMs: number;
+  /** Kept free before the function's deadline, to answer 504 and return in time. */
+  readonly safetyMarginMs: number;
+  /** Below this much time left there is no point in sending: 504 at once. */
+  readonly minimumTimeoutMs: number;
+  /** Orchestrator body bytes read at most (keeps the Lambda response under 6 MB). */
+  readonly maxBodyBytes: number;
+}
+
+export const DEFAULT_LIMITS: RelayLimits = {
+  defaultTimeoutMs: DEFAULT_TIMEOUT_MS,
+  safetyMarginMs: 500,
+  minimumTimeoutMs: 50,
+  maxBodyBytes: 4 * 1024 * 1024,
+};
+
+/** One structured log line per call: no secret, no body, no query values. */
+export interface RelayLogLine {
+  readonly adapter: string;
+  readonly method: RelayMethod;
+  /** The path without its query; `[refused]` when the path itself was refused. */
+  readonly path: string;
+  /** Names of the query parameters (their values may be data, so they are left out). */
+  readonly queryKeys?: readonly string[];
+  /** What the relay answered: 200, or the problem's status. */
+  readonly status: number;
+  /** The orchestrator's status, when it answered. */
+  readonly upstreamStatus?: number;
+  /** `answered`, or why not (`timeout`, `connect`, `redirect`, `too-large`, `not-found`…). */
+  readonly outcome: string;
+  readonly durationMs: number;
+  /** Time of the HTTP exchange alone; absent when nothing was sent. */
+  readonly upstreamMs?: number;
+  /** The system error code of a failed exchange (ECONNREFUSED, CERT_HAS_EXPIRED…). */
+  readonly errorCode?: string;
+}
+
+export interface RelayDeps {
+  readonly adapters: { get(name: string): Promise<Adapter | undefined> };
+  /** `forget` (when present) drops a cached secret: called when the orchestrator answers 401. */
+  readonly secrets: SecretResolver & { forget?(reference: string): void };
+  readonly client: OrchestratorClient;
+  /** Time left before the function is stopped (`context.getRemainingTimeInMillis`). */
+  readonly remainingTimeMs: () => number;
+  readonly log: (line: RelayLogLine) => void;
+  readonly limits?: RelayLimits;
+  readonly now?: () => number;
+  /** Wraps the exchange (tracing); default: runs it as is. */
+  readonly traceCall?: (adapter: string, request: OutboundRequest, send: () => Promise<OutboundResponse>) => Promise<OutboundResponse>;
+}
+
+export interface RelayInput {
+  readonly adapterId: string;
+  readonly request: RestActionRequest;
+  readonly signal?: AbortSignal;
+}
+
+interface CheckedRequest {
+  readonly method: RelayMethod;
+  readonly path: string;
+  readonly accept: string;
+  readonly contentType: string | undefined;
+}
+
+/**
+ * What the schema cannot say: the path can only name a path on the adapter's origin, and
+ * the media types are single, well-formed media types. All violations are reported at once.
+ */
+export const checkRequest = (request: RestActionRequest): CheckedRequest => {
+  const { params } = request;
+  const errors: FieldError[] = [];
+  const method = (params.method?.toUpperCase() ?? DEFAULT_METHOD) as RelayMethod;
+  const pathProblem = checkRelayPath(params.path);
+  if (pathProblem) errors.push({ in: 'body', field: 'params.path', message: pathProblem });
+  const accept = parseMediaType(params.accept);
+  if (!accept) errors.push({ in: 'body', field: 'params.accept', message: 'must be one media type such as application/yang-data+json' });
+  let contentType: string | undefined;
+  if (params.contentType !== undefined) {
+    const parsed = parseMediaType(params.contentType);
+    if (!parsed) {
+      errors.push({ in: 'body', field: 'params.contentType', message: 'must be one media type such as application/yang-data+json' });
+    } else if (METHODS_WITH_BODY.has(method) && !isJsonMediaType(parsed)) {
+      errors.push({ in: 'body', field: 'params.contentType', message: 'must be a JSON media type (the body is sent as JSON)' });
+    }
+    contentType = params.contentType.trim();
+  } else if (accept && isJsonMediaType(accept)) {
+    // The body is JSON in the dialect the caller asked to be answered in.
+    contentType = params.accept.trim();
+  } else {
+    contentType = 'application/json';
+  }
+  if (errors.length) {
+    throw new BadRequest(`The request is invalid: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}.`, errors);
+  }
+  return { method, path: params.path, accept: params.accept.trim(), contentType };
+};
+
+/** A problem with the outcome word and error code for the log line. */
+class RelayFailure extends Error {
+  constructor(
+    readonly problem: HttpProblem,
+    readonly outcome: string,
+    readonly errorCode?: string,
+  ) {
+    super(problem.detail);
+  }
+}
+
+/** `data` of a result: parsed JSON for JSON media types, text otherwise, absent when empty. */
+const answerData = (adapter: string, response: OutboundResponse): { data?: unknown } => {
+  if (response.body.length === 0) return {};
+  const media = response.contentType === undefined ? undefined : parseMediaType(response.contentType);
+  let text: string;
+  try {
+    text = new TextDecoder(charsetOf(media) ?? 'utf-8').decode(response.body);
+  } catch {
+    text = new TextDecoder('utf-8').decode(response.body); // an unknown charset label
+  }
+  if (!isJsonMediaType(media)) return { data: text };
+  try {
+    return { data: JSON.parse(text) as unknown };
+  } catch {
+    throw new RelayFailure(new BadGateway(`The orchestrator of adapter '${adapter}' answered with a body that is not valid JSON for its declared media type.`), 'bad-json');
+  }
+};
+
+const outboundProblem = (adapter: string, error: OutboundError, timeoutMs: number): HttpProblem => {
+  const who = `the orchestrator of adapter '${adapter}'`;
+  switch (error.failure) {
+    case 'timeout':
+    case 'aborted':
+      return new GatewayTimeout(`${capital(who)} did not answer within ${timeoutMs} ms.`);
+    case 'tls':
+      return new BadGateway(`The TLS handshake with ${who} failed (the certificate is not trusted, expired or for another name, or the server does not speak TLS).`);
+    case 'blocked':
+      return new BadGateway(`The address of ${who} is not one the relay may connect to (link-local, metadata, or loopback outside local mode).`);
+    case 'too-large':
+      return new BadGateway(`${capital(who)} answered with a body larger than the relay accepts.`);
+    case 'protocol':
+      return new BadGateway(`${capital(who)} answered with something that is not valid HTTP.`);
+    case 'connect':
+      return new BadGateway(`The relay could not connect to ${who}, or the connection broke before a complete answer.`);
+  }
+};
+
+const capital = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
+
+const logPath = (path: string, refused: boolean): { path: string; queryKeys?: string[] } => {
+  if (refused) return { path: '[refused]' };
+  const queryAt = path.indexOf('?');
+  if (queryAt === -1) return { path };
+  const keys = [...new URLSearchParams(path.slice(queryAt + 1)).keys()];
+  return { path: path.slice(0, queryAt), queryKeys: [...new Set(keys)] };
+};
+
+
+/**
+ * Relays one REST action. Resolves to the results when the orchestrator answered, whatever
+ * its status; throws an {@link HttpProblem} otherwise (400 invalid request, 404 unknown
+ * adapter, 502 bad or no answer, 504 no answer in time).
+ */
+export const relayRestAction = async (input: RelayInput, deps: RelayDeps): Promise<RestActionResult[]> => {
+  const now = deps.now ?? Date.now;
+  const limits = deps.limits ?? DEFAULT_LIMITS;
+  const started = now();
+  const method = (input.request.params.method?.toUpperCase() ?? DEFAULT_METHOD) as RelayMethod;
+  const line: { status: number; outcome: string; upstreamStatus?: number; upstreamMs?: number; errorCode?: string } = {
+    status: 500,
+    outcome: 'error',
+  };
+  const pathRefused = checkRelayPath(input.request.params.path) !== undefined;
+  try {
+    const checked = checkRequest(input.request);
+    const adapter = await deps.adapters.get(input.adapterId);
+    if (!adapter) throw new RelayFailure(new NotFound(`No adapter is named '${input.adapterId}'.`), 'not-found');
+
+    let origin: URL;
+    try {
+      origin = adapterOrigin(adapter.baseUrl);
+    } catch (error) {
+      if (!(error instanceof InvalidBaseUrl)) throw error;
+      throw new InternalError(`adapter has an invalid baseUrl: ${error.message}`, { adapter: adapter.name });
+    }
+    const target = buildTarget(origin, checked.path);
+    if (!target) {
+      throw new BadRequest('The request is invalid: params.path is not a path the relay can send unchanged.', [
+        { in: 'body', field: 'params.path', message: 'is not a path the relay can send unchanged' },
+      ]);
+    }
+    // The resolver's failures are problems already (503 store down, 500 missing secret or
+    // `$ENC` value); none carries the secret.
+    const password = await deps.secrets.resolve(adapter.auth.password);
+
+    // Measured after the lookups: whatever they took is no longer available.
+    const budget = deps.remainingTimeMs() - limits.safetyMarginMs;
+    const timeoutMs = Math.min(adapter.timeoutMs ?? limits.defaultTimeoutMs, budget);
+    if (timeoutMs < limits.minimumTimeoutMs) {
+      throw new RelayFailure(new GatewayTimeout(`The function had no time left to call the orchestrator of adapter '${adapter.name}'.`), 'no-time');
+    }
+    const withBody = METHODS_WITH_BODY.has(checked.method);
+    const headers: Record<string, string> = {
+      Accept: checked.accept,
+      Authorization: `Basic ${Buffer.from(`${adapter.auth.username}:${password}`, 'utf8').toString('base64')}`,
+      ...(withBody && checked.contentType ? { 'Content-Type': checked.contentType } : {}),
+    };
+
+    const outbound: OutboundRequest = {
+      target,
+      method: checked.method,
+      headers,
+      ...(withBody ? { body: JSON.stringify(input.request.body) } : {}),
+      timeoutMs,
+      maxBodyBytes: limits.maxBodyBytes,
+      ...(input.signal ? { signal: input.signal } : {}),
+    };
+    const sendStarted = now();
+    let response: OutboundResponse;
+    try {
+      const send = () => deps.client.send(outbound);
+      response = await (deps.traceCall ? deps.traceCall(adapter.name, outbound, send) : send());
+    } catch (error) {
+      if (!(error instanceof OutboundError)) throw error;
+      throw new RelayFailure(outboundProblem(adapter.name, error, timeoutMs), error.failure, error.code);
+    } finally {
+      line.upstreamMs = Math.round(now() - sendStarted);
+    }
+    line.upstreamStatus = response.status;
+    // The password may have been rotated since it was cached: read it afresh next time.
+    if (response.status === 401) deps.secrets.forget?.(adapter.auth.password);
+    // Never followed: a Location could point the relay at another host.
+    if (response.status >= 300 && response.status < 400) {
+      throw new RelayFailure(new BadGateway(`The orchestrator of adapter '${adapter.name}' answered with a redirect (${response.status}), which the relay does not follow.`), 'redirect');
+    }
+    const results = [{ result: String(response.status), ...answerData(adapter.name, response) }];
+    if (!fitsLambdaResponse(results)) {
+      throw new RelayFailure(new BadGateway(`The orchestrator of adapter '${adapter.name}' answered with a body too large to return.`), 'too-large');
+    }
+    line.status = 200;
+    line.outcome = 'answered';
+    return results;
+  } catch (error) {
+    const failure = error instanceof RelayFailure ? error : undefined;
+    const problem = failure?.problem ?? (error instanceof HttpProblem ? error : undefined);
+    line.status = problem?.status ?? 500;
+    line.outcome = failure?.outcome ?? (problem?.status === 400 ? 'invalid' : 'error');
+    if (failure?.errorCode) line.errorCode = failure.errorCode;
+    throw problem ?? error;
+  } finally {
+    deps.log({
+      adapter: input.adapterId,
+      method,
+      ...logPath(input.request.params.path, pathRefused),
+      ...line,
+      durationMs: Math.round(now() - started),
+    });
+  }
+};
+
+/**
+ * Lambda refuses a synchronous response over 6 MB (6,291,456 bytes). The proxy result carries
+ * our JSON as a string inside JSON, so quotes and backslashes are escaped twice and a 4 MiB
+ * orchestrator body can grow past the limit: measure the real thing, with room for the
+ * status code and headers.
+ */
+export const MAX_LAMBDA_RESPONSE_BYTES = 6 * 1024 * 1024 - 16 * 1024;
+
+export const fitsLambdaResponse = (results: unknown, limit = MAX_LAMBDA_RESPONSE_BYTES): boolean =>
+  Buffer.byteLength(JSON.stringify(JSON.stringify(results))) <= limit;

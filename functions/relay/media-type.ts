@@ -1,0 +1,74 @@
+/**
+ * Media types as RFC 9110 §8.3.1 writes them: `type "/" subtype *( OWS ";" OWS parameter )`.
+ * The relay copies `params.accept` and `params.contentType` into outgoing headers, so a value
+ * must be one well-formed media type: no list, no CR/LF, nothing that could smuggle a header.
+ */
+
+/** One media type, lower-cased type and subtype, parameters as given. */
+export interface MediaType {
+  readonly type: string;
+  readonly subtype: string;
+  readonly parameters: ReadonlyArray<readonly [name: string, value: string]>;
+}
+
+// tchar (RFC 9110 §5.6.2) and quoted-string without obs-text: printable ASCII only.
+const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
+const QUOTED = '"(?:[\\t !#-\\[\\]-~]|\\\\[\\t -~])*"';
+const PARAMETER = new RegExp(`^(${TOKEN})=(${TOKEN}|${QUOTED})$`);
+const TYPE = new RegExp(`^(${TOKEN})/(${TOKEN})$`);
+const OWS = /^[ \t]*|[ \t]*$/g;
+
+/** Splits on `;` outside quoted strings. */
+const splitParameters = (value: string): string[] => {
+  const parts: string[] = [];
+  let current = '';
+  let quoted = false;
+  for (let i = 0; i < value.length; i++) {
+    const c = value[i];
+    if (quoted && c === '\\') {
+      current += c + (value[i + 1] ?? '');
+      i++;
+      continue;
+    }
+    if (c === '"') quoted = !quoted;
+    if (c === ';' && !quoted) {
+      parts.push(current);
+      current = '';
+      continue;
+    }
+    current += c;
+  }
+  parts.push(current);
+  return parts;
+};
+
+/**
+ * Parses one media type; `undefined` when it is not well-formed (a list, a bare word, control
+ * characters, non-ASCII, an unterminated quoted string…).
+ */
+export const parseMediaType = (value: string): MediaType | undefined => {
+  // Only visible ASCII, space and tab: this alone rules out CR, LF and NUL.
+  if (!/^[\t\x20-\x7e]*$/.test(value)) return undefined;
+  const [head = '', ...rest] = splitParameters(value);
+  const match = TYPE.exec(head.replace(OWS, ''));
+  if (!match) return undefined;
+  const parameters: [string, string][] = [];
+  for (const raw of rest) {
+    const part = raw.replace(OWS, '');
+    if (part === '') continue; // RFC 9110 allows empty parameters (`a/b;;c=d`)
+    const p = PARAMETER.exec(part);
+    if (!p) return undefined;
+    parameters.push([p[1]!.toLowerCase(), p[2]!]);
+  }
+  return { type: match[1]!.toLowerCase(), subtype: match[2]!.toLowerCase(), parameters };
+};
+
+/** True for `application/json` and every `+json` structured-syntax type (`application/yang-data+json`…). */
+export const isJsonMediaType = (media: MediaType | undefined): boolean =>
+  media !== undefined && (media.subtype === 'json' || media.subtype.endsWith('+json'));
+
+/** The `charset` parameter, unquoted and lower-cased, if any. */
+export const charsetOf = (media: MediaType | undefined): string | undefined => {
+  const raw = media?.parameters.find(([name]) => name === 'charset')?.[1];
+  return raw?.replace(/^"(.*)"$/, '$1').toLowerCase();
+};

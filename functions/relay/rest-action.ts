@@ -1,0 +1,68 @@
+/**
+ * `POST /orch_manager/restAction/{adapterId}` (admin, spec 4.1): relays one REST action to the
+ * orchestrator behind the named adapter and answers `[ { result, data } ]`.
+ *
+ * The container's clients are created here, once: the adapter store, the secrets resolver,
+ * and the orchestrator client whose keep-alive agents carry connections across invocations.
+ *
+ * Configuration: `ADAPTERS_TABLE`, `IDEMPOTENCY_TABLE`, the secrets variables (`SECRETS_BACKEND`…), `LOCAL_MODE`
+ * (`true` lets the relay reach loopback orchestrators, as the local simulator), and
+ * `RELAY_MAX_BODY_BYTES` (default 4 MiB, at most 4 MiB: the orchestrator body read at most).
+ */
+import { createAdapterStore } from '../adapters/store.js';
+import { adapterNameFromPath } from '../adapters/validate.js';
+import { relayRestAction as validate } from '../generated/validators.js';
+import { secretResolver } from '../secrets/resolver.js';
+import { integerEnv, optionalEnv } from '../shared/env.js';
+import { httpHandler, json } from '../shared/http.js';
+import { createIdempotencyStore } from '../shared/idempotency-store.js';
+import { logger } from '../shared/logger.js';
+import { recordRelayCall } from '../shared/metrics.js';
+import { traceSubsegment } from '../shared/tracing.js';
+import { createOrchestratorClient } from './client.js';
+import { DEFAULT_LIMITS, relayRestAction, type RelayDeps, type RelayLogLine, type RestActionRequest } from './core.js';
+
+const MAX_BODY = DEFAULT_LIMITS.maxBodyBytes;
+
+const adapters = createAdapterStore();
+const client = createOrchestratorClient({ allowLoopback: optionalEnv('LOCAL_MODE', 'false') === 'true' });
+const limits = { ...DEFAULT_LIMITS, maxBodyBytes: integerEnv('RELAY_MAX_BODY_BYTES', MAX_BODY, 1024, MAX_BODY) };
+
+/** Outcomes of an exchange that ended without an answer in time. */
+const TIMED_OUT = new Set(['timeout', 'aborted']);
+
+const log = (line: RelayLogLine): void => {
+  logger.info('relay call', { ...line });
+  // Metrics only for exchanges that happened: an unknown or refused name never becomes a dimension.
+  if (line.upstreamMs !== undefined) {
+    recordRelayCall({
+      adapter: line.adapter,
+      outcome: line.upstreamStatus ?? (TIMED_OUT.has(line.outcome) ? 'timeout' : 'error'),
+      latencyMs: line.upstreamMs,
+    });
+  }
+};
+
+const traceCall: RelayDeps['traceCall'] = (adapter, request, send) =>
+  traceSubsegment(
+    `orchestrator ${adapter}`,
+    // The tracer records origin and path only: never the query or credentials.
+    { http: { method: request.method, url: `${request.target.origin.origin}${request.target.path}` }, annotations: { adapter, purpose: 'relay' } },
+    async (sub) => {
+      const response = await send();
+      sub.setHttpStatus(response.status);
+      return response;
+    },
+  );
+
+// Retries carrying the same Idempotency-Key reach the orchestrator once.
+const idempotency = { store: createIdempotencyStore() };
+
+export const handler = httpHandler<RestActionRequest>({ operation: 'relayRestAction', validate, idempotency }, async (event, context, { signal }) => {
+  const adapterId = adapterNameFromPath(event.pathParameters?.['adapterId'], 'adapterId');
+  const results = await relayRestAction(
+    { adapterId, request: event.body, signal },
+    { adapters, secrets: secretResolver, client, remainingTimeMs: () => context.getRemainingTimeInMillis(), log, limits, traceCall },
+  );
+  return json(200, results);
+});

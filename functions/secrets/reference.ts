@@ -1,0 +1,83 @@
+/**
+ * `$VAULT_` references: the only form in which a secret appears in configuration.
+ *
+ * Syntax: `$VAULT_<path>[#<key>]`
+ * - `<path>` is the secret's path inside the configured KV v2 mount (`VAULT_MOUNT`), without
+ *   the mount and without `data/`: segments of letters, digits, space, `.`, `_`, `-`,
+ *   separated by single `/`; no leading or trailing `/`, no `.` or `..` segment; at most
+ *   512 characters.
+ * - `<key>` picks one key of the secret's data (letters, digits, `.`, `_`, `-`; at most 128);
+ *   when omitted it is {@link DEFAULT_KEY}.
+ *
+ * Example: `$VAULT_netconfig/adapters/nso-lab#password` reads
+ * `GET $VAULT_ADDR/v1/<mount>/data/netconfig/adapters/nso-lab` and takes `data.data.password`.
+ */
+
+export const VAULT_PREFIX = '$VAULT_';
+export const ENC_PREFIX = '$ENC';
+/** The key read when a reference names none. */
+export const DEFAULT_KEY = 'password';
+/** Where the service stores the plain passwords it is given: `<prefix>/<adapter name>`. */
+export const ADAPTER_SECRETS_PREFIX = 'netconfig/adapters';
+
+const SEGMENT = /^[A-Za-z0-9 ._-]+$/;
+const KEY = /^[A-Za-z0-9._-]{1,128}$/;
+const MAX_PATH = 512;
+
+/** A parsed reference. */
+export interface SecretReference {
+  readonly path: string;
+  readonly key: string;
+}
+
+/** The sentence every `$ENC` rejection carries: what happened and the form to use instead. */
+export const ENC_REMOVED =
+  '$ENC was removed in 2021.2 and $ENC values no longer function: give the secret as a $VAULT_ reference ' +
+  '("$VAULT_<path>#<key>", e.g. "$VAULT_netconfig/adapters/nso-lab#password") or as the plain value, ' +
+  'which the service stores in the secrets store and replaces by its $VAULT_ reference';
+
+/** True for a `$ENC…` value (leading whitespace ignored: it would not save such a value). */
+export const isEncValue = (value: string): boolean => value.trimStart().startsWith(ENC_PREFIX);
+
+/** True when a value is meant as a reference (it may still be malformed: see {@link parseReference}). */
+export const isVaultReference = (value: string): boolean => value.startsWith(VAULT_PREFIX);
+
+/** Why a path is not a valid secret path, or undefined when it is. */
+export const pathProblem = (path: string): string | undefined => {
+  if (path.length === 0) return 'the path is empty';
+  if (path.length > MAX_PATH) return `the path is longer than ${MAX_PATH} characters`;
+  for (const segment of path.split('/')) {
+    if (segment === '') return 'the path has an empty segment (a leading, trailing or doubled "/")';
+    if (segment === '.' || segment === '..') return 'the path has a "." or ".." segment';
+    if (!SEGMENT.test(segment)) return 'the path may hold only letters, digits, space, ".", "_", "-" and "/"';
+  }
+  return undefined;
+};
+
+/**
+ * Parses `$VAULT_<path>[#<key>]`. Returns the reason as a string when the value is not a
+ * well-formed reference (the value itself is never echoed: it might be a password).
+ */
+export const parseReference = (value: string): SecretReference | string => {
+  if (!isVaultReference(value)) return `a reference starts with ${VAULT_PREFIX}`;
+  const body = value.slice(VAULT_PREFIX.length);
+  const hash = body.indexOf('#');
+  const path = hash === -1 ? body : body.slice(0, hash);
+  const key = hash === -1 ? DEFAULT_KEY : body.slice(hash + 1);
+  const problem = pathProblem(path);
+  if (problem) return problem;
+  if (!KEY.test(key)) return 'the key after "#" must be 1 to 128 letters, digits, ".", "_" or "-"';
+  return { path, key };
+};
+
+/** The canonical text of a reference (the key is always written out). */
+export const formatReference = (reference: SecretReference): string => `${VAULT_PREFIX}${reference.path}#${reference.key}`;
+
+/** Where the plain password of an adapter is stored. */
+export const adapterSecretReference = (adapterName: string): SecretReference => ({
+  path: `${ADAPTER_SECRETS_PREFIX}/${adapterName}`,
+  key: DEFAULT_KEY,
+});
+
+/** True when a path lies in the part of the store the service manages itself. */
+export const isManagedPath = (path: string): boolean => path.startsWith(`${ADAPTER_SECRETS_PREFIX}/`);

@@ -1,0 +1,28 @@
+/**
+ * Which failures of an AWS dependency are worth retrying later: the service is unreachable,
+ * timed out, throttled or failing on its side. The HTTP stack answers those with 503 and
+ * `Retry-After` instead of 500, whichever handler met them.
+ */
+
+const TRANSIENT_ERRORS = new Set([
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+  'InternalServerError',
+  'ServiceUnavailable',
+  'TimeoutError',
+  'RequestTimeout',
+]);
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE']);
+
+/** Why `error` is transient (`unreachable`, `throttled or failing`…), or `undefined` when it is not. */
+export const transientReason = (error: unknown, depth = 0): string | undefined => {
+  if (!(error instanceof Error) || depth > 5) return undefined;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && NETWORK_CODES.has(code)) return 'unreachable';
+  if (TRANSIENT_ERRORS.has(error.name)) return 'throttled or failing';
+  if ((error as { $retryable?: unknown }).$retryable) return 'transient failure';
+  // The SDK wraps socket errors; the code sits on the cause.
+  if (error.cause !== undefined && error.cause !== error) return transientReason(error.cause, depth + 1);
+  return undefined;
+};

@@ -1,0 +1,126 @@
+/**
+ * One Lambda execution environment: a worker thread with its own module state and the
+ * function's environment. It imports the bundled handler once (the cold start), then runs one
+ * invocation at a time, as Lambda does, with a context whose remaining time counts down to the
+ * function's timeout.
+ *
+ * This file runs as a worker entry point under Node's own type stripping: it may import only
+ * Node built-ins (and types).
+ */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parentPort, workerData } from 'node:worker_threads';
+
+/** What the pool tells a new worker. */
+export interface WorkerConfig {
+  readonly codeDir: string;
+  /** `index.handler`: module path, then the exported function. */
+  readonly handler: string;
+  readonly functionName: string;
+  readonly functionArn: string;
+  readonly memoryMb: number;
+  readonly logGroupName: string;
+  readonly logStreamName: string;
+}
+
+/** Messages from the pool. */
+export interface InvokeMessage {
+  readonly type: 'invoke';
+  readonly id: number;
+  /** The event as JSON, as Lambda receives it. */
+  readonly event: string;
+  readonly requestId: string;
+  readonly traceId: string;
+  /** Epoch milliseconds at which the function times out. */
+  readonly deadline: number;
+}
+
+/** Messages to the pool. */
+export type WorkerMessage =
+  | { readonly type: 'ready' }
+  | { readonly type: 'init-error'; readonly errorType: string; readonly errorMessage: string }
+  | { readonly type: 'result'; readonly id: number; readonly payload: string }
+  | { readonly type: 'error'; readonly id: number; readonly errorType: string; readonly errorMessage: string };
+
+type Handler = (event: unknown, context: unknown, callback?: (error: unknown, result?: unknown) => void) => unknown;
+
+const port = parentPort;
+const config = workerData as WorkerConfig;
+
+// The stack is left out on purpose: no stack trace reaches a log line (the Node.js runtime would log it).
+const describe = (error: unknown): { errorType: string; errorMessage: string } => {
+  if (error instanceof Error) return { errorType: error.name || 'Error', errorMessage: error.message };
+  return { errorType: 'Error', errorMessage: typeof error === 'string' ? error : (JSON.stringify(error) ?? String(error)) };
+};
+
+/** Finds the handler as the Node.js runtime does: `<module>.js`, `.mjs`, then `.cjs` under the code directory. */
+const loadHandler = async (): Promise<Handler> => {
+  const dot = config.handler.lastIndexOf('.');
+  if (dot <= 0) throw Object.assign(new Error(`Bad handler ${config.handler}: expected <module>.<function>`), { name: 'Runtime.MalformedHandlerName' });
+  const modulePath = config.handler.slice(0, dot);
+  const exportName = config.handler.slice(dot + 1);
+  const file = ['.js', '.mjs', '.cjs'].map((ext) => path.join(config.codeDir, modulePath + ext)).find((f) => existsSync(f));
+  if (!file) throw Object.assign(new Error(`Cannot find module '${modulePath}'`), { name: 'Runtime.ImportModuleError' });
+  const mod = (await import(pathToFileURL(file).href)) as Record<string, unknown> & { default?: Record<string, unknown> };
+  const fn = mod[exportName] ?? mod.default?.[exportName];
+  if (typeof fn !== 'function') {
+    throw Object.assign(new Error(`${modulePath}.${exportName} is undefined or not exported`), { name: 'Runtime.HandlerNotFound' });
+  }
+  return fn as Handler;
+};
+
+const run = async (handler: Handler, message: InvokeMessage): Promise<unknown> => {
+  // The runtime sets the trace header per invocation; X-Ray SDKs read it from the environment.
+  process.env['_X_AMZN_TRACE_ID'] = message.traceId;
+  const context = {
+    callbackWaitsForEmptyEventLoop: true,
+    functionName: config.functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: config.functionArn,
+    memoryLimitInMB: String(config.memoryMb),
+    awsRequestId: message.requestId,
+    logGroupName: config.logGroupName,
+    logStreamName: config.logStreamName,
+    getRemainingTimeInMillis: () => Math.max(0, message.deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+  const event: unknown = JSON.parse(message.event);
+  if (handler.length >= 3) {
+    // Callback-style handler (still supported by nodejs22.x).
+    return new Promise((resolve, reject) => {
+      const returned = handler(event, context, (error, result) => (error ? reject(error) : resolve(result)));
+      if (returned && typeof (returned as Promise<unknown>).then === 'function') (returned as Promise<unknown>).then(resolve, reject);
+    });
+  }
+  return handler(event, context);
+};
+
+if (port) {
+  const handlerPromise = loadHandler();
+  handlerPromise.then(
+    () => port.postMessage({ type: 'ready' } satisfies WorkerMessage),
+    (error: unknown) => {
+      const d = describe(error);
+      console.error(`INIT_REPORT\t${JSON.stringify({ errorType: d.errorType, errorMessage: d.errorMessage })}`);
+      port.postMessage({ type: 'init-error', errorType: d.errorType, errorMessage: d.errorMessage } satisfies WorkerMessage);
+    },
+  );
+  port.on('message', (message: InvokeMessage) => {
+    if (message.type !== 'invoke') return;
+    void (async () => {
+      try {
+        const result = await run(await handlerPromise, message);
+        // Lambda serializes the result as JSON; `undefined` becomes `null`.
+        port.postMessage({ type: 'result', id: message.id, payload: JSON.stringify(result ?? null) } satisfies WorkerMessage);
+      } catch (error) {
+        const d = describe(error);
+        // What the Node.js runtime logs for a failed invocation (to the function's log, never to the client).
+        console.error(`${new Date().toISOString()}\t${message.requestId}\tERROR\tInvoke Error \t${JSON.stringify(d)}`);
+        port.postMessage({ type: 'error', id: message.id, errorType: d.errorType, errorMessage: d.errorMessage } satisfies WorkerMessage);
+      }
+    })();
+  });
+}

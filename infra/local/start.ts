@@ -1,0 +1,431 @@
+/**
+ * `npm start`: the synthesized stack on one machine, like `sam local start-api`. It
+ * synthesizes the stack with `-c local=true`, starts DynamoDB Local (data under `.local/`),
+ * creates the tables the template declares, the embedded secrets store and the local token
+ * issuer, serves the template's REST API on `http://127.0.0.1:${PORT:-3000}/v1` with every
+ * function in its own worker, registers the NSO simulator as adapter `lab-nso`, and loads the
+ * sample trees on the first start. Ctrl-C stops all of it.
+ *
+ * {@link startLocalStack} is the same thing as a function, for the end-to-end tests.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { PROJECT_ROOT } from '../constructs/service-function.js';
+import {
+  LOCAL_ACCOUNT,
+  LOCAL_API_ID,
+  LOCAL_CREDENTIALS,
+  LOCAL_DIR,
+  LOCAL_REGION,
+  localPort,
+  type LocalState,
+} from './config.js';
+import { freePort, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.js';
+import { functionEnvironment, type Rewrite } from './environment.js';
+import { createGateway, type ExtraRoute } from './gateway.js';
+import { localJwks, mintToken } from './issuer.js';
+import { FunctionPool, type LogSink } from './lambda-pool.js';
+import { unsupportedMapping } from './mapping.js';
+import { startNsoSimulator, type NsoSimulator } from './nso-simulator.js';
+import { documentClientFor, seedSampleTrees } from './seed.js';
+import { readSynthInfo, synthesize, type SynthInfo } from './synth.js';
+import { ensureTables } from './tables.js';
+import { localNames, parseTemplate, readCloudAssembly, type ApiModel, type CloudAssembly } from './template.js';
+
+/** The adapter name the NSO simulator is registered under. */
+export const SIMULATOR_ADAPTER = 'lab-nso';
+
+export interface LocalStackOptions {
+  /** Gateway port; default `PORT` or 3000; 0 picks a free one. */
+  readonly port?: number;
+  /** Where data lives (DynamoDB, secrets, issuer key, state file); default `.local/`. */
+  readonly dataDir?: string;
+  /** Serve this already synthesized assembly (made with `-c local=true`) instead of synthesizing. */
+  readonly cdkOut?: string;
+  /** Where to synthesize; default `cdk.out`. */
+  readonly outDir?: string;
+  /** The stack to serve when the assembly holds several. */
+  readonly stackName?: string;
+  /** Where function, gateway and progress lines go; default standard output. */
+  readonly log?: LogSink;
+  /** Load the sample trees when the tables are new; default true. */
+  readonly sampleData?: boolean;
+  /** Start the NSO simulator and register it as adapter `lab-nso`; default true. */
+  readonly simulator?: boolean;
+  /** Execution environments per function at most; default 10. */
+  readonly maxConcurrency?: number;
+}
+
+export interface LocalStack {
+  /** The stage base URL, e.g. `http://127.0.0.1:3000/v1`. */
+  readonly baseUrl: string;
+  readonly port: number;
+  readonly dataDir: string;
+  readonly stateFile: string;
+  readonly dynamodbEndpoint: string;
+  /** The DynamoDB Local (Java) process. */
+  readonly dynamodbPid: number | undefined;
+  /** Physical table names by table key (`trees`, `adapters`). */
+  readonly tables: Readonly<Record<string, string>>;
+  readonly model: ApiModel;
+  /** True when this start created the tables (and so loaded the sample trees). */
+  readonly firstStart: boolean;
+  /** The NSO simulator behind adapter `lab-nso`, when started. */
+  readonly simulator?: NsoSimulator;
+  /** Mints a token of this stack's issuer. */
+  token(roles: readonly string[], options?: { sub?: string; ttlSeconds?: number }): string;
+  /** Environments started so far for a function (by label, e.g. `GetTree`). */
+  coldStarts(label: string): number;
+  /**
+   * Heap in use (bytes) of each live environment, by function label (for load tests); after a
+   * full garbage collection in each when `collectGarbage` (call it while the stack is idle);
+   * only the `limit` oldest environments of each function when given.
+   */
+  functionHeaps(options?: { readonly collectGarbage?: boolean; readonly limit?: number }): Promise<Record<string, number[]>>;
+  stop(): Promise<void>;
+}
+
+const defaultLog: LogSink = (label, _stream, line) => process.stdout.write(`[${label}] ${line}\n`);
+
+const isAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+/** Data directories of the stacks running in this process. */
+const running = new Set<string>();
+
+/**
+ * Refuses a second stack on the same data (two DynamoDB Local processes on one database file).
+ * A state file left by a run that crashed names a process that is gone: it is overwritten (the
+ * JVM of that run ended with it, see `dynamodb-local.ts`).
+ */
+const claimDataDir = (dataDir: string, stateFile: string): void => {
+  if (running.has(dataDir)) throw new Error(`a local stack in this process already uses ${dataDir}`);
+  if (existsSync(stateFile)) {
+    let state: Partial<LocalState> = {};
+    try {
+      state = JSON.parse(readFileSync(stateFile, 'utf8')) as Partial<LocalState>;
+    } catch {
+      // A damaged state file says nothing: it is rewritten once the stack runs.
+    }
+    if (typeof state.pid === 'number' && state.pid !== process.pid && isAlive(state.pid)) {
+      throw new Error(`a local stack (pid ${state.pid}, ${state.baseUrl}) already uses ${dataDir}: stop it first (Ctrl-C in its terminal)`);
+    }
+  }
+  running.add(dataDir);
+};
+
+/** Creates the embedded secrets store file (format of `functions/secrets/local.ts`) when absent. */
+const ensureSecretsStore = (file: string): void => {
+  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  if (!existsSync(file)) writeFileSync(file, `${JSON.stringify({ version: 1, secrets: {} })}\n`, { mode: 0o600, flag: 'wx' });
+};
+
+export interface ServeOptions {
+  readonly assembly: CloudAssembly;
+  readonly model: ApiModel;
+  /** What was baked into the template at synth time. */
+  readonly synthInfo: SynthInfo;
+  readonly port: number;
+  readonly dataDir: string;
+  readonly dynamodbEndpoint: string;
+  readonly log: LogSink;
+  readonly maxConcurrency?: number;
+  readonly extraRoutes?: readonly ExtraRoute[];
+}
+
+export interface ServedApi {
+  readonly baseUrl: string;
+  readonly pools: ReadonlyMap<string, FunctionPool>;
+  /** The local secrets store files the functions use (`SECRETS_FILE`). */
+  readonly secretsFiles: ReadonlySet<string>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Serves a parsed template on `127.0.0.1:<port>`: one pool of workers per function, with the
+ * template's environment resolved to local values, behind the local gateway.
+ */
+export const serveAssembly = async (o: ServeOptions): Promise<ServedApi> => {
+  const say = (line: string) => o.log('local', 'stdout', line);
+  const { model } = o;
+  const names = localNames(o.assembly.template, { stackName: model.stackName, region: LOCAL_REGION, accountId: LOCAL_ACCOUNT, apiId: LOCAL_API_ID, stageName: model.stageName });
+  const rewrites: Rewrite[] = [
+    { from: o.synthInfo.localDir, to: o.dataDir },
+    { from: `http://127.0.0.1:${o.synthInfo.port}`, to: `http://127.0.0.1:${o.port}` },
+  ];
+  const pools = new Map<string, FunctionPool>();
+  const secretsFiles = new Set<string>();
+  for (const fn of Object.values(model.functions)) {
+    const { environment, unresolved } = functionEnvironment(fn, o.assembly.template, names, {
+      region: LOCAL_REGION,
+      dynamodbEndpoint: o.dynamodbEndpoint,
+      credentials: LOCAL_CREDENTIALS,
+      rewrites,
+      ...(process.env['PATH'] ? { path: process.env['PATH'] } : {}),
+    });
+    if (unresolved.length) say(`warning: ${fn.label}: no local value for ${unresolved.join(', ')}; left unset`);
+    if (environment['SECRETS_BACKEND'] === 'local' && environment['SECRETS_FILE']) secretsFiles.add(environment['SECRETS_FILE']);
+    const arn = `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${fn.name}`;
+    pools.set(
+      fn.logicalId,
+      new FunctionPool(
+        { name: fn.name, label: fn.label, arn, codeDir: fn.codeDir, handler: fn.handler, memoryMb: fn.memoryMb, timeoutSeconds: fn.timeoutSeconds, environment },
+        { log: o.log, ...(o.maxConcurrency ? { maxConcurrency: o.maxConcurrency } : {}) },
+      ),
+    );
+  }
+  for (const m of model.methods) {
+    if (m.integration.type !== 'MOCK') continue;
+    const templates = [...Object.values(m.integration.requestTemplates), ...m.integration.integrationResponses.flatMap((r) => Object.values(r.responseTemplates))];
+    const why = templates.map(unsupportedMapping).find(Boolean);
+    if (why) say(`warning: ${m.httpMethod} ${m.resourcePath} uses ${why}, which the local gateway does not evaluate`);
+  }
+  const gateway = createGateway({
+    model,
+    region: LOCAL_REGION,
+    accountId: LOCAL_ACCOUNT,
+    apiId: LOCAL_API_ID,
+    invoke: (functionId, eventJson, options) => {
+      const pool = pools.get(functionId);
+      if (!pool) throw new Error(`no function ${functionId}`);
+      return pool.invoke(eventJson, options);
+    },
+    ...(o.extraRoutes ? { extraRoutes: o.extraRoutes } : {}),
+    log: (line) => o.log('gateway', 'stdout', line),
+  });
+  try {
+    await gateway.listen(o.port);
+  } catch (error) {
+    await Promise.all([...pools.values()].map((p) => p.close()));
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new Error(code === 'EADDRINUSE' ? `port ${o.port} is in use: set PORT to another port` : (error as Error).message);
+  }
+  return {
+    baseUrl: `http://127.0.0.1:${o.port}/${model.stageName}`,
+    pools,
+    secretsFiles,
+    stop: async () => {
+      await gateway.close();
+      await Promise.all([...pools.values()].map((p) => p.close()));
+    },
+  };
+};
+
+/** Starts the whole local stack; resolves once it answers requests. */
+export const startLocalStack = async (options: LocalStackOptions = {}): Promise<LocalStack> => {
+  const log = options.log ?? defaultLog;
+  const say = (line: string) => log('local', 'stdout', line);
+  const dataDir = path.resolve(options.dataDir ?? LOCAL_DIR);
+  const stateFile = path.join(dataDir, 'state.json');
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  claimDataDir(dataDir, stateFile);
+  const stops: (() => Promise<void>)[] = [async () => void running.delete(dataDir)];
+  const stopAll = async () => {
+    for (const stop of stops.splice(0).reverse()) await stop().catch((error: unknown) => say(`while stopping: ${(error as Error).message}`));
+  };
+  let dynamoStarting: Promise<DynamoDbLocal> | undefined;
+  try {
+    const port = options.port === 0 ? await freePort() : (options.port ?? localPort());
+    // DynamoDB Local (a JVM) starts while CDK synthesizes: both take seconds.
+    dynamoStarting = startDynamoDbLocal({ path: path.join(dataDir, 'dynamodb') }).then(
+      (d) => {
+        stops.push(() => d.stop());
+        return d;
+      },
+      (error: unknown) => {
+        throw new Error(`${(error as Error).message}. DynamoDB Local needs a Java runtime (11 or later) on PATH.`);
+      },
+    );
+    dynamoStarting.catch(() => undefined);
+
+    // 1. The template: synthesized now, or given.
+    let outDir = options.cdkOut;
+    if (!outDir) {
+      outDir = path.resolve(options.outDir ?? path.join(PROJECT_ROOT, 'cdk.out'));
+      say(`synthesizing the stack (cdk synth -c local=true) into ${path.relative(PROJECT_ROOT, outDir) || '.'}…`);
+      await synthesize({ outDir, port });
+    }
+    const assembly = readCloudAssembly(outDir, options.stackName);
+    const model = parseTemplate(assembly);
+    const synthInfo = readSynthInfo(outDir);
+
+    // 2. DynamoDB Local and the template's tables.
+    const dynamo = await dynamoStarting;
+    const client = new DynamoDBClient({ endpoint: dynamo.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, maxAttempts: 3 });
+    stops.push(async () => client.destroy());
+    const tableSpecs = Object.values(model.tables);
+    const report = await ensureTables(client, tableSpecs);
+    const firstStart = report.created.length > 0 && report.existing.length === 0;
+    const tables = Object.fromEntries(tableSpecs.filter((t) => t.key).map((t) => [t.key!, t.name]));
+
+    // 3. The token issuer (its key pair lives in the data directory) and the API with its functions.
+    const issuerDir = path.join(dataDir, 'issuer');
+    const jwks = JSON.stringify(localJwks(issuerDir));
+    const served = await serveAssembly({
+      assembly,
+      model,
+      synthInfo,
+      port,
+      dataDir,
+      dynamodbEndpoint: dynamo.endpoint,
+      log,
+      ...(options.maxConcurrency ? { maxConcurrency: options.maxConcurrency } : {}),
+      extraRoutes: [
+        {
+          method: 'GET',
+          path: '/.well-known/jwks.json',
+          handle: () => ({ statusCode: 200, headers: { 'Content-Type': 'application/json', 'Cache-Control': 'max-age=300' }, body: jwks }),
+        },
+      ],
+    });
+    stops.push(() => served.stop());
+    // 4. The embedded secrets store.
+    for (const file of served.secretsFiles) ensureSecretsStore(file);
+    const baseUrl = served.baseUrl;
+    const token = (roles: readonly string[], o: { sub?: string; ttlSeconds?: number } = {}) => mintToken({ roles, dir: issuerDir, ...o });
+
+    // 5. The NSO simulator, registered through the real API so that its password takes the secrets path.
+    let simulator: NsoSimulator | undefined;
+    if (options.simulator ?? true) {
+      const credentials = { username: 'admin', password: randomBytes(18).toString('base64url') };
+      const sim = await startNsoSimulator({ credentials });
+      simulator = sim;
+      stops.push(() => sim.close());
+      const res = await fetch(`${baseUrl}/adapters/${SIMULATOR_ADAPTER}`, {
+        method: 'PUT',
+        headers: { Authorization: `Bearer ${token(['admin'], { sub: 'local-stack', ttlSeconds: 60 })}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ type: 'nso', baseUrl: sim.url, auth: { type: 'basic', ...credentials } }),
+      });
+      const text = await res.text();
+      if (res.status !== 200 && res.status !== 201) throw new Error(`registering the NSO simulator as adapter ${SIMULATOR_ADAPTER} failed: ${res.status} ${text}`);
+      say(`NSO simulator on ${sim.url}, registered as adapter ${SIMULATOR_ADAPTER}`);
+    }
+
+    // 6. Sample trees on the first start.
+    if (firstStart && (options.sampleData ?? true) && tables['trees']) {
+      const seeded = await seedSampleTrees(documentClientFor(client), tables['trees']);
+      say(`loaded ${seeded.written.length} sample trees${seeded.rejected.length ? ` (${seeded.rejected.length} rejected)` : ''}`);
+    }
+
+    // 7. What `npm run seed` and `npm run token` need to find this stack.
+    const state: LocalState = {
+      baseUrl,
+      dynamodbEndpoint: dynamo.endpoint,
+      tables,
+      pid: process.pid,
+      dataDir,
+      region: LOCAL_REGION,
+      ...(dynamo.process.pid ? { dynamodbPid: dynamo.process.pid } : {}),
+    };
+    writeFileSync(stateFile, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
+    stops.push(async () => rmSync(stateFile, { force: true }));
+
+    let stopped: Promise<void> | undefined;
+    return {
+      baseUrl,
+      port,
+      dataDir,
+      stateFile,
+      dynamodbEndpoint: dynamo.endpoint,
+      dynamodbPid: dynamo.process.pid,
+      tables,
+      model,
+      firstStart,
+      ...(simulator ? { simulator } : {}),
+      token,
+      coldStarts: (label) => [...served.pools.values()].find((p) => p.fn.label === label)?.coldStarts ?? 0,
+      functionHeaps: async (o = {}) => {
+        const heaps: Record<string, number[]> = {};
+        for (const p of served.pools.values()) heaps[p.fn.label] = (await p.heapStatistics(o)).map((h) => h.used_heap_size);
+        return heaps;
+      },
+      stop: () => (stopped ??= stopAll()),
+    };
+  } catch (error) {
+    await dynamoStarting?.catch(() => undefined);
+    await stopAll();
+    throw error;
+  }
+};
+
+/** The lines `npm start` prints once the stack answers. */
+export const readyBanner = (stack: Pick<LocalStack, 'baseUrl' | 'dataDir' | 'model'>, token: string, seconds: number): string => {
+  const functions = Object.keys(stack.model.functions).length;
+  const relative = path.relative(process.cwd(), stack.dataDir);
+  const where = relative === '' ? '.' : relative.startsWith('..') ? stack.dataDir : relative;
+  const methods = stack.model.methods.length;
+  return [
+    '',
+    `Local stack ready in ${seconds.toFixed(1)} s: ${methods} methods, ${functions} functions, data in ${where}`,
+    `  Base URL: ${stack.baseUrl}`,
+    '',
+    '  Try it (the token below is valid for one hour):',
+    `    export BASE=${stack.baseUrl}`,
+    `    export TOKEN=${token}`,
+    '    curl -s -H "Authorization: Bearer $TOKEN" "$BASE/configuration_manager/configs"',
+    '',
+    '  More tokens: npm run --silent token -- --roles admin     (or apiread)',
+    '  Stop: Ctrl-C',
+    '',
+  ].join('\n');
+};
+
+const START_USAGE = 'usage: npm start [-- --no-synth | --cdk-out DIR]   (PORT and NETCONFIG_LOCAL_DIR in the environment)';
+
+/**
+ * `npm start` options: `--no-synth` serves the assembly already in `cdk.out` (quicker when no
+ * code changed); `--cdk-out DIR` serves another one (synthesized with `-c local=true`).
+ */
+export const parseStartArgs = (argv: readonly string[]): LocalStackOptions => {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: { 'no-synth': { type: 'boolean' }, 'cdk-out': { type: 'string' }, help: { type: 'boolean' } },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (values.help) throw new Error(START_USAGE);
+  if (values['cdk-out']) return { cdkOut: path.resolve(values['cdk-out']) };
+  if (values['no-synth']) return { cdkOut: path.join(PROJECT_ROOT, 'cdk.out') };
+  return {};
+};
+
+const main = async (): Promise<void> => {
+  const started = Date.now();
+  let stack: LocalStack | undefined;
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) {
+      process.stderr.write('stopping already; forcing exit\n');
+      process.exit(1);
+    }
+    stopping = true;
+    process.stdout.write(`\n${signal}: stopping the local stack…\n`);
+    // While starting, the start below finishes first and then stops what it started.
+    if (stack) void stack.stop().then(() => process.exit(0));
+  };
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  try {
+    stack = await startLocalStack(parseStartArgs(process.argv.slice(2)));
+  } catch (error) {
+    process.stderr.write(`npm start failed: ${(error as Error).message}\n`);
+    process.exit(1);
+  }
+  if (stopping) {
+    await stack.stop();
+    process.exit(0);
+  }
+  process.stdout.write(readyBanner(stack, stack.token(['admin']), (Date.now() - started) / 1000));
+};
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main();

@@ -1,0 +1,247 @@
+/**
+ * `npm start` end to end: the real stack synthesized once for this run (`cdk synth -c
+ * local=true`), served by `startLocalStack` with DynamoDB Local, the secrets store, the token
+ * issuer and the NSO simulator, exercised over HTTP as a user would. Then stopped and started
+ * again on the same data, and finally run as the `npm start` command and stopped with Ctrl-C.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../infra/constructs/service-function.js';
+import type { LocalState } from '../../infra/local/config.js';
+import { freePort } from '../../infra/local/dynamodb-local.js';
+import { runSeedCli } from '../../infra/local/seed.js';
+import { startLocalStack, type LocalStack } from '../../infra/local/start.js';
+import { synthesize } from '../../infra/local/synth.js';
+
+const MINUTES = 60_000;
+let outDir: string;
+let dataDir: string;
+let port: number;
+let stack: LocalStack | undefined;
+const logs: string[] = [];
+
+const isAlive = (pid: number | undefined): boolean => {
+  if (!pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+const start = () =>
+  startLocalStack({ port, dataDir, cdkOut: outDir, log: (label, _s, line) => logs.push(`[${label}] ${line}`) });
+
+beforeAll(async () => {
+  outDir = mkdtempSync(path.join(tmpdir(), 'netconfig-cdk-out-'));
+  dataDir = mkdtempSync(path.join(tmpdir(), 'netconfig-local-'));
+  port = await freePort();
+  await synthesize({ outDir, port });
+  stack = await start();
+}, 10 * MINUTES);
+
+afterAll(async () => {
+  await stack?.stop();
+  rmSync(outDir, { recursive: true, force: true });
+  rmSync(dataDir, { recursive: true, force: true });
+}, 2 * MINUTES);
+
+const api = async (method: string, p: string, init: { token?: string; body?: unknown; raw?: string | Buffer } = {}) => {
+  const headers: Record<string, string> = {};
+  if (init.token) headers['Authorization'] = `Bearer ${init.token}`;
+  if (init.body !== undefined || init.raw !== undefined) headers['Content-Type'] = 'application/json';
+  const res = await fetch(`${stack!.baseUrl}${p}`, {
+    method,
+    headers,
+    ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : init.raw !== undefined ? { body: init.raw } : {}),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? (JSON.parse(text) as Record<string, unknown> & unknown[]) : undefined };
+};
+
+const expectProblem = (r: { status: number; headers: Headers; body: unknown }, status: number, slug: string) => {
+  expect(r.status).toBe(status);
+  expect(r.headers.get('content-type')).toBe('application/problem+json');
+  expect(r.body).toMatchObject({ type: `urn:netconfig:problem:${slug}`, status, requestId: r.headers.get('x-amzn-requestid') });
+};
+
+describe('npm start (the local stack)', () => {
+  it('serves the stage base URL and the issuer JWKS the authorizer is configured with', async () => {
+    expect(stack!.baseUrl).toBe(`http://127.0.0.1:${port}/v1`);
+    const res = await fetch(`http://127.0.0.1:${port}/.well-known/jwks.json`);
+    expect(res.status).toBe(200);
+    const jwks = (await res.json()) as { keys: { kty: string; kid: string; d?: string }[] };
+    expect(jwks.keys).toHaveLength(1);
+    expect(jwks.keys[0]).toMatchObject({ kty: 'RSA', alg: 'RS256' });
+    expect(jwks.keys[0]!.d).toBeUndefined();
+  });
+
+  it('creates a tree with an admin token and reads it back', async () => {
+    const admin = stack!.token(['admin']);
+    const created = await api('POST', '/configuration_manager/configs', { token: admin, body: { name: `e2e-${Date.now()}`, deviceType: 'cisco-ios' } });
+    expect(created.status).toBe(201);
+    const id = (created.body as unknown as { id: string }).id;
+    expect(id).toMatch(/^[0-9a-f]{24}$/);
+    expect(created.headers.get('location')).toContain(id);
+    const read = await api('GET', `/configuration_manager/configs/${id}`, { token: stack!.token(['apiread']) });
+    expect(read.status).toBe(200);
+    expect(read.body).toEqual(created.body);
+  });
+
+  it('loaded the sample trees on the first start', async () => {
+    expect(stack!.firstStart).toBe(true);
+    const list = await api('GET', '/configuration_manager/configs', { token: stack!.token(['apiread']) });
+    expect(list.status).toBe(200);
+    const names = ((list.body as unknown as { items: { name: string }[] }).items ?? []).map((t) => t.name);
+    expect(names).toContain('access-switch-standard');
+  });
+
+  it('registered the NSO simulator as adapter lab-nso, its password kept in the local secrets store', async () => {
+    const adapter = await api('GET', '/adapters/lab-nso', { token: stack!.token(['admin']) });
+    expect(adapter.status).toBe(200);
+    expect(adapter.body).toMatchObject({ name: 'lab-nso', type: 'nso', baseUrl: stack!.simulator!.url });
+    const password = (adapter.body as unknown as { auth: { password: string } }).auth.password;
+    expect(password).toMatch(/^\$VAULT_/);
+    // The store is the data directory's, not the project's `.local/`.
+    const secretsFile = path.join(dataDir, 'secrets.json');
+    expect(statSync(secretsFile).mode & 0o777).toBe(0o600);
+    expect(Object.keys((JSON.parse(readFileSync(secretsFile, 'utf8')) as { secrets: object }).secrets).length).toBeGreaterThan(0);
+  });
+
+  it('relays to the simulator through adapter lab-nso, and reads the change back', async () => {
+    const admin = stack!.token(['admin']);
+    const hostname = `ce0-e2e-${Date.now()}`;
+    const config = '/restconf/data/tailf-ncs:devices/device=ce0/config';
+    const patch = await api('POST', '/orch_manager/restAction/lab-nso', {
+      token: admin,
+      body: {
+        params: { path: config, method: 'PATCH', accept: 'application/yang-data+json', contentType: 'application/yang-data+json' },
+        body: { 'tailf-ncs:config': { 'tailf-ned-cisco-ios:hostname': hostname } },
+      },
+    });
+    expect(patch.status).toBe(200);
+    expect(patch.body).toEqual([{ result: '204' }]);
+    const read = await api('POST', '/orch_manager/restAction/lab-nso', {
+      token: admin,
+      body: { params: { path: `${config}/tailf-ned-cisco-ios:hostname`, method: 'GET', accept: 'application/yang-data+json' }, body: {} },
+    });
+    expect(read.status).toBe(200);
+    expect(read.body).toEqual([{ result: '200', data: { 'tailf-ned-cisco-ios:hostname': hostname } }]);
+    const seen = stack!.simulator!.requests.filter((r) => r.path.startsWith(config));
+    expect(seen.map((r) => r.method)).toEqual(['PATCH', 'GET']);
+    // The password went through the secrets store and back: the simulator's basic auth accepted it.
+    expect(seen.every((r) => r.user === 'admin')).toBe(true);
+  });
+
+  it('answers a removed route with 410, its problem body and successor Link, without a token', async () => {
+    const r = await api('GET', '/providers');
+    expect(r.status).toBe(410);
+    expect(r.headers.get('content-type')).toBe('application/problem+json');
+    expect(r.headers.get('link')).toBe('</adapters>; rel="successor-version"');
+    expect(r.body).toMatchObject({ type: 'urn:netconfig:problem:route-removed', status: 410, route: 'GET /providers', removedIn: '2021.2', replacement: ['GET /adapters'] });
+    expect((await api('DELETE', '/isAlive')).status).toBe(410);
+  });
+
+  it('answers 410 to a removed route whatever the body and its media type', async () => {
+    for (const [type, body] of [['text/plain', 'hello'], ['application/xml', '<a/>'], ['application/x-www-form-urlencoded', 'a=1'], ['application/json', '{"x":1}']]) {
+      const res = await fetch(`${stack!.baseUrl}/modules/load`, { method: 'POST', headers: { 'Content-Type': type! }, body: body! });
+      expect(res.status, type).toBe(410);
+      expect(await res.json()).toMatchObject({ route: 'POST /modules/load', replacement: [] });
+    }
+  });
+
+  it('answers 401 without a token, 403 to apiread on the relay, 404 to an unknown route, 413 to an oversized body', async () => {
+    expectProblem(await api('GET', '/configuration_manager/configs'), 401, 'unauthorized');
+    expectProblem(await api('GET', '/configuration_manager/configs', { token: 'not-a-jwt' }), 401, 'unauthorized');
+    const relay = { params: { path: '/restconf/data', accept: 'application/yang-data+json' }, body: {} };
+    expectProblem(await api('POST', '/orch_manager/restAction/lab-nso', { token: stack!.token(['apiread']), body: relay }), 403, 'forbidden');
+    expectProblem(await api('GET', '/no/such/route', { token: stack!.token(['admin']) }), 404, 'not-found');
+    expectProblem(await api('POST', '/configuration_manager/configs', { token: stack!.token(['admin']), raw: Buffer.alloc(11 * 1024 * 1024, 0x20) }), 413, 'too-large');
+  });
+
+  it('writes the state file that npm run seed uses to load trees into the running stack', async () => {
+    const state = JSON.parse(readFileSync(stack!.stateFile, 'utf8')) as LocalState;
+    expect(state).toMatchObject({ baseUrl: stack!.baseUrl, dynamodbEndpoint: stack!.dynamodbEndpoint, tables: stack!.tables, pid: process.pid });
+    expect(Object.keys(state.tables)).toEqual(expect.arrayContaining(['adapters', 'trees']));
+    const seedFile = path.join(dataDir, 'seed.json');
+    const tree = { id: 'abcdefabcdefabcdefabcdef', name: 'seeded-by-e2e', deviceType: 'cisco-ios', versions: ['initial', 'draft', 'draft'], created: '2020-01-02T03:04:05.678Z', lastUpdated: '2020-01-02T03:04:05.678Z' };
+    writeFileSync(seedFile, JSON.stringify({ trees: [tree] }));
+    const out: string[] = [];
+    expect(await runSeedCli([seedFile], { stateFile: stack!.stateFile, out: (t) => out.push(t), err: (t) => out.push(t) })).toBe(0);
+    const read = await api('GET', `/configuration_manager/configs/${tree.id}`, { token: stack!.token(['apiread']) });
+    expect(read.body).toEqual(tree);
+  });
+
+  it('stops everything it started, the Java process included, and keeps the data for the next start', async () => {
+    const javaPid = stack!.dynamodbPid;
+    const before = await api('GET', '/configuration_manager/configs/abcdefabcdefabcdefabcdef', { token: stack!.token(['admin']) });
+    expect(before.status).toBe(200);
+    await stack!.stop();
+    expect(isAlive(javaPid)).toBe(false);
+    expect(() => statSync(stack!.stateFile)).toThrow();
+    await expect(fetch(`${stack!.baseUrl}/status`)).rejects.toThrow();
+
+    stack = await start();
+    expect(stack.firstStart).toBe(false);
+    const after = await api('GET', '/configuration_manager/configs/abcdefabcdefabcdefabcdef', { token: stack.token(['admin']) });
+    expect(after.status).toBe(200);
+    expect(after.body).toEqual(before.body);
+    // The adapter now points at this start's simulator.
+    const adapter = await api('GET', '/adapters/lab-nso', { token: stack.token(['admin']) });
+    expect(adapter.body).toMatchObject({ baseUrl: stack.simulator!.url });
+  }, 5 * MINUTES);
+
+  it('refuses a second stack on the same data directory while one runs', async () => {
+    const outcome = await startLocalStack({ port: 0, dataDir, cdkOut: outDir, log: () => undefined }).then(
+      async (second) => {
+        await second.stop();
+        return 'started a second stack';
+      },
+      (error: Error) => error.message,
+    );
+    expect(outcome).toMatch(/already uses/);
+  });
+});
+
+describe('the npm start command', () => {
+  it('prints the base URL, a ready line and a curl example, and stops everything on Ctrl-C', async () => {
+    const cliDir = mkdtempSync(path.join(tmpdir(), 'netconfig-cli-'));
+    const cliPort = await freePort();
+    const tsx = createRequire(path.join(PROJECT_ROOT, 'package.json')).resolve('tsx/cli');
+    const child = spawn(process.execPath, [tsx, 'infra/local/start.ts', '--cdk-out', outDir], {
+      cwd: PROJECT_ROOT,
+      env: { ...process.env, PORT: String(cliPort), NETCONFIG_LOCAL_DIR: cliDir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      const deadline = Date.now() + 4 * MINUTES;
+      while (!output.includes('Local stack ready') && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 250));
+      expect(output).toContain('Local stack ready');
+      expect(output).toContain(`Base URL: http://127.0.0.1:${cliPort}/v1`);
+      const token = /export TOKEN=(\S+)/.exec(output)?.[1];
+      expect(output).toContain('curl -s -H "Authorization: Bearer $TOKEN" "$BASE/configuration_manager/configs"');
+      const res = await fetch(`http://127.0.0.1:${cliPort}/v1/configuration_manager/configs`, { headers: { Authorization: `Bearer ${token}` } });
+      expect(res.status).toBe(200);
+      const state = JSON.parse(readFileSync(path.join(cliDir, 'state.json'), 'utf8')) as LocalState;
+      expect(state.dataDir).toBe(cliDir);
+
+      child.kill('SIGINT');
+      expect(await exited).toBe(0);
+      // DynamoDB Local is gone: its port no longer answers.
+      await expect(fetch(state.dynamodbEndpoint, { method: 'POST' })).rejects.toThrow();
+      await expect(fetch(`http://127.0.0.1:${cliPort}/v1/status`)).rejects.toThrow();
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      rmSync(cliDir, { recursive: true, force: true });
+    }
+  }, 6 * MINUTES);
+});

@@ -1,0 +1,227 @@
+import { App, Aspects, type CfnElement } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { liveRoutes } from '../../functions/shared/routes.js';
+import { tableSpecs } from '../../infra/tables.js';
+import { addNagSuppressions } from '../../infra/nag.js';
+import { NetconfigStack } from '../../infra/stack.js';
+import { specRows, type SpecRow } from '../support/spec-table.js';
+
+type Resources = Record<string, { Type: string; Properties: Record<string, any>; DeletionPolicy?: string; UpdateReplacePolicy?: string }>;
+
+/** Synthesizes the stack without bundling (bundling is exercised by `npm start` and the e2e tests). */
+const synth = () => {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const stack = new NetconfigStack(app, 'Netconfig');
+  addNagSuppressions(stack);
+  Aspects.of(app).add(new AwsSolutionsChecks());
+  app.synth();
+  return { stack, template: Template.fromStack(stack) };
+};
+
+/** Full path of every API Gateway resource id, from PathPart/ParentId. */
+const resourcePaths = (resources: Resources): Map<string, string> => {
+  const paths = new Map<string, string>();
+  const resolve = (id: string): string => {
+    const known = paths.get(id);
+    if (known !== undefined) return known;
+    const res = resources[id];
+    if (!res || res.Type !== 'AWS::ApiGateway::Resource') return '';
+    const parent = res.Properties['ParentId'];
+    const parentPath = parent?.Ref ? resolve(parent.Ref) : '';
+    const full = `${parentPath}/${res.Properties['PathPart']}`;
+    paths.set(id, full);
+    return full;
+  };
+  for (const id of Object.keys(resources)) resolve(id);
+  return paths;
+};
+
+interface Method {
+  method: string;
+  path: string;
+  props: Record<string, any>;
+}
+
+const methods = (template: Template): Method[] => {
+  const resources = template.toJSON().Resources as Resources;
+  const paths = resourcePaths(resources);
+  return Object.values(resources)
+    .filter((r) => r.Type === 'AWS::ApiGateway::Method')
+    .map((r) => {
+      const ref = r.Properties['ResourceId'];
+      const path = ref?.Ref ? paths.get(ref.Ref)! : '/';
+      return { method: r.Properties['HttpMethod'], path, props: r.Properties };
+    });
+};
+
+/** The spec's `:name` path as API Gateway serves it: `{name}`, no trailing slash. */
+const gatewayPath = (row: SpecRow) => row.path.replaceAll(/:(\w+)/g, '{$1}').replace(/(.)\/$/, '$1');
+const specName = (row: SpecRow) => (row.method === 'ANY' ? row.path : `${row.method} ${row.path}`);
+
+describe('stack', () => {
+  let template: Template;
+  let stack: NetconfigStack;
+  let all: Method[];
+  const removed = specRows().filter((row) => !(row.replacement.length === 1 && row.replacement[0] === specName(row)));
+
+  beforeAll(() => {
+    ({ template, stack } = synth());
+    all = methods(template);
+  });
+
+  it('answers 410 from a Mock integration for each of the 34 removed routes, with no authorizer', () => {
+    expect(removed).toHaveLength(34);
+    const mocks = all.filter((m) => m.props['Integration']?.Type === 'MOCK');
+    expect(mocks).toHaveLength(34);
+    for (const row of removed) {
+      const m = all.find((x) => x.method === row.method && x.path === gatewayPath(row));
+      expect(m, specName(row)).toBeDefined();
+      expect(m!.props['AuthorizationType']).toBe('NONE');
+      expect(m!.props['AuthorizerId']).toBeUndefined();
+      const integration = m!.props['Integration'];
+      expect(integration.Type).toBe('MOCK');
+      expect(integration.RequestTemplates['application/json']).toBe('{"statusCode": 410}');
+      for (const type of ['text/plain', 'application/xml', 'application/x-www-form-urlencoded', 'application/yang-data+json']) {
+        expect(integration.RequestTemplates[type], type).toBe('{"statusCode": 410}');
+      }
+      expect(integration.IntegrationResponses).toHaveLength(1);
+      const response = integration.IntegrationResponses[0];
+      expect(response.StatusCode).toBe('410');
+      expect(response.SelectionPattern).toBeUndefined();
+      expect(JSON.parse(response.ResponseTemplates['application/json'])).toEqual({
+        type: 'urn:netconfig:problem:route-removed',
+        title: 'Gone',
+        status: 410,
+        detail: expect.stringContaining(`deprecated in ${row.deprecatedIn} and removed in ${row.removedIn}`),
+        route: specName(row),
+        deprecatedIn: row.deprecatedIn,
+        removedIn: row.removedIn,
+        replacement: row.replacement,
+      });
+      expect(response.ResponseParameters['method.response.header.Content-Type']).toBe("'application/problem+json'");
+      const links = row.replacement.map((r) => r.replace(/^[A-Z]+ /, '')).filter((p) => !p.includes(':'));
+      const link = response.ResponseParameters['method.response.header.Link'];
+      if (links.length) expect(link).toBe(`'${links.map((p) => `<${p}>; rel="successor-version"`).join(', ')}'`);
+      else expect(link).toBeUndefined();
+      expect(m!.props['MethodResponses']).toEqual([
+        { StatusCode: '410', ResponseParameters: expect.objectContaining({ 'method.response.header.Content-Type': true }) },
+      ]);
+    }
+  });
+
+  it('says that POST /modules/load has no replacement', () => {
+    const m = all.find((x) => x.method === 'POST' && x.path === '/modules/load')!;
+    const body = JSON.parse(m.props['Integration'].IntegrationResponses[0].ResponseTemplates['application/json']);
+    expect(body.replacement).toEqual([]);
+    expect(body.detail).toMatch(/no replacement/);
+  });
+
+  it('serves GET /health/system and GET /health/server live, not as 410', () => {
+    for (const path of ['/health/system', '/health/server']) {
+      const m = all.filter((x) => x.path === path);
+      expect(m).toHaveLength(1);
+      expect(m[0]!.props['Integration'].Type).toBe('AWS_PROXY');
+    }
+  });
+
+  it('puts the role authorizer on every live route but /status', () => {
+    const authorizers = template.findResources('AWS::ApiGateway::Authorizer');
+    expect(Object.values(authorizers)).toHaveLength(1);
+    const [authorizerId] = Object.keys(authorizers);
+    expect(Object.values(authorizers)[0]!.Properties).toMatchObject({
+      Type: 'REQUEST',
+      IdentitySource: 'method.request.header.Authorization',
+      AuthorizerResultTtlInSeconds: 300,
+    });
+    for (const route of liveRoutes) {
+      const m = all.find((x) => x.method === route.method && x.path === route.path);
+      expect(m, `${route.method} ${route.path}`).toBeDefined();
+      expect(m!.props['Integration'].Type).toBe('AWS_PROXY');
+      if (route.roles === 'public') {
+        expect(m!.props['AuthorizationType']).toBe('NONE');
+      } else {
+        expect(m!.props['AuthorizationType']).toBe('CUSTOM');
+        expect(m!.props['AuthorizerId']).toEqual({ Ref: authorizerId });
+      }
+    }
+    expect(all).toHaveLength(liveRoutes.length + 34);
+  });
+
+  it('keeps trees in an on-demand, encrypted, point-in-time-recoverable table retained on deletion', () => {
+    const tables = template.findResources('AWS::DynamoDB::GlobalTable');
+    expect(Object.keys(tables)).toHaveLength(Object.keys(tableSpecs).length);
+    for (const table of Object.values(tables)) {
+      expect(table['DeletionPolicy']).toBe('Retain');
+      expect(table['UpdateReplacePolicy']).toBe('Retain');
+      expect(table['Properties']).toMatchObject({
+        BillingMode: 'PAY_PER_REQUEST',
+        SSESpecification: { SSEEnabled: true },
+        Replicas: [expect.objectContaining({ PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true }, DeletionProtectionEnabled: true })],
+      });
+    }
+  });
+
+  it('runs every function on Node.js 22, arm64, with a retained log group', () => {
+    const functions = Object.values(template.findResources('AWS::Lambda::Function')).filter(
+      (f) => f['Properties']['Handler'] === 'index.handler',
+    );
+    expect(functions).toHaveLength(liveRoutes.length + 1);
+    for (const fn of functions) {
+      expect(fn['Properties']).toMatchObject({ Runtime: 'nodejs22.x', Architectures: ['arm64'], TracingConfig: { Mode: 'Active' } });
+      expect(fn['Properties']['LoggingConfig']).toBeDefined();
+    }
+    template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: Match.anyValue() });
+  });
+
+  it('grants each function only the table access its route needs', () => {
+    const relay = stack.functions['relayRestAction']!.function;
+    const policies = template.findResources('AWS::IAM::Policy');
+    const relayRole = stack.resolve(relay.role!.roleName) as { Ref: string };
+    const relayPolicy = Object.values(policies).find((p) => p['Properties']['Roles'].some((r: { Ref: string }) => r.Ref === relayRole.Ref))!;
+    type Statement = { Action: string | string[]; Resource: unknown };
+    const statements: Statement[] = relayPolicy['Properties']['PolicyDocument']['Statement'];
+    const tableLogicalId = (key: string) => stack.getLogicalId(stack.tables[key as keyof typeof stack.tables].node.defaultChild as CfnElement);
+    const actionsOn = (key: string) =>
+      statements.filter((s) => JSON.stringify(s.Resource).includes(`"${tableLogicalId(key)}"`)).flatMap((s) => [s.Action].flat());
+    // Adapters: read only. Idempotency keys: written (claims and answers). Trees: nothing.
+    expect(actionsOn('adapters')).toContain('dynamodb:GetItem');
+    expect(actionsOn('adapters')).not.toContain('dynamodb:PutItem');
+    expect(actionsOn('adapters')).not.toContain('dynamodb:DeleteItem');
+    expect(actionsOn('idempotency')).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem']));
+    expect(actionsOn('trees')).toEqual([]);
+  });
+
+  it('answers every API Gateway error as problem+json, and an unknown route as 404', () => {
+    const responses = Object.values(template.findResources('AWS::ApiGateway::GatewayResponse')).map((r) => r['Properties']);
+    const byType = Object.fromEntries(responses.map((r) => [r.ResponseType, r]));
+    for (const type of ['DEFAULT_4XX', 'DEFAULT_5XX', 'UNAUTHORIZED', 'ACCESS_DENIED', 'MISSING_AUTHENTICATION_TOKEN', 'REQUEST_TOO_LARGE', 'THROTTLED', 'INTEGRATION_TIMEOUT']) {
+      const r = byType[type];
+      expect(r, type).toBeDefined();
+      expect(r.ResponseParameters['gatewayresponse.header.Content-Type']).toBe("'application/problem+json'");
+      const body = JSON.parse(
+        r.ResponseTemplates['application/json'].replace('$context.error.messageString', '"message"'),
+      );
+      expect(body).toMatchObject({ type: expect.stringMatching(/^urn:netconfig:problem:/), title: expect.any(String), detail: expect.any(String), requestId: '$context.requestId' });
+      if (r.StatusCode) expect(body.status).toBe(Number(r.StatusCode));
+    }
+    expect(byType['MISSING_AUTHENTICATION_TOKEN'].StatusCode).toBe('404');
+    expect(byType['UNAUTHORIZED'].StatusCode).toBe('401');
+    expect(byType['ACCESS_DENIED'].StatusCode).toBe('403');
+    expect(byType['REQUEST_TOO_LARGE'].StatusCode).toBe('413');
+  });
+
+  it('has a stage with tracing and access logs', () => {
+    template.hasResourceProperties('AWS::ApiGateway::Stage', {
+      StageName: 'v1',
+      TracingEnabled: true,
+      AccessLogSetting: Match.objectLike({ DestinationArn: Match.anyValue() }),
+    });
+  });
+
+  it('passes the cdk-nag AwsSolutions checks, each suppression with a reason', () => {
+    const errors = Annotations.fromStack(stack).findError('*', Match.stringLikeRegexp('AwsSolutions-.*'));
+    expect(errors.map((e) => `${e.id}: ${String(e.entry.data).split('\n')[0]}`)).toEqual([]);
+  });
+});

@@ -1,0 +1,187 @@
+/**
+ * JWKS fetching and caching of the token verifier, against real JWKS servers on 127.0.0.1,
+ * with an injected clock so that the refetch interval is exercised without waiting.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { AuthorizerConfig } from '../../functions/authorizer/config.js';
+import { checkJwksUrl, DEFAULT_REFETCH_INTERVAL_MS, MAX_JWKS_BYTES } from '../../functions/authorizer/jwks.js';
+import { createTokenVerifier, IssuerKeysUnavailable, TokenRejected } from '../../functions/authorizer/verify.js';
+import { claims, signJwt, startJwksServer, testKey, type JwksServer, type TestKey } from '../support/authorizer.js';
+
+const ISSUER = 'urn:test:issuer';
+const AUDIENCE = 'test-audience';
+
+const servers: JwksServer[] = [];
+const serve = async (doc: unknown, status?: number): Promise<JwksServer> => {
+  const server = await startJwksServer(doc, status);
+  servers.push(server);
+  return server;
+};
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.stop()));
+});
+
+/** A verifier on `url` whose clock the test moves by hand. */
+const verifierOn = (url: string) => {
+  const clock = { now: 1_000_000 };
+  const config: AuthorizerConfig = { issuer: ISSUER, audience: AUDIENCE, jwksUrl: url, rolesClaim: 'roles' };
+  const verifier = createTokenVerifier(config, { now: () => clock.now });
+  return { verifier, clock };
+};
+const tokenFor = (key: TestKey, extra: Record<string, unknown> = {}): string =>
+  signJwt({ alg: key.alg, kid: key.kid }, claims(ISSUER, AUDIENCE, { roles: ['apiread'], ...extra }), key);
+const rejection = (promise: Promise<unknown>): Promise<unknown> => promise.then(() => 'accepted', (err: unknown) => err);
+const reasonOf = async (promise: Promise<unknown>): Promise<string> => {
+  const err = await rejection(promise);
+  return err instanceof TokenRejected ? err.reason : String(err);
+};
+
+describe('token verifier: JWKS cache', () => {
+  it('fetches once, then verifies every token with a known kid from the cache', async () => {
+    const key = testKey('rsa');
+    const server = await serve({ keys: [key.jwk] });
+    const { verifier, clock } = verifierOn(server.url);
+    await expect(verifier.verify(tokenFor(key))).resolves.toEqual({ sub: 'user-1', roles: ['apiread'] });
+    for (let i = 0; i < 30; i++) {
+      clock.now += 60_000; // a known kid never refetches, however much time passes
+      await verifier.verify(tokenFor(key, { sub: `u${i}` }));
+    }
+    expect(server.fetches()).toBe(1);
+    expect(verifier.jwks.fetcher.attempts).toBe(1);
+  });
+
+  it('refetches for an unknown kid at most once per interval, and picks up a rotated key', async () => {
+    const old = testKey('rsa');
+    const rotated = testKey('ec');
+    const server = await serve({ keys: [old.jwk] });
+    const { verifier, clock } = verifierOn(server.url);
+    await verifier.verify(tokenFor(old));
+    expect(server.fetches()).toBe(1);
+
+    // The issuer rotates; within the interval of the last fetch, the new kid is not fetched.
+    server.setDocument({ keys: [old.jwk, rotated.jwk] });
+    clock.now += DEFAULT_REFETCH_INTERVAL_MS - 1;
+    for (let i = 0; i < 10; i++) expect(await reasonOf(verifier.verify(tokenFor(rotated)))).toBe('unknown-key');
+    expect(server.fetches()).toBe(1);
+
+    // Once the interval has passed, one refetch finds it.
+    clock.now += 1;
+    await expect(verifier.verify(tokenFor(rotated))).resolves.toMatchObject({ roles: ['apiread'] });
+    expect(server.fetches()).toBe(2);
+
+    // A flood of forged kids right after costs nothing; the next window allows one fetch.
+    const forger = testKey('rsa');
+    const forged = (i: number): string => signJwt({ alg: 'RS256', kid: `forged-${i}` }, claims(ISSUER, AUDIENCE), forger);
+    for (let i = 0; i < 20; i++) expect(await reasonOf(verifier.verify(forged(i)))).toBe('unknown-key');
+    expect(server.fetches()).toBe(2);
+    clock.now += DEFAULT_REFETCH_INTERVAL_MS;
+    for (let i = 20; i < 40; i++) expect(await reasonOf(verifier.verify(forged(i)))).toBe('unknown-key');
+    expect(server.fetches()).toBe(3);
+    // The keys already known still verify throughout.
+    await expect(verifier.verify(tokenFor(old))).resolves.toMatchObject({ sub: 'user-1' });
+    expect(server.fetches()).toBe(3);
+  });
+
+  it('shares one fetch between concurrent first verifications', async () => {
+    const key = testKey('ec');
+    const server = await serve({ keys: [key.jwk] });
+    const { verifier } = verifierOn(server.url);
+    const results = await Promise.all(Array.from({ length: 25 }, (_, i) => verifier.verify(tokenFor(key, { sub: `c${i}` }))));
+    expect(results.map((r) => r.sub)).toEqual(Array.from({ length: 25 }, (_, i) => `c${i}`));
+    expect(server.fetches()).toBe(1);
+  });
+
+  it('keeps verifying cached keys when the endpoint is down, and refuses unknown kids with 401', async () => {
+    const key = testKey('rsa');
+    const server = await serve({ keys: [key.jwk] });
+    const { verifier, clock } = verifierOn(server.url);
+    await verifier.verify(tokenFor(key));
+    await server.stop();
+    clock.now += DEFAULT_REFETCH_INTERVAL_MS; // the unknown kid below really tries the dead endpoint
+    expect(await reasonOf(verifier.verify(signJwt({ alg: 'RS256', kid: 'new' }, claims(ISSUER, AUDIENCE), testKey('rsa'))))).toBe(
+      'unknown-key',
+    );
+    expect(verifier.jwks.fetcher.attempts).toBe(2);
+    for (let i = 0; i < 5; i++) await expect(verifier.verify(tokenFor(key, { sub: `d${i}` }))).resolves.toMatchObject({ sub: `d${i}` });
+  });
+
+  it('keeps the cached keys when a refetch returns an error status or junk', async () => {
+    const key = testKey('rsa');
+    const server = await serve({ keys: [key.jwk] });
+    const { verifier, clock } = verifierOn(server.url);
+    await verifier.verify(tokenFor(key));
+    for (const [doc, status] of [['oops', 500], ['<html>not json</html>', 200], [{ keys: 'none' }, 200]] as const) {
+      server.setDocument(doc, status);
+      clock.now += DEFAULT_REFETCH_INTERVAL_MS;
+      expect(await reasonOf(verifier.verify(signJwt({ alg: 'RS256', kid: 'new' }, claims(ISSUER, AUDIENCE), testKey('rsa'))))).toBe(
+        'unknown-key',
+      );
+      await expect(verifier.verify(tokenFor(key))).resolves.toMatchObject({ sub: 'user-1' });
+    }
+    expect(server.fetches()).toBe(4);
+  });
+});
+
+describe('token verifier: issuer keys never obtained', () => {
+  it.each([
+    ['the endpoint refuses connections', 'down'],
+    ['the endpoint answers 503', 503],
+    ['the endpoint answers a redirect', 302],
+    ['the endpoint answers something that is not a JWKS', 'junk'],
+    ['the endpoint answers more than the size cap', 'huge'],
+  ] as const)('reports the keys unavailable (not the token) when %s, and retries after the interval', async (_label, mode) => {
+    const key = testKey('rsa');
+    const server =
+      mode === 'junk'
+        ? await serve({ notKeys: true })
+        : mode === 'huge'
+          ? await serve({ keys: [key.jwk], padding: 'x'.repeat(MAX_JWKS_BYTES) })
+          : await serve({ keys: [key.jwk] }, typeof mode === 'number' ? mode : 200);
+    if (mode === 'down') await server.stop();
+    const { verifier, clock } = verifierOn(server.url);
+    expect(await rejection(verifier.verify(tokenFor(key)))).toBeInstanceOf(IssuerKeysUnavailable);
+    // Within the interval no second attempt is made.
+    expect(await rejection(verifier.verify(tokenFor(key)))).toBeInstanceOf(IssuerKeysUnavailable);
+    expect(verifier.jwks.fetcher.attempts).toBe(1);
+    if (mode === 'down') return;
+    server.setDocument({ keys: [key.jwk] });
+    clock.now += DEFAULT_REFETCH_INTERVAL_MS;
+    await expect(verifier.verify(tokenFor(key))).resolves.toMatchObject({ sub: 'user-1' });
+    expect(server.fetches()).toBe(2);
+  });
+
+  it('still refuses junk tokens as junk, without touching the endpoint', async () => {
+    const server = await serve({ keys: [] });
+    const { verifier } = verifierOn(server.url);
+    expect(await reasonOf(verifier.verify('aaaa.bbbb.cccc'))).toBe('malformed');
+    expect(await reasonOf(verifier.verify(signJwt({ alg: 'HS256', kid: 'k' }, claims(ISSUER, AUDIENCE), { hmacSecret: 's' })))).toBe(
+      'algorithm',
+    );
+    expect(await reasonOf(verifier.verify(signJwt({ alg: 'RS256', kid: 'k' }, claims('urn:other', AUDIENCE), testKey('rsa'))))).toBe(
+      'issuer',
+    );
+    expect(server.fetches()).toBe(0);
+  });
+});
+
+describe('checkJwksUrl', () => {
+  it.each([
+    'https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_X/.well-known/jwks.json',
+    'http://127.0.0.1:3000/.well-known/jwks.json',
+    'http://localhost:3000/.well-known/jwks.json',
+    'http://[::1]:3000/.well-known/jwks.json',
+  ])('accepts %s', (url) => {
+    expect(checkJwksUrl(url).href).toBe(url);
+  });
+
+  it.each([
+    'http://issuer.example.com/.well-known/jwks.json',
+    'http://127.0.0.2.nip.io/.well-known/jwks.json',
+    'https://user:pass@issuer.example.com/jwks.json',
+    'file:///etc/passwd',
+    'ftp://127.0.0.1/jwks.json',
+    'not a url',
+  ])('refuses %s at load', (url) => {
+    expect(() => checkJwksUrl(url)).toThrow(/configuration error: JWKS_URL/);
+  });
+});

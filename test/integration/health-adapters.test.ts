@@ -1,0 +1,228 @@
+/**
+ * GET /health/adapters and /health/adapters/{name} against the NSO simulator over loopback,
+ * adapters in DynamoDB Local, passwords in the local secrets store, and a UDP socket standing
+ * in for the X-Ray daemon.
+ */
+import { createSocket, type Socket as UdpSocket } from 'node:dgram';
+import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createAdapterStore } from '../../functions/adapters/store.js';
+import { createLocalBackend } from '../../functions/secrets/local.js';
+import { documentClient } from '../../functions/shared/dynamo.js';
+import { startNsoSimulator, type NsoSimulator } from '../../infra/local/nso-simulator.js';
+import { apiEvent, invoke } from '../support/events.js';
+import { createTables } from '../support/tables.js';
+
+type Handler = Parameters<typeof invoke>[0];
+
+const PASSWORD = 'nso-Secret-42';
+const TRACE_ROOT = '1-5759e988-bd862e3fe1be46a994272793';
+let nso: NsoSimulator;
+let dir: string;
+let listHandler: Handler;
+let oneHandler: Handler;
+let daemon: UdpSocket;
+const datagrams: string[] = [];
+
+const list = (query?: Record<string, string>) =>
+  invoke(listHandler, apiEvent({ method: 'GET', resource: '/health/adapters', ...(query ? { query } : {}), authorizer: { principalId: 'reader', roles: 'apiread' } }));
+const one = (name: string) =>
+  invoke(oneHandler, apiEvent({ method: 'GET', resource: '/health/adapters/{name}', pathParameters: { name: encodeURIComponent(name) } }));
+
+const captureLog = () => {
+  const lines: string[] = [];
+  vi.spyOn(process.stdout, 'write').mockImplementation(((chunk: string | Uint8Array) => {
+    lines.push(...String(chunk).split('\n').filter(Boolean));
+    return true;
+  }) as typeof process.stdout.write);
+  return lines;
+};
+
+beforeAll(async () => {
+  const tables = await createTables();
+  dir = await mkdtemp(path.join(tmpdir(), 'health-adapters-'));
+  nso = await startNsoSimulator({ credentials: { username: 'admin', password: PASSWORD } });
+  const closed = createServer();
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+  const closedPort = (closed.address() as { port: number }).port;
+  await new Promise((resolve) => closed.close(resolve));
+
+  daemon = createSocket('udp4');
+  daemon.on('message', (msg) => datagrams.push(msg.toString('utf8')));
+  daemon.bind(0, '127.0.0.1');
+  await once(daemon, 'listening');
+
+  const secretsFile = path.join(dir, 'secrets.json');
+  const secrets = createLocalBackend({ file: secretsFile });
+  await secrets.write('netconfig/adapters/lab-nso', { password: PASSWORD });
+  await secrets.write('netconfig/adapters/wrong-pass', { password: 'not-the-password' });
+  await secrets.write('netconfig/adapters/dead', { password: PASSWORD });
+  const store = createAdapterStore(documentClient, tables['adapters']);
+  const now = new Date().toISOString();
+  const adapter = (name: string, baseUrl: string, password = `$VAULT_netconfig/adapters/${name}#password`) =>
+    store.put({ name, type: 'nso', baseUrl, auth: { type: 'basic', username: 'admin', password } }, now);
+  await adapter('lab-nso', nso.url);
+  await adapter('wrong-pass', nso.url);
+  await adapter('dead', `http://127.0.0.1:${closedPort}`);
+  await adapter('no-secret', nso.url, '$VAULT_netconfig/adapters/nobody#password');
+
+  vi.stubEnv('SECRETS_BACKEND', 'local');
+  vi.stubEnv('SECRETS_FILE', secretsFile);
+  vi.stubEnv('LOCAL_MODE', 'true');
+  vi.stubEnv('HEALTH_ADAPTER_TIMEOUT_MS', '500');
+  vi.stubEnv('LOG_LEVEL', 'warn');
+  vi.stubEnv('AWS_XRAY_DAEMON_ADDRESS', `127.0.0.1:${daemon.address().port}`);
+  vi.resetModules();
+  listHandler = (await import('../../functions/health/adapters.js')).handler;
+  oneHandler = (await import('../../functions/health/adapter.js')).handler;
+});
+
+afterEach(() => {
+  vi.restoreAllMocks();
+  nso.setKnobs({});
+});
+
+afterAll(async () => {
+  vi.unstubAllEnvs();
+  await nso.close();
+  daemon.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('GET /health/adapters', () => {
+  it('probes every adapter, sorted by name, and tells up from down with a reason', async () => {
+    nso.requests.length = 0;
+    const res = await list();
+    expect(res.status).toBe(200);
+    expect(res.headers['Cache-Control']).toBe('no-store');
+    expect(res.body).toEqual({
+      status: 'down',
+      health: 'down',
+      checkedAt: expect.any(String),
+      adapters: [
+        { name: 'dead', type: 'nso', status: 'down', reason: 'unreachable', latencyMs: expect.any(Number) },
+        { name: 'lab-nso', type: 'nso', status: 'up', latencyMs: expect.any(Number), httpStatus: 200 },
+        { name: 'no-secret', type: 'nso', status: 'down', reason: 'secret-unusable' },
+        { name: 'wrong-pass', type: 'nso', status: 'down', reason: 'unauthorized', latencyMs: expect.any(Number), httpStatus: 401 },
+      ],
+    });
+    // The light call: GET /restconf, authenticated, asking for RESTCONF JSON.
+    expect(nso.requests).toHaveLength(2);
+    for (const r of nso.requests) {
+      expect(r).toMatchObject({ method: 'GET', path: '/restconf' });
+      expect(r.headers['accept']).toBe('application/yang-data+json');
+      expect(r.headers['authorization']).toMatch(/^Basic /);
+    }
+    expect(nso.requests.map((r) => r.user)).toContain('admin');
+  });
+
+  it('never shows an address, a username or a password', async () => {
+    const text = JSON.stringify((await list()).body);
+    for (const secret of [PASSWORD, 'not-the-password', 'admin', nso.url, '127.0.0.1', '$VAULT_']) expect(text).not.toContain(secret);
+  });
+
+  it('pages like GET /adapters', async () => {
+    const first = await list({ limit: '3' });
+    expect(first.body.adapters.map((a: { name: string }) => a.name)).toEqual(['dead', 'lab-nso', 'no-secret']);
+    expect(first.body.next).toEqual(expect.any(String));
+    const second = await list({ limit: '3', cursor: first.body.next });
+    expect(second.body.adapters.map((a: { name: string }) => a.name)).toEqual(['wrong-pass']);
+    expect(second.body).not.toHaveProperty('next');
+  });
+
+  it.each<Record<string, string>>([{ limit: '0' }, { limit: '51' }, { cursor: 'not a cursor' }, { verbose: 'true' }])('answers 400 for the query %j', async (query) => {
+    const res = await list(query);
+    expect(res.status).toBe(400);
+    expect(res.contentType).toBe('application/problem+json');
+  });
+});
+
+describe('GET /health/adapters/{name}', () => {
+  it('answers 200 when the orchestrator answers', async () => {
+    const res = await one('lab-nso');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      status: 'up',
+      health: 'up',
+      checkedAt: expect.any(String),
+      adapter: { name: 'lab-nso', type: 'nso', status: 'up', latencyMs: expect.any(Number), httpStatus: 200 },
+    });
+  });
+
+  it('answers 503 problem+json carrying the health fields when the orchestrator is down', async () => {
+    const res = await one('dead');
+    expect(res.status).toBe(503);
+    expect(res.contentType).toBe('application/problem+json');
+    expect(res.headers['Retry-After']).toBe('30');
+    expect(res.body).toMatchObject({
+      type: 'urn:netconfig:problem:adapter-down',
+      status: 503,
+      health: 'down',
+      adapter: { name: 'dead', status: 'down', reason: 'unreachable' },
+    });
+    expect(JSON.stringify(res.body)).not.toContain('127.0.0.1');
+  });
+
+  it('reports an orchestrator slower than the probe’s time limit as down by timeout', async () => {
+    nso.setKnobs({ delayMs: 3_000 });
+    const res = await one('lab-nso');
+    expect(res.status).toBe(503);
+    expect(res.body.adapter).toMatchObject({ status: 'down', reason: 'timeout' });
+  });
+
+  it('reports an orchestrator answering 5xx as down with its status', async () => {
+    nso.setKnobs({ status: 503 });
+    const res = await one('lab-nso');
+    expect(res.status).toBe(503);
+    expect(res.body.adapter).toMatchObject({ status: 'down', reason: 'unexpected-status', httpStatus: 503 });
+  });
+
+  it('answers 404 for an unknown adapter and 400 for an invalid name', async () => {
+    expect((await one('nobody')).status).toBe(404);
+    const bad = await one('../etc');
+    expect(bad.status).toBe(400);
+    expect(bad.contentType).toBe('application/problem+json');
+  });
+
+  it('logs a failed probe with the request id as correlation id and no secret', async () => {
+    const lines = captureLog();
+    const ev = apiEvent({ method: 'GET', resource: '/health/adapters/{name}', pathParameters: { name: 'wrong-pass' } });
+    const res = await invoke(oneHandler, ev);
+    vi.restoreAllMocks();
+    expect(res.status).toBe(503);
+    const logs = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    const failure = logs.find((l) => l['message'] === 'adapter health check failed');
+    expect(failure).toMatchObject({ level: 'warn', adapter: 'wrong-pass', reason: 'unauthorized', httpStatus: 401, correlationId: ev.requestContext.requestId });
+    expect(logs.every((l) => l['correlationId'] === ev.requestContext.requestId)).toBe(true);
+    const all = lines.join('\n');
+    for (const secret of ['not-the-password', PASSWORD, 'Basic ', nso.url]) expect(all).not.toContain(secret);
+  });
+
+  it('sends the orchestrator call to X-Ray as its own subsegment when the invocation is sampled', async () => {
+    datagrams.length = 0;
+    vi.stubEnv('_X_AMZN_TRACE_ID', `Root=${TRACE_ROOT};Parent=53995c3f42cd8ad8;Sampled=1`);
+    try {
+      expect((await one('lab-nso')).status).toBe(200);
+    } finally {
+      vi.stubEnv('_X_AMZN_TRACE_ID', '');
+    }
+    // The tracer awaits the send before the call returns; loopback delivery is then a matter of the event loop.
+    for (let i = 0; i < 50 && datagrams.length === 0; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(datagrams).toHaveLength(1);
+    const doc = JSON.parse(datagrams[0]!.split('\n')[1]!) as Record<string, any>;
+    expect(doc).toMatchObject({
+      name: 'orchestrator lab-nso',
+      type: 'subsegment',
+      trace_id: TRACE_ROOT,
+      parent_id: '53995c3f42cd8ad8',
+      namespace: 'remote',
+      http: { request: { method: 'GET', url: `${nso.url}/restconf` }, response: { status: 200 } },
+      annotations: { adapter: 'lab-nso', purpose: 'health' },
+    });
+    expect(datagrams[0]).not.toContain(PASSWORD);
+  });
+});

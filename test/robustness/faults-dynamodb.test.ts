@@ -1,0 +1,263 @@
+/**
+ * DynamoDB failing under the functions: a second DynamoDB Local of this file's own (data on
+ * disk), stopped in the middle of a stream of writes, frozen, and started again on the same
+ * port and data. The handlers are imported once: what recovers is the same warm container.
+ */
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { readFileSync, readdirSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { liveRoutes, type LiveRoute } from '../../functions/shared/routes.js';
+import { PROJECT_ROOT } from '../../infra/constructs/service-function.js';
+import { freePort, startDynamoDbLocal, type DynamoDbLocal } from '../support/dynamodb-local.js';
+import { apiEvent, lambdaContext } from '../support/events.js';
+import type { RelayWorld } from '../support/robustness.js';
+
+type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+
+const CONFIG = '/restconf/data/tailf-ncs:devices/device=ce0/config';
+const caller = { principalId: 'faults', principal: 'faults', roles: 'admin' };
+
+let dataDir: string;
+let port: number;
+let dynamo: DynamoDbLocal;
+let world: RelayWorld;
+const handlers = new Map<string, Handler>();
+let headerOf: (result: Pick<APIGatewayProxyResult, 'headers'>, name: string) => string | undefined;
+let knownTreeId: string;
+
+/** A valid request for each route that uses DynamoDB. */
+const validEvent = (route: LiveRoute): APIGatewayProxyEvent => {
+  const base = { method: route.method, resource: route.path, authorizer: caller };
+  switch (route.operationId) {
+    case 'relayRestAction':
+      return apiEvent({ ...base, pathParameters: { adapterId: 'lab' }, body: { params: { method: 'GET', path: CONFIG, accept: 'application/yang-data+json' }, body: {} } });
+    case 'getTree':
+      return apiEvent({ ...base, pathParameters: { treeId: knownTreeId } });
+    case 'createTree':
+      return apiEvent({ ...base, body: { name: `fault-${Math.random().toString(36).slice(2)}`, deviceType: 'x' } });
+    case 'putAdapter':
+      return apiEvent({
+        ...base,
+        pathParameters: { name: 'fault-adapter' },
+        body: { type: 'nso', baseUrl: world.nso.url, auth: { type: 'basic', username: 'admin', password: 'fault-Pa55' } },
+      });
+    case 'getAdapter':
+    case 'getAdapterHealth':
+      return apiEvent({ ...base, pathParameters: { name: 'lab' } });
+    case 'deleteAdapter':
+      return apiEvent({ ...base, pathParameters: { name: 'ghost' } });
+    default:
+      return apiEvent(base);
+  }
+};
+
+const call = (operationId: string, event?: APIGatewayProxyEvent, context = lambdaContext(10_000)) =>
+  handlers.get(operationId)!(event ?? validEvent(liveRoutes.find((r) => r.operationId === operationId)!), context);
+
+const createTree = (name: string) => call('createTree', apiEvent({ method: 'POST', resource: '/configuration_manager/configs', body: { name, deviceType: 'x' }, authorizer: caller }));
+const getTree = (treeId: string) =>
+  call('getTree', apiEvent({ method: 'GET', resource: '/configuration_manager/configs/{treeId}', pathParameters: { treeId }, authorizer: caller }));
+
+/** Runs `count` creates, `parallel` at a time; `onResult` sees each answer as it comes. */
+const createStream = async (prefix: string, count: number, parallel: number, onResult: (name: string, result: APIGatewayProxyResult) => void) => {
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      const name = `${prefix}-${next++}`;
+      onResult(name, await createTree(name));
+    }
+  };
+  await Promise.all(Array.from({ length: parallel }, worker));
+};
+
+/**
+ * The JVM's pid: the child itself, or (when a process supervisor wraps spawned commands in a
+ * shell) the `java` process below it. Signals must reach the JVM, not a wrapper.
+ */
+const processName = (pid: number): string => readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+const childrenOf = (pid: number): number[] =>
+  readdirSync(`/proc/${pid}/task`).flatMap((task) => readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number));
+const jvmPid = (pid: number, depth = 0): number | undefined => {
+  if (processName(pid) === 'java') return pid;
+  if (depth >= 3) return undefined;
+  for (const child of childrenOf(pid)) {
+    const found = jvmPid(child, depth + 1);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+};
+const signalJvm = (signal: NodeJS.Signals): void => {
+  const pid = jvmPid(dynamo.process.pid!);
+  if (pid === undefined) throw new Error('DynamoDB Local has no java process');
+  process.kill(pid, signal);
+};
+
+const expectUnavailable = (result: APIGatewayProxyResult, label: string) => {
+  expect(result.statusCode, `${label}: ${result.body.slice(0, 200)}`).toBe(503);
+  expect(headerOf(result, 'Content-Type'), label).toBe('application/problem+json');
+  expect(headerOf(result, 'Retry-After'), label).toMatch(/^[1-9][0-9]*$/);
+  const problem = JSON.parse(result.body) as { status: number; detail: string };
+  expect(problem.status).toBe(503);
+  // Neither the endpoint nor an AWS error name reaches the client.
+  expect(result.body).not.toContain(String(port));
+  expect(result.body).not.toMatch(/ECONNREFUSED|TimeoutError|Exception/);
+};
+
+/**
+ * Nothing half-written: every tree has its name lock and every lock its tree; a create that
+ * answered 503 either committed whole (its transaction had reached DynamoDB) or not at all.
+ */
+const expectWholeTrees = async (unavailable: readonly string[]) => {
+  const items = await world.items('trees');
+  const trees = items.filter((i) => String(i['pk']).startsWith('TREE#'));
+  const locks = new Map(items.filter((i) => String(i['pk']).startsWith('NAME#')).map((i) => [String(i['pk']).slice('NAME#'.length), String(i['treeId'])]));
+  for (const tree of trees) expect(locks.get(String(tree['name'])), String(tree['name'])).toBe(tree['id']);
+  const treeIds = new Set(trees.map((t) => String(t['id'])));
+  for (const [name, id] of locks) expect(treeIds.has(id), `lock ${name}`).toBe(true);
+  for (const name of unavailable) {
+    const tree = trees.find((t) => t['name'] === name);
+    if (tree) expect(locks.get(name), name).toBe(tree['id']);
+    else expect(locks.has(name), name).toBe(false);
+  }
+};
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(path.join(tmpdir(), 'faults-dynamodb-'));
+  port = await freePort();
+  dynamo = await startDynamoDbLocal({ port, path: dataDir });
+  // Everything below, the handlers included, talks to this DynamoDB Local.
+  process.env['AWS_ENDPOINT_URL_DYNAMODB'] = dynamo.endpoint;
+  // As the stack configures putAdapter and deleteAdapter.
+  process.env['SECRETS_ACCESS'] = 'write';
+  vi.resetModules();
+  const support = await import('../support/robustness.js');
+  headerOf = support.headerOf;
+  world = await support.startRelayWorld();
+  for (const route of liveRoutes) {
+    const file = pathToFileURL(path.join(PROJECT_ROOT, 'functions', `${route.handler}.ts`)).href;
+    handlers.set(route.operationId, ((await import(/* @vite-ignore */ file)) as { handler: Handler }).handler);
+  }
+}, 120_000);
+
+afterAll(async () => {
+  if (dynamo?.process.exitCode === null && dynamo.process.signalCode === null) signalJvm('SIGCONT');
+  await dynamo?.stop();
+  await world?.close();
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('DynamoDB stopped in the middle of a run', () => {
+  const created = new Map<string, string>();
+  const unavailable: string[] = [];
+
+  it('serves while it runs', async () => {
+    const first = await createTree('before-stop');
+    expect(first.statusCode).toBe(201);
+    knownTreeId = (JSON.parse(first.body) as { id: string }).id;
+    expect((await call('relayRestAction')).statusCode).toBe(200);
+  });
+
+  it('answers every create in flight 201 or 503 with Retry-After when it stops, never 500 or 504', async () => {
+    const answers: number[] = [];
+    let killed = false;
+    await createStream('stream', 60, 4, (name, result) => {
+      answers.push(result.statusCode);
+      if (result.statusCode === 201) created.set(name, (JSON.parse(result.body) as { id: string }).id);
+      else {
+        expectUnavailable(result, name);
+        unavailable.push(name);
+      }
+      // Stopped while creates are in flight.
+      if (!killed && created.size >= 10) {
+        killed = true;
+        signalJvm('SIGTERM');
+      }
+    });
+    expect(killed).toBe(true);
+    expect(answers.every((s) => s === 201 || s === 503)).toBe(true);
+    expect(unavailable.length).toBeGreaterThan(0);
+    console.log(`faults: DynamoDB stopped after ${created.size} confirmed creates; ${unavailable.length} creates answered 503`);
+  }, 120_000);
+
+  it('answers 503 with Retry-After on every route that needs it, inside the function deadline', async () => {
+    const dependent = liveRoutes.filter((r) => Object.keys(r.needs.tables ?? {}).length > 0);
+    expect(dependent.length).toBeGreaterThanOrEqual(10);
+    for (const route of dependent) {
+      const context = lambdaContext(10_000);
+      const result = await call(route.operationId, validEvent(route), context);
+      expectUnavailable(result, route.operationId);
+      // The function's own early timeout (504) did not have to answer: DynamoDB failed fast.
+      expect(context.getRemainingTimeInMillis()).toBeGreaterThan(0);
+    }
+  }, 120_000);
+
+  it('answers again once it is back on the same port and data, without re-importing the handlers', async () => {
+    dynamo = await startDynamoDbLocal({ port, path: dataDir });
+    const after = await createTree('after-restart');
+    expect(after.statusCode).toBe(201);
+    expect((await getTree((JSON.parse(after.body) as { id: string }).id)).statusCode).toBe(200);
+    for (const route of liveRoutes.filter((r) => r.method === 'GET' && Object.keys(r.needs.tables ?? {}).length > 0)) {
+      expect((await call(route.operationId)).statusCode, route.operationId).toBe(200);
+    }
+    expect((await call('relayRestAction')).statusCode).toBe(200);
+  }, 120_000);
+
+  it('lost nothing it confirmed and half-wrote nothing: each tree has its name lock and each lock its tree', async () => {
+    for (const [name, id] of created) {
+      const read = await getTree(id);
+      expect(read.statusCode, name).toBe(200);
+      expect((JSON.parse(read.body) as { name: string }).name).toBe(name);
+    }
+    await expectWholeTrees(unavailable);
+  });
+});
+
+describe('DynamoDB that hangs', () => {
+  it('answers 503 before the function deadline while it is frozen, and 200 once it thaws', async () => {
+    signalJvm('SIGSTOP');
+    try {
+      const context = lambdaContext(10_000);
+      const frozen = await call(
+        'getTree',
+        apiEvent({ method: 'GET', resource: '/configuration_manager/configs/{treeId}', pathParameters: { treeId: knownTreeId }, authorizer: caller }),
+        context,
+      );
+      expectUnavailable(frozen, 'getTree while frozen');
+      expect(context.getRemainingTimeInMillis()).toBeGreaterThan(0);
+    } finally {
+      signalJvm('SIGCONT');
+    }
+    expect((await getTree(knownTreeId)).statusCode).toBe(200);
+  }, 60_000);
+});
+
+describe('DynamoDB that crashes', () => {
+  it('leaves no half-written tree, and the same handlers answer once it is back', async () => {
+    const unavailable: string[] = [];
+    let confirmed = 0;
+    let killed = false;
+    await createStream('crash', 40, 4, (name, result) => {
+      if (result.statusCode === 201) confirmed++;
+      else {
+        expectUnavailable(result, name);
+        unavailable.push(name);
+      }
+      if (!killed && confirmed >= 5) {
+        killed = true;
+        // No chance to finish anything. (DynamoDB Local may then lose the writes it
+        // acknowledged last, which DynamoDB never does: only wholeness is checked here.)
+        signalJvm('SIGKILL');
+      }
+    });
+    expect(killed).toBe(true);
+    expect(unavailable.length).toBeGreaterThan(0);
+    dynamo = await startDynamoDbLocal({ port, path: dataDir });
+    await expectWholeTrees(unavailable);
+    expect((await createTree('after-crash')).statusCode).toBe(201);
+    console.log(`faults: DynamoDB killed after ${confirmed} confirmed creates; ${unavailable.length} creates answered 503`);
+  }, 120_000);
+});

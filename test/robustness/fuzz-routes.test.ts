@@ -1,0 +1,278 @@
+/**
+ * Property-based bad input for every live route, through its real handler (DynamoDB Local,
+ * the local secrets store, the NSO simulator): arbitrary headers, path and query parameters
+ * and bodies (plausible, deeply nested, megabytes long, not JSON). Every answer is one the
+ * route documents (or the shared stack's 400 and 415), a problem+json body for every 4xx and
+ * 5xx, never a 500; and the relay sends nothing for a request it refuses.
+ *
+ * `FUZZ_RUNS` sets the runs per route (default 150).
+ */
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import fc from 'fast-check';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { liveRoute, liveRoutes, type LiveRoute } from '../../functions/shared/routes.js';
+import { PROJECT_ROOT } from '../../infra/constructs/service-function.js';
+import { freePort } from '../support/dynamodb-local.js';
+import { lambdaContext } from '../support/events.js';
+import { deepJson, fuzzEvent, fuzzInputArb } from '../support/fuzz.js';
+import { CONFIG_PATH, headerOf, startRelayWorld, type RelayWorld } from '../support/robustness.js';
+
+type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+
+const RUNS = Number(process.env['FUZZ_RUNS'] ?? 150);
+
+/**
+ * What each route may answer to arbitrary input while its dependencies are up. The shared
+ * stack adds 400 (validation) and 415 (a body that is not JSON) to every route; 409 and 422
+ * come from `Idempotency-Key` reuse; 503 only where a down orchestrator is the answer.
+ */
+const ALLOWED: Readonly<Record<string, readonly number[]>> = {
+  relayRestAction: [200, 400, 404, 409, 415, 422],
+  getTree: [200, 400, 404, 415],
+  listTrees: [200, 400, 415],
+  createTree: [201, 400, 409, 415, 422],
+  putAdapter: [200, 201, 400, 415],
+  getAdapter: [200, 400, 404, 415],
+  listAdapters: [200, 400, 415],
+  deleteAdapter: [204, 400, 404, 415],
+  getStatus: [200, 400, 415],
+  getSystemHealth: [200, 400, 415],
+  getServerHealth: [200, 400, 415],
+  getAdaptersHealth: [200, 400, 415],
+  getAdapterHealth: [200, 400, 404, 415, 503],
+};
+/** Answered by the shared HTTP stack for any route, documented once for all. */
+const STACK_STATUSES = [400, 415];
+/** Adapters the fuzzer must not replace or delete: the relay's target. */
+const FIXTURE_ADAPTERS = new Set(['lab']);
+
+let world: RelayWorld;
+let closedPort: number;
+const knownTreeIds: string[] = [];
+const statuses = new Map<string, number>();
+const count = (operationId: string, status: number) => statuses.set(`${operationId} ${status}`, (statuses.get(`${operationId} ${status}`) ?? 0) + 1);
+const handlers = new Map<string, Handler>();
+
+const text = fc.oneof(
+  fc.string({ unit: 'grapheme', maxLength: 40 }),
+  fc.string({ unit: 'grapheme-ascii', maxLength: 300 }),
+  fc.constantFrom('', ' x', 'x ', '\u0000', '\n', '$ENCabc', '$VAULT_a#b', 'lab', '../..', '%2e%2e'),
+);
+const anything = fc.oneof(text, fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.jsonValue({ maxDepth: 2 }));
+const partial = <T extends Record<string, unknown>>(model: { [K in keyof T]: fc.Arbitrary<T[K]> }) =>
+  fc.tuple(fc.record(model, { requiredKeys: [] }), fc.option(fc.dictionary(fc.string({ maxLength: 10 }), anything, { maxKeys: 2 }), { freq: 5, nil: undefined })).map(
+    ([value, extra]) => ({ ...extra, ...value }),
+  );
+
+const relayPath = fc.oneof(
+  text,
+  fc.constantFrom(CONFIG_PATH, '/restconf/data', '/restconf', '/restconf/data/tailf-ncs:devices?depth=1', '//evil.example/x', '/a/../b', 'http://x/y', '/%2e%2e/x', '/a\r\nX: y'),
+  fc.string({ unit: 'grapheme', maxLength: 60 }).map((s) => `/restconf/data/${s}`),
+  fc.string({ unit: 'grapheme', maxLength: 60 }).map((s) => `/restconf/data/${encodeURIComponent(s)}`),
+);
+
+const accept = fc.oneof(text, fc.constantFrom('application/yang-data+json', 'application/json', '*/*', 'application/yang-data+xml', 'a/b, c/d', 'a/b\r\nX: y'));
+const method = fc.oneof(text, fc.constantFrom('GET', 'get', 'POST', 'PATCH', 'put', 'DELETE', 'HEAD', 'TRACE', 'CONNECT'));
+const password = fc.oneof(fc.constantFrom('$VAULT_netconfig/adapters/lab#password', '$VAULT_nowhere#password', '$ENCabcdef', '$VAULT_', '$VAULT_a#'), text);
+const baseUrl = fc.oneof(
+  // Valid in local mode: loopback addresses where nothing listens (nothing leaves the machine).
+  { weight: 4, arbitrary: fc.oneof(fc.constant('http://127.0.0.1'), fc.constant(0).map(() => `http://127.0.0.1:${closedPort}`)) },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom(
+      'https://[::1]:1/',
+      'http://169.254.169.254',
+      'http://0.0.0.0:1',
+      'ftp://127.0.0.1',
+      'http://user:pw@127.0.0.1:1',
+      'http://127.0.0.1:1/path',
+      'http://127.0.0.1:0',
+      'http://127.0.0.1:99999',
+      'http://[fe80::1]',
+    ),
+  },
+  { weight: 1, arbitrary: text },
+);
+
+/** Bodies shaped like each route's schema: some valid, most wrong in one or more ways. */
+const shapedBodies = (): Readonly<Record<string, fc.Arbitrary<unknown>>> => ({
+  relayRestAction: fc.oneof(
+    fc.record({
+      params: fc.record(
+        {
+          path: fc.oneof(
+            fc.constantFrom(CONFIG_PATH, `${CONFIG_PATH}/tailf-ned-cisco-ios:hostname`, '/restconf/data/tailf-ncs:devices', '/restconf/data?depth=1', '/restconf/data/tailf-ncs:devices/device=ce0/sync-from'),
+            fc.stringMatching(/^\/restconf\/data\/[A-Za-z0-9:=,_-]{0,30}$/),
+            relayPath,
+          ),
+          accept: fc.oneof(fc.constantFrom('application/yang-data+json', 'application/vnd.yang.data+json', 'application/yang-data+xml', 'text/html'), accept),
+          method: fc.constantFrom('GET', 'get', 'POST', 'PATCH', 'put', 'DELETE'),
+          contentType: fc.constantFrom('application/yang-data+json', 'application/json'),
+        },
+        { requiredKeys: ['path', 'accept'] },
+      ),
+      body: fc.dictionary(fc.string({ maxLength: 20 }), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 3 }),
+    }),
+    relayShaped(),
+  ),
+  createTree: fc.oneof(fc.record({ name: text, deviceType: text }), partial({ name: text, deviceType: text, description: fc.oneof(text, fc.integer()) })),
+  putAdapter: fc.oneof(
+    fc.record({ type: fc.constant('nso'), baseUrl, auth: fc.record({ type: fc.constant('basic'), username: text, password }) }),
+    putAdapterShaped(),
+  ),
+});
+
+const relayShaped = () =>
+  partial({
+    params: fc.oneof(partial({ path: relayPath, accept, contentType: fc.oneof(text, fc.constantFrom('application/yang-data+json', 'text/plain')), method }), anything),
+    body: fc.oneof(fc.dictionary(fc.string({ maxLength: 20 }), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 4 }), anything),
+  });
+
+const putAdapterShaped = () =>
+  partial({
+    type: fc.oneof(fc.constant('nso'), text),
+    baseUrl,
+    auth: fc.oneof(partial({ type: fc.oneof(fc.constant('basic'), text), username: text, password }), anything),
+    timeoutMs: fc.oneof(fc.integer(), fc.integer({ min: 100, max: 25_000 }), anything),
+  });
+
+/** Path parameter values that name things that exist, mixed into the arbitrary ones. */
+const pathValues = (): Readonly<Record<string, Readonly<Record<string, fc.Arbitrary<string>>>>> => ({
+  relayRestAction: { adapterId: fc.constantFrom('lab', 'lab', 'lab', 'lab-two') },
+  getTree: { treeId: fc.oneof(fc.constantFrom(...knownTreeIds), fc.stringMatching(/^[0-9a-f]{24}$/)) },
+  getAdapter: { name: fc.constantFrom('lab', 'lab-two', 'lab%2Dtwo') },
+  getAdapterHealth: { name: fc.constantFrom('lab', 'lab-two') },
+  putAdapter: { name: fc.stringMatching(/^[A-Za-z0-9 ._-]{1,20}$/).map(encodeURIComponent) },
+  deleteAdapter: { name: fc.constantFrom('lab-two', 'ghost') },
+});
+
+const safeDecode = (value: string | undefined): string | undefined => {
+  try {
+    return value === undefined ? undefined : decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+};
+
+/** The answer is one the route may give, and shaped as the API promises. */
+const expectWellFormed = (route: LiveRoute, result: APIGatewayProxyResult): void => {
+  const status = result.statusCode;
+  expect(ALLOWED[route.operationId], `${route.operationId} answered ${status}: ${result.body.slice(0, 300)}`).toContain(status);
+  const contentType = headerOf(result, 'Content-Type');
+  if (status >= 400) {
+    expect(contentType).toBe('application/problem+json');
+    const problem = JSON.parse(result.body) as Record<string, unknown>;
+    expect(problem).toMatchObject({ status, type: expect.stringMatching(/^urn:netconfig:problem:/), title: expect.any(String), detail: expect.any(String) });
+    expect(result.body).not.toMatch(/at .+\.(?:ts|js):\d+/);
+  } else if (status !== 204) {
+    expect(contentType).toMatch(/^application\/json/);
+    JSON.parse(result.body);
+  }
+};
+
+beforeAll(async () => {
+  world = await startRelayWorld();
+  closedPort = await freePort();
+  process.env['SECRETS_ACCESS'] = 'write';
+  await world.addAdapter('lab-two', world.nso.url);
+  for (const route of liveRoutes) {
+    const file = pathToFileURL(path.join(PROJECT_ROOT, 'functions', `${route.handler}.ts`)).href;
+    const module = (await import(/* @vite-ignore */ file)) as { handler: Handler };
+    handlers.set(route.operationId, module.handler);
+  }
+  for (const name of ['fuzz-a', 'fuzz-b']) {
+    const created = await handlers.get('createTree')!(fuzzEvent(liveRoute('createTree'), { pathParameters: null, query: null, headers: {}, body: JSON.stringify({ name, deviceType: 'x' }), base64: false }), lambdaContext());
+    knownTreeIds.push((JSON.parse(created.body) as { id: string }).id);
+  }
+});
+
+afterAll(async () => {
+  // What the runs covered, for whoever tunes the arbitraries.
+  console.log(`fuzz statuses (${RUNS} runs per route): ${JSON.stringify(Object.fromEntries([...statuses].sort()))}`);
+  await world?.close();
+});
+
+describe('the allowed statuses', () => {
+  it('cover every live route, and each is documented by the route or answered by the shared stack', () => {
+    expect(Object.keys(ALLOWED).sort()).toEqual(liveRoutes.map((r) => r.operationId).sort());
+    for (const route of liveRoutes) {
+      const documented = new Set([...Object.keys(route.responses).map(Number), ...STACK_STATUSES]);
+      for (const status of ALLOWED[route.operationId]!) expect(documented, `${route.operationId} ${status}`).toContain(status);
+      expect(ALLOWED[route.operationId]).not.toContain(500);
+    }
+  });
+});
+
+describe.each(liveRoutes.map((route) => [route.operationId, route] as const))('%s with arbitrary input', (operationId, route) => {
+  it(
+    'answers a documented status with a problem body for every error, never 500, and the relay sends nothing it refuses',
+    async () => {
+      const handler = handlers.get(operationId)!;
+      const shaped = shapedBodies()[operationId];
+      const values = pathValues()[operationId];
+      await fc.assert(
+        fc.asyncProperty(fuzzInputArb(route, { ...(shaped ? { shapedBody: shaped } : {}), ...(values ? { pathValues: values } : {}) }), async (input) => {
+          if (operationId === 'putAdapter' || operationId === 'deleteAdapter') {
+            fc.pre(!FIXTURE_ADAPTERS.has(safeDecode(input.pathParameters?.['name']) ?? ''));
+          }
+          const sentBefore = world.nso.requests.length;
+          const result = await handler(fuzzEvent(route, input), lambdaContext(10_000));
+          expectWellFormed(route, result);
+          count(operationId, result.statusCode);
+          if (operationId === 'relayRestAction' && result.statusCode >= 400) {
+            expect(world.nso.requests.length, `sent for a refused request: ${result.body.slice(0, 200)}`).toBe(sentBefore);
+          }
+        }),
+        { numRuns: RUNS },
+      );
+    },
+    120_000,
+  );
+});
+
+describe('the relay with near-valid requests (one part arbitrary)', () => {
+  const valid = { params: { method: 'GET', path: CONFIG_PATH, accept: 'application/yang-data+json' }, body: {} };
+  const mutation = fc.oneof(
+    relayPath.map((path) => ({ params: { ...valid.params, path } })),
+    accept.map((value) => ({ params: { ...valid.params, accept: value } })),
+    method.map((value) => ({ params: { ...valid.params, method: value } })),
+    fc.oneof(text, fc.constantFrom('application/yang-data+xml')).map((contentType) => ({ params: { ...valid.params, method: 'PATCH', contentType } })),
+    anything.map((body) => ({ body })),
+    anything.map((params) => ({ params })),
+    fc.dictionary(fc.string({ maxLength: 10 }), anything, { minKeys: 1, maxKeys: 2 }).map((extra) => ({ ...extra })),
+  );
+  /** The request as text: a valid request with one part changed, or one whose body nests deeply. */
+  const requestText = fc.oneof(
+    { weight: 6, arbitrary: mutation.map((change) => JSON.stringify({ ...valid, ...change })) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .integer({ min: 100, max: 30_000 })
+        .map((depth) => JSON.stringify({ ...valid, params: { ...valid.params, method: 'PATCH' }, body: { deep: '@' } }).replace('"@"', deepJson(depth, 'object'))),
+    },
+  );
+
+  it('sends exactly the path it was given when it answers 200, and nothing when it refuses', async () => {
+    const handler = handlers.get('relayRestAction')!;
+    const route = liveRoute('relayRestAction');
+    await fc.assert(
+      fc.asyncProperty(requestText, fc.constantFrom('lab', 'lab', 'lab', 'ghost', 'lab%20two', '%zz'), async (text, adapterId) => {
+        const sentBefore = world.nso.requests.length;
+        const result = await handler(fuzzEvent(route, { pathParameters: { adapterId }, query: null, headers: {}, body: text, base64: false }), lambdaContext(10_000));
+        count('relayRestAction (near-valid)', result.statusCode);
+        expectWellFormed(route, result);
+        const sent = world.nso.requests.slice(sentBefore);
+        if (result.statusCode === 200) {
+          expect(sent).toHaveLength(1);
+          expect(sent[0]!.path).toBe((JSON.parse(text) as { params: { path: string } }).params.path);
+        } else {
+          expect(sent, result.body.slice(0, 200)).toHaveLength(0);
+        }
+      }),
+      { numRuns: RUNS * 2 },
+    );
+    world.nso.resetData();
+  }, 120_000);
+});

@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { algorithmFitsKey, bearerToken, MAX_TOKEN_LENGTH, TokenRejected } from '../../functions/authorizer/verify.js';
+
+const JWT = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln';
+
+const reason = (fn: () => unknown): string => {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof TokenRejected) return err.reason;
+    throw err;
+  }
+  return 'accepted';
+};
+
+describe('bearerToken', () => {
+  it.each(['Authorization', 'authorization', 'AUTHORIZATION', 'aUtHoRiZaTiOn'])('reads the %s header', (name) => {
+    expect(bearerToken({ [name]: `Bearer ${JWT}` })).toBe(JWT);
+  });
+
+  it('accepts the scheme in any case and surrounding blanks after it', () => {
+    expect(bearerToken({ authorization: `bearer  ${JWT} ` })).toBe(JWT);
+    expect(bearerToken({ authorization: `BEARER\t${JWT}` })).toBe(JWT);
+  });
+
+  it.each([
+    ['no headers', null],
+    ['no Authorization header', { Accept: 'application/json' }],
+    ['an empty Authorization header', { Authorization: '' }],
+  ])('reports a missing token for %s', (_label, headers) => {
+    expect(reason(() => bearerToken(headers))).toBe('missing');
+  });
+
+  it.each([
+    ['another scheme', `Basic ${Buffer.from('a:b').toString('base64')}`],
+    ['the scheme alone', 'Bearer'],
+    ['the token without scheme', JWT],
+    ['two tokens', `Bearer ${JWT} ${JWT}`],
+    ['two parts', 'Bearer eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0'],
+    ['an empty signature (alg none style)', 'Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.'],
+    ['padding', 'Bearer eyJhbGciOiJSUzI1NiJ9=.eyJzdWIiOiJ4In0.c2ln'],
+    ['four parts (JWE-like)', `Bearer ${JWT}.x`],
+    ['characters outside base64url', 'Bearer eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2l+'],
+  ])('reports a malformed header for %s', (_label, value) => {
+    expect(reason(() => bearerToken({ Authorization: value }))).toBe('malformed');
+  });
+
+  it('refuses two Authorization headers instead of picking one', () => {
+    expect(reason(() => bearerToken({ Authorization: `Bearer ${JWT}`, authorization: `Bearer ${JWT}` }))).toBe('malformed');
+    expect(
+      reason(() => bearerToken({ Authorization: `Bearer ${JWT}` }, { Authorization: [`Bearer ${JWT}`, 'Bearer other.token.x'] })),
+    ).toBe('malformed');
+  });
+
+  it('refuses a token longer than the limit before decoding it', () => {
+    const long = `${'a'.repeat(MAX_TOKEN_LENGTH)}.b.c`;
+    expect(reason(() => bearerToken({ Authorization: `Bearer ${long}` }))).toBe('too-large');
+    expect(reason(() => bearerToken({ Authorization: `Bearer ${'a'.repeat(100 * 1024)}` }))).toBe('too-large');
+  });
+});
+
+describe('algorithmFitsKey', () => {
+  const rsa = { kty: 'RSA', n: 'n', e: 'AQAB' };
+  const p256 = { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' };
+  const p384 = { kty: 'EC', crv: 'P-384', x: 'x', y: 'y' };
+
+  it('binds each algorithm to its key family and curve', () => {
+    expect(algorithmFitsKey('RS256', rsa)).toBe(true);
+    expect(algorithmFitsKey('RS512', rsa)).toBe(true);
+    expect(algorithmFitsKey('ES256', p256)).toBe(true);
+    expect(algorithmFitsKey('ES384', p384)).toBe(true);
+    expect(algorithmFitsKey('ES256', rsa)).toBe(false);
+    expect(algorithmFitsKey('RS256', p256)).toBe(false);
+    expect(algorithmFitsKey('ES384', p256)).toBe(false);
+  });
+
+  it.each(['none', 'HS256', 'HS512', 'PS256', 'EdDSA', undefined])('never accepts %s', (alg) => {
+    expect(algorithmFitsKey(alg, rsa)).toBe(false);
+    expect(algorithmFitsKey(alg, p256)).toBe(false);
+  });
+});

@@ -1,0 +1,143 @@
+import { describe, expect, it } from 'vitest';
+import { allowedRoutes, parseMethodArn, policyFor, rolesFromClaim, routeResource } from '../../functions/authorizer/policy.js';
+import { liveRoutes, ROLES, type LiveRoute, type Role } from '../../functions/shared/routes.js';
+import { methodArn, policyAllows, resourceMatches, TEST_ACCOUNT, TEST_API, TEST_REGION, TEST_STAGE } from '../support/authorizer.js';
+
+const ROLE_SETS: readonly (readonly Role[])[] = [[], ['admin'], ['apiread'], ['admin', 'apiread']];
+const PREFIX = `arn:aws:execute-api:${TEST_REGION}:${TEST_ACCOUNT}:${TEST_API}/${TEST_STAGE}/`;
+const TREE_ARN = methodArn('GET', '/configuration_manager/configs/0123456789abcdef01234567');
+
+/** A concrete request path of a route: every `{param}` filled with a plausible value. */
+const concretePath = (route: LiveRoute, value = 'x1'): string => route.path.replaceAll(/\{[^}]+\}/g, value);
+const mayCall = (roles: readonly Role[], route: LiveRoute): boolean =>
+  route.roles !== 'public' && route.roles.some((r) => roles.includes(r));
+
+describe('policyFor over the route table', () => {
+  for (const roles of ROLE_SETS) {
+    for (const route of liveRoutes) {
+      const expected = mayCall(roles, route);
+      it(`${expected ? 'allows' : 'does not allow'} ${route.method} ${route.path} for roles [${roles.join(',')}]`, () => {
+        const policy = policyFor(roles, TREE_ARN);
+        for (const value of ['x1', '0123456789abcdef01234567', 'with space', 'a.b-c_d']) {
+          expect(policyAllows(policy, methodArn(route.method, concretePath(route, value)))).toBe(expected);
+        }
+      });
+    }
+  }
+
+  it('lists every allowed route as its own resource, parameters as *, whatever route was called', () => {
+    const expected = [
+      'GET/configuration_manager/configs/*',
+      'GET/configuration_manager/configs',
+      'GET/health/system',
+      'GET/health/server',
+      'GET/health/adapters',
+      'GET/health/adapters/*',
+    ].map((r) => `${PREFIX}${r}`);
+    for (const arn of [TREE_ARN, methodArn('GET', '/health/server'), methodArn('POST', '/orch_manager/restAction/nso')]) {
+      expect(policyFor(['apiread'], arn)).toEqual({
+        Version: '2012-10-17',
+        Statement: [{ Effect: 'Allow', Action: 'execute-api:Invoke', Resource: expected }],
+      });
+    }
+  });
+
+  it('gives admin one resource per non-public live route and nothing for public ones', () => {
+    const [statement] = policyFor(['admin'], TREE_ARN).Statement;
+    const resources = (statement as { Resource: string[] }).Resource;
+    const guarded = liveRoutes.filter((r) => r.roles !== 'public');
+    expect(resources).toHaveLength(guarded.length);
+    expect(resources).toEqual(guarded.map((r) => `${PREFIX}${routeResource(r)}`));
+    expect(resources.some((r) => r.includes('/status'))).toBe(false);
+  });
+
+  it('never grants a wildcard over routes: a * only stands for a path parameter', () => {
+    for (const roles of ROLE_SETS.slice(1)) {
+      const [statement] = policyFor(roles, TREE_ARN).Statement;
+      for (const resource of (statement as { Resource: string[] }).Resource) {
+        const suffix = resource.slice(PREFIX.length);
+        expect(suffix).toMatch(/^(GET|POST|PUT|PATCH|DELETE)\/[A-Za-z0-9_/*-]+$/);
+        expect(suffix.split('/').filter((s) => s.includes('*')).every((s) => s === '*')).toBe(true);
+        expect(suffix.startsWith('*')).toBe(false);
+      }
+    }
+  });
+
+  it('lets no allowed pattern cover a route the roles may not call (IAM * spans slashes)', () => {
+    for (const roles of ROLE_SETS) {
+      const patterns = allowedRoutes(roles).map((r) => `${PREFIX}${routeResource(r)}`);
+      for (const route of liveRoutes.filter((r) => !mayCall(roles, r))) {
+        for (const value of ['x1', 'a/b']) {
+          const arn = methodArn(route.method, concretePath(route, value));
+          expect(patterns.filter((p) => resourceMatches(p, arn))).toEqual([]);
+        }
+      }
+    }
+  });
+
+  it('keeps an apiread policy produced for GET tree from allowing POST relay (policy cache)', () => {
+    const policy = policyFor(['apiread'], TREE_ARN);
+    expect(policyAllows(policy, TREE_ARN)).toBe(true);
+    expect(policyAllows(policy, methodArn('POST', '/orch_manager/restAction/nso-1'))).toBe(false);
+    expect(policyAllows(policy, methodArn('POST', '/configuration_manager/configs'))).toBe(false);
+    expect(policyAllows(policyFor(['admin'], TREE_ARN), methodArn('POST', '/orch_manager/restAction/nso-1'))).toBe(true);
+  });
+
+  it('scopes every resource to the API and stage of the invoked method', () => {
+    const policy = policyFor(['admin'], methodArn('GET', '/adapters', 'otherapi', 'prod'));
+    expect(policyAllows(policy, methodArn('GET', '/adapters', 'otherapi', 'prod'))).toBe(true);
+    expect(policyAllows(policy, methodArn('GET', '/adapters'))).toBe(false);
+    expect(policyAllows(policy, methodArn('GET', '/adapters', 'otherapi', 'v1'))).toBe(false);
+  });
+
+  it('returns an explicit Deny over the stage when the roles allow nothing', () => {
+    const policy = policyFor([], TREE_ARN);
+    expect(policy.Statement).toEqual([{ Effect: 'Deny', Action: 'execute-api:Invoke', Resource: `${PREFIX}*` }]);
+    for (const route of liveRoutes) expect(policyAllows(policy, methodArn(route.method, concretePath(route)))).toBe(false);
+  });
+});
+
+describe('rolesFromClaim', () => {
+  it.each([
+    ['a string', 'admin', []],
+    ['a near miss', ['admins'], []],
+    ['another case', ['Admin', 'APIREAD'], []],
+    ['missing', undefined, []],
+    ['an object', { admin: true }, []],
+    ['a comma list in one string', ['admin,apiread'], []],
+    ['unknown names beside a known one', ['auditor', 'admin', 7, null], ['admin']],
+    ['both roles, repeated, any order', ['apiread', 'admin', 'apiread'], ['admin', 'apiread']],
+  ] as const)('counts exact members of an array only: %s', (_label, claim, expected) => {
+    expect(rolesFromClaim(claim)).toEqual(expected);
+  });
+
+  it('knows exactly the roles of the route table', () => {
+    expect(rolesFromClaim([...ROLES])).toEqual([...ROLES]);
+  });
+});
+
+describe('parseMethodArn', () => {
+  it('splits a method ARN, keeping a colon inside the request path out of the prefix', () => {
+    expect(parseMethodArn(`${PREFIX}GET/adapters/a:b`)).toEqual({
+      region: TEST_REGION,
+      accountId: TEST_ACCOUNT,
+      apiId: TEST_API,
+      stage: TEST_STAGE,
+      prefix: PREFIX,
+    });
+    expect(parseMethodArn('arn:aws-cn:execute-api:cn-north-1:123456789012:abc/dev/GET/x').prefix).toBe(
+      'arn:aws-cn:execute-api:cn-north-1:123456789012:abc/dev/',
+    );
+  });
+
+  it.each([
+    'arn:aws:lambda:eu-west-1:123456789012:function/x',
+    'arn:aws:execute-api:eu-west-1:123456789012:*/v1/GET/x',
+    'arn:aws:execute-api:eu-west-1:123456789012:abc',
+    'arn:aws:execute-api:eu-west-1::abc/v1/GET/x',
+    'not an arn',
+    '',
+  ])('refuses %j', (arn) => {
+    expect(() => parseMethodArn(arn)).toThrow(/method ARN/);
+  });
+});

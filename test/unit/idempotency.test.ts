@@ -1,0 +1,141 @@
+/**
+ * The pure parts of idempotent retries: reading the key, the request fingerprint, canonical
+ * JSON, the nesting limit, and what is kept of an answer.
+ */
+import fc from 'fast-check';
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { canonicalJson, nestsDeeperThan } from '../../functions/shared/canonical-json.js';
+import {
+  MAX_STORED_RESPONSE_BYTES,
+  callerOf,
+  idempotencyKey,
+  recordKey,
+  requestFingerprint,
+  toStored,
+} from '../../functions/shared/idempotency.js';
+import { BadRequest } from '../../functions/shared/problem.js';
+import { apiEvent } from '../support/events.js';
+
+const headers = (value: string | undefined, all?: string[]) => ({
+  headers: value === undefined ? {} : { 'idempotency-key': value },
+  multiValueHeaders: all ? { 'idempotency-key': all } : {},
+});
+
+describe('idempotencyKey', () => {
+  it('is undefined without the header', () => {
+    expect(idempotencyKey(headers(undefined))).toBeUndefined();
+  });
+
+  it.each([
+    ['abc', 'abc'],
+    ['  padded  ', 'padded'],
+    ['"quoted"', 'quoted'],
+    ['"with \\"escapes\\" and \\\\"', 'with "escapes" and \\'],
+    ['a b', 'a b'],
+    ['8e03978e-40d5-43e8-bc93-6894a57f9324', '8e03978e-40d5-43e8-bc93-6894a57f9324'],
+  ])('reads %s as %s', (raw, key) => {
+    expect(idempotencyKey(headers(raw))).toBe(key);
+  });
+
+  it.each(['', '""', '"a\\b"', '"a"b"', 'é', 'tab\there', 'x'.repeat(256)])('refuses %j with a 400 naming the header', (raw) => {
+    const error = (() => {
+      try {
+        idempotencyKey(headers(raw));
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    expect(error).toBeInstanceOf(BadRequest);
+    expect((error as BadRequest).toBody()['errors']).toEqual([expect.objectContaining({ in: 'header', field: 'Idempotency-Key' })]);
+  });
+
+  it('refuses two different values, and accepts the same value twice', () => {
+    expect(() => idempotencyKey(headers('a', ['a', 'b']))).toThrow(BadRequest);
+    expect(idempotencyKey(headers('a', ['a', 'a']))).toBe('a');
+  });
+
+  it('accepts every string of 1 to 255 printable ASCII characters that does not look quoted, unchanged', () => {
+    const key = fc.string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)), minLength: 1, maxLength: 255 }).filter((k) => !k.startsWith('"'));
+    fc.assert(fc.property(key, (k) => idempotencyKey(headers(k)) === k));
+  });
+});
+
+describe('scoping and fingerprints', () => {
+  it('takes the caller from the authorizer, preferring principal over principalId', () => {
+    expect(callerOf(apiEvent({ method: 'GET', resource: '/', authorizer: { principal: 'alice', principalId: 'x' } }))).toBe('alice');
+    expect(callerOf(apiEvent({ method: 'GET', resource: '/', authorizer: { principalId: 'bob' } }))).toBe('bob');
+    expect(callerOf(apiEvent({ method: 'GET', resource: '/', authorizer: {} }))).toBe('anonymous');
+  });
+
+  it('scopes a key to operation and caller without storing the caller as is', () => {
+    const a = recordKey('createTree', 'alice', 'k');
+    expect(a).not.toBe(recordKey('createTree', 'bob', 'k'));
+    expect(a).not.toBe(recordKey('relayRestAction', 'alice', 'k'));
+    expect(a).not.toContain('alice');
+    expect(a.endsWith('#k')).toBe(true);
+  });
+
+  const base = { httpMethod: 'POST', resource: '/r/{id}', path: '/r/1', pathParameters: { id: '1' } };
+  it('ignores member order, and tells apart method, resource, path parameters and body', () => {
+    const fingerprint = requestFingerprint({ ...base, body: { a: 1, b: [1, { c: 2, d: 3 }] } });
+    expect(requestFingerprint({ ...base, body: { b: [1, { d: 3, c: 2 }], a: 1 } })).toBe(fingerprint);
+    expect(requestFingerprint({ ...base, httpMethod: 'PUT', body: { a: 1, b: [1, { c: 2, d: 3 }] } })).not.toBe(fingerprint);
+    expect(requestFingerprint({ ...base, pathParameters: { id: '2' }, body: { a: 1, b: [1, { c: 2, d: 3 }] } })).not.toBe(fingerprint);
+    expect(requestFingerprint({ ...base, body: { a: 1, b: [{ c: 2, d: 3 }, 1] } })).not.toBe(fingerprint);
+    expect(requestFingerprint({ ...base, body: undefined })).toBe(requestFingerprint({ ...base, body: null }));
+  });
+});
+
+describe('canonicalJson', () => {
+  it('is JSON that parses back to the same value, whatever the member order', () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 6 }), (value) => {
+        const text = canonicalJson(value);
+        expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(value)));
+        const shuffled = JSON.parse(JSON.stringify(value), (_k, v: unknown) =>
+          v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).reverse()) : v,
+        ) as unknown;
+        expect(canonicalJson(shuffled)).toBe(text);
+      }),
+    );
+  });
+});
+
+describe('nestsDeeperThan', () => {
+  const depth = (value: unknown): number =>
+    value === null || typeof value !== 'object' ? 0 : 1 + Math.max(0, ...(Array.isArray(value) ? value : Object.values(value)).map(depth));
+
+  it('agrees with a recursive count', () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 8 }), fc.integer({ min: 0, max: 9 }), (value, max) => {
+        expect(nestsDeeperThan(value, max)).toBe(depth(value) > max);
+      }),
+    );
+  });
+
+  it('walks a value nested a million levels without overflowing the stack', () => {
+    const n = 1_000_000;
+    const value = JSON.parse(`${'['.repeat(n)}${']'.repeat(n)}`) as unknown;
+    expect(nestsDeeperThan(value, 128)).toBe(true);
+    expect(nestsDeeperThan([[[]]], 3)).toBe(false);
+    expect(nestsDeeperThan([[[]]], 2)).toBe(true);
+  });
+});
+
+describe('toStored', () => {
+  it('keeps status, headers and a compressed body', () => {
+    const stored = toStored({ statusCode: 201, headers: { 'Content-Type': 'application/json', Location: '/x' }, body: '{"a":1}'.repeat(1000) });
+    expect(stored.statusCode).toBe(201);
+    expect(stored.headers).toEqual({ 'Content-Type': 'application/json', Location: '/x' });
+    expect(stored.body!.length).toBeLessThan(7000);
+  });
+
+  it('keeps no body when even compressed it is too large for a DynamoDB item', () => {
+    const noise = randomBytes(MAX_STORED_RESPONSE_BYTES * 2).toString('base64');
+    const stored = toStored({ statusCode: 200, headers: {}, body: noise });
+    expect(stored.body).toBeUndefined();
+    expect(stored.statusCode).toBe(200);
+  });
+});

@@ -1,0 +1,80 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  DEFAULT_KEY,
+  adapterSecretReference,
+  formatReference,
+  isEncValue,
+  isManagedPath,
+  parseReference,
+} from '../../functions/secrets/reference.js';
+
+describe('$VAULT_ references', () => {
+  it('parses a path and an explicit key', () => {
+    expect(parseReference('$VAULT_netconfig/nso/lab#admin-password')).toEqual({ path: 'netconfig/nso/lab', key: 'admin-password' });
+  });
+
+  it('uses the default key when none is named', () => {
+    expect(parseReference('$VAULT_team/nso')).toEqual({ path: 'team/nso', key: DEFAULT_KEY });
+    expect(DEFAULT_KEY).toBe('password');
+  });
+
+  it('accepts spaces inside segments (adapter names may hold spaces)', () => {
+    expect(parseReference('$VAULT_netconfig/adapters/nso lab 1#password')).toEqual({ path: 'netconfig/adapters/nso lab 1', key: 'password' });
+  });
+
+  it.each([
+    ['$VAULT_', 'empty'],
+    ['$VAULT_/abs', 'empty segment'],
+    ['$VAULT_a//b', 'empty segment'],
+    ['$VAULT_a/', 'empty segment'],
+    ['$VAULT_a/../b', '".."'],
+    ['$VAULT_./b', '".."'],
+    ['$VAULT_a/b?x=1', 'only letters'],
+    ['$VAULT_a%2Fb', 'only letters'],
+    ['$VAULT_a#', 'key'],
+    ['$VAULT_a#k/y', 'key'],
+    ['$VAULT_a#b#c', 'key'],
+    ['hunter2', 'starts with $VAULT_'],
+    ['$vault_a', 'starts with $VAULT_'],
+  ])('refuses %s', (value, reason) => {
+    const result = parseReference(value);
+    expect(typeof result).toBe('string');
+    expect(result).toContain(reason);
+  });
+
+  it('never echoes the refused value in the reason', () => {
+    fc.assert(
+      // Prefixed with text that no reason contains, so a hit can only be an echo.
+      fc.property(fc.oneof(fc.string().map((s) => `Zq~${s}`), fc.string().map((s) => `$VAULT_Zq~${s}`)), (value) => {
+        const result = parseReference(value);
+        if (typeof result === 'string') expect(result.includes(value)).toBe(false);
+      }),
+    );
+  });
+
+  it('formats the canonical form, which parses back to the same reference', () => {
+    const segment = fc.stringMatching(/^[A-Za-z0-9 ._-]{1,12}$/).filter((s) => s !== '.' && s !== '..');
+    fc.assert(
+      fc.property(fc.array(segment, { minLength: 1, maxLength: 5 }), fc.stringMatching(/^[A-Za-z0-9._-]{1,20}$/), (segments, key) => {
+        const reference = { path: segments.join('/'), key };
+        expect(parseReference(formatReference(reference))).toEqual(reference);
+      }),
+    );
+  });
+
+  it('derives the generated path of an adapter under netconfig/adapters', () => {
+    const ref = adapterSecretReference('nso lab');
+    expect(formatReference(ref)).toBe('$VAULT_netconfig/adapters/nso lab#password');
+    expect(isManagedPath(ref.path)).toBe(true);
+    expect(isManagedPath('team/nso')).toBe(false);
+  });
+
+  it('recognises $ENC values, with or without leading spaces', () => {
+    expect(isEncValue('$ENC(abc)')).toBe(true);
+    expect(isEncValue('$ENCabc')).toBe(true);
+    expect(isEncValue('  $ENC:abc')).toBe(true);
+    expect(isEncValue('pa$ENCword')).toBe(false);
+    expect(isEncValue('$VAULT_a')).toBe(false);
+  });
+});
