@@ -14,7 +14,8 @@ import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { liveRoutes } from '../functions/shared/routes.js';
-import { FUNCTION_BUNDLING, PROJECT_ROOT } from '../infra/constructs/service-function.js';
+import { FUNCTION_BUNDLING } from '../infra/constructs/service-function.js';
+import { PROJECT_ROOT } from '../infra/paths.js';
 import { synthesize } from '../infra/local/synth.js';
 import { parseTemplate, readCloudAssembly, type ApiModel, type CloudAssembly, type FunctionSpec } from '../infra/local/template.js';
 
@@ -131,6 +132,7 @@ export const FIXTURES = {
   bare: 'bench/fixtures/bare.ts',
   sdkOnly: 'bench/fixtures/sdk-only.ts',
   sdkClient: 'bench/fixtures/sdk-client.ts',
+  sdkHttp: 'bench/fixtures/sdk-http.ts',
   authorizerFloor: 'bench/fixtures/authorizer-floor.ts',
   lith: 'bench/fixtures/lith.ts',
   warmTrees: 'bench/fixtures/warm-trees.ts',

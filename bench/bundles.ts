@@ -8,7 +8,9 @@ import type { Metafile } from 'esbuild';
 
 /** Where an input file comes from: the npm package, or the project's own code. */
 export const packageOf = (input: string): string => {
-  const match = /(?:^|\/)node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input);
+  // The innermost node_modules names the package (pnpm and nested installs have several).
+  const at = input.lastIndexOf('node_modules/');
+  const match = at < 0 ? null : /^node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input.slice(at));
   if (match) return match[1]!;
   if (input.startsWith('functions/generated/')) return '(generated validators)';
   if (input.startsWith('functions/') || input.startsWith('infra/') || input.startsWith('bench/')) return '(this project)';

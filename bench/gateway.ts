@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { PROJECT_ROOT } from '../infra/constructs/service-function.js';
+import { PROJECT_ROOT } from '../infra/paths.js';
 import { startLocalStack } from '../infra/local/start.js';
 
 export interface GatewayRun {

@@ -4,7 +4,7 @@
  */
 import { writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { PROJECT_ROOT } from '../constructs/service-function.js';
+import { PROJECT_ROOT } from '../paths.js';
 import { openApiDocument } from './openapi.js';
 import { validatorsSource } from './validators.js';
 

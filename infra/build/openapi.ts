@@ -30,6 +30,28 @@ const parameters = (schema: JsonSchema | undefined, where: 'path' | 'query') => 
   }));
 };
 
+/** Answers every route can give beside its own: the shared stack's and its dependencies'. */
+const commonResponses = (route: LiveRoute, takesBody: boolean): Partial<Record<number, string>> => ({
+  400: 'The request is invalid; each offending field is named',
+  ...(takesBody ? { 415: 'The body is not JSON' } : {}),
+  500: 'The service failed; it is logged under the requestId of the problem',
+  ...(route.needs.tables || route.needs.secrets ? { 503: 'A dependency is unavailable; retry after Retry-After' } : {}),
+});
+
+/** Routes whose writes are idempotent under a key keep their keys in the idempotency table. */
+const idempotencyKey = (route: LiveRoute) =>
+  route.needs.tables?.idempotency
+    ? [
+        {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: false,
+          description: 'Retries with the same key and request return the first answer (24 hours); see the README',
+          schema: { type: 'string', minLength: 1, maxLength: 255 },
+        },
+      ]
+    : [];
+
 const liveOperation = (route: LiveRoute) => {
   const { body } = route.request;
   const takesBody = body !== undefined && body !== EMPTY_BODY;
@@ -43,10 +65,12 @@ const liveOperation = (route: LiveRoute) => {
     parameters: [
       ...parameters(route.request.pathParameters, 'path'),
       ...parameters(route.request.queryStringParameters, 'query'),
+      ...idempotencyKey(route),
     ],
     ...(takesBody ? { requestBody: { required: true, content: { 'application/json': { schema: body } } } } : {}),
     responses: Object.fromEntries(
       Object.entries({
+        ...commonResponses(route, takesBody),
         ...route.responses,
         ...(route.roles === 'public' ? {} : { 401: 'No valid bearer token', 403: 'The token’s roles do not allow this route' }),
       }).map(([status, description]) => [

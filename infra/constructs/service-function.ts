@@ -9,10 +9,9 @@ import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { PROJECT_ROOT } from '../paths.js';
 import type { TableAccess } from '../../functions/shared/routes.js';
 
-export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 /**
  * Node built-ins the bundles obtain the way `require()` does rather than through an ES
