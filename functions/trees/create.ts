@@ -13,13 +13,22 @@ const deps = {
   newId: newTreeId,
 };
 
-/** Where a tree is read, relative to the stage base URL (as every path of this API is). */
-export const treeLocation = (id: string): string => `/configuration_manager/configs/${id}`;
+const COLLECTION = '/configuration_manager/configs';
+
+/**
+ * Where the new tree is read: the collection's path as the client addressed it (stage or custom
+ * domain base path included, from `requestContext.path`) plus the id, so that the header
+ * resolves against the request URL. Without that context, the path relative to the stage base.
+ */
+export const treeLocation = (id: string, requestPath?: string): string => {
+  const base = requestPath?.replace(/\/+$/, '');
+  return `${base?.endsWith(COLLECTION) ? base : COLLECTION}/${id}`;
+};
 
 const idempotency = { store: createIdempotencyStore() };
 
 export const handler = httpHandler<CreateTreeInput>({ operation: 'createTree', validate, idempotency }, async (event) => {
   // The validator ran first: the body is exactly { name, deviceType, description? }.
   const tree = await createTree(deps, event.body);
-  return json(201, tree, { Location: treeLocation(tree.id) });
+  return json(201, tree, { Location: treeLocation(tree.id, event.requestContext?.path) });
 });

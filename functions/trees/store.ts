@@ -10,6 +10,7 @@
  */
 import { GetCommand, QueryCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { pickSummary, summaryProblems, type TreeSummary } from './model.js';
+import { transientReason } from '../shared/transient.js';
 
 export const TREE_KIND = 'tree';
 export const BY_NAME_INDEX = 'byName';
@@ -87,29 +88,6 @@ export class BadPageKey extends Error {
     this.name = 'BadPageKey';
   }
 }
-
-const TRANSIENT_ERRORS = new Set([
-  'ProvisionedThroughputExceededException',
-  'ThrottlingException',
-  'RequestLimitExceeded',
-  'InternalServerError',
-  'ServiceUnavailable',
-  'TimeoutError',
-  'RequestTimeout',
-]);
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE']);
-
-/** Classifies a failed call: a reason when it is transient (throttled, unreachable), else `undefined`. */
-export const transientReason = (error: unknown): string | undefined => {
-  if (!(error instanceof Error)) return undefined;
-  const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string' && NETWORK_CODES.has(code)) return 'unreachable';
-  if (TRANSIENT_ERRORS.has(error.name)) return 'throttled or failing';
-  if ((error as { $retryable?: unknown }).$retryable) return 'transient failure';
-  // The SDK wraps socket errors; the code sits on the cause.
-  if (error.cause !== undefined && error.cause !== error) return transientReason(error.cause);
-  return undefined;
-};
 
 interface CancellationReason {
   readonly Code?: string;

@@ -3,7 +3,7 @@
  * the token issuer is the local one, and its JWKS is served by the local gateway.
  */
 import path from 'node:path';
-import { PROJECT_ROOT } from '../constructs/service-function.js';
+import { PROJECT_ROOT } from '../paths.js';
 import type { NetconfigStackProps } from '../stack.js';
 
 /** Where local mode keeps its data: `.local/`, or `NETCONFIG_LOCAL_DIR` (for a second, separate local stack). */

@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { PROJECT_ROOT } from '../constructs/service-function.js';
+import { PROJECT_ROOT } from '../paths.js';
 import {
   LOCAL_ACCOUNT,
   LOCAL_API_ID,

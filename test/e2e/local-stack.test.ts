@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROJECT_ROOT } from '../../infra/constructs/service-function.js';
+import { PROJECT_ROOT } from '../../infra/paths.js';
 import type { LocalState } from '../../infra/local/config.js';
 import { freePort } from '../../infra/local/dynamodb-local.js';
 import { runSeedCli } from '../../infra/local/seed.js';
@@ -87,7 +87,9 @@ describe('npm start (the local stack)', () => {
     expect(created.status).toBe(201);
     const id = (created.body as unknown as { id: string }).id;
     expect(id).toMatch(/^[0-9a-f]{24}$/);
-    expect(created.headers.get('location')).toContain(id);
+    // Location resolves against the request URL to the tree itself.
+    const location = new URL(created.headers.get('location')!, `${stack!.baseUrl}/configuration_manager/configs`);
+    expect(location.href).toBe(`${stack!.baseUrl}/configuration_manager/configs/${id}`);
     const read = await api('GET', `/configuration_manager/configs/${id}`, { token: stack!.token(['apiread']) });
     expect(read.status).toBe(200);
     expect(read.body).toEqual(created.body);

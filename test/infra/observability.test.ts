@@ -14,7 +14,8 @@ import { describe, expect, it } from 'vitest';
 import { liveRoutes } from '../../functions/shared/routes.js';
 import { tableSpecs } from '../../infra/tables.js';
 import { Observability } from '../../infra/constructs/observability.js';
-import { PROJECT_ROOT, ServiceFunction } from '../../infra/constructs/service-function.js';
+import { ServiceFunction } from '../../infra/constructs/service-function.js';
+import { PROJECT_ROOT } from '../../infra/paths.js';
 import { addNagSuppressions } from '../../infra/nag.js';
 import { NetconfigStack } from '../../infra/stack.js';
 

@@ -6,7 +6,7 @@ import { build } from 'esbuild';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import packageJson from '../../package.json' with { type: 'json' };
-import { PROJECT_ROOT } from '../../infra/constructs/service-function.js';
+import { PROJECT_ROOT } from '../../infra/paths.js';
 import { apiEvent, invoke, lambdaContext } from '../support/events.js';
 
 type Handler = Parameters<typeof invoke>[0];

@@ -39,11 +39,20 @@ describe('POST /configuration_manager/configs', () => {
     expect(tree.created).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     expect(tree.lastUpdated).toBe(tree.created);
     expect(Date.parse(tree.created)).toBeGreaterThanOrEqual(before - 1);
-    expect(res.headers['Location']).toBe(`/configuration_manager/configs/${tree.id}`);
+    expect(res.headers['Location']).toBe(`/v1/configuration_manager/configs/${tree.id}`);
 
     const fetched = await read(tree.id);
     expect(fetched.status).toBe(200);
     expect(fetched.body).toStrictEqual(tree);
+  });
+
+  it('builds Location from the path the client addressed, so it resolves behind a stage or a custom domain', async () => {
+    const { treeLocation } = await import('../../functions/trees/create.js');
+    const id = 'a'.repeat(24);
+    expect(treeLocation(id, '/v1/configuration_manager/configs')).toBe(`/v1/configuration_manager/configs/${id}`);
+    expect(treeLocation(id, '/netconfig/configuration_manager/configs/')).toBe(`/netconfig/configuration_manager/configs/${id}`);
+    expect(treeLocation(id, undefined)).toBe(`/configuration_manager/configs/${id}`);
+    expect(treeLocation(id, '/elsewhere')).toBe(`/configuration_manager/configs/${id}`);
   });
 
   it('leaves description out when none is given, and draws a different id for every tree', async () => {

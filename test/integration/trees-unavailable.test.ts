@@ -3,13 +3,14 @@ import { freePort } from '../support/dynamodb-local.js';
 import { apiEvent, invoke } from '../support/events.js';
 
 // The functions are pointed at a loopback port where nothing listens: DynamoDB is unreachable.
-let saved: { endpoint?: string; table?: string };
+let saved: { endpoint?: string; table?: string; idempotency?: string };
 let handlers: Record<'get' | 'list' | 'create', Parameters<typeof invoke>[0]>;
 
 beforeAll(async () => {
-  saved = { endpoint: process.env['AWS_ENDPOINT_URL_DYNAMODB'], table: process.env['TREES_TABLE'] };
+  saved = { endpoint: process.env['AWS_ENDPOINT_URL_DYNAMODB'], table: process.env['TREES_TABLE'], idempotency: process.env['IDEMPOTENCY_TABLE'] };
   process.env['AWS_ENDPOINT_URL_DYNAMODB'] = `http://127.0.0.1:${await freePort()}`;
   process.env['TREES_TABLE'] = 'trees-unreachable';
+  process.env['IDEMPOTENCY_TABLE'] = 'idempotency-unreachable';
   handlers = {
     get: (await import('../../functions/trees/get.js')).handler,
     list: (await import('../../functions/trees/list.js')).handler,
@@ -18,7 +19,7 @@ beforeAll(async () => {
 });
 
 afterAll(() => {
-  for (const [name, value] of [['AWS_ENDPOINT_URL_DYNAMODB', saved.endpoint], ['TREES_TABLE', saved.table]] as const) {
+  for (const [name, value] of [['AWS_ENDPOINT_URL_DYNAMODB', saved.endpoint], ['TREES_TABLE', saved.table], ['IDEMPOTENCY_TABLE', saved.idempotency]] as const) {
     if (value === undefined) delete process.env[name];
     else process.env[name] = value;
   }

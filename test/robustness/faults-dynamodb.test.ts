@@ -11,7 +11,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { liveRoutes, type LiveRoute } from '../../functions/shared/routes.js';
-import { PROJECT_ROOT } from '../../infra/constructs/service-function.js';
+import { PROJECT_ROOT } from '../../infra/paths.js';
 import { freePort, startDynamoDbLocal, type DynamoDbLocal } from '../support/dynamodb-local.js';
 import { apiEvent, lambdaContext } from '../support/events.js';
 import type { RelayWorld } from '../support/robustness.js';

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { liveRoute, liveRoutes, type LiveRoute } from '../../functions/shared/routes.js';
-import { PROJECT_ROOT } from '../../infra/constructs/service-function.js';
+import { PROJECT_ROOT } from '../../infra/paths.js';
 import { freePort } from '../support/dynamodb-local.js';
 import { lambdaContext } from '../support/events.js';
 import { deepJson, fuzzEvent, fuzzInputArb } from '../support/fuzz.js';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generatedFiles } from '../../infra/build/generate.js';
-import { PROJECT_ROOT } from '../../infra/constructs/service-function.js';
+import { PROJECT_ROOT } from '../../infra/paths.js';
 
 describe('generated artefacts', () => {
   for (const [file, content] of Object.entries(generatedFiles())) {

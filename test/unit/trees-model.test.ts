@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { createTree as validateCreate } from '../../functions/generated/validators.js';
 import { decodeCursor, encodeCursor } from '../../functions/trees/cursor.js';
 import { TREE_LIMITS, isIsoMillis, summaryProblems, type TreeSummary } from '../../functions/trees/model.js';
-import { nameLockItem, readTreeItem, transientReason, treeItem } from '../../functions/trees/store.js';
+import { transientReason } from '../../functions/shared/transient.js';
+import { nameLockItem, readTreeItem, treeItem } from '../../functions/trees/store.js';
 
 const good: TreeSummary = {
   id: '5cb0a3b7e1c4f20012a9d3e1',
