@@ -68,11 +68,11 @@ export const addRemovedRoute = (root: IResource, route: RemovedRoute): void => {
     ...(link ? { 'method.response.header.Link': `'${link}'` } : {}),
   };
   const integration = new MockIntegration({
-    // The Mock reads its status from the request template chosen by Content-Type; a type with no
-    // template passes the caller's body through, which a Mock cannot read (500). So every media
+    // The Mock reads its status from the request template chosen by Content-Type. Every media
     // type a client plausibly sends gets the template, and the one integration response (no
-    // selection pattern) answers 410 to all of them.
-    passthroughBehavior: PassthroughBehavior.WHEN_NO_MATCH,
+    // selection pattern) answers 410 to all of them. Any other type is refused with the 415
+    // problem: passed through, the caller's body would leave the Mock without a status (500).
+    passthroughBehavior: PassthroughBehavior.NEVER,
     requestTemplates: Object.fromEntries(MOCK_MEDIA_TYPES.map((type) => [type, '{"statusCode": 410}'])),
     integrationResponses: [
       {

@@ -74,8 +74,9 @@ export class NetconfigStack extends Stack {
           backend: 'vault',
           address: new CfnParameter(this, 'VaultAddress', {
             type: 'String',
-            description: 'HashiCorp Vault address that resolves $VAULT_ references, e.g. https://vault.example.net:8200',
-            allowedPattern: '^https?://.+',
+            description: 'HashiCorp Vault address (https) that resolves $VAULT_ references, e.g. https://vault.example.net:8200',
+            // Vault tokens travel with every call: TLS only.
+            allowedPattern: '^https://.+',
           }).valueAsString,
           mount: this.node.tryGetContext('vaultMount') ?? 'secret',
           authMethod: this.node.tryGetContext('vaultAuthMethod') ?? 'token',

@@ -94,6 +94,8 @@ const TLS_CODE = /CERT|SELF_SIGNED|^ERR_TLS_|^ERR_SSL_|^EPROTO$|HOSTNAME_MISMATC
 // A keep-alive socket the server closed while we were idle (or frozen, as Lambda freezes
 // between invocations) fails the next request this way before any answer arrives.
 const STALE_SOCKET_CODE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
+/** Methods safe to send twice (RFC 9110 §9.2.2). */
+const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(['GET', 'PUT', 'DELETE']);
 
 const classify = (error: NodeJS.ErrnoException & { library?: string }): OutboundError => {
   const code = error.code;
@@ -224,9 +226,14 @@ export const createOrchestratorClient = (options: OrchestratorClientOptions): Or
         return await attempt(request, deadline);
       } catch (error) {
         // Once, and only when a pooled keep-alive socket died before any answer: the server
-        // had closed it while idle (or while Lambda was frozen), so the request did not reach
-        // a live connection. Node's documentation recommends exactly this retry.
-        if (error instanceof OutboundError && (error as OutboundError & { retryable?: boolean }).retryable) {
+        // had closed it while idle (or while Lambda was frozen). Node's documentation
+        // recommends this retry; it is limited to idempotent methods, because a reset can also
+        // come after the server read the request, and a POST or PATCH must not run twice.
+        if (
+          IDEMPOTENT_METHODS.has(request.method) &&
+          error instanceof OutboundError &&
+          (error as OutboundError & { retryable?: boolean }).retryable
+        ) {
           return attempt(request, deadline);
         }
         throw error;

@@ -159,26 +159,31 @@ const answerData = (adapter: string, response: OutboundResponse): { data?: unkno
   try {
     return { data: JSON.parse(text) as unknown };
   } catch {
-    throw new RelayFailure(new BadGateway(`The orchestrator of adapter '${adapter}' answered with a body that is not valid JSON for its declared media type.`), 'bad-json');
+    throw new RelayFailure(new BadGateway(`The orchestrator of adapter '${adapter}' answered with a body that is not valid JSON for its declared media type.`).afterSending(), 'bad-json');
   }
 };
 
+/**
+ * The problem of a failed outbound call. Failures after the request may have reached the
+ * orchestrator are marked {@link HttpProblem.afterSending}: the action may have run there.
+ */
 const outboundProblem = (adapter: string, error: OutboundError, timeoutMs: number): HttpProblem => {
   const who = `the orchestrator of adapter '${adapter}'`;
   switch (error.failure) {
     case 'timeout':
     case 'aborted':
-      return new GatewayTimeout(`${capital(who)} did not answer within ${timeoutMs} ms.`);
+      return new GatewayTimeout(`${capital(who)} did not answer within ${timeoutMs} ms.`).afterSending();
     case 'tls':
       return new BadGateway(`The TLS handshake with ${who} failed (the certificate is not trusted, expired or for another name, or the server does not speak TLS).`);
     case 'blocked':
       return new BadGateway(`The address of ${who} is not one the relay may connect to (link-local, metadata, or loopback outside local mode).`);
     case 'too-large':
-      return new BadGateway(`${capital(who)} answered with a body larger than the relay accepts.`);
+      return new BadGateway(`${capital(who)} answered with a body larger than the relay accepts.`).afterSending();
     case 'protocol':
-      return new BadGateway(`${capital(who)} answered with something that is not valid HTTP.`);
+      return new BadGateway(`${capital(who)} answered with something that is not valid HTTP.`).afterSending();
     case 'connect':
-      return new BadGateway(`The relay could not connect to ${who}, or the connection broke before a complete answer.`);
+      // A refused connection and one that broke after the request was written look alike here.
+      return new BadGateway(`The relay could not connect to ${who}, or the connection broke before a complete answer.`).afterSending();
   }
 };
 
@@ -268,11 +273,11 @@ export const relayRestAction = async (input: RelayInput, deps: RelayDeps): Promi
     if (response.status === 401) deps.secrets.forget?.(adapter.auth.password);
     // Never followed: a Location could point the relay at another host.
     if (response.status >= 300 && response.status < 400) {
-      throw new RelayFailure(new BadGateway(`The orchestrator of adapter '${adapter.name}' answered with a redirect (${response.status}), which the relay does not follow.`), 'redirect');
+      throw new RelayFailure(new BadGateway(`The orchestrator of adapter '${adapter.name}' answered with a redirect (${response.status}), which the relay does not follow.`).afterSending(), 'redirect');
     }
     const results = [{ result: String(response.status), ...answerData(adapter.name, response) }];
     if (!fitsLambdaResponse(results)) {
-      throw new RelayFailure(new BadGateway(`The orchestrator of adapter '${adapter.name}' answered with a body too large to return.`), 'too-large');
+      throw new RelayFailure(new BadGateway(`The orchestrator of adapter '${adapter.name}' answered with a body too large to return.`).afterSending(), 'too-large');
     }
     line.status = 200;
     line.outcome = 'answered';

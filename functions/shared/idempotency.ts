@@ -270,8 +270,9 @@ export const idempotent =
     try {
       result = await run(event, context, opts);
     } catch (error) {
-      if (error instanceof HttpProblem && error.status < 500) {
-        // A final answer of the business function: rendered as the error middleware will render it.
+      if (error instanceof HttpProblem && (error.status < 500 || error.outcomeUnknown)) {
+        // A final answer of the business function, or a failure after the request left the
+        // service (a retry must not repeat it): rendered as the error middleware will render it.
         const rendered = problemResponse(error, event.requestContext?.requestId);
         await afterwards('complete', () => options.store.complete(pk, attempt, toStored(rendered), Math.ceil(now() / 1000) + ttl));
       } else {

@@ -37,6 +37,18 @@ export class HttpProblem extends Error {
     this.name = new.target.name;
   }
 
+  /**
+   * True when the request may already have taken effect upstream (the relay sent it, then the
+   * answer failed): an idempotent retry must replay this answer, not repeat the request.
+   */
+  outcomeUnknown = false;
+
+  /** Marks the problem as raised after the request left the service; returns it. */
+  afterSending(): this {
+    this.outcomeUnknown = true;
+    return this;
+  }
+
   toBody(): ProblemBody {
     return { type: problemType(this.slug), title: this.title, status: this.status, detail: this.detail, ...this.extensions };
   }

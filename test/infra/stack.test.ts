@@ -82,6 +82,7 @@ describe('stack', () => {
       expect(m!.props['AuthorizerId']).toBeUndefined();
       const integration = m!.props['Integration'];
       expect(integration.Type).toBe('MOCK');
+      expect(integration.PassthroughBehavior).toBe('NEVER');
       expect(integration.RequestTemplates['application/json']).toBe('{"statusCode": 410}');
       for (const type of ['text/plain', 'application/xml', 'application/x-www-form-urlencoded', 'application/yang-data+json']) {
         expect(integration.RequestTemplates[type], type).toBe('{"statusCode": 410}');

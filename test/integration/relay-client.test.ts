@@ -149,6 +149,19 @@ describe('orchestrator client over plain HTTP', () => {
     expect(sim.requests).toHaveLength(3);
   });
 
+  it('does not send a POST or PATCH again when a pooled connection turns out dead: it may have run', async () => {
+    for (const method of ['POST', 'PATCH'] as const) {
+      const c = fresh();
+      await c.send(get(sim.url));
+      sim.setKnobs({ resetReusedConnections: true });
+      const requestsBefore = sim.requests.length;
+      const failure = await failureOf(c.send(get(sim.url, undefined, { method, body: '{}', headers: { Accept: 'application/yang-data+json', 'Content-Type': 'application/yang-data+json', Authorization: AUTH } })));
+      expect(failure, method).toBe('connect');
+      expect(sim.requests.length - requestsBefore, method).toBeLessThanOrEqual(1);
+      sim.setKnobs({});
+    }
+  });
+
   it('reports a refused connection as a connection failure', async () => {
     const port = await freePort();
     expect(await failureOf(fresh().send(get(`http://127.0.0.1:${port}`)))).toBe('connect');

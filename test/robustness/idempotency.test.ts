@@ -293,24 +293,38 @@ describe('a retry while the first request still runs', () => {
 });
 
 describe('answers that are not kept', () => {
-  it('does not store a 5xx: the retry reaches the orchestrator again and succeeds', async () => {
+  it('does not store a 5xx raised before anything was sent: the retry reaches the orchestrator', async () => {
     const key = newKey();
-    // The orchestrator answers garbage: the relay's 502 says nothing about what happened there.
-    world.nso.setKnobs({ malformedJson: true });
-    const failed = await call(relayHandler, relayEvent(addDevice('ce15'), { key }));
-    expect(failed.statusCode).toBe(502);
-    expect(world.nso.requests).toHaveLength(1);
+    // Too little time left to call the orchestrator: a 504 that sent nothing.
+    const failed = await call(relayHandler, relayEvent(addDevice('ce15'), { key }), lambdaContext(300));
+    expect(failed.statusCode).toBe(504);
+    expect(world.nso.requests).toHaveLength(0);
     const record = await documentClient.send(
       new GetCommand({ TableName: world.tables.idempotency, Key: { pk: recordKey('relayRestAction', 'alice', key) }, ConsistentRead: true }),
     );
     expect(record.Item).toBeUndefined();
 
-    world.nso.setKnobs({});
     const retried = await call(relayHandler, relayEvent(addDevice('ce15'), { key }));
     expect(retried.statusCode).toBe(200);
     expect(parsed(retried)).toEqual([{ result: '201' }]);
     expect(headerOf(retried, 'Idempotent-Replayed')).toBeUndefined();
-    expect(world.nso.requests).toHaveLength(2);
+    expect(world.nso.requests).toHaveLength(1);
+  });
+
+  it('keeps a 502 raised after the action reached the orchestrator: the retry replays it and sends nothing', async () => {
+    const key = newKey();
+    // The orchestrator ran the action and answered garbage: its outcome is unknown to the caller.
+    world.nso.setKnobs({ malformedJson: true });
+    const failed = await call(relayHandler, relayEvent(addDevice('ce16'), { key }));
+    expect(failed.statusCode).toBe(502);
+    expect(world.nso.requests).toHaveLength(1);
+
+    world.nso.setKnobs({});
+    const retried = await call(relayHandler, relayEvent(addDevice('ce16'), { key }));
+    expect(retried.statusCode).toBe(502);
+    expect(headerOf(retried, 'Idempotent-Replayed')).toBe('true');
+    expect(retried.body).toBe(failed.body);
+    expect(world.nso.requests).toHaveLength(1);
   });
 
   it('does not claim a key for a request the schema refuses', async () => {
