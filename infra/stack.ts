@@ -80,8 +80,8 @@ export class NetconfigStack extends Stack {
           }).valueAsString,
           mount: this.node.tryGetContext('vaultMount') ?? 'secret',
           authMethod: this.node.tryGetContext('vaultAuthMethod') ?? 'token',
-          roleId: this.node.tryGetContext('vaultRoleId'),
-          credentialsSecretName: this.node.tryGetContext('vaultCredentialsSecret'),
+          reader: { secretName: this.node.tryGetContext('vaultCredentialsSecret'), roleId: this.node.tryGetContext('vaultRoleId') },
+          writer: { secretName: this.node.tryGetContext('vaultWriterCredentialsSecret'), roleId: this.node.tryGetContext('vaultWriterRoleId') },
           namespace: this.node.tryGetContext('vaultNamespace'),
         };
     const secrets = new Secrets(this, 'Secrets', secretsProps);

@@ -194,6 +194,35 @@ describe('stack', () => {
     expect(actionsOn('trees')).toEqual([]);
   });
 
+  it('gives functions that only resolve secrets the reader Vault credential, and only adapter writers the writer one', () => {
+    const resources = template.toJSON().Resources as Resources;
+    const secretIds = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::SecretsManager::Secret').map(([id]) => id);
+    expect(secretIds).toHaveLength(2);
+    const reader = secretIds.find((id) => id.includes('Reader'))!;
+    const writer = secretIds.find((id) => id.includes('Writer'))!;
+    const envOf = (op: string) => {
+      const logicalId = stack.getLogicalId(stack.functions[op]!.function.node.defaultChild as never);
+      return resources[logicalId]!.Properties['Environment'].Variables;
+    };
+    const secretsOf = (op: string) => {
+      const role = stack.resolve(stack.functions[op]!.function.role!.roleName) as { Ref: string };
+      return Object.values(resources)
+        .filter((r) => r.Type === 'AWS::IAM::Policy' && r.Properties['Roles'].some((x: { Ref: string }) => x.Ref === role.Ref))
+        .flatMap((p) => p.Properties['PolicyDocument']['Statement'])
+        .filter((st: { Action: string | string[] }) => [st.Action].flat().includes('secretsmanager:GetSecretValue'))
+        .map((st: { Resource: { Ref: string } }) => st.Resource.Ref);
+    };
+    for (const op of ['relayRestAction', 'getSystemHealth', 'getAdapterHealth']) {
+      expect(envOf(op)).toMatchObject({ SECRETS_ACCESS: 'read', VAULT_CREDENTIALS_SECRET_ARN: { Ref: reader } });
+      expect(secretsOf(op), op).toEqual([reader]);
+    }
+    for (const op of ['putAdapter', 'deleteAdapter']) {
+      expect(envOf(op)).toMatchObject({ SECRETS_ACCESS: 'write', VAULT_CREDENTIALS_SECRET_ARN: { Ref: writer } });
+      expect(secretsOf(op), op).toEqual([writer]);
+    }
+    expect(envOf('getTree')['VAULT_CREDENTIALS_SECRET_ARN']).toBeUndefined();
+  });
+
   it('answers every API Gateway error as problem+json, and an unknown route as 404', () => {
     const responses = Object.values(template.findResources('AWS::ApiGateway::GatewayResponse')).map((r) => r['Properties']);
     const byType = Object.fromEntries(responses.map((r) => [r.ResponseType, r]));
