@@ -85,6 +85,29 @@ export const EMPTY_BODY = { type: 'object', additionalProperties: false, propert
 export const anyCase = (...words: string[]): string =>
   `^(?:${words.map((w) => [...w].map((c) => `[${c.toUpperCase()}${c.toLowerCase()}]`).join('')).join('|')})$`;
 
+/**
+ * The query of a paginated list: `limit` (1 to `max`, as digits) and the opaque `cursor` (the
+ * `next` of the previous page; see functions/shared/cursor.ts). Nothing else is accepted.
+ */
+export const pageQuery = (max: number, defaultLimit: number, what = 'Page size'): JsonSchema => ({
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    limit: {
+      type: 'string',
+      pattern: `^(?:${Array.from({ length: max }, (_, i) => i + 1).join('|')})$`,
+      description: `${what}: an integer from 1 to ${max} (default ${defaultLimit}).`,
+    },
+    cursor: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 1024,
+      pattern: '^[A-Za-z0-9_-]+$',
+      description: 'Continuation token: the `next` value of the previous page, passed back unchanged.',
+    },
+  },
+});
+
 export const liveRoutes: readonly LiveRoute[] = [
   {
     method: 'POST',
@@ -182,21 +205,8 @@ export const liveRoutes: readonly LiveRoute[] = [
     handler: 'trees/list',
     roles: ['admin', 'apiread'],
     request: {
-      queryStringParameters: {
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          // Keep in step with PAGE_LIMIT in functions/trees/core.ts.
-          limit: { type: 'string', pattern: '^(?:[1-9]|[1-9][0-9]|100)$', description: 'Page size: an integer from 1 to 100 (default 50).' },
-          cursor: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 1024,
-            pattern: '^[A-Za-z0-9_-]+$',
-            description: 'Continuation token: the `next` value of the previous page, passed back unchanged.',
-          },
-        },
-      },
+      // Keep in step with PAGE_LIMIT in functions/trees/core.ts.
+      queryStringParameters: pageQuery(100, 50),
       body: EMPTY_BODY,
     },
     responses: {
@@ -312,14 +322,7 @@ export const liveRoutes: readonly LiveRoute[] = [
     handler: 'adapters/list',
     roles: ['admin'],
     request: {
-      queryStringParameters: {
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          limit: { type: 'string', pattern: '^(?:[1-9][0-9]?|100)$', description: 'Page size, 1 to 100; default 50' },
-          cursor: { type: 'string', minLength: 1, maxLength: 1024, pattern: '^[A-Za-z0-9_-]+$', description: 'The `next` of the previous page' },
-        },
-      },
+      queryStringParameters: pageQuery(100, 50),
       body: EMPTY_BODY,
     },
     responses: { 200: 'A page of adapters sorted by name: { items, next? }', 400: 'A query parameter is invalid' },
@@ -385,15 +388,8 @@ export const liveRoutes: readonly LiveRoute[] = [
     handler: 'health/adapters',
     roles: ['admin', 'apiread'],
     request: {
-      queryStringParameters: {
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          // Keep in step with MAX_HEALTH_PAGE in functions/health/adapter-health.ts.
-          limit: { type: 'string', pattern: '^(?:[1-9]|[1-4][0-9]|50)$', description: 'Adapters probed per page, 1 to 50; default 20' },
-          cursor: { type: 'string', minLength: 1, maxLength: 1024, pattern: '^[A-Za-z0-9_-]+$', description: 'The `next` of the previous page' },
-        },
-      },
+      // Keep in step with MAX_HEALTH_PAGE in functions/health/adapter-health.ts.
+      queryStringParameters: pageQuery(50, 20, 'Adapters probed per page'),
       body: EMPTY_BODY,
     },
     responses: {
