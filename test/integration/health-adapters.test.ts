@@ -6,7 +6,6 @@
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -16,6 +15,8 @@ import { documentClient } from '../../functions/shared/dynamo.js';
 import { startNsoSimulator, type NsoSimulator } from '../../infra/local/nso-simulator.js';
 import { apiEvent, invoke } from '../support/events.js';
 import { createTables } from '../support/tables.js';
+import { stdoutDuring } from '../support/stdout.js';
+import { freePort } from '../support/dynamodb-local.js';
 
 type Handler = Parameters<typeof invoke>[0];
 
@@ -33,23 +34,11 @@ const list = (query?: Record<string, string>) =>
 const one = (name: string) =>
   invoke(oneHandler, apiEvent({ method: 'GET', resource: '/health/adapters/{name}', pathParameters: { name: encodeURIComponent(name) } }));
 
-const captureLog = () => {
-  const lines: string[] = [];
-  vi.spyOn(process.stdout, 'write').mockImplementation(((chunk: string | Uint8Array) => {
-    lines.push(...String(chunk).split('\n').filter(Boolean));
-    return true;
-  }) as typeof process.stdout.write);
-  return lines;
-};
-
 beforeAll(async () => {
   const tables = await createTables();
   dir = await mkdtemp(path.join(tmpdir(), 'health-adapters-'));
   nso = await startNsoSimulator({ credentials: { username: 'admin', password: PASSWORD } });
-  const closed = createServer();
-  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-  const closedPort = (closed.address() as { port: number }).port;
-  await new Promise((resolve) => closed.close(resolve));
+  const closedPort = await freePort();
 
   daemon = createSocket('udp4');
   daemon.on('message', (msg) => datagrams.push(msg.toString('utf8')));
@@ -189,16 +178,15 @@ describe('GET /health/adapters/{name}', () => {
   });
 
   it('logs a failed probe with the request id as correlation id and no secret', async () => {
-    const lines = captureLog();
     const ev = apiEvent({ method: 'GET', resource: '/health/adapters/{name}', pathParameters: { name: 'wrong-pass' } });
-    const res = await invoke(oneHandler, ev);
-    vi.restoreAllMocks();
-    expect(res.status).toBe(503);
-    const logs = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    let res: Awaited<ReturnType<typeof invoke>> | undefined;
+    const out = await stdoutDuring(async () => (res = await invoke(oneHandler, ev)));
+    expect(res?.status).toBe(503);
+    const logs = out.entries();
     const failure = logs.find((l) => l['message'] === 'adapter health check failed');
     expect(failure).toMatchObject({ level: 'warn', adapter: 'wrong-pass', reason: 'unauthorized', httpStatus: 401, correlationId: ev.requestContext.requestId });
     expect(logs.every((l) => l['correlationId'] === ev.requestContext.requestId)).toBe(true);
-    const all = lines.join('\n');
+    const all = out.raw();
     for (const secret of ['not-the-password', PASSWORD, 'Basic ', nso.url]) expect(all).not.toContain(secret);
   });
 

@@ -15,6 +15,7 @@ import { documentClient } from '../../functions/shared/dynamo.js';
 import { startNsoSimulator, type NsoSimulator } from '../../infra/local/nso-simulator.js';
 import { apiEvent, invoke } from '../support/events.js';
 import { createTables } from '../support/tables.js';
+import { stdoutDuring } from '../support/stdout.js';
 
 type Handler = Parameters<typeof invoke>[0];
 const PASSWORD = 'Relay-Pa55word!';
@@ -35,17 +36,8 @@ const relayEvent = (path = '/restconf/data/tailf-ncs:devices/device=ce0') =>
 
 /** Every line written to stdout while `fn` runs, parsed. */
 const captured = async (fn: () => Promise<unknown>) => {
-  const lines: string[] = [];
-  vi.spyOn(process.stdout, 'write').mockImplementation(((chunk: string | Uint8Array) => {
-    lines.push(...String(chunk).split('\n').filter(Boolean));
-    return true;
-  }) as typeof process.stdout.write);
-  try {
-    await fn();
-  } finally {
-    vi.restoreAllMocks();
-  }
-  return { raw: lines.join('\n'), lines: lines.map((l) => JSON.parse(l) as Record<string, any>) };
+  const out = await stdoutDuring(fn);
+  return { raw: out.raw(), lines: out.entries() };
 };
 
 beforeAll(async () => {

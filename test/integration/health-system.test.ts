@@ -9,6 +9,8 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { apiEvent, invoke } from '../support/events.js';
 import { createTables } from '../support/tables.js';
+import { captureStdout } from '../support/stdout.js';
+import { freePort } from '../support/dynamodb-local.js';
 
 type Handler = Parameters<typeof invoke>[0];
 const event = () => apiEvent({ method: 'GET', resource: '/health/system' });
@@ -26,23 +28,7 @@ const loadHandler = async (env: Record<string, string> = {}): Promise<Handler> =
   return (await import('../../functions/health/system.js')).handler;
 };
 
-/** A loopback port nothing listens on. */
-const closedPort = async (): Promise<number> => {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-};
 
-const captureLog = () => {
-  const lines: string[] = [];
-  vi.spyOn(process.stdout, 'write').mockImplementation(((chunk: string | Uint8Array) => {
-    lines.push(...String(chunk).split('\n').filter(Boolean));
-    return true;
-  }) as typeof process.stdout.write);
-  return () => lines.map((l) => JSON.parse(l) as Record<string, unknown>);
-};
 
 beforeAll(async () => {
   tables = await createTables();
@@ -76,12 +62,12 @@ describe('GET /health/system', () => {
   });
 
   it('answers 503 problem+json naming DynamoDB when it cannot be reached, and logs the failure with the correlation id', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const handler = await loadHandler({ AWS_ENDPOINT_URL_DYNAMODB: `http://127.0.0.1:${port}` });
-    const log = captureLog();
+    const log = captureStdout();
     const ev = event();
     const res = await invoke(handler, ev);
-    vi.restoreAllMocks();
+    log.restore();
     expect(res.status).toBe(503);
     expect(res.contentType).toBe('application/problem+json');
     expect(res.headers['Retry-After']).toBe('30');
@@ -98,7 +84,7 @@ describe('GET /health/system', () => {
     });
     expect(res.body.detail).toBe('A dependency is down: dynamodb:trees, dynamodb:adapters.');
     // Neither the endpoint nor an SDK error name reaches the client or the log.
-    const failures = log().filter((l) => l['message'] === 'health check failed');
+    const failures = log.entries().filter((l) => l['message'] === 'health check failed');
     expect(failures.map((l) => l['dependency']).sort()).toEqual(['dynamodb:adapters', 'dynamodb:trees']);
     for (const text of [JSON.stringify(res.body), ...failures.map((l) => JSON.stringify(l))]) {
       expect(text).not.toContain(String(port));

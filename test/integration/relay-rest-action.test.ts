@@ -16,6 +16,7 @@ import { apiEvent, invoke, lambdaContext } from '../support/events.js';
 import { REFUSED_PATHS } from '../support/relay-paths.js';
 import { TEST_TLS_CERT, TEST_TLS_KEY } from '../support/relay-tls.js';
 import { createTables } from '../support/tables.js';
+import { captureStdout } from '../support/stdout.js';
 
 type Handler = Parameters<typeof invoke>[0];
 
@@ -365,11 +366,7 @@ describe('when the orchestrator does not answer properly', () => {
 describe('logging', () => {
   it('writes one line per call without secrets, bodies or query values', async () => {
     const { logger } = await import('../../functions/shared/logger.js');
-    const lines: string[] = [];
-    vi.spyOn(process.stdout, 'write').mockImplementation(((chunk: string | Uint8Array) => {
-      lines.push(...String(chunk).split('\n').filter(Boolean));
-      return true;
-    }) as typeof process.stdout.write);
+    const out = captureStdout();
     logger.setLevel('info');
     try {
       await relay(
@@ -378,14 +375,15 @@ describe('logging', () => {
         { 'tailf-ncs:config': { 'tailf-ned-cisco-ios:hostname': 'body-marker' } },
       );
     } finally {
+      out.restore();
       logger.setLevel('warn');
     }
-    const calls = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l['message'] === 'relay call');
+    const calls = out.entries().filter((l) => l['message'] === 'relay call');
     expect(calls).toEqual([
       expect.objectContaining({ adapter: 'lab', method: 'PATCH', path: CONFIG, queryKeys: ['depth'], status: 200, outcome: 'answered' }),
     ]);
     expect(calls[0]!['durationMs']).toEqual(expect.any(Number));
-    const all = lines.join('\n');
+    const all = out.raw();
     expect(all).not.toContain(PASSWORD);
     expect(all).not.toContain('body-marker');
     expect(all).not.toContain('secret-looking-value');

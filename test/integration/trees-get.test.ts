@@ -5,6 +5,7 @@ import type { TreeSummary } from '../../functions/trees/model.js';
 import { seedTrees } from '../../functions/trees/seed.js';
 import { apiEvent, invoke } from '../support/events.js';
 import { createTables } from '../support/tables.js';
+import { captureStdout } from '../support/stdout.js';
 
 const RESOURCE = '/configuration_manager/configs/{treeId}';
 let table: string;
@@ -123,20 +124,16 @@ describe('GET /configuration_manager/configs/{treeId}', () => {
       async (_, changes, id) => {
         const damaged = Object.fromEntries(Object.entries(item(id, changes)).filter(([, v]) => v !== undefined));
         await documentClient.send(new PutCommand({ TableName: table, Item: damaged }));
-        const lines: string[] = [];
-        vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-          lines.push(String(chunk));
-          return true;
-        });
+        const out = captureStdout();
         const res = await get(id);
-        vi.restoreAllMocks();
+        out.restore();
         expect(res.status).toBe(500);
         expect(res.contentType).toBe('application/problem+json');
         expect(res.body).toMatchObject({ status: 500, type: 'urn:netconfig:problem:internal' });
         const text = JSON.stringify(res.body);
         expect(text).not.toContain(id);
         expect(text).not.toMatch(/versions|deviceType|TREE#|kind|Dynamo|Exception|stack/i);
-        const logged = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l['message'] === 'damaged tree item');
+        const logged = out.entries().find((l) => l['message'] === 'damaged tree item');
         expect(logged).toBeDefined();
         expect(logged?.['level']).toBe('error');
         expect(logged?.['treeIds']).toEqual([id]);

@@ -1,5 +1,5 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { documentClient } from '../../functions/shared/dynamo.js';
 import { encodeCursor } from '../../functions/trees/cursor.js';
 import type { TreeSummary } from '../../functions/trees/model.js';
@@ -7,6 +7,7 @@ import { seedTrees } from '../../functions/trees/seed.js';
 import { nameLockItem, treeItem } from '../../functions/trees/store.js';
 import { apiEvent, invoke } from '../support/events.js';
 import { createTables } from '../support/tables.js';
+import { captureStdout } from '../support/stdout.js';
 
 const COLLECTION = '/configuration_manager/configs';
 let table: string;
@@ -141,15 +142,11 @@ describe('GET /configuration_manager/configs with a damaged tree', () => {
     const broken = { ...treeItem({ ...trees[0]!, id: 'eeeeeeeeeeeeeeeeeeeeeeee', name: 'AAA-broken' }), versions: 'initial' };
     await documentClient.send(new PutCommand({ TableName: table, Item: broken }));
     await documentClient.send(new PutCommand({ TableName: table, Item: nameLockItem('AAA-broken', 'eeeeeeeeeeeeeeeeeeeeeeee') }));
-    const lines: string[] = [];
-    const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      lines.push(String(chunk));
-      return true;
-    });
+    const out = captureStdout();
     const res = await page({ limit: '2' });
-    spy.mockRestore();
+    out.restore();
     expect(res.status).toBe(500);
-    expect(lines.map((l) => JSON.parse(l))).toContainEqual(
+    expect(out.entries()).toContainEqual(
       expect.objectContaining({ level: 'error', message: 'damaged tree item', treeIds: ['eeeeeeeeeeeeeeeeeeeeeeee'] }),
     );
     expect(res.contentType).toBe('application/problem+json');

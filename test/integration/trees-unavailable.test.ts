@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/dynamodb-local.js';
 import { apiEvent, invoke } from '../support/events.js';
+import { captureStdout } from '../support/stdout.js';
 
 // The functions are pointed at a loopback port where nothing listens: DynamoDB is unreachable.
 let saved: { endpoint?: string; table?: string; idempotency?: string };
@@ -31,18 +32,14 @@ describe('tree routes when DynamoDB cannot be reached', () => {
     ['GET list', 'list', apiEvent({ method: 'GET', resource: '/configuration_manager/configs' })],
     ['POST', 'create', apiEvent({ method: 'POST', resource: '/configuration_manager/configs', body: { name: 'n', deviceType: 'd' } })],
   ] as const)('%s answers 503 problem+json with Retry-After and no internals, and logs why', async (_, which, event) => {
-    const lines: string[] = [];
-    const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      lines.push(String(chunk));
-      return true;
-    });
+    const out = captureStdout();
     const res = await invoke(handlers[which], event);
-    spy.mockRestore();
+    out.restore();
     expect(res.status).toBe(503);
     expect(res.contentType).toBe('application/problem+json');
     expect(res.headers['Retry-After']).toMatch(/^\d+$/);
     expect(JSON.stringify(res.body)).not.toMatch(/ECONN|127\.0\.0\.1|Dynamo|trees-unreachable|stack/i);
-    expect(lines.map((l) => JSON.parse(l))).toContainEqual(
+    expect(out.entries()).toContainEqual(
       expect.objectContaining({ level: 'warn', message: 'trees store unavailable', reason: 'unreachable' }),
     );
   });

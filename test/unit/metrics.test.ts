@@ -9,6 +9,7 @@ import {
   relayResultClass,
 } from '../../functions/shared/metrics.js';
 import { apiEvent, invoke } from '../support/events.js';
+import { captureStdout } from '../support/stdout.js';
 
 interface Directive {
   Namespace: string;
@@ -169,12 +170,8 @@ describe('httpHandler metrics', () => {
   });
 
   const capture = () => {
-    const lines: string[] = [];
-    vi.spyOn(process.stdout, 'write').mockImplementation(((chunk: string | Uint8Array) => {
-      lines.push(String(chunk));
-      return true;
-    }) as typeof process.stdout.write);
-    return () => lines.flatMap((l) => l.split('\n')).filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const out = captureStdout();
+    return () => out.entries();
   };
 
   it('counts a request the validator refused (400) and writes it with the request id as correlation id', async () => {
