@@ -63,7 +63,6 @@ export const runCold = async (
 
 /**
  * `rounds` rounds; in each, every variant once, in the order rotated by the round number.
- * `beforeRound` runs before each round (e.g. to prepare what the round's calls need).
  */
 export const measureCold = async (o: {
   node: string;

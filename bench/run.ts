@@ -251,10 +251,11 @@ try {
     if (options['cpu-prof']) {
       const dir = path.resolve(options['cpu-prof']);
       mkdirSync(dir, { recursive: true });
+      // Round ROUNDS: the adapter the last round's putAdapter created is still there to delete.
       for (const v of variants) {
         const vdir = path.join(dir, v.name.replaceAll(' ', '-'));
         mkdirSync(vdir, { recursive: true });
-        await runCold(NODE, coldChild, v, ROUNDS + 1, { nodeArgs: ['--cpu-prof', '--cpu-prof-interval=100'], cwd: vdir });
+        await runCold(NODE, coldChild, v, ROUNDS, { nodeArgs: ['--cpu-prof', '--cpu-prof-interval=100'], cwd: vdir });
       }
       say(`CPU profiles of one cold start per variant in ${dir}`);
     }

@@ -1,22 +1,18 @@
 /**
- * How the authorizer obtains the issuer's keys: a fetcher for `aws-jwt-verify`'s JWKS cache
- * that goes to the network at most once per interval.
+ * How the authorizer obtains the issuer's keys: a per-container cache of the JWKS as ready
+ * `KeyObject`s, filled by a fetcher that goes to the network at most once per interval.
  *
- * `aws-jwt-verify`'s own fetcher uses `https.request` only (a plain `http://127.0.0.1` JWKS,
- * which local mode and the tests serve, fails with "Protocol not supported"), retries
- * immediately once on any network error, and its penalty box only slows down refetches
- * after a fetch that succeeded without the wanted `kid` — a failing endpoint is hit on
- * every request with an unknown `kid`. This fetcher does one attempt per interval per URL,
- * whatever the outcome, so a flood of forged `kid`s or a dead endpoint costs the issuer at
- * most one request per interval. The library's cache still deduplicates concurrent fetches
- * and keeps the last good JWKS when a later fetch fails, so callers whose key is cached keep
- * working while the endpoint is down.
+ * - One attempt per interval per URL, whatever the outcome: a flood of forged `kid`s or a dead
+ *   endpoint costs the issuer at most one request per interval.
+ * - Concurrent lookups share one download.
+ * - A failed refetch keeps the last good keys, so callers whose key is cached keep working
+ *   while the endpoint is down; a successful one replaces them, so a key the issuer withdrew
+ *   stops verifying.
+ * - Each JWK is checked and imported once, when the document arrives: a verification is then a
+ *   map lookup and one `crypto.verify`.
  */
-import http from 'node:http';
-import https from 'node:https';
-import type { Fetcher } from 'aws-jwt-verify/https';
-import { assertIsJwks, SimpleJwksCache, type Jwks, type PenaltyBox } from 'aws-jwt-verify/jwk';
-import { safeJsonParse, type Json } from 'aws-jwt-verify/safe-json-parse';
+import { createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
+import type { ClientRequest } from 'node:http';
 
 /** How often an unknown `kid` may send the authorizer back to the JWKS endpoint. */
 export const DEFAULT_REFETCH_INTERVAL_MS = 5_000;
@@ -24,6 +20,10 @@ export const DEFAULT_REFETCH_INTERVAL_MS = 5_000;
 export const DEFAULT_FETCH_TIMEOUT_MS = 3_000;
 /** A JWKS is a few keys: anything this large is not one. */
 export const MAX_JWKS_BYTES = 256 * 1024;
+/** Longest `kid` accepted, in a token or a JWK. */
+export const MAX_KID_LENGTH = 256;
+/** RSA keys shorter than this are not used (NIST SP 800-131A: 2048 bits since 2014). */
+export const MIN_RSA_BITS = 2048;
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
@@ -68,12 +68,15 @@ export interface RateLimitedFetcherOptions {
   readonly now?: () => number;
 }
 
-/** One GET, no redirects followed (a 3xx is an error), body capped, one deadline for it all. */
-const download = (url: string, timeoutMs: number): Promise<ArrayBuffer> =>
+/**
+ * One GET, no redirects followed (a 3xx is an error), body capped, one deadline for it all.
+ * The client module is loaded on first use, and only the one the URL needs.
+ */
+const download = (url: string, timeoutMs: number): Promise<Buffer> =>
   new Promise((resolve, reject) => {
-    const client = url.startsWith('https:') ? https : http;
+    const client = url.startsWith('https:') ? process.getBuiltinModule('node:https') : process.getBuiltinModule('node:http');
     let settled = false;
-    let req: http.ClientRequest | undefined;
+    let req: ClientRequest | undefined;
     const finish = (err: Error | null, body: Buffer = Buffer.alloc(0)): void => {
       if (settled) return;
       settled = true;
@@ -82,7 +85,7 @@ const download = (url: string, timeoutMs: number): Promise<ArrayBuffer> =>
         req?.destroy();
         reject(err);
       } else {
-        resolve(body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength) as ArrayBuffer);
+        resolve(body);
       }
     };
     const timer = setTimeout(() => finish(new JwksFetchError('time-out')), timeoutMs);
@@ -107,10 +110,10 @@ const download = (url: string, timeoutMs: number): Promise<ArrayBuffer> =>
   });
 
 /**
- * A {@link Fetcher} that fetches plain `http://` (loopback) and `https://` URLs and makes at
- * most one network attempt per `minIntervalMs` per URL. `attempts` counts them (for tests).
+ * Fetches plain `http://` (loopback) and `https://` URLs and makes at most one network attempt
+ * per `minIntervalMs` per URL. `attempts` counts them (for tests).
  */
-export class RateLimitedJwksFetcher implements Fetcher {
+export class RateLimitedJwksFetcher {
   readonly #minIntervalMs: number;
   readonly #timeoutMs: number;
   readonly #now: () => number;
@@ -127,7 +130,7 @@ export class RateLimitedJwksFetcher implements Fetcher {
     return this.#attempts;
   }
 
-  async fetch(uri: string): Promise<ArrayBuffer> {
+  async fetch(uri: string): Promise<Buffer> {
     const now = this.#now();
     const last = this.#lastAttempt.get(uri);
     if (last !== undefined && now - last < this.#minIntervalMs) throw new JwksRateLimitedError();
@@ -137,42 +140,107 @@ export class RateLimitedJwksFetcher implements Fetcher {
   }
 }
 
-/**
- * The library's penalty box, switched off: {@link RateLimitedJwksFetcher} already limits
- * every refetch, and a second, longer back-off would only delay picking up a rotated key.
- */
-export const noPenaltyBox: PenaltyBox = {
-  wait: async () => undefined,
-  registerFailedAttempt: () => undefined,
-  registerSuccessfulAttempt: () => undefined,
-};
+/** What a key can verify: RSA keys RS*, EC keys the ES* of their curve only. */
+export type KeyFamily = 'RSA' | 'P-256' | 'P-384' | 'P-521';
 
-/** A JWKS cache over a {@link RateLimitedJwksFetcher}, and whether it ever held keys. */
-export interface JwksSource {
-  readonly cache: SimpleJwksCache;
-  readonly fetcher: RateLimitedJwksFetcher;
-  /** True once a JWKS document was downloaded and parsed: the cache holds keys from then on. */
-  readonly hasKeys: () => boolean;
+/** A usable signing key of the issuer, imported once. */
+export interface IssuerKey {
+  readonly kid: string;
+  readonly family: KeyFamily;
+  /** The JWK's own `alg`, when it names one: then only that algorithm may use the key. */
+  readonly alg: string | undefined;
+  readonly key: KeyObject;
 }
 
-/** Builds the per-container JWKS cache. */
-export const createJwksSource = (options: RateLimitedFetcherOptions = {}): JwksSource => {
+const EC_CURVES: ReadonlySet<string> = new Set(['P-256', 'P-384', 'P-521']);
+const isText = (value: unknown): value is string => typeof value === 'string' && value.length > 0;
+
+/** The family of a JWK (`kty` and `crv`), or undefined for any other kind of key. */
+export const keyFamily = (jwk: { readonly kty?: unknown; readonly crv?: unknown }): KeyFamily | undefined => {
+  if (jwk.kty === 'RSA') return 'RSA';
+  if (jwk.kty === 'EC' && typeof jwk.crv === 'string' && EC_CURVES.has(jwk.crv)) return jwk.crv as KeyFamily;
+  return undefined;
+};
+
+/**
+ * One JWK of the document as a verification key, or undefined when it is not one this
+ * authorizer uses: no `kid`, not for signatures (`use`, `key_ops`), a key type or curve it does
+ * not verify with, an RSA key under {@link MIN_RSA_BITS}, or members that do not form a key. Only
+ * the public members are imported.
+ */
+export const issuerKeyOf = (jwk: unknown): IssuerKey | undefined => {
+  if (jwk === null || typeof jwk !== 'object' || Array.isArray(jwk)) return undefined;
+  const { kid, use, key_ops: ops, alg, kty, crv, n, e, x, y } = jwk as Record<string, unknown>;
+  if (!isText(kid) || kid.length > MAX_KID_LENGTH) return undefined;
+  if (use !== undefined && use !== 'sig') return undefined;
+  if (ops !== undefined && !(Array.isArray(ops) && ops.includes('verify'))) return undefined;
+  if (alg !== undefined && typeof alg !== 'string') return undefined;
+  const family = keyFamily({ kty, crv });
+  if (family === undefined) return undefined;
+  const members = family === 'RSA' ? { kty, n, e } : { kty, crv, x, y };
+  if (!Object.values(members).every(isText)) return undefined;
+  let key: KeyObject;
+  try {
+    key = createPublicKey({ key: members as JsonWebKey, format: 'jwk' });
+  } catch {
+    return undefined;
+  }
+  if (family === 'RSA' && (key.asymmetricKeyDetails?.modulusLength ?? 0) < MIN_RSA_BITS) return undefined;
+  return { kid, family, alg, key };
+};
+
+/**
+ * The usable keys of a JWKS document by `kid` (the first of a repeated `kid` wins). Throws
+ * {@link JwksFetchError} when the document is not a JWKS at all.
+ */
+export const parseJwks = (body: Buffer): Map<string, IssuerKey> => {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body));
+  } catch {
+    throw new JwksFetchError('the document is not JSON');
+  }
+  const keys = doc !== null && typeof doc === 'object' ? (doc as { keys?: unknown }).keys : undefined;
+  if (!Array.isArray(keys)) throw new JwksFetchError('the document is not a JWKS');
+  const out = new Map<string, IssuerKey>();
+  for (const jwk of keys) {
+    const key = issuerKeyOf(jwk);
+    if (key && !out.has(key.kid)) out.set(key.kid, key);
+  }
+  return out;
+};
+
+/** The container's keys of one issuer. */
+export interface JwksSource {
+  readonly fetcher: RateLimitedJwksFetcher;
+  /** True once a JWKS document was downloaded and parsed: keys are cached from then on. */
+  hasKeys(): boolean;
+  /** The cached key of `kid`, without any network. */
+  cached(kid: string): IssuerKey | undefined;
+  /**
+   * Downloads the JWKS again (or joins the download under way) and replaces the cached keys.
+   * Rejects with {@link JwksRateLimitedError} within the interval of the last attempt and with
+   * {@link JwksFetchError} when the endpoint gave no JWKS; the cached keys are then kept.
+   */
+  refresh(): Promise<void>;
+}
+
+/** Builds the per-container key cache of the JWKS at `url`. */
+export const createJwksSource = (url: string, options: RateLimitedFetcherOptions = {}): JwksSource => {
   const fetcher = new RateLimitedJwksFetcher(options);
-  let loaded = false;
-  const cache = new SimpleJwksCache({
+  let keys: Map<string, IssuerKey> | undefined;
+  let inflight: Promise<void> | undefined;
+  const download = async (): Promise<void> => {
+    try {
+      keys = parseJwks(await fetcher.fetch(url));
+    } finally {
+      inflight = undefined;
+    }
+  };
+  return {
     fetcher,
-    penaltyBox: noPenaltyBox,
-    jwksParser: (body: ArrayBuffer): Jwks => {
-      let parsed: Json;
-      try {
-        parsed = safeJsonParse(new TextDecoder('utf-8', { fatal: true }).decode(body));
-      } catch {
-        throw new JwksFetchError('the document is not JSON');
-      }
-      assertIsJwks(parsed);
-      loaded = true;
-      return parsed;
-    },
-  });
-  return { cache, fetcher, hasKeys: () => loaded };
+    hasKeys: () => keys !== undefined,
+    cached: (kid) => keys?.get(kid),
+    refresh: () => (inflight ??= download()),
+  };
 };

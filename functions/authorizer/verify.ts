@@ -2,30 +2,33 @@
  * Bearer token verification: from the request headers to a verified caller (subject and
  * roles), or a rejection with a reason that is logged and never shown to the caller.
  *
- * Signatures, `iss`, `aud`, `exp` and `nbf` are checked by `aws-jwt-verify`; this module adds
- * what it leaves open: cheap shape checks before any key lookup, a pinned algorithm list
- * bound to the key type, `exp` and `sub` made mandatory, and the roles claim.
+ * A token is a JWS in compact form (RFC 7515) carrying JWT claims (RFC 7519), checked in this
+ * order, cheapest first, so that junk costs no key lookup and no signature check:
+ * 1. shape: `Bearer`, size, three base64url parts, header and payload JSON objects, no `crit`;
+ * 2. `alg` one of {@link ALGORITHMS}, `kid` present, `iss` the configured issuer (an
+ *    attacker's issuer never reaches the JWKS cache);
+ * 3. the key of `kid` from the issuer's JWKS (see `jwks.ts`), and `alg` bound to that key's
+ *    type and curve (and to the JWK's own `alg` when it names one);
+ * 4. the signature, by `crypto.verify`;
+ * 5. the claims: `exp` (required), `nbf` with {@link CLOCK_SKEW_SECONDS}, `aud`, `sub`, and
+ *    the roles claim.
+ * Only the key lookup and the signature need the JWKS; header and `kid`/`jku`/`x5u`/`jwk`
+ * members can never make the verifier fetch anything but the configured JWKS URL.
  */
-import { JwtVerifier } from 'aws-jwt-verify';
-import {
-  FailedAssertionError,
-  FetchError,
-  JwkValidationError,
-  JwksValidationError,
-  JwtExpiredError,
-  JwtInvalidAudienceError,
-  JwtInvalidIssuerError,
-  JwtInvalidSignatureAlgorithmError,
-  JwtInvalidSignatureError,
-  JwtNotBeforeError,
-  JwtWithoutValidKidError,
-  KidNotFoundInJwksError,
-} from 'aws-jwt-verify/error';
-import type { Jwk } from 'aws-jwt-verify/jwk';
-import type { JwtHeader, JwtPayload } from 'aws-jwt-verify/jwt-model';
+import { verify as verifySignature } from 'node:crypto';
 import type { Role } from '../shared/routes.js';
 import type { AuthorizerConfig } from './config.js';
-import { createJwksSource, JwksFetchError, JwksRateLimitedError, type JwksSource, type RateLimitedFetcherOptions } from './jwks.js';
+import {
+  createJwksSource,
+  JwksFetchError,
+  JwksRateLimitedError,
+  keyFamily,
+  MAX_KID_LENGTH,
+  type IssuerKey,
+  type JwksSource,
+  type KeyFamily,
+  type RateLimitedFetcherOptions,
+} from './jwks.js';
 import { rolesFromClaim } from './policy.js';
 
 /**
@@ -39,14 +42,22 @@ export const CLOCK_SKEW_SECONDS = 30;
  * decoding.
  */
 export const MAX_TOKEN_LENGTH = 8192;
-/**
- * Signature algorithms accepted, pinned: asymmetric only (`none` and the HMAC family, which
- * would let anyone holding the public key sign, are never accepted), and each only with a key
- * of its own type and curve (see {@link algorithmFitsKey}).
- */
-export const ALLOWED_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'ES256', 'ES384', 'ES512'] as const;
-const MAX_KID_LENGTH = 256;
 const MAX_SUB_LENGTH = 256;
+
+/**
+ * The signature algorithms accepted, pinned: asymmetric only (`none` and the HMAC family,
+ * which would let anyone holding the public key sign, are never accepted), each bound to the
+ * one key family it may be used with, its hash, and for ECDSA the exact length of its raw
+ * (`r || s`, RFC 7518 §3.4) signature.
+ */
+const ALGORITHMS: Readonly<Record<string, { readonly family: KeyFamily; readonly hash: string; readonly signatureBytes?: number }>> = {
+  RS256: { family: 'RSA', hash: 'sha256' },
+  RS384: { family: 'RSA', hash: 'sha384' },
+  RS512: { family: 'RSA', hash: 'sha512' },
+  ES256: { family: 'P-256', hash: 'sha256', signatureBytes: 64 },
+  ES384: { family: 'P-384', hash: 'sha384', signatureBytes: 96 },
+  ES512: { family: 'P-521', hash: 'sha512', signatureBytes: 132 },
+};
 
 /** Why a token was refused: logged (info) for operators, never sent to the caller. */
 export type RejectReason =
@@ -128,67 +139,33 @@ const decodePart = (part: string): Record<string, unknown> => {
   return value as Record<string, unknown>;
 };
 
-const isAllowedAlgorithm = (alg: unknown): alg is (typeof ALLOWED_ALGORITHMS)[number] =>
-  typeof alg === 'string' && (ALLOWED_ALGORITHMS as readonly string[]).includes(alg);
-
-/**
- * Checks made on the still unverified token, before any key lookup, so that junk costs no
- * JWKS fetch. The `iss` check is repeated after the signature by the library; doing it here
- * too keeps attacker-chosen issuers out of the library's key cache, which is keyed by `iss`.
- */
-const precheck = (token: string, issuer: string): void => {
-  const [headerPart = '', payloadPart = ''] = token.split('.');
-  const header = decodePart(headerPart);
-  // RFC 7515 §4.1.11: a token that marks extensions critical must be refused by a verifier
-  // that does not implement them, and this one implements none.
-  if ('crit' in header) throw new TokenRejected('malformed');
-  if (!isAllowedAlgorithm(header['alg'])) throw new TokenRejected('algorithm');
-  const kid = header['kid'];
-  if (typeof kid !== 'string' || kid.length === 0 || kid.length > MAX_KID_LENGTH) throw new TokenRejected('unknown-key');
-  const payload = decodePart(payloadPart);
-  if (payload['iss'] !== issuer) throw new TokenRejected('issuer');
-};
-
-const EC_ALGORITHM: Readonly<Record<string, string>> = { 'P-256': 'ES256', 'P-384': 'ES384', 'P-521': 'ES512' };
+const algorithmOf = (alg: unknown) => (typeof alg === 'string' && Object.hasOwn(ALGORITHMS, alg) ? ALGORITHMS[alg] : undefined);
 
 /** An algorithm is used only with a key of its own family (RSA → RS*, EC curve → its ES*). */
-export const algorithmFitsKey = (alg: string | undefined, jwk: Jwk): boolean => {
-  if (!isAllowedAlgorithm(alg)) return false;
-  if (jwk.kty === 'RSA') return alg.startsWith('RS');
-  if (jwk.kty === 'EC') return jwk.crv !== undefined && EC_ALGORITHM[jwk.crv] === alg;
-  return false;
+export const algorithmFitsKey = (alg: string | undefined, jwk: { readonly kty?: unknown; readonly crv?: unknown }): boolean => {
+  const family = keyFamily(jwk);
+  return family !== undefined && algorithmOf(alg)?.family === family;
 };
 
-class ClaimsError extends Error {}
+const isNumericDate = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
 
-/** Runs after the library verified signature, iss, aud, exp (when present) and nbf. */
-const requireClaims = ({ header, payload, jwk }: { header: JwtHeader; payload: JwtPayload; jwk: Jwk }): void => {
-  if (!algorithmFitsKey(header.alg, jwk)) throw new JwtInvalidSignatureAlgorithmError('algorithm does not fit the key', header.alg ?? '', ALLOWED_ALGORITHMS.slice());
-  // The library checks `exp` only when present: a token without one would never expire.
-  if (typeof payload.exp !== 'number') throw new ClaimsError('exp is required');
-  if (typeof payload.sub !== 'string' || payload.sub.length === 0 || payload.sub.length > MAX_SUB_LENGTH) {
-    throw new ClaimsError('sub is required');
+/** The claims after the signature: times, audience, subject. Throws {@link TokenRejected}. */
+const checkClaims = (payload: Record<string, unknown>, audience: string, nowSeconds: number): string => {
+  const { exp, nbf, iat, aud, sub } = payload;
+  // Present time claims of another type make the token unreadable, not merely expired.
+  if ((exp !== undefined && !isNumericDate(exp)) || (nbf !== undefined && !isNumericDate(nbf)) || (iat !== undefined && !isNumericDate(iat))) {
+    throw new TokenRejected('malformed');
   }
+  // Without `exp` a token would never expire.
+  if (exp === undefined) throw new TokenRejected('claims');
+  if (exp + CLOCK_SKEW_SECONDS <= nowSeconds) throw new TokenRejected('expired');
+  if (nbf !== undefined && nbf - CLOCK_SKEW_SECONDS > nowSeconds) throw new TokenRejected('not-yet-valid');
+  const audiences = typeof aud === 'string' ? [aud] : Array.isArray(aud) && aud.every((a) => typeof a === 'string') ? (aud as string[]) : undefined;
+  if (aud !== undefined && audiences === undefined) throw new TokenRejected('malformed');
+  if (!audiences?.includes(audience)) throw new TokenRejected('audience');
+  if (typeof sub !== 'string' || sub.length === 0 || sub.length > MAX_SUB_LENGTH) throw new TokenRejected('claims');
+  return sub;
 };
-
-/** Maps the library's errors to a reason; fetch problems are decided by the caller. */
-const reasonOf = (err: unknown): RejectReason => {
-  if (err instanceof TokenRejected) return err.reason;
-  if (err instanceof JwtExpiredError) return 'expired';
-  if (err instanceof JwtNotBeforeError) return 'not-yet-valid';
-  if (err instanceof JwtInvalidIssuerError) return 'issuer';
-  if (err instanceof JwtInvalidAudienceError) return 'audience';
-  if (err instanceof JwtInvalidSignatureAlgorithmError) return 'algorithm';
-  if (err instanceof JwtInvalidSignatureError) return 'signature';
-  if (err instanceof KidNotFoundInJwksError || err instanceof JwtWithoutValidKidError || err instanceof JwkValidationError) return 'unknown-key';
-  if (err instanceof FailedAssertionError) return 'unknown-key'; // JWK `use`/`kty` unfit for signatures
-  if (err instanceof ClaimsError) return 'claims';
-  // JwtParseError (claims of the wrong type, bad JSON) and anything unexpected: fail closed.
-  return 'malformed';
-};
-
-const isFetchProblem = (err: unknown): boolean =>
-  err instanceof JwksRateLimitedError || err instanceof JwksFetchError || err instanceof FetchError || err instanceof JwksValidationError;
 
 export interface TokenVerifier {
   /** Verifies a bearer token; throws {@link TokenRejected} or {@link IssuerKeysUnavailable}. */
@@ -199,34 +176,57 @@ export interface TokenVerifier {
 
 /** One verifier per container: it owns the JWKS cache, so create it at module scope. */
 export const createTokenVerifier = (config: AuthorizerConfig, jwksOptions: RateLimitedFetcherOptions = {}): TokenVerifier => {
-  const jwks = createJwksSource(jwksOptions);
-  const verifier = JwtVerifier.create(
-    {
-      issuer: config.issuer,
-      audience: config.audience,
-      jwksUri: config.jwksUrl,
-      graceSeconds: CLOCK_SKEW_SECONDS,
-      customJwtCheck: requireClaims,
-    },
-    { jwksCache: jwks.cache },
-  );
+  const jwks = createJwksSource(config.jwksUrl, jwksOptions);
+
+  /** The key of `kid`: cached, or after one (rate-limited) refetch of the JWKS. */
+  const keyFor = async (kid: string): Promise<IssuerKey> => {
+    const cached = jwks.cached(kid);
+    if (cached) return cached;
+    try {
+      await jwks.refresh();
+    } catch (err) {
+      if (!(err instanceof JwksRateLimitedError || err instanceof JwksFetchError)) throw err;
+      // With no keys ever fetched, nothing can be verified at all: the service is at fault.
+      if (!jwks.hasKeys()) throw new IssuerKeysUnavailable();
+    }
+    const key = jwks.cached(kid);
+    if (!key) throw new TokenRejected('unknown-key');
+    return key;
+  };
+
   return {
     jwks,
     async verify(token) {
-      let payload: JwtPayload;
-      try {
-        precheck(token, config.issuer);
-        payload = await verifier.verify(token);
-      } catch (err) {
-        if (isFetchProblem(err)) {
-          // With keys cached, a kid that is still unknown after the (rate-limited) refetch is
-          // the token's problem. With no keys ever fetched, nothing can be verified at all.
-          if (!jwks.hasKeys()) throw new IssuerKeysUnavailable();
-          throw new TokenRejected('unknown-key');
-        }
-        throw new TokenRejected(reasonOf(err));
-      }
-      return { sub: payload.sub as string, roles: rolesFromClaim(payload[config.rolesClaim]) };
+      if (token.length > MAX_TOKEN_LENGTH) throw new TokenRejected('too-large');
+      if (!COMPACT_JWS.test(token)) throw new TokenRejected('malformed');
+      const first = token.indexOf('.');
+      const second = token.indexOf('.', first + 1);
+      const header = decodePart(token.slice(0, first));
+      // RFC 7515 §4.1.11: a token that marks extensions critical must be refused by a verifier
+      // that does not implement them, and this one implements none.
+      if ('crit' in header) throw new TokenRejected('malformed');
+      const algorithm = algorithmOf(header['alg']);
+      if (!algorithm) throw new TokenRejected('algorithm');
+      const kid = header['kid'];
+      if (typeof kid !== 'string' || kid.length === 0 || kid.length > MAX_KID_LENGTH) throw new TokenRejected('unknown-key');
+      const payload = decodePart(token.slice(first + 1, second));
+      if (payload['iss'] !== config.issuer) throw new TokenRejected('issuer');
+
+      const key = await keyFor(kid);
+      if (key.family !== algorithm.family || (key.alg !== undefined && key.alg !== header['alg'])) throw new TokenRejected('algorithm');
+      const signature = Buffer.from(token.slice(second + 1), 'base64url');
+      if (algorithm.signatureBytes !== undefined && signature.length !== algorithm.signatureBytes) throw new TokenRejected('signature');
+      const signed = Buffer.from(token.slice(0, second), 'latin1');
+      const valid = verifySignature(
+        algorithm.hash,
+        signed,
+        algorithm.signatureBytes === undefined ? key.key : { key: key.key, dsaEncoding: 'ieee-p1363' },
+        signature,
+      );
+      if (!valid) throw new TokenRejected('signature');
+
+      const sub = checkClaims(payload, config.audience, Math.floor(Date.now() / 1000));
+      return { sub, roles: rolesFromClaim(payload[config.rolesClaim]) };
     },
   };
 };

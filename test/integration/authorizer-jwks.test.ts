@@ -2,9 +2,10 @@
  * JWKS fetching and caching of the token verifier, against real JWKS servers on 127.0.0.1,
  * with an injected clock so that the refetch interval is exercised without waiting.
  */
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AuthorizerConfig } from '../../functions/authorizer/config.js';
-import { checkJwksUrl, DEFAULT_REFETCH_INTERVAL_MS, MAX_JWKS_BYTES } from '../../functions/authorizer/jwks.js';
+import { checkJwksUrl, DEFAULT_REFETCH_INTERVAL_MS, MAX_JWKS_BYTES, MIN_RSA_BITS } from '../../functions/authorizer/jwks.js';
 import { createTokenVerifier, IssuerKeysUnavailable, TokenRejected } from '../../functions/authorizer/verify.js';
 import { claims, signJwt, startJwksServer, testKey, type JwksServer, type TestKey } from '../support/authorizer.js';
 
@@ -119,6 +120,106 @@ describe('token verifier: JWKS cache', () => {
       await expect(verifier.verify(tokenFor(key))).resolves.toMatchObject({ sub: 'user-1' });
     }
     expect(server.fetches()).toBe(4);
+  });
+});
+
+describe('token verifier: which keys of the JWKS are used', () => {
+  /** A key pair of any supported kind, with its public JWK (no `alg` unless given). */
+  const keyPair = (options: { rsaBits?: number; curve?: string }, jwkExtra: Record<string, unknown> = {}) => {
+    const { privateKey, publicKey } =
+      options.curve === undefined
+        ? generateKeyPairSync('rsa', { modulusLength: options.rsaBits ?? 2048 })
+        : generateKeyPairSync('ec', { namedCurve: options.curve });
+    const kid = `k-${Math.random().toString(36).slice(2)}`;
+    const jwk: Record<string, unknown> = { ...(publicKey.export({ format: 'jwk' }) as Record<string, string>), kid, ...jwkExtra };
+    return { kid, privateKey: privateKey as KeyObject, jwk };
+  };
+  const signed = (alg: string, key: { kid: string; privateKey: KeyObject }, extra: Record<string, unknown> = {}): string =>
+    signJwt({ alg, kid: key.kid }, claims(ISSUER, AUDIENCE, { roles: ['admin'], ...extra }), key);
+
+  it.each([
+    ['RS256', {}],
+    ['RS384', {}],
+    ['RS512', { rsaBits: 3072 }],
+    ['ES256', { curve: 'P-256' }],
+    ['ES384', { curve: 'P-384' }],
+    ['ES512', { curve: 'P-521' }],
+  ] as const)('verifies %s with a key of its own family', async (alg, options) => {
+    const key = keyPair(options);
+    const server = await serve({ keys: [key.jwk] });
+    const { verifier } = verifierOn(server.url);
+    await expect(verifier.verify(signed(alg, key))).resolves.toEqual({ sub: 'user-1', roles: ['admin'] });
+  });
+
+  it.each([
+    ['an encryption key (use: enc)', keyPair({}, { use: 'enc' })],
+    ['a key whose key_ops do not include verify', keyPair({}, { key_ops: ['encrypt'] })],
+    [`an RSA key under ${MIN_RSA_BITS} bits`, keyPair({ rsaBits: 1024 })],
+    ['an EC key on a curve no ES* algorithm uses', keyPair({ curve: 'secp256k1' })],
+  ])('never uses %s (the kid stays unknown)', async (_label, key) => {
+    const server = await serve({ keys: [key.jwk] });
+    const { verifier } = verifierOn(server.url);
+    const alg = key.jwk['kty'] === 'EC' ? 'ES256' : 'RS256';
+    expect(await reasonOf(verifier.verify(signed(alg, key)))).toBe('unknown-key');
+    expect(verifier.jwks.hasKeys()).toBe(true);
+  });
+
+  it('skips unusable entries of a document and uses the rest', async () => {
+    const good = keyPair({ curve: 'P-256' });
+    const server = await serve({
+      keys: [null, 'x', [], { kty: 'oct', k: 'c2VjcmV0', kid: 'hmac' }, { kty: 'RSA', kid: 'broken', n: '!!', e: 'AQAB' }, { ...good.jwk, kid: '' }, good.jwk],
+    });
+    const { verifier } = verifierOn(server.url);
+    await expect(verifier.verify(signed('ES256', good))).resolves.toMatchObject({ sub: 'user-1' });
+    expect(await reasonOf(verifier.verify(signJwt({ alg: 'RS256', kid: 'broken' }, claims(ISSUER, AUDIENCE), testKey('rsa'))))).toBe('unknown-key');
+  });
+
+  it('stops accepting a key the issuer withdrew, once the JWKS is fetched again', async () => {
+    const withdrawn = keyPair({});
+    const next = keyPair({});
+    const server = await serve({ keys: [withdrawn.jwk] });
+    const { verifier, clock } = verifierOn(server.url);
+    await verifier.verify(signed('RS256', withdrawn));
+    server.setDocument({ keys: [next.jwk] });
+    clock.now += DEFAULT_REFETCH_INTERVAL_MS;
+    await verifier.verify(signed('RS256', next)); // an unknown kid: the JWKS is fetched again
+    expect(await reasonOf(verifier.verify(signed('RS256', withdrawn)))).toBe('unknown-key');
+    expect(server.fetches()).toBe(2);
+  });
+
+  it('refuses an ECDSA signature of the wrong length and one in DER form', async () => {
+    const key = keyPair({ curve: 'P-256' });
+    const server = await serve({ keys: [key.jwk] });
+    const { verifier } = verifierOn(server.url);
+    const token = signed('ES256', key);
+    const [h, p, sig] = token.split('.') as [string, string, string];
+    const raw = Buffer.from(sig, 'base64url');
+    expect(await reasonOf(verifier.verify(`${h}.${p}.${Buffer.concat([raw, Buffer.from([0])]).toString('base64url')}`))).toBe('signature');
+    const r = raw.subarray(0, 32);
+    const s = raw.subarray(32);
+    const int = (b: Buffer) => (b[0]! & 0x80 ? Buffer.concat([Buffer.from([0x02, b.length + 1, 0]), b]) : Buffer.concat([Buffer.from([0x02, b.length]), b]));
+    const body = Buffer.concat([int(r), int(s)]);
+    const der = Buffer.concat([Buffer.from([0x30, body.length]), body]);
+    expect(await reasonOf(verifier.verify(`${h}.${p}.${der.toString('base64url')}`))).toBe('signature');
+    await expect(verifier.verify(token)).resolves.toMatchObject({ sub: 'user-1' });
+  });
+
+  it.each([
+    ['an aud array that names the audience', { aud: ['other', AUDIENCE] }, 'accepted'],
+    ['an aud array without the audience', { aud: ['other', 'another'] }, 'audience'],
+    ['an aud that is a number', { aud: 42 }, 'malformed'],
+    ['an aud array with a number', { aud: [AUDIENCE, 42] }, 'malformed'],
+    ['an iat that is a string', { iat: 'yesterday' }, 'malformed'],
+    ['an nbf that is a string', { nbf: 'now' }, 'malformed'],
+    ['a sub that is a number', { sub: 7 }, 'claims'],
+    ['a sub over 256 characters', { sub: 'u'.repeat(257) }, 'claims'],
+    ['an exp exactly 30 s ago', { exp: Math.floor(Date.now() / 1000) - 30 }, 'expired'],
+  ])('decides %s', async (_label, extra, outcome) => {
+    const key = testKey('rsa');
+    const server = await serve({ keys: [key.jwk] });
+    const { verifier } = verifierOn(server.url);
+    const result = await rejection(verifier.verify(tokenFor(key, extra)));
+    expect(result instanceof TokenRejected ? result.reason : 'accepted').toBe(outcome);
   });
 });
 
