@@ -7,11 +7,10 @@
  * it), one deadline for the whole exchange, a cap on the body it reads, and a DNS lookup that
  * refuses link-local, metadata and (outside local mode) loopback addresses at connect time.
  */
-import { promises as dnsPromises, type LookupAddress, type LookupAllOptions } from 'node:dns';
+import type { LookupAddress, LookupAllOptions } from 'node:dns';
 import http from 'node:http';
-import https from 'node:https';
+import type { Agent as HttpsAgent } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import { rootCertificates } from 'node:tls';
 import { addressRefusal } from '../shared/address-policy.js';
 import type { Target } from './target.js';
 
@@ -70,7 +69,8 @@ const BLOCKED_CODE = 'ERR_RELAY_BLOCKED_ADDRESS';
  * the request is built) is what defeats DNS rebinding.
  */
 export const guardedLookup =
-  (allowLoopback: boolean, resolve: ResolveAll = (hostname, options) => dnsPromises.lookup(hostname, options)): LookupFunction =>
+  // node:dns is loaded by the first lookup: an orchestrator given by IP address never needs it.
+  (allowLoopback: boolean, resolve: ResolveAll = (hostname, options) => process.getBuiltinModule('node:dns').promises.lookup(hostname, options)): LookupFunction =>
   (hostname, options, callback) => {
     resolve(hostname, { ...options, all: true }).then(
       (addresses) => {
@@ -94,6 +94,8 @@ const TLS_CODE = /CERT|SELF_SIGNED|^ERR_TLS_|^ERR_SSL_|^EPROTO$|HOSTNAME_MISMATC
 // A keep-alive socket the server closed while we were idle (or frozen, as Lambda freezes
 // between invocations) fails the next request this way before any answer arrives.
 const STALE_SOCKET_CODE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
+/** IP literals whose verdict a client remembers. */
+const MAX_LITERAL_VERDICTS = 256;
 /** Methods safe to send twice (RFC 9110 §9.2.2). */
 const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(['GET', 'PUT', 'DELETE']);
 
@@ -123,8 +125,32 @@ export const createOrchestratorClient = (options: OrchestratorClientOptions): Or
   const lookup = guardedLookup(options.allowLoopback, options.resolve);
   const common = { keepAlive: true, scheduling: 'lifo' as const, maxSockets: options.maxSockets ?? 32, lookup };
   const httpAgent = new http.Agent(common);
+  const plain = { request: http.request, agent: httpAgent } as const;
   const extraCa = options.ca === undefined ? [] : typeof options.ca === 'string' ? [options.ca] : [...options.ca];
-  const httpsAgent = new https.Agent({ ...common, ...(extraCa.length ? { ca: [...rootCertificates, ...extraCa] } : {}) });
+  // Created on the first https request, not at init: a cold start does not pay for the agent,
+  // nor for the root certificates (an ES import of node:tls built them through its facade even
+  // when no extra CA is given), before an orchestrator speaks https. `getBuiltinModule` rather
+  // than `import()`: synchronous, and no ES-module facade to build.
+  let https: { readonly request: typeof http.request; readonly agent: HttpsAgent } | undefined;
+  const secureTransport = (): NonNullable<typeof https> => {
+    if (!https) {
+      const builtin = process.getBuiltinModule('node:https');
+      const ca = extraCa.length ? { ca: [...process.getBuiltinModule('node:tls').rootCertificates, ...extraCa] } : {};
+      https = { request: builtin.request, agent: new builtin.Agent({ ...common, ...ca }) };
+    }
+    return https;
+  };
+
+  // An IP literal's verdict never changes: it is worked out once, not on every call (each
+  // check builds a SocketAddress per range list). Bounded: names come from adapters.
+  const literalVerdicts = new Map<string, string | undefined>();
+  const literalRefusal = (address: string): string | undefined => {
+    if (literalVerdicts.has(address)) return literalVerdicts.get(address);
+    const reason = addressRefusal(address, { allowLoopback: options.allowLoopback });
+    if (literalVerdicts.size >= MAX_LITERAL_VERDICTS) literalVerdicts.delete(literalVerdicts.keys().next().value!);
+    literalVerdicts.set(address, reason);
+    return reason;
+  };
 
   const attempt = (request: OutboundRequest, deadline: number): Promise<OutboundResponse> =>
     new Promise<OutboundResponse>((resolve, reject) => {
@@ -133,7 +159,7 @@ export const createOrchestratorClient = (options: OrchestratorClientOptions): Or
       const hostname = origin.hostname.replace(/^\[(.*)\]$/, '$1');
       // An IP literal never goes through `lookup`, so it is checked here.
       if (isIP(hostname)) {
-        const reason = addressRefusal(hostname, { allowLoopback: options.allowLoopback });
+        const reason = literalRefusal(hostname);
         if (reason) return reject(new OutboundError('blocked', `refused address (${reason})`));
       }
       const remaining = deadline - Date.now();
@@ -146,8 +172,9 @@ export const createOrchestratorClient = (options: OrchestratorClientOptions): Or
       // is a TLS failure (e.g. the server does not speak TLS), whatever the error code says.
       let tcpConnected = false;
       let tlsEstablished = false;
-      const outgoing = (secure ? https : http).request({
-        agent: secure ? httpsAgent : httpAgent,
+      const transport = secure ? secureTransport() : plain;
+      const outgoing = transport.request({
+        agent: transport.agent,
         protocol: origin.protocol,
         hostname,
         port: origin.port || undefined,
@@ -241,7 +268,7 @@ export const createOrchestratorClient = (options: OrchestratorClientOptions): Or
     },
     close() {
       httpAgent.destroy();
-      httpsAgent.destroy();
+      https?.agent.destroy();
     },
   };
 };

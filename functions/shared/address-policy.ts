@@ -6,37 +6,57 @@
  */
 import { BlockList, isIP } from 'node:net';
 
-const subnets = (entries: readonly (readonly [string, number])[]): BlockList => {
+type Family = 'ipv4' | 'ipv6';
+
+/**
+ * The refused ranges, built on first use rather than at load: most functions that import this
+ * module (through the adapter rules) never check an address. The family of each range is
+ * written out, since telling it with `isIP` would compile Node's IPv6 regular expression
+ * (milliseconds of a cold start).
+ */
+const subnets = (entries: readonly (readonly [string, number, Family])[]): BlockList => {
   const list = new BlockList();
-  for (const [address, prefix] of entries) list.addSubnet(address, prefix, isIP(address) === 6 ? 'ipv6' : 'ipv4');
+  for (const [address, prefix, family] of entries) list.addSubnet(address, prefix, family);
   return list;
 };
 
+interface Ranges {
+  readonly metadata: BlockList;
+  readonly linkLocal: BlockList;
+  readonly unspecified: BlockList;
+  readonly notUnicast: BlockList;
+  readonly loopback: BlockList;
+}
+
+let built: Ranges | undefined;
 /** Refused address ranges, each with the reason a user reads. Order matters: the first match names the reason. */
-const METADATA = subnets([
-  ['169.254.169.254', 32], // AWS, Azure, GCP, OpenStack, Oracle instance metadata
-  ['169.254.170.2', 32], // ECS task metadata and credentials
-  ['100.100.100.200', 32], // Alibaba Cloud metadata
-  ['192.0.0.192', 32], // Oracle Cloud legacy metadata
-  ['fd00:ec2::', 32], // AWS IPv6 instance metadata, DNS and time services (fd00:ec2::254…)
-]);
-const LINK_LOCAL = subnets([
-  ['169.254.0.0', 16],
-  ['fe80::', 10],
-]);
-const UNSPECIFIED = subnets([
-  ['0.0.0.0', 8],
-  ['::', 128],
-]);
-const NOT_UNICAST = subnets([
-  ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved and broadcast
-  ['ff00::', 8], // IPv6 multicast
-]);
-const LOOPBACK = subnets([
-  ['127.0.0.0', 8],
-  ['::1', 128],
-]);
+const ranges = (): Ranges =>
+  (built ??= {
+    metadata: subnets([
+      ['169.254.169.254', 32, 'ipv4'], // AWS, Azure, GCP, OpenStack, Oracle instance metadata
+      ['169.254.170.2', 32, 'ipv4'], // ECS task metadata and credentials
+      ['100.100.100.200', 32, 'ipv4'], // Alibaba Cloud metadata
+      ['192.0.0.192', 32, 'ipv4'], // Oracle Cloud legacy metadata
+      ['fd00:ec2::', 32, 'ipv6'], // AWS IPv6 instance metadata, DNS and time services (fd00:ec2::254…)
+    ]),
+    linkLocal: subnets([
+      ['169.254.0.0', 16, 'ipv4'],
+      ['fe80::', 10, 'ipv6'],
+    ]),
+    unspecified: subnets([
+      ['0.0.0.0', 8, 'ipv4'],
+      ['::', 128, 'ipv6'],
+    ]),
+    notUnicast: subnets([
+      ['224.0.0.0', 4, 'ipv4'], // multicast
+      ['240.0.0.0', 4, 'ipv4'], // reserved and broadcast
+      ['ff00::', 8, 'ipv6'], // IPv6 multicast
+    ]),
+    loopback: subnets([
+      ['127.0.0.0', 8, 'ipv4'],
+      ['::1', 128, 'ipv6'],
+    ]),
+  });
 
 const METADATA_NAMES = new Set([
   'metadata.google.internal',
@@ -83,11 +103,12 @@ export const addressRefusal = (address: string, options: { readonly allowLoopbac
   const family = isIP(address);
   if (family === 0) return 'is not an IP address';
   const type = family === 6 ? 'ipv6' : 'ipv4';
-  if (METADATA.check(address, type)) return 'is a cloud metadata address';
-  if (LINK_LOCAL.check(address, type)) return 'is a link-local address';
-  if (UNSPECIFIED.check(address, type)) return 'is an unspecified address (0.0.0.0 or ::)';
-  if (NOT_UNICAST.check(address, type)) return 'is a multicast or broadcast address';
-  if (!options.allowLoopback && LOOPBACK.check(address, type)) return 'is a loopback address (allowed in local mode only)';
+  const { metadata, linkLocal, unspecified, notUnicast, loopback } = ranges();
+  if (metadata.check(address, type)) return 'is a cloud metadata address';
+  if (linkLocal.check(address, type)) return 'is a link-local address';
+  if (unspecified.check(address, type)) return 'is an unspecified address (0.0.0.0 or ::)';
+  if (notUnicast.check(address, type)) return 'is a multicast or broadcast address';
+  if (!options.allowLoopback && loopback.check(address, type)) return 'is a loopback address (allowed in local mode only)';
   if (family === 6) {
     const v4 = embeddedIpv4(address);
     if (v4) return addressRefusal(v4, options);

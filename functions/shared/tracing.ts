@@ -10,7 +10,7 @@
  * Without a daemon address or a sampled trace header (tests, local mode, unsampled
  * requests) the call runs untraced and nothing is sent. A failure to send never fails the call.
  */
-import { createSocket, type Socket } from 'node:dgram';
+import type { Socket } from 'node:dgram';
 import { randomBytes } from 'node:crypto';
 import { isIPv6 } from 'node:net';
 
@@ -87,6 +87,9 @@ const safeName = (name: string): string => name.replace(/[^\p{L}\p{N}\s_.:/%&#=+
 const safeKey = (key: string): string => key.replace(/[^A-Za-z0-9_]/g, '_').slice(0, 500);
 const newId = (): string => randomBytes(8).toString('hex');
 
+/** What an untraced call reports to: nothing is recorded, so nothing is kept. */
+const UNTRACED: Subsegment = { setHttpStatus: () => undefined, addAnnotation: () => undefined };
+
 export class Tracer {
   #socket: Socket | undefined;
 
@@ -101,8 +104,15 @@ export class Tracer {
    * Runs `fn` as subsegment `name` of the current invocation and sends the subsegment when
    * the invocation is traced and sampled. Whatever `fn` returns or throws is passed through.
    */
-  async trace<T>(name: string, meta: SubsegmentMeta, fn: (sub: Subsegment) => Promise<T>): Promise<T> {
+  trace<T>(name: string, meta: SubsegmentMeta, fn: (sub: Subsegment) => Promise<T>): Promise<T> {
     const context = this.daemon ? parseTraceHeader(this.traceHeader()) : undefined;
+    // Untraced (no daemon, no header, not sampled: tests, local mode, most requests): the call
+    // runs as is, and nothing of the subsegment is prepared.
+    if (!context?.sampled) return fn(UNTRACED);
+    return this.#traced(context, name, meta, fn);
+  }
+
+  async #traced<T>(context: TraceContext, name: string, meta: SubsegmentMeta, fn: (sub: Subsegment) => Promise<T>): Promise<T> {
     const state: { status?: number; annotations: Record<string, string | number | boolean> } = { annotations: {} };
     for (const [k, v] of Object.entries(meta.annotations ?? {})) state.annotations[safeKey(k)] = v;
     const sub: Subsegment = {
@@ -113,8 +123,6 @@ export class Tracer {
         state.annotations[safeKey(key)] = value;
       },
     };
-    if (!context?.sampled) return fn(sub);
-
     const start = this.clock() / 1000;
     let thrown: unknown;
     let failed = false;
@@ -162,7 +170,10 @@ export class Tracer {
     const payload = Buffer.from(`{"format":"json","version":1}\n${JSON.stringify(document)}`);
     return new Promise((resolve) => {
       try {
-        this.#socket ??= createSocket(isIPv6(daemon.host) ? 'udp6' : 'udp4')
+        // node:dgram is loaded by the first traced call, not at init (most invocations are not traced).
+        this.#socket ??= process
+          .getBuiltinModule('node:dgram')
+          .createSocket(isIPv6(daemon.host) ? 'udp6' : 'udp4')
           .on('error', () => undefined)
           .unref();
         this.#socket.send(payload, daemon.port, daemon.host, () => resolve());
