@@ -8,7 +8,7 @@ import { DEFAULT_TIMEOUT_MS } from '../adapters/validate.js';
 import { BadGateway, BadRequest, GatewayTimeout, HttpProblem, InternalError, NotFound, type FieldError } from '../shared/problem.js';
 import { OutboundError, type OrchestratorClient, type OutboundRequest, type OutboundResponse, type RelayMethod } from './client.js';
 import { charsetOf, isJsonMediaType, parseMediaType } from './media-type.js';
-import { InvalidBaseUrl, adapterOrigin, buildTarget, checkRelayPath } from './target.js';
+import { InvalidBaseUrl, adapterOrigin, checkRelayPath, targetOnOrigin } from './target.js';
 
 /** The request body of `POST /orch_manager/restAction/{adapterId}` (spec 2.1), after schema validation. */
 export interface RestActionRequest {
@@ -75,7 +75,11 @@ export interface RelayLogLine {
 }
 
 export interface RelayDeps {
-  readonly adapters: { get(name: string): Promise<Adapter | undefined> };
+  /**
+   * `forget` (when present) drops a cached adapter: called when a call through it failed in a
+   * way a stale adapter explains (see {@link STALE_ADAPTER_FAILURES}), so the next call reads it afresh.
+   */
+  readonly adapters: { get(name: string): Promise<Adapter | undefined>; forget?(name: string): void };
   /** `forget` (when present) drops a cached secret: called when the orchestrator answers 401. */
   readonly secrets: SecretResolver & { forget?(reference: string): void };
   readonly client: OrchestratorClient;
@@ -87,6 +91,41 @@ export interface RelayDeps {
   /** Wraps the exchange (tracing); default: runs it as is. */
   readonly traceCall?: (adapter: string, request: OutboundRequest, send: () => Promise<OutboundResponse>) => Promise<OutboundResponse>;
 }
+
+/**
+ * Exchange failures a stale cached adapter could explain: its orchestrator moved (another
+ * address, port or scheme, which shows as no connection, no TLS, a refused address, no answer
+ * or no HTTP), or its timeout changed. After one, the relay drops the adapter from its cache.
+ */
+export const STALE_ADAPTER_FAILURES: ReadonlySet<OutboundError['failure']> = new Set(['connect', 'tls', 'blocked', 'timeout', 'protocol']);
+
+/** Origins of the adapters this container has seen (a cached adapter is the same object call after call). */
+const origins = new WeakMap<Adapter, URL>();
+
+/** The adapter's origin; a 500 (never shown, logged with the adapter's name) when its `baseUrl` is damaged. */
+const originOf = (adapter: Adapter): URL => {
+  let origin = origins.get(adapter);
+  if (!origin) {
+    try {
+      origin = adapterOrigin(adapter.baseUrl);
+    } catch (error) {
+      if (!(error instanceof InvalidBaseUrl)) throw error;
+      throw new InternalError(`adapter has an invalid baseUrl: ${error.message}`, { adapter: adapter.name });
+    }
+    origins.set(adapter, origin);
+  }
+  return origin;
+};
+
+/**
+ * A JSON result array is at most 6 times the orchestrator's body (a control byte of a text
+ * body becomes `\u00XX`; a re-serialized JSON number such as `1e20` grows at most 5.25
+ * times), and escaping it once more at most doubles it. A body under the limit divided by
+ * this cannot make the Lambda response too large, and is not measured.
+ */
+export const MAX_RESULT_GROWTH = 12;
+/** Room for the result's envelope (`[{"result":"200","data":…}]`) in that bound. */
+const RESULT_ENVELOPE_BYTES = 1024;
 
 export interface RelayInput {
   readonly adapterId: string;
@@ -105,11 +144,13 @@ interface CheckedRequest {
  * What the schema cannot say: the path can only name a path on the adapter's origin, and
  * the media types are single, well-formed media types. All violations are reported at once.
  */
-export const checkRequest = (request: RestActionRequest): CheckedRequest => {
+export const checkRequest = (request: RestActionRequest): CheckedRequest => checkParams(request, checkRelayPath(request.params.path));
+
+/** {@link checkRequest}, given what {@link checkRelayPath} said of `params.path` (the relay checks it once per call). */
+const checkParams = (request: RestActionRequest, pathProblem: string | undefined): CheckedRequest => {
   const { params } = request;
   const errors: FieldError[] = [];
   const method = (params.method?.toUpperCase() ?? DEFAULT_METHOD) as RelayMethod;
-  const pathProblem = checkRelayPath(params.path);
   if (pathProblem) errors.push({ in: 'body', field: 'params.path', message: pathProblem });
   const accept = parseMediaType(params.accept);
   if (!accept) errors.push({ in: 'body', field: 'params.accept', message: 'must be one media type such as application/yang-data+json' });
@@ -145,16 +186,31 @@ class RelayFailure extends Error {
   }
 }
 
+/** Decoders by charset label, reused across calls (`decode` without `stream` keeps no state). */
+const decoders = new Map<string, InstanceType<typeof TextDecoder>>();
+const MAX_DECODERS = 16;
+
+/** The decoder of a charset label; UTF-8 for a label the encoding standard does not know. */
+const decoderFor = (label: string): InstanceType<typeof TextDecoder> => {
+  let decoder = decoders.get(label);
+  if (!decoder) {
+    try {
+      decoder = new TextDecoder(label);
+    } catch {
+      decoder = decoderFor('utf-8'); // an unknown charset label
+    }
+    // The labels come from orchestrators' answers: keep a few, never an unbounded number.
+    if (decoders.size >= MAX_DECODERS) decoders.delete(decoders.keys().next().value!);
+    decoders.set(label, decoder);
+  }
+  return decoder;
+};
+
 /** `data` of a result: parsed JSON for JSON media types, text otherwise, absent when empty. */
 const answerData = (adapter: string, response: OutboundResponse): { data?: unknown } => {
   if (response.body.length === 0) return {};
   const media = response.contentType === undefined ? undefined : parseMediaType(response.contentType);
-  let text: string;
-  try {
-    text = new TextDecoder(charsetOf(media) ?? 'utf-8').decode(response.body);
-  } catch {
-    text = new TextDecoder('utf-8').decode(response.body); // an unknown charset label
-  }
+  const text = decoderFor(charsetOf(media) ?? 'utf-8').decode(response.body);
   if (!isJsonMediaType(media)) return { data: text };
   try {
     return { data: JSON.parse(text) as unknown };
@@ -212,20 +268,15 @@ export const relayRestAction = async (input: RelayInput, deps: RelayDeps): Promi
     status: 500,
     outcome: 'error',
   };
-  const pathRefused = checkRelayPath(input.request.params.path) !== undefined;
+  const pathProblem = checkRelayPath(input.request.params.path);
   try {
-    const checked = checkRequest(input.request);
+    const checked = checkParams(input.request, pathProblem);
     const adapter = await deps.adapters.get(input.adapterId);
     if (!adapter) throw new RelayFailure(new NotFound(`No adapter is named '${input.adapterId}'.`), 'not-found');
+    const forgetAdapter = (): void => deps.adapters.forget?.(adapter.name);
 
-    let origin: URL;
-    try {
-      origin = adapterOrigin(adapter.baseUrl);
-    } catch (error) {
-      if (!(error instanceof InvalidBaseUrl)) throw error;
-      throw new InternalError(`adapter has an invalid baseUrl: ${error.message}`, { adapter: adapter.name });
-    }
-    const target = buildTarget(origin, checked.path);
+    // `checkParams` refused any path `checkRelayPath` refuses: only the URL check is left.
+    const target = targetOnOrigin(originOf(adapter), checked.path);
     if (!target) {
       throw new BadRequest('The request is invalid: params.path is not a path the relay can send unchanged.', [
         { in: 'body', field: 'params.path', message: 'is not a path the relay can send unchanged' },
@@ -233,7 +284,15 @@ export const relayRestAction = async (input: RelayInput, deps: RelayDeps): Promi
     }
     // The resolver's failures are problems already (503 store down, 500 missing secret or
     // `$ENC` value); none carries the secret.
-    const password = await deps.secrets.resolve(adapter.auth.password);
+    let password: string;
+    try {
+      password = await deps.secrets.resolve(adapter.auth.password);
+    } catch (error) {
+      // A reference to a missing or unusable secret may be a stale adapter's: the adapter may
+      // name another secret by now (its old, generated one is deleted when it does).
+      if (error instanceof HttpProblem && error.status === 500) forgetAdapter();
+      throw error;
+    }
 
     // Measured after the lookups: whatever they took is no longer available.
     const budget = deps.remainingTimeMs() - limits.safetyMarginMs;
@@ -264,19 +323,25 @@ export const relayRestAction = async (input: RelayInput, deps: RelayDeps): Promi
       response = await (deps.traceCall ? deps.traceCall(adapter.name, outbound, send) : send());
     } catch (error) {
       if (!(error instanceof OutboundError)) throw error;
+      if (STALE_ADAPTER_FAILURES.has(error.failure)) forgetAdapter();
       throw new RelayFailure(outboundProblem(adapter.name, error, timeoutMs), error.failure, error.code);
     } finally {
       line.upstreamMs = Math.round(now() - sendStarted);
     }
     line.upstreamStatus = response.status;
-    // The password may have been rotated since it was cached: read it afresh next time.
-    if (response.status === 401) deps.secrets.forget?.(adapter.auth.password);
+    // The password may have been rotated since it was cached, or the adapter changed (another
+    // user name, another secret): read both afresh next time.
+    if (response.status === 401) {
+      deps.secrets.forget?.(adapter.auth.password);
+      forgetAdapter();
+    }
     // Never followed: a Location could point the relay at another host.
     if (response.status >= 300 && response.status < 400) {
       throw new RelayFailure(new BadGateway(`The orchestrator of adapter '${adapter.name}' answered with a redirect (${response.status}), which the relay does not follow.`).afterSending(), 'redirect');
     }
     const results = [{ result: String(response.status), ...answerData(adapter.name, response) }];
-    if (!fitsLambdaResponse(results)) {
+    const mayNotFit = response.body.length * MAX_RESULT_GROWTH + RESULT_ENVELOPE_BYTES > MAX_LAMBDA_RESPONSE_BYTES;
+    if (mayNotFit && !fitsLambdaResponse(results)) {
       throw new RelayFailure(new BadGateway(`The orchestrator of adapter '${adapter.name}' answered with a body too large to return.`).afterSending(), 'too-large');
     }
     line.status = 200;
@@ -293,7 +358,7 @@ export const relayRestAction = async (input: RelayInput, deps: RelayDeps): Promi
     deps.log({
       adapter: input.adapterId,
       method,
-      ...logPath(input.request.params.path, pathRefused),
+      ...logPath(input.request.params.path, pathProblem !== undefined),
       ...line,
       durationMs: Math.round(now() - started),
     });

@@ -42,25 +42,43 @@ const splitParameters = (value: string): string[] => {
   return parts;
 };
 
+/** Parsed media types by text: a relay call parses two or three, nearly always the same few. */
+const parsed = new Map<string, MediaType | undefined>();
+const MAX_PARSED = 64;
+const MAX_REMEMBERED_LENGTH = 256;
+
 /**
  * Parses one media type; `undefined` when it is not well-formed (a list, a bare word, control
- * characters, non-ASCII, an unterminated quoted string…).
+ * characters, non-ASCII, an unterminated quoted string…). The result is frozen: it may be
+ * handed to the next caller that parses the same text.
  */
 export const parseMediaType = (value: string): MediaType | undefined => {
+  const known = parsed.get(value);
+  if (known !== undefined || parsed.has(value)) return known;
+  const media = parse(value);
+  // Values come from clients and orchestrators: keep a few short ones, the oldest go first.
+  if (value.length <= MAX_REMEMBERED_LENGTH) {
+    if (parsed.size >= MAX_PARSED) parsed.delete(parsed.keys().next().value!);
+    parsed.set(value, media);
+  }
+  return media;
+};
+
+const parse = (value: string): MediaType | undefined => {
   // Only visible ASCII, space and tab: this alone rules out CR, LF and NUL.
   if (!/^[\t\x20-\x7e]*$/.test(value)) return undefined;
   const [head = '', ...rest] = splitParameters(value);
   const match = TYPE.exec(head.replace(OWS, ''));
   if (!match) return undefined;
-  const parameters: [string, string][] = [];
+  const parameters: (readonly [string, string])[] = [];
   for (const raw of rest) {
     const part = raw.replace(OWS, '');
     if (part === '') continue; // RFC 9110 allows empty parameters (`a/b;;c=d`)
     const p = PARAMETER.exec(part);
     if (!p) return undefined;
-    parameters.push([p[1]!.toLowerCase(), p[2]!]);
+    parameters.push(Object.freeze([p[1]!.toLowerCase(), p[2]!] as const));
   }
-  return { type: match[1]!.toLowerCase(), subtype: match[2]!.toLowerCase(), parameters };
+  return Object.freeze({ type: match[1]!.toLowerCase(), subtype: match[2]!.toLowerCase(), parameters: Object.freeze(parameters) });
 };
 
 /** True for `application/json` and every `+json` structured-syntax type (`application/yang-data+json`…). */

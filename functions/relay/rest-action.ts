@@ -6,9 +6,12 @@
  * and the orchestrator client whose keep-alive agents carry connections across invocations.
  *
  * Configuration: `ADAPTERS_TABLE`, `IDEMPOTENCY_TABLE`, the secrets variables (`SECRETS_BACKEND`…), `LOCAL_MODE`
- * (`true` lets the relay reach loopback orchestrators, as the local simulator), and
- * `RELAY_MAX_BODY_BYTES` (default 4 MiB, at most 4 MiB: the orchestrator body read at most).
+ * (`true` lets the relay reach loopback orchestrators, as the local simulator),
+ * `RELAY_MAX_BODY_BYTES` (default 4 MiB, at most 4 MiB: the orchestrator body read at most), and
+ * `ADAPTER_CACHE_TTL_SECONDS` (default 5, 0 to 300; 0 reads the adapter on every call): how
+ * long a warm container reuses an adapter it read (see `adapters/cache.ts`).
  */
+import { ADAPTER_CACHE_MAX_ENTRIES, ADAPTER_CACHE_TTL_SECONDS, cachedAdapters } from '../adapters/cache.js';
 import { createAdapterStore } from '../adapters/store.js';
 import { adapterNameFromPath } from '../adapters/validate.js';
 import { relayRestAction as validate } from '../generated/validators.js';
@@ -24,7 +27,12 @@ import { DEFAULT_LIMITS, relayRestAction, type RelayDeps, type RelayLogLine, typ
 
 const MAX_BODY = DEFAULT_LIMITS.maxBodyBytes;
 
-const adapters = createAdapterStore();
+// Found adapters are reused for a few seconds; a miss is never cached, and a call that fails
+// in a way a stale adapter explains drops its entry (`relayRestAction` calls `forget`).
+const adapters = cachedAdapters(createAdapterStore(), {
+  ttlMs: integerEnv('ADAPTER_CACHE_TTL_SECONDS', ADAPTER_CACHE_TTL_SECONDS.default, ADAPTER_CACHE_TTL_SECONDS.min, ADAPTER_CACHE_TTL_SECONDS.max) * 1000,
+  maxEntries: ADAPTER_CACHE_MAX_ENTRIES,
+});
 const client = createOrchestratorClient({ allowLoopback: optionalEnv('LOCAL_MODE', 'false') === 'true' });
 const limits = { ...DEFAULT_LIMITS, maxBodyBytes: integerEnv('RELAY_MAX_BODY_BYTES', MAX_BODY, 1024, MAX_BODY) };
 

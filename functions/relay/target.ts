@@ -74,8 +74,14 @@ export interface Target {
  * The concatenation is parsed once more as defence in depth: if a URL parser read another
  * origin into it, or normalised its path, it is refused rather than sent.
  */
-export const buildTarget = (origin: URL, path: string): Target | undefined => {
-  if (checkRelayPath(path) !== undefined) return undefined;
+export const buildTarget = (origin: URL, path: string): Target | undefined =>
+  checkRelayPath(path) === undefined ? targetOnOrigin(origin, path) : undefined;
+
+/**
+ * {@link buildTarget} for a path that {@link checkRelayPath} has already accepted (the relay
+ * checks each request's path once): only the parse of the concatenation is left.
+ */
+export const targetOnOrigin = (origin: URL, path: string): Target | undefined => {
   const url = new URL(`${origin.origin}${path}`);
   const queryAt = path.indexOf('?');
   const pathPart = queryAt === -1 ? path : path.slice(0, queryAt);

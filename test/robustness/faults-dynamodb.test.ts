@@ -133,6 +133,9 @@ beforeAll(async () => {
   process.env['AWS_ENDPOINT_URL_DYNAMODB'] = dynamo.endpoint;
   // As the stack configures putAdapter and deleteAdapter.
   process.env['SECRETS_ACCESS'] = 'write';
+  // The relay reads its adapter on every call here: what is under test is DynamoDB failing
+  // under each route, not the relay's adapter cache riding it out for a few seconds.
+  process.env['ADAPTER_CACHE_TTL_SECONDS'] = '0';
   vi.resetModules();
   const support = await import('../support/robustness.js');
   headerOf = support.headerOf;

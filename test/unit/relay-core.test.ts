@@ -4,6 +4,7 @@ import { OutboundError, type OrchestratorClient, type OutboundRequest, type Outb
 import {
   DEFAULT_LIMITS,
   MAX_LAMBDA_RESPONSE_BYTES,
+  MAX_RESULT_GROWTH,
   checkRequest,
   fitsLambdaResponse,
   relayRestAction,
@@ -343,6 +344,75 @@ describe('relayRestAction: the answer', () => {
   });
 });
 
+describe('relayRestAction: a cached adapter that may be stale', () => {
+  /** The harness with an adapter reader that records `forget`. */
+  const forgetting = (options: Parameters<typeof harness>[0] = {}) => {
+    const h = harness(options);
+    const forgotten: string[] = [];
+    const deps: RelayDeps = { ...h.deps, adapters: { get: h.deps.adapters.get, forget: (name) => forgotten.push(name) } };
+    return { ...h, deps, forgotten };
+  };
+
+  it('drops the adapter when the orchestrator answers 401 (another user name or secret may be stored by now)', async () => {
+    const h = forgetting({ answer: () => response(401) });
+    expect(await relayRestAction({ adapterId: 'nso-lab', request: request() }, h.deps)).toEqual([{ result: '401' }]);
+    expect(h.forgotten).toEqual(['nso-lab']);
+  });
+
+  it.each(['connect', 'tls', 'blocked', 'timeout', 'protocol'] as const)('drops the adapter after a %s failure (its orchestrator may have moved)', async (failure) => {
+    const h = forgetting({
+      answer: () => {
+        throw new OutboundError(failure, 'details for the log');
+      },
+    });
+    await problemOf(relayRestAction({ adapterId: 'nso-lab', request: request() }, h.deps));
+    expect(h.forgotten).toEqual(['nso-lab']);
+  });
+
+  it('drops the adapter when its secret reference points at nothing (it may name another secret by now)', async () => {
+    const missing = new HttpProblem(500, 'secret-missing', 'Secret Missing', 'The secret that … refers to does not exist.');
+    const h = forgetting({ secrets: { resolve: () => Promise.reject(missing) } });
+    expect(await problemOf(relayRestAction({ adapterId: 'nso-lab', request: request() }, h.deps))).toBe(missing);
+    expect(h.forgotten).toEqual(['nso-lab']);
+  });
+
+  it.each([
+    ['a 2xx answer', () => response(200, '{}', 'application/json')],
+    ['a 403 answer', () => response(403)],
+    ['a 5xx answer', () => response(503)],
+    ['a redirect', () => response(307)],
+    [
+      'a body over the cap',
+      () => {
+        throw new OutboundError('too-large', 'details for the log');
+      },
+    ],
+    [
+      'the function running out of time',
+      () => {
+        throw new OutboundError('aborted', 'details for the log');
+      },
+    ],
+  ] as const)('keeps the adapter after %s', async (_label, answer) => {
+    const h = forgetting({ answer });
+    await relayRestAction({ adapterId: 'nso-lab', request: request() }, h.deps).catch(() => undefined);
+    expect(h.sent).toHaveLength(1);
+    expect(h.forgotten).toEqual([]);
+  });
+
+  it('keeps the adapter when the secrets store is down (503: not the adapter’s fault)', async () => {
+    const unavailable = new HttpProblem(503, 'unavailable', 'Service Unavailable', 'The secrets store is unavailable; try again shortly.');
+    const h = forgetting({ secrets: { resolve: () => Promise.reject(unavailable) } });
+    await problemOf(relayRestAction({ adapterId: 'nso-lab', request: request() }, h.deps));
+    expect(h.forgotten).toEqual([]);
+  });
+
+  it('works with an adapter reader that has nothing to forget', async () => {
+    const h = harness({ answer: () => response(401) });
+    expect(await relayRestAction({ adapterId: 'nso-lab', request: request() }, h.deps)).toEqual([{ result: '401' }]);
+  });
+});
+
 describe('relayRestAction: the log line', () => {
   it('writes one line per call with adapter, method, path, status and duration, without query values or secrets', async () => {
     let clock = 1_000;
@@ -413,5 +483,36 @@ describe('fitsLambdaResponse', () => {
     expect(fitsLambdaResponse([{ result: '200', data: 'x'.repeat(1000) }], 1100)).toBe(true);
     expect(fitsLambdaResponse([{ result: '200', data: '"'.repeat(1000) }], 1100)).toBe(false);
     expect(MAX_LAMBDA_RESPONSE_BYTES).toBeLessThan(6 * 1024 * 1024);
+  });
+});
+
+describe('the bound under which an answer is not measured', () => {
+  /** What the relay returns for a body, doubly serialised as the Lambda response carries it. */
+  const returnedBytes = async (body: Buffer, contentType: string): Promise<number> => {
+    const h = harness({ answer: () => ({ status: 200, contentType, body }) });
+    const results = await relayRestAction({ adapterId: 'nso-lab', request: request() }, h.deps);
+    return Buffer.byteLength(JSON.stringify(JSON.stringify(results)));
+  };
+
+  // The worst growth each kind of body can show: control bytes in text (\u00XX), bytes that
+  // are not UTF-8 (U+FFFD), quotes and backslashes (escaped twice), JSON numbers that
+  // serialise longer than they were written, and a single-byte charset whose high bytes are
+  // three UTF-8 bytes each.
+  it.each([
+    ['control bytes in text', Buffer.alloc(1000, 0x01), 'text/plain'],
+    ['bytes that are not UTF-8', Buffer.alloc(1000, 0xff), 'text/plain'],
+    ['quotes and backslashes', Buffer.from('"\\'.repeat(333)), 'text/plain'],
+    ['windows-1252 high bytes', Buffer.alloc(1000, 0x80), 'text/plain; charset=windows-1252'],
+    ['JSON numbers that grow', Buffer.from(`[${Array(200).fill('1e20').join(',')}]`), 'application/json'],
+    ['JSON strings of control escapes', Buffer.from(JSON.stringify('\u0001'.repeat(150))), 'application/json'],
+  ])('holds for %s', async (_label, body, contentType) => {
+    expect(await returnedBytes(body, contentType)).toBeLessThanOrEqual(body.length * MAX_RESULT_GROWTH + 64);
+  });
+
+  it('still measures, and refuses, a body above the bound that does not fit', async () => {
+    // Over the bound (so it is measured), and 4 MiB of quotes double twice: too large.
+    const h = harness({ answer: () => response(200, '"'.repeat(DEFAULT_LIMITS.maxBodyBytes), 'text/plain') });
+    expect(DEFAULT_LIMITS.maxBodyBytes * MAX_RESULT_GROWTH).toBeGreaterThan(MAX_LAMBDA_RESPONSE_BYTES);
+    expect((await problemOf(relayRestAction({ adapterId: 'nso-lab', request: request() }, h.deps))).status).toBe(502);
   });
 });

@@ -70,3 +70,26 @@ describe('charsetOf', () => {
     expect(charsetOf(parseMediaType('text/plain'))).toBeUndefined();
   });
 });
+
+describe('parseMediaType, parsed once per text', () => {
+  it('gives the same answer the second time, as a value no caller can change', () => {
+    const first = parseMediaType('application/yang-data+json; charset=utf-8')!;
+    const again = parseMediaType('application/yang-data+json; charset=utf-8')!;
+    expect(again).toEqual({ type: 'application', subtype: 'yang-data+json', parameters: [['charset', 'utf-8']] });
+    expect(again).toBe(first);
+    expect(Object.isFrozen(first) && Object.isFrozen(first.parameters) && Object.isFrozen(first.parameters[0])).toBe(true);
+    expect(() => ((first as { subtype: string }).subtype = 'xml')).toThrow(TypeError);
+  });
+
+  it('answers a refused text the same way every time, and long texts as short ones', () => {
+    for (let i = 0; i < 3; i++) expect(parseMediaType('application/json\r\nX-Injected: yes')).toBeUndefined();
+    const long = `application/json; p="${'x'.repeat(400)}"`;
+    expect(parseMediaType(long)?.parameters).toEqual([['p', `"${'x'.repeat(400)}"`]]);
+    expect(parseMediaType(long)).toEqual(parseMediaType(long));
+  });
+
+  it('keeps answering correctly after more distinct texts than it remembers', () => {
+    for (let i = 0; i < 200; i++) expect(parseMediaType(`application/x-${i}+json`)?.subtype).toBe(`x-${i}+json`);
+    expect(parseMediaType('application/x-0+json')?.subtype).toBe('x-0+json');
+  });
+});

@@ -1,0 +1,83 @@
+/**
+ * A small read-through cache of adapters for one function container (the relay reads the
+ * adapter on every call; a warm container reuses what it read a moment ago).
+ *
+ * - Only adapters that exist are kept: a miss is never cached, so an adapter created a
+ *   moment ago is usable at once.
+ * - An entry is reused for `ttlMs` after the read that produced it started, then read afresh:
+ *   a changed or deleted adapter takes effect within that time in every container.
+ * - A call that failed in a way a stale adapter could explain (the orchestrator refused the
+ *   credentials, could not be reached, or was not one the relay may reach) calls
+ *   {@link CachedAdapters.forget}: the next call reads the adapter again at once.
+ * - At most `maxEntries` adapters are kept; the one read longest ago goes first.
+ *
+ * `ttlMs` 0 turns the cache off: every `get` reads the store.
+ */
+import type { Adapter } from './model.js';
+
+/** What the cache reads through: the adapter store's `get`. */
+export interface AdapterReader {
+  get(name: string): Promise<Adapter | undefined>;
+}
+
+export interface CachedAdapters extends AdapterReader {
+  /** Drops one adapter (the next `get` reads the store), or every adapter. */
+  forget(name?: string): void;
+}
+
+export interface AdapterCacheOptions {
+  /** How long a read adapter is reused, in ms; 0 disables the cache. */
+  readonly ttlMs: number;
+  /** Most adapters kept at once. */
+  readonly maxEntries: number;
+  /** Clock in ms (injectable for tests); default `Date.now`. */
+  readonly now?: () => number;
+}
+
+/** Default and bounds of `ADAPTER_CACHE_TTL_SECONDS`. */
+export const ADAPTER_CACHE_TTL_SECONDS = { default: 5, min: 0, max: 300 } as const;
+/** Adapters a relay container keeps at most. */
+export const ADAPTER_CACHE_MAX_ENTRIES = 256;
+
+interface Entry {
+  readonly adapter: Adapter;
+  readonly expiresAt: number;
+}
+
+/** Wraps `store` with the cache described above. */
+export const cachedAdapters = (store: AdapterReader, options: AdapterCacheOptions): CachedAdapters => {
+  const { ttlMs } = options;
+  const maxEntries = Math.max(1, options.maxEntries);
+  const now = options.now ?? (() => Date.now());
+  if (ttlMs <= 0) return { get: (name) => store.get(name), forget: () => undefined };
+
+  const entries = new Map<string, Entry>();
+  // Bumped by every `forget`: a read that started before it must not store what it read,
+  // since the failure that called `forget` may have come after that read began.
+  let generation = 0;
+
+  return {
+    async get(name) {
+      const hit = entries.get(name);
+      if (hit) {
+        if (hit.expiresAt > now()) return hit.adapter;
+        entries.delete(name);
+      }
+      const startedAt = now();
+      const startedIn = generation;
+      const adapter = await store.get(name);
+      if (adapter && startedIn === generation) {
+        entries.delete(name);
+        entries.set(name, { adapter, expiresAt: startedAt + ttlMs });
+        // Maps iterate in insertion order: the first key is the entry read longest ago.
+        while (entries.size > maxEntries) entries.delete(entries.keys().next().value!);
+      }
+      return adapter;
+    },
+    forget(name) {
+      generation++;
+      if (name === undefined) entries.clear();
+      else entries.delete(name);
+    },
+  };
+};

@@ -1,0 +1,180 @@
+import { describe, expect, it } from 'vitest';
+import { cachedAdapters, type AdapterReader } from '../../functions/adapters/cache.js';
+import type { Adapter } from '../../functions/adapters/model.js';
+
+const adapter = (name: string, baseUrl = 'https://nso.example.net'): Adapter => ({
+  name,
+  type: 'nso',
+  baseUrl,
+  auth: { type: 'basic', username: 'admin', password: `$VAULT_netconfig/adapters/${name}#password` },
+  created: '2024-01-01T00:00:00.000Z',
+  lastUpdated: '2024-01-01T00:00:00.000Z',
+});
+
+/** An adapter store behind the reader interface, counting reads; `release` lets a read end on demand. */
+const store = (initial: Adapter[] = []) => {
+  const items = new Map(initial.map((a) => [a.name, a]));
+  const reads: string[] = [];
+  let gate: Promise<void> | undefined;
+  const reader: AdapterReader = {
+    get: async (name) => {
+      reads.push(name);
+      // The item as it is when the read starts: a change afterwards is not seen by it.
+      const found = items.get(name);
+      if (gate) await gate;
+      return found;
+    },
+  };
+  return {
+    reader,
+    reads,
+    put: (a: Adapter) => items.set(a.name, a),
+    remove: (name: string) => items.delete(name),
+    /** Holds every read until the returned function is called. */
+    hold: () => {
+      let release!: () => void;
+      gate = new Promise((resolve) => (release = resolve));
+      return () => {
+        gate = undefined;
+        release();
+      };
+    },
+  };
+};
+
+const clock = (start = 1_000_000) => {
+  let t = start;
+  return { now: () => t, advance: (ms: number) => (t += ms) };
+};
+
+describe('cachedAdapters', () => {
+  it('reuses a found adapter within the TTL and reads it again once the TTL has passed', async () => {
+    const s = store([adapter('lab')]);
+    const c = clock();
+    const cache = cachedAdapters(s.reader, { ttlMs: 5_000, maxEntries: 10, now: c.now });
+    expect(await cache.get('lab')).toEqual(adapter('lab'));
+    s.put(adapter('lab', 'https://moved.example.net'));
+    c.advance(4_999);
+    expect((await cache.get('lab'))?.baseUrl).toBe('https://nso.example.net');
+    expect(s.reads).toEqual(['lab']);
+    c.advance(1);
+    expect((await cache.get('lab'))?.baseUrl).toBe('https://moved.example.net');
+    expect(s.reads).toEqual(['lab', 'lab']);
+  });
+
+  it('counts the TTL from the start of the read that filled the entry', async () => {
+    const s = store([adapter('lab')]);
+    const c = clock();
+    const cache = cachedAdapters(s.reader, { ttlMs: 1_000, maxEntries: 10, now: c.now });
+    const release = s.hold();
+    const pending = cache.get('lab');
+    c.advance(600); // the read itself took 600 ms
+    release();
+    await pending;
+    c.advance(400);
+    await cache.get('lab');
+    expect(s.reads).toHaveLength(2);
+  });
+
+  it('never caches a miss: an adapter created after a miss is found by the next call', async () => {
+    const s = store();
+    const cache = cachedAdapters(s.reader, { ttlMs: 60_000, maxEntries: 10, now: clock().now });
+    expect(await cache.get('new')).toBeUndefined();
+    expect(await cache.get('new')).toBeUndefined();
+    expect(s.reads).toEqual(['new', 'new']);
+    s.put(adapter('new'));
+    expect(await cache.get('new')).toEqual(adapter('new'));
+  });
+
+  it('reads a deleted adapter again once its entry expired, and then misses', async () => {
+    const s = store([adapter('lab')]);
+    const c = clock();
+    const cache = cachedAdapters(s.reader, { ttlMs: 1_000, maxEntries: 10, now: c.now });
+    await cache.get('lab');
+    s.remove('lab');
+    c.advance(1_000);
+    expect(await cache.get('lab')).toBeUndefined();
+    expect(await cache.get('lab')).toBeUndefined();
+    expect(s.reads).toEqual(['lab', 'lab', 'lab']);
+  });
+
+  it('keeps at most maxEntries adapters, dropping the one read longest ago', async () => {
+    const s = store(['a', 'b', 'c', 'd'].map((n) => adapter(n)));
+    const cache = cachedAdapters(s.reader, { ttlMs: 60_000, maxEntries: 3, now: clock().now });
+    for (const name of ['a', 'b', 'c', 'd']) await cache.get(name);
+    s.reads.length = 0;
+    for (const name of ['b', 'c', 'd']) await cache.get(name);
+    expect(s.reads).toEqual([]);
+    await cache.get('a');
+    expect(s.reads).toEqual(['a']);
+    // Reading `a` again dropped `b`, then the oldest entry.
+    await cache.get('b');
+    expect(s.reads).toEqual(['a', 'b']);
+  });
+
+  it('drops one adapter on forget: the next call reads it afresh, the others stay cached', async () => {
+    const s = store([adapter('lab'), adapter('other')]);
+    const cache = cachedAdapters(s.reader, { ttlMs: 60_000, maxEntries: 10, now: clock().now });
+    await cache.get('lab');
+    await cache.get('other');
+    s.put(adapter('lab', 'https://moved.example.net'));
+    cache.forget('lab');
+    expect((await cache.get('lab'))?.baseUrl).toBe('https://moved.example.net');
+    await cache.get('other');
+    expect(s.reads).toEqual(['lab', 'other', 'lab']);
+  });
+
+  it('drops every adapter on forget without a name', async () => {
+    const s = store([adapter('lab'), adapter('other')]);
+    const cache = cachedAdapters(s.reader, { ttlMs: 60_000, maxEntries: 10, now: clock().now });
+    await cache.get('lab');
+    await cache.get('other');
+    cache.forget();
+    await cache.get('lab');
+    await cache.get('other');
+    expect(s.reads).toEqual(['lab', 'other', 'lab', 'other']);
+  });
+
+  it('does not keep what a read that was under way during a forget returned', async () => {
+    const s = store([adapter('lab')]);
+    const cache = cachedAdapters(s.reader, { ttlMs: 60_000, maxEntries: 10, now: clock().now });
+    const release = s.hold();
+    const pending = cache.get('lab');
+    s.put(adapter('lab', 'https://moved.example.net'));
+    cache.forget('lab');
+    release();
+    expect((await pending)?.baseUrl).toBe('https://nso.example.net');
+    expect((await cache.get('lab'))?.baseUrl).toBe('https://moved.example.net');
+    expect(s.reads).toHaveLength(2);
+  });
+
+  it('does not cache a failed read', async () => {
+    let fail = true;
+    const reads: string[] = [];
+    const cache = cachedAdapters(
+      {
+        get: async (name) => {
+          reads.push(name);
+          if (fail) throw new Error('store down');
+          return adapter(name);
+        },
+      },
+      { ttlMs: 60_000, maxEntries: 10, now: clock().now },
+    );
+    await expect(cache.get('lab')).rejects.toThrow('store down');
+    fail = false;
+    expect(await cache.get('lab')).toEqual(adapter('lab'));
+    expect(await cache.get('lab')).toEqual(adapter('lab'));
+    expect(reads).toEqual(['lab', 'lab']);
+  });
+
+  it('reads the store on every call when the TTL is 0', async () => {
+    const s = store([adapter('lab')]);
+    const cache = cachedAdapters(s.reader, { ttlMs: 0, maxEntries: 10, now: clock().now });
+    await cache.get('lab');
+    s.put(adapter('lab', 'https://moved.example.net'));
+    expect((await cache.get('lab'))?.baseUrl).toBe('https://moved.example.net');
+    cache.forget('lab');
+    expect(s.reads).toEqual(['lab', 'lab']);
+  });
+});
