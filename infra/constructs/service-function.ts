@@ -36,6 +36,19 @@ export const NODE_BUILTIN_ALIASES: Readonly<Record<string, string>> = Object.fro
 );
 
 /**
+ * The AWS SDK's default credential chain, replaced by its first link. Lambda always hands a
+ * function its role's credentials in the environment (`AWS_ACCESS_KEY_ID`,
+ * `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`), and local mode sets them too; the rest of the
+ * chain (SSO, profiles, web identity, container and instance metadata, with their own STS and
+ * SSO clients: about 95 KiB) is never reached, yet every cold start compiled it. Each client's
+ * `runtimeConfig` imports `defaultProvider` from `@aws-sdk/credential-provider-node`; the alias
+ * (`infra/build/aws-credentials.mjs`) makes that `fromEnv`.
+ */
+export const SDK_ALIASES: Readonly<Record<string, string>> = {
+  '--alias:@aws-sdk/credential-provider-node': './infra/build/aws-credentials.mjs',
+};
+
+/**
  * How every function is bundled (esbuild through `NodejsFunction`). Exported so that the
  * benchmark (`bench/`) bundles its reference handlers exactly as the functions are bundled.
  */
@@ -49,7 +62,7 @@ export const FUNCTION_BUNDLING = {
   // Some dependencies are CommonJS and call require() for Node built-ins.
   banner: "import{createRequire as __cr}from'node:module';const require=__cr(import.meta.url);",
   externalModules: [],
-  esbuildArgs: NODE_BUILTIN_ALIASES,
+  esbuildArgs: { ...NODE_BUILTIN_ALIASES, ...SDK_ALIASES },
 } as const satisfies BundlingOptions;
 
 export interface ServiceFunctionProps {

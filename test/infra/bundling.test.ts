@@ -1,0 +1,53 @@
+/**
+ * How the functions are bundled (FUNCTION_BUNDLING): the AWS SDK's credential chain is the
+ * environment alone, and Node built-ins are obtained as `require()` obtains them. Bundled with
+ * the same esbuild options CDK uses, so what is checked here is what deploys.
+ */
+import { build, type Metafile } from 'esbuild';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { esbuildOptionsFor } from '../../bench/build.js';
+
+const bundle = async (entry: string): Promise<{ inputs: string[]; code: string }> => {
+  const out = await build({ ...esbuildOptionsFor(), entryPoints: [entry], write: false, metafile: true, logLevel: 'silent' });
+  return { inputs: Object.keys((out.metafile as Metafile).inputs), code: out.outputFiles[0]!.text };
+};
+
+// What the default chain reaches beyond the environment: profiles, SSO, processes, web
+// identity, container and instance metadata, and the STS and SSO clients they use.
+const CHAIN_BEYOND_ENV = /@aws-sdk\/(credential-provider-(node|ini|sso|process|web-identity|http|login)|nested-clients|token-providers)\/|@smithy\/credential-provider-imds\//;
+
+describe('function bundles', () => {
+  it.each(['functions/trees/get.ts', 'functions/relay/rest-action.ts'])('%s: the SDK takes its credentials from the environment only', async (entry) => {
+    const { inputs } = await bundle(entry);
+    expect(inputs.some((i) => i.includes('@aws-sdk/client-dynamodb/'))).toBe(true);
+    expect(inputs.filter((i) => i.includes('@aws-sdk/credential-provider-env/')).length).toBeGreaterThan(0);
+    expect(inputs.filter((i) => CHAIN_BEYOND_ENV.test(i))).toEqual([]);
+  });
+
+  it('obtains Node built-ins through process.getBuiltinModule, never through an ES import', async () => {
+    const { code } = await bundle('functions/relay/rest-action.ts');
+    expect(code).toContain('getBuiltinModule("node:http")');
+    expect(code).not.toMatch(/\bfrom\s*["'](node:)?(https?|net|crypto|fs|util|process)["']/);
+  });
+});
+
+describe('the credential provider of the bundles', () => {
+  afterEach(() => {
+    vi.unstubAllEnvs();
+  });
+
+  it("reads the function role's credentials from the environment, as Lambda sets them", async () => {
+    vi.stubEnv('AWS_ACCESS_KEY_ID', 'AKIDEXAMPLE');
+    vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'secret');
+    vi.stubEnv('AWS_SESSION_TOKEN', 'session');
+    const { defaultProvider } = await import('../../infra/build/aws-credentials.mjs');
+    await expect(defaultProvider()()).resolves.toMatchObject({ accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret', sessionToken: 'session' });
+  });
+
+  it('fails with the SDK’s own credentials error when the environment has none', async () => {
+    vi.stubEnv('AWS_ACCESS_KEY_ID', '');
+    vi.stubEnv('AWS_SECRET_ACCESS_KEY', '');
+    const { defaultProvider } = await import('../../infra/build/aws-credentials.mjs');
+    await expect(defaultProvider()()).rejects.toMatchObject({ name: 'CredentialsProviderError' });
+  });
+});
