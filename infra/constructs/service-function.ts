@@ -20,13 +20,14 @@ import type { TableAccess } from '../../functions/shared/routes.js';
  * then loads all of undici (~40 ms, nodejs/node#57649), `node:https` most of it again,
  * `node:process`, `node:fs` and `node:util` a few ms each, `node:net` the internals of
  * `BlockList` and `SocketAddress` (which only the address policy needs, when it checks an
- * address). esbuild aliases each to a one-line CommonJS shim
- * (`infra/build/node-builtins/<name>.cjs`: `process.getBuiltinModule(name)`); paths are
- * relative to the project root, where CDK runs esbuild.
+ * address), and `node:timers` (which middy imports) all of `timers/promises`. esbuild aliases
+ * each to a one-line CommonJS shim (`infra/build/node-builtins/<name>.cjs`:
+ * `process.getBuiltinModule(name)`); paths are relative to the project root, where CDK runs
+ * esbuild.
  */
 export const NODE_BUILTIN_ALIASES: Readonly<Record<string, string>> = Object.fromEntries(
   // `fs/promises` is listed because an alias of `fs` also captures its subpaths.
-  ['http', 'https', 'process', 'fs', 'fs/promises', 'util', 'crypto', 'net'].flatMap((name) => {
+  ['http', 'https', 'process', 'fs', 'fs/promises', 'util', 'crypto', 'net', 'timers'].flatMap((name) => {
     const shim = `./infra/build/node-builtins/${name.replace('/', '-')}.cjs`;
     return [
       [`--alias:${name}`, shim],

@@ -6,6 +6,7 @@
 import { build, type Metafile } from 'esbuild';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { esbuildOptionsFor } from '../../bench/build.js';
+import { NODE_BUILTIN_ALIASES } from '../../infra/constructs/service-function.js';
 
 const bundle = async (entry: string): Promise<{ inputs: string[]; code: string }> => {
   const out = await build({ ...esbuildOptionsFor(), entryPoints: [entry], write: false, metafile: true, logLevel: 'silent' });
@@ -24,10 +25,19 @@ describe('function bundles', () => {
     expect(inputs.filter((i) => CHAIN_BEYOND_ENV.test(i))).toEqual([]);
   });
 
+  it('carries the idempotency code only in the functions that honour Idempotency-Key', async () => {
+    const own = (inputs: string[]) => inputs.filter((i) => i.startsWith('functions/shared/idempotency'));
+    expect(own((await bundle('functions/relay/rest-action.ts')).inputs)).toHaveLength(2);
+    expect(own((await bundle('functions/trees/get.ts')).inputs)).toEqual([]);
+  });
+
   it('obtains Node built-ins through process.getBuiltinModule, never through an ES import', async () => {
     const { code } = await bundle('functions/relay/rest-action.ts');
     expect(code).toContain('getBuiltinModule("node:http")');
-    expect(code).not.toMatch(/\bfrom\s*["'](node:)?(https?|net|crypto|fs|util|process)["']/);
+    const aliased = Object.keys(NODE_BUILTIN_ALIASES).map((arg) => arg.replace(/^--alias:(node:)?/, ''));
+    expect(aliased).toEqual(expect.arrayContaining(['http', 'net', 'timers']));
+    const imported = [...code.matchAll(/\bfrom\s*["'](?:node:)?([a-z_/]+)["']/g)].map((m) => m[1]);
+    expect(imported.filter((name) => aliased.includes(name!))).toEqual([]);
   });
 });
 
