@@ -11,6 +11,12 @@ describe('generated artefacts', () => {
     });
   }
 
+  it('validators.js declares no schema object that no validator refers to', () => {
+    const code = readFileSync(path.join(PROJECT_ROOT, 'functions/generated/validators.js'), 'utf8');
+    const declared = [...code.matchAll(/^const (schema\d+) = /gm)].map((m) => m[1]!);
+    for (const name of declared) expect(code.match(new RegExp(`\\b${name}\\b`, 'g'))!.length, name).toBeGreaterThan(1);
+  });
+
   it('openapi.json is OpenAPI 3.1 with the removed routes as deprecated 410 operations', () => {
     const doc = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'openapi.json'), 'utf8'));
     expect(doc.openapi).toBe('3.1.0');
