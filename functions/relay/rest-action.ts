@@ -18,6 +18,7 @@ import { relayRestAction as validate } from '../generated/validators.js';
 import { secretResolver } from '../secrets/resolver.js';
 import { integerEnv, optionalEnv } from '../shared/env.js';
 import { httpHandler, json } from '../shared/http.js';
+import { idempotent } from '../shared/idempotency.js';
 import { createIdempotencyStore } from '../shared/idempotency-store.js';
 import { logger } from '../shared/logger.js';
 import { recordRelayCall } from '../shared/metrics.js';
@@ -64,7 +65,7 @@ const traceCall: RelayDeps['traceCall'] = (adapter, request, send) =>
   );
 
 // Retries carrying the same Idempotency-Key reach the orchestrator once.
-const idempotency = { store: createIdempotencyStore() };
+const idempotency = idempotent({ store: createIdempotencyStore() });
 
 export const handler = httpHandler<RestActionRequest>({ operation: 'relayRestAction', validate, idempotency }, async (event, context, { signal }) => {
   const adapterId = adapterNameFromPath(event.pathParameters?.['adapterId'], 'adapterId');

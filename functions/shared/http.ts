@@ -8,7 +8,6 @@ import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import validator from '@middy/validator';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './canonical-json.js';
-import { idempotent, type IdempotencyOptions } from './idempotency.js';
 import { logger } from './logger.js';
 import { metrics, recordValidationFailure } from './metrics.js';
 import {
@@ -47,8 +46,12 @@ export interface HandlerOptions {
   readonly validate?: CompiledValidator;
   /** Answer 504 this long before Lambda's own deadline (0 disables, as in tests). */
   readonly timeoutEarlyInMillis?: number;
-  /** Honour `Idempotency-Key` (see `idempotency.ts`): retries with a key run at most once. */
-  readonly idempotency?: IdempotencyOptions;
+  /**
+   * Honour `Idempotency-Key`: `idempotent({ store })` from `idempotency.ts`, under which
+   * retries with a key run at most once. Passed in rather than imported here, so that only the
+   * functions that opt in carry it in their bundles.
+   */
+  readonly idempotency?: RunWrapper;
 }
 
 export type HttpRun<TBody> = (
@@ -56,6 +59,9 @@ export type HttpRun<TBody> = (
   context: Context,
   options: { signal: AbortSignal },
 ) => Promise<APIGatewayProxyResult>;
+
+/** Wraps an operation's business function in more behaviour (as `idempotent(…)` does). */
+export type RunWrapper = <TBody>(operation: string, run: HttpRun<TBody>) => HttpRun<TBody>;
 
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
@@ -193,7 +199,7 @@ export const httpHandler = <TBody = unknown>(options: HandlerOptions, run: HttpR
     .use(httpHeaderNormalizer())
     .use(proxyEvent());
   if (options.validate) stack.use(validator({ eventSchema: options.validate as unknown as ValidatorSchema }));
-  const business = options.idempotency ? idempotent(options.operation, options.idempotency, run) : run;
+  const business = options.idempotency ? options.idempotency(options.operation, run) : run;
   return stack.use(problems(options.operation)).handler((event, context, opts) => business(event as unknown as HttpEvent<TBody>, context, opts));
 };
 

@@ -1,7 +1,7 @@
 /**
  * Idempotent retries with the `Idempotency-Key` request header (IETF
  * draft-ietf-httpapi-idempotency-key-header; behaviour as Stripe's API), for any operation
- * that opts in through `httpHandler({ …, idempotency: { store } })`.
+ * that opts in through `httpHandler({ …, idempotency: idempotent({ store }) })`.
  *
  * - A key is scoped to the operation and the caller (the authorizer's principal): one caller
  *   never sees another's answer, and one key may be reused across operations.
@@ -23,7 +23,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { canonicalJson } from './canonical-json.js';
-import type { HttpEvent, HttpRun } from './http.js';
+import type { HttpEvent, HttpRun, RunWrapper } from './http.js';
 import { logger } from './logger.js';
 import { BadRequest, HttpProblem, ServiceUnavailable, problemResponse } from './problem.js';
 import { transientReason } from './transient.js';
@@ -226,7 +226,8 @@ const CLAIM_ATTEMPTS = 3;
  * schema refuses never claims a key.
  */
 export const idempotent =
-  <TBody>(operation: string, options: IdempotencyOptions, run: HttpRun<TBody>): HttpRun<TBody> =>
+  (options: IdempotencyOptions): RunWrapper =>
+  <TBody>(operation: string, run: HttpRun<TBody>): HttpRun<TBody> =>
   async (event, context, opts) => {
     const key = idempotencyKey(event);
     if (key === undefined) return run(event, context, opts);

@@ -3,6 +3,7 @@ import { createTree as validate } from '../generated/validators.js';
 import { documentClient } from '../shared/dynamo.js';
 import { requiredEnv } from '../shared/env.js';
 import { httpHandler, json } from '../shared/http.js';
+import { idempotent } from '../shared/idempotency.js';
 import { createIdempotencyStore } from '../shared/idempotency-store.js';
 import { createTree, newTreeId, type CreateTreeInput } from './core.js';
 import { DynamoTreeStore } from './store.js';
@@ -25,7 +26,7 @@ export const treeLocation = (id: string, requestPath?: string): string => {
   return `${base?.endsWith(COLLECTION) ? base : COLLECTION}/${id}`;
 };
 
-const idempotency = { store: createIdempotencyStore() };
+const idempotency = idempotent({ store: createIdempotencyStore() });
 
 export const handler = httpHandler<CreateTreeInput>({ operation: 'createTree', validate, idempotency }, async (event) => {
   // The validator ran first: the body is exactly { name, deviceType, description? }.
