@@ -12,8 +12,8 @@
  *   --cpu-prof DIR  also write one CPU profile per cold variant into DIR (for finding out why)
  *   --keep          keep the work directory (bundles, metafiles, synthesized assembly)
  *
- * What serves each call, and why each reference is what it is, is described in the README
- * ("Performance") and at the top of each module.
+ * What serves each call, and why each reference is what it is, is described in docs/performance.md
+ * and at the top of each module.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,6 +1,6 @@
 /**
  * The CDK app. `cdk synth` needs no AWS account: no lookups, the environment is left
- * agnostic. Context (`-c key=value`) configures it; see README "Configuration".
+ * agnostic. Context (`-c key=value`) configures it; see docs/deployment.md.
  */
 import { App, Aspects } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';

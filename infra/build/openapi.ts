@@ -46,7 +46,7 @@ const idempotencyKey = (route: LiveRoute) =>
           name: 'Idempotency-Key',
           in: 'header',
           required: false,
-          description: 'Retries with the same key and request return the first answer (24 hours); see the README',
+          description: 'Retries with the same key and request return the first answer (24 hours); see docs/api.md',
           schema: { type: 'string', minLength: 1, maxLength: 255 },
         },
       ]

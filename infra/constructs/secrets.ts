@@ -5,7 +5,7 @@
  *
  * Least privilege: functions that only resolve references (the relay, health checks) get a
  * reader credential; only the adapter routes that store and delete secrets get the writer one.
- * Give the two credentials Vault policies to match (see README "Vault").
+ * Give the two credentials Vault policies to match (see docs/adapters-and-relay.md, "Vault").
  */
 import { Secret, type ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';

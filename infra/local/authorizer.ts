@@ -70,7 +70,7 @@ export const wildcardMatch = (pattern: string, value: string, ignoreCase = false
 const INVOKE = 'execute-api:Invoke';
 
 const applies = (statement: PolicyStatement, arn: string): boolean => {
-  // Conditions are not evaluated locally: a statement with one never applies (see README).
+  // Conditions are not evaluated locally: a statement with one never applies (see docs/local-mode.md).
   if (statement.Condition !== undefined) return false;
   const actionOk =
     statement.Action !== undefined
