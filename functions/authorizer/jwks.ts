@@ -1,18 +1,27 @@
 /**
- * How the authorizer obtains the issuer's keys: a per-container cache of the JWKS as ready
- * `KeyObject`s, filled by a fetcher that goes to the network at most once per interval.
+ * How the authorizer obtains the issuer's keys: `aws-jwt-verify`'s JWKS cache, configured so
+ * that it keeps the guarantees this service documents (docs/authentication.md):
  *
- * - One attempt per interval per URL, whatever the outcome: a flood of forged `kid`s or a dead
- *   endpoint costs the issuer at most one request per interval.
- * - Concurrent lookups share one download.
+ * - One attempt per interval per URL, whatever the outcome ({@link RateLimitedJwksFetcher}): a
+ *   flood of forged `kid`s or a dead endpoint costs the issuer at most one request per
+ *   interval. The library's own penalty box counts only unknown-`kid` outcomes, on real-time
+ *   timers, and lets a dead endpoint be asked (twice, with its retry) on every request; the
+ *   fetcher replaces both.
+ * - Concurrent lookups share one download (the library's cache does this).
  * - A failed refetch keeps the last good keys, so callers whose key is cached keep working
  *   while the endpoint is down; a successful one replaces them, so a key the issuer withdrew
- *   stops verifying.
- * - Each JWK is checked and imported once, when the document arrives: a verification is then a
- *   map lookup and one `crypto.verify`.
+ *   stops verifying (the library's cache does this).
+ * - The document is capped in size, time-limited, never followed through a redirect, and
+ *   filtered on arrival ({@link parseJwks}): only signature keys of RSA (2048 bits and more) and
+ *   the NIST curves stay, so an OKP (EdDSA) key or a weak RSA key is never used, and one bad
+ *   entry does not discard the others (the library's parser refuses the whole document).
+ * - An algorithm is used only with a key of its own family ({@link IssuerJwksCache}): the
+ *   library binds the two only when the JWK names its `alg`.
  */
-import { createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { createPublicKey, type JsonWebKey } from 'node:crypto';
 import type { ClientRequest } from 'node:http';
+import { SimpleJwksCache, type Jwk, type Jwks, type JwkWithKid, type PenaltyBox } from 'aws-jwt-verify/jwk';
+import type { DecomposedJwt } from 'aws-jwt-verify/jwt';
 
 /** How often an unknown `kid` may send the authorizer back to the JWKS endpoint. */
 export const DEFAULT_REFETCH_INTERVAL_MS = 5_000;
@@ -110,8 +119,9 @@ const download = (url: string, timeoutMs: number): Promise<Buffer> =>
   });
 
 /**
- * Fetches plain `http://` (loopback) and `https://` URLs and makes at most one network attempt
- * per `minIntervalMs` per URL. `attempts` counts them (for tests).
+ * The library's `Fetcher`, for plain `http://` (loopback) and `https://` URLs: makes at most one
+ * network attempt per `minIntervalMs` per URL, whatever its outcome, and never retries
+ * (the library's `SimpleFetcher` retries once at once). `attempts` counts them (for tests).
  */
 export class RateLimitedJwksFetcher {
   readonly #minIntervalMs: number;
@@ -130,27 +140,33 @@ export class RateLimitedJwksFetcher {
     return this.#attempts;
   }
 
-  async fetch(uri: string): Promise<Buffer> {
+  async fetch(uri: string): Promise<ArrayBuffer> {
     const now = this.#now();
     const last = this.#lastAttempt.get(uri);
     if (last !== undefined && now - last < this.#minIntervalMs) throw new JwksRateLimitedError();
     this.#lastAttempt.set(uri, now);
     this.#attempts += 1;
-    return download(uri, this.#timeoutMs);
+    const body = await download(uri, this.#timeoutMs);
+    return body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength) as ArrayBuffer;
   }
 }
 
 /** What a key can verify: RSA keys RS*, EC keys the ES* of their curve only. */
 export type KeyFamily = 'RSA' | 'P-256' | 'P-384' | 'P-521';
 
-/** A usable signing key of the issuer, imported once. */
-export interface IssuerKey {
-  readonly kid: string;
-  readonly family: KeyFamily;
-  /** The JWK's own `alg`, when it names one: then only that algorithm may use the key. */
-  readonly alg: string | undefined;
-  readonly key: KeyObject;
-}
+/**
+ * The signature algorithms accepted, pinned, each bound to the one key family it may be used
+ * with: asymmetric only (`none` and the HMAC family, which would let anyone holding the public
+ * key sign, are never accepted), and no EdDSA (the library would accept it with an OKP key).
+ */
+export const ALGORITHM_FAMILIES: Readonly<Record<string, KeyFamily>> = {
+  RS256: 'RSA',
+  RS384: 'RSA',
+  RS512: 'RSA',
+  ES256: 'P-256',
+  ES384: 'P-384',
+  ES512: 'P-521',
+};
 
 const EC_CURVES: ReadonlySet<string> = new Set(['P-256', 'P-384', 'P-521']);
 const isText = (value: unknown): value is string => typeof value === 'string' && value.length > 0;
@@ -162,13 +178,19 @@ export const keyFamily = (jwk: { readonly kty?: unknown; readonly crv?: unknown 
   return undefined;
 };
 
+/** An algorithm is used only with a key of its own family (RSA → RS*, EC curve → its ES*). */
+export const algorithmFitsKey = (alg: unknown, jwk: { readonly kty?: unknown; readonly crv?: unknown }): boolean => {
+  const family = keyFamily(jwk);
+  return family !== undefined && typeof alg === 'string' && Object.hasOwn(ALGORITHM_FAMILIES, alg) && ALGORITHM_FAMILIES[alg] === family;
+};
+
 /**
- * One JWK of the document as a verification key, or undefined when it is not one this
- * authorizer uses: no `kid`, not for signatures (`use`, `key_ops`), a key type or curve it does
- * not verify with, an RSA key under {@link MIN_RSA_BITS}, or members that do not form a key. Only
- * the public members are imported.
+ * One JWK of the document as a verification key (its public members only), or undefined when
+ * it is not one this authorizer uses: no `kid`, not for signatures (`use`, `key_ops`), a key
+ * type or curve it does not verify with (OKP among them), an RSA key under
+ * {@link MIN_RSA_BITS}, or members that do not form a key.
  */
-export const issuerKeyOf = (jwk: unknown): IssuerKey | undefined => {
+export const usableJwk = (jwk: unknown): JwkWithKid | undefined => {
   if (jwk === null || typeof jwk !== 'object' || Array.isArray(jwk)) return undefined;
   const { kid, use, key_ops: ops, alg, kty, crv, n, e, x, y } = jwk as Record<string, unknown>;
   if (!isText(kid) || kid.length > MAX_KID_LENGTH) return undefined;
@@ -179,21 +201,21 @@ export const issuerKeyOf = (jwk: unknown): IssuerKey | undefined => {
   if (family === undefined) return undefined;
   const members = family === 'RSA' ? { kty, n, e } : { kty, crv, x, y };
   if (!Object.values(members).every(isText)) return undefined;
-  let key: KeyObject;
   try {
-    key = createPublicKey({ key: members as JsonWebKey, format: 'jwk' });
+    const key = createPublicKey({ key: members as JsonWebKey, format: 'jwk' });
+    if (family === 'RSA' && (key.asymmetricKeyDetails?.modulusLength ?? 0) < MIN_RSA_BITS) return undefined;
   } catch {
     return undefined;
   }
-  if (family === 'RSA' && (key.asymmetricKeyDetails?.modulusLength ?? 0) < MIN_RSA_BITS) return undefined;
-  return { kid, family, alg, key };
+  return { ...(members as unknown as { kty: string }), kid, use: 'sig', ...(alg === undefined ? {} : { alg }) };
 };
 
 /**
- * The usable keys of a JWKS document by `kid` (the first of a repeated `kid` wins). Throws
- * {@link JwksFetchError} when the document is not a JWKS at all.
+ * The library's `JwksParser`: the usable keys of a JWKS document (the first of a repeated `kid`
+ * wins, as the library looks keys up). Throws {@link JwksFetchError} when the document is not
+ * a JWKS at all; the cached keys are then kept.
  */
-export const parseJwks = (body: Buffer): Map<string, IssuerKey> => {
+export const parseJwks = (body: ArrayBuffer): Jwks => {
   let doc: unknown;
   try {
     doc = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body));
@@ -202,45 +224,78 @@ export const parseJwks = (body: Buffer): Map<string, IssuerKey> => {
   }
   const keys = doc !== null && typeof doc === 'object' ? (doc as { keys?: unknown }).keys : undefined;
   if (!Array.isArray(keys)) throw new JwksFetchError('the document is not a JWKS');
-  const out = new Map<string, IssuerKey>();
+  const usable: Jwk[] = [];
   for (const jwk of keys) {
-    const key = issuerKeyOf(jwk);
-    if (key && !out.has(key.kid)) out.set(key.kid, key);
+    const key = usableJwk(jwk);
+    if (key) usable.push(key);
   }
-  return out;
+  return { keys: usable };
 };
 
-/** The container's keys of one issuer. */
-export interface JwksSource {
-  readonly fetcher: RateLimitedJwksFetcher;
+/**
+ * The fetcher spaces every attempt on its own, whatever the outcome and however many lookups
+ * wait on one download; a second limit here would only differ from it.
+ */
+const SPACED_BY_THE_FETCHER: PenaltyBox = {
+  wait: async () => undefined,
+  registerFailedAttempt: () => undefined,
+  registerSuccessfulAttempt: () => undefined,
+};
+
+/**
+ * The container's JWKS cache: `aws-jwt-verify`'s, with the rate-limited fetcher, the filtering
+ * parser, and algorithm-to-key-family binding on every key it hands out.
+ */
+export class IssuerJwksCache extends SimpleJwksCache {
+  declare readonly fetcher: RateLimitedJwksFetcher;
+  #hasKeys = false;
+
+  constructor(options: RateLimitedFetcherOptions = {}) {
+    super({ fetcher: new RateLimitedJwksFetcher(options), penaltyBox: SPACED_BY_THE_FETCHER, jwksParser: parseJwks });
+  }
+
   /** True once a JWKS document was downloaded and parsed: keys are cached from then on. */
-  hasKeys(): boolean;
-  /** The cached key of `kid`, without any network. */
-  cached(kid: string): IssuerKey | undefined;
+  hasKeys(): boolean {
+    return this.#hasKeys;
+  }
+
+  override async getJwks(jwksUri: string): Promise<Jwks> {
+    const jwks = await super.getJwks(jwksUri);
+    this.#hasKeys = true;
+    return jwks;
+  }
+
   /**
-   * Downloads the JWKS again (or joins the download under way) and replaces the cached keys.
-   * Rejects with {@link JwksRateLimitedError} within the interval of the last attempt and with
-   * {@link JwksFetchError} when the endpoint gave no JWKS; the cached keys are then kept.
+   * The key of the token's `kid`, refused unless the token's `alg` is of its family, and for
+   * ECDSA unless the signature has the exact raw length (`r || s`, RFC 7518 §3.4) of its curve:
+   * Node's verification throws on any other length (rather than answering false), and the
+   * library lets that through.
    */
-  refresh(): Promise<void>;
+  override async getJwk(jwksUri: string, decomposedJwt: DecomposedJwt): Promise<JwkWithKid> {
+    const jwk = await super.getJwk(jwksUri, decomposedJwt);
+    const alg = decomposedJwt.header.alg;
+    if (!algorithmFitsKey(alg, jwk)) throw new JwkFamilyMismatch();
+    const ecdsaBytes = alg === undefined ? undefined : ECDSA_SIGNATURE_BYTES[alg];
+    if (ecdsaBytes !== undefined && Buffer.byteLength(decomposedJwt.signatureB64, 'base64url') !== ecdsaBytes) throw new SignatureLengthMismatch();
+    return jwk;
+  }
 }
 
-/** Builds the per-container key cache of the JWKS at `url`. */
-export const createJwksSource = (url: string, options: RateLimitedFetcherOptions = {}): JwksSource => {
-  const fetcher = new RateLimitedJwksFetcher(options);
-  let keys: Map<string, IssuerKey> | undefined;
-  let inflight: Promise<void> | undefined;
-  const download = async (): Promise<void> => {
-    try {
-      keys = parseJwks(await fetcher.fetch(url));
-    } finally {
-      inflight = undefined;
-    }
-  };
-  return {
-    fetcher,
-    hasKeys: () => keys !== undefined,
-    cached: (kid) => keys?.get(kid),
-    refresh: () => (inflight ??= download()),
-  };
-};
+/** The exact length of a raw ECDSA signature, per algorithm. */
+const ECDSA_SIGNATURE_BYTES: Readonly<Record<string, number>> = { ES256: 64, ES384: 96, ES512: 132 };
+
+/** An ECDSA signature whose length is not its curve's. */
+export class SignatureLengthMismatch extends Error {
+  constructor() {
+    super('the signature length does not fit the algorithm');
+    this.name = 'SignatureLengthMismatch';
+  }
+}
+
+/** The token's `alg` is not of the family of the key its `kid` names. */
+export class JwkFamilyMismatch extends Error {
+  constructor() {
+    super('the token algorithm does not fit the key');
+    this.name = 'JwkFamilyMismatch';
+  }
+}

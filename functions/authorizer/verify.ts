@@ -2,40 +2,67 @@
  * Bearer token verification: from the request headers to a verified caller (subject and
  * roles), or a rejection with a reason that is logged and never shown to the caller.
  *
- * A token is a JWS in compact form (RFC 7515) carrying JWT claims (RFC 7519), checked in this
- * order, cheapest first, so that junk costs no key lookup and no signature check:
- * 1. shape: `Bearer`, size, three base64url parts, header and payload JSON objects, no `crit`;
- * 2. `alg` one of {@link ALGORITHMS}, `kid` present, `iss` the configured issuer (an
- *    attacker's issuer never reaches the JWKS cache);
- * 3. the key of `kid` from the issuer's JWKS (see `jwks.ts`), and `alg` bound to that key's
- *    type and curve (and to the JWK's own `alg` when it names one);
- * 4. the signature, by `crypto.verify`;
- * 5. the claims: `exp` (required), `nbf` with {@link CLOCK_SKEW_SECONDS}, `aud`, `sub`, and
- *    the roles claim.
- * Only the key lookup and the signature need the JWKS; header and `kid`/`jku`/`x5u`/`jwk`
- * members can never make the verifier fetch anything but the configured JWKS URL.
+ * A token is a JWS in compact form (RFC 7515) carrying JWT claims (RFC 7519). The signature and
+ * the standard claims are checked by `aws-jwt-verify` (AWS's own verifier, widely reviewed);
+ * this module adds what the service requires beyond it, cheapest first, so that junk costs no
+ * key lookup and no signature check:
+ * 1. shape: `Bearer`, size, three base64url parts, header and payload JSON objects, no `crit`,
+ *    claims of the types RFC 7519 gives them;
+ * 2. `alg` one of {@link ALGORITHM_FAMILIES} (no `none`, no HMAC, no EdDSA), `kid` present,
+ *    `iss` the configured issuer (an attacker's issuer never reaches the JWKS cache);
+ * 3. the library: the key of `kid` from the issuer's JWKS (see `jwks.ts`, which also binds
+ *    `alg` to the key's type and curve), the signature, `exp`/`nbf` with
+ *    {@link CLOCK_SKEW_SECONDS} of grace, `iss`, `aud`;
+ * 4. `customJwtCheck`: `exp` required and refused from exactly `exp` + skew on (RFC 7519:
+ *    "on or after"), the lifetime cap {@link MAX_TOKEN_LIFETIME_SECONDS}, `sub`, the roles.
+ * Header `kid`/`jku`/`x5u`/`jwk` members can never make the verifier fetch anything but the
+ * configured JWKS URL. Time is `Date.now()`, which the library reads too.
  */
-import { verify as verifySignature } from 'node:crypto';
+import { JwtVerifier } from 'aws-jwt-verify/jwt-verifier';
+import {
+  FetchError,
+  JwksValidationError,
+  JwtExpiredError,
+  JwtInvalidAudienceError,
+  JwtInvalidIssuerError,
+  JwtInvalidSignatureAlgorithmError,
+  JwtInvalidSignatureError,
+  JwtNotBeforeError,
+  JwtParseError,
+  JwtWithoutValidKidError,
+  JwkInvalidKtyError,
+  KidNotFoundInJwksError,
+  WaitPeriodNotYetEndedJwkError,
+} from 'aws-jwt-verify/error';
 import type { Role } from '../shared/routes.js';
 import type { AuthorizerConfig } from './config.js';
 import {
-  createJwksSource,
+  ALGORITHM_FAMILIES,
+  IssuerJwksCache,
+  JwkFamilyMismatch,
+  SignatureLengthMismatch,
   JwksFetchError,
   JwksRateLimitedError,
-  keyFamily,
   MAX_KID_LENGTH,
-  type IssuerKey,
-  type JwksSource,
-  type KeyFamily,
   type RateLimitedFetcherOptions,
 } from './jwks.js';
 import { rolesFromClaim } from './policy.js';
 
+export { algorithmFitsKey } from './jwks.js';
+
 /**
- * Clock skew tolerated on `exp` and `nbf`, in seconds: a token is accepted up to 30 s after
- * its `exp` and from 30 s before its `nbf`, for clocks of issuer and Lambda that disagree.
+ * Clock skew tolerated on `exp` and `nbf`, in seconds: a token is accepted until 30 s after
+ * its `exp` (refused from exactly `exp + 30` on) and from 30 s before its `nbf`, for clocks of
+ * issuer and Lambda that disagree.
  */
 export const CLOCK_SKEW_SECONDS = 30;
+/**
+ * Longest accepted token lifetime, in seconds: 24 h, Cognito's own maximum for ID and access
+ * tokens. A token is refused when its `exp` is more than this after its `iat`, or (with or
+ * without `iat`) more than this plus {@link CLOCK_SKEW_SECONDS} after now: a token minted with
+ * `exp: 1e308` must not be a key for life.
+ */
+export const MAX_TOKEN_LIFETIME_SECONDS = 24 * 3600;
 /**
  * Longest accepted token, in characters. Cognito ID tokens with a handful of groups are 1–2 KB;
  * API Gateway caps all request headers at 10 KB anyway. Longer tokens are rejected before any
@@ -43,21 +70,6 @@ export const CLOCK_SKEW_SECONDS = 30;
  */
 export const MAX_TOKEN_LENGTH = 8192;
 const MAX_SUB_LENGTH = 256;
-
-/**
- * The signature algorithms accepted, pinned: asymmetric only (`none` and the HMAC family,
- * which would let anyone holding the public key sign, are never accepted), each bound to the
- * one key family it may be used with, its hash, and for ECDSA the exact length of its raw
- * (`r || s`, RFC 7518 §3.4) signature.
- */
-const ALGORITHMS: Readonly<Record<string, { readonly family: KeyFamily; readonly hash: string; readonly signatureBytes?: number }>> = {
-  RS256: { family: 'RSA', hash: 'sha256' },
-  RS384: { family: 'RSA', hash: 'sha384' },
-  RS512: { family: 'RSA', hash: 'sha512' },
-  ES256: { family: 'P-256', hash: 'sha256', signatureBytes: 64 },
-  ES384: { family: 'P-384', hash: 'sha384', signatureBytes: 96 },
-  ES512: { family: 'P-521', hash: 'sha512', signatureBytes: 132 },
-};
 
 /** Why a token was refused: logged (info) for operators, never sent to the caller. */
 export type RejectReason =
@@ -71,6 +83,7 @@ export type RejectReason =
   | 'not-yet-valid'
   | 'issuer'
   | 'audience'
+  | 'lifetime'
   | 'claims';
 
 /** The request carries no acceptable token. The caller gets 401, whatever the reason. */
@@ -139,94 +152,109 @@ const decodePart = (part: string): Record<string, unknown> => {
   return value as Record<string, unknown>;
 };
 
-const algorithmOf = (alg: unknown) => (typeof alg === 'string' && Object.hasOwn(ALGORITHMS, alg) ? ALGORITHMS[alg] : undefined);
-
-/** An algorithm is used only with a key of its own family (RSA → RS*, EC curve → its ES*). */
-export const algorithmFitsKey = (alg: string | undefined, jwk: { readonly kty?: unknown; readonly crv?: unknown }): boolean => {
-  const family = keyFamily(jwk);
-  return family !== undefined && algorithmOf(alg)?.family === family;
-};
-
 const isNumericDate = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
+const isAudience = (aud: unknown): boolean => typeof aud === 'string' || (Array.isArray(aud) && aud.every((a) => typeof a === 'string'));
 
-/** The claims after the signature: times, audience, subject. Throws {@link TokenRejected}. */
-const checkClaims = (payload: Record<string, unknown>, audience: string, nowSeconds: number): string => {
+/**
+ * Everything decided without a key: shape, header, issuer, and the types of the claims (a time
+ * claim of another type makes the token unreadable, not merely expired). Throws {@link TokenRejected}.
+ */
+const precheck = (token: string, issuer: string): void => {
+  if (token.length > MAX_TOKEN_LENGTH) throw new TokenRejected('too-large');
+  if (!COMPACT_JWS.test(token)) throw new TokenRejected('malformed');
+  const first = token.indexOf('.');
+  const header = decodePart(token.slice(0, first));
+  // RFC 7515 §4.1.11: a token that marks extensions critical must be refused by a verifier
+  // that does not implement them, and this one implements none.
+  if ('crit' in header) throw new TokenRejected('malformed');
+  const alg = header['alg'];
+  if (typeof alg !== 'string' || !Object.hasOwn(ALGORITHM_FAMILIES, alg)) throw new TokenRejected('algorithm');
+  const kid = header['kid'];
+  if (typeof kid !== 'string' || kid.length === 0 || kid.length > MAX_KID_LENGTH) throw new TokenRejected('unknown-key');
+  const payload = decodePart(token.slice(first + 1, token.indexOf('.', first + 1)));
+  if (payload['iss'] !== issuer) throw new TokenRejected('issuer');
   const { exp, nbf, iat, aud, sub } = payload;
-  // Present time claims of another type make the token unreadable, not merely expired.
-  if ((exp !== undefined && !isNumericDate(exp)) || (nbf !== undefined && !isNumericDate(nbf)) || (iat !== undefined && !isNumericDate(iat))) {
-    throw new TokenRejected('malformed');
-  }
-  // Without `exp` a token would never expire.
-  if (exp === undefined) throw new TokenRejected('claims');
-  if (exp + CLOCK_SKEW_SECONDS <= nowSeconds) throw new TokenRejected('expired');
-  if (nbf !== undefined && nbf - CLOCK_SKEW_SECONDS > nowSeconds) throw new TokenRejected('not-yet-valid');
-  const audiences = typeof aud === 'string' ? [aud] : Array.isArray(aud) && aud.every((a) => typeof a === 'string') ? (aud as string[]) : undefined;
-  if (aud !== undefined && audiences === undefined) throw new TokenRejected('malformed');
-  if (!audiences?.includes(audience)) throw new TokenRejected('audience');
-  if (typeof sub !== 'string' || sub.length === 0 || sub.length > MAX_SUB_LENGTH) throw new TokenRejected('claims');
-  return sub;
+  if ([exp, nbf, iat].some((t) => t !== undefined && !isNumericDate(t))) throw new TokenRejected('malformed');
+  if (aud !== undefined && !isAudience(aud)) throw new TokenRejected('malformed');
+  if (sub !== undefined && typeof sub !== 'string') throw new TokenRejected('claims');
 };
+
+/**
+ * The checks `aws-jwt-verify` leaves to its `customJwtCheck`, run after the signature and its
+ * own claim checks: `exp` required, the exact expiry instant, the lifetime cap, `sub`. Returns
+ * the caller. Throws {@link TokenRejected}.
+ */
+export const callerOf = (payload: Readonly<Record<string, unknown>>, rolesClaim: string, nowSeconds: number): VerifiedCaller => {
+  const { exp, iat, sub } = payload;
+  // Without `exp` a token would never expire.
+  if (!isNumericDate(exp)) throw new TokenRejected('claims');
+  // The library accepts up to and including `exp + grace`; RFC 7519 refuses "on or after".
+  if (exp + CLOCK_SKEW_SECONDS <= nowSeconds) throw new TokenRejected('expired');
+  if (exp - nowSeconds > MAX_TOKEN_LIFETIME_SECONDS + CLOCK_SKEW_SECONDS) throw new TokenRejected('lifetime');
+  if (isNumericDate(iat) && exp - iat > MAX_TOKEN_LIFETIME_SECONDS) throw new TokenRejected('lifetime');
+  if (typeof sub !== 'string' || sub.length === 0 || sub.length > MAX_SUB_LENGTH) throw new TokenRejected('claims');
+  return { sub, roles: rolesFromClaim(payload[rolesClaim]) };
+};
+
+/** The reason for a refusal raised inside `aws-jwt-verify`; undefined for errors that are not about the token. */
+const reasonOf = (err: unknown): RejectReason | undefined => {
+  if (err instanceof JwtInvalidSignatureError || err instanceof SignatureLengthMismatch) return 'signature';
+  if (err instanceof JwtInvalidSignatureAlgorithmError || err instanceof JwkInvalidKtyError || err instanceof JwkFamilyMismatch) return 'algorithm';
+  if (err instanceof JwtExpiredError) return 'expired';
+  if (err instanceof JwtNotBeforeError) return 'not-yet-valid';
+  if (err instanceof JwtInvalidIssuerError) return 'issuer';
+  if (err instanceof JwtInvalidAudienceError) return 'audience';
+  if (err instanceof JwtParseError) return 'malformed';
+  if (err instanceof KidNotFoundInJwksError || err instanceof JwtWithoutValidKidError) return 'unknown-key';
+  return undefined;
+};
+
+/** The JWKS could not be (re)fetched: rate-limited, network, status, size, or not a JWKS. */
+const isJwksUnavailable = (err: unknown): boolean =>
+  err instanceof JwksRateLimitedError ||
+  err instanceof JwksFetchError ||
+  err instanceof FetchError ||
+  err instanceof JwksValidationError ||
+  err instanceof WaitPeriodNotYetEndedJwkError;
 
 export interface TokenVerifier {
   /** Verifies a bearer token; throws {@link TokenRejected} or {@link IssuerKeysUnavailable}. */
   verify(token: string): Promise<VerifiedCaller>;
   /** The container's JWKS cache and fetcher. */
-  readonly jwks: JwksSource;
+  readonly jwks: IssuerJwksCache;
 }
 
 /** One verifier per container: it owns the JWKS cache, so create it at module scope. */
 export const createTokenVerifier = (config: AuthorizerConfig, jwksOptions: RateLimitedFetcherOptions = {}): TokenVerifier => {
-  const jwks = createJwksSource(config.jwksUrl, jwksOptions);
-
-  /** The key of `kid`: cached, or after one (rate-limited) refetch of the JWKS. */
-  const keyFor = async (kid: string): Promise<IssuerKey> => {
-    const cached = jwks.cached(kid);
-    if (cached) return cached;
-    try {
-      await jwks.refresh();
-    } catch (err) {
-      if (!(err instanceof JwksRateLimitedError || err instanceof JwksFetchError)) throw err;
-      // With no keys ever fetched, nothing can be verified at all: the service is at fault.
-      if (!jwks.hasKeys()) throw new IssuerKeysUnavailable();
-    }
-    const key = jwks.cached(kid);
-    if (!key) throw new TokenRejected('unknown-key');
-    return key;
-  };
-
+  const jwks = new IssuerJwksCache(jwksOptions);
+  const verifier = JwtVerifier.create(
+    { issuer: config.issuer, audience: config.audience, jwksUri: config.jwksUrl, graceSeconds: CLOCK_SKEW_SECONDS },
+    { jwksCache: jwks },
+  );
   return {
     jwks,
     async verify(token) {
-      if (token.length > MAX_TOKEN_LENGTH) throw new TokenRejected('too-large');
-      if (!COMPACT_JWS.test(token)) throw new TokenRejected('malformed');
-      const first = token.indexOf('.');
-      const second = token.indexOf('.', first + 1);
-      const header = decodePart(token.slice(0, first));
-      // RFC 7515 §4.1.11: a token that marks extensions critical must be refused by a verifier
-      // that does not implement them, and this one implements none.
-      if ('crit' in header) throw new TokenRejected('malformed');
-      const algorithm = algorithmOf(header['alg']);
-      if (!algorithm) throw new TokenRejected('algorithm');
-      const kid = header['kid'];
-      if (typeof kid !== 'string' || kid.length === 0 || kid.length > MAX_KID_LENGTH) throw new TokenRejected('unknown-key');
-      const payload = decodePart(token.slice(first + 1, second));
-      if (payload['iss'] !== config.issuer) throw new TokenRejected('issuer');
-
-      const key = await keyFor(kid);
-      if (key.family !== algorithm.family || (key.alg !== undefined && key.alg !== header['alg'])) throw new TokenRejected('algorithm');
-      const signature = Buffer.from(token.slice(second + 1), 'base64url');
-      if (algorithm.signatureBytes !== undefined && signature.length !== algorithm.signatureBytes) throw new TokenRejected('signature');
-      const signed = Buffer.from(token.slice(0, second), 'latin1');
-      const valid = verifySignature(
-        algorithm.hash,
-        signed,
-        algorithm.signatureBytes === undefined ? key.key : { key: key.key, dsaEncoding: 'ieee-p1363' },
-        signature,
-      );
-      if (!valid) throw new TokenRejected('signature');
-
-      const sub = checkClaims(payload, config.audience, Math.floor(Date.now() / 1000));
-      return { sub, roles: rolesFromClaim(payload[config.rolesClaim]) };
+      precheck(token, config.issuer);
+      let caller: VerifiedCaller | undefined;
+      try {
+        await verifier.verify(token, {
+          customJwtCheck: ({ payload }) => {
+            caller = callerOf(payload, config.rolesClaim, Date.now() / 1000);
+          },
+        });
+      } catch (err) {
+        if (err instanceof TokenRejected) throw err;
+        if (isJwksUnavailable(err)) {
+          // With no keys ever fetched, nothing can be verified at all: the service is at fault.
+          if (!jwks.hasKeys()) throw new IssuerKeysUnavailable();
+          throw new TokenRejected('unknown-key');
+        }
+        const reason = reasonOf(err);
+        if (reason === undefined) throw err;
+        throw new TokenRejected(reason);
+      }
+      // customJwtCheck ran: the library calls it last, after every check passed.
+      return caller!;
     },
   };
 };

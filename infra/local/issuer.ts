@@ -7,15 +7,16 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, createHash, randomUUID, sign, type KeyObject } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { MAX_TOKEN_LIFETIME_SECONDS } from '../../functions/authorizer/verify.js';
 import { LOCAL_AUDIENCE, LOCAL_DIR, LOCAL_ISSUER } from './config.js';
 
 /** Where the key pair lives unless told otherwise. */
 export const ISSUER_DIR = path.join(LOCAL_DIR, 'issuer');
 const KEY_FILE = 'private-key.pem';
 const ALGORITHM = 'RS256';
-/** Default and largest token lifetimes, in seconds. */
+/** Default and largest token lifetimes, in seconds: the largest is what the authorizer accepts. */
 export const DEFAULT_TTL_SECONDS = 3600;
-export const MAX_TTL_SECONDS = 7 * 24 * 3600;
+export const MAX_TTL_SECONDS = MAX_TOKEN_LIFETIME_SECONDS;
 
 interface IssuerKey {
   readonly privateKey: KeyObject;
