@@ -1,0 +1,304 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { deviceAssignments, inheritedRules, nodePathOfDevice, type JsonValue, type Node, type Rule } from '../../functions/trees/config.js';
+import {
+  EXCERPT_MAX_CHARS,
+  canonical,
+  contains,
+  evaluateRule,
+  evaluateRules,
+  formatPointer,
+  parsePointer,
+  resolvePointer,
+  variablesOf,
+} from '../../functions/trees/rules.js';
+
+/** A device configuration as NSO returns it inside `tailf-ncs:config` (cisco-ios NED). */
+const config = {
+  'tailf-ned-cisco-ios:hostname': 'ce0',
+  'tailf-ned-cisco-ios:ntp': { server: { 'peer-list': [{ name: '10.0.0.1' }, { name: '10.0.0.2', prefer: [null] }] } },
+  'tailf-ned-cisco-ios:logging': { host: { ipv4: [{ host: '10.9.9.9' }] } },
+  'tailf-ned-cisco-ios:ip': { 'domain-name': 'example.net', 'http-server': { 'secure-server': true } },
+  'tailf-ned-cisco-ios:snmp-server': { community: [{ name: 'private', RW: [null] }] },
+  'tailf-ned-cisco-ios:banner': { motd: 'authorised access only' },
+};
+
+const rule = (r: Partial<Rule> & Pick<Rule, 'path' | 'mode'>): Rule => ({ id: 'r', severity: 'error', ...r });
+const run = (r: Partial<Rule> & Pick<Rule, 'path' | 'mode'>, vars: Record<string, string> = {}, cfg: unknown = config) => evaluateRule(cfg, vars, rule(r));
+
+describe('required', () => {
+  it('passes when the path exists and no value is given', () => {
+    expect(run({ path: '/tailf-ned-cisco-ios:banner/motd', mode: 'required' }).status).toBe('pass');
+  });
+
+  it('fails when the path does not exist, naming the place', () => {
+    const r = run({ path: '/tailf-ned-cisco-ios:aaa', mode: 'required' });
+    expect(r).toMatchObject({ status: 'fail', at: '/tailf-ned-cisco-ios:aaa' });
+    expect(r).not.toHaveProperty('actual');
+  });
+
+  it('passes when every expected array element is contained in some element, with variables substituted', () => {
+    const r = run(
+      { path: '/tailf-ned-cisco-ios:ntp/server/peer-list', mode: 'required', value: [{ name: '{{ntp2}}' }, { name: '{{ ntp1 }}' }] },
+      { ntp1: '10.0.0.1', ntp2: '10.0.0.2' },
+    );
+    expect(r.status).toBe('pass');
+  });
+
+  it('fails with the missing element and the actual array as excerpt', () => {
+    const r = run({ path: '/tailf-ned-cisco-ios:ntp/server/peer-list', mode: 'required', value: [{ name: '{{ntp1}}' }] }, { ntp1: '10.0.0.3' });
+    expect(r).toMatchObject({
+      status: 'fail',
+      at: '/tailf-ned-cisco-ios:ntp/server/peer-list',
+      expected: { name: '10.0.0.3' },
+      actual: config['tailf-ned-cisco-ios:ntp'].server['peer-list'],
+    });
+  });
+
+  it('compares object members recursively and reports the deepest differing member', () => {
+    const r = run({ path: '/tailf-ned-cisco-ios:ip', mode: 'required', value: { 'http-server': { 'secure-server': false } } });
+    expect(r).toMatchObject({ status: 'fail', at: '/tailf-ned-cisco-ios:ip/http-server/secure-server', expected: false, actual: true });
+    const missing = run({ path: '/tailf-ned-cisco-ios:ip', mode: 'required', value: { 'name-server': ['1.1.1.1'] } });
+    expect(missing).toMatchObject({ status: 'fail', at: '/tailf-ned-cisco-ios:ip/name-server', expected: ['1.1.1.1'] });
+    expect(missing).not.toHaveProperty('actual');
+  });
+
+  it('compares scalars strictly: the string "1" is not the number 1', () => {
+    expect(run({ path: '/a', mode: 'required', value: 1 }, {}, { a: '1' }).status).toBe('fail');
+    expect(run({ path: '/a', mode: 'required', value: 1 }, {}, { a: 1 }).status).toBe('pass');
+    expect(run({ path: '/a', mode: 'required', value: null }, {}, { a: null }).status).toBe('pass');
+  });
+
+  it('treats NSO empty leaves ([null]) as values like any other', () => {
+    expect(run({ path: '/tailf-ned-cisco-ios:snmp-server/community', mode: 'required', value: [{ RW: [null] }] }).status).toBe('pass');
+  });
+});
+
+describe('exact', () => {
+  it('compares arrays as unordered multisets by default', () => {
+    const value: JsonValue = [{ prefer: [null], name: '10.0.0.2' }, { name: '10.0.0.1' }];
+    expect(run({ path: '/tailf-ned-cisco-ios:ntp/server/peer-list', mode: 'exact', value }).status).toBe('pass');
+  });
+
+  it('counts repeated elements: a multiset, not a set', () => {
+    expect(run({ path: '/a', mode: 'exact', value: [1, 1, 2] }, {}, { a: [1, 2, 2] })).toMatchObject({ status: 'fail', at: '/a', expected: [1], actual: [2] });
+  });
+
+  it('compares element by element with ordered: true', () => {
+    const value: JsonValue = [{ name: '10.0.0.2', prefer: [null] }, { name: '10.0.0.1' }];
+    const r = run({ path: '/tailf-ned-cisco-ios:ntp/server/peer-list', mode: 'exact', value, ordered: true });
+    expect(r).toMatchObject({ status: 'fail', at: '/tailf-ned-cisco-ios:ntp/server/peer-list/0/name', expected: '10.0.0.2', actual: '10.0.0.1' });
+    expect(run({ path: '/a', mode: 'exact', value: [1, 2], ordered: true }, {}, { a: [1, 2, 3] })).toMatchObject({ status: 'fail', at: '/a' });
+  });
+
+  it('fails on a member the rule does not expect', () => {
+    const r = run({ path: '/tailf-ned-cisco-ios:ip', mode: 'exact', value: { 'domain-name': 'example.net' } });
+    expect(r).toMatchObject({ status: 'fail', at: '/tailf-ned-cisco-ios:ip/http-server', actual: { 'secure-server': true } });
+    expect(r).not.toHaveProperty('expected');
+  });
+
+  it('passes on a deep-equal scalar and fails on a missing path', () => {
+    expect(run({ path: '/tailf-ned-cisco-ios:hostname', mode: 'exact', value: 'ce0' }).status).toBe('pass');
+    expect(run({ path: '/nothing', mode: 'exact', value: 'x' })).toMatchObject({ status: 'fail', at: '/nothing', expected: 'x' });
+  });
+
+  it('is invalid without a value', () => {
+    expect(run({ path: '/a', mode: 'exact' }).status).toBe('invalid');
+  });
+});
+
+describe('disallowed', () => {
+  it('passes when the path does not exist, with or without a value', () => {
+    expect(run({ path: '/tailf-ned-cisco-ios:ip/http-server/server', mode: 'disallowed' }).status).toBe('pass');
+    expect(run({ path: '/tailf-ned-cisco-ios:telnet', mode: 'disallowed', value: true }).status).toBe('pass');
+  });
+
+  it('fails when the path exists and no value is given', () => {
+    expect(run({ path: '/tailf-ned-cisco-ios:snmp-server/community', mode: 'disallowed' })).toMatchObject({
+      status: 'fail',
+      at: '/tailf-ned-cisco-ios:snmp-server/community',
+      actual: config['tailf-ned-cisco-ios:snmp-server'].community,
+    });
+  });
+
+  it('fails when the value at the path contains the disallowed value, passes when it does not', () => {
+    expect(run({ path: '/tailf-ned-cisco-ios:snmp-server/community', mode: 'disallowed', value: [{ name: 'private' }] }).status).toBe('fail');
+    expect(run({ path: '/tailf-ned-cisco-ios:snmp-server/community', mode: 'disallowed', value: [{ name: 'public' }] }).status).toBe('pass');
+  });
+});
+
+describe('invalid rules and odd input', () => {
+  it('is invalid for a path that is not a JSON Pointer', () => {
+    expect(run({ path: 'ntp/server', mode: 'required' }).status).toBe('invalid');
+    expect(run({ path: '/a~2', mode: 'required' }).status).toBe('invalid');
+  });
+
+  it('is invalid for an unknown variable, in values and member names', () => {
+    expect(run({ path: '/a', mode: 'required', value: '{{nope}}' }, {}, { a: 'x' })).toMatchObject({ status: 'invalid' });
+    expect(run({ path: '/a', mode: 'required', value: { '{{nope}}': 1 } }, {}, { a: {} })).toMatchObject({ status: 'invalid' });
+  });
+
+  it('substitutes in member names and leaves other braces alone', () => {
+    expect(run({ path: '/a', mode: 'exact', value: { '{{k}}': '{x} {{ v }}' } }, { k: 'key', v: 'val' }, { a: { key: '{x} val' } }).status).toBe('pass');
+  });
+
+  it('never follows the prototype chain', () => {
+    expect(run({ path: '/constructor', mode: 'required' }, {}, {}).status).toBe('fail');
+    expect(run({ path: '/a/toString', mode: 'disallowed' }, {}, { a: {} }).status).toBe('pass');
+    const proto = JSON.parse('{"__proto__":1}') as JsonValue;
+    expect(run({ path: '/a', mode: 'required', value: proto }, {}, { a: {} }).status).toBe('fail');
+    expect(run({ path: '/a', mode: 'exact', value: proto }, {}, JSON.parse('{"a":{"__proto__":1}}')).status).toBe('pass');
+  });
+
+  it('resolves array indexes and RFC 6901 escapes', () => {
+    const doc = { 'a/b': { 'm~n': [10, 20] } };
+    expect(resolvePointer(doc, parsePointer('/a~1b/m~0n/1') as string[])).toBe(20);
+    expect(resolvePointer(doc, parsePointer('/a~1b/m~0n/01') as string[])).toBeUndefined();
+    expect(resolvePointer(doc, parsePointer('/a~1b/m~0n/-') as string[])).toBeUndefined();
+    expect(resolvePointer(doc, [])).toBe(doc);
+  });
+
+  it('cuts long excerpts and says which', () => {
+    const big = Array.from({ length: 500 }, (_, i) => ({ name: `10.0.${i}.1` }));
+    const r = run({ path: '/a', mode: 'required', value: [{ name: 'x' }] }, {}, { a: big });
+    expect(r.truncated).toEqual(['actual']);
+    expect(typeof r.actual).toBe('string');
+    expect((r.actual as string).length).toBe(EXCERPT_MAX_CHARS + 1);
+  });
+
+  it('lists the variables a value names', () => {
+    expect(variablesOf([{ name: '{{a}}-{{ b }}' }, { '{{c}}': '{{a}}' }])).toEqual(['a', 'b', 'c']);
+    expect(variablesOf(undefined)).toEqual([]);
+  });
+});
+
+describe('inheritance', () => {
+  const r = (id: string): Rule => ({ id, path: `/${id}`, mode: 'required', severity: 'warning' });
+  const root: Node = {
+    name: 'base',
+    devices: ['core1'],
+    rules: [r('b1'), r('b2')],
+    children: [
+      { name: 'wan', devices: [], rules: [r('w1')], children: [{ name: 'pe', devices: ['pe1', 'pe2'], rules: [r('p1')], children: [] }] },
+      { name: 'lan', devices: ['sw1'], rules: [r('l1')], children: [] },
+    ],
+  };
+
+  it('orders rules from base down to the node', () => {
+    expect(inheritedRules(root, 'base/wan/pe')?.map((x) => x.id)).toEqual(['b1', 'b2', 'w1', 'p1']);
+    expect(inheritedRules(root, ['base', 'lan'])?.map((x) => x.id)).toEqual(['b1', 'b2', 'l1']);
+    expect(inheritedRules(root, 'base/wan/nope')).toBeUndefined();
+    expect(inheritedRules(root, 'wan')).toBeUndefined();
+  });
+
+  it('finds each device with its node and its inherited rules', () => {
+    expect(nodePathOfDevice(root, 'pe2')).toBe('base/wan/pe');
+    expect(nodePathOfDevice(root, 'zz')).toBeUndefined();
+    expect(deviceAssignments(root).map((a) => [a.device, a.nodePath, a.rules.map((x) => x.id).join()])).toEqual([
+      ['core1', 'base', 'b1,b2'],
+      ['pe1', 'base/wan/pe', 'b1,b2,w1,p1'],
+      ['pe2', 'base/wan/pe', 'b1,b2,w1,p1'],
+      ['sw1', 'base/lan', 'b1,b2,l1'],
+    ]);
+  });
+
+  it('returns one result per rule in the given order', () => {
+    const results = evaluateRules({ b1: 1, w1: 1 }, {}, inheritedRules(root, 'base/wan/pe') as Rule[]);
+    expect(results.map((x) => [x.id, x.status])).toEqual([
+      ['b1', 'pass'],
+      ['b2', 'fail'],
+      ['w1', 'pass'],
+      ['p1', 'fail'],
+    ]);
+  });
+});
+
+// ---- properties ----
+
+const json: fc.Arbitrary<JsonValue> = fc.jsonValue({ maxDepth: 4 }) as fc.Arbitrary<JsonValue>;
+
+/** A value the given one contains: members dropped, array elements dropped, scalars kept. */
+const containedIn = (v: JsonValue): fc.Arbitrary<JsonValue> => {
+  if (Array.isArray(v)) {
+    if (v.length === 0) return fc.constant<JsonValue>([]);
+    return fc.array(fc.nat(v.length - 1), { maxLength: 4 }).chain((idx): fc.Arbitrary<JsonValue> => (idx.length ? fc.tuple(...idx.map((i) => containedIn(v[i] as JsonValue))) : fc.constant([])));
+  }
+  if (v !== null && typeof v === 'object') {
+    const keys = Object.keys(v);
+    return fc.subarray(keys).chain((picked) =>
+      picked.length ? fc.tuple(...picked.map((k) => containedIn((v as Record<string, JsonValue>)[k] as JsonValue))).map((vals) => Object.fromEntries(picked.map((k, i) => [k, vals[i]]))) : fc.constant({}),
+    );
+  }
+  return fc.constant(v);
+};
+
+/** The same value with every array's elements shuffled (by a seed). */
+const shuffled = (v: JsonValue, seed: number): JsonValue => {
+  if (Array.isArray(v)) {
+    const items = v.map((x, i) => shuffled(x as JsonValue, seed + i));
+    for (let i = items.length - 1; i > 0; i--) {
+      const j = (seed * 31 + i * 17) % (i + 1);
+      [items[i], items[j]] = [items[j] as JsonValue, items[i] as JsonValue];
+    }
+    return items;
+  }
+  if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).reverse().map(([k, x]) => [k, shuffled(x, seed + 1)]));
+  return v;
+};
+
+describe('properties', () => {
+  it('every value contains itself and every value derived from it by dropping parts', () => {
+    fc.assert(fc.property(json.chain((v) => fc.tuple(fc.constant(v), containedIn(v))), ([v, part]) => {
+      expect(contains(v, v)).toBe(true);
+      expect(contains(v, part)).toBe(true);
+      expect(evaluateRule({ x: v }, {}, rule({ path: '/x', mode: 'required', value: part })).status).toBe('pass');
+      expect(evaluateRule({ x: v }, {}, rule({ path: '/x', mode: 'disallowed', value: part })).status).toBe('fail');
+    }));
+  });
+
+  it('exact passes on any reordering of arrays and members, and agrees with canonical equality', () => {
+    fc.assert(fc.property(json, fc.nat(1000), (v, seed) => {
+      const s = shuffled(v, seed);
+      expect(evaluateRule({ x: s }, {}, rule({ path: '/x', mode: 'exact', value: v })).status).toBe('pass');
+      const ordered = evaluateRule({ x: s }, {}, rule({ path: '/x', mode: 'exact', value: v, ordered: true })).status;
+      expect(ordered === 'pass').toBe(canonical(s, true) === canonical(v, true));
+    }));
+  });
+
+  it('exact pass implies required pass; required and disallowed disagree whenever the path exists', () => {
+    fc.assert(fc.property(json, json, fc.boolean(), (actual, value, ordered) => {
+      const exact = evaluateRule({ x: actual }, {}, rule({ path: '/x', mode: 'exact', value, ordered }));
+      const required = evaluateRule({ x: actual }, {}, rule({ path: '/x', mode: 'required', value }));
+      const disallowed = evaluateRule({ x: actual }, {}, rule({ path: '/x', mode: 'disallowed', value }));
+      if (exact.status === 'pass') expect(required.status).toBe('pass');
+      expect(exact.status === 'pass').toBe(canonical(actual, ordered) === canonical(value, ordered));
+      expect(required.status === 'pass').toBe(disallowed.status === 'fail');
+      for (const r of [exact, required]) if (r.status === 'fail') expect(r.at?.startsWith('/x')).toBe(true);
+    }));
+  });
+
+  it('a failing result points at a place whose content is the reported actual', () => {
+    fc.assert(fc.property(json, json, (actual, value) => {
+      const r = evaluateRule({ x: actual }, {}, rule({ path: '/x', mode: 'required', value }));
+      if (r.status !== 'fail' || r.truncated) return;
+      const there = resolvePointer({ x: actual }, parsePointer(r.at as string) as string[]);
+      if (Array.isArray(there) || r.actual === undefined) return;
+      expect(there).toEqual(r.actual);
+    }));
+  });
+
+  it('never throws, whatever the configuration and rule', () => {
+    fc.assert(fc.property(fc.anything(), fc.string(), fc.constantFrom('required', 'exact', 'disallowed' as const), fc.option(json, { nil: undefined }), (cfg, path, mode, value) => {
+      const r = evaluateRule(cfg, { a: 'b' }, rule({ path, mode, ...(value !== undefined ? { value } : {}) }));
+      expect(['pass', 'fail', 'invalid']).toContain(r.status);
+    }));
+  });
+
+  it('formats and parses pointers as inverses, and resolves to what it names', () => {
+    fc.assert(fc.property(fc.array(fc.string(), { maxLength: 5 }), fc.jsonValue(), (tokens, leaf) => {
+      expect(parsePointer(formatPointer(tokens))).toEqual(tokens);
+      const doc = tokens.reduceRight<unknown>((inner, t) => Object.defineProperty({}, t, { value: inner, enumerable: true }), leaf);
+      expect(resolvePointer(doc, tokens)).toEqual(leaf);
+    }));
+  });
+});
