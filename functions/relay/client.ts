@@ -41,6 +41,13 @@ export type OutboundFailure = 'timeout' | 'aborted' | 'connect' | 'tls' | 'block
 
 /** An exchange that produced no usable answer. `message` is for logs: it never holds the URL. */
 export class OutboundError extends Error {
+  /**
+   * False only when the request certainly never left: no connection (refused, unknown host,
+   * refused address, no route), or no TLS session to send it on. True whenever a byte of it
+   * may have been written: the action may have run on the orchestrator.
+   */
+  mayHaveReached = true;
+
   constructor(
     readonly failure: OutboundFailure,
     message: string,
@@ -49,6 +56,12 @@ export class OutboundError extends Error {
   ) {
     super(message);
     this.name = 'OutboundError';
+  }
+
+  /** Marks the error as raised before anything was sent; returns it. */
+  beforeSending(): this {
+    this.mayHaveReached = false;
+    return this;
   }
 }
 
@@ -160,11 +173,11 @@ export const createOrchestratorClient = (options: OrchestratorClientOptions): Or
       // An IP literal never goes through `lookup`, so it is checked here.
       if (isIP(hostname)) {
         const reason = literalRefusal(hostname);
-        if (reason) return reject(new OutboundError('blocked', `refused address (${reason})`));
+        if (reason) return reject(new OutboundError('blocked', `refused address (${reason})`).beforeSending());
       }
       const remaining = deadline - Date.now();
-      if (remaining <= 0) return reject(new OutboundError('timeout', 'no time left to send'));
-      if (request.signal?.aborted) return reject(new OutboundError('aborted', 'aborted before sending'));
+      if (remaining <= 0) return reject(new OutboundError('timeout', 'no time left to send').beforeSending());
+      if (request.signal?.aborted) return reject(new OutboundError('aborted', 'aborted before sending').beforeSending());
 
       let settled = false;
       let answered = false;
@@ -192,9 +205,15 @@ export const createOrchestratorClient = (options: OrchestratorClientOptions): Or
         request.signal?.removeEventListener('abort', onAbort);
         outcome();
       };
+      /**
+       * Whether the request may have left: only once a connection (and for https its TLS
+       * session) exists can a byte of it be written. A pooled socket always could.
+       */
+      const couldHaveSent = (): boolean => outgoing.reusedSocket || (tcpConnected && (!secure || tlsEstablished));
+      const rejectWith = (error: OutboundError): void => reject(couldHaveSent() ? error : error.beforeSending());
       /** Fails the exchange and destroys the socket: it must not go back to the pool half-read. */
       const fail = (error: OutboundError): void => {
-        settle(() => reject(error));
+        settle(() => rejectWith(error));
         outgoing.destroy();
       };
       const timer = setTimeout(() => fail(new OutboundError('timeout', `no complete answer within ${remaining} ms`)), remaining);
@@ -212,7 +231,7 @@ export const createOrchestratorClient = (options: OrchestratorClientOptions): Or
       outgoing.on('error', (error: NodeJS.ErrnoException) => {
         if (settled) return;
         const retryable = outgoing.reusedSocket && !answered && error.code !== undefined && STALE_SOCKET_CODE.has(error.code);
-        if (retryable) settle(() => reject(Object.assign(classify(error), { retryable: true })));
+        if (retryable) settle(() => rejectWith(Object.assign(classify(error), { retryable: true })));
         else if (secure && tcpConnected && !tlsEstablished && !(error instanceof OutboundError)) {
           fail(new OutboundError('tls', 'TLS handshake failed', error.code));
         } else fail(classify(error));

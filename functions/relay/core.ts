@@ -222,24 +222,31 @@ const answerData = (adapter: string, response: OutboundResponse): { data?: unkno
 /**
  * The problem of a failed outbound call. Failures after the request may have reached the
  * orchestrator are marked {@link HttpProblem.afterSending}: the action may have run there.
+ * Failures before it could leave (no connection, refused address, failed TLS handshake) are
+ * not: a retry under the same Idempotency-Key runs again.
  */
 const outboundProblem = (adapter: string, error: OutboundError, timeoutMs: number): HttpProblem => {
+  const problem = exchangeProblem(adapter, error, timeoutMs);
+  return error.mayHaveReached ? problem.afterSending() : problem;
+};
+
+const exchangeProblem = (adapter: string, error: OutboundError, timeoutMs: number): HttpProblem => {
   const who = `the orchestrator of adapter '${adapter}'`;
   switch (error.failure) {
     case 'timeout':
     case 'aborted':
-      return new GatewayTimeout(`${capital(who)} did not answer within ${timeoutMs} ms.`).afterSending();
+      return new GatewayTimeout(`${capital(who)} did not answer within ${timeoutMs} ms.`);
     case 'tls':
       return new BadGateway(`The TLS handshake with ${who} failed (the certificate is not trusted, expired or for another name, or the server does not speak TLS).`);
     case 'blocked':
       return new BadGateway(`The address of ${who} is not one the relay may connect to (link-local, metadata, or loopback outside local mode).`);
     case 'too-large':
-      return new BadGateway(`${capital(who)} answered with a body larger than the relay accepts.`).afterSending();
+      return new BadGateway(`${capital(who)} answered with a body larger than the relay accepts.`);
     case 'protocol':
-      return new BadGateway(`${capital(who)} answered with something that is not valid HTTP.`).afterSending();
+      return new BadGateway(`${capital(who)} answered with something that is not valid HTTP.`);
     case 'connect':
       // A refused connection and one that broke after the request was written look alike here.
-      return new BadGateway(`The relay could not connect to ${who}, or the connection broke before a complete answer.`).afterSending();
+      return new BadGateway(`The relay could not connect to ${who}, or the connection broke before a complete answer.`);
   }
 };
 

@@ -64,8 +64,10 @@ const traceCall: RelayDeps['traceCall'] = (adapter, request, send) =>
     },
   );
 
-// Retries carrying the same Idempotency-Key reach the orchestrator once.
-const idempotency = idempotent({ store: createIdempotencyStore() });
+// Retries carrying the same Idempotency-Key reach the orchestrator once. Only answers given
+// after the request may have reached it are kept: a refusal that sent nothing (unknown
+// adapter, connection refused, unknown host, refused address, failed TLS handshake) runs again.
+const idempotency = idempotent({ store: createIdempotencyStore(), keep: 'effects' });
 
 export const handler = httpHandler<RestActionRequest>({ operation: 'relayRestAction', validate, idempotency }, async (event, context, { signal }) => {
   const adapterId = adapterNameFromPath(event.pathParameters?.['adapterId'], 'adapterId');

@@ -25,6 +25,36 @@ export const nestsDeeperThan = (value: unknown, max: number): boolean => {
   return false;
 };
 
+/** With the `u` flag a surrogate range matches only a surrogate that is not half of a pair. */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
+/**
+ * Where `value` holds an ill-formed UTF-16 string (an unpaired surrogate, which JSON's `\ud800`
+ * escape can carry), as a dotted path (`''` for the value itself, `params.path`, `items.0`,
+ * a member name counts as its member's place); undefined when every string and member name is
+ * well formed. Such a string cannot be stored or sent faithfully: DynamoDB and UTF-8 replace
+ * the surrogate, so two different strings would become one. Iterative, as {@link nestsDeeperThan}.
+ */
+export const illFormedStringAt = (value: unknown): string | undefined => {
+  const wellFormed = (s: string): boolean => !LONE_SURROGATE.test(s);
+  const stack: [unknown, string][] = [[value, '']];
+  while (stack.length) {
+    const [node, at] = stack.pop()!;
+    if (typeof node === 'string') {
+      if (!wellFormed(node)) return at;
+      continue;
+    }
+    if (node === null || typeof node !== 'object') continue;
+    const entries = Array.isArray(node) ? node.map((v, i) => [String(i), v] as const) : Object.entries(node);
+    for (const [key, child] of entries) {
+      const place = at === '' ? key : `${at}.${key}`;
+      if (!wellFormed(key)) return place;
+      stack.push([child, place]);
+    }
+  }
+  return undefined;
+};
+
 /**
  * JSON text with object members sorted by name (UTF-16 code units, as `Array.sort` does),
  * arrays in order, no whitespace. Call it only on values within {@link MAX_JSON_DEPTH}

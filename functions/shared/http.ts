@@ -7,7 +7,7 @@ import middy from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import validator from '@middy/validator';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { MAX_JSON_DEPTH, nestsDeeperThan } from './canonical-json.js';
+import { MAX_JSON_DEPTH, illFormedStringAt, nestsDeeperThan } from './canonical-json.js';
 import { logger } from './logger.js';
 import { metrics, recordValidationFailure } from './metrics.js';
 import {
@@ -71,8 +71,15 @@ const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
  */
 const proxyEvent = (): middy.MiddlewareObj<APIGatewayProxyEvent> => ({
   before: (request) => {
-    request.event.pathParameters ??= {};
-    request.event.queryStringParameters ??= {};
+    // Request data becomes keys here: maps without a prototype, so that a parameter named
+    // `constructor` or `__proto__` is a parameter like any other, never an inherited member.
+    request.event.pathParameters = requestMap(request.event.pathParameters);
+    request.event.queryStringParameters = requestMap(request.event.queryStringParameters);
+    if (request.event.multiValueQueryStringParameters) {
+      request.event.multiValueQueryStringParameters = requestMap(request.event.multiValueQueryStringParameters);
+    }
+    refuseIllFormed('path', request.event.pathParameters);
+    refuseIllFormed('query', request.event.queryStringParameters);
     const event = request.event as { body: unknown; headers: Record<string, string | undefined>; isBase64Encoded?: boolean };
     const raw = event.body;
     if (raw === null || raw === undefined || raw === '') {
@@ -96,8 +103,25 @@ const proxyEvent = (): middy.MiddlewareObj<APIGatewayProxyEvent> => ({
         { in: 'body', field: '', message: `nests deeper than ${MAX_JSON_DEPTH} levels` },
       ]);
     }
+    refuseIllFormed('body', event.body);
   },
 });
+
+/** A copy of a request map (path or query parameters) without a prototype; `{}` when absent. */
+const requestMap = <T>(from: Readonly<Record<string, T>> | null | undefined): Record<string, T> =>
+  Object.assign(Object.create(null) as Record<string, T>, from ?? {});
+
+const ILL_FORMED = 'is not well-formed Unicode (it holds an unpaired UTF-16 surrogate)';
+
+/**
+ * Refuses a request part holding an unpaired surrogate, wherever it is: one check for every
+ * route, before validation, since such a string would be stored or sent as another string.
+ */
+const refuseIllFormed = (where: FieldError['in'], value: unknown): void => {
+  const at = illFormedStringAt(value);
+  if (at === undefined) return;
+  throw new BadRequest(`The request is invalid: ${at || where} ${ILL_FORMED}.`, [{ in: where, field: at, message: ILL_FORMED }]);
+};
 
 const LOCATIONS: Record<string, FieldError['in']> = {
   pathParameters: 'path',

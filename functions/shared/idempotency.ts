@@ -80,8 +80,19 @@ export interface IdempotencyStore {
   release(pk: string, attempt: string): Promise<void>;
 }
 
+/**
+ * Which answers a key keeps. `final` (the default): every final answer, refusals (4xx)
+ * included, as Stripe does. `effects`: only answers given after the request may have taken
+ * effect somewhere (success, or a problem marked {@link HttpProblem.afterSending}): a refusal
+ * that changed nothing (unknown adapter, connection refused, name not found) is not kept, so a
+ * retry once the cause is fixed runs again. The relay uses `effects`.
+ */
+export type KeptAnswers = 'final' | 'effects';
+
 export interface IdempotencyOptions {
   readonly store: IdempotencyStore;
+  /** Default `final`; see {@link KeptAnswers}. */
+  readonly keep?: KeptAnswers;
   /** How long an answer is replayed, seconds; default {@link DEFAULT_TTL_SECONDS}. */
   readonly ttlSeconds?: number;
   readonly now?: () => number;
@@ -231,6 +242,7 @@ export const idempotent =
   async (event, context, opts) => {
     const key = idempotencyKey(event);
     if (key === undefined) return run(event, context, opts);
+    const keep = options.keep ?? 'final';
     const now = options.now ?? Date.now;
     const ttl = options.ttlSeconds ?? DEFAULT_TTL_SECONDS;
     const pk = recordKey(operation, callerOf(event), key);
@@ -271,7 +283,8 @@ export const idempotent =
     try {
       result = await run(event, context, opts);
     } catch (error) {
-      if (error instanceof HttpProblem && (error.status < 500 || error.outcomeUnknown)) {
+      const final = error instanceof HttpProblem && (error.outcomeUnknown || (error.status < 500 && keep === 'final'));
+      if (final) {
         // A final answer of the business function, or a failure after the request left the
         // service (a retry must not repeat it): rendered as the error middleware will render it.
         const rendered = problemResponse(error, event.requestContext?.requestId);

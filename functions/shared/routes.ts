@@ -134,6 +134,8 @@ export const liveRoutes: readonly LiveRoute[] = [
           params: {
             type: 'object',
             required: ['path', 'accept'],
+            // A misspelt member (`Method`) must not be ignored: the action would run another way.
+            additionalProperties: false,
             properties: {
               path: {
                 type: 'string',

@@ -40,13 +40,18 @@ const withoutUnusedSchemas = (code: string): string =>
     code.match(new RegExp(`\\b${name}\\b`, 'g'))!.length > 1 ? line : '',
   );
 
+/** The query of a route that declares none: no parameter at all. */
+const NO_QUERY: JsonSchema = { type: 'object', additionalProperties: false, properties: {} };
+
 /** The JSON Schema of the whole (normalized) proxy event for one route. */
 export const eventSchema = (route: LiveRoute): JsonSchema | undefined => {
   const { pathParameters, queryStringParameters, headers, body } = route.request;
   const properties: Record<string, JsonSchema> = {};
   const required: string[] = [];
   if (pathParameters) (properties['pathParameters'] = pathParameters), required.push('pathParameters');
-  if (queryStringParameters) (properties['queryStringParameters'] = queryStringParameters), required.push('queryStringParameters');
+  // A route that names no query parameter takes none: an unknown one is a 400, as on the list routes.
+  properties['queryStringParameters'] = queryStringParameters ?? NO_QUERY;
+  required.push('queryStringParameters');
   if (headers) (properties['headers'] = headers), required.push('headers');
   if (body) {
     properties['body'] = body;

@@ -113,7 +113,7 @@ export const parseAuthorizerResult = (result: unknown): AuthorizerGrant | undefi
   if (typeof r.principalId !== 'string' && typeof r.principalId !== 'number') return undefined;
   const policy = r.policyDocument;
   if (!policy || typeof policy !== 'object' || !('Statement' in policy)) return undefined;
-  const context: Record<string, string> = {};
+  const context = Object.create(null) as Record<string, string>;
   if (r.context !== undefined && r.context !== null) {
     if (typeof r.context !== 'object' || Array.isArray(r.context)) return undefined;
     for (const [k, v] of Object.entries(r.context)) {

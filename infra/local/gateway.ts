@@ -6,7 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import { PROBLEM_CONTENT_TYPE, problemType } from '../../functions/shared/problem.js';
 import {
   AuthorizerCache,
   evaluatePolicy,
@@ -104,6 +105,65 @@ export interface LocalGateway {
   listen(port: number): Promise<number>;
   close(): Promise<void>;
 }
+
+/** Why Node refused a request before it reached the gateway (its HTTP parser's codes), as a status. */
+const CLIENT_ERROR_STATUS: ReadonlyMap<string, number> = new Map([
+  ['HPE_HEADER_OVERFLOW', 431],
+  ['ERR_HTTP_REQUEST_TIMEOUT', 408],
+  ['HPE_INVALID_METHOD', 400],
+]);
+const CLIENT_ERROR_DETAIL: ReadonlyMap<string, string> = new Map([
+  ['HPE_HEADER_OVERFLOW', 'The request headers are larger than the 16 KB the gateway reads.'],
+  ['ERR_HTTP_REQUEST_TIMEOUT', 'The request was not received in time.'],
+  ['HPE_INVALID_METHOD', 'The request method is not one HTTP defines (methods are case-sensitive: GET, POST, PUT, PATCH, DELETE).'],
+]);
+const STATUS_TITLES: ReadonlyMap<number, string> = new Map([
+  [400, 'Bad Request'],
+  [408, 'Request Timeout'],
+  [431, 'Request Header Fields Too Large'],
+  [500, 'Internal Server Error'],
+]);
+
+/** A whole HTTP/1.1 problem+json answer, written on a socket Node's parser gave up on. */
+export const rawProblemResponse = (status: number, detail: string, requestId: string): string => {
+  const title = STATUS_TITLES.get(status) ?? 'Error';
+  const slug = status === 431 ? 'headers-too-large' : status === 408 ? 'request-timeout' : 'validation';
+  const body = JSON.stringify({ type: problemType(slug), title, status, detail, requestId });
+  return (
+    `HTTP/1.1 ${status} ${title}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+    `x-amzn-RequestId: ${requestId}\r\nConnection: close\r\n\r\n${body}`
+  );
+};
+
+/** A fixed problem answer of the local gateway, built from nothing the request carried. */
+const fixedProblem = (error: GatewayError, problem: { status: number; slug: string; title: string; detail: string }, requestId: string): Answer => {
+  const body = { type: problemType(problem.slug), title: problem.title, status: problem.status, detail: problem.detail, requestId };
+  return { statusCode: problem.status, headers: [['Content-Type', PROBLEM_CONTENT_TYPE]], body: Buffer.from(JSON.stringify(body)), error };
+};
+
+/** The gateway's own failure (a fault of the emulator, whatever the request was). */
+const ownFailure = (requestId: string): Answer =>
+  fixedProblem(
+    { type: 'API_CONFIGURATION_ERROR', message: null },
+    { status: 500, slug: 'internal', title: 'Internal Server Error', detail: 'The gateway failed to handle the request. Quote the request id when reporting it.' },
+    requestId,
+  );
+
+/**
+ * A request under API Gateway's 10 MB whose Lambda event is over the 6 MB an invocation takes.
+ * AWS answers it with an invocation error; here it is a 413 that names the limit that applied.
+ */
+const eventTooLarge = (requestId: string): Answer =>
+  fixedProblem(
+    { type: 'REQUEST_TOO_LARGE', message: GATEWAY_MESSAGES.REQUEST_TOO_LARGE },
+    {
+      status: 413,
+      slug: 'too-large',
+      title: 'Content Too Large',
+      detail: `The request makes a Lambda event larger than the ${MAX_PAYLOAD_BYTES / 1024 / 1024} MB a function invocation accepts (body, headers and query together; a binary body counts as base64).`,
+    },
+    requestId,
+  );
 
 export const createGateway = (options: GatewayOptions): LocalGateway => {
   const { model } = options;
@@ -257,7 +317,7 @@ export const createGateway = (options: GatewayOptions): LocalGateway => {
     const eventJson = JSON.stringify(event);
     // Lambda takes at most 6 MB per synchronous invocation; a larger event never reaches the function.
     if (Buffer.byteLength(eventJson) > MAX_PAYLOAD_BYTES) {
-      return gatewayAnswer({ type: 'REQUEST_TOO_LARGE', message: GATEWAY_MESSAGES.REQUEST_TOO_LARGE }, withAuth);
+      return eventTooLarge(requestId);
     }
     const outcome = await options.invoke(integration.functionId, eventJson, { requestId, callerTimeoutMs: integration.timeoutMs });
     const fn = model.functions[integration.functionId]?.label ?? integration.functionId;
@@ -331,13 +391,30 @@ export const createGateway = (options: GatewayOptions): LocalGateway => {
         if (!req.complete) res.on('finish', () => req.socket.destroySoon());
         return;
       }
+      finish(await handle(req, read.body, requestId));
+    })().catch((error: unknown) => {
+      // The gateway's own fault. This path reads nothing of the request (the request may be
+      // what made the gateway fail) and cannot throw: no request stops the local stack.
       try {
-        finish(await handle(req, read.body, requestId));
-      } catch (error) {
-        log(`gateway failure for request ${requestId}: ${(error as Error).message}`);
-        finish(gatewayAnswer({ type: 'DEFAULT_5XX', message: GATEWAY_MESSAGES.INTERNAL, status: 500 }, mappingInput({ requestId }, groupHeaders(req.rawHeaders), {}, {})));
+        log(`gateway failure for request ${requestId}: ${error instanceof Error ? error.message : String(error)}`);
+        finish(ownFailure(requestId), true);
+      } catch {
+        if (!res.headersSent) res.destroy();
       }
-    })();
+    });
+  });
+  // Requests Node refuses before the gateway sees them (headers over 16 KB, a method it does
+  // not know, such as a lower-case one, malformed HTTP) get a problem+json answer too.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    if (error.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const status = CLIENT_ERROR_STATUS.get(error.code ?? '') ?? 400;
+    const detail = CLIENT_ERROR_DETAIL.get(error.code ?? '') ?? 'The request is not valid HTTP/1.1.';
+    const requestId = randomUUID();
+    log(JSON.stringify({ requestId, ip: (socket as Socket).remoteAddress?.replace(/^::ffff:/, ''), status, error: error.code ?? 'client-error' }));
+    socket.end(rawProblemResponse(status, detail, requestId));
   });
   // API Gateway's own limit on a request's lifetime is the integration timeout; keep-alive as a client expects.
   server.keepAliveTimeout = 5_000;

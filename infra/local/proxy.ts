@@ -5,6 +5,13 @@
  */
 import { randomUUID } from 'node:crypto';
 
+/**
+ * An empty map for keys that come from a request (header and query names). It has no
+ * prototype: a name such as `constructor`, `hasOwnProperty` or `__proto__` is a key like any
+ * other, never an inherited member that `??=` would keep or a setter that `=` would call.
+ */
+export const requestMap = <T>(): Record<string, T> => Object.create(null) as Record<string, T>;
+
 /** Request headers in every form the gateway needs. */
 export interface RequestHeaders {
   /** First spelling of each name → last value (API Gateway's `headers`). */
@@ -16,21 +23,24 @@ export interface RequestHeaders {
 }
 
 // Behind API Gateway's CloudFront front these names arrive capitalised; these two never reach the function.
-const CAPITALISED: Record<string, string> = { authorization: 'Authorization', 'user-agent': 'User-Agent' };
+const CAPITALISED: ReadonlyMap<string, string> = new Map([
+  ['authorization', 'Authorization'],
+  ['user-agent', 'User-Agent'],
+]);
 const DROPPED = new Set(['connection', 'content-length', 'keep-alive', 'transfer-encoding']);
 
 /** Groups Node's raw header list (`[name, value, name, value…]`) as API Gateway does. */
 export const groupHeaders = (raw: readonly string[], extra: Readonly<Record<string, string>> = {}): RequestHeaders => {
-  const single: Record<string, string> = {};
-  const multi: Record<string, string[]> = {};
-  const lower: Record<string, string> = {};
+  const single = requestMap<string>();
+  const multi = requestMap<string[]>();
+  const lower = requestMap<string>();
   const spelling = new Map<string, string>();
   const add = (name: string, value: string) => {
     const key = name.toLowerCase();
     if (DROPPED.has(key)) return;
     let spelled = spelling.get(key);
     if (!spelled) {
-      spelled = CAPITALISED[key] ?? name;
+      spelled = CAPITALISED.get(key) ?? name;
       spelling.set(key, spelled);
     }
     single[spelled] = value;
@@ -53,8 +63,8 @@ const decode = (s: string): string => {
 
 /** Query string parameters, decoded (API Gateway decodes them; path parameters it does not). */
 export const parseQuery = (raw: string): { single: Record<string, string>; multi: Record<string, string[]> } => {
-  const single: Record<string, string> = {};
-  const multi: Record<string, string[]> = {};
+  const single = requestMap<string>();
+  const multi = requestMap<string[]>();
   for (const piece of raw.split('&')) {
     if (!piece) continue;
     const eq = piece.indexOf('=');

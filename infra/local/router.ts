@@ -80,15 +80,15 @@ export class Router {
       const viaLiteral = literal && walk(literal, i + 1, params);
       if (viaLiteral) return viaLiteral;
       if (current.param) {
-        const viaParam = walk(current.param.node, i + 1, { ...params, [current.param.name]: part });
+        const viaParam = walk(current.param.node, i + 1, Object.assign(Object.create(null) as Record<string, string>, params, { [current.param.name]: part }));
         if (viaParam) return viaParam;
       }
       if (current.greedy && current.greedy.node.methods.size) {
-        return { node: current.greedy.node, params: { ...params, [current.greedy.name]: parts.slice(i).join('/') } };
+        return { node: current.greedy.node, params: Object.assign(Object.create(null) as Record<string, string>, params, { [current.greedy.name]: parts.slice(i).join('/') }) };
       }
       return undefined;
     };
-    return walk(this.#root, 0, {});
+    return walk(this.#root, 0, Object.create(null) as Record<string, string>);
   }
 
   /** The method serving `httpMethod path` (path without stage and query), or undefined (API Gateway's 403/404). */

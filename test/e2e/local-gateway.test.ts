@@ -6,6 +6,7 @@
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -366,11 +367,17 @@ describe('limits', () => {
     const r = await call('POST', '/open', { headers: { 'Content-Type': 'application/json' }, body: Buffer.alloc(10 * 1024 * 1024 + 1, 0x20) });
     expect(r.status).toBe(413);
     expect(r.json).toMatchObject({ type: 'urn:netconfig:problem:too-large', status: 413 });
+    expect((r.json as { detail: string }).detail).toContain('10 MB');
   });
 
   it('answers 413 to a body over the 6 MB a Lambda invocation takes', async () => {
     const r = await call('POST', '/open', { headers: { 'Content-Type': 'application/json' }, body: Buffer.alloc(7 * 1024 * 1024, 0x20) });
     expect(r.status).toBe(413);
+    expect(r.headers.get('content-type')).toBe('application/problem+json');
+    expect(r.json).toMatchObject({ type: 'urn:netconfig:problem:too-large', status: 413 });
+    // The limit that applied, not API Gateway's 10 MB.
+    expect((r.json as { detail: string }).detail).toContain('6 MB');
+    expect((r.json as { detail: string }).detail).not.toContain('10 MB');
   });
 
   it('still serves the next request after an oversized one', async () => {
@@ -384,5 +391,75 @@ describe('logs', () => {
     expect(logs.some((l) => l.startsWith('[EchoFunction]'))).toBe(true);
     expect(logs.join('\n')).not.toContain('Bearer all');
     expect(model.methods.length).toBeGreaterThan(10);
+  });
+});
+
+/** Names that are members of every plain object: as request keys they must be keys like any other. */
+const PROTOTYPE_NAMES = ['hasOwnProperty', 'toString', 'valueOf', 'constructor', '__proto__', 'isPrototypeOf', '__defineGetter__'];
+
+/** Sends raw bytes and reads the whole answer (the gateway closes the connection after it). */
+const rawRequest = (text: string): Promise<string> =>
+  new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.end(text));
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
+  });
+
+/** A GET with headers as raw name/value pairs (fetch silently drops a header named `__proto__`). */
+const rawGet = (pathAndQuery: string, headers: string[]): Promise<{ status: number; text: string }> =>
+  new Promise((resolve, reject) => {
+    const req = request(`${base}${pathAndQuery}`, { headers: ['Host', new URL(base).host, ...headers] }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+
+const rawProblem = (answer: string) => JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as Record<string, unknown>;
+
+describe('hostile requests', () => {
+  it.each(PROTOTYPE_NAMES)('passes a header and a query parameter named %s through as data, and keeps serving', async (name) => {
+    const res = await rawGet(`/open?${encodeURIComponent(name)}=q1&${encodeURIComponent(name)}=q2`, [name, 'h1']);
+    expect(res.status).toBe(200);
+    const r = { echo: JSON.parse(res.text) as Echo };
+    const lower = name.toLowerCase();
+    const header = Object.entries(r.echo.event.headers).find(([k]) => k.toLowerCase() === lower);
+    expect(header?.[1]).toBe('h1');
+    expect(Object.entries(r.echo.event.queryStringParameters ?? {})).toContainEqual([name, 'q2']);
+    expect(Object.entries(r.echo.event.multiValueQueryStringParameters ?? {})).toContainEqual([name, ['q1', 'q2']]);
+    expect((await call('GET', '/open')).status).toBe(200);
+  });
+
+  it('answers the same names on authorized, mock and unknown routes without a 500', async () => {
+    for (const name of PROTOTYPE_NAMES) {
+      for (const p of ['/items', '/items/1', '/gone', '/nowhere']) {
+        const r = await rawGet(`${p}?${encodeURIComponent(name)}=1`, [name, 'x', 'Authorization', 'Bearer all']);
+        expect(r.status, `${name} ${p}`).toBeLessThan(500);
+      }
+    }
+    expect((await call('GET', '/open')).status).toBe(200);
+  });
+
+  it('answers 431 problem+json to headers over 16 KB', async () => {
+    const answer = await rawRequest(`GET /v1/open HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`);
+    expect(answer).toMatch(/^HTTP\/1\.1 431 /);
+    expect(answer).toMatch(/content-type: application\/problem\+json/i);
+    expect(rawProblem(answer)).toMatchObject({ type: 'urn:netconfig:problem:headers-too-large', status: 431 });
+  });
+
+  it.each(['get', 'Get', 'FOO', 'G\u0000T'])('answers 400 problem+json to the method %j', async (method) => {
+    const answer = await rawRequest(`${method} /v1/open HTTP/1.1\r\nHost: x\r\n\r\n`);
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(rawProblem(answer)).toMatchObject({ type: 'urn:netconfig:problem:validation', status: 400 });
+  });
+
+  it('answers 400 problem+json to bytes that are not HTTP, and still serves the next request', async () => {
+    const answer = await rawRequest('\u0000\u0001 nonsense\r\n\r\n');
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect((await call('GET', '/open')).status).toBe(200);
   });
 });

@@ -301,3 +301,63 @@ describe('orchestrator client against a server that does not speak HTTP', () => 
     client.close();
   });
 });
+
+/** Whether the client says the failed request may have reached the server. */
+const reachedOf = async (promise: Promise<unknown>): Promise<boolean> => {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof OutboundError) return error.mayHaveReached;
+    throw error;
+  }
+  throw new Error('expected the exchange to fail');
+};
+
+describe('whether a failed request may have reached the orchestrator', () => {
+  let sim: NsoSimulator;
+  let tlsSim: NsoSimulator;
+  beforeAll(async () => {
+    sim = await startNsoSimulator();
+    tlsSim = await startNsoSimulator({ tls: { key: TEST_TLS_KEY, cert: TEST_TLS_CERT } });
+  });
+  afterAll(async () => {
+    await sim.close();
+    await tlsSim.close();
+  });
+  afterEach(() => sim.setKnobs({}));
+
+  const enotfound: ResolveAll = async () => {
+    throw Object.assign(new Error('getaddrinfo ENOTFOUND nso.example.test'), { code: 'ENOTFOUND' });
+  };
+  const eaiAgain: ResolveAll = async () => {
+    throw Object.assign(new Error('getaddrinfo EAI_AGAIN nso.example.test'), { code: 'EAI_AGAIN' });
+  };
+  const metadata: ResolveAll = async () => [{ address: '169.254.169.254', family: 4 }];
+
+  const cases: [string, () => Promise<string>, { resolve?: ResolveAll }][] = [
+    ['a refused connection', async () => `http://127.0.0.1:${await freePort()}`, {}],
+    ['an unknown host name', async () => 'http://nso.example.test:8080', { resolve: enotfound }],
+    ['a failed DNS lookup', async () => 'http://nso.example.test:8080', { resolve: eaiAgain }],
+    ['a name resolving to a refused address', async () => 'http://nso.example.test:8080', { resolve: metadata }],
+    ['a refused address literal', async () => 'http://169.254.169.254', {}],
+    ['an untrusted certificate', async () => tlsSim.url, {}],
+    ['a server that does not speak TLS', async () => sim.url.replace('http:', 'https:'), {}],
+  ];
+  it.each(cases)('says no for %s', async (_label, origin, options) => {
+    const client = createOrchestratorClient({ allowLoopback: true, ...options });
+    const before = sim.requests.length + tlsSim.requests.length;
+    expect(await reachedOf(client.send(get(await origin(), undefined, { method: 'POST', body: '{}' })))).toBe(false);
+    expect(sim.requests.length + tlsSim.requests.length).toBe(before);
+    client.close();
+  });
+
+  it.each([
+    ['a connection reset after the request was sent', { reset: true }],
+    ['no answer in time', { delayMs: 2_000 }],
+  ] as const)('says maybe for %s', async (_label, knobs) => {
+    sim.setKnobs(knobs);
+    const client = createOrchestratorClient({ allowLoopback: true });
+    expect(await reachedOf(client.send(get(sim.url, undefined, { method: 'POST', body: '{}', timeoutMs: 500 })))).toBe(true);
+    client.close();
+  });
+});

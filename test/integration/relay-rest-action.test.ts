@@ -250,6 +250,11 @@ describe('refusing requests before anything is sent', () => {
     ['extra', { params: { path: CONFIG, accept: 'application/yang-data+json' }, body: {}, extra: 1 }],
     ['params.method', { params: { path: CONFIG, accept: 'application/yang-data+json', method: 'HEAD' }, body: {} }],
     ['body', { params: { path: CONFIG, accept: 'application/yang-data+json' }, body: [1, 2] }],
+    // Unknown members of params are refused as at the top level: a misspelt one would change the action.
+    ['params.Method', { params: { path: CONFIG, accept: 'application/yang-data+json', Method: 'GET' }, body: {} }],
+    ['params.content-type', { params: { path: CONFIG, accept: 'application/yang-data+json', 'content-type': 'application/json' }, body: {} }],
+    ['params.__proto__', JSON.parse('{"params":{"path":"/x","accept":"application/json","__proto__":{"method":"GET"}},"body":{}}') as object],
+    ['params.headers', { params: { path: CONFIG, accept: 'application/yang-data+json', headers: { Authorization: 'x' } }, body: {} }],
     ['params.path', { params: { path: 42, accept: 'application/yang-data+json' }, body: {} }],
   ])('answers 400 naming %s when the schema is broken', async (field, body) => {
     const res = await invoke(handler, event('lab', body));

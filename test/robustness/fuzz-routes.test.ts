@@ -276,3 +276,53 @@ describe('the relay with near-valid requests (one part arbitrary)', () => {
     world.nso.resetData();
   }, 120_000);
 });
+
+/** Names every plain object inherits: as request keys they must be data like any other name. */
+const PROTOTYPE_NAMES = ['hasOwnProperty', 'toString', 'valueOf', 'constructor', '__proto__', 'isPrototypeOf', 'propertyIsEnumerable'];
+
+/** Path parameters that exist, so that a route gets past its lookup. */
+const existing = (route: LiveRoute): Record<string, string> | null => {
+  const names = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+  if (!names.length) return null;
+  return Object.fromEntries(names.map((n) => [n, n === 'treeId' ? knownTreeIds[0]! : n === 'adapterId' ? 'lab' : 'lab-two']));
+};
+
+/** As Lambda receives it: parsed from JSON, so `__proto__` is an own member, not a prototype. */
+const onTheWire = (event: APIGatewayProxyEvent): APIGatewayProxyEvent => JSON.parse(JSON.stringify(event)) as APIGatewayProxyEvent;
+
+describe.each(liveRoutes.filter((r) => r.method === 'GET').map((route) => [route.operationId, route] as const))('%s with prototype member names', (operationId, route) => {
+  it.each(PROTOTYPE_NAMES)('treats a header named %s as data, and refuses a query parameter of that name with 400', async (name) => {
+    const handler = handlers.get(operationId)!;
+    const headers = await handler(onTheWire(fuzzEvent(route, { pathParameters: existing(route), query: null, headers: { [name]: 'x' }, body: undefined, base64: false })), lambdaContext(10_000));
+    expectWellFormed(route, headers);
+    const query = await handler(onTheWire(fuzzEvent(route, { pathParameters: existing(route), query: { [name]: 'x' }, headers: {}, body: undefined, base64: false })), lambdaContext(10_000));
+    expectWellFormed(route, query);
+    expect(query.statusCode, query.body).toBe(400);
+    expect(JSON.parse(query.body)).toMatchObject({ errors: [{ in: 'query', field: name, message: 'is not allowed' }] });
+  });
+});
+
+describe.each(liveRoutes.map((route) => [route.operationId, route] as const))('%s with unknown or ill-formed input', (operationId, route) => {
+  it('refuses an unknown query parameter with 400 naming it', async () => {
+    const result = await handlers.get(operationId)!(fuzzEvent(route, { pathParameters: existing(route), query: { surprise: '1' }, headers: {}, body: undefined, base64: false }), lambdaContext(10_000));
+    expect(result.statusCode, result.body).toBe(400);
+    expect(JSON.parse(result.body)).toMatchObject({ errors: expect.arrayContaining([{ in: 'query', field: 'surprise', message: 'is not allowed' }]) });
+  });
+
+  it('refuses an unpaired surrogate in a query value, a path value and anywhere in a JSON body with 400', async () => {
+    const handler = handlers.get(operationId)!;
+    const bodies = ['"\\ud800"', '{"name":"rt-\\ud800"}', '{"a":{"b":["ok","\\udfff-low"]}}', '{"\\ud83d":1}'];
+    const events = [
+      fuzzEvent(route, { pathParameters: existing(route), query: { limit: '1\ud800' }, headers: {}, body: undefined, base64: false }),
+      ...bodies.map((body) => fuzzEvent(route, { pathParameters: existing(route), query: null, headers: {}, body, base64: false })),
+      ...(existing(route)
+        ? [fuzzEvent(route, { pathParameters: Object.fromEntries(Object.keys(existing(route)!).map((k) => [k, 'lab\udc00'])), query: null, headers: {}, body: undefined, base64: false })]
+        : []),
+    ];
+    for (const event of events) {
+      const result = await handler(event, lambdaContext(10_000));
+      expect(result.statusCode, `${event.body} ${result.body}`).toBe(400);
+      expect(result.body).toContain('unpaired UTF-16 surrogate');
+    }
+  });
+});

@@ -8,6 +8,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { documentClient } from '../../functions/shared/dynamo.js';
 import { DEFAULT_TTL_SECONDS, recordKey, requestFingerprint } from '../../functions/shared/idempotency.js';
+import { freePort } from '../support/dynamodb-local.js';
 import { apiEvent, lambdaContext } from '../support/events.js';
 import { CONFIG_PATH, RELAY_RESOURCE, TREES_RESOURCE, headerOf, startRelayWorld, until, type RelayWorld } from '../support/robustness.js';
 
@@ -308,6 +309,39 @@ describe('answers that are not kept', () => {
     expect(retried.statusCode).toBe(200);
     expect(parsed(retried)).toEqual([{ result: '201' }]);
     expect(headerOf(retried, 'Idempotent-Replayed')).toBeUndefined();
+    expect(world.nso.requests).toHaveLength(1);
+  });
+
+  it.each([
+    ['a refused connection (nothing listens)', async () => `http://127.0.0.1:${await freePort()}`],
+    ['a failed TLS handshake (the server does not speak TLS)', async () => world.nso.url.replace('http:', 'https:')],
+  ])('does not store a 502 of %s: once the adapter is fixed, the retry reaches the orchestrator', async (_label, brokenUrl) => {
+    const key = newKey();
+    const adapter = `moving-${randomUUID().slice(0, 8)}`;
+    await world.addAdapter(adapter, await brokenUrl());
+    const failed = await call(relayHandler, relayEvent(addDevice('ce17'), { key, adapter }));
+    expect(failed.statusCode).toBe(502);
+    expect(world.nso.requests).toHaveLength(0);
+    const record = await documentClient.send(
+      new GetCommand({ TableName: world.tables.idempotency, Key: { pk: recordKey('relayRestAction', 'alice', key) }, ConsistentRead: true }),
+    );
+    expect(record.Item).toBeUndefined();
+
+    await world.addAdapter(adapter, world.nso.url);
+    const retried = await call(relayHandler, relayEvent(addDevice('ce17'), { key, adapter }));
+    expect(retried.statusCode).toBe(200);
+    expect(headerOf(retried, 'Idempotent-Replayed')).toBeUndefined();
+    expect(world.nso.requests).toHaveLength(1);
+  });
+
+  it('does not store the 404 of an unknown adapter: once it exists, the retry runs', async () => {
+    const key = newKey();
+    const adapter = `later-${randomUUID().slice(0, 8)}`;
+    const missing = await call(relayHandler, relayEvent(getConfig, { key, adapter }));
+    expect(missing.statusCode).toBe(404);
+    await world.addAdapter(adapter, world.nso.url);
+    const retried = await call(relayHandler, relayEvent(getConfig, { key, adapter }));
+    expect(retried.statusCode).toBe(200);
     expect(world.nso.requests).toHaveLength(1);
   });
 
