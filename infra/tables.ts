@@ -39,6 +39,18 @@ export const tableSpecs: Readonly<Record<TableKey, TableSpec>> = {
     partitionKey: { name: 'pk', type: 'S' },
     timeToLive: 'expiresAt',
   },
+  /**
+   * Compliance batches and reports (`functions/compliance/store.ts`): one partition per batch
+   * (`pk` `B#<batchId>`, `sk` `META`, `PLAN`, `C#…` chunks, `D#…` counted chunks, `R#…`
+   * reports). The sparse `byGrade` index (only reports carry `gpk`, `<batchId>#<grade>`)
+   * lists a batch's reports of one grade. Everything expires after the retention (`expiresAt`).
+   */
+  compliance: {
+    partitionKey: { name: 'pk', type: 'S' },
+    sortKey: { name: 'sk', type: 'S' },
+    globalIndexes: [{ name: 'byGrade', partitionKey: { name: 'gpk', type: 'S' }, sortKey: { name: 'sk', type: 'S' } }],
+    timeToLive: 'expiresAt',
+  },
 };
 
 /** The environment variable that carries a table's name to the functions. */

@@ -14,7 +14,7 @@ export type Role = (typeof ROLES)[number];
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** The DynamoDB tables a function may be granted, and how. */
-export type TableKey = 'trees' | 'adapters' | 'idempotency';
+export type TableKey = 'trees' | 'adapters' | 'idempotency' | 'compliance';
 export type TableAccess = 'read' | 'write';
 
 /** The request parts a live route validates before its handler runs. */

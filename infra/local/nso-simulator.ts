@@ -16,6 +16,7 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
+import { fleetEntries, isSlow, type FleetSpec } from './nso-fleet.js';
 
 type Json = null | boolean | number | string | Json[] | { [member: string]: Json };
 type JsonObject = { [member: string]: Json };
@@ -48,6 +49,8 @@ export interface NsoKnobs {
    * idle keep-alive connection does (the client sees ECONNRESET on a reused socket).
    */
   readonly resetReusedConnections?: boolean;
+  /** Answer the next `count` requests with `status` (429 or 503: "busy, come back later"), then serve normally. */
+  readonly busy?: { readonly status: 429 | 503; readonly count: number };
 }
 
 /** One request as the simulator received it. */
@@ -75,6 +78,8 @@ export interface NsoSimulatorOptions {
   readonly tls?: { readonly key: string; readonly cert: string };
   /** How long idle keep-alive connections stay open (default 30 s). */
   readonly keepAliveTimeoutMs?: number;
+  /** Adds a synthetic fleet to the devices (see nso-fleet.ts): deterministic, some slow. */
+  readonly fleet?: FleetSpec;
 }
 
 export interface NsoSimulator {
@@ -85,6 +90,9 @@ export interface NsoSimulator {
   readonly requests: NsoRequestRecord[];
   /** TCP connections accepted since start. */
   readonly connections: number;
+  /** Requests being answered now, and the most ever at once (tests of concurrency caps). */
+  readonly inFlight: number;
+  readonly peakInFlight: number;
   readonly knobs: NsoKnobs;
   /** Replaces all knobs (`setKnobs({})` clears them). */
   setKnobs(knobs: NsoKnobs): void;
@@ -311,6 +319,15 @@ const readBody = (req: IncomingMessage): Promise<string> =>
 export const startNsoSimulator = async (options: NsoSimulatorOptions = {}): Promise<NsoSimulator> => {
   const credentials = options.credentials ?? { username: 'admin', password: 'admin' };
   const initial = options.data ?? defaultNsoData();
+  const fleet = options.fleet;
+  if (fleet) {
+    const devices = (initial['tailf-ncs:devices'] as JsonObject | undefined)?.['device'];
+    if (!Array.isArray(devices)) throw new Error('a fleet needs a datastore with tailf-ncs:devices/device');
+    devices.push(...(fleetEntries(fleet) as Json[]));
+  }
+  let inFlight = 0;
+  let peakInFlight = 0;
+  let busyLeft = 0;
   let root: JsonObject = clone(initial);
   let knobs: NsoKnobs = {};
   let connections = 0;
@@ -539,6 +556,15 @@ export const startNsoSimulator = async (options: NsoSimulatorOptions = {}): Prom
       return;
     }
     if (knobs.delayMs && !(await later(knobs.delayMs, socket))) return;
+    if (fleet?.slowEvery) {
+      const device = /\/device=([^/?]+)/.exec(record.path)?.[1];
+      if (device && isSlow(fleet, decodeURIComponent(device)) && !(await later(fleet.slowMs ?? 200, socket))) return;
+    }
+    if (busyLeft > 0) {
+      busyLeft--;
+      await sendError(res, new RestconfError(knobs.busy!.status, 'resource-denied', 'too many requests, retry later', 'protocol', { 'Retry-After': '1' }));
+      return;
+    }
     if (knobs.redirect) {
       await send(res, knobs.redirect.status ?? 302, { Location: knobs.redirect.location, 'Content-Type': 'text/plain' }, 'moved');
       return;
@@ -566,7 +592,11 @@ export const startNsoSimulator = async (options: NsoSimulatorOptions = {}): Prom
   };
 
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
-    handle(req, res).catch(() => res.destroy());
+    inFlight++;
+    peakInFlight = Math.max(peakInFlight, inFlight);
+    handle(req, res)
+      .catch(() => res.destroy())
+      .finally(() => inFlight--);
   };
   const server: Server = options.tls ? createHttpsServer({ key: options.tls.key, cert: options.tls.cert }, listener) : createHttpServer(listener);
   server.keepAliveTimeout = options.keepAliveTimeoutMs ?? 30_000;
@@ -599,8 +629,15 @@ export const startNsoSimulator = async (options: NsoSimulatorOptions = {}): Prom
     get knobs() {
       return knobs;
     },
+    get inFlight() {
+      return inFlight;
+    },
+    get peakInFlight() {
+      return peakInFlight;
+    },
     setKnobs(next) {
       knobs = { ...next };
+      busyLeft = next.busy?.count ?? 0;
     },
     data: () => clone(root),
     resetData() {

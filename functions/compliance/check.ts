@@ -1,0 +1,155 @@
+/**
+ * Checks one device: fetch its configuration through the relay (the same client, SSRF rules,
+ * timeouts, body cap and secret resolution as `POST /orch_manager/restAction`), evaluate the
+ * rules its node inherits, grade it. A device NSO does not know, or whose configuration cannot
+ * be fetched, gets a report with grade `error` and the reason; it never stops the batch.
+ */
+import { HttpProblem } from '../shared/problem.js';
+import type { RestActionResult } from '../relay/core.js';
+import { backoffMs, type AdapterGate } from './gate.js';
+import { gradeOf, ruleTotals, score, type RuleSeverity } from './grading.js';
+import type { BatchPlan, DeviceAssignment, PlanRule, Report, ReportIssue } from './model.js';
+import { reportIdOf } from './store.js';
+
+/** One rule's outcome, as the tree rule evaluator (functions/trees/rules.ts) gives it. */
+export interface RuleVerdict {
+  readonly id: string;
+  readonly path: string;
+  readonly severity: RuleSeverity;
+  readonly status: 'pass' | 'fail' | 'invalid';
+  readonly message: string;
+  readonly at?: string;
+  readonly expected?: unknown;
+  readonly actual?: unknown;
+  readonly truncated?: readonly string[];
+}
+
+/** The evaluator: one verdict per rule, in order. */
+export type EvaluateRules = (config: unknown, variables: Readonly<Record<string, string>>, rules: readonly PlanRule[]) => readonly RuleVerdict[];
+
+/** Sends one GET through the relay; resolves to its results or throws its problem. */
+export type RelayGet = (adapterId: string, path: string) => Promise<RestActionResult[]>;
+
+export interface CheckDeps {
+  readonly relayGet: RelayGet;
+  readonly evaluate: EvaluateRules;
+  readonly gate: AdapterGate;
+  readonly now: () => Date;
+  /** Busy answers (429, 503) retried per device before its report says so. */
+  readonly maxBusyRetries?: number;
+  /** Each config fetch that did not give a configuration, by adapter (metric). */
+  readonly onFetchFailure?: (adapterId: string, kind: string) => void;
+}
+
+/** What the batch is checking against. */
+export interface CheckTarget {
+  readonly batchId: string;
+  readonly treeId: string;
+  readonly version: string;
+  readonly adapterId: string;
+  readonly plan: BatchPlan;
+}
+
+/** Orchestrator statuses that mean "not now": back off and ask again. */
+const BUSY = new Set([429, 503]);
+/** Issues kept in one report, as JSON characters: well inside DynamoDB's 400 KB item. */
+const MAX_ISSUE_CHARS = 300_000;
+
+/** The RESTCONF path of a device's configuration, or `undefined` when the name cannot be put in one. */
+export const configPath = (device: string): string | undefined => {
+  // The relay refuses encoded "/", "." "%" and control characters (traversal), so does this.
+  if (/[/%\\\x00-\x1f\x7f]/.test(device) || device === '.' || device === '..') return undefined;
+  return `/restconf/data/tailf-ncs:devices/device=${encodeURIComponent(device).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}/config`;
+};
+
+type Fetched = { readonly config: unknown } | { readonly reason: string; readonly kind: string };
+
+const fetchConfig = async (device: string, target: CheckTarget, deps: CheckDeps): Promise<Fetched> => {
+  const path = configPath(device);
+  if (!path) return { kind: 'unaddressable', reason: 'The device name cannot be addressed in a RESTCONF path.' };
+  const retries = deps.maxBusyRetries ?? 5;
+  for (let attempt = 1; ; attempt++) {
+    let results: RestActionResult[];
+    try {
+      results = await deps.gate.run(() => deps.relayGet(target.adapterId, path));
+    } catch (error) {
+      // The orchestrator did not answer usably (502, 504): this device's report says so. A
+      // 5xx of our own (secrets store or database down, 500 damaged adapter) is no fact about
+      // the device: it fails the chunk, which the engine retries.
+      if (error instanceof HttpProblem && (error.status === 502 || error.status === 504)) return { kind: error.status === 504 ? 'timeout' : 'unreachable', reason: error.detail };
+      if (error instanceof HttpProblem && error.status === 404) return { kind: 'no-adapter', reason: error.detail };
+      throw error;
+    }
+    const status = Number(results[0]?.result);
+    const data = results[0]?.data;
+    if (status === 200) {
+      const config = typeof data === 'object' && data !== null ? (data as Record<string, unknown>)['tailf-ncs:config'] : undefined;
+      if (typeof config !== 'object' || config === null) return { kind: 'malformed', reason: 'The orchestrator answered without a tailf-ncs:config object.' };
+      return { config };
+    }
+    if (status === 404) return { kind: 'unknown-device', reason: `The orchestrator does not know the device '${device}' (404).` };
+    if (BUSY.has(status) && attempt <= retries) {
+      deps.gate.pause(backoffMs(attempt));
+      continue;
+    }
+    return { kind: BUSY.has(status) ? 'busy' : 'status', reason: `The orchestrator answered ${status}${BUSY.has(status) ? ` after ${retries} retries` : ''}.` };
+  }
+};
+
+const issueOf = (rule: PlanRule, verdict: RuleVerdict): ReportIssue => ({
+  ruleId: verdict.id,
+  node: rule.node,
+  path: verdict.path,
+  severity: verdict.severity,
+  mode: rule.mode,
+  message: verdict.message,
+  ...(verdict.at !== undefined ? { at: verdict.at } : {}),
+  ...(verdict.expected !== undefined ? { expected: verdict.expected } : rule.value !== undefined && verdict.status === 'invalid' ? { expected: rule.value } : {}),
+  ...(verdict.actual !== undefined ? { actual: verdict.actual } : {}),
+  ...(verdict.truncated ? { truncated: verdict.truncated } : {}),
+});
+
+/** Checks one device and returns its report (not yet stored). */
+export const checkDevice = async (assignment: DeviceAssignment, target: CheckTarget, deps: CheckDeps): Promise<Report> => {
+  const fetched = await fetchConfig(assignment.device, target, deps);
+  const head = {
+    reportId: reportIdOf(target.batchId, assignment.device),
+    batchId: target.batchId,
+    device: assignment.device,
+    treeId: target.treeId,
+    version: target.version,
+    node: assignment.node,
+  };
+  if (!('config' in fetched)) {
+    deps.onFetchFailure?.(target.adapterId, fetched.kind);
+    return { ...head, grade: 'error', totals: { errors: 0, warnings: 0, infos: 0, passes: 0 }, issues: [], reason: fetched.reason, checkedAt: deps.now().toISOString() };
+  }
+  const rules = target.plan.rulesByNode[assignment.node] ?? [];
+  const verdicts = deps.evaluate(fetched.config, target.plan.variables, rules);
+  // `invalid` (a rule that cannot be evaluated) counts as not passed: it was evaluated, and
+  // the device is not shown to comply with it.
+  const outcomes = verdicts.map((v) => ({ severity: v.severity, passed: v.status === 'pass' }));
+  const value = score(outcomes);
+  const issues: ReportIssue[] = [];
+  let chars = 0;
+  let omitted = 0;
+  verdicts.forEach((verdict, i) => {
+    if (verdict.status === 'pass') return;
+    const issue = issueOf(rules[i]!, verdict);
+    const size = JSON.stringify(issue).length;
+    if (chars + size > MAX_ISSUE_CHARS) omitted++;
+    else {
+      chars += size;
+      issues.push(issue);
+    }
+  });
+  return {
+    ...head,
+    grade: gradeOf(value),
+    score: value,
+    totals: ruleTotals(outcomes),
+    issues,
+    ...(omitted ? { issuesOmitted: omitted } : {}),
+    checkedAt: deps.now().toISOString(),
+  };
+};

@@ -1,0 +1,118 @@
+/**
+ * What a compliance batch is made of: the batch record, the frozen plan (which rules each
+ * device is checked against), the chunks of devices the engine walks, and one report per
+ * device. Plain data; `store.ts` keeps it in DynamoDB.
+ */
+import type { Grade, RuleSeverity, RuleTotals } from './grading.js';
+
+/** A rule as a tree version holds it, with the path of the node that defines it. */
+export interface PlanRule {
+  readonly id: string;
+  readonly path: string;
+  readonly mode: 'required' | 'exact' | 'disallowed';
+  readonly severity: RuleSeverity;
+  readonly value?: unknown;
+  readonly ordered?: boolean;
+  /** Path of the node the rule is written on (`base`, `base/wan`…); a device inherits from every node above its own. */
+  readonly node: string;
+}
+
+/**
+ * The rules of every node that has devices in the batch (inheritance already applied: root
+ * first), and the version's variables. Frozen when the batch starts, so that a version edited
+ * while a batch runs never grades half the fleet against one content and half against another.
+ */
+export interface BatchPlan {
+  readonly variables: Readonly<Record<string, string>>;
+  readonly rulesByNode: Readonly<Record<string, readonly PlanRule[]>>;
+}
+
+/** One device to check and the node it is assigned to. */
+export interface DeviceAssignment {
+  readonly device: string;
+  readonly node: string;
+}
+
+export const BATCH_STATUSES = ['running', 'completed', 'failed'] as const;
+export type BatchStatus = (typeof BATCH_STATUSES)[number];
+
+/** Device counts by grade. */
+export type GradeCounts = Readonly<Record<Grade, number>>;
+
+/** What one chunk (or a whole batch) adds up to: the only thing the checkpoint log holds. */
+export interface ChunkCounts {
+  readonly devices: number;
+  readonly grades: GradeCounts;
+  readonly totals: RuleTotals;
+}
+
+export const emptyCounts = (): ChunkCounts => ({
+  devices: 0,
+  grades: { pass: 0, review: 0, fail: 0, error: 0 },
+  totals: { errors: 0, warnings: 0, infos: 0, passes: 0 },
+});
+
+export const addCounts = (a: ChunkCounts, b: ChunkCounts): ChunkCounts => ({
+  devices: a.devices + b.devices,
+  grades: { pass: a.grades.pass + b.grades.pass, review: a.grades.review + b.grades.review, fail: a.grades.fail + b.grades.fail, error: a.grades.error + b.grades.error },
+  totals: {
+    errors: a.totals.errors + b.totals.errors,
+    warnings: a.totals.warnings + b.totals.warnings,
+    infos: a.totals.infos + b.totals.infos,
+    passes: a.totals.passes + b.totals.passes,
+  },
+});
+
+/** The batch as `GET …/batches/{batchId}` shows it. */
+export interface Batch {
+  readonly batchId: string;
+  readonly treeId: string;
+  readonly version: string;
+  readonly adapterId: string;
+  readonly status: BatchStatus;
+  readonly total: number;
+  readonly done: number;
+  readonly totals: RuleTotals;
+  readonly grades: GradeCounts;
+  readonly started: string;
+  readonly finished?: string;
+  /** Why a failed batch failed (no internals: a sentence for people). */
+  readonly reason?: string;
+}
+
+/** One failed rule in a report. */
+export interface ReportIssue {
+  readonly ruleId: string;
+  /** Node whose rule it is. */
+  readonly node: string;
+  readonly path: string;
+  readonly severity: RuleSeverity;
+  readonly mode: PlanRule['mode'];
+  readonly message: string;
+  /** JSON Pointer of where the check failed (the rule's path or below it). */
+  readonly at?: string;
+  readonly expected?: unknown;
+  /** An excerpt of what the device has there (long values are cut, see `truncated`). */
+  readonly actual?: unknown;
+  readonly truncated?: readonly string[];
+}
+
+/** One device's result. */
+export interface Report {
+  readonly reportId: string;
+  readonly batchId: string;
+  readonly device: string;
+  readonly treeId: string;
+  readonly version: string;
+  readonly node: string;
+  readonly grade: Grade;
+  /** Absent for grade `error`. */
+  readonly score?: number;
+  readonly totals: RuleTotals;
+  readonly issues: readonly ReportIssue[];
+  /** Failed rules left out of `issues` to keep the report within DynamoDB's item size. */
+  readonly issuesOmitted?: number;
+  /** Grade `error` only: why the configuration could not be checked. */
+  readonly reason?: string;
+  readonly checkedAt: string;
+}

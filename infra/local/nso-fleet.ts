@@ -1,0 +1,95 @@
+/**
+ * A synthetic fleet for the NSO simulator (`--devices 10000` in local mode, the compliance
+ * tests and the benchmark): deterministic device configurations, a known share of them
+ * non-compliant with {@link FLEET_RULES}, some slow to answer, and names a tree may list that
+ * NSO does not know. The same index always gives the same device, so a test can state
+ * exactly which grades a batch must produce.
+ */
+
+type Json = null | boolean | number | string | Json[] | { [member: string]: Json };
+
+export interface FleetSpec {
+  /** Devices NSO knows: `<prefix>-00000` … */
+  readonly devices: number;
+  /** Default `edge`. */
+  readonly prefix?: string;
+  /** Every `slowEvery`-th device (index 1, 1+n, …) answers after `slowMs`; 0: none (default 0). */
+  readonly slowEvery?: number;
+  /** Default 200 ms. */
+  readonly slowMs?: number;
+  /** Names listed by {@link fleetNames} that NSO does not know (`<prefix>-missing-0` …); default 0. */
+  readonly missing?: number;
+}
+
+/**
+ * The deviations, by `index % 10`:
+ * - 3: no MOTD banner: fails an `info` rule (score 93.3, `pass`);
+ * - 5: logs to the wrong host: fails a `warning` rule (86.7, `review`);
+ * - 7: one NTP server and the HTTP server on: fails two `error` rules (46.7, `fail`);
+ * every other index complies (100, `pass`).
+ */
+export const FLEET_DEVIATIONS = { 3: 'pass', 5: 'review', 7: 'fail' } as const;
+
+export const fleetName = (index: number, prefix = 'edge'): string => `${prefix}-${String(index).padStart(5, '0')}`;
+
+/** The grade a fleet device gets against {@link FLEET_RULES}. */
+export const expectedGrade = (index: number): 'pass' | 'review' | 'fail' => FLEET_DEVIATIONS[(index % 10) as keyof typeof FLEET_DEVIATIONS] ?? 'pass';
+
+/** Every name of the fleet: the devices NSO knows, then the ones it does not. */
+export const fleetNames = (spec: FleetSpec): string[] => [
+  ...Array.from({ length: spec.devices }, (_, i) => fleetName(i, spec.prefix)),
+  ...Array.from({ length: spec.missing ?? 0 }, (_, i) => `${spec.prefix ?? 'edge'}-missing-${i}`),
+];
+
+/** The configuration of fleet device `index`, as NSO holds it (inside `config`). */
+export const fleetConfig = (index: number, name: string): { [member: string]: Json } => {
+  const kind = index % 10;
+  return {
+    'tailf-ned-cisco-ios:hostname': name,
+    'tailf-ned-cisco-ios:ntp': { server: { 'peer-list': kind === 7 ? [{ name: '10.0.0.1' }] : [{ name: '10.0.0.1' }, { name: '10.0.0.2' }] } },
+    'tailf-ned-cisco-ios:logging': { host: { ipv4: [{ host: kind === 5 ? '192.0.2.99' : '10.0.0.50' }] } },
+    'tailf-ned-cisco-ios:ip': { http: { server: kind === 7 }, 'domain-name': 'lab.example' },
+    ...(kind === 3 ? {} : { 'tailf-ned-cisco-ios:banner': { motd: 'Authorized access only' } }),
+    'tailf-ned-cisco-ios:interface': {
+      Loopback: [{ name: '0', ip: { address: { primary: { address: `10.${(index >> 16) & 255}.${(index >> 8) & 255}.${index & 255}`, mask: '255.255.255.255' } } } }],
+    },
+  };
+};
+
+/**
+ * The rules the fleet is graded against (a version's `base` node): weights 2 + 2 + 1 + 2 +
+ * 0.5 = 7.5, with variables {@link FLEET_VARIABLES}.
+ */
+export const FLEET_RULES = [
+  { id: 'hostname', path: '/tailf-ned-cisco-ios:hostname', mode: 'required', severity: 'error' },
+  { id: 'ntp-servers', path: '/tailf-ned-cisco-ios:ntp/server/peer-list', mode: 'required', severity: 'error', value: [{ name: '{{ntp1}}' }, { name: '{{ntp2}}' }] },
+  { id: 'syslog-host', path: '/tailf-ned-cisco-ios:logging/host/ipv4', mode: 'required', severity: 'warning', value: [{ host: '{{syslog}}' }] },
+  { id: 'no-http-server', path: '/tailf-ned-cisco-ios:ip/http/server', mode: 'disallowed', severity: 'error', value: true },
+  { id: 'motd-banner', path: '/tailf-ned-cisco-ios:banner/motd', mode: 'required', severity: 'info' },
+] as const;
+
+export const FLEET_VARIABLES = { ntp1: '10.0.0.1', ntp2: '10.0.0.2', syslog: '10.0.0.50' } as const;
+
+/** The fleet as NSO device entries. */
+export const fleetEntries = (spec: FleetSpec): { [member: string]: Json }[] =>
+  Array.from({ length: spec.devices }, (_, i) => {
+    const name = fleetName(i, spec.prefix);
+    return {
+      name,
+      address: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`,
+      port: 22,
+      authgroup: 'default',
+      'device-type': { cli: { 'ned-id': 'cisco-ios-cli-6.100:cisco-ios-cli-6.100' } },
+      state: { 'admin-state': 'unlocked' },
+      config: fleetConfig(i, name),
+    };
+  });
+
+/** Whether fleet device `name` is one of the slow ones. */
+export const isSlow = (spec: FleetSpec, name: string): boolean => {
+  const every = spec.slowEvery ?? 0;
+  const prefix = `${spec.prefix ?? 'edge'}-`;
+  if (every <= 0 || !name.startsWith(prefix)) return false;
+  const index = Number(name.slice(prefix.length));
+  return Number.isInteger(index) && index < spec.devices && index % every === 1 % every;
+};
