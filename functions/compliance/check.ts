@@ -6,26 +6,14 @@
  */
 import { HttpProblem } from '../shared/problem.js';
 import type { RestActionResult } from '../relay/core.js';
+import type { RuleResult } from '../trees/rules.js';
 import { backoffMs, type AdapterGate } from './gate.js';
-import { gradeOf, ruleTotals, score, type RuleSeverity } from './grading.js';
+import { gradeOf, ruleTotals, score } from './grading.js';
 import type { BatchPlan, DeviceAssignment, PlanRule, Report, ReportIssue } from './model.js';
 import { reportIdOf } from './store.js';
 
-/** One rule's outcome, as the tree rule evaluator (functions/trees/rules.ts) gives it. */
-export interface RuleVerdict {
-  readonly id: string;
-  readonly path: string;
-  readonly severity: RuleSeverity;
-  readonly status: 'pass' | 'fail' | 'invalid';
-  readonly message: string;
-  readonly at?: string;
-  readonly expected?: unknown;
-  readonly actual?: unknown;
-  readonly truncated?: readonly string[];
-}
-
-/** The evaluator: one verdict per rule, in order. */
-export type EvaluateRules = (config: unknown, variables: Readonly<Record<string, string>>, rules: readonly PlanRule[]) => readonly RuleVerdict[];
+/** The evaluator (functions/trees/rules.ts `evaluateRules`): one result per rule, in order. */
+export type EvaluateRules = (config: unknown, variables: Readonly<Record<string, string>>, rules: readonly PlanRule[]) => readonly RuleResult[];
 
 /** Sends one GET through the relay; resolves to its results or throws its problem. */
 export type RelayGet = (adapterId: string, path: string) => Promise<RestActionResult[]>;
@@ -96,7 +84,7 @@ const fetchConfig = async (device: string, target: CheckTarget, deps: CheckDeps)
   }
 };
 
-const issueOf = (rule: PlanRule, verdict: RuleVerdict): ReportIssue => ({
+const issueOf = (rule: PlanRule, verdict: RuleResult): ReportIssue => ({
   ruleId: verdict.id,
   node: rule.node,
   path: verdict.path,
@@ -108,6 +96,12 @@ const issueOf = (rule: PlanRule, verdict: RuleVerdict): ReportIssue => ({
   ...(verdict.actual !== undefined ? { actual: verdict.actual } : {}),
   ...(verdict.truncated ? { truncated: verdict.truncated } : {}),
 });
+
+/** The rules a device on `node` is checked against: each node's own, from `base` down. */
+export const rulesFor = (plan: BatchPlan, node: string): PlanRule[] => {
+  const names = node.split('/');
+  return names.flatMap((_, i) => plan.rulesByNode[names.slice(0, i + 1).join('/')] ?? []);
+};
 
 /** Checks one device and returns its report (not yet stored). */
 export const checkDevice = async (assignment: DeviceAssignment, target: CheckTarget, deps: CheckDeps): Promise<Report> => {
@@ -124,7 +118,7 @@ export const checkDevice = async (assignment: DeviceAssignment, target: CheckTar
     deps.onFetchFailure?.(target.adapterId, fetched.kind);
     return { ...head, grade: 'error', totals: { errors: 0, warnings: 0, infos: 0, passes: 0 }, issues: [], reason: fetched.reason, checkedAt: deps.now().toISOString() };
   }
-  const rules = target.plan.rulesByNode[assignment.node] ?? [];
+  const rules = rulesFor(target.plan, assignment.node);
   const verdicts = deps.evaluate(fetched.config, target.plan.variables, rules);
   // `invalid` (a rule that cannot be evaluated) counts as not passed: it was evaluated, and
   // the device is not shown to comply with it.

@@ -3,23 +3,19 @@
  * device is checked against), the chunks of devices the engine walks, and one report per
  * device. Plain data; `store.ts` keeps it in DynamoDB.
  */
+import type { JsonValue, Rule } from '../trees/config.js';
 import type { Grade, RuleSeverity, RuleTotals } from './grading.js';
 
 /** A rule as a tree version holds it, with the path of the node that defines it. */
-export interface PlanRule {
-  readonly id: string;
-  readonly path: string;
-  readonly mode: 'required' | 'exact' | 'disallowed';
-  readonly severity: RuleSeverity;
-  readonly value?: unknown;
-  readonly ordered?: boolean;
+export interface PlanRule extends Rule {
   /** Path of the node the rule is written on (`base`, `base/wan`…); a device inherits from every node above its own. */
   readonly node: string;
 }
 
 /**
- * The rules of every node that has devices in the batch (inheritance already applied: root
- * first), and the version's variables. Frozen when the batch starts, so that a version edited
+ * Each node's own rules (a device on `base/wan` is checked against `base`'s, then
+ * `base/wan`'s: see `rulesFor`), and the version's variables: about the size of the version,
+ * which the tree limits bound. Frozen when the batch starts, so that a version edited
  * while a batch runs never grades half the fleet against one content and half against another.
  */
 export interface BatchPlan {
@@ -91,9 +87,9 @@ export interface ReportIssue {
   readonly message: string;
   /** JSON Pointer of where the check failed (the rule's path or below it). */
   readonly at?: string;
-  readonly expected?: unknown;
+  readonly expected?: JsonValue;
   /** An excerpt of what the device has there (long values are cut, see `truncated`). */
-  readonly actual?: unknown;
+  readonly actual?: JsonValue;
   readonly truncated?: readonly string[];
 }
 

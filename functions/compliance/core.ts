@@ -1,0 +1,115 @@
+/**
+ * `POST /configuration_manager/compliance_reports`: freezes what the batch checks (the
+ * version's rules by node, its variables, the devices and their nodes, in chunks), records
+ * the batch, and starts its durable execution. Answers at once; the execution does the work.
+ */
+import { randomBytes } from 'node:crypto';
+import { walkNodes, type Version } from '../trees/config.js';
+import { BadRequest, Conflict, NotFound, ServiceUnavailable } from '../shared/problem.js';
+import type { BatchPlan, DeviceAssignment, PlanRule } from './model.js';
+import type { ComplianceStore } from './store.js';
+
+export interface StartBatchInput {
+  readonly treeId: string;
+  readonly version: string;
+  readonly adapterId: string;
+  /** Only these devices of the version; default every device assigned to one of its nodes. */
+  readonly devices?: readonly string[];
+}
+
+export interface StartedBatch {
+  readonly batchId: string;
+  readonly status: 'running';
+  readonly total: number;
+}
+
+/** Reads one version of a tree: `undefined` when the tree or the version does not exist. */
+export type VersionReader = (treeId: string, label: string) => Promise<{ readonly tree: boolean; readonly version?: Version }>;
+
+/** What the batch needs to know of the adapter; `state` once adapters have a lifecycle. */
+export interface AdapterInfo {
+  readonly name: string;
+  readonly state?: 'RUNNING' | 'STOPPED';
+}
+
+export interface StartDeps {
+  readonly versions: VersionReader;
+  readonly adapters: { get(name: string): Promise<AdapterInfo | undefined> };
+  readonly store: ComplianceStore;
+  /** Starts the durable execution of the batch (named after it: starting twice runs it once). */
+  readonly startExecution: (batchId: string) => Promise<void>;
+  readonly now: () => Date;
+  readonly newId?: () => string;
+  /** Days reports and batches are kept (DynamoDB TTL). */
+  readonly retentionDays: number;
+  /** Concurrent config fetches on the adapter. */
+  readonly concurrency: number;
+  /** Devices per chunk (one checkpointed step each); default {@link CHUNK_SIZE}. */
+  readonly chunkSize?: number;
+}
+
+/** Devices per chunk: 50,000 devices make 500 chunks, about 1,000 durable operations. */
+export const CHUNK_SIZE = 100;
+
+export const newBatchId = (): string => randomBytes(12).toString('hex');
+
+/** The plan and the devices of a version (all, or the named ones). */
+export const planBatch = (version: Version, only?: readonly string[]): { plan: BatchPlan; devices: DeviceAssignment[] } => {
+  const rulesByNode: Record<string, PlanRule[]> = {};
+  const nodeOf = new Map<string, string>();
+  for (const { path, node } of walkNodes(version.root)) {
+    const name = path.join('/');
+    if (node.rules.length) rulesByNode[name] = node.rules.map((rule) => ({ ...rule, node: name }));
+    for (const device of node.devices) if (!nodeOf.has(device)) nodeOf.set(device, name);
+  }
+  let devices: DeviceAssignment[];
+  if (only) {
+    const unknown = [...new Set(only)].filter((d) => !nodeOf.has(d));
+    if (unknown.length) {
+      throw new BadRequest(
+        `The request is invalid: ${unknown.length} device(s) are not assigned to any node of version '${version.name}' (${unknown.slice(0, 5).map((d) => JSON.stringify(d)).join(', ')}${unknown.length > 5 ? ', …' : ''}), so there is nothing to check them against.`,
+        [{ in: 'body', field: 'devices', message: 'names devices not assigned to a node of the version' }],
+      );
+    }
+    devices = [...new Set(only)].map((device) => ({ device, node: nodeOf.get(device)! }));
+  } else devices = [...nodeOf].map(([device, node]) => ({ device, node }));
+  // Only the nodes some device is checked against (their chains) are kept.
+  const used = new Set(devices.flatMap((d) => d.node.split('/').map((_, i, all) => all.slice(0, i + 1).join('/'))));
+  for (const name of Object.keys(rulesByNode)) if (!used.has(name)) delete rulesByNode[name];
+  return { plan: { variables: version.variables, rulesByNode }, devices };
+};
+
+export const startBatch = async (input: StartBatchInput, deps: StartDeps): Promise<StartedBatch> => {
+  const [found, adapter] = await Promise.all([deps.versions(input.treeId, input.version), deps.adapters.get(input.adapterId)]);
+  if (!found.tree) throw new NotFound(`No tree has the id '${input.treeId}'.`);
+  if (!found.version) throw new NotFound(`Tree '${input.treeId}' has no version '${input.version}'.`);
+  if (!adapter) throw new NotFound(`No adapter is named '${input.adapterId}'.`);
+  if (adapter.state === 'STOPPED') throw new Conflict(`Adapter '${adapter.name}' is stopped; start it before running compliance through it.`, 'adapter-stopped');
+  const { plan, devices } = planBatch(found.version, input.devices);
+  const size = deps.chunkSize ?? CHUNK_SIZE;
+  const chunks = Array.from({ length: Math.ceil(devices.length / size) }, (_, i) => devices.slice(i * size, (i + 1) * size));
+  const batchId = (deps.newId ?? newBatchId)();
+  const started = deps.now();
+  await deps.store.create(
+    {
+      batchId,
+      treeId: input.treeId,
+      version: input.version,
+      adapterId: adapter.name,
+      total: devices.length,
+      started: started.toISOString(),
+      chunks: chunks.length,
+      concurrency: deps.concurrency,
+      expiresAt: Math.floor(started.getTime() / 1000) + deps.retentionDays * 86_400,
+    },
+    plan,
+    chunks,
+  );
+  try {
+    await deps.startExecution(batchId);
+  } catch (error) {
+    await deps.store.finish(batchId, 'failed', deps.now().toISOString(), undefined, 'The batch could not be started.').catch(() => undefined);
+    throw Object.assign(new ServiceUnavailable('The compliance engine could not be started; retry later.'), { cause: error });
+  }
+  return { batchId, status: 'running', total: devices.length };
+};

@@ -1,0 +1,225 @@
+/**
+ * Compliance batches end to end below the HTTP layer: the durable handler run by the official
+ * local runner (`LocalDurableTestRunner`), reports in DynamoDB Local, configurations from the
+ * NSO simulator's synthetic fleet through the relay's client, with the adapter in DynamoDB and
+ * its password in the local secrets store. Includes a crash in the middle of a chunk that the
+ * runner resumes by replaying the checkpoint log.
+ */
+import { withDurableExecution } from '@aws/durable-execution-sdk-js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { BatchEvent, EngineDeps } from '../../functions/compliance/engine.js';
+import { runBatch } from '../../functions/compliance/engine.js';
+import { startBatch, type StartDeps } from '../../functions/compliance/core.js';
+import { ComplianceStore } from '../../functions/compliance/store.js';
+import type { Report } from '../../functions/compliance/model.js';
+import { createAdapterStore } from '../../functions/adapters/store.js';
+import { createLocalBackend } from '../../functions/secrets/local.js';
+import { documentClient } from '../../functions/shared/dynamo.js';
+import type { Version } from '../../functions/trees/config.js';
+import { expectedGrade, FLEET_RULES, FLEET_VARIABLES, fleetName } from '../../infra/local/nso-fleet.js';
+import { startNsoSimulator, type NsoSimulator } from '../../infra/local/nso-simulator.js';
+import { loadDurableTesting, type DurableTesting } from '../../infra/local/durable.js';
+import { createTables } from '../support/tables.js';
+
+const PASSWORD = 'fleet-Pa55-word';
+const ADAPTER = 'fleet-nso';
+const DEVICES = 30;
+const TREE = 'a1b2c3d4e5f6a1b2c3d4e5f6';
+
+let sim: NsoSimulator;
+let dir: string;
+let store: ComplianceStore;
+let engineDeps: EngineDeps;
+let handler: ReturnType<typeof withDurableExecution>;
+let LocalDurableTestRunner: DurableTesting['LocalDurableTestRunner'];
+
+/** Base holds the fleet's rules and the first half; `base/core` adds one rule and holds the rest and two names NSO does not know. */
+const version: Version = {
+  name: 'v1',
+  variables: FLEET_VARIABLES,
+  created: '2026-01-01T00:00:00.000Z',
+  createdBy: 'test',
+  lastUpdated: '2026-01-01T00:00:00.000Z',
+  lastUpdatedBy: 'test',
+  root: {
+    name: 'base',
+    devices: Array.from({ length: DEVICES / 2 }, (_, i) => fleetName(i)),
+    rules: FLEET_RULES.map((r) => ({ ...r })) as Version['root']['rules'],
+    children: [
+      {
+        name: 'core',
+        devices: [...Array.from({ length: DEVICES / 2 }, (_, i) => fleetName(i + DEVICES / 2)), 'edge-missing-0', 'edge-missing-1'],
+        rules: [{ id: 'domain', path: '/tailf-ned-cisco-ios:ip/domain-name', mode: 'exact', severity: 'info', value: 'lab.example' }],
+        children: [],
+      },
+    ],
+  },
+};
+
+const startDeps = (concurrency: number): StartDeps => ({
+  versions: async (treeId, label) => ({ tree: treeId === TREE, ...(treeId === TREE && label === 'v1' ? { version } : {}) }),
+  adapters: { get: async (name) => (name === ADAPTER ? { name } : undefined) },
+  store,
+  startExecution: async () => undefined,
+  now: () => new Date(),
+  retentionDays: 90,
+  concurrency,
+  chunkSize: 7,
+});
+
+const run = async (batchId: string, deps: EngineDeps = engineDeps) => {
+  const runner = new LocalDurableTestRunner({
+    handlerFunction: deps === engineDeps ? handler : withDurableExecution(async (event: BatchEvent, context) => runBatch(event, context, deps)),
+  });
+  return runner.run({ payload: { batchId } });
+};
+
+const allReports = async (batchId: string, grade?: Report['grade']): Promise<Report[]> => {
+  const out: Report[] = [];
+  let after: string | undefined;
+  do {
+    const page = await store.listReports(batchId, { limit: 4, ...(grade ? { grade } : {}), ...(after ? { after } : {}) });
+    out.push(...page.items);
+    after = page.next?.sk;
+  } while (after);
+  return out;
+};
+
+const fetchesPerDevice = (): Map<string, number> => {
+  const counts = new Map<string, number>();
+  for (const r of sim.requests) {
+    const device = /device=([^/]+)\/config/.exec(r.path)?.[1];
+    if (device) counts.set(decodeURIComponent(device), (counts.get(decodeURIComponent(device)) ?? 0) + 1);
+  }
+  return counts;
+};
+
+const expectedGrades = () => {
+  const grades = { pass: 0, review: 0, fail: 0, error: 2 };
+  for (let i = 0; i < DEVICES; i++) grades[expectedGrade(i)]++;
+  return grades;
+};
+
+beforeAll(async () => {
+  const tables = await createTables();
+  dir = await mkdtemp(path.join(tmpdir(), 'compliance-'));
+  sim = await startNsoSimulator({ credentials: { username: 'admin', password: PASSWORD }, fleet: { devices: DEVICES, slowEvery: 10, slowMs: 30 } });
+  const secretsFile = path.join(dir, 'secrets.json');
+  await createLocalBackend({ file: secretsFile }).write('netconfig/adapters/fleet', { password: PASSWORD });
+  await createAdapterStore(documentClient, tables['adapters']).put(
+    { name: ADAPTER, type: 'nso', baseUrl: sim.url, auth: { type: 'basic', username: 'admin', password: '$VAULT_netconfig/adapters/fleet#password' } },
+    new Date().toISOString(),
+  );
+  store = new ComplianceStore(documentClient, tables['compliance']);
+  vi.stubEnv('SECRETS_BACKEND', 'local');
+  vi.stubEnv('SECRETS_FILE', secretsFile);
+  vi.stubEnv('LOCAL_MODE', 'true');
+  vi.resetModules();
+  const batch = await import('../../functions/compliance/batch.js');
+  engineDeps = { ...batch.engineDeps, retryDelaySeconds: 1 };
+  handler = withDurableExecution(async (event: BatchEvent, context) => runBatch(event, context, engineDeps));
+  ({ LocalDurableTestRunner } = await loadDurableTesting());
+  await LocalDurableTestRunner.setupTestEnvironment({ skipTime: false });
+});
+
+afterAll(async () => {
+  await LocalDurableTestRunner?.teardownTestEnvironment();
+  vi.unstubAllEnvs();
+  await sim?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+beforeEach(() => {
+  sim.requests.length = 0;
+  sim.setKnobs({});
+});
+
+describe('a compliance batch on the durable engine', () => {
+  it('checks every device once, grades it, and ends with exact totals', async () => {
+    const { batchId, total } = await startBatch({ treeId: TREE, version: 'v1', adapterId: ADAPTER }, startDeps(4));
+    expect(total).toBe(DEVICES + 2);
+    const execution = await run(batchId);
+    expect(execution.getStatus()).toBe('SUCCEEDED');
+
+    const batch = (await store.getBatch(batchId))!;
+    expect(batch).toMatchObject({ status: 'completed', total: DEVICES + 2, done: DEVICES + 2, grades: expectedGrades() });
+    expect(batch.finished).toBeDefined();
+    // 3 `info` failures (index 3, 13, 23), 3 `warning` (5, …), 2 `error` rules on each of 3 devices (7, …).
+    expect(batch.totals).toEqual({ errors: 6, warnings: 3, infos: 3, passes: DEVICES * 5 + DEVICES / 2 - 12 });
+
+    const perDevice = fetchesPerDevice();
+    expect(perDevice.size).toBe(DEVICES + 2);
+    expect([...perDevice.values()].every((n) => n === 1)).toBe(true);
+    // The adapter's cap holds across the whole batch (several chunks run at once).
+    expect(sim.peakInFlight).toBeLessThanOrEqual(4);
+
+    const reports = await allReports(batchId);
+    expect(reports).toHaveLength(DEVICES + 2);
+    const fail = reports.find((r) => r.device === fleetName(17))!;
+    expect(fail).toMatchObject({ grade: 'fail', score: 50, node: 'base/core', treeId: TREE, version: 'v1' });
+    expect(fail.issues.map((i) => [i.ruleId, i.node, i.severity, i.mode])).toEqual([
+      ['ntp-servers', 'base', 'error', 'required'],
+      ['no-http-server', 'base', 'error', 'disallowed'],
+    ]);
+    expect(fail.issues[0]!.actual).toBeDefined();
+    expect(reports.find((r) => r.device === fleetName(5))).toMatchObject({ grade: 'review', score: 86.7, node: 'base' });
+    expect(reports.find((r) => r.device === fleetName(3))).toMatchObject({ grade: 'pass', score: 93.3 });
+    expect(reports.find((r) => r.device === fleetName(0))).toMatchObject({ grade: 'pass', score: 100, issues: [] });
+    const missing = reports.find((r) => r.device === 'edge-missing-1')!;
+    expect(missing).toMatchObject({ grade: 'error', node: 'base/core' });
+    expect(missing.reason).toMatch(/does not know the device/);
+    expect(missing.score).toBeUndefined();
+
+    expect((await allReports(batchId, 'review')).map((r) => r.device).sort()).toEqual([fleetName(5), fleetName(15), fleetName(25)]);
+    expect(await store.getReport(fail.reportId)).toEqual(fail);
+  });
+
+  it('resumes after a crash in the middle of a chunk: nothing checked twice, totals exact', async () => {
+    const { batchId } = await startBatch({ treeId: TREE, version: 'v1', adapterId: ADAPTER }, startDeps(3));
+    let writes = 0;
+    let crashed = false;
+    // The ninth report write kills the invocation once: chunk 0 is counted, chunk 1 is half done.
+    const crashing = new Proxy(store, {
+      get: (target, name) => (name === 'putReport' ? putReport : (Reflect.get(target, name) as (...args: unknown[]) => unknown).bind(target)),
+    });
+    const putReport: ComplianceStore['putReport'] = async (report, expiresAt) => {
+      const written = await store.putReport(report, expiresAt);
+      if (++writes === 9 && !crashed) {
+        crashed = true;
+        throw new Error('simulated crash after a report was written');
+      }
+      return written;
+    };
+    const execution = await run(batchId, { ...engineDeps, store: crashing, chunkConcurrency: 1 });
+    expect(crashed).toBe(true);
+    expect(execution.getStatus()).toBe('SUCCEEDED');
+    expect(execution.getInvocations().length).toBeGreaterThanOrEqual(2);
+
+    const batch = (await store.getBatch(batchId))!;
+    expect(batch).toMatchObject({ status: 'completed', total: DEVICES + 2, done: DEVICES + 2, grades: expectedGrades() });
+    expect([...fetchesPerDevice().values()].every((n) => n === 1)).toBe(true);
+    expect(fetchesPerDevice().size).toBe(DEVICES + 2);
+    expect(await allReports(batchId)).toHaveLength(DEVICES + 2);
+  });
+
+  it('backs off when NSO answers 429 and still checks every device', async () => {
+    const { batchId } = await startBatch({ treeId: TREE, version: 'v1', adapterId: ADAPTER, devices: [fleetName(1), fleetName(2), fleetName(3)] }, startDeps(2));
+    sim.setKnobs({ busy: { status: 429, count: 3 } });
+    const execution = await run(batchId);
+    expect(execution.getStatus()).toBe('SUCCEEDED');
+    expect(await store.getBatch(batchId)).toMatchObject({ status: 'completed', total: 3, done: 3, grades: { pass: 3, review: 0, fail: 0, error: 0 } });
+    expect(sim.requests).toHaveLength(6);
+  });
+
+  it('refuses devices the version does not assign, and unknown trees, versions and adapters', async () => {
+    await expect(startBatch({ treeId: TREE, version: 'v1', adapterId: ADAPTER, devices: ['nowhere'] }, startDeps(2))).rejects.toMatchObject({ status: 400 });
+    await expect(startBatch({ treeId: 'f'.repeat(24), version: 'v1', adapterId: ADAPTER }, startDeps(2))).rejects.toMatchObject({ status: 404 });
+    await expect(startBatch({ treeId: TREE, version: 'v9', adapterId: ADAPTER }, startDeps(2))).rejects.toMatchObject({ status: 404 });
+    await expect(startBatch({ treeId: TREE, version: 'v1', adapterId: 'nope' }, startDeps(2))).rejects.toMatchObject({ status: 404 });
+    const stopped = { ...startDeps(2), adapters: { get: async (name: string) => ({ name, state: 'STOPPED' as const }) } };
+    await expect(startBatch({ treeId: TREE, version: 'v1', adapterId: ADAPTER }, stopped)).rejects.toMatchObject({ status: 409, slug: 'adapter-stopped' });
+  });
+});
