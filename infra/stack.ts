@@ -20,6 +20,7 @@ import { liveRoutes, removedRoutes, type TableKey } from '../functions/shared/ro
 import { Auth, type AuthProps } from './constructs/auth.js';
 import { Observability } from './constructs/observability.js';
 import { Secrets, type SecretsProps } from './constructs/secrets.js';
+import { parseReferencePrefixes } from '../functions/secrets/reference.js';
 import { ServiceFunction } from './constructs/service-function.js';
 import { addGatewayResponses } from './gateway-responses.js';
 import { addRemovedRoute } from './removed-routes.js';
@@ -83,6 +84,7 @@ export class NetconfigStack extends Stack {
           reader: { secretName: this.node.tryGetContext('vaultCredentialsSecret'), roleId: this.node.tryGetContext('vaultRoleId') },
           writer: { secretName: this.node.tryGetContext('vaultWriterCredentialsSecret'), roleId: this.node.tryGetContext('vaultWriterRoleId') },
           namespace: this.node.tryGetContext('vaultNamespace'),
+          referencePrefixes: parseReferencePrefixes(this.node.tryGetContext('vaultReferencePrefixes')),
         };
     const secrets = new Secrets(this, 'Secrets', secretsProps);
 

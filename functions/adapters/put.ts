@@ -3,6 +3,7 @@
  * to the secrets store first; only its `$VAULT_` reference reaches DynamoDB.
  */
 import { putAdapter as validate } from '../generated/validators.js';
+import { parseReferencePrefixes } from '../secrets/reference.js';
 import { secretsBackend } from '../secrets/resolver.js';
 import { optionalEnv } from '../shared/env.js';
 import { httpHandler, json } from '../shared/http.js';
@@ -12,9 +13,11 @@ import { adapterNameFromPath, withEncRejection } from './validate.js';
 
 const store = createAdapterStore();
 const localMode = optionalEnv('LOCAL_MODE', 'false') === 'true';
+// Secret paths an admin may name as `$VAULT_` references (see docs/adapters-and-relay.md).
+const referencePrefixes = parseReferencePrefixes(optionalEnv('SECRETS_REFERENCE_PREFIXES', ''));
 
 export const handler = httpHandler<AdapterInput>({ operation: 'putAdapter', validate: withEncRejection(validate) }, async (event) => {
   const name = adapterNameFromPath(event.pathParameters?.['name']);
-  const { created, adapter } = await putAdapter({ store, secrets: secretsBackend, localMode }, name, event.body);
+  const { created, adapter } = await putAdapter({ store, secrets: secretsBackend, localMode, referencePrefixes }, name, event.body);
   return json(created ? 201 : 200, adapter);
 });

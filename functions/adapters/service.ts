@@ -2,14 +2,15 @@
  * The adapter registry's business rules, free of Lambda: each function takes its store and
  * secrets backend as arguments.
  *
- * Secrets: `auth.password` is either a `$VAULT_` reference, kept (in canonical form, key
- * written out) once it is shown to resolve, or a plain value, written to the secrets store at
- * `netconfig/adapters/<name>` (key `password`) and replaced by
- * `$VAULT_netconfig/adapters/<name>#password` before anything reaches DynamoDB.
+ * Secrets: `auth.password` is either a plain value, written to the secrets store at a new
+ * version `netconfig/adapters/<name>/<version>` (key `password`) and replaced by its `$VAULT_`
+ * reference before anything reaches DynamoDB, or a `$VAULT_` reference the caller may name
+ * (see {@link putAdapter} for the rule), kept in canonical form once it is shown to resolve.
  */
+import { randomBytes } from 'node:crypto';
 import { decodeCursor as decodeFields, encodeCursor as encodeFields, invalidCursor } from '../shared/cursor.js';
 import { logger } from '../shared/logger.js';
-import { BadRequest, NotFound } from '../shared/problem.js';
+import { BadRequest, Conflict, NotFound, type HttpProblem } from '../shared/problem.js';
 import type { SecretsBackend } from '../secrets/backend.js';
 import { SecretMissing, SecretReferenceInvalid } from '../secrets/errors.js';
 import {
@@ -17,12 +18,16 @@ import {
   adapterSecretReference,
   formatReference,
   isManagedPath,
+  isNameablePath,
+  isOwnManagedPath,
   isVaultReference,
+  newAdapterSecretReference,
+  ownManagedPathOf,
   parseReference,
 } from '../secrets/reference.js';
 import { readReference } from '../secrets/resolve.js';
 import type { Adapter } from './model.js';
-import type { AdapterStore } from './store.js';
+import { AdapterWriteRefused, type AdapterStore, type PutResult, type StoredState } from './store.js';
 import { DEFAULT_TIMEOUT_MS, isAdapterName, normalizeBaseUrl } from './validate.js';
 
 /** The body of `PUT /adapters/{name}` (already schema-checked). */
@@ -38,31 +43,59 @@ export interface RegistryDeps {
   readonly secrets: SecretsBackend;
   /** Local mode: loopback orchestrators are allowed. */
   readonly localMode: boolean;
+  /** Secret paths (prefixes) a caller may name as `$VAULT_` references; default none. */
+  readonly referencePrefixes?: readonly string[];
   readonly now?: () => Date;
+  /** Version labels of stored secrets (tests); default time-ordered and random. */
+  readonly newVersion?: () => string;
 }
 
 const invalid = (field: string, message: string): BadRequest =>
   new BadRequest(`The request is invalid: ${field} ${message}.`, [{ in: 'body', field, message }]);
 
-/** The reference of the secret the service generated for this adapter (its own path). */
+/** The reference of the first secret the service stored for this adapter (its own path, before versions). */
 export const generatedReference = (name: string): string => formatReference(adapterSecretReference(name));
 
-/** Turns the given password into the reference to store, writing a plain value to the store first. */
-const passwordReference = async (deps: RegistryDeps, name: string, password: string): Promise<{ reference: string; generated: boolean }> => {
-  if (!isVaultReference(password)) {
-    const target = adapterSecretReference(name);
-    await deps.secrets.write(target.path, { [target.key]: password });
-    return { reference: formatReference(target), generated: true };
+const PASSWORD_AGAIN =
+  'must be given again (the plain value) when baseUrl or auth.username changes: a stored secret never follows an adapter to another orchestrator or user';
+
+/**
+ * The secret rule, checked for a `$VAULT_` reference the caller names. A caller may name:
+ * - the reference the adapter already holds, to keep it, as long as `baseUrl` and
+ *   `auth.username` stay what they are (a stored secret never moves to another origin or
+ *   user: otherwise an admin could send it to a server of their own);
+ * - a path under a prefix the deployment lists in `SECRETS_REFERENCE_PREFIXES` (secrets the
+ *   operator lets admins use with any orchestrator), never a path the service manages.
+ * Anything else is a 400; the plain value is always accepted.
+ */
+const checkNamedReference = (name: string, reference: string, path: string, next: { baseUrl: string; username: string }, previous: StoredState | null, prefixes: readonly string[]): void => {
+  if (isOwnManagedPath(name, path)) {
+    const keeps = previous?.password === reference;
+    if (!keeps) throw invalid('auth.password', 'refers to a secret the service manages that this adapter does not hold; give the plain value');
+    if (previous.baseUrl !== next.baseUrl || previous.username !== next.username) throw invalid('auth.password', PASSWORD_AGAIN);
+    return;
   }
+  if (isManagedPath(path)) {
+    throw invalid('auth.password', 'refers to a path the service manages for another adapter; give the plain value');
+  }
+  if (!isNameablePath(path, prefixes)) {
+    throw invalid(
+      'auth.password',
+      prefixes.length
+        ? `refers to a secret outside the paths this deployment lets adapters name (${prefixes.join(', ')}); give the plain value`
+        : 'refers to a secret this deployment does not let adapters name (no SECRETS_REFERENCE_PREFIXES); give the plain value',
+    );
+  }
+};
+
+/** A reference the caller named, checked by the secret rule and shown to resolve; canonical form. */
+const namedReference = async (deps: RegistryDeps, name: string, password: string, next: { baseUrl: string; username: string }, previous: StoredState | null): Promise<string> => {
   const parsed = parseReference(password);
   if (typeof parsed === 'string') {
     throw invalid('auth.password', `is not a valid ${VAULT_PREFIX} reference: ${parsed} (form: "${VAULT_PREFIX}<path>#<key>")`);
   }
   const reference = formatReference(parsed);
-  const own = generatedReference(name);
-  if (isManagedPath(parsed.path) && reference !== own) {
-    throw invalid('auth.password', `refers to a path the service manages for another adapter; give a path outside netconfig/adapters/ or the plain value`);
-  }
+  checkNamedReference(name, reference, parsed.path, next, previous, deps.referencePrefixes ?? []);
   try {
     await readReference(deps.secrets, reference);
   } catch (error) {
@@ -70,44 +103,74 @@ const passwordReference = async (deps: RegistryDeps, name: string, password: str
     if (error instanceof SecretReferenceInvalid) throw invalid('auth.password', 'is not a valid reference');
     throw error;
   }
-  return { reference, generated: reference === own };
+  return reference;
 };
 
+/** Deletes a secret the service stored for an adapter; a failure is logged (the secret is no longer used). */
+const forgetSecret = async (secrets: SecretsBackend, name: string, path: string): Promise<void> => {
+  try {
+    await secrets.delete(path);
+  } catch {
+    logger.warn('a secret the service stored for an adapter could not be deleted; delete it by hand', { adapter: name, path });
+  }
+};
+
+const refusedWrite = (error: AdapterWriteRefused): HttpProblem =>
+  error.reason === 'secret-moved'
+    ? invalid('auth.password', PASSWORD_AGAIN)
+    : new Conflict('The adapter was changed by another request while this one ran; read it again and retry.', 'adapter-changed');
+
 /**
- * Creates or replaces an adapter. The secret is stored (or checked) before DynamoDB is
- * written; when a replaced adapter held the generated secret and the new one does not, that
- * secret is deleted afterwards (best effort: a failure is logged, the adapter is stored).
+ * Creates or replaces an adapter: the one write path of the registry (every route that writes
+ * an adapter calls it). All or nothing, as the client sees it:
+ * 1. the record is read (what the write will be checked against);
+ * 2. a plain password is written to a new version of the adapter's secret; the one in use is
+ *    not touched;
+ * 3. the record switches to the new reference in one conditional update (refused if the record
+ *    changed since step 1, or if it would move a stored secret to another origin or user);
+ * 4. if that fails, the new version is deleted and the old record, with its old password,
+ *    stays live; if it succeeds, the version it replaced is deleted.
+ * A failure to delete (steps 4) is logged; it never changes the answer.
  */
 export const putAdapter = async (deps: RegistryDeps, name: string, input: AdapterInput): Promise<{ created: boolean; adapter: Adapter }> => {
   const baseUrl = normalizeBaseUrl(input.baseUrl, { allowLoopback: deps.localMode });
   if (isVaultReference(input.auth.username)) {
     throw invalid('auth.username', `cannot be a ${VAULT_PREFIX} reference (only auth.password is a secret field)`);
   }
-  const { reference, generated } = await passwordReference(deps, name, input.auth.password);
+  const next = { baseUrl, username: input.auth.username };
+  const previous = await deps.store.current(name);
+  let reference: string;
+  let written: string | undefined;
+  if (isVaultReference(input.auth.password)) {
+    reference = await namedReference(deps, name, input.auth.password, next, previous);
+  } else {
+    const target = newAdapterSecretReference(name, (deps.newVersion ?? secretVersion)());
+    await deps.secrets.write(target.path, { [target.key]: input.auth.password });
+    written = target.path;
+    reference = formatReference(target);
+  }
   const now = (deps.now?.() ?? new Date()).toISOString();
-  const result = await deps.store.put(
-    {
-      name,
-      type: input.type,
-      baseUrl,
-      auth: { type: 'basic', username: input.auth.username, password: reference },
-      timeoutMs: input.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-    },
-    now,
-  );
-  const own = generatedReference(name);
-  if (result.previousPassword === own && reference !== own) await forgetGenerated(deps.secrets, name);
-  logger.info('adapter stored', { adapter: name, created: result.created, secretSource: generated ? 'stored by the service' : 'reference' });
+  let result: PutResult;
+  try {
+    result = await deps.store.put(
+      { name, type: input.type, baseUrl, auth: { type: 'basic', username: input.auth.username, password: reference }, timeoutMs: input.timeoutMs ?? DEFAULT_TIMEOUT_MS },
+      now,
+      previous,
+    );
+  } catch (error) {
+    // Nothing switched: the new version must not outlive the request (no orphan secret).
+    if (written) await forgetSecret(deps.secrets, name, written);
+    if (error instanceof AdapterWriteRefused) throw refusedWrite(error);
+    throw error;
+  }
+  const replaced = ownManagedPathOf(name, result.previousPassword);
+  if (replaced && result.previousPassword !== reference) await forgetSecret(deps.secrets, name, replaced);
+  logger.info('adapter stored', { adapter: name, created: result.created, secretSource: written ? 'stored by the service' : 'reference' });
   return { created: result.created, adapter: result.adapter };
 };
 
-const forgetGenerated = async (secrets: SecretsBackend, name: string): Promise<void> => {
-  try {
-    await secrets.delete(adapterSecretReference(name).path);
-  } catch {
-    logger.warn('the generated secret of an adapter could not be deleted; delete it by hand', { adapter: name, path: adapterSecretReference(name).path });
-  }
-};
+/** A new version label for a stored secret: time-ordered, unique, a valid path segment. */
+const secretVersion = (): string => `v${Date.now().toString(36)}-${randomBytes(6).toString('hex')}`;
 
 export const getAdapter = async (store: AdapterStore, name: string): Promise<Adapter> => {
   const adapter = await store.get(name);
@@ -122,7 +185,8 @@ export const getAdapter = async (store: AdapterStore, name: string): Promise<Ada
 export const deleteAdapter = async (deps: Pick<RegistryDeps, 'store' | 'secrets'>, name: string): Promise<void> => {
   const deleted = await deps.store.delete(name);
   if (!deleted) throw new NotFound(`No adapter is named "${name}".`);
-  if (deleted.password === generatedReference(name)) await forgetGenerated(deps.secrets, name);
+  const own = ownManagedPathOf(name, deleted.password);
+  if (own) await forgetSecret(deps.secrets, name, own);
   logger.info('adapter deleted', { adapter: name });
 };
 

@@ -29,6 +29,29 @@ export interface PutResult {
   readonly previousPassword?: string;
 }
 
+/**
+ * What a write is checked against: the adapter's record as read before it (`null`: none).
+ * The write only happens if the record is still that one, so no concurrent write is lost and
+ * no check made on the record is outdated when it lands.
+ */
+export interface StoredState {
+  readonly revision: number;
+  readonly baseUrl?: string;
+  readonly username?: string;
+  readonly password?: string;
+}
+
+/**
+ * The record changed between the read and the write (`reason: 'changed'`), or the write would
+ * have moved the stored secret to another orchestrator or user name (`reason: 'secret-moved'`).
+ */
+export class AdapterWriteRefused extends Error {
+  constructor(readonly reason: 'changed' | 'secret-moved') {
+    super(reason === 'changed' ? 'the adapter changed since it was read' : 'the stored secret would follow the adapter to another origin or user name');
+    this.name = 'AdapterWriteRefused';
+  }
+}
+
 export interface AdapterPage {
   readonly items: readonly Adapter[];
   /** True when more adapters follow the last one. */
@@ -38,8 +61,21 @@ export interface AdapterPage {
 export interface AdapterStore {
   /** One adapter by name (strongly consistent); undefined when absent. */
   get(name: string): Promise<Adapter | undefined>;
-  /** Creates or replaces in one conditional-free atomic update: `created` is kept, `lastUpdated` set to `now`. */
-  put(fields: AdapterFields, now: string): Promise<PutResult>;
+  /**
+   * Reads what a write will be checked against: the record's revision, origin, user name and
+   * password reference, whether or not the rest of it parses (a damaged record can be replaced).
+   */
+  current(name: string): Promise<StoredState | null>;
+  /**
+   * Creates or replaces in one atomic update: `created` is kept, `lastUpdated` set to `now`.
+   *
+   * Every write of an adapter comes here, and the update is conditional, so DynamoDB itself
+   * refuses (with {@link AdapterWriteRefused}) a write that keeps the stored password reference
+   * while changing `baseUrl` or the user name: a stored secret never follows an adapter to
+   * another orchestrator. With `expected`, the write also requires the record to be unchanged
+   * since that read (`null`: that it still does not exist).
+   */
+  put(fields: AdapterFields, now: string, expected?: StoredState | null): Promise<PutResult>;
   /** Adapters sorted by name, after `after` (exclusive) when given; damaged items are left out (and logged). */
   list(options: { readonly limit: number; readonly after?: string }): Promise<AdapterPage>;
   /** Deletes one adapter; returns its password reference, or undefined when there was none. */
@@ -47,6 +83,10 @@ export interface AdapterStore {
 }
 
 const isString = (v: unknown): v is string => typeof v === 'string';
+
+/** A value of an item in DynamoDB's wire form (`{ S: "x" }`), or as is when already plain. */
+const wire = (value: unknown, type: 'S' | 'M'): unknown =>
+  value !== null && typeof value === 'object' && type in value ? (value as Record<string, unknown>)[type] : value;
 
 /**
  * Maps an item to an adapter. A damaged item (missing field, wrong type, or a password that is
@@ -93,7 +133,28 @@ export const createAdapterStore = (
     return out.Item ? toAdapter(out.Item) : undefined;
   },
 
-  async put(fields, now) {
+  async current(name) {
+    const out = await client.send(
+      new GetCommand({
+        TableName: tableName,
+        Key: adapterKey(name),
+        ConsistentRead: true,
+        ProjectionExpression: '#revision, #baseUrl, #auth',
+        ExpressionAttributeNames: { '#revision': 'revision', '#baseUrl': 'baseUrl', '#auth': 'auth' },
+      }),
+    );
+    if (!out.Item) return null;
+    const auth = (out.Item['auth'] ?? {}) as Record<string, unknown>;
+    const revision = out.Item['revision'];
+    return {
+      revision: typeof revision === 'number' ? revision : 0,
+      ...(isString(out.Item['baseUrl']) ? { baseUrl: out.Item['baseUrl'] } : {}),
+      ...(isString(auth['username']) ? { username: auth['username'] } : {}),
+      ...(isString(auth['password']) ? { password: auth['password'] } : {}),
+    };
+  },
+
+  async put(fields, now, expected) {
     if (!fields.auth.password.startsWith(VAULT_PREFIX)) {
       // The last guard before DynamoDB: a value that is not a reference must never be stored.
       throw new InternalError('refused to store an adapter password that is not a $VAULT_ reference', { adapter: fields.name });
@@ -115,8 +176,26 @@ export const createAdapterStore = (
       '#lastUpdated': 'lastUpdated',
       '#created': 'created',
       '#timeoutMs': 'timeoutMs',
+      '#revision': 'revision',
+      '#username': 'username',
+      '#password': 'password',
     };
-    let expression = 'SET #kind = :kind, #name = :name, #type = :type, #baseUrl = :baseUrl, #auth = :auth, #lastUpdated = :now, #created = if_not_exists(#created, :now)';
+    values[':password'] = fields.auth.password;
+    values[':username'] = fields.auth.username;
+    values[':one'] = 1;
+    values[':zero'] = 0;
+    // The secret stays with its orchestrator and user: the same reference only with the same
+    // origin and user name (a new adapter, or a new reference, may name any).
+    let condition = 'attribute_not_exists(pk) OR #auth.#password <> :password OR (#baseUrl = :baseUrl AND #auth.#username = :username)';
+    if (expected === null) condition = `attribute_not_exists(pk) AND (${condition})`;
+    else if (expected !== undefined) {
+      // Records written before revisions existed count as revision 0.
+      values[':revision'] = expected.revision;
+      const sameRevision = expected.revision === 0 ? '(attribute_not_exists(#revision) OR #revision = :revision)' : '#revision = :revision';
+      condition = `attribute_exists(pk) AND ${sameRevision} AND (${condition})`;
+    }
+    let expression =
+      'SET #kind = :kind, #name = :name, #type = :type, #baseUrl = :baseUrl, #auth = :auth, #lastUpdated = :now, #created = if_not_exists(#created, :now), #revision = if_not_exists(#revision, :zero) + :one';
     if (fields.timeoutMs !== undefined) {
       expression += ', #timeoutMs = :timeoutMs';
       values[':timeoutMs'] = fields.timeoutMs;
@@ -124,16 +203,31 @@ export const createAdapterStore = (
       expression += ' REMOVE #timeoutMs';
     }
     // One atomic update decides created-or-replaced: ALL_OLD is empty exactly when the item is new.
-    const out = await client.send(
-      new UpdateCommand({
-        TableName: tableName,
-        Key: adapterKey(fields.name),
-        UpdateExpression: expression,
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-        ReturnValues: 'ALL_OLD',
-      }),
-    );
+    let out;
+    try {
+      out = await client.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: adapterKey(fields.name),
+          UpdateExpression: expression,
+          ConditionExpression: condition,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+          ReturnValues: 'ALL_OLD',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+    } catch (error) {
+      if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
+      // The item on the exception is in DynamoDB's wire form (`{ S: … }`, `{ M: … }`).
+      const item = (error as { Item?: Record<string, unknown> }).Item;
+      const auth = wire(item?.['auth'], 'M') as Record<string, unknown> | undefined;
+      const moved =
+        item !== undefined &&
+        wire(auth?.['password'], 'S') === fields.auth.password &&
+        (wire(item['baseUrl'], 'S') !== fields.baseUrl || wire(auth?.['username'], 'S') !== fields.auth.username);
+      throw new AdapterWriteRefused(moved ? 'secret-moved' : 'changed');
+    }
     const old = out.Attributes;
     const created = old === undefined;
     const oldCreated = old?.['created'];

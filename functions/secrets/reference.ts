@@ -79,5 +79,44 @@ export const adapterSecretReference = (adapterName: string): SecretReference => 
   key: DEFAULT_KEY,
 });
 
+/**
+ * A new place for a password the service is given for an adapter:
+ * `netconfig/adapters/<name>/<version>`. Every write goes to a new version, so that the one
+ * the adapter uses stays unchanged until the adapter record itself switches to the new one.
+ */
+export const newAdapterSecretReference = (adapterName: string, version: string): SecretReference => ({
+  path: `${ADAPTER_SECRETS_PREFIX}/${adapterName}/${version}`,
+  key: DEFAULT_KEY,
+});
+
 /** True when a path lies in the part of the store the service manages itself. */
 export const isManagedPath = (path: string): boolean => path.startsWith(`${ADAPTER_SECRETS_PREFIX}/`);
+
+/** True when a path is one the service manages for this adapter (its first path, or a version under it). */
+export const isOwnManagedPath = (adapterName: string, path: string): boolean => {
+  const own = adapterSecretReference(adapterName).path;
+  return path === own || path.startsWith(`${own}/`);
+};
+
+/** The managed path a stored reference names for this adapter, or undefined when it names anything else. */
+export const ownManagedPathOf = (adapterName: string, reference: string | undefined): string | undefined => {
+  if (reference === undefined) return undefined;
+  const parsed = parseReference(reference);
+  return typeof parsed !== 'string' && isOwnManagedPath(adapterName, parsed.path) ? parsed.path : undefined;
+};
+
+/**
+ * Whether a caller may name `path` for an adapter: only paths under a prefix the deployment
+ * lists (`SECRETS_REFERENCE_PREFIXES`), never one the service manages. Naming a reference is
+ * using that secret with whatever orchestrator the adapter names: an admin who could name any
+ * readable path could send any secret to a server of their own.
+ */
+export const isNameablePath = (path: string, prefixes: readonly string[]): boolean =>
+  !isManagedPath(path) && prefixes.some((prefix) => path === prefix || path.startsWith(`${prefix}/`));
+
+/** Parses `SECRETS_REFERENCE_PREFIXES`: comma-separated secret paths; empty entries ignored. */
+export const parseReferencePrefixes = (value: string | undefined): string[] =>
+  (value ?? '')
+    .split(',')
+    .map((p) => p.trim().replace(/\/+$/, ''))
+    .filter((p) => p !== '');

@@ -9,6 +9,7 @@
  */
 import { Secret, type ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
+import { isManagedPath, pathProblem } from '../../functions/secrets/reference.js';
 import type { ServiceFunction } from './service-function.js';
 
 export type SecretsAccess = 'read' | 'write';
@@ -36,6 +37,12 @@ export type SecretsProps =
       readonly namespace?: string;
       /** How long a resolved secret is reused in a warm function; default 60 s (the function's own default). */
       readonly cacheTtlSeconds?: number;
+      /**
+       * Secret paths (prefixes) admins may name as `$VAULT_` references in adapters; default
+       * none (only plain values, which the service stores itself). Any admin may use these
+       * secrets with any orchestrator: list only secrets meant for that.
+       */
+      readonly referencePrefixes?: readonly string[];
     };
 
 interface Identity {
@@ -63,6 +70,10 @@ export class Secrets extends Construct {
     if (props.cacheTtlSeconds !== undefined && !(Number.isInteger(props.cacheTtlSeconds) && props.cacheTtlSeconds >= 0 && props.cacheTtlSeconds <= 3600)) {
       throw new Error('Secrets: cacheTtlSeconds must be an integer from 0 to 3600');
     }
+    for (const prefix of props.referencePrefixes ?? []) {
+      const problem = pathProblem(prefix);
+      if (problem || isManagedPath(`${prefix}/`)) throw new Error(`Secrets: referencePrefixes entry "${prefix}" is not a usable secret path (${problem ?? 'the service manages it'})`);
+    }
     const identity = (logicalId: string, what: string, credential: VaultCredential = {}): Identity => ({
       secret: credential.secretName
         ? Secret.fromSecretNameV2(this, logicalId, credential.secretName)
@@ -83,6 +94,7 @@ export class Secrets extends Construct {
       VAULT_AUTH_METHOD: authMethod,
       ...(props.namespace ? { VAULT_NAMESPACE: props.namespace } : {}),
       ...(props.cacheTtlSeconds !== undefined ? { SECRETS_CACHE_TTL_SECONDS: String(props.cacheTtlSeconds) } : {}),
+      ...(props.referencePrefixes?.length ? { SECRETS_REFERENCE_PREFIXES: props.referencePrefixes.join(',') } : {}),
     };
   }
 

@@ -7,6 +7,10 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as service from '../../functions/adapters/service.js';
+import { createAdapterStore } from '../../functions/adapters/store.js';
+import { backendFromEnv } from '../../functions/secrets/config.js';
+import { freePort } from '../support/dynamodb-local.js';
 import { apiEvent, invoke } from '../support/events.js';
 import { startSecretsManagerSimulator, type SecretsManagerSimulator } from '../support/secrets-manager-simulator.js';
 import { createTables } from '../support/tables.js';
@@ -33,6 +37,8 @@ beforeAll(async () => {
     VAULT_ROLE_ID: 'netconfig-role',
     VAULT_CREDENTIALS_SECRET_ARN: sm.set('netconfig/vault', 'approle-secret-id'),
     SECRETS_ACCESS: 'write',
+    // The secrets under team/ are ones admins may name (the deployment's reference prefixes).
+    SECRETS_REFERENCE_PREFIXES: 'team',
   });
   delete process.env['LOCAL_MODE'];
   put = (await import('../../functions/adapters/put.js')).handler as unknown as Handler;
@@ -66,6 +72,11 @@ const expectProblem = (res: Awaited<ReturnType<typeof invoke>>, status: number) 
   expect(res.body).toMatchObject({ status, type: expect.stringMatching(/^urn:netconfig:problem:/) });
 };
 
+/** A version the service stored for an adapter: `netconfig/adapters/<name>/<version>`. */
+const VERSION = (name: string) => new RegExp(`^\\$VAULT_netconfig/adapters/${name.replace(/[.]/g, '\\.')}/v[0-9a-z]+-[0-9a-f]+#password$`);
+/** The secret path an adapter's stored reference names. */
+const pathOf = (res: Awaited<ReturnType<typeof invoke>>) => (res.body as { auth: { password: string } }).auth.password.replace(/^\$VAULT_/, '').replace(/#password$/, '');
+
 const fieldsOf = (res: Awaited<ReturnType<typeof invoke>>) => (res.body as { errors?: { in: string; field: string }[] }).errors?.map((e) => `${e.in}:${e.field}`);
 
 describe('PUT /adapters/{name}', () => {
@@ -76,14 +87,14 @@ describe('PUT /adapters/{name}', () => {
       name: 'nso-lab',
       type: 'nso',
       baseUrl: 'https://nso.example.net:8888',
-      auth: { type: 'basic', username: 'admin', password: '$VAULT_netconfig/adapters/nso-lab#password' },
+      auth: { type: 'basic', username: 'admin', password: expect.stringMatching(VERSION('nso-lab')) },
       timeoutMs: 10000,
       created: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       lastUpdated: (res.body as { created: string }).created,
     });
-    expect(vault.read('netconfig/adapters/nso-lab')).toEqual({ password: 'Sup3r-s3cret!' });
+    expect(vault.read(pathOf(res))).toEqual({ password: 'Sup3r-s3cret!' });
     const item = await rawItem('nso-lab');
-    expect(item).toMatchObject({ pk: 'ADAPTER#nso-lab', kind: 'adapter', name: 'nso-lab', auth: { password: '$VAULT_netconfig/adapters/nso-lab#password' } });
+    expect(item).toMatchObject({ pk: 'ADAPTER#nso-lab', kind: 'adapter', name: 'nso-lab', auth: { password: (res.body as { auth: { password: string } }).auth.password } });
     expect(JSON.stringify(item)).not.toContain('Sup3r-s3cret!');
   });
 
@@ -99,7 +110,10 @@ describe('PUT /adapters/{name}', () => {
     expect(b.lastUpdated > a.lastUpdated).toBe(true);
     expect(b.baseUrl).toBe('https://nso2.example.net');
     expect(b.timeoutMs).toBe(10000);
-    expect(vault.read('netconfig/adapters/nso-replace')).toEqual({ password: 'second-pw' });
+    // A new version: the one the adapter used until the switch is deleted after it.
+    expect(pathOf(second)).not.toBe(pathOf(first));
+    expect(vault.read(pathOf(second))).toEqual({ password: 'second-pw' });
+    expect(vault.read(pathOf(first))).toBeUndefined();
     expect(await rawItem('nso-replace')).toMatchObject({ created: a.created, lastUpdated: b.lastUpdated });
   });
 
@@ -114,7 +128,7 @@ describe('PUT /adapters/{name}', () => {
     expectProblem(defaultKey, 400);
     expect((defaultKey.body as { detail: string }).detail).toContain('$VAULT_team/nso#password');
     expect(vault.requests.filter((r) => r.method === 'POST' && r.path.startsWith('secret/')).length).toBe(writes);
-    expect(vault.read('netconfig/adapters/nso-ref')).toBeUndefined();
+    expect(vault.requests.some((r) => r.path.includes('netconfig/adapters/nso-ref'))).toBe(false);
   });
 
   it('answers 400 naming auth.password when the reference does not resolve, and stores nothing', async () => {
@@ -173,10 +187,11 @@ describe('PUT /adapters/{name}', () => {
 
   it('accepts names with spaces, dots and 128 characters, URL-decoded from the path', async () => {
     const long = `A${'b'.repeat(126)}.`;
-    expect((await putAdapter('Core NSO 1.2_x-y', body('pw'))).status).toBe(201);
+    const created = await putAdapter('Core NSO 1.2_x-y', body('pw'));
+    expect(created.status).toBe(201);
     expect((await putAdapter(long, body('pw'))).status).toBe(201);
-    expect((await getAdapter('Core NSO 1.2_x-y')).body).toMatchObject({ name: 'Core NSO 1.2_x-y', auth: { password: '$VAULT_netconfig/adapters/Core NSO 1.2_x-y#password' } });
-    expect(vault.read('netconfig/adapters/Core NSO 1.2_x-y')).toEqual({ password: 'pw' });
+    expect((await getAdapter('Core NSO 1.2_x-y')).body).toMatchObject({ name: 'Core NSO 1.2_x-y', auth: { password: expect.stringMatching(VERSION('Core NSO 1.2_x-y')) } });
+    expect(vault.read(pathOf(created))).toEqual({ password: 'pw' });
   });
 
   it.each([
@@ -200,7 +215,7 @@ describe('PUT /adapters/{name}', () => {
     expectProblem(res, 400);
     expect(fieldsOf(res)).toEqual(['body:baseUrl']);
     expect(await rawItem('nso-bad-url')).toBeUndefined();
-    expect(vault.read('netconfig/adapters/nso-bad-url')).toBeUndefined();
+    expect(vault.requests.some((r) => r.path.includes('netconfig/adapters/nso-bad-url'))).toBe(false);
   });
 
   it.each([
@@ -241,21 +256,22 @@ describe('PUT /adapters/{name}', () => {
   });
 
   it('deletes the generated secret when a replacement switches to the user’s own reference', async () => {
-    await putAdapter('nso-switch', body('generated-pw'));
-    expect(vault.read('netconfig/adapters/nso-switch')).toEqual({ password: 'generated-pw' });
+    const generated = pathOf(await putAdapter('nso-switch', body('generated-pw')));
+    expect(vault.read(generated)).toEqual({ password: 'generated-pw' });
     vault.put('team/switch', { password: 'team-pw' });
     const res = await putAdapter('nso-switch', body('$VAULT_team/switch'));
     expect(res.status).toBe(200);
     expect((res.body as { auth: { password: string } }).auth.password).toBe('$VAULT_team/switch#password');
-    expect(vault.read('netconfig/adapters/nso-switch')).toBeUndefined();
+    expect(vault.read(generated)).toBeUndefined();
   });
 
   it('keeps the generated secret when the user re-sends the adapter as GET returned it', async () => {
-    await putAdapter('nso-roundtrip', body('rt-pw'));
+    const generated = pathOf(await putAdapter('nso-roundtrip', body('rt-pw')));
     const { name: _name, created: _c, lastUpdated: _l, ...writable } = (await getAdapter('nso-roundtrip')).body as Record<string, unknown>;
     const res = await putAdapter('nso-roundtrip', writable);
     expect(res.status).toBe(200);
-    expect(vault.read('netconfig/adapters/nso-roundtrip')).toEqual({ password: 'rt-pw' });
+    expect(vault.read(generated)).toEqual({ password: 'rt-pw' });
+    expect(pathOf(res)).toBe(generated);
   });
 });
 
@@ -264,7 +280,7 @@ describe('GET /adapters/{name}', () => {
     await putAdapter('nso-get', body('get-secret-value'));
     const res = await getAdapter('nso-get');
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ name: 'nso-get', auth: { type: 'basic', username: 'admin', password: '$VAULT_netconfig/adapters/nso-get#password' } });
+    expect(res.body).toMatchObject({ name: 'nso-get', auth: { type: 'basic', username: 'admin', password: expect.stringMatching(VERSION('nso-get')) } });
     expect(JSON.stringify(res.body)).not.toContain('get-secret-value');
   });
 
@@ -302,12 +318,12 @@ describe('GET /adapters/{name}', () => {
 
 describe('DELETE /adapters/{name}', () => {
   it('answers 204, then 404; the generated secret is deleted with the adapter', async () => {
-    await putAdapter('nso-del', body('del-pw'));
+    const generated = pathOf(await putAdapter('nso-del', body('del-pw')));
     const res = await deleteAdapter('nso-del');
     expect(res.status).toBe(204);
     expect(res.body).toBeUndefined();
     expectProblem(await getAdapter('nso-del'), 404);
-    expect(vault.read('netconfig/adapters/nso-del')).toBeUndefined();
+    expect(vault.read(generated)).toBeUndefined();
     expectProblem(await deleteAdapter('nso-del'), 404);
   });
 
@@ -377,5 +393,66 @@ describe('GET /adapters', () => {
     const res = await listAdapters(query);
     expectProblem(res, 400);
     expect(fieldsOf(res)).toEqual([field]);
+  });
+});
+
+describe('the secret rule and all-or-nothing writes, against DynamoDB Local and the Vault simulator', () => {
+  it('refuses, in DynamoDB itself, a write that keeps the stored reference and moves the origin or the user', async () => {
+    const store = createAdapterStore(db, table);
+    await putAdapter('nso-bound', body('bound-pw'));
+    const item = (await getAdapter('nso-bound')).body as { auth: { password: string } };
+    for (const change of [{ baseUrl: 'https://evil.example.net' }, { auth: { type: 'basic' as const, username: 'other', password: item.auth.password } }]) {
+      const fields = { name: 'nso-bound', type: 'nso' as const, baseUrl: 'https://nso.example.net:8888', auth: { type: 'basic' as const, username: 'admin', password: item.auth.password }, ...change };
+      await expect(store.put(fields, new Date().toISOString())).rejects.toMatchObject({ name: 'AdapterWriteRefused', reason: 'secret-moved' });
+    }
+    expect(((await getAdapter('nso-bound')).body as { baseUrl: string }).baseUrl).toBe('https://nso.example.net:8888');
+  });
+
+  it.each([
+    ['another origin', { baseUrl: 'https://attacker.example.net' }],
+    ['another user', { auth: { type: 'basic', username: 'root', password: '' } }],
+  ])('answers 400 to a PUT that keeps the reference with %s, and the relay keeps the old record', async (_label, change) => {
+    await putAdapter('nso-exfil', body('exfil-pw'));
+    const before = (await getAdapter('nso-exfil')).body as { auth: { password: string; username: string } };
+    const changed = { ...body(before.auth.password), ...change } as { auth: { password: string } };
+    changed.auth.password = before.auth.password;
+    const res = await putAdapter('nso-exfil', changed);
+    expectProblem(res, 400);
+    expect(fieldsOf(res)).toEqual(['body:auth.password']);
+    expect((await getAdapter('nso-exfil')).body).toEqual(before);
+  });
+
+  it('answers 400 to a new adapter naming the reference of another one', async () => {
+    await putAdapter('nso-victim', body('victim-pw'));
+    const victim = ((await getAdapter('nso-victim')).body as { auth: { password: string } }).auth.password;
+    const res = await putAdapter('nso-thief', body(victim, { baseUrl: 'https://attacker.example.net' }));
+    expectProblem(res, 400);
+    expect(await rawItem('nso-thief')).toBeUndefined();
+  });
+
+  it('keeps the live record and password, and leaves no new secret, when DynamoDB fails between the secret write and the record switch', async () => {
+    await putAdapter('nso-atomic', body('live-pw'));
+    const before = (await getAdapter('nso-atomic')).body as { auth: { password: string } };
+    const livePath = before.auth.password.slice('$VAULT_'.length, -'#password'.length);
+    const secretPaths = () => vault.paths().filter((p) => p.startsWith('netconfig/adapters/nso-atomic'));
+    const pathsBefore = secretPaths();
+    // The read goes to DynamoDB Local; the switch to an endpoint where nothing listens (the
+    // wire fails as it does when DynamoDB stops).
+    const live = createAdapterStore(db, table);
+    const dead = createAdapterStore(DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: `http://127.0.0.1:${await freePort()}`, maxAttempts: 1 })), table);
+    const store = { ...live, put: dead.put };
+    const secrets = backendFromEnv();
+    await expect(service.putAdapter({ store, secrets, localMode: false }, 'nso-atomic', body('new-pw') as service.AdapterInput)).rejects.toThrow();
+    expect((await getAdapter('nso-atomic')).body).toEqual(before);
+    expect(vault.read(livePath)).toEqual({ password: 'live-pw' });
+    expect(secretPaths()).toEqual(pathsBefore);
+  });
+
+  it('leaves no orphan secret when a create fails at the record switch', async () => {
+    const dead = createAdapterStore(DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: `http://127.0.0.1:${await freePort()}`, maxAttempts: 1 })), table);
+    const store = { ...createAdapterStore(db, table), put: dead.put };
+    await expect(service.putAdapter({ store, secrets: backendFromEnv(), localMode: false }, 'nso-orphan', body('orphan-pw') as service.AdapterInput)).rejects.toThrow();
+    expect(await rawItem('nso-orphan')).toBeUndefined();
+    expect(vault.paths().filter((p) => p.startsWith('netconfig/adapters/nso-orphan'))).toEqual([]);
   });
 });

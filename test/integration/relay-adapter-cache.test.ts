@@ -38,8 +38,11 @@ let offset = 0;
 const advance = (ms: number): void => {
   offset += ms;
 };
-const put = (name: string, baseUrl: string, password = RIGHT) =>
-  store.put({ name, type: 'nso', baseUrl, auth: { type: 'basic', username: 'admin', password } }, new Date().toISOString());
+// A fresh record each time: the store refuses to move a kept secret to another origin.
+const put = async (name: string, baseUrl: string, password = RIGHT) => {
+  await store.delete(name);
+  return store.put({ name, type: 'nso', baseUrl, auth: { type: 'basic', username: 'admin', password } }, new Date().toISOString());
+};
 const relay = (adapterId: string) =>
   invoke(
     handler,

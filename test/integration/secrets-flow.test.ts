@@ -66,20 +66,24 @@ const putAdapter = (name: string, payload: unknown) =>
 const reads = (path: string) => vault.requests.filter((r) => r.method === 'GET' && r.path === `secret/data/${path}`).length;
 
 describe('resolving adapter secrets at call time', () => {
-  const REF = '$VAULT_netconfig/adapters/edge nso#password';
+  // The reference of the version the service stored; set by the first test.
+  let REF = '';
+  let PATH = '';
 
   it('resolves the reference of a stored adapter, logging in with AppRole once', async () => {
     expect((await putAdapter('edge nso', adapter(PASSWORDS[0]!))).status).toBe(201);
     const stored = await invoke(get, apiEvent({ method: 'GET', resource: '/adapters/{name}', pathParameters: { name: 'edge%20nso' } }));
-    expect((stored.body as { auth: { password: string } }).auth.password).toBe(REF);
+    REF = (stored.body as { auth: { password: string } }).auth.password;
+    expect(REF).toMatch(/^\$VAULT_netconfig\/adapters\/edge nso\/v[0-9a-z-]+#password$/);
+    PATH = REF.slice('$VAULT_'.length, -'#password'.length);
     await expect(resolver.resolve(REF)).resolves.toBe(PASSWORDS[0]);
     expect(vault.requests.filter((r) => r.path === 'auth/approle/login')).toHaveLength(1);
   });
 
   it('caches the value briefly: a second resolve does not read Vault', async () => {
-    const before = reads('netconfig/adapters/edge nso');
+    const before = reads(PATH);
     await expect(resolver.resolve(REF)).resolves.toBe(PASSWORDS[0]);
-    expect(reads('netconfig/adapters/edge nso')).toBe(before);
+    expect(reads(PATH)).toBe(before);
   });
 
   it('renews the token when Vault answers 403 and still resolves', async () => {
@@ -87,13 +91,16 @@ describe('resolving adapter secrets at call time', () => {
     resolver.forget();
     await expect(resolver.resolve(REF)).resolves.toBe(PASSWORDS[0]);
     const tail = vault.requests.slice(-3).map((r) => `${r.path} ${r.status}`);
-    expect(tail).toEqual(['secret/data/netconfig/adapters/edge nso 403', 'auth/approle/login 200', 'secret/data/netconfig/adapters/edge nso 200']);
+    expect(tail).toEqual([`secret/data/${PATH} 403`, 'auth/approle/login 200', `secret/data/${PATH} 200`]);
   });
 
-  it('resolves the new password after a replacement once the cached one is dropped', async () => {
-    expect((await putAdapter('edge nso', adapter(PASSWORDS[1]!))).status).toBe(200);
-    resolver.forget(REF);
-    await expect(resolver.resolve(REF)).resolves.toBe(PASSWORDS[1]);
+  it('resolves the new password after a replacement: a new reference, which no cache holds', async () => {
+    const replaced = await putAdapter('edge nso', adapter(PASSWORDS[1]!));
+    expect(replaced.status).toBe(200);
+    const next = (replaced.body as { auth: { password: string } }).auth.password;
+    expect(next).not.toBe(REF);
+    await expect(resolver.resolve(next)).resolves.toBe(PASSWORDS[1]);
+    REF = next;
   });
 
   it('fails with secret-missing (500), never an empty password, once the secret is gone', async () => {

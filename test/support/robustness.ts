@@ -44,6 +44,8 @@ export const startRelayWorld = async (): Promise<RelayWorld> => {
   await createLocalBackend({ file: secretsFile }).write('netconfig/adapters/lab', { password: NSO_PASSWORD });
   const adapters = createAdapterStore(documentClient, tables.adapters);
   const addAdapter = async (name: string, baseUrl: string, extra: { timeoutMs?: number } = {}) => {
+    // A fresh record: the store refuses to move a kept secret to another origin.
+    await adapters.delete(name);
     await adapters.put(
       { name, type: 'nso', baseUrl, auth: { type: 'basic', username: 'admin', password: '$VAULT_netconfig/adapters/lab#password' }, ...extra },
       new Date().toISOString(),
