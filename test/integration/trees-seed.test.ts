@@ -108,9 +108,14 @@ describe('seedTrees', () => {
   });
 
   it('throws SeedFileError and writes nothing when the file is not { trees: [...] }', async () => {
-    for (const input of [[], { trees: {} }, { tree: [] }, { trees: [], extra: 1 }, null]) {
+    // Each wrong shape carries a valid tree: refusing the file must mean none of it is written.
+    const valid = tree('0000000000000000000000b1', 'shape-refused');
+    const before = await items();
+    for (const input of [[valid], { trees: { 0: valid } }, { tree: [valid] }, { trees: [valid], extra: 1 }, null]) {
       await expect(seedTrees(documentClient, table, input)).rejects.toBeInstanceOf(SeedFileError);
     }
+    expect(await items()).toEqual(before);
+    expect(await lockOf('shape-refused')).toBeUndefined();
   });
 
   it('loads the sample trees, which keep repeated labels, and is idempotent', async () => {
@@ -186,12 +191,18 @@ describe('npm run seed (runSeedCli)', () => {
   });
 
   it('refuses a file that is not JSON or not { trees: [...] } and writes nothing', async () => {
-    const notJson = await run([file('broken.json', '{"trees": [')], state);
+    const valid = tree('0000000000000000000000e9', 'cli-refused');
+    const before = await items();
+    const notJson = await run([file('broken.json', `{"trees": [${JSON.stringify(valid)}`)], state);
     expect(notJson.code).toBe(1);
     expect(notJson.err).toContain('not valid JSON');
-    const wrongShape = await run([file('shape.json', { items: [] })], state);
-    expect(wrongShape.code).toBe(1);
-    expect(wrongShape.err).toContain('nothing was written');
+    for (const shape of [{ items: [valid] }, { trees: [valid], extra: 1 }]) {
+      const wrongShape = await run([file('shape.json', shape)], state);
+      expect(wrongShape.code).toBe(1);
+      expect(wrongShape.err).toContain('nothing was written');
+    }
+    expect(await items()).toEqual(before);
+    expect(await lockOf('cli-refused')).toBeUndefined();
     const missing = await run([path.join(dir, 'nope.json')], state);
     expect(missing.code).toBe(1);
     expect(missing.err).toContain('cannot read');

@@ -326,3 +326,23 @@ describe.each(liveRoutes.map((route) => [route.operationId, route] as const))('%
     }
   });
 });
+
+describe('what the runs covered (runs after the fuzzing above)', () => {
+  // Arbitrary input proves little if it is all refused at the door, or all accepted: the runs
+  // must have been refused by validation on every route, got past it often overall, and the
+  // near-valid relay requests must have both reached the orchestrator and been refused.
+  const seen = (key: string) => statuses.get(key) ?? 0;
+
+  it('refused input with 400 on every route, and let a fair share of it through', () => {
+    const total = [...statuses.values()].reduce((a, b) => a + b, 0);
+    expect(total).toBeGreaterThan(0);
+    for (const route of liveRoutes) expect(seen(`${route.operationId} 400`), `${route.operationId}: no 400 among the runs`).toBeGreaterThan(0);
+    const past = [...statuses].filter(([key]) => !/ (?:400|415)$/.test(key)).reduce((n, [, c]) => n + c, 0);
+    expect(past / total, JSON.stringify(Object.fromEntries(statuses))).toBeGreaterThan(0.05);
+  });
+
+  it('sent near-valid relay requests to the orchestrator and refused others', () => {
+    expect(seen('relayRestAction (near-valid) 200')).toBeGreaterThan(0);
+    expect(seen('relayRestAction (near-valid) 400')).toBeGreaterThan(0);
+  });
+});

@@ -288,9 +288,14 @@ describe(`a mixed workload of ${TOTAL} requests at ${CONNECTIONS} connections th
     expect(unreadable).toBe(0);
     // Flat: each function's busiest environment may not hold more than FLAT_MARGIN_BYTES more
     // live heap at the end than after the warm-up (the detectable leak per invocation is printed).
-    for (const [label, bytes] of Object.entries(end.live)) {
+    // Every function that served the load has both figures: a missing one fails, never skips.
+    const measured = [...new Set([...Object.keys(LABELS), ...Object.keys(warm.live), ...Object.keys(end.live)])].sort();
+    for (const label of measured) {
       const before = warm.live[label];
-      if (before !== undefined) expect(bytes, `${label}: ${memory[label]}`).toBeLessThanOrEqual(before + FLAT_MARGIN_BYTES);
+      const after = end.live[label];
+      expect(before, `${label}: no live heap after the warm-up`).toEqual(expect.any(Number));
+      expect(after, `${label}: no live heap at the end`).toEqual(expect.any(Number));
+      expect(after, `${label}: ${memory[label]}`).toBeLessThanOrEqual(before! + FLAT_MARGIN_BYTES);
     }
   }, 30 * MINUTES);
 });

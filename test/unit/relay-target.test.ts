@@ -43,17 +43,40 @@ describe('buildTarget', () => {
 
   it('never yields another origin, whatever the path', () => {
     const alphabet = fc.constantFrom('/', '.', '%', '2', 'e', 'f', '5', 'c', '\\', '@', ':', '?', '#', 'a', '=', ';', '&', ' ', '\n', '0');
+    let accepted = 0;
+    let refused = 0;
     fc.assert(
       fc.property(fc.array(alphabet, { maxLength: 24 }).map((chars) => chars.join('')), (tail) => {
         const path = `/${tail}`;
         const target = buildTarget(origin, path);
-        if (!target) return;
+        if (!target) {
+          refused++;
+          return;
+        }
+        accepted++;
         const url = new URL(`${target.origin.origin}${target.path}`);
         expect(url.origin).toBe(origin.origin);
         // No dot segment survived (the parser would have removed it, changing the path).
         expect(url.pathname).toBe(path.split('?')[0]);
       }),
       { numRuns: 2000 },
+    );
+    // The property says something only if many generated paths got through (about three in
+    // ten do) and many did not: a buildTarget that refused everything would fail here.
+    expect(accepted).toBeGreaterThan(100);
+    expect(refused).toBeGreaterThan(100);
+  });
+
+  it('accepts every path of plain segments, with or without a query, and keeps it exactly', () => {
+    const segment = fc.stringMatching(/^[A-Za-z0-9_~:=,;!$'()*+-][A-Za-z0-9._~:=,;!$'()*+-]{0,15}$/).filter((s) => s !== '.' && s !== '..');
+    const query = fc.option(fc.stringMatching(/^[A-Za-z0-9=&;,_.~()-]{0,20}$/), { nil: undefined });
+    fc.assert(
+      fc.property(fc.array(segment, { maxLength: 6 }), query, (segments, q) => {
+        const path = `/${segments.join('/')}${q === undefined ? '' : `?${q}`}`;
+        expect(checkRelayPath(path)).toBeUndefined();
+        expect(buildTarget(origin, path)).toEqual({ origin, path });
+      }),
+      { numRuns: 1000 },
     );
   });
 });

@@ -46,9 +46,11 @@ describe('$VAULT_ references', () => {
   it('never echoes the refused value in the reason', () => {
     fc.assert(
       // Prefixed with text that no reason contains, so a hit can only be an echo.
+      // Every value is malformed by construction: "~" is in no path segment, and the first form lacks the prefix.
       fc.property(fc.oneof(fc.string().map((s) => `Zq~${s}`), fc.string().map((s) => `$VAULT_Zq~${s}`)), (value) => {
         const result = parseReference(value);
-        if (typeof result === 'string') expect(result.includes(value)).toBe(false);
+        expect(typeof result).toBe('string');
+        expect((result as string).includes(value)).toBe(false);
       }),
     );
   });
@@ -59,6 +61,21 @@ describe('$VAULT_ references', () => {
       fc.property(fc.array(segment, { minLength: 1, maxLength: 5 }), fc.stringMatching(/^[A-Za-z0-9._-]{1,20}$/), (segments, key) => {
         const reference = { path: segments.join('/'), key };
         expect(parseReference(formatReference(reference))).toEqual(reference);
+      }),
+    );
+  });
+
+  it('accepts every well-formed reference, with the default key when it names none, and refuses it with one bad character', () => {
+    const segment = fc.stringMatching(/^[A-Za-z0-9 ._-]{1,12}$/).filter((s) => s !== '.' && s !== '..');
+    const bad = fc.constantFrom('~', '\\', '"', '\u0000', '\n', 'é', '?', '%', '$', '{', '<', ':', '@', '!');
+    fc.assert(
+      fc.property(fc.array(segment, { minLength: 1, maxLength: 5 }), fc.nat(), bad, (segments, at, char) => {
+        const path = segments.join('/');
+        expect(parseReference(`$VAULT_${path}`)).toEqual({ path, key: DEFAULT_KEY });
+        const position = at % (path.length + 1);
+        const damaged = `${path.slice(0, position)}${char}${path.slice(position)}`;
+        expect(typeof parseReference(`$VAULT_${damaged}`)).toBe('string');
+        expect(typeof parseReference(`$VAULT_${path}#${char}`)).toBe('string');
       }),
     );
   });

@@ -1,0 +1,39 @@
+// Mutation testing of the code that guards users (npm run mutate; docs/development.md).
+// Not part of CI: a full run takes tens of minutes on two cores.
+
+/** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
+export default {
+  testRunner: 'vitest',
+  vitest: { configFile: 'vitest.mutation.config.ts', related: true },
+  checkers: ['typescript'],
+  tsconfigFile: 'tsconfig.json',
+  // Each mutant runs only the tests that executed its code in the dry run.
+  coverageAnalysis: 'perTest',
+  // A mutant in module-level code (constants, tables) is covered by every test: running the
+  // whole suite for each of them costs hours. Those values are checked by the tests that use
+  // them (the route table, the generated validators, the OpenAPI document).
+  ignoreStatic: true,
+  // The machine is shared; one worker, one module at a time is the intended use.
+  concurrency: 1,
+  timeoutMS: 20_000,
+  mutate: [
+    'functions/authorizer/*.ts',
+    'functions/relay/target.ts',
+    'functions/relay/client.ts',
+    'functions/relay/media-type.ts',
+    'functions/shared/address-policy.ts',
+    'functions/secrets/*.ts',
+    'functions/adapters/store.ts',
+    'functions/adapters/service.ts',
+    'functions/shared/idempotency.ts',
+    'functions/shared/idempotency-store.ts',
+    'functions/shared/problem.ts',
+    'functions/shared/logger.ts',
+  ],
+  reporters: ['clear-text', 'progress', 'json', 'html'],
+  jsonReporter: { fileName: 'reports/mutation/mutation.json' },
+  htmlReporter: { fileName: 'reports/mutation/mutation.html' },
+  clearTextReporter: { allowColor: false, logTests: false, reportScoreTable: true, reportMutants: true },
+  tempDirName: '.stryker-tmp',
+  cleanTempDir: 'always',
+};

@@ -1,0 +1,268 @@
+/**
+ * The idempotency key store against DynamoDB Local: every condition of the claim, the
+ * attempt check of `complete()` and `release()`, what a record reads back as, and every way a
+ * call can fail (a missing table, DynamoDB down), alone and under `idempotent()`.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { APIGatewayProxyResult } from 'aws-lambda';
+import { randomUUID } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { documentClient } from '../../functions/shared/dynamo.js';
+import { httpHandler, json } from '../../functions/shared/http.js';
+import { idempotent, type IdempotencyRecord, type StoredResponse } from '../../functions/shared/idempotency.js';
+import { createIdempotencyStore } from '../../functions/shared/idempotency-store.js';
+import { freePort } from '../support/dynamodb-local.js';
+import { apiEvent, lambdaContext } from '../support/events.js';
+import { createTables } from '../support/tables.js';
+
+let table: string;
+const store = () => createIdempotencyStore(documentClient, table);
+
+const NOW_MS = 1_900_000_000_000;
+const NOW_SEC = NOW_MS / 1000;
+
+const record = (overrides: Partial<IdempotencyRecord> = {}): IdempotencyRecord => ({
+  pk: `op#caller#${randomUUID()}`,
+  status: 'IN_PROGRESS',
+  fingerprint: 'fp-1',
+  attempt: randomUUID(),
+  lockedUntil: NOW_MS + 60_000,
+  expiresAt: NOW_SEC + 3600,
+  ...overrides,
+});
+
+const stored = (text: string): StoredResponse => ({
+  statusCode: 201,
+  headers: { 'Content-Type': 'application/json', Location: '/x/1' },
+  body: new Uint8Array(Buffer.from(text)),
+});
+
+const itemOf = async (pk: string) =>
+  (await documentClient.send(new GetCommand({ TableName: table, Key: { pk }, ConsistentRead: true }))).Item;
+
+const putItem = (item: Record<string, unknown>) => documentClient.send(new PutCommand({ TableName: table, Item: item }));
+
+/** A document client whose DynamoDB is down: nothing listens on its port. */
+const downClient = async () =>
+  DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: `http://127.0.0.1:${await freePort()}`, maxAttempts: 1 }));
+
+beforeAll(async () => {
+  table = (await createTables()).idempotency;
+});
+
+describe('claim', () => {
+  it('writes the record when no record holds the key', async () => {
+    const mine = record();
+    expect(await store().claim(mine, NOW_MS)).toEqual({ kind: 'claimed' });
+    expect(await itemOf(mine.pk)).toEqual(mine);
+  });
+
+  it('reports a live record that holds the key, as it reads back, and leaves it alone', async () => {
+    const held = record({ status: 'COMPLETED', response: stored('{"id":1}') });
+    await putItem({ ...held });
+    const outcome = await store().claim(record({ pk: held.pk }), NOW_MS);
+    expect(outcome).toEqual({ kind: 'taken', record: held });
+    expect(await itemOf(held.pk)).toEqual(held);
+  });
+
+  it('takes over a record past its expiry that DynamoDB has not deleted yet, not one expiring this second', async () => {
+    const expired = record({ status: 'COMPLETED', fingerprint: 'other', expiresAt: NOW_SEC - 1 });
+    await putItem({ ...expired });
+    const mine = record({ pk: expired.pk });
+    expect(await store().claim(mine, NOW_MS)).toEqual({ kind: 'claimed' });
+    expect(await itemOf(mine.pk)).toEqual(mine);
+
+    const lastSecond = record({ status: 'COMPLETED', expiresAt: NOW_SEC });
+    await putItem({ ...lastSecond });
+    expect(await store().claim(record({ pk: lastSecond.pk }), NOW_MS)).toEqual({ kind: 'taken', record: lastSecond });
+  });
+
+  it('takes over a claim of the same request whose lock has lapsed (a crashed attempt)', async () => {
+    const crashed = record({ lockedUntil: NOW_MS - 1 });
+    await putItem({ ...crashed });
+    const mine = record({ pk: crashed.pk });
+    expect(await store().claim(mine, NOW_MS)).toEqual({ kind: 'claimed' });
+    expect((await itemOf(mine.pk))?.['attempt']).toBe(mine.attempt);
+  });
+
+  it.each([
+    ['its lock has not lapsed', { lockedUntil: NOW_MS + 1 }],
+    ['its lock lapses this very millisecond', { lockedUntil: NOW_MS }],
+    ['it is for another request', { lockedUntil: NOW_MS - 1, fingerprint: 'fp-other' }],
+    ['it is completed', { lockedUntil: NOW_MS - 1, status: 'COMPLETED' as const }],
+  ])('leaves a claim alone when %s', async (_label, overrides) => {
+    const held = record(overrides);
+    await putItem({ ...held });
+    const outcome = await store().claim(record({ pk: held.pk }), NOW_MS);
+    expect(outcome).toEqual({ kind: 'taken', record: held });
+    expect((await itemOf(held.pk))?.['attempt']).toBe(held.attempt);
+  });
+
+  it('reads a record written without the optional fields with safe defaults', async () => {
+    const pk = `op#caller#${randomUUID()}`;
+    await putItem({ pk, status: 'SOMETHING', expiresAt: NOW_SEC + 10, lockedUntil: NOW_MS + 10, response: { headers: {} } });
+    expect(await store().claim(record({ pk }), NOW_MS)).toEqual({
+      kind: 'taken',
+      record: { pk, status: 'IN_PROGRESS', fingerprint: '', attempt: '', lockedUntil: NOW_MS + 10, expiresAt: NOW_SEC + 10 },
+    });
+  });
+
+  it('reads a kept answer without headers or body as such', async () => {
+    const pk = `op#caller#${randomUUID()}`;
+    await putItem({ pk, status: 'COMPLETED', fingerprint: 'f', attempt: 'a', expiresAt: NOW_SEC + 10, response: { statusCode: 409 } });
+    const outcome = await store().claim(record({ pk }), NOW_MS);
+    expect(outcome).toEqual({
+      kind: 'taken',
+      record: { pk, status: 'COMPLETED', fingerprint: 'f', attempt: 'a', lockedUntil: 0, expiresAt: NOW_SEC + 10, response: { statusCode: 409, headers: {} } },
+    });
+  });
+
+  it('reports no record when the holder vanished between the write and the read', async () => {
+    const held = record();
+    await putItem({ ...held });
+    // DynamoDB as another attempt changes it: the holder releases its claim right after our put failed.
+    const racing = {
+      send: async (command: unknown) => {
+        if (command instanceof GetCommand) await documentClient.send(new DeleteCommand({ TableName: table, Key: { pk: held.pk } }));
+        return documentClient.send(command as PutCommand);
+      },
+    } as unknown as DynamoDBDocumentClient;
+    expect(await createIdempotencyStore(racing, table).claim(record({ pk: held.pk }), NOW_MS)).toEqual({ kind: 'taken', record: undefined });
+  });
+
+  it('reports no record when the holder expired between the write and the read', async () => {
+    const held = record({ status: 'COMPLETED' });
+    await putItem({ ...held });
+    const racing = {
+      send: async (command: unknown) => {
+        if (command instanceof GetCommand) await putItem({ ...held, expiresAt: NOW_SEC - 1 });
+        return documentClient.send(command as PutCommand);
+      },
+    } as unknown as DynamoDBDocumentClient;
+    expect(await createIdempotencyStore(racing, table).claim(record({ pk: held.pk }), NOW_MS)).toEqual({ kind: 'taken', record: undefined });
+  });
+});
+
+describe('complete', () => {
+  it('stores the answer for the attempt that holds the claim, until the new expiry, and drops the lock', async () => {
+    const mine = record();
+    await store().claim(mine, NOW_MS);
+    const answer = stored('{"done":true}');
+    expect(await store().complete(mine.pk, mine.attempt, answer, NOW_SEC + 86_400)).toBe(true);
+    const item = await itemOf(mine.pk);
+    expect(item).toEqual({ pk: mine.pk, status: 'COMPLETED', fingerprint: mine.fingerprint, attempt: mine.attempt, expiresAt: NOW_SEC + 86_400, response: answer });
+  });
+
+  it('changes nothing for a stale attempt whose claim another attempt took over', async () => {
+    const stale = record({ lockedUntil: NOW_MS - 1 });
+    await store().claim(stale, NOW_MS - 60_000);
+    const newer = record({ pk: stale.pk });
+    expect(await store().claim(newer, NOW_MS)).toEqual({ kind: 'claimed' });
+
+    expect(await store().complete(stale.pk, stale.attempt, stored('stale'), NOW_SEC + 86_400)).toBe(false);
+    expect(await itemOf(stale.pk)).toEqual(newer);
+    expect(await store().complete(newer.pk, newer.attempt, stored('newer'), NOW_SEC + 86_400)).toBe(true);
+    expect((await itemOf(newer.pk))?.['response']).toEqual(stored('newer'));
+  });
+
+  it('creates nothing when the claim is gone', async () => {
+    const pk = `op#caller#${randomUUID()}`;
+    expect(await store().complete(pk, randomUUID(), stored('late'), NOW_SEC + 10)).toBe(false);
+    expect(await itemOf(pk)).toBeUndefined();
+  });
+});
+
+describe('release', () => {
+  it('deletes the claim of the attempt that holds it', async () => {
+    const mine = record();
+    await store().claim(mine, NOW_MS);
+    await store().release(mine.pk, mine.attempt);
+    expect(await itemOf(mine.pk)).toBeUndefined();
+  });
+
+  it('leaves the claim of a newer attempt, and of a completed answer, alone', async () => {
+    const stale = record({ lockedUntil: NOW_MS - 1 });
+    await store().claim(stale, NOW_MS - 60_000);
+    const newer = record({ pk: stale.pk });
+    await store().claim(newer, NOW_MS);
+    await expect(store().release(stale.pk, stale.attempt)).resolves.toBeUndefined();
+    expect(await itemOf(stale.pk)).toEqual(newer);
+
+    await store().complete(newer.pk, newer.attempt, stored('kept'), NOW_SEC + 10);
+    await store().release(newer.pk, 'someone else');
+    expect((await itemOf(newer.pk))?.['status']).toBe('COMPLETED');
+  });
+
+  it('does nothing, without failing, when the claim is already gone', async () => {
+    const pk = `op#caller#${randomUUID()}`;
+    await expect(store().release(pk, randomUUID())).resolves.toBeUndefined();
+    expect(await itemOf(pk)).toBeUndefined();
+  });
+});
+
+describe('failures other than a lost condition', () => {
+  it('are thrown by every call when the table does not exist', async () => {
+    const missing = createIdempotencyStore(documentClient, `missing-${randomUUID()}`);
+    const mine = record();
+    await expect(missing.claim(mine, NOW_MS)).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
+    await expect(missing.complete(mine.pk, mine.attempt, stored('x'), NOW_SEC)).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
+    await expect(missing.release(mine.pk, mine.attempt)).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
+  });
+
+  it('are thrown by every call when DynamoDB is down', async () => {
+    const down = createIdempotencyStore(await downClient(), table);
+    const mine = record();
+    await expect(down.claim(mine, NOW_MS)).rejects.toThrow();
+    await expect(down.complete(mine.pk, mine.attempt, stored('x'), NOW_SEC)).rejects.toThrow();
+    await expect(down.release(mine.pk, mine.attempt)).rejects.toThrow();
+  });
+});
+
+describe('a keyed request through idempotent() while DynamoDB is down', () => {
+  const handlerOver = (client: Pick<DynamoDBDocumentClient, 'send'>, runs: string[]) =>
+    httpHandler({ operation: 'storeTest', timeoutEarlyInMillis: 0, idempotency: idempotent({ store: createIdempotencyStore(client, table) }) }, async (event) => {
+      runs.push(event.path);
+      return json(201, { ran: true });
+    });
+  const event = (key?: string) =>
+    apiEvent({ method: 'POST', resource: '/things', body: { a: 1 }, headers: key === undefined ? {} : { 'Idempotency-Key': key }, authorizer: { principal: 'p' } });
+  const body = (result: APIGatewayProxyResult) => JSON.parse(result.body) as Record<string, unknown>;
+
+  it('answers 503 with Retry-After and does not run the request', async () => {
+    const runs: string[] = [];
+    const res = (await handlerOver(await downClient(), runs)(event('k-down'), lambdaContext())) as APIGatewayProxyResult;
+    expect(res.statusCode).toBe(503);
+    expect(res.headers?.['Content-Type']).toBe('application/problem+json');
+    expect(res.headers?.['Retry-After']).toMatch(/^[1-9][0-9]*$/);
+    expect(body(res)).toMatchObject({ status: 503, type: 'urn:netconfig:problem:unavailable' });
+    expect(JSON.stringify(body(res))).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|Dynamo/i);
+    expect(runs).toHaveLength(0);
+  });
+
+  it('runs a request without a key as if the store did not exist', async () => {
+    const runs: string[] = [];
+    const res = (await handlerOver(await downClient(), runs)(event(), lambdaContext())) as APIGatewayProxyResult;
+    expect(res.statusCode).toBe(201);
+    expect(runs).toHaveLength(1);
+  });
+
+  it('still answers when DynamoDB goes down after the claim, and the retry is refused while the lock holds', async () => {
+    const down = await downClient();
+    let claimed = false;
+    // Up for the claim, down from then on.
+    const failing = {
+      send: (command: unknown) => (claimed ? down : ((claimed = true), documentClient)).send(command as PutCommand),
+    } as unknown as DynamoDBDocumentClient;
+    const runs: string[] = [];
+    const key = `k-${randomUUID()}`;
+    const first = (await handlerOver(failing, runs)(event(key), lambdaContext())) as APIGatewayProxyResult;
+    expect(first.statusCode).toBe(201);
+    expect(runs).toHaveLength(1);
+
+    const retry = (await handlerOver(documentClient, runs)(event(key), lambdaContext())) as APIGatewayProxyResult;
+    expect(retry.statusCode).toBe(409);
+    expect(body(retry)).toMatchObject({ type: 'urn:netconfig:problem:idempotency-request-in-progress' });
+    expect(runs).toHaveLength(1);
+  });
+});
