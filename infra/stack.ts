@@ -14,6 +14,7 @@ import {
   RestApi,
 } from 'aws-cdk-lib/aws-apigateway';
 import { AttributeType, Billing, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { Alias } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { liveRoutes, removedRoutes, type TableKey } from '../functions/shared/routes.js';
@@ -42,6 +43,8 @@ export class NetconfigStack extends Stack {
   readonly api: RestApi;
   readonly tables: Record<TableKey, TableV2>;
   readonly functions: Record<string, ServiceFunction> = {};
+  /** The durable function that runs compliance batches, as the API starts it. */
+  readonly complianceBatchAlias: Alias;
 
   constructor(scope: Construct, id: string, props: NetconfigStackProps = {}) {
     super(scope, id, props);
@@ -115,6 +118,24 @@ export class NetconfigStack extends Stack {
       },
     });
 
+    // Compliance batches run on a durable function: checkpointed chunks, replayed after a crash
+    // or a 15-minute invocation limit, for up to a day per batch (docs/compliance.md has the
+    // arithmetic for 50,000 devices). Started through its `live` alias: durable executions run
+    // a published version, so a deployment never changes the code under a running batch.
+    const complianceBatch = new ServiceFunction(this, 'ComplianceBatch', {
+      handler: 'compliance/batch',
+      description: 'Runs compliance batches (durable execution): fetches device configurations through the relay client and grades them',
+      environment: common,
+      timeout: Duration.minutes(15),
+      memorySize: 1024,
+      durableConfig: { executionTimeout: Duration.hours(24), retentionPeriod: Duration.days(14) },
+    });
+    complianceBatch.bindTable(this.tables.compliance, tableEnv('compliance'), 'write');
+    complianceBatch.bindTable(this.tables.adapters, tableEnv('adapters'), 'read');
+    secrets.bind(complianceBatch, 'read');
+    this.functions['complianceBatch'] = complianceBatch;
+    this.complianceBatchAlias = new Alias(this, 'ComplianceBatchLive', { aliasName: 'live', version: complianceBatch.function.currentVersion });
+
     for (const route of liveRoutes) {
       const fn = new ServiceFunction(this, pascal(route.operationId), {
         handler: route.handler,
@@ -126,6 +147,10 @@ export class NetconfigStack extends Stack {
         fn.bindTable(this.tables[key], tableEnv(key), access);
       }
       if (route.needs.secrets) secrets.bind(fn, route.needs.secrets);
+      if (route.needs.startsCompliance) {
+        this.complianceBatchAlias.grantInvoke(fn.function);
+        fn.function.addEnvironment('COMPLIANCE_FUNCTION', this.complianceBatchAlias.functionArn);
+      }
       this.functions[route.operationId] = fn;
       this.api.root.resourceForPath(route.path).addMethod(
         route.method,

@@ -46,6 +46,8 @@ export interface LiveRoute {
     readonly secrets?: 'read' | 'write';
     /** Calls orchestrators over the network. */
     readonly orchestrator?: boolean;
+    /** Starts compliance batches (invokes the durable batch function). */
+    readonly startsCompliance?: boolean;
   };
   /**
    * Function timeout; defaults to the shared construct's. At most 28 s: API Gateway gives up
@@ -69,6 +71,8 @@ export interface RemovedRoute {
 }
 
 const TREE_ID = { type: 'string', pattern: '^[0-9a-f]{24}$' } as const;
+const BATCH_ID = { type: 'string', pattern: '^[0-9a-f]{24}$', description: 'The batchId that starting the batch answered' } as const;
+const REPORT_ID = { type: 'string', pattern: '^[0-9a-f]{24}-[0-9a-f]{32}$', description: 'A reportId from the batch\'s reports' } as const;
 /**
  * An adapter name as API Gateway passes it: still percent-encoded (`nso%20lab`). The handler
  * decodes it and applies the rule (1 to 128 letters, digits, space, `-`, `_`, `.`).
@@ -418,6 +422,74 @@ export const liveRoutes: readonly LiveRoute[] = [
     },
     needs: { tables: { adapters: 'read' }, secrets: 'read', orchestrator: true },
     timeoutSeconds: 28,
+  },
+  {
+    method: 'GET',
+    path: '/configuration_manager/compliance_reports/batches/{batchId}',
+    operationId: 'getComplianceBatch',
+    summary: 'Get a compliance batch: status, progress, rule totals and device counts by grade',
+    tag: 'compliance',
+    handler: 'compliance/get-batch',
+    roles: ['admin', 'apiread'],
+    request: {
+      pathParameters: { type: 'object', required: ['batchId'], properties: { batchId: BATCH_ID } },
+      body: EMPTY_BODY,
+    },
+    responses: {
+      200: 'The batch: `{ batchId, treeId, version, adapterId, status, total, done, totals, grades, started, finished? }`',
+      400: 'batchId is not 24 lowercase hexadecimal characters, or a body was sent',
+      404: 'No batch has this id (or it expired)',
+      503: 'The compliance store is unavailable; retry later',
+    },
+    needs: { tables: { compliance: 'read' } },
+  },
+  {
+    method: 'GET',
+    path: '/configuration_manager/compliance_reports/batches/{batchId}/reports',
+    operationId: 'listComplianceReports',
+    summary: "List a batch's device reports (also while it runs), optionally of one grade",
+    tag: 'compliance',
+    handler: 'compliance/list-reports',
+    roles: ['admin', 'apiread'],
+    request: {
+      pathParameters: { type: 'object', required: ['batchId'], properties: { batchId: BATCH_ID } },
+      // Keep in step with REPORT_PAGE_LIMIT in functions/compliance/read.ts.
+      queryStringParameters: {
+        ...pageQuery(200, 50),
+        properties: {
+          ...(pageQuery(200, 50).properties as Record<string, JsonSchema>),
+          grade: { type: 'string', enum: ['pass', 'review', 'fail', 'error'], description: 'Only reports of this grade' },
+        },
+      },
+      body: EMPTY_BODY,
+    },
+    responses: {
+      200: 'A page of reports: `{ items, next? }`; `next` is absent on the last page',
+      400: 'batchId, grade, limit or cursor is invalid, an unknown query parameter was sent, or a body was sent',
+      404: 'No batch has this id (or it expired)',
+      503: 'The compliance store is unavailable; retry later',
+    },
+    needs: { tables: { compliance: 'read' } },
+  },
+  {
+    method: 'GET',
+    path: '/configuration_manager/compliance_reports/{reportId}',
+    operationId: 'getComplianceReport',
+    summary: "Get one device's compliance report",
+    tag: 'compliance',
+    handler: 'compliance/get-report',
+    roles: ['admin', 'apiread'],
+    request: {
+      pathParameters: { type: 'object', required: ['reportId'], properties: { reportId: REPORT_ID } },
+      body: EMPTY_BODY,
+    },
+    responses: {
+      200: 'The report: `{ reportId, batchId, device, treeId, version, node, grade, score?, totals, issues, reason?, checkedAt }`',
+      400: 'reportId is not a report id (batch id, "-", 32 hexadecimal digits), or a body was sent',
+      404: 'No report has this id (or it expired)',
+      503: 'The compliance store is unavailable; retry later',
+    },
+    needs: { tables: { compliance: 'read' } },
   },
 ];
 

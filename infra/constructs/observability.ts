@@ -239,6 +239,16 @@ export class Observability extends Construct {
       });
     const resultClasses = ['2xx', '3xx', '4xx', '5xx', 'timeout', 'error'];
 
+    // Compliance (functions/compliance/metrics.ts): any batch that ends `failed` is worth a look.
+    alarm('ComplianceBatchFailed', {
+      alarmName: name('compliance-batch-failed'),
+      alarmDescription: 'A compliance batch ended failed: a chunk of devices could not be checked after all its retries (see the batch function logs).',
+      metric: own('ComplianceBatches', Stats.SUM, { Status: 'failed' }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    });
+
     this.dashboard = new Dashboard(this, 'Dashboard', {
       dashboardName: name('operations'),
       defaultInterval: Duration.hours(3),

@@ -4,7 +4,7 @@
  */
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, Runtime, Tracing, type DurableConfig } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -74,6 +74,8 @@ export interface ServiceFunctionProps {
   readonly timeout?: Duration;
   readonly memorySize?: number;
   readonly logRetention?: RetentionDays;
+  /** Makes it a durable function (Lambda durable functions: checkpointed, replayed, up to a year). */
+  readonly durableConfig?: DurableConfig;
 }
 
 export class ServiceFunction extends Construct {
@@ -100,6 +102,7 @@ export class ServiceFunction extends Construct {
       projectRoot: PROJECT_ROOT,
       depsLockFilePath: path.join(PROJECT_ROOT, 'package-lock.json'),
       bundling: FUNCTION_BUNDLING,
+      ...(props.durableConfig ? { durableConfig: props.durableConfig } : {}),
     });
   }
 

@@ -205,8 +205,10 @@ describe('NetconfigStack signals', () => {
   it('alarms on each function (the authorizer too) and each table, and its alarms pass cdk-nag', () => {
     const { stack, template } = synth();
     const count = Object.keys(template.findResources('AWS::CloudWatch::Alarm')).length;
-    // API 5xx rate + p99, errors and throttles per function, two per table, DynamoDB user errors.
-    expect(count).toBe(2 + 2 * (liveRoutes.length + 1) + 2 * Object.keys(tableSpecs).length + 1);
+    // API 5xx rate + p99, errors and throttles per function (routes, authorizer, compliance
+    // batch), two per table, DynamoDB user errors, failed compliance batches.
+    expect(count).toBe(2 + 2 * (liveRoutes.length + 2) + 2 * Object.keys(tableSpecs).length + 1 + 1);
+    expect(JSON.stringify(template.findResources('AWS::CloudWatch::Alarm'))).toContain('compliance-batch-failed');
     expect(JSON.stringify(template.findResources('AWS::CloudWatch::Alarm'))).toContain('fn-authorizer-errors');
     const errors = Annotations.fromStack(stack)
       .findError('*', Match.stringLikeRegexp('AwsSolutions-.*'))

@@ -168,12 +168,20 @@ describe('stack', () => {
     const functions = Object.values(template.findResources('AWS::Lambda::Function')).filter(
       (f) => f['Properties']['Handler'] === 'index.handler',
     );
-    expect(functions).toHaveLength(liveRoutes.length + 1);
+    // One per route, the authorizer, and the compliance batch function.
+    expect(functions).toHaveLength(liveRoutes.length + 2);
     for (const fn of functions) {
       expect(fn['Properties']).toMatchObject({ Runtime: 'nodejs22.x', Architectures: ['arm64'], TracingConfig: { Mode: 'Active' } });
       expect(fn['Properties']['LoggingConfig']).toBeDefined();
     }
     template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: Match.anyValue() });
+  });
+
+  it('runs compliance batches on a durable function, started through its alias', () => {
+    const batch = stack.getLogicalId(stack.functions['complianceBatch']!.function.node.defaultChild as CfnElement);
+    const resources = template.toJSON().Resources as Resources;
+    expect(resources[batch]!.Properties).toMatchObject({ Timeout: 900, DurableConfig: { ExecutionTimeout: 86_400, RetentionPeriodInDays: 14 } });
+    template.hasResourceProperties('AWS::Lambda::Alias', { Name: 'live' });
   });
 
   it('grants each function only the table access its route needs', () => {
@@ -212,7 +220,7 @@ describe('stack', () => {
         .filter((st: { Action: string | string[] }) => [st.Action].flat().includes('secretsmanager:GetSecretValue'))
         .map((st: { Resource: { Ref: string } }) => st.Resource.Ref);
     };
-    for (const op of ['relayRestAction', 'getSystemHealth', 'getAdapterHealth']) {
+    for (const op of ['relayRestAction', 'getSystemHealth', 'getAdapterHealth', 'complianceBatch']) {
       expect(envOf(op)).toMatchObject({ SECRETS_ACCESS: 'read', VAULT_CREDENTIALS_SECRET_ARN: { Ref: reader } });
       expect(secretsOf(op), op).toEqual([reader]);
     }

@@ -33,6 +33,9 @@ describe('policyFor over the route table', () => {
       'GET/health/server',
       'GET/health/adapters',
       'GET/health/adapters/*',
+      'GET/configuration_manager/compliance_reports/batches/*',
+      'GET/configuration_manager/compliance_reports/batches/*/reports',
+      'GET/configuration_manager/compliance_reports/*',
     ].map((r) => `${PREFIX}${r}`);
     for (const arn of [TREE_ARN, methodArn('GET', '/health/server'), methodArn('POST', '/orch_manager/restAction/nso')]) {
       expect(policyFor(['apiread'], arn)).toEqual({

@@ -1,0 +1,162 @@
+/**
+ * Compliance section of `npm run bench` (also `npx tsx bench/compliance.ts [devices]`): a batch
+ * over the NSO simulator's synthetic fleet (default 10,000 devices), run by the production
+ * durable handler under the official local runner with reports in DynamoDB Local, at adapter
+ * concurrency 10 and 50, against a floor that fetches the same devices through the same relay
+ * path and evaluates them with a plain concurrency-limited loop (no durable engine, no
+ * DynamoDB writes). Reports devices per second, p50/p99 per-device time, the process's memory
+ * high-water mark, and the ratio of the engine's wall time to the floor's (target ≤ 1.25 at 50).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { BatchEvent, EngineDeps } from '../functions/compliance/engine.js';
+import type { StartDeps } from '../functions/compliance/core.js';
+import type { Version } from '../functions/trees/config.js';
+import { loadDurableTesting } from '../infra/local/durable.js';
+import { startDynamoDbLocal } from '../infra/local/dynamodb-local.js';
+import { FLEET_RULES, FLEET_VARIABLES, fleetNames } from '../infra/local/nso-fleet.js';
+import { startNsoSimulator } from '../infra/local/nso-simulator.js';
+import { percentile } from './stats.js';
+
+export interface ComplianceRun {
+  readonly variant: string;
+  readonly concurrency: number;
+  readonly devices: number;
+  readonly seconds: number;
+  readonly devicesPerSecond: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly rssHighWaterMiB: number;
+}
+
+const highWater = () => {
+  let max = process.memoryUsage().rss;
+  const timer = setInterval(() => (max = Math.max(max, process.memoryUsage().rss)), 50);
+  return () => {
+    clearInterval(timer);
+    return Math.round(Math.max(max, process.memoryUsage().rss) / 1048576);
+  };
+};
+
+export const measureCompliance = async (devices = 10_000, concurrencies = [10, 50], log: (line: string) => void = console.log): Promise<ComplianceRun[]> => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'bench-compliance-'));
+  const dynamo = await startDynamoDbLocal();
+  process.env['AWS_ENDPOINT_URL_DYNAMODB'] = dynamo.endpoint;
+  process.env['AWS_REGION'] ??= 'eu-west-1';
+  process.env['AWS_ACCESS_KEY_ID'] ??= 'local';
+  process.env['AWS_SECRET_ACCESS_KEY'] ??= 'local';
+  process.env['METRICS_DISABLED'] = 'true';
+  process.env['LOG_LEVEL'] = 'warn';
+  const sim = await startNsoSimulator({ credentials: { username: 'admin', password: 'bench-Pa55' }, fleet: { devices } });
+  const { createTables } = await import('../test/support/tables.js');
+  const tables = await createTables();
+  const secretsFile = path.join(dir, 'secrets.json');
+  const { createLocalBackend } = await import('../functions/secrets/local.js');
+  await createLocalBackend({ file: secretsFile }).write('netconfig/adapters/bench', { password: 'bench-Pa55' });
+  process.env['SECRETS_BACKEND'] = 'local';
+  process.env['SECRETS_FILE'] = secretsFile;
+  process.env['LOCAL_MODE'] = 'true';
+  const { createAdapterStore } = await import('../functions/adapters/store.js');
+  const { documentClient } = await import('../functions/shared/dynamo.js');
+  await createAdapterStore(documentClient, tables['adapters']).put(
+    { name: 'bench-nso', type: 'nso', baseUrl: sim.url, auth: { type: 'basic', username: 'admin', password: '$VAULT_netconfig/adapters/bench#password' } },
+    new Date().toISOString(),
+  );
+  const { engineDeps } = await import('../functions/compliance/batch.js');
+  const { runBatch } = await import('../functions/compliance/engine.js');
+  const { startBatch } = await import('../functions/compliance/core.js');
+  const { ComplianceStore } = await import('../functions/compliance/store.js');
+  const { withDurableExecution } = await import('@aws/durable-execution-sdk-js');
+  const { LocalDurableTestRunner } = await loadDurableTesting();
+  await LocalDurableTestRunner.setupTestEnvironment({ skipTime: false });
+  const store = new ComplianceStore(documentClient, tables['compliance']);
+  const names = fleetNames({ devices });
+  const version: Version = {
+    name: 'bench',
+    variables: FLEET_VARIABLES,
+    created: '',
+    createdBy: '',
+    lastUpdated: '',
+    lastUpdatedBy: '',
+    root: { name: 'base', devices: names, rules: FLEET_RULES.map((r) => ({ ...r })) as Version['root']['rules'], children: [] },
+  };
+  const runs: ComplianceRun[] = [];
+  try {
+    for (const concurrency of concurrencies) {
+      // Floor: the same fetches and evaluations, a plain pool of `concurrency` workers.
+      {
+        const relayGet = engineDeps.relayGet(() => 15 * 60_000);
+        const rules = FLEET_RULES.map((r) => ({ ...r, node: 'base' })) as unknown as Parameters<EngineDeps['evaluate']>[2];
+        const times: number[] = [];
+        const stop = highWater();
+        const started = performance.now();
+        let next = 0;
+        await Promise.all(
+          Array.from({ length: concurrency }, async () => {
+            while (next < names.length) {
+              const device = names[next++]!;
+              const t = performance.now();
+              const [answer] = await relayGet('bench-nso', `/restconf/data/tailf-ncs:devices/device=${encodeURIComponent(device)}/config`);
+              engineDeps.evaluate((answer!.data as Record<string, unknown>)['tailf-ncs:config'], FLEET_VARIABLES, rules);
+              times.push(performance.now() - t);
+            }
+          }),
+        );
+        runs.push(summarizeRun('floor', concurrency, devices, (performance.now() - started) / 1000, times, stop()));
+        log(JSON.stringify(runs.at(-1)));
+      }
+      // Engine: the production handler under the local runner, reports in DynamoDB Local.
+      {
+        const times: number[] = [];
+        const deps: EngineDeps = { ...engineDeps, onDeviceChecked: (_report, ms) => times.push(ms) };
+        const startDeps: StartDeps = {
+          versions: async () => ({ tree: true, version }),
+          adapters: { get: async (name) => ({ name }) },
+          store,
+          startExecution: async () => undefined,
+          now: () => new Date(),
+          retentionDays: 1,
+          concurrency,
+        };
+        const stop = highWater();
+        const started = performance.now();
+        const { batchId } = await startBatch({ treeId: 'b'.repeat(24), version: 'bench', adapterId: 'bench-nso' }, startDeps);
+        const runner = new LocalDurableTestRunner({ handlerFunction: withDurableExecution(async (event: BatchEvent, context) => runBatch(event, context, deps)) });
+        const execution = await runner.run({ payload: { batchId } });
+        if (execution.getStatus() !== 'SUCCEEDED') throw new Error(`batch ${batchId} ended ${execution.getStatus()}`);
+        runs.push(summarizeRun('durable engine', concurrency, devices, (performance.now() - started) / 1000, times, stop()));
+        log(JSON.stringify(runs.at(-1)));
+      }
+    }
+  } finally {
+    await LocalDurableTestRunner.teardownTestEnvironment();
+    await sim.close();
+    await dynamo.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+  return runs;
+};
+
+const summarizeRun = (variant: string, concurrency: number, devices: number, seconds: number, times: number[], rss: number): ComplianceRun => ({
+  variant,
+  concurrency,
+  devices,
+  seconds: Math.round(seconds * 100) / 100,
+  devicesPerSecond: Math.round(devices / seconds),
+  p50Ms: Math.round(percentile(times, 50) * 10) / 10,
+  p99Ms: Math.round(percentile(times, 99) * 10) / 10,
+  rssHighWaterMiB: rss,
+});
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const devices = Number(process.argv[2] ?? 10_000);
+  const runs = await measureCompliance(devices);
+  for (const concurrency of new Set(runs.map((r) => r.concurrency))) {
+    const floor = runs.find((r) => r.concurrency === concurrency && r.variant === 'floor')!;
+    const engine = runs.find((r) => r.concurrency === concurrency && r.variant !== 'floor')!;
+    console.log(`concurrency ${concurrency}: engine/floor wall-time ratio ${(engine.seconds / floor.seconds).toFixed(2)}`);
+  }
+  process.exit(0);
+}

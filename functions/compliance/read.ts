@@ -1,0 +1,41 @@
+/** The read side of compliance: a batch, a page of its reports, one report. */
+import { decodeCursor, encodeCursor, invalidCursor } from '../shared/cursor.js';
+import { NotFound } from '../shared/problem.js';
+import type { Grade } from './grading.js';
+import type { Batch, Report } from './model.js';
+import type { ComplianceStore } from './store.js';
+
+/** Reports per page: default and most. */
+export const REPORT_PAGE_LIMIT = { default: 50, max: 200 } as const;
+
+export const readBatch = async (store: ComplianceStore, batchId: string): Promise<Batch> => {
+  const batch = await store.getBatch(batchId);
+  if (!batch) throw new NotFound(`No compliance batch has the id '${batchId}'.`);
+  return batch;
+};
+
+export const readReport = async (store: ComplianceStore, reportId: string): Promise<Report> => {
+  const report = await store.getReport(reportId);
+  if (!report) throw new NotFound(`No compliance report has the id '${reportId}'.`);
+  return report;
+};
+
+/**
+ * A page of a batch's reports (also while it runs), optionally of one grade: `{ items, next? }`.
+ * The cursor names the batch and the grade it was issued for: reused elsewhere it is a 400.
+ */
+export const listBatchReports = async (
+  store: ComplianceStore,
+  batchId: string,
+  query: { readonly grade?: Grade; readonly limit: number; readonly cursor?: string },
+): Promise<{ items: readonly Report[]; next?: string }> => {
+  let after: string | undefined;
+  if (query.cursor !== undefined) {
+    const fields = decodeCursor(query.cursor, ['b', 'g', 'sk'], (f) => f.b === batchId && f.g === (query.grade ?? '*') && /^R#[0-9a-f]{32}$/.test(f.sk));
+    if (!fields) throw invalidCursor();
+    after = fields.sk;
+  }
+  await readBatch(store, batchId);
+  const page = await store.listReports(batchId, { limit: query.limit, ...(query.grade ? { grade: query.grade } : {}), ...(after ? { after } : {}) });
+  return { items: page.items, ...(page.next ? { next: encodeCursor({ b: batchId, g: query.grade ?? '*', sk: page.next.sk }) } : {}) };
+};

@@ -1,0 +1,106 @@
+/**
+ * The compliance read routes through their real handlers against DynamoDB Local: a batch and
+ * its reports written by the store the engine uses, read back while the batch runs and after;
+ * every status of each route.
+ */
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { emptyCounts, type Report } from '../../functions/compliance/model.js';
+import { ComplianceStore, reportIdOf } from '../../functions/compliance/store.js';
+import { documentClient } from '../../functions/shared/dynamo.js';
+import { apiEvent, invoke, lambdaContext } from '../support/events.js';
+import { createTables } from '../support/tables.js';
+
+type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+
+const BATCH = 'abcdef0123456789abcdef01';
+let store: ComplianceStore;
+let getBatch: Handler;
+let listReports: Handler;
+let getReport: Handler;
+
+const report = (device: string, grade: Report['grade']): Report => ({
+  reportId: reportIdOf(BATCH, device),
+  batchId: BATCH,
+  device,
+  treeId: 'a1b2c3d4e5f6a1b2c3d4e5f6',
+  version: 'v1',
+  node: 'base',
+  grade,
+  ...(grade === 'error' ? { reason: 'The orchestrator does not know the device.' } : { score: grade === 'pass' ? 100 : 50 }),
+  totals: { errors: grade === 'fail' ? 1 : 0, warnings: 0, infos: 0, passes: 1 },
+  issues: [],
+  checkedAt: '2026-11-23T10:00:00.000Z',
+});
+
+const call = (handler: Handler, resource: string, pathParameters: Record<string, string>, query?: Record<string, string>) =>
+  invoke(handler, apiEvent({ method: 'GET', resource, pathParameters, ...(query ? { query } : {}) }), lambdaContext(10_000));
+
+const BATCH_PATH = '/configuration_manager/compliance_reports/batches/{batchId}';
+const REPORTS_PATH = `${BATCH_PATH}/reports`;
+const REPORT_PATH = '/configuration_manager/compliance_reports/{reportId}';
+
+beforeAll(async () => {
+  const tables = await createTables();
+  store = new ComplianceStore(documentClient, tables['compliance']);
+  const expiresAt = Math.floor(Date.now() / 1000) + 86_400;
+  await store.create(
+    { batchId: BATCH, treeId: 'a1b2c3d4e5f6a1b2c3d4e5f6', version: 'v1', adapterId: 'lab-nso', total: 5, started: '2026-11-23T10:00:00.000Z', chunks: 1, concurrency: 10, expiresAt },
+    { variables: {}, rulesByNode: {} },
+    [['d1', 'd2', 'd3', 'd4', 'd5'].map((device) => ({ device, node: 'base' }))],
+  );
+  for (const [device, grade] of [['d1', 'pass'], ['d2', 'fail'], ['d3', 'pass']] as const) await store.putReport(report(device, grade), expiresAt);
+  vi.resetModules();
+  getBatch = (await import('../../functions/compliance/get-batch.js')).handler as Handler;
+  listReports = (await import('../../functions/compliance/list-reports.js')).handler as Handler;
+  getReport = (await import('../../functions/compliance/get-report.js')).handler as Handler;
+});
+
+describe('compliance read routes', () => {
+  it('shows a running batch and the reports written so far, then the completed batch', async () => {
+    const running = await call(getBatch, BATCH_PATH, { batchId: BATCH });
+    expect(running.status).toBe(200);
+    expect(running.body).toMatchObject({ batchId: BATCH, status: 'running', total: 5, done: 0, started: '2026-11-23T10:00:00.000Z' });
+    expect(running.body.finished).toBeUndefined();
+
+    const page1 = await call(listReports, REPORTS_PATH, { batchId: BATCH }, { limit: '2' });
+    expect(page1.status).toBe(200);
+    expect(page1.body.items).toHaveLength(2);
+    const page2 = await call(listReports, REPORTS_PATH, { batchId: BATCH }, { limit: '2', cursor: page1.body.next });
+    const seen = [...page1.body.items, ...page2.body.items].map((r: Report) => r.device).sort();
+    expect(seen).toEqual(['d1', 'd2', 'd3']);
+    expect(page2.body.next).toBeUndefined();
+
+    const failed = await call(listReports, REPORTS_PATH, { batchId: BATCH }, { grade: 'fail' });
+    expect(failed.body.items.map((r: Report) => r.device)).toEqual(['d2']);
+
+    const counts = { ...emptyCounts(), devices: 5, grades: { pass: 2, review: 0, fail: 1, error: 2 } };
+    await store.countChunk(BATCH, 0, counts, Math.floor(Date.now() / 1000) + 60);
+    await store.countChunk(BATCH, 0, counts, Math.floor(Date.now() / 1000) + 60); // counted once
+    await store.finish(BATCH, 'completed', '2026-11-23T10:05:00.000Z', counts);
+    const done = await call(getBatch, BATCH_PATH, { batchId: BATCH });
+    expect(done.body).toMatchObject({ status: 'completed', done: 5, grades: { pass: 2, review: 0, fail: 1, error: 2 }, finished: '2026-11-23T10:05:00.000Z' });
+  });
+
+  it('answers one report by id, and 404 for an unknown one', async () => {
+    const id = reportIdOf(BATCH, 'd2');
+    const found = await call(getReport, REPORT_PATH, { reportId: id });
+    expect(found.status).toBe(200);
+    expect(found.body).toEqual(report('d2', 'fail'));
+    const missing = await call(getReport, REPORT_PATH, { reportId: reportIdOf(BATCH, 'nope') });
+    expect(missing.status).toBe(404);
+    expect(missing.contentType).toBe('application/problem+json');
+  });
+
+  it('answers 404 for an unknown batch and 400 for malformed ids, grades and cursors', async () => {
+    expect((await call(getBatch, BATCH_PATH, { batchId: 'f'.repeat(24) })).status).toBe(404);
+    expect((await call(listReports, REPORTS_PATH, { batchId: 'f'.repeat(24) })).status).toBe(404);
+    expect((await call(getBatch, BATCH_PATH, { batchId: 'XYZ' })).status).toBe(400);
+    expect((await call(getReport, REPORT_PATH, { reportId: 'not-a-report' })).status).toBe(400);
+    expect((await call(listReports, REPORTS_PATH, { batchId: BATCH }, { grade: 'great' })).status).toBe(400);
+    expect((await call(listReports, REPORTS_PATH, { batchId: BATCH }, { cursor: 'bm9wZQ' })).status).toBe(400);
+    // A cursor of the unfiltered list is refused for the `fail` list (it names another listing).
+    const first = await call(listReports, REPORTS_PATH, { batchId: BATCH }, { limit: '1' });
+    expect((await call(listReports, REPORTS_PATH, { batchId: BATCH }, { grade: 'fail', cursor: first.body.next })).status).toBe(400);
+  });
+});
