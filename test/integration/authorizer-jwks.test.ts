@@ -187,6 +187,21 @@ describe('token verifier: which keys of the JWKS are used', () => {
     expect(server.fetches()).toBe(2);
   });
 
+  it('refuses alg none in every spelling, with or without a signature, even with the key id of a trusted key', async () => {
+    const key = testKey('rsa');
+    const server = await serve({ keys: [key.jwk] });
+    const { verifier } = verifierOn(server.url);
+    const good = tokenFor(key);
+    const [, payload, signature] = good.split('.') as [string, string, string];
+    for (const alg of ['none', 'None', 'NONE', 'nOnE']) {
+      const header = Buffer.from(JSON.stringify({ alg, kid: key.kid })).toString('base64url');
+      for (const token of [`${header}.${payload}.`, `${header}.${payload}.${signature}`, `${header}.${payload}`]) {
+        expect(await rejection(verifier.verify(token)), `${alg}: ${token.slice(-12)}`).toBeInstanceOf(TokenRejected);
+      }
+    }
+    await expect(verifier.verify(good)).resolves.toMatchObject({ sub: 'user-1' });
+  });
+
   it('refuses an ECDSA signature of the wrong length and one in DER form', async () => {
     const key = keyPair({ curve: 'P-256' });
     const server = await serve({ keys: [key.jwk] });
@@ -207,6 +222,12 @@ describe('token verifier: which keys of the JWKS are used', () => {
   it.each([
     ['an aud array that names the audience', { aud: ['other', AUDIENCE] }, 'accepted'],
     ['an aud array without the audience', { aud: ['other', 'another'] }, 'audience'],
+    ['a missing aud', { aud: undefined }, 'audience'],
+    ['a missing aud with the audience as client_id', { aud: undefined, client_id: AUDIENCE }, 'audience'],
+    ['a missing aud with the audience under another claim', { aud: undefined, azp: AUDIENCE, audience: AUDIENCE }, 'audience'],
+    ['an empty aud array', { aud: [] }, 'audience'],
+    ['an empty aud', { aud: '' }, 'audience'],
+    ['an aud that is null', { aud: null }, 'malformed'],
     ['an aud that is a number', { aud: 42 }, 'malformed'],
     ['an aud array with a number', { aud: [AUDIENCE, 42] }, 'malformed'],
     ['an iat that is a string', { iat: 'yesterday' }, 'malformed'],
