@@ -150,13 +150,21 @@ const summarizeRun = (variant: string, concurrency: number, devices: number, sec
   rssHighWaterMiB: rss,
 });
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const devices = Number(process.argv[2] ?? 10_000);
-  const runs = await measureCompliance(devices);
-  for (const concurrency of new Set(runs.map((r) => r.concurrency))) {
+/** The engine's wall time over the floor's at each concurrency. */
+export const complianceRatios = (runs: readonly ComplianceRun[]): { concurrency: number; ratio: number }[] =>
+  [...new Set(runs.map((r) => r.concurrency))].map((concurrency) => {
     const floor = runs.find((r) => r.concurrency === concurrency && r.variant === 'floor')!;
     const engine = runs.find((r) => r.concurrency === concurrency && r.variant !== 'floor')!;
-    console.log(`concurrency ${concurrency}: engine/floor wall-time ratio ${(engine.seconds / floor.seconds).toFixed(2)}`);
-  }
+    return { concurrency, ratio: Math.round((engine.seconds / floor.seconds) * 100) / 100 };
+  });
+
+/** The last line a run prints: what `bench/run.ts` reads back. */
+export const RESULT_PREFIX = 'COMPLIANCE_RESULT ';
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const devices = Number(process.argv[2] ?? 10_000);
+  const runs = await measureCompliance(devices, [10, 50], (line) => console.error(line));
+  for (const { concurrency, ratio } of complianceRatios(runs)) console.error(`concurrency ${concurrency}: engine/floor wall-time ratio ${ratio}`);
+  console.log(`${RESULT_PREFIX}${JSON.stringify(runs)}`);
   process.exit(0);
 }

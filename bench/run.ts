@@ -8,7 +8,8 @@
  *   --rounds N      cold starts per variant (default 20)
  *   --calls N       measured warm calls per variant (default 10000; the relay makes a fifth of it)
  *   --seconds N     local gateway load duration (default 10)
- *   --skip LIST     comma-separated sections to leave out: cold, warm, gateway
+ *   --skip LIST     comma-separated sections to leave out: cold, warm, gateway, compliance
+ *   --devices N     simulated devices of the compliance section (default 10000)
  *   --cpu-prof DIR  also write one CPU profile per cold variant into DIR (for finding out why)
  *   --keep          keep the work directory (bundles, metafiles, synthesized assembly)
  *
@@ -28,6 +29,7 @@ import { buildFixtures, buildScript, buildStack, type Bundle, type StackFunction
 import { bundleContents, sdkBytes, type BundleContents } from './bundles.js';
 import { measureCold, probeCompilations, runCold, type ColdSample, type ColdVariant } from './cold.js';
 import { LITH_OPERATIONS, RELAY_BODY, firstCallEvent, operationOfEntry, putAdapterName, type CallContext } from './events.js';
+import { RESULT_PREFIX, complianceRatios, type ComplianceRun } from './compliance.js';
 import { measureGateway, type GatewayRun } from './gateway.js';
 import { SIMULATOR_ADAPTER, startServices, type Services } from './services.js';
 import {
@@ -55,6 +57,7 @@ const { values: options } = parseArgs({
     calls: { type: 'string', default: '10000' },
     seconds: { type: 'string', default: '10' },
     skip: { type: 'string', default: '' },
+    devices: { type: 'string', default: '10000' },
     'cpu-prof': { type: 'string' },
     keep: { type: 'boolean', default: false },
   },
@@ -69,7 +72,7 @@ const ROUNDS = positive('rounds', options.rounds);
 const CALLS = positive('calls', options.calls);
 const SECONDS = positive('seconds', options.seconds);
 const SKIP = new Set(options.skip.split(',').filter(Boolean));
-for (const s of SKIP) if (!['cold', 'warm', 'gateway'].includes(s)) throw new Error(`--skip knows cold, warm and gateway, not ${s}`);
+for (const s of SKIP) if (!['cold', 'warm', 'gateway', 'compliance'].includes(s)) throw new Error(`--skip knows cold, warm, gateway and compliance, not ${s}`);
 
 const started = Date.now();
 const say = (line: string): void => {
@@ -508,6 +511,44 @@ try {
             ['right'],
           ),
       );
+    }
+  }
+
+  if (!SKIP.has('compliance')) {
+    // ── 7. Compliance batch ───────────────────────────────────────────────────────────────
+    // In its own process: it starts its own DynamoDB Local and sets the environment the
+    // batch function reads.
+    say(`compliance: ${options.devices} simulated devices, durable engine against a plain loop…`);
+    try {
+      const out = execFileSync('npx', ['tsx', 'bench/compliance.ts', options.devices], { cwd: PROJECT_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 16 * 1024 * 1024 });
+      const line = out.split('\n').find((l) => l.startsWith(RESULT_PREFIX));
+      if (!line) throw new Error('no result line');
+      const runs = JSON.parse(line.slice(RESULT_PREFIX.length)) as ComplianceRun[];
+      const ratios = complianceRatios(runs);
+      output['compliance'] = { runs, ratios };
+      const at50 = ratios.find((r) => r.concurrency === 50)?.ratio;
+      targets.push(atMost('compliance: durable engine / plain loop wall time, concurrency 50', at50, 1.25, '×'));
+      tables.push(
+        `Compliance batch, ${options.devices} simulated devices (per-device time: first fetch slot to report stored)\n` +
+          formatTable(
+            ['variant', 'concurrency', 'seconds', 'devices/s', 'p50 ms', 'p99 ms', 'RSS high-water MiB', 'ratio'],
+            runs.map((r) => [
+              r.variant,
+              String(r.concurrency),
+              String(r.seconds),
+              String(r.devicesPerSecond),
+              String(r.p50Ms),
+              String(r.p99Ms),
+              String(r.rssHighWaterMiB),
+              r.variant === 'floor' ? '' : `${ratios.find((x) => x.concurrency === r.concurrency)?.ratio}×`,
+            ]),
+            ['left', 'right'],
+          ),
+      );
+    } catch (error) {
+      say(`compliance measurement failed: ${(error as Error).message}`);
+      output['compliance'] = { error: (error as Error).message };
+      targets.push({ name: 'compliance: durable engine / plain loop, concurrency 50', measured: 'failed to run', limit: '≤ 1.25×', pass: false });
     }
   }
 

@@ -21,7 +21,8 @@ export type RelayGet = (adapterId: string, path: string) => Promise<RestActionRe
 export interface CheckDeps {
   readonly relayGet: RelayGet;
   readonly evaluate: EvaluateRules;
-  readonly gate: AdapterGate;
+  /** The adapter's gate (or a wrapper of it that notes when a fetch got its slot). */
+  readonly gate: Pick<AdapterGate, 'run' | 'pause'>;
   readonly now: () => Date;
   /** Busy answers (429, 503) retried per device before its report says so. */
   readonly maxBusyRetries?: number;

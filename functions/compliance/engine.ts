@@ -75,11 +75,14 @@ export const runChunk = async (batchId: string, index: number, work: BatchWork, 
     devices
       .filter((d) => !reported.has(d.device))
       .map(async (assignment) => {
-        const started = performance.now();
-        const report = await checkDevice(assignment, target, checkDeps);
+        // A device's time runs from when its first fetch got a slot (not from when the chunk
+        // queued it behind the adapter's cap) to when its report is stored.
+        let started: number | undefined;
+        const timed = { run: <T>(fetch: () => Promise<T>) => gate.run(() => ((started ??= performance.now()), fetch())), pause: (ms: number) => gate.pause(ms) };
+        const report = await checkDevice(assignment, target, { ...checkDeps, gate: timed });
         if (await deps.store.putReport(report, work.expiresAt)) {
           counts = addCounts(counts, countOf(report.grade, report.totals));
-          deps.onDeviceChecked?.(report, performance.now() - started);
+          deps.onDeviceChecked?.(report, performance.now() - (started ?? performance.now()));
         } else {
           // Reported meanwhile by another run of this chunk: count what is stored, once.
           const stored = (await deps.store.existingReports(batchId, [assignment.device])).get(assignment.device)!;
