@@ -19,6 +19,22 @@ describe('$VAULT_ references', () => {
     expect(DEFAULT_KEY).toBe('password');
   });
 
+  it('accepts a path of 512 characters and a key of 128, and refuses one more of either', () => {
+    const path = `${'a'.repeat(255)}/${'b'.repeat(256)}`;
+    expect(path).toHaveLength(512);
+    expect(parseReference(`$VAULT_${path}#${'k'.repeat(128)}`)).toEqual({ path, key: 'k'.repeat(128) });
+    expect(parseReference(`$VAULT_${path}c`)).toBe('the path is longer than 512 characters');
+    expect(parseReference(`$VAULT_a#${'k'.repeat(129)}`)).toBe('the key after "#" must be 1 to 128 letters, digits, ".", "_" or "-"');
+  });
+
+  it('tells each problem of a path by its own reason', () => {
+    expect(parseReference('$VAULT_')).toBe('the path is empty');
+    expect(parseReference('$VAULT_a//b')).toBe('the path has an empty segment (a leading, trailing or doubled "/")');
+    expect(parseReference('$VAULT_a/./b')).toBe('the path has a "." or ".." segment');
+    expect(parseReference('$VAULT_a/b~')).toBe('the path may hold only letters, digits, space, ".", "_", "-" and "/"');
+    expect(parseReference('plain')).toBe('a reference starts with $VAULT_');
+  });
+
   it('accepts spaces inside segments (adapter names may hold spaces)', () => {
     expect(parseReference('$VAULT_netconfig/adapters/nso lab 1#password')).toEqual({ path: 'netconfig/adapters/nso lab 1', key: 'password' });
   });
