@@ -27,7 +27,7 @@ import {
 } from '../secrets/reference.js';
 import { readReference } from '../secrets/resolve.js';
 import type { Adapter } from './model.js';
-import { AdapterWriteRefused, type AdapterStore, type PutResult, type StoredState } from './store.js';
+import { AdapterWriteRefused, type AdapterStore, type DamagedAdapter, type PutResult, type StoredState } from './store.js';
 import { DEFAULT_TIMEOUT_MS, isAdapterName, normalizeBaseUrl } from './validate.js';
 
 /** The body of `PUT /adapters/{name}` (already schema-checked). */
@@ -206,7 +206,7 @@ const decodeCursor = (cursor: string): string => {
 export const listAdapters = async (
   store: AdapterStore,
   query: { readonly limit?: string; readonly cursor?: string },
-): Promise<{ items: readonly Adapter[]; next?: string }> => {
+): Promise<{ items: readonly (Adapter | DamagedAdapter)[]; next?: string }> => {
   const limit = query.limit === undefined ? DEFAULT_PAGE : Number(query.limit);
   const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
   const page = await store.list({ limit, ...(after !== undefined ? { after } : {}) });

@@ -11,7 +11,8 @@ import { documentClient } from '../shared/dynamo.js';
 import { requiredEnv } from '../shared/env.js';
 import { logger } from '../shared/logger.js';
 import { InternalError } from '../shared/problem.js';
-import { VAULT_PREFIX } from '../secrets/reference.js';
+import { SecretReferenceInvalid } from '../secrets/errors.js';
+import { ENC_REMOVED, VAULT_PREFIX, isEncValue } from '../secrets/reference.js';
 import type { Adapter } from './model.js';
 
 export const ADAPTER_KIND = 'adapter';
@@ -52,8 +53,24 @@ export class AdapterWriteRefused extends Error {
   }
 }
 
+/**
+ * A stored adapter that cannot be used as it is: a damaged record, or one whose password is a
+ * `$ENC` value (removed in 2021.2, e.g. a record migrated from an older release). Listed as
+ * such, so that it does not go unnoticed; never with any of its stored values.
+ */
+export interface DamagedAdapter {
+  readonly name: string;
+  readonly status: 'damaged';
+  /** `secret-reference-invalid` for a `$ENC` or otherwise unusable password, `damaged-record` for the rest. */
+  readonly problem: 'secret-reference-invalid' | 'damaged-record';
+  readonly detail: string;
+}
+
+export const isDamaged = (item: Adapter | DamagedAdapter): item is DamagedAdapter => 'status' in item && item.status === 'damaged';
+
 export interface AdapterPage {
-  readonly items: readonly Adapter[];
+  /** Adapters sorted by name; a damaged one is listed as a {@link DamagedAdapter}. */
+  readonly items: readonly (Adapter | DamagedAdapter)[];
   /** True when more adapters follow the last one. */
   readonly more: boolean;
 }
@@ -76,7 +93,7 @@ export interface AdapterStore {
    * since that read (`null`: that it still does not exist).
    */
   put(fields: AdapterFields, now: string, expected?: StoredState | null): Promise<PutResult>;
-  /** Adapters sorted by name, after `after` (exclusive) when given; damaged items are left out (and logged). */
+  /** Adapters sorted by name, after `after` (exclusive) when given; damaged items listed as such (and logged). */
   list(options: { readonly limit: number; readonly after?: string }): Promise<AdapterPage>;
   /** Deletes one adapter; returns its password reference, or undefined when there was none. */
   delete(name: string): Promise<{ readonly password?: string } | undefined>;
@@ -109,8 +126,17 @@ export const toAdapter = (item: Record<string, unknown>): Adapter => {
     (timeoutMs === undefined || (typeof timeoutMs === 'number' && Number.isInteger(timeoutMs))) &&
     isString(item['created']) &&
     isString(item['lastUpdated']);
+  const password = auth !== null && typeof auth === 'object' ? auth['password'] : undefined;
+  if (isString(password) && !password.startsWith(VAULT_PREFIX)) {
+    // `$ENC` (removed in 2021.2) or a literal: the documented problem, never the value.
+    throw new SecretReferenceInvalid(
+      isEncValue(password)
+        ? `The adapter '${nameOf(item)}' holds a $ENC password. ${ENC_REMOVED}.`
+        : `The adapter '${nameOf(item)}' holds a password that is not a ${VAULT_PREFIX} reference; store it again (PUT /adapters/{name}).`,
+    );
+  }
   if (!ok || !auth) {
-    throw new InternalError('damaged adapter item', { adapter: isString(name) ? name : String(item['pk']) });
+    throw new InternalError('damaged adapter item', { adapter: nameOf(item) });
   }
   return {
     name,
@@ -122,6 +148,10 @@ export const toAdapter = (item: Record<string, unknown>): Adapter => {
     lastUpdated: item['lastUpdated'] as string,
   };
 };
+
+/** The adapter name of an item, from its key when the `name` attribute is damaged. */
+const nameOf = (item: Record<string, unknown>): string =>
+  isString(item['name']) ? item['name'] : String(item['pk'] ?? '').replace(/^ADAPTER#/, '');
 
 /** An adapter store over `tableName` (default: `ADAPTERS_TABLE`). */
 export const createAdapterStore = (
@@ -240,7 +270,7 @@ export const createAdapterStore = (
   },
 
   async list({ limit, after }) {
-    const items: Adapter[] = [];
+    const items: (Adapter | DamagedAdapter)[] = [];
     let startKey: Record<string, unknown> | undefined;
     // One more than asked tells whether another page exists; the loop only continues when
     // DynamoDB stopped early at its 1 MB page size.
@@ -257,13 +287,17 @@ export const createAdapterStore = (
         }),
       );
       for (const item of out.Items ?? []) {
-        // One damaged item must not hide every other adapter: it is skipped and logged
-        // (GET of that adapter answers 500, so it does not go unnoticed).
+        // One damaged item must not hide every other adapter, nor be hidden itself: it is
+        // listed as damaged (its name and what is wrong, none of its values) and logged.
         try {
           items.push(toAdapter(item));
         } catch (error) {
-          if (!(error instanceof InternalError)) throw error;
-          logger.error('damaged adapter item left out of the list', { ...error.logFields });
+          if (error instanceof SecretReferenceInvalid) {
+            items.push({ name: nameOf(item), status: 'damaged', problem: 'secret-reference-invalid', detail: error.detail });
+          } else if (error instanceof InternalError) {
+            items.push({ name: nameOf(item), status: 'damaged', problem: 'damaged-record', detail: 'The stored record is damaged (a field is missing or of the wrong type); store the adapter again.' });
+          } else throw error;
+          logger.error('damaged adapter item', { adapter: nameOf(item) });
         }
       }
       startKey = out.LastEvaluatedKey;

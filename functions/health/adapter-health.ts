@@ -4,7 +4,9 @@
  */
 import { listAdapters } from '../adapters/service.js';
 import type { AdapterStore } from '../adapters/store.js';
-import { NotFound } from '../shared/problem.js';
+import { isDamaged } from '../adapters/store.js';
+import { SecretReferenceInvalid } from '../secrets/errors.js';
+import { InternalError, NotFound } from '../shared/problem.js';
 import { AdapterDown, mapLimited, probeAdapter, type AdapterHealth, type ProbeDeps } from './adapter-probe.js';
 import type { DependencyStatus } from './checks.js';
 
@@ -20,20 +22,28 @@ export interface AdapterHealthDeps extends ProbeDeps {
 }
 
 export interface AdaptersHealthPage {
-  /** `up` when every adapter of the page is up (or there is none). */
-  readonly status: DependencyStatus;
-  readonly health: DependencyStatus;
+  /**
+   * `up` when every adapter of the page is up (or there is none); `degraded` when one is
+   * misconfigured (a damaged record, a `$ENC` password); else `down` when one is down.
+   */
+  readonly status: DependencyStatus | 'degraded';
+  readonly health: DependencyStatus | 'degraded';
   readonly checkedAt: string;
   readonly adapters: readonly AdapterHealth[];
   /** Pass as `cursor` for the next page; absent on the last one. */
   readonly next?: string;
 }
 
+/** The health of an adapter whose stored record cannot be used (nothing is sent). */
+const misconfigured = (name: string): AdapterHealth => ({ name, type: 'nso', status: 'down', reason: 'misconfigured' });
+
 /** `GET /health/adapters`: probes one page of adapters (sorted by name). Always 200: the service itself is fine. */
 export const adaptersHealth = async (deps: AdapterHealthDeps, query: { readonly limit?: string; readonly cursor?: string }): Promise<AdaptersHealthPage> => {
   const page = await listAdapters(deps.store, { limit: query.limit ?? String(DEFAULT_HEALTH_PAGE), ...(query.cursor ? { cursor: query.cursor } : {}) });
-  const adapters = await mapLimited(page.items, PROBE_CONCURRENCY, (adapter) => probeAdapter(adapter, deps));
-  const status: DependencyStatus = adapters.every((a) => a.status === 'up') ? 'up' : 'down';
+  const adapters = await mapLimited(page.items, PROBE_CONCURRENCY, (adapter) =>
+    isDamaged(adapter) ? Promise.resolve(misconfigured(adapter.name)) : probeAdapter(adapter, deps),
+  );
+  const status: AdaptersHealthPage['status'] = adapters.every((a) => a.status === 'up') ? 'up' : adapters.some((a) => a.reason === 'misconfigured') ? 'degraded' : 'down';
   return {
     status,
     health: status,
@@ -45,7 +55,16 @@ export const adaptersHealth = async (deps: AdapterHealthDeps, query: { readonly 
 
 /** `GET /health/adapters/{name}`: 200 when the orchestrator answers; 503 ({@link AdapterDown}) when not; 404 for no adapter. */
 export const adapterHealth = async (deps: AdapterHealthDeps, name: string) => {
-  const adapter = await deps.store.get(name);
+  let adapter;
+  try {
+    adapter = await deps.store.get(name);
+  } catch (error) {
+    // A damaged record (a `$ENC` password, a missing field): this adapter is down, not the route.
+    if (error instanceof InternalError || error instanceof SecretReferenceInvalid) {
+      throw new AdapterDown(misconfigured(name), (deps.clock?.() ?? new Date()).toISOString());
+    }
+    throw error;
+  }
   if (!adapter) throw new NotFound(`No adapter is named "${name}".`);
   const health = await probeAdapter(adapter, deps);
   const checkedAt = (deps.clock?.() ?? new Date()).toISOString();

@@ -302,8 +302,9 @@ export const liveRoutes: readonly LiveRoute[] = [
     responses: {
       200: 'The adapter was replaced',
       201: 'The adapter was created',
-      400: 'The request is invalid (name, baseUrl, a $ENC value, a reference that does not resolve)',
-      503: 'The secrets store is unavailable',
+      400: 'The request is invalid (name, baseUrl, a $ENC value, a reference that does not resolve or may not be named, a kept secret with a new baseUrl or username)',
+      409: 'Another request changed the adapter meanwhile; nothing was changed',
+      503: 'The secrets store or the database is unavailable; nothing was changed',
     },
     needs: { tables: { adapters: 'write' }, secrets: 'write' },
   },
@@ -331,7 +332,10 @@ export const liveRoutes: readonly LiveRoute[] = [
       queryStringParameters: pageQuery(100, 50),
       body: EMPTY_BODY,
     },
-    responses: { 200: 'A page of adapters sorted by name: { items, next? }', 400: 'A query parameter is invalid' },
+    responses: {
+      200: 'A page of adapters sorted by name: { items, next? }; a damaged record (e.g. a $ENC password) is listed as { name, status: "damaged", problem, detail }',
+      400: 'A query parameter is invalid',
+    },
     needs: { tables: { adapters: 'read' } },
   },
   {
@@ -399,7 +403,7 @@ export const liveRoutes: readonly LiveRoute[] = [
       body: EMPTY_BODY,
     },
     responses: {
-      200: 'Health of one page of adapters sorted by name: `{ status, checkedAt, adapters: [{ name, type, status, latencyMs, httpStatus?, reason? }], next? }`; `status` is "down" when any adapter is',
+      200: 'Health of one page of adapters sorted by name: `{ status, checkedAt, adapters: [{ name, type, status, latencyMs, httpStatus?, reason? }], next? }`; `status` is "degraded" when an adapter is misconfigured (a damaged record, a $ENC password), else "down" when any adapter is',
       400: 'A query parameter is invalid',
     },
     needs: { tables: { adapters: 'read' }, secrets: 'read', orchestrator: true },
@@ -418,7 +422,7 @@ export const liveRoutes: readonly LiveRoute[] = [
       200: 'The orchestrator answers: `{ status: "up", checkedAt, adapter: { name, type, status, latencyMs, httpStatus } }`',
       400: 'The name is invalid',
       404: 'No adapter has this name',
-      503: 'The orchestrator does not answer as it should: problem+json carrying `checkedAt` and `adapter` (with `reason`)',
+      503: 'The orchestrator does not answer as it should, or the adapter record is misconfigured: problem+json carrying `checkedAt` and `adapter` (with `reason`)',
     },
     needs: { tables: { adapters: 'read' }, secrets: 'read', orchestrator: true },
     timeoutSeconds: 28,

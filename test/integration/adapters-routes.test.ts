@@ -307,10 +307,15 @@ describe('GET /adapters/{name}', () => {
     expectProblem(res, 500);
     expect(JSON.stringify(res.body)).not.toContain('literal-pw');
     expect(JSON.stringify(res.body)).not.toMatch(/DynamoDB|Exception|TypeError|\bat \//);
-    // The list leaves the damaged item out instead of failing as a whole.
+    // The list shows the damaged item as damaged (none of its values) instead of failing or hiding it.
     const listed = await listAdapters({ limit: '100' });
     expect(listed.status).toBe(200);
-    expect((listed.body as { items: { name: string }[] }).items.map((a) => a.name)).not.toContain('damaged');
+    expect((listed.body as { items: { name: string }[] }).items.find((a) => a.name === 'damaged')).toEqual({
+      name: 'damaged',
+      status: 'damaged',
+      problem: 'secret-reference-invalid',
+      detail: expect.stringContaining('not a $VAULT_ reference'),
+    });
     expect(JSON.stringify(listed.body)).not.toContain('literal-pw');
     expect((await deleteAdapter('damaged')).status).toBe(204);
   });

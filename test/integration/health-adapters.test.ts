@@ -8,6 +8,7 @@ import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createAdapterStore } from '../../functions/adapters/store.js';
 import { createLocalBackend } from '../../functions/secrets/local.js';
@@ -27,6 +28,7 @@ let dir: string;
 let listHandler: Handler;
 let oneHandler: Handler;
 let daemon: UdpSocket;
+let adaptersTable: string;
 const datagrams: string[] = [];
 
 const list = (query?: Record<string, string>) =>
@@ -36,6 +38,7 @@ const one = (name: string) =>
 
 beforeAll(async () => {
   const tables = await createTables();
+  adaptersTable = tables['adapters'];
   dir = await mkdtemp(path.join(tmpdir(), 'health-adapters-'));
   nso = await startNsoSimulator({ credentials: { username: 'admin', password: PASSWORD } });
   const closedPort = await freePort();
@@ -212,5 +215,42 @@ describe('GET /health/adapters/{name}', () => {
       annotations: { adapter: 'lab-nso', purpose: 'health' },
     });
     expect(datagrams[0]).not.toContain(PASSWORD);
+  });
+});
+
+describe('damaged adapter records (a $ENC password from before 2021.2, a missing field)', () => {
+  const ENC = '$ENC(bGVnYWN5LXBhc3N3b3Jk)';
+  beforeAll(async () => {
+    const raw = (name: string, auth: Record<string, unknown>) =>
+      documentClient.send(
+        new PutCommand({
+          TableName: adaptersTable,
+          Item: { pk: `ADAPTER#${name}`, kind: 'adapter', name, type: 'nso', baseUrl: nso.url, auth: { type: 'basic', username: 'admin', ...auth }, created: 'x', lastUpdated: 'x' },
+        }),
+      );
+    await raw('zz-legacy-enc', { password: ENC });
+    await raw('zz-no-password', {});
+  });
+
+  it('are reported misconfigured by the list, which is degraded overall, and nothing is sent for them', async () => {
+    nso.requests.length = 0;
+    const res = await list();
+    expect(res.status).toBe(200);
+    const body = res.body as { status: string; health: string; adapters: { name: string; status: string; reason?: string }[] };
+    expect(body.status).toBe('degraded');
+    expect(body.health).toBe('degraded');
+    expect(body.adapters.filter((a) => a.name.startsWith('zz-'))).toEqual([
+      { name: 'zz-legacy-enc', type: 'nso', status: 'down', reason: 'misconfigured' },
+      { name: 'zz-no-password', type: 'nso', status: 'down', reason: 'misconfigured' },
+    ]);
+    expect(JSON.stringify(res.body)).not.toContain('bGVnYWN5');
+  });
+
+  it.each(['zz-legacy-enc', 'zz-no-password'])('answer 503 for %s alone, with the reason', async (name) => {
+    const res = await one(name);
+    expect(res.status).toBe(503);
+    expect(res.contentType).toBe('application/problem+json');
+    expect(res.body).toMatchObject({ status: 503, adapter: { name, status: 'down', reason: 'misconfigured' } });
+    expect(JSON.stringify(res.body)).not.toContain('bGVnYWN5');
   });
 });

@@ -6,6 +6,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createAdapterStore } from '../../functions/adapters/store.js';
 import { createLocalBackend } from '../../functions/secrets/local.js';
@@ -358,6 +359,21 @@ describe('when the orchestrator does not answer properly', () => {
     expect(res.body.detail).toMatch(/TLS/);
     expect(tlsNso.requests).toHaveLength(0);
     expectNothingRevealed(res.body);
+  });
+
+  it('answers the documented secret-reference-invalid problem, without sending, for a $ENC password met at run time', async () => {
+    await documentClient.send(
+      new PutCommand({
+        TableName: tables['adapters'],
+        Item: { pk: 'ADAPTER#legacy-enc', kind: 'adapter', name: 'legacy-enc', type: 'nso', baseUrl: nso.url, auth: { type: 'basic', username: 'admin', password: '$ENC(c2VjcmV0)' }, created: 'x', lastUpdated: 'x' },
+      }),
+    );
+    const res = await relay('legacy-enc', { method: 'GET', path: CONFIG });
+    expect(res.status).toBe(500);
+    expect(res.body).toMatchObject({ type: 'urn:netconfig:problem:secret-reference-invalid', status: 500 });
+    expect(res.body.detail).toContain('$ENC was removed in 2021.2');
+    expect(JSON.stringify(res.body)).not.toContain('c2VjcmV0');
+    expect(nso.requests).toHaveLength(0);
   });
 
   it('answers 500 without sending when the password reference points at nothing', async () => {
