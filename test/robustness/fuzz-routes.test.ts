@@ -42,6 +42,9 @@ const ALLOWED: Readonly<Record<string, readonly number[]>> = {
   getServerHealth: [200, 400, 415],
   getAdaptersHealth: [200, 400, 415],
   getAdapterHealth: [200, 400, 404, 415, 503],
+  getComplianceBatch: [200, 400, 404, 415],
+  listComplianceReports: [200, 400, 404, 415],
+  getComplianceReport: [200, 400, 404, 415],
 };
 /** Answered by the shared HTTP stack for any route, documented once for all. */
 const STACK_STATUSES = [400, 415];
@@ -280,11 +283,18 @@ describe('the relay with near-valid requests (one part arbitrary)', () => {
 /** Names every plain object inherits: as request keys they must be data like any other name. */
 const PROTOTYPE_NAMES = ['hasOwnProperty', 'toString', 'valueOf', 'constructor', '__proto__', 'isPrototypeOf', 'propertyIsEnumerable'];
 
-/** Path parameters that exist, so that a route gets past its lookup. */
+/** Path parameters that exist (or at least pass the route's schema), so that a route gets past its path check. */
 const existing = (route: LiveRoute): Record<string, string> | null => {
   const names = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
   if (!names.length) return null;
-  return Object.fromEntries(names.map((n) => [n, n === 'treeId' ? knownTreeIds[0]! : n === 'adapterId' ? 'lab' : 'lab-two']));
+  const schemas = (route.request.pathParameters?.['properties'] ?? {}) as Record<string, { pattern?: string }>;
+  const valid = (n: string): string => {
+    if (n === 'treeId') return knownTreeIds[0]!;
+    if (n === 'adapterId') return 'lab';
+    const pattern = schemas[n]?.pattern;
+    return pattern ? fc.sample(fc.stringMatching(new RegExp(pattern)), { numRuns: 1, seed: 1 })[0]! : 'lab-two';
+  };
+  return Object.fromEntries(names.map((n) => [n, valid(n)]));
 };
 
 /** As Lambda receives it: parsed from JSON, so `__proto__` is an own member, not a prototype. */
