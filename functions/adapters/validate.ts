@@ -6,15 +6,14 @@
 import { isIP } from 'node:net';
 import { addressRefusal, hostNameRefusal } from '../shared/address-policy.js';
 import type { CompiledValidator } from '../shared/http.js';
+import { NAME_RULE, decodeSegment, isPathName } from '../shared/names.js';
 import { BadRequest } from '../shared/problem.js';
 import { ENC_REMOVED, isEncValue } from '../secrets/reference.js';
 
-/** 1 to 128 letters, digits, spaces, `-`, `_`, `.`; `.` and `..` alone are not names (they are path steps). */
-export const NAME_RULE = 'must be 1 to 128 letters, digits, spaces, "-", "_" or "." (and not "." or "..")';
-const NAME = /^[A-Za-z0-9 ._-]{1,128}$/;
+export { NAME_RULE } from '../shared/names.js';
 
-/** True when `name` is a valid adapter name. */
-export const isAdapterName = (name: string): boolean => NAME.test(name) && name !== '.' && name !== '..';
+/** True when `name` is a valid adapter name (the shared rule for names in paths). */
+export const isAdapterName = isPathName;
 
 /**
  * The adapter name from a path parameter. API Gateway REST APIs pass path parameters still
@@ -22,12 +21,7 @@ export const isAdapterName = (name: string): boolean => NAME.test(name) && name 
  * Throws a 400 naming the parameter when the result is not a valid name.
  */
 export const adapterNameFromPath = (raw: string | undefined, parameter = 'name'): string => {
-  let name: string | undefined;
-  try {
-    name = raw === undefined ? undefined : decodeURIComponent(raw);
-  } catch {
-    name = undefined;
-  }
+  const name = raw === undefined ? undefined : decodeSegment(raw);
   if (name === undefined || !isAdapterName(name)) {
     throw new BadRequest(`The request is invalid: ${parameter} ${NAME_RULE}.`, [{ in: 'path', field: parameter, message: NAME_RULE }]);
   }

@@ -942,15 +942,6089 @@ return errors === 0;
 validate23.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
 return validate23;
 })();
-export const putAdapter = /* @__PURE__ */ (() => {
-const schema35 = {"$id":"putAdapter","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":384,"description":"1 to 128 letters, digits, spaces, \"-\", \"_\" or \".\" (percent-encoded in the URL)"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","required":["type","baseUrl","auth"],"additionalProperties":false,"properties":{"type":{"type":"string","enum":["nso"],"description":"Orchestrator type"},"baseUrl":{"type":"string","minLength":1,"maxLength":2048,"description":"http(s)://host[:port], no path, query, fragment or credentials; stored as its origin"},"auth":{"type":"object","required":["type","username","password"],"additionalProperties":false,"properties":{"type":{"type":"string","enum":["basic"]},"username":{"type":"string","minLength":1,"maxLength":256},"password":{"type":"string","minLength":1,"maxLength":4096,"description":"A $VAULT_<path>#<key> reference, or the plain value (stored in the secrets store, replaced by its reference)"}}},"timeoutMs":{"type":"integer","minimum":100,"maximum":25000,"description":"Per-call timeout of the relay; default 10000"}}}}};
-const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
+export const deleteTree = /* @__PURE__ */ (() => {
+const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
 
 function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="putAdapter" */;
+/*# sourceURL="deleteTree" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate24.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.pathParameters === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pathParameters"},message:"must have required property '"+"pathParameters"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.queryStringParameters === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.pathParameters !== undefined){
+let data0 = data.pathParameters;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.treeId === undefined){
+const err2 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "treeId"},message:"must have required property '"+"treeId"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.treeId !== undefined){
+let data1 = data0.treeId;
+if(typeof data1 === "string"){
+if(!pattern5.test(data1)){
+const err3 = {instancePath:instancePath+"/pathParameters/treeId",schemaPath:"#/properties/pathParameters/properties/treeId/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{24}$"},message:"must match pattern \""+"^[0-9a-f]{24}$"+"\""};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/pathParameters/treeId",schemaPath:"#/properties/pathParameters/properties/treeId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.queryStringParameters !== undefined){
+let data2 = data.queryStringParameters;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+for(const key0 in data2){
+const err6 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.body !== undefined){
+let data3 = data.body;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+for(const key1 in data3){
+const err8 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+else {
+const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+validate24.errors = vErrors;
+return errors === 0;
+}
+validate24.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate24;
+})();
+export const createVersion = /* @__PURE__ */ (() => {
+const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
+const pattern12 = new RegExp("^[A-Za-z0-9 ._-]+$", "u");
+const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
+
+function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="createVersion" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate25.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.pathParameters === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pathParameters"},message:"must have required property '"+"pathParameters"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.queryStringParameters === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.body === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "body"},message:"must have required property '"+"body"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.pathParameters !== undefined){
+let data0 = data.pathParameters;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.treeId === undefined){
+const err3 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "treeId"},message:"must have required property '"+"treeId"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.treeId !== undefined){
+let data1 = data0.treeId;
+if(typeof data1 === "string"){
+if(!pattern5.test(data1)){
+const err4 = {instancePath:instancePath+"/pathParameters/treeId",schemaPath:"#/properties/pathParameters/properties/treeId/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{24}$"},message:"must match pattern \""+"^[0-9a-f]{24}$"+"\""};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/pathParameters/treeId",schemaPath:"#/properties/pathParameters/properties/treeId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.queryStringParameters !== undefined){
+let data2 = data.queryStringParameters;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+for(const key0 in data2){
+const err7 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.body !== undefined){
+let data3 = data.body;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+if(data3.name === undefined){
+const err9 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data3.base === undefined){
+const err10 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/required",keyword:"required",params:{missingProperty: "base"},message:"must have required property '"+"base"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+for(const key1 in data3){
+if(!((key1 === "name") || (key1 === "base"))){
+const err11 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data3.name !== undefined){
+let data4 = data3.name;
+if(typeof data4 === "string"){
+if(func1(data4) > 128){
+const err12 = {instancePath:instancePath+"/body/name",schemaPath:"#/properties/body/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(func1(data4) < 1){
+const err13 = {instancePath:instancePath+"/body/name",schemaPath:"#/properties/body/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(!pattern12.test(data4)){
+const err14 = {instancePath:instancePath+"/body/name",schemaPath:"#/properties/body/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9 ._-]+$"},message:"must match pattern \""+"^[A-Za-z0-9 ._-]+$"+"\""};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/body/name",schemaPath:"#/properties/body/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data3.base !== undefined){
+let data5 = data3.base;
+if(typeof data5 === "string"){
+if(func1(data5) > 512){
+const err16 = {instancePath:instancePath+"/body/base",schemaPath:"#/properties/body/properties/base/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(func1(data5) < 1){
+const err17 = {instancePath:instancePath+"/body/base",schemaPath:"#/properties/body/properties/base/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/body/base",schemaPath:"#/properties/body/properties/base/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+else {
+const err20 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+validate25.errors = vErrors;
+return errors === 0;
+}
+validate25.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate25;
+})();
+export const getVersion = /* @__PURE__ */ (() => {
+const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
+const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
+
+function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="getVersion" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate26.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.pathParameters === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pathParameters"},message:"must have required property '"+"pathParameters"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.queryStringParameters === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.pathParameters !== undefined){
+let data0 = data.pathParameters;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.treeId === undefined){
+const err2 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "treeId"},message:"must have required property '"+"treeId"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.version === undefined){
+const err3 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.treeId !== undefined){
+let data1 = data0.treeId;
+if(typeof data1 === "string"){
+if(!pattern5.test(data1)){
+const err4 = {instancePath:instancePath+"/pathParameters/treeId",schemaPath:"#/properties/pathParameters/properties/treeId/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{24}$"},message:"must match pattern \""+"^[0-9a-f]{24}$"+"\""};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/pathParameters/treeId",schemaPath:"#/properties/pathParameters/properties/treeId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data0.version !== undefined){
+let data2 = data0.version;
+if(typeof data2 === "string"){
+if(func1(data2) > 512){
+const err6 = {instancePath:instancePath+"/pathParameters/version",schemaPath:"#/properties/pathParameters/properties/version/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(func1(data2) < 1){
+const err7 = {instancePath:instancePath+"/pathParameters/version",schemaPath:"#/properties/pathParameters/properties/version/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/pathParameters/version",schemaPath:"#/properties/pathParameters/properties/version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.queryStringParameters !== undefined){
+let data3 = data.queryStringParameters;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+for(const key0 in data3){
+const err10 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.body !== undefined){
+let data4 = data.body;
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+for(const key1 in data4){
+const err12 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate26.errors = vErrors;
+return errors === 0;
+}
+validate26.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate26;
+})();
+export const updateVersion = /* @__PURE__ */ (() => {
+const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
+const pattern12 = new RegExp("^[A-Za-z0-9 ._-]+$", "u");
+const pattern16 = new RegExp("^[A-Za-z0-9_.-]{1,64}$", "u");
+const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
+
+function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="updateVersion" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate27.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.pathParameters === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pathParameters"},message:"must have required property '"+"pathParameters"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.queryStringParameters === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.body === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "body"},message:"must have required property '"+"body"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.pathParameters !== undefined){
+let data0 = data.pathParameters;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.treeId === undefined){
+const err3 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "treeId"},message:"must have required property '"+"treeId"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.version === undefined){
+const err4 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.treeId !== undefined){
+let data1 = data0.treeId;
+if(typeof data1 === "string"){
+if(!pattern5.test(data1)){
+const err5 = {instancePath:instancePath+"/pathParameters/treeId",schemaPath:"#/properties/pathParameters/properties/treeId/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{24}$"},message:"must match pattern \""+"^[0-9a-f]{24}$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/pathParameters/treeId",schemaPath:"#/properties/pathParameters/properties/treeId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.version !== undefined){
+let data2 = data0.version;
+if(typeof data2 === "string"){
+if(func1(data2) > 512){
+const err7 = {instancePath:instancePath+"/pathParameters/version",schemaPath:"#/properties/pathParameters/properties/version/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(func1(data2) < 1){
+const err8 = {instancePath:instancePath+"/pathParameters/version",schemaPath:"#/properties/pathParameters/properties/version/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/pathParameters/version",schemaPath:"#/properties/pathParameters/properties/version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.queryStringParameters !== undefined){
+let data3 = data.queryStringParameters;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+for(const key0 in data3){
+const err11 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.body !== undefined){
+let data4 = data.body;
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+if(Object.keys(data4).length < 1){
+const err13 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+for(const key1 in data4){
+if(!((key1 === "name") || (key1 === "variables"))){
+const err14 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data4.name !== undefined){
+let data5 = data4.name;
+if(typeof data5 === "string"){
+if(func1(data5) > 128){
+const err15 = {instancePath:instancePath+"/body/name",schemaPath:"#/properties/body/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(func1(data5) < 1){
+const err16 = {instancePath:instancePath+"/body/name",schemaPath:"#/properties/body/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(!pattern12.test(data5)){
+const err17 = {instancePath:instancePath+"/body/name",schemaPath:"#/properties/body/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9 ._-]+$"},message:"must match pattern \""+"^[A-Za-z0-9 ._-]+$"+"\""};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/body/name",schemaPath:"#/properties/body/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data4.variables !== undefined){
+let data6 = data4.variables;
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+if(Object.keys(data6).length > 200){
+const err19 = {instancePath:instancePath+"/body/variables",schemaPath:"#/properties/body/properties/variables/maxProperties",keyword:"maxProperties",params:{limit: 200},message:"must NOT have more than 200 properties"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+for(const key2 in data6){
+const _errs17 = errors;
+if(typeof key2 === "string"){
+if(!pattern16.test(key2)){
+const err20 = {instancePath:instancePath+"/body/variables",schemaPath:"#/properties/body/properties/variables/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_.-]{1,64}$"+"\"",propertyName:key2};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+var valid3 = _errs17 === errors;
+if(!valid3){
+const err21 = {instancePath:instancePath+"/body/variables",schemaPath:"#/properties/body/properties/variables/propertyNames",keyword:"propertyNames",params:{propertyName: key2},message:"property name must be valid"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+for(const key3 in data6){
+let data7 = data6[key3];
+if(typeof data7 === "string"){
+if(func1(data7) > 1024){
+const err22 = {instancePath:instancePath+"/body/variables/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/body/properties/variables/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+else {
+const err23 = {instancePath:instancePath+"/body/variables/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/body/properties/variables/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+}
+else {
+const err24 = {instancePath:instancePath+"/body/variables",schemaPath:"#/properties/body/properties/variables/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+else {
+const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+validate27.errors = vErrors;
+return errors === 0;
+}
+validate27.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate27;
+})();
+export const deleteVersion = /* @__PURE__ */ (() => {
+const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
+const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
+
+function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="deleteVersion" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate28.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.pathParameters === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pathParameters"},message:"must have required property '"+"pathParameters"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.queryStringParameters === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.pathParameters !== undefined){
+let data0 = data.pathParameters;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.treeId === undefined){
+const err2 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "treeId"},message:"must have required property '"+"treeId"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.version === undefined){
+const err3 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.treeId !== undefined){
+let data1 = data0.treeId;
+if(typeof data1 === "string"){
+if(!pattern5.test(data1)){
+const err4 = {instancePath:instancePath+"/pathParameters/treeId",schemaPath:"#/properties/pathParameters/properties/treeId/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{24}$"},message:"must match pattern \""+"^[0-9a-f]{24}$"+"\""};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/pathParameters/treeId",schemaPath:"#/properties/pathParameters/properties/treeId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data0.version !== undefined){
+let data2 = data0.version;
+if(typeof data2 === "string"){
+if(func1(data2) > 512){
+const err6 = {instancePath:instancePath+"/pathParameters/version",schemaPath:"#/properties/pathParameters/properties/version/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(func1(data2) < 1){
+const err7 = {instancePath:instancePath+"/pathParameters/version",schemaPath:"#/properties/pathParameters/properties/version/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/pathParameters/version",schemaPath:"#/properties/pathParameters/properties/version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.queryStringParameters !== undefined){
+let data3 = data.queryStringParameters;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+for(const key0 in data3){
+const err10 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.body !== undefined){
+let data4 = data.body;
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+for(const key1 in data4){
+const err12 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate28.errors = vErrors;
+return errors === 0;
+}
+validate28.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate28;
+})();
+export const putNode = /* @__PURE__ */ (() => {
+const schema40 = {"$id":"putNode","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["treeId","version","nodePath"],"properties":{"treeId":{"type":"string","pattern":"^[0-9a-f]{24}$"},"version":{"type":"string","minLength":1,"maxLength":512,"description":"The version label, percent-encoded; `label~2` names the second version of a seeded tree that repeats `label`"},"nodePath":{"type":"string","minLength":1,"maxLength":4096,"description":"The node's path from the root, e.g. base/wan/pe-routers (each segment percent-encoded; at most 8 levels)"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"properties":{"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}}},"description":"A field left out keeps its current value (empty for a new node); the node keeps its children"}}};
+const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
+const pattern19 = new RegExp("^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$", "u");
+const pattern20 = new RegExp("^[A-Za-z0-9_.:-]{1,128}$", "u");
+const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
+
+function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="putNode" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate29.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.pathParameters === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pathParameters"},message:"must have required property '"+"pathParameters"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.queryStringParameters === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.body === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "body"},message:"must have required property '"+"body"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.pathParameters !== undefined){
+let data0 = data.pathParameters;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.treeId === undefined){
+const err3 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "treeId"},message:"must have required property '"+"treeId"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.version === undefined){
+const err4 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.nodePath === undefined){
+const err5 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "nodePath"},message:"must have required property '"+"nodePath"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data0.treeId !== undefined){
+let data1 = data0.treeId;
+if(typeof data1 === "string"){
+if(!pattern5.test(data1)){
+const err6 = {instancePath:instancePath+"/pathParameters/treeId",schemaPath:"#/properties/pathParameters/properties/treeId/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{24}$"},message:"must match pattern \""+"^[0-9a-f]{24}$"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/pathParameters/treeId",schemaPath:"#/properties/pathParameters/properties/treeId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data0.version !== undefined){
+let data2 = data0.version;
+if(typeof data2 === "string"){
+if(func1(data2) > 512){
+const err8 = {instancePath:instancePath+"/pathParameters/version",schemaPath:"#/properties/pathParameters/properties/version/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(func1(data2) < 1){
+const err9 = {instancePath:instancePath+"/pathParameters/version",schemaPath:"#/properties/pathParameters/properties/version/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/pathParameters/version",schemaPath:"#/properties/pathParameters/properties/version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data0.nodePath !== undefined){
+let data3 = data0.nodePath;
+if(typeof data3 === "string"){
+if(func1(data3) > 4096){
+const err11 = {instancePath:instancePath+"/pathParameters/nodePath",schemaPath:"#/properties/pathParameters/properties/nodePath/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(func1(data3) < 1){
+const err12 = {instancePath:instancePath+"/pathParameters/nodePath",schemaPath:"#/properties/pathParameters/properties/nodePath/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/pathParameters/nodePath",schemaPath:"#/properties/pathParameters/properties/nodePath/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.queryStringParameters !== undefined){
+let data4 = data.queryStringParameters;
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+for(const key0 in data4){
+const err15 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.body !== undefined){
+let data5 = data.body;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+for(const key1 in data5){
+if(!((key1 === "devices") || (key1 === "rules"))){
+const err17 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data5.devices !== undefined){
+let data6 = data5.devices;
+if(Array.isArray(data6)){
+if(data6.length > 1000){
+const err18 = {instancePath:instancePath+"/body/devices",schemaPath:"#/properties/body/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+const len0 = data6.length;
+for(let i0=0; i0<len0; i0++){
+let data7 = data6[i0];
+if(typeof data7 === "string"){
+if(func1(data7) > 253){
+const err19 = {instancePath:instancePath+"/body/devices/" + i0,schemaPath:"#/properties/body/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(func1(data7) < 1){
+const err20 = {instancePath:instancePath+"/body/devices/" + i0,schemaPath:"#/properties/body/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(!pattern19.test(data7)){
+const err21 = {instancePath:instancePath+"/body/devices/" + i0,schemaPath:"#/properties/body/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"+"\""};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/body/devices/" + i0,schemaPath:"#/properties/body/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+}
+else {
+const err23 = {instancePath:instancePath+"/body/devices",schemaPath:"#/properties/body/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data5.rules !== undefined){
+let data8 = data5.rules;
+if(Array.isArray(data8)){
+if(data8.length > 100){
+const err24 = {instancePath:instancePath+"/body/rules",schemaPath:"#/properties/body/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+const len1 = data8.length;
+for(let i1=0; i1<len1; i1++){
+let data9 = data8[i1];
+if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+if(data9.id === undefined){
+const err25 = {instancePath:instancePath+"/body/rules/" + i1,schemaPath:"#/properties/body/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if(data9.path === undefined){
+const err26 = {instancePath:instancePath+"/body/rules/" + i1,schemaPath:"#/properties/body/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(data9.mode === undefined){
+const err27 = {instancePath:instancePath+"/body/rules/" + i1,schemaPath:"#/properties/body/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+if(data9.severity === undefined){
+const err28 = {instancePath:instancePath+"/body/rules/" + i1,schemaPath:"#/properties/body/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+for(const key2 in data9){
+if(!(((((((key2 === "id") || (key2 === "path")) || (key2 === "mode")) || (key2 === "severity")) || (key2 === "value")) || (key2 === "ordered")) || (key2 === "description"))){
+const err29 = {instancePath:instancePath+"/body/rules/" + i1,schemaPath:"#/properties/body/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data9.id !== undefined){
+let data10 = data9.id;
+if(typeof data10 === "string"){
+if(!pattern20.test(data10)){
+const err30 = {instancePath:instancePath+"/body/rules/" + i1+"/id",schemaPath:"#/properties/body/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/body/rules/" + i1+"/id",schemaPath:"#/properties/body/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data9.path !== undefined){
+let data11 = data9.path;
+if(typeof data11 === "string"){
+if(func1(data11) > 1024){
+const err32 = {instancePath:instancePath+"/body/rules/" + i1+"/path",schemaPath:"#/properties/body/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+else {
+const err33 = {instancePath:instancePath+"/body/rules/" + i1+"/path",schemaPath:"#/properties/body/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+if(data9.mode !== undefined){
+let data12 = data9.mode;
+if(typeof data12 !== "string"){
+const err34 = {instancePath:instancePath+"/body/rules/" + i1+"/mode",schemaPath:"#/properties/body/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+if(!(((data12 === "required") || (data12 === "exact")) || (data12 === "disallowed"))){
+const err35 = {instancePath:instancePath+"/body/rules/" + i1+"/mode",schemaPath:"#/properties/body/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema40.properties.body.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+if(data9.severity !== undefined){
+let data13 = data9.severity;
+if(typeof data13 !== "string"){
+const err36 = {instancePath:instancePath+"/body/rules/" + i1+"/severity",schemaPath:"#/properties/body/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+if(!(((data13 === "error") || (data13 === "warning")) || (data13 === "info"))){
+const err37 = {instancePath:instancePath+"/body/rules/" + i1+"/severity",schemaPath:"#/properties/body/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema40.properties.body.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+if(data9.ordered !== undefined){
+if(typeof data9.ordered !== "boolean"){
+const err38 = {instancePath:instancePath+"/body/rules/" + i1+"/ordered",schemaPath:"#/properties/body/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+if(data9.description !== undefined){
+let data15 = data9.description;
+if(typeof data15 === "string"){
+if(func1(data15) > 1024){
+const err39 = {instancePath:instancePath+"/body/rules/" + i1+"/description",schemaPath:"#/properties/body/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+else {
+const err40 = {instancePath:instancePath+"/body/rules/" + i1+"/description",schemaPath:"#/properties/body/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+}
+else {
+const err41 = {instancePath:instancePath+"/body/rules/" + i1,schemaPath:"#/properties/body/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+}
+else {
+const err42 = {instancePath:instancePath+"/body/rules",schemaPath:"#/properties/body/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+}
+else {
+const err43 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+}
+else {
+const err44 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+validate29.errors = vErrors;
+return errors === 0;
+}
+validate29.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate29;
+})();
+export const getNode = /* @__PURE__ */ (() => {
+const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
+const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
+
+function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="getNode" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate30.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.pathParameters === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pathParameters"},message:"must have required property '"+"pathParameters"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.queryStringParameters === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.pathParameters !== undefined){
+let data0 = data.pathParameters;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.treeId === undefined){
+const err2 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "treeId"},message:"must have required property '"+"treeId"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.version === undefined){
+const err3 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.nodePath === undefined){
+const err4 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "nodePath"},message:"must have required property '"+"nodePath"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.treeId !== undefined){
+let data1 = data0.treeId;
+if(typeof data1 === "string"){
+if(!pattern5.test(data1)){
+const err5 = {instancePath:instancePath+"/pathParameters/treeId",schemaPath:"#/properties/pathParameters/properties/treeId/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{24}$"},message:"must match pattern \""+"^[0-9a-f]{24}$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/pathParameters/treeId",schemaPath:"#/properties/pathParameters/properties/treeId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.version !== undefined){
+let data2 = data0.version;
+if(typeof data2 === "string"){
+if(func1(data2) > 512){
+const err7 = {instancePath:instancePath+"/pathParameters/version",schemaPath:"#/properties/pathParameters/properties/version/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(func1(data2) < 1){
+const err8 = {instancePath:instancePath+"/pathParameters/version",schemaPath:"#/properties/pathParameters/properties/version/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/pathParameters/version",schemaPath:"#/properties/pathParameters/properties/version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data0.nodePath !== undefined){
+let data3 = data0.nodePath;
+if(typeof data3 === "string"){
+if(func1(data3) > 4096){
+const err10 = {instancePath:instancePath+"/pathParameters/nodePath",schemaPath:"#/properties/pathParameters/properties/nodePath/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(func1(data3) < 1){
+const err11 = {instancePath:instancePath+"/pathParameters/nodePath",schemaPath:"#/properties/pathParameters/properties/nodePath/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/pathParameters/nodePath",schemaPath:"#/properties/pathParameters/properties/nodePath/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.queryStringParameters !== undefined){
+let data4 = data.queryStringParameters;
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+for(const key0 in data4){
+const err14 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.body !== undefined){
+let data5 = data.body;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+for(const key1 in data5){
+const err16 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+else {
+const err18 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+validate30.errors = vErrors;
+return errors === 0;
+}
+validate30.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate30;
+})();
+export const deleteNode = /* @__PURE__ */ (() => {
+const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
+const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
+
+function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="deleteNode" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate31.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.pathParameters === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pathParameters"},message:"must have required property '"+"pathParameters"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.queryStringParameters === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.pathParameters !== undefined){
+let data0 = data.pathParameters;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.treeId === undefined){
+const err2 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "treeId"},message:"must have required property '"+"treeId"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.version === undefined){
+const err3 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.nodePath === undefined){
+const err4 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "nodePath"},message:"must have required property '"+"nodePath"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.treeId !== undefined){
+let data1 = data0.treeId;
+if(typeof data1 === "string"){
+if(!pattern5.test(data1)){
+const err5 = {instancePath:instancePath+"/pathParameters/treeId",schemaPath:"#/properties/pathParameters/properties/treeId/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{24}$"},message:"must match pattern \""+"^[0-9a-f]{24}$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/pathParameters/treeId",schemaPath:"#/properties/pathParameters/properties/treeId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.version !== undefined){
+let data2 = data0.version;
+if(typeof data2 === "string"){
+if(func1(data2) > 512){
+const err7 = {instancePath:instancePath+"/pathParameters/version",schemaPath:"#/properties/pathParameters/properties/version/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(func1(data2) < 1){
+const err8 = {instancePath:instancePath+"/pathParameters/version",schemaPath:"#/properties/pathParameters/properties/version/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/pathParameters/version",schemaPath:"#/properties/pathParameters/properties/version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data0.nodePath !== undefined){
+let data3 = data0.nodePath;
+if(typeof data3 === "string"){
+if(func1(data3) > 4096){
+const err10 = {instancePath:instancePath+"/pathParameters/nodePath",schemaPath:"#/properties/pathParameters/properties/nodePath/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(func1(data3) < 1){
+const err11 = {instancePath:instancePath+"/pathParameters/nodePath",schemaPath:"#/properties/pathParameters/properties/nodePath/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/pathParameters/nodePath",schemaPath:"#/properties/pathParameters/properties/nodePath/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.queryStringParameters !== undefined){
+let data4 = data.queryStringParameters;
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+for(const key0 in data4){
+const err14 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.body !== undefined){
+let data5 = data.body;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+for(const key1 in data5){
+const err16 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+else {
+const err18 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+validate31.errors = vErrors;
+return errors === 0;
+}
+validate31.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate31;
+})();
+export const exportTree = /* @__PURE__ */ (() => {
+const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
+
+function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="exportTree" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate32.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.pathParameters === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pathParameters"},message:"must have required property '"+"pathParameters"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.queryStringParameters === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.pathParameters !== undefined){
+let data0 = data.pathParameters;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.treeId === undefined){
+const err2 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "treeId"},message:"must have required property '"+"treeId"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.treeId !== undefined){
+let data1 = data0.treeId;
+if(typeof data1 === "string"){
+if(!pattern5.test(data1)){
+const err3 = {instancePath:instancePath+"/pathParameters/treeId",schemaPath:"#/properties/pathParameters/properties/treeId/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{24}$"},message:"must match pattern \""+"^[0-9a-f]{24}$"+"\""};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/pathParameters/treeId",schemaPath:"#/properties/pathParameters/properties/treeId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.queryStringParameters !== undefined){
+let data2 = data.queryStringParameters;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+for(const key0 in data2){
+const err6 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.body !== undefined){
+let data3 = data.body;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+for(const key1 in data3){
+const err8 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+else {
+const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+validate32.errors = vErrors;
+return errors === 0;
+}
+validate32.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate32;
+})();
+export const importTree = /* @__PURE__ */ (() => {
+const schema44 = {"$id":"importTree","type":"object","required":["queryStringParameters","body"],"properties":{"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","required":["name","deviceType","versions"],"additionalProperties":false,"properties":{"format":{"type":"string","const":"netconfig-tree/1"},"id":{"type":"string","description":"Ignored: an import gets a new id"},"name":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[^\\s\\p{Cc}](?:[^\\p{Cc}]*[^\\s\\p{Cc}])?$"},"deviceType":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[^\\s\\p{Cc}](?:[^\\p{Cc}]*[^\\s\\p{Cc}])?$"},"description":{"type":"string","maxLength":1024},"created":{"type":"string","description":"Ignored"},"lastUpdated":{"type":"string","description":"Ignored"},"versions":{"type":"array","minItems":1,"maxItems":1000,"items":{"type":"object","required":["name","root"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[^\\s\\p{Cc}](?:[^\\p{Cc}]*[^\\s\\p{Cc}])?$"},"variables":{"type":"object","maxProperties":200,"propertyNames":{"pattern":"^[A-Za-z0-9_.-]{1,64}$"},"additionalProperties":{"type":"string","maxLength":1024},"description":"Replaces `{{name}}` in rule values; names are 1 to 64 letters, digits, \"_\", \".\" or \"-\""},"root":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":0}}}}}}}}}}}}}}}}}}}}}}}},"created":{"type":"string","description":"Ignored"},"createdBy":{"type":"string","description":"Ignored"},"lastUpdated":{"type":"string","description":"Ignored"},"lastUpdatedBy":{"type":"string","description":"Ignored"}}}}}}}};
+const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
+const pattern8 = new RegExp("^[^\\s\\p{Cc}](?:[^\\p{Cc}]*[^\\s\\p{Cc}])?$", "u");
+const pattern16 = new RegExp("^[A-Za-z0-9_.-]{1,64}$", "u");
+const pattern19 = new RegExp("^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$", "u");
+const pattern20 = new RegExp("^[A-Za-z0-9_.:-]{1,128}$", "u");
+
+function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="importTree" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate33.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.queryStringParameters === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.body === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "body"},message:"must have required property '"+"body"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.queryStringParameters !== undefined){
+let data0 = data.queryStringParameters;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+for(const key0 in data0){
+const err2 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.body !== undefined){
+let data1 = data.body;
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.name === undefined){
+const err4 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data1.deviceType === undefined){
+const err5 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/required",keyword:"required",params:{missingProperty: "deviceType"},message:"must have required property '"+"deviceType"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data1.versions === undefined){
+const err6 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/required",keyword:"required",params:{missingProperty: "versions"},message:"must have required property '"+"versions"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+for(const key1 in data1){
+if(!((((((((key1 === "format") || (key1 === "id")) || (key1 === "name")) || (key1 === "deviceType")) || (key1 === "description")) || (key1 === "created")) || (key1 === "lastUpdated")) || (key1 === "versions"))){
+const err7 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data1.format !== undefined){
+let data2 = data1.format;
+if(typeof data2 !== "string"){
+const err8 = {instancePath:instancePath+"/body/format",schemaPath:"#/properties/body/properties/format/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if("netconfig-tree/1" !== data2){
+const err9 = {instancePath:instancePath+"/body/format",schemaPath:"#/properties/body/properties/format/const",keyword:"const",params:{allowedValue: "netconfig-tree/1"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data1.id !== undefined){
+if(typeof data1.id !== "string"){
+const err10 = {instancePath:instancePath+"/body/id",schemaPath:"#/properties/body/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data1.name !== undefined){
+let data4 = data1.name;
+if(typeof data4 === "string"){
+if(func1(data4) > 128){
+const err11 = {instancePath:instancePath+"/body/name",schemaPath:"#/properties/body/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(func1(data4) < 1){
+const err12 = {instancePath:instancePath+"/body/name",schemaPath:"#/properties/body/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(!pattern8.test(data4)){
+const err13 = {instancePath:instancePath+"/body/name",schemaPath:"#/properties/body/properties/name/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}](?:[^\\p{Cc}]*[^\\s\\p{Cc}])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}](?:[^\\p{Cc}]*[^\\s\\p{Cc}])?$"+"\""};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/body/name",schemaPath:"#/properties/body/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data1.deviceType !== undefined){
+let data5 = data1.deviceType;
+if(typeof data5 === "string"){
+if(func1(data5) > 128){
+const err15 = {instancePath:instancePath+"/body/deviceType",schemaPath:"#/properties/body/properties/deviceType/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(func1(data5) < 1){
+const err16 = {instancePath:instancePath+"/body/deviceType",schemaPath:"#/properties/body/properties/deviceType/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(!pattern8.test(data5)){
+const err17 = {instancePath:instancePath+"/body/deviceType",schemaPath:"#/properties/body/properties/deviceType/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}](?:[^\\p{Cc}]*[^\\s\\p{Cc}])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}](?:[^\\p{Cc}]*[^\\s\\p{Cc}])?$"+"\""};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/body/deviceType",schemaPath:"#/properties/body/properties/deviceType/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data1.description !== undefined){
+let data6 = data1.description;
+if(typeof data6 === "string"){
+if(func1(data6) > 1024){
+const err19 = {instancePath:instancePath+"/body/description",schemaPath:"#/properties/body/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/body/description",schemaPath:"#/properties/body/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data1.created !== undefined){
+if(typeof data1.created !== "string"){
+const err21 = {instancePath:instancePath+"/body/created",schemaPath:"#/properties/body/properties/created/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data1.lastUpdated !== undefined){
+if(typeof data1.lastUpdated !== "string"){
+const err22 = {instancePath:instancePath+"/body/lastUpdated",schemaPath:"#/properties/body/properties/lastUpdated/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data1.versions !== undefined){
+let data9 = data1.versions;
+if(Array.isArray(data9)){
+if(data9.length > 1000){
+const err23 = {instancePath:instancePath+"/body/versions",schemaPath:"#/properties/body/properties/versions/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(data9.length < 1){
+const err24 = {instancePath:instancePath+"/body/versions",schemaPath:"#/properties/body/properties/versions/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+const len0 = data9.length;
+for(let i0=0; i0<len0; i0++){
+let data10 = data9[i0];
+if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+if(data10.name === undefined){
+const err25 = {instancePath:instancePath+"/body/versions/" + i0,schemaPath:"#/properties/body/properties/versions/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if(data10.root === undefined){
+const err26 = {instancePath:instancePath+"/body/versions/" + i0,schemaPath:"#/properties/body/properties/versions/items/required",keyword:"required",params:{missingProperty: "root"},message:"must have required property '"+"root"+"'"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+for(const key2 in data10){
+if(!(((((((key2 === "name") || (key2 === "variables")) || (key2 === "root")) || (key2 === "created")) || (key2 === "createdBy")) || (key2 === "lastUpdated")) || (key2 === "lastUpdatedBy"))){
+const err27 = {instancePath:instancePath+"/body/versions/" + i0,schemaPath:"#/properties/body/properties/versions/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data10.name !== undefined){
+let data11 = data10.name;
+if(typeof data11 === "string"){
+if(func1(data11) > 128){
+const err28 = {instancePath:instancePath+"/body/versions/" + i0+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if(func1(data11) < 1){
+const err29 = {instancePath:instancePath+"/body/versions/" + i0+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+if(!pattern8.test(data11)){
+const err30 = {instancePath:instancePath+"/body/versions/" + i0+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}](?:[^\\p{Cc}]*[^\\s\\p{Cc}])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}](?:[^\\p{Cc}]*[^\\s\\p{Cc}])?$"+"\""};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/body/versions/" + i0+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data10.variables !== undefined){
+let data12 = data10.variables;
+if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+if(Object.keys(data12).length > 200){
+const err32 = {instancePath:instancePath+"/body/versions/" + i0+"/variables",schemaPath:"#/properties/body/properties/versions/items/properties/variables/maxProperties",keyword:"maxProperties",params:{limit: 200},message:"must NOT have more than 200 properties"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+for(const key3 in data12){
+const _errs30 = errors;
+if(typeof key3 === "string"){
+if(!pattern16.test(key3)){
+const err33 = {instancePath:instancePath+"/body/versions/" + i0+"/variables",schemaPath:"#/properties/body/properties/versions/items/properties/variables/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.-]{1,64}$"},message:"must match pattern \""+"^[A-Za-z0-9_.-]{1,64}$"+"\"",propertyName:key3};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+var valid5 = _errs30 === errors;
+if(!valid5){
+const err34 = {instancePath:instancePath+"/body/versions/" + i0+"/variables",schemaPath:"#/properties/body/properties/versions/items/properties/variables/propertyNames",keyword:"propertyNames",params:{propertyName: key3},message:"property name must be valid"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+for(const key4 in data12){
+let data13 = data12[key4];
+if(typeof data13 === "string"){
+if(func1(data13) > 1024){
+const err35 = {instancePath:instancePath+"/body/versions/" + i0+"/variables/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/body/properties/versions/items/properties/variables/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/body/versions/" + i0+"/variables/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/body/properties/versions/items/properties/variables/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+}
+else {
+const err37 = {instancePath:instancePath+"/body/versions/" + i0+"/variables",schemaPath:"#/properties/body/properties/versions/items/properties/variables/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+if(data10.root !== undefined){
+let data14 = data10.root;
+if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
+if(data14.name === undefined){
+const err38 = {instancePath:instancePath+"/body/versions/" + i0+"/root",schemaPath:"#/properties/body/properties/versions/items/properties/root/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+for(const key5 in data14){
+if(!((((key5 === "name") || (key5 === "devices")) || (key5 === "rules")) || (key5 === "children"))){
+const err39 = {instancePath:instancePath+"/body/versions/" + i0+"/root",schemaPath:"#/properties/body/properties/versions/items/properties/root/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+if(data14.name !== undefined){
+let data15 = data14.name;
+if(typeof data15 === "string"){
+if(func1(data15) > 128){
+const err40 = {instancePath:instancePath+"/body/versions/" + i0+"/root/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+if(func1(data15) < 1){
+const err41 = {instancePath:instancePath+"/body/versions/" + i0+"/root/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+else {
+const err42 = {instancePath:instancePath+"/body/versions/" + i0+"/root/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+if(data14.devices !== undefined){
+let data16 = data14.devices;
+if(Array.isArray(data16)){
+if(data16.length > 1000){
+const err43 = {instancePath:instancePath+"/body/versions/" + i0+"/root/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+const len1 = data16.length;
+for(let i1=0; i1<len1; i1++){
+let data17 = data16[i1];
+if(typeof data17 === "string"){
+if(func1(data17) > 253){
+const err44 = {instancePath:instancePath+"/body/versions/" + i0+"/root/devices/" + i1,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+if(func1(data17) < 1){
+const err45 = {instancePath:instancePath+"/body/versions/" + i0+"/root/devices/" + i1,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+if(!pattern19.test(data17)){
+const err46 = {instancePath:instancePath+"/body/versions/" + i0+"/root/devices/" + i1,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"+"\""};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+else {
+const err47 = {instancePath:instancePath+"/body/versions/" + i0+"/root/devices/" + i1,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+}
+else {
+const err48 = {instancePath:instancePath+"/body/versions/" + i0+"/root/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+if(data14.rules !== undefined){
+let data18 = data14.rules;
+if(Array.isArray(data18)){
+if(data18.length > 100){
+const err49 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+const len2 = data18.length;
+for(let i2=0; i2<len2; i2++){
+let data19 = data18[i2];
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+if(data19.id === undefined){
+const err50 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+if(data19.path === undefined){
+const err51 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+if(data19.mode === undefined){
+const err52 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+if(data19.severity === undefined){
+const err53 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+for(const key6 in data19){
+if(!(((((((key6 === "id") || (key6 === "path")) || (key6 === "mode")) || (key6 === "severity")) || (key6 === "value")) || (key6 === "ordered")) || (key6 === "description"))){
+const err54 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+}
+if(data19.id !== undefined){
+let data20 = data19.id;
+if(typeof data20 === "string"){
+if(!pattern20.test(data20)){
+const err55 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+else {
+const err56 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+if(data19.path !== undefined){
+let data21 = data19.path;
+if(typeof data21 === "string"){
+if(func1(data21) > 1024){
+const err57 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+}
+else {
+const err58 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+if(data19.mode !== undefined){
+let data22 = data19.mode;
+if(typeof data22 !== "string"){
+const err59 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+if(!(((data22 === "required") || (data22 === "exact")) || (data22 === "disallowed"))){
+const err60 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+}
+if(data19.severity !== undefined){
+let data23 = data19.severity;
+if(typeof data23 !== "string"){
+const err61 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+if(!(((data23 === "error") || (data23 === "warning")) || (data23 === "info"))){
+const err62 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+}
+if(data19.ordered !== undefined){
+if(typeof data19.ordered !== "boolean"){
+const err63 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+}
+if(data19.description !== undefined){
+let data25 = data19.description;
+if(typeof data25 === "string"){
+if(func1(data25) > 1024){
+const err64 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+}
+else {
+const err65 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+}
+}
+else {
+const err66 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+}
+}
+else {
+const err67 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+}
+if(data14.children !== undefined){
+let data26 = data14.children;
+if(Array.isArray(data26)){
+if(data26.length > 200){
+const err68 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+const len3 = data26.length;
+for(let i3=0; i3<len3; i3++){
+let data27 = data26[i3];
+if(data27 && typeof data27 == "object" && !Array.isArray(data27)){
+if(data27.name === undefined){
+const err69 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+for(const key7 in data27){
+if(!((((key7 === "name") || (key7 === "devices")) || (key7 === "rules")) || (key7 === "children"))){
+const err70 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+}
+if(data27.name !== undefined){
+let data28 = data27.name;
+if(typeof data28 === "string"){
+if(func1(data28) > 128){
+const err71 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
+if(func1(data28) < 1){
+const err72 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
+}
+errors++;
+}
+}
+else {
+const err73 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
+}
+errors++;
+}
+}
+if(data27.devices !== undefined){
+let data29 = data27.devices;
+if(Array.isArray(data29)){
+if(data29.length > 1000){
+const err74 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+const len4 = data29.length;
+for(let i4=0; i4<len4; i4++){
+let data30 = data29[i4];
+if(typeof data30 === "string"){
+if(func1(data30) > 253){
+const err75 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/devices/" + i4,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
+}
+errors++;
+}
+if(func1(data30) < 1){
+const err76 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/devices/" + i4,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
+}
+errors++;
+}
+if(!pattern19.test(data30)){
+const err77 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/devices/" + i4,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"+"\""};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+}
+else {
+const err78 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/devices/" + i4,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err78];
+}
+else {
+vErrors.push(err78);
+}
+errors++;
+}
+}
+}
+else {
+const err79 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
+}
+errors++;
+}
+}
+if(data27.rules !== undefined){
+let data31 = data27.rules;
+if(Array.isArray(data31)){
+if(data31.length > 100){
+const err80 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err80];
+}
+else {
+vErrors.push(err80);
+}
+errors++;
+}
+const len5 = data31.length;
+for(let i5=0; i5<len5; i5++){
+let data32 = data31[i5];
+if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
+if(data32.id === undefined){
+const err81 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err81];
+}
+else {
+vErrors.push(err81);
+}
+errors++;
+}
+if(data32.path === undefined){
+const err82 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(vErrors === null){
+vErrors = [err82];
+}
+else {
+vErrors.push(err82);
+}
+errors++;
+}
+if(data32.mode === undefined){
+const err83 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+if(vErrors === null){
+vErrors = [err83];
+}
+else {
+vErrors.push(err83);
+}
+errors++;
+}
+if(data32.severity === undefined){
+const err84 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+if(vErrors === null){
+vErrors = [err84];
+}
+else {
+vErrors.push(err84);
+}
+errors++;
+}
+for(const key8 in data32){
+if(!(((((((key8 === "id") || (key8 === "path")) || (key8 === "mode")) || (key8 === "severity")) || (key8 === "value")) || (key8 === "ordered")) || (key8 === "description"))){
+const err85 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err85];
+}
+else {
+vErrors.push(err85);
+}
+errors++;
+}
+}
+if(data32.id !== undefined){
+let data33 = data32.id;
+if(typeof data33 === "string"){
+if(!pattern20.test(data33)){
+const err86 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+if(vErrors === null){
+vErrors = [err86];
+}
+else {
+vErrors.push(err86);
+}
+errors++;
+}
+}
+else {
+const err87 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err87];
+}
+else {
+vErrors.push(err87);
+}
+errors++;
+}
+}
+if(data32.path !== undefined){
+let data34 = data32.path;
+if(typeof data34 === "string"){
+if(func1(data34) > 1024){
+const err88 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err88];
+}
+else {
+vErrors.push(err88);
+}
+errors++;
+}
+}
+else {
+const err89 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err89];
+}
+else {
+vErrors.push(err89);
+}
+errors++;
+}
+}
+if(data32.mode !== undefined){
+let data35 = data32.mode;
+if(typeof data35 !== "string"){
+const err90 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err90];
+}
+else {
+vErrors.push(err90);
+}
+errors++;
+}
+if(!(((data35 === "required") || (data35 === "exact")) || (data35 === "disallowed"))){
+const err91 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err91];
+}
+else {
+vErrors.push(err91);
+}
+errors++;
+}
+}
+if(data32.severity !== undefined){
+let data36 = data32.severity;
+if(typeof data36 !== "string"){
+const err92 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err92];
+}
+else {
+vErrors.push(err92);
+}
+errors++;
+}
+if(!(((data36 === "error") || (data36 === "warning")) || (data36 === "info"))){
+const err93 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err93];
+}
+else {
+vErrors.push(err93);
+}
+errors++;
+}
+}
+if(data32.ordered !== undefined){
+if(typeof data32.ordered !== "boolean"){
+const err94 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err94];
+}
+else {
+vErrors.push(err94);
+}
+errors++;
+}
+}
+if(data32.description !== undefined){
+let data38 = data32.description;
+if(typeof data38 === "string"){
+if(func1(data38) > 1024){
+const err95 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err95];
+}
+else {
+vErrors.push(err95);
+}
+errors++;
+}
+}
+else {
+const err96 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err96];
+}
+else {
+vErrors.push(err96);
+}
+errors++;
+}
+}
+}
+else {
+const err97 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err97];
+}
+else {
+vErrors.push(err97);
+}
+errors++;
+}
+}
+}
+else {
+const err98 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err98];
+}
+else {
+vErrors.push(err98);
+}
+errors++;
+}
+}
+if(data27.children !== undefined){
+let data39 = data27.children;
+if(Array.isArray(data39)){
+if(data39.length > 200){
+const err99 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
+if(vErrors === null){
+vErrors = [err99];
+}
+else {
+vErrors.push(err99);
+}
+errors++;
+}
+const len6 = data39.length;
+for(let i6=0; i6<len6; i6++){
+let data40 = data39[i6];
+if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
+if(data40.name === undefined){
+const err100 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err100];
+}
+else {
+vErrors.push(err100);
+}
+errors++;
+}
+for(const key9 in data40){
+if(!((((key9 === "name") || (key9 === "devices")) || (key9 === "rules")) || (key9 === "children"))){
+const err101 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err101];
+}
+else {
+vErrors.push(err101);
+}
+errors++;
+}
+}
+if(data40.name !== undefined){
+let data41 = data40.name;
+if(typeof data41 === "string"){
+if(func1(data41) > 128){
+const err102 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err102];
+}
+else {
+vErrors.push(err102);
+}
+errors++;
+}
+if(func1(data41) < 1){
+const err103 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err103];
+}
+else {
+vErrors.push(err103);
+}
+errors++;
+}
+}
+else {
+const err104 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err104];
+}
+else {
+vErrors.push(err104);
+}
+errors++;
+}
+}
+if(data40.devices !== undefined){
+let data42 = data40.devices;
+if(Array.isArray(data42)){
+if(data42.length > 1000){
+const err105 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+if(vErrors === null){
+vErrors = [err105];
+}
+else {
+vErrors.push(err105);
+}
+errors++;
+}
+const len7 = data42.length;
+for(let i7=0; i7<len7; i7++){
+let data43 = data42[i7];
+if(typeof data43 === "string"){
+if(func1(data43) > 253){
+const err106 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/devices/" + i7,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(vErrors === null){
+vErrors = [err106];
+}
+else {
+vErrors.push(err106);
+}
+errors++;
+}
+if(func1(data43) < 1){
+const err107 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/devices/" + i7,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err107];
+}
+else {
+vErrors.push(err107);
+}
+errors++;
+}
+if(!pattern19.test(data43)){
+const err108 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/devices/" + i7,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"+"\""};
+if(vErrors === null){
+vErrors = [err108];
+}
+else {
+vErrors.push(err108);
+}
+errors++;
+}
+}
+else {
+const err109 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/devices/" + i7,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err109];
+}
+else {
+vErrors.push(err109);
+}
+errors++;
+}
+}
+}
+else {
+const err110 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err110];
+}
+else {
+vErrors.push(err110);
+}
+errors++;
+}
+}
+if(data40.rules !== undefined){
+let data44 = data40.rules;
+if(Array.isArray(data44)){
+if(data44.length > 100){
+const err111 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err111];
+}
+else {
+vErrors.push(err111);
+}
+errors++;
+}
+const len8 = data44.length;
+for(let i8=0; i8<len8; i8++){
+let data45 = data44[i8];
+if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
+if(data45.id === undefined){
+const err112 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err112];
+}
+else {
+vErrors.push(err112);
+}
+errors++;
+}
+if(data45.path === undefined){
+const err113 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(vErrors === null){
+vErrors = [err113];
+}
+else {
+vErrors.push(err113);
+}
+errors++;
+}
+if(data45.mode === undefined){
+const err114 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+if(vErrors === null){
+vErrors = [err114];
+}
+else {
+vErrors.push(err114);
+}
+errors++;
+}
+if(data45.severity === undefined){
+const err115 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+if(vErrors === null){
+vErrors = [err115];
+}
+else {
+vErrors.push(err115);
+}
+errors++;
+}
+for(const key10 in data45){
+if(!(((((((key10 === "id") || (key10 === "path")) || (key10 === "mode")) || (key10 === "severity")) || (key10 === "value")) || (key10 === "ordered")) || (key10 === "description"))){
+const err116 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err116];
+}
+else {
+vErrors.push(err116);
+}
+errors++;
+}
+}
+if(data45.id !== undefined){
+let data46 = data45.id;
+if(typeof data46 === "string"){
+if(!pattern20.test(data46)){
+const err117 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+if(vErrors === null){
+vErrors = [err117];
+}
+else {
+vErrors.push(err117);
+}
+errors++;
+}
+}
+else {
+const err118 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err118];
+}
+else {
+vErrors.push(err118);
+}
+errors++;
+}
+}
+if(data45.path !== undefined){
+let data47 = data45.path;
+if(typeof data47 === "string"){
+if(func1(data47) > 1024){
+const err119 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err119];
+}
+else {
+vErrors.push(err119);
+}
+errors++;
+}
+}
+else {
+const err120 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err120];
+}
+else {
+vErrors.push(err120);
+}
+errors++;
+}
+}
+if(data45.mode !== undefined){
+let data48 = data45.mode;
+if(typeof data48 !== "string"){
+const err121 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err121];
+}
+else {
+vErrors.push(err121);
+}
+errors++;
+}
+if(!(((data48 === "required") || (data48 === "exact")) || (data48 === "disallowed"))){
+const err122 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err122];
+}
+else {
+vErrors.push(err122);
+}
+errors++;
+}
+}
+if(data45.severity !== undefined){
+let data49 = data45.severity;
+if(typeof data49 !== "string"){
+const err123 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err123];
+}
+else {
+vErrors.push(err123);
+}
+errors++;
+}
+if(!(((data49 === "error") || (data49 === "warning")) || (data49 === "info"))){
+const err124 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err124];
+}
+else {
+vErrors.push(err124);
+}
+errors++;
+}
+}
+if(data45.ordered !== undefined){
+if(typeof data45.ordered !== "boolean"){
+const err125 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err125];
+}
+else {
+vErrors.push(err125);
+}
+errors++;
+}
+}
+if(data45.description !== undefined){
+let data51 = data45.description;
+if(typeof data51 === "string"){
+if(func1(data51) > 1024){
+const err126 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err126];
+}
+else {
+vErrors.push(err126);
+}
+errors++;
+}
+}
+else {
+const err127 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err127];
+}
+else {
+vErrors.push(err127);
+}
+errors++;
+}
+}
+}
+else {
+const err128 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err128];
+}
+else {
+vErrors.push(err128);
+}
+errors++;
+}
+}
+}
+else {
+const err129 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err129];
+}
+else {
+vErrors.push(err129);
+}
+errors++;
+}
+}
+if(data40.children !== undefined){
+let data52 = data40.children;
+if(Array.isArray(data52)){
+if(data52.length > 200){
+const err130 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
+if(vErrors === null){
+vErrors = [err130];
+}
+else {
+vErrors.push(err130);
+}
+errors++;
+}
+const len9 = data52.length;
+for(let i9=0; i9<len9; i9++){
+let data53 = data52[i9];
+if(data53 && typeof data53 == "object" && !Array.isArray(data53)){
+if(data53.name === undefined){
+const err131 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err131];
+}
+else {
+vErrors.push(err131);
+}
+errors++;
+}
+for(const key11 in data53){
+if(!((((key11 === "name") || (key11 === "devices")) || (key11 === "rules")) || (key11 === "children"))){
+const err132 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err132];
+}
+else {
+vErrors.push(err132);
+}
+errors++;
+}
+}
+if(data53.name !== undefined){
+let data54 = data53.name;
+if(typeof data54 === "string"){
+if(func1(data54) > 128){
+const err133 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err133];
+}
+else {
+vErrors.push(err133);
+}
+errors++;
+}
+if(func1(data54) < 1){
+const err134 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err134];
+}
+else {
+vErrors.push(err134);
+}
+errors++;
+}
+}
+else {
+const err135 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err135];
+}
+else {
+vErrors.push(err135);
+}
+errors++;
+}
+}
+if(data53.devices !== undefined){
+let data55 = data53.devices;
+if(Array.isArray(data55)){
+if(data55.length > 1000){
+const err136 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+if(vErrors === null){
+vErrors = [err136];
+}
+else {
+vErrors.push(err136);
+}
+errors++;
+}
+const len10 = data55.length;
+for(let i10=0; i10<len10; i10++){
+let data56 = data55[i10];
+if(typeof data56 === "string"){
+if(func1(data56) > 253){
+const err137 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/devices/" + i10,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(vErrors === null){
+vErrors = [err137];
+}
+else {
+vErrors.push(err137);
+}
+errors++;
+}
+if(func1(data56) < 1){
+const err138 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/devices/" + i10,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err138];
+}
+else {
+vErrors.push(err138);
+}
+errors++;
+}
+if(!pattern19.test(data56)){
+const err139 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/devices/" + i10,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"+"\""};
+if(vErrors === null){
+vErrors = [err139];
+}
+else {
+vErrors.push(err139);
+}
+errors++;
+}
+}
+else {
+const err140 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/devices/" + i10,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err140];
+}
+else {
+vErrors.push(err140);
+}
+errors++;
+}
+}
+}
+else {
+const err141 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err141];
+}
+else {
+vErrors.push(err141);
+}
+errors++;
+}
+}
+if(data53.rules !== undefined){
+let data57 = data53.rules;
+if(Array.isArray(data57)){
+if(data57.length > 100){
+const err142 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err142];
+}
+else {
+vErrors.push(err142);
+}
+errors++;
+}
+const len11 = data57.length;
+for(let i11=0; i11<len11; i11++){
+let data58 = data57[i11];
+if(data58 && typeof data58 == "object" && !Array.isArray(data58)){
+if(data58.id === undefined){
+const err143 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err143];
+}
+else {
+vErrors.push(err143);
+}
+errors++;
+}
+if(data58.path === undefined){
+const err144 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(vErrors === null){
+vErrors = [err144];
+}
+else {
+vErrors.push(err144);
+}
+errors++;
+}
+if(data58.mode === undefined){
+const err145 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+if(vErrors === null){
+vErrors = [err145];
+}
+else {
+vErrors.push(err145);
+}
+errors++;
+}
+if(data58.severity === undefined){
+const err146 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+if(vErrors === null){
+vErrors = [err146];
+}
+else {
+vErrors.push(err146);
+}
+errors++;
+}
+for(const key12 in data58){
+if(!(((((((key12 === "id") || (key12 === "path")) || (key12 === "mode")) || (key12 === "severity")) || (key12 === "value")) || (key12 === "ordered")) || (key12 === "description"))){
+const err147 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err147];
+}
+else {
+vErrors.push(err147);
+}
+errors++;
+}
+}
+if(data58.id !== undefined){
+let data59 = data58.id;
+if(typeof data59 === "string"){
+if(!pattern20.test(data59)){
+const err148 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+if(vErrors === null){
+vErrors = [err148];
+}
+else {
+vErrors.push(err148);
+}
+errors++;
+}
+}
+else {
+const err149 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err149];
+}
+else {
+vErrors.push(err149);
+}
+errors++;
+}
+}
+if(data58.path !== undefined){
+let data60 = data58.path;
+if(typeof data60 === "string"){
+if(func1(data60) > 1024){
+const err150 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err150];
+}
+else {
+vErrors.push(err150);
+}
+errors++;
+}
+}
+else {
+const err151 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err151];
+}
+else {
+vErrors.push(err151);
+}
+errors++;
+}
+}
+if(data58.mode !== undefined){
+let data61 = data58.mode;
+if(typeof data61 !== "string"){
+const err152 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err152];
+}
+else {
+vErrors.push(err152);
+}
+errors++;
+}
+if(!(((data61 === "required") || (data61 === "exact")) || (data61 === "disallowed"))){
+const err153 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err153];
+}
+else {
+vErrors.push(err153);
+}
+errors++;
+}
+}
+if(data58.severity !== undefined){
+let data62 = data58.severity;
+if(typeof data62 !== "string"){
+const err154 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err154];
+}
+else {
+vErrors.push(err154);
+}
+errors++;
+}
+if(!(((data62 === "error") || (data62 === "warning")) || (data62 === "info"))){
+const err155 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err155];
+}
+else {
+vErrors.push(err155);
+}
+errors++;
+}
+}
+if(data58.ordered !== undefined){
+if(typeof data58.ordered !== "boolean"){
+const err156 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err156];
+}
+else {
+vErrors.push(err156);
+}
+errors++;
+}
+}
+if(data58.description !== undefined){
+let data64 = data58.description;
+if(typeof data64 === "string"){
+if(func1(data64) > 1024){
+const err157 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err157];
+}
+else {
+vErrors.push(err157);
+}
+errors++;
+}
+}
+else {
+const err158 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err158];
+}
+else {
+vErrors.push(err158);
+}
+errors++;
+}
+}
+}
+else {
+const err159 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err159];
+}
+else {
+vErrors.push(err159);
+}
+errors++;
+}
+}
+}
+else {
+const err160 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err160];
+}
+else {
+vErrors.push(err160);
+}
+errors++;
+}
+}
+if(data53.children !== undefined){
+let data65 = data53.children;
+if(Array.isArray(data65)){
+if(data65.length > 200){
+const err161 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
+if(vErrors === null){
+vErrors = [err161];
+}
+else {
+vErrors.push(err161);
+}
+errors++;
+}
+const len12 = data65.length;
+for(let i12=0; i12<len12; i12++){
+let data66 = data65[i12];
+if(data66 && typeof data66 == "object" && !Array.isArray(data66)){
+if(data66.name === undefined){
+const err162 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err162];
+}
+else {
+vErrors.push(err162);
+}
+errors++;
+}
+for(const key13 in data66){
+if(!((((key13 === "name") || (key13 === "devices")) || (key13 === "rules")) || (key13 === "children"))){
+const err163 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err163];
+}
+else {
+vErrors.push(err163);
+}
+errors++;
+}
+}
+if(data66.name !== undefined){
+let data67 = data66.name;
+if(typeof data67 === "string"){
+if(func1(data67) > 128){
+const err164 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err164];
+}
+else {
+vErrors.push(err164);
+}
+errors++;
+}
+if(func1(data67) < 1){
+const err165 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err165];
+}
+else {
+vErrors.push(err165);
+}
+errors++;
+}
+}
+else {
+const err166 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err166];
+}
+else {
+vErrors.push(err166);
+}
+errors++;
+}
+}
+if(data66.devices !== undefined){
+let data68 = data66.devices;
+if(Array.isArray(data68)){
+if(data68.length > 1000){
+const err167 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+if(vErrors === null){
+vErrors = [err167];
+}
+else {
+vErrors.push(err167);
+}
+errors++;
+}
+const len13 = data68.length;
+for(let i13=0; i13<len13; i13++){
+let data69 = data68[i13];
+if(typeof data69 === "string"){
+if(func1(data69) > 253){
+const err168 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/devices/" + i13,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(vErrors === null){
+vErrors = [err168];
+}
+else {
+vErrors.push(err168);
+}
+errors++;
+}
+if(func1(data69) < 1){
+const err169 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/devices/" + i13,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err169];
+}
+else {
+vErrors.push(err169);
+}
+errors++;
+}
+if(!pattern19.test(data69)){
+const err170 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/devices/" + i13,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"+"\""};
+if(vErrors === null){
+vErrors = [err170];
+}
+else {
+vErrors.push(err170);
+}
+errors++;
+}
+}
+else {
+const err171 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/devices/" + i13,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err171];
+}
+else {
+vErrors.push(err171);
+}
+errors++;
+}
+}
+}
+else {
+const err172 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err172];
+}
+else {
+vErrors.push(err172);
+}
+errors++;
+}
+}
+if(data66.rules !== undefined){
+let data70 = data66.rules;
+if(Array.isArray(data70)){
+if(data70.length > 100){
+const err173 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err173];
+}
+else {
+vErrors.push(err173);
+}
+errors++;
+}
+const len14 = data70.length;
+for(let i14=0; i14<len14; i14++){
+let data71 = data70[i14];
+if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
+if(data71.id === undefined){
+const err174 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err174];
+}
+else {
+vErrors.push(err174);
+}
+errors++;
+}
+if(data71.path === undefined){
+const err175 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(vErrors === null){
+vErrors = [err175];
+}
+else {
+vErrors.push(err175);
+}
+errors++;
+}
+if(data71.mode === undefined){
+const err176 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+if(vErrors === null){
+vErrors = [err176];
+}
+else {
+vErrors.push(err176);
+}
+errors++;
+}
+if(data71.severity === undefined){
+const err177 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+if(vErrors === null){
+vErrors = [err177];
+}
+else {
+vErrors.push(err177);
+}
+errors++;
+}
+for(const key14 in data71){
+if(!(((((((key14 === "id") || (key14 === "path")) || (key14 === "mode")) || (key14 === "severity")) || (key14 === "value")) || (key14 === "ordered")) || (key14 === "description"))){
+const err178 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err178];
+}
+else {
+vErrors.push(err178);
+}
+errors++;
+}
+}
+if(data71.id !== undefined){
+let data72 = data71.id;
+if(typeof data72 === "string"){
+if(!pattern20.test(data72)){
+const err179 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+if(vErrors === null){
+vErrors = [err179];
+}
+else {
+vErrors.push(err179);
+}
+errors++;
+}
+}
+else {
+const err180 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err180];
+}
+else {
+vErrors.push(err180);
+}
+errors++;
+}
+}
+if(data71.path !== undefined){
+let data73 = data71.path;
+if(typeof data73 === "string"){
+if(func1(data73) > 1024){
+const err181 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err181];
+}
+else {
+vErrors.push(err181);
+}
+errors++;
+}
+}
+else {
+const err182 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err182];
+}
+else {
+vErrors.push(err182);
+}
+errors++;
+}
+}
+if(data71.mode !== undefined){
+let data74 = data71.mode;
+if(typeof data74 !== "string"){
+const err183 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err183];
+}
+else {
+vErrors.push(err183);
+}
+errors++;
+}
+if(!(((data74 === "required") || (data74 === "exact")) || (data74 === "disallowed"))){
+const err184 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err184];
+}
+else {
+vErrors.push(err184);
+}
+errors++;
+}
+}
+if(data71.severity !== undefined){
+let data75 = data71.severity;
+if(typeof data75 !== "string"){
+const err185 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err185];
+}
+else {
+vErrors.push(err185);
+}
+errors++;
+}
+if(!(((data75 === "error") || (data75 === "warning")) || (data75 === "info"))){
+const err186 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err186];
+}
+else {
+vErrors.push(err186);
+}
+errors++;
+}
+}
+if(data71.ordered !== undefined){
+if(typeof data71.ordered !== "boolean"){
+const err187 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err187];
+}
+else {
+vErrors.push(err187);
+}
+errors++;
+}
+}
+if(data71.description !== undefined){
+let data77 = data71.description;
+if(typeof data77 === "string"){
+if(func1(data77) > 1024){
+const err188 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err188];
+}
+else {
+vErrors.push(err188);
+}
+errors++;
+}
+}
+else {
+const err189 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err189];
+}
+else {
+vErrors.push(err189);
+}
+errors++;
+}
+}
+}
+else {
+const err190 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err190];
+}
+else {
+vErrors.push(err190);
+}
+errors++;
+}
+}
+}
+else {
+const err191 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err191];
+}
+else {
+vErrors.push(err191);
+}
+errors++;
+}
+}
+if(data66.children !== undefined){
+let data78 = data66.children;
+if(Array.isArray(data78)){
+if(data78.length > 200){
+const err192 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
+if(vErrors === null){
+vErrors = [err192];
+}
+else {
+vErrors.push(err192);
+}
+errors++;
+}
+const len15 = data78.length;
+for(let i15=0; i15<len15; i15++){
+let data79 = data78[i15];
+if(data79 && typeof data79 == "object" && !Array.isArray(data79)){
+if(data79.name === undefined){
+const err193 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err193];
+}
+else {
+vErrors.push(err193);
+}
+errors++;
+}
+for(const key15 in data79){
+if(!((((key15 === "name") || (key15 === "devices")) || (key15 === "rules")) || (key15 === "children"))){
+const err194 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err194];
+}
+else {
+vErrors.push(err194);
+}
+errors++;
+}
+}
+if(data79.name !== undefined){
+let data80 = data79.name;
+if(typeof data80 === "string"){
+if(func1(data80) > 128){
+const err195 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err195];
+}
+else {
+vErrors.push(err195);
+}
+errors++;
+}
+if(func1(data80) < 1){
+const err196 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err196];
+}
+else {
+vErrors.push(err196);
+}
+errors++;
+}
+}
+else {
+const err197 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err197];
+}
+else {
+vErrors.push(err197);
+}
+errors++;
+}
+}
+if(data79.devices !== undefined){
+let data81 = data79.devices;
+if(Array.isArray(data81)){
+if(data81.length > 1000){
+const err198 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+if(vErrors === null){
+vErrors = [err198];
+}
+else {
+vErrors.push(err198);
+}
+errors++;
+}
+const len16 = data81.length;
+for(let i16=0; i16<len16; i16++){
+let data82 = data81[i16];
+if(typeof data82 === "string"){
+if(func1(data82) > 253){
+const err199 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/devices/" + i16,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(vErrors === null){
+vErrors = [err199];
+}
+else {
+vErrors.push(err199);
+}
+errors++;
+}
+if(func1(data82) < 1){
+const err200 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/devices/" + i16,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err200];
+}
+else {
+vErrors.push(err200);
+}
+errors++;
+}
+if(!pattern19.test(data82)){
+const err201 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/devices/" + i16,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"+"\""};
+if(vErrors === null){
+vErrors = [err201];
+}
+else {
+vErrors.push(err201);
+}
+errors++;
+}
+}
+else {
+const err202 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/devices/" + i16,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err202];
+}
+else {
+vErrors.push(err202);
+}
+errors++;
+}
+}
+}
+else {
+const err203 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err203];
+}
+else {
+vErrors.push(err203);
+}
+errors++;
+}
+}
+if(data79.rules !== undefined){
+let data83 = data79.rules;
+if(Array.isArray(data83)){
+if(data83.length > 100){
+const err204 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err204];
+}
+else {
+vErrors.push(err204);
+}
+errors++;
+}
+const len17 = data83.length;
+for(let i17=0; i17<len17; i17++){
+let data84 = data83[i17];
+if(data84 && typeof data84 == "object" && !Array.isArray(data84)){
+if(data84.id === undefined){
+const err205 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err205];
+}
+else {
+vErrors.push(err205);
+}
+errors++;
+}
+if(data84.path === undefined){
+const err206 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(vErrors === null){
+vErrors = [err206];
+}
+else {
+vErrors.push(err206);
+}
+errors++;
+}
+if(data84.mode === undefined){
+const err207 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+if(vErrors === null){
+vErrors = [err207];
+}
+else {
+vErrors.push(err207);
+}
+errors++;
+}
+if(data84.severity === undefined){
+const err208 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+if(vErrors === null){
+vErrors = [err208];
+}
+else {
+vErrors.push(err208);
+}
+errors++;
+}
+for(const key16 in data84){
+if(!(((((((key16 === "id") || (key16 === "path")) || (key16 === "mode")) || (key16 === "severity")) || (key16 === "value")) || (key16 === "ordered")) || (key16 === "description"))){
+const err209 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err209];
+}
+else {
+vErrors.push(err209);
+}
+errors++;
+}
+}
+if(data84.id !== undefined){
+let data85 = data84.id;
+if(typeof data85 === "string"){
+if(!pattern20.test(data85)){
+const err210 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+if(vErrors === null){
+vErrors = [err210];
+}
+else {
+vErrors.push(err210);
+}
+errors++;
+}
+}
+else {
+const err211 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err211];
+}
+else {
+vErrors.push(err211);
+}
+errors++;
+}
+}
+if(data84.path !== undefined){
+let data86 = data84.path;
+if(typeof data86 === "string"){
+if(func1(data86) > 1024){
+const err212 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err212];
+}
+else {
+vErrors.push(err212);
+}
+errors++;
+}
+}
+else {
+const err213 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err213];
+}
+else {
+vErrors.push(err213);
+}
+errors++;
+}
+}
+if(data84.mode !== undefined){
+let data87 = data84.mode;
+if(typeof data87 !== "string"){
+const err214 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err214];
+}
+else {
+vErrors.push(err214);
+}
+errors++;
+}
+if(!(((data87 === "required") || (data87 === "exact")) || (data87 === "disallowed"))){
+const err215 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err215];
+}
+else {
+vErrors.push(err215);
+}
+errors++;
+}
+}
+if(data84.severity !== undefined){
+let data88 = data84.severity;
+if(typeof data88 !== "string"){
+const err216 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err216];
+}
+else {
+vErrors.push(err216);
+}
+errors++;
+}
+if(!(((data88 === "error") || (data88 === "warning")) || (data88 === "info"))){
+const err217 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err217];
+}
+else {
+vErrors.push(err217);
+}
+errors++;
+}
+}
+if(data84.ordered !== undefined){
+if(typeof data84.ordered !== "boolean"){
+const err218 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err218];
+}
+else {
+vErrors.push(err218);
+}
+errors++;
+}
+}
+if(data84.description !== undefined){
+let data90 = data84.description;
+if(typeof data90 === "string"){
+if(func1(data90) > 1024){
+const err219 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err219];
+}
+else {
+vErrors.push(err219);
+}
+errors++;
+}
+}
+else {
+const err220 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err220];
+}
+else {
+vErrors.push(err220);
+}
+errors++;
+}
+}
+}
+else {
+const err221 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err221];
+}
+else {
+vErrors.push(err221);
+}
+errors++;
+}
+}
+}
+else {
+const err222 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err222];
+}
+else {
+vErrors.push(err222);
+}
+errors++;
+}
+}
+if(data79.children !== undefined){
+let data91 = data79.children;
+if(Array.isArray(data91)){
+if(data91.length > 200){
+const err223 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
+if(vErrors === null){
+vErrors = [err223];
+}
+else {
+vErrors.push(err223);
+}
+errors++;
+}
+const len18 = data91.length;
+for(let i18=0; i18<len18; i18++){
+let data92 = data91[i18];
+if(data92 && typeof data92 == "object" && !Array.isArray(data92)){
+if(data92.name === undefined){
+const err224 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err224];
+}
+else {
+vErrors.push(err224);
+}
+errors++;
+}
+for(const key17 in data92){
+if(!((((key17 === "name") || (key17 === "devices")) || (key17 === "rules")) || (key17 === "children"))){
+const err225 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err225];
+}
+else {
+vErrors.push(err225);
+}
+errors++;
+}
+}
+if(data92.name !== undefined){
+let data93 = data92.name;
+if(typeof data93 === "string"){
+if(func1(data93) > 128){
+const err226 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err226];
+}
+else {
+vErrors.push(err226);
+}
+errors++;
+}
+if(func1(data93) < 1){
+const err227 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err227];
+}
+else {
+vErrors.push(err227);
+}
+errors++;
+}
+}
+else {
+const err228 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err228];
+}
+else {
+vErrors.push(err228);
+}
+errors++;
+}
+}
+if(data92.devices !== undefined){
+let data94 = data92.devices;
+if(Array.isArray(data94)){
+if(data94.length > 1000){
+const err229 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+if(vErrors === null){
+vErrors = [err229];
+}
+else {
+vErrors.push(err229);
+}
+errors++;
+}
+const len19 = data94.length;
+for(let i19=0; i19<len19; i19++){
+let data95 = data94[i19];
+if(typeof data95 === "string"){
+if(func1(data95) > 253){
+const err230 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/devices/" + i19,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(vErrors === null){
+vErrors = [err230];
+}
+else {
+vErrors.push(err230);
+}
+errors++;
+}
+if(func1(data95) < 1){
+const err231 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/devices/" + i19,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err231];
+}
+else {
+vErrors.push(err231);
+}
+errors++;
+}
+if(!pattern19.test(data95)){
+const err232 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/devices/" + i19,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"+"\""};
+if(vErrors === null){
+vErrors = [err232];
+}
+else {
+vErrors.push(err232);
+}
+errors++;
+}
+}
+else {
+const err233 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/devices/" + i19,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err233];
+}
+else {
+vErrors.push(err233);
+}
+errors++;
+}
+}
+}
+else {
+const err234 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err234];
+}
+else {
+vErrors.push(err234);
+}
+errors++;
+}
+}
+if(data92.rules !== undefined){
+let data96 = data92.rules;
+if(Array.isArray(data96)){
+if(data96.length > 100){
+const err235 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err235];
+}
+else {
+vErrors.push(err235);
+}
+errors++;
+}
+const len20 = data96.length;
+for(let i20=0; i20<len20; i20++){
+let data97 = data96[i20];
+if(data97 && typeof data97 == "object" && !Array.isArray(data97)){
+if(data97.id === undefined){
+const err236 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err236];
+}
+else {
+vErrors.push(err236);
+}
+errors++;
+}
+if(data97.path === undefined){
+const err237 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(vErrors === null){
+vErrors = [err237];
+}
+else {
+vErrors.push(err237);
+}
+errors++;
+}
+if(data97.mode === undefined){
+const err238 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+if(vErrors === null){
+vErrors = [err238];
+}
+else {
+vErrors.push(err238);
+}
+errors++;
+}
+if(data97.severity === undefined){
+const err239 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+if(vErrors === null){
+vErrors = [err239];
+}
+else {
+vErrors.push(err239);
+}
+errors++;
+}
+for(const key18 in data97){
+if(!(((((((key18 === "id") || (key18 === "path")) || (key18 === "mode")) || (key18 === "severity")) || (key18 === "value")) || (key18 === "ordered")) || (key18 === "description"))){
+const err240 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err240];
+}
+else {
+vErrors.push(err240);
+}
+errors++;
+}
+}
+if(data97.id !== undefined){
+let data98 = data97.id;
+if(typeof data98 === "string"){
+if(!pattern20.test(data98)){
+const err241 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+if(vErrors === null){
+vErrors = [err241];
+}
+else {
+vErrors.push(err241);
+}
+errors++;
+}
+}
+else {
+const err242 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err242];
+}
+else {
+vErrors.push(err242);
+}
+errors++;
+}
+}
+if(data97.path !== undefined){
+let data99 = data97.path;
+if(typeof data99 === "string"){
+if(func1(data99) > 1024){
+const err243 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err243];
+}
+else {
+vErrors.push(err243);
+}
+errors++;
+}
+}
+else {
+const err244 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err244];
+}
+else {
+vErrors.push(err244);
+}
+errors++;
+}
+}
+if(data97.mode !== undefined){
+let data100 = data97.mode;
+if(typeof data100 !== "string"){
+const err245 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err245];
+}
+else {
+vErrors.push(err245);
+}
+errors++;
+}
+if(!(((data100 === "required") || (data100 === "exact")) || (data100 === "disallowed"))){
+const err246 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err246];
+}
+else {
+vErrors.push(err246);
+}
+errors++;
+}
+}
+if(data97.severity !== undefined){
+let data101 = data97.severity;
+if(typeof data101 !== "string"){
+const err247 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err247];
+}
+else {
+vErrors.push(err247);
+}
+errors++;
+}
+if(!(((data101 === "error") || (data101 === "warning")) || (data101 === "info"))){
+const err248 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err248];
+}
+else {
+vErrors.push(err248);
+}
+errors++;
+}
+}
+if(data97.ordered !== undefined){
+if(typeof data97.ordered !== "boolean"){
+const err249 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err249];
+}
+else {
+vErrors.push(err249);
+}
+errors++;
+}
+}
+if(data97.description !== undefined){
+let data103 = data97.description;
+if(typeof data103 === "string"){
+if(func1(data103) > 1024){
+const err250 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err250];
+}
+else {
+vErrors.push(err250);
+}
+errors++;
+}
+}
+else {
+const err251 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err251];
+}
+else {
+vErrors.push(err251);
+}
+errors++;
+}
+}
+}
+else {
+const err252 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err252];
+}
+else {
+vErrors.push(err252);
+}
+errors++;
+}
+}
+}
+else {
+const err253 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err253];
+}
+else {
+vErrors.push(err253);
+}
+errors++;
+}
+}
+if(data92.children !== undefined){
+let data104 = data92.children;
+if(Array.isArray(data104)){
+if(data104.length > 200){
+const err254 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
+if(vErrors === null){
+vErrors = [err254];
+}
+else {
+vErrors.push(err254);
+}
+errors++;
+}
+const len21 = data104.length;
+for(let i21=0; i21<len21; i21++){
+let data105 = data104[i21];
+if(data105 && typeof data105 == "object" && !Array.isArray(data105)){
+if(data105.name === undefined){
+const err255 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err255];
+}
+else {
+vErrors.push(err255);
+}
+errors++;
+}
+for(const key19 in data105){
+if(!((((key19 === "name") || (key19 === "devices")) || (key19 === "rules")) || (key19 === "children"))){
+const err256 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err256];
+}
+else {
+vErrors.push(err256);
+}
+errors++;
+}
+}
+if(data105.name !== undefined){
+let data106 = data105.name;
+if(typeof data106 === "string"){
+if(func1(data106) > 128){
+const err257 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err257];
+}
+else {
+vErrors.push(err257);
+}
+errors++;
+}
+if(func1(data106) < 1){
+const err258 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err258];
+}
+else {
+vErrors.push(err258);
+}
+errors++;
+}
+}
+else {
+const err259 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err259];
+}
+else {
+vErrors.push(err259);
+}
+errors++;
+}
+}
+if(data105.devices !== undefined){
+let data107 = data105.devices;
+if(Array.isArray(data107)){
+if(data107.length > 1000){
+const err260 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+if(vErrors === null){
+vErrors = [err260];
+}
+else {
+vErrors.push(err260);
+}
+errors++;
+}
+const len22 = data107.length;
+for(let i22=0; i22<len22; i22++){
+let data108 = data107[i22];
+if(typeof data108 === "string"){
+if(func1(data108) > 253){
+const err261 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/devices/" + i22,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(vErrors === null){
+vErrors = [err261];
+}
+else {
+vErrors.push(err261);
+}
+errors++;
+}
+if(func1(data108) < 1){
+const err262 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/devices/" + i22,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err262];
+}
+else {
+vErrors.push(err262);
+}
+errors++;
+}
+if(!pattern19.test(data108)){
+const err263 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/devices/" + i22,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"+"\""};
+if(vErrors === null){
+vErrors = [err263];
+}
+else {
+vErrors.push(err263);
+}
+errors++;
+}
+}
+else {
+const err264 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/devices/" + i22,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err264];
+}
+else {
+vErrors.push(err264);
+}
+errors++;
+}
+}
+}
+else {
+const err265 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err265];
+}
+else {
+vErrors.push(err265);
+}
+errors++;
+}
+}
+if(data105.rules !== undefined){
+let data109 = data105.rules;
+if(Array.isArray(data109)){
+if(data109.length > 100){
+const err266 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err266];
+}
+else {
+vErrors.push(err266);
+}
+errors++;
+}
+const len23 = data109.length;
+for(let i23=0; i23<len23; i23++){
+let data110 = data109[i23];
+if(data110 && typeof data110 == "object" && !Array.isArray(data110)){
+if(data110.id === undefined){
+const err267 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err267];
+}
+else {
+vErrors.push(err267);
+}
+errors++;
+}
+if(data110.path === undefined){
+const err268 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(vErrors === null){
+vErrors = [err268];
+}
+else {
+vErrors.push(err268);
+}
+errors++;
+}
+if(data110.mode === undefined){
+const err269 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+if(vErrors === null){
+vErrors = [err269];
+}
+else {
+vErrors.push(err269);
+}
+errors++;
+}
+if(data110.severity === undefined){
+const err270 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+if(vErrors === null){
+vErrors = [err270];
+}
+else {
+vErrors.push(err270);
+}
+errors++;
+}
+for(const key20 in data110){
+if(!(((((((key20 === "id") || (key20 === "path")) || (key20 === "mode")) || (key20 === "severity")) || (key20 === "value")) || (key20 === "ordered")) || (key20 === "description"))){
+const err271 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err271];
+}
+else {
+vErrors.push(err271);
+}
+errors++;
+}
+}
+if(data110.id !== undefined){
+let data111 = data110.id;
+if(typeof data111 === "string"){
+if(!pattern20.test(data111)){
+const err272 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+if(vErrors === null){
+vErrors = [err272];
+}
+else {
+vErrors.push(err272);
+}
+errors++;
+}
+}
+else {
+const err273 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err273];
+}
+else {
+vErrors.push(err273);
+}
+errors++;
+}
+}
+if(data110.path !== undefined){
+let data112 = data110.path;
+if(typeof data112 === "string"){
+if(func1(data112) > 1024){
+const err274 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err274];
+}
+else {
+vErrors.push(err274);
+}
+errors++;
+}
+}
+else {
+const err275 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err275];
+}
+else {
+vErrors.push(err275);
+}
+errors++;
+}
+}
+if(data110.mode !== undefined){
+let data113 = data110.mode;
+if(typeof data113 !== "string"){
+const err276 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err276];
+}
+else {
+vErrors.push(err276);
+}
+errors++;
+}
+if(!(((data113 === "required") || (data113 === "exact")) || (data113 === "disallowed"))){
+const err277 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err277];
+}
+else {
+vErrors.push(err277);
+}
+errors++;
+}
+}
+if(data110.severity !== undefined){
+let data114 = data110.severity;
+if(typeof data114 !== "string"){
+const err278 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err278];
+}
+else {
+vErrors.push(err278);
+}
+errors++;
+}
+if(!(((data114 === "error") || (data114 === "warning")) || (data114 === "info"))){
+const err279 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err279];
+}
+else {
+vErrors.push(err279);
+}
+errors++;
+}
+}
+if(data110.ordered !== undefined){
+if(typeof data110.ordered !== "boolean"){
+const err280 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err280];
+}
+else {
+vErrors.push(err280);
+}
+errors++;
+}
+}
+if(data110.description !== undefined){
+let data116 = data110.description;
+if(typeof data116 === "string"){
+if(func1(data116) > 1024){
+const err281 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err281];
+}
+else {
+vErrors.push(err281);
+}
+errors++;
+}
+}
+else {
+const err282 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err282];
+}
+else {
+vErrors.push(err282);
+}
+errors++;
+}
+}
+}
+else {
+const err283 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err283];
+}
+else {
+vErrors.push(err283);
+}
+errors++;
+}
+}
+}
+else {
+const err284 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err284];
+}
+else {
+vErrors.push(err284);
+}
+errors++;
+}
+}
+if(data105.children !== undefined){
+let data117 = data105.children;
+if(Array.isArray(data117)){
+if(data117.length > 0){
+const err285 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"};
+if(vErrors === null){
+vErrors = [err285];
+}
+else {
+vErrors.push(err285);
+}
+errors++;
+}
+}
+else {
+const err286 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err286];
+}
+else {
+vErrors.push(err286);
+}
+errors++;
+}
+}
+}
+else {
+const err287 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err287];
+}
+else {
+vErrors.push(err287);
+}
+errors++;
+}
+}
+}
+else {
+const err288 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err288];
+}
+else {
+vErrors.push(err288);
+}
+errors++;
+}
+}
+}
+else {
+const err289 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err289];
+}
+else {
+vErrors.push(err289);
+}
+errors++;
+}
+}
+}
+else {
+const err290 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err290];
+}
+else {
+vErrors.push(err290);
+}
+errors++;
+}
+}
+}
+else {
+const err291 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err291];
+}
+else {
+vErrors.push(err291);
+}
+errors++;
+}
+}
+}
+else {
+const err292 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err292];
+}
+else {
+vErrors.push(err292);
+}
+errors++;
+}
+}
+}
+else {
+const err293 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err293];
+}
+else {
+vErrors.push(err293);
+}
+errors++;
+}
+}
+}
+else {
+const err294 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err294];
+}
+else {
+vErrors.push(err294);
+}
+errors++;
+}
+}
+}
+else {
+const err295 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err295];
+}
+else {
+vErrors.push(err295);
+}
+errors++;
+}
+}
+}
+else {
+const err296 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err296];
+}
+else {
+vErrors.push(err296);
+}
+errors++;
+}
+}
+}
+else {
+const err297 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err297];
+}
+else {
+vErrors.push(err297);
+}
+errors++;
+}
+}
+}
+else {
+const err298 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err298];
+}
+else {
+vErrors.push(err298);
+}
+errors++;
+}
+}
+}
+else {
+const err299 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err299];
+}
+else {
+vErrors.push(err299);
+}
+errors++;
+}
+}
+}
+else {
+const err300 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err300];
+}
+else {
+vErrors.push(err300);
+}
+errors++;
+}
+}
+}
+else {
+const err301 = {instancePath:instancePath+"/body/versions/" + i0+"/root",schemaPath:"#/properties/body/properties/versions/items/properties/root/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err301];
+}
+else {
+vErrors.push(err301);
+}
+errors++;
+}
+}
+if(data10.created !== undefined){
+if(typeof data10.created !== "string"){
+const err302 = {instancePath:instancePath+"/body/versions/" + i0+"/created",schemaPath:"#/properties/body/properties/versions/items/properties/created/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err302];
+}
+else {
+vErrors.push(err302);
+}
+errors++;
+}
+}
+if(data10.createdBy !== undefined){
+if(typeof data10.createdBy !== "string"){
+const err303 = {instancePath:instancePath+"/body/versions/" + i0+"/createdBy",schemaPath:"#/properties/body/properties/versions/items/properties/createdBy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err303];
+}
+else {
+vErrors.push(err303);
+}
+errors++;
+}
+}
+if(data10.lastUpdated !== undefined){
+if(typeof data10.lastUpdated !== "string"){
+const err304 = {instancePath:instancePath+"/body/versions/" + i0+"/lastUpdated",schemaPath:"#/properties/body/properties/versions/items/properties/lastUpdated/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err304];
+}
+else {
+vErrors.push(err304);
+}
+errors++;
+}
+}
+if(data10.lastUpdatedBy !== undefined){
+if(typeof data10.lastUpdatedBy !== "string"){
+const err305 = {instancePath:instancePath+"/body/versions/" + i0+"/lastUpdatedBy",schemaPath:"#/properties/body/properties/versions/items/properties/lastUpdatedBy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err305];
+}
+else {
+vErrors.push(err305);
+}
+errors++;
+}
+}
+}
+else {
+const err306 = {instancePath:instancePath+"/body/versions/" + i0,schemaPath:"#/properties/body/properties/versions/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err306];
+}
+else {
+vErrors.push(err306);
+}
+errors++;
+}
+}
+}
+else {
+const err307 = {instancePath:instancePath+"/body/versions",schemaPath:"#/properties/body/properties/versions/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err307];
+}
+else {
+vErrors.push(err307);
+}
+errors++;
+}
+}
+}
+else {
+const err308 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err308];
+}
+else {
+vErrors.push(err308);
+}
+errors++;
+}
+}
+}
+else {
+const err309 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err309];
+}
+else {
+vErrors.push(err309);
+}
+errors++;
+}
+validate33.errors = vErrors;
+return errors === 0;
+}
+validate33.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate33;
+})();
+export const putAdapter = /* @__PURE__ */ (() => {
+const schema45 = {"$id":"putAdapter","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":384,"description":"1 to 128 letters, digits, spaces, \"-\", \"_\" or \".\" (percent-encoded in the URL)"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","required":["type","baseUrl","auth"],"additionalProperties":false,"properties":{"type":{"type":"string","enum":["nso"],"description":"Orchestrator type"},"baseUrl":{"type":"string","minLength":1,"maxLength":2048,"description":"http(s)://host[:port], no path, query, fragment or credentials; stored as its origin"},"auth":{"type":"object","required":["type","username","password"],"additionalProperties":false,"properties":{"type":{"type":"string","enum":["basic"]},"username":{"type":"string","minLength":1,"maxLength":256},"password":{"type":"string","minLength":1,"maxLength":4096,"description":"A $VAULT_<path>#<key> reference, or the plain value (stored in the secrets store, replaced by its reference)"}}},"timeoutMs":{"type":"integer","minimum":100,"maximum":25000,"description":"Per-call timeout of the relay; default 10000"}}}}};
+const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
+
+function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="putAdapter" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate34.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1131,7 +7205,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!(data4 === "nso")){
-const err15 = {instancePath:instancePath+"/body/type",schemaPath:"#/properties/body/properties/type/enum",keyword:"enum",params:{allowedValues: schema35.properties.body.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/body/type",schemaPath:"#/properties/body/properties/type/enum",keyword:"enum",params:{allowedValues: schema45.properties.body.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -1234,7 +7308,7 @@ vErrors.push(err23);
 errors++;
 }
 if(!(data7 === "basic")){
-const err24 = {instancePath:instancePath+"/body/auth/type",schemaPath:"#/properties/body/properties/auth/properties/type/enum",keyword:"enum",params:{allowedValues: schema35.properties.body.properties.auth.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err24 = {instancePath:instancePath+"/body/auth/type",schemaPath:"#/properties/body/properties/auth/properties/type/enum",keyword:"enum",params:{allowedValues: schema45.properties.body.properties.auth.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -1384,20 +7458,20 @@ vErrors.push(err36);
 }
 errors++;
 }
-validate24.errors = vErrors;
+validate34.errors = vErrors;
 return errors === 0;
 }
-validate24.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate24;
+validate34.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate34;
 })();
 export const getAdapter = /* @__PURE__ */ (() => {
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getAdapter" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate25.evaluated;
+const evaluated0 = validate35.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1546,22 +7620,22 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate25.errors = vErrors;
+validate35.errors = vErrors;
 return errors === 0;
 }
-validate25.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate25;
+validate35.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate35;
 })();
 export const listAdapters = /* @__PURE__ */ (() => {
 const pattern6 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100)$", "u");
 const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="listAdapters" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate26.evaluated;
+const evaluated0 = validate36.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1712,20 +7786,20 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate26.errors = vErrors;
+validate36.errors = vErrors;
 return errors === 0;
 }
-validate26.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate26;
+validate36.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate36;
 })();
 export const deleteAdapter = /* @__PURE__ */ (() => {
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="deleteAdapter" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate27.evaluated;
+const evaluated0 = validate37.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1874,18 +7948,18 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate27.errors = vErrors;
+validate37.errors = vErrors;
 return errors === 0;
 }
-validate27.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate27;
+validate37.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate37;
 })();
 export const getStatus = /* @__PURE__ */ (() => {
-function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getStatus" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate28.evaluated;
+const evaluated0 = validate38.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1964,18 +8038,18 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate28.errors = vErrors;
+validate38.errors = vErrors;
 return errors === 0;
 }
-validate28.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate28;
+validate38.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate38;
 })();
 export const getSystemHealth = /* @__PURE__ */ (() => {
-function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getSystemHealth" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate29.evaluated;
+const evaluated0 = validate39.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2054,18 +8128,18 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate29.errors = vErrors;
+validate39.errors = vErrors;
 return errors === 0;
 }
-validate29.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate29;
+validate39.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate39;
 })();
 export const getServerHealth = /* @__PURE__ */ (() => {
-function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getServerHealth" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate30.evaluated;
+const evaluated0 = validate40.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2144,22 +8218,22 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate30.errors = vErrors;
+validate40.errors = vErrors;
 return errors === 0;
 }
-validate30.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate30;
+validate40.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate40;
 })();
 export const getAdaptersHealth = /* @__PURE__ */ (() => {
-const pattern12 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50)$", "u");
+const pattern46 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50)$", "u");
 const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getAdaptersHealth" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate31.evaluated;
+const evaluated0 = validate41.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2195,7 +8269,7 @@ errors++;
 if(data0.limit !== undefined){
 let data1 = data0.limit;
 if(typeof data1 === "string"){
-if(!pattern12.test(data1)){
+if(!pattern46.test(data1)){
 const err2 = {instancePath:instancePath+"/queryStringParameters/limit",schemaPath:"#/properties/queryStringParameters/properties/limit/pattern",keyword:"pattern",params:{pattern: "^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50)$"},message:"must match pattern \""+"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50)$"+"\""};
 if(vErrors === null){
 vErrors = [err2];
@@ -2310,20 +8384,20 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate31.errors = vErrors;
+validate41.errors = vErrors;
 return errors === 0;
 }
-validate31.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate31;
+validate41.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate41;
 })();
 export const getAdapterHealth = /* @__PURE__ */ (() => {
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getAdapterHealth" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate32.evaluated;
+const evaluated0 = validate42.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2472,11 +8546,11 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate32.errors = vErrors;
+validate42.errors = vErrors;
 return errors === 0;
 }
-validate32.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate32;
+validate42.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate42;
 })();
 export const getComplianceBatch = /* @__PURE__ */ (() => {
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");

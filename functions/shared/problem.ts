@@ -78,6 +78,13 @@ export class Conflict extends HttpProblem {
   }
 }
 
+/** 413: the request goes past a stated size or count limit (each offending field named). */
+export class ContentTooLarge extends HttpProblem {
+  constructor(detail: string, errors: readonly FieldError[] = []) {
+    super(413, 'limit-exceeded', 'Content Too Large', detail, errors.length ? { errors } : {});
+  }
+}
+
 export class UnprocessableContent extends HttpProblem {
   constructor(detail: string, slug = 'unprocessable') {
     super(422, slug, 'Unprocessable Content', detail);

@@ -40,7 +40,7 @@ const CREATE_ATTEMPTS = 5;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Runs a store call, turning "the store is unreachable" into a 503 the client may retry. */
-const storeCall = async <T>(call: () => Promise<T>): Promise<T> => {
+export const storeCall = async <T>(call: () => Promise<T>): Promise<T> => {
   try {
     return await call();
   } catch (error) {

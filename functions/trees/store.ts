@@ -102,6 +102,17 @@ const cancellationCodes = (error: unknown): readonly (string | undefined)[] | un
 const isContention = (error: unknown): boolean =>
   error instanceof Error && (error.name === 'TransactionConflictException' || error.name === 'TransactionInProgressException');
 
+/** Runs a DynamoDB call, turning "unreachable, throttled, timed out" into {@link StoreUnavailable}. */
+export const sendToStore = async <T>(operation: string, call: () => Promise<T>): Promise<T> => {
+  try {
+    return await call();
+  } catch (error) {
+    const reason = transientReason(error);
+    if (reason) throw new StoreUnavailable(operation, reason);
+    throw error;
+  }
+};
+
 /** The trees table through the Document client. */
 export class DynamoTreeStore implements TreeStore {
   constructor(
@@ -109,14 +120,8 @@ export class DynamoTreeStore implements TreeStore {
     private readonly tableName: string,
   ) {}
 
-  async #send<T>(operation: string, call: () => Promise<T>): Promise<T> {
-    try {
-      return await call();
-    } catch (error) {
-      const reason = transientReason(error);
-      if (reason) throw new StoreUnavailable(operation, reason);
-      throw error;
-    }
+  #send<T>(operation: string, call: () => Promise<T>): Promise<T> {
+    return sendToStore(operation, call);
   }
 
   async #getItem(key: Record<string, string>): Promise<Record<string, unknown> | undefined> {

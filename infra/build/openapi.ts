@@ -112,7 +112,8 @@ const removedOperation = (route: RemovedRoute, method: string) => ({
 export const openApiDocument = () => {
   const paths: Record<string, Record<string, unknown>> = {};
   const at = (path: string) => (paths[path] ??= {});
-  for (const route of liveRoutes) at(route.path)[route.method.toLowerCase()] = liveOperation(route);
+  // OpenAPI has no greedy parameter: `{nodePath+}` is written `{nodePath}`, its description says it spans segments.
+  for (const route of liveRoutes) at(route.path.replaceAll('+}', '}'))[route.method.toLowerCase()] = liveOperation(route);
   for (const route of removedRoutes) {
     const methods = route.method === 'ANY' ? ANY_METHODS : [route.method.toLowerCase()];
     for (const method of methods) at(resourcePath(route.path))[method] = removedOperation(route, method);

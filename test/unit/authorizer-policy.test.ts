@@ -29,6 +29,9 @@ describe('policyFor over the route table', () => {
     const expected = [
       'GET/configuration_manager/configs/*',
       'GET/configuration_manager/configs',
+      'GET/configuration_manager/configs/*/*',
+      'GET/configuration_manager/configs/*/*/nodes/*',
+      'GET/configuration_manager/exports/*',
       'GET/health/system',
       'GET/health/server',
       'GET/health/adapters',

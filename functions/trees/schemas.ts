@@ -1,0 +1,150 @@
+/**
+ * The JSON Schemas of the version, node, export and import routes (used by the route table).
+ * Shapes and per-field limits are checked here, at the edge; what needs the stored version
+ * (variables, rule ids along paths, devices on one node, sizes) is checked by config-checks.ts.
+ */
+import type { JsonSchema } from '../shared/json-schema.js';
+import { RULE_MODES, SEVERITIES } from './config.js';
+import { CONFIG_LIMITS, DEVICE_NAME_PATTERN_SOURCE, RULE_ID_PATTERN_SOURCE, VARIABLE_NAME_PATTERN_SOURCE } from './config-checks.js';
+import { LABEL_PATTERN_SOURCE, TREE_LIMITS } from './model.js';
+
+/** Path segments arrive percent-encoded: the handler decodes them and applies the name rule. */
+const SEGMENT = (description: string): JsonSchema => ({ type: 'string', minLength: 1, maxLength: 512, description });
+
+export const TREE_ID_SCHEMA = { type: 'string', pattern: '^[0-9a-f]{24}$' } as const;
+
+export const treeParams: JsonSchema = { type: 'object', required: ['treeId'], properties: { treeId: TREE_ID_SCHEMA } };
+
+export const versionParams: JsonSchema = {
+  type: 'object',
+  required: ['treeId', 'version'],
+  properties: {
+    treeId: TREE_ID_SCHEMA,
+    version: SEGMENT('The version label, percent-encoded; `label~2` names the second version of a seeded tree that repeats `label`'),
+  },
+};
+
+export const nodeParams: JsonSchema = {
+  type: 'object',
+  required: ['treeId', 'version', 'nodePath'],
+  properties: {
+    ...(versionParams['properties'] as Record<string, JsonSchema>),
+    nodePath: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 4096,
+      description: `The node's path from the root, e.g. base/wan/pe-routers (each segment percent-encoded; at most ${CONFIG_LIMITS.nodeDepth} levels)`,
+    },
+  },
+};
+
+/** A new version label: the shared name rule (as adapter names). */
+const NEW_LABEL: JsonSchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 128,
+  pattern: '^[A-Za-z0-9 ._-]+$',
+  description: '1 to 128 letters, digits, spaces, "-", "_" or "."; unique in the tree',
+};
+
+export const variablesSchema: JsonSchema = {
+  type: 'object',
+  maxProperties: CONFIG_LIMITS.variables,
+  propertyNames: { pattern: VARIABLE_NAME_PATTERN_SOURCE },
+  additionalProperties: { type: 'string', maxLength: CONFIG_LIMITS.variableValue },
+  description: 'Replaces `{{name}}` in rule values; names are 1 to 64 letters, digits, "_", "." or "-"',
+};
+
+export const ruleSchema: JsonSchema = {
+  type: 'object',
+  required: ['id', 'path', 'mode', 'severity'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string', pattern: RULE_ID_PATTERN_SOURCE, description: 'Unique along any root-to-node path' },
+    path: { type: 'string', maxLength: CONFIG_LIMITS.rulePath, description: 'JSON Pointer (RFC 6901) into the device configuration' },
+    mode: { type: 'string', enum: [...RULE_MODES] },
+    severity: { type: 'string', enum: [...SEVERITIES] },
+    value: { description: `Any JSON value, at most ${CONFIG_LIMITS.ruleValueBytes} bytes as JSON; {{name}} in strings names a variable` },
+    ordered: { type: 'boolean', description: 'exact rules only: compare arrays element by element' },
+    description: { type: 'string', maxLength: CONFIG_LIMITS.ruleDescription },
+  },
+};
+
+const devicesSchema: JsonSchema = {
+  type: 'array',
+  maxItems: CONFIG_LIMITS.devicesPerNode,
+  items: { type: 'string', minLength: 1, maxLength: CONFIG_LIMITS.deviceName, pattern: DEVICE_NAME_PATTERN_SOURCE },
+  description: 'NSO device names; a device is on at most one node of a version',
+};
+
+const rulesSchema: JsonSchema = { type: 'array', maxItems: CONFIG_LIMITS.rulesPerNode, items: ruleSchema };
+
+/** A whole node tree, unrolled to the depth limit (so a deeper tree is refused at the edge). */
+const nodeSchema = (levels: number): JsonSchema => ({
+  type: 'object',
+  required: ['name'],
+  additionalProperties: false,
+  properties: {
+    name: { type: 'string', minLength: 1, maxLength: 128 },
+    devices: devicesSchema,
+    rules: rulesSchema,
+    children: levels > 1 ? { type: 'array', maxItems: CONFIG_LIMITS.nodesPerVersion, items: nodeSchema(levels - 1) } : { type: 'array', maxItems: 0 },
+  },
+});
+
+export const createVersionBody: JsonSchema = {
+  type: 'object',
+  required: ['name', 'base'],
+  additionalProperties: false,
+  properties: { name: NEW_LABEL, base: { type: 'string', minLength: 1, maxLength: 512, description: 'The version to copy' } },
+};
+
+export const updateVersionBody: JsonSchema = {
+  type: 'object',
+  minProperties: 1,
+  additionalProperties: false,
+  properties: { name: NEW_LABEL, variables: variablesSchema },
+};
+
+export const putNodeBody: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { devices: devicesSchema, rules: rulesSchema },
+  description: 'A field left out keeps its current value (empty for a new node); the node keeps its children',
+};
+
+const TEXT = { type: 'string' } as const;
+
+export const importBody: JsonSchema = {
+  type: 'object',
+  required: ['name', 'deviceType', 'versions'],
+  additionalProperties: false,
+  properties: {
+    format: { type: 'string', const: 'netconfig-tree/1' },
+    id: { ...TEXT, description: 'Ignored: an import gets a new id' },
+    name: { type: 'string', minLength: 1, maxLength: TREE_LIMITS.name, pattern: LABEL_PATTERN_SOURCE },
+    deviceType: { type: 'string', minLength: 1, maxLength: TREE_LIMITS.deviceType, pattern: LABEL_PATTERN_SOURCE },
+    description: { type: 'string', maxLength: TREE_LIMITS.description },
+    created: { ...TEXT, description: 'Ignored' },
+    lastUpdated: { ...TEXT, description: 'Ignored' },
+    versions: {
+      type: 'array',
+      minItems: 1,
+      maxItems: TREE_LIMITS.versions,
+      items: {
+        type: 'object',
+        required: ['name', 'root'],
+        additionalProperties: false,
+        properties: {
+          name: { type: 'string', minLength: 1, maxLength: TREE_LIMITS.versionLabel, pattern: LABEL_PATTERN_SOURCE },
+          variables: variablesSchema,
+          root: nodeSchema(CONFIG_LIMITS.nodeDepth),
+          created: { ...TEXT, description: 'Ignored' },
+          createdBy: { ...TEXT, description: 'Ignored' },
+          lastUpdated: { ...TEXT, description: 'Ignored' },
+          lastUpdatedBy: { ...TEXT, description: 'Ignored' },
+        },
+      },
+    },
+  },
+};

@@ -1,0 +1,477 @@
+/**
+ * The version, node, export and import operations, free of Lambda and of DynamoDB. Every write
+ * reads the tree, builds the changed version, checks the *whole* result against every rule of
+ * config-checks.ts, and commits conditioned on the revision it read; when another writer got
+ * there first it reads again and re-checks (so a concurrent write can never slip past a check).
+ */
+import { randomBytes } from 'node:crypto';
+import { logger } from '../shared/logger.js';
+import { NAME_RULE, decodeSegment, isPathName } from '../shared/names.js';
+import { BadRequest, Conflict, ContentTooLarge, InternalError, NotFound, ServiceUnavailable, type FieldError } from '../shared/problem.js';
+import { emptyRoot, findNode, ROOT_NODE, type Node, type Rule, type Version } from './config.js';
+import { CONFIG_LIMITS, normalizeRule, versionProblems, type ConfigProblem } from './config-checks.js';
+import { newTreeId, storeCall } from './core.js';
+import { TREE_LIMITS, type TreeSummary } from './model.js';
+import { contentBytes, type ContentRef, type TreeChange, type TreeState, type VersionContent, type VersionStore } from './version-store.js';
+
+export interface VersionDeps {
+  readonly store: VersionStore;
+  readonly now: () => Date;
+  /** Waits between attempts when writers contend; injectable so tests need not wait. */
+  readonly pause?: (ms: number) => Promise<void>;
+}
+
+/** Who asks: the caller's token subject, recorded in `createdBy` / `lastUpdatedBy`. */
+export type Caller = string;
+
+const ATTEMPTS = 6;
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+const newContentId = (): string => randomBytes(8).toString('hex');
+
+// ---- addressing ----
+
+const OCCURRENCE = /^(.*)~([1-9][0-9]*)$/;
+
+/**
+ * The index of the version `address` names: the first version with that label; for a label a
+ * seeded tree repeats, `label~2` names its second occurrence, `label~3` its third, and so on.
+ * New labels cannot contain `~`, so the two forms never meet.
+ */
+export const resolveVersion = (versions: readonly string[], address: string): number | undefined => {
+  const exact = versions.indexOf(address);
+  if (exact >= 0) return exact;
+  const m = OCCURRENCE.exec(address);
+  if (!m) return undefined;
+  let seen = 0;
+  for (let i = 0; i < versions.length; i++) if (versions[i] === m[1] && ++seen === Number(m[2])) return i;
+  return undefined;
+};
+
+/** How the version at `index` is addressed (the inverse of {@link resolveVersion}). */
+export const versionAddress = (versions: readonly string[], index: number): string => {
+  const label = versions[index] as string;
+  const n = versions.slice(0, index).filter((v) => v === label).length + 1;
+  return n === 1 ? label : `${label}~${n}`;
+};
+
+/** A path parameter decoded (API Gateway passes them still percent-encoded). */
+const decoded = (raw: string, field: string): string => {
+  const value = decodeSegment(raw);
+  if (value === undefined) throw new BadRequest(`The request is invalid: ${field} is not valid percent-encoding.`, [{ in: 'path', field, message: 'is not valid percent-encoding' }]);
+  return value;
+};
+
+/** The node path of `{nodePath+}`: `base/wan/pe`, each segment decoded and checked. */
+export const parseNodePath = (raw: string): string[] => {
+  const segments = raw.split('/').map((s) => decoded(s, 'nodePath'));
+  if (segments[0] !== ROOT_NODE) throw new BadRequest(`The request is invalid: nodePath must start at ${ROOT_NODE}.`, [{ in: 'path', field: 'nodePath', message: `must start at ${ROOT_NODE}` }]);
+  const bad = segments.findIndex((s) => !isPathName(s));
+  if (bad >= 0) throw new BadRequest(`The request is invalid: nodePath segment ${bad + 1} ${NAME_RULE}.`, [{ in: 'path', field: 'nodePath', message: `segment ${bad + 1} ${NAME_RULE}` }]);
+  if (segments.length > CONFIG_LIMITS.nodeDepth) {
+    throw new BadRequest(`The request is invalid: nodePath is deeper than ${CONFIG_LIMITS.nodeDepth} levels.`, [{ in: 'path', field: 'nodePath', message: `is deeper than ${CONFIG_LIMITS.nodeDepth} levels` }]);
+  }
+  return segments;
+};
+
+/** A new version label: the shared name rule (no `~`, so no label looks like `label~2`). */
+const checkNewLabel = (label: string, field: string): void => {
+  if (!isPathName(label)) throw new BadRequest(`The request is invalid: ${field} ${NAME_RULE}.`, [{ in: 'body', field, message: NAME_RULE }]);
+};
+
+// ---- reading ----
+
+const loadState = async (store: VersionStore, treeId: string): Promise<TreeState> => {
+  const loaded = await storeCall(() => store.loadTree(treeId));
+  if (!loaded) throw new NotFound(`No tree has the id ${treeId}.`);
+  if (!loaded.ok) throw new InternalError('damaged tree item', { treeIds: [loaded.id], problems: { [loaded.id]: loaded.problems } });
+  return loaded.state;
+};
+
+const indexOf = (state: TreeState, rawAddress: string): number => {
+  const address = decoded(rawAddress, 'version');
+  const index = resolveVersion(state.summary.versions, address);
+  if (index === undefined) throw new NotFound(`Tree ${state.summary.id} has no version ${JSON.stringify(address)}.`);
+  return index;
+};
+
+const loadContent = async (store: VersionStore, state: TreeState, index: number): Promise<VersionContent> => {
+  const ref = state.contents[index] as ContentRef;
+  // A version that holds nothing yet (a new tree's first, a seeded label): empty, as old as its tree.
+  if (ref.id === '') return { variables: {}, root: emptyRoot(), created: state.summary.created, createdBy: '', lastUpdated: state.summary.created, lastUpdatedBy: '' };
+  const content = await storeCall(() => store.loadContent(state.summary.id, ref.id));
+  if (!content) throw new InternalError('tree refers to missing content', { treeId: state.summary.id, contentId: ref.id });
+  return content;
+};
+
+/** The version as clients see it. */
+export interface VersionView extends Version {
+  readonly treeId: string;
+  /** How to address this version in a URL (differs from `name` only for a repeated label). */
+  readonly address: string;
+}
+
+/** Version `index` of `versions` with its content, as exports list it. */
+const versionOf = (versions: readonly string[], index: number, c: VersionContent): Version => ({
+  name: versions[index] as string,
+  variables: c.variables,
+  root: c.root,
+  created: c.created,
+  createdBy: c.createdBy,
+  lastUpdated: c.lastUpdated,
+  lastUpdatedBy: c.lastUpdatedBy,
+});
+
+const view = (state: TreeState, index: number, c: VersionContent): VersionView => ({
+  treeId: state.summary.id,
+  ...versionOf(state.summary.versions, index, c),
+  address: versionAddress(state.summary.versions, index),
+});
+
+/** One version with its whole node tree. */
+export const getVersion = async (deps: Pick<VersionDeps, 'store'>, treeId: string, address: string): Promise<VersionView> => {
+  const state = await loadState(deps.store, treeId);
+  const index = indexOf(state, address);
+  return view(state, index, await loadContent(deps.store, state, index));
+};
+
+/**
+ * A version loaded for evaluation (compliance): its label, variables and node tree. The same
+ * addressing as the routes; 404 for an unknown tree or version.
+ */
+export const loadVersion = getVersion;
+
+/** A node as `GET …/nodes/{nodePath+}` returns it: its own content and its children's names. */
+export interface NodeView {
+  readonly path: string;
+  readonly name: string;
+  readonly devices: readonly string[];
+  readonly rules: readonly Rule[];
+  readonly children: readonly string[];
+}
+
+const nodeView = (path: readonly string[], node: Node): NodeView => ({
+  path: path.join('/'),
+  name: node.name,
+  devices: node.devices,
+  rules: node.rules,
+  children: node.children.map((c) => c.name),
+});
+
+export const getNode = async (deps: Pick<VersionDeps, 'store'>, treeId: string, address: string, rawPath: string): Promise<NodeView> => {
+  const path = parseNodePath(rawPath);
+  const version = await getVersion(deps, treeId, address);
+  const node = findNode(version.root, path);
+  if (!node) throw new NotFound(`Version ${JSON.stringify(version.name)} has no node ${path.join('/')}.`);
+  return nodeView(path, node);
+};
+
+// ---- writing ----
+
+/** What one attempt of a write decided: the change to commit and the answer to give. */
+interface Plan<T> {
+  readonly summary: TreeSummary;
+  readonly contents: readonly ContentRef[];
+  readonly put: TreeChange['put'];
+  readonly remove: readonly string[];
+  readonly result: T;
+}
+
+/** Reads, plans, commits; again from the read when another writer committed first. */
+const mutate = async <T>(deps: VersionDeps, treeId: string, plan: (state: TreeState, at: string) => Promise<Plan<T>>): Promise<T> => {
+  const pause = deps.pause ?? sleep;
+  for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+    const state = await loadState(deps.store, treeId);
+    const at = deps.now().toISOString();
+    const p = await plan(state, at);
+    const outcome = await storeCall(() => deps.store.commit({ before: state, summary: p.summary, contents: p.contents, put: p.put, remove: p.remove }));
+    if (outcome === 'committed') return p.result;
+    if (attempt < ATTEMPTS) await pause(10 * 2 ** attempt + Math.floor(Math.random() * 40));
+  }
+  logger.warn('tree write gave up after contention', { treeId, attempts: ATTEMPTS });
+  throw new ServiceUnavailable('The tree could not be changed because of concurrent writes; try again.');
+};
+
+const touched = (summary: TreeSummary, at: string, versions: readonly string[] = summary.versions): TreeSummary => ({
+  ...summary,
+  versions: [...versions],
+  // Never before created, even when a seeded tree carries a future timestamp.
+  lastUpdated: at > summary.lastUpdated ? at : summary.lastUpdated,
+});
+
+/**
+ * Throws the problem the checks found: 400 for malformed input first, then 409 for a clash
+ * with stored state, then 413 for a limit. `field` places map to body fields by `rename`.
+ */
+const throwProblems = (problems: readonly ConfigProblem[], rename: (field: string) => string = (f) => f): void => {
+  if (!problems.length) return;
+  const pick = problems.filter((p) => p.kind === undefined).length ? problems.filter((p) => p.kind === undefined) : problems.filter((p) => p.kind === 'conflict').length ? problems.filter((p) => p.kind === 'conflict') : problems;
+  const errors: FieldError[] = pick.map((p) => ({ in: 'body', field: rename(p.field), message: p.message }));
+  const detail = errors.map((e) => `${e.field || 'body'} ${e.message}`).join('; ');
+  const kind = pick[0]?.kind;
+  if (kind === 'conflict') throw new Conflict(`The change conflicts with the version: ${detail}.`, 'tree-conflict');
+  if (kind === 'limit') throw new ContentTooLarge(`The change goes past a limit: ${detail}.`, errors);
+  throw new BadRequest(`The request is invalid: ${detail}.`, errors);
+};
+
+const treeBytesProblem = (contents: readonly ContentRef[]): void => {
+  const total = contents.reduce((sum, c) => sum + c.bytes, 0);
+  if (total > CONFIG_LIMITS.treeBytes) {
+    throw new ContentTooLarge(`The tree would hold ${total} bytes of versions, more than the ${CONFIG_LIMITS.treeBytes} a tree may hold.`);
+  }
+};
+
+/** Writes version `index` of `state` as `content` (materializing it when it held nothing). */
+const writeVersion = <T>(state: TreeState, index: number, content: VersionContent, at: string, result: T, versions?: readonly string[]): Plan<T> => {
+  const id = (state.contents[index] as ContentRef).id || newContentId();
+  const contents = state.contents.map((c, i) => (i === index ? { id, bytes: contentBytes(content) } : c));
+  treeBytesProblem(contents);
+  return { summary: touched(state.summary, at, versions), contents, put: [{ id, content }], remove: [], result };
+};
+
+export interface CreateVersionInput {
+  readonly name: string;
+  readonly base: string;
+}
+
+/** A new version: a deep copy of `base`'s nodes, rules, devices and variables. */
+export const createVersion = (deps: VersionDeps, treeId: string, input: CreateVersionInput, caller: Caller): Promise<VersionView> => {
+  checkNewLabel(input.name, 'name');
+  return mutate(deps, treeId, async (state, at) => {
+    if (state.summary.versions.includes(input.name)) throw new Conflict(`Tree ${treeId} already has a version ${JSON.stringify(input.name)}.`, 'version-exists');
+    const baseIndex = resolveVersion(state.summary.versions, input.base);
+    if (baseIndex === undefined) throw new NotFound(`Tree ${treeId} has no version ${JSON.stringify(input.base)} to copy.`);
+    if (state.summary.versions.length >= TREE_LIMITS.versions) throw new ContentTooLarge(`A tree holds at most ${TREE_LIMITS.versions} versions.`);
+    const base = await loadContent(deps.store, state, baseIndex);
+    // Stored content is plain JSON: a JSON round trip is the deep copy.
+    const copy = JSON.parse(JSON.stringify({ variables: base.variables, root: base.root })) as Pick<VersionContent, 'variables' | 'root'>;
+    const content: VersionContent = { ...copy, created: at, createdBy: caller, lastUpdated: at, lastUpdatedBy: caller };
+    const id = newContentId();
+    const contents = [...state.contents, { id, bytes: contentBytes(content) }];
+    treeBytesProblem(contents);
+    const versions = [...state.summary.versions, input.name];
+    const index = versions.length - 1;
+    const result = view({ ...state, summary: { ...state.summary, versions }, contents }, index, content);
+    return { summary: touched(state.summary, at, versions), contents, put: [{ id, content }], remove: [], result };
+  });
+};
+
+export interface UpdateVersionInput {
+  readonly name?: string;
+  readonly variables?: Readonly<Record<string, string>>;
+}
+
+/** Renames a version and/or replaces its variables (refused when a rule would name a missing one). */
+export const updateVersion = (deps: VersionDeps, treeId: string, address: string, input: UpdateVersionInput, caller: Caller): Promise<VersionView> => {
+  if (input.name !== undefined) checkNewLabel(input.name, 'name');
+  return mutate(deps, treeId, async (state, at) => {
+    const index = indexOf(state, address);
+    const versions = [...state.summary.versions];
+    if (input.name !== undefined && input.name !== versions[index]) {
+      if (versions.includes(input.name)) throw new Conflict(`Tree ${treeId} already has a version ${JSON.stringify(input.name)}.`, 'version-exists');
+      versions[index] = input.name;
+    }
+    const old = await loadContent(deps.store, state, index);
+    const variables = input.variables ?? old.variables;
+    // A rule naming a variable the new set lacks is a fault of `variables`: say which rule.
+    throwProblems(versionProblems(old.root, variables).map((p) => (p.field.startsWith('variables') ? p : { ...p, field: 'variables', message: `leaves the rule at ${p.field} with a problem: it ${p.message}` })));
+    const content: VersionContent = { ...old, variables, lastUpdated: at, lastUpdatedBy: caller };
+    const after = writeVersion(state, index, content, at, undefined, versions);
+    return { ...after, result: view({ ...state, summary: after.summary, contents: after.contents }, index, content) };
+  });
+};
+
+/** Deletes a version; the last one cannot be deleted (409). */
+export const deleteVersion = (deps: VersionDeps, treeId: string, address: string): Promise<void> =>
+  mutate(deps, treeId, async (state, at) => {
+    const index = indexOf(state, address);
+    if (state.summary.versions.length === 1) throw new Conflict(`Version ${JSON.stringify(state.summary.versions[0])} is the last of tree ${treeId}; a tree keeps at least one version.`, 'last-version');
+    const ref = state.contents[index] as ContentRef;
+    return {
+      summary: touched(state.summary, at, state.summary.versions.filter((_, i) => i !== index)),
+      contents: state.contents.filter((_, i) => i !== index),
+      put: [],
+      remove: ref.id ? [ref.id] : [],
+      result: undefined,
+    };
+  });
+
+/** Deletes a tree, its name and every version. */
+export const deleteTree = async (deps: VersionDeps, treeId: string): Promise<void> => {
+  const pause = deps.pause ?? sleep;
+  for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+    const state = await loadState(deps.store, treeId);
+    if ((await storeCall(() => deps.store.delete(state))) === 'deleted') {
+      logger.info('tree deleted', { treeId });
+      return;
+    }
+    if (attempt < ATTEMPTS) await pause(10 * 2 ** attempt);
+  }
+  throw new ServiceUnavailable('The tree could not be deleted because of concurrent writes; try again.');
+};
+
+/** `root` with the node at `path` replaced by `node` (`undefined`: removed); the parent must exist. */
+const replaceNode = (root: Node, path: readonly string[], node: Node | undefined): Node => {
+  if (path.length === 1) return node ?? root;
+  const [, next, ...rest] = path;
+  const i = root.children.findIndex((c) => c.name === next);
+  const children = [...root.children];
+  if (rest.length === 0) {
+    if (node === undefined) children.splice(i, 1);
+    else if (i >= 0) children[i] = node;
+    else children.push(node);
+  } else children[i] = replaceNode(root.children[i] as Node, path.slice(1), node);
+  return { ...root, children };
+};
+
+/** The place of the node at `path` in the problems of {@link versionProblems} (`root/children/2/`). */
+const placeOf = (root: Node, path: readonly string[]): string => {
+  let place = 'root/';
+  let node = root;
+  for (const name of path.slice(1)) {
+    const i = node.children.findIndex((c) => c.name === name);
+    place += `children/${i}/`;
+    node = node.children[i] as Node;
+  }
+  return place;
+};
+
+export interface PutNodeInput {
+  readonly devices?: readonly string[];
+  readonly rules?: readonly Rule[];
+}
+
+/**
+ * Creates or replaces one node. The parent must exist. A field left out keeps the node's
+ * current value (empty for a new node); the node's children stay.
+ */
+export const putNode = (
+  deps: VersionDeps,
+  treeId: string,
+  address: string,
+  rawPath: string,
+  input: PutNodeInput,
+  caller: Caller,
+): Promise<{ readonly created: boolean; readonly node: NodeView }> => {
+  const path = parseNodePath(rawPath);
+  return mutate(deps, treeId, async (state, at) => {
+    const index = indexOf(state, address);
+    const old = await loadContent(deps.store, state, index);
+    if (path.length > 1 && !findNode(old.root, path.slice(0, -1))) throw new NotFound(`Version ${JSON.stringify(state.summary.versions[index])} has no node ${path.slice(0, -1).join('/')} to hold ${path.join('/')}.`);
+    const existing = findNode(old.root, path);
+    const node: Node = {
+      name: path.at(-1) as string,
+      devices: [...(input.devices ?? existing?.devices ?? [])],
+      rules: (input.rules ?? existing?.rules ?? []).map(normalizeRule),
+      children: existing?.children ?? [],
+    };
+    const root = replaceNode(old.root, path, node);
+    const place = placeOf(root, path);
+    throwProblems(versionProblems(root, old.variables), (f) => (f.startsWith(place) && !f.slice(place.length).startsWith('children/') ? f.slice(place.length) : f));
+    const content: VersionContent = { ...old, root, lastUpdated: at, lastUpdatedBy: caller };
+    return writeVersion(state, index, content, at, { created: existing === undefined, node: nodeView(path, node) });
+  });
+};
+
+/** Deletes a node and its subtree; `base` cannot be deleted (409). */
+export const deleteNode = (deps: VersionDeps, treeId: string, address: string, rawPath: string, caller: Caller): Promise<void> => {
+  const path = parseNodePath(rawPath);
+  if (path.length === 1) throw new Conflict(`The root node ${ROOT_NODE} cannot be deleted; delete the version instead.`, 'root-node');
+  return mutate(deps, treeId, async (state, at) => {
+    const index = indexOf(state, address);
+    const old = await loadContent(deps.store, state, index);
+    if (!findNode(old.root, path)) throw new NotFound(`Version ${JSON.stringify(state.summary.versions[index])} has no node ${path.join('/')}.`);
+    const content: VersionContent = { ...old, root: replaceNode(old.root, path, undefined), lastUpdated: at, lastUpdatedBy: caller };
+    return writeVersion(state, index, content, at, undefined);
+  });
+};
+
+// ---- export and import ----
+
+/** The export document's `format`: what `POST /configuration_manager/imports` takes. */
+export const EXPORT_FORMAT = 'netconfig-tree/1';
+
+export interface TreeExport {
+  readonly format: typeof EXPORT_FORMAT;
+  readonly id: string;
+  readonly name: string;
+  readonly deviceType: string;
+  readonly description?: string;
+  readonly created: string;
+  readonly lastUpdated: string;
+  readonly versions: readonly Version[];
+}
+
+/** The whole tree, every version, as one JSON document. */
+export const exportTree = async (deps: Pick<VersionDeps, 'store'>, treeId: string): Promise<TreeExport> => {
+  const state = await loadState(deps.store, treeId);
+  const contents = await Promise.all(state.summary.versions.map((_, i) => loadContent(deps.store, state, i)));
+  const s = state.summary;
+  return {
+    format: EXPORT_FORMAT,
+    id: s.id,
+    name: s.name,
+    deviceType: s.deviceType,
+    ...(s.description !== undefined ? { description: s.description } : {}),
+    created: s.created,
+    lastUpdated: s.lastUpdated,
+    versions: contents.map((c, i) => versionOf(s.versions, i, c)),
+  };
+};
+
+/** An import document after schema validation (ids, timestamps and authors are ignored). */
+export interface ImportInput {
+  readonly name: string;
+  readonly deviceType: string;
+  readonly description?: string;
+  readonly versions: readonly { readonly name: string; readonly variables?: Readonly<Record<string, string>>; readonly root: Node }[];
+}
+
+const normalizeNode = (node: Node): Node => ({
+  name: node.name,
+  devices: [...(node.devices ?? [])],
+  rules: (node.rules ?? []).map(normalizeRule),
+  children: (node.children ?? []).map(normalizeNode),
+});
+
+export interface ImportDeps extends VersionDeps {
+  readonly newId?: () => string;
+}
+
+/**
+ * Creates a tree from an export document under a new id: every version checked as the routes
+ * check it (labels may repeat, as exports of seeded trees do). 409 when the name is taken.
+ */
+export const importTree = async (deps: ImportDeps, input: ImportInput, caller: Caller): Promise<TreeSummary> => {
+  const problems: ConfigProblem[] = [];
+  const versions = input.versions.map((v, i) => {
+    const variables = { ...(v.variables ?? {}) };
+    const root = normalizeNode(v.root);
+    problems.push(...versionProblems(root, variables, `versions/${i}/`));
+    return { name: v.name, variables, root };
+  });
+  throwProblems(problems);
+  const pause = deps.pause ?? sleep;
+  for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+    const at = deps.now().toISOString();
+    const put = versions.map((v) => ({ id: newContentId(), content: { variables: v.variables, root: v.root, created: at, createdBy: caller, lastUpdated: at, lastUpdatedBy: caller } }));
+    const contents = put.map((p) => ({ id: p.id, bytes: contentBytes(p.content) }));
+    treeBytesProblem(contents);
+    const summary: TreeSummary = {
+      id: (deps.newId ?? newTreeId)(),
+      name: input.name,
+      deviceType: input.deviceType,
+      versions: versions.map((v) => v.name),
+      created: at,
+      lastUpdated: at,
+      ...(input.description !== undefined ? { description: input.description } : {}),
+    };
+    const outcome = await storeCall(() => deps.store.create({ summary, contents, revision: 1 }, put));
+    if (outcome === 'created') {
+      logger.info('tree imported', { treeId: summary.id, versions: versions.length });
+      return summary;
+    }
+    if (outcome === 'name-taken') throw new Conflict(`A tree named "${input.name}" already exists.`, 'tree-name-taken');
+    if (attempt < ATTEMPTS) await pause(10 * 2 ** attempt);
+  }
+  throw new ServiceUnavailable('The tree could not be imported because of concurrent writes; try again.');
+};
