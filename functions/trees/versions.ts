@@ -135,10 +135,17 @@ export const getVersion = async (deps: Pick<VersionDeps, 'store'>, treeId: strin
 };
 
 /**
- * A version loaded for evaluation (compliance): its label, variables and node tree. The same
- * addressing as the routes; 404 for an unknown tree or version.
+ * A version for evaluation (compliance's `VersionReader`): `tree: false` for an unknown tree,
+ * no `version` for an unknown label; the same addressing as the routes (`label~2`).
  */
-export const loadVersion = getVersion;
+export const readVersion = async (store: VersionStore, treeId: string, address: string): Promise<{ readonly tree: boolean; readonly version?: Version }> => {
+  const loaded = await storeCall(() => store.loadTree(treeId));
+  if (!loaded) return { tree: false };
+  if (!loaded.ok) throw new InternalError('damaged tree item', { treeIds: [loaded.id], problems: { [loaded.id]: loaded.problems } });
+  const index = resolveVersion(loaded.state.summary.versions, address);
+  if (index === undefined) return { tree: true };
+  return { tree: true, version: versionOf(loaded.state.summary.versions, index, await loadContent(store, loaded.state, index)) };
+};
 
 /** A node as `GET …/nodes/{nodePath+}` returns it: its own content and its children's names. */
 export interface NodeView {

@@ -138,6 +138,18 @@ describe('versions', () => {
     expect((items.Items ?? []).filter((i) => String(i['pk']).includes(treeId))).toEqual([]);
   });
 
+  it('reads a version for evaluation: tree false, version absent, or the version', async () => {
+    const { readVersion } = await import('../../functions/trees/versions.js');
+    const { DynamoVersionStore } = await import('../../functions/trees/version-store.js');
+    const store = new DynamoVersionStore(documentClient, table);
+    const treeId = await newTree('v-read');
+    await putNode(treeId, 'initial', 'base', { devices: ['ce0'], rules: [rule('r1')] });
+    expect(await readVersion(store, '0'.repeat(24), 'initial')).toEqual({ tree: false });
+    expect(await readVersion(store, treeId, 'nope')).toEqual({ tree: true });
+    const found = await readVersion(store, treeId, 'initial');
+    expect(found.version).toMatchObject({ name: 'initial', root: { devices: ['ce0'], rules: [rule('r1')] } });
+  });
+
   it('addresses a repeated seeded label as label, label~2, …', async () => {
     const id = 'abcdefabcdefabcdefabcdef';
     const report = await seedTrees(documentClient, table, {
