@@ -193,11 +193,12 @@ export class DynamoTreeStore implements TreeStore {
   }
 
   /**
-   * Writes a tree as given (seeding): creates it or replaces the stored one, moves its name
+   * Writes a tree as given (seeding), with `extra` attributes beside the summary (its version
+   * contents): creates it or replaces the stored one, moves its name
    * lock when the name changed, and refuses a name that another tree holds. Conditional on
    * the state read first, so a concurrent writer makes it `contended` rather than wrong.
    */
-  async upsert(tree: TreeSummary): Promise<UpsertOutcome> {
+  async upsert(tree: TreeSummary, extra: Readonly<Record<string, unknown>> = {}): Promise<UpsertOutcome> {
     const existing = await this.#getItem(treeKey(tree.id));
     const oldName = typeof existing?.['name'] === 'string' ? existing['name'] : undefined;
     const treeCondition = !existing
@@ -211,7 +212,7 @@ export class DynamoTreeStore implements TreeStore {
         this.client.send(
           new TransactWriteCommand({
             TransactItems: [
-              { Put: { TableName: this.tableName, Item: treeItem(tree), ...treeCondition } },
+              { Put: { TableName: this.tableName, Item: { ...extra, ...treeItem(tree) }, ...treeCondition } },
               {
                 Put: {
                   TableName: this.tableName,

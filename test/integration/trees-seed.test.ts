@@ -119,7 +119,9 @@ describe('seedTrees', () => {
   });
 
   it('loads the sample trees, which keep repeated labels, and is idempotent', async () => {
-    const sample = JSON.parse(readFileSync(SAMPLE_TREES_FILE, 'utf8')) as { trees: TreeSummary[] };
+    const file = JSON.parse(readFileSync(SAMPLE_TREES_FILE, 'utf8')) as { trees: (Omit<TreeSummary, 'versions'> & { versions: (string | { name: string })[] })[] };
+    // Versions with content are listed as objects; the summary lists their labels.
+    const sample = { trees: file.trees.map((t) => ({ ...t, versions: t.versions.map((v) => (typeof v === 'string' ? v : v.name)) })) };
     expect(sample.trees.some((t) => new Set(t.versions).size < t.versions.length)).toBe(true);
     const first = await seedSampleTrees(documentClient, table);
     expect(first.rejected).toEqual([]);

@@ -138,6 +138,25 @@ describe('versions', () => {
     expect((items.Items ?? []).filter((i) => String(i['pk']).includes(treeId))).toEqual([]);
   });
 
+  it('seeds versions with nodes, rules and variables, and rejects a seeded version that breaks a rule', async () => {
+    const id = 'abcdefabcdefabcdef000001';
+    const root = { name: 'base', rules: [rule('ntp', { value: [{ name: '{{ntp1}}' }] })], children: [{ name: 'wan', devices: ['pe0'] }] };
+    const at = '2020-01-01T00:00:00.000Z';
+    const report = await seedTrees(documentClient, table, {
+      trees: [
+        { id, name: 'seeded-content', deviceType: 'cisco-ios', versions: ['initial', { name: '1', variables: { ntp1: '10.0.0.1' }, root }], created: at, lastUpdated: at },
+        { id: 'abcdefabcdefabcdef000002', name: 'seeded-bad', deviceType: 'x', versions: [{ name: '1', root }], created: at, lastUpdated: at },
+      ],
+    });
+    expect(report.written.map((w) => w.id)).toEqual([id]);
+    expect(report.rejected[0]?.reasons.join()).toContain('ntp1');
+    expect((await summary(id)).body.versions).toEqual(['initial', '1']);
+    const version = (await getVersion(id, '1')).body;
+    expect(version).toMatchObject({ variables: { ntp1: '10.0.0.1' }, createdBy: 'seed', root: { rules: [{ id: 'ntp' }], children: [{ name: 'wan', devices: ['pe0'], rules: [], children: [] }] } });
+    // Written to like any other version afterwards.
+    expect((await putNode(id, '1', 'base/wan', { devices: ['pe0', 'pe1'] })).status).toBe(200);
+  });
+
   it('reads a version for evaluation: tree false, version absent, or the version', async () => {
     const { readVersion } = await import('../../functions/trees/versions.js');
     const { DynamoVersionStore } = await import('../../functions/trees/version-store.js');
