@@ -22,8 +22,8 @@ let tables: Record<string, string>;
 const loadHandler = async (env: Record<string, string> = {}): Promise<Handler> => {
   vi.resetModules();
   // As deployed: the stack binds this function to the trees and adapters tables only
-  // (createTables sets every table's variable, IDEMPOTENCY_TABLE included).
-  const base = { SECRETS_BACKEND: 'local', SECRETS_FILE: path.join(dir, 'secrets.json'), LOG_LEVEL: 'warn', IDEMPOTENCY_TABLE: '' };
+  // (createTables sets every table's variable, the idempotency and compliance tables included).
+  const base = { SECRETS_BACKEND: 'local', SECRETS_FILE: path.join(dir, 'secrets.json'), LOG_LEVEL: 'warn', IDEMPOTENCY_TABLE: '', COMPLIANCE_TABLE: '' };
   for (const [k, v] of Object.entries({ ...base, ...env })) vi.stubEnv(k, v);
   return (await import('../../functions/health/system.js')).handler;
 };
