@@ -84,14 +84,36 @@ const ipv6Words = (address: string): number[] | undefined => {
   return groups.length === 8 ? groups.map((g) => Number.parseInt(g, 16)) : undefined;
 };
 
-/** The IPv4 address an IPv6 one embeds: IPv4-compatible `::a.b.c.d` or NAT64 `64:ff9b::/96` (mapped ones BlockList handles). */
-const embeddedIpv4 = (address: string): string | undefined => {
+/**
+ * The IPv4 addresses an IPv6 one embeds, each refused as the IPv4 address itself would be:
+ * IPv4-compatible `::a.b.c.d`, IPv4-mapped `::ffff:a.b.c.d`, SIIT's IPv4-translated
+ * `::ffff:0:a.b.c.d`, NAT64 `64:ff9b::/96`, NAT64 local use `64:ff9b:1::/48` (at /48 and at /96,
+ * RFC 6052's two placements that matter here), 6to4 `2002:AABB:CCDD::/48` and Teredo
+ * `2001:0::/32` (its server, and its client XOR 0xffff). A gateway that translates any of
+ * these would otherwise carry the relay to the IPv4 address inside.
+ */
+const embeddedIpv4s = (address: string): string[] => {
   const words = ipv6Words(address);
-  if (!words) return undefined;
-  const [hi = 0, lo = 0] = words.slice(6);
-  const compatible = words.slice(0, 6).every((w) => w === 0) && hi !== 0; // `::` and `::1` are not IPv4
-  const nat64 = words[0] === 0x64 && words[1] === 0xff9b && words.slice(2, 6).every((w) => w === 0);
-  return compatible || nat64 ? [hi >> 8, hi & 0xff, lo >> 8, lo & 0xff].join('.') : undefined;
+  if (!words) return [];
+  const v4 = (hi: number, lo: number): string => [hi >> 8, hi & 0xff, lo >> 8, lo & 0xff].join('.');
+  const [w0, w1, w2, w3, w4, w5, hi = 0, lo = 0] = words as [number, number, number, number, number, number, number, number];
+  const zeros = (from: number, to: number): boolean => words.slice(from, to).every((w) => w === 0);
+  const out: string[] = [];
+  if (zeros(0, 6) && hi !== 0) out.push(v4(hi, lo)); // compatible (`::` and `::1` are not IPv4)
+  if (zeros(0, 5) && w5 === 0xffff) out.push(v4(hi, lo)); // mapped
+  if (zeros(0, 4) && w4 === 0xffff && w5 === 0) out.push(v4(hi, lo)); // SIIT translated
+  if (w0 === 0x64 && w1 === 0xff9b) {
+    if (w2 !== 1) out.push(v4(hi, lo)); // NAT64 well-known /96
+    else {
+      // Local use: the /96 placement, and the /48 one (bits 48–63 and 72–87; 64–71 is the "u"
+      // octet). An all-zero placement is the other layout's, not an address.
+      const at48 = v4(w3, ((w4 & 0xff) << 8) | (w5 >> 8));
+      for (const candidate of [v4(hi, lo), at48]) if (candidate !== '0.0.0.0') out.push(candidate);
+    }
+  }
+  if (w0 === 0x2002) out.push(v4(w1, w2)); // 6to4
+  if (w0 === 0x2001 && w1 === 0) out.push(v4(w2, w3), v4(hi ^ 0xffff, lo ^ 0xffff)); // Teredo server and client
+  return out;
 };
 
 /**
@@ -110,8 +132,10 @@ export const addressRefusal = (address: string, options: { readonly allowLoopbac
   if (notUnicast.check(address, type)) return 'is a multicast or broadcast address';
   if (!options.allowLoopback && loopback.check(address, type)) return 'is a loopback address (allowed in local mode only)';
   if (family === 6) {
-    const v4 = embeddedIpv4(address);
-    if (v4) return addressRefusal(v4, options);
+    for (const v4 of embeddedIpv4s(address)) {
+      const refusal = addressRefusal(v4, options);
+      if (refusal) return `${refusal.replace(/^is /, 'embeds ')} (${v4})`;
+    }
   }
   return undefined;
 };

@@ -9,13 +9,28 @@ describe('addressRefusal', () => {
     ['::169.254.169.254', 'metadata'],
     ['64:ff9b::169.254.169.254', 'metadata'],
     ['fd00:ec2::23', 'metadata'],
+    // IPv6 forms that embed a refused IPv4 address are refused like it.
+    ['2002:a9fe:a9fe::1', 'metadata'], // 6to4
+    ['2002:7f00:1::', 'loopback'],
+    ['64:ff9b:1::a9fe:a9fe', 'metadata'], // NAT64 local use, /96
+    ['64:ff9b:1:a9fe:a9:fe00::', 'metadata'], // NAT64 local use, /48
+    ['64:ff9b::127.0.0.1', 'loopback'],
+    ['::ffff:0:169.254.169.254', 'metadata'], // SIIT
+    ['::ffff:0:7f00:1', 'loopback'],
+    ['::ffff:127.0.0.1', 'loopback'],
+    ['::127.0.0.1', 'loopback'],
+    ['2001:0:a9fe:a9fe::1', 'metadata'], // Teredo server
+    ['2001:0:4136:e378:8000:63bf:5601:5601', 'metadata'], // Teredo client 169.254.169.254 (XOR 0xffff)
+    ['2002:a9fe:1::', 'link-local'],
+    ['2002:e000:1::', 'multicast'],
+    ['2002::', 'unspecified'],
     ['127.0.0.1', 'loopback'],
     ['::', 'unspecified'],
   ])('refuses %s', (address, reason) => {
     expect(addressRefusal(address, { allowLoopback: false })).toContain(reason);
   });
 
-  it.each(['10.1.2.3', '192.168.0.10', '172.16.0.1', '2001:db8::1', 'fd12:3456::1', '100.64.0.1', '8.8.8.8'])('allows %s', (address) => {
+  it.each(['10.1.2.3', '192.168.0.10', '172.16.0.1', '2001:db8::1', 'fd12:3456::1', '100.64.0.1', '8.8.8.8', '2002:808:808::1', '64:ff9b::8.8.8.8', '2001:0:808:808::f7f7:f7f7'])('allows %s', (address) => {
     expect(addressRefusal(address, { allowLoopback: false })).toBeUndefined();
   });
 
