@@ -34,11 +34,12 @@ export const TREE_LIMITS = {
 export const TREE_ID_PATTERN = /^[0-9a-f]{24}$/;
 
 /**
- * Names and device types: no leading or trailing whitespace and no control characters, so
+ * Names and device types: no leading or trailing whitespace, no control (Cc) and no format (Cf:
+ * bidirectional overrides, zero-width characters) characters, so
  * that two names that look the same are the same. Written as JSON Schema pattern source (Ajv
  * compiles patterns with the `u` flag) and reused here.
  */
-export const LABEL_PATTERN_SOURCE = '^[^\\s\\p{Cc}](?:[^\\p{Cc}]*[^\\s\\p{Cc}])?$';
+export const LABEL_PATTERN_SOURCE = '^[^\\s\\p{Cc}\\p{Cf}](?:[^\\p{Cc}\\p{Cf}]*[^\\s\\p{Cc}\\p{Cf}])?$';
 const LABEL_PATTERN = new RegExp(LABEL_PATTERN_SOURCE, 'u');
 
 const ISO_MILLIS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -83,7 +84,7 @@ const checkLabel = (problems: string[], mode: CheckMode, field: string, value: u
   else if (value.length === 0) problems.push(`${field} is empty`);
   else if (mode === 'stored') return;
   else if (codePoints(value) > max) problems.push(`${field} is longer than ${max} characters`);
-  else if (!LABEL_PATTERN.test(value)) problems.push(`${field} has leading or trailing whitespace or a control character`);
+  else if (!LABEL_PATTERN.test(value)) problems.push(`${field} has leading or trailing whitespace, a control or a format (bidirectional, zero-width) character`);
 };
 
 /**

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createTree as validateCreate } from '../../functions/generated/validators.js';
 import { decodeCursor, encodeCursor } from '../../functions/trees/cursor.js';
-import { TREE_LIMITS, isIsoMillis, summaryProblems, type TreeSummary } from '../../functions/trees/model.js';
+import { LABEL_PATTERN_SOURCE, TREE_LIMITS, isIsoMillis, summaryProblems, type TreeSummary } from '../../functions/trees/model.js';
 import { transientReason } from '../../functions/shared/transient.js';
 import { nameLockItem, readTreeItem, treeItem } from '../../functions/trees/store.js';
 
@@ -141,5 +141,14 @@ describe('transientReason', () => {
     expect(transientReason(Object.assign(new Error('x'), { name: 'ProvisionedThroughputExceededException' }))).toBe('throttled or failing');
     expect(transientReason(Object.assign(new Error('x'), { name: 'ValidationException' }))).toBeUndefined();
     expect(transientReason('nope')).toBeUndefined();
+  });
+});
+
+describe('tree names refuse format characters', () => {
+  it.each(['rt\u202eevil', 'rt\u200b1', '\u2066rt', 'rt\ufeff', 'rt\u00ad1', 'rt\u0000', 'rt\u007f'])('refuses %j (bidirectional override, zero-width, control)', (name) => {
+    expect(new RegExp(LABEL_PATTERN_SOURCE, 'u').test(name)).toBe(false);
+  });
+  it.each(['rt-1', 'Zürich core', 'ルーター'])('accepts %j', (name) => {
+    expect(new RegExp(LABEL_PATTERN_SOURCE, 'u').test(name)).toBe(true);
   });
 });
