@@ -45,6 +45,16 @@ const ALLOWED: Readonly<Record<string, readonly number[]>> = {
   getComplianceBatch: [200, 400, 404, 415],
   listComplianceReports: [200, 400, 404, 415],
   getComplianceReport: [200, 400, 404, 415],
+  deleteTree: [204, 400, 404, 415],
+  createVersion: [201, 400, 404, 409, 413, 415],
+  getVersion: [200, 400, 404, 415],
+  updateVersion: [200, 400, 404, 409, 413, 415],
+  deleteVersion: [204, 400, 404, 409, 415],
+  putNode: [200, 201, 400, 404, 409, 413, 415],
+  getNode: [200, 400, 404, 415],
+  deleteNode: [204, 400, 404, 409, 415],
+  exportTree: [200, 400, 404, 415],
+  importTree: [201, 400, 409, 413, 415],
 };
 /** Answered by the shared HTTP stack for any route, documented once for all. */
 const STACK_STATUSES = [400, 415];
@@ -149,6 +159,18 @@ const pathValues = (): Readonly<Record<string, Readonly<Record<string, fc.Arbitr
   getAdapterHealth: { name: fc.constantFrom('lab', 'lab-two') },
   putAdapter: { name: fc.stringMatching(/^[A-Za-z0-9 ._-]{1,20}$/).map(encodeURIComponent) },
   deleteAdapter: { name: fc.constantFrom('lab-two', 'ghost') },
+  // Never a fixture tree: the other routes read them.
+  deleteTree: { treeId: fc.stringMatching(/^[0-9a-f]{24}$/) },
+  ...Object.fromEntries(
+    ['createVersion', 'getVersion', 'updateVersion', 'deleteVersion', 'putNode', 'getNode', 'deleteNode', 'exportTree'].map((op) => [
+      op,
+      {
+        treeId: fc.oneof(fc.constantFrom(...knownTreeIds), fc.stringMatching(/^[0-9a-f]{24}$/)),
+        version: fc.oneof(fc.constantFrom('initial', 'initial~2', 'v2'), fc.stringMatching(/^[A-Za-z0-9 ._~%-]{1,12}$/)),
+        nodePath: fc.oneof(fc.constantFrom('base', 'base/wan', 'base/wan/pe', 'other', 'base//x', 'base/%2F'), fc.stringMatching(/^base(\/[A-Za-z0-9 ._%-]{1,8}){0,3}$/)),
+      },
+    ]),
+  ),
 });
 
 const safeDecode = (value: string | undefined): string | undefined => {
@@ -285,7 +307,7 @@ const PROTOTYPE_NAMES = ['hasOwnProperty', 'toString', 'valueOf', 'constructor',
 
 /** Path parameters that exist (or at least pass the route's schema), so that a route gets past its path check. */
 const existing = (route: LiveRoute): Record<string, string> | null => {
-  const names = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+  const names = [...route.path.matchAll(/\{(\w+)\+?\}/g)].map((m) => m[1]!);
   if (!names.length) return null;
   const schemas = (route.request.pathParameters?.['properties'] ?? {}) as Record<string, { pattern?: string }>;
   const valid = (n: string): string => {
