@@ -130,6 +130,16 @@ const shapedBodies = (): Readonly<Record<string, fc.Arbitrary<unknown>>> => ({
     }),
     relayShaped(),
   ),
+  createVersion: fc.oneof(fc.record({ name: fc.stringMatching(/^[A-Za-z0-9._-]{1,12}$/), base: fc.constantFrom('initial', 'nope') }), partial({ name: text, base: text })),
+  updateVersion: fc.oneof(fc.record({ variables: fc.dictionary(fc.stringMatching(/^[a-z]{1,5}$/), fc.string({ maxLength: 5 }), { maxKeys: 2 }) }), partial({ name: text, variables: anything })),
+  putNode: fc.oneof(
+    fc.record({ devices: fc.array(fc.stringMatching(/^[a-z0-9]{1,6}$/), { maxLength: 2 }), rules: fc.array(fc.record({ id: fc.stringMatching(/^[a-z]{1,4}$/), path: fc.constantFrom('/a', '', 'x'), mode: fc.constantFrom('required', 'exact', 'disallowed'), severity: fc.constant('error') }), { maxLength: 2 }) }),
+    partial({ devices: anything, rules: anything }),
+  ),
+  importTree: fc.oneof(
+    fc.record({ name: fc.stringMatching(/^imp-[a-z]{1,8}$/), deviceType: fc.constant('x'), versions: fc.constant([{ name: 'v', root: { name: 'base' } }]) }),
+    partial({ name: text, deviceType: text, versions: anything }),
+  ),
   createTree: fc.oneof(fc.record({ name: text, deviceType: text }), partial({ name: text, deviceType: text, description: fc.oneof(text, fc.integer()) })),
   putAdapter: fc.oneof(
     fc.record({ type: fc.constant('nso'), baseUrl, auth: fc.record({ type: fc.constant('basic'), username: text, password }) }),
@@ -160,12 +170,12 @@ const pathValues = (): Readonly<Record<string, Readonly<Record<string, fc.Arbitr
   putAdapter: { name: fc.stringMatching(/^[A-Za-z0-9 ._-]{1,20}$/).map(encodeURIComponent) },
   deleteAdapter: { name: fc.constantFrom('lab-two', 'ghost') },
   // Never a fixture tree: the other routes read them.
-  deleteTree: { treeId: fc.stringMatching(/^[0-9a-f]{24}$/) },
+  deleteTree: { treeId: fc.oneof(fc.stringMatching(/^[0-9a-f]{24}$/), fc.constantFrom('x', 'ABCDEFABCDEFABCDEFABCDEF', '0'.repeat(23))) },
   ...Object.fromEntries(
     ['createVersion', 'getVersion', 'updateVersion', 'deleteVersion', 'putNode', 'getNode', 'deleteNode', 'exportTree'].map((op) => [
       op,
       {
-        treeId: fc.oneof(fc.constantFrom(...knownTreeIds), fc.stringMatching(/^[0-9a-f]{24}$/)),
+        treeId: fc.oneof(fc.constantFrom(...knownTreeIds), fc.stringMatching(/^[0-9a-f]{24}$/), fc.constantFrom('x', '0'.repeat(25))),
         version: fc.oneof(fc.constantFrom('initial', 'initial~2', 'v2'), fc.stringMatching(/^[A-Za-z0-9 ._~%-]{1,12}$/)),
         nodePath: fc.oneof(fc.constantFrom('base', 'base/wan', 'base/wan/pe', 'other', 'base//x', 'base/%2F'), fc.stringMatching(/^base(\/[A-Za-z0-9 ._%-]{1,8}){0,3}$/)),
       },
