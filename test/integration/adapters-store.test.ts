@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { adapterKey, createAdapterStore, type AdapterFields } from '../../functions/adapters/store.js';
 import { documentClient } from '../../functions/shared/dynamo.js';
 import { InternalError } from '../../functions/shared/problem.js';
+import { SecretReferenceInvalid } from '../../functions/secrets/errors.js';
 import { createTables } from '../support/tables.js';
 
 let table: string;
@@ -68,8 +69,10 @@ describe('the adapters store', () => {
         () => undefined,
         (e: unknown) => e,
       );
-    expect(error).toBeInstanceOf(InternalError);
-    expect((error as InternalError).logFields).toEqual({ adapter: 'guard-damaged' });
-    expect((error as InternalError).toBody().detail).not.toContain('plain-Pa55');
+    // The documented problem for a password that is not a reference, naming the adapter only.
+    expect(error).toBeInstanceOf(SecretReferenceInvalid);
+    const body = (error as SecretReferenceInvalid).toBody();
+    expect(body.detail).toContain('guard-damaged');
+    expect(JSON.stringify(body)).not.toContain('plain-Pa55');
   });
 });
