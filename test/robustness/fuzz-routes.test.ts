@@ -380,7 +380,9 @@ describe('what the runs covered (runs after the fuzzing above)', () => {
     expect(total).toBeGreaterThan(0);
     for (const route of liveRoutes) expect(seen(`${route.operationId} 400`), `${route.operationId}: no 400 among the runs`).toBeGreaterThan(0);
     const past = [...statuses].filter(([key]) => !/ (?:400|415)$/.test(key)).reduce((n, [, c]) => n + c, 0);
-    expect(past / total, JSON.stringify(Object.fromEntries(statuses))).toBeGreaterThan(0.05);
+    // About 5% gets past validation now that every route refuses unknown query parameters; 2%
+    // keeps the check from failing on a run's luck while still failing when all is refused.
+    expect(past / total, JSON.stringify(Object.fromEntries(statuses))).toBeGreaterThan(0.02);
   });
 
   it('sent near-valid relay requests to the orchestrator and refused others', () => {
