@@ -137,6 +137,8 @@ export const FIXTURES = {
   lith: 'bench/fixtures/lith.ts',
   warmTrees: 'bench/fixtures/warm-trees.ts',
   warmRelay: 'bench/fixtures/warm-relay.ts',
+  vaultFetch: 'bench/fixtures/vault-fetch.ts',
+  vaultClient: 'bench/fixtures/vault-client.ts',
 } as const;
 
 export type FixtureName = keyof typeof FIXTURES;

@@ -171,6 +171,9 @@ try {
       'getTree',
     ),
     reference('authorizer-floor', fixtures.authorizerFloor, envOf('authorizer/handler'), 'authorizer'),
+    ...(['vault-fetch', 'vault-client'] as const).map((name) =>
+      reference(name, name === 'vault-fetch' ? fixtures.vaultFetch : fixtures.vaultClient, { ...treeEnv, BENCH_VAULT_ADDR: svc.vault.url, BENCH_VAULT_TOKEN: svc.vault.rootToken }, 'getTree'),
+    ),
     ...LITH_OPERATIONS.map((operation): ColdVariant => ({
       name: `lith ${operation}`,
       kind: 'lith',
@@ -335,6 +338,13 @@ try {
         targets.push({ name: `cold: ${operation} below the Lambda-lith (${lith})`, measured: `${ms(total.p50)} ms vs ${ms(lithP50)} ms`, limit: '<', pass: total.p50 < lithP50 });
       }
     }
+    // The secrets code reads Vault through the shared node:http(s) client; the global fetch
+    // it replaced loads undici on its first call. Same read, same server, both cold.
+    const vaultCpu = ratio(overBare('vault-client', 'cpu'), overBare('vault-fetch', 'cpu'));
+    targets.push({
+      ...atMost('cold: Vault read via the shared client (−bare) / via global fetch (−bare), cpu p50', vaultCpu, 1, '×'),
+      measured: `cpu ${formatNumber(overBare('vault-client', 'cpu'))} ms vs ${formatNumber(overBare('vault-fetch', 'cpu'))} ms (${formatNumber(vaultCpu, 2)}×)`,
+    });
     output['cold'] = coldOut;
     tables.push(
       `Cold start: fresh node process, import + first call; ms from process start (cpu: CPU time of the process); ${ROUNDS} runs per variant, alternated\n` +

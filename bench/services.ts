@@ -2,7 +2,8 @@
  * The dependencies the measured calls are served by, all real and on loopback, started by the
  * benchmark: DynamoDB Local (AWS's emulator, in memory) with the template's tables and the
  * sample trees, the NSO simulator (`infra/local/nso-simulator.ts`) registered as adapter
- * `lab-nso`, a JWKS server that counts its fetches, and a data directory for the embedded
+ * `lab-nso`, a JWKS server that counts its fetches, a Vault-compatible server holding one
+ * secret (for the Vault read references), and a data directory for the embedded
  * secrets store. Each function gets the environment the local gateway would give it
  * (`functionEnvironment`), pointed at these.
  */
@@ -19,6 +20,7 @@ import { readSynthInfo } from '../infra/local/synth.js';
 import { ensureTables } from '../infra/local/tables.js';
 import { localNames, type CloudAssembly, type ApiModel, type FunctionSpec } from '../infra/local/template.js';
 import { claims, signJwt, startJwksServer, testKey, type JwksServer, type TestKey } from '../test/support/authorizer.js';
+import { startVaultSimulator, type VaultSimulator } from '../test/support/vault-simulator.js';
 
 /** The adapter name the simulator is registered under (as `npm start` does). */
 export const SIMULATOR_ADAPTER = 'lab-nso';
@@ -36,6 +38,8 @@ export interface Services {
   readonly directSimulator: NsoSimulator;
   readonly simulatorCredentials: { readonly username: string; readonly password: string };
   readonly jwks: JwksServer;
+  /** Holds `secret/bench` with a `password`; read with `vault.rootToken`. */
+  readonly vault: VaultSimulator;
   readonly signingKey: TestKey;
   readonly dataDir: string;
   /** A token the stack's authorizer accepts (the template's issuer, audience and roles claim), signed with {@link signingKey}. */
@@ -74,6 +78,9 @@ export const startServices = async (o: { workDir: string; assembly: CloudAssembl
     const signingKey = testKey('rsa');
     const jwks = await startJwksServer({ keys: [signingKey.jwk] });
     stops.push(() => jwks.stop());
+    const vault = await startVaultSimulator();
+    stops.push(() => vault.close());
+    vault.put('bench', { password: 'bench-vault-password' });
 
     const dataDir = path.join(o.workDir, 'data');
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
@@ -109,6 +116,7 @@ export const startServices = async (o: { workDir: string; assembly: CloudAssembl
       directSimulator,
       simulatorCredentials,
       jwks,
+      vault,
       signingKey,
       dataDir,
       token: (roles) =>

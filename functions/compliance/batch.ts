@@ -12,7 +12,7 @@
 import { withDurableExecution } from '@aws/durable-execution-sdk-js';
 import { ADAPTER_CACHE_MAX_ENTRIES, ADAPTER_CACHE_TTL_SECONDS, cachedAdapters } from '../adapters/cache.js';
 import { createAdapterStore } from '../adapters/store.js';
-import { createOrchestratorClient } from '../relay/client.js';
+import { createHttpClient } from '../shared/http-client.js';
 import { DEFAULT_LIMITS, relayRestAction, type RelayLogLine } from '../relay/core.js';
 import { secretResolver } from '../secrets/resolver.js';
 import { documentClient } from '../shared/dynamo.js';
@@ -28,7 +28,7 @@ const adapters = cachedAdapters(createAdapterStore(), {
   ttlMs: integerEnv('ADAPTER_CACHE_TTL_SECONDS', ADAPTER_CACHE_TTL_SECONDS.default, ADAPTER_CACHE_TTL_SECONDS.min, ADAPTER_CACHE_TTL_SECONDS.max) * 1000,
   maxEntries: ADAPTER_CACHE_MAX_ENTRIES,
 });
-const client = createOrchestratorClient({ allowLoopback: optionalEnv('LOCAL_MODE', 'false') === 'true' });
+const client = createHttpClient({ allowLoopback: optionalEnv('LOCAL_MODE', 'false') === 'true' });
 const limits = { ...DEFAULT_LIMITS, maxBodyBytes: integerEnv('RELAY_MAX_BODY_BYTES', DEFAULT_LIMITS.maxBodyBytes, 1024, DEFAULT_LIMITS.maxBodyBytes) };
 
 const TIMED_OUT = new Set(['timeout', 'aborted']);

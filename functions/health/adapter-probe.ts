@@ -6,7 +6,7 @@
  * address, username or password.
  */
 import type { Adapter, SecretResolver } from '../adapters/model.js';
-import { OutboundError, type OrchestratorClient } from '../relay/client.js';
+import { OutboundError, type HttpClient } from '../shared/http-client.js';
 import { InvalidBaseUrl, adapterOrigin, buildTarget } from '../relay/target.js';
 import { logger } from '../shared/logger.js';
 import { HttpProblem } from '../shared/problem.js';
@@ -43,7 +43,7 @@ export interface AdapterHealth {
 }
 
 export interface ProbeDeps {
-  readonly client: OrchestratorClient;
+  readonly client: HttpClient;
   /** `forget` drops a cached password after a 401 (it may have been rotated). */
   readonly secrets: SecretResolver & { forget?(reference: string): void };
   /** Time limit of one probe. */

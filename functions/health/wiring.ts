@@ -4,7 +4,7 @@
  * local mode).
  */
 import { createAdapterStore } from '../adapters/store.js';
-import { createOrchestratorClient } from '../relay/client.js';
+import { createHttpClient } from '../shared/http-client.js';
 import { secretResolver } from '../secrets/resolver.js';
 import { integerEnv, optionalEnv } from '../shared/env.js';
 import type { AdapterHealthDeps } from './adapter-health.js';
@@ -12,7 +12,7 @@ import type { AdapterHealthDeps } from './adapter-health.js';
 export const adapterHealthDeps: AdapterHealthDeps = {
   store: createAdapterStore(),
   secrets: secretResolver,
-  client: createOrchestratorClient({ allowLoopback: optionalEnv('LOCAL_MODE', 'false') === 'true' }),
+  client: createHttpClient({ allowLoopback: optionalEnv('LOCAL_MODE', 'false') === 'true' }),
   /** `HEALTH_ADAPTER_TIMEOUT_MS` (default 3000): one probe's limit, also capped by the adapter's own `timeoutMs`. */
   timeoutMs: integerEnv('HEALTH_ADAPTER_TIMEOUT_MS', 3_000, 100, 10_000),
 };

@@ -6,7 +6,7 @@
 import type { Adapter, SecretResolver } from '../adapters/model.js';
 import { DEFAULT_TIMEOUT_MS } from '../adapters/validate.js';
 import { BadGateway, BadRequest, GatewayTimeout, HttpProblem, InternalError, NotFound, type FieldError } from '../shared/problem.js';
-import { OutboundError, type OrchestratorClient, type OutboundRequest, type OutboundResponse, type RelayMethod } from './client.js';
+import { OutboundError, type HttpClient, type OutboundRequest, type OutboundResponse, type RelayMethod } from '../shared/http-client.js';
 import { charsetOf, isJsonMediaType, parseMediaType } from './media-type.js';
 import { InvalidBaseUrl, adapterOrigin, checkRelayPath, targetOnOrigin } from './target.js';
 
@@ -82,7 +82,7 @@ export interface RelayDeps {
   readonly adapters: { get(name: string): Promise<Adapter | undefined>; forget?(name: string): void };
   /** `forget` (when present) drops a cached secret: called when the orchestrator answers 401. */
   readonly secrets: SecretResolver & { forget?(reference: string): void };
-  readonly client: OrchestratorClient;
+  readonly client: HttpClient;
   /** Time left before the function is stopped (`context.getRemainingTimeInMillis`). */
   readonly remainingTimeMs: () => number;
   readonly log: (line: RelayLogLine) => void;

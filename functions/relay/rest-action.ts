@@ -23,7 +23,7 @@ import { createIdempotencyStore } from '../shared/idempotency-store.js';
 import { logger } from '../shared/logger.js';
 import { recordRelayCall } from '../shared/metrics.js';
 import { traceSubsegment } from '../shared/tracing.js';
-import { createOrchestratorClient } from './client.js';
+import { createHttpClient } from '../shared/http-client.js';
 import { DEFAULT_LIMITS, relayRestAction, type RelayDeps, type RelayLogLine, type RestActionRequest } from './core.js';
 
 const MAX_BODY = DEFAULT_LIMITS.maxBodyBytes;
@@ -34,7 +34,7 @@ const adapters = cachedAdapters(createAdapterStore(), {
   ttlMs: integerEnv('ADAPTER_CACHE_TTL_SECONDS', ADAPTER_CACHE_TTL_SECONDS.default, ADAPTER_CACHE_TTL_SECONDS.min, ADAPTER_CACHE_TTL_SECONDS.max) * 1000,
   maxEntries: ADAPTER_CACHE_MAX_ENTRIES,
 });
-const client = createOrchestratorClient({ allowLoopback: optionalEnv('LOCAL_MODE', 'false') === 'true' });
+const client = createHttpClient({ allowLoopback: optionalEnv('LOCAL_MODE', 'false') === 'true' });
 const limits = { ...DEFAULT_LIMITS, maxBodyBytes: integerEnv('RELAY_MAX_BODY_BYTES', MAX_BODY, 1024, MAX_BODY) };
 
 /** Outcomes of an exchange that ended without an answer in time. */

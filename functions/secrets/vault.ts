@@ -12,6 +12,7 @@
  *   login; token: a fresh read of the credential, which may have been rotated) and the call
  *   is retried once.
  */
+import { createHttpClient, OutboundError, type HttpClient, type OutboundResponse } from '../shared/http-client.js';
 import { logger } from '../shared/logger.js';
 import type { SecretData, SecretsBackend } from './backend.js';
 import type { CredentialSource } from './credentials.js';
@@ -31,7 +32,11 @@ export interface VaultOptions {
   readonly auth: VaultAuth;
   /** Per-request time limit; default 3000 ms. */
   readonly timeoutMs?: number;
-  readonly fetch?: typeof fetch;
+  /**
+   * The HTTP client; default one of its own (keep-alive, loopback allowed: a Vault agent
+   * or Lambda extension on localhost is a normal deployment).
+   */
+  readonly client?: HttpClient;
   /** Clock for token lease expiry. */
   readonly now?: () => number;
 }
@@ -41,6 +46,8 @@ const encodePath = (path: string): string => path.split('/').map(encodeURICompon
 
 /** A token is renewed this long before its lease ends, so that no call races the expiry. */
 const LEASE_MARGIN_MS = 30_000;
+/** Vault's answers here are small JSON documents; anything past this is not one. */
+const MAX_ANSWER_BYTES = 1024 * 1024;
 
 interface Token {
   readonly value: string;
@@ -63,39 +70,41 @@ export const vaultAddress = (raw: string): string => {
 };
 
 export const createVaultBackend = (options: VaultOptions): SecretsBackend => {
-  const base = vaultAddress(options.address);
+  const base = new URL(vaultAddress(options.address));
+  const prefix = base.pathname.replace(/\/+$/, '');
   const mount = encodePath(options.mount.replace(/^\/+|\/+$/g, ''));
   const timeoutMs = options.timeoutMs ?? 3_000;
-  const doFetch = options.fetch ?? fetch;
+  let client = options.client;
   const now = options.now ?? Date.now;
   const auth = options.auth;
   let token: Promise<Token> | undefined;
 
-  const send = async (method: string, path: string, body?: unknown, vaultToken?: string): Promise<Response> => {
+  const send = async (method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown, vaultToken?: string): Promise<OutboundResponse> => {
     const headers: Record<string, string> = { 'X-Vault-Request': 'true' };
     if (vaultToken) headers['X-Vault-Token'] = vaultToken;
     if (options.namespace) headers['X-Vault-Namespace'] = options.namespace;
     if (body !== undefined) headers['Content-Type'] = 'application/json';
+    client ??= createHttpClient({ allowLoopback: true });
     try {
-      return await doFetch(`${base}/v1/${path}`, {
+      return await client.send({
+        target: { origin: base, path: `${prefix}/v1/${path}` },
         method,
         headers,
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-        redirect: 'manual',
-        signal: AbortSignal.timeout(timeoutMs),
+        timeoutMs,
+        maxBodyBytes: MAX_ANSWER_BYTES,
       });
     } catch (error) {
-      const cause = (error as { cause?: { code?: unknown } }).cause;
-      const reason = (error as { name?: string }).name === 'TimeoutError' ? 'timeout' : typeof cause?.code === 'string' ? cause.code : 'network error';
+      const reason = error instanceof OutboundError ? (error.code ?? error.failure) : 'network error';
       logger.warn('the secrets store did not answer', { backend: 'vault', method, reason });
       throw new SecretsUnavailable();
     }
   };
 
   /** Reads a JSON object answer; undefined when the body is not one (the caller treats the store as unavailable). */
-  const jsonOf = async (response: Response): Promise<Record<string, unknown> | undefined> => {
+  const jsonOf = (response: OutboundResponse): Record<string, unknown> | undefined => {
     try {
-      const value: unknown = await response.json();
+      const value: unknown = JSON.parse(response.body.toString('utf8'));
       return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
     } catch {
       return undefined;
@@ -106,20 +115,18 @@ export const createVaultBackend = (options: VaultOptions): SecretsBackend => {
     if (auth.method === 'token') {
       return { value: await auth.token({ refresh: refreshCredential }), expiresAt: Infinity };
     }
-    const attempt = async (refresh: boolean): Promise<Response> =>
+    const attempt = async (refresh: boolean): Promise<OutboundResponse> =>
       send('POST', `auth/${encodePath(auth.mount ?? 'approle')}/login`, { role_id: auth.roleId, secret_id: await auth.secretId({ refresh }) });
     let response = await attempt(refreshCredential);
     // A refused login may mean the secret id was rotated in Secrets Manager: read it again once.
     if ((response.status === 400 || response.status === 403) && !refreshCredential) {
-      await response.body?.cancel();
       response = await attempt(true);
     }
     if (response.status !== 200) {
-      await response.body?.cancel();
       logger.error('the AppRole login failed', { backend: 'vault', status: response.status });
       throw new SecretsUnavailable();
     }
-    const out = await jsonOf(response);
+    const out = jsonOf(response);
     const authBlock = out?.['auth'] as { client_token?: unknown; lease_duration?: unknown } | undefined;
     if (typeof authBlock?.client_token !== 'string' || authBlock.client_token === '') {
       logger.error('the AppRole login answer holds no token', { backend: 'vault' });
@@ -158,16 +165,14 @@ export const createVaultBackend = (options: VaultOptions): SecretsBackend => {
   };
 
   /** One authenticated call; on 403 renews the token once and retries. */
-  const call = async (method: string, path: string, body?: unknown): Promise<Response> => {
+  const call = async (method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<OutboundResponse> => {
     const first = await validToken();
     let response = await send(method, path, body, first.value);
     if (response.status === 403) {
-      await response.body?.cancel();
       logger.info('the secrets store refused the token; renewing it', { backend: 'vault' });
       const second = await renewedToken(first);
       response = await send(method, path, body, second.value);
       if (response.status === 403) {
-        await response.body?.cancel();
         logger.error('the secrets store refused the renewed token (check the Vault policy)', { backend: 'vault', method });
         throw new SecretsUnavailable();
       }
@@ -175,8 +180,7 @@ export const createVaultBackend = (options: VaultOptions): SecretsBackend => {
     return response;
   };
 
-  const unexpected = async (response: Response, operation: string): Promise<never> => {
-    await response.body?.cancel();
+  const unexpected = (response: OutboundResponse, operation: string): never => {
     logger.warn('the secrets store answered with an unexpected status', { backend: 'vault', operation, status: response.status });
     throw new SecretsUnavailable();
   };
@@ -189,11 +193,10 @@ export const createVaultBackend = (options: VaultOptions): SecretsBackend => {
     async read(path: string): Promise<SecretData | undefined> {
       const response = await call('GET', dataPath(path));
       if (response.status === 404) {
-        await response.body?.cancel();
         return undefined;
       }
       if (response.status !== 200) return unexpected(response, 'read');
-      const out = await jsonOf(response);
+      const out = jsonOf(response);
       const envelope = out?.['data'];
       if (envelope === null || typeof envelope !== 'object' || !('data' in envelope)) {
         logger.warn('the secrets store answered a read with a body that is not KV v2', { backend: 'vault' });
@@ -207,19 +210,16 @@ export const createVaultBackend = (options: VaultOptions): SecretsBackend => {
     async write(path: string, data: Readonly<Record<string, string>>): Promise<void> {
       const response = await call('POST', dataPath(path), { data });
       if (response.status !== 200 && response.status !== 204) return unexpected(response, 'write');
-      await response.body?.cancel();
     },
 
     async delete(path: string): Promise<void> {
       const response = await call('DELETE', dataPath(path));
       if (response.status !== 204 && response.status !== 200 && response.status !== 404) return unexpected(response, 'delete');
-      await response.body?.cancel();
     },
 
     async health(): Promise<void> {
       // 200 active, 429 standby, 472/473 DR / performance standby: all serve reads.
       const response = await send('GET', 'sys/health');
-      await response.body?.cancel();
       if (![200, 429, 472, 473].includes(response.status)) {
         logger.warn('the secrets store is not healthy', { backend: 'vault', status: response.status });
         throw new SecretsUnavailable();

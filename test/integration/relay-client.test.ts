@@ -5,12 +5,12 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   OutboundError,
-  createOrchestratorClient,
-  type OrchestratorClient,
+  createHttpClient,
+  type HttpClient,
   type OutboundFailure,
   type OutboundRequest,
   type ResolveAll,
-} from '../../functions/relay/client.js';
+} from '../../functions/shared/http-client.js';
 import { startNsoSimulator, type NsoSimulator } from '../../infra/local/nso-simulator.js';
 import { freePort } from '../support/dynamodb-local.js';
 import { TEST_TLS_CERT, TEST_TLS_KEY } from '../support/relay-tls.js';
@@ -38,7 +38,7 @@ const failureOf = async (promise: Promise<unknown>): Promise<OutboundFailure> =>
 
 describe('orchestrator client over plain HTTP', () => {
   let sim: NsoSimulator;
-  let client: OrchestratorClient;
+  let client: HttpClient;
 
   beforeAll(async () => {
     sim = await startNsoSimulator();
@@ -53,8 +53,8 @@ describe('orchestrator client over plain HTTP', () => {
     sim.requests.length = 0;
   });
 
-  const fresh = (): OrchestratorClient => {
-    client = createOrchestratorClient({ allowLoopback: true });
+  const fresh = (): HttpClient => {
+    client = createHttpClient({ allowLoopback: true });
     return client;
   };
 
@@ -195,7 +195,7 @@ describe('orchestrator client refusing addresses', () => {
   it.each(['http://127.0.0.1', 'http://localhost', 'http://[::ffff:127.0.0.1]'])(
     'refuses loopback (%s) outside local mode without connecting',
     async (host) => {
-      const client = createOrchestratorClient({ allowLoopback: false });
+      const client = createHttpClient({ allowLoopback: false });
       const before = sim.connections;
       expect(await failureOf(client.send(get(`${host}:${sim.port}`)))).toBe('blocked');
       expect(sim.connections).toBe(before);
@@ -210,7 +210,7 @@ describe('orchestrator client refusing addresses', () => {
       asked.push(hostname);
       return [{ address: '169.254.169.254', family: 4 }];
     };
-    const client = createOrchestratorClient({ allowLoopback: true, resolve });
+    const client = createHttpClient({ allowLoopback: true, resolve });
     expect(await failureOf(client.send(get('http://nso.example.test:8080')))).toBe('blocked');
     expect(asked).toEqual(['nso.example.test']);
     client.close();
@@ -221,14 +221,14 @@ describe('orchestrator client refusing addresses', () => {
       { address: '10.0.0.1', family: 4 },
       { address: 'fe80::1', family: 6 },
     ];
-    const client = createOrchestratorClient({ allowLoopback: false, resolve });
+    const client = createHttpClient({ allowLoopback: false, resolve });
     expect(await failureOf(client.send(get('http://nso.example.test:8080')))).toBe('blocked');
     client.close();
   });
 
   it('connects to what the guarded lookup resolved when the address is allowed', async () => {
     const resolve: ResolveAll = async () => [{ address: '127.0.0.1', family: 4 }];
-    const client = createOrchestratorClient({ allowLoopback: true, resolve });
+    const client = createHttpClient({ allowLoopback: true, resolve });
     const answer = await client.send(get(`http://nso.example.test:${sim.port}`));
     expect(answer.status).toBe(200);
     expect(sim.requests.at(-1)!.headers['host']).toBe(`nso.example.test:${sim.port}`);
@@ -236,7 +236,7 @@ describe('orchestrator client refusing addresses', () => {
   });
 
   it('refuses a literal link-local address before connecting', async () => {
-    const client = createOrchestratorClient({ allowLoopback: true });
+    const client = createHttpClient({ allowLoopback: true });
     expect(await failureOf(client.send(get('http://169.254.169.254')))).toBe('blocked');
     client.close();
   });
@@ -255,7 +255,7 @@ describe('orchestrator client over HTTPS', () => {
   });
 
   it('talks HTTPS to an orchestrator whose certificate it trusts, over one connection', async () => {
-    const client = createOrchestratorClient({ allowLoopback: true, ca: TEST_TLS_CERT });
+    const client = createHttpClient({ allowLoopback: true, ca: TEST_TLS_CERT });
     const before = tlsSim.connections;
     for (let i = 0; i < 5; i++) expect((await client.send(get(tlsSim.url))).status).toBe(200);
     expect(tlsSim.connections - before).toBe(1);
@@ -263,7 +263,7 @@ describe('orchestrator client over HTTPS', () => {
   });
 
   it('fails the TLS handshake with an untrusted (self-signed) certificate and sends nothing', async () => {
-    const client = createOrchestratorClient({ allowLoopback: true });
+    const client = createHttpClient({ allowLoopback: true });
     const before = tlsSim.requests.length;
     expect(await failureOf(client.send(get(tlsSim.url)))).toBe('tls');
     expect(tlsSim.requests).toHaveLength(before);
@@ -271,7 +271,7 @@ describe('orchestrator client over HTTPS', () => {
   });
 
   it('fails the TLS handshake when the server does not speak TLS', async () => {
-    const client = createOrchestratorClient({ allowLoopback: true });
+    const client = createHttpClient({ allowLoopback: true });
     expect(await failureOf(client.send(get(plainSim.url.replace('http:', 'https:'))))).toBe('tls');
     client.close();
   });
@@ -296,7 +296,7 @@ describe('orchestrator client against a server that does not speak HTTP', () => 
   });
 
   it('reports a protocol failure', async () => {
-    const client = createOrchestratorClient({ allowLoopback: true });
+    const client = createHttpClient({ allowLoopback: true });
     expect(await failureOf(client.send(get(`http://127.0.0.1:${port}`)))).toBe('protocol');
     client.close();
   });
@@ -344,7 +344,7 @@ describe('whether a failed request may have reached the orchestrator', () => {
     ['a server that does not speak TLS', async () => sim.url.replace('http:', 'https:'), {}],
   ];
   it.each(cases)('says no for %s', async (_label, origin, options) => {
-    const client = createOrchestratorClient({ allowLoopback: true, ...options });
+    const client = createHttpClient({ allowLoopback: true, ...options });
     const before = sim.requests.length + tlsSim.requests.length;
     expect(await reachedOf(client.send(get(await origin(), undefined, { method: 'POST', body: '{}' })))).toBe(false);
     expect(sim.requests.length + tlsSim.requests.length).toBe(before);
@@ -356,7 +356,7 @@ describe('whether a failed request may have reached the orchestrator', () => {
     ['no answer in time', { delayMs: 2_000 }],
   ] as const)('says maybe for %s', async (_label, knobs) => {
     sim.setKnobs(knobs);
-    const client = createOrchestratorClient({ allowLoopback: true });
+    const client = createHttpClient({ allowLoopback: true });
     expect(await reachedOf(client.send(get(sim.url, undefined, { method: 'POST', body: '{}', timeoutMs: 500 })))).toBe(true);
     client.close();
   });

@@ -2,6 +2,8 @@
  * The Vault KV v2 backend against a Vault-compatible server on loopback, with its credential
  * read from a Secrets Manager stand-in through the real AWS SDK.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { secretsManagerCredential, staticCredential } from '../../functions/secrets/credentials.js';
 import { SecretMissing, SecretsUnavailable } from '../../functions/secrets/errors.js';
@@ -124,9 +126,16 @@ describe('Vault KV v2 with a token', () => {
   });
 
   it('answers 503, not "missing", when a read answer is not KV v2 (e.g. a proxy page)', async () => {
-    const proxyPage = (async () => new Response('<html>login</html>', { status: 200, headers: { 'Content-Type': 'text/html' } })) as typeof fetch;
-    const backend = createVaultBackend({ address: vault.url, mount: 'secret', auth: { method: 'token', token: staticCredential('t') }, fetch: proxyPage });
-    await expect(backend.read('x')).rejects.toBeInstanceOf(SecretsUnavailable);
+    const proxy = createServer((_, res) => res.writeHead(200, { 'Content-Type': 'text/html' }).end('<html>login</html>'));
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const address = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+      const backend = createVaultBackend({ address, mount: 'secret', auth: { method: 'token', token: staticCredential('t') } });
+      await expect(backend.read('x')).rejects.toBeInstanceOf(SecretsUnavailable);
+    } finally {
+      proxy.closeAllConnections();
+      await new Promise((resolve) => proxy.close(resolve));
+    }
   });
 
   it('refuses a Vault address with credentials or a query', () => {

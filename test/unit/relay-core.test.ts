@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Adapter, SecretResolver } from '../../functions/adapters/model.js';
-import { OutboundError, type OrchestratorClient, type OutboundRequest, type OutboundResponse } from '../../functions/relay/client.js';
+import { OutboundError, type HttpClient, type OutboundRequest, type OutboundResponse } from '../../functions/shared/http-client.js';
 import {
   DEFAULT_LIMITS,
   MAX_LAMBDA_RESPONSE_BYTES,
@@ -44,7 +44,7 @@ const harness = (
   const sent: OutboundRequest[] = [];
   const logs: RelayLogLine[] = [];
   const resolved: string[] = [];
-  const client: OrchestratorClient = {
+  const client: HttpClient = {
     send: async (request) => {
       sent.push(request);
       return (options.answer ?? (() => response(204)))(request);

@@ -1,7 +1,9 @@
 /**
- * The outbound HTTP client that talks to orchestrators. One instance per container holds one
- * keep-alive agent per protocol, so a warm function reuses its TCP (and TLS) connections
- * across invocations instead of paying a handshake per call.
+ * The outbound HTTP client, for orchestrators (relay, health probes, compliance) and Vault.
+ * One instance per container holds one keep-alive agent per protocol, so a warm function
+ * reuses its TCP (and TLS) connections across invocations instead of paying a handshake per
+ * call. It is built on node:http(s): the global `fetch` would load undici on the first call,
+ * tens of milliseconds of CPU on a cold start.
  *
  * It is deliberately small: no redirects (Node's http never follows them, and we do not add
  * it), one deadline for the whole exchange, a cap on the body it reads, and a DNS lookup that
@@ -11,13 +13,18 @@ import type { LookupAddress, LookupAllOptions } from 'node:dns';
 import http from 'node:http';
 import type { Agent as HttpsAgent } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import { addressRefusal } from '../shared/address-policy.js';
-import type { Target } from './target.js';
+import { addressRefusal } from './address-policy.js';
 
 export type RelayMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
+/** Where a request goes: an origin, and the path (with query) sent as is. */
+export interface Destination {
+  readonly origin: URL;
+  readonly path: string;
+}
+
 export interface OutboundRequest {
-  readonly target: Target;
+  readonly target: Destination;
   readonly method: RelayMethod;
   readonly headers: Readonly<Record<string, string>>;
   /** Sent as is; absent: no body (and no Content-Length). */
@@ -44,7 +51,7 @@ export class OutboundError extends Error {
   /**
    * False only when the request certainly never left: no connection (refused, unknown host,
    * refused address, no route), or no TLS session to send it on. True whenever a byte of it
-   * may have been written: the action may have run on the orchestrator.
+   * may have been written: the action may have run on the server.
    */
   mayHaveReached = true;
 
@@ -65,7 +72,7 @@ export class OutboundError extends Error {
   }
 }
 
-export interface OrchestratorClient {
+export interface HttpClient {
   send(request: OutboundRequest): Promise<OutboundResponse>;
   /** Closes pooled connections (tests, local mode shutdown). */
   close(): void;
@@ -82,7 +89,7 @@ const BLOCKED_CODE = 'ERR_RELAY_BLOCKED_ADDRESS';
  * the request is built) is what defeats DNS rebinding.
  */
 export const guardedLookup =
-  // node:dns is loaded by the first lookup: an orchestrator given by IP address never needs it.
+  // node:dns is loaded by the first lookup: a server given by IP address never needs it.
   (allowLoopback: boolean, resolve: ResolveAll = (hostname, options) => process.getBuiltinModule('node:dns').promises.lookup(hostname, options)): LookupFunction =>
   (hostname, options, callback) => {
     resolve(hostname, { ...options, all: true }).then(
@@ -123,8 +130,8 @@ const classify = (error: NodeJS.ErrnoException & { library?: string }): Outbound
   return new OutboundError('connect', 'connection failed', code);
 };
 
-export interface OrchestratorClientOptions {
-  /** Loopback orchestrators are only reachable in local mode. */
+export interface HttpClientOptions {
+  /** Whether loopback addresses may be reached (orchestrators: local mode only; Vault: always, for a local agent). */
   readonly allowLoopback: boolean;
   /** Extra trust anchors added to Node's roots (production uses `NODE_EXTRA_CA_CERTS`). */
   readonly ca?: string | readonly string[];
@@ -134,7 +141,7 @@ export interface OrchestratorClientOptions {
 }
 
 /** Creates the client and its agents; call once per container. */
-export const createOrchestratorClient = (options: OrchestratorClientOptions): OrchestratorClient => {
+export const createHttpClient = (options: HttpClientOptions): HttpClient => {
   const lookup = guardedLookup(options.allowLoopback, options.resolve);
   const common = { keepAlive: true, scheduling: 'lifo' as const, maxSockets: options.maxSockets ?? 32, lookup };
   const httpAgent = new http.Agent(common);
@@ -142,7 +149,7 @@ export const createOrchestratorClient = (options: OrchestratorClientOptions): Or
   const extraCa = options.ca === undefined ? [] : typeof options.ca === 'string' ? [options.ca] : [...options.ca];
   // Created on the first https request, not at init: a cold start does not pay for the agent,
   // nor for the root certificates (an ES import of node:tls built them through its facade even
-  // when no extra CA is given), before an orchestrator speaks https. `getBuiltinModule` rather
+  // when no extra CA is given), before a server speaks https. `getBuiltinModule` rather
   // than `import()`: synchronous, and no ES-module facade to build.
   let https: { readonly request: typeof http.request; readonly agent: HttpsAgent } | undefined;
   const secureTransport = (): NonNullable<typeof https> => {
