@@ -1,7 +1,7 @@
 /**
  * `GET /health/adapters` (admin, apiread): whether each adapter's orchestrator answers a
- * light RESTCONF call, with its latency; paged like `GET /adapters` (`limit` 1–50, default
- * 20; `cursor`). Always 200: the top-level `status` is `down` when any adapter of the page is.
+ * light RESTCONF call, with its latency; paged like `GET /adapters` (`limit` 1–20, default
+ * 10; `cursor`). Always 200: the top-level `status` is `down` when any adapter of the page is.
  */
 import { getAdaptersHealth as validate } from '../generated/validators.js';
 import { httpHandler, json } from '../shared/http.js';

@@ -8,6 +8,7 @@ import { createHttpClient } from '../shared/http-client.js';
 import { secretResolver } from '../secrets/resolver.js';
 import { integerEnv, optionalEnv } from '../shared/env.js';
 import type { AdapterHealthDeps } from './adapter-health.js';
+import { createProbeCache } from './probe-cache.js';
 
 export const adapterHealthDeps: AdapterHealthDeps = {
   store: createAdapterStore(),
@@ -15,4 +16,6 @@ export const adapterHealthDeps: AdapterHealthDeps = {
   client: createHttpClient({ allowLoopback: optionalEnv('LOCAL_MODE', 'false') === 'true' }),
   /** `HEALTH_ADAPTER_TIMEOUT_MS` (default 3000): one probe's limit, also capped by the adapter's own `timeoutMs`. */
   timeoutMs: integerEnv('HEALTH_ADAPTER_TIMEOUT_MS', 3_000, 100, 10_000),
+  /** `HEALTH_PROBE_CACHE_SECONDS` (default 10, 0 to 60): how long a probe's result is reused. */
+  probes: createProbeCache({ ttlMs: integerEnv('HEALTH_PROBE_CACHE_SECONDS', 10, 0, 60) * 1000 }),
 };

@@ -574,11 +574,11 @@ export const liveRoutes: readonly LiveRoute[] = [
     roles: ['admin', 'apiread'],
     request: {
       // Keep in step with MAX_HEALTH_PAGE in functions/health/adapter-health.ts.
-      queryStringParameters: pageQuery(50, 20, 'Adapters probed per page'),
+      queryStringParameters: pageQuery(20, 10, 'Adapters probed per page'),
       body: EMPTY_BODY,
     },
     responses: {
-      200: 'Health of one page of adapters sorted by name: `{ status, checkedAt, adapters: [{ name, type, status, latencyMs, httpStatus?, reason? }], next? }`; `status` is "degraded" when an adapter is misconfigured (a damaged record, a $ENC password), else "down" when any adapter is',
+      200: 'Health of one page of adapters sorted by name: `{ status, checkedAt, adapters: [{ name, type, status, checkedAt, latencyMs, httpStatus?, reason? }], next? }`; `status` is "degraded" when an adapter is misconfigured (a damaged record, a $ENC password), else "down" when any adapter is. An adapter\'s `checkedAt` is when its orchestrator was probed: results are reused for up to 10 s',
       400: 'A query parameter is invalid',
     },
     needs: { tables: { adapters: 'read' }, secrets: 'read', orchestrator: true },
@@ -594,7 +594,7 @@ export const liveRoutes: readonly LiveRoute[] = [
     roles: ['admin', 'apiread'],
     request: { pathParameters: { type: 'object', required: ['name'], properties: { name: ADAPTER_NAME } }, body: EMPTY_BODY },
     responses: {
-      200: 'The orchestrator answers: `{ status: "up", checkedAt, adapter: { name, type, status, latencyMs, httpStatus } }`',
+      200: 'The orchestrator answers: `{ status: "up", checkedAt, adapter: { name, type, status, checkedAt, latencyMs, httpStatus } }`; a probe result is reused for up to 10 s (`checkedAt` says when it was taken)',
       400: 'The name is invalid',
       404: 'No adapter has this name',
       503: 'The orchestrator does not answer as it should, or the adapter record is misconfigured: problem+json carrying `checkedAt` and `adapter` (with `reason`)',

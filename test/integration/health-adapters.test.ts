@@ -66,6 +66,8 @@ beforeAll(async () => {
   vi.stubEnv('SECRETS_FILE', secretsFile);
   vi.stubEnv('LOCAL_MODE', 'true');
   vi.stubEnv('HEALTH_ADAPTER_TIMEOUT_MS', '500');
+  // These tests change the orchestrator between requests: every request probes afresh.
+  vi.stubEnv('HEALTH_PROBE_CACHE_SECONDS', '0');
   vi.stubEnv('LOG_LEVEL', 'warn');
   vi.stubEnv('AWS_XRAY_DAEMON_ADDRESS', `127.0.0.1:${daemon.address().port}`);
   vi.resetModules();
@@ -96,10 +98,10 @@ describe('GET /health/adapters', () => {
       health: 'down',
       checkedAt: expect.any(String),
       adapters: [
-        { name: 'dead', type: 'nso', status: 'down', reason: 'unreachable', latencyMs: expect.any(Number) },
-        { name: 'lab-nso', type: 'nso', status: 'up', latencyMs: expect.any(Number), httpStatus: 200 },
-        { name: 'no-secret', type: 'nso', status: 'down', reason: 'secret-unusable' },
-        { name: 'wrong-pass', type: 'nso', status: 'down', reason: 'unauthorized', latencyMs: expect.any(Number), httpStatus: 401 },
+        { name: 'dead', type: 'nso', status: 'down', reason: 'unreachable', latencyMs: expect.any(Number), checkedAt: expect.any(String) },
+        { name: 'lab-nso', type: 'nso', status: 'up', latencyMs: expect.any(Number), httpStatus: 200, checkedAt: expect.any(String) },
+        { name: 'no-secret', type: 'nso', status: 'down', reason: 'secret-unusable', checkedAt: expect.any(String) },
+        { name: 'wrong-pass', type: 'nso', status: 'down', reason: 'unauthorized', latencyMs: expect.any(Number), httpStatus: 401, checkedAt: expect.any(String) },
       ],
     });
     // The light call: GET /restconf, authenticated, asking for RESTCONF JSON.
@@ -126,7 +128,7 @@ describe('GET /health/adapters', () => {
     expect(second.body).not.toHaveProperty('next');
   });
 
-  it.each<Record<string, string>>([{ limit: '0' }, { limit: '51' }, { cursor: 'not a cursor' }, { verbose: 'true' }])('answers 400 for the query %j', async (query) => {
+  it.each<Record<string, string>>([{ limit: '0' }, { limit: '21' }, { cursor: 'not a cursor' }, { verbose: 'true' }])('answers 400 for the query %j', async (query) => {
     const res = await list(query);
     expect(res.status).toBe(400);
     expect(res.contentType).toBe('application/problem+json');
@@ -141,7 +143,7 @@ describe('GET /health/adapters/{name}', () => {
       status: 'up',
       health: 'up',
       checkedAt: expect.any(String),
-      adapter: { name: 'lab-nso', type: 'nso', status: 'up', latencyMs: expect.any(Number), httpStatus: 200 },
+      adapter: { name: 'lab-nso', type: 'nso', status: 'up', latencyMs: expect.any(Number), httpStatus: 200, checkedAt: res.body.checkedAt },
     });
   });
 
@@ -240,8 +242,8 @@ describe('damaged adapter records (a $ENC password from before 2021.2, a missing
     expect(body.status).toBe('degraded');
     expect(body.health).toBe('degraded');
     expect(body.adapters.filter((a) => a.name.startsWith('zz-'))).toEqual([
-      { name: 'zz-legacy-enc', type: 'nso', status: 'down', reason: 'misconfigured' },
-      { name: 'zz-no-password', type: 'nso', status: 'down', reason: 'misconfigured' },
+      { name: 'zz-legacy-enc', type: 'nso', status: 'down', reason: 'misconfigured', checkedAt: expect.any(String) },
+      { name: 'zz-no-password', type: 'nso', status: 'down', reason: 'misconfigured', checkedAt: expect.any(String) },
     ]);
     expect(JSON.stringify(res.body)).not.toContain('bGVnYWN5');
   });
@@ -252,5 +254,58 @@ describe('damaged adapter records (a $ENC password from before 2021.2, a missing
     expect(res.contentType).toBe('application/problem+json');
     expect(res.body).toMatchObject({ status: 503, adapter: { name, status: 'down', reason: 'misconfigured' } });
     expect(JSON.stringify(res.body)).not.toContain('bGVnYWN5');
+  });
+});
+
+describe('probe results reused for a few seconds (HEALTH_PROBE_CACHE_SECONDS, default 10)', () => {
+  let cachedList: Handler;
+  let cachedOne: Handler;
+
+  beforeAll(async () => {
+    vi.stubEnv('HEALTH_PROBE_CACHE_SECONDS', '30');
+    vi.resetModules();
+    cachedList = (await import('../../functions/health/adapters.js')).handler;
+    cachedOne = (await import('../../functions/health/adapter.js')).handler;
+  });
+
+  const listOnce = () => invoke(cachedList, apiEvent({ method: 'GET', resource: '/health/adapters', authorizer: { principalId: 'reader', roles: 'apiread' } }));
+  const oneOnce = (name: string) => invoke(cachedOne, apiEvent({ method: 'GET', resource: '/health/adapters/{name}', pathParameters: { name } }));
+  const probesOf = () => nso.requests.filter((r) => r.path === '/restconf').length;
+
+  it('probes each adapter once for many requests, sequential or concurrent, and says when it probed', async () => {
+    nso.requests.length = 0;
+    const first = await listOnce();
+    const probed = probesOf();
+    expect(probed).toBeGreaterThan(0);
+    const again = await Promise.all([...Array.from({ length: 6 }, listOnce), ...Array.from({ length: 6 }, () => oneOnce('lab-nso'))]);
+    expect(probesOf()).toBe(probed);
+    const labOf = (body: { adapters: { name: string; checkedAt: string }[] }) => body.adapters.find((a) => a.name === 'lab-nso')!;
+    for (const r of again.slice(0, 6)) expect(labOf(r.body).checkedAt).toBe(labOf(first.body).checkedAt);
+    expect(again[6]!.body.adapter.checkedAt).toBe(labOf(first.body).checkedAt);
+  });
+
+  it('probes again as soon as the adapter record changes (address, username, password or any write)', async () => {
+    await oneOnce('lab-nso');
+    nso.requests.length = 0;
+    const store = createAdapterStore(documentClient, adaptersTable);
+    await store.put(
+      { name: 'lab-nso', type: 'nso', baseUrl: nso.url, auth: { type: 'basic', username: 'admin', password: '$VAULT_netconfig/adapters/lab-nso#password' } },
+      new Date(Date.now() + 1_000).toISOString(),
+    );
+    expect((await oneOnce('lab-nso')).status).toBe(200);
+    expect(probesOf()).toBe(1);
+  });
+
+  it('shares one probe between concurrent requests while it is in flight', async () => {
+    const store = createAdapterStore(documentClient, adaptersTable);
+    await store.put(
+      { name: 'lab-nso', type: 'nso', baseUrl: nso.url, auth: { type: 'basic', username: 'admin', password: '$VAULT_netconfig/adapters/lab-nso#password' } },
+      new Date(Date.now() + 2_000).toISOString(),
+    );
+    nso.requests.length = 0;
+    nso.setKnobs({ delayMs: 200 });
+    const answers = await Promise.all(Array.from({ length: 8 }, () => oneOnce('lab-nso')));
+    expect(answers.map((a) => a.status)).toEqual(Array(8).fill(200));
+    expect(probesOf()).toBe(1);
   });
 });
