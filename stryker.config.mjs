@@ -19,7 +19,7 @@ export default {
   mutate: [
     'functions/authorizer/*.ts',
     'functions/relay/target.ts',
-    'functions/relay/client.ts',
+    'functions/shared/http-client.ts',
     'functions/relay/media-type.ts',
     'functions/shared/address-policy.ts',
     'functions/secrets/*.ts',
