@@ -91,15 +91,22 @@ export interface BuiltStack {
 
 const pascal = (s: string): string => s[0]!.toUpperCase() + s.slice(1);
 
+/** The functions that serve no route, by CDK label. */
+const OTHER_FUNCTIONS: Readonly<Record<string, string>> = { 'Auth/Authorizer': 'authorizer/handler', ComplianceBatch: 'compliance/batch' };
+
 /**
  * The handler module of a function, from its CDK label: `GetTree` is the function of route
- * `getTree` (the stack names each function after its operation), `Auth/Authorizer` the authorizer.
+ * `getTree` (the stack names each function after its operation); the others are listed above.
  */
 export const entryOfLabel = (label: string): string | undefined =>
-  label === 'Auth/Authorizer' ? 'authorizer/handler' : liveRoutes.find((r) => pascal(r.operationId) === label)?.handler;
+  OTHER_FUNCTIONS[label] ?? liveRoutes.find((r) => pascal(r.operationId) === label)?.handler;
 
-/** Every handler module a function is built from: the route table's, and the authorizer. */
-export const functionEntries = (): string[] => [...new Set([...liveRoutes.map((r) => r.handler), 'authorizer/handler'])];
+/** Every handler module a function is built from: the route table's, and the others. */
+export const functionEntries = (): string[] => [...new Set([...liveRoutes.map((r) => r.handler), ...Object.values(OTHER_FUNCTIONS)])];
+
+/** Whether a function answers API requests (a route's, or the authorizer): those have a cold first call to measure. */
+export const answersRequests = (entry: string | undefined): boolean =>
+  entry === 'authorizer/handler' || liveRoutes.some((r) => r.handler === entry);
 
 /**
  * Synthesizes (unless `cdkOut` names an assembly already synthesized with `-c local=true`),

@@ -18,6 +18,8 @@ export interface ColdVariant {
   /** The first call of round `round`. */
   readonly event: (round: number) => unknown;
   readonly timeoutSeconds: number;
+  /** Whether the first call's HTTP status is the answer being measured; default any 2xx. */
+  readonly accepts?: (status: number) => boolean;
 }
 
 /** One cold start, in milliseconds from the process's start (`performance.timeOrigin`). */
@@ -56,10 +58,12 @@ export const runCold = async (
     label: `${variant.name} (cold, round ${round})`,
     ...(options.cwd ? { cwd: options.cwd } : {}),
   });
-  const ok = typeof r.status === 'number' ? r.status >= 200 && r.status < 300 : r.status === 'authorized';
+  const ok = typeof r.status === 'number' ? (variant.accepts ?? isSuccess)(r.status) : r.status === 'authorized';
   if (!ok) throw new ChildFailed(`${variant.name}: first call answered ${r.status} ${r.body ?? ''}`);
   return { boot: r.boot, init: r.init, first: r.first, total: r.total, cpu: r.cpu, wall: wallMs, status: r.status };
 };
+
+const isSuccess = (status: number): boolean => status >= 200 && status < 300;
 
 /**
  * `rounds` rounds; in each, every variant once, in the order rotated by the round number.

@@ -2,10 +2,15 @@
  * The first call each function gets in the cold-start measurement: a request it answers with
  * a 2xx, served by the benchmark's dependencies (see `services.ts`). A call that answers
  * otherwise fails the run: a cold start that ends in an error is not the one being measured.
+ *
+ * Routes without a call of their own here get one built from the route: path parameters by
+ * name, a valid body when they take one. Those that act on one object name one that does not
+ * exist and are measured on their 404 (import, validation, the DynamoDB read): a benchmark
+ * must not stop an adapter or delete the sample trees it measures the other routes on.
  */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
-import { liveRoutes } from '../functions/shared/routes.js';
+import { EMPTY_BODY, liveRoutes } from '../functions/shared/routes.js';
 import { authorizerEvent } from '../test/support/authorizer.js';
 import { apiEvent, type EventInput } from '../test/support/events.js';
 import { SIMULATOR_ADAPTER } from './services.js';
@@ -71,9 +76,62 @@ export const firstCallEvent = (operationId: string, ctx: CallContext): unknown =
     case 'getAdapterHealth':
       return call('getAdapterHealth', { pathParameters: { name: SIMULATOR_ADAPTER } });
     default:
-      // Routes without parameters or body: the status and health routes.
-      return call(operationId, {});
+      return generic(operationId, ctx);
   }
+};
+
+/** Path parameter values for {@link generic} calls: the sample tree, a version and node it has, objects that do not exist. */
+const GENERIC_PATH_VALUES: Readonly<Record<string, (ctx: CallContext) => string>> = {
+  treeId: (ctx) => ctx.treeId,
+  version: () => 'initial',
+  nodePath: () => 'base',
+  name: () => 'bench-absent',
+  adapterId: () => 'bench-absent',
+  id: () => 'bench-absent',
+  batchId: () => '0'.repeat(24),
+  reportId: () => `${'0'.repeat(24)}-${'0'.repeat(32)}`,
+};
+
+/** Bodies that pass validation, for the routes that take one and have no call of their own. */
+const GENERIC_BODIES: Readonly<Record<string, (ctx: CallContext) => unknown>> = {
+  createVersion: (ctx) => ({ name: `bench-${ctx.runId}-${ctx.round}`, base: 'initial' }),
+  updateVersion: () => ({ variables: {} }),
+  putNode: () => ({ devices: [] }),
+  importTree: (ctx) => ({ name: `bench ${ctx.runId} ${ctx.round} ${randomUUID()}`, deviceType: 'cisco-ios', versions: [{ name: 'initial', root: { name: 'base' } }] }),
+};
+
+/** Writes that would change the sample tree: sent to a tree or version that does not exist (404). */
+const ABSENT: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  deleteTree: { treeId: 'f'.repeat(24) },
+  updateVersion: { version: 'bench-absent' },
+  deleteVersion: { version: 'bench-absent' },
+  putNode: { version: 'bench-absent' },
+  deleteNode: { version: 'bench-absent', nodePath: 'base/bench-absent' },
+};
+
+/** The operations {@link firstCallEvent} has a call of its own for (answered 2xx); the others are built by {@link generic}. */
+const TAILORED = new Set(['authorizer', 'getTree', 'listTrees', 'createTree', 'relayRestAction', 'putAdapter', 'getAdapter', 'listAdapters', 'deleteAdapter', 'getAdapterHealth']);
+
+/** What a first call may answer: 2xx; for a call built from its route, also 404 (it names an object that does not exist). */
+export const firstCallAccepts = (operationId: string) => (status: number): boolean =>
+  (status >= 200 && status < 300) || (!TAILORED.has(operationId) && status === 404);
+
+const generic = (operationId: string, ctx: CallContext): APIGatewayProxyEvent => {
+  const r = route(operationId);
+  const names = [...r.path.matchAll(/\{(\w+)\+?\}/g)].map((m) => m[1]!);
+  const pathParameters = Object.fromEntries(
+    names.map((n) => {
+      const absent = ABSENT[operationId]?.[n];
+      const value = absent !== undefined ? () => absent : GENERIC_PATH_VALUES[n];
+      if (!value) throw new Error(`bench: no first-call value for path parameter ${n} of ${operationId}: add one in bench/events.ts`);
+      return [n, value(ctx)];
+    }),
+  );
+  const body = GENERIC_BODIES[operationId]?.(ctx);
+  if (body === undefined && r.request.body && ['POST', 'PUT', 'PATCH'].includes(r.method) && r.request.body !== EMPTY_BODY) {
+    throw new Error(`bench: no first-call body for ${operationId}: add one in bench/events.ts`);
+  }
+  return call(operationId, { ...(names.length ? { pathParameters } : {}), ...(body === undefined ? {} : { body }) });
 };
 
 /** The operation id of a route handler module (`trees/get` → `getTree`); `authorizer` for the authorizer. */

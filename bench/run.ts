@@ -25,10 +25,10 @@ import { parseArgs } from 'node:util';
 import { liveRoutes } from '../functions/shared/routes.js';
 import { PROJECT_ROOT } from '../infra/paths.js';
 import { apiEvent } from '../test/support/events.js';
-import { buildFixtures, buildScript, buildStack, type Bundle, type StackFunction } from './build.js';
+import { answersRequests, buildFixtures, buildScript, buildStack, type Bundle, type StackFunction } from './build.js';
 import { bundleContents, sdkBytes, type BundleContents } from './bundles.js';
 import { measureCold, probeCompilations, runCold, type ColdSample, type ColdVariant } from './cold.js';
-import { LITH_OPERATIONS, RELAY_BODY, firstCallEvent, operationOfEntry, putAdapterName, type CallContext } from './events.js';
+import { LITH_OPERATIONS, RELAY_BODY, firstCallAccepts, firstCallEvent, operationOfEntry, putAdapterName, type CallContext } from './events.js';
 import { RESULT_PREFIX, complianceRatios, type ComplianceRun } from './compliance.js';
 import { measureGateway, type GatewayRun } from './gateway.js';
 import { SIMULATOR_ADAPTER, startServices, type Services } from './services.js';
@@ -182,13 +182,15 @@ try {
       timeoutSeconds: 29,
       event: (round) => firstCallEvent(operation, ctx(round)),
     })),
-    ...functions.map((f): ColdVariant => ({
+    // The compliance batch function is measured in its own section, running batches.
+    ...functions.filter((f) => answersRequests(f.entry)).map((f): ColdVariant => ({
       name: operationOfEntry(f.entry ?? f.label),
       kind: 'function',
       file: f.asset.file,
       environment: svc.environmentOf(f.spec),
       timeoutSeconds: f.spec.timeoutSeconds,
       event: (round) => firstCallEvent(operationOfEntry(f.entry ?? f.label), ctx(round)),
+      accepts: firstCallAccepts(operationOfEntry(f.entry ?? f.label)),
     })),
   ];
   const functionVariants = variants.filter((v) => v.kind === 'function');
@@ -231,16 +233,18 @@ try {
     functions: bundleRows,
     references: Object.fromEntries(Object.entries(fixtures).map(([k, b]) => [k, { bytes: b.bytes, topPackages: b.metafile ? bundleContents(b.metafile).packages.slice(0, 8) : [] }])),
   };
+  // Compilations are counted on a first call, so only for the functions that answer requests.
+  const compiles = (r: (typeof bundleRows)[number]) => r.ajvCompilerModules.length > 0 || (answersRequests(r.entry) && r.compiledAtInit !== 0);
   targets.push({
     name: 'no JSON Schema compiled at init (no Ajv compiler in any bundle, no Function() compiled in init + first call)',
-    measured: bundleRows.every((r) => r.ajvCompilerModules.length === 0 && r.compiledAtInit === 0)
-      ? `none in ${bundleRows.length} functions`
-      : bundleRows
-          .filter((r) => r.ajvCompilerModules.length || r.compiledAtInit !== 0)
+    measured: bundleRows.some(compiles)
+      ? bundleRows
+          .filter(compiles)
           .map((r) => `${r.function}: ${r.ajvCompilerModules.length} compiler modules, ${r.compiledAtInit} compiled`)
-          .join('; '),
+          .join('; ')
+      : `none in ${bundleRows.length} functions`,
     limit: 'none',
-    pass: bundleRows.every((r) => r.ajvCompilerModules.length === 0 && r.compiledAtInit === 0),
+    pass: !bundleRows.some(compiles),
   });
 
   if (!SKIP.has('cold')) {
