@@ -16,6 +16,7 @@ import { freePort } from '../../infra/local/dynamodb-local.js';
 import { runSeedCli } from '../../infra/local/seed.js';
 import { startLocalStack, type LocalStack } from '../../infra/local/start.js';
 import { synthesize } from '../../infra/local/synth.js';
+import { markedScript, shellBlockUnder, shellCommands, splitMarked } from '../support/doc-commands.js';
 
 const MINUTES = 60_000;
 let outDir: string;
@@ -169,6 +170,37 @@ describe('npm start (the local stack)', () => {
     expectProblem(await api('GET', '/no/such/route', { token: stack!.token(['admin']) }), 404, 'not-found');
     expectProblem(await api('POST', '/configuration_manager/configs', { token: stack!.token(['admin']), raw: Buffer.alloc(11 * 1024 * 1024, 0x20) }), 413, 'too-large');
   });
+
+  it('runs the README walkthrough as written, every command answering what the page says', async () => {
+    const readme = readFileSync(path.join(PROJECT_ROOT, 'README.md'), 'utf8');
+    const commands = shellCommands(shellBlockUnder(readme, '## Walkthrough'));
+    expect(commands.map((c) => c.command)).toEqual(expect.arrayContaining([expect.stringMatching(/^export BASE=http:\/\/127\.0\.0\.1:3000\/v1$/)]));
+    // The page's stack listens on port 3000; this one on a free port, with its own data directory.
+    const script = markedScript(commands.map((c) => ({ ...c, command: c.command.replace('http://127.0.0.1:3000/v1', stack!.baseUrl) })));
+    const child = spawn('bash', ['-c', script], { cwd: PROJECT_ROOT, env: { ...process.env, NETCONFIG_LOCAL_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+    const exit = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(exit, stderr).toBe(0);
+    const results = splitMarked(stdout, commands.length);
+    results.forEach(({ output, code }, i) => {
+      const { command, expects } = commands[i]!;
+      expect(code, `${command}\n${output}\n${stderr}`).toBe(0);
+      const trimmed = output.trim();
+      if (expects !== undefined) {
+        // `curl -si` prints the status line; `curl -s` a problem body with the same status.
+        const status = /^HTTP\/[\d.]+ (\d{3})/.exec(trimmed)?.[1] ?? /"status":\s*(\d{3})/.exec(trimmed)?.[1];
+        expect(Number(status), `${command}\n${output}`).toBe(expects);
+      } else if (trimmed.startsWith('{')) {
+        expect(trimmed, command).not.toMatch(/urn:netconfig:problem:/);
+      }
+    });
+    // The tree the walkthrough created is the one it read back.
+    const readBack = results.map((r) => r.output).find((o) => o.includes('"name":"my-tree"'));
+    expect(readBack).toBeDefined();
+  }, 3 * MINUTES);
 
   it('writes the state file that npm run seed uses to load trees into the running stack', async () => {
     const state = JSON.parse(readFileSync(stack!.stateFile, 'utf8')) as LocalState;
