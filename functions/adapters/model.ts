@@ -10,6 +10,8 @@ export interface Adapter {
   readonly auth: { readonly type: 'basic'; readonly username: string; /** `$VAULT_<path>` reference */ readonly password: string };
   /** Per-call timeout; always below the function's own deadline. */
   readonly timeoutMs?: number;
+  /** Concurrent configuration fetches of one compliance batch through this adapter; default the service's (10). */
+  readonly complianceConcurrency?: number;
   readonly created: string;
   readonly lastUpdated: string;
 }

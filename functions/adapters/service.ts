@@ -36,6 +36,7 @@ export interface AdapterInput {
   readonly baseUrl: string;
   readonly auth: { readonly type: 'basic'; readonly username: string; readonly password: string };
   readonly timeoutMs?: number;
+  readonly complianceConcurrency?: number;
 }
 
 export interface RegistryDeps {
@@ -153,7 +154,9 @@ export const putAdapter = async (deps: RegistryDeps, name: string, input: Adapte
   let result: PutResult;
   try {
     result = await deps.store.put(
-      { name, type: input.type, baseUrl, auth: { type: 'basic', username: input.auth.username, password: reference }, timeoutMs: input.timeoutMs ?? DEFAULT_TIMEOUT_MS },
+      { name, type: input.type, baseUrl, auth: { type: 'basic', username: input.auth.username, password: reference }, timeoutMs: input.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+        ...(input.complianceConcurrency !== undefined ? { complianceConcurrency: input.complianceConcurrency } : {}),
+      },
       now,
       previous,
     );

@@ -112,6 +112,7 @@ const wire = (value: unknown, type: 'S' | 'M'): unknown =>
 export const toAdapter = (item: Record<string, unknown>): Adapter => {
   const auth = item['auth'] as Record<string, unknown> | undefined;
   const timeoutMs = item['timeoutMs'];
+  const complianceConcurrency = item['complianceConcurrency'];
   const name = item['name'];
   const ok =
     isString(name) &&
@@ -124,6 +125,7 @@ export const toAdapter = (item: Record<string, unknown>): Adapter => {
     isString(auth['password']) &&
     auth['password'].startsWith(VAULT_PREFIX) &&
     (timeoutMs === undefined || (typeof timeoutMs === 'number' && Number.isInteger(timeoutMs))) &&
+    (complianceConcurrency === undefined || (typeof complianceConcurrency === 'number' && Number.isInteger(complianceConcurrency))) &&
     isString(item['created']) &&
     isString(item['lastUpdated']);
   const password = auth !== null && typeof auth === 'object' ? auth['password'] : undefined;
@@ -144,6 +146,7 @@ export const toAdapter = (item: Record<string, unknown>): Adapter => {
     baseUrl: item['baseUrl'] as string,
     auth: { type: 'basic', username: auth['username'] as string, password: auth['password'] as string },
     ...(timeoutMs !== undefined ? { timeoutMs: timeoutMs as number } : {}),
+    ...(complianceConcurrency !== undefined ? { complianceConcurrency: complianceConcurrency as number } : {}),
     created: item['created'] as string,
     lastUpdated: item['lastUpdated'] as string,
   };
@@ -206,6 +209,7 @@ export const createAdapterStore = (
       '#lastUpdated': 'lastUpdated',
       '#created': 'created',
       '#timeoutMs': 'timeoutMs',
+      '#complianceConcurrency': 'complianceConcurrency',
       '#revision': 'revision',
       '#username': 'username',
       '#password': 'password',
@@ -226,12 +230,16 @@ export const createAdapterStore = (
     }
     let expression =
       'SET #kind = :kind, #name = :name, #type = :type, #baseUrl = :baseUrl, #auth = :auth, #lastUpdated = :now, #created = if_not_exists(#created, :now), #revision = if_not_exists(#revision, :zero) + :one';
-    if (fields.timeoutMs !== undefined) {
-      expression += ', #timeoutMs = :timeoutMs';
-      values[':timeoutMs'] = fields.timeoutMs;
-    } else {
-      expression += ' REMOVE #timeoutMs';
+    // Optional settings: set when given, else removed (a PUT replaces the whole record).
+    const removed: string[] = [];
+    for (const field of ['timeoutMs', 'complianceConcurrency'] as const) {
+      const value = fields[field];
+      if (value !== undefined) {
+        expression += `, #${field} = :${field}`;
+        values[`:${field}`] = value;
+      } else removed.push(`#${field}`);
     }
+    if (removed.length) expression += ` REMOVE ${removed.join(', ')}`;
     // One atomic update decides created-or-replaced: ALL_OLD is empty exactly when the item is new.
     let out;
     try {

@@ -30,6 +30,8 @@ export type VersionReader = (treeId: string, label: string) => Promise<{ readonl
 export interface AdapterInfo {
   readonly name: string;
   readonly state?: 'RUNNING' | 'STOPPED';
+  /** The adapter's own fetch cap, over {@link StartDeps.concurrency}. */
+  readonly complianceConcurrency?: number;
 }
 
 export interface StartDeps {
@@ -42,7 +44,7 @@ export interface StartDeps {
   readonly newId?: () => string;
   /** Days reports and batches are kept (DynamoDB TTL). */
   readonly retentionDays: number;
-  /** Concurrent config fetches on the adapter. */
+  /** Concurrent config fetches on the adapter, unless the adapter sets its own. */
   readonly concurrency: number;
   /** Devices per chunk (one checkpointed step each); default {@link CHUNK_SIZE}. */
   readonly chunkSize?: number;
@@ -99,7 +101,7 @@ export const startBatch = async (input: StartBatchInput, deps: StartDeps): Promi
       total: devices.length,
       started: started.toISOString(),
       chunks: chunks.length,
-      concurrency: deps.concurrency,
+      concurrency: adapter.complianceConcurrency ?? deps.concurrency,
       expiresAt: Math.floor(started.getTime() / 1000) + deps.retentionDays * 86_400,
     },
     plan,

@@ -8,7 +8,7 @@
 import type { JsonSchema } from './json-schema.js';
 import { LABEL_PATTERN_SOURCE, TREE_LIMITS } from '../trees/model.js';
 import { CONFIG_LIMITS } from '../trees/config-checks.js';
-import { createVersionBody, importBody, nodeParams, putNodeBody, treeParams, updateVersionBody, versionParams } from '../trees/schemas.js';
+import { createVersionBody, importBody, nodeParams, putNodeBody, startBatchBody, treeParams, updateVersionBody, versionParams } from '../trees/schemas.js';
 
 export const ROLES = ['admin', 'apiread'] as const;
 export type Role = (typeof ROLES)[number];
@@ -471,6 +471,12 @@ export const liveRoutes: readonly LiveRoute[] = [
             },
           },
           timeoutMs: { type: 'integer', minimum: 100, maximum: 25000, description: 'Per-call timeout of the relay; default 10000' },
+          complianceConcurrency: {
+            type: 'integer',
+            minimum: 1,
+            maximum: 100,
+            description: 'Concurrent configuration fetches of one compliance batch through this adapter; default 10',
+          },
         },
       },
     },
@@ -601,6 +607,25 @@ export const liveRoutes: readonly LiveRoute[] = [
     },
     needs: { tables: { adapters: 'read' }, secrets: 'read', orchestrator: true },
     timeoutSeconds: 28,
+  },
+  {
+    method: 'POST',
+    path: '/configuration_manager/compliance_reports',
+    operationId: 'startComplianceBatch',
+    summary: 'Check devices against a tree version through an adapter: starts a compliance batch',
+    tag: 'compliance',
+    handler: 'compliance/start',
+    roles: ['admin'],
+    request: { body: startBatchBody },
+    responses: {
+      202: 'The batch started: `{ batchId, status: "running", total }`; its path in `Location`',
+      400: 'The request is invalid (the Idempotency-Key header included), or names devices not assigned to a node of the version',
+      404: 'No tree has this id, it has no such version, or no adapter has this name',
+      409: 'The adapter is stopped (`adapter-stopped`), or a request with the same Idempotency-Key is still running (retry after `Retry-After`)',
+      422: 'The Idempotency-Key was already used for a different request',
+      503: 'A store or the compliance engine is unavailable; retry later (nothing was started)',
+    },
+    needs: { tables: { trees: 'read', adapters: 'read', compliance: 'write', idempotency: 'write' }, startsCompliance: true },
   },
   {
     method: 'GET',

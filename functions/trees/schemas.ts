@@ -148,3 +148,22 @@ export const importBody: JsonSchema = {
     },
   },
 };
+
+/** `POST /configuration_manager/compliance_reports`: a tree version, the adapter to fetch configurations through, and optionally which devices. */
+export const startBatchBody: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['treeId', 'version', 'adapterId'],
+  properties: {
+    treeId: TREE_ID_SCHEMA,
+    version: { type: 'string', minLength: 1, maxLength: 256, description: 'The version label (`label~2` for the second of a repeated label)' },
+    adapterId: { type: 'string', pattern: '^[A-Za-z0-9 ._-]{1,128}$', description: 'The adapter name' },
+    devices: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 50_000,
+      items: { type: 'string', minLength: 1, maxLength: CONFIG_LIMITS.deviceName, pattern: DEVICE_NAME_PATTERN_SOURCE },
+      description: 'Only these devices (each must be assigned to a node of the version); default every device of the version',
+    },
+  },
+};

@@ -28,6 +28,7 @@ import { freePort, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-loc
 import { functionEnvironment, type Rewrite } from './environment.js';
 import { createGateway, type ExtraRoute } from './gateway.js';
 import { localJwks, mintToken } from './issuer.js';
+import { durableWorkerRunner, startLambdaInvokeEndpoint } from './lambda-invoke.js';
 import { FunctionPool, type LogSink } from './lambda-pool.js';
 import { unsupportedMapping } from './mapping.js';
 import { startNsoSimulator, type NsoSimulator } from './nso-simulator.js';
@@ -165,6 +166,7 @@ export const serveAssembly = async (o: ServeOptions): Promise<ServedApi> => {
   ];
   const pools = new Map<string, FunctionPool>();
   const secretsFiles = new Set<string>();
+  const environments = new Map<string, Record<string, string>>();
   for (const fn of Object.values(model.functions)) {
     const { environment, unresolved } = functionEnvironment(fn, o.assembly.template, names, {
       region: LOCAL_REGION,
@@ -175,6 +177,25 @@ export const serveAssembly = async (o: ServeOptions): Promise<ServedApi> => {
     });
     if (unresolved.length) say(`warning: ${fn.label}: no local value for ${unresolved.join(', ')}; left unset`);
     if (environment['SECRETS_BACKEND'] === 'local' && environment['SECRETS_FILE']) secretsFiles.add(environment['SECRETS_FILE']);
+    environments.set(fn.logicalId, environment);
+  }
+  // Durable functions are started through Lambda's Invoke API, served here on its own port.
+  const durable = Object.values(model.functions)
+    .filter((fn) => fn.durable)
+    .map((fn) => ({
+      fn,
+      runner: durableWorkerRunner({ ...fn, environment: environments.get(fn.logicalId)!, log: (kind, line) => o.log(fn.label, kind, line) }),
+    }));
+  const lambdaApi = durable.length
+    ? await startLambdaInvokeEndpoint({ functions: new Map(durable.map((d) => [d.fn.name, d.runner])), log: (line) => o.log('lambda', 'stdout', line) })
+    : undefined;
+  const closeDurable = async () => {
+    await lambdaApi?.close();
+    await Promise.all(durable.map((d) => d.runner.close()));
+  };
+  for (const fn of Object.values(model.functions)) {
+    if (fn.durable) continue;
+    const environment = { ...environments.get(fn.logicalId)!, ...(lambdaApi ? { AWS_ENDPOINT_URL_LAMBDA: lambdaApi.url } : {}) };
     const arn = `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${fn.name}`;
     pools.set(
       fn.logicalId,
@@ -207,6 +228,7 @@ export const serveAssembly = async (o: ServeOptions): Promise<ServedApi> => {
     await gateway.listen(o.port);
   } catch (error) {
     await Promise.all([...pools.values()].map((p) => p.close()));
+    await closeDurable();
     const code = (error as NodeJS.ErrnoException).code;
     throw new Error(code === 'EADDRINUSE' ? `port ${o.port} is in use: set PORT to another port` : (error as Error).message);
   }
@@ -217,6 +239,7 @@ export const serveAssembly = async (o: ServeOptions): Promise<ServedApi> => {
     stop: async () => {
       await gateway.close();
       await Promise.all([...pools.values()].map((p) => p.close()));
+      await closeDurable();
     },
   };
 };

@@ -43,6 +43,8 @@ export interface FunctionSpec {
   readonly memoryMb: number;
   /** The template's environment, intrinsics unresolved. */
   readonly environment: Readonly<Record<string, unknown>>;
+  /** A durable function (`DurableConfig`): started through Lambda's Invoke API, run by the local durable runner. */
+  readonly durable: boolean;
 }
 
 export interface TableSpec {
@@ -248,6 +250,13 @@ export const localNames = (
           return shortId(logicalId);
         case 'AWS::SecretsManager::Secret':
           return `arn:aws:secretsmanager:${region}:${accountId}:secret:${name(logicalId)}-${shortId(logicalId)}`;
+        case 'AWS::Lambda::Alias': {
+          // The alias ARN: its function (a Ref to it, or a name) and the alias name.
+          const p = template.Resources[logicalId]?.Properties ?? {};
+          const target = asRecord(p['FunctionName'])['Ref'];
+          const fnName = typeof target === 'string' ? name(target) : (asString(p['FunctionName']) ?? logicalId);
+          return `arn:aws:lambda:${region}:${accountId}:function:${fnName}:${asString(p['Name']) ?? logicalId}`;
+        }
         default:
           return name(logicalId);
       }
@@ -341,6 +350,7 @@ export const parseTemplate = (assembly: Pick<CloudAssembly, 'stackName' | 'templ
       timeoutSeconds: typeof p['Timeout'] === 'number' ? p['Timeout'] : 3,
       memoryMb: typeof p['MemorySize'] === 'number' ? p['MemorySize'] : 128,
       environment: asRecord(asRecord(p['Environment'])['Variables']),
+      durable: p['DurableConfig'] !== undefined,
     };
   }
 

@@ -171,11 +171,10 @@ describe('npm start (the local stack)', () => {
     expectProblem(await api('POST', '/configuration_manager/configs', { token: stack!.token(['admin']), raw: Buffer.alloc(11 * 1024 * 1024, 0x20) }), 413, 'too-large');
   });
 
-  it('runs the README walkthrough as written, every command answering what the page says', async () => {
-    const readme = readFileSync(path.join(PROJECT_ROOT, 'README.md'), 'utf8');
-    const commands = shellCommands(shellBlockUnder(readme, '## Walkthrough'));
-    expect(commands.map((c) => c.command)).toEqual(expect.arrayContaining([expect.stringMatching(/^export BASE=http:\/\/127\.0\.0\.1:3000\/v1$/)]));
-    // The page's stack listens on port 3000; this one on a free port, with its own data directory.
+  /** Runs the first sh block under `heading` of `page` as a reader would, on this stack; returns each command's output. */
+  const runDocBlock = async (page: string, heading: string): Promise<string[]> => {
+    const commands = shellCommands(shellBlockUnder(readFileSync(path.join(PROJECT_ROOT, page), 'utf8'), heading));
+    // The pages' stack listens on port 3000; this one on a free port, with its own data directory.
     const script = markedScript(commands.map((c) => ({ ...c, command: c.command.replace('http://127.0.0.1:3000/v1', stack!.baseUrl) })));
     const child = spawn('bash', ['-c', script], { cwd: PROJECT_ROOT, env: { ...process.env, NETCONFIG_LOCAL_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -197,9 +196,41 @@ describe('npm start (the local stack)', () => {
         expect(trimmed, command).not.toMatch(/urn:netconfig:problem:/);
       }
     });
+    return results.map((r) => r.output);
+  };
+
+  it('runs the README walkthrough as written, every command answering what the page says', async () => {
+    const outputs = await runDocBlock('README.md', '## Walkthrough');
     // The tree the walkthrough created is the one it read back.
-    const readBack = results.map((r) => r.output).find((o) => o.includes('"name":"my-tree"'));
-    expect(readBack).toBeDefined();
+    expect(outputs.find((o) => o.includes('"name":"my-tree"'))).toBeDefined();
+  }, 3 * MINUTES);
+
+  it('runs the compliance walkthrough as written: the batch completes and reports the failing device', async () => {
+    const outputs = await runDocBlock('docs/compliance.md', '## Walkthrough on the local stack');
+    expect(outputs.find((o) => o.includes('"status":"completed"'))).toMatch(/"fail":1/);
+    expect(outputs.find((o) => o.includes('"items"'))).toContain('"device":"ce0"');
+  }, 3 * MINUTES);
+
+  it('runs a compliance batch end to end: the durable function started through the Lambda API, run by the local runner', async () => {
+    const admin = stack!.token(['admin']);
+    const grades: Record<string, string> = {};
+    for (const version of ['1', '2']) {
+      const started = await api('POST', '/configuration_manager/compliance_reports', { token: admin, body: { treeId: '5cb0a3b7e1c4f20012a9d3e1', version, adapterId: 'lab-nso' } });
+      expect(started.status).toBe(202);
+      const batchPath = new URL(started.headers.get('location')!, stack!.baseUrl).pathname.replace(/^\/v1/, '');
+      let batch = await api('GET', batchPath, { token: admin });
+      for (let i = 0; i < 120 && batch.body?.['status'] === 'running'; i++) {
+        await new Promise((r) => setTimeout(r, 250));
+        batch = await api('GET', batchPath, { token: admin });
+      }
+      expect(batch.body).toMatchObject({ status: 'completed', total: 1, done: 1 });
+      const reports = await api('GET', `${batchPath}/reports`, { token: stack!.token(['apiread']) });
+      const [report] = reports.body!['items'] as { device: string; grade: string }[];
+      expect(report?.device).toBe('ce0');
+      grades[version] = report!.grade;
+    }
+    // The sample tree's version 1 holds what the simulator's ce0 has; version 2 does not.
+    expect(grades).toEqual({ '1': 'pass', '2': 'fail' });
   }, 3 * MINUTES);
 
   it('writes the state file that npm run seed uses to load trees into the running stack', async () => {

@@ -229,12 +229,26 @@ describe('PUT /adapters/{name}', () => {
     [{ ...body('pw'), timeoutMs: 99 }, 'body:timeoutMs'],
     [{ ...body('pw'), timeoutMs: 25001 }, 'body:timeoutMs'],
     [{ ...body('pw'), timeoutMs: 1.5 }, 'body:timeoutMs'],
+    [{ ...body('pw'), complianceConcurrency: 0 }, 'body:complianceConcurrency'],
+    [{ ...body('pw'), complianceConcurrency: 101 }, 'body:complianceConcurrency'],
+    [{ ...body('pw'), complianceConcurrency: '5' }, 'body:complianceConcurrency'],
     [{ ...body(''), }, 'body:auth.password'],
     [{ ...body('pw'), auth: { type: 'digest', username: 'a', password: 'b' } }, 'body:auth.type'],
   ])('answers 400 naming the field for an invalid body (%#)', async (payload, field) => {
     const res = await putAdapter('nso-invalid', payload);
     expectProblem(res, 400);
     expect(fieldsOf(res)).toContain(field);
+  });
+
+  it('keeps an adapter\'s own compliance fetch cap, and drops it when a PUT leaves it out', async () => {
+    const set = await putAdapter('nso-cap', body('pw', { complianceConcurrency: 25 }));
+    expect(set.status).toBe(201);
+    expect(set.body).toMatchObject({ complianceConcurrency: 25 });
+    expect(await rawItem('nso-cap')).toMatchObject({ complianceConcurrency: 25 });
+    const cleared = await putAdapter('nso-cap', body('pw'));
+    expect(cleared.status).toBe(200);
+    expect(cleared.body).not.toHaveProperty('complianceConcurrency');
+    expect(await rawItem('nso-cap')).not.toHaveProperty('complianceConcurrency');
   });
 
   it('accepts the timeout bounds', async () => {

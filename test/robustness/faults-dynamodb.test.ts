@@ -69,6 +69,8 @@ const validBody = (route: LiveRoute): unknown => {
       return { devices: [] };
     case 'importTree':
       return { name: unique, deviceType: 'x', versions: [{ name: 'initial', root: { name: 'base' } }] };
+    case 'startComplianceBatch':
+      return { treeId: knownTreeId, version: 'initial', adapterId: 'lab' };
     default:
       if (route.request.body && ['POST', 'PUT', 'PATCH'].includes(route.method)) throw new Error(`no test body for ${route.operationId}: add one`);
       return undefined;

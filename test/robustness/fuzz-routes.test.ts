@@ -12,6 +12,7 @@ import fc from 'fast-check';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLambdaInvokeEndpoint, type LambdaInvokeEndpoint } from '../../infra/local/lambda-invoke.js';
 import { liveRoute, liveRoutes, type LiveRoute } from '../../functions/shared/routes.js';
 import { PROJECT_ROOT } from '../../infra/paths.js';
 import { freePort } from '../support/dynamodb-local.js';
@@ -42,6 +43,7 @@ const ALLOWED: Readonly<Record<string, readonly number[]>> = {
   getServerHealth: [200, 400, 415],
   getAdaptersHealth: [200, 400, 415],
   getAdapterHealth: [200, 400, 404, 415, 503],
+  startComplianceBatch: [202, 400, 404, 409, 415, 422],
   getComplianceBatch: [200, 400, 404, 415],
   listComplianceReports: [200, 400, 404, 415],
   getComplianceReport: [200, 400, 404, 415],
@@ -62,6 +64,7 @@ const STACK_STATUSES = [400, 415];
 const FIXTURE_ADAPTERS = new Set(['lab']);
 
 let world: RelayWorld;
+let lambda: LambdaInvokeEndpoint | undefined;
 let closedPort: number;
 const knownTreeIds: string[] = [];
 const statuses = new Map<string, number>();
@@ -131,6 +134,18 @@ const shapedBodies = (): Readonly<Record<string, fc.Arbitrary<unknown>>> => ({
     relayShaped(),
   ),
   createVersion: fc.oneof(fc.record({ name: fc.stringMatching(/^[A-Za-z0-9._-]{1,12}$/), base: fc.constantFrom('initial', 'nope') }), partial({ name: text, base: text })),
+  startComplianceBatch: fc.oneof(
+    fc.record(
+      {
+        treeId: fc.oneof(fc.constantFrom(...knownTreeIds), fc.stringMatching(/^[0-9a-f]{24}$/)),
+        version: fc.constantFrom('initial', 'initial~2', 'nope'),
+        adapterId: fc.constantFrom('lab', 'lab-two', 'ghost'),
+        devices: fc.array(fc.stringMatching(/^[a-z0-9]{1,6}$/), { maxLength: 2 }),
+      },
+      { requiredKeys: ['treeId', 'version', 'adapterId'] },
+    ),
+    partial({ treeId: text, version: text, adapterId: text, devices: anything }),
+  ),
   updateVersion: fc.oneof(fc.record({ variables: fc.dictionary(fc.stringMatching(/^[a-z]{1,5}$/), fc.string({ maxLength: 5 }), { maxKeys: 2 }) }), partial({ name: text, variables: anything })),
   putNode: fc.oneof(
     fc.record({ devices: fc.array(fc.stringMatching(/^[a-z0-9]{1,6}$/), { maxLength: 2 }), rules: fc.array(fc.record({ id: fc.stringMatching(/^[a-z]{1,4}$/), path: fc.constantFrom('/a', '', 'x'), mode: fc.constantFrom('required', 'exact', 'disallowed'), severity: fc.constant('error') }), { maxLength: 2 }) }),
@@ -211,6 +226,11 @@ beforeAll(async () => {
   world = await startRelayWorld();
   closedPort = await freePort();
   process.env['SECRETS_ACCESS'] = 'write';
+  // Batches the fuzzer starts are queued on Lambda's Invoke API (the local endpoint) and not run:
+  // what is fuzzed here is the request, not the engine.
+  lambda = await startLambdaInvokeEndpoint({ functions: new Map([['fuzz-batch', async () => undefined]]), log: () => undefined });
+  process.env['AWS_ENDPOINT_URL_LAMBDA'] = lambda.url;
+  process.env['COMPLIANCE_FUNCTION'] = 'fuzz-batch';
   await world.addAdapter('lab-two', world.nso.url);
   for (const route of liveRoutes) {
     const file = pathToFileURL(path.join(PROJECT_ROOT, 'functions', `${route.handler}.ts`)).href;
@@ -227,6 +247,7 @@ afterAll(async () => {
   // What the runs covered, for whoever tunes the arbitraries.
   console.log(`fuzz statuses (${RUNS} runs per route): ${JSON.stringify(Object.fromEntries([...statuses].sort()))}`);
   await world?.close();
+  await lambda?.close();
 });
 
 describe('the allowed statuses', () => {
