@@ -1,3 +1,6 @@
+/** Whether the relay and compliance may use an adapter: `STOPPED` refuses them (409 `adapter-stopped`). */
+export type AdapterState = 'RUNNING' | 'STOPPED';
+
 /**
  * An adapter: the connection record of one orchestrator. Its secret fields hold `$VAULT_`
  * references only; the values live in the secrets store.
@@ -12,6 +15,8 @@ export interface Adapter {
   readonly timeoutMs?: number;
   /** Concurrent configuration fetches of one compliance batch through this adapter; default the service's (10). */
   readonly complianceConcurrency?: number;
+  /** Absent only on records written before adapters had a lifecycle: those run. */
+  readonly state?: AdapterState;
   readonly created: string;
   readonly lastUpdated: string;
 }

@@ -133,13 +133,21 @@ const refusedWrite = (error: AdapterWriteRefused): HttpProblem =>
  *    stays live; if it succeeds, the version it replaced is deleted.
  * A failure to delete (steps 4) is logged; it never changes the answer.
  */
-export const putAdapter = async (deps: RegistryDeps, name: string, input: AdapterInput): Promise<{ created: boolean; adapter: Adapter }> => {
+export const putAdapter = async (
+  deps: RegistryDeps,
+  name: string,
+  input: AdapterInput,
+  /** `create`: only a new adapter (409 `adapter-exists` when one has the name), as `POST /adapters`. */
+  mode: 'upsert' | 'create' = 'upsert',
+): Promise<{ created: boolean; adapter: Adapter }> => {
   const baseUrl = normalizeBaseUrl(input.baseUrl, { allowLoopback: deps.localMode });
   if (isVaultReference(input.auth.username)) {
     throw invalid('auth.username', `cannot be a ${VAULT_PREFIX} reference (only auth.password is a secret field)`);
   }
   const next = { baseUrl, username: input.auth.username };
   const previous = await deps.store.current(name);
+  const exists = (): HttpProblem => new Conflict(`An adapter is already named "${name}"; replace it with PUT /adapters/{name}.`, 'adapter-exists');
+  if (mode === 'create' && previous !== null) throw exists();
   let reference: string;
   let written: string | undefined;
   if (isVaultReference(input.auth.password)) {
@@ -163,7 +171,7 @@ export const putAdapter = async (deps: RegistryDeps, name: string, input: Adapte
   } catch (error) {
     // Nothing switched: the new version must not outlive the request (no orphan secret).
     if (written) await forgetSecret(deps.secrets, name, written);
-    if (error instanceof AdapterWriteRefused) throw refusedWrite(error);
+    if (error instanceof AdapterWriteRefused) throw mode === 'create' && error.reason === 'changed' ? exists() : refusedWrite(error);
     throw error;
   }
   const replaced = ownManagedPathOf(name, result.previousPassword);
@@ -174,6 +182,28 @@ export const putAdapter = async (deps: RegistryDeps, name: string, input: Adapte
 
 /** A new version label for a stored secret: time-ordered, unique, a valid path segment. */
 const secretVersion = (): string => `v${Date.now().toString(36)}-${randomBytes(6).toString('hex')}`;
+
+/** What the lifecycle routes do: `start` and `stop` set the state (a no-op when it is already so), `restart` re-reads a running adapter. */
+export type LifecycleAction = 'start' | 'stop' | 'restart';
+
+/**
+ * `PUT /adapters/{name}/{start|stop|restart}`. Every change is a new revision of the record, so
+ * each warm relay re-reads it (and drops the password it cached for it) within its adapter
+ * cache period (`ADAPTER_CACHE_TTL_SECONDS`, default 5 s). Restart on a stopped adapter is 409.
+ */
+export const changeAdapterState = async (deps: Pick<RegistryDeps, 'store' | 'now'>, name: string, action: LifecycleAction): Promise<Adapter> => {
+  const adapter = await getAdapter(deps.store, name);
+  const state = adapter.state ?? 'RUNNING';
+  if (action === 'restart' && state === 'STOPPED') {
+    throw new Conflict(`Adapter '${name}' is stopped: start it (PUT /adapters/${encodeURIComponent(name)}/start) rather than restart it.`, 'adapter-stopped');
+  }
+  const target = action === 'stop' ? 'STOPPED' : 'RUNNING';
+  if (action !== 'restart' && state === target) return adapter;
+  const changed = await deps.store.setState(name, target, (deps.now?.() ?? new Date()).toISOString());
+  if (!changed) throw new NotFound(`No adapter is named "${name}".`);
+  logger.info('adapter state changed', { adapter: name, action, state: target });
+  return changed;
+};
 
 export const getAdapter = async (store: AdapterStore, name: string): Promise<Adapter> => {
   const adapter = await store.get(name);

@@ -13,7 +13,7 @@ import { logger } from '../shared/logger.js';
 import { InternalError } from '../shared/problem.js';
 import { SecretReferenceInvalid } from '../secrets/errors.js';
 import { ENC_REMOVED, VAULT_PREFIX, isEncValue } from '../secrets/reference.js';
-import type { Adapter } from './model.js';
+import type { Adapter, AdapterState } from './model.js';
 
 export const ADAPTER_KIND = 'adapter';
 export const BY_NAME_INDEX = 'byName';
@@ -97,6 +97,11 @@ export interface AdapterStore {
   list(options: { readonly limit: number; readonly after?: string }): Promise<AdapterPage>;
   /** Deletes one adapter; returns its password reference, or undefined when there was none. */
   delete(name: string): Promise<{ readonly password?: string } | undefined>;
+  /**
+   * Sets an existing adapter's state (a new revision and `lastUpdated`, so every cache keyed on
+   * the record reads it afresh); undefined when there is no such adapter.
+   */
+  setState(name: string, state: AdapterState, now: string): Promise<Adapter | undefined>;
 }
 
 const isString = (v: unknown): v is string => typeof v === 'string';
@@ -113,6 +118,7 @@ export const toAdapter = (item: Record<string, unknown>): Adapter => {
   const auth = item['auth'] as Record<string, unknown> | undefined;
   const timeoutMs = item['timeoutMs'];
   const complianceConcurrency = item['complianceConcurrency'];
+  const state = item['state'];
   const name = item['name'];
   const ok =
     isString(name) &&
@@ -126,6 +132,7 @@ export const toAdapter = (item: Record<string, unknown>): Adapter => {
     auth['password'].startsWith(VAULT_PREFIX) &&
     (timeoutMs === undefined || (typeof timeoutMs === 'number' && Number.isInteger(timeoutMs))) &&
     (complianceConcurrency === undefined || (typeof complianceConcurrency === 'number' && Number.isInteger(complianceConcurrency))) &&
+    (state === undefined || state === 'RUNNING' || state === 'STOPPED') &&
     isString(item['created']) &&
     isString(item['lastUpdated']);
   const password = auth !== null && typeof auth === 'object' ? auth['password'] : undefined;
@@ -147,6 +154,7 @@ export const toAdapter = (item: Record<string, unknown>): Adapter => {
     auth: { type: 'basic', username: auth['username'] as string, password: auth['password'] as string },
     ...(timeoutMs !== undefined ? { timeoutMs: timeoutMs as number } : {}),
     ...(complianceConcurrency !== undefined ? { complianceConcurrency: complianceConcurrency as number } : {}),
+    state: state === 'STOPPED' ? 'STOPPED' : 'RUNNING',
     created: item['created'] as string,
     lastUpdated: item['lastUpdated'] as string,
   };
@@ -210,6 +218,7 @@ export const createAdapterStore = (
       '#created': 'created',
       '#timeoutMs': 'timeoutMs',
       '#complianceConcurrency': 'complianceConcurrency',
+      '#state': 'state',
       '#revision': 'revision',
       '#username': 'username',
       '#password': 'password',
@@ -218,6 +227,7 @@ export const createAdapterStore = (
     values[':username'] = fields.auth.username;
     values[':one'] = 1;
     values[':zero'] = 0;
+    values[':running'] = 'RUNNING';
     // The secret stays with its orchestrator and user: the same reference only with the same
     // origin and user name (a new adapter, or a new reference, may name any).
     let condition = 'attribute_not_exists(pk) OR #auth.#password <> :password OR (#baseUrl = :baseUrl AND #auth.#username = :username)';
@@ -229,7 +239,7 @@ export const createAdapterStore = (
       condition = `attribute_exists(pk) AND ${sameRevision} AND (${condition})`;
     }
     let expression =
-      'SET #kind = :kind, #name = :name, #type = :type, #baseUrl = :baseUrl, #auth = :auth, #lastUpdated = :now, #created = if_not_exists(#created, :now), #revision = if_not_exists(#revision, :zero) + :one';
+      'SET #kind = :kind, #name = :name, #type = :type, #baseUrl = :baseUrl, #auth = :auth, #lastUpdated = :now, #created = if_not_exists(#created, :now), #revision = if_not_exists(#revision, :zero) + :one, #state = if_not_exists(#state, :running)';
     // Optional settings: set when given, else removed (a PUT replaces the whole record).
     const removed: string[] = [];
     for (const field of ['timeoutMs', 'complianceConcurrency'] as const) {
@@ -270,9 +280,11 @@ export const createAdapterStore = (
     const created = old === undefined;
     const oldCreated = old?.['created'];
     const oldPassword = (old?.['auth'] as { password?: unknown } | undefined)?.password;
+    const oldState = old?.['state'];
     return {
       created,
-      adapter: { ...fields, created: !created && isString(oldCreated) ? oldCreated : now, lastUpdated: now },
+      // A replace keeps the adapter's state: only the lifecycle routes change it.
+      adapter: { ...fields, state: oldState === 'STOPPED' ? 'STOPPED' : 'RUNNING', created: !created && isString(oldCreated) ? oldCreated : now, lastUpdated: now },
       ...(isString(oldPassword) ? { previousPassword: oldPassword } : {}),
     };
   },
@@ -311,6 +323,26 @@ export const createAdapterStore = (
       startKey = out.LastEvaluatedKey;
     } while (startKey && items.length <= limit);
     return { items: items.slice(0, limit), more: items.length > limit };
+  },
+
+  async setState(name, state, now) {
+    try {
+      const out = await client.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: adapterKey(name),
+          UpdateExpression: 'SET #state = :state, #lastUpdated = :now, #revision = if_not_exists(#revision, :zero) + :one',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeNames: { '#state': 'state', '#lastUpdated': 'lastUpdated', '#revision': 'revision' },
+          ExpressionAttributeValues: { ':state': state, ':now': now, ':zero': 0, ':one': 1 },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return toAdapter(out.Attributes ?? {});
+    } catch (error) {
+      if ((error as { name?: string }).name === 'ConditionalCheckFailedException') return undefined;
+      throw error;
+    }
   },
 
   async delete(name) {

@@ -66,7 +66,8 @@ const fetchConfig = async (device: string, target: CheckTarget, deps: CheckDeps)
       // 5xx of our own (secrets store or database down, 500 damaged adapter) is no fact about
       // the device: it fails the chunk, which the engine retries.
       if (error instanceof HttpProblem && (error.status === 502 || error.status === 504)) return { kind: error.status === 504 ? 'timeout' : 'unreachable', reason: error.detail };
-      if (error instanceof HttpProblem && error.status === 404) return { kind: 'no-adapter', reason: error.detail };
+      // The adapter was deleted or stopped while the batch ran: each device left says so.
+      if (error instanceof HttpProblem && (error.status === 404 || error.slug === 'adapter-stopped')) return { kind: 'no-adapter', reason: error.detail };
       throw error;
     }
     const status = Number(results[0]?.result);

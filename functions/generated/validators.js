@@ -7499,14 +7499,463 @@ return errors === 0;
 validate34.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
 return validate34;
 })();
-export const getAdapter = /* @__PURE__ */ (() => {
+export const createAdapter = /* @__PURE__ */ (() => {
+const schema46 = {"$id":"createAdapter","type":"object","required":["queryStringParameters","body"],"properties":{"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","required":["name","type","baseUrl","auth"],"additionalProperties":false,"properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9 ._-]{1,128}$","description":"1 to 128 letters, digits, spaces, \"-\", \"_\" or \".\""},"type":{"type":"string","enum":["nso"],"description":"Orchestrator type"},"baseUrl":{"type":"string","minLength":1,"maxLength":2048,"description":"http(s)://host[:port], no path, query, fragment or credentials; stored as its origin"},"auth":{"type":"object","required":["type","username","password"],"additionalProperties":false,"properties":{"type":{"type":"string","enum":["basic"]},"username":{"type":"string","minLength":1,"maxLength":256},"password":{"type":"string","minLength":1,"maxLength":4096,"description":"A $VAULT_<path>#<key> reference, or the plain value (stored in the secrets store, replaced by its reference)"}}},"timeoutMs":{"type":"integer","minimum":100,"maximum":25000,"description":"Per-call timeout of the relay; default 10000"},"complianceConcurrency":{"type":"integer","minimum":1,"maximum":100,"description":"Concurrent configuration fetches of one compliance batch through this adapter; default 10"}}}}};
+const pattern44 = new RegExp("^[A-Za-z0-9 ._-]{1,128}$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
 function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="getAdapter" */;
+/*# sourceURL="createAdapter" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate35.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.queryStringParameters === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.body === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "body"},message:"must have required property '"+"body"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.queryStringParameters !== undefined){
+let data0 = data.queryStringParameters;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+for(const key0 in data0){
+const err2 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.body !== undefined){
+let data1 = data.body;
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.name === undefined){
+const err4 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data1.type === undefined){
+const err5 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data1.baseUrl === undefined){
+const err6 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/required",keyword:"required",params:{missingProperty: "baseUrl"},message:"must have required property '"+"baseUrl"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data1.auth === undefined){
+const err7 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/required",keyword:"required",params:{missingProperty: "auth"},message:"must have required property '"+"auth"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+for(const key1 in data1){
+if(!((((((key1 === "name") || (key1 === "type")) || (key1 === "baseUrl")) || (key1 === "auth")) || (key1 === "timeoutMs")) || (key1 === "complianceConcurrency"))){
+const err8 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data1.name !== undefined){
+let data2 = data1.name;
+if(typeof data2 === "string"){
+if(!pattern44.test(data2)){
+const err9 = {instancePath:instancePath+"/body/name",schemaPath:"#/properties/body/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9 ._-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9 ._-]{1,128}$"+"\""};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/body/name",schemaPath:"#/properties/body/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data1.type !== undefined){
+let data3 = data1.type;
+if(typeof data3 !== "string"){
+const err11 = {instancePath:instancePath+"/body/type",schemaPath:"#/properties/body/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(data3 === "nso")){
+const err12 = {instancePath:instancePath+"/body/type",schemaPath:"#/properties/body/properties/type/enum",keyword:"enum",params:{allowedValues: schema46.properties.body.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data1.baseUrl !== undefined){
+let data4 = data1.baseUrl;
+if(typeof data4 === "string"){
+if(func1(data4) > 2048){
+const err13 = {instancePath:instancePath+"/body/baseUrl",schemaPath:"#/properties/body/properties/baseUrl/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(func1(data4) < 1){
+const err14 = {instancePath:instancePath+"/body/baseUrl",schemaPath:"#/properties/body/properties/baseUrl/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/body/baseUrl",schemaPath:"#/properties/body/properties/baseUrl/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data1.auth !== undefined){
+let data5 = data1.auth;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+if(data5.type === undefined){
+const err16 = {instancePath:instancePath+"/body/auth",schemaPath:"#/properties/body/properties/auth/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(data5.username === undefined){
+const err17 = {instancePath:instancePath+"/body/auth",schemaPath:"#/properties/body/properties/auth/required",keyword:"required",params:{missingProperty: "username"},message:"must have required property '"+"username"+"'"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(data5.password === undefined){
+const err18 = {instancePath:instancePath+"/body/auth",schemaPath:"#/properties/body/properties/auth/required",keyword:"required",params:{missingProperty: "password"},message:"must have required property '"+"password"+"'"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+for(const key2 in data5){
+if(!(((key2 === "type") || (key2 === "username")) || (key2 === "password"))){
+const err19 = {instancePath:instancePath+"/body/auth",schemaPath:"#/properties/body/properties/auth/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data5.type !== undefined){
+let data6 = data5.type;
+if(typeof data6 !== "string"){
+const err20 = {instancePath:instancePath+"/body/auth/type",schemaPath:"#/properties/body/properties/auth/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(!(data6 === "basic")){
+const err21 = {instancePath:instancePath+"/body/auth/type",schemaPath:"#/properties/body/properties/auth/properties/type/enum",keyword:"enum",params:{allowedValues: schema46.properties.body.properties.auth.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data5.username !== undefined){
+let data7 = data5.username;
+if(typeof data7 === "string"){
+if(func1(data7) > 256){
+const err22 = {instancePath:instancePath+"/body/auth/username",schemaPath:"#/properties/body/properties/auth/properties/username/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(func1(data7) < 1){
+const err23 = {instancePath:instancePath+"/body/auth/username",schemaPath:"#/properties/body/properties/auth/properties/username/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+else {
+const err24 = {instancePath:instancePath+"/body/auth/username",schemaPath:"#/properties/body/properties/auth/properties/username/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data5.password !== undefined){
+let data8 = data5.password;
+if(typeof data8 === "string"){
+if(func1(data8) > 4096){
+const err25 = {instancePath:instancePath+"/body/auth/password",schemaPath:"#/properties/body/properties/auth/properties/password/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if(func1(data8) < 1){
+const err26 = {instancePath:instancePath+"/body/auth/password",schemaPath:"#/properties/body/properties/auth/properties/password/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+else {
+const err27 = {instancePath:instancePath+"/body/auth/password",schemaPath:"#/properties/body/properties/auth/properties/password/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+}
+else {
+const err28 = {instancePath:instancePath+"/body/auth",schemaPath:"#/properties/body/properties/auth/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data1.timeoutMs !== undefined){
+let data9 = data1.timeoutMs;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err29 = {instancePath:instancePath+"/body/timeoutMs",schemaPath:"#/properties/body/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 > 25000 || isNaN(data9)){
+const err30 = {instancePath:instancePath+"/body/timeoutMs",schemaPath:"#/properties/body/properties/timeoutMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 25000},message:"must be <= 25000"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if(data9 < 100 || isNaN(data9)){
+const err31 = {instancePath:instancePath+"/body/timeoutMs",schemaPath:"#/properties/body/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+}
+if(data1.complianceConcurrency !== undefined){
+let data10 = data1.complianceConcurrency;
+if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
+const err32 = {instancePath:instancePath+"/body/complianceConcurrency",schemaPath:"#/properties/body/properties/complianceConcurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 > 100 || isNaN(data10)){
+const err33 = {instancePath:instancePath+"/body/complianceConcurrency",schemaPath:"#/properties/body/properties/complianceConcurrency/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if(data10 < 1 || isNaN(data10)){
+const err34 = {instancePath:instancePath+"/body/complianceConcurrency",schemaPath:"#/properties/body/properties/complianceConcurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+}
+else {
+const err36 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+validate35.errors = vErrors;
+return errors === 0;
+}
+validate35.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate35;
+})();
+export const stopAdapter = /* @__PURE__ */ (() => {
+const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
+
+function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="stopAdapter" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate36.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7655,183 +8104,17 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate35.errors = vErrors;
-return errors === 0;
-}
-validate35.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate35;
-})();
-export const listAdapters = /* @__PURE__ */ (() => {
-const pattern6 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100)$", "u");
-const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
-const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
-
-function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="listAdapters" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate36.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.queryStringParameters === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.queryStringParameters !== undefined){
-let data0 = data.queryStringParameters;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-for(const key0 in data0){
-if(!((key0 === "limit") || (key0 === "cursor"))){
-const err1 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data0.limit !== undefined){
-let data1 = data0.limit;
-if(typeof data1 === "string"){
-if(!pattern6.test(data1)){
-const err2 = {instancePath:instancePath+"/queryStringParameters/limit",schemaPath:"#/properties/queryStringParameters/properties/limit/pattern",keyword:"pattern",params:{pattern: "^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100)$"},message:"must match pattern \""+"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100)$"+"\""};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-else {
-const err3 = {instancePath:instancePath+"/queryStringParameters/limit",schemaPath:"#/properties/queryStringParameters/properties/limit/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(data0.cursor !== undefined){
-let data2 = data0.cursor;
-if(typeof data2 === "string"){
-if(func1(data2) > 1024){
-const err4 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-if(func1(data2) < 1){
-const err5 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-if(!pattern7.test(data2)){
-const err6 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+$"+"\""};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-else {
-const err7 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-}
-}
-else {
-const err8 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data.body !== undefined){
-let data3 = data.body;
-if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-for(const key1 in data3){
-const err9 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-else {
-const err10 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-}
-else {
-const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
 validate36.errors = vErrors;
 return errors === 0;
 }
-validate36.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+validate36.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
 return validate36;
 })();
-export const deleteAdapter = /* @__PURE__ */ (() => {
+export const startAdapter = /* @__PURE__ */ (() => {
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
 function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="deleteAdapter" */;
+/*# sourceURL="startAdapter" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate37.evaluated;
@@ -7989,9 +8272,11 @@ return errors === 0;
 validate37.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
 return validate37;
 })();
-export const getStatus = /* @__PURE__ */ (() => {
+export const restartAdapter = /* @__PURE__ */ (() => {
+const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
+
 function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="getStatus" */;
+/*# sourceURL="restartAdapter" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate38.evaluated;
@@ -8002,8 +8287,8 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.queryStringParameters === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
+if(data.pathParameters === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pathParameters"},message:"must have required property '"+"pathParameters"+"'"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -8012,11 +8297,8 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.queryStringParameters !== undefined){
-let data0 = data.queryStringParameters;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-for(const key0 in data0){
-const err1 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(data.queryStringParameters === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -8025,9 +8307,11 @@ vErrors.push(err1);
 }
 errors++;
 }
-}
-else {
-const err2 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.pathParameters !== undefined){
+let data0 = data.pathParameters;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.name === undefined){
+const err2 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -8036,12 +8320,11 @@ vErrors.push(err2);
 }
 errors++;
 }
-}
-if(data.body !== undefined){
-let data1 = data.body;
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-for(const key1 in data1){
-const err3 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(data0.name !== undefined){
+let data1 = data0.name;
+if(typeof data1 === "string"){
+if(func1(data1) > 384){
+const err3 = {instancePath:instancePath+"/pathParameters/name",schemaPath:"#/properties/pathParameters/properties/name/maxLength",keyword:"maxLength",params:{limit: 384},message:"must NOT have more than 384 characters"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8050,9 +8333,8 @@ vErrors.push(err3);
 }
 errors++;
 }
-}
-else {
-const err4 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(func1(data1) < 1){
+const err4 = {instancePath:instancePath+"/pathParameters/name",schemaPath:"#/properties/pathParameters/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8062,9 +8344,8 @@ vErrors.push(err4);
 errors++;
 }
 }
-}
 else {
-const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err5 = {instancePath:instancePath+"/pathParameters/name",schemaPath:"#/properties/pathParameters/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -8073,15 +8354,91 @@ vErrors.push(err5);
 }
 errors++;
 }
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.queryStringParameters !== undefined){
+let data2 = data.queryStringParameters;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+for(const key0 in data2){
+const err7 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.body !== undefined){
+let data3 = data.body;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+for(const key1 in data3){
+const err9 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+else {
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
 validate38.errors = vErrors;
 return errors === 0;
 }
-validate38.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+validate38.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
 return validate38;
 })();
-export const getSystemHealth = /* @__PURE__ */ (() => {
+export const getAdapterSchema = /* @__PURE__ */ (() => {
+const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
+
 function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="getSystemHealth" */;
+/*# sourceURL="getAdapterSchema" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate39.evaluated;
@@ -8092,8 +8449,8 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.queryStringParameters === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
+if(data.pathParameters === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pathParameters"},message:"must have required property '"+"pathParameters"+"'"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -8102,11 +8459,8 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.queryStringParameters !== undefined){
-let data0 = data.queryStringParameters;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-for(const key0 in data0){
-const err1 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(data.queryStringParameters === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -8115,9 +8469,11 @@ vErrors.push(err1);
 }
 errors++;
 }
-}
-else {
-const err2 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.pathParameters !== undefined){
+let data0 = data.pathParameters;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.name === undefined){
+const err2 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -8126,12 +8482,11 @@ vErrors.push(err2);
 }
 errors++;
 }
-}
-if(data.body !== undefined){
-let data1 = data.body;
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-for(const key1 in data1){
-const err3 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(data0.name !== undefined){
+let data1 = data0.name;
+if(typeof data1 === "string"){
+if(func1(data1) > 384){
+const err3 = {instancePath:instancePath+"/pathParameters/name",schemaPath:"#/properties/pathParameters/properties/name/maxLength",keyword:"maxLength",params:{limit: 384},message:"must NOT have more than 384 characters"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8140,9 +8495,8 @@ vErrors.push(err3);
 }
 errors++;
 }
-}
-else {
-const err4 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(func1(data1) < 1){
+const err4 = {instancePath:instancePath+"/pathParameters/name",schemaPath:"#/properties/pathParameters/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8152,9 +8506,8 @@ vErrors.push(err4);
 errors++;
 }
 }
-}
 else {
-const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err5 = {instancePath:instancePath+"/pathParameters/name",schemaPath:"#/properties/pathParameters/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -8163,15 +8516,91 @@ vErrors.push(err5);
 }
 errors++;
 }
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.queryStringParameters !== undefined){
+let data2 = data.queryStringParameters;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+for(const key0 in data2){
+const err7 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.body !== undefined){
+let data3 = data.body;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+for(const key1 in data3){
+const err9 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+else {
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
 validate39.errors = vErrors;
 return errors === 0;
 }
-validate39.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+validate39.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
 return validate39;
 })();
-export const getServerHealth = /* @__PURE__ */ (() => {
+export const getAdapter = /* @__PURE__ */ (() => {
+const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
+
 function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="getServerHealth" */;
+/*# sourceURL="getAdapter" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate40.evaluated;
@@ -8182,8 +8611,8 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.queryStringParameters === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
+if(data.pathParameters === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pathParameters"},message:"must have required property '"+"pathParameters"+"'"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -8192,11 +8621,8 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.queryStringParameters !== undefined){
-let data0 = data.queryStringParameters;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-for(const key0 in data0){
-const err1 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(data.queryStringParameters === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -8205,9 +8631,11 @@ vErrors.push(err1);
 }
 errors++;
 }
-}
-else {
-const err2 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.pathParameters !== undefined){
+let data0 = data.pathParameters;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.name === undefined){
+const err2 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -8216,12 +8644,11 @@ vErrors.push(err2);
 }
 errors++;
 }
-}
-if(data.body !== undefined){
-let data1 = data.body;
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-for(const key1 in data1){
-const err3 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(data0.name !== undefined){
+let data1 = data0.name;
+if(typeof data1 === "string"){
+if(func1(data1) > 384){
+const err3 = {instancePath:instancePath+"/pathParameters/name",schemaPath:"#/properties/pathParameters/properties/name/maxLength",keyword:"maxLength",params:{limit: 384},message:"must NOT have more than 384 characters"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8230,9 +8657,8 @@ vErrors.push(err3);
 }
 errors++;
 }
-}
-else {
-const err4 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(func1(data1) < 1){
+const err4 = {instancePath:instancePath+"/pathParameters/name",schemaPath:"#/properties/pathParameters/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8242,9 +8668,8 @@ vErrors.push(err4);
 errors++;
 }
 }
-}
 else {
-const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err5 = {instancePath:instancePath+"/pathParameters/name",schemaPath:"#/properties/pathParameters/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -8253,19 +8678,93 @@ vErrors.push(err5);
 }
 errors++;
 }
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.queryStringParameters !== undefined){
+let data2 = data.queryStringParameters;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+for(const key0 in data2){
+const err7 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.body !== undefined){
+let data3 = data.body;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+for(const key1 in data3){
+const err9 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+else {
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
 validate40.errors = vErrors;
 return errors === 0;
 }
-validate40.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+validate40.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
 return validate40;
 })();
-export const getAdaptersHealth = /* @__PURE__ */ (() => {
-const pattern46 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20)$", "u");
+export const listAdapters = /* @__PURE__ */ (() => {
+const pattern6 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100)$", "u");
 const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
 function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="getAdaptersHealth" */;
+/*# sourceURL="listAdapters" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate41.evaluated;
@@ -8304,8 +8803,8 @@ errors++;
 if(data0.limit !== undefined){
 let data1 = data0.limit;
 if(typeof data1 === "string"){
-if(!pattern46.test(data1)){
-const err2 = {instancePath:instancePath+"/queryStringParameters/limit",schemaPath:"#/properties/queryStringParameters/properties/limit/pattern",keyword:"pattern",params:{pattern: "^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20)$"},message:"must match pattern \""+"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20)$"+"\""};
+if(!pattern6.test(data1)){
+const err2 = {instancePath:instancePath+"/queryStringParameters/limit",schemaPath:"#/properties/queryStringParameters/properties/limit/pattern",keyword:"pattern",params:{pattern: "^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100)$"},message:"must match pattern \""+"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100)$"+"\""};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -8425,11 +8924,11 @@ return errors === 0;
 validate41.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
 return validate41;
 })();
-export const getAdapterHealth = /* @__PURE__ */ (() => {
+export const deleteAdapter = /* @__PURE__ */ (() => {
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
 function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="getAdapterHealth" */;
+/*# sourceURL="deleteAdapter" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate42.evaluated;
@@ -8587,17 +9086,615 @@ return errors === 0;
 validate42.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
 return validate42;
 })();
-export const startComplianceBatch = /* @__PURE__ */ (() => {
-const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
-const pattern49 = new RegExp("^[A-Za-z0-9 ._-]{1,128}$", "u");
-const pattern19 = new RegExp("^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$", "u");
-const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
-
+export const getStatus = /* @__PURE__ */ (() => {
 function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="startComplianceBatch" */;
+/*# sourceURL="getStatus" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate43.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.queryStringParameters === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.queryStringParameters !== undefined){
+let data0 = data.queryStringParameters;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+for(const key0 in data0){
+const err1 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.body !== undefined){
+let data1 = data.body;
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+for(const key1 in data1){
+const err3 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+else {
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+validate43.errors = vErrors;
+return errors === 0;
+}
+validate43.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate43;
+})();
+export const getSystemHealth = /* @__PURE__ */ (() => {
+function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="getSystemHealth" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate44.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.queryStringParameters === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.queryStringParameters !== undefined){
+let data0 = data.queryStringParameters;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+for(const key0 in data0){
+const err1 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.body !== undefined){
+let data1 = data.body;
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+for(const key1 in data1){
+const err3 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+else {
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+validate44.errors = vErrors;
+return errors === 0;
+}
+validate44.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate44;
+})();
+export const getServerHealth = /* @__PURE__ */ (() => {
+function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="getServerHealth" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate45.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.queryStringParameters === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.queryStringParameters !== undefined){
+let data0 = data.queryStringParameters;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+for(const key0 in data0){
+const err1 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.body !== undefined){
+let data1 = data.body;
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+for(const key1 in data1){
+const err3 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+else {
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+validate45.errors = vErrors;
+return errors === 0;
+}
+validate45.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate45;
+})();
+export const getAdaptersHealth = /* @__PURE__ */ (() => {
+const pattern47 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20)$", "u");
+const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
+const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
+
+function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="getAdaptersHealth" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate46.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.queryStringParameters === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.queryStringParameters !== undefined){
+let data0 = data.queryStringParameters;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+for(const key0 in data0){
+if(!((key0 === "limit") || (key0 === "cursor"))){
+const err1 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data0.limit !== undefined){
+let data1 = data0.limit;
+if(typeof data1 === "string"){
+if(!pattern47.test(data1)){
+const err2 = {instancePath:instancePath+"/queryStringParameters/limit",schemaPath:"#/properties/queryStringParameters/properties/limit/pattern",keyword:"pattern",params:{pattern: "^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20)$"},message:"must match pattern \""+"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20)$"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/queryStringParameters/limit",schemaPath:"#/properties/queryStringParameters/properties/limit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data0.cursor !== undefined){
+let data2 = data0.cursor;
+if(typeof data2 === "string"){
+if(func1(data2) > 1024){
+const err4 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(func1(data2) < 1){
+const err5 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(!pattern7.test(data2)){
+const err6 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+$"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.body !== undefined){
+let data3 = data.body;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+for(const key1 in data3){
+const err9 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+else {
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+validate46.errors = vErrors;
+return errors === 0;
+}
+validate46.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate46;
+})();
+export const getAdapterHealth = /* @__PURE__ */ (() => {
+const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
+
+function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="getAdapterHealth" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate47.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.pathParameters === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pathParameters"},message:"must have required property '"+"pathParameters"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.queryStringParameters === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.pathParameters !== undefined){
+let data0 = data.pathParameters;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.name === undefined){
+const err2 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.name !== undefined){
+let data1 = data0.name;
+if(typeof data1 === "string"){
+if(func1(data1) > 384){
+const err3 = {instancePath:instancePath+"/pathParameters/name",schemaPath:"#/properties/pathParameters/properties/name/maxLength",keyword:"maxLength",params:{limit: 384},message:"must NOT have more than 384 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(func1(data1) < 1){
+const err4 = {instancePath:instancePath+"/pathParameters/name",schemaPath:"#/properties/pathParameters/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/pathParameters/name",schemaPath:"#/properties/pathParameters/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.queryStringParameters !== undefined){
+let data2 = data.queryStringParameters;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+for(const key0 in data2){
+const err7 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.body !== undefined){
+let data3 = data.body;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+for(const key1 in data3){
+const err9 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+else {
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+validate47.errors = vErrors;
+return errors === 0;
+}
+validate47.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate47;
+})();
+export const startComplianceBatch = /* @__PURE__ */ (() => {
+const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
+const pattern44 = new RegExp("^[A-Za-z0-9 ._-]{1,128}$", "u");
+const pattern19 = new RegExp("^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$", "u");
+const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
+
+function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="startComplianceBatch" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate48.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8758,7 +9855,7 @@ errors++;
 if(data1.adapterId !== undefined){
 let data4 = data1.adapterId;
 if(typeof data4 === "string"){
-if(!pattern49.test(data4)){
+if(!pattern44.test(data4)){
 const err13 = {instancePath:instancePath+"/body/adapterId",schemaPath:"#/properties/body/properties/adapterId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9 ._-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9 ._-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -8884,20 +9981,20 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate43.errors = vErrors;
+validate48.errors = vErrors;
 return errors === 0;
 }
-validate43.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate43;
+validate48.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate48;
 })();
 export const getComplianceBatch = /* @__PURE__ */ (() => {
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
 
-function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getComplianceBatch" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate44.evaluated;
+const evaluated0 = validate49.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9036,24 +10133,24 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate44.errors = vErrors;
+validate49.errors = vErrors;
 return errors === 0;
 }
-validate44.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate44;
+validate49.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate49;
 })();
 export const listComplianceReports = /* @__PURE__ */ (() => {
-const schema56 = {"$id":"listComplianceReports","type":"object","required":["pathParameters","queryStringParameters"],"properties":{"pathParameters":{"type":"object","required":["batchId"],"properties":{"batchId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"The batchId that starting the batch answered"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{"limit":{"type":"string","pattern":"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$","description":"Page size: an integer from 1 to 200 (default 50)."},"cursor":{"type":"string","minLength":1,"maxLength":1024,"pattern":"^[A-Za-z0-9_-]+$","description":"Continuation token: the `next` value of the previous page, passed back unchanged."},"grade":{"type":"string","enum":["pass","review","fail","error"],"description":"Only reports of this grade"}}},"body":{"type":"object","additionalProperties":false,"properties":{}}}};
+const schema61 = {"$id":"listComplianceReports","type":"object","required":["pathParameters","queryStringParameters"],"properties":{"pathParameters":{"type":"object","required":["batchId"],"properties":{"batchId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"The batchId that starting the batch answered"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{"limit":{"type":"string","pattern":"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$","description":"Page size: an integer from 1 to 200 (default 50)."},"cursor":{"type":"string","minLength":1,"maxLength":1024,"pattern":"^[A-Za-z0-9_-]+$","description":"Continuation token: the `next` value of the previous page, passed back unchanged."},"grade":{"type":"string","enum":["pass","review","fail","error"],"description":"Only reports of this grade"}}},"body":{"type":"object","additionalProperties":false,"properties":{}}}};
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
-const pattern53 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$", "u");
+const pattern54 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$", "u");
 const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="listComplianceReports" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate45.evaluated;
+const evaluated0 = validate50.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9149,7 +10246,7 @@ errors++;
 if(data2.limit !== undefined){
 let data3 = data2.limit;
 if(typeof data3 === "string"){
-if(!pattern53.test(data3)){
+if(!pattern54.test(data3)){
 const err7 = {instancePath:instancePath+"/queryStringParameters/limit",schemaPath:"#/properties/queryStringParameters/properties/limit/pattern",keyword:"pattern",params:{pattern: "^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$"},message:"must match pattern \""+"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -9229,7 +10326,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((((data5 === "pass") || (data5 === "review")) || (data5 === "fail")) || (data5 === "error"))){
-const err14 = {instancePath:instancePath+"/queryStringParameters/grade",schemaPath:"#/properties/queryStringParameters/properties/grade/enum",keyword:"enum",params:{allowedValues: schema56.properties.queryStringParameters.properties.grade.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/queryStringParameters/grade",schemaPath:"#/properties/queryStringParameters/properties/grade/enum",keyword:"enum",params:{allowedValues: schema61.properties.queryStringParameters.properties.grade.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -9287,20 +10384,20 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate45.errors = vErrors;
+validate50.errors = vErrors;
 return errors === 0;
 }
-validate45.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate45;
+validate50.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate50;
 })();
 export const getComplianceReport = /* @__PURE__ */ (() => {
-const pattern55 = new RegExp("^[0-9a-f]{24}-[0-9a-f]{32}$", "u");
+const pattern56 = new RegExp("^[0-9a-f]{24}-[0-9a-f]{32}$", "u");
 
-function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getComplianceReport" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate46.evaluated;
+const evaluated0 = validate51.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9344,7 +10441,7 @@ errors++;
 if(data0.reportId !== undefined){
 let data1 = data0.reportId;
 if(typeof data1 === "string"){
-if(!pattern55.test(data1)){
+if(!pattern56.test(data1)){
 const err3 = {instancePath:instancePath+"/pathParameters/reportId",schemaPath:"#/properties/pathParameters/properties/reportId/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{24}-[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{24}-[0-9a-f]{32}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -9439,9 +10536,9 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate46.errors = vErrors;
+validate51.errors = vErrors;
 return errors === 0;
 }
-validate46.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate46;
+validate51.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate51;
 })();

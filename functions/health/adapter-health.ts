@@ -3,7 +3,7 @@
  * 10 at once, and each adapter at most once per probe-cache period per container: an `apiread`
  * caller cannot turn its requests into a flood of credentialed calls to the orchestrators.
  */
-import type { Adapter } from '../adapters/model.js';
+import type { Adapter, AdapterState } from '../adapters/model.js';
 import { listAdapters } from '../adapters/service.js';
 import type { AdapterStore } from '../adapters/store.js';
 import { isDamaged, type DamagedAdapter } from '../adapters/store.js';
@@ -26,8 +26,8 @@ export interface AdapterHealthDeps extends ProbeDeps {
   readonly clock?: () => Date;
 }
 
-/** One adapter's health and when its probe ran (a result may be reused for a few seconds). */
-export type CheckedAdapterHealth = AdapterHealth & { readonly checkedAt: string };
+/** One adapter's health, its lifecycle state, and when its probe ran (a result may be reused for a few seconds). */
+export type CheckedAdapterHealth = AdapterHealth & { readonly state?: AdapterState; readonly checkedAt: string };
 
 export interface AdaptersHealthPage {
   /**
@@ -50,15 +50,19 @@ const nowIso = (deps: AdapterHealthDeps): string => (deps.clock?.() ?? new Date(
 /** An adapter's health: nothing sent for a damaged record, else the probe's (possibly recent) result. */
 const checked = async (deps: AdapterHealthDeps, adapter: Adapter | DamagedAdapter): Promise<CheckedAdapterHealth> => {
   if (isDamaged(adapter)) return { ...misconfigured(adapter.name), checkedAt: nowIso(deps) };
+  const state = adapter.state ?? 'RUNNING';
+  if (state === 'STOPPED') return { name: adapter.name, type: adapter.type, state, status: 'down', reason: 'stopped', checkedAt: nowIso(deps) };
   const { health, checkedAt } = await deps.probes.check(adapter, () => probeAdapter(adapter, deps));
-  return { ...health, checkedAt };
+  return { ...health, state, checkedAt };
 };
 
 /** `GET /health/adapters`: probes one page of adapters (sorted by name). Always 200: the service itself is fine. */
 export const adaptersHealth = async (deps: AdapterHealthDeps, query: { readonly limit?: string; readonly cursor?: string }): Promise<AdaptersHealthPage> => {
   const page = await listAdapters(deps.store, { limit: query.limit ?? String(DEFAULT_HEALTH_PAGE), ...(query.cursor ? { cursor: query.cursor } : {}) });
   const adapters = await mapLimited(page.items, PROBE_CONCURRENCY, (adapter) => checked(deps, adapter));
-  const status: AdaptersHealthPage['status'] = adapters.every((a) => a.status === 'up') ? 'up' : adapters.some((a) => a.reason === 'misconfigured') ? 'degraded' : 'down';
+  // A stopped adapter is down by an admin's choice: it does not make the service down.
+  const serving = adapters.filter((a) => a.reason !== 'stopped');
+  const status: AdaptersHealthPage['status'] = serving.every((a) => a.status === 'up') ? 'up' : serving.some((a) => a.reason === 'misconfigured') ? 'degraded' : 'down';
   return {
     status,
     health: status,

@@ -29,7 +29,9 @@ export type ProbeFailure =
   | 'unexpected-status'
   | 'secrets-unavailable'
   | 'secret-unusable'
-  | 'misconfigured';
+  | 'misconfigured'
+  /** Stopped by an admin (`PUT /adapters/{name}/stop`): not probed, nothing sent. */
+  | 'stopped';
 
 export interface AdapterHealth {
   readonly name: string;

@@ -5,7 +5,7 @@
  */
 import type { Adapter, SecretResolver } from '../adapters/model.js';
 import { DEFAULT_TIMEOUT_MS } from '../adapters/validate.js';
-import { BadGateway, BadRequest, GatewayTimeout, HttpProblem, InternalError, NotFound, type FieldError } from '../shared/problem.js';
+import { BadGateway, BadRequest, Conflict, GatewayTimeout, HttpProblem, InternalError, NotFound, type FieldError } from '../shared/problem.js';
 import { OutboundError, type HttpClient, type OutboundRequest, type OutboundResponse, type RelayMethod } from '../shared/http-client.js';
 import { charsetOf, isJsonMediaType, parseMediaType } from './media-type.js';
 import { InvalidBaseUrl, adapterOrigin, checkRelayPath, targetOnOrigin } from './target.js';
@@ -176,6 +176,20 @@ const checkParams = (request: RestActionRequest, pathProblem: string | undefined
 };
 
 /** A problem with the outcome word and error code for the log line. */
+/** The record version (`lastUpdated`) this container last relayed through, per adapter; bounded. */
+const versionsSeen = new Map<string, string>();
+const MAX_VERSIONS_SEEN = 1_000;
+
+/** Records the adapter's version; true when this container had seen an older one (its cached password may be stale). */
+const revisionSeen = (adapter: Adapter): boolean => {
+  const before = versionsSeen.get(adapter.name);
+  if (before === adapter.lastUpdated) return false;
+  versionsSeen.delete(adapter.name);
+  versionsSeen.set(adapter.name, adapter.lastUpdated);
+  if (versionsSeen.size > MAX_VERSIONS_SEEN) versionsSeen.delete(versionsSeen.keys().next().value!);
+  return before !== undefined;
+};
+
 class RelayFailure extends Error {
   constructor(
     readonly problem: HttpProblem,
@@ -281,6 +295,15 @@ export const relayRestAction = async (input: RelayInput, deps: RelayDeps): Promi
     const adapter = await deps.adapters.get(input.adapterId);
     if (!adapter) throw new RelayFailure(new NotFound(`No adapter is named '${input.adapterId}'.`), 'not-found');
     const forgetAdapter = (): void => deps.adapters.forget?.(adapter.name);
+    // A stopped adapter is refused before anything is resolved or sent.
+    if (adapter.state === 'STOPPED') {
+      throw new RelayFailure(
+        new Conflict(`Adapter '${adapter.name}' is stopped; start it (PUT /adapters/{name}/start) to relay through it.`, 'adapter-stopped'),
+        'adapter-stopped',
+      );
+    }
+    // A new revision of the record (a restart, a replace) is read with its password afresh.
+    if (revisionSeen(adapter)) deps.secrets.forget?.(adapter.auth.password);
 
     // `checkParams` refused any path `checkRelayPath` refuses: only the URL check is left.
     const target = targetOnOrigin(originOf(adapter), checked.path);

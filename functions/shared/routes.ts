@@ -85,6 +85,45 @@ const ADAPTER_NAME = {
   maxLength: 384,
   description: '1 to 128 letters, digits, spaces, "-", "_" or "." (percent-encoded in the URL)',
 } as const;
+const ADAPTER_PARAMS: JsonSchema = { type: 'object', required: ['name'], properties: { name: ADAPTER_NAME } };
+/** The body of `PUT /adapters/{name}`: the JSON Schema of the adapter type `nso` (also served by `GET /schema/adapters/{name}`). */
+export const ADAPTER_BODY: JsonSchema = {
+  type: 'object',
+  required: ['type', 'baseUrl', 'auth'],
+  additionalProperties: false,
+  properties: {
+    type: { type: 'string', enum: ['nso'], description: 'Orchestrator type' },
+    baseUrl: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 2048,
+      description: 'http(s)://host[:port], no path, query, fragment or credentials; stored as its origin',
+    },
+    auth: {
+      type: 'object',
+      required: ['type', 'username', 'password'],
+      additionalProperties: false,
+      properties: {
+        type: { type: 'string', enum: ['basic'] },
+        username: { type: 'string', minLength: 1, maxLength: 256 },
+        password: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 4096,
+          description: 'A $VAULT_<path>#<key> reference, or the plain value (stored in the secrets store, replaced by its reference)',
+        },
+      },
+    },
+    timeoutMs: { type: 'integer', minimum: 100, maximum: 25000, description: 'Per-call timeout of the relay; default 10000' },
+    complianceConcurrency: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 100,
+      description: 'Concurrent configuration fetches of one compliance batch through this adapter; default 10',
+    },
+  },
+};
+
 /** The spec's empty-object schema: no body, or `{}`; any property is 400. */
 export const EMPTY_BODY = { type: 'object', additionalProperties: false, properties: {} } as const;
 /** A case-insensitive choice of words, as a JSON Schema pattern (no inline regex flags). */
@@ -173,7 +212,7 @@ export const liveRoutes: readonly LiveRoute[] = [
       200: 'The orchestrator answered, whatever its status: `[ { "result": "<status>", "data": <body> } ]`',
       400: 'The request is invalid (each offending field named, the Idempotency-Key header included); nothing was sent',
       404: 'No adapter has this name',
-      409: 'A request with the same Idempotency-Key is still running (retry after `Retry-After`), or its answer was too large to keep for replay',
+      409: 'The adapter is stopped (`adapter-stopped`; nothing was sent), a request with the same Idempotency-Key is still running (retry after `Retry-After`), or its answer was too large to keep for replay',
       422: 'The Idempotency-Key was already used for a different request',
       500: 'The adapter record or its secret reference is unusable (logged)',
       502: 'The orchestrator could not be reached, failed TLS, redirected, sent too large a body or JSON that does not parse',
@@ -443,42 +482,7 @@ export const liveRoutes: readonly LiveRoute[] = [
     roles: ['admin'],
     request: {
       pathParameters: { type: 'object', required: ['name'], properties: { name: ADAPTER_NAME } },
-      body: {
-        type: 'object',
-        required: ['type', 'baseUrl', 'auth'],
-        additionalProperties: false,
-        properties: {
-          type: { type: 'string', enum: ['nso'], description: 'Orchestrator type' },
-          baseUrl: {
-            type: 'string',
-            minLength: 1,
-            maxLength: 2048,
-            description: 'http(s)://host[:port], no path, query, fragment or credentials; stored as its origin',
-          },
-          auth: {
-            type: 'object',
-            required: ['type', 'username', 'password'],
-            additionalProperties: false,
-            properties: {
-              type: { type: 'string', enum: ['basic'] },
-              username: { type: 'string', minLength: 1, maxLength: 256 },
-              password: {
-                type: 'string',
-                minLength: 1,
-                maxLength: 4096,
-                description: 'A $VAULT_<path>#<key> reference, or the plain value (stored in the secrets store, replaced by its reference)',
-              },
-            },
-          },
-          timeoutMs: { type: 'integer', minimum: 100, maximum: 25000, description: 'Per-call timeout of the relay; default 10000' },
-          complianceConcurrency: {
-            type: 'integer',
-            minimum: 1,
-            maximum: 100,
-            description: 'Concurrent configuration fetches of one compliance batch through this adapter; default 10',
-          },
-        },
-      },
+      body: ADAPTER_BODY,
     },
     responses: {
       200: 'The adapter was replaced',
@@ -488,6 +492,101 @@ export const liveRoutes: readonly LiveRoute[] = [
       503: 'The secrets store or the database is unavailable; nothing was changed',
     },
     needs: { tables: { adapters: 'write' }, secrets: 'write' },
+  },
+  {
+    method: 'POST',
+    path: '/adapters',
+    operationId: 'createAdapter',
+    summary: 'Create an adapter (the body of PUT /adapters/{name} plus its name)',
+    tag: 'adapters',
+    handler: 'adapters/create',
+    roles: ['admin'],
+    request: {
+      body: {
+        ...ADAPTER_BODY,
+        required: ['name', ...(ADAPTER_BODY['required'] as string[])],
+        properties: {
+          name: { type: 'string', pattern: '^[A-Za-z0-9 ._-]{1,128}$', description: '1 to 128 letters, digits, spaces, "-", "_" or "."' },
+          ...(ADAPTER_BODY['properties'] as Record<string, JsonSchema>),
+        },
+      },
+    },
+    responses: {
+      201: 'The adapter was created (state RUNNING); its path in `Location`',
+      400: 'The request is invalid (as for PUT /adapters/{name})',
+      409: 'An adapter has this name already (`adapter-exists`); nothing was changed',
+      503: 'The secrets store or the database is unavailable; nothing was changed',
+    },
+    needs: { tables: { adapters: 'write' }, secrets: 'write' },
+  },
+  {
+    method: 'PUT',
+    path: '/adapters/{name}/stop',
+    operationId: 'stopAdapter',
+    summary: 'Stop an adapter: the relay and compliance refuse it (409 adapter-stopped) until it is started',
+    tag: 'adapters',
+    handler: 'adapters/stop',
+    roles: ['admin'],
+    request: { pathParameters: ADAPTER_PARAMS, body: EMPTY_BODY },
+    responses: {
+      200: 'The adapter, `state` STOPPED (already stopped: unchanged)',
+      400: 'The name is invalid, or a body was sent',
+      404: 'No adapter has this name',
+      503: 'The database is unavailable; nothing was changed',
+    },
+    needs: { tables: { adapters: 'write' } },
+  },
+  {
+    method: 'PUT',
+    path: '/adapters/{name}/start',
+    operationId: 'startAdapter',
+    summary: 'Start a stopped adapter',
+    tag: 'adapters',
+    handler: 'adapters/start',
+    roles: ['admin'],
+    request: { pathParameters: ADAPTER_PARAMS, body: EMPTY_BODY },
+    responses: {
+      200: 'The adapter, `state` RUNNING (already running: unchanged)',
+      400: 'The name is invalid, or a body was sent',
+      404: 'No adapter has this name',
+      503: 'The database is unavailable; nothing was changed',
+    },
+    needs: { tables: { adapters: 'write' } },
+  },
+  {
+    method: 'PUT',
+    path: '/adapters/{name}/restart',
+    operationId: 'restartAdapter',
+    summary: 'Restart a running adapter: every relay re-reads it and its password within 5 s; the answer carries a fresh probe of its orchestrator',
+    tag: 'adapters',
+    handler: 'adapters/restart',
+    roles: ['admin'],
+    request: { pathParameters: ADAPTER_PARAMS, body: EMPTY_BODY },
+    responses: {
+      200: 'The adapter and `probe` `{ status, latencyMs?, httpStatus?, reason? }` of its orchestrator',
+      400: 'The name is invalid, or a body was sent',
+      404: 'No adapter has this name',
+      409: 'The adapter is stopped (`adapter-stopped`): start it instead',
+      503: 'The database is unavailable; nothing was changed',
+    },
+    needs: { tables: { adapters: 'write' }, secrets: 'read', orchestrator: true },
+  },
+  {
+    method: 'GET',
+    path: '/schema/adapters/{name}',
+    operationId: 'getAdapterSchema',
+    summary: "The JSON Schema of an adapter's type (what PUT /adapters/{name} validates)",
+    tag: 'adapters',
+    handler: 'adapters/schema',
+    roles: ['admin', 'apiread'],
+    request: { pathParameters: ADAPTER_PARAMS, body: EMPTY_BODY },
+    responses: {
+      200: '`{ "schema": <JSON Schema> }`',
+      400: 'The name is invalid, or a body was sent',
+      404: 'No adapter has this name',
+      503: 'The database is unavailable',
+    },
+    needs: { tables: { adapters: 'read' } },
   },
   {
     method: 'GET',

@@ -5,7 +5,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import standalone from 'ajv/dist/standalone/index.js';
 import type { JsonSchema } from '../../functions/shared/json-schema.js';
-import { liveRoutes, type LiveRoute } from '../../functions/shared/routes.js';
+import { EMPTY_BODY, liveRoutes, type LiveRoute } from '../../functions/shared/routes.js';
 
 // The CommonJS module's default export arrives as `.default` under NodeNext.
 type StandaloneCode = (ajv: Ajv2020, refs: Record<string, string>) => string;
@@ -55,7 +55,8 @@ export const eventSchema = (route: LiveRoute): JsonSchema | undefined => {
   if (headers) (properties['headers'] = headers), required.push('headers');
   if (body) {
     properties['body'] = body;
-    if (BODY_METHODS.has(route.method)) required.push('body');
+    // An action without input (`PUT /adapters/{name}/stop`) takes no body, or `{}`.
+    if (BODY_METHODS.has(route.method) && body !== EMPTY_BODY) required.push('body');
   }
   if (required.length === 0 && !body) return undefined;
   return { $id: route.operationId, type: 'object', required, properties };

@@ -33,6 +33,7 @@ let start: Handler;
 let getBatch: Handler;
 let treeId: string;
 let complianceTable: string;
+let adaptersTable: string;
 let testing: DurableTesting;
 const executions: string[] = [];
 
@@ -44,6 +45,7 @@ const batch = (batchId: string) =>
 beforeAll(async () => {
   const tables = await createTables();
   complianceTable = tables['compliance'];
+  adaptersTable = tables['adapters'];
   dir = await mkdtemp(path.join(tmpdir(), 'compliance-start-'));
   sim = await startNsoSimulator({ credentials: { username: 'admin', password: PASSWORD }, fleet: { devices: DEVICES } });
   const secretsFile = path.join(dir, 'secrets.json');
@@ -176,6 +178,20 @@ describe('POST /configuration_manager/compliance_reports', () => {
     expect(res.status).toBe(400);
     expect((res.body as { errors: { in: string; field: string }[] }).errors.map((e) => `${e.in}:${e.field}`)).toContain(field);
     expect(executions.length).toBe(before);
+  });
+
+  it('answers 409 adapter-stopped for a stopped adapter and starts nothing', async () => {
+    const adapters = createAdapterStore(documentClient, adaptersTable);
+    await adapters.setState('capped-nso', 'STOPPED', new Date().toISOString());
+    const before = executions.length;
+    try {
+      const res = await post({ treeId, version: 'v1', adapterId: 'capped-nso' });
+      expect(res.status).toBe(409);
+      expect(res.body).toMatchObject({ type: 'urn:netconfig:problem:adapter-stopped' });
+      expect(executions.length).toBe(before);
+    } finally {
+      await adapters.setState('capped-nso', 'RUNNING', new Date().toISOString());
+    }
   });
 
   it("fixes the fetch cap on the batch: the adapter's own, else the default 10", async () => {

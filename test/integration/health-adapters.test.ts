@@ -98,10 +98,10 @@ describe('GET /health/adapters', () => {
       health: 'down',
       checkedAt: expect.any(String),
       adapters: [
-        { name: 'dead', type: 'nso', status: 'down', reason: 'unreachable', latencyMs: expect.any(Number), checkedAt: expect.any(String) },
-        { name: 'lab-nso', type: 'nso', status: 'up', latencyMs: expect.any(Number), httpStatus: 200, checkedAt: expect.any(String) },
-        { name: 'no-secret', type: 'nso', status: 'down', reason: 'secret-unusable', checkedAt: expect.any(String) },
-        { name: 'wrong-pass', type: 'nso', status: 'down', reason: 'unauthorized', latencyMs: expect.any(Number), httpStatus: 401, checkedAt: expect.any(String) },
+        { name: 'dead', type: 'nso', state: 'RUNNING', status: 'down', reason: 'unreachable', latencyMs: expect.any(Number), checkedAt: expect.any(String) },
+        { name: 'lab-nso', type: 'nso', state: 'RUNNING', status: 'up', latencyMs: expect.any(Number), httpStatus: 200, checkedAt: expect.any(String) },
+        { name: 'no-secret', type: 'nso', state: 'RUNNING', status: 'down', reason: 'secret-unusable', checkedAt: expect.any(String) },
+        { name: 'wrong-pass', type: 'nso', state: 'RUNNING', status: 'down', reason: 'unauthorized', latencyMs: expect.any(Number), httpStatus: 401, checkedAt: expect.any(String) },
       ],
     });
     // The light call: GET /restconf, authenticated, asking for RESTCONF JSON.
@@ -143,7 +143,7 @@ describe('GET /health/adapters/{name}', () => {
       status: 'up',
       health: 'up',
       checkedAt: expect.any(String),
-      adapter: { name: 'lab-nso', type: 'nso', status: 'up', latencyMs: expect.any(Number), httpStatus: 200, checkedAt: res.body.checkedAt },
+      adapter: { name: 'lab-nso', type: 'nso', state: 'RUNNING', status: 'up', latencyMs: expect.any(Number), httpStatus: 200, checkedAt: res.body.checkedAt },
     });
   });
 

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { liveRoutes, type LiveRoute } from '../../functions/shared/routes.js';
+import { EMPTY_BODY, liveRoutes, type LiveRoute } from '../../functions/shared/routes.js';
 import { PROJECT_ROOT } from '../../infra/paths.js';
 import { freePort, startDynamoDbLocal, type DynamoDbLocal } from '../support/dynamodb-local.js';
 import { apiEvent, lambdaContext } from '../support/events.js';
@@ -59,6 +59,8 @@ const validBody = (route: LiveRoute): unknown => {
       return { params: { method: 'GET', path: CONFIG, accept: 'application/yang-data+json' }, body: {} };
     case 'createTree':
       return { name: unique, deviceType: 'x' };
+    case 'createAdapter':
+      return { name: `fault-${Math.random().toString(36).slice(2, 8)}`, type: 'nso', baseUrl: world.nso.url, auth: { type: 'basic', username: 'admin', password: 'fault-Pa55' } };
     case 'putAdapter':
       return { type: 'nso', baseUrl: world.nso.url, auth: { type: 'basic', username: 'admin', password: 'fault-Pa55' } };
     case 'createVersion':
@@ -72,7 +74,7 @@ const validBody = (route: LiveRoute): unknown => {
     case 'startComplianceBatch':
       return { treeId: knownTreeId, version: 'initial', adapterId: 'lab' };
     default:
-      if (route.request.body && ['POST', 'PUT', 'PATCH'].includes(route.method)) throw new Error(`no test body for ${route.operationId}: add one`);
+      if (route.request.body && route.request.body !== EMPTY_BODY && ['POST', 'PUT', 'PATCH'].includes(route.method)) throw new Error(`no test body for ${route.operationId}: add one`);
       return undefined;
   }
 };
@@ -81,6 +83,9 @@ const validBody = (route: LiveRoute): unknown => {
 const OWN_PATH_VALUES: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   putAdapter: { name: 'fault-adapter' },
   deleteAdapter: { name: 'ghost' },
+  stopAdapter: { name: 'fault-adapter' },
+  startAdapter: { name: 'fault-adapter' },
+  restartAdapter: { name: 'fault-adapter' },
   deleteNode: { nodePath: 'base/gone' },
 };
 

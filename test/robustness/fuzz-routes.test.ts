@@ -36,6 +36,11 @@ const ALLOWED: Readonly<Record<string, readonly number[]>> = {
   createTree: [201, 400, 409, 415, 422],
   putAdapter: [200, 201, 400, 415],
   getAdapter: [200, 400, 404, 415],
+  createAdapter: [201, 400, 409, 415],
+  stopAdapter: [200, 400, 404, 415],
+  startAdapter: [200, 400, 404, 415],
+  restartAdapter: [200, 400, 404, 409, 415],
+  getAdapterSchema: [200, 400, 404, 415],
   listAdapters: [200, 400, 415],
   deleteAdapter: [204, 400, 404, 415],
   getStatus: [200, 400, 415],
@@ -184,6 +189,9 @@ const pathValues = (): Readonly<Record<string, Readonly<Record<string, fc.Arbitr
   getAdapterHealth: { name: fc.constantFrom('lab', 'lab-two') },
   putAdapter: { name: fc.stringMatching(/^[A-Za-z0-9 ._-]{1,20}$/).map(encodeURIComponent) },
   deleteAdapter: { name: fc.constantFrom('lab-two', 'ghost') },
+  // Never the relay's targets: stopping them would change what the relay fuzzing meets.
+  ...Object.fromEntries(['stopAdapter', 'startAdapter', 'restartAdapter'].map((op) => [op, { name: fc.constantFrom('fuzz-life', 'ghost') }])),
+  getAdapterSchema: { name: fc.constantFrom('lab', 'ghost') },
   // Never a fixture tree: the other routes read them.
   deleteTree: { treeId: fc.oneof(fc.stringMatching(/^[0-9a-f]{24}$/), fc.constantFrom('x', 'ABCDEFABCDEFABCDEFABCDEF', '0'.repeat(23))) },
   ...Object.fromEntries(

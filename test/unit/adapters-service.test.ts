@@ -41,6 +41,14 @@ const fakeStore = () => {
       items.delete(name);
       return old ? { password: old.auth.password } : undefined;
     },
+    setState: async (name, next, now) => {
+      const old = items.get(name);
+      if (!old) return undefined;
+      const updated = { ...old, state: next, lastUpdated: now, revision: old.revision + 1 };
+      items.set(name, updated);
+      const { revision: _, ...adapter } = updated;
+      return adapter;
+    },
   };
   return { store, items, state };
 };

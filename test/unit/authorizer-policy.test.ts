@@ -32,6 +32,7 @@ describe('policyFor over the route table', () => {
       'GET/configuration_manager/configs/*/*',
       'GET/configuration_manager/configs/*/*/nodes/*',
       'GET/configuration_manager/exports/*',
+      'GET/schema/adapters/*',
       'GET/health/system',
       'GET/health/server',
       'GET/health/adapters',

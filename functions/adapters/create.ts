@@ -1,0 +1,28 @@
+/**
+ * POST /adapters: creates an adapter (201 + `Location`); 409 `adapter-exists` when one has the
+ * name. The same write path as `PUT /adapters/{name}`, create-only.
+ */
+import { createAdapter as validate } from '../generated/validators.js';
+import { parseReferencePrefixes } from '../secrets/reference.js';
+import { secretsBackend } from '../secrets/resolver.js';
+import { optionalEnv } from '../shared/env.js';
+import { httpHandler, json } from '../shared/http.js';
+import { BadRequest } from '../shared/problem.js';
+import { NAME_RULE } from '../shared/names.js';
+import { putAdapter, type AdapterInput } from './service.js';
+import { createAdapterStore } from './store.js';
+import { isAdapterName, withEncRejection } from './validate.js';
+
+const store = createAdapterStore();
+const localMode = optionalEnv('LOCAL_MODE', 'false') === 'true';
+const referencePrefixes = parseReferencePrefixes(optionalEnv('SECRETS_REFERENCE_PREFIXES', ''));
+
+/** The new adapter's path, under the collection as the client addressed it (stage included). */
+const adapterLocation = (name: string, requestPath?: string): string => `${(requestPath ?? '/adapters').replace(/\/+$/, '')}/${encodeURIComponent(name)}`;
+
+export const handler = httpHandler<AdapterInput & { readonly name: string }>({ operation: 'createAdapter', validate: withEncRejection(validate) }, async (event) => {
+  const { name, ...input } = event.body;
+  if (!isAdapterName(name)) throw new BadRequest(`The request is invalid: name ${NAME_RULE}.`, [{ in: 'body', field: 'name', message: NAME_RULE }]);
+  const { adapter } = await putAdapter({ store, secrets: secretsBackend, localMode, referencePrefixes }, name, input, 'create');
+  return json(201, adapter, { Location: adapterLocation(name, event.requestContext?.path) });
+});
