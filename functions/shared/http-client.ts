@@ -116,6 +116,9 @@ const TLS_CODE = /CERT|SELF_SIGNED|^ERR_TLS_|^ERR_SSL_|^EPROTO$|HOSTNAME_MISMATC
 const STALE_SOCKET_CODE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
 /** IP literals whose verdict a client remembers. */
 const MAX_LITERAL_VERDICTS = 256;
+/** Sockets that connected (and, for TLS, completed their handshake): every later request on one may have been sent. */
+const connectedSockets = new WeakSet<object>();
+const securedSockets = new WeakSet<object>();
 /** Methods safe to send twice (RFC 9110 §9.2.2). */
 const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(['GET', 'PUT', 'DELETE']);
 
@@ -228,12 +231,22 @@ export const createHttpClient = (options: HttpClientOptions): HttpClient => {
       request.signal?.addEventListener('abort', onAbort, { once: true });
 
       outgoing.on('socket', (socket) => {
-        if (outgoing.reusedSocket) {
+        // A request queued behind the pool's cap gets a socket that served another request
+        // already, without `reusedSocket` set: the sets below remember what each socket did.
+        if (outgoing.reusedSocket || (secure ? securedSockets.has(socket) : connectedSockets.has(socket))) {
           tcpConnected = tlsEstablished = true;
           return;
         }
-        socket.once('connect', () => (tcpConnected = true));
-        socket.once('secureConnect', () => (tlsEstablished = true));
+        socket.once('connect', () => {
+          connectedSockets.add(socket);
+          tcpConnected = true;
+        });
+        if (secure) {
+          socket.once('secureConnect', () => {
+            securedSockets.add(socket);
+            tlsEstablished = true;
+          });
+        }
       });
       outgoing.on('error', (error: NodeJS.ErrnoException) => {
         if (settled) return;

@@ -1,6 +1,7 @@
 /**
  * The outbound client against the NSO simulator (and a few raw servers) over loopback.
  */
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -359,5 +360,41 @@ describe('whether a failed request may have reached the orchestrator', () => {
     const client = createHttpClient({ allowLoopback: true });
     expect(await reachedOf(client.send(get(sim.url, undefined, { method: 'POST', body: '{}', timeoutMs: 500 })))).toBe(true);
     client.close();
+  });
+
+  it('says maybe for a request that waited for a pooled socket, and leaves no listener behind', async () => {
+    // The first request on the connection is answered; every later one is read and never answered.
+    let served = 0;
+    let answerAll = false;
+    const server = createHttpServer((_req, res) => {
+      if (answerAll || served++ === 0) res.end('{}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    // One socket: the requests after the first wait for it and get it already connected,
+    // without Node marking it reused.
+    const client = createHttpClient({ allowLoopback: true, maxSockets: 1 });
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      const [first, queued] = await Promise.all([
+        client.send(get(origin)),
+        reachedOf(client.send(get(origin, undefined, { method: 'POST', body: '{}', timeoutMs: 1_000 }))),
+      ]);
+      expect(first.status).toBe(200);
+      expect(queued).toBe(true);
+      // Thirty requests queued on one keep-alive socket: none may add a listener that stays.
+      answerAll = true;
+      const answers = await Promise.all(Array.from({ length: 30 }, () => client.send(get(origin))));
+      expect(answers.map((a) => a.status)).toEqual(Array(30).fill(200));
+      await new Promise((r) => setImmediate(r));
+      expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+      client.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
