@@ -1,12 +1,15 @@
 /**
  * POST /adapters: creates an adapter (201 + `Location`); 409 `adapter-exists` when one has the
- * name. The same write path as `PUT /adapters/{name}`, create-only.
+ * name. The same write path as `PUT /adapters/{name}`, create-only. Honours `Idempotency-Key`:
+ * a retry whose first answer was lost gets that 201 again, not a 409.
  */
 import { createAdapter as validate } from '../generated/validators.js';
 import { parseReferencePrefixes } from '../secrets/reference.js';
 import { secretsBackend } from '../secrets/resolver.js';
 import { optionalEnv } from '../shared/env.js';
 import { httpHandler, json } from '../shared/http.js';
+import { idempotent } from '../shared/idempotency.js';
+import { createIdempotencyStore } from '../shared/idempotency-store.js';
 import { BadRequest } from '../shared/problem.js';
 import { NAME_RULE } from '../shared/names.js';
 import { putAdapter, type AdapterInput } from './service.js';
@@ -20,7 +23,9 @@ const referencePrefixes = parseReferencePrefixes(optionalEnv('SECRETS_REFERENCE_
 /** The new adapter's path, under the collection as the client addressed it (stage included). */
 const adapterLocation = (name: string, requestPath?: string): string => `${(requestPath ?? '/adapters').replace(/\/+$/, '')}/${encodeURIComponent(name)}`;
 
-export const handler = httpHandler<AdapterInput & { readonly name: string }>({ operation: 'createAdapter', validate: withEncRejection(validate) }, async (event) => {
+const idempotency = idempotent({ store: createIdempotencyStore() });
+
+export const handler = httpHandler<AdapterInput & { readonly name: string }>({ operation: 'createAdapter', validate: withEncRejection(validate), idempotency }, async (event) => {
   const { name, ...input } = event.body;
   if (!isAdapterName(name)) throw new BadRequest(`The request is invalid: name ${NAME_RULE}.`, [{ in: 'body', field: 'name', message: NAME_RULE }]);
   const { adapter } = await putAdapter({ store, secrets: secretsBackend, localMode, referencePrefixes }, name, input, 'create');

@@ -513,11 +513,12 @@ export const liveRoutes: readonly LiveRoute[] = [
     },
     responses: {
       201: 'The adapter was created (state RUNNING); its path in `Location`',
-      400: 'The request is invalid (as for PUT /adapters/{name})',
-      409: 'An adapter has this name already (`adapter-exists`); nothing was changed',
+      400: 'The request is invalid (as for PUT /adapters/{name}, the Idempotency-Key header included)',
+      409: 'An adapter has this name already (`adapter-exists`; nothing was changed), or a request with the same Idempotency-Key is still running (retry after `Retry-After`)',
+      422: 'The Idempotency-Key was already used for a different request',
       503: 'The secrets store or the database is unavailable; nothing was changed',
     },
-    needs: { tables: { adapters: 'write' }, secrets: 'write' },
+    needs: { tables: { adapters: 'write', idempotency: 'write' }, secrets: 'write' },
   },
   {
     method: 'PUT',

@@ -72,6 +72,18 @@ describe('POST /adapters', () => {
 
   // Built at collection time: the address is never reached (the body is refused first).
   const fixed = { type: 'nso', baseUrl: 'http://127.0.0.1:1', auth: { type: 'basic', username: 'admin', password: 'x' } };
+  it('replays the first 201 for a repeated Idempotency-Key instead of answering 409', async () => {
+    const headers = { 'Idempotency-Key': 'create-once' };
+    const event = (name: string) => apiEvent({ method: 'POST', resource: '/adapters', authorizer: admin, headers, body: { name, ...adapterBody() } });
+    const first = await invoke(h['create']!, event('keyed'), lambdaContext(20_000));
+    const retry = await invoke(h['create']!, event('keyed'), lambdaContext(20_000));
+    expect(first.status).toBe(201);
+    expect(retry.status).toBe(201);
+    expect(retry.body).toEqual(first.body);
+    expect((await invoke(h['create']!, event('keyed-other'), lambdaContext(20_000))).status).toBe(422);
+    await world.adapters.delete('keyed');
+  });
+
   it.each([
     [{ ...fixed }, 'body:name'],
     [{ name: '..', ...fixed }, 'body:name'],

@@ -36,7 +36,7 @@ const ALLOWED: Readonly<Record<string, readonly number[]>> = {
   createTree: [201, 400, 409, 415, 422],
   putAdapter: [200, 201, 400, 415],
   getAdapter: [200, 400, 404, 415],
-  createAdapter: [201, 400, 409, 415],
+  createAdapter: [201, 400, 409, 415, 422],
   stopAdapter: [200, 400, 404, 415],
   startAdapter: [200, 400, 404, 415],
   restartAdapter: [200, 400, 404, 409, 415],
