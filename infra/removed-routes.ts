@@ -50,23 +50,28 @@ export const goneProblem = (route: RemovedRoute) => {
   };
 };
 
-/** The `Link` header of a removed route, or undefined when no replacement is a plain path. */
-export const successorLinkHeader = (route: RemovedRoute): string | undefined => {
+/**
+ * The mapping-template lines that set a removed route's `Link` header, or undefined when no
+ * replacement has a concrete path. Each target is stage-qualified and concrete: the stage from
+ * `$context.stage`, path parameters from the request (`$input.params`), so that
+ * `GET /v1/config/property/id/42` links `</v1/profiles/42>`. API Gateway sets the header from
+ * `$context.responseOverride` (a response parameter mapping cannot concatenate).
+ */
+export const successorLinkTemplate = (route: RemovedRoute): string | undefined => {
   const links = successorLinks(route);
-  return links.length ? links.map((path) => `<${path}>; rel="successor-version"`).join(', ') : undefined;
+  if (!links.length) return undefined;
+  const target = (path: string) => `</$context.stage${path.replace(/\{(\w+)\}/g, (_, name: string) => `$input.params('${name}')`)}>; rel=\${q}successor-version\${q}`;
+  return `#set($q = '"')\n#set($context.responseOverride.header.Link = "${links.map(target).join(', ')}")\n`;
 };
-
 /**
  * Adds one Mock method answering 410 for a removed route under `root`.
- * The body is static JSON, so it is safe inside a VTL template (no `$` or `#`).
+ * The body is static JSON, so it is safe inside a VTL template (no `$` or `#`); the `Link`
+ * lines before it print nothing.
  */
 export const addRemovedRoute = (root: IResource, route: RemovedRoute): void => {
   const resource = root.resourceForPath(resourcePath(route.path));
-  const link = successorLinkHeader(route);
-  const headers: Record<string, string> = {
-    'method.response.header.Content-Type': `'${PROBLEM_CONTENT_TYPE}'`,
-    ...(link ? { 'method.response.header.Link': `'${link}'` } : {}),
-  };
+  const link = successorLinkTemplate(route);
+  const headers: Record<string, string> = { 'method.response.header.Content-Type': `'${PROBLEM_CONTENT_TYPE}'` };
   const integration = new MockIntegration({
     // The Mock reads its status from the request template chosen by Content-Type. Every media
     // type a client plausibly sends gets the template, and the one integration response (no
@@ -78,14 +83,17 @@ export const addRemovedRoute = (root: IResource, route: RemovedRoute): void => {
       {
         statusCode: '410',
         responseParameters: headers,
-        responseTemplates: { 'application/json': JSON.stringify(goneProblem(route)) },
+        responseTemplates: { 'application/json': `${link ?? ''}${JSON.stringify(goneProblem(route))}` },
       },
     ],
   });
   resource.addMethod(route.method, integration, {
     authorizationType: AuthorizationType.NONE,
     methodResponses: [
-      { statusCode: '410', responseParameters: Object.fromEntries(Object.keys(headers).map((h) => [h, true])) },
+      {
+        statusCode: '410',
+        responseParameters: { ...Object.fromEntries(Object.keys(headers).map((h) => [h, true])), ...(link ? { 'method.response.header.Link': false } : {}) },
+      },
     ],
   });
 };

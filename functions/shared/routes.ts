@@ -866,11 +866,20 @@ export const removedRouteName = (route: RemovedRoute): string =>
 export const resourcePath = (path: string): string => (path.length > 1 ? path.replace(/\/+$/, '') : path);
 
 /**
- * Replacement paths users can follow as they are: concrete paths with no parameter. Each
- * gets a `Link: <path>; rel="successor-version"` header on the 410.
+ * The paths a 410's `Link` header points at: each replacement that is a path, its `:params`
+ * filled, in order, by the removed route's own path parameters (`GET /config/property/id/:id`
+ * → `/profiles/{id}`, `{id}` being the removed route's). A replacement needing a parameter the
+ * removed route does not have (`/config/services/schema` → `/schema/adapters/:name`) has no
+ * concrete path and gets no link.
  */
-export const successorLinks = (route: RemovedRoute): string[] =>
-  route.replacement.map((r) => r.replace(/^[A-Z]+ /, '')).filter((p) => !p.includes(':'));
+export const successorLinks = (route: RemovedRoute): string[] => {
+  const own = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+  return route.replacement.flatMap((r) => {
+    let next = 0;
+    const path = r.replace(/^[A-Z]+ /, '').replace(/:(\w+)/g, () => (next < own.length ? `{${own[next++]}}` : ':'));
+    return path.includes(':') ? [] : [path];
+  });
+};
 
 /** The live route with this operation id (throws on an unknown id: a programming error). */
 export const liveRoute = (operationId: string): LiveRoute => {

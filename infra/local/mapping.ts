@@ -1,9 +1,11 @@
 /**
  * The small part of API Gateway's mapping language the template uses: `$context.*` and
- * `$stageVariables.*` references in body templates, and `'literal'` / `method.request.*` /
- * `context.*` / `stageVariables.*` sources in header mappings. VTL directives (`#set`, `#if`)
- * and `$input`/`$util` are not evaluated; {@link unsupportedMapping} finds them so that the
- * local stack can say so at start instead of answering differently from AWS.
+ * `$stageVariables.*` references in body templates; in response templates, lines that set a
+ * response header (`#set($context.responseOverride.header.X = "…")`, with `$context.*`,
+ * `$input.params('p')` and variables set from a quoted literal); and `'literal'` /
+ * `method.request.*` / `context.*` / `stageVariables.*` sources in header mappings. Other VTL
+ * directives and `$input`/`$util` are not evaluated; {@link unsupportedMapping} finds them so
+ * that the local stack can say so at start instead of answering differently from AWS.
  */
 
 /** What a request offers to mappings. `context` holds `$context` variables, nested (`error.message`). */
@@ -67,8 +69,40 @@ export const mapHeaders = (parameters: Readonly<Record<string, string>>, prefix:
   return out;
 };
 
+const SET_LITERAL = /^#set\(\$(\w+) = '([^']*)'\)$/;
+const SET_HEADER = /^#set\(\$context\.responseOverride\.header\.([A-Za-z0-9-]+) = "([^"]*)"\)$/;
+const INPUT_PARAM = /\$input\.params\('([^']+)'\)/g;
+
+/**
+ * A response template as API Gateway renders it: the header-setting lines give headers (they
+ * print nothing), the rest is the body with `$context`/`$stageVariables` substituted.
+ */
+export const renderResponseTemplate = (template: string, input: MappingInput): { headers: Record<string, string>; body: string } => {
+  const variables: Record<string, string> = {};
+  const headers: Record<string, string> = {};
+  const body: string[] = [];
+  for (const line of template.split('\n')) {
+    const literal = SET_LITERAL.exec(line.trim());
+    const header = literal ? null : SET_HEADER.exec(line.trim());
+    if (literal) variables[literal[1]!] = literal[2]!;
+    else if (header) {
+      // `$input.params('p')`: the path parameter, else the query string's, else the header's.
+      const value = header[2]!
+        .replaceAll(INPUT_PARAM, (_, name: string) => input.pathParameters[name] ?? input.query[name] ?? input.headers[name.toLowerCase()] ?? '')
+        .replaceAll(/\$\{(\w+)\}|\$(\w+)\b(?!\.)/g, (whole, braced?: string, bare?: string) => variables[(braced ?? bare)!] ?? whole);
+      headers[header[1]!] = renderTemplate(value, input);
+    } else body.push(line);
+  }
+  return { headers, body: renderTemplate(body.join('\n'), input) };
+};
+
 /** Why a mapping template cannot be rendered here, or undefined when it can. */
 export const unsupportedMapping = (template: string): string | undefined => {
+  template = template
+    .split('\n')
+    .filter((line) => !SET_LITERAL.test(line.trim()) && !SET_HEADER.test(line.trim()))
+    .join('\n')
+    .replaceAll(INPUT_PARAM, '');
   if (/(^|[^\\])#(set|if|foreach|else|end|define|macro|include|parse)\b/.test(template)) return 'VTL directives';
   if (/\$!?\{?(input|util)\./.test(template)) return '$input/$util references';
   return undefined;

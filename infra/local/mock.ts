@@ -5,7 +5,7 @@
  * method's status, its headers (`responseParameters`) and its body template.
  */
 import { chooseTemplate, GATEWAY_MESSAGES, type GatewayError } from './gateway-responses.js';
-import { mapHeaders, renderTemplate, type MappingInput } from './mapping.js';
+import { mapHeaders, renderResponseTemplate, renderTemplate, type MappingInput } from './mapping.js';
 import type { MockIntegration } from './template.js';
 
 export interface MockRequest extends MappingInput {
@@ -55,14 +55,16 @@ export const runMock = (integration: MockIntegration, request: MockRequest): Moc
     responses.find((r) => r.selectionPattern === undefined || r.selectionPattern === '');
   if (!selected) return internal;
 
-  const headers = mapHeaders(selected.responseParameters, 'method.response', request);
   const chosen = chooseTemplate(selected.responseTemplates, request.headers['accept']);
+  const rendered = chosen ? renderResponseTemplate(chosen[1], request) : undefined;
+  // A header the template sets (`responseOverride`) wins over the mapped one.
+  const headers = { ...mapHeaders(selected.responseParameters, 'method.response', request), ...rendered?.headers };
   const hasContentType = Object.keys(headers).some((h) => h.toLowerCase() === 'content-type');
   return {
     kind: 'response',
     statusCode: Number(selected.statusCode),
     headers: { ...(hasContentType ? {} : { 'Content-Type': chosen?.[0] ?? 'application/json' }), ...headers },
     // No template: the (empty) Mock body passes through.
-    body: chosen ? renderTemplate(chosen[1], request) : '',
+    body: rendered?.body ?? '',
   };
 };

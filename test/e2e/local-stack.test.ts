@@ -145,7 +145,15 @@ describe('npm start (the local stack)', () => {
     const r = await api('GET', '/providers');
     expect(r.status).toBe(410);
     expect(r.headers.get('content-type')).toBe('application/problem+json');
-    expect(r.headers.get('link')).toBe('</adapters>; rel="successor-version"');
+    expect(r.headers.get('link')).toBe('</v1/adapters>; rel="successor-version"');
+    // Concrete and stage-qualified: the removed route's parameter fills the replacement's, one link per alternative.
+    expect((await api('GET', '/config/property/id/42')).headers.get('link')).toBe('</v1/profiles/42>; rel="successor-version"');
+    expect((await api('GET', '/health/module/lab-nso')).headers.get('link')).toBe(
+      '</v1/health/adapters/lab-nso>; rel="successor-version", </v1/health/applications/lab-nso>; rel="successor-version"',
+    );
+    // A link followed with a token reaches the live route.
+    const followed = await fetch(new URL('/v1/health/adapters/lab-nso', stack!.baseUrl), { headers: { Authorization: `Bearer ${stack!.token(['apiread'])}` } });
+    expect(followed.status).toBe(200);
     expect(r.body).toMatchObject({ type: 'urn:netconfig:problem:route-removed', status: 410, route: 'GET /providers', removedIn: '2021.2', replacement: ['GET /adapters'] });
     expect((await api('DELETE', '/isAlive')).status).toBe(410);
   });

@@ -92,7 +92,11 @@ describe('stack', () => {
       const response = integration.IntegrationResponses[0];
       expect(response.StatusCode).toBe('410');
       expect(response.SelectionPattern).toBeUndefined();
-      expect(JSON.parse(response.ResponseTemplates['application/json'])).toEqual({
+      // The Link lines (if any) come first and print nothing; the rest is the static problem.
+      const template: string = response.ResponseTemplates['application/json'];
+      const lines = template.split('\n');
+      const json = lines.filter((l) => !l.startsWith('#set(')).join('\n');
+      expect(JSON.parse(json)).toEqual({
         type: 'urn:netconfig:problem:route-removed',
         title: 'Gone',
         status: 410,
@@ -103,10 +107,17 @@ describe('stack', () => {
         replacement: row.replacement,
       });
       expect(response.ResponseParameters['method.response.header.Content-Type']).toBe("'application/problem+json'");
-      const links = row.replacement.map((r) => r.replace(/^[A-Z]+ /, '')).filter((p) => !p.includes(':'));
-      const link = response.ResponseParameters['method.response.header.Link'];
-      if (links.length) expect(link).toBe(`'${links.map((p) => `<${p}>; rel="successor-version"`).join(', ')}'`);
-      else expect(link).toBeUndefined();
+      // One stage-qualified link per replacement path whose parameters the removed route has, filled in order.
+      const own = [...row.path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
+      const links = row.replacement.flatMap((r) => {
+        let i = 0;
+        const p = r.replace(/^[A-Z]+ /, '').replace(/:\w+/g, () => (i < own.length ? `$input.params('${own[i++]}')` : ':'));
+        return p.includes(':') ? [] : [`</$context.stage${p}>; rel=\${q}successor-version\${q}`];
+      });
+      const set = lines.find((l) => l.startsWith('#set($context.responseOverride.header.Link'));
+      if (links.length) expect(set).toBe(`#set($context.responseOverride.header.Link = "${links.join(', ')}")`);
+      else expect(set).toBeUndefined();
+      expect(response.ResponseParameters['method.response.header.Link']).toBeUndefined();
       expect(m!.props['MethodResponses']).toEqual([
         { StatusCode: '410', ResponseParameters: expect.objectContaining({ 'method.response.header.Content-Type': true }) },
       ]);

@@ -126,6 +126,26 @@ describe('mock integrations', () => {
     });
   });
 
+  it('set the headers a response template sets (responseOverride), stage and path parameters filled, printing nothing of those lines', () => {
+    const withLink: MockIntegration = {
+      ...integration,
+      integrationResponses: [
+        {
+          statusCode: '410',
+          responseParameters: { 'method.response.header.Link': "'</mapped>'" },
+          responseTemplates: {
+            'application/json': `#set($q = '"')\n#set($context.responseOverride.header.Link = "</$context.stage/profiles/$input.params('id')>; rel=\${q}successor-version\${q}, </$context.stage/q/$input.params('q')>")\n{"id":"$context.requestId"}`,
+          },
+        },
+      ],
+    };
+    const r = runMock(withLink, { ...input({ stageVariables: { code: '410' }, pathParameters: { id: '42' } }), body: '' });
+    expect(r).toMatchObject({ kind: 'response', statusCode: 410, body: '{"id":"req-1"}' });
+    expect((r as { headers: Record<string, string> }).headers['Link']).toBe('</v1/profiles/42>; rel="successor-version", </v1/q/qv>');
+    expect(unsupportedMapping(withLink.integrationResponses[0]!.responseTemplates['application/json']!)).toBeUndefined();
+    expect(unsupportedMapping('#set($x = $input.body)')).toBe('VTL directives');
+  });
+
   it('answer the integration response whose selection pattern matches', () => {
     expect(runMock(integration, { ...input({ stageVariables: { code: '404' } }), body: '' })).toMatchObject({ kind: 'response', statusCode: 400, body: '{"client":true}' });
   });

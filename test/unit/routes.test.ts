@@ -61,12 +61,17 @@ describe('route table', () => {
     expect(new Set(keys).size).toBe(keys.length);
   });
 
-  it('links only replacements that are plain paths', () => {
-    const link = (path: string) => successorLinks(removedRoutes.find((r) => r.path === path)!);
-    expect(link('/isAlive')).toEqual(['/status']);
-    expect(link('/config/services')).toEqual(['/adapters', '/applications']);
-    expect(link('/providers/{id}')).toEqual([]);
-    expect(link('/modules/load')).toEqual([]);
+  it('links every replacement path, its parameters filled by the removed route\'s own, in order', () => {
+    const link = (method: string, path: string) => successorLinks(removedRoutes.find((r) => (r.method === method || r.method === 'ANY') && r.path === path)!);
+    expect(link('GET', '/isAlive')).toEqual(['/status']);
+    expect(link('GET', '/config/services')).toEqual(['/adapters', '/applications']);
+    expect(link('GET', '/providers/{id}')).toEqual(['/adapters/{id}']);
+    expect(link('GET', '/config/property/id/{id}')).toEqual(['/profiles/{id}']);
+    expect(link('GET', '/health/module/{module}')).toEqual(['/health/adapters/{module}', '/health/applications/{module}']);
+    expect(link('GET', '/modules/stop/{module}')).toEqual(['/adapters/{module}/stop', '/applications/{module}/stop']);
+    // No parameter to fill the replacement's with: no concrete path, no link.
+    expect(link('GET', '/config/services/schema')).toEqual([]);
+    expect(link('POST', '/modules/load')).toEqual([]);
   });
 
   it('throws on an unknown operation id', () => {
