@@ -19,7 +19,7 @@
  *   library binds the two only when the JWK names its `alg`.
  */
 import { createPublicKey, type JsonWebKey } from 'node:crypto';
-import type { ClientRequest } from 'node:http';
+import { createHttpClient, OutboundError, type HttpClient } from '../shared/http-client.js';
 import { SimpleJwksCache, type Jwk, type Jwks, type JwkWithKid, type PenaltyBox } from 'aws-jwt-verify/jwk';
 import type { DecomposedJwt } from 'aws-jwt-verify/jwt';
 
@@ -77,46 +77,29 @@ export interface RateLimitedFetcherOptions {
   readonly now?: () => number;
 }
 
-/**
- * One GET, no redirects followed (a 3xx is an error), body capped, one deadline for it all.
- * The client module is loaded on first use, and only the one the URL needs.
- */
-const download = (url: string, timeoutMs: number): Promise<Buffer> =>
-  new Promise((resolve, reject) => {
-    const client = url.startsWith('https:') ? process.getBuiltinModule('node:https') : process.getBuiltinModule('node:http');
-    let settled = false;
-    let req: ClientRequest | undefined;
-    const finish = (err: Error | null, body: Buffer = Buffer.alloc(0)): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      if (err) {
-        req?.destroy();
-        reject(err);
-      } else {
-        resolve(body);
-      }
-    };
-    const timer = setTimeout(() => finish(new JwksFetchError('time-out')), timeoutMs);
-    timer.unref();
-    req = client.get(url, { headers: { accept: 'application/json' } }, (res) => {
-      if (res.statusCode !== 200) {
-        res.resume();
-        finish(new JwksFetchError(`status ${res.statusCode ?? 'unknown'}`));
-        return;
-      }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > MAX_JWKS_BYTES) finish(new JwksFetchError('document too large'));
-        else chunks.push(chunk);
-      });
-      res.on('end', () => finish(null, Buffer.concat(chunks)));
-      res.on('error', () => finish(new JwksFetchError('response interrupted')));
+/** The service's one outbound HTTP client, created on the first download (loopback allowed: the local issuer). */
+let client: HttpClient | undefined;
+
+/** One GET through the shared client: no redirects followed (a 3xx is an error), body capped, one deadline for it all. */
+const download = async (url: string, timeoutMs: number): Promise<Buffer> => {
+  const parsed = new URL(url);
+  client ??= createHttpClient({ allowLoopback: true, maxSockets: 2 });
+  let response;
+  try {
+    response = await client.send({
+      target: { origin: new URL(parsed.origin), path: `${parsed.pathname}${parsed.search}` },
+      method: 'GET',
+      headers: { accept: 'application/json' },
+      timeoutMs,
+      maxBodyBytes: MAX_JWKS_BYTES,
     });
-    req.on('error', (err: NodeJS.ErrnoException) => finish(new JwksFetchError(err.code ?? 'network error')));
-  });
+  } catch (error) {
+    if (!(error instanceof OutboundError)) throw error;
+    throw new JwksFetchError(error.failure === 'timeout' ? 'time-out' : error.failure === 'too-large' ? 'document too large' : (error.code ?? error.failure));
+  }
+  if (response.status !== 200) throw new JwksFetchError(`status ${response.status}`);
+  return response.body;
+};
 
 /**
  * The library's `Fetcher`, for plain `http://` (loopback) and `https://` URLs: makes at most one
