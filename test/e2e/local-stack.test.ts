@@ -241,6 +241,30 @@ describe('npm start (the local stack)', () => {
     expect(grades).toEqual({ '1': 'pass', '2': 'fail' });
   }, 3 * MINUTES);
 
+  it('passes npm run smoke against it, and fails it (exit 1, each failure named) without a token or through an unknown adapter', async () => {
+    const smoke = async (args: string[], token?: string) => {
+      const child = spawn('npm', ['run', '--silent', 'smoke', '--', ...args], {
+        cwd: PROJECT_ROOT,
+        env: { ...process.env, NETCONFIG_TOKEN: token ?? '' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
+      child.stderr.on('data', (c: Buffer) => (out += c.toString('utf8')));
+      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      return { code, out };
+    };
+    const good = await smoke([stack!.baseUrl, 'lab-nso'], stack!.token(['admin']));
+    expect(good.code, good.out).toBe(0);
+    expect(good.out.match(/^pass /gm)).toHaveLength(5);
+    expect(good.out).toContain('all 5 checks passed');
+    const bad = await smoke([stack!.baseUrl, 'no-such-adapter']);
+    expect(bad.code, bad.out).toBe(1);
+    expect(bad.out).toMatch(/^FAIL {2}trees can be read with the token: NETCONFIG_TOKEN is not set$/m);
+    expect(bad.out).toMatch(/^pass {2}GET \/status/m);
+    expect((await smoke(['not-a-url'])).code).toBe(2);
+  }, 3 * MINUTES);
+
   it('writes the state file that npm run seed uses to load trees into the running stack', async () => {
     const state = JSON.parse(readFileSync(stack!.stateFile, 'utf8')) as LocalState;
     expect(state).toMatchObject({ baseUrl: stack!.baseUrl, dynamodbEndpoint: stack!.dynamodbEndpoint, tables: stack!.tables, pid: process.pid });
