@@ -65,8 +65,10 @@ const ALLOWED: Readonly<Record<string, readonly number[]>> = {
 };
 /** Answered by the shared HTTP stack for any route, documented once for all. */
 const STACK_STATUSES = [400, 415];
-/** Adapters the fuzzer must not replace or delete: the relay's target. */
+/** Adapters the fuzzer must not replace, delete or stop: the relay's target. */
 const FIXTURE_ADAPTERS = new Set(['lab']);
+/** The routes that change an adapter named in their path. */
+const ADAPTER_WRITES = new Set(['putAdapter', 'deleteAdapter', 'stopAdapter', 'startAdapter', 'restartAdapter']);
 
 let world: RelayWorld;
 let lambda: LambdaInvokeEndpoint | undefined;
@@ -278,7 +280,7 @@ describe.each(liveRoutes.map((route) => [route.operationId, route] as const))('%
       const values = pathValues()[operationId];
       await fc.assert(
         fc.asyncProperty(fuzzInputArb(route, { ...(shaped ? { shapedBody: shaped } : {}), ...(values ? { pathValues: values } : {}) }), async (input) => {
-          if (operationId === 'putAdapter' || operationId === 'deleteAdapter') {
+          if (ADAPTER_WRITES.has(operationId)) {
             fc.pre(!FIXTURE_ADAPTERS.has(safeDecode(input.pathParameters?.['name']) ?? ''));
           }
           const sentBefore = world.nso.requests.length;
