@@ -51,6 +51,15 @@ export const tableSpecs: Readonly<Record<TableKey, TableSpec>> = {
     globalIndexes: [{ name: 'byGrade', partitionKey: { name: 'gpk', type: 'S' }, sortKey: { name: 'sk', type: 'S' } }],
     timeToLive: 'expiresAt',
   },
+  /**
+   * Profiles and the applications' run state (`functions/profiles/store.ts`): `pk` is
+   * `PROFILE#<id>` for a profile, `RUNTIME` for the item naming the active profile and each
+   * application's state. The sparse `byId` index (only profiles carry `kind`) lists profiles by id.
+   */
+  profiles: {
+    partitionKey: { name: 'pk', type: 'S' },
+    globalIndexes: [{ name: 'byId', partitionKey: { name: 'kind', type: 'S' }, sortKey: { name: 'id', type: 'S' } }],
+  },
 };
 
 /** The environment variable that carries a table's name to the functions. */

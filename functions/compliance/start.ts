@@ -4,16 +4,18 @@
  * `Location`. Honours `Idempotency-Key` like the other POSTs: a retried start answers the
  * first answer and starts nothing more.
  *
- * Settings: `COMPLIANCE_CONCURRENCY` (concurrent configuration fetches per batch on the
- * adapter, 1–100, default 10) unless the adapter sets its own `complianceConcurrency`;
- * `COMPLIANCE_RETENTION_DAYS` (1–3650, default 90).
+ * Settings: the active profile's `configuration_manager` settings (`shared/settings.ts`):
+ * `complianceConcurrency` (concurrent configuration fetches per batch on the adapter, 1–100)
+ * unless the adapter sets its own, and `reportRetentionDays` (1–3650), both taken when the
+ * batch starts and kept with it.
  */
 import { startComplianceBatch as validate } from '../generated/validators.js';
 import { createAdapterStore } from '../adapters/store.js';
 import { documentClient } from '../shared/dynamo.js';
-import { integerEnv, requiredEnv } from '../shared/env.js';
+import { requiredEnv } from '../shared/env.js';
 import { httpHandler, json } from '../shared/http.js';
 import { idempotent } from '../shared/idempotency.js';
+import { currentSettings } from '../shared/settings.js';
 import { createIdempotencyStore } from '../shared/idempotency-store.js';
 import { readVersion } from '../trees/versions.js';
 import { DynamoVersionStore } from '../trees/version-store.js';
@@ -23,16 +25,13 @@ import { ComplianceStore } from './store.js';
 
 const versions = new DynamoVersionStore(documentClient, requiredEnv('TREES_TABLE'));
 const adapters = createAdapterStore();
-const defaultConcurrency = integerEnv('COMPLIANCE_CONCURRENCY', 10, 1, 100);
 
-const deps: StartDeps = {
+const deps: Omit<StartDeps, 'retentionDays' | 'concurrency'> = {
   versions: (treeId, label) => readVersion(versions, treeId, label),
   adapters,
   store: new ComplianceStore(documentClient, requiredEnv('COMPLIANCE_TABLE')),
   startExecution: startDurableExecution,
   now: () => new Date(),
-  retentionDays: integerEnv('COMPLIANCE_RETENTION_DAYS', 90, 1, 3650),
-  concurrency: defaultConcurrency,
 };
 
 const COLLECTION = '/configuration_manager/compliance_reports';
@@ -46,6 +45,7 @@ const batchLocation = (batchId: string, requestPath?: string): string => {
 const idempotency = idempotent({ store: createIdempotencyStore() });
 
 export const handler = httpHandler<StartBatchInput>({ operation: 'startComplianceBatch', validate, idempotency }, async (event) => {
-  const started = await startBatch(event.body, deps);
+  const settings = (await currentSettings()).profile.applications.configuration_manager;
+  const started = await startBatch(event.body, { ...deps, retentionDays: settings.reportRetentionDays, concurrency: settings.complianceConcurrency });
   return json(202, started, { Location: batchLocation(started.batchId, event.requestContext?.path) });
 });

@@ -7,11 +7,12 @@
  *
  * Configuration: `ADAPTERS_TABLE`, `IDEMPOTENCY_TABLE`, the secrets variables (`SECRETS_BACKEND`…), `LOCAL_MODE`
  * (`true` lets the relay reach loopback orchestrators, as the local simulator),
- * `RELAY_MAX_BODY_BYTES` (default 4 MiB, at most 4 MiB: the orchestrator body read at most), and
- * `ADAPTER_CACHE_TTL_SECONDS` (default 5, 0 to 300; 0 reads the adapter on every call): how
- * long a warm container reuses an adapter it read (see `adapters/cache.ts`).
+ * `RELAY_MAX_BODY_BYTES` (default 4 MiB, at most 4 MiB: the orchestrator body read at most).
+ * The active profile's `orch_manager` settings (`shared/settings.ts`) give the default
+ * orchestrator timeout and how long a warm container reuses an adapter it read
+ * (`adapterCacheSeconds`; see `adapters/cache.ts`).
  */
-import { ADAPTER_CACHE_MAX_ENTRIES, ADAPTER_CACHE_TTL_SECONDS, cachedAdapters } from '../adapters/cache.js';
+import { ADAPTER_CACHE_MAX_ENTRIES, cachedAdapters, type CachedAdapters } from '../adapters/cache.js';
 import { createAdapterStore } from '../adapters/store.js';
 import { adapterNameFromPath } from '../adapters/validate.js';
 import { relayRestAction as validate } from '../generated/validators.js';
@@ -21,6 +22,7 @@ import { httpHandler, json } from '../shared/http.js';
 import { idempotent } from '../shared/idempotency.js';
 import { createIdempotencyStore } from '../shared/idempotency-store.js';
 import { logger } from '../shared/logger.js';
+import { currentSettings, onSettingsChange } from '../shared/settings.js';
 import { recordRelayCall } from '../shared/metrics.js';
 import { traceSubsegment } from '../shared/tracing.js';
 import { createHttpClient } from '../shared/http-client.js';
@@ -28,11 +30,19 @@ import { DEFAULT_LIMITS, relayRestAction, type RelayDeps, type RelayLogLine, typ
 
 const MAX_BODY = DEFAULT_LIMITS.maxBodyBytes;
 
-// Found adapters are reused for a few seconds; a miss is never cached, and a call that fails
-// in a way a stale adapter explains drops its entry (`relayRestAction` calls `forget`).
-const adapters = cachedAdapters(createAdapterStore(), {
-  ttlMs: integerEnv('ADAPTER_CACHE_TTL_SECONDS', ADAPTER_CACHE_TTL_SECONDS.default, ADAPTER_CACHE_TTL_SECONDS.min, ADAPTER_CACHE_TTL_SECONDS.max) * 1000,
-  maxEntries: ADAPTER_CACHE_MAX_ENTRIES,
+// Found adapters are reused for a few seconds (the active profile's `adapterCacheSeconds`); a miss
+// is never cached, and a call that fails in a way a stale adapter explains drops its entry
+// (`relayRestAction` calls `forget`). A new period, or a restart of orch_manager, starts a new cache.
+const adapterStore = createAdapterStore();
+let adapters: CachedAdapters = cachedAdapters(adapterStore, { ttlMs: 0, maxEntries: ADAPTER_CACHE_MAX_ENTRIES });
+let adapterCacheSeconds: number | undefined;
+onSettingsChange((next, previous) => {
+  const restarted = next.applications.orch_manager.restarted !== previous?.applications.orch_manager.restarted;
+  if (previous && restarted) secretResolver.forget();
+  if (restarted || next.profile.applications.orch_manager.adapterCacheSeconds !== adapterCacheSeconds) {
+    adapterCacheSeconds = next.profile.applications.orch_manager.adapterCacheSeconds;
+    adapters = cachedAdapters(adapterStore, { ttlMs: adapterCacheSeconds * 1000, maxEntries: ADAPTER_CACHE_MAX_ENTRIES });
+  }
 });
 const client = createHttpClient({ allowLoopback: optionalEnv('LOCAL_MODE', 'false') === 'true' });
 const limits = { ...DEFAULT_LIMITS, maxBodyBytes: integerEnv('RELAY_MAX_BODY_BYTES', MAX_BODY, 1024, MAX_BODY) };
@@ -71,9 +81,23 @@ const idempotency = idempotent({ store: createIdempotencyStore(), keep: 'effects
 
 export const handler = httpHandler<RestActionRequest>({ operation: 'relayRestAction', validate, idempotency }, async (event, context, { signal }) => {
   const adapterId = adapterNameFromPath(event.pathParameters?.['adapterId'], 'adapterId');
+  const settings = (await currentSettings()).profile.applications.orch_manager;
+  if (adapterCacheSeconds === undefined) {
+    // No settings read in this container (its function may not read profiles): the built-in period.
+    adapterCacheSeconds = settings.adapterCacheSeconds;
+    adapters = cachedAdapters(adapterStore, { ttlMs: adapterCacheSeconds * 1000, maxEntries: ADAPTER_CACHE_MAX_ENTRIES });
+  }
   const results = await relayRestAction(
     { adapterId, request: event.body, signal },
-    { adapters, secrets: secretResolver, client, remainingTimeMs: () => context.getRemainingTimeInMillis(), log, limits, traceCall },
+    {
+      adapters,
+      secrets: secretResolver,
+      client,
+      remainingTimeMs: () => context.getRemainingTimeInMillis(),
+      log,
+      limits: { ...limits, defaultTimeoutMs: settings.orchestratorTimeoutMs },
+      traceCall,
+    },
   );
   return json(200, results);
 });

@@ -21,6 +21,8 @@ import {
   type FieldError,
 } from './problem.js';
 import { transientReason } from './transient.js';
+import { applicationOf, type ApplicationName } from './applications.js';
+import { containerSettings, logLevelOf } from './settings.js';
 
 type ValidatorSchema = NonNullable<NonNullable<Parameters<typeof validator>[0]>['eventSchema']>;
 
@@ -203,6 +205,44 @@ const correlation = (operation: string): middy.MiddlewareObj<APIGatewayProxyEven
   },
 });
 
+/** Seconds a client is told to wait before retrying a route of a stopped application. */
+export const STOPPED_RETRY_AFTER_SECONDS = 30;
+
+/** 503: the route belongs to an application an administrator stopped (`PUT /applications/{name}/stop`). */
+export class ApplicationStopped extends HttpProblem {
+  constructor(readonly application: ApplicationName) {
+    super(
+      503,
+      'application-stopped',
+      'Service Unavailable',
+      `The application ${application} is stopped; an administrator starts it again with PUT /applications/${application}/start.`,
+      { application },
+      { 'Retry-After': String(STOPPED_RETRY_AFTER_SECONDS) },
+    );
+  }
+}
+
+/**
+ * The active profile, applied to every request of a function that may read it: the log level
+ * (the application's own, else the profile's), and the gate: every route of a stopped
+ * application answers 503 {@link ApplicationStopped}. A route belongs to the application its
+ * path starts with (`event.resource`, the route's path template); the routes of applications,
+ * profiles and health belong to none, so they always answer. Settings are reused for 10 s
+ * (`shared/settings.ts`): a state change reaches every warm container within that bound.
+ */
+const activeProfile = (): middy.MiddlewareObj<APIGatewayProxyEvent> => ({
+  before: async (request) => {
+    const settings = containerSettings();
+    if (!settings) return;
+    const application = applicationOf(request.event.resource);
+    const snapshot = await settings.current();
+    const level = logLevelOf(snapshot, application);
+    // The logger's finest level is debug: trace (bodies, for adapters) logs at debug here.
+    logger.setLevel(level === 'trace' ? 'debug' : level);
+    if (application && snapshot.applications[application].state === 'STOPPED') throw new ApplicationStopped(application);
+  },
+});
+
 /** Writes the invocation's metrics (EMF) once the response is decided, success or failure. */
 const flushMetrics = (): middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> => ({
   after: () => metrics.flush(),
@@ -220,6 +260,7 @@ export const httpHandler = <TBody = unknown>(options: HandlerOptions, run: HttpR
   })
     .use(flushMetrics())
     .use(correlation(options.operation))
+    .use(activeProfile())
     .use(httpHeaderNormalizer())
     .use(proxyEvent());
   if (options.validate) stack.use(validator({ eventSchema: options.validate as unknown as ValidatorSchema }));

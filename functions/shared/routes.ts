@@ -9,6 +9,8 @@ import type { JsonSchema } from './json-schema.js';
 import { LABEL_PATTERN_SOURCE, TREE_LIMITS } from '../trees/model.js';
 import { CONFIG_LIMITS } from '../trees/config-checks.js';
 import { createVersionBody, importBody, nodeParams, putNodeBody, startBatchBody, treeParams, updateVersionBody, versionParams } from '../trees/schemas.js';
+import { APPLICATIONS, applicationOf, type ApplicationName } from './applications.js';
+import { APPLICATION_SETTINGS_SCHEMAS, LOG_LEVELS, PROFILE_ID_PATTERN, PROFILE_SCHEMA, PROFILE_SETTINGS_SCHEMA } from '../profiles/model.js';
 
 export const ROLES = ['admin', 'apiread'] as const;
 export type Role = (typeof ROLES)[number];
@@ -16,7 +18,7 @@ export type Role = (typeof ROLES)[number];
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** The DynamoDB tables a function may be granted, and how. */
-export type TableKey = 'trees' | 'adapters' | 'idempotency' | 'compliance';
+export type TableKey = 'trees' | 'adapters' | 'idempotency' | 'compliance' | 'profiles';
 export type TableAccess = 'read' | 'write';
 
 /** The request parts a live route validates before its handler runs. */
@@ -40,6 +42,11 @@ export interface LiveRoute {
   /** Roles allowed to call the route; `public` routes have no authorizer. */
   readonly roles: readonly Role[] | 'public';
   readonly request: RequestSchema;
+  /**
+   * The application the route belongs to, derived from its path (`/orch_manager/…`; see
+   * `shared/applications.ts`): while that application is stopped, the route answers 503.
+   */
+  readonly application?: ApplicationName;
   /** Documented answers, status → description. */
   readonly responses: Readonly<Record<number, string>>;
   readonly needs: {
@@ -153,7 +160,8 @@ export const pageQuery = (max: number, defaultLimit: number, what = 'Page size')
   },
 });
 
-export const liveRoutes: readonly LiveRoute[] = [
+/** The routes of the applications, adapters and operations; {@link liveRoutes} adds the runtime routes. */
+const serviceRoutes: readonly LiveRoute[] = [
   {
     method: 'POST',
     path: '/orch_manager/restAction/{adapterId}',
@@ -796,6 +804,296 @@ export const liveRoutes: readonly LiveRoute[] = [
     needs: { tables: { compliance: 'read' } },
   },
 ];
+
+const PROFILE_PARAMS: JsonSchema = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'string', pattern: PROFILE_ID_PATTERN, description: '1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit' } },
+};
+/** An application name; an unknown one is a 404 (the handler's), so that the answer names the applications there are. */
+const APPLICATION_PARAMS: JsonSchema = {
+  type: 'object',
+  required: ['name'],
+  properties: { name: { type: 'string', minLength: 1, maxLength: 64, description: APPLICATIONS.join(' or ') } },
+};
+/**
+ * The body of `PUT /applications/{name}`: every application's settings in one object; the
+ * handler then refuses a member the named application does not have. Together that is exactly
+ * the application's own schema (`GET /schema/applications/{name}`), since the members that two
+ * applications share (`logLevel`) have one schema.
+ */
+const ANY_APPLICATION_SETTINGS: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: Object.assign({}, ...APPLICATIONS.map((name) => APPLICATION_SETTINGS_SCHEMAS[name]['properties'])) as Record<string, JsonSchema>,
+};
+const APPLICATION_BODY = '`{ name, description, state, changed?, changedBy?, restarted?, logLevel, settings, profile, routes }`';
+const NO_APPLICATION = 'No application has this name';
+
+/** Applications, their health, and profiles: the service's own runtime settings. */
+const runtimeRoutes: readonly LiveRoute[] = [
+  {
+    method: 'GET',
+    path: '/profiles',
+    operationId: 'listProfiles',
+    summary: 'List profiles, sorted by id; exactly one is active',
+    tag: 'profiles',
+    handler: 'profiles/list',
+    roles: ['admin', 'apiread'],
+    request: { queryStringParameters: pageQuery(100, 50), body: EMPTY_BODY },
+    responses: { 200: 'A page of profiles: `{ items, next? }`, each with `active`', 400: 'A query parameter is invalid, or a body was sent' },
+    needs: { tables: { profiles: 'read' } },
+  },
+  {
+    method: 'POST',
+    path: '/profiles',
+    operationId: 'createProfile',
+    summary: 'Create a profile (inactive); omitted settings take their defaults',
+    tag: 'profiles',
+    handler: 'profiles/create',
+    roles: ['admin'],
+    request: { body: PROFILE_SCHEMA },
+    responses: {
+      201: 'The profile, every default filled in; its path in `Location`',
+      400: 'The profile fails its schema (`GET /schema/profiles`; each offending field named), or the Idempotency-Key header is invalid',
+      409: 'A profile has this id (`profile-exists`), or a request with the same Idempotency-Key is still running (retry after `Retry-After`)',
+      422: 'The Idempotency-Key was already used for a different request',
+    },
+    needs: { tables: { profiles: 'write', idempotency: 'write' } },
+  },
+  {
+    method: 'GET',
+    path: '/profiles/{id}',
+    operationId: 'getProfile',
+    summary: 'Get one profile',
+    tag: 'profiles',
+    handler: 'profiles/get',
+    roles: ['admin', 'apiread'],
+    request: { pathParameters: PROFILE_PARAMS, body: EMPTY_BODY },
+    responses: { 200: 'The profile', 400: 'The id is invalid, or a body was sent', 404: 'No profile has this id' },
+    needs: { tables: { profiles: 'read' } },
+  },
+  {
+    method: 'PUT',
+    path: '/profiles/{id}',
+    operationId: 'putProfile',
+    summary: "Replace a profile's settings (the active one included: the service follows within 10 s)",
+    tag: 'profiles',
+    handler: 'profiles/put',
+    roles: ['admin'],
+    request: { pathParameters: PROFILE_PARAMS, body: PROFILE_SETTINGS_SCHEMA },
+    responses: {
+      200: 'The profile as replaced, every default filled in',
+      400: 'The settings fail the profile schema (each offending field named); nothing was changed',
+      404: 'No profile has this id (create it with POST /profiles)',
+    },
+    needs: { tables: { profiles: 'write' } },
+  },
+  {
+    method: 'DELETE',
+    path: '/profiles/{id}',
+    operationId: 'deleteProfile',
+    summary: 'Delete a profile that is not active',
+    tag: 'profiles',
+    handler: 'profiles/delete',
+    roles: ['admin'],
+    request: { pathParameters: PROFILE_PARAMS, body: EMPTY_BODY },
+    responses: { 204: 'The profile is gone', 400: 'The id is invalid, or a body was sent', 404: 'No profile has this id', 409: 'The profile is active (`profile-active`): activate another first' },
+    needs: { tables: { profiles: 'write' } },
+  },
+  {
+    method: 'PUT',
+    path: '/profiles/{id}/active',
+    operationId: 'activateProfile',
+    summary: 'Make a profile the active one; the previously active one is deactivated in the same write',
+    tag: 'profiles',
+    handler: 'profiles/activate',
+    roles: ['admin'],
+    request: { pathParameters: PROFILE_PARAMS, body: EMPTY_BODY },
+    responses: {
+      200: 'The profile, now active, and `previous` (the id of the profile that was)',
+      400: 'The id is invalid, or a body was sent',
+      404: 'No profile has this id',
+      409: 'Another activation landed meanwhile (`profile-contended`); nothing was changed',
+    },
+    needs: { tables: { profiles: 'write' } },
+  },
+  {
+    method: 'GET',
+    path: '/schema/profiles',
+    operationId: 'getProfileSchema',
+    summary: 'The JSON Schema of a profile (what POST /profiles validates)',
+    tag: 'profiles',
+    handler: 'profiles/schema',
+    roles: ['admin', 'apiread'],
+    request: { body: EMPTY_BODY },
+    responses: { 200: '`{ "schema": <JSON Schema> }`', 400: 'A body or a query parameter was sent' },
+    needs: {},
+  },
+  {
+    method: 'GET',
+    path: '/applications',
+    operationId: 'listApplications',
+    summary: "The service's applications: state, log level, settings (from the active profile) and routes",
+    tag: 'applications',
+    handler: 'applications/list',
+    roles: ['admin', 'apiread'],
+    request: { body: EMPTY_BODY },
+    responses: { 200: `\`{ items: [ ${APPLICATION_BODY} ] }\``, 400: 'A body or a query parameter was sent' },
+    needs: { tables: { profiles: 'read' } },
+  },
+  {
+    method: 'GET',
+    path: '/applications/{name}',
+    operationId: 'getApplication',
+    summary: 'One application: state, log level, settings and routes',
+    tag: 'applications',
+    handler: 'applications/get',
+    roles: ['admin', 'apiread'],
+    request: { pathParameters: APPLICATION_PARAMS, body: EMPTY_BODY },
+    responses: { 200: APPLICATION_BODY, 400: 'The name is invalid, or a body was sent', 404: NO_APPLICATION },
+    needs: { tables: { profiles: 'read' } },
+  },
+  {
+    method: 'PUT',
+    path: '/applications/{name}',
+    operationId: 'putApplication',
+    summary: "Replace an application's settings in the active profile (GET /schema/applications/{name}); omitted settings take their defaults",
+    tag: 'applications',
+    handler: 'applications/put',
+    roles: ['admin'],
+    request: { pathParameters: APPLICATION_PARAMS, body: ANY_APPLICATION_SETTINGS },
+    responses: {
+      200: `The application as it now runs: ${APPLICATION_BODY}`,
+      400: "The settings fail the application's schema (each offending field named); nothing was changed",
+      404: NO_APPLICATION,
+      409: 'Another profile became active meanwhile (`profile-contended`); nothing was changed',
+    },
+    needs: { tables: { profiles: 'write' } },
+  },
+  ...(['stop', 'start', 'restart'] as const).map(
+    (action): LiveRoute => ({
+      method: 'PUT',
+      path: `/applications/{name}/${action}`,
+      operationId: `${action}Application`,
+      summary: {
+        stop: 'Stop an application: each of its routes answers 503 with Retry-After (within 10 s everywhere) until it is started',
+        start: 'Start a stopped application',
+        restart: 'Restart a running application: every warm function of it re-reads its settings and drops what it cached',
+      }[action],
+      tag: 'applications',
+      handler: `applications/${action}`,
+      roles: ['admin'],
+      request: { pathParameters: APPLICATION_PARAMS, body: EMPTY_BODY },
+      responses: {
+        200: `The application, \`state\` ${action === 'stop' ? 'STOPPED (already stopped: unchanged)' : action === 'start' ? 'RUNNING (already running: unchanged)' : 'RUNNING, `restarted` now'}`,
+        400: 'The name is invalid, or a body was sent',
+        404: NO_APPLICATION,
+        409: action === 'restart' ? 'The application is stopped (`application-stopped`): start it instead; or another change landed meanwhile' : 'Another change of its state landed meanwhile; nothing was changed',
+      },
+      needs: { tables: { profiles: 'write' } },
+    }),
+  ),
+  {
+    method: 'PUT',
+    path: '/applications/{name}/loglevel',
+    operationId: 'setApplicationLogLevel',
+    summary: "Set an application's log level (in the active profile; every function of it follows within 10 s)",
+    tag: 'applications',
+    handler: 'applications/loglevel',
+    roles: ['admin'],
+    request: {
+      pathParameters: APPLICATION_PARAMS,
+      body: { type: 'object', required: ['level'], additionalProperties: false, properties: { level: { type: 'string', enum: [...LOG_LEVELS] } } },
+    },
+    responses: {
+      200: `The application: ${APPLICATION_BODY}`,
+      400: 'The level or the name is invalid',
+      404: NO_APPLICATION,
+      409: 'Another profile became active meanwhile (`profile-contended`); nothing was changed',
+    },
+    needs: { tables: { profiles: 'write' } },
+  },
+  {
+    method: 'GET',
+    path: '/schema/applications/{name}',
+    operationId: 'getApplicationSchema',
+    summary: "The JSON Schema of an application's settings (what PUT /applications/{name} validates)",
+    tag: 'applications',
+    handler: 'applications/schema',
+    roles: ['admin', 'apiread'],
+    request: { pathParameters: APPLICATION_PARAMS, body: EMPTY_BODY },
+    responses: { 200: '`{ "schema": <JSON Schema> }`', 400: 'The name is invalid, or a body was sent', 404: NO_APPLICATION },
+    needs: {},
+  },
+];
+
+/**
+ * What an application depends on: every table its routes use (read access is enough to check
+ * one), and the secrets store when one of its routes resolves secrets.
+ */
+export const applicationDependencies = (name: ApplicationName): LiveRoute['needs'] => {
+  const routes = serviceRoutes.filter((r) => applicationOf(r.path) === name);
+  const tables = Object.fromEntries(routes.flatMap((r) => Object.keys(r.needs.tables ?? {})).map((key) => [key, 'read'])) as Partial<Record<TableKey, TableAccess>>;
+  return { tables: { ...tables, profiles: 'read' }, ...(routes.some((r) => r.needs.secrets) ? { secrets: 'read' as const } : {}) };
+};
+
+const everyDependency = (): LiveRoute['needs'] => {
+  const all = APPLICATIONS.map(applicationDependencies);
+  return { tables: Object.assign({}, ...all.map((n) => n.tables)), ...(all.some((n) => n.secrets) ? { secrets: 'read' as const } : {}) };
+};
+
+const healthRoutes = (): readonly LiveRoute[] => [
+  {
+    method: 'GET',
+    path: '/health/applications',
+    operationId: 'getApplicationsHealth',
+    summary: 'State of each application and the health of what it depends on',
+    tag: 'operations',
+    handler: 'health/applications',
+    roles: ['admin', 'apiread'],
+    request: { body: EMPTY_BODY },
+    responses: {
+      200: 'Every application runs and its dependencies answer: `{ status: "up", checkedAt, applications: [{ name, state, status, dependencies }] }`',
+      503: 'An application is stopped or a dependency is down: problem+json carrying the same `checkedAt` and `applications`',
+    },
+    needs: everyDependency(),
+  },
+  {
+    method: 'GET',
+    path: '/health/applications/{name}',
+    operationId: 'getApplicationHealth',
+    summary: 'State of one application and the health of what it depends on (its tables; the secrets store for orch_manager)',
+    tag: 'operations',
+    handler: 'health/application',
+    roles: ['admin', 'apiread'],
+    request: { pathParameters: APPLICATION_PARAMS, body: EMPTY_BODY },
+    responses: {
+      200: 'The application runs and its dependencies answer: `{ name, state, status: "up", checkedAt, dependencies }`',
+      400: 'The name is invalid, or a body was sent',
+      404: NO_APPLICATION,
+      503: 'The application is stopped (`status` "stopped") or a dependency is down: problem+json carrying the same members',
+    },
+    needs: everyDependency(),
+  },
+];
+
+/**
+ * Every route that is not public reads the active profile (its log level, and for the routes
+ * of an application, whether it runs): read access to the profiles table unless it writes it.
+ * The routes of an application are marked with it.
+ */
+const withRuntimeSettings = (route: LiveRoute): LiveRoute => {
+  const application = applicationOf(route.path);
+  const reads = route.roles !== 'public' && route.needs.tables?.profiles === undefined;
+  return {
+    ...route,
+    ...(application ? { application } : {}),
+    ...(reads ? { needs: { ...route.needs, tables: { ...route.needs.tables, profiles: 'read' } } } : {}),
+  };
+};
+
+export const liveRoutes: readonly LiveRoute[] = [...serviceRoutes, ...runtimeRoutes, ...healthRoutes()].map(withRuntimeSettings);
 
 /** Spec section 9.1, row for row. `/appUpdate/changeLog/` keeps the spec's trailing slash. */
 const removed = (

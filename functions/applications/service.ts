@@ -1,0 +1,42 @@
+/**
+ * What the application routes share: the application named by the path, and the view of an
+ * application (its run state, its settings in the active profile, its routes).
+ */
+import { APPLICATIONS, APPLICATION_DESCRIPTIONS, isApplicationName, type ApplicationName } from '../shared/applications.js';
+import type { HttpEvent } from '../shared/http.js';
+import { NotFound } from '../shared/problem.js';
+import { liveRoutes } from '../shared/routes.js';
+import type { Profile, ProfileLogLevel } from '../profiles/model.js';
+import type { ApplicationRun, RuntimeRecord } from '../profiles/store.js';
+
+export interface ApplicationView extends ApplicationRun {
+  readonly name: ApplicationName;
+  readonly description: string;
+  /** The level its functions log at: its own, else the profile's. */
+  readonly logLevel: ProfileLogLevel;
+  /** Its settings in the active profile, every default filled in. */
+  readonly settings: Profile['applications'][ApplicationName];
+  /** The id of the active profile. */
+  readonly profile: string;
+  /** Its routes, `METHOD /path`: each answers 503 while it is stopped. */
+  readonly routes: readonly string[];
+}
+
+/** The application of the path's `name`; 404 naming the applications there are otherwise. */
+export const applicationFromPath = (event: HttpEvent<unknown>): ApplicationName => {
+  const name = event.pathParameters?.['name'];
+  if (isApplicationName(name)) return name;
+  throw new NotFound(`No application has this name; the applications are ${APPLICATIONS.join(' and ')}.`);
+};
+
+const routesOf = (name: ApplicationName): string[] => liveRoutes.filter((r) => r.application === name).map((r) => `${r.method} ${r.path}`);
+
+export const applicationView = (name: ApplicationName, runtime: RuntimeRecord, profile: Profile): ApplicationView => ({
+  name,
+  description: APPLICATION_DESCRIPTIONS[name],
+  ...runtime.applications[name],
+  logLevel: profile.applications[name].logLevel ?? profile.logLevel,
+  settings: profile.applications[name],
+  profile: profile.id,
+  routes: routesOf(name),
+});

@@ -1,0 +1,20 @@
+/**
+ * POST /profiles: creates a profile, inactive (201 + `Location`); 409 `profile-exists` when the id
+ * is taken. Omitted settings take their defaults. Honours `Idempotency-Key` like the other POSTs.
+ */
+import { createProfile as validate } from '../generated/validators.js';
+import { httpHandler, json } from '../shared/http.js';
+import { idempotent } from '../shared/idempotency.js';
+import { createIdempotencyStore } from '../shared/idempotency-store.js';
+import { profileSettings } from './model.js';
+import { changeBy, profileLocation, refusalsAsProblems } from './service.js';
+import { createProfileStore } from './store.js';
+
+const store = createProfileStore();
+const idempotency = idempotent({ store: createIdempotencyStore() });
+
+export const handler = httpHandler<{ readonly id: string }>({ operation: 'createProfile', validate, idempotency }, async (event) => {
+  const { id, ...settings } = event.body;
+  const profile = await refusalsAsProblems(id, () => store.create(id, profileSettings(settings), changeBy(event)));
+  return json(201, profile, { Location: profileLocation(id, event.requestContext?.path) });
+});

@@ -1,0 +1,393 @@
+/**
+ * Profiles and the applications' run state in DynamoDB (table key `profiles`, env
+ * `PROFILES_TABLE`).
+ *
+ * Items:
+ * - `pk = "PROFILE#<id>"`, `kind = "profile"` (the sparse `byId` index lists profiles by id):
+ *   the profile's settings, `created(By)`, `lastUpdated(By)`.
+ * - `pk = "RUNTIME"`: `activeProfile` (the id of the one active profile) and `applications`
+ *   (`<name>: { state, changed, changedBy, restarted? }`). One pointer, so that activating a
+ *   profile deactivates the previous one in the same write, and no reader can ever see two
+ *   active profiles or none.
+ *
+ * Before anything is written the table is empty, and every reader sees the built-in `default`
+ * profile, active, and every application running: the state a fresh deployment starts in. The
+ * first write of any kind stores that state first ({@link ProfileStore.ensure}), conditionally,
+ * so concurrent first writes store it once. Read-only functions therefore need read access
+ * only, and no deployment step has to seed the table.
+ */
+import {
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
+import { APPLICATIONS, type ApplicationName } from '../shared/applications.js';
+import { documentClient } from '../shared/dynamo.js';
+import { requiredEnv } from '../shared/env.js';
+import { logger } from '../shared/logger.js';
+import { DEFAULT_PROFILE_ID, builtInProfile, profileSettings, type ApplicationSettings, type Profile, type ProfileLogLevel, type ProfileSettings } from './model.js';
+
+export type ApplicationState = 'RUNNING' | 'STOPPED';
+
+export interface ApplicationRun {
+  readonly state: ApplicationState;
+  /** When and by whom the state last changed (absent: never changed). */
+  readonly changed?: string;
+  readonly changedBy?: string;
+  /** The last restart. */
+  readonly restarted?: string;
+}
+
+export interface RuntimeRecord {
+  readonly activeProfile: string;
+  readonly applications: Readonly<Record<ApplicationName, ApplicationRun>>;
+  /** False while the table holds nothing yet (the built-in state). */
+  readonly stored: boolean;
+}
+
+/** Who made a change, and when. */
+export interface Change {
+  readonly now: string;
+  readonly by: string;
+}
+
+export const PROFILE_KIND = 'profile';
+export const BY_ID_INDEX = 'byId';
+export const RUNTIME_KEY = { pk: 'RUNTIME' } as const;
+export const profileKey = (id: string): { pk: string } => ({ pk: `PROFILE#${id}` });
+
+const BUILT_IN_RUNTIME: RuntimeRecord = {
+  activeProfile: DEFAULT_PROFILE_ID,
+  applications: Object.fromEntries(APPLICATIONS.map((name) => [name, { state: 'RUNNING' }])) as Record<ApplicationName, ApplicationRun>,
+  stored: false,
+};
+
+/** Why a write was refused. */
+export class ProfileWriteRefused extends Error {
+  constructor(readonly reason: 'exists' | 'not-found' | 'active' | 'stopped' | 'contended') {
+    super(`profile write refused: ${reason}`);
+    this.name = 'ProfileWriteRefused';
+  }
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+const toRun = (v: unknown): ApplicationRun => {
+  const r = isRecord(v) ? v : {};
+  return {
+    state: r['state'] === 'STOPPED' ? 'STOPPED' : 'RUNNING',
+    ...(str(r['changed']) ? { changed: str(r['changed'])! } : {}),
+    ...(str(r['changedBy']) ? { changedBy: str(r['changedBy'])! } : {}),
+    ...(str(r['restarted']) ? { restarted: str(r['restarted'])! } : {}),
+  };
+};
+
+const toRuntime = (item: Record<string, unknown> | undefined): RuntimeRecord => {
+  if (!item) return BUILT_IN_RUNTIME;
+  const apps = isRecord(item['applications']) ? item['applications'] : {};
+  return {
+    activeProfile: str(item['activeProfile']) ?? DEFAULT_PROFILE_ID,
+    applications: Object.fromEntries(APPLICATIONS.map((name) => [name, toRun(apps[name])])) as Record<ApplicationName, ApplicationRun>,
+    stored: true,
+  };
+};
+
+const toProfile = (item: Record<string, unknown>, activeId: string): Profile => {
+  const id = str(item['id']) ?? String(item['pk']).slice('PROFILE#'.length);
+  return {
+    id,
+    active: id === activeId,
+    ...profileSettings(item),
+    ...(str(item['created']) ? { created: str(item['created'])! } : {}),
+    ...(str(item['createdBy']) ? { createdBy: str(item['createdBy'])! } : {}),
+    ...(str(item['lastUpdated']) ? { lastUpdated: str(item['lastUpdated'])! } : {}),
+    ...(str(item['lastUpdatedBy']) ? { lastUpdatedBy: str(item['lastUpdatedBy'])! } : {}),
+  };
+};
+
+const builtInDefault = (): Profile => ({ id: DEFAULT_PROFILE_ID, active: true, ...builtInProfile() });
+
+/** The reasons DynamoDB gave for cancelling a transaction, one per item; undefined for another error. */
+const cancellation = (error: unknown): (string | undefined)[] | undefined => {
+  if (!(error instanceof Error) || error.name !== 'TransactionCanceledException') return undefined;
+  return ((error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? []).map((r) => r.Code);
+};
+
+/** The item attributes of a profile's settings (an absent description is removed on replace). */
+const settingsItem = (s: ProfileSettings): Record<string, unknown> => ({
+  logLevel: s.logLevel,
+  applications: s.applications,
+  ...(s.description !== undefined ? { description: s.description } : {}),
+});
+
+export interface ProfilePage {
+  readonly items: readonly Profile[];
+  readonly more: boolean;
+}
+
+export interface ProfileStore {
+  /** The run state and the active profile's id (strongly consistent). */
+  runtime(): Promise<RuntimeRecord>;
+  /** The active profile and the run state, as the service behaves (strongly consistent). */
+  active(): Promise<{ readonly runtime: RuntimeRecord; readonly profile: Profile }>;
+  get(id: string): Promise<Profile | undefined>;
+  list(options: { readonly limit: number; readonly after?: string }): Promise<ProfilePage>;
+  create(id: string, settings: ProfileSettings, change: Change): Promise<Profile>;
+  replace(id: string, settings: ProfileSettings, change: Change): Promise<Profile>;
+  /** Deletes a profile that is not active. */
+  delete(id: string, change: Change): Promise<void>;
+  /** Makes `id` the active profile; the previous one stops being active in the same write. */
+  activate(id: string, change: Change): Promise<{ readonly profile: Profile; readonly previous: string }>;
+  /** Replaces one application's settings in the active profile. */
+  setApplicationSettings<A extends ApplicationName>(name: A, settings: ApplicationSettings[A], change: Change): Promise<Profile>;
+  /** Sets one application's log level in the active profile (its other settings untouched). */
+  setApplicationLogLevel(name: ApplicationName, level: ProfileLogLevel, change: Change): Promise<Profile>;
+  /** Sets an application's run state; `restart` requires it to be running and records the restart. */
+  setApplicationState(name: ApplicationName, action: 'stop' | 'start' | 'restart', change: Change): Promise<{ readonly run: ApplicationRun; readonly changed: boolean }>;
+}
+
+export const createProfileStore = (client: DynamoDBDocumentClient = documentClient, tableName = requiredEnv('PROFILES_TABLE')): ProfileStore => {
+  const getItem = async (key: Record<string, string>): Promise<Record<string, unknown> | undefined> =>
+    (await client.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }))).Item;
+
+  const runtime = async (): Promise<RuntimeRecord> => toRuntime(await getItem(RUNTIME_KEY));
+
+  /** Stores the built-in state unless something is stored already; returns the stored run state. */
+  const ensure = async (change: Change): Promise<RuntimeRecord> => {
+    const current = await runtime();
+    if (current.stored) return current;
+    const profile = builtInProfile();
+    try {
+      await client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: tableName,
+                Item: { ...RUNTIME_KEY, activeProfile: DEFAULT_PROFILE_ID, applications: BUILT_IN_RUNTIME.applications, created: change.now },
+                ConditionExpression: 'attribute_not_exists(pk)',
+              },
+            },
+            {
+              Put: {
+                TableName: tableName,
+                Item: { ...profileKey(DEFAULT_PROFILE_ID), kind: PROFILE_KIND, id: DEFAULT_PROFILE_ID, ...settingsItem(profile), created: change.now, createdBy: 'service', lastUpdated: change.now, lastUpdatedBy: 'service' },
+              },
+            },
+          ],
+        }),
+      );
+    } catch (error) {
+      // Another first write stored it meanwhile: what it stored is the same.
+      if (cancellation(error)?.[0] !== 'ConditionalCheckFailed') throw error;
+    }
+    return runtime();
+  };
+
+  const get = async (id: string, activeId?: string): Promise<Profile | undefined> => {
+    const rt = activeId === undefined ? await runtime() : undefined;
+    const active = activeId ?? rt!.activeProfile;
+    if (rt && !rt.stored) return id === DEFAULT_PROFILE_ID ? builtInDefault() : undefined;
+    const item = await getItem(profileKey(id));
+    return item ? toProfile(item, active) : undefined;
+  };
+
+  /** Updates one application's member of the active profile, checked to be the active one when the write lands. */
+  const writeActiveApplication = async (name: ApplicationName, update: string, values: Record<string, unknown>, change: Change): Promise<Profile> => {
+    const rt = await ensure(change);
+    const id = rt.activeProfile;
+    try {
+      await client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            { ConditionCheck: { TableName: tableName, Key: RUNTIME_KEY, ConditionExpression: 'activeProfile = :id', ExpressionAttributeValues: { ':id': id } } },
+            {
+              Update: {
+                TableName: tableName,
+                Key: profileKey(id),
+                UpdateExpression: `${update}, lastUpdated = :now, lastUpdatedBy = :by`,
+                ConditionExpression: 'attribute_exists(pk)',
+                ExpressionAttributeNames: { '#n': name },
+                ExpressionAttributeValues: { ...values, ':now': change.now, ':by': change.by },
+              },
+            },
+          ],
+        }),
+      );
+    } catch (error) {
+      if (cancellation(error) || (error as { name?: string }).name === 'TransactionConflictException') throw new ProfileWriteRefused('contended');
+      throw error;
+    }
+    return (await get(id, id))!;
+  };
+
+  return {
+    runtime,
+
+    async active() {
+      const rt = await runtime();
+      if (!rt.stored) return { runtime: rt, profile: builtInDefault() };
+      const profile = await get(rt.activeProfile, rt.activeProfile);
+      if (profile) return { runtime: rt, profile };
+      // Only a hand-edited table gets here: activation and deletion check each other.
+      logger.error('the active profile does not exist; using the built-in settings', { profile: rt.activeProfile });
+      return { runtime: rt, profile: { ...builtInDefault(), id: rt.activeProfile } };
+    },
+
+    get: (id) => get(id),
+
+    async list({ limit, after }) {
+      const rt = await runtime();
+      if (!rt.stored) {
+        const items = after === undefined || after < DEFAULT_PROFILE_ID ? [builtInDefault()] : [];
+        return { items, more: false };
+      }
+      const items: Profile[] = [];
+      let startKey: Record<string, unknown> | undefined;
+      do {
+        const out = await client.send(
+          new QueryCommand({
+            TableName: tableName,
+            IndexName: BY_ID_INDEX,
+            KeyConditionExpression: after === undefined ? '#kind = :kind' : '#kind = :kind AND #id > :after',
+            ExpressionAttributeNames: { '#kind': 'kind', ...(after === undefined ? {} : { '#id': 'id' }) },
+            ExpressionAttributeValues: { ':kind': PROFILE_KIND, ...(after === undefined ? {} : { ':after': after }) },
+            Limit: limit + 1 - items.length,
+            ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+          }),
+        );
+        for (const item of out.Items ?? []) items.push(toProfile(item, rt.activeProfile));
+        startKey = out.LastEvaluatedKey;
+      } while (startKey && items.length <= limit);
+      return { items: items.slice(0, limit), more: items.length > limit };
+    },
+
+    async create(id, settings, change) {
+      const rt = await ensure(change);
+      const item = { ...profileKey(id), kind: PROFILE_KIND, id, ...settingsItem(settings), created: change.now, createdBy: change.by, lastUpdated: change.now, lastUpdatedBy: change.by };
+      try {
+        await client.send(new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
+      } catch (error) {
+        if ((error as { name?: string }).name === 'ConditionalCheckFailedException') throw new ProfileWriteRefused('exists');
+        throw error;
+      }
+      return toProfile(item, rt.activeProfile);
+    },
+
+    async replace(id, settings, change) {
+      const rt = await ensure(change);
+      try {
+        const out = await client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: profileKey(id),
+            UpdateExpression: `SET #l = :l, #a = :a, lastUpdated = :now, lastUpdatedBy = :by${settings.description === undefined ? ' REMOVE description' : ', description = :d'}`,
+            ConditionExpression: 'attribute_exists(pk)',
+            ExpressionAttributeNames: { '#l': 'logLevel', '#a': 'applications' },
+            ExpressionAttributeValues: {
+              ':l': settings.logLevel,
+              ':a': settings.applications,
+              ':now': change.now,
+              ':by': change.by,
+              ...(settings.description === undefined ? {} : { ':d': settings.description }),
+            },
+            ReturnValues: 'ALL_NEW',
+          }),
+        );
+        return toProfile(out.Attributes!, rt.activeProfile);
+      } catch (error) {
+        if ((error as { name?: string }).name === 'ConditionalCheckFailedException') throw new ProfileWriteRefused('not-found');
+        throw error;
+      }
+    },
+
+    async delete(id, change) {
+      const rt = await ensure(change);
+      if (rt.activeProfile === id) throw new ProfileWriteRefused('active');
+      try {
+        await client.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              // Checked with the deletion, so that no activation can slip in between.
+              { ConditionCheck: { TableName: tableName, Key: RUNTIME_KEY, ConditionExpression: 'activeProfile <> :id', ExpressionAttributeValues: { ':id': id } } },
+              { Delete: { TableName: tableName, Key: profileKey(id), ConditionExpression: 'attribute_exists(pk)' } },
+            ],
+          }),
+        );
+      } catch (error) {
+        const codes = cancellation(error);
+        if (codes?.[0] === 'ConditionalCheckFailed') throw new ProfileWriteRefused('active');
+        if (codes?.[1] === 'ConditionalCheckFailed') throw new ProfileWriteRefused('not-found');
+        throw error;
+      }
+    },
+
+    async activate(id, change) {
+      const rt = await ensure(change);
+      try {
+        await client.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              { ConditionCheck: { TableName: tableName, Key: profileKey(id), ConditionExpression: 'attribute_exists(pk)' } },
+              {
+                Update: {
+                  TableName: tableName,
+                  Key: RUNTIME_KEY,
+                  UpdateExpression: 'SET activeProfile = :id, activated = :now, activatedBy = :by',
+                  ConditionExpression: 'activeProfile = :previous',
+                  ExpressionAttributeValues: { ':id': id, ':now': change.now, ':by': change.by, ':previous': rt.activeProfile },
+                },
+              },
+            ],
+          }),
+        );
+      } catch (error) {
+        const codes = cancellation(error);
+        if (codes?.[0] === 'ConditionalCheckFailed') throw new ProfileWriteRefused('not-found');
+        if (codes?.[1] === 'ConditionalCheckFailed' || (error as { name?: string }).name === 'TransactionConflictException') throw new ProfileWriteRefused('contended');
+        throw error;
+      }
+      const profile = await get(id, id);
+      if (!profile) throw new ProfileWriteRefused('contended');
+      return { profile, previous: rt.activeProfile };
+    },
+
+    setApplicationSettings: (name, settings, change) => writeActiveApplication(name, 'SET applications.#n = :s', { ':s': settings }, change),
+    setApplicationLogLevel: (name, level, change) => writeActiveApplication(name, 'SET applications.#n.logLevel = :s', { ':s': level }, change),
+
+    async setApplicationState(name, action, change) {
+      const rt = await ensure(change);
+      const before = rt.applications[name];
+      if (action === 'restart' && before.state === 'STOPPED') throw new ProfileWriteRefused('stopped');
+      const state: ApplicationState = action === 'stop' ? 'STOPPED' : 'RUNNING';
+      if (action !== 'restart' && before.state === state) return { run: before, changed: false };
+      const run: ApplicationRun = {
+        state,
+        changed: action === 'restart' ? (before.changed ?? change.now) : change.now,
+        changedBy: action === 'restart' ? (before.changedBy ?? change.by) : change.by,
+        ...(action === 'restart' ? { restarted: change.now } : before.restarted ? { restarted: before.restarted } : {}),
+      };
+      try {
+        await client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: RUNTIME_KEY,
+            UpdateExpression: 'SET applications.#n = :run',
+            // Written over the state it was decided on: a concurrent change makes this one retry.
+            ConditionExpression: 'applications.#n.#s = :before',
+            ExpressionAttributeNames: { '#n': name, '#s': 'state' },
+            ExpressionAttributeValues: { ':run': run, ':before': before.state },
+          }),
+        );
+      } catch (error) {
+        if ((error as { name?: string }).name === 'ConditionalCheckFailedException') throw new ProfileWriteRefused('contended');
+        throw error;
+      }
+      return { run, changed: true };
+    },
+  };
+};

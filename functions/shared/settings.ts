@@ -1,0 +1,140 @@
+/**
+ * The service's runtime settings as the active profile says, for one function container: the
+ * active profile and the applications' run state, read from the profiles table and reused for
+ * {@link SETTINGS_CACHE_MS} after the read that produced them started. A change of the active
+ * profile, of its settings or of an application's state therefore reaches every warm container
+ * within that bound (10 s).
+ *
+ * A failed read keeps what the container knew (or, before any read succeeded, the built-in
+ * settings: the `default` profile, every application running) and is retried after
+ * {@link SETTINGS_RETRY_MS}: the profiles table being unreachable never fails a request by
+ * itself (a route that needs DynamoDB fails on its own read with a 503).
+ */
+import { APPLICATIONS, type ApplicationName } from './applications.js';
+import { logger } from './logger.js';
+import { DEFAULT_PROFILE_ID, builtInProfile, type Profile, type ProfileLogLevel } from '../profiles/model.js';
+import type { ApplicationRun, RuntimeRecord } from '../profiles/store.js';
+
+/** How long a container reuses the settings it read. */
+export const SETTINGS_CACHE_MS = 10_000;
+/** After a failed read, how long before the next attempt. */
+export const SETTINGS_RETRY_MS = 1_000;
+
+export interface SettingsSnapshot {
+  readonly profile: Profile;
+  readonly applications: Readonly<Record<ApplicationName, ApplicationRun>>;
+}
+
+export interface SettingsSource {
+  active(): Promise<{ readonly runtime: RuntimeRecord; readonly profile: Profile }>;
+}
+
+export interface RuntimeSettings {
+  /** The settings, read afresh when older than the cache period. */
+  current(): Promise<SettingsSnapshot>;
+  /** Drops what was read: the next `current` reads again. */
+  forget(): void;
+}
+
+export interface RuntimeSettingsOptions {
+  readonly ttlMs?: number;
+  readonly retryMs?: number;
+  /** Clock in ms; injectable for tests. */
+  readonly now?: () => number;
+  /** The settings used before any read succeeded. */
+  readonly fallback: () => SettingsSnapshot;
+  /** Called with the new and the previous snapshot whenever a read brings a different one. */
+  readonly onChange?: (next: SettingsSnapshot, previous: SettingsSnapshot | undefined) => void;
+}
+
+export const createRuntimeSettings = (source: () => Promise<SettingsSource>, options: RuntimeSettingsOptions): RuntimeSettings => {
+  const ttlMs = options.ttlMs ?? SETTINGS_CACHE_MS;
+  const retryMs = options.retryMs ?? SETTINGS_RETRY_MS;
+  const now = options.now ?? (() => Date.now());
+  let known: SettingsSnapshot | undefined;
+  let fingerprint = '';
+  let freshUntil = -Infinity;
+  let pending: Promise<SettingsSnapshot> | undefined;
+
+  const read = async (): Promise<SettingsSnapshot> => {
+    const startedAt = now();
+    try {
+      const { runtime, profile } = await (await source()).active();
+      const next: SettingsSnapshot = { profile, applications: runtime.applications };
+      const print = JSON.stringify(next);
+      if (print !== fingerprint) {
+        const previous = known;
+        known = next;
+        fingerprint = print;
+        options.onChange?.(next, previous);
+      }
+      freshUntil = startedAt + ttlMs;
+      return next;
+    } catch (error) {
+      logger.warn('the active profile could not be read; keeping the settings known', { error, retryInMs: retryMs });
+      freshUntil = startedAt + retryMs;
+      return known ?? options.fallback();
+    } finally {
+      pending = undefined;
+    }
+  };
+
+  return {
+    current() {
+      if (known && now() < freshUntil) return Promise.resolve(known);
+      if (!known && now() < freshUntil) return Promise.resolve(options.fallback());
+      pending ??= read();
+      return pending;
+    },
+    forget() {
+      freshUntil = -Infinity;
+    },
+  };
+};
+
+/** Every application running: the state before anything is stored. */
+const ALL_RUNNING = Object.fromEntries(APPLICATIONS.map((name) => [name, { state: 'RUNNING' }])) as Record<ApplicationName, ApplicationRun>;
+
+/** The built-in settings: the `default` profile as the service creates it, every application running. */
+export const builtInSettings = (): SettingsSnapshot => ({
+  profile: { id: DEFAULT_PROFILE_ID, active: true, ...builtInProfile() },
+  applications: ALL_RUNNING,
+});
+
+/** The log level of an application (its own, else the profile's), or the profile's for a route of no application. */
+export const logLevelOf = (snapshot: SettingsSnapshot, application?: ApplicationName): ProfileLogLevel =>
+  (application ? snapshot.profile.applications[application].logLevel : undefined) ?? snapshot.profile.logLevel;
+
+type Listener = (next: SettingsSnapshot, previous: SettingsSnapshot | undefined) => void;
+const listeners = new Set<Listener>();
+
+/** Runs `listener` whenever this container reads settings that differ from those it knew. */
+export const onSettingsChange = (listener: Listener): void => {
+  listeners.add(listener);
+};
+
+let container: RuntimeSettings | null | undefined;
+
+/**
+ * This container's settings, when its function may read the profiles table (the stack sets
+ * `PROFILES_TABLE` for the functions whose route needs it); undefined otherwise. The store is
+ * loaded on first use, so functions that never read settings do not pay for it.
+ */
+export const containerSettings = (): RuntimeSettings | undefined => {
+  if (container === undefined) {
+    const table = process.env['PROFILES_TABLE'];
+    let store: Promise<SettingsSource> | undefined;
+    container = table
+      ? createRuntimeSettings(() => (store ??= import('../profiles/store.js').then((m) => m.createProfileStore(undefined, table))), {
+          fallback: builtInSettings,
+          onChange: (next, previous) => {
+            for (const listener of listeners) listener(next, previous);
+          },
+        })
+      : null;
+  }
+  return container ?? undefined;
+};
+
+/** The settings this invocation runs with: those the container holds (read within the cache period), else the built-in ones. */
+export const currentSettings = async (): Promise<SettingsSnapshot> => (await containerSettings()?.current()) ?? builtInSettings();
