@@ -16,7 +16,7 @@ export type Role = (typeof ROLES)[number];
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** The DynamoDB tables a function may be granted, and how. */
-export type TableKey = 'trees' | 'adapters' | 'idempotency' | 'compliance';
+export type TableKey = 'trees' | 'adapters' | 'idempotency' | 'compliance' | 'changelog';
 export type TableAccess = 'read' | 'write';
 
 /** The request parts a live route validates before its handler runs. */
@@ -491,7 +491,7 @@ export const liveRoutes: readonly LiveRoute[] = [
       409: 'Another request changed the adapter meanwhile; nothing was changed',
       503: 'The secrets store or the database is unavailable; nothing was changed',
     },
-    needs: { tables: { adapters: 'write' }, secrets: 'write' },
+    needs: { tables: { adapters: 'write', changelog: 'write' }, secrets: 'write' },
   },
   {
     method: 'POST',
@@ -518,7 +518,7 @@ export const liveRoutes: readonly LiveRoute[] = [
       422: 'The Idempotency-Key was already used for a different request',
       503: 'The secrets store or the database is unavailable; nothing was changed',
     },
-    needs: { tables: { adapters: 'write', idempotency: 'write' }, secrets: 'write' },
+    needs: { tables: { adapters: 'write', idempotency: 'write', changelog: 'write' }, secrets: 'write' },
   },
   {
     method: 'PUT',
@@ -535,7 +535,7 @@ export const liveRoutes: readonly LiveRoute[] = [
       404: 'No adapter has this name',
       503: 'The database is unavailable; nothing was changed',
     },
-    needs: { tables: { adapters: 'write' } },
+    needs: { tables: { adapters: 'write', changelog: 'write' } },
   },
   {
     method: 'PUT',
@@ -552,7 +552,7 @@ export const liveRoutes: readonly LiveRoute[] = [
       404: 'No adapter has this name',
       503: 'The database is unavailable; nothing was changed',
     },
-    needs: { tables: { adapters: 'write' } },
+    needs: { tables: { adapters: 'write', changelog: 'write' } },
   },
   {
     method: 'PUT',
@@ -570,7 +570,7 @@ export const liveRoutes: readonly LiveRoute[] = [
       409: 'The adapter is stopped (`adapter-stopped`): start it instead',
       503: 'The database is unavailable; nothing was changed',
     },
-    needs: { tables: { adapters: 'write' }, secrets: 'read', orchestrator: true },
+    needs: { tables: { adapters: 'write', changelog: 'write' }, secrets: 'read', orchestrator: true },
   },
   {
     method: 'GET',
@@ -629,7 +629,7 @@ export const liveRoutes: readonly LiveRoute[] = [
     roles: ['admin'],
     request: { pathParameters: { type: 'object', required: ['name'], properties: { name: ADAPTER_NAME } }, body: EMPTY_BODY },
     responses: { 204: 'The adapter was deleted (and the secret the service stored for it)', 400: 'The name is invalid', 404: 'No adapter has this name' },
-    needs: { tables: { adapters: 'write' }, secrets: 'write' },
+    needs: { tables: { adapters: 'write', changelog: 'write' }, secrets: 'write' },
   },
   {
     method: 'GET',
