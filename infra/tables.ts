@@ -52,6 +52,15 @@ export const tableSpecs: Readonly<Record<TableKey, TableSpec>> = {
     timeToLive: 'expiresAt',
   },
   /**
+   * The audit trail of adapters and applications (`functions/shared/changelog.ts`): one
+   * partition per subject (`pk` `<kind>#<name>`), entries sorted by time (`sk` `<at>#<seq>`),
+   * read newest first. Entries never expire and outlive the adapter they describe.
+   */
+  changelog: {
+    partitionKey: { name: 'pk', type: 'S' },
+    sortKey: { name: 'sk', type: 'S' },
+  },
+  /**
    * Profiles and the applications' run state (`functions/profiles/store.ts`): `pk` is
    * `PROFILE#<id>` for a profile, `RUNTIME` for the item naming the active profile and each
    * application's state. The sparse `byId` index (only profiles carry `kind`) lists profiles by id.

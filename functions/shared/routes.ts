@@ -18,7 +18,7 @@ export type Role = (typeof ROLES)[number];
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** The DynamoDB tables a function may be granted, and how. */
-export type TableKey = 'trees' | 'adapters' | 'idempotency' | 'compliance' | 'profiles';
+export type TableKey = 'trees' | 'adapters' | 'idempotency' | 'compliance' | 'changelog' | 'profiles';
 export type TableAccess = 'read' | 'write';
 
 /** The request parts a live route validates before its handler runs. */
@@ -499,7 +499,7 @@ const serviceRoutes: readonly LiveRoute[] = [
       409: 'Another request changed the adapter meanwhile; nothing was changed',
       503: 'The secrets store or the database is unavailable; nothing was changed',
     },
-    needs: { tables: { adapters: 'write' }, secrets: 'write' },
+    needs: { tables: { adapters: 'write', changelog: 'write' }, secrets: 'write' },
   },
   {
     method: 'POST',
@@ -526,7 +526,7 @@ const serviceRoutes: readonly LiveRoute[] = [
       422: 'The Idempotency-Key was already used for a different request',
       503: 'The secrets store or the database is unavailable; nothing was changed',
     },
-    needs: { tables: { adapters: 'write', idempotency: 'write' }, secrets: 'write' },
+    needs: { tables: { adapters: 'write', idempotency: 'write', changelog: 'write' }, secrets: 'write' },
   },
   {
     method: 'PUT',
@@ -543,7 +543,7 @@ const serviceRoutes: readonly LiveRoute[] = [
       404: 'No adapter has this name',
       503: 'The database is unavailable; nothing was changed',
     },
-    needs: { tables: { adapters: 'write' } },
+    needs: { tables: { adapters: 'write', changelog: 'write' } },
   },
   {
     method: 'PUT',
@@ -560,7 +560,7 @@ const serviceRoutes: readonly LiveRoute[] = [
       404: 'No adapter has this name',
       503: 'The database is unavailable; nothing was changed',
     },
-    needs: { tables: { adapters: 'write' } },
+    needs: { tables: { adapters: 'write', changelog: 'write' } },
   },
   {
     method: 'PUT',
@@ -578,7 +578,7 @@ const serviceRoutes: readonly LiveRoute[] = [
       409: 'The adapter is stopped (`adapter-stopped`): start it instead',
       503: 'The database is unavailable; nothing was changed',
     },
-    needs: { tables: { adapters: 'write' }, secrets: 'read', orchestrator: true },
+    needs: { tables: { adapters: 'write', changelog: 'write' }, secrets: 'read', orchestrator: true },
   },
   {
     method: 'GET',
@@ -637,7 +637,7 @@ const serviceRoutes: readonly LiveRoute[] = [
     roles: ['admin'],
     request: { pathParameters: { type: 'object', required: ['name'], properties: { name: ADAPTER_NAME } }, body: EMPTY_BODY },
     responses: { 204: 'The adapter was deleted (and the secret the service stored for it)', 400: 'The name is invalid', 404: 'No adapter has this name' },
-    needs: { tables: { adapters: 'write' }, secrets: 'write' },
+    needs: { tables: { adapters: 'write', changelog: 'write' }, secrets: 'write' },
   },
   {
     method: 'GET',
@@ -969,7 +969,7 @@ const runtimeRoutes: readonly LiveRoute[] = [
       404: NO_APPLICATION,
       409: 'Another profile became active meanwhile (`profile-contended`); nothing was changed',
     },
-    needs: { tables: { profiles: 'write' } },
+    needs: { tables: { profiles: 'write', changelog: 'write' } },
   },
   ...(['stop', 'start', 'restart'] as const).map(
     (action): LiveRoute => ({
@@ -991,7 +991,7 @@ const runtimeRoutes: readonly LiveRoute[] = [
         404: NO_APPLICATION,
         409: action === 'restart' ? 'The application is stopped (`application-stopped`): start it instead; or another change landed meanwhile' : 'Another change of its state landed meanwhile; nothing was changed',
       },
-      needs: { tables: { profiles: 'write' } },
+      needs: { tables: { profiles: 'write', changelog: 'write' } },
     }),
   ),
   {
@@ -1012,7 +1012,7 @@ const runtimeRoutes: readonly LiveRoute[] = [
       404: NO_APPLICATION,
       409: 'Another profile became active meanwhile (`profile-contended`); nothing was changed',
     },
-    needs: { tables: { profiles: 'write' } },
+    needs: { tables: { profiles: 'write', changelog: 'write' } },
   },
   {
     method: 'GET',

@@ -49,6 +49,14 @@ const fakeStore = () => {
       const { revision: _, ...adapter } = updated;
       return adapter;
     },
+    setLogLevel: async (name, logLevel, now) => {
+      const old = items.get(name);
+      if (!old) return undefined;
+      const updated = { ...old, logLevel, lastUpdated: now, revision: old.revision + 1 };
+      items.set(name, updated);
+      const { revision: _, ...adapter } = updated;
+      return adapter;
+    },
   };
   return { store, items, state };
 };
