@@ -5,9 +5,10 @@
  */
 import type { JsonSchema } from '../shared/json-schema.js';
 import type { ApplicationName } from '../shared/applications.js';
+import { LOG_LEVELS, isLogLevel, type LogLevel } from '../shared/logger.js';
 
-export const LOG_LEVELS = ['error', 'warn', 'info', 'debug', 'trace'] as const;
-export type ProfileLogLevel = (typeof LOG_LEVELS)[number];
+export { LOG_LEVELS };
+export type ProfileLogLevel = LogLevel;
 
 /** The profile that exists and is active before any other is made. */
 export const DEFAULT_PROFILE_ID = 'default';
@@ -131,7 +132,7 @@ export const builtInDefault = (key: NumericSetting, env: NodeJS.ProcessEnv = pro
   return value;
 };
 
-const isLevel = (v: unknown): v is ProfileLogLevel => typeof v === 'string' && (LOG_LEVELS as readonly string[]).includes(v);
+const isLevel = isLogLevel;
 
 /** The built-in log level: the deployment's `LOG_LEVEL` when it names a level, else `info`. */
 export const builtInLogLevel = (env: NodeJS.ProcessEnv = process.env): ProfileLogLevel => {

@@ -25,6 +25,7 @@ import {
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import { APPLICATIONS, type ApplicationName } from '../shared/applications.js';
+import { changelogPut, diffFields, type ChangeAction } from '../shared/changelog.js';
 import { documentClient } from '../shared/dynamo.js';
 import { requiredEnv } from '../shared/env.js';
 import { logger } from '../shared/logger.js';
@@ -150,7 +151,16 @@ export interface ProfileStore {
   setApplicationState(name: ApplicationName, action: 'stop' | 'start' | 'restart', change: Change): Promise<{ readonly run: ApplicationRun; readonly changed: boolean }>;
 }
 
-export const createProfileStore = (client: DynamoDBDocumentClient = documentClient, tableName = requiredEnv('PROFILES_TABLE')): ProfileStore => {
+/**
+ * The store over `tableName`. Application changes (state, settings, log level) are written with
+ * their audit entry in the changelog table (`CHANGELOG_TABLE`, read when first needed: functions
+ * that only read need not have it).
+ */
+export const createProfileStore = (
+  client: DynamoDBDocumentClient = documentClient,
+  tableName = requiredEnv('PROFILES_TABLE'),
+  changelogTableName: () => string = () => requiredEnv('CHANGELOG_TABLE'),
+): ProfileStore => {
   const getItem = async (key: Record<string, string>): Promise<Record<string, unknown> | undefined> =>
     (await client.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }))).Item;
 
@@ -197,9 +207,20 @@ export const createProfileStore = (client: DynamoDBDocumentClient = documentClie
   };
 
   /** Updates one application's member of the active profile, checked to be the active one when the write lands. */
-  const writeActiveApplication = async (name: ApplicationName, update: string, values: Record<string, unknown>, change: Change): Promise<Profile> => {
+  const writeActiveApplication = async <A extends ApplicationName>(
+    name: A,
+    action: Extract<ChangeAction, 'replaced' | 'loglevel'>,
+    next: (current: ApplicationSettings[A]) => ApplicationSettings[A],
+    change: Change,
+  ): Promise<Profile> => {
     const rt = await ensure(change);
     const id = rt.activeProfile;
+    const item = await getItem(profileKey(id));
+    if (!item) throw new ProfileWriteRefused('contended');
+    // The condition compares with the stored value as is; the diff and the update use it with defaults filled in.
+    const stored = isRecord(item['applications']) ? item['applications'][name] : undefined;
+    const before = toProfile(item, id).applications[name];
+    const after = next(before);
     try {
       await client.send(
         new TransactWriteCommand({
@@ -209,12 +230,15 @@ export const createProfileStore = (client: DynamoDBDocumentClient = documentClie
               Update: {
                 TableName: tableName,
                 Key: profileKey(id),
-                UpdateExpression: `${update}, lastUpdated = :now, lastUpdatedBy = :by`,
-                ConditionExpression: 'attribute_exists(pk)',
+                UpdateExpression: 'SET applications.#n = :s, lastUpdated = :now, lastUpdatedBy = :by',
+                // Written over the settings the change was computed from.
+                ConditionExpression: stored === undefined ? 'attribute_not_exists(applications.#n)' : 'applications.#n = :before',
                 ExpressionAttributeNames: { '#n': name },
-                ExpressionAttributeValues: { ...values, ':now': change.now, ':by': change.by },
+                ExpressionAttributeValues: { ':s': after, ':now': change.now, ':by': change.by, ...(stored === undefined ? {} : { ':before': stored }) },
               },
             },
+            // The audit entry lands with the change, or neither does.
+            changelogPut({ kind: 'application', name, at: change.now, by: change.by, action, changes: diffFields({ ...before, profile: id }, { ...after, profile: id }) }, changelogTableName()),
           ],
         }),
       );
@@ -356,35 +380,44 @@ export const createProfileStore = (client: DynamoDBDocumentClient = documentClie
       return { profile, previous: rt.activeProfile };
     },
 
-    setApplicationSettings: (name, settings, change) => writeActiveApplication(name, 'SET applications.#n = :s', { ':s': settings }, change),
-    setApplicationLogLevel: (name, level, change) => writeActiveApplication(name, 'SET applications.#n.logLevel = :s', { ':s': level }, change),
+    setApplicationSettings: (name, settings, change) => writeActiveApplication(name, 'replaced', () => settings, change),
+    setApplicationLogLevel: (name, level, change) => writeActiveApplication(name, 'loglevel', (current) => ({ ...current, logLevel: level }), change),
 
-    async setApplicationState(name, action, change) {
+    async setApplicationState(name, action_, change) {
       const rt = await ensure(change);
       const before = rt.applications[name];
-      if (action === 'restart' && before.state === 'STOPPED') throw new ProfileWriteRefused('stopped');
-      const state: ApplicationState = action === 'stop' ? 'STOPPED' : 'RUNNING';
-      if (action !== 'restart' && before.state === state) return { run: before, changed: false };
+      if (action_ === 'restart' && before.state === 'STOPPED') throw new ProfileWriteRefused('stopped');
+      const state: ApplicationState = action_ === 'stop' ? 'STOPPED' : 'RUNNING';
+      if (action_ !== 'restart' && before.state === state) return { run: before, changed: false };
       const run: ApplicationRun = {
         state,
-        changed: action === 'restart' ? (before.changed ?? change.now) : change.now,
-        changedBy: action === 'restart' ? (before.changedBy ?? change.by) : change.by,
-        ...(action === 'restart' ? { restarted: change.now } : before.restarted ? { restarted: before.restarted } : {}),
+        changed: action_ === 'restart' ? (before.changed ?? change.now) : change.now,
+        changedBy: action_ === 'restart' ? (before.changedBy ?? change.by) : change.by,
+        ...(action_ === 'restart' ? { restarted: change.now } : before.restarted ? { restarted: before.restarted } : {}),
       };
+      const action: ChangeAction = action_ === 'stop' ? 'stopped' : action_ === 'start' ? 'started' : 'restarted';
       try {
         await client.send(
-          new UpdateCommand({
-            TableName: tableName,
-            Key: RUNTIME_KEY,
-            UpdateExpression: 'SET applications.#n = :run',
-            // Written over the state it was decided on: a concurrent change makes this one retry.
-            ConditionExpression: 'applications.#n.#s = :before',
-            ExpressionAttributeNames: { '#n': name, '#s': 'state' },
-            ExpressionAttributeValues: { ':run': run, ':before': before.state },
+          new TransactWriteCommand({
+            TransactItems: [
+              {
+                Update: {
+                  TableName: tableName,
+                  Key: RUNTIME_KEY,
+                  UpdateExpression: 'SET applications.#n = :run',
+                  // Written over the state it was decided on: a concurrent change refuses this one.
+                  ConditionExpression: 'applications.#n = :before',
+                  ExpressionAttributeNames: { '#n': name },
+                  ExpressionAttributeValues: { ':run': run, ':before': before },
+                },
+              },
+              // The audit entry lands with the change, or neither does.
+              changelogPut({ kind: 'application', name, at: change.now, by: change.by, action, changes: diffFields({ ...before }, { ...run }) }, changelogTableName()),
+            ],
           }),
         );
       } catch (error) {
-        if ((error as { name?: string }).name === 'ConditionalCheckFailedException') throw new ProfileWriteRefused('contended');
+        if (cancellation(error) || (error as { name?: string }).name === 'TransactionConflictException') throw new ProfileWriteRefused('contended');
         throw error;
       }
       return { run, changed: true };

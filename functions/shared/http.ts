@@ -236,9 +236,7 @@ const activeProfile = (): middy.MiddlewareObj<APIGatewayProxyEvent> => ({
     if (!settings) return;
     const application = applicationOf(request.event.resource);
     const snapshot = await settings.current();
-    const level = logLevelOf(snapshot, application);
-    // The logger's finest level is debug: trace (bodies, for adapters) logs at debug here.
-    logger.setLevel(level === 'trace' ? 'debug' : level);
+    logger.setLevel(logLevelOf(snapshot, application));
     if (application && snapshot.applications[application].state === 'STOPPED') throw new ApplicationStopped(application);
   },
 });

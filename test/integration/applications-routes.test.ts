@@ -9,6 +9,8 @@ import { pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { APPLICATION_SETTINGS_SCHEMAS } from '../../functions/profiles/model.js';
+import { listChangelog } from '../../functions/shared/changelog.js';
+import { documentClient } from '../../functions/shared/dynamo.js';
 import { SETTINGS_CACHE_MS } from '../../functions/shared/settings.js';
 import { PROJECT_ROOT } from '../../infra/paths.js';
 import { apiEvent, invoke, lambdaContext } from '../support/events.js';
@@ -170,6 +172,22 @@ describe('applications', () => {
     expect(Date.parse(res.body.restarted)).toBeGreaterThanOrEqual(before - 1);
     afterCachePeriod();
     expect((await relay()).status).toBe(200);
+  });
+
+  it('records every change of an application in its changelog, newest first, with the change it records', async () => {
+    const trail = async (name: string) => (await listChangelog(documentClient, { kind: 'application', name }, { limit: '100' }, world.tables.changelog)).items;
+    const orch = await trail('orch_manager');
+    // Stop, start, restart: the no-op stop and start wrote nothing, the refused restart nothing.
+    expect(orch.map((e) => e.action)).toEqual(['restarted', 'started', 'stopped']);
+    expect(orch.every((e) => e.by === 'ops-admin')).toBe(true);
+    expect(orch[2]!.changes).toEqual(expect.arrayContaining([{ field: 'state', from: 'RUNNING', to: 'STOPPED' }]));
+    expect(orch[1]!.changes).toEqual(expect.arrayContaining([{ field: 'state', from: 'STOPPED', to: 'RUNNING' }]));
+    expect(orch[0]!.changes.map((c) => c.field)).toContain('restarted');
+    const config = await trail('configuration_manager');
+    expect(config.map((e) => e.action)).toEqual(['loglevel', 'loglevel', 'replaced']);
+    expect(config[1]!.changes).toEqual([{ field: 'logLevel', to: 'debug' }]);
+    expect(config[0]!.changes).toEqual([{ field: 'logLevel', from: 'debug', to: 'warn' }]);
+    expect(config[2]!.changes).toEqual([{ field: 'complianceConcurrency', from: 10, to: 4 }]);
   });
 
   it('brings a profile switch to a warm relay within the cache period', async () => {
