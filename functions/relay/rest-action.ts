@@ -17,7 +17,8 @@ import { createAdapterStore } from '../adapters/store.js';
 import { adapterNameFromPath } from '../adapters/validate.js';
 import { relayRestAction as validate } from '../generated/validators.js';
 import { secretResolver } from '../secrets/resolver.js';
-import { integerEnv, optionalEnv } from '../shared/env.js';
+import { integerEnv, optionalEnv, requiredEnv } from '../shared/env.js';
+import { documentClient } from '../shared/dynamo.js';
 import { httpHandler, json } from '../shared/http.js';
 import { idempotent } from '../shared/idempotency.js';
 import { createIdempotencyStore } from '../shared/idempotency-store.js';
@@ -26,6 +27,7 @@ import { currentSettings, onSettingsChange } from '../shared/settings.js';
 import { recordRelayCall } from '../shared/metrics.js';
 import { traceSubsegment } from '../shared/tracing.js';
 import { createHttpClient } from '../shared/http-client.js';
+import { createCallSlots } from './call-slots.js';
 import { DEFAULT_LIMITS, relayRestAction, type RelayDeps, type RelayLogLine, type RestActionRequest } from './core.js';
 
 const MAX_BODY = DEFAULT_LIMITS.maxBodyBytes;
@@ -78,6 +80,7 @@ const traceCall: RelayDeps['traceCall'] = (adapter, request, send) =>
 // after the request may have reached it are kept: a refusal that sent nothing (unknown
 // adapter, connection refused, unknown host, refused address, failed TLS handshake) runs again.
 const idempotency = idempotent({ store: createIdempotencyStore(), keep: 'effects' });
+const callSlots = createCallSlots(documentClient, requiredEnv('IDEMPOTENCY_TABLE'));
 
 export const handler = httpHandler<RestActionRequest>({ operation: 'relayRestAction', validate, idempotency }, async (event, context, { signal }) => {
   const adapterId = adapterNameFromPath(event.pathParameters?.['adapterId'], 'adapterId');
@@ -87,17 +90,24 @@ export const handler = httpHandler<RestActionRequest>({ operation: 'relayRestAct
     adapterCacheSeconds = settings.adapterCacheSeconds;
     adapters = cachedAdapters(adapterStore, { ttlMs: adapterCacheSeconds * 1000, maxEntries: ADAPTER_CACHE_MAX_ENTRIES });
   }
-  const results = await relayRestAction(
-    { adapterId, request: event.body, signal },
-    {
-      adapters,
-      secrets: secretResolver,
-      client,
-      remainingTimeMs: () => context.getRemainingTimeInMillis(),
-      log,
-      limits: { ...limits, defaultTimeoutMs: settings.orchestratorTimeoutMs },
-      traceCall,
-    },
-  );
+  // A cap on the calls in flight through the adapter (0: none); the lease cannot outlive this function.
+  const release = settings.maxConcurrentCallsPerAdapter > 0 ? await callSlots.acquire(adapterId, settings.maxConcurrentCallsPerAdapter, context.getRemainingTimeInMillis()) : undefined;
+  let results;
+  try {
+    results = await relayRestAction(
+      { adapterId, request: event.body, signal },
+      {
+        adapters,
+        secrets: secretResolver,
+        client,
+        remainingTimeMs: () => context.getRemainingTimeInMillis(),
+        log,
+        limits: { ...limits, defaultTimeoutMs: settings.orchestratorTimeoutMs },
+        traceCall,
+      },
+    );
+  } finally {
+    await release?.();
+  }
   return json(200, results);
 });

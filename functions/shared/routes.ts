@@ -222,6 +222,7 @@ const serviceRoutes: readonly LiveRoute[] = [
       404: 'No adapter has this name',
       409: 'The adapter is stopped (`adapter-stopped`; nothing was sent), a request with the same Idempotency-Key is still running (retry after `Retry-After`), or its answer was too large to keep for replay',
       422: 'The Idempotency-Key was already used for a different request',
+      429: 'The adapter already carries as many calls as the active profile allows (`adapter-busy`, `maxConcurrentCallsPerAdapter`); nothing was sent; retry after `Retry-After`',
       500: 'The adapter record or its secret reference is unusable (logged)',
       502: 'The orchestrator could not be reached, failed TLS, redirected, sent too large a body or JSON that does not parse',
       503: 'A dependency (secrets store, database) is unavailable',

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { APPLICATION_SETTINGS_SCHEMAS } from '../../functions/profiles/model.js';
 import { listChangelog } from '../../functions/shared/changelog.js';
 import { documentClient } from '../../functions/shared/dynamo.js';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { SETTINGS_CACHE_MS } from '../../functions/shared/settings.js';
 import { PROJECT_ROOT } from '../../infra/paths.js';
 import { apiEvent, invoke, lambdaContext } from '../support/events.js';
@@ -188,6 +189,39 @@ describe('applications', () => {
     expect(config[1]!.changes).toEqual([{ field: 'logLevel', to: 'debug' }]);
     expect(config[0]!.changes).toEqual([{ field: 'logLevel', from: 'debug', to: 'warn' }]);
     expect(config[2]!.changes).toEqual([{ field: 'complianceConcurrency', from: 10, to: 4 }]);
+  });
+
+  it('caps the calls in flight through one adapter at the profile\'s maxConcurrentCallsPerAdapter (429, nothing sent)', async () => {
+    expect((await app('orch_manager', '', 'PUT', { maxConcurrentCallsPerAdapter: 2 })).status).toBe(200);
+    afterCachePeriod();
+    world.nso.setKnobs({ delayMs: 300 });
+    try {
+      const sent = world.nso.requests.length;
+      const answers = await Promise.all([relay(), relay(), relay(), relay()]);
+      const statuses = answers.map((a) => a.status).sort();
+      expect(statuses).toEqual([200, 200, 429, 429]);
+      const busy = answers.find((a) => a.status === 429)!;
+      expect(busy.body).toMatchObject({ type: 'urn:netconfig:problem:adapter-busy', adapter: 'lab', limit: 2 });
+      expect(headerOf({ headers: busy.headers }, 'Retry-After')).toBe('1');
+      expect(world.nso.requests.length - sent).toBe(2);
+      // Every slot is free again once the calls ended.
+      expect((await Promise.all([relay(), relay()])).map((a) => a.status)).toEqual([200, 200]);
+      // A lease left by a container that died mid-call is swept once past its time.
+      await documentClient.send(
+        new UpdateCommand({
+          TableName: world.tables.idempotency,
+          Key: { pk: 'LEASES#lab' },
+          UpdateExpression: 'SET leases.#a = :past, leases.#b = :past',
+          ExpressionAttributeNames: { '#a': 'dead-a', '#b': 'dead-b' },
+          ExpressionAttributeValues: { ':past': Date.now() - 1 },
+        }),
+      );
+      expect((await relay()).status).toBe(200);
+    } finally {
+      world.nso.setKnobs({});
+      await app('orch_manager', '', 'PUT', {});
+      afterCachePeriod();
+    }
   });
 
   it('brings a profile switch to a warm relay within the cache period', async () => {
