@@ -13,7 +13,7 @@ import { applicationHealthDeps } from './application-wiring.js';
 export const handler = httpHandler({ operation: 'getApplicationsHealth', validate }, async () => {
   const applications = await applicationsHealth(APPLICATIONS, applicationHealthDeps());
   const status = applications.every((a) => a.status === 'up') ? 'up' : 'down';
-  const body = { status, checkedAt: applications[0]!.checkedAt, applications };
+  const body = { status, health: status, checkedAt: applications[0]!.checkedAt, applications };
   if (status === 'up') return json(200, body, NO_STORE);
   const notUp = applications.filter((a) => a.status !== 'up').map((a) => `${a.name} (${a.status})`);
   throw new ApplicationUnhealthy(`Not every application is up: ${notUp.join(', ')}.`, { health: status, checkedAt: body.checkedAt, applications });

@@ -132,9 +132,9 @@ export interface ProfilePage {
 
 export interface ProfileStore {
   /** The run state and the active profile's id (strongly consistent). */
-  runtime(): Promise<RuntimeRecord>;
+  runtime(signal?: AbortSignal): Promise<RuntimeRecord>;
   /** The active profile and the run state, as the service behaves (strongly consistent). */
-  active(): Promise<{ readonly runtime: RuntimeRecord; readonly profile: Profile }>;
+  active(signal?: AbortSignal): Promise<{ readonly runtime: RuntimeRecord; readonly profile: Profile }>;
   get(id: string): Promise<Profile | undefined>;
   list(options: { readonly limit: number; readonly after?: string }): Promise<ProfilePage>;
   create(id: string, settings: ProfileSettings, change: Change): Promise<Profile>;
@@ -161,10 +161,10 @@ export const createProfileStore = (
   tableName = requiredEnv('PROFILES_TABLE'),
   changelogTableName: () => string = () => requiredEnv('CHANGELOG_TABLE'),
 ): ProfileStore => {
-  const getItem = async (key: Record<string, string>): Promise<Record<string, unknown> | undefined> =>
-    (await client.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }))).Item;
+  const getItem = async (key: Record<string, string>, signal?: AbortSignal): Promise<Record<string, unknown> | undefined> =>
+    (await client.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }), signal ? { abortSignal: signal } : {})).Item;
 
-  const runtime = async (): Promise<RuntimeRecord> => toRuntime(await getItem(RUNTIME_KEY));
+  const runtime = async (signal?: AbortSignal): Promise<RuntimeRecord> => toRuntime(await getItem(RUNTIME_KEY, signal));
 
   /** Stores the built-in state unless something is stored already; returns the stored run state. */
   const ensure = async (change: Change): Promise<RuntimeRecord> => {
@@ -198,11 +198,11 @@ export const createProfileStore = (
     return runtime();
   };
 
-  const get = async (id: string, activeId?: string): Promise<Profile | undefined> => {
-    const rt = activeId === undefined ? await runtime() : undefined;
+  const get = async (id: string, activeId?: string, signal?: AbortSignal): Promise<Profile | undefined> => {
+    const rt = activeId === undefined ? await runtime(signal) : undefined;
     const active = activeId ?? rt!.activeProfile;
     if (rt && !rt.stored) return id === DEFAULT_PROFILE_ID ? builtInDefault() : undefined;
-    const item = await getItem(profileKey(id));
+    const item = await getItem(profileKey(id), signal);
     return item ? toProfile(item, active) : undefined;
   };
 
@@ -250,12 +250,12 @@ export const createProfileStore = (
   };
 
   return {
-    runtime,
+    runtime: () => runtime(),
 
-    async active() {
-      const rt = await runtime();
+    async active(signal) {
+      const rt = await runtime(signal);
       if (!rt.stored) return { runtime: rt, profile: builtInDefault() };
-      const profile = await get(rt.activeProfile, rt.activeProfile);
+      const profile = await get(rt.activeProfile, rt.activeProfile, signal);
       if (profile) return { runtime: rt, profile };
       // Only a hand-edited table gets here: activation and deletion check each other.
       logger.error('the active profile does not exist; using the built-in settings', { profile: rt.activeProfile });

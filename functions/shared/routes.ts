@@ -1055,7 +1055,7 @@ const healthRoutes = (): readonly LiveRoute[] => [
     roles: ['admin', 'apiread'],
     request: { body: EMPTY_BODY },
     responses: {
-      200: 'Every application runs and its dependencies answer: `{ status: "up", checkedAt, applications: [{ name, state, status, dependencies }] }`',
+      200: 'Every application runs and its dependencies answer: `{ status: "up", health: "up", checkedAt, applications: [{ name, state, status, dependencies }] }`; each application\'s `status` is up, stopped or down',
       503: 'An application is stopped or a dependency is down: problem+json carrying the same `checkedAt` and `applications`',
     },
     needs: everyDependency(),
@@ -1070,23 +1070,25 @@ const healthRoutes = (): readonly LiveRoute[] => [
     roles: ['admin', 'apiread'],
     request: { pathParameters: APPLICATION_PARAMS, body: EMPTY_BODY },
     responses: {
-      200: 'The application runs and its dependencies answer: `{ name, state, status: "up", checkedAt, dependencies }`',
+      200: 'The application runs and its dependencies answer: `{ name, state, status: "up", health: "up", checkedAt, dependencies }`',
       400: 'The name is invalid, or a body was sent',
       404: NO_APPLICATION,
-      503: 'The application is stopped (`status` "stopped") or a dependency is down: problem+json carrying the same members',
+      503: 'The application is stopped (`health` "stopped") or a dependency is down (`health` "down"): problem+json carrying the same members',
     },
     needs: everyDependency(),
   },
 ];
 
 /**
- * Every route that is not public reads the active profile (its log level, and for the routes
- * of an application, whether it runs): read access to the profiles table unless it writes it.
- * The routes of an application are marked with it.
+ * The functions that use DynamoDB, and every route of an application, read the active profile
+ * (their log level; for the routes of an application, whether it runs): read access to the
+ * profiles table unless they write it. The routes of an application are marked with it. A
+ * function with no table (`/status`, `/health/server`, the schema routes) depends on nothing
+ * and logs at the deployment's `LOG_LEVEL`.
  */
 const withRuntimeSettings = (route: LiveRoute): LiveRoute => {
   const application = applicationOf(route.path);
-  const reads = route.roles !== 'public' && route.needs.tables?.profiles === undefined;
+  const reads = (application !== undefined || Object.keys(route.needs.tables ?? {}).length > 0) && route.needs.tables?.profiles === undefined;
   return {
     ...route,
     ...(application ? { application } : {}),

@@ -5,7 +5,7 @@
  * profile, of its settings or of an application's state therefore reaches every warm container
  * within that bound (10 s).
  *
- * A failed read keeps what the container knew (or, before any read succeeded, the built-in
+ * A failed read (or one slower than {@link SETTINGS_READ_TIMEOUT_MS}) keeps what the container knew (or, before any read succeeded, the built-in
  * settings: the `default` profile, every application running) and is retried after
  * {@link SETTINGS_RETRY_MS}: the profiles table being unreachable never fails a request by
  * itself (a route that needs DynamoDB fails on its own read with a 503).
@@ -19,6 +19,11 @@ import type { ApplicationRun, RuntimeRecord } from '../profiles/store.js';
 export const SETTINGS_CACHE_MS = 10_000;
 /** After a failed read, how long before the next attempt. */
 export const SETTINGS_RETRY_MS = 1_000;
+/**
+ * How long a read may take before it counts as failed: a hung table must not hold every
+ * request for the DynamoDB client's own limits (seconds) before the route's own work starts.
+ */
+export const SETTINGS_READ_TIMEOUT_MS = 1_000;
 
 export interface SettingsSnapshot {
   readonly profile: Profile;
@@ -26,7 +31,7 @@ export interface SettingsSnapshot {
 }
 
 export interface SettingsSource {
-  active(): Promise<{ readonly runtime: RuntimeRecord; readonly profile: Profile }>;
+  active(signal?: AbortSignal): Promise<{ readonly runtime: RuntimeRecord; readonly profile: Profile }>;
 }
 
 export interface RuntimeSettings {
@@ -39,6 +44,7 @@ export interface RuntimeSettings {
 export interface RuntimeSettingsOptions {
   readonly ttlMs?: number;
   readonly retryMs?: number;
+  readonly readTimeoutMs?: number;
   /** Clock in ms; injectable for tests. */
   readonly now?: () => number;
   /** The settings used before any read succeeded. */
@@ -50,6 +56,7 @@ export interface RuntimeSettingsOptions {
 export const createRuntimeSettings = (source: () => Promise<SettingsSource>, options: RuntimeSettingsOptions): RuntimeSettings => {
   const ttlMs = options.ttlMs ?? SETTINGS_CACHE_MS;
   const retryMs = options.retryMs ?? SETTINGS_RETRY_MS;
+  const readTimeoutMs = options.readTimeoutMs ?? SETTINGS_READ_TIMEOUT_MS;
   const now = options.now ?? (() => Date.now());
   let known: SettingsSnapshot | undefined;
   let fingerprint = '';
@@ -58,8 +65,9 @@ export const createRuntimeSettings = (source: () => Promise<SettingsSource>, opt
 
   const read = async (): Promise<SettingsSnapshot> => {
     const startedAt = now();
+    const signal = AbortSignal.timeout(readTimeoutMs);
     try {
-      const { runtime, profile } = await (await source()).active();
+      const { runtime, profile } = await (await source()).active(signal);
       const next: SettingsSnapshot = { profile, applications: runtime.applications };
       const print = JSON.stringify(next);
       if (print !== fingerprint) {

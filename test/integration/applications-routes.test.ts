@@ -142,7 +142,7 @@ describe('applications', () => {
     expect((await app('orch_manager', '', 'GET')).body.state).toBe('STOPPED');
     const one = await health('orch_manager');
     expect(one.status).toBe(503);
-    expect(one.body).toMatchObject({ name: 'orch_manager', state: 'STOPPED', status: 'stopped' });
+    expect(one.body).toMatchObject({ type: 'urn:netconfig:problem:application-unhealthy', status: 503, name: 'orch_manager', state: 'STOPPED', health: 'stopped' });
     const all = await health();
     expect(all.status).toBe(503);
     expect(all.body.applications.map((a: { status: string }) => a.status)).toEqual(['stopped', 'up']);

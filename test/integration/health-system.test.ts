@@ -21,9 +21,10 @@ let tables: Record<string, string>;
 /** A fresh copy of the handler, built from the environment as it is now. */
 const loadHandler = async (env: Record<string, string> = {}): Promise<Handler> => {
   vi.resetModules();
-  // As deployed: the stack binds this function to the trees and adapters tables only
-  // (createTables sets every table's variable, the idempotency and compliance tables included).
-  const base = { SECRETS_BACKEND: 'local', SECRETS_FILE: path.join(dir, 'secrets.json'), LOG_LEVEL: 'warn', IDEMPOTENCY_TABLE: '', COMPLIANCE_TABLE: '' };
+  // As deployed: the stack binds this function to the trees and adapters tables, and the
+  // profiles table that every function using DynamoDB reads (createTables sets every table's
+  // variable, the idempotency, compliance and changelog tables included).
+  const base = { SECRETS_BACKEND: 'local', SECRETS_FILE: path.join(dir, 'secrets.json'), LOG_LEVEL: 'warn', IDEMPOTENCY_TABLE: '', COMPLIANCE_TABLE: '', CHANGELOG_TABLE: '' };
   for (const [k, v] of Object.entries({ ...base, ...env })) vi.stubEnv(k, v);
   return (await import('../../functions/health/system.js')).handler;
 };
@@ -56,6 +57,7 @@ describe('GET /health/system', () => {
       dependencies: {
         'dynamodb:trees': { status: 'up', latencyMs: expect.any(Number) },
         'dynamodb:adapters': { status: 'up', latencyMs: expect.any(Number) },
+        'dynamodb:profiles': { status: 'up', latencyMs: expect.any(Number) },
         secrets: { status: 'up', backend: 'local', latencyMs: expect.any(Number) },
       },
     });
@@ -82,10 +84,10 @@ describe('GET /health/system', () => {
         secrets: { status: 'up' },
       },
     });
-    expect(res.body.detail).toBe('A dependency is down: dynamodb:trees, dynamodb:adapters.');
+    expect(res.body.detail).toBe('A dependency is down: dynamodb:trees, dynamodb:adapters, dynamodb:profiles.');
     // Neither the endpoint nor an SDK error name reaches the client or the log.
     const failures = log.entries().filter((l) => l['message'] === 'health check failed');
-    expect(failures.map((l) => l['dependency']).sort()).toEqual(['dynamodb:adapters', 'dynamodb:trees']);
+    expect(failures.map((l) => l['dependency']).sort()).toEqual(['dynamodb:adapters', 'dynamodb:profiles', 'dynamodb:trees']);
     for (const text of [JSON.stringify(res.body), ...failures.map((l) => JSON.stringify(l))]) {
       expect(text).not.toContain(String(port));
       expect(text).not.toMatch(/ECONNREFUSED|Exception|TimeoutError/);

@@ -386,9 +386,14 @@ describe('when the orchestrator does not answer properly', () => {
 
 describe('logging', () => {
   it('writes one line per call without secrets, bodies or query values', async () => {
-    const { logger } = await import('../../functions/shared/logger.js');
+    // The relay logs at orch_manager's level in the active profile, read again once forgotten.
+    const { createProfileStore } = await import('../../functions/profiles/store.js');
+    const { containerSettings } = await import('../../functions/shared/settings.js');
+    const profiles = createProfileStore(documentClient, tables['profiles'], () => tables['changelog']);
+    const change = { now: new Date().toISOString(), by: 'test' };
+    await profiles.setApplicationLogLevel('orch_manager', 'info', change);
+    containerSettings()!.forget();
     const out = captureStdout();
-    logger.setLevel('info');
     try {
       await relay(
         'lab',
@@ -397,7 +402,8 @@ describe('logging', () => {
       );
     } finally {
       out.restore();
-      logger.setLevel('warn');
+      await profiles.setApplicationLogLevel('orch_manager', 'warn', change);
+      containerSettings()!.forget();
     }
     const calls = out.entries().filter((l) => l['message'] === 'relay call');
     expect(calls).toEqual([

@@ -42,6 +42,8 @@ const pathValue = (name: string): string => {
     case 'name':
     case 'adapterId':
       return 'lab';
+    case 'id':
+      return 'default';
     case 'batchId':
       return '0'.repeat(24);
     case 'reportId':
@@ -73,6 +75,13 @@ const validBody = (route: LiveRoute): unknown => {
       return { name: unique, deviceType: 'x', versions: [{ name: 'initial', root: { name: 'base' } }] };
     case 'startComplianceBatch':
       return { treeId: knownTreeId, version: 'initial', adapterId: 'lab' };
+    case 'createProfile':
+      return { id: unique };
+    case 'putProfile':
+    case 'putApplication':
+      return {};
+    case 'setApplicationLogLevel':
+      return { level: 'warn' };
     default:
       if (route.request.body && route.request.body !== EMPTY_BODY && ['POST', 'PUT', 'PATCH'].includes(route.method)) throw new Error(`no test body for ${route.operationId}: add one`);
       return undefined;
@@ -87,6 +96,11 @@ const OWN_PATH_VALUES: Readonly<Record<string, Readonly<Record<string, string>>>
   startAdapter: { name: 'fault-adapter' },
   restartAdapter: { name: 'fault-adapter' },
   deleteNode: { nodePath: 'base/gone' },
+  deleteProfile: { id: 'ghost' },
+  activateProfile: { id: 'default' },
+  ...Object.fromEntries(
+    liveRoutes.filter((r) => r.path.startsWith('/applications/') || r.path.startsWith('/health/applications/')).map((r) => [r.operationId, { name: 'configuration_manager' }]),
+  ),
 };
 
 /** A request each route accepts, with path parameters filled by name from the route's path. */

@@ -65,6 +65,16 @@ describe('runtime settings', () => {
     expect(snapshot.applications.orch_manager.state).toBe('RUNNING');
   });
 
+  it('gives up on a read that hangs past its time limit and runs on what it knew', async () => {
+    const hanging: SettingsSource = {
+      active: (signal) => new Promise((_, reject) => signal?.addEventListener('abort', () => reject(signal.reason))),
+    };
+    const settings = createRuntimeSettings(async () => hanging, { now: () => 0, readTimeoutMs: 20, fallback: builtInSettings });
+    const started = performance.now();
+    expect((await settings.current()).profile.id).toBe(DEFAULT_PROFILE_ID);
+    expect(performance.now() - started).toBeLessThan(1_000);
+  });
+
   it('tells listeners about a changed snapshot only', async () => {
     let now = 0;
     const { state, src } = source();
