@@ -62,6 +62,23 @@ const ALLOWED: Readonly<Record<string, readonly number[]>> = {
   deleteNode: [204, 400, 404, 409, 415],
   exportTree: [200, 400, 404, 415],
   importTree: [201, 400, 409, 413, 415],
+  listProfiles: [200, 400, 415],
+  createProfile: [201, 400, 409, 415, 422],
+  getProfile: [200, 400, 404, 415],
+  putProfile: [200, 400, 404, 415],
+  deleteProfile: [204, 400, 404, 409, 415],
+  activateProfile: [200, 400, 404, 409, 415],
+  getProfileSchema: [200, 400, 415],
+  listApplications: [200, 400, 415],
+  getApplication: [200, 400, 404, 415],
+  putApplication: [200, 400, 404, 409, 415],
+  stopApplication: [200, 400, 404, 409, 415],
+  startApplication: [200, 400, 404, 409, 415],
+  restartApplication: [200, 400, 404, 409, 415],
+  setApplicationLogLevel: [200, 400, 404, 409, 415],
+  getApplicationSchema: [200, 400, 404, 415],
+  getApplicationsHealth: [200, 400, 415],
+  getApplicationHealth: [200, 400, 404, 415],
 };
 /** Answered by the shared HTTP stack for any route, documented once for all. */
 const STACK_STATUSES = [400, 415];
@@ -69,6 +86,16 @@ const STACK_STATUSES = [400, 415];
 const FIXTURE_ADAPTERS = new Set(['lab']);
 /** The routes that change an adapter named in their path. */
 const ADAPTER_WRITES = new Set(['putAdapter', 'deleteAdapter', 'stopAdapter', 'startAdapter', 'restartAdapter']);
+/**
+ * Writes the fuzzer must not make with a real name: stopping an application (its routes would
+ * answer 503 to the fuzzing after), or changing the settings the service runs with (the active
+ * `default` profile, orch_manager's settings: the relay's timeout and cap).
+ */
+const RUNTIME_FIXTURES: Readonly<Record<string, { readonly param: string; readonly names: ReadonlySet<string> }>> = {
+  stopApplication: { param: 'name', names: new Set(['orch_manager', 'configuration_manager']) },
+  putApplication: { param: 'name', names: new Set(['orch_manager']) },
+  putProfile: { param: 'id', names: new Set(['default']) },
+};
 
 let world: RelayWorld;
 let lambda: LambdaInvokeEndpoint | undefined;
@@ -167,6 +194,13 @@ const shapedBodies = (): Readonly<Record<string, fc.Arbitrary<unknown>>> => ({
     fc.record({ type: fc.constant('nso'), baseUrl, auth: fc.record({ type: fc.constant('basic'), username: text, password }) }),
     putAdapterShaped(),
   ),
+  createProfile: fc.oneof(
+    fc.record({ id: fc.stringMatching(/^[a-z][a-z0-9-]{0,10}$/), logLevel: fc.constantFrom('error', 'info', 'loud') }, { requiredKeys: ['id'] }),
+    partial({ id: text, logLevel: text, applications: fc.oneof(anything, fc.record({ orch_manager: partial({ orchestratorTimeoutMs: fc.integer(), adapterCacheSeconds: anything }) })) }),
+  ),
+  putProfile: partial({ description: text, logLevel: fc.oneof(fc.constantFrom('debug', 'warn'), text), applications: fc.oneof(anything, fc.record({ configuration_manager: partial({ complianceConcurrency: fc.integer(), reportRetentionDays: anything }) })) }),
+  putApplication: partial({ complianceConcurrency: fc.oneof(fc.integer({ min: 1, max: 100 }), fc.integer()), reportRetentionDays: anything, orchestratorTimeoutMs: fc.integer(), logLevel: fc.oneof(fc.constantFrom('info'), text) }),
+  setApplicationLogLevel: partial({ level: fc.oneof(fc.constantFrom('error', 'warn', 'info', 'debug', 'trace'), text) }),
 });
 
 const relayShaped = () =>
@@ -194,6 +228,15 @@ const pathValues = (): Readonly<Record<string, Readonly<Record<string, fc.Arbitr
   // Never the relay's targets: stopping them would change what the relay fuzzing meets.
   ...Object.fromEntries(['stopAdapter', 'startAdapter', 'restartAdapter'].map((op) => [op, { name: fc.constantFrom('fuzz-life', 'ghost') }])),
   getAdapterSchema: { name: fc.constantFrom('lab', 'ghost') },
+  ...Object.fromEntries(
+    ['getApplication', 'putApplication', 'startApplication', 'restartApplication', 'setApplicationLogLevel', 'getApplicationSchema', 'getApplicationHealth'].map((op) => [
+      op,
+      { name: fc.constantFrom('orch_manager', 'configuration_manager', 'ghost') },
+    ]),
+  ),
+  stopApplication: { name: fc.constantFrom('ghost', 'module_x') },
+  ...Object.fromEntries(['getProfile', 'deleteProfile', 'activateProfile'].map((op) => [op, { id: fc.constantFrom('default', 'ghost') }])),
+  putProfile: { id: fc.constantFrom('ghost', 'fuzz-profile') },
   // Never a fixture tree: the other routes read them.
   deleteTree: { treeId: fc.oneof(fc.stringMatching(/^[0-9a-f]{24}$/), fc.constantFrom('x', 'ABCDEFABCDEFABCDEFABCDEF', '0'.repeat(23))) },
   ...Object.fromEntries(
@@ -283,6 +326,8 @@ describe.each(liveRoutes.map((route) => [route.operationId, route] as const))('%
           if (ADAPTER_WRITES.has(operationId)) {
             fc.pre(!FIXTURE_ADAPTERS.has(safeDecode(input.pathParameters?.['name']) ?? ''));
           }
+          const fixture = RUNTIME_FIXTURES[operationId];
+          if (fixture) fc.pre(!fixture.names.has(input.pathParameters?.[fixture.param] ?? ''));
           const sentBefore = world.nso.requests.length;
           const result = await handler(fuzzEvent(route, input), lambdaContext(10_000));
           expectWellFormed(route, result);
