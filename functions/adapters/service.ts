@@ -29,7 +29,7 @@ import {
 import { readReference } from '../secrets/resolve.js';
 import { DEFAULT_ADAPTER_LOG_LEVEL, type Adapter, type AdapterLogLevel } from './model.js';
 import { AdapterWriteRefused, type AdapterStore, type DamagedAdapter, type PutResult, type StoredState } from './store.js';
-import { DEFAULT_TIMEOUT_MS, isAdapterName, normalizeBaseUrl } from './validate.js';
+import { isAdapterName, normalizeBaseUrl } from './validate.js';
 
 /** The body of `PUT /adapters/{name}` (already schema-checked). */
 export interface AdapterInput {
@@ -165,7 +165,9 @@ export const putAdapter = async (
   let result: PutResult;
   try {
     result = await deps.store.put(
-      { name, type: input.type, baseUrl, auth: { type: 'basic', username: input.auth.username, password: reference }, timeoutMs: input.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      { name, type: input.type, baseUrl, auth: { type: 'basic', username: input.auth.username, password: reference },
+        // No stored default: an adapter without its own timeout follows the active profile's.
+        ...(input.timeoutMs !== undefined ? { timeoutMs: input.timeoutMs } : {}),
         ...(input.complianceConcurrency !== undefined ? { complianceConcurrency: input.complianceConcurrency } : {}),
       },
       now,

@@ -88,7 +88,6 @@ describe('PUT /adapters/{name}', () => {
       type: 'nso',
       baseUrl: 'https://nso.example.net:8888',
       auth: { type: 'basic', username: 'admin', password: expect.stringMatching(VERSION('nso-lab')) },
-      timeoutMs: 10000,
       state: 'RUNNING',
       logLevel: 'info',
       created: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
@@ -111,7 +110,8 @@ describe('PUT /adapters/{name}', () => {
     expect(b.created).toBe(a.created);
     expect(b.lastUpdated > a.lastUpdated).toBe(true);
     expect(b.baseUrl).toBe('https://nso2.example.net');
-    expect(b.timeoutMs).toBe(10000);
+    // Replaced without a timeoutMs: the adapter follows the active profile's orchestrator timeout.
+    expect(b.timeoutMs).toBeUndefined();
     // A new version: the one the adapter used until the switch is deleted after it.
     expect(pathOf(second)).not.toBe(pathOf(first));
     expect(vault.read(pathOf(second))).toEqual({ password: 'second-pw' });
