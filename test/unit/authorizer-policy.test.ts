@@ -40,6 +40,14 @@ describe('policyFor over the route table', () => {
       'GET/configuration_manager/compliance_reports/batches/*',
       'GET/configuration_manager/compliance_reports/batches/*/reports',
       'GET/configuration_manager/compliance_reports/*',
+      'GET/profiles',
+      'GET/profiles/*',
+      'GET/schema/profiles',
+      'GET/applications',
+      'GET/applications/*',
+      'GET/schema/applications/*',
+      'GET/health/applications',
+      'GET/health/applications/*',
     ].map((r) => `${PREFIX}${r}`);
     for (const arn of [TREE_ARN, methodArn('GET', '/health/server'), methodArn('POST', '/orch_manager/restAction/nso')]) {
       expect(policyFor(['apiread'], arn)).toEqual({
