@@ -224,6 +224,20 @@ describe('applications', () => {
     }
   });
 
+  it('answers 400 to an invalid name, a body where none is taken, or an unknown query parameter', async () => {
+    const long = 'x'.repeat(65);
+    expect((await app(long, '', 'GET')).status).toBe(400);
+    expect((await app('orch_manager', '/stop', 'PUT', { now: true })).status).toBe(400);
+    expect((await app('orch_manager', '/start', 'PUT', { now: true })).status).toBe(400);
+    expect((await app('orch_manager', '/restart', 'PUT', { now: true })).status).toBe(400);
+    expect((await call('schema', 'GET', '/schema/applications/{name}', { pathParameters: { name: long } })).status).toBe(400);
+    expect((await call('healthOne', 'GET', '/health/applications/{name}', { pathParameters: { name: long } })).status).toBe(400);
+    const withQuery = (name: string, resource: string) => invoke(h[name]!, apiEvent({ method: 'GET', resource, authorizer: admin, query: { x: '1' } }), lambdaContext(20_000));
+    expect((await withQuery('list', '/applications')).status).toBe(400);
+    expect((await withQuery('healthAll', '/health/applications')).status).toBe(400);
+    expect((await app('orch_manager', '', 'GET')).body.state).toBe('RUNNING');
+  });
+
   it('brings a profile switch to a warm relay within the cache period', async () => {
     await world.addAdapter('slowpoke', world.nso.url);
     world.nso.setKnobs({ delayMs: 400 });

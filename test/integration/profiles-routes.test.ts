@@ -152,3 +152,22 @@ describe('profiles', () => {
     expect((await list({ cursor: 'bm90LW91cnM' })).status).toBe(400);
   });
 });
+
+describe('refusals', () => {
+  it('answers 422 when an Idempotency-Key comes back with another profile', async () => {
+    const headers = { 'Idempotency-Key': 'profile-reused' };
+    expect((await create({ id: 'reused-a' }, headers)).status).toBe(201);
+    const other = await create({ id: 'reused-b' }, headers);
+    expect(other.status).toBe(422);
+    expect((await get('reused-b')).status).toBe(404);
+  });
+
+  it('answers 400 to an invalid id, a body where none is taken, or an unknown query parameter, changing nothing', async () => {
+    expect((await remove('-x')).status).toBe(400);
+    expect((await activate('a'.repeat(65))).status).toBe(400);
+    expect((await call('activate', 'PUT', '/profiles/{id}/active', { id: 'default', body: { now: true } })).status).toBe(400);
+    expect((await call('schema', 'GET', '/schema/profiles', { query: { v: '1' } })).status).toBe(400);
+    expect((await list({ limit: '0' })).status).toBe(400);
+    expect(await activeIds()).toEqual(['lab']);
+  });
+});

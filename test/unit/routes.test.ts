@@ -78,3 +78,35 @@ describe('route table', () => {
     expect(() => liveRoute('nope')).toThrow(/unknown operation/);
   });
 });
+
+describe('applications in the route table', () => {
+  it('puts every route under an application prefix in that application, and no other route in any', () => {
+    for (const route of liveRoutes) {
+      const prefix = route.path.split('/')[1];
+      if (prefix === 'orch_manager' || prefix === 'configuration_manager') expect(route.application, route.operationId).toBe(prefix);
+      else expect(route.application, route.operationId).toBeUndefined();
+    }
+    expect(liveRoute('relayRestAction').application).toBe('orch_manager');
+    expect(liveRoute('startComplianceBatch').application).toBe('configuration_manager');
+  });
+
+  it('gives the profiles table to every function that uses DynamoDB or serves an application, writable only by the profile and application writes', () => {
+    for (const route of liveRoutes) {
+      const tables = route.needs.tables ?? {};
+      const usesDynamo = Object.keys(tables).some((k) => k !== 'profiles');
+      if (usesDynamo || route.application) expect(tables.profiles, route.operationId).toBeDefined();
+      const writes = tables.profiles === 'write';
+      const isRuntimeWrite = route.method !== 'GET' && (route.path.startsWith('/profiles') || route.path.startsWith('/applications/'));
+      expect(writes, route.operationId).toBe(isRuntimeWrite);
+    }
+    for (const id of ['getStatus', 'getServerHealth', 'getProfileSchema', 'getApplicationSchema']) expect(liveRoute(id).needs, id).toEqual({});
+  });
+
+  it("lets the application health routes read every table of every application's routes", () => {
+    const health = liveRoute('getApplicationHealth').needs.tables ?? {};
+    for (const route of liveRoutes.filter((r) => r.application)) {
+      for (const key of Object.keys(route.needs.tables ?? {})) expect(health[key as keyof typeof health], `${route.operationId} ${key}`).toBe('read');
+    }
+    expect(liveRoute('getApplicationsHealth').needs).toEqual(liveRoute('getApplicationHealth').needs);
+  });
+});
