@@ -9,7 +9,8 @@
  * (`true` lets the relay reach loopback orchestrators, as the local simulator),
  * `RELAY_MAX_BODY_BYTES` (default 4 MiB, at most 4 MiB: the orchestrator body read at most), and
  * `ADAPTER_CACHE_TTL_SECONDS` (default 5, 0 to 300; 0 reads the adapter on every call): how
- * long a warm container reuses an adapter it read (see `adapters/cache.ts`).
+ * long a warm container reuses an adapter it read (see `adapters/cache.ts`): also the bound
+ * within which a new state or log level of an adapter reaches every warm relay.
  */
 import { ADAPTER_CACHE_MAX_ENTRIES, ADAPTER_CACHE_TTL_SECONDS, cachedAdapters } from '../adapters/cache.js';
 import { createAdapterStore } from '../adapters/store.js';
@@ -24,6 +25,7 @@ import { logger } from '../shared/logger.js';
 import { recordRelayCall } from '../shared/metrics.js';
 import { traceSubsegment } from '../shared/tracing.js';
 import { createHttpClient } from '../shared/http-client.js';
+import { callLineLevel } from './call-log.js';
 import { DEFAULT_LIMITS, relayRestAction, type RelayDeps, type RelayLogLine, type RestActionRequest } from './core.js';
 
 const MAX_BODY = DEFAULT_LIMITS.maxBodyBytes;
@@ -40,8 +42,13 @@ const limits = { ...DEFAULT_LIMITS, maxBodyBytes: integerEnv('RELAY_MAX_BODY_BYT
 /** Outcomes of an exchange that ended without an answer in time. */
 const TIMED_OUT = new Set(['timeout', 'aborted']);
 
-const log = (line: RelayLogLine): void => {
-  logger.info('relay call', { ...line });
+/**
+ * Writes a call's lines at the adapter's level (see call-log.ts): the call line at error, warn or
+ * info by the status answered, and at debug or trace the exchange line.
+ */
+const log = ({ logLevel, exchange, ...line }: RelayLogLine): void => {
+  logger.log(callLineLevel(line.status), 'relay call', { ...line }, logLevel);
+  if (exchange) logger.log(logLevel === 'trace' ? 'trace' : 'debug', 'relay exchange', { adapter: line.adapter, ...exchange }, logLevel);
   // Metrics only for exchanges that happened: an unknown or refused name never becomes a dimension.
   if (line.upstreamMs !== undefined) {
     recordRelayCall({

@@ -152,7 +152,7 @@ const toEntry = (item: Record<string, unknown>): ChangelogEntry => ({
 export const listChangelog = async (
   client: Pick<DynamoDBDocumentClient, 'send'>,
   subject: { readonly kind: SubjectKind; readonly name: string },
-  query: { readonly limit?: string; readonly cursor?: string },
+  query: { readonly limit?: string | undefined; readonly cursor?: string | undefined },
   tableName: string = changelogTable(),
 ): Promise<ChangelogPage> => {
   const pk = changelogKey(subject.kind, subject.name);

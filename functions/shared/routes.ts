@@ -6,6 +6,8 @@
  * Paths use API Gateway's `{name}` form for path parameters.
  */
 import type { JsonSchema } from './json-schema.js';
+import { APPLICATIONS } from './applications.js';
+import { LOG_LEVELS } from './logger.js';
 import { LABEL_PATTERN_SOURCE, TREE_LIMITS } from '../trees/model.js';
 import { CONFIG_LIMITS } from '../trees/config-checks.js';
 import { createVersionBody, importBody, nodeParams, putNodeBody, startBatchBody, treeParams, updateVersionBody, versionParams } from '../trees/schemas.js';
@@ -572,6 +574,88 @@ export const liveRoutes: readonly LiveRoute[] = [
     },
     needs: { tables: { adapters: 'write', changelog: 'write' }, secrets: 'read', orchestrator: true },
   },
+  {
+    method: 'PUT',
+    path: '/adapters/{name}/loglevel',
+    operationId: 'setAdapterLogLevel',
+    summary: 'Set how much the relay logs of the calls through an adapter (every relay uses it within 5 s)',
+    tag: 'adapters',
+    handler: 'adapters/loglevel',
+    roles: ['admin'],
+    request: {
+      pathParameters: ADAPTER_PARAMS,
+      body: {
+        type: 'object',
+        required: ['level'],
+        additionalProperties: false,
+        properties: {
+          level: {
+            type: 'string',
+            enum: [...LOG_LEVELS],
+            description:
+              'error, warn or info: one line per call (error: failed calls only; warn: also refused ones); debug: also the request and answer metadata; trace: also the bodies, truncated and with secrets redacted. Default info',
+          },
+        },
+      },
+    },
+    responses: {
+      200: 'The adapter with its new `logLevel` (the same level: unchanged, nothing recorded)',
+      400: 'The name or the level is invalid',
+      404: 'No adapter has this name',
+      409: 'Other requests kept changing the adapter meanwhile (`adapter-changed`); nothing was changed',
+      500: 'The stored adapter record is damaged (logged)',
+      503: 'The database is unavailable; nothing was changed',
+    },
+    needs: { tables: { adapters: 'write', changelog: 'write' } },
+  },
+  {
+    method: 'GET',
+    path: '/adapters/{name}/changelogs',
+    operationId: 'listAdapterChangelogs',
+    summary: "An adapter's audit trail, newest first: who changed what, when, field by field (kept after the adapter is deleted)",
+    tag: 'adapters',
+    handler: 'adapters/changelogs',
+    roles: ['admin'],
+    request: {
+      pathParameters: ADAPTER_PARAMS,
+      // Keep in step with CHANGELOG_PAGE in functions/shared/changelog.ts.
+      queryStringParameters: pageQuery(100, 50, 'Entries per page'),
+      body: EMPTY_BODY,
+    },
+    responses: {
+      200: 'A page of entries, newest first: `{ items: [{ kind, name, at, by, action, changes: [{ field, from?, to? }] }], next? }`; secrets appear only as their `$VAULT_` reference',
+      400: 'The name, limit or cursor is invalid (a cursor of another subject included), an unknown query parameter was sent, or a body was sent',
+      404: 'No adapter has this name and none ever had an entry under it',
+      503: 'The database is unavailable',
+    },
+    needs: { tables: { adapters: 'read', changelog: 'read' } },
+  },
+  ...(['/applications/{name}/changelogs', '/application/{name}/changelogs'] as const).map(
+    (path): LiveRoute => ({
+      method: 'GET',
+      path,
+      operationId: path.startsWith('/applications/') ? 'listApplicationChangelogs' : 'listApplicationChangelogsSingular',
+      summary: path.startsWith('/applications/')
+        ? "An application's audit trail, newest first"
+        : "An application's audit trail, newest first (the singular path of spec 9.1: answers exactly what /applications/{name}/changelogs answers)",
+      tag: 'applications',
+      // One handler for both paths: the same answer, no redirect.
+      handler: 'applications/changelogs',
+      roles: ['admin'],
+      request: {
+        pathParameters: { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 1, maxLength: 128, description: `An application: ${APPLICATIONS.join(', ')}` } } },
+        queryStringParameters: pageQuery(100, 50, 'Entries per page'),
+        body: EMPTY_BODY,
+      },
+      responses: {
+        200: 'A page of entries, newest first: `{ items: [{ kind, name, at, by, action, changes }], next? }`',
+        400: 'limit or cursor is invalid, an unknown query parameter was sent, or a body was sent',
+        404: 'No application has this name',
+        503: 'The database is unavailable',
+      },
+      needs: { tables: { changelog: 'read' } },
+    }),
+  ),
   {
     method: 'GET',
     path: '/schema/adapters/{name}',
