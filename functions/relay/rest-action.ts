@@ -9,8 +9,7 @@
  * (`true` lets the relay reach loopback orchestrators, as the local simulator),
  * `RELAY_MAX_BODY_BYTES` (default 4 MiB, at most 4 MiB: the orchestrator body read at most), and
  * `ADAPTER_CACHE_TTL_SECONDS` (default 5, 0 to 300; 0 reads the adapter on every call): how
- * long a warm container reuses an adapter it read (see `adapters/cache.ts`): also the bound
- * within which a new state or log level of an adapter reaches every warm relay.
+ * long a warm container reuses an adapter it read (see `adapters/cache.ts`).
  */
 import { ADAPTER_CACHE_MAX_ENTRIES, ADAPTER_CACHE_TTL_SECONDS, cachedAdapters } from '../adapters/cache.js';
 import { createAdapterStore } from '../adapters/store.js';
@@ -24,8 +23,8 @@ import { createIdempotencyStore } from '../shared/idempotency-store.js';
 import { logger } from '../shared/logger.js';
 import { recordRelayCall } from '../shared/metrics.js';
 import { traceSubsegment } from '../shared/tracing.js';
-import { createHttpClient } from '../shared/http-client.js';
 import { callLineLevel } from './call-log.js';
+import { createHttpClient } from '../shared/http-client.js';
 import { DEFAULT_LIMITS, relayRestAction, type RelayDeps, type RelayLogLine, type RestActionRequest } from './core.js';
 
 const MAX_BODY = DEFAULT_LIMITS.maxBodyBytes;
