@@ -258,6 +258,25 @@ describe('what the relay logs at the adapter\'s level', () => {
     expect(out.raw()).not.toMatch(/body-marker|hunter2|ffffffff/);
   });
 
+  it('reaches a warm relay within its adapter cache period (1 s here), never later', async () => {
+    await setLevel('logged', 'info');
+    await pause(1_100);
+    // Warm: this relay container holds the adapter at info.
+    expect((await relay('logged', { method: 'GET' })).status).toBe(200);
+    expect((await setLevel('logged', 'debug')).status).toBe(200);
+    const changed = Date.now();
+    let seenAfter: number | undefined;
+    while (seenAfter === undefined && Date.now() - changed < 3_000) {
+      const out = await stdoutDuring(() => relay('logged', { method: 'GET' }));
+      if (out.entries().some((e) => e['message'] === 'relay exchange')) seenAfter = Date.now() - changed;
+      else await pause(50);
+    }
+    console.log(`loglevel: debug reached the warm relay ${seenAfter} ms after the change (cache period 1000 ms)`);
+    expect(seenAfter).toBeDefined();
+    // The cache period plus one call's time.
+    expect(seenAfter!).toBeLessThanOrEqual(1_500);
+  });
+
   it('at info, logs one call line per call and nothing of the bodies; at error, nothing for a call that succeeded', async () => {
     const info = await relayed('info');
     expect(info.entries().filter((e) => e['message'] === 'relay call').map((e) => e['level'])).toEqual(['info', 'info']);
