@@ -87,6 +87,8 @@ const ADAPTER_NAME = {
   maxLength: 384,
   description: '1 to 128 letters, digits, spaces, "-", "_" or "." (percent-encoded in the URL)',
 } as const;
+/** The 409 of an adapter write that lost the race against other writes three times in a row. */
+const ADAPTER_CHANGED = 'Other requests kept changing the adapter meanwhile (`adapter-changed`); nothing was changed';
 const ADAPTER_PARAMS: JsonSchema = { type: 'object', required: ['name'], properties: { name: ADAPTER_NAME } };
 /** The body of `PUT /adapters/{name}`: the JSON Schema of the adapter type `nso` (also served by `GET /schema/adapters/{name}`). */
 export const ADAPTER_BODY: JsonSchema = {
@@ -535,6 +537,7 @@ export const liveRoutes: readonly LiveRoute[] = [
       200: 'The adapter, `state` STOPPED (already stopped: unchanged)',
       400: 'The name is invalid, or a body was sent',
       404: 'No adapter has this name',
+      409: ADAPTER_CHANGED,
       503: 'The database is unavailable; nothing was changed',
     },
     needs: { tables: { adapters: 'write', changelog: 'write' } },
@@ -552,6 +555,7 @@ export const liveRoutes: readonly LiveRoute[] = [
       200: 'The adapter, `state` RUNNING (already running: unchanged)',
       400: 'The name is invalid, or a body was sent',
       404: 'No adapter has this name',
+      409: ADAPTER_CHANGED,
       503: 'The database is unavailable; nothing was changed',
     },
     needs: { tables: { adapters: 'write', changelog: 'write' } },
@@ -569,7 +573,7 @@ export const liveRoutes: readonly LiveRoute[] = [
       200: 'The adapter and `probe` `{ status, latencyMs?, httpStatus?, reason? }` of its orchestrator',
       400: 'The name is invalid, or a body was sent',
       404: 'No adapter has this name',
-      409: 'The adapter is stopped (`adapter-stopped`): start it instead',
+      409: 'The adapter is stopped (`adapter-stopped`): start it instead; or other requests kept changing it meanwhile (`adapter-changed`)',
       503: 'The database is unavailable; nothing was changed',
     },
     needs: { tables: { adapters: 'write', changelog: 'write' }, secrets: 'read', orchestrator: true },
@@ -602,7 +606,7 @@ export const liveRoutes: readonly LiveRoute[] = [
       200: 'The adapter with its new `logLevel` (the same level: unchanged, nothing recorded)',
       400: 'The name or the level is invalid',
       404: 'No adapter has this name',
-      409: 'Other requests kept changing the adapter meanwhile (`adapter-changed`); nothing was changed',
+      409: ADAPTER_CHANGED,
       500: 'The stored adapter record is damaged (logged)',
       503: 'The database is unavailable; nothing was changed',
     },
@@ -712,7 +716,7 @@ export const liveRoutes: readonly LiveRoute[] = [
     handler: 'adapters/delete',
     roles: ['admin'],
     request: { pathParameters: { type: 'object', required: ['name'], properties: { name: ADAPTER_NAME } }, body: EMPTY_BODY },
-    responses: { 204: 'The adapter was deleted (and the secret the service stored for it)', 400: 'The name is invalid', 404: 'No adapter has this name' },
+    responses: { 204: 'The adapter was deleted (and the secret the service stored for it)', 400: 'The name is invalid', 404: 'No adapter has this name', 409: ADAPTER_CHANGED },
     needs: { tables: { adapters: 'write', changelog: 'write' }, secrets: 'write' },
   },
   {
