@@ -6,11 +6,11 @@
  * Paths use API Gateway's `{name}` form for path parameters.
  */
 import type { JsonSchema } from './json-schema.js';
-import { APPLICATIONS } from './applications.js';
-import { LOG_LEVELS } from './logger.js';
 import { LABEL_PATTERN_SOURCE, TREE_LIMITS } from '../trees/model.js';
 import { CONFIG_LIMITS } from '../trees/config-checks.js';
 import { createVersionBody, importBody, nodeParams, putNodeBody, startBatchBody, treeParams, updateVersionBody, versionParams } from '../trees/schemas.js';
+import { APPLICATIONS } from './applications.js';
+import { LOG_LEVELS } from './logger.js';
 
 export const ROLES = ['admin', 'apiread'] as const;
 export type Role = (typeof ROLES)[number];
