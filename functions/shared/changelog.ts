@@ -102,31 +102,38 @@ let sequence = 0;
 
 /** The sort key of a new entry: its time, then this container's sequence, then a random tail. */
 const sortKey = (at: string): string => `${at}#${(sequence++).toString(36).padStart(8, '0')}${randomBytes(4).toString('hex')}`;
-const SORT_KEY = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z#[0-9a-z]{8,}[0-9a-f]{8}$/;
+
+const ISO_TIME_SOURCE = '\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z';
+const ISO_TIME = new RegExp(`^${ISO_TIME_SOURCE}$`);
+const SORT_KEY = new RegExp(`^${ISO_TIME_SOURCE}#[0-9a-z]{8,}[0-9a-f]{8}$`);
 
 /**
  * The `Put` of one entry, for the `TransactItems` of the write it records (lib-dynamodb's
- * `TransactWriteCommand`). It never overwrites an entry.
+ * `TransactWriteCommand`). It never overwrites an entry. `at` is `Date#toISOString()` (entries
+ * sort by it); anything else is a programming error and throws.
  */
 export const changelogPut = (
   entry: Omit<ChangelogEntry, 'changes'> & { readonly changes?: readonly FieldChange[] },
   tableName: string = changelogTable(),
-): { Put: { TableName: string; Item: Record<string, unknown>; ConditionExpression: string } } => ({
-  Put: {
-    TableName: tableName,
-    Item: {
-      pk: changelogKey(entry.kind, entry.name),
-      sk: sortKey(entry.at),
-      kind: entry.kind,
-      name: entry.name,
-      at: entry.at,
-      by: entry.by,
-      action: entry.action,
-      changes: (entry.changes ?? []).map((c) => ({ ...c })),
+): { Put: { TableName: string; Item: Record<string, unknown>; ConditionExpression: string } } => {
+  if (!ISO_TIME.test(entry.at)) throw new Error(`changelog entry time must be an ISO time (Date#toISOString), got ${entry.at}`);
+  return {
+    Put: {
+      TableName: tableName,
+      Item: {
+        pk: changelogKey(entry.kind, entry.name),
+        sk: sortKey(entry.at),
+        kind: entry.kind,
+        name: entry.name,
+        at: entry.at,
+        by: entry.by,
+        action: entry.action,
+        changes: (entry.changes ?? []).map((c) => ({ ...c })),
+      },
+      ConditionExpression: 'attribute_not_exists(pk)',
     },
-    ConditionExpression: 'attribute_not_exists(pk)',
-  },
-});
+  };
+};
 
 export interface ChangelogPage {
   /** Newest first. */
@@ -152,7 +159,7 @@ const toEntry = (item: Record<string, unknown>): ChangelogEntry => ({
 export const listChangelog = async (
   client: Pick<DynamoDBDocumentClient, 'send'>,
   subject: { readonly kind: SubjectKind; readonly name: string },
-  query: { readonly limit?: string; readonly cursor?: string },
+  query: { readonly limit?: string | undefined; readonly cursor?: string | undefined },
   tableName: string = changelogTable(),
 ): Promise<ChangelogPage> => {
   const pk = changelogKey(subject.kind, subject.name);

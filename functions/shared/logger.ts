@@ -63,13 +63,18 @@ const spellings = (secrets: readonly string[]): string[] => {
   return [...forms].filter(Boolean).sort((a, b) => b.length - a.length);
 };
 
-/** XML elements (`<remote-password>x</remote-password>`) and form or query pairs (`token=x`) named like secrets. */
+/**
+ * XML elements (`<remote-password>x</remote-password>`), form or query pairs (`token=x`) and
+ * JSON-looking string members (`"password": "x"`, in text that does not parse) named like secrets.
+ */
+const JSON_MEMBER = /"((?:[^"\\]|\\.)*)"(\s*:\s*)"(?:[^"\\]|\\.)*"/g;
 const XML_ELEMENT = /<((?:[\w.-]+:)?([\w.-]+))(\s[^>]*)?>([^<]*)<\/\1>/g;
 const FORM_PAIR = /(^|[?&;\s])([\w.[\]-]+)=([^&;\s]*)/g;
 
 /**
- * A text with every known secret removed, and the values of XML elements and `name=value` pairs
- * whose names suggest a secret (a body that is not JSON).
+ * A text with every known secret removed, and the values of XML elements, `name=value` pairs and
+ * JSON-looking string members whose names suggest a secret (a body that is not JSON, or JSON
+ * that does not parse).
  */
 export const redactText = (text: string, secrets: readonly string[] = []): string => {
   let out = text;
@@ -77,6 +82,7 @@ export const redactText = (text: string, secrets: readonly string[] = []): strin
   out = out.replace(XML_ELEMENT, (whole, tag: string, local: string, attributes: string | undefined) =>
     isSecretField(local) ? `<${tag}${attributes ?? ''}>${REDACTED}</${tag}>` : whole,
   );
+  out = out.replace(JSON_MEMBER, (whole, name: string, colon: string) => (isSecretField(name) ? `"${name}"${colon}"${REDACTED}"` : whole));
   return out.replace(FORM_PAIR, (whole, lead: string, name: string) => (isSecretField(name) ? `${lead}${name}=${REDACTED}` : whole));
 };
 

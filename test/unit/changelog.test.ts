@@ -57,4 +57,8 @@ describe('changelogPut', () => {
     expect(String(two.Put.Item['sk']) > String(one.Put.Item['sk'])).toBe(true);
     expect(changelogKey('application', 'orch_manager')).toBe('application#orch_manager');
   });
+
+  it('refuses a time that is not Date#toISOString (entries sort by it)', () => {
+    expect(() => changelogPut({ kind: 'adapter', name: 'lab', at: '2026-01-02 03:04:05', by: 'ops', action: 'created' }, 'table')).toThrow(/ISO time/);
+  });
 });
