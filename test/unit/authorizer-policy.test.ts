@@ -44,7 +44,6 @@ describe('policyFor over the route table', () => {
       'GET/profiles/*',
       'GET/schema/profiles',
       'GET/applications',
-      'GET/applications/*',
       'GET/schema/applications/*',
       'GET/health/applications',
       'GET/health/applications/*',
