@@ -164,8 +164,19 @@ const sumOf = (idPrefix: string, label: string, metrics: readonly IMetric[], per
   });
 };
 
-const positive = (thresholds: ObservabilityThresholds): void => {
+const THRESHOLD_KEYS: ReadonlySet<string> = new Set<keyof ObservabilityThresholds>([
+  'api5xxRatePercent',
+  'api5xxMinRequests',
+  'apiLatencyP99Ms',
+  'relayLatencyP99Ms',
+  'dynamoSystemErrors',
+  'authorizerFailures',
+]);
+
+/** Every threshold known and a positive number: a typo or a retired threshold fails the synth, never silently. */
+const checkThresholds = (thresholds: ObservabilityThresholds): void => {
   for (const [key, value] of Object.entries(thresholds)) {
+    if (!THRESHOLD_KEYS.has(key)) throw new Error(`observability: unknown threshold ${key} (known: ${[...THRESHOLD_KEYS].join(', ')})`);
     if (value === undefined) continue;
     if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
       throw new Error(`observability: thresholds.${key} must be a positive number, got ${String(value)}`);
@@ -184,7 +195,7 @@ export class Observability extends Construct {
       throw new Error(`observability: serviceName must be 1 to 200 letters, digits, "-" or "_", got "${props.serviceName}"`);
     }
     const t: ObservabilityThresholds = props.thresholds ?? {};
-    positive(t);
+    checkThresholds(t);
     const name = (suffix: string) => `${props.serviceName}-${suffix}`;
     this.alarmTopic = this.#topic(props);
     const action = this.alarmTopic ? new SnsAction(this.alarmTopic) : undefined;

@@ -313,6 +313,8 @@ describe('Observability construct', () => {
     expect(byName(template, '-fn-authorizer-failures')['Threshold']).toBe(3);
     expect(() => small({ thresholds: { apiLatencyP99Ms: -1 } })).toThrow(/thresholds.apiLatencyP99Ms must be a positive number, got -1/);
     expect(() => small({ thresholds: { relayLatencyP99Ms: Number.NaN } })).toThrow(/thresholds.relayLatencyP99Ms must be a positive number/);
+    // DynamoDB's account-wide user errors are no longer alarmed on: a threshold for them is refused, not ignored.
+    expect(() => small({ thresholds: { dynamoUserErrors: 5 } as never })).toThrow(/unknown threshold dynamoUserErrors \(known: api5xxRatePercent, .*authorizerFailures\)/);
   });
 
   it('reads no CDK context: alarm settings come as props only', () => {
