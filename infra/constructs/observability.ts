@@ -149,8 +149,9 @@ const FIVE_MINUTES = Duration.minutes(5);
 const ONE_MINUTE = Duration.minutes(1);
 const SERVICE_NAME_RULE = /^[A-Za-z0-9_-]{1,200}$/;
 
+const apiMethod = ({ method, path }: ApiMethod): ApiMethod => ({ method, path });
 /** The default orchestrator-bound methods: the route table's routes that call orchestrators. */
-const orchestratorRoutes = (): ApiMethod[] => liveRoutes.filter((r) => r.needs.orchestrator).map(({ method, path }) => ({ method, path }));
+const orchestratorRoutes = (): ApiMethod[] => liveRoutes.filter((r) => r.needs.orchestrator).map(apiMethod);
 
 /** `SUM([...])` rather than `a + b`: a sum stays defined when some operations have no data. */
 const sumOf = (idPrefix: string, label: string, metrics: readonly IMetric[], period: Duration): MathExpression => {
@@ -289,7 +290,7 @@ export class Observability extends Construct {
       datapointsToAlarm: 2,
     });
 
-    const relay = props.relayMethod ?? (({ method, path }) => ({ method, path }))(liveRoute('relayRestAction'));
+    const relay = props.relayMethod ?? apiMethod(liveRoute('relayRestAction'));
     const relayP99 = t.relayLatencyP99Ms ?? DEFAULT_TIMEOUT_MS;
     alarm('RelayLatencyP99', {
       alarmName: name('relay-latency-p99'),
