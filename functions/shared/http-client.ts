@@ -8,11 +8,17 @@
  * It is deliberately small: no redirects (Node's http never follows them, and we do not add
  * it), one deadline for the whole exchange, a cap on the body it reads, and a DNS lookup that
  * refuses link-local, metadata and (outside local mode) loopback addresses at connect time.
+ *
+ * Trust: Node's public roots, plus the private CAs of the PEM bundle that `NETCONFIG_CA_BUNDLE`
+ * names (read and checked once, when this module loads: a bad bundle stops the container's
+ * init with a clear error rather than failing each request).
  */
 import type { LookupAddress, LookupAllOptions } from 'node:dns';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { Agent as HttpsAgent } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
+import path from 'node:path';
 import { addressRefusal } from './address-policy.js';
 
 export type RelayMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -133,23 +139,90 @@ const classify = (error: NodeJS.ErrnoException & { library?: string }): Outbound
   return new OutboundError('connect', 'connection failed', code);
 };
 
+/** Names a PEM file of CA certificates that https connections trust besides Node's public roots. */
+export const CA_BUNDLE_VARIABLE = 'NETCONFIG_CA_BUNDLE';
+
+const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----([^-]*)-----END ([A-Z0-9 ]+)-----/g;
+
+/**
+ * The certificates (PEM, one per entry) of the bundle that `NETCONFIG_CA_BUNDLE` names, or
+ * undefined when the variable is unset or empty. A relative path resolves against
+ * `LAMBDA_TASK_ROOT` (the root of the function's code, where the stack ships the bundle); an
+ * absolute one is used as is. Text outside PEM blocks (comments, as in the bundles operating
+ * systems ship) is ignored; every block must be a certificate that parses.
+ *
+ * @throws a configuration error naming the variable and the file when the path cannot be
+ *   resolved, the file cannot be read, or it holds anything but valid certificates, or none.
+ */
+export const caBundleFromEnv = (env: NodeJS.ProcessEnv = process.env): readonly string[] | undefined => {
+  const configured = env[CA_BUNDLE_VARIABLE]?.trim();
+  if (!configured) return undefined;
+  const root = env['LAMBDA_TASK_ROOT'];
+  if (!path.isAbsolute(configured) && !root) {
+    throw new Error(`configuration error: ${CA_BUNDLE_VARIABLE} is a relative path (${configured}), and LAMBDA_TASK_ROOT, which it resolves against, is not set`);
+  }
+  const file = path.isAbsolute(configured) ? configured : path.resolve(root!, configured);
+  const refused = (why: string): Error => new Error(`configuration error: ${CA_BUNDLE_VARIABLE} names ${file}, which ${why}`);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw refused(`cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  const certificates: string[] = [];
+  for (const [block, label, , endLabel] of text.matchAll(PEM_BLOCK)) {
+    const position = certificates.length + 1;
+    if (endLabel !== label) throw refused(`holds a malformed PEM block (block ${position} begins ${label} and ends ${endLabel})`);
+    if (label !== 'CERTIFICATE') throw refused(`holds a ${label} block (PEM block ${position}): a CA bundle holds CERTIFICATE blocks only`);
+    try {
+      // About 0.2 ms a certificate; node:crypto itself is loaded anyway (request ids, tracing).
+      new (process.getBuiltinModule('node:crypto').X509Certificate)(block);
+    } catch {
+      throw refused(`holds a certificate that does not parse (PEM block ${position})`);
+    }
+    certificates.push(`${block}\n`);
+  }
+  if (certificates.length === 0) throw refused('holds no PEM certificate (-----BEGIN CERTIFICATE-----)');
+  return certificates;
+};
+
+/** Read once per container, at load (the cold start); undefined when no bundle is configured. */
+const configuredCa = caBundleFromEnv();
+
 export interface HttpClientOptions {
   /** Whether loopback addresses may be reached (orchestrators: local mode only; Vault: always, for a local agent). */
   readonly allowLoopback: boolean;
-  /** Extra trust anchors added to Node's roots (production uses `NODE_EXTRA_CA_CERTS`). */
+  /**
+   * Certificates (PEM) of private CAs added to Node's public roots; default those of the
+   * bundle that `NETCONFIG_CA_BUNDLE` names (none when it is unset).
+   */
   readonly ca?: string | readonly string[];
   /** DNS resolution; tests inject answers such as a rebinding to 169.254.169.254. */
   readonly resolve?: ResolveAll;
   readonly maxSockets?: number;
 }
 
+/** The client {@link createHttpClient} makes: an {@link HttpClient} that says whom it trusts. */
+export interface TrustingHttpClient extends HttpClient {
+  /**
+   * The CA certificates an https connection trusts: Node's public roots followed by the
+   * private CAs; undefined when there is no private CA (Node's default store, as is).
+   */
+  trustedCertificates(): readonly string[] | undefined;
+}
+
 /** Creates the client and its agents; call once per container. */
-export const createHttpClient = (options: HttpClientOptions): HttpClient => {
+export const createHttpClient = (options: HttpClientOptions): TrustingHttpClient => {
   const lookup = guardedLookup(options.allowLoopback, options.resolve);
   const common = { keepAlive: true, scheduling: 'lifo' as const, maxSockets: options.maxSockets ?? 32, lookup };
   const httpAgent = new http.Agent(common);
   const plain = { request: http.request, agent: httpAgent } as const;
-  const extraCa = options.ca === undefined ? [] : typeof options.ca === 'string' ? [options.ca] : [...options.ca];
+  const extraCa = options.ca === undefined ? [...(configuredCa ?? [])] : typeof options.ca === 'string' ? [options.ca] : [...options.ca];
+  // Node's `ca` option replaces its roots: the public ones are passed again, so that a private
+  // CA is added to them, never put in their place.
+  let trusted: readonly string[] | undefined;
+  const trustedCertificates = (): readonly string[] | undefined =>
+    extraCa.length ? (trusted ??= [...process.getBuiltinModule('node:tls').rootCertificates, ...extraCa]) : undefined;
   // Created on the first https request, not at init: a cold start does not pay for the agent,
   // nor for the root certificates (an ES import of node:tls built them through its facade even
   // when no extra CA is given), before a server speaks https. `getBuiltinModule` rather
@@ -158,8 +231,8 @@ export const createHttpClient = (options: HttpClientOptions): HttpClient => {
   const secureTransport = (): NonNullable<typeof https> => {
     if (!https) {
       const builtin = process.getBuiltinModule('node:https');
-      const ca = extraCa.length ? { ca: [...process.getBuiltinModule('node:tls').rootCertificates, ...extraCa] } : {};
-      https = { request: builtin.request, agent: new builtin.Agent({ ...common, ...ca }) };
+      const ca = trustedCertificates();
+      https = { request: builtin.request, agent: new builtin.Agent({ ...common, ...(ca ? { ca: [...ca] } : {}) }) };
     }
     return https;
   };
@@ -286,6 +359,7 @@ export const createHttpClient = (options: HttpClientOptions): HttpClient => {
     });
 
   return {
+    trustedCertificates,
     async send(request) {
       const deadline = Date.now() + request.timeoutMs;
       try {
