@@ -19,6 +19,7 @@ import http from 'node:http';
 import type { Agent as HttpsAgent } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import path from 'node:path';
+import type { SecureContext } from 'node:tls';
 import { addressRefusal } from './address-policy.js';
 
 export type RelayMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -186,8 +187,32 @@ export const caBundleFromEnv = (env: NodeJS.ProcessEnv = process.env): readonly 
   return certificates;
 };
 
-/** Read once per container, at load (the cold start); undefined when no bundle is configured. */
-const configuredCa = caBundleFromEnv();
+/** What https connections trust beyond Node's default store; both parts built on first use. */
+interface Trust {
+  /** Node's public roots, then the private CAs. */
+  certificates(): readonly string[];
+  /**
+   * One secure context for every connection: given as a `ca` list instead, each new
+   * connection would parse the ~120 roots again (about 5 ms of CPU each).
+   */
+  context(): SecureContext;
+}
+
+const trustIn = (privateCas: readonly string[]): Trust | undefined => {
+  if (privateCas.length === 0) return undefined;
+  let certificates: readonly string[] | undefined;
+  let context: SecureContext | undefined;
+  const trust: Trust = {
+    // Node's `ca` option replaces its roots: the public ones are passed again, so that a
+    // private CA is added to them, never put in their place.
+    certificates: () => (certificates ??= [...process.getBuiltinModule('node:tls').rootCertificates, ...privateCas]),
+    context: () => (context ??= process.getBuiltinModule('node:tls').createSecureContext({ ca: [...trust.certificates()] })),
+  };
+  return trust;
+};
+
+/** Read once per container, at load (the cold start); shared by every client of the container. */
+const configuredTrust = trustIn(caBundleFromEnv() ?? []);
 
 export interface HttpClientOptions {
   /** Whether loopback addresses may be reached (orchestrators: local mode only; Vault: always, for a local agent). */
@@ -217,12 +242,7 @@ export const createHttpClient = (options: HttpClientOptions): TrustingHttpClient
   const common = { keepAlive: true, scheduling: 'lifo' as const, maxSockets: options.maxSockets ?? 32, lookup };
   const httpAgent = new http.Agent(common);
   const plain = { request: http.request, agent: httpAgent } as const;
-  const extraCa = options.ca === undefined ? [...(configuredCa ?? [])] : typeof options.ca === 'string' ? [options.ca] : [...options.ca];
-  // Node's `ca` option replaces its roots: the public ones are passed again, so that a private
-  // CA is added to them, never put in their place.
-  let trusted: readonly string[] | undefined;
-  const trustedCertificates = (): readonly string[] | undefined =>
-    extraCa.length ? (trusted ??= [...process.getBuiltinModule('node:tls').rootCertificates, ...extraCa]) : undefined;
+  const trust = options.ca === undefined ? configuredTrust : trustIn(typeof options.ca === 'string' ? [options.ca] : options.ca);
   // Created on the first https request, not at init: a cold start does not pay for the agent,
   // nor for the root certificates (an ES import of node:tls built them through its facade even
   // when no extra CA is given), before a server speaks https. `getBuiltinModule` rather
@@ -231,8 +251,7 @@ export const createHttpClient = (options: HttpClientOptions): TrustingHttpClient
   const secureTransport = (): NonNullable<typeof https> => {
     if (!https) {
       const builtin = process.getBuiltinModule('node:https');
-      const ca = trustedCertificates();
-      https = { request: builtin.request, agent: new builtin.Agent({ ...common, ...(ca ? { ca: [...ca] } : {}) }) };
+      https = { request: builtin.request, agent: new builtin.Agent({ ...common, ...(trust ? { secureContext: trust.context() } : {}) }) };
     }
     return https;
   };
@@ -359,7 +378,7 @@ export const createHttpClient = (options: HttpClientOptions): TrustingHttpClient
     });
 
   return {
-    trustedCertificates,
+    trustedCertificates: () => trust?.certificates(),
     async send(request) {
       const deadline = Date.now() + request.timeoutMs;
       try {
