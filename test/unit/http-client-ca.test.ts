@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { rootCertificates } from 'node:tls';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { caBundleFromEnv, createHttpClient } from '../../functions/shared/http-client.js';
+import { caBundleFromEnv } from '../../functions/shared/ca-bundle.js';
+import { createHttpClient } from '../../functions/shared/http-client.js';
 import { createTestCa, TEST_TLS_KEY } from '../support/relay-tls.js';
 
 let dir: string;
