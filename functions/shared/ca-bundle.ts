@@ -4,8 +4,6 @@
  * that a bad bundle stops the container's init with a clear error rather than failing each
  * request. The shared HTTP client (http-client.ts) is its only user.
  */
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import type { SecureContext } from 'node:tls';
 
 /** Names a PEM file of CA certificates that https connections trust besides Node's public roots. */
@@ -26,6 +24,8 @@ const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----([^-]*)-----END ([A-Z0-9 ]+)-----
 export const caBundleFromEnv = (env: NodeJS.ProcessEnv = process.env): readonly string[] | undefined => {
   const configured = env[CA_BUNDLE_VARIABLE]?.trim();
   if (!configured) return undefined;
+  // Built-ins obtained here, not imported: a container without a bundle loads nothing for it.
+  const path = process.getBuiltinModule('node:path');
   const root = env['LAMBDA_TASK_ROOT'];
   if (!path.isAbsolute(configured) && !root) {
     throw new Error(`configuration error: ${CA_BUNDLE_VARIABLE} is a relative path (${configured}), and LAMBDA_TASK_ROOT, which it resolves against, is not set`);
@@ -34,7 +34,7 @@ export const caBundleFromEnv = (env: NodeJS.ProcessEnv = process.env): readonly 
   const refused = (why: string): Error => new Error(`configuration error: ${CA_BUNDLE_VARIABLE} names ${file}, which ${why}`);
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = process.getBuiltinModule('node:fs').readFileSync(file, 'utf8');
   } catch (error) {
     throw refused(`cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
   }
