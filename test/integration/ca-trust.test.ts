@@ -1,9 +1,9 @@
 /**
  * A private CA, end to end over real TLS on loopback: the NSO simulator and the Vault test
- * server serve certificates signed by a CA generated for this run. The relay (through an
- * adapter, with the handler as API Gateway invokes it) and the Vault backend trust that CA
- * only when `NETCONFIG_CA_BUNDLE` names it; each configuration is a fresh container (the
- * modules loaded anew), as the bundle is read once per container.
+ * server serve certificates signed by a CA generated for this run. The relay and the health
+ * probe (through an adapter, with the handlers as API Gateway invokes them) and the Vault
+ * backend trust that CA only when `NETCONFIG_CA_BUNDLE` names it; each configuration is a
+ * fresh container (the modules loaded anew), as the bundle is read once per container.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -38,14 +38,16 @@ const container = (bundle: string | undefined): void => {
   vi.stubEnv('SECRETS_FILE', secretsFile);
   vi.stubEnv('LOCAL_MODE', 'true');
   vi.stubEnv('LAMBDA_TASK_ROOT', taskRoot);
+  vi.stubEnv('HEALTH_PROBE_CACHE_SECONDS', '0');
   if (bundle) vi.stubEnv('NETCONFIG_CA_BUNDLE', bundle);
   vi.resetModules();
 };
 
-const relayHandler = async (bundle: string | undefined): Promise<Handler> => {
+const handlerOf = async (module: string, bundle: string | undefined): Promise<Handler> => {
   container(bundle);
-  return (await import('../../functions/relay/rest-action.js')).handler;
+  return ((await import(module)) as { handler: Handler }).handler;
 };
+const relayHandler = (bundle: string | undefined) => handlerOf('../../functions/relay/rest-action.js', bundle);
 
 const relayGet = (handler: Handler) =>
   invoke(
@@ -126,6 +128,27 @@ describe('the relay to an orchestrator whose certificate a private CA signed', (
     await expect(relayHandler('certs/absent.pem')).rejects.toThrow(
       `configuration error: NETCONFIG_CA_BUNDLE names ${path.join(taskRoot, 'certs', 'absent.pem')}, which cannot be read (ENOENT)`,
     );
+  });
+});
+
+describe('the health probe of that orchestrator', () => {
+  const probe = async (bundle: string | undefined) =>
+    invoke(
+      await handlerOf('../../functions/health/adapter.js', bundle),
+      apiEvent({ method: 'GET', resource: '/health/adapters/{name}', pathParameters: { name: 'private-nso' } }),
+    );
+
+  it('reports the adapter down for TLS when no CA bundle is configured', async () => {
+    const res = await probe(undefined);
+    expect(res.status).toBe(503);
+    expect(res.body.adapter).toMatchObject({ name: 'private-nso', status: 'down', reason: 'tls' });
+  });
+
+  it('reports it up when NETCONFIG_CA_BUNDLE names the CA', async () => {
+    const res = await probe('certs/private-ca.pem');
+    expect(res.status).toBe(200);
+    expect(res.body.adapter).toMatchObject({ name: 'private-nso', status: 'up' });
+    expect(nso.requests.length).toBeGreaterThan(0);
   });
 });
 
