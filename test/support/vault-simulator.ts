@@ -1,8 +1,8 @@
 /**
- * A HashiCorp Vault compatible HTTP server for tests, on loopback: the KV v2 secrets engine
- * (versions, soft delete, undelete, destroy, metadata), token and AppRole authentication
- * (`POST /v1/auth/approle/login`), `sys/health`, and knobs to revoke tokens, deny paths,
- * seal the server or fail the next requests. Answers are shaped as Vault's own.
+ * A HashiCorp Vault compatible HTTP (with `tls`, HTTPS) server for tests, on loopback: the
+ * KV v2 secrets engine (versions, soft delete, undelete, destroy, metadata), token and AppRole
+ * authentication (`POST /v1/auth/approle/login`), `sys/health`, and knobs to revoke tokens,
+ * deny paths, seal the server or fail the next requests. Answers are shaped as Vault's own.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
