@@ -68,12 +68,24 @@ export class PrivateNetwork extends Construct {
       this.dynamodbEndpoint = new GatewayVpcEndpoint(this, 'DynamoDbEndpoint', { vpc, service: GatewayVpcEndpointAwsService.DYNAMODB, subnets: [{ subnets }] });
       // An interface endpoint takes one subnet per availability zone.
       const onePerZone = zones.map((zone) => subnets[settings.subnets.findIndex((s) => s.availabilityZone === zone)]!);
+      // The endpoints' own group: HTTPS in from the functions' groups; endpoints start no connection, so no egress.
+      const endpointGroup = new SecurityGroup(this, 'EndpointSecurityGroup', {
+        vpc,
+        allowAllOutbound: false,
+        description: 'Interface endpoints (Secrets Manager, Lambda) of the functions that call NSO or Vault',
+      });
+      for (const group of securityGroups) endpointGroup.connections.allowFrom(group, Port.tcp(443), 'HTTPS from the functions that call NSO or Vault');
       const services = { SecretsManager: InterfaceVpcEndpointAwsService.SECRETS_MANAGER, Lambda: InterfaceVpcEndpointAwsService.LAMBDA };
       const made: Record<string, InterfaceVpcEndpoint> = {};
       for (const [name, service] of Object.entries(services)) {
-        const endpoint = new InterfaceVpcEndpoint(this, `${name}Endpoint`, { vpc, service, subnets: { subnets: onePerZone }, privateDnsEnabled: true, open: false });
-        for (const group of securityGroups) endpoint.connections.allowDefaultPortFrom(group, `HTTPS from the functions that call NSO or Vault`);
-        made[name] = endpoint;
+        made[name] = new InterfaceVpcEndpoint(this, `${name}Endpoint`, {
+          vpc,
+          service,
+          subnets: { subnets: onePerZone },
+          privateDnsEnabled: true,
+          open: false,
+          securityGroups: [endpointGroup],
+        });
       }
       this.interfaceEndpoints = made;
     }
