@@ -56,6 +56,13 @@ describe('the deployment config file', () => {
     expect(config.caBundle).toBeUndefined();
   });
 
+  it('resolves the checked-in private-network example (VPC, OIDC, existing alarm topic)', () => {
+    const config = loadDeployConfig(path.join(PROJECT_ROOT, 'deploy', 'config.private.example.json'));
+    expect(config.network).toMatchObject({ vpcId: 'vpc-0a1b2c3d4e5f60718', awsServices: 'endpoints' });
+    expect(config.identity).toMatchObject({ provider: 'oidc', audience: 'netconfig-api' });
+    expect(config.alarms.topicArn).toBe('arn:aws:sns:eu-west-1:123456789012:noc-paging');
+  });
+
   it('fills in every default of a minimal file', () => {
     expect(parseDeployConfig(base(), 'min.json', FIXTURES)).toEqual({
       stackName: 'NetconfigStaging',
