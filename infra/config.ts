@@ -10,6 +10,7 @@ import addFormats from 'ajv-formats';
 import { X509Certificate } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { isManagedPath, pathProblem } from '../functions/secrets/reference.js';
 import type { LogLevel } from '../functions/shared/logger.js';
 import { liveRoutes, type LiveRoute } from '../functions/shared/routes.js';
 import type { ObservabilityThresholds } from './constructs/observability.js';
@@ -195,6 +196,10 @@ const crossChecks = (config: Json, dir: string): string[] => {
     const roleId = (vault[who] as Json | undefined)?.['roleId'];
     if (approle && !roleId) problems.push(`vault.${who}.roleId: required with vault.authMethod "approle"`);
     if (!approle && roleId) problems.push(`vault.${who}.roleId: only used with vault.authMethod "approle" (authMethod is "${vault['authMethod'] ?? 'token'}")`);
+  }
+  for (const [i, prefix] of ((vault['referencePrefixes'] as string[] | undefined) ?? []).entries()) {
+    const problem = pathProblem(prefix) ?? (isManagedPath(`${prefix}/`) ? 'the service manages the secrets under it' : undefined);
+    if (problem) problems.push(`vault.referencePrefixes[${i}]: "${prefix}" is not a usable secret path (${problem})`);
   }
 
   const identity = config['identity'] as Json | undefined;

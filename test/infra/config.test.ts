@@ -89,6 +89,7 @@ describe('the deployment config file', () => {
     ['a bad stack name', { stackName: 'net_config' }, 'stackName: must be a CloudFormation stack name: a letter, then letters, digits or hyphens, at most 64 characters, got "net_config"'],
     ['AppRole without role ids', { vault: { address: 'https://v.example.net', authMethod: 'approle', reader: { roleId: 'r' } } }, 'vault.writer.roleId: required with vault.authMethod "approle"'],
     ['a role id with token auth', { vault: { address: 'https://v.example.net', reader: { roleId: 'r' } } }, 'vault.reader.roleId: only used with vault.authMethod "approle" (authMethod is "token")'],
+    ['a reference prefix the service manages', { vault: { address: 'https://v.example.net', referencePrefixes: ['netconfig/adapters'] } }, 'vault.referencePrefixes[0]: "netconfig/adapters" is not a usable secret path (the service manages the secrets under it)'],
     ['OIDC without an audience', { identity: { provider: 'oidc', issuer: 'https://idp.example.net' } }, 'identity.audience: required with identity.provider "oidc"'],
     ['an issuer with Cognito', { identity: { provider: 'cognito', issuer: 'https://idp.example.net' } }, 'identity.issuer: only used with identity.provider "oidc" (the Cognito pool is the issuer)'],
     ['an http:// JWKS URL', { identity: { provider: 'oidc', issuer: 'https://idp.example.net', audience: 'a', jwksUrl: 'http://idp.example.net/keys' } }, 'identity.jwksUrl: must be an https:// URL, got "http://idp.example.net/keys"'],
