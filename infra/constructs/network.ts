@@ -5,6 +5,7 @@
  * APIs: a DynamoDB gateway endpoint plus Secrets Manager and Lambda interface endpoints (the
  * durable compliance function checkpoints through the Lambda API), or a NAT the VPC has.
  */
+import { Annotations } from 'aws-cdk-lib';
 import {
   GatewayVpcEndpoint,
   GatewayVpcEndpointAwsService,
@@ -33,13 +34,16 @@ export class PrivateNetwork extends Construct {
     super(scope, id);
     const zones = [...new Set(settings.subnets.map((s) => s.availabilityZone))];
     const vpc = Vpc.fromVpcAttributes(this, 'Vpc', { vpcId: settings.vpcId, availabilityZones: zones });
-    const subnets: ISubnet[] = settings.subnets.map((s, i) =>
-      Subnet.fromSubnetAttributes(this, `Subnet${i}`, {
+    const subnets: ISubnet[] = settings.subnets.map((s, i) => {
+      const subnet = Subnet.fromSubnetAttributes(this, `Subnet${i}`, {
         subnetId: s.subnetId,
         availabilityZone: s.availabilityZone,
         ...(s.routeTableId ? { routeTableId: s.routeTableId } : {}),
-      }),
-    );
+      });
+      // Route tables matter only to the gateway endpoint (the config requires them with endpoints).
+      if (!s.routeTableId) Annotations.of(subnet).acknowledgeWarning('@aws-cdk/aws-ec2:noSubnetRouteTableId', 'The functions only run in the subnet; no endpoint is added to its routes');
+      return subnet;
+    });
     const endpoints = settings.awsServices === 'endpoints';
 
     let securityGroups: ISecurityGroup[];
