@@ -317,5 +317,4 @@ export const RETIRED_CONTEXT_KEYS: Readonly<Record<string, string>> = {
   alarmApi5xxMinRequests: 'alarms.thresholds.api5xxMinRequests',
   alarmApiLatencyP99Ms: 'alarms.thresholds.apiLatencyP99Ms',
   alarmDynamoSystemErrors: 'alarms.thresholds.dynamoSystemErrors',
-  alarmDynamoUserErrors: 'alarms.thresholds.dynamoUserErrors',
 };

@@ -17,11 +17,9 @@ import {
 import { AttributeType, Billing, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Alias } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { Topic, type ITopic } from 'aws-cdk-lib/aws-sns';
-import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
 import { liveRoutes, removedRoutes, type TableKey } from '../functions/shared/routes.js';
-import { callsOutside, concurrencyGroup, EXAMPLE_CONFIG_FILE, loadDeployConfig, type AlarmSettings, type DeploySettings } from './config.js';
+import { callsOutside, concurrencyGroup, EXAMPLE_CONFIG_FILE, loadDeployConfig, type DeploySettings } from './config.js';
 import { Auth, type AuthProps } from './constructs/auth.js';
 import { PrivateNetwork } from './constructs/network.js';
 import { Observability } from './constructs/observability.js';
@@ -53,17 +51,6 @@ export interface NetconfigStackProps extends StackProps {
 }
 
 const pascal = (s: string): string => s[0]!.toUpperCase() + s.slice(1);
-
-/** An existing topic, or one created for an e-mail address; none when the settings name neither. */
-const alarmTopic = (scope: Construct, alarms: AlarmSettings, serviceName: string): ITopic | undefined => {
-  if (alarms.topicArn) return Topic.fromTopicArn(scope, 'AlarmTopic', alarms.topicArn);
-  if (!alarms.email) return undefined;
-  // SSL-only (cdk-nag AwsSolutions-SNS3). Not KMS-encrypted: CloudWatch cannot publish to a topic
-  // under the AWS managed SNS key; give an encrypted topic of your own as alarms.topicArn if you need one.
-  const topic = new Topic(scope, 'AlarmTopic', { displayName: `${serviceName} alarms`, enforceSSL: true });
-  topic.addSubscription(new EmailSubscription(alarms.email));
-  return topic;
-};
 
 export class NetconfigStack extends Stack {
   readonly api: RestApi;
@@ -197,14 +184,14 @@ export class NetconfigStack extends Stack {
     for (const route of removedRoutes) addRemovedRoute(this.api.root, route);
     addGatewayResponses(this.api);
 
-    // Alarm topic and thresholds are passed explicitly: the settings are their only source.
-    const topic = deployed ? alarmTopic(this, deployed.alarms, serviceName) : undefined;
+    // Alarm destination and thresholds are passed explicitly: the settings are their only source.
     new Observability(this, 'Observability', {
       api: this.api,
       functions: this.functions,
       tables: this.tables,
       serviceName,
-      ...(topic ? { alarmTopic: topic } : {}),
+      ...(deployed?.alarms.topicArn ? { alarmTopicArn: deployed.alarms.topicArn } : {}),
+      ...(deployed?.alarms.email ? { alarmEmail: deployed.alarms.email } : {}),
       ...(deployed?.alarms.thresholds ? { thresholds: deployed.alarms.thresholds } : {}),
     });
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Stage base URL' });
