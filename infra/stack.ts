@@ -173,7 +173,9 @@ export class NetconfigStack extends Stack {
       this.functions[route.operationId] = fn;
       this.api.root.resourceForPath(route.path).addMethod(
         route.method,
-        new LambdaIntegration(fn.function),
+        // No second permission for the console's test-invoke stage: half the Lambda::Permission
+        // resources, which keeps the stack under CloudFormation's 500-resource limit.
+        new LambdaIntegration(fn.function, { allowTestInvoke: false }),
         route.roles === 'public'
           ? { authorizationType: AuthorizationType.NONE, operationName: route.operationId }
           : { authorizer: auth.authorizer, authorizationType: AuthorizationType.CUSTOM, operationName: route.operationId },

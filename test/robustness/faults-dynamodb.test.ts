@@ -71,6 +71,8 @@ const validBody = (route: LiveRoute): unknown => {
       return { devices: [] };
     case 'importTree':
       return { name: unique, deviceType: 'x', versions: [{ name: 'initial', root: { name: 'base' } }] };
+    case 'setAdapterLogLevel':
+      return { level: 'debug' };
     case 'startComplianceBatch':
       return { treeId: knownTreeId, version: 'initial', adapterId: 'lab' };
     default:
@@ -86,6 +88,9 @@ const OWN_PATH_VALUES: Readonly<Record<string, Readonly<Record<string, string>>>
   stopAdapter: { name: 'fault-adapter' },
   startAdapter: { name: 'fault-adapter' },
   restartAdapter: { name: 'fault-adapter' },
+  setAdapterLogLevel: { name: 'fault-adapter' },
+  listApplicationChangelogs: { name: 'orch_manager' },
+  listApplicationChangelogsSingular: { name: 'orch_manager' },
   deleteNode: { nodePath: 'base/gone' },
 };
 

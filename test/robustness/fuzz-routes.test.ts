@@ -43,6 +43,10 @@ const ALLOWED: Readonly<Record<string, readonly number[]>> = {
   getAdapterSchema: [200, 400, 404, 415],
   listAdapters: [200, 400, 415],
   deleteAdapter: [204, 400, 404, 415],
+  setAdapterLogLevel: [200, 400, 404, 415],
+  listAdapterChangelogs: [200, 400, 404, 415],
+  listApplicationChangelogs: [200, 400, 404, 415],
+  listApplicationChangelogsSingular: [200, 400, 404, 415],
   getStatus: [200, 400, 415],
   getSystemHealth: [200, 400, 415],
   getServerHealth: [200, 400, 415],
@@ -68,7 +72,7 @@ const STACK_STATUSES = [400, 415];
 /** Adapters the fuzzer must not replace, delete or stop: the relay's target. */
 const FIXTURE_ADAPTERS = new Set(['lab']);
 /** The routes that change an adapter named in their path. */
-const ADAPTER_WRITES = new Set(['putAdapter', 'deleteAdapter', 'stopAdapter', 'startAdapter', 'restartAdapter']);
+const ADAPTER_WRITES = new Set(['putAdapter', 'deleteAdapter', 'stopAdapter', 'startAdapter', 'restartAdapter', 'setAdapterLogLevel']);
 
 let world: RelayWorld;
 let lambda: LambdaInvokeEndpoint | undefined;
@@ -140,6 +144,7 @@ const shapedBodies = (): Readonly<Record<string, fc.Arbitrary<unknown>>> => ({
     }),
     relayShaped(),
   ),
+  setAdapterLogLevel: fc.oneof(fc.record({ level: fc.constantFrom('error', 'warn', 'info', 'debug', 'trace', 'TRACE', 'verbose') }), partial({ level: anything })),
   createVersion: fc.oneof(fc.record({ name: fc.stringMatching(/^[A-Za-z0-9._-]{1,12}$/), base: fc.constantFrom('initial', 'nope') }), partial({ name: text, base: text })),
   startComplianceBatch: fc.oneof(
     fc.record(
@@ -194,6 +199,10 @@ const pathValues = (): Readonly<Record<string, Readonly<Record<string, fc.Arbitr
   // Never the relay's targets: stopping them would change what the relay fuzzing meets.
   ...Object.fromEntries(['stopAdapter', 'startAdapter', 'restartAdapter'].map((op) => [op, { name: fc.constantFrom('fuzz-life', 'ghost') }])),
   getAdapterSchema: { name: fc.constantFrom('lab', 'ghost') },
+  setAdapterLogLevel: { name: fc.constantFrom('lab-two', 'ghost') },
+  listAdapterChangelogs: { name: fc.constantFrom('lab', 'lab-two', 'ghost') },
+  listApplicationChangelogs: { name: fc.constantFrom('orch_manager', 'configuration_manager', 'ghost') },
+  listApplicationChangelogsSingular: { name: fc.constantFrom('orch_manager', 'configuration_manager', 'ghost') },
   // Never a fixture tree: the other routes read them.
   deleteTree: { treeId: fc.oneof(fc.stringMatching(/^[0-9a-f]{24}$/), fc.constantFrom('x', 'ABCDEFABCDEFABCDEFABCDEF', '0'.repeat(23))) },
   ...Object.fromEntries(
