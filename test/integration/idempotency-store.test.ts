@@ -1,10 +1,11 @@
 /**
  * The idempotency key store against DynamoDB Local: every condition of the claim, the
  * attempt check of `complete()` and `release()`, what a record reads back as, and every way a
- * call can fail (a missing table, DynamoDB down), alone and under `idempotent()`.
+ * call can fail (a missing table, DynamoDB down), alone and under `idempotent()`, and the
+ * claim's retries when the key changes hands between its write and its read.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -238,16 +239,91 @@ describe('failures other than a lost condition', () => {
   });
 });
 
-describe('a keyed request through idempotent() while DynamoDB is down', () => {
-  const handlerOver = (client: Pick<DynamoDBDocumentClient, 'send'>, runs: string[], status = 201, tableName = table) =>
-    httpHandler({ operation: 'storeTest', timeoutEarlyInMillis: 0, idempotency: idempotent({ store: createIdempotencyStore(client, tableName) }) }, async (event) => {
-      runs.push(event.path);
-      return status < 400 ? json(status, { ran: true }) : json(status, { type: 'urn:netconfig:problem:unavailable', status });
-    });
-  const event = (key?: string) =>
-    apiEvent({ method: 'POST', resource: '/things', body: { a: 1 }, headers: key === undefined ? {} : { 'Idempotency-Key': key }, authorizer: { principal: 'p' } });
-  const body = (result: APIGatewayProxyResult) => JSON.parse(result.body) as Record<string, unknown>;
+/** A handler that honours Idempotency-Key over the store on `client`; `runs` records each run of its business function. */
+const handlerOver = (client: Pick<DynamoDBDocumentClient, 'send'>, runs: string[], status = 201, tableName = table) =>
+  httpHandler({ operation: 'storeTest', timeoutEarlyInMillis: 0, idempotency: idempotent({ store: createIdempotencyStore(client, tableName) }) }, async (event) => {
+    runs.push(event.path);
+    return status < 400 ? json(status, { ran: true }) : json(status, { type: 'urn:netconfig:problem:unavailable', status });
+  });
+const event = (key?: string) =>
+  apiEvent({ method: 'POST', resource: '/things', body: { a: 1 }, headers: key === undefined ? {} : { 'Idempotency-Key': key }, authorizer: { principal: 'p' } });
+const body = (result: APIGatewayProxyResult) => JSON.parse(result.body) as Record<string, unknown>;
 
+describe('a keyed request through idempotent() while the key changes hands', () => {
+  /** Another attempt, for another request, holds `pk` for the next minute. */
+  const anotherAttemptHolds = (pk: unknown) =>
+    putItem({ pk, status: 'IN_PROGRESS', fingerprint: 'other', attempt: 'other', lockedUntil: Date.now() + 60_000, expiresAt: Math.ceil(Date.now() / 1000) + 60 });
+  /** The record of `key` as `handlerOver` stores it, read from the table. */
+  const keyItems = async (key: string) => {
+    const { Items } = await documentClient.send(new ScanCommand({ TableName: table, ConsistentRead: true }));
+    return (Items ?? []).filter((i) => String(i['pk']).endsWith(`#${key}`));
+  };
+
+  it("runs once when its own claim was written but the answer lost, and the SDK's retry of the put lost the condition", async () => {
+    let first = true;
+    // The put reaches DynamoDB, then is sent again (as the SDK retries after a timeout): the
+    // second one fails on the record the first one wrote.
+    const retried = {
+      send: async (command: unknown) => {
+        if (command instanceof PutCommand && first) {
+          first = false;
+          await documentClient.send(command);
+        }
+        return documentClient.send(command as PutCommand);
+      },
+    } as unknown as DynamoDBDocumentClient;
+    const runs: string[] = [];
+    const key = `k-${randomUUID()}`;
+    const res = (await handlerOver(retried, runs)(event(key), lambdaContext())) as APIGatewayProxyResult;
+    expect(res.statusCode).toBe(201);
+    expect(runs).toHaveLength(1);
+    expect((await keyItems(key)).map((i) => i['status'])).toEqual(['COMPLETED']);
+  });
+
+  it('claims again when the holder is gone by the time it is read, and runs once', async () => {
+    const runs: string[] = [];
+    const key = `k-${randomUUID()}`;
+    // Another attempt holds the key at the first put and releases it before the read.
+    let raced = false;
+    const racing = {
+      send: async (command: unknown) => {
+        if (command instanceof PutCommand && !raced) await anotherAttemptHolds(command.input.Item!['pk']);
+        if (command instanceof GetCommand && !raced) {
+          raced = true;
+          await documentClient.send(new DeleteCommand({ TableName: table, Key: command.input.Key }));
+        }
+        return documentClient.send(command as PutCommand);
+      },
+    } as unknown as DynamoDBDocumentClient;
+    const res = (await handlerOver(racing, runs)(event(key), lambdaContext())) as APIGatewayProxyResult;
+    expect(res.statusCode).toBe(201);
+    expect(runs).toHaveLength(1);
+    expect((await keyItems(key)).map((i) => [i['status'], i['fingerprint']])).toEqual([['COMPLETED', expect.not.stringMatching(/^other$/)]]);
+  });
+
+  it('answers 409 and runs nothing when the holder vanishes at every read, three claims in a row', async () => {
+    const runs: string[] = [];
+    const key = `k-${randomUUID()}`;
+    let claims = 0;
+    const flapping = {
+      send: async (command: unknown) => {
+        if (command instanceof PutCommand) {
+          claims++;
+          await anotherAttemptHolds(command.input.Item!['pk']);
+        }
+        if (command instanceof GetCommand) await documentClient.send(new DeleteCommand({ TableName: table, Key: command.input.Key }));
+        return documentClient.send(command as PutCommand);
+      },
+    } as unknown as DynamoDBDocumentClient;
+    const res = (await handlerOver(flapping, runs)(event(key), lambdaContext())) as APIGatewayProxyResult;
+    expect(res.statusCode).toBe(409);
+    expect(body(res)).toMatchObject({ type: 'urn:netconfig:problem:idempotency-request-in-progress' });
+    expect(claims).toBe(3);
+    expect(runs).toHaveLength(0);
+  });
+});
+
+describe('a keyed request through idempotent() while DynamoDB is down', () => {
   it('answers 503 with Retry-After and does not run the request', async () => {
     const runs: string[] = [];
     const res = (await handlerOver(await downClient(), runs)(event('k-down'), lambdaContext())) as APIGatewayProxyResult;
