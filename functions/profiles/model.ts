@@ -121,7 +121,7 @@ export const PROFILE_SCHEMA: JsonSchema = {
 };
 
 /** A setting's built-in default: its former environment variable when the deployment sets it, else the documented default. */
-export const builtInDefault = (key: NumericSetting, env: NodeJS.ProcessEnv = process.env): number => {
+const envDefault = (key: NumericSetting, env: NodeJS.ProcessEnv): number => {
   const bounds = SETTING_BOUNDS[key];
   const raw = bounds.env === undefined ? undefined : env[bounds.env];
   if (raw === undefined || raw === '') return bounds.default;
@@ -135,15 +135,25 @@ export const builtInDefault = (key: NumericSetting, env: NodeJS.ProcessEnv = pro
 const isLevel = isLogLevel;
 
 /** The built-in log level: the deployment's `LOG_LEVEL` when it names a level, else `info`. */
-export const builtInLogLevel = (env: NodeJS.ProcessEnv = process.env): ProfileLogLevel => {
+const envLogLevel = (env: NodeJS.ProcessEnv): ProfileLogLevel => {
   const level = env['LOG_LEVEL']?.toLowerCase();
   return isLevel(level) ? level : 'info';
 };
 
+/**
+ * The built-in defaults, read once when the module loads (a variable out of bounds fails the
+ * function's first invocation, as every configuration error does).
+ */
+export const builtInDefaults = (env: NodeJS.ProcessEnv = process.env): Readonly<Record<NumericSetting, number>> & { readonly logLevel: ProfileLogLevel } => ({
+  ...(Object.fromEntries((Object.keys(SETTING_BOUNDS) as NumericSetting[]).map((key) => [key, envDefault(key, env)])) as Record<NumericSetting, number>),
+  logLevel: envLogLevel(env),
+});
+const BUILT_IN = builtInDefaults();
+
 /** A numeric setting as given, or its default when absent or (in a damaged stored item) out of bounds. */
 const numberOr = (value: unknown, key: NumericSetting): number => {
   const { minimum, maximum } = SETTING_BOUNDS[key];
-  return typeof value === 'number' && Number.isInteger(value) && value >= minimum && value <= maximum ? value : builtInDefault(key);
+  return typeof value === 'number' && Number.isInteger(value) && value >= minimum && value <= maximum ? value : BUILT_IN[key];
 };
 
 const record = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
@@ -177,7 +187,7 @@ export const profileSettings = (input: unknown): ProfileSettings => {
   const apps = record(given['applications']);
   return {
     ...(typeof given['description'] === 'string' ? { description: given['description'] } : {}),
-    logLevel: isLevel(given['logLevel']) ? given['logLevel'] : builtInLogLevel(),
+    logLevel: isLevel(given['logLevel']) ? given['logLevel'] : BUILT_IN.logLevel,
     applications: {
       orch_manager: applicationSettings('orch_manager', apps['orch_manager']),
       configuration_manager: applicationSettings('configuration_manager', apps['configuration_manager']),

@@ -121,28 +121,27 @@ export const onSettingsChange = (listener: Listener): void => {
   listeners.add(listener);
 };
 
-let container: RuntimeSettings | null | undefined;
-
 /**
- * This container's settings, when its function may read the profiles table (the stack sets
- * `PROFILES_TABLE` for the functions whose route needs it); undefined otherwise. The store is
- * loaded on first use, so functions that never read settings do not pay for it.
+ * The profiles table, when this function may read it (the stack sets `PROFILES_TABLE` for the
+ * functions whose route needs it), read as the function loads. Only then is the store loaded:
+ * functions that read no settings (`/status`) carry no DynamoDB client for it.
  */
-export const containerSettings = (): RuntimeSettings | undefined => {
-  if (container === undefined) {
-    const table = process.env['PROFILES_TABLE'];
-    let store: Promise<SettingsSource> | undefined;
-    container = table
-      ? createRuntimeSettings(() => (store ??= import('../profiles/store.js').then((m) => m.createProfileStore(undefined, table))), {
-          fallback: builtInSettings,
-          onChange: (next, previous) => {
-            for (const listener of listeners) listener(next, previous);
-          },
-        })
-      : null;
-  }
-  return container ?? undefined;
-};
+const PROFILES_TABLE = process.env['PROFILES_TABLE'] || undefined;
+const storeModule = PROFILES_TABLE ? import('../profiles/store.js') : undefined;
+let store: Promise<SettingsSource> | undefined;
+
+const container: RuntimeSettings | undefined =
+  PROFILES_TABLE && storeModule
+    ? createRuntimeSettings(() => (store ??= storeModule.then((m) => m.createProfileStore(undefined, PROFILES_TABLE))), {
+        fallback: builtInSettings,
+        onChange: (next, previous) => {
+          for (const listener of listeners) listener(next, previous);
+        },
+      })
+    : undefined;
+
+/** This container's settings, when its function may read the profiles table; undefined otherwise. */
+export const containerSettings = (): RuntimeSettings | undefined => container;
 
 /** The settings this invocation runs with: those the container holds (read within the cache period), else the built-in ones. */
 export const currentSettings = async (): Promise<SettingsSnapshot> => (await containerSettings()?.current()) ?? builtInSettings();

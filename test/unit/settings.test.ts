@@ -111,11 +111,15 @@ describe('profile settings', () => {
     });
   });
 
-  it('takes a former environment variable as the built-in default', () => {
+  it('takes a former environment variable, as the function loads, as the built-in default', async () => {
     vi.stubEnv('COMPLIANCE_RETENTION_DAYS', '30');
+    vi.resetModules();
     try {
-      expect(profileSettings({}).applications.configuration_manager.reportRetentionDays).toBe(30);
-      expect(profileSettings({ applications: { configuration_manager: { reportRetentionDays: 7 } } }).applications.configuration_manager.reportRetentionDays).toBe(7);
+      const fresh = await import('../../functions/profiles/model.js');
+      vi.stubEnv('COMPLIANCE_RETENTION_DAYS', '60');
+      expect(fresh.profileSettings({}).applications.configuration_manager.reportRetentionDays).toBe(30);
+      expect(fresh.profileSettings({ applications: { configuration_manager: { reportRetentionDays: 7 } } }).applications.configuration_manager.reportRetentionDays).toBe(7);
+      expect(() => fresh.builtInDefaults({ ADAPTER_CACHE_TTL_SECONDS: '301' })).toThrow(/ADAPTER_CACHE_TTL_SECONDS must be an integer from 0 to 300/);
     } finally {
       vi.unstubAllEnvs();
     }
