@@ -84,7 +84,8 @@ describe('GET /adapters/{name}/changelogs', () => {
     const replaced = page.items.find((e) => e.action === 'replaced')!;
     expect(replaced.changes).toEqual([
       { field: 'auth.password', from: expect.stringMatching(/^\$VAULT_netconfig\/adapters\/audited one\//), to: expect.stringMatching(/^\$VAULT_netconfig\/adapters\/audited one\//) },
-      { field: 'timeoutMs', from: 10000, to: 5000 },
+      // Created without a timeoutMs (it follows the active profile's), replaced with one.
+      { field: 'timeoutMs', to: 5000 },
     ]);
     expect(page.items.find((e) => e.action === 'loglevel')!.changes).toEqual([{ field: 'logLevel', from: 'info', to: 'debug' }]);
     expect(page.items.find((e) => e.action === 'stopped')!.changes).toEqual([{ field: 'state', from: 'RUNNING', to: 'STOPPED' }]);
