@@ -4,8 +4,8 @@
  * checks its devices (fetches gated per adapter), writes their reports and counts itself in
  * the batch, and returns its counts: all the checkpoint log ever holds of a chunk. A crash or
  * timeout replays the log: finished chunks are not run again, and the chunk that was cut
- * short skips the devices it had already reported, so no device is checked twice and the
- * totals stay exact.
+ * short skips the devices it had already reported, so no reported device is checked again and
+ * the totals stay exact (see `runChunk` for what runs again).
  */
 import type { DurableContext } from '@aws/durable-execution-sdk-js';
 import { gateFor } from './gate.js';
@@ -62,7 +62,72 @@ const countOf = (grade: Grade, totals: RuleTotals): ChunkCounts => {
   return { devices: 1, grades: { ...c.grades, [grade]: 1 }, totals };
 };
 
-/** Checks one chunk of a batch; safe to run again (it skips what is already reported). */
+/** Reports a chunk sends to DynamoDB in one request (`BatchWriteItem` takes 25). */
+const WRITE_BATCH = 25;
+/** Write requests a chunk has in flight at once. */
+const WRITES_IN_FLIGHT = 2;
+
+/**
+ * Writes a chunk's reports as they come, in few requests: a report waits only while the
+ * chunk already has {@link WRITES_IN_FLIGHT} writes on the way, so requests carry one report
+ * when devices are checked slowly and up to 25 when they are checked fast. A report's
+ * promise settles when DynamoDB has it (or the request failed).
+ */
+class ReportWriter {
+  readonly #put: (reports: readonly Report[]) => Promise<void>;
+  #queue: { readonly report: Report; readonly settle: (error?: unknown) => void }[] = [];
+  #inFlight = 0;
+  #scheduled = false;
+
+  constructor(put: (reports: readonly Report[]) => Promise<void>) {
+    this.#put = put;
+  }
+
+  write(report: Report): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ report, settle: (error) => (error === undefined ? resolve() : reject(error)) });
+      // Reports finished in the same turn of the event loop go in one request.
+      if (!this.#scheduled) {
+        this.#scheduled = true;
+        setImmediate(() => {
+          this.#scheduled = false;
+          this.#send();
+        });
+      }
+    });
+  }
+
+  #send(): void {
+    while (this.#inFlight < WRITES_IN_FLIGHT && this.#queue.length) {
+      const batch = this.#queue.splice(0, WRITE_BATCH);
+      this.#inFlight++;
+      this.#put(batch.map((b) => b.report))
+        .then(
+          () => batch.forEach((b) => b.settle()),
+          (error: unknown) => batch.forEach((b) => b.settle(error ?? new Error('report write failed'))),
+        )
+        .finally(() => {
+          this.#inFlight--;
+          this.#send();
+        });
+    }
+  }
+}
+
+/** What a device left unchecked after its chunk failed throws (never counted, never reported). */
+class ChunkAbandoned extends Error {}
+
+/**
+ * Checks one chunk of a batch and returns its counts; safe to run again.
+ *
+ * It reads which of its devices already have a report (one consistent `BatchGetItem`), counts
+ * those as stored and checks only the others. The chunk's writes are its own: the step ends
+ * only after every device it started has settled, even when one fails (then no further device
+ * is fetched, the reports of the checked ones are still written, and the step throws), and the
+ * SDK ends an invocation only when no step is executing. So when a chunk runs again, no earlier
+ * run of it is still writing, and the devices it finds without a report are the ones no run has
+ * written: it writes them without a condition, and its counts are exactly what it stored.
+ */
 export const runChunk = async (batchId: string, index: number, work: BatchWork, remainingTimeMs: () => number, deps: EngineDeps): Promise<ChunkCounts> => {
   const [plan, devices] = await Promise.all([planOf(deps.store, batchId), deps.store.getChunk(batchId, index)]);
   const reported = await deps.store.existingReports(batchId, devices.map((d) => d.device));
@@ -71,6 +136,8 @@ export const runChunk = async (batchId: string, index: number, work: BatchWork, 
   const gate = gateFor(work.adapterId, work.concurrency);
   const target = { batchId, treeId: work.treeId, version: work.version, adapterId: work.adapterId, plan };
   const checkDeps: CheckDeps = { ...deps, gate, relayGet: deps.relayGet(remainingTimeMs) };
+  const writer = new ReportWriter((reports) => deps.store.putReports(reports, work.expiresAt));
+  let failure: { readonly error: unknown } | undefined;
   await Promise.all(
     devices
       .filter((d) => !reported.has(d.device))
@@ -78,18 +145,23 @@ export const runChunk = async (batchId: string, index: number, work: BatchWork, 
         // A device's time runs from when its first fetch got a slot (not from when the chunk
         // queued it behind the adapter's cap) to when its report is stored.
         let started: number | undefined;
-        const timed = { run: <T>(fetch: () => Promise<T>) => gate.run(() => ((started ??= performance.now()), fetch())), pause: (ms: number) => gate.pause(ms) };
-        const report = await checkDevice(assignment, target, { ...checkDeps, gate: timed });
-        if (await deps.store.putReport(report, work.expiresAt)) {
+        const run = <T>(fetch: () => Promise<T>) =>
+          gate.run(() => {
+            if (failure) throw new ChunkAbandoned();
+            started ??= performance.now();
+            return fetch();
+          });
+        try {
+          const report = await checkDevice(assignment, target, { ...checkDeps, gate: { run, pause: (ms) => gate.pause(ms) } });
+          await writer.write(report);
           counts = addCounts(counts, countOf(report.grade, report.totals));
           deps.onDeviceChecked?.(report, performance.now() - (started ?? performance.now()));
-        } else {
-          // Reported meanwhile by another run of this chunk: count what is stored, once.
-          const stored = (await deps.store.existingReports(batchId, [assignment.device])).get(assignment.device)!;
-          counts = addCounts(counts, countOf(stored.grade, stored.totals));
+        } catch (error) {
+          failure ??= { error };
         }
       }),
   );
+  if (failure) throw failure.error;
   await deps.store.countChunk(batchId, index, counts, work.expiresAt);
   return counts;
 };
