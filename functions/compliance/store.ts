@@ -7,7 +7,7 @@
  * | `PLAN`      | the frozen rules by node and the variables (JSON)                   |
  * | `C#000042`  | chunk 42: its devices and their nodes (JSON)                        |
  * | `D#000042`  | chunk 42 is counted: written in one transaction with the `ADD`      |
- * | `R#<hash>`  | one device's report; `gpk` (`<batchId>#<grade>`) feeds `byGrade`     |
+ * | `R#<hash>`  | one device's report (JSON); `gpk` (`<batchId>#<grade>`) feeds `byGrade` |
  *
  * Every item carries `expiresAt` (epoch seconds): DynamoDB's TTL removes a batch and its
  * reports after the retention. Reports are written 25 to a request under a key made of the
@@ -204,12 +204,13 @@ export class ComplianceStore {
         const out = await this.#send(() =>
           this.client.send(
             new BatchGetCommand({
-              RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true, ProjectionExpression: 'device, grade, totals' } },
+              RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true, ProjectionExpression: 'report' } },
             }),
           ),
         );
         for (const item of out.Responses?.[this.tableName] ?? []) {
-          found.set(item['device'] as string, { grade: item['grade'] as Grade, totals: item['totals'] as Report['totals'] });
+          const report = toReport(item);
+          found.set(report.device, { grade: report.grade, totals: report.totals });
         }
         keys = (out.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Record<string, unknown>[];
       }
@@ -246,9 +247,6 @@ export class ComplianceStore {
         pk: batchPk(report.batchId),
         sk: `R#${report.reportId.slice(report.reportId.indexOf('-') + 1)}`,
         gpk: `${report.batchId}#${report.grade}`,
-        device: report.device,
-        grade: report.grade,
-        totals: report.totals,
         report: JSON.stringify(report),
         expiresAt,
       })),

@@ -189,7 +189,7 @@ describe('a compliance batch on the durable engine', () => {
     const { batchId } = await startBatch({ treeId: TREE, version: 'v1', adapterId: ADAPTER }, startDeps(3));
     let crashedAfter: string[] | undefined;
     let fetchedBeforeCrash = 0;
-    // The first write of chunk 1 lands, then the step dies: chunk 0 is counted, chunk 1 is cut short.
+    // The first write of chunk 1 (two reports) lands, then the step dies: chunk 0 is counted, chunk 1 is cut short.
     const crashing = storeWith(async (reports, expiresAt) => {
       await store.putReports(reports, expiresAt);
       if (!crashedAfter && reports.some((r) => chunkOne.has(r.device))) {
@@ -198,7 +198,9 @@ describe('a compliance batch on the durable engine', () => {
         throw new Error('simulated crash after reports were written');
       }
     });
-    const execution = await run(batchId, { ...engineDeps, store: crashing, chunkConcurrency: 1 });
+    // Slow answers keep chunk 1's last devices unfetched while its first write lands.
+    sim.setKnobs({ delayMs: 100 });
+    const execution = await run(batchId, { ...engineDeps, store: crashing, chunkConcurrency: 1, reportsPerWrite: 2 });
     expect(crashedAfter).toBeDefined();
     expect(fetchedBeforeCrash).toBeLessThan(14);
     expect(execution.getStatus()).toBe('SUCCEEDED');
@@ -215,7 +217,7 @@ describe('a compliance batch on the durable engine', () => {
   it('checks again only the devices whose reports a crash lost, and the totals stay exact', async () => {
     const { batchId } = await startBatch({ treeId: TREE, version: 'v1', adapterId: ADAPTER }, startDeps(3));
     let lost: string[] | undefined;
-    // The first write of chunk 1 never reaches DynamoDB: its devices were checked, not reported.
+    // The first write of chunk 1 (two reports) never reaches DynamoDB: its devices were checked, not reported.
     const crashing = storeWith(async (reports, expiresAt) => {
       if (!lost && reports.some((r) => chunkOne.has(r.device))) {
         lost = reports.map((r) => r.device);
@@ -223,7 +225,7 @@ describe('a compliance batch on the durable engine', () => {
       }
       await store.putReports(reports, expiresAt);
     });
-    const execution = await run(batchId, { ...engineDeps, store: crashing, chunkConcurrency: 1 });
+    const execution = await run(batchId, { ...engineDeps, store: crashing, chunkConcurrency: 1, reportsPerWrite: 2 });
     expect(execution.getStatus()).toBe('SUCCEEDED');
     expect(lost!.length).toBeGreaterThan(0);
 
