@@ -8,8 +8,8 @@
  * high-water mark, the CPU seconds of this process and of DynamoDB Local's JVM, and the ratio of
  * the engine's wall time to the floor's (target ≤ 1.25 at 50).
  *
- * `npx tsx bench/compliance.ts [devices] [concurrencies] [rounds]` (e.g. `10000 50 3`): with
- * several rounds floor and engine alternate, and the ratio is the median of the rounds' ratios
+ * `npx tsx bench/compliance.ts [devices] [concurrencies] [rounds]` (default `10000 10,50 3`):
+ * floor and engine alternate round by round, and the ratio is the median of the rounds' ratios
  * (on a shared machine the load moves between runs; a pair measured back to back shares it).
  */
 import { readFileSync } from 'node:fs';
@@ -217,7 +217,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   // [devices] [concurrencies, comma-separated] [rounds]
   const devices = Number(process.argv[2] ?? 10_000);
   const concurrencies = process.argv[3] ? process.argv[3].split(',').map(Number) : [10, 50];
-  const rounds = Number(process.argv[4] ?? 1);
+  const rounds = Number(process.argv[4] ?? 3);
   const runs = await measureCompliance(devices, concurrencies, (line) => console.error(line), rounds);
   for (const { concurrency, ratio } of complianceRatios(runs)) console.error(`concurrency ${concurrency}: engine/floor wall-time ratio ${ratio}`);
   console.log(`${RESULT_PREFIX}${JSON.stringify(runs)}`);
