@@ -3,9 +3,9 @@
  * chunks (at most `chunkConcurrency` at once); each chunk is one checkpointed step that
  * checks its devices (fetches gated per adapter), writes their reports and counts itself in
  * the batch, and returns its counts: all the checkpoint log ever holds of a chunk. A crash or
- * timeout replays the log: finished chunks are not run again, and the chunk that was cut
- * short runs as its next attempt, which skips the devices it had already reported, so no reported device is checked again and
- * the totals stay exact (see `runChunk` for what runs again).
+ * timeout replays the log: finished chunks are not run again, and the chunk that was cut short
+ * runs as its next attempt, which skips the devices it had already reported: no reported device
+ * is checked again and the totals stay exact (see `runChunk` for what runs again).
  */
 import { StepSemantics, type DurableContext } from '@aws/durable-execution-sdk-js';
 import { gateFor } from './gate.js';
@@ -70,9 +70,10 @@ const WRITE_BATCH = 25;
 const WRITE_LINGER_MS = 50;
 
 /**
- * Writes a chunk's reports in few requests: a report is sent when a request's worth is waiting, when the
- * chunk has no device left to check, or {@link WRITE_LINGER_MS} after it was checked,
- * whichever comes first. A report's promise settles when DynamoDB has it (or its request failed).
+ * Writes a chunk's reports in few requests: a report is sent when a request's worth is
+ * waiting, when the chunk has no device left to check, or {@link WRITE_LINGER_MS} after it was
+ * checked, whichever comes first. A report's promise settles when DynamoDB has it (or its
+ * request failed).
  */
 class ReportWriter {
   readonly #put: (reports: readonly Report[]) => Promise<void>;
