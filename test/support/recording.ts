@@ -1,0 +1,146 @@
+/**
+ * Records HTTP exchanges with an API as a client sees them (method, concrete path, status,
+ * content type, body), for checking every answer of an end-to-end run against openapi.json
+ * (see test/support/openapi-conformance.ts).
+ *
+ * Two recorders: a proxy in front of the API, which also sees what child processes (curl in
+ * the documentation walkthroughs, `npm run smoke`) send, and {@link recordingFetch} for calls
+ * that must reach the API directly.
+ */
+import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface Exchange {
+  readonly method: string;
+  /** Path and query as sent, e.g. `/v1/adapters/lab-nso?x=1`. */
+  readonly path: string;
+  readonly status: number;
+  /** The Content-Type header as answered, if any. */
+  readonly contentType: string | undefined;
+  readonly body: string;
+  /** The `x-amzn-RequestId` the gateway answered, to match its access log. */
+  readonly requestId: string | undefined;
+}
+
+const HOP_BY_HOP = ['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade'];
+
+const withoutHopByHop = (headers: IncomingHttpHeaders): IncomingHttpHeaders =>
+  Object.fromEntries(Object.entries(headers).filter(([name]) => !HOP_BY_HOP.includes(name.toLowerCase())));
+
+const header = (headers: IncomingHttpHeaders | Headers, name: string): string | undefined => {
+  if (headers instanceof Headers) return headers.get(name) ?? undefined;
+  const value = headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
+};
+
+export interface RecordingProxy {
+  /** `http://127.0.0.1:<port>`: send requests here instead of to the target. */
+  readonly origin: string;
+  readonly exchanges: Exchange[];
+  close(): Promise<void>;
+}
+
+/**
+ * An HTTP proxy on 127.0.0.1 that forwards every request to `target` (an origin) unchanged
+ * but for `Host`, answers what the target answered, and records the exchange. A request the
+ * target does not answer is recorded with status 0 and answered 502.
+ */
+export const startRecordingProxy = async (target: string): Promise<RecordingProxy> => {
+  const exchanges: Exchange[] = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const method = req.method ?? 'GET';
+      const path = req.url ?? '/';
+      const headers = { ...withoutHopByHop(req.headers), host: new URL(target).host, ...(body.length ? { 'content-length': String(body.length) } : {}) };
+      let answered = false;
+      const upstream = request(new URL(path, target), { method, headers }, (up) => {
+        const parts: Buffer[] = [];
+        up.on('data', (c: Buffer) => parts.push(c));
+        up.on('end', () => {
+          answered = true;
+          const answer = Buffer.concat(parts);
+          exchanges.push({
+            method,
+            path,
+            status: up.statusCode ?? 0,
+            contentType: header(up.headers, 'content-type'),
+            body: answer.toString('utf8'),
+            requestId: header(up.headers, 'x-amzn-requestid'),
+          });
+          res.writeHead(up.statusCode ?? 502, { ...withoutHopByHop(up.headers), 'content-length': String(answer.length) });
+          res.end(answer);
+        });
+      });
+      upstream.on('error', (error) => {
+        // The target may close the connection after answering (an oversized body): that answer stands.
+        if (answered) return;
+        answered = true;
+        exchanges.push({ method, path, status: 0, contentType: undefined, body: `no answer: ${error.message}`, requestId: undefined });
+        res.writeHead(502, { 'content-type': 'text/plain' });
+        res.end(`recording proxy: ${error.message}`);
+      });
+      upstream.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    exchanges,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+};
+
+/** `fetch`, recording each exchange in `exchanges` (the body is read once here and handed on). */
+export const recordingFetch =
+  (exchanges: Exchange[]) =>
+  async (input: string | URL, init?: RequestInit): Promise<Response> => {
+    const url = new URL(input);
+    const res = await fetch(url, init);
+    const body = Buffer.from(await res.arrayBuffer());
+    exchanges.push({
+      method: (init?.method ?? 'GET').toUpperCase(),
+      path: `${url.pathname}${url.search}`,
+      status: res.status,
+      contentType: header(res.headers, 'content-type'),
+      body: body.toString('utf8'),
+      requestId: header(res.headers, 'x-amzn-requestid'),
+    });
+    // A null-body status (204, 304) takes no body, not even an empty one.
+    return new Response([101, 204, 205, 304].includes(res.status) ? null : body, { status: res.status, statusText: res.statusText, headers: res.headers });
+  };
+
+/** Records a whole raw HTTP/1.1 answer (status line, headers, body) read from a socket. */
+export const recordRawAnswer = (exchanges: Exchange[], method: string, path: string, answer: string): void => {
+  const split = answer.indexOf('\r\n\r\n');
+  const head = split < 0 ? answer : answer.slice(0, split);
+  const [statusLine = '', ...lines] = head.split('\r\n');
+  const fields = new Map(lines.map((l) => [l.slice(0, l.indexOf(':')).trim().toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+  exchanges.push({
+    method,
+    path,
+    status: Number(/^HTTP\/[\d.]+ (\d{3})/.exec(statusLine)?.[1] ?? 0),
+    contentType: fields.get('content-type'),
+    body: split < 0 ? '' : answer.slice(split + 4),
+    requestId: fields.get('x-amzn-requestid'),
+  });
+};
+
+/**
+ * The request ids of the local gateway's access log lines (`[gateway] {…}`) for paths under
+ * `prefix` and for requests it could not parse: every request the gateway answered there, to
+ * prove a recorder missed none.
+ */
+export const accessLogRequestIds = (logs: readonly string[], prefix: string): string[] =>
+  logs
+    .filter((l) => l.startsWith('[gateway] {'))
+    .map((l) => JSON.parse(l.slice('[gateway] '.length)) as { requestId: string; path?: string })
+    // No path: a request the gateway could not parse (it still answered).
+    .filter((entry) => entry.path === undefined || entry.path === prefix || entry.path.startsWith(`${prefix}/`))
+    .map((entry) => entry.requestId);
