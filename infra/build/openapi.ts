@@ -14,6 +14,7 @@ import {
 import { problemType } from '../../functions/shared/problem.js';
 import { gatewayProblems } from '../gateway-responses.js';
 import { goneProblem } from '../removed-routes.js';
+import { responseComponents, responseSchemas } from './response-schemas.js';
 
 const SERVICE_VERSION = '2021.2';
 const ANY_METHODS = ['get', 'post', 'put', 'patch', 'delete', 'head', 'options'] as const;
@@ -205,7 +206,7 @@ const liveOperation = (route: LiveRoute) => {
     const shared = gateway.get(status);
     if (description === undefined) return ref('responses', shared!.name);
     if (status < 400) {
-      return status === 204 ? { description } : { description, content: { 'application/json': { schema: {} } } };
+      return status === 204 ? { description } : { description, content: { 'application/json': { schema: responseSchemas[route.operationId]?.[status] ?? {} } } };
     }
     const mine = ownProblemSchema(route.operationId, status);
     return {
@@ -319,33 +320,7 @@ const schemas: Record<string, JsonSchema> = {
       replacement: { type: 'array', items: { type: 'string' }, description: 'What to use instead (`METHOD /path`); empty when nothing replaces it' },
     },
   },
-  DependencyCheck: {
-    description: 'One dependency of `GET /health/system`; further members (`backend`, `table`) say which one.',
-    type: 'object',
-    required: ['status', 'latencyMs'],
-    additionalProperties: { type: 'string' },
-    properties: {
-      status: { enum: ['up', 'down'] },
-      latencyMs: { type: 'integer', minimum: 0 },
-      reason: { enum: ['timeout', 'error'] },
-    },
-  },
-  AdapterProbe: {
-    description: 'One adapter’s probe: whether its orchestrator answers as it should.',
-    type: 'object',
-    required: ['name', 'type', 'status'],
-    additionalProperties: false,
-    properties: {
-      name: { type: 'string' },
-      type: { enum: ['nso'] },
-      status: { enum: ['up', 'down'] },
-      state: { enum: ['RUNNING', 'STOPPED'] },
-      checkedAt: { type: 'string', format: 'date-time' },
-      latencyMs: { type: 'integer', minimum: 0 },
-      httpStatus: { type: 'integer' },
-      reason: { type: 'string', description: 'Why it is down: timeout, unreachable, tls, refused-address, unauthorized, unexpected-status, secrets-unavailable, secret-unusable, misconfigured or stopped' },
-    },
-  },
+  ...responseComponents,
 };
 
 /** The whole document, as a plain object. */

@@ -3,6 +3,9 @@
  * local=true`), served by `startLocalStack` with DynamoDB Local, the secrets store, the token
  * issuer and the NSO simulator, exercised over HTTP as a user would. Then stopped and started
  * again on the same data, and finally run as the `npm start` command and stopped with Ctrl-C.
+ *
+ * Every request goes through a recording proxy (the walkthroughs' curl and `npm run smoke`
+ * included), and the last test holds each answer to what openapi.json documents for it.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -17,6 +20,8 @@ import { runSeedCli } from '../../infra/local/seed.js';
 import { startLocalStack, type LocalStack } from '../../infra/local/start.js';
 import { synthesize } from '../../infra/local/synth.js';
 import { markedScript, shellBlockUnder, shellCommands, splitMarked } from '../support/doc-commands.js';
+import { checkExchanges, OpenApiSchemas, readOpenApi } from '../support/openapi-conformance.js';
+import { accessLogEntries, recordingFetch, startRecordingProxy, unrecorded, type Exchange, type RecordingProxy } from '../support/recording.js';
 
 const MINUTES = 60_000;
 let outDir: string;
@@ -24,6 +29,12 @@ let dataDir: string;
 let port: number;
 let stack: LocalStack | undefined;
 const logs: string[] = [];
+/** In front of the stack: what this suite sends to it goes through here and is recorded. */
+let proxy: RecordingProxy;
+/** Exchanges with stacks the proxy is not in front of (the `npm start` command's). */
+const direct: Exchange[] = [];
+/** The stage base URL, through the recording proxy. */
+const base = () => `${proxy.origin}/v1`;
 
 const isAlive = (pid: number | undefined): boolean => {
   if (!pid) return false;
@@ -35,8 +46,12 @@ const isAlive = (pid: number | undefined): boolean => {
   }
 };
 
-const start = () =>
-  startLocalStack({ port, dataDir, cdkOut: outDir, log: (label, _s, line) => logs.push(`[${label}] ${line}`) });
+/** How often this suite started the stack (each start registers the NSO simulator through the API). */
+let starts = 0;
+const start = () => {
+  starts += 1;
+  return startLocalStack({ port, dataDir, cdkOut: outDir, log: (label, _s, line) => logs.push(`[${label}] ${line}`) });
+};
 
 beforeAll(async () => {
   outDir = mkdtempSync(path.join(tmpdir(), 'netconfig-cdk-out-'));
@@ -44,9 +59,11 @@ beforeAll(async () => {
   port = await freePort();
   await synthesize({ outDir, port });
   stack = await start();
+  proxy = await startRecordingProxy(`http://127.0.0.1:${port}`);
 }, 10 * MINUTES);
 
 afterAll(async () => {
+  await proxy?.close();
   await stack?.stop();
   rmSync(outDir, { recursive: true, force: true });
   rmSync(dataDir, { recursive: true, force: true });
@@ -56,7 +73,7 @@ const api = async (method: string, p: string, init: { token?: string; body?: unk
   const headers: Record<string, string> = {};
   if (init.token) headers['Authorization'] = `Bearer ${init.token}`;
   if (init.body !== undefined || init.raw !== undefined) headers['Content-Type'] = 'application/json';
-  const res = await fetch(`${stack!.baseUrl}${p}`, {
+  const res = await fetch(`${base()}${p}`, {
     method,
     headers,
     ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : init.raw !== undefined ? { body: init.raw } : {}),
@@ -74,7 +91,7 @@ const expectProblem = (r: { status: number; headers: Headers; body: unknown }, s
 describe('npm start (the local stack)', () => {
   it('serves the stage base URL and the issuer JWKS the authorizer is configured with', async () => {
     expect(stack!.baseUrl).toBe(`http://127.0.0.1:${port}/v1`);
-    const res = await fetch(`http://127.0.0.1:${port}/.well-known/jwks.json`);
+    const res = await fetch(`${proxy.origin}/.well-known/jwks.json`);
     expect(res.status).toBe(200);
     const jwks = (await res.json()) as { keys: { kty: string; kid: string; d?: string }[] };
     expect(jwks.keys).toHaveLength(1);
@@ -152,7 +169,7 @@ describe('npm start (the local stack)', () => {
       '</v1/health/adapters/lab-nso>; rel="successor-version", </v1/health/applications/lab-nso>; rel="successor-version"',
     );
     // A link followed with a token reaches the live route.
-    const followed = await fetch(new URL('/v1/health/adapters/lab-nso', stack!.baseUrl), { headers: { Authorization: `Bearer ${stack!.token(['apiread'])}` } });
+    const followed = await fetch(new URL('/v1/health/adapters/lab-nso', base()), { headers: { Authorization: `Bearer ${stack!.token(['apiread'])}` } });
     expect(followed.status).toBe(200);
     expect(r.body).toMatchObject({ type: 'urn:netconfig:problem:route-removed', status: 410, route: 'GET /providers', removedIn: '2021.2', replacement: ['GET /adapters'] });
     expect((await api('DELETE', '/isAlive')).status).toBe(410);
@@ -160,12 +177,12 @@ describe('npm start (the local stack)', () => {
 
   it('answers 410 to a removed route whatever the body, for every common media type', async () => {
     for (const [type, body] of [['text/plain', 'hello'], ['application/xml', '<a/>'], ['application/x-www-form-urlencoded', 'a=1'], ['application/json', '{"x":1}']]) {
-      const res = await fetch(`${stack!.baseUrl}/modules/load`, { method: 'POST', headers: { 'Content-Type': type! }, body: body! });
+      const res = await fetch(`${base()}/modules/load`, { method: 'POST', headers: { 'Content-Type': type! }, body: body! });
       expect(res.status, type).toBe(410);
       expect(await res.json()).toMatchObject({ route: 'POST /modules/load', replacement: [] });
     }
     // A media type no template reads: the 415 problem, not a 500.
-    const odd = await fetch(`${stack!.baseUrl}/modules/load`, { method: 'POST', headers: { 'Content-Type': 'application/cbor' }, body: 'x' });
+    const odd = await fetch(`${base()}/modules/load`, { method: 'POST', headers: { 'Content-Type': 'application/cbor' }, body: 'x' });
     expect(odd.status).toBe(415);
     expect(odd.headers.get('content-type')).toBe('application/problem+json');
   });
@@ -183,7 +200,7 @@ describe('npm start (the local stack)', () => {
   const runDocBlock = async (page: string, heading: string): Promise<string[]> => {
     const commands = shellCommands(shellBlockUnder(readFileSync(path.join(PROJECT_ROOT, page), 'utf8'), heading));
     // The pages' stack listens on port 3000; this one on a free port, with its own data directory.
-    const script = markedScript(commands.map((c) => ({ ...c, command: c.command.replace('http://127.0.0.1:3000/v1', stack!.baseUrl) })));
+    const script = markedScript(commands.map((c) => ({ ...c, command: c.command.replace('http://127.0.0.1:3000/v1', base()) })));
     const child = spawn('bash', ['-c', script], { cwd: PROJECT_ROOT, env: { ...process.env, NETCONFIG_LOCAL_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
@@ -225,7 +242,7 @@ describe('npm start (the local stack)', () => {
     for (const version of ['1', '2']) {
       const started = await api('POST', '/configuration_manager/compliance_reports', { token: admin, body: { treeId: '5cb0a3b7e1c4f20012a9d3e1', version, adapterId: 'lab-nso' } });
       expect(started.status).toBe(202);
-      const batchPath = new URL(started.headers.get('location')!, stack!.baseUrl).pathname.replace(/^\/v1/, '');
+      const batchPath = new URL(started.headers.get('location')!, base()).pathname.replace(/^\/v1/, '');
       let batch = await api('GET', batchPath, { token: admin });
       for (let i = 0; i < 120 && batch.body?.['status'] === 'running'; i++) {
         await new Promise((r) => setTimeout(r, 250));
@@ -254,11 +271,11 @@ describe('npm start (the local stack)', () => {
       const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
       return { code, out };
     };
-    const good = await smoke([stack!.baseUrl, 'lab-nso'], stack!.token(['admin']));
+    const good = await smoke([base(), 'lab-nso'], stack!.token(['admin']));
     expect(good.code, good.out).toBe(0);
     expect(good.out.match(/^pass /gm)).toHaveLength(5);
     expect(good.out).toContain('all 5 checks passed');
-    const bad = await smoke([stack!.baseUrl, 'no-such-adapter']);
+    const bad = await smoke([base(), 'no-such-adapter']);
     expect(bad.code, bad.out).toBe(1);
     expect(bad.out).toMatch(/^FAIL {2}trees can be read with the token: NETCONFIG_TOKEN is not set$/m);
     expect(bad.out).toMatch(/^pass {2}GET \/status/m);
@@ -330,7 +347,7 @@ describe('the npm start command', () => {
       expect(output).toContain(`Base URL: http://127.0.0.1:${cliPort}/v1`);
       const token = /export TOKEN=(\S+)/.exec(output)?.[1];
       expect(output).toContain('curl -s -H "Authorization: Bearer $TOKEN" "$BASE/configuration_manager/configs"');
-      const res = await fetch(`http://127.0.0.1:${cliPort}/v1/configuration_manager/configs`, { headers: { Authorization: `Bearer ${token}` } });
+      const res = await recordingFetch(direct)(`http://127.0.0.1:${cliPort}/v1/configuration_manager/configs`, { headers: { Authorization: `Bearer ${token}` } });
       expect(res.status).toBe(200);
       const state = JSON.parse(readFileSync(path.join(cliDir, 'state.json'), 'utf8')) as LocalState;
       expect(state.dataDir).toBe(cliDir);
@@ -345,4 +362,24 @@ describe('the npm start command', () => {
       rmSync(cliDir, { recursive: true, force: true });
     }
   }, 6 * MINUTES);
+});
+
+describe('what the suite was answered', () => {
+  it('was recorded whole: every request the gateway logged under the stage went through the recorder', () => {
+    expect(accessLogEntries(logs, '/v1').length).toBeGreaterThan(50);
+    // But one the stack sends itself: at each start, it registers the NSO simulator through the API.
+    const missed = unrecorded(logs, '/v1', proxy.exchanges);
+    expect(missed.map((e) => `${e.httpMethod} ${e.path}`)).toEqual(Array(starts).fill('PUT /v1/adapters/lab-nso'));
+    // Their answer is unseen here; its status is one the operation documents.
+    const documented = Object.keys((readOpenApi()['paths'] as Record<string, Record<string, { responses: object }>>)['/adapters/{name}']!['put']!.responses);
+    for (const e of missed) expect(documented).toContain(String(e.status));
+  });
+
+  it('is, answer by answer, what openapi.json documents for the operation and status: status, content type and body', () => {
+    const result = checkExchanges(new OpenApiSchemas(readOpenApi()), [...proxy.exchanges, ...direct]);
+    expect(result.problems).toEqual([]);
+    // The walkthroughs, the smoke run and the tests above reach most of the API.
+    expect(result.checked).toBeGreaterThan(50);
+    expect(result.operations.size).toBeGreaterThan(15);
+  });
 });

@@ -132,15 +132,34 @@ export const recordRawAnswer = (exchanges: Exchange[], method: string, path: str
   });
 };
 
+export interface AccessLogEntry {
+  readonly requestId: string;
+  readonly httpMethod?: string;
+  readonly path?: string;
+  readonly status: number;
+  /** The gateway response type, when the gateway answered itself. */
+  readonly error?: string;
+}
+
+const accessLog = (logs: readonly string[]): AccessLogEntry[] =>
+  logs.filter((l) => l.startsWith('[gateway] {')).map((l) => JSON.parse(l.slice('[gateway] '.length)) as AccessLogEntry);
+
 /**
- * The request ids of the local gateway's access log lines (`[gateway] {…}`) for paths under
- * `prefix` and for requests it could not parse: every request the gateway answered there, to
- * prove a recorder missed none.
+ * The local gateway's access log lines (`[gateway] {…}`) for paths under `prefix` and for
+ * requests it could not parse: every request the gateway answered there, to prove a recorder
+ * missed none.
  */
-export const accessLogRequestIds = (logs: readonly string[], prefix: string): string[] =>
-  logs
-    .filter((l) => l.startsWith('[gateway] {'))
-    .map((l) => JSON.parse(l.slice('[gateway] '.length)) as { requestId: string; path?: string })
+export const accessLogEntries = (logs: readonly string[], prefix: string): AccessLogEntry[] =>
+  accessLog(logs)
     // No path: a request the gateway could not parse (it still answered).
-    .filter((entry) => entry.path === undefined || entry.path === prefix || entry.path.startsWith(`${prefix}/`))
-    .map((entry) => entry.requestId);
+    .filter((entry) => entry.path === undefined || entry.path === prefix || entry.path.startsWith(`${prefix}/`));
+
+/** The access log entries under `prefix` (see {@link accessLogEntries}) whose request `exchanges` did not record. */
+export const unrecorded = (logs: readonly string[], prefix: string, exchanges: readonly Exchange[]): AccessLogEntry[] => {
+  const recorded = new Set(exchanges.map((e) => e.requestId));
+  return accessLogEntries(logs, prefix).filter((entry) => !recorded.has(entry.requestId));
+};
+
+/** The request ids the gateway answered itself (a gateway response, or a request it could not parse), by its access log. */
+export const gatewayAnsweredIds = (logs: readonly string[]): Set<string> =>
+  new Set(accessLog(logs).filter((entry) => entry.error !== undefined).map((entry) => entry.requestId));

@@ -30,6 +30,7 @@ const gatewayProblem = (slug: string, status?: number) => ({
   detail: 'D',
   requestId: 'r-1',
 });
+const STATUS = { service: 'netconfig', version: '0.1.0', status: 'running' };
 const gone = {
   type: 'urn:netconfig:problem:route-removed',
   title: 'Gone',
@@ -55,7 +56,7 @@ describe('matching a concrete path to the document', () => {
 
 describe('checking an answer', () => {
   it('passes documented answers: a success, a handler problem, an API Gateway problem, a 410', () => {
-    expect(problems(answer('GET', '/v1/status', 200, 'application/json', { service: 'x' }))).toEqual([]);
+    expect(problems(answer('GET', '/v1/status', 200, 'application/json', STATUS))).toEqual([]);
     expect(problems(answer('GET', '/v1/adapters/x', 404, PROBLEM, { type: 'urn:netconfig:problem:not-found', title: 'Not Found', status: 404, detail: 'D', requestId: 'r' }))).toEqual([]);
     expect(problems(answer('GET', '/v1/adapters/x', 401, PROBLEM, gatewayProblem('unauthorized', 401)))).toEqual([]);
     expect(problems(answer('POST', '/v1/configuration_manager/configs', 502, PROBLEM, gatewayProblem('server-error')))).toEqual([]);
@@ -81,6 +82,9 @@ describe('checking an answer', () => {
     const { route: _route, ...withoutRoute } = gone;
     expect(problems(answer('GET', '/v1/providers', 410, PROBLEM, withoutRoute)).join()).toMatch(/must have required property 'route'/);
     expect(problems(answer('GET', '/v1/status', 200, 'application/json', 'not json')).join()).toMatch(/not JSON/);
+    // Success bodies too, where the document fixes their shape.
+    expect(problems(answer('GET', '/v1/status', 200, 'application/json', { ...STATUS, uptime: 1 })).join()).toMatch(/additional properties/);
+    expect(problems(answer('POST', '/v1/orch_manager/restAction/x', 200, 'application/json', { result: '200' })).join()).toMatch(/must be array/);
   });
 
   it('holds a method and path no operation documents to the 404 not-found GatewayProblem', () => {
