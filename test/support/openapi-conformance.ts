@@ -118,7 +118,10 @@ const checkResponse = (schemas: OpenApiSchemas, response: Json, at: string, exch
     return [`${at}: the ${media} body is not JSON: ${exchange.body.slice(0, 200)}`];
   }
   const schemaAt = `${at}/content/${media.replaceAll('/', '~1')}/schema`;
-  return schemas.errors(schemaAt, body).map((e) => `${at} ${media}: ${e}`);
+  const errors = schemas.errors(schemaAt, body).map((e) => `${at} ${media}: ${e}`);
+  // RFC 9457: a problem's `status` member is the HTTP status.
+  const member = media === 'application/problem+json' ? (body as { status?: unknown } | null)?.status : undefined;
+  return member === undefined || member === exchange.status ? errors : [...errors, `${at}: the problem says status ${String(member)}, the answer is ${exchange.status}`];
 };
 
 /** A method and path no operation documents: the document promises a 404 GatewayProblem of type not-found. */

@@ -82,6 +82,7 @@ describe('checking an answer', () => {
     const { route: _route, ...withoutRoute } = gone;
     expect(problems(answer('GET', '/v1/providers', 410, PROBLEM, withoutRoute)).join()).toMatch(/must have required property 'route'/);
     expect(problems(answer('GET', '/v1/status', 200, 'application/json', 'not json')).join()).toMatch(/not JSON/);
+    expect(problems(answer('GET', '/v1/adapters/x', 401, PROBLEM, gatewayProblem('unauthorized', 403))).join()).toMatch(/says status 403, the answer is 401/);
     // Success bodies too, where the document fixes their shape.
     expect(problems(answer('GET', '/v1/status', 200, 'application/json', { ...STATUS, uptime: 1 })).join()).toMatch(/additional properties/);
     expect(problems(answer('POST', '/v1/orch_manager/restAction/x', 200, 'application/json', { result: '200' })).join()).toMatch(/must be array/);
