@@ -1,14 +1,16 @@
 /**
  * The schemas of success answers whose shape the handlers fix, by operation and status, for
  * openapi.json; and the component schemas they (and the health problems) share. Strict: a
- * member not listed here fails the end-to-end conformance test. An operation not listed has
- * its success body described in prose only (its response description).
+ * member not listed here fails the end-to-end conformance test. An operation not listed (a
+ * new route) has an open schema: its success body is described by its response description only.
  */
 import type { JsonSchema } from '../../functions/shared/json-schema.js';
 import { GRADES } from '../../functions/compliance/grading.js';
 import { BATCH_STATUSES } from '../../functions/compliance/model.js';
 import { RULE_MODES, SEVERITIES } from '../../functions/trees/config.js';
 import { TREE_ID_PATTERN } from '../../functions/trees/model.js';
+import { importBody, ruleSchema, variablesSchema } from '../../functions/trees/schemas.js';
+import { ADAPTER_BODY } from '../../functions/shared/routes.js';
 
 const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
 const ISO_TIME = { type: 'string', format: 'date-time' } as const;
@@ -129,13 +131,134 @@ export const responseComponents: Record<string, JsonSchema> = {
       checkedAt: ISO_TIME,
     },
   },
+  Node: {
+    description: 'A node of a version with its whole subtree.',
+    type: 'object',
+    required: ['name', 'devices', 'rules', 'children'],
+    additionalProperties: false,
+    properties: {
+      name: { type: 'string' },
+      devices: { type: 'array', items: { type: 'string' } },
+      rules: { type: 'array', items: ruleSchema },
+      children: { type: 'array', items: ref('Node') },
+    },
+  },
+  Version: {
+    description: 'One version of a tree with its whole node tree.',
+    type: 'object',
+    required: ['treeId', 'name', 'address', 'variables', 'root', 'created', 'createdBy', 'lastUpdated', 'lastUpdatedBy'],
+    additionalProperties: false,
+    properties: {
+      treeId: { type: 'string', pattern: TREE_ID_PATTERN.source },
+      name: { type: 'string' },
+      address: { type: 'string', description: 'How the version is addressed in paths: its name, or `name~n` for the n-th of repeated labels' },
+      variables: variablesSchema,
+      root: ref('Node'),
+      created: ISO_TIME,
+      createdBy: { type: 'string' },
+      lastUpdated: ISO_TIME,
+      lastUpdatedBy: { type: 'string' },
+    },
+  },
+  NodeView: {
+    description: 'One node of a version; its children by name only.',
+    type: 'object',
+    required: ['path', 'name', 'devices', 'rules', 'children'],
+    additionalProperties: false,
+    properties: {
+      path: { type: 'string', description: 'From the root, e.g. `base/wan`' },
+      name: { type: 'string' },
+      devices: { type: 'array', items: { type: 'string' } },
+      rules: { type: 'array', items: ruleSchema },
+      children: { type: 'array', items: { type: 'string' } },
+    },
+  },
+  Adapter: {
+    description: 'A named connection to an orchestrator; its password is always a `$VAULT_` reference.',
+    type: 'object',
+    required: ['name', 'type', 'baseUrl', 'auth', 'created', 'lastUpdated'],
+    additionalProperties: false,
+    properties: {
+      name: { type: 'string' },
+      ...(ADAPTER_BODY['properties'] as Record<string, JsonSchema>),
+      state: { enum: ['RUNNING', 'STOPPED'], description: 'Absent only on records older than the adapter lifecycle (they run)' },
+      created: ISO_TIME,
+      lastUpdated: ISO_TIME,
+    },
+  },
+  DamagedAdapter: {
+    description: 'A stored adapter that cannot be used as it is (a damaged record, a `$ENC` password): listed, never with its values.',
+    type: 'object',
+    required: ['name', 'status', 'problem', 'detail'],
+    additionalProperties: false,
+    properties: {
+      name: { type: 'string' },
+      status: { const: 'damaged' },
+      problem: { enum: ['secret-reference-invalid', 'damaged-record'] },
+      detail: { type: 'string' },
+    },
+  },
 };
 
-const treePage: JsonSchema = {
+/** A page of a list: `{ items, next? }`. */
+const page = (items: JsonSchema): JsonSchema => ({
   type: 'object',
   required: ['items'],
   additionalProperties: false,
-  properties: { items: { type: 'array', items: ref('TreeSummary') }, next: NEXT },
+  properties: { items: { type: 'array', items }, next: NEXT },
+});
+
+const adapterWithProbe: JsonSchema = {
+  ...(responseComponents['Adapter'] as Record<string, unknown>),
+  description: 'The adapter and the probe of its orchestrator',
+  required: [...(responseComponents['Adapter']!['required'] as string[]), 'probe'],
+  properties: {
+    ...(responseComponents['Adapter']!['properties'] as Record<string, JsonSchema>),
+    probe: {
+      type: 'object',
+      required: ['status'],
+      additionalProperties: false,
+      properties: (({ name: _n, type: _t, state: _s, checkedAt: _c, ...rest }) => rest)(responseComponents['AdapterProbe']!['properties'] as Record<string, JsonSchema>),
+    },
+  },
+};
+
+const serverHealth: JsonSchema = {
+  type: 'object',
+  required: ['status', 'runtime', 'region', 'function', 'memory', 'container'],
+  additionalProperties: false,
+  properties: {
+    status: { const: 'up' },
+    runtime: {
+      type: 'object',
+      required: ['name', 'version', 'architecture'],
+      additionalProperties: false,
+      properties: { name: { const: 'nodejs' }, version: { type: 'string' }, architecture: { type: 'string' }, executionEnv: { type: 'string' } },
+    },
+    region: { type: ['string', 'null'] },
+    function: { type: 'object', required: ['name', 'version'], additionalProperties: false, properties: { name: { type: 'string' }, version: { type: 'string' } } },
+    memory: {
+      type: 'object',
+      required: ['configuredMb', 'rssMb', 'heapUsedMb', 'heapTotalMb', 'externalMb'],
+      additionalProperties: false,
+      properties: {
+        configuredMb: { type: ['integer', 'null'] },
+        ...Object.fromEntries(['rssMb', 'heapUsedMb', 'heapTotalMb', 'externalMb'].map((k) => [k, { type: 'number', minimum: 0 }])),
+      },
+    },
+    container: {
+      type: 'object',
+      required: ['start', 'invocation', 'startedAt', 'uptimeSeconds'],
+      additionalProperties: false,
+      properties: {
+        start: { enum: ['cold', 'warm'] },
+        invocation: { type: 'integer', minimum: 1 },
+        initializationType: { type: 'string' },
+        startedAt: ISO_TIME,
+        uptimeSeconds: { type: 'number', minimum: 0 },
+      },
+    },
+  },
 };
 
 export const responseSchemas: Readonly<Record<string, Readonly<Record<number, JsonSchema>>>> = {
@@ -166,7 +289,46 @@ export const responseSchemas: Readonly<Record<string, Readonly<Record<number, Js
   getTree: { 200: ref('TreeSummary') },
   createTree: { 201: ref('TreeSummary') },
   importTree: { 201: ref('TreeSummary') },
-  listTrees: { 200: treePage },
+  listTrees: { 200: page(ref('TreeSummary')) },
+  createVersion: { 201: ref('Version') },
+  getVersion: { 200: ref('Version') },
+  updateVersion: { 200: ref('Version') },
+  putNode: { 200: ref('NodeView'), 201: ref('NodeView') },
+  getNode: { 200: ref('NodeView') },
+  // The export is what the import takes (its `format` always set).
+  exportTree: { 200: { ...importBody, required: ['format', 'id', ...(importBody['required'] as string[]), 'created', 'lastUpdated'] } },
+  putAdapter: { 200: ref('Adapter'), 201: ref('Adapter') },
+  createAdapter: { 201: ref('Adapter') },
+  getAdapter: { 200: ref('Adapter') },
+  stopAdapter: { 200: ref('Adapter') },
+  startAdapter: { 200: ref('Adapter') },
+  restartAdapter: { 200: adapterWithProbe },
+  listAdapters: {
+    200: page({ anyOf: [ref('Adapter'), ref('DamagedAdapter')] }),
+  },
+  getAdapterSchema: {
+    200: {
+      type: 'object',
+      required: ['type', 'schema'],
+      additionalProperties: false,
+      properties: { type: { enum: ['nso'] }, schema: { type: 'object', description: 'The JSON Schema (2020-12) PUT /adapters/{name} validates against' } },
+    },
+  },
+  getServerHealth: { 200: serverHealth },
+  getAdaptersHealth: {
+    200: {
+      type: 'object',
+      required: ['status', 'health', 'checkedAt', 'adapters'],
+      additionalProperties: false,
+      properties: {
+        status: { enum: ['up', 'down', 'degraded'] },
+        health: { enum: ['up', 'down', 'degraded'] },
+        checkedAt: ISO_TIME,
+        adapters: { type: 'array', items: ref('AdapterProbe') },
+        next: NEXT,
+      },
+    },
+  },
   getSystemHealth: {
     200: {
       type: 'object',
@@ -199,11 +361,6 @@ export const responseSchemas: Readonly<Record<string, Readonly<Record<number, Js
   getComplianceBatch: { 200: ref('ComplianceBatch') },
   getComplianceReport: { 200: ref('ComplianceReport') },
   listComplianceReports: {
-    200: {
-      type: 'object',
-      required: ['items'],
-      additionalProperties: false,
-      properties: { items: { type: 'array', items: ref('ComplianceReport') }, next: NEXT },
-    },
+    200: page(ref('ComplianceReport')),
   },
 };
