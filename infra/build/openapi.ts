@@ -73,7 +73,8 @@ const GATEWAY_SCOPES: Readonly<Record<string, { scope: GatewayScope; status?: nu
   API_CONFIGURATION_ERROR: { scope: 'every', when: 'the API is misconfigured' },
   WAF_FILTERED: { scope: 'every', when: 'a web ACL attached to the stage refused the request' },
   INTEGRATION_TIMEOUT: { scope: 'function', when: 'the function did not answer within 29 seconds' },
-  INTEGRATION_FAILURE: { scope: 'function', when: 'the function could not be invoked' },
+  // Lambda's own refusals map here, its 429 for a function throttled at its concurrency limit included.
+  INTEGRATION_FAILURE: { scope: 'function', when: 'the function could not be invoked (throttled at its concurrency limit, for one): retry with backoff' },
   // Lambda proxy: a function that throws or answers malformed is a 502 under the default 5XX response (no `status` member).
   DEFAULT_5XX: { scope: 'function', status: 502, when: 'the function failed or answered malformed (this body has no `status` member)' },
   UNAUTHORIZED: { scope: 'authorized', when: 'the bearer token is missing, malformed, expired or not accepted' },
