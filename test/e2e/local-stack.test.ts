@@ -402,6 +402,10 @@ describe('the npm start command', () => {
       expect(output).toContain('curl -s -H "Authorization: Bearer $TOKEN" "$BASE/configuration_manager/configs"');
       const res = await recordingFetch(direct)(`http://127.0.0.1:${cliPort}/v1/configuration_manager/configs`, { headers: { Authorization: `Bearer ${token}` } });
       expect(res.status).toBe(200);
+      // Its access log (on stdout) has no request this suite sent unrecorded: only the stack's own registration of the simulator.
+      const requestId = direct.at(-1)!.requestId!;
+      for (let i = 0; i < 50 && !output.includes(requestId); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(unrecorded(output.split('\n'), '/v1', direct).map((e) => `${e.httpMethod} ${e.path}`)).toEqual(['PUT /v1/adapters/lab-nso']);
       const state = JSON.parse(readFileSync(path.join(cliDir, 'state.json'), 'utf8')) as LocalState;
       expect(state.dataDir).toBe(cliDir);
 
