@@ -8,13 +8,14 @@ import {
   liveRoutes,
   removedRoutes,
   resourcePath,
+  successorLinks,
   type LiveRoute,
   type RemovedRoute,
 } from '../../functions/shared/routes.js';
 import { problemType } from '../../functions/shared/problem.js';
 import { gatewayProblems } from '../gateway-responses.js';
 import { goneProblem } from '../removed-routes.js';
-import { responseComponents, responseSchemas } from './response-schemas.js';
+import { responseComponents, responseHeaders, responseSchemas } from './response-schemas.js';
 
 const SERVICE_VERSION = '2021.2';
 const ANY_METHODS = ['get', 'post', 'put', 'patch', 'delete', 'head', 'options'] as const;
@@ -129,11 +130,15 @@ const gatewayResponsesOf = (scopes: ReadonlySet<GatewayAnswer['scope']>) => {
 const gatewayDescription = (answers: readonly GatewayAnswer[]) =>
   `API Gateway answers this itself when ${[...new Set(answers.map((a) => a.when))].join('; or when ')}.`;
 
+/** The headers of gateway answers: required when every answer of the status sends it, with the value it always has. */
 const gatewayHeaders = (answers: readonly GatewayAnswer[]) => {
   const names = [...new Set(answers.flatMap((a) => Object.keys(a.headers)))];
-  return names.length
-    ? { headers: Object.fromEntries(names.map((n) => [n, { description: `Always ${JSON.stringify(answers.find((a) => a.headers[n])!.headers[n])}`, schema: { type: 'string' } }])) }
-    : {};
+  const header = (n: string) => {
+    const values = [...new Set(answers.map((a) => a.headers[n]))];
+    const always = values.length === 1 && values[0] !== undefined;
+    return { ...(always ? { required: true } : {}), description: `${JSON.stringify(values.find((v) => v !== undefined))}${always ? '' : ' (when it applies)'}`, schema: { type: 'string' } };
+  };
+  return names.length ? { headers: Object.fromEntries(names.map((n) => [n, header(n)])) } : {};
 };
 
 /** The shared gateway responses the operations refer to (`used`: their names), for `components.responses`. */
@@ -194,7 +199,7 @@ const ownProblemSchema = (operationId: string, status: number): JsonSchema => {
   };
 };
 
-const RETRY_AFTER = { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'string', pattern: '^[0-9]+$' } } };
+const RETRY_AFTER = { 'Retry-After': { required: true, description: 'Seconds to wait before retrying', schema: { type: 'string', pattern: '^[0-9]+$' } } };
 
 const liveOperation = (route: LiveRoute) => {
   const { body } = route.request;
@@ -207,7 +212,12 @@ const liveOperation = (route: LiveRoute) => {
     const shared = gateway.get(status);
     if (description === undefined) return ref('responses', shared!.name);
     if (status < 400) {
-      return status === 204 ? { description } : { description, content: { 'application/json': { schema: responseSchemas[route.operationId]?.[status] ?? {} } } };
+      const headers = responseHeaders[route.operationId]?.[status];
+      return {
+        description,
+        ...(headers ? { headers } : {}),
+        ...(status === 204 ? {} : { content: { 'application/json': { schema: responseSchemas[route.operationId]?.[status] ?? {} } } }),
+      };
     }
     const mine = ownProblemSchema(route.operationId, status);
     return {
@@ -258,8 +268,9 @@ const removedOperation = (route: RemovedRoute, method: string) => ({
       description: 'The route was removed',
       headers: {
         Link: {
+          ...(successorLinks(route).length ? { required: true } : {}),
           description: 'Each replacement that is a path, stage-qualified and concrete: `</v1/adapters>; rel="successor-version"`, comma-separated; absent when no replacement is a path',
-          schema: { type: 'string' },
+          schema: { type: 'string', pattern: '^<[^>]+>; rel="successor-version"(, <[^>]+>; rel="successor-version")*$' },
         },
       },
       content: problemContent(ref('schemas', 'Gone'), goneProblem(route)),

@@ -364,3 +364,16 @@ export const responseSchemas: Readonly<Record<string, Readonly<Record<number, Js
     200: page(ref('ComplianceReport')),
   },
 };
+
+const LOCATION = {
+  Location: { required: true, description: 'The path of what was created, under the stage (`/v1/…`)', schema: { type: 'string', pattern: '^/' } },
+};
+
+/** Headers a success answer always carries, by operation and status. */
+export const responseHeaders: Readonly<Record<string, Readonly<Record<number, Readonly<Record<string, JsonSchema>>>>>> = {
+  createTree: { 201: LOCATION },
+  createVersion: { 201: LOCATION },
+  importTree: { 201: LOCATION },
+  createAdapter: { 201: LOCATION },
+  startComplianceBatch: { 202: LOCATION },
+};

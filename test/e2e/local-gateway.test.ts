@@ -18,7 +18,7 @@ import { serveAssembly, type ServedApi } from '../../infra/local/start.js';
 import { parseTemplate, readCloudAssembly, type ApiModel } from '../../infra/local/template.js';
 import { FIXTURE_SYNTH_DIR, FIXTURE_SYNTH_PORT, writeFixtureAssembly } from '../support/local-assembly.js';
 import { OpenApiSchemas, readOpenApi } from '../support/openapi-conformance.js';
-import { accessLogEntries, gatewayAnsweredIds, recordingFetch, recordRawAnswer, unrecorded, type Exchange } from '../support/recording.js';
+import { accessLogEntries, gatewayAnsweredIds, headerMap, recordingFetch, recordRawAnswer, unrecorded, type Exchange } from '../support/recording.js';
 
 let served: ServedApi;
 let model: ApiModel;
@@ -39,6 +39,7 @@ const recordResponse = (method: string, pathAndQuery: string, res: IncomingMessa
     contentType: res.headers['content-type'],
     body,
     requestId: [res.headers['x-amzn-requestid']].flat()[0],
+    headers: headerMap(res.headers),
   });
 
 beforeAll(async () => {

@@ -104,8 +104,21 @@ export type Verdict =
 const bareMediaType = (contentType: string | undefined) => contentType?.split(';')[0]!.trim().toLowerCase();
 const isJson = (mediaType: string) => mediaType === 'application/json' || mediaType.endsWith('+json');
 
+/** The headers the response documents: each required one present, each present one valid against its schema. */
+const checkHeaders = (schemas: OpenApiSchemas, response: Json, at: string, exchange: Exchange): string[] =>
+  Object.entries((response['headers'] ?? {}) as Record<string, Json>).flatMap(([name, header]) => {
+    const value = exchange.headers[name.toLowerCase()];
+    if (value === undefined) return header['required'] ? [`${at}: the required header ${name} is missing`] : [];
+    return header['schema'] ? schemas.errors(`${at}/headers/${name}/schema`, value).map((e) => `${at} header ${name}: ${e}`) : [];
+  });
+
 /** Checks one answer against the response `response` (already resolved) of the document. */
-const checkResponse = (schemas: OpenApiSchemas, response: Json, at: string, exchange: Exchange): string[] => {
+const checkResponse = (schemas: OpenApiSchemas, response: Json, at: string, exchange: Exchange): string[] => [
+  ...checkHeaders(schemas, response, at, exchange),
+  ...checkContent(schemas, response, at, exchange),
+];
+
+const checkContent = (schemas: OpenApiSchemas, response: Json, at: string, exchange: Exchange): string[] => {
   const content = response['content'] as Record<string, Json> | undefined;
   if (!content) return exchange.body === '' ? [] : [`${at} documents no body, but one came (${exchange.contentType ?? 'no content type'})`];
   const media = bareMediaType(exchange.contentType);

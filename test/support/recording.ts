@@ -20,6 +20,8 @@ export interface Exchange {
   readonly body: string;
   /** The `x-amzn-RequestId` the gateway answered, to match its access log. */
   readonly requestId: string | undefined;
+  /** Every answered header, by lower-case name (repeated ones joined with `, `). */
+  readonly headers: Readonly<Record<string, string>>;
 }
 
 const HOP_BY_HOP = ['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade'];
@@ -32,6 +34,12 @@ const header = (headers: IncomingHttpHeaders | Headers, name: string): string | 
   const value = headers[name];
   return Array.isArray(value) ? value.join(', ') : value;
 };
+
+/** Headers as a plain map of lower-case names. */
+export const headerMap = (headers: IncomingHttpHeaders | Headers): Record<string, string> =>
+  headers instanceof Headers
+    ? Object.fromEntries([...headers.entries()])
+    : Object.fromEntries(Object.keys(headers).map((name) => [name.toLowerCase(), header(headers, name)!]));
 
 export interface RecordingProxy {
   /** `http://127.0.0.1:<port>`: send requests here instead of to the target. */
@@ -69,6 +77,7 @@ export const startRecordingProxy = async (target: string): Promise<RecordingProx
             contentType: header(up.headers, 'content-type'),
             body: answer.toString('utf8'),
             requestId: header(up.headers, 'x-amzn-requestid'),
+            headers: headerMap(up.headers),
           });
           res.writeHead(up.statusCode ?? 502, { ...withoutHopByHop(up.headers), 'content-length': String(answer.length) });
           res.end(answer);
@@ -78,7 +87,7 @@ export const startRecordingProxy = async (target: string): Promise<RecordingProx
         // The target may close the connection after answering (an oversized body): that answer stands.
         if (answered) return;
         answered = true;
-        exchanges.push({ method, path, status: 0, contentType: undefined, body: `no answer: ${error.message}`, requestId: undefined });
+        exchanges.push({ method, path, status: 0, contentType: undefined, body: `no answer: ${error.message}`, requestId: undefined, headers: {} });
         res.writeHead(502, { 'content-type': 'text/plain' });
         res.end(`recording proxy: ${error.message}`);
       });
@@ -111,6 +120,7 @@ export const recordingFetch =
       contentType: header(res.headers, 'content-type'),
       body: body.toString('utf8'),
       requestId: header(res.headers, 'x-amzn-requestid'),
+      headers: headerMap(res.headers),
     });
     // A null-body status (204, 304) takes no body, not even an empty one.
     return new Response([101, 204, 205, 304].includes(res.status) ? null : body, { status: res.status, statusText: res.statusText, headers: res.headers });
@@ -129,6 +139,7 @@ export const recordRawAnswer = (exchanges: Exchange[], method: string, path: str
     contentType: fields.get('content-type'),
     body: split < 0 ? '' : answer.slice(split + 4),
     requestId: fields.get('x-amzn-requestid'),
+    headers: Object.fromEntries(fields),
   });
 };
 

@@ -10,13 +10,14 @@ import type { Exchange } from '../support/recording.js';
 const schemas = new OpenApiSchemas(readOpenApi());
 const PROBLEM = 'application/problem+json';
 
-const answer = (method: string, path: string, status: number, contentType: string | undefined, body: unknown): Exchange => ({
+const answer = (method: string, path: string, status: number, contentType: string | undefined, body: unknown, headers: Record<string, string> = {}): Exchange => ({
   method,
   path,
   status,
   contentType,
   body: body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body),
   requestId: 'r-1',
+  headers: { ...(contentType ? { 'content-type': contentType } : {}), ...headers },
 });
 const problems = (e: Exchange) => {
   const v = checkExchange(schemas, e);
@@ -58,9 +59,9 @@ describe('checking an answer', () => {
   it('passes documented answers: a success, a handler problem, an API Gateway problem, a 410', () => {
     expect(problems(answer('GET', '/v1/status', 200, 'application/json', STATUS))).toEqual([]);
     expect(problems(answer('GET', '/v1/adapters/x', 404, PROBLEM, { type: 'urn:netconfig:problem:not-found', title: 'Not Found', status: 404, detail: 'D', requestId: 'r' }))).toEqual([]);
-    expect(problems(answer('GET', '/v1/adapters/x', 401, PROBLEM, gatewayProblem('unauthorized', 401)))).toEqual([]);
+    expect(problems(answer('GET', '/v1/adapters/x', 401, PROBLEM, gatewayProblem('unauthorized', 401), { 'www-authenticate': 'Bearer' }))).toEqual([]);
     expect(problems(answer('POST', '/v1/configuration_manager/configs', 502, PROBLEM, gatewayProblem('server-error')))).toEqual([]);
-    expect(problems(answer('GET', '/v1/providers', 410, `${PROBLEM}; charset=utf-8`, gone))).toEqual([]);
+    expect(problems(answer('GET', '/v1/providers', 410, `${PROBLEM}; charset=utf-8`, gone, { link: '</v1/adapters>; rel="successor-version"' }))).toEqual([]);
     expect(problems(answer('DELETE', '/v1/adapters/x', 204, undefined, undefined))).toEqual([]);
   });
 
@@ -74,6 +75,16 @@ describe('checking an answer', () => {
     expect(problems(answer('GET', '/v1/adapters/x', 404, 'text/html', '<p>no</p>')).join()).toMatch(/content type text\/html is not documented/);
     expect(problems(answer('GET', '/v1/status', 200, undefined, '')).join()).toMatch(/content type \(none\) is not documented/);
     expect(problems(answer('DELETE', '/v1/adapters/x', 204, 'application/json', {})).join()).toMatch(/documents no body/);
+  });
+
+  it('fails a missing required header, and a header that is not what the document says', () => {
+    const created = { id: '0123456789abcdef01234567', name: 'n', deviceType: 'd', versions: ['initial'], created: '2020-01-01T00:00:00.000Z', lastUpdated: '2020-01-01T00:00:00.000Z' };
+    expect(problems(answer('POST', '/v1/configuration_manager/configs', 201, 'application/json', created, { location: '/v1/configuration_manager/configs/0123456789abcdef01234567' }))).toEqual([]);
+    expect(problems(answer('POST', '/v1/configuration_manager/configs', 201, 'application/json', created)).join()).toMatch(/required header Location is missing/);
+    expect(problems(answer('GET', '/v1/providers', 410, PROBLEM, gone)).join()).toMatch(/required header Link is missing/);
+    expect(problems(answer('GET', '/v1/providers', 410, PROBLEM, gone, { link: '/v1/adapters' })).join()).toMatch(/header Link: .*must match pattern/);
+    expect(problems(answer('GET', '/v1/adapters/x', 401, PROBLEM, gatewayProblem('unauthorized', 401), { 'www-authenticate': 'Bearer' }))).toEqual([]);
+    expect(problems(answer('GET', '/v1/adapters/x', 401, PROBLEM, gatewayProblem('unauthorized', 401), {})).join()).toMatch(/WWW-Authenticate is missing/);
   });
 
   it('fails an undocumented member and a missing one', () => {
