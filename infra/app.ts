@@ -1,30 +1,47 @@
 /**
  * The CDK app. `cdk synth` needs no AWS account: no lookups, the environment is left
- * agnostic. Context (`-c key=value`) configures it; see docs/deployment.md.
+ * agnostic. A deployment is configured by one file, `-c config=<file>` (see
+ * docs/deployment.md); local mode (`npm start`) by `-c local=true` alone.
  */
 import { App, Aspects } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { NetconfigStack } from './stack.js';
-import { addNagSuppressions } from './nag.js';
+import { DeployConfigError, loadDeployConfig, RETIRED_CONTEXT_KEYS } from './config.js';
 import { localStackProps } from './local/config.js';
+import { addNagSuppressions } from './nag.js';
+import { NetconfigStack } from './stack.js';
 
 const app = new App();
-const ctx = (key: string): string | undefined => app.node.tryGetContext(key);
-const local = ctx('local') === 'true' || ctx('local') === (true as unknown as string);
+const local = [true, 'true'].includes(app.node.tryGetContext('local'));
+const configFile: unknown = app.node.tryGetContext('config');
 
-const stack = new NetconfigStack(app, ctx('stackName') ?? 'Netconfig', {
-  description: 'Network configuration management service',
-  ...(local
-    ? localStackProps()
-    : {
-        auth: {
-          ...(ctx('issuer') ? { issuer: ctx('issuer') } : {}),
-          ...(ctx('audience') ? { audience: ctx('audience') } : {}),
-          ...(ctx('jwksUrl') ? { jwksUrl: ctx('jwksUrl') } : {}),
-          ...(ctx('rolesClaim') ? { rolesClaim: ctx('rolesClaim') } : {}),
-        },
-      }),
-  ...(ctx('logLevel') ? { logLevel: ctx('logLevel') } : {}),
-});
+const fail = (message: string): never => {
+  process.stderr.write(`${message}\n`);
+  process.exit(1);
+};
+
+const retired = Object.keys(RETIRED_CONTEXT_KEYS).filter((key) => app.node.tryGetContext(key) !== undefined);
+if (retired.length) {
+  fail(
+    `Settings are read from the config file only (a -c setting applied to one deploy, and the next one reverted it):\n` +
+      retired.map((key) => `  -c ${key}: set ${RETIRED_CONTEXT_KEYS[key]} in the config file`).join('\n'),
+  );
+}
+
+const stack = (() => {
+  if (local) {
+    if (configFile !== undefined) fail('-c local=true takes no config file: local mode configures itself (infra/local/config.ts)');
+    return new NetconfigStack(app, 'Netconfig', { description: 'Network configuration management service (local mode)', ...localStackProps() });
+  }
+  if (typeof configFile !== 'string' || configFile === '') {
+    return fail('No deployment configuration: run with -c config=<file>, e.g. npm run deploy -- -c config=deploy/prod.json (start from deploy/config.example.json; docs/deployment.md lists every key)');
+  }
+  try {
+    const { stackName, ...settings } = loadDeployConfig(configFile);
+    return new NetconfigStack(app, stackName, { description: 'Network configuration management service', settings });
+  } catch (error) {
+    if (error instanceof DeployConfigError) return fail(error.message);
+    throw error;
+  }
+})();
 addNagSuppressions(stack);
 Aspects.of(app).add(new AwsSolutionsChecks({ verbose: true }));

@@ -23,9 +23,10 @@ export const addNagSuppressions = (stack: Stack): void => {
     {
       id: 'AwsSolutions-IAM4',
       reason:
-        'AWSLambdaBasicExecutionRole (log writing), AWSLambdaBasicDurableExecutionRolePolicy (a durable function checkpointing and reading its own executions, added by CDK with durableConfig) and AmazonAPIGatewayPushToCloudWatchLogs are the AWS-maintained minimal policies for these purposes.',
+        'AWSLambdaBasicExecutionRole (log writing), AWSLambdaVPCAccessExecutionRole (a function in a VPC managing its network interfaces, added by CDK with vpc), AWSLambdaBasicDurableExecutionRolePolicy (a durable function checkpointing and reading its own executions, added by CDK with durableConfig) and AmazonAPIGatewayPushToCloudWatchLogs are the AWS-maintained minimal policies for these purposes.',
       appliesTo: [
         'Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole',
+        'Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole',
         'Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicDurableExecutionRolePolicy',
         'Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs',
       ],

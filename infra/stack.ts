@@ -1,9 +1,10 @@
 /**
  * The whole service: one function per live route behind an API Gateway REST API with a role
  * authorizer, Mock integrations answering 410 for removed routes, problem+json gateway
- * responses, and the DynamoDB tables. Everything per route is derived from the route table.
+ * responses, and the DynamoDB tables. Everything per route is derived from the route table;
+ * everything per deployment from the deployment settings (the config file, infra/config.ts).
  */
-import { CfnOutput, CfnParameter, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import {
   AccessLogFormat,
   AuthorizationType,
@@ -18,23 +19,35 @@ import { Alias } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { liveRoutes, removedRoutes, type TableKey } from '../functions/shared/routes.js';
+import { callsOutside, concurrencyGroup, EXAMPLE_CONFIG_FILE, loadDeployConfig, type DeploySettings } from './config.js';
 import { Auth, type AuthProps } from './constructs/auth.js';
+import { PrivateNetwork } from './constructs/network.js';
 import { Observability } from './constructs/observability.js';
 import { Secrets, type SecretsProps } from './constructs/secrets.js';
-import { parseReferencePrefixes } from '../functions/secrets/reference.js';
 import { ServiceFunction } from './constructs/service-function.js';
 import { addGatewayResponses } from './gateway-responses.js';
 import { addRemovedRoute } from './removed-routes.js';
 import { tableEnv, tableSpecs } from './tables.js';
 
 export const STAGE_NAME = 'v1';
-export const SERVICE_NAME = 'netconfig';
+
+/**
+ * The service's name in this stack: the REST API's name, the `Service` dimension of its metrics
+ * (`SERVICE_NAME`) and the stem of alarm and dashboard names. From the stack name, so that two
+ * stacks in one account never share one: `Netconfig` → `netconfig`, `NetconfigStaging` →
+ * `netconfig-staging`.
+ */
+export const serviceNameOf = (stackName: string): string => stackName.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
 
 export interface NetconfigStackProps extends StackProps {
   /** Local mode (`npm start`): loopback orchestrators allowed, secrets in an embedded store. */
   readonly local?: { readonly secretsFile: string; readonly auth: AuthProps };
-  readonly auth?: AuthProps;
-  readonly logLevel?: string;
+  /**
+   * The deployment settings (a checked config file, `loadDeployConfig`). Default: those of
+   * `deploy/config.example.json`, so that a stack built in a test has a complete configuration;
+   * the app always passes the file it was given.
+   */
+  readonly settings?: DeploySettings;
 }
 
 const pascal = (s: string): string => s[0]!.toUpperCase() + s.slice(1);
@@ -48,6 +61,9 @@ export class NetconfigStack extends Stack {
 
   constructor(scope: Construct, id: string, props: NetconfigStackProps = {}) {
     super(scope, id, props);
+    const serviceName = serviceNameOf(this.stackName);
+    // Local mode takes its settings from props.local; the rest are the defaults.
+    const deployed = props.local ? undefined : (props.settings ?? loadDeployConfig(EXAMPLE_CONFIG_FILE));
 
     this.tables = Object.fromEntries(
       (Object.keys(tableSpecs) as TableKey[]).map((key) => {
@@ -74,33 +90,31 @@ export class NetconfigStack extends Stack {
 
     const secretsProps: SecretsProps = props.local
       ? { backend: 'local', file: props.local.secretsFile }
-      : {
-          backend: 'vault',
-          address: new CfnParameter(this, 'VaultAddress', {
-            type: 'String',
-            description: 'HashiCorp Vault address (https) that resolves $VAULT_ references, e.g. https://vault.example.net:8200',
-            // Vault tokens travel with every call: TLS only.
-            allowedPattern: '^https://.+',
-          }).valueAsString,
-          mount: this.node.tryGetContext('vaultMount') ?? 'secret',
-          authMethod: this.node.tryGetContext('vaultAuthMethod') ?? 'token',
-          reader: { secretName: this.node.tryGetContext('vaultCredentialsSecret'), roleId: this.node.tryGetContext('vaultRoleId') },
-          writer: { secretName: this.node.tryGetContext('vaultWriterCredentialsSecret'), roleId: this.node.tryGetContext('vaultWriterRoleId') },
-          namespace: this.node.tryGetContext('vaultNamespace'),
-          referencePrefixes: parseReferencePrefixes(this.node.tryGetContext('vaultReferencePrefixes')),
-        };
+      : { backend: 'vault', ...deployed!.vault };
     const secrets = new Secrets(this, 'Secrets', secretsProps);
 
     const common = {
-      SERVICE_NAME,
-      LOG_LEVEL: props.logLevel ?? 'info',
+      SERVICE_NAME: serviceName,
+      LOG_LEVEL: deployed?.logLevel ?? 'info',
       ...(props.local ? { LOCAL_MODE: 'true' } : {}),
     };
-    const auth = new Auth(this, 'Auth', { ...(props.local?.auth ?? props.auth), environment: common });
+    const identity = deployed?.identity;
+    const auth = new Auth(this, 'Auth', {
+      ...(props.local?.auth ?? (identity?.provider === 'oidc' ? { ...identity, rolesClaim: identity.rolesClaim ?? 'roles' } : {})),
+      environment: common,
+      ...(typeof deployed?.concurrency.authorizer === 'number' ? { reservedConcurrentExecutions: deployed.concurrency.authorizer } : {}),
+    });
+
+    // The functions that call NSO or Vault: in the VPC when one is given, and carrying the CA bundle.
+    const network = deployed?.network ? new PrivateNetwork(this, 'Network', deployed.network) : undefined;
+    const outside = {
+      ...(network ? { network: network.placement } : {}),
+      ...(deployed?.caBundle ? { caBundle: deployed.caBundle } : {}),
+    };
 
     const accessLogs = new LogGroup(this, 'AccessLogs', { retention: RetentionDays.THREE_MONTHS, removalPolicy: RemovalPolicy.DESTROY });
     this.api = new RestApi(this, 'Api', {
-      restApiName: SERVICE_NAME,
+      restApiName: serviceName,
       description: 'Network configuration management service',
       endpointTypes: [EndpointType.REGIONAL],
       cloudWatchRole: true,
@@ -129,6 +143,7 @@ export class NetconfigStack extends Stack {
       timeout: Duration.minutes(15),
       memorySize: 1024,
       durableConfig: { executionTimeout: Duration.hours(24), retentionPeriod: Duration.days(14) },
+      ...outside,
     });
     complianceBatch.bindTable(this.tables.compliance, tableEnv('compliance'), 'write');
     complianceBatch.bindTable(this.tables.adapters, tableEnv('adapters'), 'read');
@@ -137,11 +152,15 @@ export class NetconfigStack extends Stack {
     this.complianceBatchAlias = new Alias(this, 'ComplianceBatchLive', { aliasName: 'live', version: complianceBatch.function.currentVersion });
 
     for (const route of liveRoutes) {
+      const group = concurrencyGroup(route);
+      const cap = group ? deployed?.concurrency[group] : undefined;
       const fn = new ServiceFunction(this, pascal(route.operationId), {
         handler: route.handler,
         description: `${route.method} ${route.path}: ${route.summary}`,
         environment: common,
         ...(route.timeoutSeconds ? { timeout: Duration.seconds(route.timeoutSeconds) } : {}),
+        ...(callsOutside(route) ? outside : {}),
+        ...(cap !== undefined && cap !== null ? { reservedConcurrentExecutions: cap } : {}),
       });
       for (const [key, access] of Object.entries(route.needs.tables ?? {}) as [TableKey, 'read' | 'write'][]) {
         fn.bindTable(this.tables[key], tableEnv(key), access);
@@ -154,7 +173,9 @@ export class NetconfigStack extends Stack {
       this.functions[route.operationId] = fn;
       this.api.root.resourceForPath(route.path).addMethod(
         route.method,
-        new LambdaIntegration(fn.function),
+        // No second permission for the console's test-invoke stage: half the Lambda::Permission
+        // resources, which keeps the stack under CloudFormation's 500-resource limit.
+        new LambdaIntegration(fn.function, { allowTestInvoke: false }),
         route.roles === 'public'
           ? { authorizationType: AuthorizationType.NONE, operationName: route.operationId }
           : { authorizer: auth.authorizer, authorizationType: AuthorizationType.CUSTOM, operationName: route.operationId },
@@ -165,7 +186,16 @@ export class NetconfigStack extends Stack {
     for (const route of removedRoutes) addRemovedRoute(this.api.root, route);
     addGatewayResponses(this.api);
 
-    new Observability(this, 'Observability', { api: this.api, functions: this.functions, tables: this.tables, serviceName: SERVICE_NAME });
+    // Alarm destination and thresholds are passed explicitly: the settings are their only source.
+    new Observability(this, 'Observability', {
+      api: this.api,
+      functions: this.functions,
+      tables: this.tables,
+      serviceName,
+      ...(deployed?.alarms.topicArn ? { alarmTopicArn: deployed.alarms.topicArn } : {}),
+      ...(deployed?.alarms.email ? { alarmEmail: deployed.alarms.email } : {}),
+      ...(deployed?.alarms.thresholds ? { thresholds: deployed.alarms.thresholds } : {}),
+    });
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Stage base URL' });
     if (auth.userPool) new CfnOutput(this, 'UserPoolId', { value: auth.userPool.userPoolId });
     if (auth.userPoolClient) {

@@ -51,6 +51,15 @@ export const tableSpecs: Readonly<Record<TableKey, TableSpec>> = {
     globalIndexes: [{ name: 'byGrade', partitionKey: { name: 'gpk', type: 'S' }, sortKey: { name: 'sk', type: 'S' } }],
     timeToLive: 'expiresAt',
   },
+  /**
+   * The audit trail of adapters and applications (`functions/shared/changelog.ts`): one
+   * partition per subject (`pk` `<kind>#<name>`), entries sorted by time (`sk` `<at>#<seq>`),
+   * read newest first. Entries never expire and outlive the adapter they describe.
+   */
+  changelog: {
+    partitionKey: { name: 'pk', type: 'S' },
+    sortKey: { name: 'sk', type: 'S' },
+  },
 };
 
 /** The environment variable that carries a table's name to the functions. */

@@ -8,7 +8,7 @@ import { parseReferencePrefixes } from '../secrets/reference.js';
 import { secretsBackend } from '../secrets/resolver.js';
 import { optionalEnv } from '../shared/env.js';
 import { httpHandler, json } from '../shared/http.js';
-import { idempotent } from '../shared/idempotency.js';
+import { callerOf, idempotent } from '../shared/idempotency.js';
 import { createIdempotencyStore } from '../shared/idempotency-store.js';
 import { BadRequest } from '../shared/problem.js';
 import { NAME_RULE } from '../shared/names.js';
@@ -28,6 +28,6 @@ const idempotency = idempotent({ store: createIdempotencyStore() });
 export const handler = httpHandler<AdapterInput & { readonly name: string }>({ operation: 'createAdapter', validate: withEncRejection(validate), idempotency }, async (event) => {
   const { name, ...input } = event.body;
   if (!isAdapterName(name)) throw new BadRequest(`The request is invalid: name ${NAME_RULE}.`, [{ in: 'body', field: 'name', message: NAME_RULE }]);
-  const { adapter } = await putAdapter({ store, secrets: secretsBackend, localMode, referencePrefixes }, name, input, 'create');
+  const { adapter } = await putAdapter({ store, secrets: secretsBackend, localMode, referencePrefixes }, name, input, 'create', callerOf(event));
   return json(201, adapter, { Location: adapterLocation(name, event.requestContext?.path) });
 });

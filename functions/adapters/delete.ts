@@ -2,6 +2,7 @@
 import { deleteAdapter as validate } from '../generated/validators.js';
 import { secretsBackend } from '../secrets/resolver.js';
 import { httpHandler, noContent } from '../shared/http.js';
+import { callerOf } from '../shared/idempotency.js';
 import { deleteAdapter } from './service.js';
 import { createAdapterStore } from './store.js';
 import { adapterNameFromPath } from './validate.js';
@@ -9,6 +10,6 @@ import { adapterNameFromPath } from './validate.js';
 const store = createAdapterStore();
 
 export const handler = httpHandler({ operation: 'deleteAdapter', validate }, async (event) => {
-  await deleteAdapter({ store, secrets: secretsBackend }, adapterNameFromPath(event.pathParameters?.['name']));
+  await deleteAdapter({ store, secrets: secretsBackend }, adapterNameFromPath(event.pathParameters?.['name']), callerOf(event));
   return noContent();
 });

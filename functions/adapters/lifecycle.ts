@@ -1,5 +1,6 @@
 /** The handlers of `PUT /adapters/{name}/start` and `/stop` (restart has its own: it probes). */
 import { httpHandler, json, type CompiledValidator } from '../shared/http.js';
+import { callerOf } from '../shared/idempotency.js';
 import { changeAdapterState, type LifecycleAction } from './service.js';
 import { createAdapterStore, type AdapterStore } from './store.js';
 import { adapterNameFromPath } from './validate.js';
@@ -9,5 +10,5 @@ let store: AdapterStore | undefined;
 export const lifecycleHandler = (operation: string, action: Exclude<LifecycleAction, 'restart'>, validate: CompiledValidator) =>
   httpHandler({ operation, validate }, async (event) => {
     store ??= createAdapterStore();
-    return json(200, await changeAdapterState({ store }, adapterNameFromPath(event.pathParameters?.['name']), action));
+    return json(200, await changeAdapterState({ store }, adapterNameFromPath(event.pathParameters?.['name']), action, callerOf(event)));
   });

@@ -1,3 +1,9 @@
+import type { LogLevel } from '../shared/logger.js';
+
+/** How much the relay logs of the calls through an adapter (`info` when never set). */
+export type AdapterLogLevel = LogLevel;
+export const DEFAULT_ADAPTER_LOG_LEVEL: AdapterLogLevel = 'info';
+
 /** Whether the relay and compliance may use an adapter: `STOPPED` refuses them (409 `adapter-stopped`). */
 export type AdapterState = 'RUNNING' | 'STOPPED';
 
@@ -17,6 +23,8 @@ export interface Adapter {
   readonly complianceConcurrency?: number;
   /** Absent only on records written before adapters had a lifecycle: those run. */
   readonly state?: AdapterState;
+  /** The relay's log level for calls through this adapter; absent only on records written before it existed (`info`). */
+  readonly logLevel?: AdapterLogLevel;
   readonly created: string;
   readonly lastUpdated: string;
 }

@@ -7,6 +7,7 @@ import { parseReferencePrefixes } from '../secrets/reference.js';
 import { secretsBackend } from '../secrets/resolver.js';
 import { optionalEnv } from '../shared/env.js';
 import { httpHandler, json } from '../shared/http.js';
+import { callerOf } from '../shared/idempotency.js';
 import { putAdapter, type AdapterInput } from './service.js';
 import { createAdapterStore } from './store.js';
 import { adapterNameFromPath, withEncRejection } from './validate.js';
@@ -18,6 +19,6 @@ const referencePrefixes = parseReferencePrefixes(optionalEnv('SECRETS_REFERENCE_
 
 export const handler = httpHandler<AdapterInput>({ operation: 'putAdapter', validate: withEncRejection(validate) }, async (event) => {
   const name = adapterNameFromPath(event.pathParameters?.['name']);
-  const { created, adapter } = await putAdapter({ store, secrets: secretsBackend, localMode, referencePrefixes }, name, event.body);
+  const { created, adapter } = await putAdapter({ store, secrets: secretsBackend, localMode, referencePrefixes }, name, event.body, 'upsert', callerOf(event));
   return json(created ? 201 : 200, adapter);
 });

@@ -10,6 +10,7 @@ import { secretResolver } from '../secrets/resolver.js';
 import { integerEnv, optionalEnv } from '../shared/env.js';
 import { createHttpClient } from '../shared/http-client.js';
 import { httpHandler, json } from '../shared/http.js';
+import { callerOf } from '../shared/idempotency.js';
 import { changeAdapterState } from './service.js';
 import { createAdapterStore } from './store.js';
 import { adapterNameFromPath } from './validate.js';
@@ -19,7 +20,7 @@ const client = createHttpClient({ allowLoopback: optionalEnv('LOCAL_MODE', 'fals
 const timeoutMs = integerEnv('HEALTH_ADAPTER_TIMEOUT_MS', 3_000, 100, 10_000);
 
 export const handler = httpHandler({ operation: 'restartAdapter', validate }, async (event) => {
-  const adapter = await changeAdapterState({ store }, adapterNameFromPath(event.pathParameters?.['name']), 'restart');
+  const adapter = await changeAdapterState({ store }, adapterNameFromPath(event.pathParameters?.['name']), 'restart', callerOf(event));
   secretResolver.forget(adapter.auth.password);
   const { name: _name, type: _type, ...probe } = await probeAdapter(adapter, { client, secrets: secretResolver, timeoutMs });
   return json(200, { ...adapter, probe });

@@ -9,6 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { decodeCursor as decodeFields, encodeCursor as encodeFields, invalidCursor } from '../shared/cursor.js';
+import { SYSTEM_ACTOR } from '../shared/changelog.js';
 import { logger } from '../shared/logger.js';
 import { BadRequest, Conflict, NotFound, type HttpProblem } from '../shared/problem.js';
 import type { SecretsBackend } from '../secrets/backend.js';
@@ -26,7 +27,7 @@ import {
   parseReference,
 } from '../secrets/reference.js';
 import { readReference } from '../secrets/resolve.js';
-import type { Adapter } from './model.js';
+import { DEFAULT_ADAPTER_LOG_LEVEL, type Adapter, type AdapterLogLevel } from './model.js';
 import { AdapterWriteRefused, type AdapterStore, type DamagedAdapter, type PutResult, type StoredState } from './store.js';
 import { DEFAULT_TIMEOUT_MS, isAdapterName, normalizeBaseUrl } from './validate.js';
 
@@ -139,6 +140,8 @@ export const putAdapter = async (
   input: AdapterInput,
   /** `create`: only a new adapter (409 `adapter-exists` when one has the name), as `POST /adapters`. */
   mode: 'upsert' | 'create' = 'upsert',
+  /** Who asks (the token subject), for the changelog. */
+  by: string = SYSTEM_ACTOR,
 ): Promise<{ created: boolean; adapter: Adapter }> => {
   const baseUrl = normalizeBaseUrl(input.baseUrl, { allowLoopback: deps.localMode });
   if (isVaultReference(input.auth.username)) {
@@ -167,6 +170,7 @@ export const putAdapter = async (
       },
       now,
       previous,
+      by,
     );
   } catch (error) {
     // Nothing switched: the new version must not outlive the request (no orphan secret).
@@ -191,18 +195,43 @@ export type LifecycleAction = 'start' | 'stop' | 'restart';
  * each warm relay re-reads it (and drops the password it cached for it) within its adapter
  * cache period (`ADAPTER_CACHE_TTL_SECONDS`, default 5 s). Restart on a stopped adapter is 409.
  */
-export const changeAdapterState = async (deps: Pick<RegistryDeps, 'store' | 'now'>, name: string, action: LifecycleAction): Promise<Adapter> => {
+export const changeAdapterState = async (deps: Pick<RegistryDeps, 'store' | 'now'>, name: string, action: LifecycleAction, by: string = SYSTEM_ACTOR): Promise<Adapter> => {
   const adapter = await getAdapter(deps.store, name);
   const state = adapter.state ?? 'RUNNING';
   if (action === 'restart' && state === 'STOPPED') {
     throw new Conflict(`Adapter '${name}' is stopped: start it (PUT /adapters/${encodeURIComponent(name)}/start) rather than restart it.`, 'adapter-stopped');
   }
   const target = action === 'stop' ? 'STOPPED' : 'RUNNING';
+  // A no-op changes nothing and records nothing.
   if (action !== 'restart' && state === target) return adapter;
-  const changed = await deps.store.setState(name, target, (deps.now?.() ?? new Date()).toISOString());
+  const recorded = action === 'stop' ? 'stopped' : action === 'start' ? 'started' : 'restarted';
+  const changed = await writing(() => deps.store.setState(name, target, (deps.now?.() ?? new Date()).toISOString(), by, recorded));
   if (!changed) throw new NotFound(`No adapter is named "${name}".`);
   logger.info('adapter state changed', { adapter: name, action, state: target });
   return changed;
+};
+
+/**
+ * `PUT /adapters/{name}/loglevel`: how much the relay logs of the calls through the adapter. A
+ * new revision of the record, so every warm relay uses it within its adapter cache period
+ * (`ADAPTER_CACHE_TTL_SECONDS`, default 5 s). Setting the level it has changes and records nothing.
+ */
+export const setAdapterLogLevel = async (deps: Pick<RegistryDeps, 'store' | 'now'>, name: string, level: AdapterLogLevel, by: string = SYSTEM_ACTOR): Promise<Adapter> => {
+  const adapter = await getAdapter(deps.store, name);
+  if ((adapter.logLevel ?? DEFAULT_ADAPTER_LOG_LEVEL) === level) return adapter;
+  const changed = await writing(() => deps.store.setLogLevel(name, level, (deps.now?.() ?? new Date()).toISOString(), by));
+  if (!changed) throw new NotFound(`No adapter is named "${name}".`);
+  logger.info('adapter log level changed', { adapter: name, logLevel: level });
+  return changed;
+};
+
+/** Runs a store write, turning a lost race into the 409 `adapter-changed`. */
+const writing = async <T>(write: () => Promise<T>): Promise<T> => {
+  try {
+    return await write();
+  } catch (error) {
+    throw error instanceof AdapterWriteRefused ? refusedWrite(error) : error;
+  }
 };
 
 export const getAdapter = async (store: AdapterStore, name: string): Promise<Adapter> => {
@@ -215,8 +244,8 @@ export const getAdapter = async (store: AdapterStore, name: string): Promise<Ada
  * Deletes an adapter, then the secret the service generated for it (if it used one). A secret
  * the user referenced is theirs and is left alone.
  */
-export const deleteAdapter = async (deps: Pick<RegistryDeps, 'store' | 'secrets'>, name: string): Promise<void> => {
-  const deleted = await deps.store.delete(name);
+export const deleteAdapter = async (deps: Pick<RegistryDeps, 'store' | 'secrets'>, name: string, by: string = SYSTEM_ACTOR): Promise<void> => {
+  const deleted = await writing(() => deps.store.delete(name, by));
   if (!deleted) throw new NotFound(`No adapter is named "${name}".`);
   const own = ownManagedPathOf(name, deleted.password);
   if (own) await forgetSecret(deps.secrets, name, own);

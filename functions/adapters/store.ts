@@ -5,15 +5,22 @@
  * `name`, lists adapters sorted by name), and the {@link Adapter} fields. `auth.password`
  * only ever holds a `$VAULT_` reference: the service writes the value to the secrets store
  * before it writes the item.
+ *
+ * Every write (create, replace, delete, state, log level) is one DynamoDB transaction with
+ * the changelog entry that records it (`functions/shared/changelog.ts`): both land, or neither.
+ * Each write is conditional on the revision read just before, so the entry's diff is exactly
+ * what changed; a write that lost a race is read and tried again (at most
+ * {@link WRITE_ATTEMPTS} times), then refused as `changed`.
  */
-import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { SYSTEM_ACTOR, changelogPut, changelogTable, diffFields, type ChangeAction } from '../shared/changelog.js';
 import { documentClient } from '../shared/dynamo.js';
 import { requiredEnv } from '../shared/env.js';
-import { logger } from '../shared/logger.js';
+import { isLogLevel, logger } from '../shared/logger.js';
 import { InternalError } from '../shared/problem.js';
 import { SecretReferenceInvalid } from '../secrets/errors.js';
 import { ENC_REMOVED, VAULT_PREFIX, isEncValue } from '../secrets/reference.js';
-import type { Adapter, AdapterState } from './model.js';
+import { DEFAULT_ADAPTER_LOG_LEVEL, type Adapter, type AdapterLogLevel, type AdapterState } from './model.js';
 
 export const ADAPTER_KIND = 'adapter';
 export const BY_NAME_INDEX = 'byName';
@@ -40,7 +47,12 @@ export interface StoredState {
   readonly baseUrl?: string;
   readonly username?: string;
   readonly password?: string;
+  /** The whole record as read (what the changelog's diff starts from). */
+  readonly item?: Record<string, unknown>;
 }
+
+/** Reads and writes one write makes at most when other writes keep changing the record. */
+export const WRITE_ATTEMPTS = 3;
 
 /**
  * The record changed between the read and the write (`reason: 'changed'`), or the write would
@@ -80,35 +92,36 @@ export interface AdapterStore {
   get(name: string): Promise<Adapter | undefined>;
   /**
    * Reads what a write will be checked against: the record's revision, origin, user name and
-   * password reference, whether or not the rest of it parses (a damaged record can be replaced).
+   * password reference, and the record itself, whether or not it parses (a damaged record can be
+   * replaced).
    */
   current(name: string): Promise<StoredState | null>;
   /**
-   * Creates or replaces in one atomic update: `created` is kept, `lastUpdated` set to `now`.
+   * Creates or replaces (changelog `created` or `replaced`, by `by`): `created` is kept,
+   * `lastUpdated` set to `now`, `state` and `logLevel` kept (only their own routes change them).
    *
    * Every write of an adapter comes here, and the update is conditional, so DynamoDB itself
    * refuses (with {@link AdapterWriteRefused}) a write that keeps the stored password reference
    * while changing `baseUrl` or the user name: a stored secret never follows an adapter to
-   * another orchestrator. With `expected`, the write also requires the record to be unchanged
-   * since that read (`null`: that it still does not exist).
+   * another orchestrator. With `expected`, the write requires the record to be unchanged since
+   * that read (`null`: that it still does not exist); without, it reads the record itself.
    */
-  put(fields: AdapterFields, now: string, expected?: StoredState | null): Promise<PutResult>;
+  put(fields: AdapterFields, now: string, expected?: StoredState | null, by?: string): Promise<PutResult>;
   /** Adapters sorted by name, after `after` (exclusive) when given; damaged items listed as such (and logged). */
   list(options: { readonly limit: number; readonly after?: string }): Promise<AdapterPage>;
-  /** Deletes one adapter; returns its password reference, or undefined when there was none. */
-  delete(name: string): Promise<{ readonly password?: string } | undefined>;
+  /** Deletes one adapter (changelog `deleted`); returns its password reference, or undefined when there was no adapter. */
+  delete(name: string, by?: string): Promise<{ readonly password?: string } | undefined>;
   /**
    * Sets an existing adapter's state (a new revision and `lastUpdated`, so every cache keyed on
-   * the record reads it afresh); undefined when there is no such adapter.
+   * the record reads it afresh), recorded as `action` (default `stopped` or `started`);
+   * undefined when there is no such adapter.
    */
-  setState(name: string, state: AdapterState, now: string): Promise<Adapter | undefined>;
+  setState(name: string, state: AdapterState, now: string, by?: string, action?: Extract<ChangeAction, 'started' | 'stopped' | 'restarted'>): Promise<Adapter | undefined>;
+  /** Sets an existing adapter's log level (changelog `loglevel`); undefined when there is no such adapter. */
+  setLogLevel(name: string, level: AdapterLogLevel, now: string, by?: string): Promise<Adapter | undefined>;
 }
 
 const isString = (v: unknown): v is string => typeof v === 'string';
-
-/** A value of an item in DynamoDB's wire form (`{ S: "x" }`), or as is when already plain. */
-const wire = (value: unknown, type: 'S' | 'M'): unknown =>
-  value !== null && typeof value === 'object' && type in value ? (value as Record<string, unknown>)[type] : value;
 
 /**
  * Maps an item to an adapter. A damaged item (missing field, wrong type, or a password that is
@@ -119,6 +132,7 @@ export const toAdapter = (item: Record<string, unknown>): Adapter => {
   const timeoutMs = item['timeoutMs'];
   const complianceConcurrency = item['complianceConcurrency'];
   const state = item['state'];
+  const logLevel = item['logLevel'];
   const name = item['name'];
   const ok =
     isString(name) &&
@@ -133,6 +147,7 @@ export const toAdapter = (item: Record<string, unknown>): Adapter => {
     (timeoutMs === undefined || (typeof timeoutMs === 'number' && Number.isInteger(timeoutMs))) &&
     (complianceConcurrency === undefined || (typeof complianceConcurrency === 'number' && Number.isInteger(complianceConcurrency))) &&
     (state === undefined || state === 'RUNNING' || state === 'STOPPED') &&
+    (logLevel === undefined || isLogLevel(logLevel)) &&
     isString(item['created']) &&
     isString(item['lastUpdated']);
   const password = auth !== null && typeof auth === 'object' ? auth['password'] : undefined;
@@ -155,6 +170,7 @@ export const toAdapter = (item: Record<string, unknown>): Adapter => {
     ...(timeoutMs !== undefined ? { timeoutMs: timeoutMs as number } : {}),
     ...(complianceConcurrency !== undefined ? { complianceConcurrency: complianceConcurrency as number } : {}),
     state: state === 'STOPPED' ? 'STOPPED' : 'RUNNING',
+    logLevel: isLogLevel(logLevel) ? logLevel : DEFAULT_ADAPTER_LOG_LEVEL,
     created: item['created'] as string,
     lastUpdated: item['lastUpdated'] as string,
   };
@@ -164,26 +180,50 @@ export const toAdapter = (item: Record<string, unknown>): Adapter => {
 const nameOf = (item: Record<string, unknown>): string =>
   isString(item['name']) ? item['name'] : String(item['pk'] ?? '').replace(/^ADAPTER#/, '');
 
-/** An adapter store over `tableName` (default: `ADAPTERS_TABLE`). */
+/** The fields of a record the changelog compares (`state` and `logLevel` with their defaults). */
+const AUDITED = ['type', 'baseUrl', 'auth', 'timeoutMs', 'complianceConcurrency'] as const;
+
+/** What the changelog shows of a record: its settings, the password as its `$VAULT_` reference. */
+export const auditView = (item: Record<string, unknown>): Record<string, unknown> => {
+  const view: Record<string, unknown> = {};
+  for (const field of AUDITED) if (item[field] !== undefined) view[field] = item[field];
+  view['state'] = item['state'] === 'STOPPED' ? 'STOPPED' : 'RUNNING';
+  view['logLevel'] = isLogLevel(item['logLevel']) ? item['logLevel'] : DEFAULT_ADAPTER_LOG_LEVEL;
+  return view;
+};
+
+/** The condition that the record is still at `revision` (records written before revisions existed count as 0). */
+const atRevision = (revision: number): string =>
+  revision === 0 ? '(attribute_not_exists(#revision) OR #revision = :revision)' : '#revision = :revision';
+
+type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>[number];
+
+/** An adapter store over `tableName` (default: `ADAPTERS_TABLE`); entries go to `changelogTableName` (default: `CHANGELOG_TABLE`, read at the first write). */
 export const createAdapterStore = (
   client: Pick<DynamoDBDocumentClient, 'send'> = documentClient,
   tableName: string = requiredEnv('ADAPTERS_TABLE'),
-): AdapterStore => ({
-  async get(name) {
-    const out = await client.send(new GetCommand({ TableName: tableName, Key: adapterKey(name), ConsistentRead: true }));
-    return out.Item ? toAdapter(out.Item) : undefined;
-  },
+  changelogTableName?: string,
+): AdapterStore => {
+  const entryTable = (): string => (changelogTableName ??= changelogTable());
 
-  async current(name) {
-    const out = await client.send(
-      new GetCommand({
-        TableName: tableName,
-        Key: adapterKey(name),
-        ConsistentRead: true,
-        ProjectionExpression: '#revision, #baseUrl, #auth',
-        ExpressionAttributeNames: { '#revision': 'revision', '#baseUrl': 'baseUrl', '#auth': 'auth' },
-      }),
-    );
+  /**
+   * Runs one transaction: `done`, or `refused` when a condition failed or another transaction
+   * touched the same item (the caller reads again); any other failure is thrown.
+   */
+  const transact = async (items: TransactItem[]): Promise<'done' | 'refused'> => {
+    try {
+      await client.send(new TransactWriteCommand({ TransactItems: items }));
+      return 'done';
+    } catch (error) {
+      if ((error as { name?: string }).name !== 'TransactionCanceledException') throw error;
+      const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
+      if (reasons.some((r) => r.Code === 'ConditionalCheckFailed' || r.Code === 'TransactionConflict')) return 'refused';
+      throw error;
+    }
+  };
+
+  const current = async (name: string): Promise<StoredState | null> => {
+    const out = await client.send(new GetCommand({ TableName: tableName, Key: adapterKey(name), ConsistentRead: true }));
     if (!out.Item) return null;
     const auth = (out.Item['auth'] ?? {}) as Record<string, unknown>;
     const revision = out.Item['revision'];
@@ -192,163 +232,212 @@ export const createAdapterStore = (
       ...(isString(out.Item['baseUrl']) ? { baseUrl: out.Item['baseUrl'] } : {}),
       ...(isString(auth['username']) ? { username: auth['username'] } : {}),
       ...(isString(auth['password']) ? { password: auth['password'] } : {}),
+      item: out.Item,
     };
-  },
+  };
 
-  async put(fields, now, expected) {
-    if (!fields.auth.password.startsWith(VAULT_PREFIX)) {
-      // The last guard before DynamoDB: a value that is not a reference must never be stored.
-      throw new InternalError('refused to store an adapter password that is not a $VAULT_ reference', { adapter: fields.name });
-    }
-    const values: Record<string, unknown> = {
-      ':kind': ADAPTER_KIND,
-      ':name': fields.name,
-      ':type': fields.type,
-      ':baseUrl': fields.baseUrl,
-      ':auth': { type: fields.auth.type, username: fields.auth.username, password: fields.auth.password },
-      ':now': now,
-    };
-    const names: Record<string, string> = {
-      '#kind': 'kind',
-      '#name': 'name',
-      '#type': 'type',
-      '#baseUrl': 'baseUrl',
-      '#auth': 'auth',
-      '#lastUpdated': 'lastUpdated',
-      '#created': 'created',
-      '#timeoutMs': 'timeoutMs',
-      '#complianceConcurrency': 'complianceConcurrency',
-      '#state': 'state',
-      '#revision': 'revision',
-      '#username': 'username',
-      '#password': 'password',
-    };
-    values[':password'] = fields.auth.password;
-    values[':username'] = fields.auth.username;
-    values[':one'] = 1;
-    values[':zero'] = 0;
-    values[':running'] = 'RUNNING';
-    // The secret stays with its orchestrator and user: the same reference only with the same
-    // origin and user name (a new adapter, or a new reference, may name any).
-    let condition = 'attribute_not_exists(pk) OR #auth.#password <> :password OR (#baseUrl = :baseUrl AND #auth.#username = :username)';
-    if (expected === null) condition = `attribute_not_exists(pk) AND (${condition})`;
-    else if (expected !== undefined) {
-      // Records written before revisions existed count as revision 0.
-      values[':revision'] = expected.revision;
-      const sameRevision = expected.revision === 0 ? '(attribute_not_exists(#revision) OR #revision = :revision)' : '#revision = :revision';
-      condition = `attribute_exists(pk) AND ${sameRevision} AND (${condition})`;
-    }
-    let expression =
-      'SET #kind = :kind, #name = :name, #type = :type, #baseUrl = :baseUrl, #auth = :auth, #lastUpdated = :now, #created = if_not_exists(#created, :now), #revision = if_not_exists(#revision, :zero) + :one, #state = if_not_exists(#state, :running)';
-    // Optional settings: set when given, else removed (a PUT replaces the whole record).
-    const removed: string[] = [];
-    for (const field of ['timeoutMs', 'complianceConcurrency'] as const) {
-      const value = fields[field];
-      if (value !== undefined) {
-        expression += `, #${field} = :${field}`;
+  /** Whether writing `fields` over `stored` would move its secret to another origin or user name. */
+  const movesSecret = (fields: AdapterFields, stored: StoredState | null): boolean =>
+    stored !== null && stored.password === fields.auth.password && (stored.baseUrl !== fields.baseUrl || stored.username !== fields.auth.username);
+
+  /**
+   * Sets `set` on an existing record (a new revision, `lastUpdated` = `now`), with its changelog
+   * entry; undefined when there is no such adapter.
+   */
+  const transition = async (name: string, set: Record<string, unknown>, now: string, by: string, action: ChangeAction): Promise<Adapter | undefined> => {
+    for (let attempt = 1; ; attempt++) {
+      const before = await current(name);
+      if (!before?.item) return undefined;
+      const next = { ...before.item, ...set, lastUpdated: now, revision: before.revision + 1 };
+      // A damaged record fails here, before anything is written.
+      const adapter = toAdapter(next);
+      const names: Record<string, string> = { '#pk': 'pk', '#lastUpdated': 'lastUpdated', '#revision': 'revision' };
+      const values: Record<string, unknown> = { ':now': now, ':next': before.revision + 1, ':revision': before.revision };
+      const assignments = ['#lastUpdated = :now', '#revision = :next'];
+      for (const [field, value] of Object.entries(set)) {
+        names[`#${field}`] = field;
         values[`:${field}`] = value;
-      } else removed.push(`#${field}`);
+        assignments.push(`#${field} = :${field}`);
+      }
+      const outcome = await transact([
+        {
+          Update: {
+            TableName: tableName,
+            Key: adapterKey(name),
+            UpdateExpression: `SET ${assignments.join(', ')}`,
+            ConditionExpression: `attribute_exists(#pk) AND ${atRevision(before.revision)}`,
+            ExpressionAttributeNames: names,
+            ExpressionAttributeValues: values,
+          },
+        },
+        changelogPut({ kind: 'adapter', name, at: now, by, action, changes: diffFields(auditView(before.item), auditView(next)) }, entryTable()),
+      ]);
+      if (outcome === 'done') return adapter;
+      if (attempt >= WRITE_ATTEMPTS) throw new AdapterWriteRefused('changed');
     }
-    if (removed.length) expression += ` REMOVE ${removed.join(', ')}`;
-    // One atomic update decides created-or-replaced: ALL_OLD is empty exactly when the item is new.
-    let out;
-    try {
-      out = await client.send(
-        new UpdateCommand({
-          TableName: tableName,
-          Key: adapterKey(fields.name),
-          UpdateExpression: expression,
-          ConditionExpression: condition,
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-          ReturnValues: 'ALL_OLD',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
-    } catch (error) {
-      if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
-      // The item on the exception is in DynamoDB's wire form (`{ S: … }`, `{ M: … }`).
-      const item = (error as { Item?: Record<string, unknown> }).Item;
-      const auth = wire(item?.['auth'], 'M') as Record<string, unknown> | undefined;
-      const moved =
-        item !== undefined &&
-        wire(auth?.['password'], 'S') === fields.auth.password &&
-        (wire(item['baseUrl'], 'S') !== fields.baseUrl || wire(auth?.['username'], 'S') !== fields.auth.username);
-      throw new AdapterWriteRefused(moved ? 'secret-moved' : 'changed');
-    }
-    const old = out.Attributes;
-    const created = old === undefined;
-    const oldCreated = old?.['created'];
-    const oldPassword = (old?.['auth'] as { password?: unknown } | undefined)?.password;
-    const oldState = old?.['state'];
-    return {
-      created,
-      // A replace keeps the adapter's state: only the lifecycle routes change it.
-      adapter: { ...fields, state: oldState === 'STOPPED' ? 'STOPPED' : 'RUNNING', created: !created && isString(oldCreated) ? oldCreated : now, lastUpdated: now },
-      ...(isString(oldPassword) ? { previousPassword: oldPassword } : {}),
-    };
-  },
+  };
 
-  async list({ limit, after }) {
-    const items: (Adapter | DamagedAdapter)[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    // One more than asked tells whether another page exists; the loop only continues when
-    // DynamoDB stopped early at its 1 MB page size.
-    do {
-      const out = await client.send(
-        new QueryCommand({
-          TableName: tableName,
-          IndexName: BY_NAME_INDEX,
-          KeyConditionExpression: after === undefined ? '#kind = :kind' : '#kind = :kind AND #name > :after',
-          ExpressionAttributeNames: { '#kind': 'kind', ...(after === undefined ? {} : { '#name': 'name' }) },
-          ExpressionAttributeValues: { ':kind': ADAPTER_KIND, ...(after === undefined ? {} : { ':after': after }) },
-          Limit: limit + 1 - items.length,
-          ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-        }),
-      );
-      for (const item of out.Items ?? []) {
-        // One damaged item must not hide every other adapter, nor be hidden itself: it is
-        // listed as damaged (its name and what is wrong, none of its values) and logged.
-        try {
-          items.push(toAdapter(item));
-        } catch (error) {
-          if (error instanceof SecretReferenceInvalid) {
-            items.push({ name: nameOf(item), status: 'damaged', problem: 'secret-reference-invalid', detail: error.detail });
-          } else if (error instanceof InternalError) {
-            items.push({ name: nameOf(item), status: 'damaged', problem: 'damaged-record', detail: 'The stored record is damaged (a field is missing or of the wrong type); store the adapter again.' });
-          } else throw error;
-          logger.error('damaged adapter item', { adapter: nameOf(item) });
+  return {
+    async get(name) {
+      const out = await client.send(new GetCommand({ TableName: tableName, Key: adapterKey(name), ConsistentRead: true }));
+      return out.Item ? toAdapter(out.Item) : undefined;
+    },
+
+    current,
+
+    async put(fields, now, expected, by = SYSTEM_ACTOR) {
+      if (!fields.auth.password.startsWith(VAULT_PREFIX)) {
+        // The last guard before DynamoDB: a value that is not a reference must never be stored.
+        throw new InternalError('refused to store an adapter password that is not a $VAULT_ reference', { adapter: fields.name });
+      }
+      const values: Record<string, unknown> = {
+        ':kind': ADAPTER_KIND,
+        ':name': fields.name,
+        ':type': fields.type,
+        ':baseUrl': fields.baseUrl,
+        ':auth': { type: fields.auth.type, username: fields.auth.username, password: fields.auth.password },
+        ':now': now,
+        ':one': 1,
+        ':zero': 0,
+        ':running': 'RUNNING',
+      };
+      const names: Record<string, string> = {
+        '#pk': 'pk',
+        '#kind': 'kind',
+        '#name': 'name',
+        '#type': 'type',
+        '#baseUrl': 'baseUrl',
+        '#auth': 'auth',
+        '#lastUpdated': 'lastUpdated',
+        '#created': 'created',
+        '#timeoutMs': 'timeoutMs',
+        '#complianceConcurrency': 'complianceConcurrency',
+        '#state': 'state',
+        '#revision': 'revision',
+      };
+      let expression =
+        'SET #kind = :kind, #name = :name, #type = :type, #baseUrl = :baseUrl, #auth = :auth, #lastUpdated = :now, #created = if_not_exists(#created, :now), #revision = if_not_exists(#revision, :zero) + :one, #state = if_not_exists(#state, :running)';
+      // Optional settings: set when given, else removed (a PUT replaces the whole record).
+      const removed: string[] = [];
+      for (const field of ['timeoutMs', 'complianceConcurrency'] as const) {
+        const value = fields[field];
+        if (value !== undefined) {
+          expression += `, #${field} = :${field}`;
+          values[`:${field}`] = value;
+        } else removed.push(`#${field}`);
+      }
+      if (removed.length) expression += ` REMOVE ${removed.join(', ')}`;
+      // The secret stays with its orchestrator and user: the same reference only with the same
+      // origin and user name (a new adapter, or a new reference, may name any). Checked on the
+      // read below, and by DynamoDB on the record the write meets.
+      const keepsSecret = '(#auth.#password <> :password OR (#baseUrl = :baseUrl AND #auth.#username = :username))';
+      for (let attempt = 1; ; attempt++) {
+        const before = expected !== undefined ? expected : await current(fields.name);
+        if (movesSecret(fields, before)) throw new AdapterWriteRefused('secret-moved');
+        const old = before?.item;
+        let condition = 'attribute_not_exists(#pk)';
+        let conditionNames = {};
+        let conditionValues = {};
+        if (before !== null) {
+          condition = `attribute_exists(#pk) AND ${atRevision(before.revision)} AND ${keepsSecret}`;
+          conditionNames = { '#username': 'username', '#password': 'password' };
+          conditionValues = { ':revision': before.revision, ':password': fields.auth.password, ':username': fields.auth.username };
+        }
+        const created = before === null;
+        // A replace keeps the adapter's state and log level: only their own routes change them.
+        const adapter: Adapter = {
+          ...fields,
+          state: old?.['state'] === 'STOPPED' ? 'STOPPED' : 'RUNNING',
+          logLevel: isLogLevel(old?.['logLevel']) ? old['logLevel'] : DEFAULT_ADAPTER_LOG_LEVEL,
+          created: !created && isString(old?.['created']) ? old['created'] : now,
+          lastUpdated: now,
+        };
+        const outcome = await transact([
+          {
+            Update: {
+              TableName: tableName,
+              Key: adapterKey(fields.name),
+              UpdateExpression: expression,
+              ConditionExpression: condition,
+              ExpressionAttributeNames: { ...names, ...conditionNames },
+              ExpressionAttributeValues: { ...values, ...conditionValues },
+            },
+          },
+          changelogPut(
+            { kind: 'adapter', name: fields.name, at: now, by, action: created ? 'created' : 'replaced', changes: diffFields(old ? auditView(old) : undefined, auditView({ ...adapter })) },
+            entryTable(),
+          ),
+        ]);
+        if (outcome === 'done') {
+          const previousPassword = before?.password;
+          return { created, adapter, ...(isString(previousPassword) ? { previousPassword } : {}) };
+        }
+        // Lost a race: say why when the caller had read the record itself, else read it again.
+        if (expected !== undefined || attempt >= WRITE_ATTEMPTS) {
+          throw new AdapterWriteRefused(movesSecret(fields, await current(fields.name)) ? 'secret-moved' : 'changed');
         }
       }
-      startKey = out.LastEvaluatedKey;
-    } while (startKey && items.length <= limit);
-    return { items: items.slice(0, limit), more: items.length > limit };
-  },
+    },
 
-  async setState(name, state, now) {
-    try {
-      const out = await client.send(
-        new UpdateCommand({
-          TableName: tableName,
-          Key: adapterKey(name),
-          UpdateExpression: 'SET #state = :state, #lastUpdated = :now, #revision = if_not_exists(#revision, :zero) + :one',
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeNames: { '#state': 'state', '#lastUpdated': 'lastUpdated', '#revision': 'revision' },
-          ExpressionAttributeValues: { ':state': state, ':now': now, ':zero': 0, ':one': 1 },
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return toAdapter(out.Attributes ?? {});
-    } catch (error) {
-      if ((error as { name?: string }).name === 'ConditionalCheckFailedException') return undefined;
-      throw error;
-    }
-  },
+    async list({ limit, after }) {
+      const items: (Adapter | DamagedAdapter)[] = [];
+      let startKey: Record<string, unknown> | undefined;
+      // One more than asked tells whether another page exists; the loop only continues when
+      // DynamoDB stopped early at its 1 MB page size.
+      do {
+        const out = await client.send(
+          new QueryCommand({
+            TableName: tableName,
+            IndexName: BY_NAME_INDEX,
+            KeyConditionExpression: after === undefined ? '#kind = :kind' : '#kind = :kind AND #name > :after',
+            ExpressionAttributeNames: { '#kind': 'kind', ...(after === undefined ? {} : { '#name': 'name' }) },
+            ExpressionAttributeValues: { ':kind': ADAPTER_KIND, ...(after === undefined ? {} : { ':after': after }) },
+            Limit: limit + 1 - items.length,
+            ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+          }),
+        );
+        for (const item of out.Items ?? []) {
+          // One damaged item must not hide every other adapter, nor be hidden itself: it is
+          // listed as damaged (its name and what is wrong, none of its values) and logged.
+          try {
+            items.push(toAdapter(item));
+          } catch (error) {
+            if (error instanceof SecretReferenceInvalid) {
+              items.push({ name: nameOf(item), status: 'damaged', problem: 'secret-reference-invalid', detail: error.detail });
+            } else if (error instanceof InternalError) {
+              items.push({ name: nameOf(item), status: 'damaged', problem: 'damaged-record', detail: 'The stored record is damaged (a field is missing or of the wrong type); store the adapter again.' });
+            } else throw error;
+            logger.error('damaged adapter item', { adapter: nameOf(item) });
+          }
+        }
+        startKey = out.LastEvaluatedKey;
+      } while (startKey && items.length <= limit);
+      return { items: items.slice(0, limit), more: items.length > limit };
+    },
 
-  async delete(name) {
-    const out = await client.send(new DeleteCommand({ TableName: tableName, Key: adapterKey(name), ReturnValues: 'ALL_OLD' }));
-    if (!out.Attributes) return undefined;
-    const password = (out.Attributes['auth'] as { password?: unknown } | undefined)?.password;
-    return isString(password) ? { password } : {};
-  },
-});
+    setState: (name, state, now, by = SYSTEM_ACTOR, action = state === 'STOPPED' ? 'stopped' : 'started') => transition(name, { state }, now, by, action),
+
+    setLogLevel: (name, level, now, by = SYSTEM_ACTOR) => transition(name, { logLevel: level }, now, by, 'loglevel'),
+
+    async delete(name, by = SYSTEM_ACTOR) {
+      for (let attempt = 1; ; attempt++) {
+        const before = await current(name);
+        if (!before?.item) return undefined;
+        const outcome = await transact([
+          {
+            Delete: {
+              TableName: tableName,
+              Key: adapterKey(name),
+              ConditionExpression: `attribute_exists(#pk) AND ${atRevision(before.revision)}`,
+              ExpressionAttributeNames: { '#pk': 'pk', '#revision': 'revision' },
+              ExpressionAttributeValues: { ':revision': before.revision },
+            },
+          },
+          changelogPut({ kind: 'adapter', name, at: new Date().toISOString(), by, action: 'deleted', changes: diffFields(auditView(before.item), undefined) }, entryTable()),
+        ]);
+        if (outcome === 'done') return isString(before.password) ? { password: before.password } : {};
+        if (attempt >= WRITE_ATTEMPTS) throw new AdapterWriteRefused('changed');
+      }
+    },
+  };
+};

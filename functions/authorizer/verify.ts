@@ -14,9 +14,15 @@
  *    `alg` to the key's type and curve), the signature, `exp`/`nbf` with
  *    {@link CLOCK_SKEW_SECONDS} of grace, `iss`, `aud`;
  * 4. `customJwtCheck`: `exp` required and refused from exactly `exp` + skew on (RFC 7519:
- *    "on or after"), the lifetime cap {@link MAX_TOKEN_LIFETIME_SECONDS}, `sub`, the roles.
+ *    "on or after"), `nbf` refused until `nbf` − skew, the lifetime cap
+ *    {@link MAX_TOKEN_LIFETIME_SECONDS}, `sub`, the roles.
  * Header `kid`/`jku`/`x5u`/`jwk` members can never make the verifier fetch anything but the
- * configured JWKS URL. Time is `Date.now()`, which the library reads too.
+ * configured JWKS URL.
+ *
+ * Time: the checks of step 4 read the verifier's clock (`now`, default `Date.now()`), once per
+ * token. `aws-jwt-verify` takes no clock (it reads `Date.now()` itself, with `graceSeconds`
+ * its only time option), so its `exp`/`nbf` checks of step 3 stay as a second line on the
+ * system clock: with the default clock both agree, and step 4 is the stricter of the two.
  */
 import { JwtVerifier } from 'aws-jwt-verify/jwt-verifier';
 import {
@@ -185,11 +191,13 @@ const precheck = (token: string, issuer: string): void => {
  * the caller. Throws {@link TokenRejected}.
  */
 export const callerOf = (payload: Readonly<Record<string, unknown>>, rolesClaim: string, nowSeconds: number): VerifiedCaller => {
-  const { exp, iat, sub } = payload;
+  const { exp, nbf, iat, sub } = payload;
   // Without `exp` a token would never expire.
   if (!isNumericDate(exp)) throw new TokenRejected('claims');
   // The library accepts up to and including `exp + grace`; RFC 7519 refuses "on or after".
   if (exp + CLOCK_SKEW_SECONDS <= nowSeconds) throw new TokenRejected('expired');
+  // RFC 7519: accepted "on or after" `nbf`, here from `nbf − skew` on (as the library does).
+  if (isNumericDate(nbf) && nbf - CLOCK_SKEW_SECONDS > nowSeconds) throw new TokenRejected('not-yet-valid');
   if (exp - nowSeconds > MAX_TOKEN_LIFETIME_SECONDS + CLOCK_SKEW_SECONDS) throw new TokenRejected('lifetime');
   if (isNumericDate(iat) && exp - iat > MAX_TOKEN_LIFETIME_SECONDS) throw new TokenRejected('lifetime');
   if (typeof sub !== 'string' || sub.length === 0 || sub.length > MAX_SUB_LENGTH) throw new TokenRejected('claims');
@@ -224,8 +232,15 @@ export interface TokenVerifier {
   readonly jwks: IssuerJwksCache;
 }
 
-/** One verifier per container: it owns the JWKS cache, so create it at module scope. */
-export const createTokenVerifier = (config: AuthorizerConfig, jwksOptions: RateLimitedFetcherOptions = {}): TokenVerifier => {
+/**
+ * One verifier per container: it owns the JWKS cache, so create it at module scope. `now` is
+ * the clock of the token's time checks, epoch milliseconds (tests pin it; see the module comment).
+ */
+export const createTokenVerifier = (
+  config: AuthorizerConfig,
+  jwksOptions: RateLimitedFetcherOptions = {},
+  now: () => number = () => Date.now(),
+): TokenVerifier => {
   const jwks = new IssuerJwksCache(jwksOptions);
   const verifier = JwtVerifier.create(
     { issuer: config.issuer, audience: config.audience, jwksUri: config.jwksUrl, graceSeconds: CLOCK_SKEW_SECONDS },
@@ -239,7 +254,8 @@ export const createTokenVerifier = (config: AuthorizerConfig, jwksOptions: RateL
       try {
         await verifier.verify(token, {
           customJwtCheck: ({ payload }) => {
-            caller = callerOf(payload, config.rolesClaim, Date.now() / 1000);
+            // Read once, after the key was fetched: every check of step 4 sees the same instant.
+            caller = callerOf(payload, config.rolesClaim, now() / 1000);
           },
         });
       } catch (err) {

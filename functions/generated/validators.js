@@ -8434,11 +8434,12 @@ return errors === 0;
 validate38.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
 return validate38;
 })();
-export const getAdapterSchema = /* @__PURE__ */ (() => {
+export const setAdapterLogLevel = /* @__PURE__ */ (() => {
+const schema50 = {"$id":"setAdapterLogLevel","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":384,"description":"1 to 128 letters, digits, spaces, \"-\", \"_\" or \".\" (percent-encoded in the URL)"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","required":["level"],"additionalProperties":false,"properties":{"level":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"error, warn or info: one line per call (error: failed calls only; warn: also refused ones); debug: also the request and answer metadata; trace: also the bodies, truncated and with secrets redacted. Default info"}}}}};
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
 function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="getAdapterSchema" */;
+/*# sourceURL="setAdapterLogLevel" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate39.evaluated;
@@ -8469,11 +8470,8 @@ vErrors.push(err1);
 }
 errors++;
 }
-if(data.pathParameters !== undefined){
-let data0 = data.pathParameters;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-if(data0.name === undefined){
-const err2 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(data.body === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "body"},message:"must have required property '"+"body"+"'"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -8482,11 +8480,11 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(data0.name !== undefined){
-let data1 = data0.name;
-if(typeof data1 === "string"){
-if(func1(data1) > 384){
-const err3 = {instancePath:instancePath+"/pathParameters/name",schemaPath:"#/properties/pathParameters/properties/name/maxLength",keyword:"maxLength",params:{limit: 384},message:"must NOT have more than 384 characters"};
+if(data.pathParameters !== undefined){
+let data0 = data.pathParameters;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.name === undefined){
+const err3 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8495,8 +8493,11 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(func1(data1) < 1){
-const err4 = {instancePath:instancePath+"/pathParameters/name",schemaPath:"#/properties/pathParameters/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data0.name !== undefined){
+let data1 = data0.name;
+if(typeof data1 === "string"){
+if(func1(data1) > 384){
+const err4 = {instancePath:instancePath+"/pathParameters/name",schemaPath:"#/properties/pathParameters/properties/name/maxLength",keyword:"maxLength",params:{limit: 384},message:"must NOT have more than 384 characters"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8505,9 +8506,8 @@ vErrors.push(err4);
 }
 errors++;
 }
-}
-else {
-const err5 = {instancePath:instancePath+"/pathParameters/name",schemaPath:"#/properties/pathParameters/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data1) < 1){
+const err5 = {instancePath:instancePath+"/pathParameters/name",schemaPath:"#/properties/pathParameters/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -8517,9 +8517,8 @@ vErrors.push(err5);
 errors++;
 }
 }
-}
 else {
-const err6 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err6 = {instancePath:instancePath+"/pathParameters/name",schemaPath:"#/properties/pathParameters/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -8529,11 +8528,9 @@ vErrors.push(err6);
 errors++;
 }
 }
-if(data.queryStringParameters !== undefined){
-let data2 = data.queryStringParameters;
-if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-for(const key0 in data2){
-const err7 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+}
+else {
+const err7 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -8543,8 +8540,11 @@ vErrors.push(err7);
 errors++;
 }
 }
-else {
-const err8 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.queryStringParameters !== undefined){
+let data2 = data.queryStringParameters;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+for(const key0 in data2){
+const err8 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -8554,11 +8554,8 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data.body !== undefined){
-let data3 = data.body;
-if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-for(const key1 in data3){
-const err9 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+else {
+const err9 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -8568,8 +8565,11 @@ vErrors.push(err9);
 errors++;
 }
 }
-else {
-const err10 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.body !== undefined){
+let data3 = data.body;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+if(data3.level === undefined){
+const err10 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/required",keyword:"required",params:{missingProperty: "level"},message:"must have required property '"+"level"+"'"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -8578,15 +8578,61 @@ vErrors.push(err10);
 }
 errors++;
 }
-}
-}
-else {
-const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key1 in data3){
+if(!(key1 === "level")){
+const err11 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err11];
 }
 else {
 vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data3.level !== undefined){
+let data4 = data3.level;
+if(typeof data4 !== "string"){
+const err12 = {instancePath:instancePath+"/body/level",schemaPath:"#/properties/body/properties/level/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(!(((((data4 === "error") || (data4 === "warn")) || (data4 === "info")) || (data4 === "debug")) || (data4 === "trace"))){
+const err13 = {instancePath:instancePath+"/body/level",schemaPath:"#/properties/body/properties/level/enum",keyword:"enum",params:{allowedValues: schema50.properties.body.properties.level.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
 }
 errors++;
 }
@@ -8596,11 +8642,13 @@ return errors === 0;
 validate39.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
 return validate39;
 })();
-export const getAdapter = /* @__PURE__ */ (() => {
+export const listAdapterChangelogs = /* @__PURE__ */ (() => {
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
+const pattern6 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100)$", "u");
+const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 
 function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="getAdapter" */;
+/*# sourceURL="listAdapterChangelogs" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate40.evaluated;
@@ -8695,6 +8743,712 @@ if(data.queryStringParameters !== undefined){
 let data2 = data.queryStringParameters;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 for(const key0 in data2){
+if(!((key0 === "limit") || (key0 === "cursor"))){
+const err7 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data2.limit !== undefined){
+let data3 = data2.limit;
+if(typeof data3 === "string"){
+if(!pattern6.test(data3)){
+const err8 = {instancePath:instancePath+"/queryStringParameters/limit",schemaPath:"#/properties/queryStringParameters/properties/limit/pattern",keyword:"pattern",params:{pattern: "^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100)$"},message:"must match pattern \""+"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100)$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/queryStringParameters/limit",schemaPath:"#/properties/queryStringParameters/properties/limit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data2.cursor !== undefined){
+let data4 = data2.cursor;
+if(typeof data4 === "string"){
+if(func1(data4) > 1024){
+const err10 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(func1(data4) < 1){
+const err11 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!pattern7.test(data4)){
+const err12 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+$"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.body !== undefined){
+let data5 = data.body;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+for(const key1 in data5){
+const err15 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+else {
+const err17 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+validate40.errors = vErrors;
+return errors === 0;
+}
+validate40.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate40;
+})();
+export const listApplicationChangelogs = /* @__PURE__ */ (() => {
+const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
+const pattern6 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100)$", "u");
+const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
+
+function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="listApplicationChangelogs" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate41.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.pathParameters === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pathParameters"},message:"must have required property '"+"pathParameters"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.queryStringParameters === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.pathParameters !== undefined){
+let data0 = data.pathParameters;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.name === undefined){
+const err2 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.name !== undefined){
+let data1 = data0.name;
+if(typeof data1 === "string"){
+if(func1(data1) > 128){
+const err3 = {instancePath:instancePath+"/pathParameters/name",schemaPath:"#/properties/pathParameters/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(func1(data1) < 1){
+const err4 = {instancePath:instancePath+"/pathParameters/name",schemaPath:"#/properties/pathParameters/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/pathParameters/name",schemaPath:"#/properties/pathParameters/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.queryStringParameters !== undefined){
+let data2 = data.queryStringParameters;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+for(const key0 in data2){
+if(!((key0 === "limit") || (key0 === "cursor"))){
+const err7 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data2.limit !== undefined){
+let data3 = data2.limit;
+if(typeof data3 === "string"){
+if(!pattern6.test(data3)){
+const err8 = {instancePath:instancePath+"/queryStringParameters/limit",schemaPath:"#/properties/queryStringParameters/properties/limit/pattern",keyword:"pattern",params:{pattern: "^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100)$"},message:"must match pattern \""+"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100)$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/queryStringParameters/limit",schemaPath:"#/properties/queryStringParameters/properties/limit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data2.cursor !== undefined){
+let data4 = data2.cursor;
+if(typeof data4 === "string"){
+if(func1(data4) > 1024){
+const err10 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(func1(data4) < 1){
+const err11 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!pattern7.test(data4)){
+const err12 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+$"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.body !== undefined){
+let data5 = data.body;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+for(const key1 in data5){
+const err15 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+else {
+const err17 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+validate41.errors = vErrors;
+return errors === 0;
+}
+validate41.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate41;
+})();
+export const listApplicationChangelogsSingular = /* @__PURE__ */ (() => {
+const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
+const pattern6 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100)$", "u");
+const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
+
+function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="listApplicationChangelogsSingular" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate42.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.pathParameters === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pathParameters"},message:"must have required property '"+"pathParameters"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.queryStringParameters === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.pathParameters !== undefined){
+let data0 = data.pathParameters;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.name === undefined){
+const err2 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.name !== undefined){
+let data1 = data0.name;
+if(typeof data1 === "string"){
+if(func1(data1) > 128){
+const err3 = {instancePath:instancePath+"/pathParameters/name",schemaPath:"#/properties/pathParameters/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(func1(data1) < 1){
+const err4 = {instancePath:instancePath+"/pathParameters/name",schemaPath:"#/properties/pathParameters/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/pathParameters/name",schemaPath:"#/properties/pathParameters/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.queryStringParameters !== undefined){
+let data2 = data.queryStringParameters;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+for(const key0 in data2){
+if(!((key0 === "limit") || (key0 === "cursor"))){
+const err7 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data2.limit !== undefined){
+let data3 = data2.limit;
+if(typeof data3 === "string"){
+if(!pattern6.test(data3)){
+const err8 = {instancePath:instancePath+"/queryStringParameters/limit",schemaPath:"#/properties/queryStringParameters/properties/limit/pattern",keyword:"pattern",params:{pattern: "^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100)$"},message:"must match pattern \""+"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100)$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/queryStringParameters/limit",schemaPath:"#/properties/queryStringParameters/properties/limit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data2.cursor !== undefined){
+let data4 = data2.cursor;
+if(typeof data4 === "string"){
+if(func1(data4) > 1024){
+const err10 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(func1(data4) < 1){
+const err11 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!pattern7.test(data4)){
+const err12 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+$"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.body !== undefined){
+let data5 = data.body;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+for(const key1 in data5){
+const err15 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+else {
+const err17 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+validate42.errors = vErrors;
+return errors === 0;
+}
+validate42.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate42;
+})();
+export const getAdapterSchema = /* @__PURE__ */ (() => {
+const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
+
+function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="getAdapterSchema" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate43.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.pathParameters === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pathParameters"},message:"must have required property '"+"pathParameters"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.queryStringParameters === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.pathParameters !== undefined){
+let data0 = data.pathParameters;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.name === undefined){
+const err2 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.name !== undefined){
+let data1 = data0.name;
+if(typeof data1 === "string"){
+if(func1(data1) > 384){
+const err3 = {instancePath:instancePath+"/pathParameters/name",schemaPath:"#/properties/pathParameters/properties/name/maxLength",keyword:"maxLength",params:{limit: 384},message:"must NOT have more than 384 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(func1(data1) < 1){
+const err4 = {instancePath:instancePath+"/pathParameters/name",schemaPath:"#/properties/pathParameters/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/pathParameters/name",schemaPath:"#/properties/pathParameters/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.queryStringParameters !== undefined){
+let data2 = data.queryStringParameters;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+for(const key0 in data2){
 const err7 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err7];
@@ -8752,22 +9506,184 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate40.errors = vErrors;
+validate43.errors = vErrors;
 return errors === 0;
 }
-validate40.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate40;
+validate43.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate43;
+})();
+export const getAdapter = /* @__PURE__ */ (() => {
+const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
+
+function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="getAdapter" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate44.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.pathParameters === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pathParameters"},message:"must have required property '"+"pathParameters"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.queryStringParameters === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.pathParameters !== undefined){
+let data0 = data.pathParameters;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.name === undefined){
+const err2 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.name !== undefined){
+let data1 = data0.name;
+if(typeof data1 === "string"){
+if(func1(data1) > 384){
+const err3 = {instancePath:instancePath+"/pathParameters/name",schemaPath:"#/properties/pathParameters/properties/name/maxLength",keyword:"maxLength",params:{limit: 384},message:"must NOT have more than 384 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(func1(data1) < 1){
+const err4 = {instancePath:instancePath+"/pathParameters/name",schemaPath:"#/properties/pathParameters/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/pathParameters/name",schemaPath:"#/properties/pathParameters/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.queryStringParameters !== undefined){
+let data2 = data.queryStringParameters;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+for(const key0 in data2){
+const err7 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.body !== undefined){
+let data3 = data.body;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+for(const key1 in data3){
+const err9 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+else {
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+validate44.errors = vErrors;
+return errors === 0;
+}
+validate44.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate44;
 })();
 export const listAdapters = /* @__PURE__ */ (() => {
 const pattern6 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100)$", "u");
 const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="listAdapters" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate41.evaluated;
+const evaluated0 = validate45.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8918,20 +9834,20 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate41.errors = vErrors;
+validate45.errors = vErrors;
 return errors === 0;
 }
-validate41.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate41;
+validate45.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate45;
 })();
 export const deleteAdapter = /* @__PURE__ */ (() => {
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="deleteAdapter" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate42.evaluated;
+const evaluated0 = validate46.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9080,18 +9996,18 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate42.errors = vErrors;
+validate46.errors = vErrors;
 return errors === 0;
 }
-validate42.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate42;
+validate46.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate46;
 })();
 export const getStatus = /* @__PURE__ */ (() => {
-function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getStatus" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate43.evaluated;
+const evaluated0 = validate47.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9170,18 +10086,18 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate43.errors = vErrors;
+validate47.errors = vErrors;
 return errors === 0;
 }
-validate43.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate43;
+validate47.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate47;
 })();
 export const getSystemHealth = /* @__PURE__ */ (() => {
-function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getSystemHealth" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate44.evaluated;
+const evaluated0 = validate48.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9260,18 +10176,18 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate44.errors = vErrors;
+validate48.errors = vErrors;
 return errors === 0;
 }
-validate44.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate44;
+validate48.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate48;
 })();
 export const getServerHealth = /* @__PURE__ */ (() => {
-function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getServerHealth" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate45.evaluated;
+const evaluated0 = validate49.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9350,22 +10266,22 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate45.errors = vErrors;
+validate49.errors = vErrors;
 return errors === 0;
 }
-validate45.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate45;
+validate49.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate49;
 })();
 export const getAdaptersHealth = /* @__PURE__ */ (() => {
-const pattern47 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20)$", "u");
+const pattern53 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20)$", "u");
 const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getAdaptersHealth" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate46.evaluated;
+const evaluated0 = validate50.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9401,7 +10317,7 @@ errors++;
 if(data0.limit !== undefined){
 let data1 = data0.limit;
 if(typeof data1 === "string"){
-if(!pattern47.test(data1)){
+if(!pattern53.test(data1)){
 const err2 = {instancePath:instancePath+"/queryStringParameters/limit",schemaPath:"#/properties/queryStringParameters/properties/limit/pattern",keyword:"pattern",params:{pattern: "^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20)$"},message:"must match pattern \""+"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20)$"+"\""};
 if(vErrors === null){
 vErrors = [err2];
@@ -9516,20 +10432,20 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate46.errors = vErrors;
+validate50.errors = vErrors;
 return errors === 0;
 }
-validate46.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate46;
+validate50.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate50;
 })();
 export const getAdapterHealth = /* @__PURE__ */ (() => {
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getAdapterHealth" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate47.evaluated;
+const evaluated0 = validate51.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9678,11 +10594,11 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate47.errors = vErrors;
+validate51.errors = vErrors;
 return errors === 0;
 }
-validate47.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate47;
+validate51.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate51;
 })();
 export const startComplianceBatch = /* @__PURE__ */ (() => {
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
@@ -9690,11 +10606,11 @@ const pattern44 = new RegExp("^[A-Za-z0-9 ._-]{1,128}$", "u");
 const pattern19 = new RegExp("^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="startComplianceBatch" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate48.evaluated;
+const evaluated0 = validate52.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9981,20 +10897,20 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate48.errors = vErrors;
+validate52.errors = vErrors;
 return errors === 0;
 }
-validate48.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate48;
+validate52.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate52;
 })();
 export const getComplianceBatch = /* @__PURE__ */ (() => {
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
 
-function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getComplianceBatch" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate49.evaluated;
+const evaluated0 = validate53.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10133,24 +11049,24 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate49.errors = vErrors;
+validate53.errors = vErrors;
 return errors === 0;
 }
-validate49.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate49;
+validate53.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate53;
 })();
 export const listComplianceReports = /* @__PURE__ */ (() => {
-const schema61 = {"$id":"listComplianceReports","type":"object","required":["pathParameters","queryStringParameters"],"properties":{"pathParameters":{"type":"object","required":["batchId"],"properties":{"batchId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"The batchId that starting the batch answered"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{"limit":{"type":"string","pattern":"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$","description":"Page size: an integer from 1 to 200 (default 50)."},"cursor":{"type":"string","minLength":1,"maxLength":1024,"pattern":"^[A-Za-z0-9_-]+$","description":"Continuation token: the `next` value of the previous page, passed back unchanged."},"grade":{"type":"string","enum":["pass","review","fail","error"],"description":"Only reports of this grade"}}},"body":{"type":"object","additionalProperties":false,"properties":{}}}};
+const schema65 = {"$id":"listComplianceReports","type":"object","required":["pathParameters","queryStringParameters"],"properties":{"pathParameters":{"type":"object","required":["batchId"],"properties":{"batchId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"The batchId that starting the batch answered"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{"limit":{"type":"string","pattern":"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$","description":"Page size: an integer from 1 to 200 (default 50)."},"cursor":{"type":"string","minLength":1,"maxLength":1024,"pattern":"^[A-Za-z0-9_-]+$","description":"Continuation token: the `next` value of the previous page, passed back unchanged."},"grade":{"type":"string","enum":["pass","review","fail","error"],"description":"Only reports of this grade"}}},"body":{"type":"object","additionalProperties":false,"properties":{}}}};
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
-const pattern54 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$", "u");
+const pattern60 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$", "u");
 const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="listComplianceReports" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate50.evaluated;
+const evaluated0 = validate54.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10246,7 +11162,7 @@ errors++;
 if(data2.limit !== undefined){
 let data3 = data2.limit;
 if(typeof data3 === "string"){
-if(!pattern54.test(data3)){
+if(!pattern60.test(data3)){
 const err7 = {instancePath:instancePath+"/queryStringParameters/limit",schemaPath:"#/properties/queryStringParameters/properties/limit/pattern",keyword:"pattern",params:{pattern: "^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$"},message:"must match pattern \""+"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -10326,7 +11242,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((((data5 === "pass") || (data5 === "review")) || (data5 === "fail")) || (data5 === "error"))){
-const err14 = {instancePath:instancePath+"/queryStringParameters/grade",schemaPath:"#/properties/queryStringParameters/properties/grade/enum",keyword:"enum",params:{allowedValues: schema61.properties.queryStringParameters.properties.grade.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/queryStringParameters/grade",schemaPath:"#/properties/queryStringParameters/properties/grade/enum",keyword:"enum",params:{allowedValues: schema65.properties.queryStringParameters.properties.grade.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -10384,20 +11300,20 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate50.errors = vErrors;
+validate54.errors = vErrors;
 return errors === 0;
 }
-validate50.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate50;
+validate54.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate54;
 })();
 export const getComplianceReport = /* @__PURE__ */ (() => {
-const pattern56 = new RegExp("^[0-9a-f]{24}-[0-9a-f]{32}$", "u");
+const pattern62 = new RegExp("^[0-9a-f]{24}-[0-9a-f]{32}$", "u");
 
-function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getComplianceReport" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate51.evaluated;
+const evaluated0 = validate55.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10441,7 +11357,7 @@ errors++;
 if(data0.reportId !== undefined){
 let data1 = data0.reportId;
 if(typeof data1 === "string"){
-if(!pattern56.test(data1)){
+if(!pattern62.test(data1)){
 const err3 = {instancePath:instancePath+"/pathParameters/reportId",schemaPath:"#/properties/pathParameters/properties/reportId/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{24}-[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{24}-[0-9a-f]{32}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -10536,9 +11452,9 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate51.errors = vErrors;
+validate55.errors = vErrors;
 return errors === 0;
 }
-validate51.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate51;
+validate55.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate55;
 })();

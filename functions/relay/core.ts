@@ -7,6 +7,8 @@ import type { Adapter, SecretResolver } from '../adapters/model.js';
 import { DEFAULT_TIMEOUT_MS } from '../adapters/validate.js';
 import { BadGateway, BadRequest, Conflict, GatewayTimeout, HttpProblem, InternalError, NotFound, type FieldError } from '../shared/problem.js';
 import { OutboundError, type HttpClient, type OutboundRequest, type OutboundResponse, type RelayMethod } from '../shared/http-client.js';
+import { passes, type LogLevel } from '../shared/logger.js';
+import { loggedBody, loggedHeaders, type ExchangeLog } from './call-log.js';
 import { charsetOf, isJsonMediaType, parseMediaType } from './media-type.js';
 import { InvalidBaseUrl, adapterOrigin, checkRelayPath, targetOnOrigin } from './target.js';
 
@@ -72,6 +74,10 @@ export interface RelayLogLine {
   readonly upstreamMs?: number;
   /** The system error code of a failed exchange (ECONNREFUSED, CERT_HAS_EXPIRED…). */
   readonly errorCode?: string;
+  /** The adapter's log level, which decides what is written of this call (`info` before the adapter is known). */
+  readonly logLevel: LogLevel;
+  /** At `debug` and `trace`: the exchange with the orchestrator, when one took place (see call-log.ts). */
+  readonly exchange?: ExchangeLog;
 }
 
 export interface RelayDeps {
@@ -275,6 +281,39 @@ const logPath = (path: string, refused: boolean): { path: string; queryKeys?: st
 };
 
 
+/** The request part of a `debug` (metadata) or `trace` (`secrets` given: headers and body too) exchange line. */
+const exchangeLog = (checked: CheckedRequest, outbound: OutboundRequest, secrets: readonly string[] | undefined): ExchangeLog => {
+  const { path, queryKeys } = logPath(checked.path, false);
+  const contentType = outbound.headers['Content-Type'];
+  return {
+    request: {
+      method: outbound.method,
+      path,
+      ...(queryKeys ? { queryKeys } : {}),
+      accept: checked.accept,
+      ...(contentType ? { contentType } : {}),
+      bytes: outbound.body === undefined ? 0 : Buffer.byteLength(outbound.body),
+      headers: secrets ? loggedHeaders(outbound.headers, secrets) : Object.keys(outbound.headers),
+      ...(secrets && outbound.body !== undefined ? { body: loggedBody(outbound.body, contentType, secrets) } : {}),
+    },
+  };
+};
+
+/** The exchange line with the orchestrator's answer, when there was one. */
+const withAnswer = (exchange: ExchangeLog, response: OutboundResponse | undefined, durationMs: number, secrets: readonly string[] | undefined): ExchangeLog =>
+  response === undefined
+    ? exchange
+    : {
+        ...exchange,
+        answer: {
+          status: response.status,
+          ...(response.contentType ? { contentType: response.contentType } : {}),
+          bytes: response.body.length,
+          durationMs,
+          ...(secrets ? { body: loggedBody(response.body, response.contentType, secrets) } : {}),
+        },
+      };
+
 /**
  * Relays one REST action. Resolves to the results when the orchestrator answered, whatever
  * its status; throws an {@link HttpProblem} otherwise (400 invalid request, 404 unknown
@@ -285,9 +324,10 @@ export const relayRestAction = async (input: RelayInput, deps: RelayDeps): Promi
   const limits = deps.limits ?? DEFAULT_LIMITS;
   const started = now();
   const method = (input.request.params.method?.toUpperCase() ?? DEFAULT_METHOD) as RelayMethod;
-  const line: { status: number; outcome: string; upstreamStatus?: number; upstreamMs?: number; errorCode?: string } = {
+  const line: { status: number; outcome: string; upstreamStatus?: number; upstreamMs?: number; errorCode?: string; logLevel: LogLevel; exchange?: ExchangeLog } = {
     status: 500,
     outcome: 'error',
+    logLevel: 'info',
   };
   const pathProblem = checkRelayPath(input.request.params.path);
   try {
@@ -295,6 +335,7 @@ export const relayRestAction = async (input: RelayInput, deps: RelayDeps): Promi
     const adapter = await deps.adapters.get(input.adapterId);
     if (!adapter) throw new RelayFailure(new NotFound(`No adapter is named '${input.adapterId}'.`), 'not-found');
     const forgetAdapter = (): void => deps.adapters.forget?.(adapter.name);
+    line.logLevel = adapter.logLevel ?? 'info';
     // A stopped adapter is refused before anything is resolved or sent.
     if (adapter.state === 'STOPPED') {
       throw new RelayFailure(
@@ -346,8 +387,12 @@ export const relayRestAction = async (input: RelayInput, deps: RelayDeps): Promi
       maxBodyBytes: limits.maxBodyBytes,
       ...(input.signal ? { signal: input.signal } : {}),
     };
+    // Every value this call knows that must never reach a log: the password, and the
+    // credentials of the Authorization header.
+    const secrets = [password, headers['Authorization']!.slice('Basic '.length)];
+    const exchange = passes('debug', line.logLevel) ? exchangeLog(checked, outbound, line.logLevel === 'trace' ? secrets : undefined) : undefined;
     const sendStarted = now();
-    let response: OutboundResponse;
+    let response: OutboundResponse | undefined;
     try {
       const send = () => deps.client.send(outbound);
       response = await (deps.traceCall ? deps.traceCall(adapter.name, outbound, send) : send());
@@ -357,6 +402,7 @@ export const relayRestAction = async (input: RelayInput, deps: RelayDeps): Promi
       throw new RelayFailure(outboundProblem(adapter.name, error, timeoutMs), error.failure, error.code);
     } finally {
       line.upstreamMs = Math.round(now() - sendStarted);
+      if (exchange) line.exchange = withAnswer(exchange, response, line.upstreamMs, line.logLevel === 'trace' ? secrets : undefined);
     }
     line.upstreamStatus = response.status;
     // The password may have been rotated since it was cached, or the adapter changed (another

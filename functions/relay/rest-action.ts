@@ -23,6 +23,7 @@ import { createIdempotencyStore } from '../shared/idempotency-store.js';
 import { logger } from '../shared/logger.js';
 import { recordRelayCall } from '../shared/metrics.js';
 import { traceSubsegment } from '../shared/tracing.js';
+import { callLineLevel } from './call-log.js';
 import { createHttpClient } from '../shared/http-client.js';
 import { DEFAULT_LIMITS, relayRestAction, type RelayDeps, type RelayLogLine, type RestActionRequest } from './core.js';
 
@@ -40,8 +41,13 @@ const limits = { ...DEFAULT_LIMITS, maxBodyBytes: integerEnv('RELAY_MAX_BODY_BYT
 /** Outcomes of an exchange that ended without an answer in time. */
 const TIMED_OUT = new Set(['timeout', 'aborted']);
 
-const log = (line: RelayLogLine): void => {
-  logger.info('relay call', { ...line });
+/**
+ * Writes a call's lines at the adapter's level (see call-log.ts): the call line at error, warn or
+ * info by the status answered, and at debug or trace the exchange line.
+ */
+const log = ({ logLevel, exchange, ...line }: RelayLogLine): void => {
+  logger.log(callLineLevel(line.status), 'relay call', { ...line }, logLevel);
+  if (exchange) logger.log(logLevel === 'trace' ? 'trace' : 'debug', 'relay exchange', { adapter: line.adapter, ...exchange }, logLevel);
   // Metrics only for exchanges that happened: an unknown or refused name never becomes a dimension.
   if (line.upstreamMs !== undefined) {
     recordRelayCall({

@@ -34,7 +34,8 @@ export interface VaultOptions {
   readonly timeoutMs?: number;
   /**
    * The HTTP client; default one of its own (keep-alive, loopback allowed: a Vault agent
-   * or Lambda extension on localhost is a normal deployment).
+   * or Lambda extension on localhost is a normal deployment), trusting the public roots and
+   * the private CAs of `NETCONFIG_CA_BUNDLE`.
    */
   readonly client?: HttpClient;
   /** Clock for token lease expiry. */

@@ -8,12 +8,16 @@
  * It is deliberately small: no redirects (Node's http never follows them, and we do not add
  * it), one deadline for the whole exchange, a cap on the body it reads, and a DNS lookup that
  * refuses link-local, metadata and (outside local mode) loopback addresses at connect time.
+ *
+ * Trust: Node's public roots, plus the private CAs of the PEM bundle that `NETCONFIG_CA_BUNDLE`
+ * names (see ca-bundle.ts; read and checked when this module loads).
  */
 import type { LookupAddress, LookupAllOptions } from 'node:dns';
 import http from 'node:http';
 import type { Agent as HttpsAgent } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { addressRefusal } from './address-policy.js';
+import { configuredTrust, trustIn } from './ca-bundle.js';
 
 export type RelayMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -136,20 +140,32 @@ const classify = (error: NodeJS.ErrnoException & { library?: string }): Outbound
 export interface HttpClientOptions {
   /** Whether loopback addresses may be reached (orchestrators: local mode only; Vault: always, for a local agent). */
   readonly allowLoopback: boolean;
-  /** Extra trust anchors added to Node's roots (production uses `NODE_EXTRA_CA_CERTS`). */
+  /**
+   * Certificates (PEM) of private CAs added to Node's public roots; default those of the
+   * bundle that `NETCONFIG_CA_BUNDLE` names (none when it is unset).
+   */
   readonly ca?: string | readonly string[];
   /** DNS resolution; tests inject answers such as a rebinding to 169.254.169.254. */
   readonly resolve?: ResolveAll;
   readonly maxSockets?: number;
 }
 
+/** The client {@link createHttpClient} makes: an {@link HttpClient} that says whom it trusts. */
+export interface TrustingHttpClient extends HttpClient {
+  /**
+   * The CA certificates an https connection trusts: Node's public roots followed by the
+   * private CAs; undefined when there is no private CA (Node's default store, as is).
+   */
+  trustedCertificates(): readonly string[] | undefined;
+}
+
 /** Creates the client and its agents; call once per container. */
-export const createHttpClient = (options: HttpClientOptions): HttpClient => {
+export const createHttpClient = (options: HttpClientOptions): TrustingHttpClient => {
   const lookup = guardedLookup(options.allowLoopback, options.resolve);
   const common = { keepAlive: true, scheduling: 'lifo' as const, maxSockets: options.maxSockets ?? 32, lookup };
   const httpAgent = new http.Agent(common);
   const plain = { request: http.request, agent: httpAgent } as const;
-  const extraCa = options.ca === undefined ? [] : typeof options.ca === 'string' ? [options.ca] : [...options.ca];
+  const trust = options.ca === undefined ? configuredTrust : trustIn(typeof options.ca === 'string' ? [options.ca] : options.ca);
   // Created on the first https request, not at init: a cold start does not pay for the agent,
   // nor for the root certificates (an ES import of node:tls built them through its facade even
   // when no extra CA is given), before a server speaks https. `getBuiltinModule` rather
@@ -158,8 +174,7 @@ export const createHttpClient = (options: HttpClientOptions): HttpClient => {
   const secureTransport = (): NonNullable<typeof https> => {
     if (!https) {
       const builtin = process.getBuiltinModule('node:https');
-      const ca = extraCa.length ? { ca: [...process.getBuiltinModule('node:tls').rootCertificates, ...extraCa] } : {};
-      https = { request: builtin.request, agent: new builtin.Agent({ ...common, ...ca }) };
+      https = { request: builtin.request, agent: new builtin.Agent({ ...common, ...(trust ? { secureContext: trust.context() } : {}) }) };
     }
     return https;
   };
@@ -286,6 +301,7 @@ export const createHttpClient = (options: HttpClientOptions): HttpClient => {
     });
 
   return {
+    trustedCertificates: () => trust?.certificates(),
     async send(request) {
       const deadline = Date.now() + request.timeoutMs;
       try {

@@ -2,34 +2,140 @@
  * Structured JSON logs: one line per entry, with the API Gateway request id as correlation
  * id on every line. Fields whose names suggest a secret are redacted before writing, as a
  * last line of defence: callers must not pass secrets in the first place.
+ *
+ * The redaction is exported too ({@link redact}, {@link redactText}, {@link isSecretField}):
+ * the relay uses it on the bodies it logs at `trace`, with the secret values a call used.
  */
 import { optionalEnv } from './env.js';
 
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
-const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
-const SECRET_KEY = /pass(word)?|secret|token|authorization|credential|cookie/i;
+/** Every level, least verbose first. `trace` is only ever set per adapter (the relay's call bodies). */
+export const LOG_LEVELS = ['error', 'warn', 'info', 'debug', 'trace'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+const ORDER: Record<LogLevel, number> = { trace: 5, debug: 10, info: 20, warn: 30, error: 40 };
+/** The levels `LOG_LEVEL` takes (the container's own lines have no `trace`). */
+const CONTAINER_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
+
+export const isLogLevel = (value: unknown): value is LogLevel => typeof value === 'string' && value in ORDER;
+
+/** True when a line of `level` is written under `threshold` (`debug` passes `trace` and `debug`). */
+export const passes = (level: LogLevel, threshold: LogLevel): boolean => ORDER[level] >= ORDER[threshold];
+
+/**
+ * Field names that suggest a secret, case-insensitively: any name containing `pass`, `secret`,
+ * `token`, `credential`, `authorization`/`authorisation` or `cookie`, and any name with `key` not
+ * followed by a letter (`key`, `apiKey`, `private-key`, `ssh_key_data`; not `keyboard` or
+ * `queryKeys`).
+ */
+const SECRET_FIELD = /pass|secret|token|credential|authori[sz]ation|cookie|key(?![a-z])/i;
+
+export const isSecretField = (name: string): boolean => SECRET_FIELD.test(name);
+
+export const REDACTED = '[redacted]';
+/** What stands for a value nested deeper than the redaction walks (never the value itself). */
+export const TOO_DEEP = '[nested too deep]';
+const DEFAULT_MAX_DEPTH = 32;
+
+export interface RedactOptions {
+  /**
+   * Secret values to remove wherever they appear inside strings (and their JSON-escaped,
+   * percent-encoded and base64 forms); empty strings are ignored.
+   */
+  readonly secrets?: readonly string[];
+  /** Levels of nesting walked; anything deeper becomes {@link TOO_DEEP}. Default 32. */
+  readonly maxDepth?: number;
+}
+
+/** Every spelling of a secret that may show up in a text: as is, JSON-escaped, percent-encoded, base64. */
+const spellings = (secrets: readonly string[]): string[] => {
+  const forms = new Set<string>();
+  for (const secret of secrets) {
+    if (secret === '') continue;
+    forms.add(secret);
+    forms.add(JSON.stringify(secret).slice(1, -1));
+    try {
+      forms.add(encodeURIComponent(secret));
+    } catch {
+      // A lone surrogate has no percent-encoding: nothing to look for.
+    }
+    forms.add(Buffer.from(secret, 'utf8').toString('base64'));
+  }
+  // Longest first: a secret containing another is removed whole.
+  return [...forms].filter(Boolean).sort((a, b) => b.length - a.length);
+};
+
+/**
+ * XML elements (`<remote-password>x</remote-password>`), form or query pairs (`token=x`) and
+ * JSON-looking string members (`"password": "x"`, in text that does not parse) named like secrets.
+ */
+const JSON_MEMBER = /"((?:[^"\\]|\\.)*)"(\s*:\s*)"(?:[^"\\]|\\.)*"/g;
+const XML_ELEMENT = /<((?:[\w.-]+:)?([\w.-]+))(\s[^>]*)?>([^<]*)<\/\1>/g;
+const FORM_PAIR = /(^|[?&;\s])([\w.[\]-]+)=([^&;\s]*)/g;
+
+/**
+ * A text with every known secret removed, and the values of XML elements, `name=value` pairs and
+ * JSON-looking string members whose names suggest a secret (a body that is not JSON, or JSON
+ * that does not parse).
+ */
+export const redactText = (text: string, secrets: readonly string[] = []): string => {
+  let out = text;
+  for (const form of spellings(secrets)) out = out.split(form).join(REDACTED);
+  out = out.replace(XML_ELEMENT, (whole, tag: string, local: string, attributes: string | undefined) =>
+    isSecretField(local) ? `<${tag}${attributes ?? ''}>${REDACTED}</${tag}>` : whole,
+  );
+  out = out.replace(JSON_MEMBER, (whole, name: string, colon: string) => (isSecretField(name) ? `"${name}"${colon}"${REDACTED}"` : whole));
+  return out.replace(FORM_PAIR, (whole, lead: string, name: string) => (isSecretField(name) ? `${lead}${name}=${REDACTED}` : whole));
+};
+
+/** Strings only get the known secrets removed (a JSON string value is no XML or form). */
+const redactString = (text: string, forms: readonly string[]): string => {
+  let out = text;
+  for (const form of forms) out = out.split(form).join(REDACTED);
+  return out;
+};
+
+/**
+ * A copy of `value` safe to log: members named like secrets ({@link isSecretField}) at any depth
+ * become `[redacted]`, known secret values are removed from every string (keys included), an
+ * error becomes its name and message, and anything nested deeper than `maxDepth` becomes
+ * `[nested too deep]`. The value given is not changed.
+ */
+export const redact = (value: unknown, options: RedactOptions = {}): unknown =>
+  walk(value, spellings(options.secrets ?? []), options.maxDepth ?? DEFAULT_MAX_DEPTH, 0);
+
+const walk = (value: unknown, forms: readonly string[], maxDepth: number, depth: number): unknown => {
+  if (typeof value === 'string') return forms.length ? redactString(value, forms) : value;
+  if (value === null || typeof value !== 'object') return value;
+  if (depth >= maxDepth) return TOO_DEEP;
+  if (value instanceof Error) return { name: value.name, message: redactString(value.message, forms) };
+  if (Array.isArray(value)) return value.map((v) => walk(v, forms, maxDepth, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    out[forms.length ? redactString(k, forms) : k] = isSecretField(k) ? REDACTED : walk(v, forms, maxDepth, depth + 1);
+  }
+  return out;
+};
+
+/** At most `limit` UTF-16 code units of `text`, never cutting a surrogate pair in half. */
+export const truncateText = (text: string, limit: number): { readonly text: string; readonly truncated: boolean } => {
+  if (text.length <= limit) return { text, truncated: false };
+  let end = limit;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end -= 1;
+  return { text: text.slice(0, end), truncated: true };
+};
 
 type Fields = Record<string, unknown>;
 
 const parseLevel = (raw: string): LogLevel => {
   const level = raw.toLowerCase();
-  if (level in ORDER) return level as LogLevel;
-  throw new Error(`configuration error: LOG_LEVEL must be one of ${Object.keys(ORDER).join(', ')}, got ${raw}`);
-};
-
-const redact = (value: unknown, depth = 0): unknown => {
-  if (value === null || typeof value !== 'object' || depth > 4) return value;
-  if (value instanceof Error) return { name: value.name, message: value.message };
-  if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
-  const out: Fields = {};
-  for (const [k, v] of Object.entries(value)) out[k] = SECRET_KEY.test(k) ? '[redacted]' : redact(v, depth + 1);
-  return out;
+  if ((CONTAINER_LEVELS as readonly string[]).includes(level)) return level as LogLevel;
+  throw new Error(`configuration error: LOG_LEVEL must be one of ${CONTAINER_LEVELS.join(', ')}, got ${raw}`);
 };
 
 export class Logger {
   #context: Fields = {};
   readonly #service: string;
-  #level: number;
+  #level: LogLevel;
 
   constructor(
     service = optionalEnv('SERVICE_NAME', 'netconfig'),
@@ -37,7 +143,7 @@ export class Logger {
     private readonly write: (line: string) => void = (line) => process.stdout.write(line),
   ) {
     this.#service = service;
-    this.#level = ORDER[level];
+    this.#level = level;
   }
 
   /** Sets the per-invocation fields (correlation id, operation); replaces the previous ones. */
@@ -46,24 +152,31 @@ export class Logger {
   }
 
   setLevel(level: LogLevel): void {
-    this.#level = ORDER[level];
+    this.#level = level;
   }
 
+  trace(message: string, fields?: Fields): void {
+    this.log('trace', message, fields);
+  }
   debug(message: string, fields?: Fields): void {
-    this.#log('debug', message, fields);
+    this.log('debug', message, fields);
   }
   info(message: string, fields?: Fields): void {
-    this.#log('info', message, fields);
+    this.log('info', message, fields);
   }
   warn(message: string, fields?: Fields): void {
-    this.#log('warn', message, fields);
+    this.log('warn', message, fields);
   }
   error(message: string, fields?: Fields): void {
-    this.#log('error', message, fields);
+    this.log('error', message, fields);
   }
 
-  #log(level: LogLevel, message: string, fields?: Fields): void {
-    if (ORDER[level] < this.#level) return;
+  /**
+   * Writes a line of `level` when it passes `threshold`, by default the container's level. A
+   * caller with its own level (the relay, per adapter) passes it as `threshold`.
+   */
+  log(level: LogLevel, message: string, fields?: Fields, threshold: LogLevel = this.#level): void {
+    if (!passes(level, threshold)) return;
     const entry = {
       level,
       timestamp: new Date().toISOString(),

@@ -186,6 +186,26 @@ export const recordAuthorizerDenial = (reason: string, sink: Metrics = metrics):
   sink.flush();
 };
 
+/**
+ * Why the authorizer could not decide on a request: its own fault, never the caller's (API
+ * Gateway answers 500). `issuer-keys-unavailable`: the issuer's JWKS was never obtained in
+ * this container; `unexpected`: any other exception (a defect).
+ */
+export type AuthorizerFailureReason = 'issuer-keys-unavailable' | 'unexpected';
+
+/** The metric the authorizer's failure alarm watches (see `infra/constructs/observability.ts`). */
+export const AUTHORIZER_FAILURES_METRIC = 'AuthorizerFailures';
+
+/**
+ * Records one request the authorizer failed on (`AuthorizerFailures`, Count) by reason, with a
+ * total across reasons. A rejected token is a denial ({@link recordAuthorizerDenial}), never a
+ * failure: Lambda counts both as function errors, this metric tells them apart. Flushed at once.
+ */
+export const recordAuthorizerFailure = (reason: AuthorizerFailureReason, sink: Metrics = metrics): void => {
+  sink.add(AUTHORIZER_FAILURES_METRIC, 'Count', 1, { Reason: reason }, [[]]);
+  sink.flush();
+};
+
 /** Records one request refused by the request validator (a 400), by operation. Buffered. */
 export const recordValidationFailure = (operation: string, sink: Metrics = metrics): void => {
   sink.add('ValidationFailures', 'Count', 1, { Operation: operation }, [[]]);

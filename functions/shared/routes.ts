@@ -9,6 +9,8 @@ import type { JsonSchema } from './json-schema.js';
 import { LABEL_PATTERN_SOURCE, TREE_LIMITS } from '../trees/model.js';
 import { CONFIG_LIMITS } from '../trees/config-checks.js';
 import { createVersionBody, importBody, nodeParams, putNodeBody, startBatchBody, treeParams, updateVersionBody, versionParams } from '../trees/schemas.js';
+import { APPLICATIONS } from './applications.js';
+import { LOG_LEVELS } from './logger.js';
 
 export const ROLES = ['admin', 'apiread'] as const;
 export type Role = (typeof ROLES)[number];
@@ -16,7 +18,7 @@ export type Role = (typeof ROLES)[number];
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** The DynamoDB tables a function may be granted, and how. */
-export type TableKey = 'trees' | 'adapters' | 'idempotency' | 'compliance';
+export type TableKey = 'trees' | 'adapters' | 'idempotency' | 'compliance' | 'changelog';
 export type TableAccess = 'read' | 'write';
 
 /** The request parts a live route validates before its handler runs. */
@@ -85,6 +87,8 @@ const ADAPTER_NAME = {
   maxLength: 384,
   description: '1 to 128 letters, digits, spaces, "-", "_" or "." (percent-encoded in the URL)',
 } as const;
+/** The 409 of an adapter write that lost the race against other writes three times in a row. */
+const ADAPTER_CHANGED = 'Other requests kept changing the adapter meanwhile (`adapter-changed`); nothing was changed';
 const ADAPTER_PARAMS: JsonSchema = { type: 'object', required: ['name'], properties: { name: ADAPTER_NAME } };
 /** The body of `PUT /adapters/{name}`: the JSON Schema of the adapter type `nso` (also served by `GET /schema/adapters/{name}`). */
 export const ADAPTER_BODY: JsonSchema = {
@@ -491,7 +495,7 @@ export const liveRoutes: readonly LiveRoute[] = [
       409: 'Another request changed the adapter meanwhile; nothing was changed',
       503: 'The secrets store or the database is unavailable; nothing was changed',
     },
-    needs: { tables: { adapters: 'write' }, secrets: 'write' },
+    needs: { tables: { adapters: 'write', changelog: 'write' }, secrets: 'write' },
   },
   {
     method: 'POST',
@@ -518,7 +522,7 @@ export const liveRoutes: readonly LiveRoute[] = [
       422: 'The Idempotency-Key was already used for a different request',
       503: 'The secrets store or the database is unavailable; nothing was changed',
     },
-    needs: { tables: { adapters: 'write', idempotency: 'write' }, secrets: 'write' },
+    needs: { tables: { adapters: 'write', idempotency: 'write', changelog: 'write' }, secrets: 'write' },
   },
   {
     method: 'PUT',
@@ -533,9 +537,10 @@ export const liveRoutes: readonly LiveRoute[] = [
       200: 'The adapter, `state` STOPPED (already stopped: unchanged)',
       400: 'The name is invalid, or a body was sent',
       404: 'No adapter has this name',
+      409: ADAPTER_CHANGED,
       503: 'The database is unavailable; nothing was changed',
     },
-    needs: { tables: { adapters: 'write' } },
+    needs: { tables: { adapters: 'write', changelog: 'write' } },
   },
   {
     method: 'PUT',
@@ -550,9 +555,10 @@ export const liveRoutes: readonly LiveRoute[] = [
       200: 'The adapter, `state` RUNNING (already running: unchanged)',
       400: 'The name is invalid, or a body was sent',
       404: 'No adapter has this name',
+      409: ADAPTER_CHANGED,
       503: 'The database is unavailable; nothing was changed',
     },
-    needs: { tables: { adapters: 'write' } },
+    needs: { tables: { adapters: 'write', changelog: 'write' } },
   },
   {
     method: 'PUT',
@@ -567,11 +573,93 @@ export const liveRoutes: readonly LiveRoute[] = [
       200: 'The adapter and `probe` `{ status, latencyMs?, httpStatus?, reason? }` of its orchestrator',
       400: 'The name is invalid, or a body was sent',
       404: 'No adapter has this name',
-      409: 'The adapter is stopped (`adapter-stopped`): start it instead',
+      409: 'The adapter is stopped (`adapter-stopped`): start it instead; or other requests kept changing it meanwhile (`adapter-changed`)',
       503: 'The database is unavailable; nothing was changed',
     },
-    needs: { tables: { adapters: 'write' }, secrets: 'read', orchestrator: true },
+    needs: { tables: { adapters: 'write', changelog: 'write' }, secrets: 'read', orchestrator: true },
   },
+  {
+    method: 'PUT',
+    path: '/adapters/{name}/loglevel',
+    operationId: 'setAdapterLogLevel',
+    summary: 'Set how much the relay logs of the calls through an adapter (every relay uses it within 5 s)',
+    tag: 'adapters',
+    handler: 'adapters/loglevel',
+    roles: ['admin'],
+    request: {
+      pathParameters: ADAPTER_PARAMS,
+      body: {
+        type: 'object',
+        required: ['level'],
+        additionalProperties: false,
+        properties: {
+          level: {
+            type: 'string',
+            enum: [...LOG_LEVELS],
+            description:
+              'error, warn or info: one line per call (error: failed calls only; warn: also refused ones); debug: also the request and answer metadata; trace: also the bodies, truncated and with secrets redacted. Default info',
+          },
+        },
+      },
+    },
+    responses: {
+      200: 'The adapter with its new `logLevel` (the same level: unchanged, nothing recorded)',
+      400: 'The name or the level is invalid',
+      404: 'No adapter has this name',
+      409: ADAPTER_CHANGED,
+      500: 'The stored adapter record is damaged (logged)',
+      503: 'The database is unavailable; nothing was changed',
+    },
+    needs: { tables: { adapters: 'write', changelog: 'write' } },
+  },
+  {
+    method: 'GET',
+    path: '/adapters/{name}/changelogs',
+    operationId: 'listAdapterChangelogs',
+    summary: "An adapter's audit trail, newest first: who changed what, when, field by field (kept after the adapter is deleted)",
+    tag: 'adapters',
+    handler: 'adapters/changelogs',
+    roles: ['admin'],
+    request: {
+      pathParameters: ADAPTER_PARAMS,
+      // Keep in step with CHANGELOG_PAGE in functions/shared/changelog.ts.
+      queryStringParameters: pageQuery(100, 50, 'Entries per page'),
+      body: EMPTY_BODY,
+    },
+    responses: {
+      200: 'A page of entries, newest first: `{ items: [{ kind, name, at, by, action, changes: [{ field, from?, to? }] }], next? }`; secrets appear only as their `$VAULT_` reference',
+      400: 'The name, limit or cursor is invalid (a cursor of another subject included), an unknown query parameter was sent, or a body was sent',
+      404: 'No adapter has this name and none ever had an entry under it',
+      503: 'The database is unavailable',
+    },
+    needs: { tables: { adapters: 'read', changelog: 'read' } },
+  },
+  ...(['/applications/{name}/changelogs', '/application/{name}/changelogs'] as const).map(
+    (path): LiveRoute => ({
+      method: 'GET',
+      path,
+      operationId: path.startsWith('/applications/') ? 'listApplicationChangelogs' : 'listApplicationChangelogsSingular',
+      summary: path.startsWith('/applications/')
+        ? "An application's audit trail, newest first"
+        : "An application's audit trail, newest first (the singular path of spec 9.1: answers exactly what /applications/{name}/changelogs answers)",
+      tag: 'applications',
+      // One handler for both paths: the same answer, no redirect.
+      handler: 'applications/changelogs',
+      roles: ['admin'],
+      request: {
+        pathParameters: { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 1, maxLength: 128, description: `An application: ${APPLICATIONS.join(', ')}` } } },
+        queryStringParameters: pageQuery(100, 50, 'Entries per page'),
+        body: EMPTY_BODY,
+      },
+      responses: {
+        200: 'A page of entries, newest first: `{ items: [{ kind, name, at, by, action, changes }], next? }`',
+        400: 'limit or cursor is invalid, an unknown query parameter was sent, or a body was sent',
+        404: 'No application has this name',
+        503: 'The database is unavailable',
+      },
+      needs: { tables: { changelog: 'read' } },
+    }),
+  ),
   {
     method: 'GET',
     path: '/schema/adapters/{name}',
@@ -628,8 +716,8 @@ export const liveRoutes: readonly LiveRoute[] = [
     handler: 'adapters/delete',
     roles: ['admin'],
     request: { pathParameters: { type: 'object', required: ['name'], properties: { name: ADAPTER_NAME } }, body: EMPTY_BODY },
-    responses: { 204: 'The adapter was deleted (and the secret the service stored for it)', 400: 'The name is invalid', 404: 'No adapter has this name' },
-    needs: { tables: { adapters: 'write' }, secrets: 'write' },
+    responses: { 204: 'The adapter was deleted (and the secret the service stored for it)', 400: 'The name is invalid', 404: 'No adapter has this name', 409: ADAPTER_CHANGED },
+    needs: { tables: { adapters: 'write', changelog: 'write' }, secrets: 'write' },
   },
   {
     method: 'GET',

@@ -10,6 +10,8 @@ import { BATCH_STATUSES } from '../../functions/compliance/model.js';
 import { RULE_MODES, SEVERITIES } from '../../functions/trees/config.js';
 import { TREE_ID_PATTERN } from '../../functions/trees/model.js';
 import { importBody, ruleSchema, variablesSchema } from '../../functions/trees/schemas.js';
+import { CHANGE_ACTIONS, SUBJECT_KINDS } from '../../functions/shared/changelog.js';
+import { LOG_LEVELS } from '../../functions/shared/logger.js';
 import { ADAPTER_BODY } from '../../functions/shared/routes.js';
 
 const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
@@ -182,8 +184,35 @@ export const responseComponents: Record<string, JsonSchema> = {
       name: { type: 'string' },
       ...(ADAPTER_BODY['properties'] as Record<string, JsonSchema>),
       state: { enum: ['RUNNING', 'STOPPED'], description: 'Absent only on records older than the adapter lifecycle (they run)' },
+      logLevel: { enum: [...LOG_LEVELS], description: 'How much the relay logs of calls through it; absent on records older than the setting (info)' },
       created: ISO_TIME,
       lastUpdated: ISO_TIME,
+    },
+  },
+  ChangelogEntry: {
+    description: 'One change of an adapter or application: who, when, what, field by field (secrets only as their `$VAULT_` reference).',
+    type: 'object',
+    required: ['kind', 'name', 'at', 'by', 'action', 'changes'],
+    additionalProperties: false,
+    properties: {
+      kind: { enum: [...SUBJECT_KINDS] },
+      name: { type: 'string' },
+      at: ISO_TIME,
+      by: { type: 'string', description: 'The caller’s token subject (`system` for a change the service made itself)' },
+      action: { enum: [...CHANGE_ACTIONS] },
+      changes: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['field'],
+          additionalProperties: false,
+          properties: {
+            field: { type: 'string', description: 'A dotted path, e.g. `auth.password`' },
+            from: { description: 'Absent when the field is new' },
+            to: { description: 'Absent when the field is gone' },
+          },
+        },
+      },
     },
   },
   DamagedAdapter: {
@@ -306,6 +335,10 @@ export const responseSchemas: Readonly<Record<string, Readonly<Record<number, Js
   listAdapters: {
     200: page({ anyOf: [ref('Adapter'), ref('DamagedAdapter')] }),
   },
+  setAdapterLogLevel: { 200: ref('Adapter') },
+  listAdapterChangelogs: { 200: page(ref('ChangelogEntry')) },
+  listApplicationChangelogs: { 200: page(ref('ChangelogEntry')) },
+  listApplicationChangelogsSingular: { 200: page(ref('ChangelogEntry')) },
   getAdapterSchema: {
     200: {
       type: 'object',

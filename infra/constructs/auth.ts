@@ -20,6 +20,11 @@ export interface AuthProps {
   /** How long API Gateway caches a token's policy. */
   readonly cacheTtl?: Duration;
   readonly environment?: Record<string, string>;
+  /**
+   * Reserved concurrency of the authorizer: every authorized route waits on it, so it keeps
+   * instances of its own however many slow relays are running.
+   */
+  readonly reservedConcurrentExecutions?: number;
 }
 
 export class Auth extends Construct {
@@ -64,6 +69,7 @@ export class Auth extends Construct {
       description: 'Verifies bearer JWTs and returns the policy of the caller’s roles',
       memorySize: 256,
       timeout: Duration.seconds(5),
+      ...(props.reservedConcurrentExecutions !== undefined ? { reservedConcurrentExecutions: props.reservedConcurrentExecutions } : {}),
       environment: {
         JWT_ISSUER: issuer,
         JWT_AUDIENCE: audience,

@@ -1,16 +1,32 @@
 /**
- * What platform engineers watch: CloudWatch alarms on the API's 5xx rate and p99 latency,
- * on every function's throttles and errors and on DynamoDB errors and throttles; a
- * dashboard with those plus the service's own metrics (EMF, namespace `Netconfig`); and a
- * retention on the API Gateway execution log group (API Gateway would otherwise create it
- * with no expiry). Function log groups get their retention from `ServiceFunction`.
+ * What platform engineers watch: CloudWatch alarms, a dashboard, and a retention on the API
+ * Gateway execution log group (API Gateway would otherwise create it with no expiry). Function
+ * log groups get their retention from `ServiceFunction`. docs/operations.md lists every alarm,
+ * what it means and what to do.
  *
- * Alarm actions: set context `alarmTopicArn` (an existing SNS topic) or `alarmEmail` (a
- * topic is created and the address subscribed). Without either the alarms have no action
- * and show in the CloudWatch console only. Thresholds: props, or context `alarmApi5xxRatePercent`,
- * `alarmApi5xxMinRequests`, `alarmApiLatencyP99Ms`, `alarmDynamoSystemErrors`, `alarmDynamoUserErrors`.
+ * Each alarm says one thing, and only this deployment feeds it:
+ * - API 5xx rate, and the p99 latency of the requests that do not wait on an orchestrator: a
+ *   slow orchestrator makes its own alarm (relay p99), not the API's.
+ * - Per function: throttles, and errors (crashes, timeouts, out of memory; the route functions
+ *   answer their own failures). Not the authorizer's `Errors`: Lambda counts every refused token
+ *   as one (the thrown `Unauthorized` that API Gateway turns into 401). The authorizer alarms on
+ *   its own `AuthorizerFailures` metric (requests it could not decide) and on the runtime's
+ *   timeout and crash lines in its log group.
+ * - DynamoDB: system errors and throttled requests of this stack's tables (per-table metrics
+ *   only; DynamoDB publishes `UserErrors` for the whole account and region, so it is not used).
+ * - Failed compliance batches.
+ *
+ * Names: every alarm, the dashboard and the log-derived metric are named after `serviceName`,
+ * and the service's own metrics are read with `Service = serviceName`, so two deployments with
+ * different service names (staging and prod in one account) never share an alarm, a dashboard
+ * or a metric stream. API Gateway metrics are read by the API's name (`ApiName`), which the
+ * stack must make distinct per deployment too.
+ *
+ * Alarm actions: `alarmTopic` / `alarmTopicArn` (an existing SNS topic) or `alarmEmail` (a
+ * topic is created and the address subscribed). Without any the alarms have no action and show
+ * in the CloudWatch console only. Thresholds: `thresholds`, each with a default.
  */
-import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Token } from 'aws-cdk-lib';
 import type { CfnStage, RestApi } from 'aws-cdk-lib/aws-apigateway';
 import {
   Alarm,
@@ -28,11 +44,13 @@ import {
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Operation, type ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { FilterPattern, LogGroup, MetricFilter, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Topic, type ITopic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
-import { DEFAULT_METRICS_NAMESPACE } from '../../functions/shared/metrics.js';
+import { DEFAULT_TIMEOUT_MS } from '../../functions/adapters/validate.js';
+import { liveRoute, liveRoutes } from '../../functions/shared/routes.js';
+import { AUTHORIZER_FAILURES_METRIC, DEFAULT_METRICS_NAMESPACE } from '../../functions/shared/metrics.js';
 import type { ServiceFunction } from './service-function.js';
 
 export interface ObservabilityThresholds {
@@ -40,25 +58,58 @@ export interface ObservabilityThresholds {
   readonly api5xxRatePercent?: number;
   /** Fewer requests than this in a minute never make a 5xx rate (one failure of two is not an outage). Default 10. */
   readonly api5xxMinRequests?: number;
-  /** p99 of API latency in ms over five minutes (2 of 3 periods). Default 5000. */
+  /**
+   * p99 latency in ms of the API requests that do not wait on an orchestrator, over five
+   * minutes (2 of 3 periods). Default 5000.
+   */
   readonly apiLatencyP99Ms?: number;
+  /**
+   * p99 latency in ms of the relay route over five minutes (2 of 3 periods). Default the
+   * relay's default per-call timeout (10000): above it, more than 1 % of relayed calls waited
+   * longer than an orchestrator is given by default.
+   */
+  readonly relayLatencyP99Ms?: number;
   /** DynamoDB system errors (5xx of DynamoDB) per table in five minutes. Default 1. */
   readonly dynamoSystemErrors?: number;
-  /** DynamoDB user errors (4xx: validation, access denied…), account and region wide, in five minutes. Default 5. */
-  readonly dynamoUserErrors?: number;
+  /** Requests the authorizer could not decide (not refused tokens) in five minutes. Default 1. */
+  readonly authorizerFailures?: number;
+}
+
+/** An API method as API Gateway names it in its per-method metrics (`Method`, `Resource`). */
+export interface ApiMethod {
+  readonly method: string;
+  /** The resource path with `{param}` placeholders, e.g. `/orch_manager/restAction/{adapterId}`. */
+  readonly path: string;
 }
 
 export interface ObservabilityProps {
   readonly api: RestApi;
   readonly functions: Readonly<Record<string, ServiceFunction>>;
   readonly tables: Readonly<Record<string, ITable>>;
-  /** The `Service` dimension of the service's EMF metrics (`SERVICE_NAME`). */
+  /**
+   * The deployment's name: the `Service` dimension of the service's EMF metrics
+   * (`SERVICE_NAME` of the functions), the prefix of every alarm name and of the dashboard's.
+   * Letters, digits, `-` and `_` (a dashboard name allows no more).
+   */
   readonly serviceName: string;
-  /** Where alarms notify; default from context `alarmTopicArn` / `alarmEmail`. */
+  /** Where alarms notify: an SNS topic. At most one of `alarmTopic`, `alarmTopicArn`, `alarmEmail`. */
   readonly alarmTopic?: ITopic;
+  /** Where alarms notify: the ARN of an existing SNS topic. */
+  readonly alarmTopicArn?: string;
+  /** Where alarms notify: an address, subscribed to an SSL-only topic created here. */
+  readonly alarmEmail?: string;
   readonly thresholds?: ObservabilityThresholds;
   /** Retention of the API Gateway execution logs. Default one month. */
   readonly executionLogRetention?: RetentionDays;
+  /** The key of the Lambda authorizer in `functions`. Default `authorizer`. */
+  readonly authorizerKey?: string;
+  /**
+   * The methods whose answer waits on an orchestrator: left out of the API latency alarm.
+   * Default: the routes of the route table that call orchestrators (`needs.orchestrator`).
+   */
+  readonly orchestratorMethods?: readonly ApiMethod[];
+  /** The relay's method, which gets its own latency alarm. Default the route table's `relayRestAction`. */
+  readonly relayMethod?: ApiMethod;
 }
 
 /** The DynamoDB operations the service uses (a metric-math alarm takes at most 10 metrics). */
@@ -75,8 +126,32 @@ const TABLE_OPERATIONS = [
   Operation.TRANSACT_GET_ITEMS,
 ];
 
+/** CloudWatch's hard limit on the metrics one metric-math alarm may read. */
+export const MAX_ALARM_METRICS = 10;
+
+/**
+ * Lines the Lambda runtime writes (text log format) when an invocation or the init phase dies
+ * rather than returning or throwing: a timeout, the runtime process exiting (out of memory, a
+ * crash), an exception at module load, a handler module that cannot load. A handler that
+ * throws (as the authorizer does for every refused token) logs `Invoke Error`, which none of
+ * these match.
+ */
+export const RUNTIME_FAILURE_TERMS: readonly string[] = [
+  'Task timed out',
+  'Runtime exited',
+  'Runtime.ExitError',
+  'Runtime.OutOfMemory',
+  'Runtime.ImportModuleError',
+  'Uncaught Exception',
+];
+
 const FIVE_MINUTES = Duration.minutes(5);
 const ONE_MINUTE = Duration.minutes(1);
+const SERVICE_NAME_RULE = /^[A-Za-z0-9_-]{1,200}$/;
+
+const apiMethod = ({ method, path }: ApiMethod): ApiMethod => ({ method, path });
+/** The default orchestrator-bound methods: the route table's routes that call orchestrators. */
+const orchestratorRoutes = (): ApiMethod[] => liveRoutes.filter((r) => r.needs.orchestrator).map(apiMethod);
 
 /** `SUM([...])` rather than `a + b`: a sum stays defined when some operations have no data. */
 const sumOf = (idPrefix: string, label: string, metrics: readonly IMetric[], period: Duration): MathExpression => {
@@ -90,6 +165,26 @@ const sumOf = (idPrefix: string, label: string, metrics: readonly IMetric[], per
   });
 };
 
+const THRESHOLD_KEYS: ReadonlySet<string> = new Set<keyof ObservabilityThresholds>([
+  'api5xxRatePercent',
+  'api5xxMinRequests',
+  'apiLatencyP99Ms',
+  'relayLatencyP99Ms',
+  'dynamoSystemErrors',
+  'authorizerFailures',
+]);
+
+/** Every threshold known and a positive number: a typo or a retired threshold fails the synth, never silently. */
+const checkThresholds = (thresholds: ObservabilityThresholds): void => {
+  for (const [key, value] of Object.entries(thresholds)) {
+    if (!THRESHOLD_KEYS.has(key)) throw new Error(`observability: unknown threshold ${key} (known: ${[...THRESHOLD_KEYS].join(', ')})`);
+    if (value === undefined) continue;
+    if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+      throw new Error(`observability: thresholds.${key} must be a positive number, got ${String(value)}`);
+    }
+  }
+};
+
 export class Observability extends Construct {
   readonly alarms: Alarm[] = [];
   readonly dashboard: Dashboard;
@@ -97,13 +192,13 @@ export class Observability extends Construct {
 
   constructor(scope: Construct, id: string, props: ObservabilityProps) {
     super(scope, id);
-    const stack = Stack.of(this);
-    const t: ObservabilityThresholds = {
-      ...this.#thresholdsFromContext(),
-      ...props.thresholds,
-    };
-    const name = (suffix: string) => `${stack.stackName}-${suffix}`;
-    this.alarmTopic = props.alarmTopic ?? this.#topicFromContext();
+    if (!SERVICE_NAME_RULE.test(props.serviceName)) {
+      throw new Error(`observability: serviceName must be 1 to 200 letters, digits, "-" or "_", got "${props.serviceName}"`);
+    }
+    const t: ObservabilityThresholds = props.thresholds ?? {};
+    checkThresholds(t);
+    const name = (suffix: string) => `${props.serviceName}-${suffix}`;
+    this.alarmTopic = this.#topic(props);
     const action = this.alarmTopic ? new SnsAction(this.alarmTopic) : undefined;
     const alarm = (id: string, alarmProps: ConstructorParameters<typeof Alarm>[2]): Alarm => {
       const a = new Alarm(this, id, { treatMissingData: TreatMissingData.NOT_BREACHING, ...alarmProps });
@@ -115,7 +210,8 @@ export class Observability extends Construct {
       return a;
     };
 
-    // API Gateway: the stage's own metrics (ApiName + Stage dimensions).
+    // API Gateway: the stage's own metrics (ApiName + Stage dimensions), and per method
+    // (ApiName + Method + Resource + Stage; the stage has detailed metrics enabled).
     const stage = props.api.deploymentStage;
     const requests = stage.metricCount({ period: ONE_MINUTE, statistic: Stats.SUM });
     const errors5xx = stage.metricServerError({ period: ONE_MINUTE, statistic: Stats.SUM });
@@ -127,7 +223,6 @@ export class Observability extends Construct {
       expression: `IF(requests >= ${minRequests}, 100 * errors / requests, 0)`,
       usingMetrics: { requests, errors: errors5xx },
     });
-    const latency = (statistic: string) => stage.metricLatency({ period: FIVE_MINUTES, statistic });
     alarm('Api5xxRate', {
       alarmName: name('api-5xx-rate'),
       alarmDescription: `More than ${t.api5xxRatePercent ?? 5}% of API requests answered 5xx in 3 of the last 5 minutes (minutes with fewer than ${minRequests} requests do not count).`,
@@ -137,29 +232,103 @@ export class Observability extends Construct {
       evaluationPeriods: 5,
       datapointsToAlarm: 3,
     });
+
+    const latency = (statistic: string) => stage.metricLatency({ period: FIVE_MINUTES, statistic });
+    const stageDimensions = latency(Stats.SAMPLE_COUNT).dimensions ?? {};
+    const methodLatency = (m: ApiMethod, statistic: string, label?: string) =>
+      new Metric({
+        namespace: 'AWS/ApiGateway',
+        metricName: 'Latency',
+        statistic,
+        period: FIVE_MINUTES,
+        dimensionsMap: { ...stageDimensions, Method: m.method, Resource: m.path },
+        ...(label ? { label } : {}),
+      });
+
+    // p99 of the requests that do not wait on an orchestrator. A percentile of a subset cannot
+    // be computed from per-method percentiles, but "p99 above T" is "more than 1 % of the
+    // requests took longer than T", and counts subtract: slow = count × (100 − PR(:T)) / 100 for
+    // the stage, minus the same for each orchestrator method (FILL: a method with no request
+    // in the period counts 0).
+    const apiP99 = t.apiLatencyP99Ms ?? 5000;
+    const orchestrator = props.orchestratorMethods ?? orchestratorRoutes();
+    const metricCount = 2 + 2 * orchestrator.length;
+    if (metricCount > MAX_ALARM_METRICS) {
+      throw new Error(
+        `observability: the API latency alarm would read ${metricCount} metrics (2 per orchestrator method plus 2); CloudWatch allows ${MAX_ALARM_METRICS} per alarm. ` +
+          `Pass at most ${(MAX_ALARM_METRICS - 2) / 2} orchestratorMethods.`,
+      );
+    }
+    const fastShare = Stats.percentileRank(apiP99);
+    const using: Record<string, IMetric> = { all: latency(Stats.SAMPLE_COUNT), allFast: latency(fastShare) };
+    const orchestratorCount: string[] = [];
+    const orchestratorSlow: string[] = [];
+    orchestrator.forEach((m, i) => {
+      using[`o${i}`] = methodLatency(m, Stats.SAMPLE_COUNT);
+      using[`o${i}Fast`] = methodLatency(m, fastShare);
+      orchestratorCount.push(`FILL(o${i}, 0)`);
+      orchestratorSlow.push(`FILL(o${i}, 0) * (100 - FILL(o${i}Fast, 100)) / 100`);
+    });
+    const minus = (terms: string[]) => (terms.length ? ` - (${terms.join(' + ')})` : '');
+    const restCount = `(all${minus(orchestratorCount)})`;
+    const restSlow = `(all * (100 - allFast) / 100${minus(orchestratorSlow)})`;
+    const restSlowPercent = new MathExpression({
+      label: `requests over ${apiP99} ms, orchestrator routes excluded (%)`,
+      period: FIVE_MINUTES,
+      expression: `IF(${restCount} > 0, 100 * ${restSlow} / ${restCount}, 0)`,
+      usingMetrics: using,
+    });
     alarm('ApiLatencyP99', {
       alarmName: name('api-latency-p99'),
-      alarmDescription: `API p99 latency above ${t.apiLatencyP99Ms ?? 5000} ms in 2 of the last 3 five-minute periods.`,
-      metric: latency(Stats.p(99)),
-      threshold: t.apiLatencyP99Ms ?? 5000,
+      alarmDescription:
+        `p99 latency of the API requests that do not wait on an orchestrator above ${apiP99} ms (more than 1% of them slower) in 2 of the last 3 five-minute periods. ` +
+        `Not counted: ${orchestrator.map((m) => `${m.method} ${m.path}`).join(', ') || 'none'}.`,
+      metric: restSlowPercent,
+      threshold: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods: 3,
       datapointsToAlarm: 2,
     });
 
-    // Lambda: errors here are crashes (init failures, timeouts, out of memory); the
+    const relay = props.relayMethod ?? apiMethod(liveRoute('relayRestAction'));
+    const relayP99 = t.relayLatencyP99Ms ?? DEFAULT_TIMEOUT_MS;
+    alarm('RelayLatencyP99', {
+      alarmName: name('relay-latency-p99'),
+      alarmDescription: `p99 latency of ${relay.method} ${relay.path} above ${relayP99} ms in 2 of the last 3 five-minute periods: orchestrators answer slowly or not at all (see the RelayLatency and RelayCalls metrics by adapter).`,
+      metric: methodLatency(relay, Stats.p(99)),
+      threshold: relayP99,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 2,
+    });
+
+    // The service's own metrics (functions/shared/metrics.ts), this deployment's only.
+    const own = (metricName: string, statistic: string, dimensionsMap: Record<string, string> = {}, label?: string) =>
+      new Metric({
+        namespace: DEFAULT_METRICS_NAMESPACE,
+        metricName,
+        statistic,
+        period: FIVE_MINUTES,
+        dimensionsMap: { Service: props.serviceName, ...dimensionsMap },
+        ...(label ? { label } : {}),
+      });
+
+    // Lambda: errors here are crashes (init failures, timeouts, out of memory); the route
     // functions answer their own failures as 4xx/5xx and those show in the API's metrics.
+    const authorizerKey = props.authorizerKey ?? 'authorizer';
     const fns = Object.entries(props.functions).sort(([a], [b]) => a.localeCompare(b));
     for (const [op, fn] of fns) {
       const id = op[0]!.toUpperCase() + op.slice(1);
-      alarm(`${id}Errors`, {
-        alarmName: name(`fn-${op}-errors`),
-        alarmDescription: `The ${op} function failed (crash, timeout or out of memory) in the last 5 minutes.`,
-        metric: fn.function.metricErrors({ period: FIVE_MINUTES, statistic: Stats.SUM }),
-        threshold: 1,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        evaluationPeriods: 1,
-      });
+      if (op !== authorizerKey) {
+        alarm(`${id}Errors`, {
+          alarmName: name(`fn-${op}-errors`),
+          alarmDescription: `The ${op} function failed (crash, timeout or out of memory) in the last 5 minutes.`,
+          metric: fn.function.metricErrors({ period: FIVE_MINUTES, statistic: Stats.SUM }),
+          threshold: 1,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          evaluationPeriods: 1,
+        });
+      }
       alarm(`${id}Throttles`, {
         alarmName: name(`fn-${op}-throttles`),
         alarmDescription: `Invocations of the ${op} function were throttled (concurrency limit) in the last 5 minutes.`,
@@ -170,8 +339,39 @@ export class Observability extends Construct {
       });
     }
 
-    // DynamoDB: system errors and throttled requests per table, user errors account-wide
-    // (DynamoDB publishes UserErrors without a table dimension).
+    // The authorizer: what it could not decide (its own metric) and what killed it (the runtime's lines).
+    const authorizer = props.functions[authorizerKey];
+    // Alarms take the metrics unlabelled: a label would make CloudWatch read them as metric math.
+    const authorizerFailures = own(AUTHORIZER_FAILURES_METRIC, Stats.SUM);
+    let authorizerCrashes: Metric | undefined;
+    if (authorizer) {
+      alarm('AuthorizerFailures', {
+        alarmName: name(`fn-${authorizerKey}-failures`),
+        alarmDescription: `The authorizer could not decide on at least ${t.authorizerFailures ?? 1} request(s) in the last 5 minutes (issuer keys unavailable or an unexpected exception; API Gateway answered 500). Refused tokens are not counted.`,
+        metric: authorizerFailures,
+        threshold: t.authorizerFailures ?? 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+      });
+      const crashes = new MetricFilter(this, 'AuthorizerCrashLines', {
+        logGroup: authorizer.logGroup,
+        filterPattern: FilterPattern.anyTerm(...RUNTIME_FAILURE_TERMS),
+        metricNamespace: `${DEFAULT_METRICS_NAMESPACE}/${props.serviceName}`,
+        metricName: 'AuthorizerCrashes',
+        metricValue: '1',
+      });
+      authorizerCrashes = crashes.metric({ period: FIVE_MINUTES, statistic: Stats.SUM });
+      alarm('AuthorizerCrashes', {
+        alarmName: name(`fn-${authorizerKey}-crashes`),
+        alarmDescription: 'The authorizer timed out, ran out of memory, crashed or failed to start in the last 5 minutes (runtime lines in its log group).',
+        metric: authorizerCrashes,
+        threshold: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+      });
+    }
+
+    // DynamoDB: system errors and throttled requests per table (TableName + Operation).
     const tables = Object.entries(props.tables).sort(([a], [b]) => a.localeCompare(b));
     const tableMetrics = tables.map(([key, table]) => {
       const perOp = (metricName: 'SystemErrors' | 'ThrottledRequests') =>
@@ -204,18 +404,6 @@ export class Observability extends Construct {
         evaluationPeriods: 1,
       });
     }
-    const firstTable = tableMetrics[0]?.table;
-    const userErrors = firstTable?.metricUserErrors({ period: FIVE_MINUTES, statistic: Stats.SUM });
-    if (userErrors) {
-      alarm('DynamoUserErrors', {
-        alarmName: name('ddb-user-errors'),
-        alarmDescription: `DynamoDB rejected at least ${t.dynamoUserErrors ?? 5} requests as invalid or unauthorized in 5 minutes (account and region wide: a bad deployment, a missing grant or a missing table).`,
-        metric: userErrors,
-        threshold: t.dynamoUserErrors ?? 5,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        evaluationPeriods: 1,
-      });
-    }
 
     // API Gateway writes execution logs to this group; created here so that it has a retention.
     // The stage's literal name (from its L1 resource): `stage.stageName` is a Ref to the stage itself.
@@ -227,16 +415,6 @@ export class Observability extends Construct {
     });
     stage.node.addDependency(executionLogs);
 
-    // The service's own metrics (functions/shared/metrics.ts).
-    const own = (metricName: string, statistic: string, dimensionsMap: Record<string, string> = {}, label?: string) =>
-      new Metric({
-        namespace: DEFAULT_METRICS_NAMESPACE,
-        metricName,
-        statistic,
-        period: FIVE_MINUTES,
-        dimensionsMap: { Service: props.serviceName, ...dimensionsMap },
-        ...(label ? { label } : {}),
-      });
     const resultClasses = ['2xx', '3xx', '4xx', '5xx', 'timeout', 'error'];
 
     // Compliance (functions/compliance/metrics.ts): any batch that ends `failed` is worth a look.
@@ -253,10 +431,13 @@ export class Observability extends Construct {
       dashboardName: name('operations'),
       defaultInterval: Duration.hours(3),
     });
-    const perFunction = (metric: (fn: ServiceFunction) => IMetric) => fns.map(([, fn]) => metric(fn));
+    // The authorizer's Errors are mostly refused tokens: it is graphed by its own failures instead.
+    const routeFns = fns.filter(([op]) => op !== authorizerKey);
+    const perFunction = (list: typeof fns, metric: (fn: ServiceFunction) => IMetric) => list.map(([, fn]) => metric(fn));
+    const apiName = Token.isUnresolved(props.api.restApiName) ? 'the API' : `API \`${props.api.restApiName}\``;
     this.dashboard.addWidgets(
       new TextWidget({
-        markdown: `# ${props.serviceName}\nAPI stage \`${stageName}\`. Alarms notify ${this.alarmTopic ? 'the alarm topic' : 'no one (set context alarmTopicArn or alarmEmail)'}.`,
+        markdown: `# ${props.serviceName}\n${apiName}, stage \`${stageName}\`. Alarms notify ${this.alarmTopic ? 'the alarm topic' : 'no one (no alarm topic or e-mail configured)'}.`,
         width: 24,
         height: 2,
       }),
@@ -267,51 +448,61 @@ export class Observability extends Construct {
       new GraphWidget({
         title: 'API latency (ms)',
         left: [latency(Stats.p(50)), latency(Stats.p(90)), latency(Stats.p(99)), stage.metricIntegrationLatency({ period: FIVE_MINUTES, statistic: Stats.p(99) })],
+        right: [restSlowPercent],
         width: 8,
       }),
+      new GraphWidget({
+        title: `Relay ${relay.method} ${relay.path} latency (ms)`,
+        left: [methodLatency(relay, Stats.p(50), 'p50'), methodLatency(relay, Stats.p(99), 'p99')],
+        width: 8,
+      }),
+    );
+    this.dashboard.addWidgets(
       new GraphWidget({
         title: 'Relay calls by result',
         left: resultClasses.map((rc) => own('RelayCalls', Stats.SUM, { ResultClass: rc }, rc)),
         width: 8,
       }),
-    );
-    this.dashboard.addWidgets(
       new GraphWidget({
-        title: 'Relay latency (ms)',
+        title: 'Orchestrator latency (ms)',
         left: [own('RelayLatency', Stats.p(50), {}, 'p50'), own('RelayLatency', Stats.p(99), {}, 'p99')],
         width: 8,
       }),
       new GraphWidget({
-        title: 'Refused requests',
-        left: [own('AuthorizerDenials', Stats.SUM, {}, 'authorizer denials'), own('ValidationFailures', Stats.SUM, {}, 'validation failures (400)')],
-        width: 8,
-      }),
-      new GraphWidget({
-        title: 'Function errors and throttles',
-        left: perFunction((fn) => fn.function.metricErrors({ period: FIVE_MINUTES, statistic: Stats.SUM })),
-        right: perFunction((fn) => fn.function.metricThrottles({ period: FIVE_MINUTES, statistic: Stats.SUM })),
+        title: 'Authorizer and validator',
+        left: [own('AuthorizerDenials', Stats.SUM, {}, 'authorizer denials (401/403)'), own('ValidationFailures', Stats.SUM, {}, 'validation failures (400)')],
+        right: [
+          authorizerFailures.with({ label: 'authorizer failures (500)' }),
+          ...(authorizerCrashes ? [authorizerCrashes.with({ label: 'authorizer timeouts and crashes' })] : []),
+        ],
         width: 8,
       }),
     );
     this.dashboard.addWidgets(
       new GraphWidget({
+        title: 'Function errors and throttles',
+        left: perFunction(routeFns, (fn) => fn.function.metricErrors({ period: FIVE_MINUTES, statistic: Stats.SUM })),
+        right: perFunction(fns, (fn) => fn.function.metricThrottles({ period: FIVE_MINUTES, statistic: Stats.SUM })),
+        width: 8,
+      }),
+      new GraphWidget({
         title: 'Function duration p99 (ms)',
-        left: perFunction((fn) => fn.function.metricDuration({ period: FIVE_MINUTES, statistic: Stats.p(99) })),
+        left: perFunction(fns, (fn) => fn.function.metricDuration({ period: FIVE_MINUTES, statistic: Stats.p(99) })),
         width: 8,
       }),
       new GraphWidget({
         title: 'DynamoDB errors and throttles',
-        left: [...tableMetrics.flatMap((m) => [m.systemErrors, m.throttled]), ...(userErrors ? [userErrors] : [])],
+        left: tableMetrics.flatMap((m) => [m.systemErrors, m.throttled]),
         width: 8,
       }),
+    );
+    this.dashboard.addWidgets(
       new GraphWidget({
         title: 'DynamoDB consumed capacity',
         left: tableMetrics.map((m) => m.table.metricConsumedReadCapacityUnits({ period: FIVE_MINUTES, label: `${m.key} read` })),
         right: tableMetrics.map((m) => m.table.metricConsumedWriteCapacityUnits({ period: FIVE_MINUTES, label: `${m.key} write` })),
         width: 8,
       }),
-    );
-    this.dashboard.addWidgets(
       new LogQueryWidget({
         title: 'Recent errors (by correlation id = API Gateway request id)',
         logGroupNames: fns.map(([, fn]) => fn.logGroup.logGroupName),
@@ -321,42 +512,23 @@ export class Observability extends Construct {
           'sort @timestamp desc',
           'limit 50',
         ],
-        width: 24,
+        width: 16,
         height: 6,
       }),
     );
   }
 
-  /** Thresholds given as context (`-c alarmApiLatencyP99Ms=8000`); each a positive number. */
-  #thresholdsFromContext(): ObservabilityThresholds {
-    const keys: Record<string, keyof ObservabilityThresholds> = {
-      alarmApi5xxRatePercent: 'api5xxRatePercent',
-      alarmApi5xxMinRequests: 'api5xxMinRequests',
-      alarmApiLatencyP99Ms: 'apiLatencyP99Ms',
-      alarmDynamoSystemErrors: 'dynamoSystemErrors',
-      alarmDynamoUserErrors: 'dynamoUserErrors',
-    };
-    const out: Record<string, number> = {};
-    for (const [contextKey, field] of Object.entries(keys)) {
-      const raw: unknown = this.node.tryGetContext(contextKey);
-      if (raw === undefined) continue;
-      const value = Number(raw);
-      if (!Number.isFinite(value) || value <= 0) throw new Error(`context ${contextKey} must be a positive number, got ${String(raw)}`);
-      out[field] = value;
-    }
-    return out;
-  }
-
-  /** An existing topic (`alarmTopicArn`), or a new one for `alarmEmail`; none when neither is set. */
-  #topicFromContext(): ITopic | undefined {
-    const arn = this.node.tryGetContext('alarmTopicArn') as string | undefined;
-    if (arn) return Topic.fromTopicArn(this, 'AlarmTopic', arn);
-    const email = this.node.tryGetContext('alarmEmail') as string | undefined;
-    if (!email) return undefined;
+  /** The given topic, an existing one by ARN, or a new one for an e-mail address; none when nothing is set. */
+  #topic(props: ObservabilityProps): ITopic | undefined {
+    const given = [props.alarmTopic && 'alarmTopic', props.alarmTopicArn && 'alarmTopicArn', props.alarmEmail && 'alarmEmail'].filter(Boolean);
+    if (given.length > 1) throw new Error(`observability: give at most one of alarmTopic, alarmTopicArn and alarmEmail, got ${given.join(', ')}`);
+    if (props.alarmTopic) return props.alarmTopic;
+    if (props.alarmTopicArn) return Topic.fromTopicArn(this, 'AlarmTopic', props.alarmTopicArn);
+    if (!props.alarmEmail) return undefined;
     // SSL-only (cdk-nag AwsSolutions-SNS3). Not KMS-encrypted: CloudWatch cannot publish to a topic
-    // under the AWS managed SNS key; pass your own encrypted topic with alarmTopicArn if you need one.
-    const topic = new Topic(this, 'AlarmTopic', { displayName: 'netconfig alarms', enforceSSL: true });
-    topic.addSubscription(new EmailSubscription(email));
+    // under the AWS managed SNS key; pass your own encrypted topic (alarmTopicArn) if you need one.
+    const topic = new Topic(this, 'AlarmTopic', { displayName: `${props.serviceName} alarms`, enforceSSL: true });
+    topic.addSubscription(new EmailSubscription(props.alarmEmail));
     return topic;
   }
 }

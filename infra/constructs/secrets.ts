@@ -65,7 +65,7 @@ export class Secrets extends Construct {
     const authMethod = props.authMethod ?? 'token';
     // Checked at synth: a function missing these would only fail at its first call.
     if (authMethod === 'approle' && (!props.reader?.roleId || !props.writer?.roleId)) {
-      throw new Error('Secrets: AppRole needs a reader and a writer role id (context vaultRoleId, vaultWriterRoleId)');
+      throw new Error('Secrets: AppRole needs a reader and a writer role id (vault.reader.roleId, vault.writer.roleId)');
     }
     if (props.cacheTtlSeconds !== undefined && !(Number.isInteger(props.cacheTtlSeconds) && props.cacheTtlSeconds >= 0 && props.cacheTtlSeconds <= 3600)) {
       throw new Error('Secrets: cacheTtlSeconds must be an integer from 0 to 3600');

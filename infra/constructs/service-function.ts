@@ -4,6 +4,7 @@
  */
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import type { ISecurityGroup, ISubnet, IVpc } from 'aws-cdk-lib/aws-ec2';
 import { Architecture, Runtime, Tracing, type DurableConfig } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -76,7 +77,44 @@ export interface ServiceFunctionProps {
   readonly logRetention?: RetentionDays;
   /** Makes it a durable function (Lambda durable functions: checkpointed, replayed, up to a year). */
   readonly durableConfig?: DurableConfig;
+  /**
+   * A PEM file of private CA certificates, shipped in the bundle as `ca-bundle.pem` and named by
+   * `NETCONFIG_CA_BUNDLE` (relative: resolved against `LAMBDA_TASK_ROOT`, the bundle root). The
+   * shared HTTP client trusts those certificates in addition to the public roots.
+   */
+  readonly caBundle?: string;
+  /** Runs the function in these subnets with these security groups. */
+  readonly network?: FunctionNetwork;
+  /** Reserved concurrency: both a guarantee and a cap. */
+  readonly reservedConcurrentExecutions?: number;
 }
+
+export interface FunctionNetwork {
+  readonly vpc: IVpc;
+  readonly subnets: readonly ISubnet[];
+  readonly securityGroups: readonly ISecurityGroup[];
+}
+
+/** Where the CA bundle lands in a function's bundle, and the value of `NETCONFIG_CA_BUNDLE`. */
+export const CA_BUNDLE_FILE = 'ca-bundle.pem';
+
+/** Bundling that also copies the CA bundle into the asset (after esbuild, into its output directory). */
+const bundlingWithCa = (caBundle: string): BundlingOptions => {
+  const relative = path.relative(PROJECT_ROOT, caBundle);
+  const inside = !relative.startsWith('..') && !path.isAbsolute(relative);
+  const quote = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
+  return {
+    ...FUNCTION_BUNDLING,
+    commandHooks: {
+      beforeBundling: () => [],
+      beforeInstall: () => [],
+      // inputDir is the project root (or its mount when bundling in Docker).
+      afterBundling: (inputDir: string, outputDir: string) => [
+        `cp ${quote(inside ? path.posix.join(inputDir, ...relative.split(path.sep)) : caBundle)} ${quote(path.posix.join(outputDir, CA_BUNDLE_FILE))}`,
+      ],
+    },
+  };
+};
 
 export class ServiceFunction extends Construct {
   readonly function: NodejsFunction;
@@ -98,11 +136,15 @@ export class ServiceFunction extends Construct {
       timeout: props.timeout ?? Duration.seconds(10),
       tracing: Tracing.ACTIVE,
       logGroup: this.logGroup,
-      environment: { NODE_ENV: 'production', ...props.environment },
+      environment: { NODE_ENV: 'production', ...props.environment, ...(props.caBundle ? { NETCONFIG_CA_BUNDLE: CA_BUNDLE_FILE } : {}) },
       projectRoot: PROJECT_ROOT,
       depsLockFilePath: path.join(PROJECT_ROOT, 'package-lock.json'),
-      bundling: FUNCTION_BUNDLING,
+      bundling: props.caBundle ? bundlingWithCa(props.caBundle) : FUNCTION_BUNDLING,
       ...(props.durableConfig ? { durableConfig: props.durableConfig } : {}),
+      ...(props.network
+        ? { vpc: props.network.vpc, vpcSubnets: { subnets: [...props.network.subnets] }, securityGroups: [...props.network.securityGroups] }
+        : {}),
+      ...(props.reservedConcurrentExecutions !== undefined ? { reservedConcurrentExecutions: props.reservedConcurrentExecutions } : {}),
     });
   }
 

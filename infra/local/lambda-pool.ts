@@ -104,7 +104,10 @@ export class FunctionPool {
     };
     const worker = new Worker(WORKER_URL, {
       workerData: config,
-      env: { ...this.fn.environment, AWS_LAMBDA_LOG_STREAM_NAME: config.logStreamName },
+      // Set by the runtime, as Lambda does (a function cannot override them there): the task
+      // root is the function's code directory, which relative paths such as
+      // NETCONFIG_CA_BUNDLE resolve against.
+      env: { ...this.fn.environment, LAMBDA_TASK_ROOT: this.fn.codeDir, AWS_LAMBDA_LOG_STREAM_NAME: config.logStreamName },
       execArgv: workerExecArgv(),
       stdout: true,
       stderr: true,

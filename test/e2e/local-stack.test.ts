@@ -314,7 +314,10 @@ describe('npm start (the local stack)', () => {
     await expectStatus('POST', '/adapters', 201, { body: { name: adapter, ...body } });
     await expectStatus('PUT', `/adapters/${adapter}`, 200, { body });
     for (const action of ['stop', 'start', 'restart']) await expectStatus('PUT', `/adapters/${adapter}/${action}`, 200);
+    await expectStatus('PUT', `/adapters/${adapter}/loglevel`, 200, { body: { level: 'debug' } });
     await expectStatus('DELETE', `/adapters/${adapter}`, 204);
+    await expectStatus('GET', `/adapters/${adapter}/changelogs?limit=2`, 200);
+    for (const p of ['/applications/orch_manager/changelogs', '/application/orch_manager/changelogs']) await expectStatus('GET', p, 200);
     // Health and compliance reports.
     for (const p of ['/health/system', '/health/server', '/health/adapters']) await expectStatus('GET', p, 200);
     const started = await expectStatus('POST', '/configuration_manager/compliance_reports', 202, { body: { treeId: '5cb0a3b7e1c4f20012a9d3e1', version: '1', adapterId: 'lab-nso' } });

@@ -3,10 +3,16 @@
  * environment alone, and Node built-ins are obtained as `require()` obtains them. Bundled with
  * the same esbuild options CDK uses, so what is checked here is what deploys.
  */
+import { App, Stack } from 'aws-cdk-lib';
+import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { build, type Metafile } from 'esbuild';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { esbuildOptionsFor } from '../../bench/build.js';
-import { NODE_BUILTIN_ALIASES } from '../../infra/constructs/service-function.js';
+import { NODE_BUILTIN_ALIASES, ServiceFunction } from '../../infra/constructs/service-function.js';
+import { PROJECT_ROOT } from '../../infra/paths.js';
 
 const bundle = async (entry: string): Promise<{ inputs: string[]; code: string }> => {
   const out = await build({ ...esbuildOptionsFor(), entryPoints: [entry], write: false, metafile: true, logLevel: 'silent' });
@@ -38,6 +44,29 @@ describe('function bundles', () => {
     expect(aliased).toEqual(expect.arrayContaining(['http', 'net', 'timers']));
     const imported = [...code.matchAll(/\bfrom\s*["'](?:node:)?([a-z_/]+)["']/g)].map((m) => m[1]);
     expect(imported.filter((name) => aliased.includes(name!))).toEqual([]);
+  });
+});
+
+describe('the private CA bundle', () => {
+  it('lands in the asset of a function given one, where NETCONFIG_CA_BUNDLE (relative to the bundle root) names it', () => {
+    const outdir = mkdtempSync(path.join(tmpdir(), 'netconfig-bundle-'));
+    const ca = path.join(PROJECT_ROOT, 'test', 'infra', 'fixtures', 'private-ca.pem');
+    // Asset metadata (the asset's directory on each function) is what the CDK CLI turns on.
+    const app = new App({ outdir, context: { 'aws:cdk:enable-asset-metadata': true } });
+    const stack = new Stack(app, 'CaBundle');
+    const withCa = new ServiceFunction(stack, 'WithCa', { handler: 'health/status', description: 'with the CA bundle', caBundle: ca });
+    const without = new ServiceFunction(stack, 'Without', { handler: 'health/status', description: 'without' });
+    app.synth();
+    const assetDir = (fn: ServiceFunction) => path.join(outdir, (fn.function.node.defaultChild as CfnFunction).getMetadata('aws:asset:path') as string);
+    const env = (fn: ServiceFunction) => (stack.resolve((fn.function.node.defaultChild as CfnFunction).environment) as { variables: Record<string, string> }).variables;
+    const relative = env(withCa)['NETCONFIG_CA_BUNDLE']!;
+    expect(relative).toBe('ca-bundle.pem');
+    // LAMBDA_TASK_ROOT is the asset's root: the function finds exactly the configured file there.
+    expect(existsSync(path.join(assetDir(withCa), 'index.mjs'))).toBe(true);
+    expect(readFileSync(path.join(assetDir(withCa), relative), 'utf8')).toBe(readFileSync(ca, 'utf8'));
+    expect(env(without)['NETCONFIG_CA_BUNDLE']).toBeUndefined();
+    expect(existsSync(path.join(assetDir(without), 'index.mjs'))).toBe(true);
+    expect(existsSync(path.join(assetDir(without), 'ca-bundle.pem'))).toBe(false);
   });
 });
 

@@ -243,6 +243,13 @@ describe('stack', () => {
     expect(envOf('getTree')['VAULT_CREDENTIALS_SECRET_ARN']).toBeUndefined();
   });
 
+  it('needs no parameter at deploy: the Vault address and every setting come from the config file', () => {
+    const parameters = Object.keys(template.toJSON().Parameters ?? {});
+    expect(parameters.filter((p) => p !== 'BootstrapVersion')).toEqual([]);
+    const relay = (template.toJSON().Resources as Resources)[stack.getLogicalId(stack.functions['relayRestAction']!.function.node.defaultChild as CfnElement)]!;
+    expect(relay.Properties['Environment'].Variables).toMatchObject({ VAULT_ADDR: 'https://vault.example.net:8200', VAULT_AUTH_METHOD: 'approle', SERVICE_NAME: 'netconfig' });
+  });
+
   it('answers every API Gateway error as problem+json, and an unknown route as 404', () => {
     const responses = Object.values(template.findResources('AWS::ApiGateway::GatewayResponse')).map((r) => r['Properties']);
     const byType = Object.fromEntries(responses.map((r) => [r.ResponseType, r]));

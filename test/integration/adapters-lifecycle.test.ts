@@ -3,21 +3,17 @@
  * Local, passwords in the local secrets store, the relay and the health routes against the NSO
  * simulator (whose request log proves what was, and was not, sent).
  */
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ADAPTER_BODY } from '../../functions/shared/routes.js';
-import { PROJECT_ROOT } from '../../infra/paths.js';
 import { apiEvent, invoke, lambdaContext } from '../support/events.js';
+import { importHandlers, type Handler } from '../support/handlers.js';
 import { startRelayWorld, type RelayWorld } from '../support/robustness.js';
 
-type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
 const CONFIG = '/restconf/data/tailf-ncs:devices/device=ce0/config';
 const admin = { principalId: 'ops', roles: 'admin' };
 let world: RelayWorld;
-const h: Record<string, Handler> = {};
+let h: Record<string, Handler> = {};
 
 const call = (name: string, method: string, resource: string, o: { pathParameters?: Record<string, string>; body?: unknown } = {}) =>
   invoke(h[name]!, apiEvent({ method, resource, authorizer: admin, ...o }), lambdaContext(20_000));
@@ -36,7 +32,7 @@ beforeAll(async () => {
   vi.stubEnv('ADAPTER_CACHE_TTL_SECONDS', '1');
   vi.stubEnv('HEALTH_PROBE_CACHE_SECONDS', '0');
   vi.resetModules();
-  for (const [key, file] of Object.entries({
+  h = await importHandlers({
     create: 'adapters/create',
     stop: 'adapters/stop',
     start: 'adapters/start',
@@ -46,10 +42,7 @@ beforeAll(async () => {
     relay: 'relay/rest-action',
     health: 'health/adapters',
     healthOne: 'health/adapter',
-  })) {
-    const url = pathToFileURL(path.join(PROJECT_ROOT, 'functions', `${file}.ts`)).href;
-    h[key] = ((await import(/* @vite-ignore */ url)) as { handler: Handler }).handler;
-  }
+  });
 }, 60_000);
 
 afterAll(async () => {

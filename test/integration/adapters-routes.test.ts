@@ -90,6 +90,7 @@ describe('PUT /adapters/{name}', () => {
       auth: { type: 'basic', username: 'admin', password: expect.stringMatching(VERSION('nso-lab')) },
       timeoutMs: 10000,
       state: 'RUNNING',
+      logLevel: 'info',
       created: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       lastUpdated: (res.body as { created: string }).created,
     });
@@ -286,7 +287,7 @@ describe('PUT /adapters/{name}', () => {
 
   it('keeps the generated secret when the user re-sends the adapter as GET returned it', async () => {
     const generated = pathOf(await putAdapter('nso-roundtrip', body('rt-pw')));
-    const { name: _name, created: _c, lastUpdated: _l, state: _s, ...writable } = (await getAdapter('nso-roundtrip')).body as Record<string, unknown>;
+    const { name: _name, created: _c, lastUpdated: _l, state: _s, logLevel: _g, ...writable } = (await getAdapter('nso-roundtrip')).body as Record<string, unknown>;
     const res = await putAdapter('nso-roundtrip', writable);
     expect(res.status).toBe(200);
     expect(vault.read(generated)).toEqual({ password: 'rt-pw' });

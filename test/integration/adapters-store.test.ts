@@ -47,6 +47,16 @@ describe('the adapters store', () => {
     expect(await itemOf(name)).toBeUndefined();
   });
 
+  it('refuses to replace a stored reference with a plain password, and leaves the stored item as it was', async () => {
+    const store = createAdapterStore(documentClient, table);
+    await store.put(fields('guard-kept', '$VAULT_netconfig/adapters/guard-kept#password'), NOW);
+    const before = await itemOf('guard-kept');
+    for (const expected of [undefined, await store.current('guard-kept')]) {
+      await expect(store.put(fields('guard-kept', 'Sup3r-secret'), '2026-03-05T00:00:00.000Z', expected)).rejects.toBeInstanceOf(InternalError);
+    }
+    expect(await itemOf('guard-kept')).toEqual(before);
+  });
+
   it('stores a $VAULT_ reference, and replaces it with another', async () => {
     const store = createAdapterStore(documentClient, table);
     const first = await store.put(fields('guard-ok', '$VAULT_netconfig/adapters/guard-ok#password'), NOW);

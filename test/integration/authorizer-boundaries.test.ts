@@ -2,8 +2,9 @@
  * The exact edges of token acceptance, against a real JWKS server on 127.0.0.1: expiry and
  * not-before with their 30 s of skew, the lifetime cap, ECDSA signature lengths and EdDSA.
  *
- * `aws-jwt-verify` reads the time from `Date.now()` (it takes no clock), so the time is pinned
- * with fake `Date` only: timers and sockets stay real.
+ * The verifier's own checks read the clock it is given; `aws-jwt-verify` takes no clock and
+ * reads `Date.now()`, so the system time is pinned too, with fake `Date` only (timers and
+ * sockets stay real). The edges are tried on each clock alone, and on both together.
  */
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -21,6 +22,9 @@ let rsa: TestKey;
 let ec: TestKey;
 let ed: { kid: string; privateKey: KeyObject; jwk: Record<string, unknown> };
 let verifier: TokenVerifier;
+/** A verifier on an injected clock, which reads {@link clockMs}. */
+let pinned: TokenVerifier;
+let clockMs = 0;
 
 beforeAll(async () => {
   rsa = testKey('rsa');
@@ -30,6 +34,7 @@ beforeAll(async () => {
   server = await startJwksServer({ keys: [rsa.jwk, ec.jwk, ed.jwk] });
   const config: AuthorizerConfig = { issuer: ISSUER, audience: AUDIENCE, jwksUrl: server.url, rolesClaim: 'roles' };
   verifier = createTokenVerifier(config);
+  pinned = createTokenVerifier(config, {}, () => clockMs);
 });
 afterAll(() => server.stop());
 beforeEach(() => {
@@ -42,9 +47,9 @@ afterEach(() => {
 
 const token = (claims: Record<string, unknown>, key: TestKey = rsa): string =>
   signJwt({ alg: key.alg, kid: key.kid }, { iss: ISSUER, aud: AUDIENCE, sub: 'user-1', roles: ['apiread'], ...claims }, key);
-const outcome = async (jwt: string): Promise<string> => {
+const outcome = async (jwt: string, on: TokenVerifier = verifier): Promise<string> => {
   try {
-    await verifier.verify(jwt);
+    await on.verify(jwt);
     return 'accepted';
   } catch (err) {
     if (err instanceof TokenRejected) return err.reason;
@@ -57,7 +62,61 @@ const outcomeAt = async (offsetMs: number, jwt: string): Promise<string> => {
   return outcome(jwt);
 };
 
-describe('expiry and not-before: 30 s of skew, exact edges', () => {
+describe("the verifier's clock: exact edges while the system clock stays at NOW", () => {
+  // The library's own checks see NOW and let every token below through: what is refused here,
+  // the injected clock refused. Offsets in milliseconds from the token's exp or nbf.
+  const at = async (instantMs: number, jwt: string): Promise<string> => {
+    clockMs = instantMs;
+    return outcome(jwt, pinned);
+  };
+
+  it.each([
+    ['exactly exp', 0, 'accepted'],
+    ['1 s past exp', 1_000, 'accepted'],
+    ['1 ms before the end of the skew', 29_999, 'accepted'],
+    ['exactly exp + 30 s (RFC 7519: refused "on or after")', 30_000, 'expired'],
+    ['1 ms past the skew', 30_001, 'expired'],
+    ['1 s past the skew', 31_000, 'expired'],
+    ['an hour past exp', 3_600_000, 'expired'],
+  ])('exp: %s', async (_label, offsetMs, expected) => {
+    expect(await at(NOW * 1000 + offsetMs, token({ exp: NOW, iat: NOW - 3600 }))).toBe(expected);
+  });
+
+  it.each([
+    ['exactly nbf', 0, 'accepted'],
+    ['exactly nbf − 30 s', -30_000, 'accepted'],
+    ['1 ms before nbf − 30 s', -30_001, 'not-yet-valid'],
+    ['1 s before nbf − 30 s', -31_000, 'not-yet-valid'],
+    ['an hour before nbf', -3_600_000, 'not-yet-valid'],
+  ])('nbf: %s', async (_label, offsetMs, expected) => {
+    expect(await at(NOW * 1000 + offsetMs, token({ nbf: NOW, exp: NOW + 3600 }))).toBe(expected);
+  });
+
+  it.each([
+    ['24 h + 30 s ahead of the clock', 86_430, 'accepted'],
+    ['24 h + 31 s ahead of the clock', 86_431, 'lifetime'],
+  ])('exp without iat %s', async (_label, ahead, expected) => {
+    // The clock 100 s behind the system: the cap counts from the clock's now, not the system's.
+    expect(await at((NOW - 100) * 1000, token({ exp: NOW - 100 + ahead }))).toBe(expected);
+  });
+
+  it('reads the clock at each verification, not when the verifier is made', async () => {
+    const jwt = token({ exp: NOW, iat: NOW - 3600 });
+    expect(await at(NOW * 1000 + 29_000, jwt)).toBe('accepted');
+    expect(await at(NOW * 1000 + 30_000, jwt)).toBe('expired');
+    expect(await at(NOW * 1000, jwt)).toBe('accepted');
+  });
+
+  it('keeps the system clock as a second line: a token its check refuses stays refused', async () => {
+    clockMs = NOW * 1000;
+    vi.setSystemTime((NOW + 31) * 1000);
+    expect(await outcome(token({ exp: NOW, iat: NOW - 3600 }), pinned)).toBe('expired');
+    vi.setSystemTime((NOW - 31) * 1000);
+    expect(await outcome(token({ nbf: NOW, exp: NOW + 3600 }), pinned)).toBe('not-yet-valid');
+  });
+});
+
+describe('the default clock, Date.now(), which the library reads too: the same edges', () => {
   it('accepts a token until exp + 30 s and refuses it from that instant on (RFC 7519: "on or after")', async () => {
     expect(CLOCK_SKEW_SECONDS).toBe(30);
     const jwt = token({ exp: NOW, iat: NOW - 3600 });

@@ -1,10 +1,11 @@
 /**
  * The idempotency key store against DynamoDB Local: every condition of the claim, the
  * attempt check of `complete()` and `release()`, what a record reads back as, and every way a
- * call can fail (a missing table, DynamoDB down), alone and under `idempotent()`.
+ * call can fail (a missing table, DynamoDB down), alone and under `idempotent()`, and the
+ * claim's retries when the key changes hands between its write and its read.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -46,6 +47,17 @@ const putItem = (item: Record<string, unknown>) => documentClient.send(new PutCo
 /** A document client whose DynamoDB is down: nothing listens on its port. */
 const downClient = async () =>
   DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: `http://127.0.0.1:${await freePort()}`, maxAttempts: 1 }));
+/** Up for the first call (the claim), down from then on. */
+const upForTheClaimOnly = async () => {
+  const down = await downClient();
+  let claimed = false;
+  return { send: (command: unknown) => (claimed ? down : ((claimed = true), documentClient)).send(command as PutCommand) } as unknown as DynamoDBDocumentClient;
+};
+/** Up for writes, down for reads: a claim whose put loses its condition cannot read the holder. */
+const readsDown = async () => {
+  const down = await downClient();
+  return { send: (command: unknown) => (command instanceof GetCommand ? down : documentClient).send(command as PutCommand) } as unknown as DynamoDBDocumentClient;
+};
 
 beforeAll(async () => {
   table = (await createTables()).idempotency;
@@ -213,22 +225,105 @@ describe('failures other than a lost condition', () => {
   it('are thrown by every call when DynamoDB is down', async () => {
     const down = createIdempotencyStore(await downClient(), table);
     const mine = record();
-    await expect(down.claim(mine, NOW_MS)).rejects.toThrow();
-    await expect(down.complete(mine.pk, mine.attempt, stored('x'), NOW_SEC)).rejects.toThrow();
-    await expect(down.release(mine.pk, mine.attempt)).rejects.toThrow();
+    const unreachable = { name: 'Error', code: 'ECONNREFUSED' };
+    await expect(down.claim(mine, NOW_MS)).rejects.toMatchObject(unreachable);
+    await expect(down.complete(mine.pk, mine.attempt, stored('x'), NOW_SEC)).rejects.toMatchObject(unreachable);
+    await expect(down.release(mine.pk, mine.attempt)).rejects.toMatchObject(unreachable);
+  });
+
+  it('are thrown by a claim whose read of the holder fails after its write lost the condition', async () => {
+    const held = record();
+    await putItem({ ...held });
+    await expect(createIdempotencyStore(await readsDown(), table).claim(record({ pk: held.pk }), NOW_MS)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+    expect(await itemOf(held.pk)).toEqual(held);
+  });
+});
+
+/** A handler that honours Idempotency-Key over the store on `client`; `runs` records each run of its business function. */
+const handlerOver = (client: Pick<DynamoDBDocumentClient, 'send'>, runs: string[], status = 201, tableName = table) =>
+  httpHandler({ operation: 'storeTest', timeoutEarlyInMillis: 0, idempotency: idempotent({ store: createIdempotencyStore(client, tableName) }) }, async (event) => {
+    runs.push(event.path);
+    return status < 400 ? json(status, { ran: true }) : json(status, { type: 'urn:netconfig:problem:unavailable', status });
+  });
+const event = (key?: string) =>
+  apiEvent({ method: 'POST', resource: '/things', body: { a: 1 }, headers: key === undefined ? {} : { 'Idempotency-Key': key }, authorizer: { principal: 'p' } });
+const body = (result: APIGatewayProxyResult) => JSON.parse(result.body) as Record<string, unknown>;
+
+describe('a keyed request through idempotent() while the key changes hands', () => {
+  /** Another attempt, for another request, holds `pk` for the next minute. */
+  const anotherAttemptHolds = (pk: unknown) =>
+    putItem({ pk, status: 'IN_PROGRESS', fingerprint: 'other', attempt: 'other', lockedUntil: Date.now() + 60_000, expiresAt: Math.ceil(Date.now() / 1000) + 60 });
+  /** The record of `key` as `handlerOver` stores it, read from the table. */
+  const keyItems = async (key: string) => {
+    const { Items } = await documentClient.send(new ScanCommand({ TableName: table, ConsistentRead: true }));
+    return (Items ?? []).filter((i) => String(i['pk']).endsWith(`#${key}`));
+  };
+
+  it("runs once when its own claim was written but the answer lost, and the SDK's retry of the put lost the condition", async () => {
+    let first = true;
+    // The put reaches DynamoDB, then is sent again (as the SDK retries after a timeout): the
+    // second one fails on the record the first one wrote.
+    const retried = {
+      send: async (command: unknown) => {
+        if (command instanceof PutCommand && first) {
+          first = false;
+          await documentClient.send(command);
+        }
+        return documentClient.send(command as PutCommand);
+      },
+    } as unknown as DynamoDBDocumentClient;
+    const runs: string[] = [];
+    const key = `k-${randomUUID()}`;
+    const res = (await handlerOver(retried, runs)(event(key), lambdaContext())) as APIGatewayProxyResult;
+    expect(res.statusCode).toBe(201);
+    expect(runs).toHaveLength(1);
+    expect((await keyItems(key)).map((i) => i['status'])).toEqual(['COMPLETED']);
+  });
+
+  it('claims again when the holder is gone by the time it is read, and runs once', async () => {
+    const runs: string[] = [];
+    const key = `k-${randomUUID()}`;
+    // Another attempt holds the key at the first put and releases it before the read.
+    let raced = false;
+    const racing = {
+      send: async (command: unknown) => {
+        if (command instanceof PutCommand && !raced) await anotherAttemptHolds(command.input.Item!['pk']);
+        if (command instanceof GetCommand && !raced) {
+          raced = true;
+          await documentClient.send(new DeleteCommand({ TableName: table, Key: command.input.Key }));
+        }
+        return documentClient.send(command as PutCommand);
+      },
+    } as unknown as DynamoDBDocumentClient;
+    const res = (await handlerOver(racing, runs)(event(key), lambdaContext())) as APIGatewayProxyResult;
+    expect(res.statusCode).toBe(201);
+    expect(runs).toHaveLength(1);
+    expect((await keyItems(key)).map((i) => [i['status'], i['fingerprint']])).toEqual([['COMPLETED', expect.not.stringMatching(/^other$/)]]);
+  });
+
+  it('answers 409 and runs nothing when the holder vanishes at every read, three claims in a row', async () => {
+    const runs: string[] = [];
+    const key = `k-${randomUUID()}`;
+    let claims = 0;
+    const flapping = {
+      send: async (command: unknown) => {
+        if (command instanceof PutCommand) {
+          claims++;
+          await anotherAttemptHolds(command.input.Item!['pk']);
+        }
+        if (command instanceof GetCommand) await documentClient.send(new DeleteCommand({ TableName: table, Key: command.input.Key }));
+        return documentClient.send(command as PutCommand);
+      },
+    } as unknown as DynamoDBDocumentClient;
+    const res = (await handlerOver(flapping, runs)(event(key), lambdaContext())) as APIGatewayProxyResult;
+    expect(res.statusCode).toBe(409);
+    expect(body(res)).toMatchObject({ type: 'urn:netconfig:problem:idempotency-request-in-progress' });
+    expect(claims).toBe(3);
+    expect(runs).toHaveLength(0);
   });
 });
 
 describe('a keyed request through idempotent() while DynamoDB is down', () => {
-  const handlerOver = (client: Pick<DynamoDBDocumentClient, 'send'>, runs: string[]) =>
-    httpHandler({ operation: 'storeTest', timeoutEarlyInMillis: 0, idempotency: idempotent({ store: createIdempotencyStore(client, table) }) }, async (event) => {
-      runs.push(event.path);
-      return json(201, { ran: true });
-    });
-  const event = (key?: string) =>
-    apiEvent({ method: 'POST', resource: '/things', body: { a: 1 }, headers: key === undefined ? {} : { 'Idempotency-Key': key }, authorizer: { principal: 'p' } });
-  const body = (result: APIGatewayProxyResult) => JSON.parse(result.body) as Record<string, unknown>;
-
   it('answers 503 with Retry-After and does not run the request', async () => {
     const runs: string[] = [];
     const res = (await handlerOver(await downClient(), runs)(event('k-down'), lambdaContext())) as APIGatewayProxyResult;
@@ -240,6 +335,39 @@ describe('a keyed request through idempotent() while DynamoDB is down', () => {
     expect(runs).toHaveLength(0);
   });
 
+  it('answers 503 and does not run the request when the store goes down between the claim and the read of its holder', async () => {
+    const key = `k-${randomUUID()}`;
+    // Another attempt holds the key, so the claim's put loses its condition and reads the holder.
+    const runs: string[] = [];
+    const first = (await handlerOver(documentClient, runs)(event(key), lambdaContext())) as APIGatewayProxyResult;
+    expect(first.statusCode).toBe(201);
+    const retry = (await handlerOver(await readsDown(), runs)(event(key), lambdaContext())) as APIGatewayProxyResult;
+    expect(retry.statusCode).toBe(503);
+    expect(body(retry)).toMatchObject({ status: 503, type: 'urn:netconfig:problem:unavailable' });
+    expect(runs).toHaveLength(1);
+  });
+
+  it('answers 500, not 503, and does not run the request when the store fails for good (no such table)', async () => {
+    const runs: string[] = [];
+    const res = (await handlerOver(documentClient, runs, 201, `missing-${randomUUID()}`)(event('k-missing'), lambdaContext())) as APIGatewayProxyResult;
+    expect(res.statusCode).toBe(500);
+    expect(res.headers?.['Content-Type']).toBe('application/problem+json');
+    expect(JSON.stringify(body(res))).not.toMatch(/ResourceNotFound|missing-/);
+    expect(runs).toHaveLength(0);
+  });
+
+  it('still answers a failure when DynamoDB goes down before the claim is released, and the retry is refused while the lock holds', async () => {
+    const runs: string[] = [];
+    const key = `k-${randomUUID()}`;
+    const first = (await handlerOver(await upForTheClaimOnly(), runs, 503)(event(key), lambdaContext())) as APIGatewayProxyResult;
+    expect(first.statusCode).toBe(503);
+    expect(runs).toHaveLength(1);
+    // The release was lost with DynamoDB: the claim stays until its lock lapses.
+    const retry = (await handlerOver(documentClient, runs)(event(key), lambdaContext())) as APIGatewayProxyResult;
+    expect(retry.statusCode).toBe(409);
+    expect(runs).toHaveLength(1);
+  });
+
   it('runs a request without a key as if the store did not exist', async () => {
     const runs: string[] = [];
     const res = (await handlerOver(await downClient(), runs)(event(), lambdaContext())) as APIGatewayProxyResult;
@@ -248,15 +376,9 @@ describe('a keyed request through idempotent() while DynamoDB is down', () => {
   });
 
   it('still answers when DynamoDB goes down after the claim, and the retry is refused while the lock holds', async () => {
-    const down = await downClient();
-    let claimed = false;
-    // Up for the claim, down from then on.
-    const failing = {
-      send: (command: unknown) => (claimed ? down : ((claimed = true), documentClient)).send(command as PutCommand),
-    } as unknown as DynamoDBDocumentClient;
     const runs: string[] = [];
     const key = `k-${randomUUID()}`;
-    const first = (await handlerOver(failing, runs)(event(key), lambdaContext())) as APIGatewayProxyResult;
+    const first = (await handlerOver(await upForTheClaimOnly(), runs)(event(key), lambdaContext())) as APIGatewayProxyResult;
     expect(first.statusCode).toBe(201);
     expect(runs).toHaveLength(1);
 

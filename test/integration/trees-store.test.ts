@@ -1,15 +1,18 @@
 /**
  * The trees store's conditional transaction against DynamoDB Local: the cancellation reasons
  * DynamoDB itself returns tell an id collision from a name conflict, and tree creation draws
- * a fresh id after a collision instead of answering 409.
+ * a fresh id after a collision instead of answering 409 (and gives up with 503, never 409, when
+ * every id it draws is taken); tree import does the same and leaves no content behind.
  */
 import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { documentClient } from '../../functions/shared/dynamo.js';
-import { Conflict } from '../../functions/shared/problem.js';
+import { Conflict, ServiceUnavailable, problemResponse } from '../../functions/shared/problem.js';
 import { createTree } from '../../functions/trees/core.js';
 import type { TreeSummary } from '../../functions/trees/model.js';
 import { DynamoTreeStore, nameKey, treeKey } from '../../functions/trees/store.js';
+import { DynamoVersionStore } from '../../functions/trees/version-store.js';
+import { importTree, type ImportInput } from '../../functions/trees/versions.js';
 import { createTables } from '../support/tables.js';
 
 let table: string;
@@ -88,11 +91,64 @@ describe('createTree over DynamoDB Local', () => {
     expect(await store.get(holder.id)).toEqual({ ok: true, tree: holder });
   });
 
+  it('answers 503 (retry), never 409 for the name, when every id it draws is taken, and writes nothing', async () => {
+    const holder = tree();
+    await store.create(holder);
+    const before = await count();
+    let drawn = 0;
+    const error = await createTree(
+      { store, now: () => new Date(), newId: () => (drawn++, holder.id), pause: async () => {} },
+      { name: 'never-created', deviceType: 'x' },
+    ).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(drawn).toBe(5);
+    expect(error).toBeInstanceOf(ServiceUnavailable);
+    const rendered = problemResponse(error as ServiceUnavailable, 'req-1');
+    expect(rendered.statusCode).toBe(503);
+    expect(JSON.parse(rendered.body)).toMatchObject({ status: 503, type: 'urn:netconfig:problem:unavailable' });
+    expect(await count()).toBe(before);
+    expect(await itemAt(nameKey('never-created'))).toBeUndefined();
+  });
+
   it('answers 409 for a taken name, whatever id it drew', async () => {
     const holder = tree();
     await store.create(holder);
     await expect(
       createTree({ store, now: () => new Date(), newId: () => id(), pause: async () => {} }, { name: holder.name, deviceType: 'x' }),
-    ).rejects.toBeInstanceOf(Conflict);
+    ).rejects.toSatisfy((e) => e instanceof Conflict && e.status === 409 && e.slug === 'tree-name-taken');
+  });
+});
+
+describe('importTree over DynamoDB Local', () => {
+  const input = (name: string): ImportInput => ({ name, deviceType: 'x', versions: [{ name: 'v1', root: { name: 'base', devices: ['ce0'], rules: [], children: [] } }] });
+  const importDeps = (newId: () => string) => ({ store: new DynamoVersionStore(documentClient, table), now: () => new Date(), newId, pause: async () => {} });
+
+  it('draws a fresh id after an id collision, and leaves no content of the failed attempt behind', async () => {
+    const holder = tree();
+    await store.create(holder);
+    const before = await count();
+    const fresh = id();
+    const ids = [holder.id, fresh];
+    const imported = await importTree(importDeps(() => ids.shift()!), input('imported-after-collision'), 'alice');
+    expect(imported.id).toBe(fresh);
+    expect(ids).toEqual([]);
+    expect(await store.get(holder.id)).toEqual({ ok: true, tree: holder });
+    // The tree, its name lock and one version's content: nothing of the first attempt.
+    expect(await count()).toBe(before! + 3);
+  });
+
+  it('answers 503, never 409 for the name, when every id it draws is taken, and writes nothing', async () => {
+    const holder = tree();
+    await store.create(holder);
+    const before = await count();
+    const error = await importTree(importDeps(() => holder.id), input('never-imported'), 'alice').then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(ServiceUnavailable);
+    expect(await count()).toBe(before);
+    expect(await itemAt(nameKey('never-imported'))).toBeUndefined();
   });
 });

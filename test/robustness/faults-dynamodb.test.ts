@@ -26,6 +26,8 @@ let port: number;
 let dynamo: DynamoDbLocal;
 let world: RelayWorld;
 const handlers = new Map<string, Handler>();
+/** The relay with a 5-minute adapter cache: once warm, only its idempotency claim needs DynamoDB. */
+let cachingRelay: Handler;
 let headerOf: (result: Pick<APIGatewayProxyResult, 'headers'>, name: string) => string | undefined;
 let knownTreeId: string;
 
@@ -71,6 +73,8 @@ const validBody = (route: LiveRoute): unknown => {
       return { devices: [] };
     case 'importTree':
       return { name: unique, deviceType: 'x', versions: [{ name: 'initial', root: { name: 'base' } }] };
+    case 'setAdapterLogLevel':
+      return { level: 'debug' };
     case 'startComplianceBatch':
       return { treeId: knownTreeId, version: 'initial', adapterId: 'lab' };
     default:
@@ -86,6 +90,9 @@ const OWN_PATH_VALUES: Readonly<Record<string, Readonly<Record<string, string>>>
   stopAdapter: { name: 'fault-adapter' },
   startAdapter: { name: 'fault-adapter' },
   restartAdapter: { name: 'fault-adapter' },
+  setAdapterLogLevel: { name: 'fault-adapter' },
+  listApplicationChangelogs: { name: 'orch_manager' },
+  listApplicationChangelogsSingular: { name: 'orch_manager' },
   deleteNode: { nodePath: 'base/gone' },
 };
 
@@ -99,6 +106,11 @@ const validEvent = (route: LiveRoute): APIGatewayProxyEvent => {
 
 const call = (operationId: string, event?: APIGatewayProxyEvent, context = lambdaContext(10_000)) =>
   handlers.get(operationId)!(event ?? validEvent(liveRoutes.find((r) => r.operationId === operationId)!), context);
+
+const relayEvent = (headers: Record<string, string> = {}) => {
+  const event = validEvent(liveRoutes.find((r) => r.operationId === 'relayRestAction')!);
+  return { ...event, headers: { ...event.headers, ...headers }, multiValueHeaders: { ...event.multiValueHeaders, ...Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, [v]])) } };
+};
 
 const createTree = (name: string) => call('createTree', apiEvent({ method: 'POST', resource: '/configuration_manager/configs', body: { name, deviceType: 'x' }, authorizer: caller }));
 const getTree = (treeId: string) =>
@@ -182,10 +194,14 @@ beforeAll(async () => {
   const support = await import('../support/robustness.js');
   headerOf = support.headerOf;
   world = await support.startRelayWorld();
+  const fileOf = (route: LiveRoute) => pathToFileURL(path.join(PROJECT_ROOT, 'functions', `${route.handler}.ts`)).href;
   for (const route of liveRoutes) {
-    const file = pathToFileURL(path.join(PROJECT_ROOT, 'functions', `${route.handler}.ts`)).href;
-    handlers.set(route.operationId, ((await import(/* @vite-ignore */ file)) as { handler: Handler }).handler);
+    handlers.set(route.operationId, ((await import(/* @vite-ignore */ fileOf(route))) as { handler: Handler }).handler);
   }
+  process.env['ADAPTER_CACHE_TTL_SECONDS'] = '300';
+  vi.resetModules();
+  cachingRelay = ((await import(/* @vite-ignore */ fileOf(liveRoutes.find((r) => r.operationId === 'relayRestAction')!))) as { handler: Handler }).handler;
+  process.env['ADAPTER_CACHE_TTL_SECONDS'] = '0';
 }, 120_000);
 
 afterAll(async () => {
@@ -204,6 +220,7 @@ describe('DynamoDB stopped in the middle of a run', () => {
     expect(first.statusCode).toBe(201);
     knownTreeId = (JSON.parse(first.body) as { id: string }).id;
     expect((await call('relayRestAction')).statusCode).toBe(200);
+    expect((await cachingRelay(relayEvent(), lambdaContext(10_000))).statusCode).toBe(200);
   });
 
   it('answers every create in flight 201 or 503 with Retry-After when it stops, never 500 or 504', async () => {
@@ -239,6 +256,16 @@ describe('DynamoDB stopped in the middle of a run', () => {
       expect(context.getRemainingTimeInMillis()).toBeGreaterThan(0);
     }
   }, 120_000);
+
+  it('refuses a keyed request 503 and runs nothing, where the request alone could run without DynamoDB', async () => {
+    const sent = world.nso.requests.length;
+    const keyed = await cachingRelay(relayEvent({ 'Idempotency-Key': 'while-down' }), lambdaContext(10_000));
+    expectUnavailable(keyed, 'keyed relay request');
+    expect(world.nso.requests.length).toBe(sent);
+    // The same request without a key runs from the cached adapter: only the claim was missing.
+    expect((await cachingRelay(relayEvent(), lambdaContext(10_000))).statusCode).toBe(200);
+    expect(world.nso.requests.length).toBe(sent + 1);
+  });
 
   it('answers again once it is back on the same port and data, without re-importing the handlers', async () => {
     dynamo = await startDynamoDbLocal({ port, path: dataDir });

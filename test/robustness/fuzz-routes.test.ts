@@ -43,6 +43,10 @@ const ALLOWED: Readonly<Record<string, readonly number[]>> = {
   getAdapterSchema: [200, 400, 404, 415],
   listAdapters: [200, 400, 415],
   deleteAdapter: [204, 400, 404, 415],
+  setAdapterLogLevel: [200, 400, 404, 415],
+  listAdapterChangelogs: [200, 400, 404, 415],
+  listApplicationChangelogs: [200, 400, 404, 415],
+  listApplicationChangelogsSingular: [200, 400, 404, 415],
   getStatus: [200, 400, 415],
   getSystemHealth: [200, 400, 415],
   getServerHealth: [200, 400, 415],
@@ -68,7 +72,7 @@ const STACK_STATUSES = [400, 415];
 /** Adapters the fuzzer must not replace, delete or stop: the relay's target. */
 const FIXTURE_ADAPTERS = new Set(['lab']);
 /** The routes that change an adapter named in their path. */
-const ADAPTER_WRITES = new Set(['putAdapter', 'deleteAdapter', 'stopAdapter', 'startAdapter', 'restartAdapter']);
+const ADAPTER_WRITES = new Set(['putAdapter', 'deleteAdapter', 'stopAdapter', 'startAdapter', 'restartAdapter', 'setAdapterLogLevel']);
 
 let world: RelayWorld;
 let lambda: LambdaInvokeEndpoint | undefined;
@@ -140,6 +144,7 @@ const shapedBodies = (): Readonly<Record<string, fc.Arbitrary<unknown>>> => ({
     }),
     relayShaped(),
   ),
+  setAdapterLogLevel: fc.oneof(fc.record({ level: fc.constantFrom('error', 'warn', 'info', 'debug', 'trace', 'TRACE', 'verbose') }), partial({ level: anything })),
   createVersion: fc.oneof(fc.record({ name: fc.stringMatching(/^[A-Za-z0-9._-]{1,12}$/), base: fc.constantFrom('initial', 'nope') }), partial({ name: text, base: text })),
   startComplianceBatch: fc.oneof(
     fc.record(
@@ -194,6 +199,10 @@ const pathValues = (): Readonly<Record<string, Readonly<Record<string, fc.Arbitr
   // Never the relay's targets: stopping them would change what the relay fuzzing meets.
   ...Object.fromEntries(['stopAdapter', 'startAdapter', 'restartAdapter'].map((op) => [op, { name: fc.constantFrom('fuzz-life', 'ghost') }])),
   getAdapterSchema: { name: fc.constantFrom('lab', 'ghost') },
+  setAdapterLogLevel: { name: fc.constantFrom('lab-two', 'ghost') },
+  listAdapterChangelogs: { name: fc.constantFrom('lab', 'lab-two', 'ghost') },
+  listApplicationChangelogs: { name: fc.constantFrom('orch_manager', 'configuration_manager', 'ghost') },
+  listApplicationChangelogsSingular: { name: fc.constantFrom('orch_manager', 'configuration_manager', 'ghost') },
   // Never a fixture tree: the other routes read them.
   deleteTree: { treeId: fc.oneof(fc.stringMatching(/^[0-9a-f]{24}$/), fc.constantFrom('x', 'ABCDEFABCDEFABCDEFABCDEF', '0'.repeat(23))) },
   ...Object.fromEntries(
@@ -414,6 +423,22 @@ describe('what the runs covered (runs after the fuzzing above)', () => {
     // About 5% gets past validation now that every route refuses unknown query parameters; 2%
     // keeps the check from failing on a run's luck while still failing when all is refused.
     expect(past / total, JSON.stringify(Object.fromEntries(statuses))).toBeGreaterThan(0.02);
+  });
+
+  it("met each class of answer: the shared stack's 400 and 415 on every route, success on many, 404, and no 5xx a route does not document", () => {
+    const keys = [...statuses.keys()];
+    const statusOf = (key: string) => Number(key.slice(key.lastIndexOf(' ') + 1));
+    for (const route of liveRoutes) expect(seen(`${route.operationId} 415`), `${route.operationId}: no 415 among the runs`).toBeGreaterThan(0);
+    // About half the routes answer 2xx to some run (the rest refuse nearly all arbitrary input);
+    // a third keeps the check from failing on a run's luck while failing when success is rare.
+    const succeeded = liveRoutes.filter((r) => keys.some((k) => k.startsWith(`${r.operationId} 2`)));
+    expect(succeeded.length, succeeded.map((r) => r.operationId).join(', ')).toBeGreaterThanOrEqual(Math.ceil(liveRoutes.length / 3));
+    expect(keys.filter((k) => statusOf(k) === 404).length).toBeGreaterThan(0);
+    const serverSide = keys.filter((k) => statusOf(k) >= 500);
+    for (const key of serverSide) {
+      const operationId = key.slice(0, key.indexOf(' '));
+      expect(ALLOWED[operationId], key).toContain(statusOf(key));
+    }
   });
 
   it('sent near-valid relay requests to the orchestrator and refused others', () => {

@@ -1,11 +1,12 @@
 /**
- * A HashiCorp Vault compatible HTTP server for tests, on loopback: the KV v2 secrets engine
- * (versions, soft delete, undelete, destroy, metadata), token and AppRole authentication
- * (`POST /v1/auth/approle/login`), `sys/health`, and knobs to revoke tokens, deny paths,
- * seal the server or fail the next requests. Answers are shaped as Vault's own.
+ * A HashiCorp Vault compatible HTTP (with `tls`, HTTPS) server for tests, on loopback: the
+ * KV v2 secrets engine (versions, soft delete, undelete, destroy, metadata), token and AppRole
+ * authentication (`POST /v1/auth/approle/login`), `sys/health`, and knobs to revoke tokens,
+ * deny paths, seal the server or fail the next requests. Answers are shaped as Vault's own.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 
 interface Version {
@@ -38,6 +39,8 @@ export interface VaultSimulatorOptions {
   readonly mounts?: readonly string[];
   /** TTL of tokens issued by AppRole login, seconds; default 3600. */
   readonly tokenTtlSeconds?: number;
+  /** Serve HTTPS with this key and certificate (PEM), as a production Vault does. */
+  readonly tls?: { readonly key: string; readonly cert: string };
 }
 
 export interface VaultSimulator {
@@ -291,7 +294,7 @@ export const startVaultSimulator = async (options: VaultSimulatorOptions = {}): 
     return 405;
   };
 
-  const server = createServer((req, res) => {
+  const listener = (req: IncomingMessage, res: ServerResponse): void => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const raw = url.pathname.startsWith('/v1/') ? url.pathname.slice(4) : '';
     let path: string;
@@ -309,12 +312,13 @@ export const startVaultSimulator = async (options: VaultSimulatorOptions = {}): 
         requests.push({ method: req.method ?? 'GET', path, status: 500 });
       },
     );
-  });
+  };
+  const server = options.tls ? createHttpsServer({ key: options.tls.key, cert: options.tls.cert }, listener) : createServer(listener);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
 
   const simulator: VaultSimulator = {
-    url: `http://127.0.0.1:${port}`,
+    url: `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     get rootToken() {
       return rootToken;
     },

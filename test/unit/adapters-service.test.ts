@@ -1,7 +1,7 @@
 /** The registry's rules with fakes behind its own interfaces (store and secrets backend). */
 import { describe, expect, it } from 'vitest';
 import type { Adapter } from '../../functions/adapters/model.js';
-import { deleteAdapter, encodeCursor, listAdapters, putAdapter } from '../../functions/adapters/service.js';
+import { changeAdapterState, deleteAdapter, encodeCursor, listAdapters, putAdapter, setAdapterLogLevel } from '../../functions/adapters/service.js';
 import { AdapterWriteRefused, type AdapterFields, type AdapterStore, type StoredState } from '../../functions/adapters/store.js';
 import type { SecretData, SecretsBackend } from '../../functions/secrets/backend.js';
 import { SecretsUnavailable } from '../../functions/secrets/errors.js';
@@ -45,6 +45,14 @@ const fakeStore = () => {
       const old = items.get(name);
       if (!old) return undefined;
       const updated = { ...old, state: next, lastUpdated: now, revision: old.revision + 1 };
+      items.set(name, updated);
+      const { revision: _, ...adapter } = updated;
+      return adapter;
+    },
+    setLogLevel: async (name, logLevel, now) => {
+      const old = items.get(name);
+      if (!old) return undefined;
+      const updated = { ...old, logLevel, lastUpdated: now, revision: old.revision + 1 };
       items.set(name, updated);
       const { revision: _, ...adapter } = updated;
       return adapter;
@@ -303,4 +311,34 @@ describe('listAdapters', () => {
       expect((error as BadRequest).toBody()['errors']).toEqual([expect.objectContaining({ in: 'query', field: 'cursor' })]);
     },
   );
+});
+
+describe('log level and state writes that keep losing the race', () => {
+  it('answer 409 adapter-changed, and a level equal to the current one writes nothing', async () => {
+    const { store, items } = fakeStore();
+    await putAdapter({ store, secrets: fakeSecrets().secrets, localMode: true }, 'busy', input('pw'));
+    const writes: string[] = [];
+    const racing: AdapterStore = {
+      ...store,
+      setLogLevel: async () => {
+        writes.push('logLevel');
+        throw new AdapterWriteRefused('changed');
+      },
+      setState: async () => {
+        writes.push('state');
+        throw new AdapterWriteRefused('changed');
+      },
+      delete: async () => {
+        writes.push('delete');
+        throw new AdapterWriteRefused('changed');
+      },
+    };
+    await expect(setAdapterLogLevel({ store: racing }, 'busy', 'trace', 'ops')).rejects.toMatchObject({ status: 409, slug: 'adapter-changed' });
+    await expect(changeAdapterState({ store: racing }, 'busy', 'stop', 'ops')).rejects.toMatchObject({ status: 409, slug: 'adapter-changed' });
+    await expect(deleteAdapter({ store: racing, secrets: fakeSecrets().secrets }, 'busy', 'ops')).rejects.toMatchObject({ status: 409, slug: 'adapter-changed' });
+    expect(writes).toEqual(['logLevel', 'state', 'delete']);
+    items.set('busy', { ...items.get('busy')!, logLevel: 'trace' });
+    await expect(setAdapterLogLevel({ store: racing }, 'busy', 'trace', 'ops')).resolves.toMatchObject({ logLevel: 'trace' });
+    expect(writes).toHaveLength(3);
+  });
 });

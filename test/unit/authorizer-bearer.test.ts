@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { algorithmFitsKey, bearerToken, MAX_TOKEN_LENGTH, TokenRejected } from '../../functions/authorizer/verify.js';
+import { algorithmFitsKey, bearerToken, callerOf, MAX_TOKEN_LENGTH, TokenRejected } from '../../functions/authorizer/verify.js';
 
 const JWT = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln';
 
@@ -77,5 +77,40 @@ describe('algorithmFitsKey', () => {
   it.each(['none', 'HS256', 'HS512', 'PS256', 'EdDSA', undefined])('never accepts %s', (alg) => {
     expect(algorithmFitsKey(alg, rsa)).toBe(false);
     expect(algorithmFitsKey(alg, p256)).toBe(false);
+  });
+});
+
+describe('callerOf: the checks after the signature, at the instant it is given', () => {
+  const NOW = 2_000_000_000;
+  const payload = (claims: Record<string, unknown>) => ({ sub: 'user-1', roles: ['apiread', 'nobody'], ...claims });
+  const at = (claims: Record<string, unknown>, nowSeconds: number) => reason(() => callerOf(payload(claims), 'roles', nowSeconds));
+
+  it.each([
+    ['exactly exp', { exp: NOW }, NOW, 'accepted'],
+    ['exp + 29.999 s', { exp: NOW }, NOW + 29.999, 'accepted'],
+    ['exp + 30 s', { exp: NOW }, NOW + 30, 'expired'],
+    ['exp + 31 s', { exp: NOW }, NOW + 31, 'expired'],
+    ['exactly nbf', { exp: NOW + 60, nbf: NOW }, NOW, 'accepted'],
+    ['nbf − 30 s', { exp: NOW + 60, nbf: NOW }, NOW - 30, 'accepted'],
+    ['nbf − 30.001 s', { exp: NOW + 60, nbf: NOW }, NOW - 30.001, 'not-yet-valid'],
+    ['nbf − 31 s', { exp: NOW + 60, nbf: NOW }, NOW - 31, 'not-yet-valid'],
+    ['exp 24 h + 30 s ahead', { exp: NOW + 86_430 }, NOW, 'accepted'],
+    ['exp 24 h + 31 s ahead', { exp: NOW + 86_431 }, NOW, 'lifetime'],
+    ['exp − iat exactly 24 h', { iat: NOW - 10, exp: NOW - 10 + 86_400 }, NOW, 'accepted'],
+    ['exp − iat 24 h + 1 s', { iat: NOW - 10, exp: NOW - 10 + 86_401 }, NOW, 'lifetime'],
+    ['no exp', {}, NOW, 'claims'],
+    ['an exp that is a string', { exp: String(NOW + 60) }, NOW, 'claims'],
+    ['an exp that is not finite', { exp: Number.POSITIVE_INFINITY }, NOW, 'claims'],
+    ['an empty sub', { exp: NOW + 60, sub: '' }, NOW, 'claims'],
+    ['a sub of 256 characters', { exp: NOW + 60, sub: 's'.repeat(256) }, NOW, 'accepted'],
+    ['a sub of 257 characters', { exp: NOW + 60, sub: 's'.repeat(257) }, NOW, 'claims'],
+    ['a sub that is a number', { exp: NOW + 60, sub: 7 }, NOW, 'claims'],
+  ])('%s', (_label, claims, nowSeconds, expected) => {
+    expect(at(claims, nowSeconds)).toBe(expected);
+  });
+
+  it('returns the subject and the known roles of the configured claim only', () => {
+    expect(callerOf(payload({ exp: NOW + 60, groups: ['admin'] }), 'roles', NOW)).toEqual({ sub: 'user-1', roles: ['apiread'] });
+    expect(callerOf(payload({ exp: NOW + 60, groups: ['admin'] }), 'groups', NOW)).toEqual({ sub: 'user-1', roles: ['admin'] });
   });
 });

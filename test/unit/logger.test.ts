@@ -62,12 +62,17 @@ describe('redaction', () => {
     expect(entries()[0]!['error']).toEqual({ name: 'TypeError', message: 'boom' });
   });
 
-  it('redacts down to five levels of nesting and writes deeper values as they are', () => {
-    const { log, entries } = capture();
+  it('redacts at any depth, and writes what is nested deeper than 32 levels as a marker, never as it is', () => {
+    const { log, lines, entries } = capture();
     log.info('m', { a: { b: { c: { d: { password: 'x', e: { password: 'deep' } } } } } });
     const d = (entries()[0] as { a: { b: { c: { d: Record<string, unknown> } } } }).a.b.c.d;
     expect(d['password']).toBe('[redacted]');
-    expect(d['e']).toEqual({ password: 'deep' });
+    expect(d['e']).toEqual({ password: '[redacted]' });
+    let nested: Record<string, unknown> = { password: 'deepest' };
+    for (let i = 0; i < 40; i++) nested = { n: nested };
+    log.info('m', nested);
+    expect(lines[1]).toContain('[nested too deep]');
+    expect(lines[1]).not.toContain('deepest');
   });
 
   it('does not change the fields it was given', () => {

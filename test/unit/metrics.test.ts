@@ -4,6 +4,7 @@ import {
   Metrics,
   dimensionValue,
   recordAuthorizerDenial,
+  recordAuthorizerFailure,
   recordRelayCall,
   recordValidationFailure,
   relayResultClass,
@@ -131,6 +132,19 @@ describe('Metrics (embedded metric format)', () => {
       ['other', 1],
     ]);
     expect(JSON.stringify(all)).not.toContain('eyJ');
+  });
+
+  it('flushes an authorizer failure at once, by reason and in total, apart from the denials', () => {
+    const { m, docs } = sink();
+    recordAuthorizerFailure('issuer-keys-unavailable', m);
+    recordAuthorizerDenial('expired', m);
+    const [failure, denial] = docs();
+    expect(failure).toMatchObject({ Service: 'svc', Reason: 'issuer-keys-unavailable', AuthorizerFailures: 1 });
+    expect(failure!._aws.CloudWatchMetrics).toEqual([
+      { Namespace: 'Test', Dimensions: [['Service', 'Reason'], ['Service']], Metrics: [{ Name: 'AuthorizerFailures', Unit: 'Count' }] },
+    ]);
+    expect(denial).not.toHaveProperty('AuthorizerFailures');
+    expect(denial).toMatchObject({ Reason: 'expired', AuthorizerDenials: 1 });
   });
 
   it('counts validation failures by operation', () => {

@@ -1,0 +1,320 @@
+/**
+ * The deployment configuration file (`cdk deploy -c config=deploy/prod.json`): one JSON
+ * document, checked at synth against `deploy/config.schema.json` (structure, types, enums,
+ * patterns) and then against the rules a schema cannot say well (settings that contradict, a
+ * CA bundle that is not PEM certificates, reserved concurrency the account cannot give).
+ * Every problem is reported at once, each naming its key. docs/deployment.md is the reference.
+ */
+import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { X509Certificate } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { isManagedPath, pathProblem } from '../functions/secrets/reference.js';
+import type { LogLevel } from '../functions/shared/logger.js';
+import { liveRoutes, type LiveRoute } from '../functions/shared/routes.js';
+import type { ObservabilityThresholds } from './constructs/observability.js';
+import type { VaultCredential } from './constructs/secrets.js';
+import { PROJECT_ROOT } from './paths.js';
+
+export const CONFIG_SCHEMA_FILE = path.join(PROJECT_ROOT, 'deploy', 'config.schema.json');
+/** The checked-in example; the tests synthesize it, and it is the starting point of a real file. */
+export const EXAMPLE_CONFIG_FILE = path.join(PROJECT_ROOT, 'deploy', 'config.example.json');
+
+/** Lambda keeps this much of the account's concurrency unreserved; reservations beyond it fail at deploy. */
+export const UNRESERVED_MINIMUM = 100;
+
+export interface VaultSettings {
+  readonly address: string;
+  readonly mount: string;
+  readonly authMethod: 'token' | 'approle';
+  readonly namespace?: string;
+  readonly reader?: VaultCredential;
+  readonly writer?: VaultCredential;
+  readonly referencePrefixes?: readonly string[];
+  readonly cacheTtlSeconds?: number;
+}
+
+export type IdentitySettings =
+  | { readonly provider: 'cognito' }
+  | { readonly provider: 'oidc'; readonly issuer: string; readonly audience: string; readonly jwksUrl?: string; readonly rolesClaim?: string };
+
+export interface AlarmSettings {
+  readonly email?: string;
+  readonly topicArn?: string;
+  readonly thresholds?: ObservabilityThresholds;
+}
+
+/** Reserved concurrency per function of each group; `null` reserves none (and caps nothing). */
+export interface ConcurrencySettings {
+  readonly accountLimit: number;
+  readonly authorizer: number | null;
+  readonly relay: number | null;
+  readonly health: number | null;
+}
+
+export interface SubnetSettings {
+  readonly subnetId: string;
+  readonly availabilityZone: string;
+  readonly routeTableId?: string;
+}
+
+export interface EgressRule {
+  readonly cidr: string;
+  readonly port: number;
+  readonly description?: string;
+}
+
+export interface NetworkSettings {
+  readonly vpcId: string;
+  readonly subnets: readonly SubnetSettings[];
+  /** Security groups to use as they are; none is created. */
+  readonly securityGroupIds?: readonly string[];
+  /** The created security group's egress (NSO and Vault), besides what reaching AWS needs. */
+  readonly egress?: readonly EgressRule[];
+  /** How the functions in the VPC reach DynamoDB, Secrets Manager and Lambda. */
+  readonly awsServices: 'endpoints' | 'nat';
+  /** DynamoDB's managed prefix list in the region (egress of the created group to the gateway endpoint). */
+  readonly dynamodbPrefixListId?: string;
+}
+
+/** What the stack is built from, the file's values with defaults applied. */
+export interface DeploySettings {
+  readonly logLevel: LogLevel;
+  /** Absolute path of the PEM CA bundle. */
+  readonly caBundle?: string;
+  readonly vault: VaultSettings;
+  readonly identity: IdentitySettings;
+  readonly alarms: AlarmSettings;
+  readonly concurrency: ConcurrencySettings;
+  readonly network?: NetworkSettings;
+}
+
+export interface DeployConfig extends DeploySettings {
+  readonly stackName: string;
+}
+
+export type ConcurrencyGroup = 'relay' | 'health';
+
+/**
+ * Which functions a concurrency cap applies to, from the route table: the relay, and the health
+ * routes that probe orchestrators (they wait on them, so a slow NSO holds their instances).
+ */
+export const concurrencyGroup = (route: Pick<LiveRoute, 'operationId' | 'path' | 'needs'>): ConcurrencyGroup | undefined => {
+  if (route.operationId === 'relayRestAction') return 'relay';
+  if (route.needs.orchestrator && route.path.startsWith('/health')) return 'health';
+  return undefined;
+};
+
+/** Functions that call NSO or Vault: they join the VPC and carry the CA bundle. The compliance batch function is one too. */
+export const callsOutside = (route: Pick<LiveRoute, 'needs'>): boolean => Boolean(route.needs.orchestrator || route.needs.secrets);
+
+export class DeployConfigError extends Error {
+  override name = 'DeployConfigError';
+  constructor(
+    readonly source: string,
+    readonly problems: readonly string[],
+  ) {
+    super(`${source} is not a valid deployment configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}
+
+type Json = Record<string, any>;
+
+const schema = JSON.parse(readFileSync(CONFIG_SCHEMA_FILE, 'utf8')) as Json;
+const ajv = new Ajv2020({ allErrors: true, verbose: true, strict: true });
+addFormats.default(ajv, ['email']);
+// The message a pattern failure prints instead of the bare regular expression.
+ajv.addKeyword({ keyword: 'x-message', schemaType: 'string' });
+const validateSchema = ajv.compile(schema);
+
+/** `/vault/reader/roleId` → `vault.reader.roleId`, `/network/subnets/0` → `network.subnets[0]`. */
+const keyOf = (pointer: string, extra?: string): string => {
+  const parts = pointer.split('/').slice(1).map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'));
+  if (extra !== undefined) parts.push(extra);
+  return parts.reduce((key, part) => (/^\d+$/.test(part) ? `${key}[${part}]` : key ? `${key}.${part}` : part), '') || '(top level)';
+};
+
+const shown = (value: unknown): string => JSON.stringify(value) ?? String(value);
+
+const describe = (error: ErrorObject): string | undefined => {
+  const key = keyOf(error.instancePath);
+  const params = error.params as Json;
+  switch (error.keyword) {
+    case 'additionalProperties': {
+      const allowed = Object.keys((error.parentSchema as Json)['properties'] ?? {}).filter((k) => k !== '$schema');
+      return `${keyOf(error.instancePath, params['additionalProperty'])}: unknown key (${key === '(top level)' ? 'top-level keys' : `keys of ${key}`}: ${allowed.join(', ')})`;
+    }
+    case 'required':
+      return `${keyOf(error.instancePath, params['missingProperty'])}: required`;
+    case 'type':
+      return `${key}: must be ${[params['type']].flat().join(' or ')}, got ${shown(error.data)}`;
+    case 'enum':
+      return `${key}: must be one of ${(params['allowedValues'] as unknown[]).map(shown).join(', ')}, got ${shown(error.data)}`;
+    case 'pattern':
+    case 'format':
+      return `${key}: ${(error.parentSchema as Json)['x-message'] ?? error.message}, got ${shown(error.data)}`;
+    default:
+      return `${key}: ${error.message}${error.keyword === 'uniqueItems' ? '' : `, got ${shown(error.data)}`}`;
+  }
+};
+
+/** The CA bundle's problem, or none: it must hold one or more PEM certificates and nothing else. */
+export const caBundleProblem = (file: string): string | undefined => {
+  if (!existsSync(file)) return `no such file: ${file}`;
+  const text = readFileSync(file, 'utf8');
+  const blocks = [...text.matchAll(/-----BEGIN ([A-Z0-9 ]+)-----([\s\S]*?)-----END \1-----/g)];
+  if (blocks.length === 0) return `${file} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`;
+  const other = blocks.find((b) => b[1] !== 'CERTIFICATE');
+  if (other) return `${file} holds a ${other[1]} block: a CA bundle carries certificates only (never a key)`;
+  const rest = text.replace(/-----BEGIN ([A-Z0-9 ]+)-----([\s\S]*?)-----END \1-----/g, '').trim();
+  if (rest) return `${file} has text outside its PEM blocks: ${shown(rest.slice(0, 40))}`;
+  for (const [i, block] of blocks.entries()) {
+    try {
+      new X509Certificate(block[0]);
+    } catch (error) {
+      return `${file}: certificate ${i + 1} does not parse (${(error as Error).message})`;
+    }
+  }
+  return undefined;
+};
+
+const DEFAULT_CONCURRENCY: ConcurrencySettings = { accountLimit: 1000, authorizer: 50, relay: 100, health: 10 };
+
+/** How many functions each concurrency setting reserves for (one authorizer; the route table's relay and health functions). */
+export const reservedFunctionCounts = (): Record<'authorizer' | ConcurrencyGroup, number> => ({
+  authorizer: 1,
+  relay: liveRoutes.filter((r) => concurrencyGroup(r) === 'relay').length,
+  health: liveRoutes.filter((r) => concurrencyGroup(r) === 'health').length,
+});
+
+const crossChecks = (config: Json, dir: string): string[] => {
+  const problems: string[] = [];
+  const vault = config['vault'] as Json;
+  const approle = vault['authMethod'] === 'approle';
+  for (const who of ['reader', 'writer']) {
+    const roleId = (vault[who] as Json | undefined)?.['roleId'];
+    if (approle && !roleId) problems.push(`vault.${who}.roleId: required with vault.authMethod "approle"`);
+    if (!approle && roleId) problems.push(`vault.${who}.roleId: only used with vault.authMethod "approle" (authMethod is "${vault['authMethod'] ?? 'token'}")`);
+  }
+  for (const [i, prefix] of ((vault['referencePrefixes'] as string[] | undefined) ?? []).entries()) {
+    const problem = pathProblem(prefix) ?? (isManagedPath(`${prefix}/`) ? 'the service manages the secrets under it' : undefined);
+    if (problem) problems.push(`vault.referencePrefixes[${i}]: "${prefix}" is not a usable secret path (${problem})`);
+  }
+
+  const identity = config['identity'] as Json | undefined;
+  if (identity?.['provider'] === 'oidc') {
+    for (const key of ['issuer', 'audience']) if (!identity[key]) problems.push(`identity.${key}: required with identity.provider "oidc"`);
+  } else if (identity) {
+    for (const key of ['issuer', 'audience', 'jwksUrl', 'rolesClaim']) {
+      if (identity[key] !== undefined) problems.push(`identity.${key}: only used with identity.provider "oidc" (the Cognito pool is the issuer)`);
+    }
+  }
+
+  const alarms = config['alarms'] as Json | undefined;
+  if (alarms?.['email'] && alarms['topicArn']) problems.push('alarms: give email (a topic is created) or topicArn (an existing topic), not both');
+
+  const concurrency = { ...DEFAULT_CONCURRENCY, ...(config['concurrency'] as Json | undefined) } as ConcurrencySettings;
+  const counts = reservedFunctionCounts();
+  const parts = (['authorizer', 'relay', 'health'] as const).filter((k) => concurrency[k] !== null);
+  const reserved = parts.reduce((sum, k) => sum + concurrency[k]! * counts[k], 0);
+  if (reserved > concurrency.accountLimit - UNRESERVED_MINIMUM) {
+    const terms = parts.map((k) => `${k} ${concurrency[k]}${counts[k] > 1 ? ` x ${counts[k]} functions` : ''}`).join(' + ');
+    problems.push(
+      `concurrency: ${terms} = ${reserved} reserved, but Lambda keeps ${UNRESERVED_MINIMUM} of the account's ${concurrency.accountLimit} (concurrency.accountLimit) unreserved: at most ${concurrency.accountLimit - UNRESERVED_MINIMUM} can be reserved`,
+    );
+  }
+
+  const network = config['network'] as Json | undefined;
+  if (network) {
+    const endpoints = (network['awsServices'] ?? 'endpoints') === 'endpoints';
+    const given = Array.isArray(network['securityGroupIds']);
+    if (given && network['egress']) problems.push('network.egress: only for the security group the stack creates; with network.securityGroupIds, those groups carry the rules');
+    if (!given && !network['egress']) problems.push('network.egress: required unless network.securityGroupIds is given: where NSO and Vault listen (cidr, port)');
+    if (given && network['dynamodbPrefixListId']) problems.push('network.dynamodbPrefixListId: only used for the created security group; with network.securityGroupIds, those groups carry the rules');
+    if (!given && endpoints && !network['dynamodbPrefixListId']) {
+      problems.push('network.dynamodbPrefixListId: required with awsServices "endpoints" and a created security group (aws ec2 describe-managed-prefix-lists --filters Name=prefix-list-name,Values=com.amazonaws.<region>.dynamodb)');
+    }
+    if (!endpoints && network['dynamodbPrefixListId']) problems.push('network.dynamodbPrefixListId: only used with awsServices "endpoints" (through a NAT, DynamoDB is reached at its public addresses)');
+    const seen = new Set<string>();
+    const zones = new Set<string>();
+    for (const [i, subnet] of (network['subnets'] as Json[]).entries()) {
+      if (seen.has(subnet['subnetId'])) problems.push(`network.subnets[${i}].subnetId: ${subnet['subnetId']} is listed twice`);
+      seen.add(subnet['subnetId']);
+      if (endpoints && !subnet['routeTableId']) problems.push(`network.subnets[${i}].routeTableId: required with awsServices "endpoints" (the DynamoDB gateway endpoint is added to it)`);
+      if (!endpoints && subnet['routeTableId']) problems.push(`network.subnets[${i}].routeTableId: only used with awsServices "endpoints"`);
+      zones.add(subnet['availabilityZone']);
+    }
+    const region = (zone: string) => zone.slice(0, -1);
+    if (new Set([...zones].map(region)).size > 1) problems.push(`network.subnets: availability zones of more than one region (${[...zones].join(', ')})`);
+  }
+
+  if (typeof config['caBundle'] === 'string') {
+    const problem = caBundleProblem(path.resolve(dir, config['caBundle']));
+    if (problem) problems.push(`caBundle: ${problem}`);
+  }
+  return problems;
+};
+
+/** Checks a parsed configuration; `dir` resolves relative paths (the file's own directory). */
+export const parseDeployConfig = (raw: unknown, source: string, dir: string): DeployConfig => {
+  if (!validateSchema(raw)) {
+    throw new DeployConfigError(source, [...new Set((validateSchema.errors ?? []).map(describe).filter((p): p is string => p !== undefined))]);
+  }
+  const config = raw as Json;
+  const problems = crossChecks(config, dir);
+  if (problems.length) throw new DeployConfigError(source, problems);
+  const vault = config['vault'] as Json;
+  const identity = (config['identity'] ?? { provider: 'cognito' }) as IdentitySettings;
+  const network = config['network'] as Json | undefined;
+  return {
+    stackName: config['stackName'],
+    logLevel: config['logLevel'] ?? 'info',
+    ...(config['caBundle'] ? { caBundle: path.resolve(dir, config['caBundle']) } : {}),
+    vault: { ...vault, mount: vault['mount'] ?? 'secret', authMethod: vault['authMethod'] ?? 'token' } as VaultSettings,
+    identity,
+    alarms: (config['alarms'] ?? {}) as AlarmSettings,
+    concurrency: { ...DEFAULT_CONCURRENCY, ...(config['concurrency'] as Json | undefined) },
+    ...(network ? { network: { ...network, awsServices: network['awsServices'] ?? 'endpoints' } as NetworkSettings } : {}),
+  };
+};
+
+/** Reads and checks a configuration file. */
+export const loadDeployConfig = (file: string): DeployConfig => {
+  const absolute = path.resolve(file);
+  if (!existsSync(absolute)) throw new DeployConfigError(file, [`no such file (${absolute})`]);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(absolute, 'utf8'));
+  } catch (error) {
+    throw new DeployConfigError(file, [`not JSON: ${(error as Error).message}`]);
+  }
+  return parseDeployConfig(raw, file, path.dirname(absolute));
+};
+
+/**
+ * Context keys earlier versions read (`-c key=value`). They are refused, never ignored: a
+ * setting given that way used to apply to one deploy only.
+ */
+export const RETIRED_CONTEXT_KEYS: Readonly<Record<string, string>> = {
+  stackName: 'stackName',
+  logLevel: 'logLevel',
+  issuer: 'identity.issuer',
+  audience: 'identity.audience',
+  jwksUrl: 'identity.jwksUrl',
+  rolesClaim: 'identity.rolesClaim',
+  vaultMount: 'vault.mount',
+  vaultAuthMethod: 'vault.authMethod',
+  vaultRoleId: 'vault.reader.roleId',
+  vaultWriterRoleId: 'vault.writer.roleId',
+  vaultCredentialsSecret: 'vault.reader.secretName',
+  vaultWriterCredentialsSecret: 'vault.writer.secretName',
+  vaultNamespace: 'vault.namespace',
+  vaultReferencePrefixes: 'vault.referencePrefixes',
+  alarmEmail: 'alarms.email',
+  alarmTopicArn: 'alarms.topicArn',
+  alarmApi5xxRatePercent: 'alarms.thresholds.api5xxRatePercent',
+  alarmApi5xxMinRequests: 'alarms.thresholds.api5xxMinRequests',
+  alarmApiLatencyP99Ms: 'alarms.thresholds.apiLatencyP99Ms',
+  alarmDynamoSystemErrors: 'alarms.thresholds.dynamoSystemErrors',
+};

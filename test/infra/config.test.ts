@@ -1,0 +1,171 @@
+/**
+ * The deployment config file: what the checked-in example resolves to, and the message each
+ * kind of mistake gets (naming its key), all reported at once. The app itself refuses to run
+ * without a file and refuses the retired `-c` settings.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DeployConfigError, EXAMPLE_CONFIG_FILE, loadDeployConfig, parseDeployConfig, reservedFunctionCounts } from '../../infra/config.js';
+import { PROJECT_ROOT } from '../../infra/paths.js';
+
+const FIXTURES = path.join(PROJECT_ROOT, 'test', 'infra', 'fixtures');
+const CA = path.join(FIXTURES, 'private-ca.pem');
+
+const base = () => ({
+  stackName: 'NetconfigStaging',
+  vault: { address: 'https://vault.example.net:8200' },
+});
+
+const problemsOf = (raw: unknown, dir = FIXTURES): readonly string[] => {
+  try {
+    parseDeployConfig(raw, 'test.json', dir);
+  } catch (error) {
+    expect(error).toBeInstanceOf(DeployConfigError);
+    expect((error as Error).message).toMatch(/^test\.json is not a valid deployment configuration:\n {2}- /);
+    return (error as DeployConfigError).problems;
+  }
+  throw new Error('the configuration was accepted');
+};
+
+const network = (extra: Record<string, unknown> = {}) => ({
+  vpcId: 'vpc-0123456789abcdef0',
+  subnets: [
+    { subnetId: 'subnet-0a000000000000001', availabilityZone: 'eu-west-1a', routeTableId: 'rtb-0a000000000000001' },
+    { subnetId: 'subnet-0b000000000000002', availabilityZone: 'eu-west-1b', routeTableId: 'rtb-0b000000000000002' },
+  ],
+  egress: [{ cidr: '10.20.0.0/16', port: 8888, description: 'NSO' }],
+  dynamodbPrefixListId: 'pl-6da54004',
+  ...extra,
+});
+
+describe('the deployment config file', () => {
+  it('resolves the checked-in example, defaults applied', () => {
+    const config = loadDeployConfig(EXAMPLE_CONFIG_FILE);
+    expect(config).toMatchObject({
+      stackName: 'Netconfig',
+      logLevel: 'info',
+      vault: { address: 'https://vault.example.net:8200', mount: 'secret', authMethod: 'approle' },
+      identity: { provider: 'cognito' },
+      alarms: { email: 'noc@example.net' },
+      concurrency: { accountLimit: 1000, authorizer: 50, relay: 100, health: 10 },
+    });
+    expect(config.network).toBeUndefined();
+    expect(config.caBundle).toBeUndefined();
+  });
+
+  it('resolves the checked-in private-network example (VPC, OIDC, existing alarm topic)', () => {
+    const config = loadDeployConfig(path.join(PROJECT_ROOT, 'deploy', 'config.private.example.json'));
+    expect(config.network).toMatchObject({ vpcId: 'vpc-0a1b2c3d4e5f60718', awsServices: 'endpoints' });
+    expect(config.identity).toMatchObject({ provider: 'oidc', audience: 'netconfig-api' });
+    expect(config.alarms.topicArn).toBe('arn:aws:sns:eu-west-1:123456789012:noc-paging');
+  });
+
+  it('fills in every default of a minimal file', () => {
+    expect(parseDeployConfig(base(), 'min.json', FIXTURES)).toEqual({
+      stackName: 'NetconfigStaging',
+      logLevel: 'info',
+      vault: { address: 'https://vault.example.net:8200', mount: 'secret', authMethod: 'token' },
+      identity: { provider: 'cognito' },
+      alarms: {},
+      concurrency: { accountLimit: 1000, authorizer: 50, relay: 100, health: 10 },
+    });
+  });
+
+  it('resolves caBundle against the file’s own directory', () => {
+    expect(parseDeployConfig({ ...base(), caBundle: 'private-ca.pem' }, 'ca.json', FIXTURES).caBundle).toBe(CA);
+  });
+
+  it.each<[string, Record<string, unknown>, string]>([
+    ['an unknown key, with the keys allowed there', { vault: { address: 'https://v.example.net', adress: 'x' } }, 'vault.adress: unknown key (keys of vault: address, mount, authMethod, namespace, reader, writer, referencePrefixes, cacheTtlSeconds)'],
+    ['an unknown top-level key', { logLevl: 'info' }, 'logLevl: unknown key (top-level keys: stackName, logLevel, caBundle, vault, identity, alarms, concurrency, network)'],
+    ['a wrong type', { vault: { address: 'https://v.example.net', cacheTtlSeconds: '60' } }, 'vault.cacheTtlSeconds: must be integer, got "60"'],
+    ['a bad enum value', { logLevel: 'verbose' }, 'logLevel: must be one of "debug", "info", "warn", "error", got "verbose"'],
+    ['a bad auth method', { vault: { address: 'https://v.example.net', authMethod: 'AppRole' } }, 'vault.authMethod: must be one of "token", "approle", got "AppRole"'],
+    ['an http:// Vault address', { vault: { address: 'http://vault.example.net:8200' } }, 'vault.address: must be an https:// URL (Vault tokens travel with every call), e.g. https://vault.example.net:8200, got "http://vault.example.net:8200"'],
+    ['a missing Vault address', { vault: { mount: 'secret' } }, 'vault.address: required'],
+    ['a bad stack name', { stackName: 'net_config' }, 'stackName: must be a CloudFormation stack name: a letter, then letters, digits or hyphens, at most 64 characters, got "net_config"'],
+    ['AppRole without role ids', { vault: { address: 'https://v.example.net', authMethod: 'approle', reader: { roleId: 'r' } } }, 'vault.writer.roleId: required with vault.authMethod "approle"'],
+    ['a role id with token auth', { vault: { address: 'https://v.example.net', reader: { roleId: 'r' } } }, 'vault.reader.roleId: only used with vault.authMethod "approle" (authMethod is "token")'],
+    ['a reference prefix the service manages', { vault: { address: 'https://v.example.net', referencePrefixes: ['netconfig/adapters'] } }, 'vault.referencePrefixes[0]: "netconfig/adapters" is not a usable secret path (the service manages the secrets under it)'],
+    ['OIDC without an audience', { identity: { provider: 'oidc', issuer: 'https://idp.example.net' } }, 'identity.audience: required with identity.provider "oidc"'],
+    ['an issuer with Cognito', { identity: { provider: 'cognito', issuer: 'https://idp.example.net' } }, 'identity.issuer: only used with identity.provider "oidc" (the Cognito pool is the issuer)'],
+    ['an http:// JWKS URL', { identity: { provider: 'oidc', issuer: 'https://idp.example.net', audience: 'a', jwksUrl: 'http://idp.example.net/keys' } }, 'identity.jwksUrl: must be an https:// URL, got "http://idp.example.net/keys"'],
+    ['both alarm e-mail and topic', { alarms: { email: 'noc@example.net', topicArn: 'arn:aws:sns:eu-west-1:123456789012:noc' } }, 'alarms: give email (a topic is created) or topicArn (an existing topic), not both'],
+    ['a bad alarm e-mail', { alarms: { email: 'noc' } }, 'alarms.email: must match format "email", got "noc"'],
+    ['a negative threshold', { alarms: { thresholds: { apiLatencyP99Ms: -1 } } }, 'alarms.thresholds.apiLatencyP99Ms: must be > 0, got -1'],
+    [
+      'reserved concurrency the account cannot give',
+      { concurrency: { relay: 850 } },
+      `concurrency: authorizer 50 + relay 850 + health 10 x ${reservedFunctionCounts().health} functions = ${900 + 10 * reservedFunctionCounts().health} reserved, but Lambda keeps 100 of the account's 1000 (concurrency.accountLimit) unreserved: at most 900 can be reserved`,
+    ],
+    ['a reservation of zero', { concurrency: { relay: 0 } }, 'concurrency.relay: must be >= 1, got 0'],
+    ['egress beside given security groups', { network: network({ securityGroupIds: ['sg-0123456789abcdef0'], dynamodbPrefixListId: undefined }) }, 'network.egress: only for the security group the stack creates; with network.securityGroupIds, those groups carry the rules'],
+    ['a created security group without egress', { network: network({ egress: undefined }) }, 'network.egress: required unless network.securityGroupIds is given: where NSO and Vault listen (cidr, port)'],
+    ['endpoints without route tables', { network: network({ subnets: [{ subnetId: 'subnet-0a000000000000001', availabilityZone: 'eu-west-1a' }] }) }, 'network.subnets[0].routeTableId: required with awsServices "endpoints" (the DynamoDB gateway endpoint is added to it)'],
+    ['endpoints without the DynamoDB prefix list', { network: network({ dynamodbPrefixListId: undefined }) }, expect.stringContaining('network.dynamodbPrefixListId: required with awsServices "endpoints" and a created security group') as unknown as string],
+    ['a prefix list with a NAT', { network: network({ awsServices: 'nat', subnets: [{ subnetId: 'subnet-0a000000000000001', availabilityZone: 'eu-west-1a' }] }) }, 'network.dynamodbPrefixListId: only used with awsServices "endpoints" (through a NAT, DynamoDB is reached at its public addresses)'],
+    ['a subnet listed twice', { network: network({ subnets: [network().subnets[0], network().subnets[0]] }) }, 'network.subnets[1].subnetId: subnet-0a000000000000001 is listed twice'],
+    ['a malformed subnet id', { network: network({ subnets: [{ subnetId: 'subnet-x', availabilityZone: 'eu-west-1a', routeTableId: 'rtb-0a000000000000001' }] }) }, 'network.subnets[0].subnetId: must be a subnet id such as subnet-0123456789abcdef0, got "subnet-x"'],
+    ['a bad egress CIDR', { network: network({ egress: [{ cidr: '10.20.0.0', port: 443 }] }) }, 'network.egress[0].cidr: must be an IPv4 CIDR block such as 10.20.0.0/16, got "10.20.0.0"'],
+    ['a missing CA bundle', { caBundle: 'nowhere.pem' }, `caBundle: no such file: ${path.join(FIXTURES, 'nowhere.pem')}`],
+    ['a CA bundle that is not PEM', { caBundle: 'README.md' }, `caBundle: ${path.join(FIXTURES, 'README.md')} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`],
+  ])('names the key of %s', (_what, change, problem) => {
+    expect(problemsOf({ ...base(), ...change })).toContainEqual(problem);
+  });
+
+  it('refuses a CA bundle that carries a private key, or a certificate that does not parse', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'netconfig-ca-'));
+    const pem = readFileSync(CA, 'utf8');
+    writeFileSync(path.join(dir, 'with-key.pem'), `${pem}-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n`);
+    writeFileSync(path.join(dir, 'broken.pem'), pem.replace(/^MII.*$/m, 'MIIBroken'));
+    expect(problemsOf({ ...base(), caBundle: 'with-key.pem' }, dir)).toEqual([
+      `caBundle: ${path.join(dir, 'with-key.pem')} holds a PRIVATE KEY block: a CA bundle carries certificates only (never a key)`,
+    ]);
+    expect(problemsOf({ ...base(), caBundle: 'broken.pem' }, dir)).toEqual([expect.stringMatching(/^caBundle: .*broken\.pem: certificate 1 does not parse/)]);
+  });
+
+  it('reports every problem at once', () => {
+    const problems = problemsOf({ ...base(), logLevel: 'loud', extra: true, vault: { address: 'http://v' } });
+    expect(problems).toHaveLength(3);
+  });
+
+  it('says what is wrong with a file that is missing or not JSON', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'netconfig-config-'));
+    writeFileSync(path.join(dir, 'bad.json'), '{ "stackName": ');
+    expect(() => loadDeployConfig(path.join(dir, 'bad.json'))).toThrow(/bad\.json is not a valid deployment configuration:\n {2}- not JSON: /);
+    expect(() => loadDeployConfig(path.join(dir, 'none.json'))).toThrow(/none\.json is not a valid deployment configuration:\n {2}- no such file/);
+  });
+});
+
+describe('the CDK app', () => {
+  const runApp = (context: Record<string, unknown>) =>
+    spawnSync(process.execPath, [path.join(PROJECT_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), path.join(PROJECT_ROOT, 'infra', 'app.ts')], {
+      cwd: PROJECT_ROOT,
+      env: { ...process.env, CDK_CONTEXT_JSON: JSON.stringify(context), CDK_OUTDIR: mkdtempSync(path.join(tmpdir(), 'netconfig-cdk-')) },
+      encoding: 'utf8',
+    });
+
+  it('will not synthesize a deployment without a config file', () => {
+    const run = runApp({});
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain('No deployment configuration: run with -c config=<file>');
+  });
+
+  it('refuses the retired -c settings, naming the config key that replaces each', () => {
+    const run = runApp({ config: EXAMPLE_CONFIG_FILE, vaultAuthMethod: 'approle', alarmEmail: 'noc@example.net' });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain('-c vaultAuthMethod: set vault.authMethod in the config file');
+    expect(run.stderr).toContain('-c alarmEmail: set alarms.email in the config file');
+  });
+
+  it('prints the problems of a bad file and exits 1', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'netconfig-config-'));
+    writeFileSync(path.join(dir, 'prod.json'), JSON.stringify({ ...base(), logLevel: 'verbose' }));
+    const run = runApp({ config: path.join(dir, 'prod.json') });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain('prod.json is not a valid deployment configuration:\n  - logLevel: must be one of');
+  });
+});

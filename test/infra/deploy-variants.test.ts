@@ -1,0 +1,244 @@
+/**
+ * The template of each kind of deployment the config file can ask for: no VPC; a VPC reaching
+ * AWS through endpoints; a VPC with a NAT; security groups given by id; a private CA bundle;
+ * an external OIDC issuer; concurrency and alarm settings; and two stacks side by side.
+ * Synthesized without bundling; cdk-nag runs on the VPC variants.
+ */
+import { App, Aspects, type CfnElement } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { liveRoutes } from '../../functions/shared/routes.js';
+import { callsOutside, concurrencyGroup, parseDeployConfig } from '../../infra/config.js';
+import { addNagSuppressions } from '../../infra/nag.js';
+import { PROJECT_ROOT } from '../../infra/paths.js';
+import { NetconfigStack } from '../../infra/stack.js';
+
+const FIXTURES = path.join(PROJECT_ROOT, 'test', 'infra', 'fixtures');
+type Resource = { Type: string; Properties: Record<string, any> };
+
+const settingsOf = (config: Record<string, unknown>) => {
+  const { stackName, ...settings } = parseDeployConfig(
+    { stackName: 'Netconfig', vault: { address: 'https://vault.example.net:8200' }, ...config },
+    'variant.json',
+    FIXTURES,
+  );
+  return { stackName, settings };
+};
+
+const newApp = () => new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+
+const build = (app: App, config: Record<string, unknown>, nag = false): NetconfigStack => {
+  const { stackName, settings } = settingsOf(config);
+  const stack = new NetconfigStack(app, stackName, { settings });
+  if (nag) {
+    addNagSuppressions(stack);
+    Aspects.of(stack).add(new AwsSolutionsChecks());
+  }
+  return stack;
+};
+
+const inspect = (stack: NetconfigStack) => {
+  const template = Template.fromStack(stack);
+  const resources = template.toJSON().Resources as Record<string, Resource>;
+  const fn = (op: string): Resource => resources[stack.getLogicalId(stack.functions[op]!.function.node.defaultChild as CfnElement)]!;
+  return { stack, template, resources, fn };
+};
+
+const synth = (config: Record<string, unknown>, { nag = false } = {}) => inspect(build(newApp(), config, nag));
+
+const OUTSIDE = [...liveRoutes.filter(callsOutside).map((r) => r.operationId), 'complianceBatch'];
+const ALL = [...liveRoutes.map((r) => r.operationId), 'complianceBatch', 'authorizer'];
+
+const SUBNETS = [
+  { subnetId: 'subnet-0a000000000000001', availabilityZone: 'eu-west-1a', routeTableId: 'rtb-0a000000000000001' },
+  { subnetId: 'subnet-0b000000000000002', availabilityZone: 'eu-west-1b', routeTableId: 'rtb-0b000000000000002' },
+  { subnetId: 'subnet-0c000000000000003', availabilityZone: 'eu-west-1a', routeTableId: 'rtb-0a000000000000001' },
+];
+const EGRESS = [
+  { cidr: '10.20.0.0/16', port: 8888, description: 'NSO RESTCONF' },
+  { cidr: '10.30.1.5/32', port: 8200, description: 'Vault' },
+];
+const ENDPOINTS_NETWORK = { vpcId: 'vpc-0123456789abcdef0', subnets: SUBNETS, egress: EGRESS, dynamodbPrefixListId: 'pl-6da54004' };
+const NAT_NETWORK = { vpcId: 'vpc-0123456789abcdef0', subnets: SUBNETS.map(({ routeTableId: _, ...s }) => s), egress: EGRESS, awsServices: 'nat' };
+
+const ofType = (resources: Record<string, Resource>, type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
+const nagErrors = (stack: NetconfigStack) =>
+  Annotations.fromStack(stack)
+    .findError('*', Match.stringLikeRegexp('AwsSolutions-.*'))
+    .map((e) => `${e.id}: ${String(e.entry.data).split('\n')[0]}`);
+
+// Each synthesizes the whole stack (with cdk-nag for the VPC variants): seconds each, more on a busy machine.
+describe('deployment variants', { timeout: 180_000 }, () => {
+  it('without a network, runs every function outside any VPC and makes no EC2 resources', () => {
+    const { resources, fn } = synth({});
+    for (const op of ALL) expect(fn(op).Properties['VpcConfig'], op).toBeUndefined();
+    expect(Object.values(resources).filter((r) => r.Type.startsWith('AWS::EC2::'))).toEqual([]);
+  });
+
+  it('with a VPC and endpoints, puts exactly the functions that call NSO or Vault in the private subnets, behind a group with narrow egress', () => {
+    const { stack, resources, fn } = synth({ network: ENDPOINTS_NETWORK }, { nag: true });
+    expect(OUTSIDE).toEqual(expect.arrayContaining(['relayRestAction', 'getAdapterHealth', 'getAdaptersHealth', 'getSystemHealth', 'putAdapter', 'restartAdapter', 'complianceBatch']));
+    const groups = ofType(resources, 'AWS::EC2::SecurityGroup');
+    const functionGroup = groups.find(([id]) => id.includes('FunctionSecurityGroup'))!;
+    expect(functionGroup).toBeDefined();
+    for (const op of ALL) {
+      const vpcConfig = fn(op).Properties['VpcConfig'];
+      if (!OUTSIDE.includes(op)) {
+        expect(vpcConfig, op).toBeUndefined();
+        continue;
+      }
+      expect(vpcConfig, op).toEqual({
+        SubnetIds: SUBNETS.map((s) => s.subnetId),
+        SecurityGroupIds: [{ 'Fn::GetAtt': [functionGroup[0], 'GroupId'] }],
+      });
+    }
+    // Egress: NSO and Vault as configured, DynamoDB's prefix list, and HTTPS to the interface endpoints' group. Nothing to 0.0.0.0/0.
+    const groupRef = { 'Fn::GetAtt': [functionGroup[0], 'GroupId'] };
+    const endpointGroup = groups.find(([id]) => id.includes('EndpointSecurityGroup'))!;
+    expect(groups).toHaveLength(2);
+    const egress = [
+      ...(functionGroup[1].Properties['SecurityGroupEgress'] as Record<string, unknown>[]),
+      ...ofType(resources, 'AWS::EC2::SecurityGroupEgress')
+        .map(([, r]) => r.Properties)
+        .filter((p) => JSON.stringify(p['GroupId']) === JSON.stringify(groupRef))
+        .map(({ GroupId: _, ...rule }) => rule),
+    ];
+    expect(egress).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ CidrIp: '10.20.0.0/16', FromPort: 8888, ToPort: 8888, IpProtocol: 'tcp', Description: 'NSO RESTCONF' }),
+        expect.objectContaining({ CidrIp: '10.30.1.5/32', FromPort: 8200, ToPort: 8200, IpProtocol: 'tcp', Description: 'Vault' }),
+        expect.objectContaining({ DestinationPrefixListId: 'pl-6da54004', FromPort: 443, ToPort: 443, IpProtocol: 'tcp' }),
+        expect.objectContaining({ DestinationSecurityGroupId: { 'Fn::GetAtt': [endpointGroup[0], 'GroupId'] }, FromPort: 443, ToPort: 443, IpProtocol: 'tcp' }),
+      ]),
+    );
+    expect(egress).toHaveLength(4);
+    expect(JSON.stringify(Object.values(resources).filter((r) => r.Type.startsWith('AWS::EC2::')))).not.toContain('0.0.0.0/0');
+
+    const endpoints = ofType(resources, 'AWS::EC2::VPCEndpoint').map(([, r]) => r.Properties);
+    expect(endpoints).toHaveLength(3);
+    const byService = (name: string) => endpoints.find((e) => JSON.stringify(e['ServiceName']).includes(name))!;
+    expect(byService('dynamodb')).toMatchObject({ VpcEndpointType: 'Gateway', VpcId: 'vpc-0123456789abcdef0', RouteTableIds: ['rtb-0a000000000000001', 'rtb-0b000000000000002'] });
+    // The durable compliance function checkpoints through the Lambda API: it needs the Lambda endpoint.
+    for (const service of ['secretsmanager', 'lambda']) {
+      expect(byService(service), service).toMatchObject({
+        VpcEndpointType: 'Interface',
+        PrivateDnsEnabled: true,
+        SubnetIds: ['subnet-0a000000000000001', 'subnet-0b000000000000002'],
+      });
+    }
+    // The endpoints admit HTTPS from the functions' group only.
+    const ingress = ofType(resources, 'AWS::EC2::SecurityGroupIngress').map(([, r]) => r.Properties);
+    expect(ingress).toEqual([expect.objectContaining({ FromPort: 443, ToPort: 443, SourceSecurityGroupId: groupRef, GroupId: { 'Fn::GetAtt': [endpointGroup[0], 'GroupId'] } })]);
+    for (const service of ['secretsmanager', 'lambda']) {
+      expect(byService(service)['SecurityGroupIds'], service).toEqual([{ 'Fn::GetAtt': [endpointGroup[0], 'GroupId'] }]);
+    }
+    expect(nagErrors(stack)).toEqual([]);
+  });
+
+  it('with a VPC and a NAT, makes no endpoint and lets the functions reach AWS over HTTPS', () => {
+    const { stack, resources, fn } = synth({ network: NAT_NETWORK }, { nag: true });
+    expect(ofType(resources, 'AWS::EC2::VPCEndpoint')).toEqual([]);
+    const [groupId, group] = ofType(resources, 'AWS::EC2::SecurityGroup')[0]!;
+    expect(ofType(resources, 'AWS::EC2::SecurityGroup')).toHaveLength(1);
+    expect(group.Properties['SecurityGroupEgress']).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ CidrIp: '0.0.0.0/0', FromPort: 443, ToPort: 443, IpProtocol: 'tcp' }),
+        expect.objectContaining({ CidrIp: '10.20.0.0/16', FromPort: 8888 }),
+        expect.objectContaining({ CidrIp: '10.30.1.5/32', FromPort: 8200 }),
+      ]),
+    );
+    expect(group.Properties['SecurityGroupEgress']).toHaveLength(3);
+    expect(fn('relayRestAction').Properties['VpcConfig']).toEqual({ SubnetIds: SUBNETS.map((s) => s.subnetId), SecurityGroupIds: [{ 'Fn::GetAtt': [groupId, 'GroupId'] }] });
+    expect(fn('getTree').Properties['VpcConfig']).toBeUndefined();
+    expect(nagErrors(stack)).toEqual([]);
+    // Subnets without route tables are fine here (no gateway endpoint): synth prints no warning about them.
+    expect(Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('routeTableId'))).toEqual([]);
+  });
+
+  it('with security groups given by id, creates none and lets the endpoints admit them', () => {
+    const { resources, fn } = synth({
+      network: { vpcId: 'vpc-0123456789abcdef0', subnets: SUBNETS, securityGroupIds: ['sg-0123456789abcdef0', 'sg-0fedcba9876543210'] },
+    });
+    // Only the endpoints' own group is created; it admits the given groups.
+    expect(ofType(resources, 'AWS::EC2::SecurityGroup').map(([id]) => id)).toEqual([expect.stringContaining('EndpointSecurityGroup')]);
+    expect(fn('complianceBatch').Properties['VpcConfig']['SecurityGroupIds']).toEqual(['sg-0123456789abcdef0', 'sg-0fedcba9876543210']);
+    const sources = ofType(resources, 'AWS::EC2::SecurityGroupIngress').map(([, r]) => r.Properties['SourceSecurityGroupId']);
+    expect(sources.sort()).toEqual(['sg-0123456789abcdef0', 'sg-0fedcba9876543210']);
+    expect(ofType(resources, 'AWS::EC2::SecurityGroupEgress')).toEqual([]);
+  });
+
+  it('with a CA bundle, names it in NETCONFIG_CA_BUNDLE of exactly the functions that call NSO or Vault', () => {
+    const { fn } = synth({ caBundle: 'private-ca.pem' });
+    for (const op of ALL) {
+      const env = fn(op).Properties['Environment']['Variables'];
+      expect(env['NETCONFIG_CA_BUNDLE'], op).toBe(OUTSIDE.includes(op) ? 'ca-bundle.pem' : undefined);
+    }
+  });
+
+  it('with an external OIDC issuer, creates no user pool and verifies that issuer’s tokens', () => {
+    const { resources, fn } = synth({
+      identity: { provider: 'oidc', issuer: 'https://login.example.net/realms/ops', audience: 'netconfig', jwksUrl: 'https://login.example.net/realms/ops/certs' },
+    });
+    expect(ofType(resources, 'AWS::Cognito::UserPool')).toEqual([]);
+    expect(fn('authorizer').Properties['Environment']['Variables']).toMatchObject({
+      JWT_ISSUER: 'https://login.example.net/realms/ops',
+      JWT_AUDIENCE: 'netconfig',
+      JWKS_URL: 'https://login.example.net/realms/ops/certs',
+      ROLES_CLAIM: 'roles',
+    });
+  });
+
+  it('reserves concurrency for the authorizer and caps the relay and the orchestrator health probes, from the file', () => {
+    const { fn } = synth({ concurrency: { authorizer: 40, relay: 120, health: 5 } });
+    for (const op of ALL) {
+      const route = liveRoutes.find((r) => r.operationId === op);
+      const group = op === 'authorizer' ? 'authorizer' : route && concurrencyGroup(route);
+      const expected = ({ authorizer: 40, relay: 120, health: 5 } as Record<string, number>)[group ?? ''];
+      expect(fn(op).Properties['ReservedConcurrentExecutions'], op).toBe(expected);
+    }
+    expect(fn('getAdapterHealth').Properties['ReservedConcurrentExecutions']).toBe(5);
+    expect(fn('getAdaptersHealth').Properties['ReservedConcurrentExecutions']).toBe(5);
+    const none = synth({ concurrency: { authorizer: null, relay: null, health: null } });
+    for (const op of ALL) expect(none.fn(op).Properties['ReservedConcurrentExecutions'], op).toBeUndefined();
+  });
+
+  it('sends alarms to an existing topic, or to a topic it creates for an e-mail address', () => {
+    const arn = 'arn:aws:sns:eu-west-1:123456789012:noc';
+    const existing = synth({ alarms: { topicArn: arn, thresholds: { apiLatencyP99Ms: 8000 } } });
+    expect(ofType(existing.resources, 'AWS::SNS::Topic')).toEqual([]);
+    const alarms = ofType(existing.resources, 'AWS::CloudWatch::Alarm').map(([, r]) => r.Properties);
+    expect(alarms.length).toBeGreaterThan(0);
+    for (const alarm of alarms) expect(alarm['AlarmActions']).toEqual([arn]);
+    expect(alarms.find((a) => a['AlarmName'].endsWith('api-latency-p99'))!['Threshold']).toBe(8000);
+    const created = synth({ alarms: { email: 'noc@example.net' } });
+    expect(ofType(created.resources, 'AWS::SNS::Topic')).toHaveLength(1);
+    created.template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'noc@example.net' });
+    const silent = synth({});
+    expect(ofType(silent.resources, 'AWS::SNS::Topic')).toEqual([]);
+  });
+
+  it('gives two stacks in one app no API name, Service dimension, alarm name or dashboard name in common', () => {
+    const app = newApp();
+    const [staging, prod] = ['NetconfigStaging', 'NetconfigProd'].map((stackName) => build(app, { stackName })).map(inspect);
+    const names = ({ resources, fn }: ReturnType<typeof inspect>) => ({
+      api: ofType(resources, 'AWS::ApiGateway::RestApi').map(([, r]) => r.Properties['Name']),
+      service: [...new Set(ALL.map((op) => fn(op).Properties['Environment']['Variables']['SERVICE_NAME']))],
+      alarms: ofType(resources, 'AWS::CloudWatch::Alarm').map(([, r]) => r.Properties['AlarmName']),
+      dashboards: ofType(resources, 'AWS::CloudWatch::Dashboard').map(([, r]) => r.Properties['DashboardName']),
+    });
+    const a = names(staging!);
+    const b = names(prod!);
+    expect(a.api).toEqual(['netconfig-staging']);
+    expect(b.api).toEqual(['netconfig-prod']);
+    expect(a.service).toEqual(['netconfig-staging']);
+    expect(b.service).toEqual(['netconfig-prod']);
+    expect(a.alarms.length).toBeGreaterThan(10);
+    expect(a.dashboards).toHaveLength(1);
+    for (const key of ['api', 'service', 'alarms', 'dashboards'] as const) {
+      expect(a[key].every((n) => typeof n === 'string' && n.length > 0), key).toBe(true);
+      expect(a[key].filter((n) => b[key].includes(n)), key).toEqual([]);
+    }
+  });
+});
