@@ -5,8 +5,14 @@
  * concurrency 10 and 50, against a floor that fetches the same devices through the same relay
  * path and evaluates them with a plain concurrency-limited loop (no durable engine, no
  * DynamoDB writes). Reports devices per second, p50/p99 per-device time, the process's memory
- * high-water mark, and the ratio of the engine's wall time to the floor's (target ≤ 1.25 at 50).
+ * high-water mark, the CPU seconds of this process and of DynamoDB Local's JVM, and the ratio of
+ * the engine's wall time to the floor's (target ≤ 1.25 at 50).
+ *
+ * `npx tsx bench/compliance.ts [devices] [concurrencies] [rounds]` (default `10000 10,50 3`):
+ * floor and engine alternate round by round, and the ratio is the median of the rounds' ratios
+ * (on a shared machine the load moves between runs; a pair measured back to back shares it).
  */
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -29,18 +35,54 @@ export interface ComplianceRun {
   readonly p50Ms: number;
   readonly p99Ms: number;
   readonly rssHighWaterMiB: number;
+  /** 1-based: floor and engine alternate round by round, so each pair ran under the same load. */
+  readonly round: number;
+  /** CPU seconds of this process (all its threads) during the run. */
+  readonly cpuSeconds: number;
+  /** CPU seconds of DynamoDB Local's JVM during the run (Linux; absent elsewhere). */
+  readonly dynamoCpuSeconds?: number;
 }
 
 const highWater = () => {
-  let max = process.memoryUsage().rss;
-  const timer = setInterval(() => (max = Math.max(max, process.memoryUsage().rss)), 50);
+  let max = process.memoryUsage.rss();
+  const timer = setInterval(() => (max = Math.max(max, process.memoryUsage.rss())), 50);
   return () => {
     clearInterval(timer);
-    return Math.round(Math.max(max, process.memoryUsage().rss) / 1048576);
+    return Math.round(Math.max(max, process.memoryUsage.rss()) / 1048576);
   };
 };
 
-export const measureCompliance = async (devices = 10_000, concurrencies = [10, 50], log: (line: string) => void = console.log): Promise<ComplianceRun[]> => {
+/** CPU seconds used so far by `pid` and its descendants (from /proc), or undefined off Linux. */
+const treeCpuSeconds = (pid: number | undefined): number | undefined => {
+  if (pid === undefined) return undefined;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    // utime and stime (fields 14 and 15 of stat, counted after the command), in clock ticks of 1/100 s.
+    const own = (Number(fields[11]) + Number(fields[12])) / 100;
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+    return children.reduce((sum, child) => sum + (treeCpuSeconds(child) ?? 0), own);
+  } catch {
+    return undefined;
+  }
+};
+
+/** Starts measuring a run's resources; the returned function ends it. */
+const resources = (dynamoPid: number | undefined) => {
+  const rss = highWater();
+  const cpu = process.cpuUsage();
+  const dynamo = treeCpuSeconds(dynamoPid);
+  return () => {
+    const used = process.cpuUsage(cpu);
+    const dynamoNow = treeCpuSeconds(dynamoPid);
+    return {
+      rssHighWaterMiB: rss(),
+      cpuSeconds: Math.round((used.user + used.system) / 1e4) / 100,
+      ...(dynamo !== undefined && dynamoNow !== undefined ? { dynamoCpuSeconds: Math.round((dynamoNow - dynamo) * 100) / 100 } : {}),
+    };
+  };
+};
+
+export const measureCompliance = async (devices = 10_000, concurrencies = [10, 50], log: (line: string) => void = console.log, rounds = 1): Promise<ComplianceRun[]> => {
   const dir = await mkdtemp(path.join(tmpdir(), 'bench-compliance-'));
   const dynamo = await startDynamoDbLocal();
   process.env['AWS_ENDPOINT_URL_DYNAMODB'] = dynamo.endpoint;
@@ -84,13 +126,13 @@ export const measureCompliance = async (devices = 10_000, concurrencies = [10, 5
   };
   const runs: ComplianceRun[] = [];
   try {
-    for (const concurrency of concurrencies) {
+    for (const concurrency of concurrencies) for (let round = 1; round <= rounds; round++) {
       // Floor: the same fetches and evaluations, a plain pool of `concurrency` workers.
       {
         const relayGet = engineDeps.relayGet(() => 15 * 60_000);
         const rules = FLEET_RULES.map((r) => ({ ...r, node: 'base' })) as unknown as Parameters<EngineDeps['evaluate']>[2];
         const times: number[] = [];
-        const stop = highWater();
+        const stop = resources(dynamo.process.pid);
         const started = performance.now();
         let next = 0;
         await Promise.all(
@@ -104,7 +146,7 @@ export const measureCompliance = async (devices = 10_000, concurrencies = [10, 5
             }
           }),
         );
-        runs.push(summarizeRun('floor', concurrency, devices, (performance.now() - started) / 1000, times, stop()));
+        runs.push(summarizeRun('floor', concurrency, devices, (performance.now() - started) / 1000, times, round, stop()));
         log(JSON.stringify(runs.at(-1)));
       }
       // Engine: the production handler under the local runner, reports in DynamoDB Local.
@@ -120,13 +162,13 @@ export const measureCompliance = async (devices = 10_000, concurrencies = [10, 5
           retentionDays: 1,
           concurrency,
         };
-        const stop = highWater();
+        const stop = resources(dynamo.process.pid);
         const started = performance.now();
         const { batchId } = await startBatch({ treeId: 'b'.repeat(24), version: 'bench', adapterId: 'bench-nso' }, startDeps);
         const runner = new LocalDurableTestRunner({ handlerFunction: withDurableExecution(async (event: BatchEvent, context) => runBatch(event, context, deps)) });
         const execution = await runner.run({ payload: { batchId } });
         if (execution.getStatus() !== 'SUCCEEDED') throw new Error(`batch ${batchId} ended ${execution.getStatus()}`);
-        runs.push(summarizeRun('durable engine', concurrency, devices, (performance.now() - started) / 1000, times, stop()));
+        runs.push(summarizeRun('durable engine', concurrency, devices, (performance.now() - started) / 1000, times, round, stop()));
         log(JSON.stringify(runs.at(-1)));
       }
     }
@@ -139,7 +181,15 @@ export const measureCompliance = async (devices = 10_000, concurrencies = [10, 5
   return runs;
 };
 
-const summarizeRun = (variant: string, concurrency: number, devices: number, seconds: number, times: number[], rss: number): ComplianceRun => ({
+const summarizeRun = (
+  variant: string,
+  concurrency: number,
+  devices: number,
+  seconds: number,
+  times: number[],
+  round: number,
+  used: Pick<ComplianceRun, 'rssHighWaterMiB' | 'cpuSeconds' | 'dynamoCpuSeconds'>,
+): ComplianceRun => ({
   variant,
   concurrency,
   devices,
@@ -147,23 +197,28 @@ const summarizeRun = (variant: string, concurrency: number, devices: number, sec
   devicesPerSecond: Math.round(devices / seconds),
   p50Ms: Math.round(percentile(times, 50) * 10) / 10,
   p99Ms: Math.round(percentile(times, 99) * 10) / 10,
-  rssHighWaterMiB: rss,
+  round,
+  ...used,
 });
 
-/** The engine's wall time over the floor's at each concurrency. */
+/** The engine's wall time over the floor's at each concurrency: the median over rounds of each round's ratio. */
 export const complianceRatios = (runs: readonly ComplianceRun[]): { concurrency: number; ratio: number }[] =>
   [...new Set(runs.map((r) => r.concurrency))].map((concurrency) => {
-    const floor = runs.find((r) => r.concurrency === concurrency && r.variant === 'floor')!;
-    const engine = runs.find((r) => r.concurrency === concurrency && r.variant !== 'floor')!;
-    return { concurrency, ratio: Math.round((engine.seconds / floor.seconds) * 100) / 100 };
+    const ratios = runs
+      .filter((r) => r.concurrency === concurrency && r.variant !== 'floor')
+      .map((engine) => engine.seconds / runs.find((r) => r.concurrency === concurrency && r.variant === 'floor' && (r.round ?? 1) === (engine.round ?? 1))!.seconds);
+    return { concurrency, ratio: Math.round(percentile(ratios, 50) * 100) / 100 };
   });
 
 /** The last line a run prints: what `bench/run.ts` reads back. */
 export const RESULT_PREFIX = 'COMPLIANCE_RESULT ';
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  // [devices] [concurrencies, comma-separated] [rounds]
   const devices = Number(process.argv[2] ?? 10_000);
-  const runs = await measureCompliance(devices, [10, 50], (line) => console.error(line));
+  const concurrencies = process.argv[3] ? process.argv[3].split(',').map(Number) : [10, 50];
+  const rounds = Number(process.argv[4] ?? 3);
+  const runs = await measureCompliance(devices, concurrencies, (line) => console.error(line), rounds);
   for (const { concurrency, ratio } of complianceRatios(runs)) console.error(`concurrency ${concurrency}: engine/floor wall-time ratio ${ratio}`);
   console.log(`${RESULT_PREFIX}${JSON.stringify(runs)}`);
   process.exit(0);

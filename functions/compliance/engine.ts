@@ -3,11 +3,11 @@
  * chunks (at most `chunkConcurrency` at once); each chunk is one checkpointed step that
  * checks its devices (fetches gated per adapter), writes their reports and counts itself in
  * the batch, and returns its counts: all the checkpoint log ever holds of a chunk. A crash or
- * timeout replays the log: finished chunks are not run again, and the chunk that was cut
- * short skips the devices it had already reported, so no device is checked twice and the
- * totals stay exact.
+ * timeout replays the log: finished chunks are not run again, and the chunk that was cut short
+ * runs as its next attempt, which skips the devices it had already reported: no reported device
+ * is checked again and the totals stay exact (see `runChunk` for what runs again).
  */
-import type { DurableContext } from '@aws/durable-execution-sdk-js';
+import { StepSemantics, type DurableContext } from '@aws/durable-execution-sdk-js';
 import { gateFor } from './gate.js';
 import { checkDevice, type CheckDeps, type RelayGet } from './check.js';
 import { addCounts, emptyCounts, type BatchPlan, type ChunkCounts } from './model.js';
@@ -30,6 +30,8 @@ export interface EngineDeps extends Omit<CheckDeps, 'gate' | 'relayGet'> {
   readonly retryDelaySeconds?: number;
   /** Attempts of a chunk before the batch fails; default 6. */
   readonly chunkAttempts?: number;
+  /** Reports written in one request, 1 to 25 (`BatchWriteItem`'s limit, the default). */
+  readonly reportsPerWrite?: number;
   /** A device was checked and its report written (metrics, benchmark). */
   readonly onDeviceChecked?: (report: Report, ms: number) => void;
   /** The batch ended (metrics). */
@@ -62,34 +64,117 @@ const countOf = (grade: Grade, totals: RuleTotals): ChunkCounts => {
   return { devices: 1, grades: { ...c.grades, [grade]: 1 }, totals };
 };
 
-/** Checks one chunk of a batch; safe to run again (it skips what is already reported). */
-export const runChunk = async (batchId: string, index: number, work: BatchWork, remainingTimeMs: () => number, deps: EngineDeps): Promise<ChunkCounts> => {
+/** Reports a chunk sends to DynamoDB in one request at most (`BatchWriteItem` takes 25). */
+const WRITE_BATCH = 25;
+/** Longest a checked device's report waits for others to share its write request. */
+const WRITE_LINGER_MS = 50;
+
+/**
+ * Writes a chunk's reports in few requests: a report is sent when a request's worth is
+ * waiting, when the chunk has no device left to check, or {@link WRITE_LINGER_MS} after it was
+ * checked, whichever comes first. A report's promise settles when DynamoDB has it (or its
+ * request failed).
+ */
+class ReportWriter {
+  readonly #put: (reports: readonly Report[]) => Promise<void>;
+  readonly #perWrite: number;
+  #queue: { readonly report: Report; readonly settle: (error?: unknown) => void }[] = [];
+  /** Devices of the chunk that may still hand in a report. */
+  #remaining: number;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(put: (reports: readonly Report[]) => Promise<void>, devices: number, perWrite = WRITE_BATCH) {
+    this.#put = put;
+    this.#remaining = devices;
+    this.#perWrite = Math.min(WRITE_BATCH, Math.max(1, perWrite));
+  }
+
+  write(report: Report): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ report, settle: (error) => (error === undefined ? resolve() : reject(error)) });
+      this.#remaining--;
+      if (this.#queue.length >= this.#perWrite || this.#remaining === 0) this.#send();
+      else this.#timer ??= setTimeout(() => this.#send(), WRITE_LINGER_MS);
+    });
+  }
+
+  /** A device of the chunk ended without a report. */
+  skip(): void {
+    this.#remaining--;
+    if (this.#remaining === 0) this.#send();
+  }
+
+  #send(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    while (this.#queue.length) {
+      const batch = this.#queue.splice(0, this.#perWrite);
+      this.#put(batch.map((b) => b.report)).then(
+        () => batch.forEach((b) => b.settle()),
+        (error: unknown) => batch.forEach((b) => b.settle(error ?? new Error('report write failed'))),
+      );
+    }
+  }
+}
+
+/** What a device left unchecked after its chunk failed throws (never counted, never reported). */
+class ChunkAbandoned extends Error {}
+
+/**
+ * Checks one chunk of a batch and returns its counts; safe to run again.
+ *
+ * `attempt` is the step's attempt (1-based). The chunk step runs at most once per attempt
+ * (`AtMostOncePerRetry`: its start is checkpointed before it runs, and a run cut short by a
+ * crash comes back as the next attempt), so on attempt 1 no run of the chunk has written
+ * anything and every device is checked. On a later attempt it first reads which of its devices
+ * already have a report (one consistent `BatchGetItem` per 100), counts those as stored and
+ * checks only the others. A run's writes are its own: the step ends only after every device it
+ * started has settled, even when one fails (then no further device is fetched, the reports of
+ * the checked ones are still written, and the step throws), and the SDK ends an invocation only
+ * when no step is executing. So no earlier run is still writing when a chunk runs again, and
+ * the devices it finds without a report are the ones no run has written: it writes them
+ * without a condition, and its counts are exactly what it stored.
+ */
+export const runChunk = async (batchId: string, index: number, attempt: number, work: BatchWork, remainingTimeMs: () => number, deps: EngineDeps): Promise<ChunkCounts> => {
   const [plan, devices] = await Promise.all([planOf(deps.store, batchId), deps.store.getChunk(batchId, index)]);
-  const reported = await deps.store.existingReports(batchId, devices.map((d) => d.device));
+  const reported = attempt > 1 ? await deps.store.existingReports(batchId, devices.map((d) => d.device)) : new Map<string, never>();
   let counts = emptyCounts();
   for (const r of reported.values()) counts = addCounts(counts, countOf(r.grade, r.totals));
   const gate = gateFor(work.adapterId, work.concurrency);
   const target = { batchId, treeId: work.treeId, version: work.version, adapterId: work.adapterId, plan };
   const checkDeps: CheckDeps = { ...deps, gate, relayGet: deps.relayGet(remainingTimeMs) };
+  const unreported = devices.filter((d) => !reported.has(d.device));
+  const writer = new ReportWriter((reports) => deps.store.putReports(reports, work.expiresAt), unreported.length, deps.reportsPerWrite);
+  let failure: { readonly error: unknown } | undefined;
   await Promise.all(
-    devices
-      .filter((d) => !reported.has(d.device))
-      .map(async (assignment) => {
-        // A device's time runs from when its first fetch got a slot (not from when the chunk
-        // queued it behind the adapter's cap) to when its report is stored.
-        let started: number | undefined;
-        const timed = { run: <T>(fetch: () => Promise<T>) => gate.run(() => ((started ??= performance.now()), fetch())), pause: (ms: number) => gate.pause(ms) };
-        const report = await checkDevice(assignment, target, { ...checkDeps, gate: timed });
-        if (await deps.store.putReport(report, work.expiresAt)) {
-          counts = addCounts(counts, countOf(report.grade, report.totals));
-          deps.onDeviceChecked?.(report, performance.now() - (started ?? performance.now()));
-        } else {
-          // Reported meanwhile by another run of this chunk: count what is stored, once.
-          const stored = (await deps.store.existingReports(batchId, [assignment.device])).get(assignment.device)!;
-          counts = addCounts(counts, countOf(stored.grade, stored.totals));
-        }
-      }),
+    unreported.map(async (assignment) => {
+      // A device's time runs from when its first fetch got a slot (not from when the chunk
+      // queued it behind the adapter's cap) to when its report is stored.
+      let started: number | undefined;
+      const run = <T>(fetch: () => Promise<T>) =>
+        gate.run(() => {
+          if (failure) throw new ChunkAbandoned();
+          started ??= performance.now();
+          return fetch();
+        });
+      let report: Report;
+      try {
+        report = await checkDevice(assignment, target, { ...checkDeps, gate: { run, pause: (ms) => gate.pause(ms) } });
+      } catch (error) {
+        writer.skip();
+        failure ??= { error };
+        return;
+      }
+      try {
+        await writer.write(report);
+        counts = addCounts(counts, countOf(report.grade, report.totals));
+        deps.onDeviceChecked?.(report, performance.now() - (started ?? performance.now()));
+      } catch (error) {
+        failure ??= { error };
+      }
+    }),
   );
+  if (failure) throw failure.error;
   await deps.store.countChunk(batchId, index, counts, work.expiresAt);
   return counts;
 };
@@ -121,13 +206,14 @@ export const runBatch = async (event: BatchEvent, context: DurableContext, deps:
     'chunks',
     Array.from({ length: work.chunks }, (_, i) => i),
     (child, index) =>
-      child.step('check', async () => {
+      child.step('check', async ({ attempt }) => {
         try {
-          return await runChunk(batchId, index, work, remainingOf(context), deps);
+          return await runChunk(batchId, index, attempt, work, remainingOf(context), deps);
         } finally {
           deps.afterStep?.();
         }
       }, {
+        semantics: StepSemantics.AtMostOncePerRetry,
         retryStrategy: (_error, attempt) => ({ shouldRetry: attempt < attempts, delay: { seconds: Math.min(60, firstDelay * 2 ** (attempt - 1)) } }),
       }),
     { maxConcurrency: deps.chunkConcurrency ?? 3, itemNamer: (_, i) => `chunk-${i}` },

@@ -7,12 +7,13 @@
  * | `PLAN`      | the frozen rules by node and the variables (JSON)                   |
  * | `C#000042`  | chunk 42: its devices and their nodes (JSON)                        |
  * | `D#000042`  | chunk 42 is counted: written in one transaction with the `ADD`      |
- * | `R#<hash>`  | one device's report; `gpk` (`<batchId>#<grade>`) feeds `byGrade`     |
+ * | `R#<hash>`  | one device's report (JSON); `gpk` (`<batchId>#<grade>`) feeds `byGrade` |
  *
  * Every item carries `expiresAt` (epoch seconds): DynamoDB's TTL removes a batch and its
- * reports after the retention. Reports are written with `attribute_not_exists`, chunks are
- * counted once (the `D#` marker's condition cancels a second count): a chunk that runs again
- * after a crash neither rewrites nor recounts what it had done.
+ * reports after the retention. Reports are written 25 to a request under a key made of the
+ * batch and the device, so a device has at most one report in a batch; chunks are counted
+ * once (the `D#` marker's condition cancels a second count). A chunk that runs again after a
+ * crash reads which of its devices have a report, checks only the others, and never recounts.
  */
 import { createHash } from 'node:crypto';
 import {
@@ -136,15 +137,7 @@ export class ComplianceStore {
       { pk, sk: 'PLAN', plan: JSON.stringify(plan), expiresAt: batch.expiresAt },
       ...chunks.map((devices, i) => ({ pk, sk: chunkSk(i), devices: JSON.stringify(devices.map((d) => [d.device, d.node])), expiresAt: batch.expiresAt })),
     ];
-    for (let i = 0; i < items.length; i += 25) {
-      let pending = items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } }));
-      for (let attempt = 0; pending.length > 0; attempt++) {
-        if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
-        if (attempt > 8) throw new ServiceUnavailable('The compliance store kept refusing writes; retry later.');
-        const out = await this.#send(() => this.client.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: pending } })));
-        pending = (out.UnprocessedItems?.[this.tableName] ?? []) as typeof pending;
-      }
-    }
+    await this.#putAll(items);
     await this.#send(() =>
       this.client.send(
         new PutCommand({
@@ -211,12 +204,13 @@ export class ComplianceStore {
         const out = await this.#send(() =>
           this.client.send(
             new BatchGetCommand({
-              RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true, ProjectionExpression: 'device, grade, totals' } },
+              RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true, ProjectionExpression: 'report' } },
             }),
           ),
         );
         for (const item of out.Responses?.[this.tableName] ?? []) {
-          found.set(item['device'] as string, { grade: item['grade'] as Grade, totals: item['totals'] as Report['totals'] });
+          const report = toReport(item);
+          found.set(report.device, { grade: report.grade, totals: report.totals });
         }
         keys = (out.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Record<string, unknown>[];
       }
@@ -224,32 +218,39 @@ export class ComplianceStore {
     return found;
   }
 
-  /** Writes a report unless the device already has one in this batch; true when written. */
-  async putReport(report: Report, expiresAt: number): Promise<boolean> {
-    try {
-      await this.#send(() =>
-        this.client.send(
-          new PutCommand({
-            TableName: this.tableName,
-            Item: {
-              pk: batchPk(report.batchId),
-              sk: `R#${deviceKey(report.device)}`,
-              gpk: `${report.batchId}#${report.grade}`,
-              device: report.device,
-              grade: report.grade,
-              totals: report.totals,
-              report: JSON.stringify(report),
-              expiresAt,
-            },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          }),
-        ),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof Error && error.name === 'ConditionalCheckFailedException') return false;
-      throw error;
-    }
+  /**
+   * Puts items 25 to a request (`BatchWriteItem`), sending back what DynamoDB leaves
+   * unprocessed with a growing pause; an item that exists is replaced.
+   */
+  async #putAll(items: readonly Record<string, unknown>[]): Promise<void> {
+    await Promise.all(
+      Array.from({ length: Math.ceil(items.length / 25) }, async (_, n) => {
+        let pending = items.slice(n * 25, n * 25 + 25).map((Item) => ({ PutRequest: { Item } }));
+        for (let attempt = 0; pending.length > 0; attempt++) {
+          if (attempt > 8) throw new ServiceUnavailable('The compliance store kept refusing writes; retry later.');
+          if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
+          const out = await this.#send(() => this.client.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: pending } })));
+          pending = (out.UnprocessedItems?.[this.tableName] ?? []) as typeof pending;
+        }
+      }),
+    );
+  }
+
+  /**
+   * Writes reports, 25 to a request. A report's key is its batch and device, so writing a
+   * device's report again replaces it: the engine writes a device only when the chunk found
+   * no report of it, and no other run of the chunk writes at the same time (see engine.ts).
+   */
+  async putReports(reports: readonly Report[], expiresAt: number): Promise<void> {
+    await this.#putAll(
+      reports.map((report) => ({
+        pk: batchPk(report.batchId),
+        sk: `R#${report.reportId.slice(report.reportId.indexOf('-') + 1)}`,
+        gpk: `${report.batchId}#${report.grade}`,
+        report: JSON.stringify(report),
+        expiresAt,
+      })),
+    );
   }
 
   /**

@@ -3,9 +3,12 @@
  * `test/support/local-assembly.ts`) with real worker threads: event shape, environment,
  * routing, authorizer (identity source, policy, cache), Mock integrations, limits and
  * failures. The real stack's flows are in `local-stack.test.ts`.
+ *
+ * Every exchange is recorded; the last test checks that the gateway's own answers (its problem
+ * bodies) are the GatewayProblem openapi.json documents. The fixture's routes are not the API's.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { request } from 'node:http';
+import { request, type IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -14,6 +17,8 @@ import { freePort } from '../../infra/local/dynamodb-local.js';
 import { serveAssembly, type ServedApi } from '../../infra/local/start.js';
 import { parseTemplate, readCloudAssembly, type ApiModel } from '../../infra/local/template.js';
 import { FIXTURE_SYNTH_DIR, FIXTURE_SYNTH_PORT, writeFixtureAssembly } from '../support/local-assembly.js';
+import { OpenApiSchemas, readOpenApi } from '../support/openapi-conformance.js';
+import { accessLogEntries, gatewayAnsweredIds, headerMap, recordingFetch, recordRawAnswer, unrecorded, type Exchange } from '../support/recording.js';
 
 let served: ServedApi;
 let model: ApiModel;
@@ -22,6 +27,20 @@ let port: number;
 let dataDir: string;
 let assemblyDir: string;
 const logs: string[] = [];
+/** Every exchange of this suite with the gateway. */
+const exchanges: Exchange[] = [];
+const recorded = recordingFetch(exchanges);
+/** Records an answer read with `node:http` (for what fetch cannot send). */
+const recordResponse = (method: string, pathAndQuery: string, res: IncomingMessage, body: string) =>
+  exchanges.push({
+    method,
+    path: pathAndQuery,
+    status: res.statusCode ?? 0,
+    contentType: res.headers['content-type'],
+    body,
+    requestId: [res.headers['x-amzn-requestid']].flat()[0],
+    headers: headerMap(res.headers),
+  });
 
 beforeAll(async () => {
   assemblyDir = writeFixtureAssembly();
@@ -74,7 +93,7 @@ interface Echo {
 }
 
 const call = async (method: string, pathAndQuery: string, init: { headers?: Record<string, string>; body?: string | Buffer } = {}) => {
-  const res = await fetch(`${base}${pathAndQuery}`, { method, headers: init.headers ?? {}, ...(init.body !== undefined ? { body: init.body } : {}) });
+  const res = await recorded(`${base}${pathAndQuery}`, { method, headers: init.headers ?? {}, ...(init.body !== undefined ? { body: init.body } : {}) });
   const text = await res.text();
   let json: unknown;
   try {
@@ -135,7 +154,11 @@ describe('proxy event', () => {
       const req = request(`${base}/open`, { headers: ['Host', `127.0.0.1:${port}`, 'X-Dup', 'a', 'X-Dup', 'b'] }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          recordResponse('GET', '/v1/open', res, text);
+          resolve(text);
+        });
       });
       req.on('error', reject);
       req.end();
@@ -272,7 +295,7 @@ describe('routing', () => {
       expect(r.headers.get('content-type')).toBe('application/problem+json');
       expect(r.json).toMatchObject({ type: 'urn:netconfig:problem:not-found', status: 404, requestId: r.headers.get('x-amzn-requestid') });
     }
-    const outside = await fetch(`http://127.0.0.1:${port}/open`);
+    const outside = await recorded(`http://127.0.0.1:${port}/open`);
     expect(outside.status).toBe(404);
   });
 
@@ -404,7 +427,12 @@ const rawRequest = (text: string): Promise<string> =>
     const chunks: Buffer[] = [];
     socket.on('data', (c: Buffer) => chunks.push(c));
     socket.on('error', reject);
-    socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    socket.on('close', () => {
+      const answer = Buffer.concat(chunks).toString('utf8');
+      const [method = '', target = ''] = text.split('\r\n', 1)[0]!.split(' ');
+      recordRawAnswer(exchanges, method, target, answer);
+      resolve(answer);
+    });
   });
 
 /** A GET with headers as raw name/value pairs (fetch silently drops a header named `__proto__`). */
@@ -413,7 +441,11 @@ const rawGet = (pathAndQuery: string, headers: string[]): Promise<{ status: numb
     const req = request(`${base}${pathAndQuery}`, { headers: ['Host', new URL(base).host, ...headers] }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        recordResponse('GET', new URL(`${base}${pathAndQuery}`).pathname + new URL(`${base}${pathAndQuery}`).search, res, text);
+        resolve({ status: res.statusCode ?? 0, text });
+      });
     });
     req.on('error', reject);
     req.end();
@@ -461,5 +493,30 @@ describe('hostile requests', () => {
     const answer = await rawRequest('\u0000\u0001 nonsense\r\n\r\n');
     expect(answer).toMatch(/^HTTP\/1\.1 400 /);
     expect((await call('GET', '/open')).status).toBe(200);
+  });
+});
+
+describe('what the suite was answered', () => {
+  it('was recorded whole: every request the gateway logged under the stage, or could not parse, was recorded', () => {
+    expect(accessLogEntries(logs, '/v1').length).toBeGreaterThan(50);
+    expect(unrecorded(logs, '/v1', exchanges)).toEqual([]);
+  });
+
+  it("answered the GatewayProblem of openapi.json whenever the gateway answered itself (the fixture's own routes are not the API's)", () => {
+    const schemas = new OpenApiSchemas(readOpenApi());
+    const byGateway = gatewayAnsweredIds(logs);
+    const own = exchanges.filter((e) => e.requestId !== undefined && byGateway.has(e.requestId));
+    expect(own.length).toBeGreaterThan(20);
+    const problems = own.flatMap((e) => {
+      const media = e.contentType?.split(';')[0];
+      if (media !== 'application/problem+json') return [`${e.method} ${e.path} ${e.status}: ${e.contentType ?? '(no content type)'}`];
+      return schemas.errors('#/components/schemas/GatewayProblem', JSON.parse(e.body)).map((p) => `${e.method} ${e.path} ${e.status}: ${p}`);
+    });
+    expect(problems).toEqual([]);
+    // Each status API Gateway gives on a route is one openapi.json documents (a `Gateway<status>…` response). Not on a
+    // route: 404 (no route matched: the document's rule for any undocumented method and path), and 400 and 431 (not HTTP).
+    const documented = new Set(Object.keys((schemas.doc['components'] as { responses: Record<string, unknown> }).responses).map((n) => Number(n.slice(7, 10))));
+    const undocumented = own.filter((e) => !documented.has(e.status) && ![400, 404, 431].includes(e.status));
+    expect(undocumented.map((e) => `${e.method} ${e.path} ${e.status}`)).toEqual([]);
   });
 });

@@ -3,6 +3,9 @@
  * local=true`), served by `startLocalStack` with DynamoDB Local, the secrets store, the token
  * issuer and the NSO simulator, exercised over HTTP as a user would. Then stopped and started
  * again on the same data, and finally run as the `npm start` command and stopped with Ctrl-C.
+ *
+ * Every request goes through a recording proxy (the walkthroughs' curl and `npm run smoke`
+ * included), and the last test holds each answer to what openapi.json documents for it.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -17,6 +20,8 @@ import { runSeedCli } from '../../infra/local/seed.js';
 import { startLocalStack, type LocalStack } from '../../infra/local/start.js';
 import { synthesize } from '../../infra/local/synth.js';
 import { markedScript, shellBlockUnder, shellCommands, splitMarked } from '../support/doc-commands.js';
+import { checkExchanges, OpenApiSchemas, readOpenApi } from '../support/openapi-conformance.js';
+import { accessLogEntries, recordingFetch, startRecordingProxy, unrecorded, type Exchange, type RecordingProxy } from '../support/recording.js';
 
 const MINUTES = 60_000;
 let outDir: string;
@@ -24,6 +29,12 @@ let dataDir: string;
 let port: number;
 let stack: LocalStack | undefined;
 const logs: string[] = [];
+/** In front of the stack: what this suite sends to it goes through here and is recorded. */
+let proxy: RecordingProxy;
+/** Exchanges with stacks the proxy is not in front of (the `npm start` command's). */
+const direct: Exchange[] = [];
+/** The stage base URL, through the recording proxy. */
+const base = () => `${proxy.origin}/v1`;
 
 const isAlive = (pid: number | undefined): boolean => {
   if (!pid) return false;
@@ -35,8 +46,12 @@ const isAlive = (pid: number | undefined): boolean => {
   }
 };
 
-const start = () =>
-  startLocalStack({ port, dataDir, cdkOut: outDir, log: (label, _s, line) => logs.push(`[${label}] ${line}`) });
+/** How often this suite started the stack (each start registers the NSO simulator through the API). */
+let starts = 0;
+const start = () => {
+  starts += 1;
+  return startLocalStack({ port, dataDir, cdkOut: outDir, log: (label, _s, line) => logs.push(`[${label}] ${line}`) });
+};
 
 beforeAll(async () => {
   outDir = mkdtempSync(path.join(tmpdir(), 'netconfig-cdk-out-'));
@@ -44,9 +59,11 @@ beforeAll(async () => {
   port = await freePort();
   await synthesize({ outDir, port });
   stack = await start();
+  proxy = await startRecordingProxy(`http://127.0.0.1:${port}`);
 }, 10 * MINUTES);
 
 afterAll(async () => {
+  await proxy?.close();
   await stack?.stop();
   rmSync(outDir, { recursive: true, force: true });
   rmSync(dataDir, { recursive: true, force: true });
@@ -56,7 +73,7 @@ const api = async (method: string, p: string, init: { token?: string; body?: unk
   const headers: Record<string, string> = {};
   if (init.token) headers['Authorization'] = `Bearer ${init.token}`;
   if (init.body !== undefined || init.raw !== undefined) headers['Content-Type'] = 'application/json';
-  const res = await fetch(`${stack!.baseUrl}${p}`, {
+  const res = await fetch(`${base()}${p}`, {
     method,
     headers,
     ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : init.raw !== undefined ? { body: init.raw } : {}),
@@ -74,7 +91,7 @@ const expectProblem = (r: { status: number; headers: Headers; body: unknown }, s
 describe('npm start (the local stack)', () => {
   it('serves the stage base URL and the issuer JWKS the authorizer is configured with', async () => {
     expect(stack!.baseUrl).toBe(`http://127.0.0.1:${port}/v1`);
-    const res = await fetch(`http://127.0.0.1:${port}/.well-known/jwks.json`);
+    const res = await fetch(`${proxy.origin}/.well-known/jwks.json`);
     expect(res.status).toBe(200);
     const jwks = (await res.json()) as { keys: { kty: string; kid: string; d?: string }[] };
     expect(jwks.keys).toHaveLength(1);
@@ -152,7 +169,7 @@ describe('npm start (the local stack)', () => {
       '</v1/health/adapters/lab-nso>; rel="successor-version", </v1/health/applications/lab-nso>; rel="successor-version"',
     );
     // A link followed with a token reaches the live route.
-    const followed = await fetch(new URL('/v1/health/adapters/lab-nso', stack!.baseUrl), { headers: { Authorization: `Bearer ${stack!.token(['apiread'])}` } });
+    const followed = await fetch(new URL('/v1/health/adapters/lab-nso', base()), { headers: { Authorization: `Bearer ${stack!.token(['apiread'])}` } });
     expect(followed.status).toBe(200);
     expect(r.body).toMatchObject({ type: 'urn:netconfig:problem:route-removed', status: 410, route: 'GET /providers', removedIn: '2021.2', replacement: ['GET /adapters'] });
     expect((await api('DELETE', '/isAlive')).status).toBe(410);
@@ -160,12 +177,12 @@ describe('npm start (the local stack)', () => {
 
   it('answers 410 to a removed route whatever the body, for every common media type', async () => {
     for (const [type, body] of [['text/plain', 'hello'], ['application/xml', '<a/>'], ['application/x-www-form-urlencoded', 'a=1'], ['application/json', '{"x":1}']]) {
-      const res = await fetch(`${stack!.baseUrl}/modules/load`, { method: 'POST', headers: { 'Content-Type': type! }, body: body! });
+      const res = await fetch(`${base()}/modules/load`, { method: 'POST', headers: { 'Content-Type': type! }, body: body! });
       expect(res.status, type).toBe(410);
       expect(await res.json()).toMatchObject({ route: 'POST /modules/load', replacement: [] });
     }
     // A media type no template reads: the 415 problem, not a 500.
-    const odd = await fetch(`${stack!.baseUrl}/modules/load`, { method: 'POST', headers: { 'Content-Type': 'application/cbor' }, body: 'x' });
+    const odd = await fetch(`${base()}/modules/load`, { method: 'POST', headers: { 'Content-Type': 'application/cbor' }, body: 'x' });
     expect(odd.status).toBe(415);
     expect(odd.headers.get('content-type')).toBe('application/problem+json');
   });
@@ -183,7 +200,7 @@ describe('npm start (the local stack)', () => {
   const runDocBlock = async (page: string, heading: string): Promise<string[]> => {
     const commands = shellCommands(shellBlockUnder(readFileSync(path.join(PROJECT_ROOT, page), 'utf8'), heading));
     // The pages' stack listens on port 3000; this one on a free port, with its own data directory.
-    const script = markedScript(commands.map((c) => ({ ...c, command: c.command.replace('http://127.0.0.1:3000/v1', stack!.baseUrl) })));
+    const script = markedScript(commands.map((c) => ({ ...c, command: c.command.replace('http://127.0.0.1:3000/v1', base()) })));
     const child = spawn('bash', ['-c', script], { cwd: PROJECT_ROOT, env: { ...process.env, NETCONFIG_LOCAL_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
@@ -225,7 +242,7 @@ describe('npm start (the local stack)', () => {
     for (const version of ['1', '2']) {
       const started = await api('POST', '/configuration_manager/compliance_reports', { token: admin, body: { treeId: '5cb0a3b7e1c4f20012a9d3e1', version, adapterId: 'lab-nso' } });
       expect(started.status).toBe(202);
-      const batchPath = new URL(started.headers.get('location')!, stack!.baseUrl).pathname.replace(/^\/v1/, '');
+      const batchPath = new URL(started.headers.get('location')!, base()).pathname.replace(/^\/v1/, '');
       let batch = await api('GET', batchPath, { token: admin });
       for (let i = 0; i < 120 && batch.body?.['status'] === 'running'; i++) {
         await new Promise((r) => setTimeout(r, 250));
@@ -254,15 +271,71 @@ describe('npm start (the local stack)', () => {
       const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
       return { code, out };
     };
-    const good = await smoke([stack!.baseUrl, 'lab-nso'], stack!.token(['admin']));
+    const good = await smoke([base(), 'lab-nso'], stack!.token(['admin']));
     expect(good.code, good.out).toBe(0);
     expect(good.out.match(/^pass /gm)).toHaveLength(5);
     expect(good.out).toContain('all 5 checks passed');
-    const bad = await smoke([stack!.baseUrl, 'no-such-adapter']);
+    const bad = await smoke([base(), 'no-such-adapter']);
     expect(bad.code, bad.out).toBe(1);
     expect(bad.out).toMatch(/^FAIL {2}trees can be read with the token: NETCONFIG_TOKEN is not set$/m);
     expect(bad.out).toMatch(/^pass {2}GET \/status/m);
     expect((await smoke(['not-a-url'])).code).toBe(2);
+  }, 3 * MINUTES);
+
+  it('answers each live operation, and its usual refusals, as a client of openapi.json expects (checked at the end)', async () => {
+    const admin = stack!.token(['admin']);
+    const expectStatus = async (method: string, p: string, status: number, init: { body?: unknown; raw?: string; token?: string } = {}) => {
+      const r = await api(method, p, { token: admin, ...init });
+      expect(r.status, `${method} ${p}: ${JSON.stringify(r.body)}`).toBe(status);
+      return r.body as unknown as Record<string, unknown>;
+    };
+    // Trees, versions, nodes, export and import.
+    const name = `tour-${Date.now()}`;
+    const tree = await expectStatus('POST', '/configuration_manager/configs', 201, { body: { name, deviceType: 'cisco-ios' } });
+    const t = `/configuration_manager/configs/${String(tree['id'])}`;
+    await expectStatus('POST', t, 201, { body: { name: 'v2', base: 'initial' } });
+    await expectStatus('PUT', `${t}/v2`, 200, { body: { variables: { ntp1: '10.0.0.1' } } });
+    const rule = { id: 'ntp', path: '/tailf-ned-cisco-ios:ntp/server/peer-list', mode: 'required', severity: 'error', value: [{ name: '{{ntp1}}' }] };
+    await expectStatus('PUT', `${t}/v2/nodes/base/wan`, 201, { body: { devices: ['ce9'], rules: [rule] } });
+    await expectStatus('PUT', `${t}/v2/nodes/base/wan`, 200, { body: { devices: ['ce9', 'ce8'] } });
+    await expectStatus('GET', `${t}/v2/nodes/base/wan`, 200);
+    await expectStatus('GET', `${t}/v2`, 200);
+    const exported = await expectStatus('GET', `/configuration_manager/exports/${String(tree['id'])}`, 200);
+    const copy = await expectStatus('POST', '/configuration_manager/imports', 201, { body: { ...exported, name: `${name}-copy` } });
+    await expectStatus('DELETE', `${t}/v2/nodes/base/wan`, 204);
+    await expectStatus('DELETE', `${t}/v2`, 204);
+    await expectStatus('DELETE', t, 204);
+    await expectStatus('DELETE', `/configuration_manager/configs/${String(copy['id'])}`, 204);
+    // Adapters and their lifecycle.
+    const adapter = `tour-${Date.now()}`;
+    const body = { type: 'nso', baseUrl: stack!.simulator!.url, auth: { type: 'basic', username: 'admin', password: 'not-the-password' } };
+    await expectStatus('GET', '/adapters', 200);
+    await expectStatus('GET', '/schema/adapters/lab-nso', 200);
+    await expectStatus('POST', '/adapters', 201, { body: { name: adapter, ...body } });
+    await expectStatus('PUT', `/adapters/${adapter}`, 200, { body });
+    for (const action of ['stop', 'start', 'restart']) await expectStatus('PUT', `/adapters/${adapter}/${action}`, 200);
+    await expectStatus('PUT', `/adapters/${adapter}/loglevel`, 200, { body: { level: 'debug' } });
+    await expectStatus('DELETE', `/adapters/${adapter}`, 204);
+    await expectStatus('GET', `/adapters/${adapter}/changelogs?limit=2`, 200);
+    for (const p of ['/applications/orch_manager/changelogs', '/application/orch_manager/changelogs']) await expectStatus('GET', p, 200);
+    // Health and compliance reports.
+    for (const p of ['/health/system', '/health/server', '/health/adapters']) await expectStatus('GET', p, 200);
+    const started = await expectStatus('POST', '/configuration_manager/compliance_reports', 202, { body: { treeId: '5cb0a3b7e1c4f20012a9d3e1', version: '1', adapterId: 'lab-nso' } });
+    const batch = `/configuration_manager/compliance_reports/batches/${String(started['batchId'])}`;
+    for (let i = 0; i < 120 && (await expectStatus('GET', batch, 200))['status'] === 'running'; i++) await new Promise((r) => setTimeout(r, 250));
+    const [report] = (await expectStatus('GET', `${batch}/reports?limit=1`, 200))['items'] as { reportId: string }[];
+    await expectStatus('GET', `/configuration_manager/compliance_reports/${report!.reportId}`, 200);
+    // Refusals: invalid, unknown, not JSON, taken, stopped.
+    await expectStatus('GET', '/configuration_manager/configs/not-an-id', 400);
+    await expectStatus('GET', '/configuration_manager/configs/000000000000000000000000', 404);
+    await expectStatus('POST', '/configuration_manager/configs', 400, { body: { name: '', deviceType: 'cisco-ios', extra: 1 } });
+    const notJson = await fetch(`${base()}/configuration_manager/configs`, { method: 'POST', headers: { Authorization: `Bearer ${admin}`, 'Content-Type': 'text/plain' }, body: 'name=x' });
+    expect(notJson.status).toBe(415);
+    await expectStatus('POST', '/adapters', 409, { body: { name: 'lab-nso', ...body } });
+    await expectStatus('GET', '/adapters/no-such-adapter', 404);
+    await expectStatus('GET', '/health/adapters/no-such-adapter', 404);
+    await expectStatus('POST', '/orch_manager/restAction/no-such-adapter', 404, { body: { params: { path: '/restconf/data', accept: 'application/yang-data+json' }, body: {} } });
+    await expectStatus('GET', '/configuration_manager/configs?limit=0', 400);
   }, 3 * MINUTES);
 
   it('writes the state file that npm run seed uses to load trees into the running stack', async () => {
@@ -330,8 +403,12 @@ describe('the npm start command', () => {
       expect(output).toContain(`Base URL: http://127.0.0.1:${cliPort}/v1`);
       const token = /export TOKEN=(\S+)/.exec(output)?.[1];
       expect(output).toContain('curl -s -H "Authorization: Bearer $TOKEN" "$BASE/configuration_manager/configs"');
-      const res = await fetch(`http://127.0.0.1:${cliPort}/v1/configuration_manager/configs`, { headers: { Authorization: `Bearer ${token}` } });
+      const res = await recordingFetch(direct)(`http://127.0.0.1:${cliPort}/v1/configuration_manager/configs`, { headers: { Authorization: `Bearer ${token}` } });
       expect(res.status).toBe(200);
+      // Its access log (on stdout) has no request this suite sent unrecorded: only the stack's own registration of the simulator.
+      const requestId = direct.at(-1)!.requestId!;
+      for (let i = 0; i < 50 && !output.includes(requestId); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(unrecorded(output.split('\n'), '/v1', direct).map((e) => `${e.httpMethod} ${e.path}`)).toEqual(['PUT /v1/adapters/lab-nso']);
       const state = JSON.parse(readFileSync(path.join(cliDir, 'state.json'), 'utf8')) as LocalState;
       expect(state.dataDir).toBe(cliDir);
 
@@ -345,4 +422,30 @@ describe('the npm start command', () => {
       rmSync(cliDir, { recursive: true, force: true });
     }
   }, 6 * MINUTES);
+});
+
+describe('what the suite was answered', () => {
+  it('was recorded whole: every request the gateway logged under the stage went through the recorder', () => {
+    expect(accessLogEntries(logs, '/v1').length).toBeGreaterThan(50);
+    // But one the stack sends itself: at each start, it registers the NSO simulator through the API.
+    const missed = unrecorded(logs, '/v1', proxy.exchanges);
+    expect(missed.map((e) => `${e.httpMethod} ${e.path}`)).toEqual(Array(starts).fill('PUT /v1/adapters/lab-nso'));
+    // Their answer is unseen here; its status is one the operation documents.
+    const documented = Object.keys((readOpenApi()['paths'] as Record<string, Record<string, { responses: object }>>)['/adapters/{name}']!['put']!.responses);
+    for (const e of missed) expect(documented).toContain(String(e.status));
+  });
+
+  it('is, answer by answer, what openapi.json documents for the operation and status: status, content type and body', () => {
+    const doc = readOpenApi();
+    const result = checkExchanges(new OpenApiSchemas(doc), [...proxy.exchanges, ...direct]);
+    expect(result.problems).toEqual([]);
+    expect(result.checked).toBeGreaterThan(50);
+    // The walkthroughs, the smoke run and the tests above reach every live operation (a new route needs a call in the tour above).
+    const live = Object.entries(doc['paths'] as Record<string, Record<string, { deprecated?: boolean }>>).flatMap(([p, ops]) =>
+      Object.entries(ops)
+        .filter(([, op]) => !op.deprecated)
+        .map(([method]) => `${method.toUpperCase()} ${p}`),
+    );
+    expect(live.filter((op) => !result.operations.has(op))).toEqual([]);
+  });
 });

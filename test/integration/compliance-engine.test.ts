@@ -177,32 +177,68 @@ describe('a compliance batch on the durable engine', () => {
     expect(await store.getReport(fail.reportId)).toEqual(fail);
   });
 
+  /** The store, with `putReports` replaced. */
+  const storeWith = (putReports: ComplianceStore['putReports']): ComplianceStore =>
+    new Proxy(store, {
+      get: (target, name) => (name === 'putReports' ? putReports : (Reflect.get(target, name) as (...args: unknown[]) => unknown).bind(target)),
+    });
+  /** Chunk 1 of a batch started with `startDeps` (7 devices a chunk): devices 7 to 13 of the version, in order. */
+  const chunkOne = new Set([...version.root.devices, ...version.root.children[0]!.devices].slice(7, 14));
+
   it('resumes after a crash in the middle of a chunk: nothing checked twice, totals exact', async () => {
     const { batchId } = await startBatch({ treeId: TREE, version: 'v1', adapterId: ADAPTER }, startDeps(3));
-    let writes = 0;
-    let crashed = false;
-    // The ninth report write kills the invocation once: chunk 0 is counted, chunk 1 is half done.
-    const crashing = new Proxy(store, {
-      get: (target, name) => (name === 'putReport' ? putReport : (Reflect.get(target, name) as (...args: unknown[]) => unknown).bind(target)),
-    });
-    const putReport: ComplianceStore['putReport'] = async (report, expiresAt) => {
-      const written = await store.putReport(report, expiresAt);
-      if (++writes === 9 && !crashed) {
-        crashed = true;
-        throw new Error('simulated crash after a report was written');
+    let crashedAfter: string[] | undefined;
+    let fetchedBeforeCrash = 0;
+    // The first write of chunk 1 (two reports) lands, then the step dies: chunk 0 is counted, chunk 1 is cut short.
+    const crashing = storeWith(async (reports, expiresAt) => {
+      await store.putReports(reports, expiresAt);
+      if (!crashedAfter && reports.some((r) => chunkOne.has(r.device))) {
+        crashedAfter = reports.map((r) => r.device);
+        fetchedBeforeCrash = sim.requests.length;
+        throw new Error('simulated crash after reports were written');
       }
-      return written;
-    };
-    const execution = await run(batchId, { ...engineDeps, store: crashing, chunkConcurrency: 1 });
-    expect(crashed).toBe(true);
+    });
+    // Slow answers keep chunk 1's last devices unfetched while its first write lands.
+    sim.setKnobs({ delayMs: 100 });
+    const execution = await run(batchId, { ...engineDeps, store: crashing, chunkConcurrency: 1, reportsPerWrite: 2 });
+    expect(crashedAfter).toBeDefined();
+    expect(fetchedBeforeCrash).toBeLessThan(14);
     expect(execution.getStatus()).toBe('SUCCEEDED');
     expect(execution.getInvocations().length).toBeGreaterThanOrEqual(2);
 
     const batch = (await store.getBatch(batchId))!;
     expect(batch).toMatchObject({ status: 'completed', total: DEVICES + 2, done: DEVICES + 2, grades: expectedGrades() });
+    expect(batch.totals).toEqual({ errors: 6, warnings: 3, infos: 3, passes: DEVICES * 5 + DEVICES / 2 - 12 });
     expect([...fetchesPerDevice().values()].every((n) => n === 1)).toBe(true);
     expect(fetchesPerDevice().size).toBe(DEVICES + 2);
     expect(await allReports(batchId)).toHaveLength(DEVICES + 2);
+  });
+
+  it('checks again only the devices whose reports a crash lost, and the totals stay exact', async () => {
+    const { batchId } = await startBatch({ treeId: TREE, version: 'v1', adapterId: ADAPTER }, startDeps(3));
+    let lost: string[] | undefined;
+    // The first write of chunk 1 (two reports) never reaches DynamoDB: its devices were checked, not reported.
+    const crashing = storeWith(async (reports, expiresAt) => {
+      if (!lost && reports.some((r) => chunkOne.has(r.device))) {
+        lost = reports.map((r) => r.device);
+        throw new Error('simulated crash before the reports were written');
+      }
+      await store.putReports(reports, expiresAt);
+    });
+    const execution = await run(batchId, { ...engineDeps, store: crashing, chunkConcurrency: 1, reportsPerWrite: 2 });
+    expect(execution.getStatus()).toBe('SUCCEEDED');
+    expect(lost!.length).toBeGreaterThan(0);
+
+    const batch = (await store.getBatch(batchId))!;
+    expect(batch).toMatchObject({ status: 'completed', total: DEVICES + 2, done: DEVICES + 2, grades: expectedGrades() });
+    expect(batch.totals).toEqual({ errors: 6, warnings: 3, infos: 3, passes: DEVICES * 5 + DEVICES / 2 - 12 });
+    const twice = [...fetchesPerDevice()].filter(([, n]) => n === 2).map(([device]) => device);
+    expect(twice.sort()).toEqual([...lost!].sort());
+    expect([...fetchesPerDevice().values()].every((n) => n <= 2)).toBe(true);
+    expect(fetchesPerDevice().size).toBe(DEVICES + 2);
+    const reports = await allReports(batchId);
+    expect(reports).toHaveLength(DEVICES + 2);
+    expect(new Set(reports.map((r) => r.device)).size).toBe(DEVICES + 2);
   });
 
   it('backs off when NSO answers 429 and still checks every device', async () => {

@@ -49,7 +49,7 @@ beforeAll(async () => {
     { variables: {}, rulesByNode: {} },
     [['d1', 'd2', 'd3', 'd4', 'd5'].map((device) => ({ device, node: 'base' }))],
   );
-  for (const [device, grade] of [['d1', 'pass'], ['d2', 'fail'], ['d3', 'pass']] as const) await store.putReport(report(device, grade), expiresAt);
+  await store.putReports([report('d1', 'pass'), report('d2', 'fail'), report('d3', 'pass')], expiresAt);
   vi.resetModules();
   getBatch = (await import('../../functions/compliance/get-batch.js')).handler as Handler;
   listReports = (await import('../../functions/compliance/list-reports.js')).handler as Handler;

@@ -429,6 +429,7 @@ describe('relayRestAction: the log line', () => {
     expect(h.logs).toEqual([
       {
         adapter: 'nso-lab',
+        logLevel: 'info',
         method: 'GET',
         path: '/restconf/data/x',
         queryKeys: ['depth', 'fields'],

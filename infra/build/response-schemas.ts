@@ -1,0 +1,412 @@
+/**
+ * The schemas of success answers whose shape the handlers fix, by operation and status, for
+ * openapi.json; and the component schemas they (and the health problems) share. Strict: a
+ * member not listed here fails the end-to-end conformance test. An operation not listed (a
+ * new route) has an open schema: its success body is described by its response description only.
+ */
+import type { JsonSchema } from '../../functions/shared/json-schema.js';
+import { GRADES } from '../../functions/compliance/grading.js';
+import { BATCH_STATUSES } from '../../functions/compliance/model.js';
+import { RULE_MODES, SEVERITIES } from '../../functions/trees/config.js';
+import { TREE_ID_PATTERN } from '../../functions/trees/model.js';
+import { importBody, ruleSchema, variablesSchema } from '../../functions/trees/schemas.js';
+import { CHANGE_ACTIONS, SUBJECT_KINDS } from '../../functions/shared/changelog.js';
+import { LOG_LEVELS } from '../../functions/shared/logger.js';
+import { ADAPTER_BODY } from '../../functions/shared/routes.js';
+
+const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
+const ISO_TIME = { type: 'string', format: 'date-time' } as const;
+const COUNT = { type: 'integer', minimum: 0 } as const;
+const BATCH_ID = { type: 'string', pattern: '^[0-9a-f]{24}$' } as const;
+const NEXT = { type: 'string', description: 'Continuation token for the next page (`cursor`); absent on the last page' } as const;
+
+export const responseComponents: Record<string, JsonSchema> = {
+  TreeSummary: {
+    description: 'A golden-configuration tree: the fields of spec 2.3 plus the optional description.',
+    type: 'object',
+    required: ['id', 'name', 'deviceType', 'versions', 'created', 'lastUpdated'],
+    additionalProperties: false,
+    properties: {
+      id: { type: 'string', pattern: TREE_ID_PATTERN.source },
+      name: { type: 'string' },
+      deviceType: { type: 'string' },
+      versions: { type: 'array', items: { type: 'string' }, description: 'Version labels in stored order; labels may repeat' },
+      created: ISO_TIME,
+      lastUpdated: ISO_TIME,
+      description: { type: 'string' },
+    },
+  },
+  DependencyCheck: {
+    description: 'One dependency of `GET /health/system`; further members (`backend`, `table`) say which one.',
+    type: 'object',
+    required: ['status', 'latencyMs'],
+    additionalProperties: { type: 'string' },
+    properties: {
+      status: { enum: ['up', 'down'] },
+      latencyMs: { type: 'integer', minimum: 0 },
+      reason: { enum: ['timeout', 'error'] },
+    },
+  },
+  AdapterProbe: {
+    description: 'One adapter’s probe: whether its orchestrator answers as it should.',
+    type: 'object',
+    required: ['name', 'type', 'status'],
+    additionalProperties: false,
+    properties: {
+      name: { type: 'string' },
+      type: { enum: ['nso'] },
+      status: { enum: ['up', 'down'] },
+      state: { enum: ['RUNNING', 'STOPPED'] },
+      checkedAt: ISO_TIME,
+      latencyMs: { type: 'integer', minimum: 0 },
+      httpStatus: { type: 'integer' },
+      reason: {
+        type: 'string',
+        description: 'Why it is down: timeout, unreachable, tls, refused-address, unauthorized, unexpected-status, secrets-unavailable, secret-unusable, misconfigured or stopped',
+      },
+    },
+  },
+  RuleTotals: {
+    description: 'Rules evaluated, by outcome: failed ones by severity, and passed ones.',
+    type: 'object',
+    required: ['errors', 'warnings', 'infos', 'passes'],
+    additionalProperties: false,
+    properties: Object.fromEntries(['errors', 'warnings', 'infos', 'passes'].map((k) => [k, COUNT])),
+  },
+  ComplianceBatch: {
+    description: 'A compliance batch: its status, progress, rule totals and device counts by grade.',
+    type: 'object',
+    required: ['batchId', 'treeId', 'version', 'adapterId', 'status', 'total', 'done', 'totals', 'grades', 'started'],
+    additionalProperties: false,
+    properties: {
+      batchId: BATCH_ID,
+      treeId: { type: 'string', pattern: TREE_ID_PATTERN.source },
+      version: { type: 'string' },
+      adapterId: { type: 'string' },
+      status: { enum: [...BATCH_STATUSES] },
+      total: COUNT,
+      done: COUNT,
+      totals: ref('RuleTotals'),
+      grades: { type: 'object', required: [...GRADES], additionalProperties: false, properties: Object.fromEntries(GRADES.map((g) => [g, COUNT])) },
+      started: ISO_TIME,
+      finished: ISO_TIME,
+      reason: { type: 'string', description: 'Why a failed batch failed' },
+    },
+  },
+  ComplianceReport: {
+    description: 'One device’s compliance report.',
+    type: 'object',
+    required: ['reportId', 'batchId', 'device', 'treeId', 'version', 'node', 'grade', 'totals', 'issues', 'checkedAt'],
+    additionalProperties: false,
+    properties: {
+      reportId: { type: 'string', pattern: '^[0-9a-f]{24}-[0-9a-f]{32}$' },
+      batchId: BATCH_ID,
+      device: { type: 'string' },
+      treeId: { type: 'string', pattern: TREE_ID_PATTERN.source },
+      version: { type: 'string' },
+      node: { type: 'string', description: 'The node the device is assigned to, as a path from the root' },
+      grade: { enum: [...GRADES] },
+      score: { type: 'number', minimum: 0, maximum: 100, description: 'Absent for grade error' },
+      totals: ref('RuleTotals'),
+      issues: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['ruleId', 'node', 'path', 'severity', 'mode', 'message'],
+          additionalProperties: false,
+          properties: {
+            ruleId: { type: 'string' },
+            node: { type: 'string' },
+            path: { type: 'string' },
+            severity: { enum: [...SEVERITIES] },
+            mode: { enum: [...RULE_MODES] },
+            message: { type: 'string' },
+            at: { type: 'string', description: 'JSON Pointer of where the check failed' },
+            expected: { description: 'What the rule wants there' },
+            actual: { description: 'An excerpt of what the device has there' },
+            truncated: { type: 'array', items: { type: 'string' }, description: 'Pointers of values cut in `actual`' },
+          },
+        },
+      },
+      issuesOmitted: { ...COUNT, description: 'Failed rules left out of `issues` to keep the report within the item size limit' },
+      reason: { type: 'string', description: 'Grade error only: why the configuration could not be checked' },
+      checkedAt: ISO_TIME,
+    },
+  },
+  Node: {
+    description: 'A node of a version with its whole subtree.',
+    type: 'object',
+    required: ['name', 'devices', 'rules', 'children'],
+    additionalProperties: false,
+    properties: {
+      name: { type: 'string' },
+      devices: { type: 'array', items: { type: 'string' } },
+      rules: { type: 'array', items: ruleSchema },
+      children: { type: 'array', items: ref('Node') },
+    },
+  },
+  Version: {
+    description: 'One version of a tree with its whole node tree.',
+    type: 'object',
+    required: ['treeId', 'name', 'address', 'variables', 'root', 'created', 'createdBy', 'lastUpdated', 'lastUpdatedBy'],
+    additionalProperties: false,
+    properties: {
+      treeId: { type: 'string', pattern: TREE_ID_PATTERN.source },
+      name: { type: 'string' },
+      address: { type: 'string', description: 'How the version is addressed in paths: its name, or `name~n` for the n-th of repeated labels' },
+      variables: variablesSchema,
+      root: ref('Node'),
+      created: ISO_TIME,
+      createdBy: { type: 'string' },
+      lastUpdated: ISO_TIME,
+      lastUpdatedBy: { type: 'string' },
+    },
+  },
+  NodeView: {
+    description: 'One node of a version; its children by name only.',
+    type: 'object',
+    required: ['path', 'name', 'devices', 'rules', 'children'],
+    additionalProperties: false,
+    properties: {
+      path: { type: 'string', description: 'From the root, e.g. `base/wan`' },
+      name: { type: 'string' },
+      devices: { type: 'array', items: { type: 'string' } },
+      rules: { type: 'array', items: ruleSchema },
+      children: { type: 'array', items: { type: 'string' } },
+    },
+  },
+  Adapter: {
+    description: 'A named connection to an orchestrator; its password is always a `$VAULT_` reference.',
+    type: 'object',
+    required: ['name', 'type', 'baseUrl', 'auth', 'created', 'lastUpdated'],
+    additionalProperties: false,
+    properties: {
+      name: { type: 'string' },
+      ...(ADAPTER_BODY['properties'] as Record<string, JsonSchema>),
+      state: { enum: ['RUNNING', 'STOPPED'], description: 'Absent only on records older than the adapter lifecycle (they run)' },
+      logLevel: { enum: [...LOG_LEVELS], description: 'How much the relay logs of calls through it; absent on records older than the setting (info)' },
+      created: ISO_TIME,
+      lastUpdated: ISO_TIME,
+    },
+  },
+  ChangelogEntry: {
+    description: 'One change of an adapter or application: who, when, what, field by field (secrets only as their `$VAULT_` reference).',
+    type: 'object',
+    required: ['kind', 'name', 'at', 'by', 'action', 'changes'],
+    additionalProperties: false,
+    properties: {
+      kind: { enum: [...SUBJECT_KINDS] },
+      name: { type: 'string' },
+      at: ISO_TIME,
+      by: { type: 'string', description: 'The caller’s token subject (`system` for a change the service made itself)' },
+      action: { enum: [...CHANGE_ACTIONS] },
+      changes: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['field'],
+          additionalProperties: false,
+          properties: {
+            field: { type: 'string', description: 'A dotted path, e.g. `auth.password`' },
+            from: { description: 'Absent when the field is new' },
+            to: { description: 'Absent when the field is gone' },
+          },
+        },
+      },
+    },
+  },
+  DamagedAdapter: {
+    description: 'A stored adapter that cannot be used as it is (a damaged record, a `$ENC` password): listed, never with its values.',
+    type: 'object',
+    required: ['name', 'status', 'problem', 'detail'],
+    additionalProperties: false,
+    properties: {
+      name: { type: 'string' },
+      status: { const: 'damaged' },
+      problem: { enum: ['secret-reference-invalid', 'damaged-record'] },
+      detail: { type: 'string' },
+    },
+  },
+};
+
+/** A page of a list: `{ items, next? }`. */
+const page = (items: JsonSchema): JsonSchema => ({
+  type: 'object',
+  required: ['items'],
+  additionalProperties: false,
+  properties: { items: { type: 'array', items }, next: NEXT },
+});
+
+const adapterWithProbe: JsonSchema = {
+  ...(responseComponents['Adapter'] as Record<string, unknown>),
+  description: 'The adapter and the probe of its orchestrator',
+  required: [...(responseComponents['Adapter']!['required'] as string[]), 'probe'],
+  properties: {
+    ...(responseComponents['Adapter']!['properties'] as Record<string, JsonSchema>),
+    probe: {
+      type: 'object',
+      required: ['status'],
+      additionalProperties: false,
+      properties: (({ name: _n, type: _t, state: _s, checkedAt: _c, ...rest }) => rest)(responseComponents['AdapterProbe']!['properties'] as Record<string, JsonSchema>),
+    },
+  },
+};
+
+const serverHealth: JsonSchema = {
+  type: 'object',
+  required: ['status', 'runtime', 'region', 'function', 'memory', 'container'],
+  additionalProperties: false,
+  properties: {
+    status: { const: 'up' },
+    runtime: {
+      type: 'object',
+      required: ['name', 'version', 'architecture'],
+      additionalProperties: false,
+      properties: { name: { const: 'nodejs' }, version: { type: 'string' }, architecture: { type: 'string' }, executionEnv: { type: 'string' } },
+    },
+    region: { type: ['string', 'null'] },
+    function: { type: 'object', required: ['name', 'version'], additionalProperties: false, properties: { name: { type: 'string' }, version: { type: 'string' } } },
+    memory: {
+      type: 'object',
+      required: ['configuredMb', 'rssMb', 'heapUsedMb', 'heapTotalMb', 'externalMb'],
+      additionalProperties: false,
+      properties: {
+        configuredMb: { type: ['integer', 'null'] },
+        ...Object.fromEntries(['rssMb', 'heapUsedMb', 'heapTotalMb', 'externalMb'].map((k) => [k, { type: 'number', minimum: 0 }])),
+      },
+    },
+    container: {
+      type: 'object',
+      required: ['start', 'invocation', 'startedAt', 'uptimeSeconds'],
+      additionalProperties: false,
+      properties: {
+        start: { enum: ['cold', 'warm'] },
+        invocation: { type: 'integer', minimum: 1 },
+        initializationType: { type: 'string' },
+        startedAt: ISO_TIME,
+        uptimeSeconds: { type: 'number', minimum: 0 },
+      },
+    },
+  },
+};
+
+export const responseSchemas: Readonly<Record<string, Readonly<Record<number, JsonSchema>>>> = {
+  getStatus: {
+    200: {
+      type: 'object',
+      required: ['service', 'version', 'status'],
+      additionalProperties: false,
+      properties: { service: { type: 'string' }, version: { type: 'string' }, status: { const: 'running' } },
+    },
+  },
+  relayRestAction: {
+    200: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 1,
+      items: {
+        type: 'object',
+        required: ['result'],
+        additionalProperties: false,
+        properties: {
+          result: { type: 'string', pattern: '^[1-5][0-9]{2}$', description: 'The orchestrator’s HTTP status' },
+          data: { description: 'The orchestrator’s body (JSON parsed, else text); absent when it sent none' },
+        },
+      },
+    },
+  },
+  getTree: { 200: ref('TreeSummary') },
+  createTree: { 201: ref('TreeSummary') },
+  importTree: { 201: ref('TreeSummary') },
+  listTrees: { 200: page(ref('TreeSummary')) },
+  createVersion: { 201: ref('Version') },
+  getVersion: { 200: ref('Version') },
+  updateVersion: { 200: ref('Version') },
+  putNode: { 200: ref('NodeView'), 201: ref('NodeView') },
+  getNode: { 200: ref('NodeView') },
+  // The export is what the import takes (its `format` always set).
+  exportTree: { 200: { ...importBody, required: ['format', 'id', ...(importBody['required'] as string[]), 'created', 'lastUpdated'] } },
+  putAdapter: { 200: ref('Adapter'), 201: ref('Adapter') },
+  createAdapter: { 201: ref('Adapter') },
+  getAdapter: { 200: ref('Adapter') },
+  stopAdapter: { 200: ref('Adapter') },
+  startAdapter: { 200: ref('Adapter') },
+  restartAdapter: { 200: adapterWithProbe },
+  listAdapters: {
+    200: page({ anyOf: [ref('Adapter'), ref('DamagedAdapter')] }),
+  },
+  setAdapterLogLevel: { 200: ref('Adapter') },
+  listAdapterChangelogs: { 200: page(ref('ChangelogEntry')) },
+  listApplicationChangelogs: { 200: page(ref('ChangelogEntry')) },
+  listApplicationChangelogsSingular: { 200: page(ref('ChangelogEntry')) },
+  getAdapterSchema: {
+    200: {
+      type: 'object',
+      required: ['type', 'schema'],
+      additionalProperties: false,
+      properties: { type: { enum: ['nso'] }, schema: { type: 'object', description: 'The JSON Schema (2020-12) PUT /adapters/{name} validates against' } },
+    },
+  },
+  getServerHealth: { 200: serverHealth },
+  getAdaptersHealth: {
+    200: {
+      type: 'object',
+      required: ['status', 'health', 'checkedAt', 'adapters'],
+      additionalProperties: false,
+      properties: {
+        status: { enum: ['up', 'down', 'degraded'] },
+        health: { enum: ['up', 'down', 'degraded'] },
+        checkedAt: ISO_TIME,
+        adapters: { type: 'array', items: ref('AdapterProbe') },
+        next: NEXT,
+      },
+    },
+  },
+  getSystemHealth: {
+    200: {
+      type: 'object',
+      required: ['status', 'health', 'checkedAt', 'dependencies'],
+      additionalProperties: false,
+      properties: {
+        status: { const: 'up' },
+        health: { const: 'up' },
+        checkedAt: ISO_TIME,
+        dependencies: { type: 'object', additionalProperties: ref('DependencyCheck') },
+      },
+    },
+  },
+  getAdapterHealth: {
+    200: {
+      type: 'object',
+      required: ['status', 'health', 'checkedAt', 'adapter'],
+      additionalProperties: false,
+      properties: { status: { const: 'up' }, health: { const: 'up' }, checkedAt: ISO_TIME, adapter: ref('AdapterProbe') },
+    },
+  },
+  startComplianceBatch: {
+    202: {
+      type: 'object',
+      required: ['batchId', 'status', 'total'],
+      additionalProperties: false,
+      properties: { batchId: BATCH_ID, status: { const: 'running' }, total: COUNT },
+    },
+  },
+  getComplianceBatch: { 200: ref('ComplianceBatch') },
+  getComplianceReport: { 200: ref('ComplianceReport') },
+  listComplianceReports: {
+    200: page(ref('ComplianceReport')),
+  },
+};
+
+const LOCATION = {
+  Location: { required: true, description: 'The path of what was created, under the stage (`/v1/…`)', schema: { type: 'string', pattern: '^/' } },
+};
+
+/** Headers a success answer always carries, by operation and status. */
+export const responseHeaders: Readonly<Record<string, Readonly<Record<number, Readonly<Record<string, JsonSchema>>>>>> = {
+  createTree: { 201: LOCATION },
+  createVersion: { 201: LOCATION },
+  importTree: { 201: LOCATION },
+  createAdapter: { 201: LOCATION },
+  startComplianceBatch: { 202: LOCATION },
+};
