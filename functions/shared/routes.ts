@@ -1178,9 +1178,12 @@ const healthRoutes = (): readonly LiveRoute[] => [
 const withRuntimeSettings = (route: LiveRoute): LiveRoute => {
   const application = applicationOf(route.path);
   const reads = (application !== undefined || Object.keys(route.needs.tables ?? {}).length > 0) && route.needs.tables?.profiles === undefined;
+  const stopped = `${application} is stopped (\`application-stopped\`, \`application\` names it)`;
   return {
     ...route,
-    ...(application ? { application } : {}),
+    ...(application
+      ? { application, responses: { ...route.responses, 503: route.responses[503] ? `${route.responses[503]}; or ${stopped}` : `A dependency is unavailable, or ${stopped}` } }
+      : {}),
     ...(reads ? { needs: { ...route.needs, tables: { ...route.needs.tables, profiles: 'read' } } } : {}),
   };
 };

@@ -13,6 +13,7 @@ import {
   type RemovedRoute,
 } from '../../functions/shared/routes.js';
 import { problemType } from '../../functions/shared/problem.js';
+import { APPLICATIONS } from '../../functions/shared/applications.js';
 import { gatewayProblems } from '../gateway-responses.js';
 import { goneProblem } from '../removed-routes.js';
 import { responseComponents, responseHeaders, responseSchemas } from './response-schemas.js';
@@ -158,6 +159,26 @@ const scopesOfLive = (route: LiveRoute): ReadonlySet<GatewayAnswer['scope']> =>
   new Set(route.roles === 'public' ? ['every', 'function'] : ['every', 'function', 'authorized']);
 const REMOVED_SCOPES: ReadonlySet<GatewayAnswer['scope']> = new Set(['every', 'mock']);
 
+/** An application's run state and health, as the application health routes answer them. */
+const APPLICATION_RUN: Record<string, JsonSchema> = {
+  state: { type: 'string', enum: ['RUNNING', 'STOPPED'] },
+  changed: { type: 'string', format: 'date-time' },
+  changedBy: { type: 'string' },
+  restarted: { type: 'string', format: 'date-time' },
+};
+const APPLICATION_HEALTH: JsonSchema = {
+  type: 'object',
+  required: ['name', 'state', 'status', 'checkedAt', 'dependencies'],
+  additionalProperties: false,
+  properties: {
+    name: { type: 'string', enum: [...APPLICATIONS] },
+    ...APPLICATION_RUN,
+    status: { type: 'string', enum: ['up', 'down', 'stopped'] },
+    checkedAt: { type: 'string', format: 'date-time' },
+    dependencies: { type: 'object', additionalProperties: { $ref: '#/components/schemas/DependencyCheck' } },
+  },
+};
+
 /**
  * Problem members beyond RFC 9457's that an operation's answer of a status carries (the
  * handlers' `HttpProblem` extensions); every other problem of the service has none.
@@ -177,7 +198,36 @@ const PROBLEM_EXTENSIONS: Readonly<Record<string, Readonly<Record<number, Readon
       adapter: { $ref: '#/components/schemas/AdapterProbe' },
     },
   },
+  relayRestAction: {
+    429: { adapter: { type: 'string' }, limit: { type: 'integer', minimum: 1 } },
+  },
+  getApplicationsHealth: {
+    503: {
+      health: { const: 'down' },
+      checkedAt: { type: 'string', format: 'date-time' },
+      applications: { type: 'array', items: APPLICATION_HEALTH },
+    },
+  },
+  getApplicationHealth: {
+    503: {
+      name: { type: 'string', enum: [...APPLICATIONS] },
+      state: { type: 'string', enum: ['RUNNING', 'STOPPED'] },
+      health: { type: 'string', enum: ['down', 'stopped'] },
+      checkedAt: { type: 'string', format: 'date-time' },
+      dependencies: { type: 'object', additionalProperties: { $ref: '#/components/schemas/DependencyCheck' } },
+    },
+  },
 };
+
+/**
+ * Problem members an answer may carry but need not: a route of an application answers its 503
+ * `application-stopped` with `application`, its other 503s without; an application's state
+ * members are absent until it first changes.
+ */
+const optionalProblemExtensions = (route: LiveRoute, status: number): Readonly<Record<string, JsonSchema>> => ({
+  ...(status === 503 && route.application ? { application: { type: 'string', enum: [...APPLICATIONS], description: 'The stopped application (`application-stopped`)' } } : {}),
+  ...(route.operationId === 'getApplicationHealth' && status === 503 ? { changed: APPLICATION_RUN['changed']!, changedBy: APPLICATION_RUN['changedBy']!, restarted: APPLICATION_RUN['restarted']! } : {}),
+});
 
 const PROBLEM_MEMBERS: Record<string, JsonSchema> = {
   type: { type: 'string', format: 'uri-reference', description: 'A URN naming the kind of problem (`urn:netconfig:problem:<slug>`); clients switch on it' },
@@ -188,14 +238,15 @@ const PROBLEM_MEMBERS: Record<string, JsonSchema> = {
 };
 
 /** The problem schema of an operation's own answer of `status` (with its extensions, if any). */
-const ownProblemSchema = (operationId: string, status: number): JsonSchema => {
-  const extensions = PROBLEM_EXTENSIONS[operationId]?.[status];
-  if (!extensions) return ref('schemas', 'Problem');
+const ownProblemSchema = (route: LiveRoute, status: number): JsonSchema => {
+  const extensions = PROBLEM_EXTENSIONS[route.operationId]?.[status] ?? {};
+  const optional = optionalProblemExtensions(route, status);
+  if (Object.keys(extensions).length === 0 && Object.keys(optional).length === 0) return ref('schemas', 'Problem');
   return {
     type: 'object',
     required: ['type', 'title', 'status', 'detail', ...Object.keys(extensions)],
     additionalProperties: false,
-    properties: { ...PROBLEM_MEMBERS, ...extensions },
+    properties: { ...PROBLEM_MEMBERS, ...optional, ...extensions },
   };
 };
 
@@ -219,7 +270,7 @@ const liveOperation = (route: LiveRoute) => {
         ...(status === 204 ? {} : { content: { 'application/json': { schema: responseSchemas[route.operationId]?.[status] ?? {} } } }),
       };
     }
-    const mine = ownProblemSchema(route.operationId, status);
+    const mine = ownProblemSchema(route, status);
     return {
       description: shared ? `${description}. ${gatewayDescription(shared.answers)}` : description,
       ...(status === 503 ? { headers: RETRY_AFTER } : shared ? gatewayHeaders(shared.answers) : {}),

@@ -14,6 +14,7 @@ import { documentClient } from '../../functions/shared/dynamo.js';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { SETTINGS_CACHE_MS } from '../../functions/shared/settings.js';
 import { PROJECT_ROOT } from '../../infra/paths.js';
+import { conformanceRecorder } from '../support/conformance-recorder.js';
 import { apiEvent, invoke, lambdaContext } from '../support/events.js';
 import { CONFIG_PATH, RELAY_RESOURCE, headerOf, startRelayWorld, type RelayWorld } from '../support/robustness.js';
 
@@ -22,8 +23,18 @@ const h: Record<string, Handler> = {};
 const admin = { principalId: 'ops-admin', roles: 'admin' };
 let world: RelayWorld;
 
+const answers = conformanceRecorder();
+/** Calls a handler as API Gateway would, keeping its answer for the openapi.json check at the end. */
 const call = (name: string, method: string, resource: string, o: { pathParameters?: Record<string, string>; body?: unknown } = {}) =>
-  invoke(h[name]!, apiEvent({ method, resource, authorizer: admin, ...o }), lambdaContext(20_000));
+  invoke(
+    async (e, c) => {
+      const result = await h[name]!(e, c);
+      answers.record(e, result);
+      return result;
+    },
+    apiEvent({ method, resource, authorizer: admin, ...o }),
+    lambdaContext(20_000),
+  );
 const app = (name: string, suffix = '', method = 'PUT', body?: unknown) =>
   call(suffix ? suffix.slice(1) : method === 'GET' ? 'get' : 'put', method, `/applications/{name}${suffix}`, { pathParameters: { name }, ...(body !== undefined ? { body } : {}) });
 const relay = (adapterId = 'lab') =>
@@ -259,5 +270,13 @@ describe('applications', () => {
       await call('activate', 'PUT', '/profiles/{id}/active', { pathParameters: { id: 'default' } });
       afterCachePeriod();
     }
+  });
+});
+
+describe('openapi.json', () => {
+  it('documents every answer the calls above got: status, content type, headers, problem bodies', () => {
+    const { problems, checked } = answers.check();
+    expect(checked).toBeGreaterThan(40);
+    expect(problems).toEqual([]);
   });
 });

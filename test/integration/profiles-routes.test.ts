@@ -9,6 +9,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { PROFILE_SCHEMA } from '../../functions/profiles/model.js';
 import { PROJECT_ROOT } from '../../infra/paths.js';
+import { conformanceRecorder } from '../support/conformance-recorder.js';
 import { apiEvent, invoke, lambdaContext } from '../support/events.js';
 import { createTables } from '../support/tables.js';
 
@@ -16,12 +17,16 @@ type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGat
 const h: Record<string, Handler> = {};
 const admin = { principalId: 'ops-admin', roles: 'admin' };
 
-const call = (name: string, method: string, resource: string, o: { id?: string; body?: unknown; query?: Record<string, string>; headers?: Record<string, string> } = {}) =>
-  invoke(
-    h[name]!,
-    apiEvent({ method, resource, authorizer: admin, ...(o.id !== undefined ? { pathParameters: { id: o.id } } : {}), ...(o.body !== undefined ? { body: o.body } : {}), ...(o.query ? { query: o.query } : {}), ...(o.headers ? { headers: o.headers } : {}) }),
-    lambdaContext(20_000),
-  );
+const answers = conformanceRecorder();
+/** Calls a handler as API Gateway would, keeping its answer for the openapi.json check at the end. */
+const call = (name: string, method: string, resource: string, o: { id?: string; body?: unknown; query?: Record<string, string>; headers?: Record<string, string> } = {}) => {
+  const event = apiEvent({ method, resource, authorizer: admin, ...(o.id !== undefined ? { pathParameters: { id: o.id } } : {}), ...(o.body !== undefined ? { body: o.body } : {}), ...(o.query ? { query: o.query } : {}), ...(o.headers ? { headers: o.headers } : {}) });
+  return invoke(async (e, c) => {
+    const result = await h[name]!(e, c);
+    answers.record(e, result);
+    return result;
+  }, event, lambdaContext(20_000));
+};
 const list = (query?: Record<string, string>) => call('list', 'GET', '/profiles', query ? { query } : {});
 const get = (id: string) => call('get', 'GET', '/profiles/{id}', { id });
 const create = (body: unknown, headers?: Record<string, string>) => call('create', 'POST', '/profiles', { body, ...(headers ? { headers } : {}) });
@@ -169,5 +174,13 @@ describe('refusals', () => {
     expect((await call('schema', 'GET', '/schema/profiles', { query: { v: '1' } })).status).toBe(400);
     expect((await list({ limit: '0' })).status).toBe(400);
     expect(await activeIds()).toEqual(['lab']);
+  });
+});
+
+describe('openapi.json', () => {
+  it('documents every answer the calls above got: status, content type, headers, problem bodies', () => {
+    const { problems, checked } = answers.check();
+    expect(checked).toBeGreaterThan(40);
+    expect(problems).toEqual([]);
   });
 });
