@@ -13,6 +13,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { removedRoutes, successorLinks } from '../../functions/shared/routes.js';
 import { PROJECT_ROOT } from '../../infra/paths.js';
 import type { LocalState } from '../../infra/local/config.js';
 import { freePort } from '../../infra/local/dynamodb-local.js';
@@ -318,6 +319,24 @@ describe('npm start (the local stack)', () => {
     await expectStatus('DELETE', `/adapters/${adapter}`, 204);
     await expectStatus('GET', `/adapters/${adapter}/changelogs?limit=2`, 200);
     for (const p of ['/applications/orch_manager/changelogs', '/application/orch_manager/changelogs']) await expectStatus('GET', p, 200);
+    // Profiles and applications (the active profile and every application are as they were after).
+    const profile = `tour-${Date.now()}`;
+    await expectStatus('GET', '/schema/profiles', 200);
+    await expectStatus('POST', '/profiles', 201, { body: { id: profile, logLevel: 'info' } });
+    await expectStatus('GET', '/profiles', 200);
+    await expectStatus('PUT', `/profiles/${profile}`, 200, { body: { logLevel: 'warn' } });
+    await expectStatus('PUT', `/profiles/${profile}/active`, 200);
+    await expectStatus('DELETE', `/profiles/${profile}`, 409);
+    await expectStatus('PUT', '/profiles/default/active', 200);
+    await expectStatus('GET', `/profiles/${profile}`, 200);
+    await expectStatus('DELETE', `/profiles/${profile}`, 204);
+    await expectStatus('GET', '/applications', 200);
+    await expectStatus('GET', '/schema/applications/configuration_manager', 200);
+    const app = (await expectStatus('GET', '/applications/configuration_manager', 200)) as { settings: Record<string, unknown>; logLevel: string };
+    await expectStatus('PUT', '/applications/configuration_manager', 200, { body: app.settings });
+    await expectStatus('PUT', '/applications/configuration_manager/loglevel', 200, { body: { level: app.logLevel } });
+    for (const action of ['stop', 'start', 'restart']) await expectStatus('PUT', `/applications/configuration_manager/${action}`, 200);
+    for (const p of ['/health/applications', '/health/applications/configuration_manager']) await expectStatus('GET', p, 200);
     // Health and compliance reports.
     for (const p of ['/health/system', '/health/server', '/health/adapters']) await expectStatus('GET', p, 200);
     const started = await expectStatus('POST', '/configuration_manager/compliance_reports', 202, { body: { treeId: '5cb0a3b7e1c4f20012a9d3e1', version: '1', adapterId: 'lab-nso' } });
@@ -336,6 +355,52 @@ describe('npm start (the local stack)', () => {
     await expectStatus('GET', '/health/adapters/no-such-adapter', 404);
     await expectStatus('POST', '/orch_manager/restAction/no-such-adapter', 404, { body: { params: { path: '/restconf/data', accept: 'application/yang-data+json' }, body: {} } });
     await expectStatus('GET', '/configuration_manager/configs?limit=0', 400);
+  }, 3 * MINUTES);
+
+  it('follows every replacement of every 410 to a live route, and every Link to one of them', async () => {
+    const admin = stack!.token(['admin']);
+    // Objects of each kind that exist, made for this test (its stop, start and delete calls must not touch lab-nso or `default`).
+    const adapter = `link-follow-${Date.now()}`;
+    const profile = `link-follow-${Date.now()}`;
+    const created = await api('POST', '/adapters', {
+      token: admin,
+      body: { name: adapter, type: 'nso', baseUrl: stack!.simulator!.url, auth: { type: 'basic', username: 'admin', password: 'link-follow' } },
+    });
+    expect(created.status).toBe(201);
+    expect((await api('POST', '/profiles', { token: admin, body: { id: profile } })).status).toBe(201);
+    const value: Record<string, string> = { adapters: adapter, applications: 'configuration_manager', application: 'configuration_manager', profiles: profile };
+    // `/x/:param…` filled with an existing object of the kind its collection names.
+    const concrete = (p: string) => p.replace(/\/(\w+)\/:\w+/g, (_m, kind: string) => `/${kind}/${value[kind] ?? value['adapters']}`);
+    const replacements = removedRoutes.flatMap((route) => {
+      const [first] = route.replacement;
+      const defaultMethod = first && /^[A-Z]+ /.test(first) ? first.split(' ')[0]! : 'GET';
+      return route.replacement.map((r) => (/^[A-Z]+ /.test(r) ? r : `${defaultMethod} ${r}`));
+    });
+    // Destructive calls last, so that every other call meets the objects alive (and a started application).
+    const order = (r: string) => (r.startsWith('DELETE') ? 2 : r.includes('/stop') ? 1 : 0);
+    const unique = [...new Set(replacements)].sort((a, b) => order(a) - order(b));
+    expect(unique.length).toBeGreaterThan(25);
+    try {
+      for (const replacement of unique) {
+        const [method, p] = replacement.split(' ') as [string, string];
+        const r = await api(method, concrete(p), { token: admin, ...(method === 'GET' || method === 'DELETE' ? {} : { body: {} }) });
+        expect([404, 405, 410], `${replacement} → ${concrete(p)}: ${r.status} ${JSON.stringify(r.body)}`).not.toContain(r.status);
+        if (p.includes('/stop')) await api('PUT', concrete(p.replace('/stop', '/start')), { token: admin });
+      }
+    } finally {
+      await api('PUT', '/applications/configuration_manager/start', { token: admin });
+      await api('PUT', '/profiles/default/active', { token: admin });
+    }
+    // Each removed route's Links name concrete, stage-qualified replacement paths (own parameters filled with a value).
+    for (const route of removedRoutes) {
+      const path = route.path.replace(/\{\w+\}/g, 'x1');
+      const r = await api(route.method === 'ANY' ? 'GET' : route.method, path, route.method === 'GET' || route.method === 'DELETE' || route.method === 'ANY' ? {} : { body: {} });
+      expect(r.status, path).toBe(410);
+      const links = (r.headers.get('link') ?? '').split(', ').filter(Boolean);
+      const targets = route.replacement.map((x) => `</v1${x.replace(/^[A-Z]+ /, '').replace(/:\w+/g, 'x1')}>; rel="successor-version"`);
+      for (const link of links) expect(targets, `${route.method} ${route.path}`).toContain(link);
+      expect(links.length, `${route.method} ${route.path}`).toBe(successorLinks(route).length);
+    }
   }, 3 * MINUTES);
 
   it('writes the state file that npm run seed uses to load trees into the running stack', async () => {
