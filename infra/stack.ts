@@ -170,10 +170,6 @@ export class NetconfigStack extends Stack {
       },
     });
 
-    // Compliance batches run on a durable function: checkpointed chunks, replayed after a crash
-    // or a 15-minute invocation limit, for up to a day per batch (docs/compliance.md has the
-    // arithmetic for 50,000 devices). Started through its `live` alias: durable executions run
-    // a published version, so a deployment never changes the code under a running batch.
     // What a function may do, from its needs: the tables (with their names in the environment),
     // the Vault credential, starting compliance batches. Functions with the same needs share a role.
     const tableNeeds = (tables: Partial<Record<TableKey, TableAccess>>) => {
@@ -187,7 +183,13 @@ export class NetconfigStack extends Stack {
       key: `secrets:${access}`,
       grant: (grantee) => secrets.credentials?.[access].grantRead(grantee),
     });
+    // `secrets.bind` below sets the Vault environment; the read grant it also makes on the function
+    // is this permission's own statement again, which the role's policy keeps once.
 
+    // Compliance batches run on a durable function: checkpointed chunks, replayed after a crash
+    // or a 15-minute invocation limit, for up to a day per batch (docs/compliance.md has the
+    // arithmetic for 50,000 devices). Started through its `live` alias: durable executions run
+    // a published version, so a deployment never changes the code under a running batch.
     const batchTables = tableNeeds({ compliance: 'write', adapters: 'read' });
     const complianceBatch = new ServiceFunction(this, 'ComplianceBatch', {
       handler: 'compliance/batch',
