@@ -188,10 +188,15 @@ describe('stack', () => {
         }),
       );
     const invokesBatch = (roleId: string) => statementsOf(roleId).some((s) => [s.Action].flat().includes('lambda:InvokeFunction'));
+    const fnId = (op: string) => stack.getLogicalId(stack.functions[op]!.function.node.defaultChild as CfnElement);
     for (const route of liveRoutes) {
       const role = roleOf(route.operationId);
       expect(tableAccess(role), route.operationId).toEqual(route.needs.tables ?? {});
       expect(invokesBatch(role), route.operationId).toBe(Boolean(route.needs.startsCompliance));
+      // Created after its role's policy: never running before its grants exist.
+      const policies = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::IAM::Policy' && r.Properties['Roles'].some((x: { Ref: string }) => x.Ref === role));
+      expect(policies.length, route.operationId).toBeGreaterThan(0);
+      for (const [policyId] of policies) expect(resources[fnId(route.operationId)]!.DependsOn, route.operationId).toContain(policyId);
     }
     expect(tableAccess(roleOf('complianceBatch'))).toEqual({ compliance: 'write', adapters: 'read' });
     // The relay: adapters read only, idempotency keys written (claims and answers), trees nothing.
