@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { ISecurityGroup, ISubnet, IVpc } from 'aws-cdk-lib/aws-ec2';
-import { ManagedPolicy, Role, ServicePrincipal, type IGrantable } from 'aws-cdk-lib/aws-iam';
+import { ManagedPolicy, Policy, PolicyStatement, Role, ServicePrincipal, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing, type DurableConfig } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -143,9 +143,10 @@ const managedPolicyNames = (needs: Pick<RoleNeeds, 'vpc' | 'durable'>): string[]
  * do exactly what its own needs say. The role's logical id derives from the signature, so
  * adding a function never renames another's role, and its description lists the needs.
  *
- * Grant only through `permissions`: a grant made on a function afterwards reaches every function
- * that shares its role. (Its own X-Ray statement, which CDK adds per function, is the same for
- * all and appears once: identical statements are merged.)
+ * Grant only through `permissions`: a grant made on a function afterwards would reach every
+ * function that shares its role, so the synth fails when a role's policy allows more at the end
+ * than its needs granted (statements identical to the granted ones, such as the X-Ray statement
+ * CDK adds for each traced function, appear once and change nothing).
  */
 export class FunctionRoles extends Construct {
   /** The stack's registry, created on first use. */
@@ -154,7 +155,12 @@ export class FunctionRoles extends Construct {
     return (stack.node.tryFindChild(FUNCTION_ROLES_ID) as FunctionRoles | undefined) ?? new FunctionRoles(stack, FUNCTION_ROLES_ID);
   }
 
-  readonly #roles = new Map<string, { role: Role; users: string[] }>();
+  readonly #roles = new Map<string, { role: Role; users: string[]; granted: string[] }>();
+
+  private constructor(scope: Construct, id: string) {
+    super(scope, id);
+    this.node.addValidation({ validate: () => this.#widened() });
+  }
 
   /** The role for these needs (created, and granted them, on first use); `user` names the function in the role's bookkeeping. */
   roleFor(needs: RoleNeeds, user: string): Role {
@@ -171,14 +177,36 @@ export class FunctionRoles extends Construct {
       description: `Functions that may: ${what.length ? what.join(', ') : 'write logs and traces only'}${needs.vpc ? ' (in the VPC)' : ''}${needs.durable ? ' (durable)' : ''}`.slice(0, 1000),
       managedPolicies: managedPolicyNames(needs).map((name) => ManagedPolicy.fromAwsManagedPolicyName(name)),
     });
-    const granted = new Set<string>();
+    // The statement CDK adds for each traced function (every ServiceFunction is traced), granted here with the rest.
+    role.addToPrincipalPolicy(new PolicyStatement({ actions: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'], resources: ['*'] }));
+    const keys = new Set<string>();
     for (const p of needs.permissions) {
-      if (granted.has(p.key)) continue;
-      granted.add(p.key);
+      if (keys.has(p.key)) continue;
+      keys.add(p.key);
       p.grant(role);
     }
-    this.#roles.set(signature, { role, users: [user] });
+    this.#roles.set(signature, { role, users: [user], granted: this.#statements(role) });
     return role;
+  }
+
+  /** The role's inline policy statements, resolved and each as JSON, sorted. */
+  #statements(role: Role): string[] {
+    const policy = role.node.tryFindChild('DefaultPolicy') as Policy | undefined;
+    const document = policy ? (Stack.of(this).resolve(policy.document) as { Statement?: unknown[] }) : {};
+    return (document.Statement ?? []).map((st) => JSON.stringify(st)).sort();
+  }
+
+  /** A problem for each role whose policy allows more than its needs granted. */
+  #widened(): string[] {
+    return [...this.#roles.values()].flatMap(({ role, users, granted }) => {
+      const extra = this.#statements(role).filter((st) => !granted.includes(st));
+      return extra.length
+        ? [
+            `${role.node.path} (shared by ${users.join(', ')}) was granted more than the needs it was made for: ${extra.join('; ')}. ` +
+              'Declare the permission in the function’s `permissions`, so that only functions with the same needs share its role.',
+          ]
+        : [];
+    });
   }
 
   /** Each role and the functions that use it (their construct paths). */

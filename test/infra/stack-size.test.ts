@@ -5,13 +5,14 @@
  * log group and method, or a larger share of the shared ones), so that no route can silently
  * bring the stack near the limit. docs/deployment.md ("Stack size") has the numbers.
  */
-import { App, CfnResource, type CfnElement } from 'aws-cdk-lib';
+import { App, CfnResource, Stack, type CfnElement } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import { AttributeType, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { liveRoutes } from '../../functions/shared/routes.js';
 import { loadDeployConfig } from '../../infra/config.js';
-import { FunctionRoles } from '../../infra/constructs/service-function.js';
+import { FunctionRoles, ServiceFunction, tablePermission } from '../../infra/constructs/service-function.js';
 import { PROJECT_ROOT } from '../../infra/paths.js';
 import { FUNCTIONS_PER_INVOKE_ROLE, NetconfigStack } from '../../infra/stack.js';
 import { methods, resourcePaths, type Resources } from './api-template.js';
@@ -144,5 +145,37 @@ describe('stack size', { timeout: 180_000 }, () => {
       Statement: [{ Action: 'lambda:InvokeFunction', Effect: 'Allow', Resource: Array.from({ length: FUNCTIONS_PER_INVOKE_ROLE }, () => arn) }],
     });
     expect(policy.length).toBeLessThan(10_240);
+  });
+});
+
+describe('FunctionRoles', () => {
+  const setup = () => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const stack = new Stack(app, 'Roles');
+    const table = new TableV2(stack, 'Items', { partitionKey: { name: 'pk', type: AttributeType.STRING } });
+    const fn = (id: string, permissions = [tablePermission(table, 'read')]) => new ServiceFunction(stack, id, { handler: 'health/status', description: id, permissions });
+    return { stack, table, a: fn('A'), b: fn('B'), writer: fn('Writer', [tablePermission(table, 'write')]), bare: fn('Bare', []) };
+  };
+
+  it('gives functions with the same needs one role, and functions with other needs another', () => {
+    const { stack, a, b, writer, bare } = setup();
+    expect(a.function.role).toBe(b.function.role);
+    expect(new Set([a, writer, bare].map((f) => f.function.role)).size).toBe(3);
+    const template = Template.fromStack(stack);
+    template.resourceCountIs('AWS::IAM::Role', 3);
+    const roles = FunctionRoles.of(stack).roles;
+    expect(roles.find((r) => r.role === a.function.role)!.users).toEqual(['Roles/A', 'Roles/B']);
+  });
+
+  it('fails the synth when a function sharing a role is granted more than the role’s needs afterwards', () => {
+    const { stack, table, a } = setup();
+    table.grantWriteData(a.function);
+    expect(() => Template.fromStack(stack)).toThrow(/shared by Roles\/A, Roles\/B\) was granted more than the needs it was made for: .*dynamodb:PutItem/);
+  });
+
+  it('accepts a grant on a function that repeats one its needs made', () => {
+    const { stack, table, a } = setup();
+    table.grantReadData(a.function);
+    expect(() => Template.fromStack(stack)).not.toThrow();
   });
 });
