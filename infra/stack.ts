@@ -8,23 +8,24 @@ import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-
 import {
   AccessLogFormat,
   AuthorizationType,
+  AwsIntegration,
   EndpointType,
-  LambdaIntegration,
   LogGroupLogDestination,
   MethodLoggingLevel,
   RestApi,
 } from 'aws-cdk-lib/aws-apigateway';
 import { AttributeType, Billing, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
-import { Alias } from 'aws-cdk-lib/aws-lambda';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Alias, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { liveRoutes, removedRoutes, type TableKey } from '../functions/shared/routes.js';
+import { liveRoutes, removedRoutes, type TableAccess, type TableKey } from '../functions/shared/routes.js';
 import { callsOutside, concurrencyGroup, EXAMPLE_CONFIG_FILE, loadDeployConfig, type DeploySettings } from './config.js';
 import { Auth, type AuthProps } from './constructs/auth.js';
 import { PrivateNetwork } from './constructs/network.js';
 import { Observability } from './constructs/observability.js';
-import { Secrets, type SecretsProps } from './constructs/secrets.js';
-import { ServiceFunction } from './constructs/service-function.js';
+import { Secrets, type SecretsAccess, type SecretsProps } from './constructs/secrets.js';
+import { ServiceFunction, tablePermission, type FunctionPermission } from './constructs/service-function.js';
 import { addGatewayResponses } from './gateway-responses.js';
 import { addRemovedRoute } from './removed-routes.js';
 import { tableEnv, tableSpecs } from './tables.js';
@@ -51,6 +52,43 @@ export interface NetconfigStackProps extends StackProps {
 }
 
 const pascal = (s: string): string => s[0]!.toUpperCase() + s.slice(1);
+
+/**
+ * Functions one API invoke role may name. Its policy lists each function's ARN (up to ~120
+ * characters with a 64-character function name) and IAM allows 10,240 characters of inline
+ * policy per role: 60 leaves room for the rest. test/infra/stack-size.test.ts checks the worst case.
+ */
+export const FUNCTIONS_PER_INVOKE_ROLE = 60;
+
+/**
+ * The roles API Gateway assumes to call the route functions (the integrations' credentials),
+ * instead of a resource policy statement (`AWS::Lambda::Permission`) on each function: one role
+ * and one policy per {@link FUNCTIONS_PER_INVOKE_ROLE} functions, each allowed to invoke exactly
+ * the functions it was given, and assumable by API Gateway only.
+ */
+class ApiInvokeRoles {
+  readonly #roles: { role: Role; statement: PolicyStatement; count: number }[] = [];
+  constructor(private readonly scope: Construct) {}
+
+  /** The role that may invoke `fn`: `fn` added to the newest role, or to a new one when that is full. */
+  roleFor(fn: IFunction): Role {
+    let last = this.#roles.at(-1);
+    if (!last || last.count >= FUNCTIONS_PER_INVOKE_ROLE) {
+      const n = this.#roles.length + 1;
+      const role = new Role(this.scope, n === 1 ? 'ApiInvokeRole' : `ApiInvokeRole${n}`, {
+        assumedBy: new ServicePrincipal('apigateway.amazonaws.com'),
+        description: 'API Gateway invokes the route functions with this role (the credentials of their integrations)',
+      });
+      const statement = new PolicyStatement({ actions: ['lambda:InvokeFunction'] });
+      role.addToPrincipalPolicy(statement);
+      last = { role, statement, count: 0 };
+      this.#roles.push(last);
+    }
+    last.statement.addResources(fn.functionArn);
+    last.count++;
+    return last.role;
+  }
+}
 
 export class NetconfigStack extends Stack {
   readonly api: RestApi;
@@ -132,50 +170,80 @@ export class NetconfigStack extends Stack {
       },
     });
 
+    // What a function may do, from its needs: the tables (with their names in the environment),
+    // the Vault credential, starting compliance batches. Functions with the same needs share a role.
+    const tableNeeds = (tables: Partial<Record<TableKey, TableAccess>>) => {
+      const entries = Object.entries(tables) as [TableKey, TableAccess][];
+      return {
+        permissions: entries.map(([key, access]) => tablePermission(this.tables[key], access)),
+        environment: Object.fromEntries(entries.map(([key]) => [tableEnv(key), this.tables[key].tableName])),
+      };
+    };
+    const secretsPermission = (access: SecretsAccess): FunctionPermission => ({
+      key: `secrets:${access}`,
+      grant: (grantee) => secrets.credentials?.[access].grantRead(grantee),
+    });
+    // `secrets.bind` below sets the Vault environment; the read grant it also makes on the function
+    // is this permission's own statement again, which the role's policy keeps once.
+
     // Compliance batches run on a durable function: checkpointed chunks, replayed after a crash
     // or a 15-minute invocation limit, for up to a day per batch (docs/compliance.md has the
     // arithmetic for 50,000 devices). Started through its `live` alias: durable executions run
     // a published version, so a deployment never changes the code under a running batch.
+    const batchTables = tableNeeds({ compliance: 'write', adapters: 'read' });
     const complianceBatch = new ServiceFunction(this, 'ComplianceBatch', {
       handler: 'compliance/batch',
       description: 'Runs compliance batches (durable execution): fetches device configurations through the relay client and grades them',
-      environment: common,
+      environment: { ...common, ...batchTables.environment },
       timeout: Duration.minutes(15),
       memorySize: 1024,
       durableConfig: { executionTimeout: Duration.hours(24), retentionPeriod: Duration.days(14) },
+      permissions: [...batchTables.permissions, secretsPermission('read')],
       ...outside,
     });
-    complianceBatch.bindTable(this.tables.compliance, tableEnv('compliance'), 'write');
-    complianceBatch.bindTable(this.tables.adapters, tableEnv('adapters'), 'read');
     secrets.bind(complianceBatch, 'read');
     this.functions['complianceBatch'] = complianceBatch;
     this.complianceBatchAlias = new Alias(this, 'ComplianceBatchLive', { aliasName: 'live', version: complianceBatch.function.currentVersion });
 
+    const startsCompliance: FunctionPermission = {
+      key: `invoke:${this.complianceBatchAlias.node.path}`,
+      grant: (grantee) => this.complianceBatchAlias.grantInvoke(grantee),
+    };
+
+    const invokeRoles = new ApiInvokeRoles(this);
     for (const route of liveRoutes) {
       const group = concurrencyGroup(route);
       const cap = group ? deployed?.concurrency[group] : undefined;
+      const tables = tableNeeds(route.needs.tables ?? {});
       const fn = new ServiceFunction(this, pascal(route.operationId), {
         handler: route.handler,
         description: `${route.method} ${route.path}: ${route.summary}`,
-        environment: common,
+        environment: {
+          ...common,
+          ...tables.environment,
+          ...(route.needs.startsCompliance ? { COMPLIANCE_FUNCTION: this.complianceBatchAlias.functionArn } : {}),
+        },
         ...(route.timeoutSeconds ? { timeout: Duration.seconds(route.timeoutSeconds) } : {}),
         ...(callsOutside(route) ? outside : {}),
         ...(cap !== undefined && cap !== null ? { reservedConcurrentExecutions: cap } : {}),
+        permissions: [
+          ...tables.permissions,
+          ...(route.needs.secrets ? [secretsPermission(route.needs.secrets)] : []),
+          ...(route.needs.startsCompliance ? [startsCompliance] : []),
+        ],
       });
-      for (const [key, access] of Object.entries(route.needs.tables ?? {}) as [TableKey, 'read' | 'write'][]) {
-        fn.bindTable(this.tables[key], tableEnv(key), access);
-      }
       if (route.needs.secrets) secrets.bind(fn, route.needs.secrets);
-      if (route.needs.startsCompliance) {
-        this.complianceBatchAlias.grantInvoke(fn.function);
-        fn.function.addEnvironment('COMPLIANCE_FUNCTION', this.complianceBatchAlias.functionArn);
-      }
       this.functions[route.operationId] = fn;
       this.api.root.resourceForPath(route.path).addMethod(
         route.method,
-        // No second permission for the console's test-invoke stage: half the Lambda::Permission
-        // resources, which keeps the stack under CloudFormation's 500-resource limit.
-        new LambdaIntegration(fn.function, { allowTestInvoke: false }),
+        // API Gateway calls the function with an invoke role (the integration's credentials)
+        // rather than through a permission on each function: no AWS::Lambda::Permission per route.
+        new AwsIntegration({
+          proxy: true,
+          service: 'lambda',
+          path: `2015-03-31/functions/${fn.function.functionArn}/invocations`,
+          options: { credentialsRole: invokeRoles.roleFor(fn.function) },
+        }),
         route.roles === 'public'
           ? { authorizationType: AuthorizationType.NONE, operationName: route.operationId }
           : { authorizer: auth.authorizer, authorizationType: AuthorizationType.CUSTOM, operationName: route.operationId },

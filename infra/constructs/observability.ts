@@ -7,11 +7,16 @@
  * Each alarm says one thing, and only this deployment feeds it:
  * - API 5xx rate, and the p99 latency of the requests that do not wait on an orchestrator: a
  *   slow orchestrator makes its own alarm (relay p99), not the API's.
- * - Per function: throttles, and errors (crashes, timeouts, out of memory; the route functions
- *   answer their own failures). Not the authorizer's `Errors`: Lambda counts every refused token
- *   as one (the thrown `Unauthorized` that API Gateway turns into 401). The authorizer alarms on
- *   its own `AuthorizerFailures` metric (requests it could not decide) and on the runtime's
- *   timeout and crash lines in its log group.
+ * - Functions, in groups of at most 10 (CloudWatch's limit on the metrics of one metric-math
+ *   alarm), ordered by application then key: one alarm on the sum of the group's errors
+ *   (crashes, timeouts, out of memory; the route functions answer their own failures) and one on
+ *   the sum of its throttles. Each description names the group's functions and the dashboard
+ *   graphs each function of each group, so the alarm says which group and the graph which
+ *   function. One alarm per function would cost two CloudFormation resources per route.
+ * - The authorizer apart: its throttles; never its `Errors`, since Lambda counts every refused
+ *   token as one (the thrown `Unauthorized` that API Gateway turns into 401). It alarms on its
+ *   own `AuthorizerFailures` metric (requests it could not decide) and on the runtime's timeout
+ *   and crash lines in its log group.
  * - DynamoDB: system errors and throttled requests of this stack's tables (per-table metrics
  *   only; DynamoDB publishes `UserErrors` for the whole account and region, so it is not used).
  * - Failed compliance batches.
@@ -110,6 +115,12 @@ export interface ObservabilityProps {
   readonly orchestratorMethods?: readonly ApiMethod[];
   /** The relay's method, which gets its own latency alarm. Default the route table's `relayRestAction`. */
   readonly relayMethod?: ApiMethod;
+  /**
+   * The application a function belongs to, which orders the function alarm groups (by
+   * application, then key). Default: the route table's tag of the route with that operationId,
+   * else the key itself.
+   */
+  readonly groupOf?: (key: string) => string;
 }
 
 /** The DynamoDB operations the service uses (a metric-math alarm takes at most 10 metrics). */
@@ -163,6 +174,21 @@ const sumOf = (idPrefix: string, label: string, metrics: readonly IMetric[], per
     expression: `SUM([${metrics.map((_, i) => id(i)).join(',')}])`,
     usingMetrics: Object.fromEntries(metrics.map((m, i) => [id(i), m])),
   });
+};
+
+/** The route table's tag of a live route's function; other functions stand for themselves. */
+const routeTag = (key: string): string => liveRoutes.find((r) => r.operationId === key)?.tag ?? key;
+
+/**
+ * The functions' alarm groups: ordered by application then key, cut into groups of
+ * {@link MAX_ALARM_METRICS}. A new function moves at most one function per later group, and
+ * only the last group can appear or disappear: alarm names (`-fn-errors-<n>`) stay put.
+ */
+export const functionGroups = (keys: readonly string[], groupOf: (key: string) => string = routeTag): string[][] => {
+  const sorted = [...keys].sort((a, b) => groupOf(a).localeCompare(groupOf(b)) || a.localeCompare(b));
+  const groups: string[][] = [];
+  for (let i = 0; i < sorted.length; i += MAX_ALARM_METRICS) groups.push(sorted.slice(i, i + MAX_ALARM_METRICS));
+  return groups;
 };
 
 const THRESHOLD_KEYS: ReadonlySet<string> = new Set<keyof ObservabilityThresholds>([
@@ -315,29 +341,39 @@ export class Observability extends Construct {
 
     // Lambda: errors here are crashes (init failures, timeouts, out of memory); the route
     // functions answer their own failures as 4xx/5xx and those show in the API's metrics.
+    // Grouped: one alarm per group of at most 10 functions (a metric-math alarm reads at most
+    // 10 metrics) summing their errors, and one summing their throttles; the description names
+    // the group's functions and the dashboard graphs each one. The authorizer has its own alarms.
     const authorizerKey = props.authorizerKey ?? 'authorizer';
     const fns = Object.entries(props.functions).sort(([a], [b]) => a.localeCompare(b));
-    for (const [op, fn] of fns) {
-      const id = op[0]!.toUpperCase() + op.slice(1);
-      if (op !== authorizerKey) {
-        alarm(`${id}Errors`, {
-          alarmName: name(`fn-${op}-errors`),
-          alarmDescription: `The ${op} function failed (crash, timeout or out of memory) in the last 5 minutes.`,
-          metric: fn.function.metricErrors({ period: FIVE_MINUTES, statistic: Stats.SUM }),
-          threshold: 1,
-          comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-          evaluationPeriods: 1,
-        });
-      }
-      alarm(`${id}Throttles`, {
-        alarmName: name(`fn-${op}-throttles`),
-        alarmDescription: `Invocations of the ${op} function were throttled (concurrency limit) in the last 5 minutes.`,
-        metric: fn.function.metricThrottles({ period: FIVE_MINUTES, statistic: Stats.SUM }),
+    const groups = functionGroups(Object.keys(props.functions).filter((k) => k !== authorizerKey), props.groupOf);
+    groups.forEach((members, i) => {
+      const n = i + 1;
+      const list = members.join(', ');
+      const summed = (what: 'Errors' | 'Throttles') =>
+        sumOf(
+          `fn${what}${n}m`,
+          `${what} of function group ${n}`,
+          members.map((op) => props.functions[op]!.function.metric(what, { period: FIVE_MINUTES, statistic: Stats.SUM })),
+          FIVE_MINUTES,
+        );
+      alarm(`FunctionErrors${n}`, {
+        alarmName: name(`fn-errors-${n}`),
+        alarmDescription: `At least one of these functions failed (crash, timeout or out of memory) in the last 5 minutes: ${list}. The dashboard graph "Function group ${n}" shows which.`,
+        metric: summed('Errors'),
         threshold: 1,
         comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         evaluationPeriods: 1,
       });
-    }
+      alarm(`FunctionThrottles${n}`, {
+        alarmName: name(`fn-throttles-${n}`),
+        alarmDescription: `Invocations of at least one of these functions were throttled (concurrency limit) in the last 5 minutes: ${list}. The dashboard graph "Function group ${n}" shows which.`,
+        metric: summed('Throttles'),
+        threshold: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+      });
+    });
 
     // The authorizer: what it could not decide (its own metric) and what killed it (the runtime's lines).
     const authorizer = props.functions[authorizerKey];
@@ -345,6 +381,14 @@ export class Observability extends Construct {
     const authorizerFailures = own(AUTHORIZER_FAILURES_METRIC, Stats.SUM);
     let authorizerCrashes: Metric | undefined;
     if (authorizer) {
+      alarm(`${authorizerKey[0]!.toUpperCase()}${authorizerKey.slice(1)}Throttles`, {
+        alarmName: name(`fn-${authorizerKey}-throttles`),
+        alarmDescription: `Invocations of the ${authorizerKey} function were throttled (concurrency limit) in the last 5 minutes.`,
+        metric: authorizer.function.metricThrottles({ period: FIVE_MINUTES, statistic: Stats.SUM }),
+        threshold: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+      });
       alarm('AuthorizerFailures', {
         alarmName: name(`fn-${authorizerKey}-failures`),
         alarmDescription: `The authorizer could not decide on at least ${t.authorizerFailures ?? 1} request(s) in the last 5 minutes (issuer keys unavailable or an unexpected exception; API Gateway answered 500). Refused tokens are not counted.`,
@@ -431,8 +475,6 @@ export class Observability extends Construct {
       dashboardName: name('operations'),
       defaultInterval: Duration.hours(3),
     });
-    // The authorizer's Errors are mostly refused tokens: it is graphed by its own failures instead.
-    const routeFns = fns.filter(([op]) => op !== authorizerKey);
     const perFunction = (list: typeof fns, metric: (fn: ServiceFunction) => IMetric) => list.map(([, fn]) => metric(fn));
     const apiName = Token.isUnresolved(props.api.restApiName) ? 'the API' : `API \`${props.api.restApiName}\``;
     this.dashboard.addWidgets(
@@ -474,17 +516,12 @@ export class Observability extends Construct {
         right: [
           authorizerFailures.with({ label: 'authorizer failures (500)' }),
           ...(authorizerCrashes ? [authorizerCrashes.with({ label: 'authorizer timeouts and crashes' })] : []),
+          ...(authorizer ? [authorizer.function.metricThrottles({ period: FIVE_MINUTES, statistic: Stats.SUM, label: 'authorizer throttles' })] : []),
         ],
         width: 8,
       }),
     );
     this.dashboard.addWidgets(
-      new GraphWidget({
-        title: 'Function errors and throttles',
-        left: perFunction(routeFns, (fn) => fn.function.metricErrors({ period: FIVE_MINUTES, statistic: Stats.SUM })),
-        right: perFunction(fns, (fn) => fn.function.metricThrottles({ period: FIVE_MINUTES, statistic: Stats.SUM })),
-        width: 8,
-      }),
       new GraphWidget({
         title: 'Function duration p99 (ms)',
         left: perFunction(fns, (fn) => fn.function.metricDuration({ period: FIVE_MINUTES, statistic: Stats.p(99) })),
@@ -495,6 +532,18 @@ export class Observability extends Construct {
         left: tableMetrics.flatMap((m) => [m.systemErrors, m.throttled]),
         width: 8,
       }),
+    );
+    // One graph per function alarm group, each function its own line: the alarm says which group, the graph which function.
+    this.dashboard.addWidgets(
+      ...groups.map(
+        (members, i) =>
+          new GraphWidget({
+            title: `Function group ${i + 1}: errors (left), throttles (right)`,
+            left: members.map((op) => props.functions[op]!.function.metricErrors({ period: FIVE_MINUTES, statistic: Stats.SUM, label: `${op} errors` })),
+            right: members.map((op) => props.functions[op]!.function.metricThrottles({ period: FIVE_MINUTES, statistic: Stats.SUM, label: `${op} throttles` })),
+            width: 8,
+          }),
+      ),
     );
     this.dashboard.addWidgets(
       new GraphWidget({

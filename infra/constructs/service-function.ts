@@ -1,14 +1,17 @@
 /**
  * Shared defaults for every function: Node.js 22 on arm64, ESM bundle minified by esbuild,
- * a log group with retention, X-Ray tracing, and least-privilege table grants.
+ * a log group with retention, X-Ray tracing, and least-privilege grants on a role shared by the
+ * functions whose needs are identical (`FunctionRoles`).
  */
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { createHash } from 'node:crypto';
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { ISecurityGroup, ISubnet, IVpc } from 'aws-cdk-lib/aws-ec2';
+import { ManagedPolicy, Policy, PolicyStatement, Role, ServicePrincipal, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing, type DurableConfig } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { Construct } from 'constructs';
+import { Construct, type IConstruct } from 'constructs';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../paths.js';
 import type { TableAccess } from '../../functions/shared/routes.js';
@@ -87,7 +90,132 @@ export interface ServiceFunctionProps {
   readonly network?: FunctionNetwork;
   /** Reserved concurrency: both a guarantee and a cap. */
   readonly reservedConcurrentExecutions?: number;
+  /**
+   * Everything the function may do beyond writing its logs and traces (and, in a VPC, managing
+   * its network interfaces). Functions with the same set share one role (`FunctionRoles`).
+   */
+  readonly permissions?: readonly FunctionPermission[];
 }
+
+/**
+ * One permission a function needs, under a canonical name. Two permissions with one name must
+ * grant exactly the same: the name is what `FunctionRoles` compares.
+ */
+export interface FunctionPermission {
+  /** E.g. `table:Netconfig/TreesTable:read`, `secrets:read`, `invoke:Netconfig/ComplianceBatchLive`. */
+  readonly key: string;
+  /** Grants the permission to a role (once per role). */
+  readonly grant: (grantee: IGrantable) => void;
+}
+
+/** Read or read-write access to a table's items (and its indexes). */
+export const tablePermission = (table: ITable, access: TableAccess): FunctionPermission => ({
+  key: `table:${table.node.path}:${access}`,
+  grant: (grantee) => (access === 'write' ? table.grantReadWriteData(grantee) : table.grantReadData(grantee)),
+});
+
+/** What a function's role must allow: its permissions, and what its placement and kind add. */
+export interface RoleNeeds {
+  readonly permissions: readonly FunctionPermission[];
+  /** In a VPC: AWSLambdaVPCAccessExecutionRole (network interfaces). */
+  readonly vpc: boolean;
+  /** A durable function: AWSLambdaBasicDurableExecutionRolePolicy instead of AWSLambdaBasicExecutionRole. */
+  readonly durable: boolean;
+}
+
+/** The canonical signature of a set of needs: the sorted permission names and the managed policies. */
+export const roleSignature = (needs: RoleNeeds): string =>
+  JSON.stringify({
+    managed: managedPolicyNames(needs),
+    permissions: [...new Set(needs.permissions.map((p) => p.key))].sort(),
+  });
+
+const managedPolicyNames = (needs: Pick<RoleNeeds, 'vpc' | 'durable'>): string[] => [
+  needs.durable ? 'service-role/AWSLambdaBasicDurableExecutionRolePolicy' : 'service-role/AWSLambdaBasicExecutionRole',
+  ...(needs.vpc ? ['service-role/AWSLambdaVPCAccessExecutionRole'] : []),
+];
+
+/**
+ * One execution role per distinct set of needs in a stack, instead of one per function: a stack
+ * of one function per route would otherwise spend two resources (role and policy) per route
+ * against CloudFormation's 500-resource limit. Least privilege is unchanged: functions share a
+ * role only when their needs have the same signature (`roleSignature`), so each function can
+ * do exactly what its own needs say. The role's logical id derives from the signature, so
+ * adding a function never renames another's role, and its description lists the needs.
+ *
+ * Grant only through `permissions`: a grant made on a function afterwards would reach every
+ * function that shares its role, so the synth fails when a role's policy allows more at the end
+ * than its needs granted (statements identical to the granted ones, such as the X-Ray statement
+ * CDK adds for each traced function, appear once and change nothing).
+ */
+export class FunctionRoles extends Construct {
+  /** The stack's registry, created on first use. */
+  static of(scope: IConstruct): FunctionRoles {
+    const stack = Stack.of(scope);
+    return (stack.node.tryFindChild(FUNCTION_ROLES_ID) as FunctionRoles | undefined) ?? new FunctionRoles(stack, FUNCTION_ROLES_ID);
+  }
+
+  readonly #roles = new Map<string, { role: Role; users: string[]; granted: string[] }>();
+
+  private constructor(scope: Construct, id: string) {
+    super(scope, id);
+    this.node.addValidation({ validate: () => this.#widened() });
+  }
+
+  /** The role for these needs (created, and granted them, on first use); `user` names the function in the role's bookkeeping. */
+  roleFor(needs: RoleNeeds, user: string): Role {
+    const signature = roleSignature(needs);
+    const known = this.#roles.get(signature);
+    if (known) {
+      known.users.push(user);
+      return known.role;
+    }
+    const id = `Role${createHash('sha256').update(signature).digest('hex').slice(0, 10)}`;
+    const what = [...new Set(needs.permissions.map((p) => p.key))].sort();
+    const role = new Role(this, id, {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: `Functions that may: ${what.length ? what.join(', ') : 'write logs and traces only'}${needs.vpc ? ' (in the VPC)' : ''}${needs.durable ? ' (durable)' : ''}`.slice(0, 1000),
+      managedPolicies: managedPolicyNames(needs).map((name) => ManagedPolicy.fromAwsManagedPolicyName(name)),
+    });
+    // The statement CDK adds for each traced function (every ServiceFunction is traced), granted here with the rest.
+    role.addToPrincipalPolicy(new PolicyStatement({ actions: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'], resources: ['*'] }));
+    const keys = new Set<string>();
+    for (const p of needs.permissions) {
+      if (keys.has(p.key)) continue;
+      keys.add(p.key);
+      p.grant(role);
+    }
+    this.#roles.set(signature, { role, users: [user], granted: this.#statements(role) });
+    return role;
+  }
+
+  /** The role's inline policy statements, resolved and each as JSON, sorted. */
+  #statements(role: Role): string[] {
+    const policy = role.node.tryFindChild('DefaultPolicy') as Policy | undefined;
+    const document = policy ? (Stack.of(this).resolve(policy.document) as { Statement?: unknown[] }) : {};
+    return (document.Statement ?? []).map((st) => JSON.stringify(st)).sort();
+  }
+
+  /** A problem for each role whose policy allows more than its needs granted. */
+  #widened(): string[] {
+    return [...this.#roles.values()].flatMap(({ role, users, granted }) => {
+      const extra = this.#statements(role).filter((st) => !granted.includes(st));
+      return extra.length
+        ? [
+            `${role.node.path} (shared by ${users.join(', ')}) was granted more than the needs it was made for: ${extra.join('; ')}. ` +
+              'Declare the permission in the function’s `permissions`, so that only functions with the same needs share its role.',
+          ]
+        : [];
+    });
+  }
+
+  /** Each role and the functions that use it (their construct paths). */
+  get roles(): ReadonlyArray<{ readonly role: Role; readonly users: readonly string[] }> {
+    return [...this.#roles.values()];
+  }
+}
+
+const FUNCTION_ROLES_ID = 'FunctionRoles';
 
 export interface FunctionNetwork {
   readonly vpc: IVpc;
@@ -126,7 +254,12 @@ export class ServiceFunction extends Construct {
       retention: props.logRetention ?? RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.DESTROY,
     });
+    const role = FunctionRoles.of(this).roleFor(
+      { permissions: props.permissions ?? [], vpc: props.network !== undefined, durable: props.durableConfig !== undefined },
+      this.node.path,
+    );
     this.function = new NodejsFunction(this, 'Function', {
+      role,
       entry: path.join(PROJECT_ROOT, 'functions', `${props.handler}.ts`),
       handler: 'handler',
       description: props.description,
@@ -146,12 +279,5 @@ export class ServiceFunction extends Construct {
         : {}),
       ...(props.reservedConcurrentExecutions !== undefined ? { reservedConcurrentExecutions: props.reservedConcurrentExecutions } : {}),
     });
-  }
-
-  /** Grants exactly the access the route table asks for, and passes the table name. */
-  bindTable(table: ITable, envName: string, access: TableAccess): void {
-    if (access === 'write') table.grantReadWriteData(this.function);
-    else table.grantReadData(this.function);
-    this.function.addEnvironment(envName, table.tableName);
   }
 }

@@ -1,11 +1,11 @@
 /**
  * Template assertions for the signals platform engineers rely on: alarms (API 5xx rate, p99
  * latency of the requests that do not wait on an orchestrator, relay p99, function errors and
- * throttles, the authorizer's own failures and crashes, DynamoDB errors and throttles per
+ * throttles in groups, the authorizer's own failures and crashes, DynamoDB errors and throttles per
  * table), the dashboard, alarm actions, names per deployment, X-Ray tracing on the stage and
  * the functions, and log retention everywhere.
  */
-import { App, Aspects, Stack } from 'aws-cdk-lib';
+import { App, Aspects, Stack, type CfnElement } from 'aws-cdk-lib';
 import { MockIntegration, RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AttributeType, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
@@ -209,20 +209,66 @@ describe('Observability construct', () => {
     expect(() => small({ orchestratorMethods: methods.slice(0, 4) })).not.toThrow();
   });
 
-  it('alarms on every function’s throttles, and on errors of every function but the authorizer', () => {
+  it('alarms on the functions’ errors and throttles in groups summed by metric math, the authorizer’s throttles apart and its errors never', () => {
     const { template } = small();
-    for (const op of ['getStatus', 'getServerHealth']) {
-      expect(byName(template, `-fn-${op}-errors`)).toMatchObject({ MetricName: 'Errors', Namespace: 'AWS/Lambda', Statistic: 'Sum', Threshold: 1 });
+    const lambdaMetrics = (a: Record<string, any>) => (a['Metrics'] as AlarmMetric[]).filter((m) => m.MetricStat);
+    for (const [suffix, metricName] of [['-fn-errors-1', 'Errors'], ['-fn-throttles-1', 'Throttles']] as const) {
+      const group = byName(template, suffix);
+      expect(group).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', EvaluationPeriods: 1 });
+      const metrics = lambdaMetrics(group);
+      expect(metrics.map((m) => [m.MetricStat!.Metric.Namespace, m.MetricStat!.Metric.MetricName, m.MetricStat!.Stat])).toEqual([
+        ['AWS/Lambda', metricName, 'Sum'],
+        ['AWS/Lambda', metricName, 'Sum'],
+      ]);
+      const top = (group['Metrics'] as AlarmMetric[]).find((m) => m.Expression)!;
+      expect(top.Expression).toBe(`SUM([${metrics.map((m) => m.Id).join(',')}])`);
+      // The description names the group's functions, in the group's order (by key here: no route tags).
+      expect(group['AlarmDescription']).toContain(': getServerHealth, getStatus.');
     }
-    for (const op of ['getStatus', 'getServerHealth', 'authorizer']) {
-      expect(byName(template, `-fn-${op}-throttles`)).toMatchObject({ MetricName: 'Throttles', Namespace: 'AWS/Lambda', Statistic: 'Sum', Threshold: 1 });
-    }
+    expect(byName(template, '-fn-authorizer-throttles')).toMatchObject({ MetricName: 'Throttles', Namespace: 'AWS/Lambda', Statistic: 'Sum', Threshold: 1 });
+    expect(alarms(template).filter((a) => /-fn-(errors|throttles)-2$/.test(a['AlarmName']))).toEqual([]);
     expect(alarms(template).filter((a) => a['AlarmName'].includes('authorizer-errors'))).toEqual([]);
-    // No alarm reads the authorizer's Errors at all (every refused token is one).
+    // No alarm reads the authorizer's Errors at all (every refused token is one), and no group reads the authorizer.
     const authorizerFn = Object.entries(template.findResources('AWS::Lambda::Function')).find(([, r]) => r['Properties']['Description'] === 'authorizer')![0];
     for (const a of alarms(template)) {
-      if (a['MetricName'] === 'Errors') expect(JSON.stringify(a['Dimensions'])).not.toContain(authorizerFn);
+      const read = a['MetricName'] ? [{ name: a['MetricName'], dims: a['Dimensions'] }] : ((a['Metrics'] as AlarmMetric[]) ?? []).filter((m) => m.MetricStat).map((m) => ({ name: m.MetricStat!.Metric.MetricName, dims: m.MetricStat!.Metric.Dimensions }));
+      for (const r of read) if (r.name === 'Errors') expect(JSON.stringify(r.dims)).not.toContain(authorizerFn);
+      if (/-fn-(errors|throttles)-\d+$/.test(a['AlarmName'])) expect(JSON.stringify(a['Metrics'])).not.toContain(authorizerFn);
     }
+  });
+
+  it('cuts the function alarms into groups of at most 10, ordered by application then key, every function in exactly one group', () => {
+    const app = new App({ context: NO_BUNDLING });
+    const stack = new Stack(app, 'Many');
+    const api = new RestApi(stack, 'Api', { restApiName: 'many', deployOptions: { stageName: 'v1', metricsEnabled: true } });
+    api.root.addResource('status').addMethod('GET', new MockIntegration());
+    const keys = Array.from({ length: 23 }, (_, i) => `fn${String(i).padStart(2, '0')}`);
+    // Two applications: the odd keys are "a", the even ones "b".
+    const groupOf = (key: string) => (Number(key.slice(2)) % 2 ? 'a' : 'b');
+    const functions = Object.fromEntries(keys.map((k) => [k, new ServiceFunction(stack, k, { handler: 'health/status', description: k })]));
+    new Observability(stack, 'Observability', { api, functions, tables: {}, serviceName: 'many', groupOf });
+    const template = Template.fromStack(stack);
+    const fnIds = Object.fromEntries(
+      Object.entries(template.findResources('AWS::Lambda::Function')).map(([id, r]) => [r['Properties']['Description'] as string, id]),
+    );
+    const expected = [...keys.filter((k) => groupOf(k) === 'a'), ...keys.filter((k) => groupOf(k) === 'b')];
+    for (const what of ['errors', 'throttles']) {
+      const seen: string[] = [];
+      for (const n of [1, 2, 3]) {
+        const a = byName(template, `many-fn-${what}-${n}`);
+        const read = (a['Metrics'] as AlarmMetric[]).filter((m) => m.MetricStat);
+        expect(read.length).toBeLessThanOrEqual(10);
+        const members = read.map((m) => keys.find((k) => JSON.stringify(m.MetricStat!.Metric.Dimensions).includes(`"${fnIds[k]}"`))!);
+        expect(a['AlarmDescription']).toContain(members.join(', '));
+        seen.push(...members);
+      }
+      expect(seen).toEqual(expected);
+      expect(alarms(template).filter((a) => a['AlarmName'] === `many-fn-${what}-4`)).toEqual([]);
+    }
+    // The dashboard graphs each function of each group on its own line.
+    const body = JSON.stringify(Object.values(template.findResources('AWS::CloudWatch::Dashboard'))[0]!['Properties']['DashboardBody']);
+    for (const n of [1, 2, 3]) expect(body).toContain(`Function group ${n}: errors (left), throttles (right)`);
+    for (const k of keys) expect(body).toContain(`${k} errors`);
   });
 
   it('alarms on the authorizer’s own failures (not its refused tokens), by the deployment’s Service dimension', () => {
@@ -483,12 +529,23 @@ describe('NetconfigStack signals', () => {
   it('alarms on each function, the authorizer by its own failures and crashes, and each table; its alarms pass cdk-nag', () => {
     const { stack, template } = synth();
     const all = alarms(template);
-    // API 5xx rate, API p99, relay p99; errors per function but the authorizer (routes,
-    // compliance batch); throttles per function (the authorizer too); the authorizer's failures
-    // and crashes; two per table; failed compliance batches.
-    expect(all).toHaveLength(3 + (liveRoutes.length + 1) + (liveRoutes.length + 2) + 2 + 2 * Object.keys(tableSpecs).length + 1);
+    // API 5xx rate, API p99, relay p99; errors and throttles per group of at most 10 functions
+    // (routes, compliance batch); the authorizer's throttles, failures and crashes; two per
+    // table; failed compliance batches.
+    const groups = Math.ceil((liveRoutes.length + 1) / 10);
+    expect(all).toHaveLength(3 + 2 * groups + 3 + 2 * Object.keys(tableSpecs).length + 1);
+    const grouped = all.filter((a) => /-fn-(errors|throttles)-\d+$/.test(a['AlarmName']));
+    expect(grouped).toHaveLength(2 * groups);
+    // Every route function and the batch function in exactly one errors group, named in its description.
+    const errorGroups = grouped.filter((a) => a['AlarmName'].includes('-fn-errors-'));
+    for (const op of [...liveRoutes.map((r) => r.operationId), 'complianceBatch']) {
+      const fnId = stack.getLogicalId(stack.functions[op]!.function.node.defaultChild as CfnElement);
+      const containing = errorGroups.filter((a) => JSON.stringify(a['Metrics']).includes(`"${fnId}"`));
+      expect(containing, op).toHaveLength(1);
+      expect(containing[0]!['AlarmDescription'], op).toMatch(new RegExp(`[:,] ${op}[,.]`));
+    }
     const names = all.map((a) => a['AlarmName'] as string);
-    for (const suffix of ['-compliance-batch-failed', '-fn-authorizer-failures', '-fn-authorizer-crashes', '-fn-authorizer-throttles', '-relay-latency-p99', '-api-latency-p99']) {
+    for (const suffix of ['-fn-errors-1', '-fn-throttles-1', '-compliance-batch-failed', '-fn-authorizer-failures', '-fn-authorizer-crashes', '-fn-authorizer-throttles', '-relay-latency-p99', '-api-latency-p99']) {
       expect(names.filter((n) => n.endsWith(suffix)), suffix).toHaveLength(1);
     }
     expect(names.filter((n) => n.endsWith('-fn-authorizer-errors'))).toEqual([]);

@@ -4,12 +4,12 @@ import { ResponseType } from 'aws-cdk-lib/aws-apigateway';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { liveRoutes } from '../../functions/shared/routes.js';
+import { callsOutside } from '../../infra/config.js';
 import { tableSpecs } from '../../infra/tables.js';
 import { addNagSuppressions } from '../../infra/nag.js';
 import { NetconfigStack } from '../../infra/stack.js';
 import { specRows, type SpecRow } from '../support/spec-table.js';
-
-type Resources = Record<string, { Type: string; Properties: Record<string, any>; DeletionPolicy?: string; UpdateReplacePolicy?: string }>;
+import { methods, type Method, type Resources } from './api-template.js';
 
 /** Synthesizes the stack without bundling (bundling is exercised by `npm start` and the e2e tests). */
 const synth = () => {
@@ -19,42 +19,6 @@ const synth = () => {
   Aspects.of(app).add(new AwsSolutionsChecks());
   app.synth();
   return { stack, template: Template.fromStack(stack) };
-};
-
-/** Full path of every API Gateway resource id, from PathPart/ParentId. */
-const resourcePaths = (resources: Resources): Map<string, string> => {
-  const paths = new Map<string, string>();
-  const resolve = (id: string): string => {
-    const known = paths.get(id);
-    if (known !== undefined) return known;
-    const res = resources[id];
-    if (!res || res.Type !== 'AWS::ApiGateway::Resource') return '';
-    const parent = res.Properties['ParentId'];
-    const parentPath = parent?.Ref ? resolve(parent.Ref) : '';
-    const full = `${parentPath}/${res.Properties['PathPart']}`;
-    paths.set(id, full);
-    return full;
-  };
-  for (const id of Object.keys(resources)) resolve(id);
-  return paths;
-};
-
-interface Method {
-  method: string;
-  path: string;
-  props: Record<string, any>;
-}
-
-const methods = (template: Template): Method[] => {
-  const resources = template.toJSON().Resources as Resources;
-  const paths = resourcePaths(resources);
-  return Object.values(resources)
-    .filter((r) => r.Type === 'AWS::ApiGateway::Method')
-    .map((r) => {
-      const ref = r.Properties['ResourceId'];
-      const path = ref?.Ref ? paths.get(ref.Ref)! : '/';
-      return { method: r.Properties['HttpMethod'], path, props: r.Properties };
-    });
 };
 
 /** The spec's `:name` path as API Gateway serves it: `{name}`, no trailing slash. */
@@ -196,22 +160,59 @@ describe('stack', () => {
     template.hasResourceProperties('AWS::Lambda::Alias', { Name: 'live' });
   });
 
-  it('grants each function only the table access its route needs', () => {
-    const relay = stack.functions['relayRestAction']!.function;
-    const policies = template.findResources('AWS::IAM::Policy');
-    const relayRole = stack.resolve(relay.role!.roleName) as { Ref: string };
-    const relayPolicy = Object.values(policies).find((p) => p['Properties']['Roles'].some((r: { Ref: string }) => r.Ref === relayRole.Ref))!;
+  it('grants each function exactly the table access its route needs, on a role shared only by functions with the same needs', () => {
+    const resources = template.toJSON().Resources as Resources;
     type Statement = { Action: string | string[]; Resource: unknown };
-    const statements: Statement[] = relayPolicy['Properties']['PolicyDocument']['Statement'];
+    const roleOf = (op: string) => (stack.resolve(stack.functions[op]!.function.role!.roleArn) as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+    const statementsOf = (roleId: string): Statement[] =>
+      Object.values(resources)
+        .filter((r) => r.Type === 'AWS::IAM::Policy' && r.Properties['Roles'].some((x: { Ref: string }) => x.Ref === roleId))
+        .flatMap((p) => p.Properties['PolicyDocument']['Statement']);
     const tableLogicalId = (key: string) => stack.getLogicalId(stack.tables[key as keyof typeof stack.tables].node.defaultChild as CfnElement);
-    const actionsOn = (key: string) =>
-      statements.filter((s) => JSON.stringify(s.Resource).includes(`"${tableLogicalId(key)}"`)).flatMap((s) => [s.Action].flat());
-    // Adapters: read only. Idempotency keys: written (claims and answers). Trees: nothing.
-    expect(actionsOn('adapters')).toContain('dynamodb:GetItem');
-    expect(actionsOn('adapters')).not.toContain('dynamodb:PutItem');
-    expect(actionsOn('adapters')).not.toContain('dynamodb:DeleteItem');
-    expect(actionsOn('idempotency')).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem']));
-    expect(actionsOn('trees')).toEqual([]);
+    const actionsOn = (roleId: string, key: string) =>
+      statementsOf(roleId)
+        .filter((s) => JSON.stringify(s.Resource).includes(`"${tableLogicalId(key)}"`))
+        .flatMap((s) => [s.Action].flat());
+    // What the role allows on each table: write (items put and deleted), read, or nothing.
+    const tableAccess = (roleId: string) =>
+      Object.fromEntries(
+        Object.keys(tableSpecs).flatMap((key) => {
+          const actions = actionsOn(roleId, key);
+          if (actions.includes('dynamodb:PutItem') && actions.includes('dynamodb:DeleteItem')) return [[key, 'write']];
+          if (actions.includes('dynamodb:GetItem')) {
+            expect(actions.filter((a) => /Put|Update|Delete|Write/.test(a)), key).toEqual([]);
+            return [[key, 'read']];
+          }
+          expect(actions, key).toEqual([]);
+          return [];
+        }),
+      );
+    const invokesBatch = (roleId: string) => statementsOf(roleId).some((s) => [s.Action].flat().includes('lambda:InvokeFunction'));
+    const fnId = (op: string) => stack.getLogicalId(stack.functions[op]!.function.node.defaultChild as CfnElement);
+    for (const route of liveRoutes) {
+      const role = roleOf(route.operationId);
+      expect(tableAccess(role), route.operationId).toEqual(route.needs.tables ?? {});
+      expect(invokesBatch(role), route.operationId).toBe(Boolean(route.needs.startsCompliance));
+      // Created after its role's policy: never running before its grants exist.
+      const policies = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::IAM::Policy' && r.Properties['Roles'].some((x: { Ref: string }) => x.Ref === role));
+      expect(policies.length, route.operationId).toBeGreaterThan(0);
+      for (const [policyId] of policies) expect(resources[fnId(route.operationId)]!.DependsOn, route.operationId).toContain(policyId);
+    }
+    expect(tableAccess(roleOf('complianceBatch'))).toEqual({ compliance: 'write', adapters: 'read' });
+    // The relay: adapters read only, idempotency keys written (claims and answers), trees nothing.
+    const relay = roleOf('relayRestAction');
+    expect(actionsOn(relay, 'adapters')).toContain('dynamodb:GetItem');
+    expect(actionsOn(relay, 'adapters')).not.toContain('dynamodb:PutItem');
+    expect(actionsOn(relay, 'idempotency')).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem']));
+    expect(actionsOn(relay, 'trees')).toEqual([]);
+    // Shared exactly between routes whose needs are the same (tables, secrets, starting batches, placement).
+    const needsOf = (route: (typeof liveRoutes)[number]) =>
+      JSON.stringify([Object.entries(route.needs.tables ?? {}).sort(), route.needs.secrets ?? null, Boolean(route.needs.startsCompliance), callsOutside(route)]);
+    const routesByRole = new Map<string, Set<string>>();
+    for (const route of liveRoutes) routesByRole.set(roleOf(route.operationId), (routesByRole.get(roleOf(route.operationId)) ?? new Set()).add(needsOf(route)));
+    for (const [role, needs] of routesByRole) expect([...needs], role).toHaveLength(1);
+    expect(routesByRole.size).toBe(new Set(liveRoutes.map(needsOf)).size);
+    expect(routesByRole.size).toBeLessThan(liveRoutes.length);
   });
 
   it('gives functions that only resolve secrets the reader Vault credential, and only adapter writers the writer one', () => {
