@@ -3,11 +3,11 @@
  * the object the profile schema embeds and `PUT /applications/{name}` enforces.
  */
 import { getApplicationSchema as validate } from '../generated/validators.js';
-import { httpHandler, json } from '../shared/http.js';
+import { json, staticHttpHandler } from '../shared/http-core.js';
 import { APPLICATION_SETTINGS_SCHEMAS } from '../profiles/model.js';
 import { applicationFromPath } from './service.js';
 
-export const handler = httpHandler({ operation: 'getApplicationSchema', validate }, async (event) => {
+export const handler = staticHttpHandler({ operation: 'getApplicationSchema', validate }, async (event) => {
   const name = applicationFromPath(event);
   return json(200, {
     name,

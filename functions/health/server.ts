@@ -4,7 +4,7 @@
  * (that is `GET /health/system`).
  */
 import { getServerHealth as validate } from '../generated/validators.js';
-import { httpHandler, json } from '../shared/http.js';
+import { json, staticHttpHandler } from '../shared/http-core.js';
 import { LAMBDA_ENV, serverHealth } from './runtime.js';
 import { NO_STORE } from './service.js';
 
@@ -12,7 +12,7 @@ import { NO_STORE } from './service.js';
 const startedAt = new Date(Date.now() - process.uptime() * 1000);
 let invocations = 0;
 
-export const handler = httpHandler({ operation: 'getServerHealth', validate }, async (_event, context) => {
+export const handler = staticHttpHandler({ operation: 'getServerHealth', validate }, async (_event, context) => {
   invocations += 1;
   const configured = Number(LAMBDA_ENV.memoryMb || context.memoryLimitInMB);
   return json(

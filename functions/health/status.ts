@@ -4,7 +4,7 @@
  * `GET /health/system` says whether the dependencies do.
  */
 import { getStatus as validate } from '../generated/validators.js';
-import { httpHandler, json } from '../shared/http.js';
+import { json, staticHttpHandler } from '../shared/http-core.js';
 import { NO_STORE, SERVICE_NAME, SERVICE_VERSION } from './service.js';
 
 export interface StatusBody {
@@ -16,4 +16,4 @@ export interface StatusBody {
 /** The status document. */
 export const statusBody = (): StatusBody => ({ service: SERVICE_NAME, version: SERVICE_VERSION, status: 'running' });
 
-export const handler = httpHandler({ operation: 'getStatus', validate }, async () => json(200, statusBody(), NO_STORE));
+export const handler = staticHttpHandler({ operation: 'getStatus', validate }, async () => json(200, statusBody(), NO_STORE));

@@ -3,9 +3,9 @@
  * table gives `POST /profiles` to validate, so the two cannot drift.
  */
 import { getProfileSchema as validate } from '../generated/validators.js';
-import { httpHandler, json } from '../shared/http.js';
+import { json, staticHttpHandler } from '../shared/http-core.js';
 import { PROFILE_SCHEMA } from './model.js';
 
 const body = { schema: { $schema: 'https://json-schema.org/draft/2020-12/schema', title: 'Profile', ...PROFILE_SCHEMA } };
 
-export const handler = httpHandler({ operation: 'getProfileSchema', validate }, async () => json(200, body));
+export const handler = staticHttpHandler({ operation: 'getProfileSchema', validate }, async () => json(200, body));

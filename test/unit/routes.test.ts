@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../infra/paths.js';
 import {
   deprecatedItems,
   liveRoute,
@@ -108,5 +111,36 @@ describe('applications in the route table', () => {
       for (const key of Object.keys(route.needs.tables ?? {})) expect(health[key as keyof typeof health], `${route.operationId} ${key}`).toBe('read');
     }
     expect(liveRoute('getApplicationsHealth').needs).toEqual(liveRoute('getApplicationHealth').needs);
+  });
+});
+
+describe('handlers and the active profile', () => {
+  /** Every module of `functions/` a handler module reaches through its relative imports. */
+  const reached = (handler: string): Set<string> => {
+    const seen = new Set<string>();
+    const visit = (file: string) => {
+      // The generated validators are plain JavaScript and import nothing of the service.
+      if (seen.has(file) || file.includes(`${path.sep}generated${path.sep}`)) return;
+      seen.add(file);
+      // Type-only imports are erased: they bring nothing into the bundle.
+      const imports = readFileSync(file, 'utf8').matchAll(/^(?:import|export)(?!\s+type\b)[^;]*?from '(\.{1,2}\/[^']+)\.js'/gm);
+      for (const [, spec] of imports) visit(path.resolve(path.dirname(file), `${spec}.ts`));
+    };
+    visit(path.join(PROJECT_ROOT, 'functions', `${handler}.ts`));
+    return new Set([...seen].map((f) => path.relative(path.join(PROJECT_ROOT, 'functions'), f)));
+  };
+
+  it('applies the profile (log level, stopped applications) in every handler but those that read no table and serve no application', () => {
+    const exempt: string[] = [];
+    for (const route of liveRoutes) {
+      const modules = reached(route.handler);
+      if (modules.has('shared/http.ts')) continue;
+      exempt.push(route.operationId);
+      // Without the profile, nothing of it in the bundle either.
+      expect(modules.has('shared/settings.ts'), route.operationId).toBe(false);
+      expect(route.application, route.operationId).toBeUndefined();
+      expect(Object.keys(route.needs.tables ?? {}), route.operationId).toEqual([]);
+    }
+    expect(exempt.sort()).toEqual(['getApplicationSchema', 'getProfileSchema', 'getServerHealth', 'getStatus']);
   });
 });
