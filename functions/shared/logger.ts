@@ -183,24 +183,34 @@ const redactJsonMembers = (text: string): string => {
 export const redactText = (text: string, secrets: readonly string[] = []): string => {
   let out = text;
   for (const form of spellings(secrets)) out = out.split(form).join(REDACTED);
-  out = out.replace(XML_ELEMENT, (whole, tag: string, local: string, attributes: string | undefined) =>
+  out = redactNamed(out);
+  return holdsSecret(out, secrets) ? WITHHELD : out;
+};
+
+/** The values of XML elements and attributes, JSON-looking members and `name=value` pairs named like secrets. */
+const redactNamed = (text: string): string => {
+  // No name like a secret anywhere: nothing to look for (most strings).
+  if (!SECRET_FIELD.test(text)) return text;
+  let out = text.replace(XML_ELEMENT, (whole, tag: string, local: string, attributes: string | undefined) =>
     isSecretField(local) ? `<${tag}${attributes ?? ''}>${REDACTED}</${tag}>` : whole,
   );
   out = out.replace(XML_ATTRIBUTE, (whole, lead: string, name: string, local: string, equals: string, value: string) =>
     isSecretField(local) ? `${lead}${name}${equals}${value[0]}${REDACTED}${value[0]}` : whole,
   );
   out = redactJsonMembers(out);
-  out = out.replace(FORM_PAIR, (whole, lead: string, name: string, value: string) =>
+  return out.replace(FORM_PAIR, (whole, lead: string, name: string, value: string) =>
     isSecretField(name) && !/^(?:"\[redacted\]"|'\[redacted\]'|\[redacted\]$)/.test(value) ? `${lead}${name}=${REDACTED}` : whole,
   );
-  return holdsSecret(out, secrets) ? WITHHELD : out;
 };
 
-/** Strings only get the known secrets removed (a JSON string value is no XML or form). */
+/**
+ * A string inside a value: the known secrets removed, and the values named like secrets in the
+ * text it may hold (a JSON document, XML or a query string inside a JSON string member).
+ */
 const redactString = (text: string, forms: readonly string[]): string => {
   let out = text;
   for (const form of forms) out = out.split(form).join(REDACTED);
-  return out;
+  return redactNamed(out);
 };
 
 /**
@@ -213,7 +223,7 @@ export const redact = (value: unknown, options: RedactOptions = {}): unknown =>
   walk(value, spellings(options.secrets ?? []), options.maxDepth ?? DEFAULT_MAX_DEPTH, 0);
 
 const walk = (value: unknown, forms: readonly string[], maxDepth: number, depth: number): unknown => {
-  if (typeof value === 'string') return forms.length ? redactString(value, forms) : value;
+  if (typeof value === 'string') return redactString(value, forms);
   if (value === null || typeof value !== 'object') return value;
   if (depth >= maxDepth) return TOO_DEEP;
   if (value instanceof Error) return { name: value.name, message: redactString(value.message, forms) };

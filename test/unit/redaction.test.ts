@@ -113,6 +113,18 @@ describe('loggedBody and loggedHeaders', () => {
     });
   });
 
+  it('redacts what is named like a secret inside a JSON string member (JSON, XML or a query string held as text)', () => {
+    const body = JSON.stringify({
+      payload: JSON.stringify({ device: 'r1', password: 'json-in-string' }),
+      xml: '<device><remote-password>xml-in-string</remote-password></device>',
+      query: 'user=a&secret=form-in-string',
+      list: [JSON.stringify([{ token: 'array-in-string' }])],
+    });
+    const logged = loggedBody(body, 'application/json', []).text;
+    for (const hidden of ['json-in-string', 'xml-in-string', 'form-in-string', 'array-in-string']) expect(logged).not.toContain(hidden);
+    expect(JSON.parse(JSON.parse(logged).payload)).toEqual({ device: 'r1', password: '[redacted]' });
+  });
+
   it('redacts members named like secrets whatever their value, and in XML CDATA', () => {
     expect(loggedBody('{"password": 12345, "token": ["a"], "pw": 1', 'text/plain', []).text).toBe('{"password": [redacted], "token": [redacted], "pw": 1');
     expect(loggedBody('<password><![CDATA[hunter2]]></password>', 'application/xml', []).text).toBe('<password>[redacted]</password>');
