@@ -22,11 +22,12 @@ export const passes = (level: LogLevel, threshold: LogLevel): boolean => ORDER[l
 
 /**
  * Field names that suggest a secret, case-insensitively: any name containing `pass`, `secret`,
- * `token`, `credential`, `authorization`/`authorisation` or `cookie`, and any name with `key` not
- * followed by a letter (`key`, `apiKey`, `private-key`, `ssh_key_data`; not `keyboard` or
- * `queryKeys`).
+ * `token`, `credential`, `authorization`/`authorisation`, `cookie` or `community` (an SNMP
+ * community string is a device's password), any name with `key` not followed by a letter (`key`,
+ * `apiKey`, `private-key`, `ssh_key_data`; not `keyboard` or `queryKeys`), and `psk`
+ * (`ike-psk`, `pskValue`; a pre-shared key).
  */
-const SECRET_FIELD = /pass|secret|token|credential|authori[sz]ation|cookie|key(?![a-z])/i;
+const SECRET_FIELD = /pass|secret|token|credential|authori[sz]ation|cookie|community|key(?![a-z])|psk/i;
 
 export const isSecretField = (name: string): boolean => SECRET_FIELD.test(name);
 

@@ -22,7 +22,7 @@ const decodedViews = (text: string): string[] => {
 };
 
 describe('isSecretField', () => {
-  it.each(['password', 'remote-password', 'Passphrase', 'clientSecret', 'accessToken', 'Authorization', 'credentials', 'Cookie', 'key', 'apiKey', 'API_KEY', 'private-key', 'ssh_key_data', 'x-api-key'])(
+  it.each(['password', 'remote-password', 'Passphrase', 'clientSecret', 'accessToken', 'Authorization', 'credentials', 'Cookie', 'key', 'apiKey', 'API_KEY', 'private-key', 'ssh_key_data', 'x-api-key', 'community', 'snmp-community', 'ike-psk', 'pskValue'])(
     'treats %s as a secret',
     (name) => expect(isSecretField(name)).toBe(true),
   );
