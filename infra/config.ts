@@ -221,6 +221,10 @@ const crossChecks = (config: Json, dir: string): string[] => {
     if (approle && !roleId) problems.push(`vault.${who}.roleId: required with vault.authMethod "approle"`);
     if (!approle && roleId) problems.push(`vault.${who}.roleId: only used with vault.authMethod "approle" (authMethod is "${vault['authMethod'] ?? 'token'}")`);
   }
+  // The functions refuse an address with credentials at their start (functions/secrets/vault.ts): refused here, before a deploy.
+  const address = URL.canParse(vault['address']) ? new URL(vault['address']) : undefined;
+  if (!address) problems.push(`vault.address: ${shown(vault['address'])} is not a URL`);
+  else if (address.username || address.password) problems.push('vault.address: must not carry credentials (user:password@): the Vault credential is vault.reader / vault.writer');
   for (const [i, prefix] of ((vault['referencePrefixes'] as string[] | undefined) ?? []).entries()) {
     const problem = pathProblem(prefix) ?? (isManagedPath(`${prefix}/`) ? 'the service manages the secrets under it' : undefined);
     if (problem) problems.push(`vault.referencePrefixes[${i}]: "${prefix}" is not a usable secret path (${problem})`);
