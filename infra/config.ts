@@ -179,6 +179,30 @@ export const caBundleProblem = (file: string): string | undefined => {
   return undefined;
 };
 
+/** The widest egress block the created security group takes: anything wider is not "where NSO and Vault listen". */
+export const WIDEST_EGRESS_PREFIX = 8;
+
+/**
+ * The problem of an egress CIDR the schema's pattern let through, or none: octets and prefix
+ * length in range, no host bits (`10.20.30.5/16` opens the whole /16: a typo for /32 must not
+ * widen the group silently), and no block wider than {@link WIDEST_EGRESS_PREFIX}.
+ */
+export const egressCidrProblem = (cidr: string): string | undefined => {
+  const [address = '', length = ''] = cidr.split('/');
+  const octets = address.split('.').map(Number);
+  const prefix = Number(length);
+  if (octets.some((o) => o > 255) || prefix > 32) return `${shown(cidr)} is not an IPv4 CIDR block (an octet above 255, or a prefix length above 32)`;
+  if (prefix < WIDEST_EGRESS_PREFIX) return `${shown(cidr)} spans more than a /${WIDEST_EGRESS_PREFIX}: name the networks NSO and Vault are in (the created group allows nothing else)`;
+  const value = octets.reduce((v, o) => v * 256 + o, 0);
+  const block = 2 ** (32 - prefix);
+  const network = value - (value % block);
+  if (network !== value) {
+    const dotted = [24, 16, 8, 0].map((shift) => Math.floor(network / 2 ** shift) % 256).join('.');
+    return `${shown(cidr)} has host bits set: it opens ${dotted}/${prefix}; write that, or ${address}/32 for the one host`;
+  }
+  return undefined;
+};
+
 const DEFAULT_CONCURRENCY: ConcurrencySettings = { accountLimit: 1000, authorizer: 50, relay: 100, health: 10 };
 
 /** How many functions each concurrency setting reserves for (one authorizer; the route table's relay and health functions). */
@@ -197,6 +221,10 @@ const crossChecks = (config: Json, dir: string): string[] => {
     if (approle && !roleId) problems.push(`vault.${who}.roleId: required with vault.authMethod "approle"`);
     if (!approle && roleId) problems.push(`vault.${who}.roleId: only used with vault.authMethod "approle" (authMethod is "${vault['authMethod'] ?? 'token'}")`);
   }
+  // The functions refuse an address with credentials at their start (functions/secrets/vault.ts): refused here, before a deploy.
+  const address = URL.canParse(vault['address']) ? new URL(vault['address']) : undefined;
+  if (!address) problems.push(`vault.address: ${shown(vault['address'])} is not a URL`);
+  else if (address.username || address.password) problems.push('vault.address: must not carry credentials (user:password@): the Vault credential is vault.reader / vault.writer');
   for (const [i, prefix] of ((vault['referencePrefixes'] as string[] | undefined) ?? []).entries()) {
     const problem = pathProblem(prefix) ?? (isManagedPath(`${prefix}/`) ? 'the service manages the secrets under it' : undefined);
     if (problem) problems.push(`vault.referencePrefixes[${i}]: "${prefix}" is not a usable secret path (${problem})`);
@@ -236,6 +264,10 @@ const crossChecks = (config: Json, dir: string): string[] => {
       problems.push('network.dynamodbPrefixListId: required with awsServices "endpoints" and a created security group (aws ec2 describe-managed-prefix-lists --filters Name=prefix-list-name,Values=com.amazonaws.<region>.dynamodb)');
     }
     if (!endpoints && network['dynamodbPrefixListId']) problems.push('network.dynamodbPrefixListId: only used with awsServices "endpoints" (through a NAT, DynamoDB is reached at its public addresses)');
+    for (const [i, rule] of ((network['egress'] as Json[] | undefined) ?? []).entries()) {
+      const problem = egressCidrProblem(rule['cidr']);
+      if (problem) problems.push(`network.egress[${i}].cidr: ${problem}`);
+    }
     const seen = new Set<string>();
     const zones = new Set<string>();
     for (const [i, subnet] of (network['subnets'] as Json[]).entries()) {

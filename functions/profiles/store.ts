@@ -125,6 +125,18 @@ const settingsItem = (s: ProfileSettings): Record<string, unknown> => ({
   ...(s.description !== undefined ? { description: s.description } : {}),
 });
 
+/**
+ * The audit entries of a change of what the applications run with, from one profile's settings to
+ * another's (the active profile replaced, or another activated): one `replaced` entry per
+ * application whose settings, profile, or inherited profile log level change, none for the others.
+ */
+const applicationEntries = (from: { readonly id: string; readonly settings: ProfileSettings }, to: { readonly id: string; readonly settings: ProfileSettings }, change: Change, tableName: string) =>
+  APPLICATIONS.flatMap((name) => {
+    const view = (side: typeof from) => ({ ...side.settings.applications[name], profile: side.id, profileLogLevel: side.settings.logLevel });
+    const changes = diffFields(view(from), view(to));
+    return changes.length ? [changelogPut({ kind: 'application', name, at: change.now, by: change.by, action: 'replaced', changes }, tableName)] : [];
+  });
+
 export interface ProfilePage {
   readonly items: readonly Profile[];
   readonly more: boolean;
@@ -249,6 +261,15 @@ export const createProfileStore = (
     return (await get(id, id))!;
   };
 
+  /** A check that a profile still exists and is as read (its `lastUpdated` unchanged). */
+  const unchangedSince = (id: string, item: Record<string, unknown>) => ({
+    TableName: tableName,
+    Key: profileKey(id),
+    ...(typeof item['lastUpdated'] === 'string'
+      ? { ConditionExpression: 'attribute_exists(pk) AND lastUpdated = :seen', ExpressionAttributeValues: { ':seen': item['lastUpdated'] } }
+      : { ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(lastUpdated)' }),
+  });
+
   return {
     runtime: () => runtime(),
 
@@ -304,29 +325,49 @@ export const createProfileStore = (
 
     async replace(id, settings, change) {
       const rt = await ensure(change);
+      const item = await getItem(profileKey(id));
+      if (!item) throw new ProfileWriteRefused('not-found');
+      const active = rt.activeProfile === id;
+      const next: Record<string, unknown> = { ...item, ...settingsItem(settings), lastUpdated: change.now, lastUpdatedBy: change.by };
+      if (settings.description === undefined) delete next['description'];
       try {
-        const out = await client.send(
-          new UpdateCommand({
-            TableName: tableName,
-            Key: profileKey(id),
-            UpdateExpression: `SET #l = :l, #a = :a, lastUpdated = :now, lastUpdatedBy = :by${settings.description === undefined ? ' REMOVE description' : ', description = :d'}`,
-            ConditionExpression: 'attribute_exists(pk)',
-            ExpressionAttributeNames: { '#l': 'logLevel', '#a': 'applications' },
-            ExpressionAttributeValues: {
-              ':l': settings.logLevel,
-              ':a': settings.applications,
-              ':now': change.now,
-              ':by': change.by,
-              ...(settings.description === undefined ? {} : { ':d': settings.description }),
-            },
-            ReturnValues: 'ALL_NEW',
+        await client.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              // Active or not as when read: a profile activated meanwhile would change the
+              // applications without their audit entries.
+              { ConditionCheck: { TableName: tableName, Key: RUNTIME_KEY, ConditionExpression: active ? 'activeProfile = :id' : 'activeProfile <> :id', ExpressionAttributeValues: { ':id': id } } },
+              {
+                Update: {
+                  TableName: tableName,
+                  Key: profileKey(id),
+                  UpdateExpression: `SET #l = :l, #a = :a, lastUpdated = :now, lastUpdatedBy = :by${settings.description === undefined ? ' REMOVE description' : ', description = :d'}`,
+                  // Written over the settings the entries were computed from.
+                  ConditionExpression: 'attribute_exists(pk) AND #a = :beforeA AND #l = :beforeL',
+                  ExpressionAttributeNames: { '#l': 'logLevel', '#a': 'applications' },
+                  ExpressionAttributeValues: {
+                    ':l': settings.logLevel,
+                    ':a': settings.applications,
+                    ':now': change.now,
+                    ':by': change.by,
+                    ':beforeA': item['applications'],
+                    ':beforeL': item['logLevel'],
+                    ...(settings.description === undefined ? {} : { ':d': settings.description }),
+                  },
+                },
+              },
+              // The applications' audit entries land with the change, or neither does.
+              ...(active ? applicationEntries({ id, settings: profileSettings(item) }, { id, settings }, change, changelogTableName()) : []),
+            ],
           }),
         );
-        return toProfile(out.Attributes!, rt.activeProfile);
       } catch (error) {
-        if ((error as { name?: string }).name === 'ConditionalCheckFailedException') throw new ProfileWriteRefused('not-found');
+        const codes = cancellation(error);
+        if (codes?.[1] === 'ConditionalCheckFailed' && !(await getItem(profileKey(id)))) throw new ProfileWriteRefused('not-found');
+        if (codes || (error as { name?: string }).name === 'TransactionConflictException') throw new ProfileWriteRefused('contended');
         throw error;
       }
+      return toProfile(next, rt.activeProfile);
     },
 
     async delete(id, change) {
@@ -352,11 +393,24 @@ export const createProfileStore = (
 
     async activate(id, change) {
       const rt = await ensure(change);
+      const [previousItem, nextItem] = await Promise.all([getItem(profileKey(rt.activeProfile)), getItem(profileKey(id))]);
+      if (!nextItem) throw new ProfileWriteRefused('not-found');
+      // What each application ran with and will run with: its audit entry lands with the switch.
+      const entries =
+        id === rt.activeProfile
+          ? []
+          : applicationEntries(
+              { id: rt.activeProfile, settings: previousItem ? profileSettings(previousItem) : builtInProfile() },
+              { id, settings: profileSettings(nextItem) },
+              change,
+              changelogTableName(),
+            );
       try {
         await client.send(
           new TransactWriteCommand({
             TransactItems: [
-              { ConditionCheck: { TableName: tableName, Key: profileKey(id), ConditionExpression: 'attribute_exists(pk)' } },
+              // The settings the entries were computed from, still those of both profiles.
+              { ConditionCheck: unchangedSince(id, nextItem) },
               {
                 Update: {
                   TableName: tableName,
@@ -366,13 +420,15 @@ export const createProfileStore = (
                   ExpressionAttributeValues: { ':id': id, ':now': change.now, ':by': change.by, ':previous': rt.activeProfile },
                 },
               },
+              ...(entries.length && previousItem ? [{ ConditionCheck: unchangedSince(rt.activeProfile, previousItem) }] : []),
+              ...entries,
             ],
           }),
         );
       } catch (error) {
         const codes = cancellation(error);
-        if (codes?.[0] === 'ConditionalCheckFailed') throw new ProfileWriteRefused('not-found');
-        if (codes?.[1] === 'ConditionalCheckFailed' || (error as { name?: string }).name === 'TransactionConflictException') throw new ProfileWriteRefused('contended');
+        if (codes?.[0] === 'ConditionalCheckFailed' && !(await getItem(profileKey(id)))) throw new ProfileWriteRefused('not-found');
+        if (codes || (error as { name?: string }).name === 'TransactionConflictException') throw new ProfileWriteRefused('contended');
         throw error;
       }
       const profile = await get(id, id);

@@ -12,10 +12,13 @@
  * - `trace`: that line carries the request headers and both bodies too, each body cut to
  *   {@link TRACE_BODY_LIMIT} characters after redaction: the adapter's password and the
  *   `Authorization` credentials it was sent with (as is, JSON-escaped, percent-encoded or
- *   base64) are removed wherever they appear, and so is the value of every member, XML element
- *   or `name=value` pair whose name suggests a secret (see `isSecretField` in shared/logger.ts).
+ *   base64, form-encoded, XML-escaped) are removed wherever they appear, and so is the value of
+ *   every member, XML element or attribute, or `name=value` pair whose name suggests a secret
+ *   (see `isSecretField` in shared/logger.ts). A body that still holds the password or the
+ *   credentials in any other spelling a reader could decode (percent, entities, JSON escapes,
+ *   base64 of a longer text) is logged as `[withheld: …]` instead, whole.
  */
-import { REDACTED, redact, redactText, truncateText, type LogLevel } from '../shared/logger.js';
+import { REDACTED, WITHHELD, holdsSecret, redact, redactText, truncateText, type LogLevel } from '../shared/logger.js';
 import { charsetOf, isJsonMediaType, parseMediaType } from './media-type.js';
 
 /** Characters of each body a `trace` line holds at most (after redaction). */
@@ -73,7 +76,9 @@ export const loggedBody = (body: string | Uint8Array, contentType: string | unde
   let shown: string | undefined;
   if (isJsonMediaType(media)) {
     try {
-      shown = JSON.stringify(redact(JSON.parse(text), { secrets }));
+      const json = JSON.stringify(redact(JSON.parse(text), { secrets }));
+      // A secret the walk cannot see (a number, a mix of encodings inside a string) withholds the body.
+      shown = holdsSecret(json, secrets) ? WITHHELD : json;
     } catch {
       shown = undefined;
     }

@@ -22,11 +22,12 @@ export const passes = (level: LogLevel, threshold: LogLevel): boolean => ORDER[l
 
 /**
  * Field names that suggest a secret, case-insensitively: any name containing `pass`, `secret`,
- * `token`, `credential`, `authorization`/`authorisation` or `cookie`, and any name with `key` not
- * followed by a letter (`key`, `apiKey`, `private-key`, `ssh_key_data`; not `keyboard` or
- * `queryKeys`).
+ * `token`, `credential`, `authorization`/`authorisation`, `cookie` or `community` (an SNMP
+ * community string is a device's password), any name with `key` not followed by a letter (`key`,
+ * `apiKey`, `private-key`, `ssh_key_data`; not `keyboard` or `queryKeys`), and `psk`
+ * (`ike-psk`, `pskValue`; a pre-shared key).
  */
-const SECRET_FIELD = /pass|secret|token|credential|authori[sz]ation|cookie|key(?![a-z])/i;
+const SECRET_FIELD = /pass|secret|token|credential|authori[sz]ation|cookie|community|key(?![a-z])|psk/i;
 
 export const isSecretField = (name: string): boolean => SECRET_FIELD.test(name);
 
@@ -45,52 +46,172 @@ export interface RedactOptions {
   readonly maxDepth?: number;
 }
 
-/** Every spelling of a secret that may show up in a text: as is, JSON-escaped, percent-encoded, base64. */
+/** XML/HTML text escaping, with the quote escapes an attribute value takes (`&quot;`/`&#34;`, `&apos;`/`&#39;`) or none. */
+const xmlEscapes = (text: string): string[] => {
+  const base = text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+  return [base, base.replaceAll('"', '&quot;').replaceAll("'", '&apos;'), base.replaceAll('"', '&#34;').replaceAll("'", '&#39;'), base.replaceAll('"', '&quot;').replaceAll("'", '&#39;')];
+};
+
+/** Percent-encodings of a text: as `encodeURIComponent` and as a form (`+` for space, `!'()~` encoded), each with upper- and lower-case hex digits. */
+const percentEncodings = (text: string): string[] => {
+  let component: string;
+  try {
+    component = encodeURIComponent(text);
+  } catch {
+    // A lone surrogate has no percent-encoding: nothing to look for.
+    return [];
+  }
+  const form = new URLSearchParams({ v: text }).toString().slice(2);
+  const lower = (encoded: string) => encoded.replace(/%[0-9A-F]{2}/g, (hex) => hex.toLowerCase());
+  return [component, lower(component), form, lower(form)];
+};
+
+/**
+ * Every spelling of a secret that may show up in a text and that {@link redactText} rewrites: as
+ * is, JSON-escaped (also with `\/`), percent- and form-encoded (either hex case), XML-escaped,
+ * base64. Other spellings are caught by {@link holdsSecret}.
+ */
 const spellings = (secrets: readonly string[]): string[] => {
   const forms = new Set<string>();
   for (const secret of secrets) {
     if (secret === '') continue;
     forms.add(secret);
-    forms.add(JSON.stringify(secret).slice(1, -1));
-    try {
-      forms.add(encodeURIComponent(secret));
-    } catch {
-      // A lone surrogate has no percent-encoding: nothing to look for.
-    }
+    const json = JSON.stringify(secret).slice(1, -1);
+    forms.add(json);
+    forms.add(json.replaceAll('/', '\\/'));
+    for (const encoded of percentEncodings(secret)) forms.add(encoded);
+    for (const escaped of xmlEscapes(secret)) forms.add(escaped);
     forms.add(Buffer.from(secret, 'utf8').toString('base64'));
   }
   // Longest first: a secret containing another is removed whole.
   return [...forms].filter(Boolean).sort((a, b) => b.length - a.length);
 };
 
-/**
- * XML elements (`<remote-password>x</remote-password>`), form or query pairs (`token=x`) and
- * JSON-looking string members (`"password": "x"`, in text that does not parse) named like secrets.
- */
-const JSON_MEMBER = /"((?:[^"\\]|\\.)*)"(\s*:\s*)"(?:[^"\\]|\\.)*"/g;
-const XML_ELEMENT = /<((?:[\w.-]+:)?([\w.-]+))(\s[^>]*)?>([^<]*)<\/\1>/g;
-const FORM_PAIR = /(^|[?&;\s])([\w.[\]-]+)=([^&;\s]*)/g;
+const ENTITY_CHARS: Readonly<Record<string, string>> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
+
+/** A text as its reader could decode it: percent-decoded (`+` as space), entity-decoded, JSON-unescaped, and each base64-looking run decoded. */
+const decodedViews = (text: string): string[] => {
+  const percent = text.replaceAll('+', ' ').replace(/(?:%[0-9a-f]{2})+/gi, (run) => {
+    try {
+      return decodeURIComponent(run);
+    } catch {
+      return run;
+    }
+  });
+  const entities = text.replace(/&(#x[0-9a-f]{1,6}|#\d{1,7}|amp|lt|gt|quot|apos);/gi, (whole, entity: string) => {
+    if (entity[0] !== '#') return ENTITY_CHARS[entity.toLowerCase()] ?? whole;
+    const code = entity[1] === 'x' || entity[1] === 'X' ? parseInt(entity.slice(2), 16) : Number(entity.slice(1));
+    return code <= 0x10ffff ? String.fromCodePoint(code) : whole;
+  });
+  const json = text.replace(/\\u([0-9a-f]{4})|\\(.)/gi, (_, hex: string | undefined, escaped: string) => (hex ? String.fromCharCode(parseInt(hex, 16)) : escaped));
+  const base64 = [...text.matchAll(/[A-Za-z0-9+/_-]{8,}={0,2}/g)].map((run) => Buffer.from(run[0], 'base64').toString('utf8'));
+  return [text, percent, entities, json, ...base64];
+};
 
 /**
- * A text with every known secret removed, and the values of XML elements, `name=value` pairs and
- * JSON-looking string members whose names suggest a secret (a body that is not JSON, or JSON
- * that does not parse).
+ * True when a text still holds one of `secrets` as a reader could decode it (percent, entities,
+ * JSON escapes, base64, or a mix of these the redaction did not rewrite): the relay then logs
+ * {@link WITHHELD} instead of the text.
+ */
+export const holdsSecret = (text: string, secrets: readonly string[]): boolean => {
+  const known = secrets.filter((secret) => secret !== '');
+  if (known.length === 0) return false;
+  return decodedViews(text).some((view) => known.some((secret) => view.includes(secret)));
+};
+
+/** What a logged text becomes when a known secret is still in it after redaction. */
+export const WITHHELD = '[withheld: holds a known secret in an encoding the redaction does not rewrite]';
+
+/**
+ * XML elements (`<remote-password>x</remote-password>`, CDATA content too) and attributes
+ * (`password="x"`), form or query pairs (`token=x`) and JSON-looking members (`"password": x`,
+ * whatever x is, in text that does not parse) named like secrets.
+ */
+const XML_ELEMENT = /<((?:[\w.-]+:)?([\w.-]+))(\s[^>]*)?>(<!\[CDATA\[[\s\S]*?\]\]>|[^<]*)<\/\1>/g;
+const XML_ATTRIBUTE = /(\s)((?:[\w.-]+:)?([\w.-]+))(\s*=\s*)("[^"]*"|'[^']*')/g;
+const FORM_PAIR = /(^|[?&;\s])([\w.[\]-]+)=([^&;\s]*)/g;
+const JSON_NAME = /"((?:[^"\\]|\\.)*)"\s*:\s*/g;
+
+/**
+ * Where the JSON-looking value starting at `start` ends: after its closing quote, its matching
+ * bracket (strings inside skipped), or its last scalar character; the end of the text when it
+ * is not closed (a body cut short).
+ */
+const jsonValueEnd = (text: string, start: number): number => {
+  const first = text[start];
+  if (first === '"') {
+    for (let i = start + 1; i < text.length; i++) {
+      if (text[i] === '\\') i++;
+      else if (text[i] === '"') return i + 1;
+    }
+    return text.length;
+  }
+  if (first === '[' || first === '{') {
+    let depth = 0;
+    for (let i = start; i < text.length; i++) {
+      const c = text[i];
+      if (c === '"') i = jsonValueEnd(text, i) - 1;
+      else if (c === '[' || c === '{') depth++;
+      else if ((c === ']' || c === '}') && --depth === 0) return i + 1;
+    }
+    return text.length;
+  }
+  const end = text.slice(start).search(/[,}\]\s]/);
+  return end < 0 ? text.length : start + end;
+};
+
+/** JSON-looking members named like secrets with their values, whatever they are, as `[redacted]`. */
+const redactJsonMembers = (text: string): string => {
+  let out = '';
+  let from = 0;
+  for (const match of text.matchAll(JSON_NAME)) {
+    const valueStart = match.index + match[0].length;
+    if (valueStart < from || !isSecretField(match[1]!) || valueStart >= text.length) continue;
+    const end = jsonValueEnd(text, valueStart);
+    if (end === valueStart) continue;
+    out += text.slice(from, valueStart) + (text[valueStart] === '"' ? `"${REDACTED}"` : REDACTED);
+    from = end;
+  }
+  return out + text.slice(from);
+};
+
+/**
+ * A text with every known secret removed, and the values of XML elements and attributes,
+ * `name=value` pairs and JSON-looking members whose names suggest a secret (a body that is not
+ * JSON, or JSON that does not parse). A text that still holds a known secret in another
+ * encoding ({@link holdsSecret}) becomes {@link WITHHELD} as a whole.
  */
 export const redactText = (text: string, secrets: readonly string[] = []): string => {
   let out = text;
   for (const form of spellings(secrets)) out = out.split(form).join(REDACTED);
-  out = out.replace(XML_ELEMENT, (whole, tag: string, local: string, attributes: string | undefined) =>
-    isSecretField(local) ? `<${tag}${attributes ?? ''}>${REDACTED}</${tag}>` : whole,
-  );
-  out = out.replace(JSON_MEMBER, (whole, name: string, colon: string) => (isSecretField(name) ? `"${name}"${colon}"${REDACTED}"` : whole));
-  return out.replace(FORM_PAIR, (whole, lead: string, name: string) => (isSecretField(name) ? `${lead}${name}=${REDACTED}` : whole));
+  out = redactNamed(out);
+  return holdsSecret(out, secrets) ? WITHHELD : out;
 };
 
-/** Strings only get the known secrets removed (a JSON string value is no XML or form). */
+/** The values of XML elements and attributes, JSON-looking members and `name=value` pairs named like secrets. */
+const redactNamed = (text: string): string => {
+  // No name like a secret anywhere: nothing to look for (most strings).
+  if (!SECRET_FIELD.test(text)) return text;
+  let out = text.replace(XML_ELEMENT, (whole, tag: string, local: string, attributes: string | undefined) =>
+    isSecretField(local) ? `<${tag}${attributes ?? ''}>${REDACTED}</${tag}>` : whole,
+  );
+  out = out.replace(XML_ATTRIBUTE, (whole, lead: string, name: string, local: string, equals: string, value: string) =>
+    isSecretField(local) ? `${lead}${name}${equals}${value[0]}${REDACTED}${value[0]}` : whole,
+  );
+  out = redactJsonMembers(out);
+  return out.replace(FORM_PAIR, (whole, lead: string, name: string, value: string) =>
+    isSecretField(name) && !/^(?:"\[redacted\]"|'\[redacted\]'|\[redacted\]$)/.test(value) ? `${lead}${name}=${REDACTED}` : whole,
+  );
+};
+
+/**
+ * A string inside a value: the known secrets removed, and the values named like secrets in the
+ * text it may hold (a JSON document, XML or a query string inside a JSON string member).
+ */
 const redactString = (text: string, forms: readonly string[]): string => {
   let out = text;
   for (const form of forms) out = out.split(form).join(REDACTED);
-  return out;
+  return redactNamed(out);
 };
 
 /**
@@ -103,7 +224,7 @@ export const redact = (value: unknown, options: RedactOptions = {}): unknown =>
   walk(value, spellings(options.secrets ?? []), options.maxDepth ?? DEFAULT_MAX_DEPTH, 0);
 
 const walk = (value: unknown, forms: readonly string[], maxDepth: number, depth: number): unknown => {
-  if (typeof value === 'string') return forms.length ? redactString(value, forms) : value;
+  if (typeof value === 'string') return redactString(value, forms);
   if (value === null || typeof value !== 'object') return value;
   if (depth >= maxDepth) return TOO_DEEP;
   if (value instanceof Error) return { name: value.name, message: redactString(value.message, forms) };

@@ -971,11 +971,12 @@ const runtimeRoutes: readonly LiveRoute[] = [
     roles: ['admin'],
     request: { pathParameters: PROFILE_PARAMS, body: PROFILE_SETTINGS_SCHEMA },
     responses: {
-      200: 'The profile as replaced, every default filled in',
+      200: 'The profile as replaced, every default filled in. For the active profile, each application whose settings change gets a `replaced` changelog entry in the same write',
       400: 'The settings fail the profile schema (each offending field named); nothing was changed',
       404: 'No profile has this id (create it with POST /profiles)',
+      409: 'The profile was changed, activated or deactivated meanwhile (`profile-contended`); nothing was changed',
     },
-    needs: { tables: { profiles: 'write' } },
+    needs: { tables: { profiles: 'write', changelog: 'write' } },
   },
   {
     method: 'DELETE',
@@ -999,12 +1000,12 @@ const runtimeRoutes: readonly LiveRoute[] = [
     roles: ['admin'],
     request: { pathParameters: PROFILE_PARAMS, body: EMPTY_BODY },
     responses: {
-      200: 'The profile, now active, and `previous` (the id of the profile that was)',
+      200: 'The profile, now active, and `previous` (the id of the profile that was). Each application gets a `replaced` changelog entry (`profile` from the previous id to this one) in the same write',
       400: 'The id is invalid, or a body was sent',
       404: 'No profile has this id',
-      409: 'Another activation landed meanwhile (`profile-contended`); nothing was changed',
+      409: 'Another activation, or a change of either profile, landed meanwhile (`profile-contended`); nothing was changed',
     },
-    needs: { tables: { profiles: 'write' } },
+    needs: { tables: { profiles: 'write', changelog: 'write' } },
   },
   {
     method: 'GET',

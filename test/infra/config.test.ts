@@ -110,6 +110,12 @@ describe('the deployment config file', () => {
     ['a subnet listed twice', { network: network({ subnets: [network().subnets[0], network().subnets[0]] }) }, 'network.subnets[1].subnetId: subnet-0a000000000000001 is listed twice'],
     ['a malformed subnet id', { network: network({ subnets: [{ subnetId: 'subnet-x', availabilityZone: 'eu-west-1a', routeTableId: 'rtb-0a000000000000001' }] }) }, 'network.subnets[0].subnetId: must be a subnet id such as subnet-0123456789abcdef0, got "subnet-x"'],
     ['a bad egress CIDR', { network: network({ egress: [{ cidr: '10.20.0.0', port: 443 }] }) }, 'network.egress[0].cidr: must be an IPv4 CIDR block such as 10.20.0.0/16, got "10.20.0.0"'],
+    ['a Vault address carrying credentials', { vault: { address: 'https://ops:hunter2@vault.example.net:8200' } }, 'vault.address: must not carry credentials (user:password@): the Vault credential is vault.reader / vault.writer'],
+    ['egress to every address', { network: network({ egress: [{ cidr: '0.0.0.0/0', port: 443 }] }) }, 'network.egress[0].cidr: "0.0.0.0/0" spans more than a /8: name the networks NSO and Vault are in (the created group allows nothing else)'],
+    ['egress to a quarter of the Internet', { network: network({ egress: [{ cidr: '10.20.0.0/16', port: 8888 }, { cidr: '0.0.0.0/2', port: 8200 }] }) }, 'network.egress[1].cidr: "0.0.0.0/2" spans more than a /8: name the networks NSO and Vault are in (the created group allows nothing else)'],
+    ['an egress CIDR with an octet past 255', { network: network({ egress: [{ cidr: '10.256.0.0/16', port: 443 }] }) }, 'network.egress[0].cidr: "10.256.0.0/16" is not an IPv4 CIDR block (an octet above 255, or a prefix length above 32)'],
+    ['an egress CIDR with a prefix length past 32', { network: network({ egress: [{ cidr: '10.20.0.0/33', port: 443 }] }) }, 'network.egress[0].cidr: "10.20.0.0/33" is not an IPv4 CIDR block (an octet above 255, or a prefix length above 32)'],
+    ['an egress CIDR with host bits set', { network: network({ egress: [{ cidr: '10.20.30.5/16', port: 443 }] }) }, 'network.egress[0].cidr: "10.20.30.5/16" has host bits set: it opens 10.20.0.0/16; write that, or 10.20.30.5/32 for the one host'],
     ['a missing CA bundle', { caBundle: 'nowhere.pem' }, `caBundle: no such file: ${path.join(FIXTURES, 'nowhere.pem')}`],
     ['a CA bundle that is not PEM', { caBundle: 'README.md' }, `caBundle: ${path.join(FIXTURES, 'README.md')} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`],
   ])('names the key of %s', (_what, change, problem) => {

@@ -6,6 +6,7 @@ import { TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-
 import { beforeAll, describe, expect, it } from 'vitest';
 import { profileSettings } from '../../functions/profiles/model.js';
 import { ProfileWriteRefused, createProfileStore, type ProfileStore } from '../../functions/profiles/store.js';
+import { listChangelog } from '../../functions/shared/changelog.js';
 import { documentClient } from '../../functions/shared/dynamo.js';
 import { createTables } from '../support/tables.js';
 
@@ -67,5 +68,50 @@ describe('the profile store under concurrent writes', () => {
     const store = storeWithWriteBefore(() => other.activate('green', change));
     await expect(store.delete('green', change)).rejects.toEqual(new ProfileWriteRefused('active'));
     expect((await other.get('green'))!.active).toBe(true);
+  });
+});
+
+describe("the applications' audit trail, whichever route changes what they run with", () => {
+  const trail = async (name: 'orch_manager' | 'configuration_manager') => (await listChangelog(documentClient, { kind: 'application', name }, {}, tables.changelog)).items;
+  // The profile's own level as the deployment's LOG_LEVEL made it: configuration_manager inherits it.
+  const settings = (orchestratorTimeoutMs: number) =>
+    profileSettings({ applications: { orch_manager: { logLevel: 'trace', orchestratorTimeoutMs, adapterCacheSeconds: 5, maxConcurrentCallsPerAdapter: 0 } } });
+
+  it('records a replacement of the active profile as a change of each application whose settings it changes, in the same write', async () => {
+    await other.activate('default', change);
+    const orchBefore = (await trail('orch_manager')).length;
+    const configBefore = (await trail('configuration_manager')).length;
+    await other.replace('default', settings(4_000), { now: '2026-01-02T00:00:00.000Z', by: 'mallory' });
+    const [entry] = await trail('orch_manager');
+    expect((await trail('orch_manager')).length).toBe(orchBefore + 1);
+    expect(entry).toMatchObject({ by: 'mallory', action: 'replaced', at: '2026-01-02T00:00:00.000Z' });
+    expect(entry!.changes).toEqual(expect.arrayContaining([{ field: 'logLevel', to: 'trace' }, { field: 'orchestratorTimeoutMs', from: expect.any(Number), to: 4_000 }]));
+    // configuration_manager's settings did not change: no entry.
+    expect((await trail('configuration_manager')).length).toBe(configBefore);
+    // A new profile log level is a change of every application that inherits it.
+    await other.replace('default', { ...settings(4_000), logLevel: 'error' }, change);
+    expect((await trail('configuration_manager'))[0]!.changes).toEqual([{ field: 'profileLogLevel', from: (await other.get('blue'))!.logLevel, to: 'error' }]);
+  });
+
+  it('records nothing for a profile that is not active, and refuses it if it became active meanwhile', async () => {
+    const orchBefore = (await trail('orch_manager')).length;
+    await other.replace('blue', settings(3_000), change);
+    expect((await trail('orch_manager')).length).toBe(orchBefore);
+    const store = storeWithWriteBefore(() => other.activate('blue', change));
+    await expect(store.replace('blue', settings(2_000), change)).rejects.toEqual(new ProfileWriteRefused('contended'));
+    expect((await other.get('blue'))!.applications.orch_manager.orchestratorTimeoutMs).toBe(3_000);
+    await other.activate('default', change);
+  });
+
+  it('records an activation as a change of every application, naming both profiles', async () => {
+    await other.activate('default', change);
+    const before = (await trail('configuration_manager')).length;
+    await other.activate('blue', { now: '2026-01-03T00:00:00.000Z', by: 'mallory' });
+    const entries = await trail('configuration_manager');
+    expect(entries.length).toBe(before + 1);
+    expect(entries[0]).toMatchObject({ by: 'mallory', action: 'replaced' });
+    expect(entries[0]!.changes).toContainEqual({ field: 'profile', from: 'default', to: 'blue' });
+    expect((await trail('orch_manager'))[0]!.changes).toContainEqual({ field: 'profile', from: 'default', to: 'blue' });
+    await other.activate('default', change);
   });
 });
