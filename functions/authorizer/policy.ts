@@ -57,12 +57,20 @@ export const parseMethodArn = (methodArn: string): MethodArnParts => {
 
 /**
  * The resource suffix of a route: `METHOD/path` with each `{param}` turned into `*`, e.g.
- * `GET/configuration_manager/configs/*`. Only whole path parameters become wildcards: a
- * parameter matches one value, and no live path has a deeper route under a parameter that a
- * wider role would not also hold (the policy tests check this on the route table).
+ * `GET/configuration_manager/configs/*`. Only whole path parameters become wildcards. IAM's `*`
+ * spans slashes, so `GET/applications/*` also matches `GET/applications/x/changelogs`: a route
+ * that a pattern of the caller's covers but the caller may not call is denied explicitly
+ * ({@link policyFor}).
  */
 export const routeResource = (route: Pick<LiveRoute, 'method' | 'path'>): string =>
   `${route.method}${route.path.replaceAll(/\{[^}/]+\}/g, '*')}`;
+
+/** IAM's wildcard match of a resource pattern (`*`: any run of characters, `/` included). */
+const covers = (pattern: string, resource: string): boolean =>
+  new RegExp(`^${pattern.replaceAll(/[.+?^${}()|[\]\\]/g, '\\$&').replaceAll('*', '.*')}$`, 's').test(resource);
+
+/** A request path of a route as a caller sends it, each parameter one plain value. */
+const sampleResource = (route: Pick<LiveRoute, 'method' | 'path'>): string => `${route.method}${route.path.replaceAll(/\{[^}/]+\}/g, 'x1')}`;
 
 /** The known roles in a roles claim: only an array counts, and only exact names in it. */
 export const rolesFromClaim = (claim: unknown): Role[] => {
@@ -99,21 +107,42 @@ export const policyFor = (
   const cached = key === undefined ? undefined : policies.get(key);
   if (cached) return cached;
   const { prefix } = parseMethodArn(methodArn);
-  const resources = [...new Set(allowedRoutes(roles, routes).map((route) => `${prefix}${routeResource(route)}`))];
-  const statement: Statement =
-    resources.length > 0
-      ? { Effect: 'Allow', Action: 'execute-api:Invoke', Resource: resources }
-      : { Effect: 'Deny', Action: 'execute-api:Invoke', Resource: `${prefix}*` };
-  const policy: PolicyDocument = { Version: '2012-10-17', Statement: [statement] };
+  const allowed = allowedRoutes(roles, routes);
+  const patterns = [...new Set(allowed.map(routeResource))];
+  const statements: Statement[] =
+    patterns.length > 0
+      ? [{ Effect: 'Allow', Action: 'execute-api:Invoke', Resource: patterns.map((p) => `${prefix}${p}`) }]
+      : [{ Effect: 'Deny', Action: 'execute-api:Invoke', Resource: `${prefix}*` }];
+  const denied = deniedPatterns(allowed, patterns, routes);
+  if (patterns.length > 0 && denied.length > 0) statements.push({ Effect: 'Deny', Action: 'execute-api:Invoke', Resource: denied.map((p) => `${prefix}${p}`) });
+  const policy: PolicyDocument = { Version: '2012-10-17', Statement: statements };
   if (key !== undefined) {
     if (policies.size >= MAX_CACHED_POLICIES) policies.clear();
     // Shared between calls, so never to be changed by one of them.
-    Object.freeze(resources);
-    Object.freeze(statement);
+    for (const statement of statements) {
+      if (Array.isArray(statement.Resource)) Object.freeze(statement.Resource);
+      Object.freeze(statement);
+    }
     Object.freeze(policy.Statement);
     policies.set(key, Object.freeze(policy));
   }
   return policy;
+};
+
+/**
+ * The routes an allowed pattern covers although the caller may not call them (`GET/applications/*`
+ * covers `GET/applications/{name}/changelogs`): each is denied explicitly, and an explicit Deny
+ * wins over every Allow. A Deny may never catch a route the caller is allowed: that would be a
+ * route table no policy can express, so it throws (the tests walk the route table).
+ */
+const deniedPatterns = (allowed: readonly LiveRoute[], patterns: readonly string[], routes: readonly LiveRoute[]): string[] => {
+  const forbidden = routes.filter((route) => route.roles !== 'public' && !allowed.includes(route));
+  const denied = [...new Set(forbidden.filter((route) => patterns.some((p) => covers(p, sampleResource(route)))).map(routeResource))];
+  for (const route of allowed) {
+    const caught = denied.find((p) => covers(p, sampleResource(route)));
+    if (caught) throw new Error(`authorizer: the Deny ${caught} would also refuse the allowed route ${route.method} ${route.path}`);
+  }
+  return denied;
 };
 
 /** Policies built so far, by ARN head and roles (see {@link policyFor}). */

@@ -1038,9 +1038,9 @@ const runtimeRoutes: readonly LiveRoute[] = [
     summary: 'One application: state, log level, settings and routes',
     tag: 'applications',
     handler: 'applications/get',
-    // Admin only: an execute-api resource `GET/applications/*` would also cover the admin-only
-    // `GET /applications/{name}/changelogs` (IAM's * spans slashes). Read-only callers have GET /applications.
-    roles: ['admin'],
+    // The authorizer's `GET/applications/*` for apiread also covers the admin-only changelogs
+    // route (IAM's * spans slashes): its policy denies that one explicitly.
+    roles: ['admin', 'apiread'],
     request: { pathParameters: APPLICATION_PARAMS, body: EMPTY_BODY },
     responses: { 200: APPLICATION_BODY, 400: 'The name is invalid, or a body was sent', 404: NO_APPLICATION },
     needs: { tables: { profiles: 'read' } },

@@ -337,6 +337,10 @@ describe('npm start (the local stack)', () => {
     await expectStatus('PUT', '/applications/configuration_manager/loglevel', 200, { body: { level: app.logLevel } });
     for (const action of ['stop', 'start', 'restart']) await expectStatus('PUT', `/applications/configuration_manager/${action}`, 200);
     for (const p of ['/health/applications', '/health/applications/configuration_manager']) await expectStatus('GET', p, 200);
+    // apiread reads one application, never its changelogs: the policy's explicit Deny, as the gateway applies it.
+    const reader = stack!.token(['apiread']);
+    await expectStatus('GET', '/applications/orch_manager', 200, { token: reader });
+    await expectStatus('GET', '/applications/orch_manager/changelogs', 403, { token: reader });
     // Health and compliance reports.
     for (const p of ['/health/system', '/health/server', '/health/adapters']) await expectStatus('GET', p, 200);
     const started = await expectStatus('POST', '/configuration_manager/compliance_reports', 202, { body: { treeId: '5cb0a3b7e1c4f20012a9d3e1', version: '1', adapterId: 'lab-nso' } });

@@ -44,6 +44,7 @@ describe('policyFor over the route table', () => {
       'GET/profiles/*',
       'GET/schema/profiles',
       'GET/applications',
+      'GET/applications/*',
       'GET/schema/applications/*',
       'GET/health/applications',
       'GET/health/applications/*',
@@ -51,7 +52,11 @@ describe('policyFor over the route table', () => {
     for (const arn of [TREE_ARN, methodArn('GET', '/health/server'), methodArn('POST', '/orch_manager/restAction/nso')]) {
       expect(policyFor(['apiread'], arn)).toEqual({
         Version: '2012-10-17',
-        Statement: [{ Effect: 'Allow', Action: 'execute-api:Invoke', Resource: expected }],
+        Statement: [
+          { Effect: 'Allow', Action: 'execute-api:Invoke', Resource: expected },
+          // `GET/applications/*` covers the admin-only changelogs of an application (IAM's * spans slashes).
+          { Effect: 'Deny', Action: 'execute-api:Invoke', Resource: [`${PREFIX}GET/applications/*/changelogs`] },
+        ],
       });
     }
   });
@@ -77,16 +82,33 @@ describe('policyFor over the route table', () => {
     }
   });
 
-  it('lets no allowed pattern cover a route the roles may not call (IAM * spans slashes)', () => {
+  it('denies explicitly every route the roles may not call that an allowed pattern covers (IAM * spans slashes), and nothing else', () => {
     for (const roles of ROLE_SETS) {
-      const patterns = allowedRoutes(roles).map((r) => `${PREFIX}${routeResource(r)}`);
-      for (const route of liveRoutes.filter((r) => !mayCall(roles, r))) {
+      const policy = policyFor(roles, TREE_ARN);
+      const allows = policy.Statement.filter((s) => s.Effect === 'Allow').flatMap((s) => ('Resource' in s ? [s.Resource].flat() : []));
+      const denies = policy.Statement.filter((s) => s.Effect === 'Deny').flatMap((s) => ('Resource' in s ? [s.Resource].flat() : []));
+      for (const route of liveRoutes) {
         for (const value of ['x1', 'a/b']) {
           const arn = methodArn(route.method, concretePath(route, value));
-          expect(patterns.filter((p) => resourceMatches(p, arn))).toEqual([]);
+          const covered = allows.some((p) => resourceMatches(p, arn));
+          const denied = denies.some((p) => resourceMatches(p, arn));
+          if (mayCall(roles, route) && value === 'x1') expect(denied, `${route.method} ${route.path}`).toBe(false);
+          if (!mayCall(roles, route) && covered) expect(denied, `${route.method} ${route.path} for [${roles.join(',')}]`).toBe(true);
         }
       }
     }
+    // The route table has such a case today: apiread reads one application, never its changelogs.
+    const apiread = policyFor(['apiread'], TREE_ARN);
+    expect(policyAllows(apiread, methodArn('GET', '/applications/orch_manager'))).toBe(true);
+    expect(policyAllows(apiread, methodArn('GET', '/applications/orch_manager/changelogs'))).toBe(false);
+    expect(policyAllows(policyFor(['admin'], TREE_ARN), methodArn('GET', '/applications/orch_manager/changelogs'))).toBe(true);
+  });
+
+  it('refuses to build a policy whose Deny would also catch a route the roles may call', () => {
+    const route = (method: 'GET', path: string, roles: LiveRoute['roles']) => ({ ...liveRoutes[0]!, method, path, roles, operationId: path });
+    // `GET/a/*` covers the admin route `GET/a/*/b`, whose Deny would also catch `GET/a/x1/x1/b`.
+    const routes = [route('GET', '/a/{id}', ['apiread']), route('GET', '/a/{id}/b', ['admin']), route('GET', '/a/{id}/{y}/b', ['apiread'])];
+    expect(() => policyFor(['apiread'], TREE_ARN, routes)).toThrow(/would also refuse the allowed route GET \/a\/\{id\}\/\{y\}\/b/);
   });
 
   it('keeps an apiread policy produced for GET tree from allowing POST relay (policy cache)', () => {
