@@ -120,7 +120,7 @@ export const policyFor = (
     if (policies.size >= MAX_CACHED_POLICIES) policies.clear();
     // Shared between calls, so never to be changed by one of them.
     for (const statement of statements) {
-      if (Array.isArray(statement.Resource)) Object.freeze(statement.Resource);
+      if ('Resource' in statement && Array.isArray(statement.Resource)) Object.freeze(statement.Resource);
       Object.freeze(statement);
     }
     Object.freeze(policy.Statement);
