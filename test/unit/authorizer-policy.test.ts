@@ -85,7 +85,7 @@ describe('policyFor over the route table', () => {
   it('denies explicitly every route the roles may not call that an allowed pattern covers (IAM * spans slashes), and nothing else', () => {
     for (const roles of ROLE_SETS) {
       const policy = policyFor(roles, TREE_ARN);
-      const resources = (effect: string): string[] => policy.Statement.filter((s) => s.Effect === effect).flatMap((s) => ('Resource' in s ? [s.Resource].flat() : []));
+      const resources = (effect: string): string[] => policy.Statement.filter((s) => s.Effect === effect).flatMap((s) => ('Resource' in s && s.Resource !== undefined ? [s.Resource].flat() : []));
       const allows = resources('Allow');
       const denies = resources('Deny');
       for (const route of liveRoutes) {
