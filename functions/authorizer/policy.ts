@@ -136,11 +136,17 @@ export const policyFor = (
  * route table no policy can express, so it throws (the tests walk the route table).
  */
 const deniedPatterns = (allowed: readonly LiveRoute[], patterns: readonly string[], routes: readonly LiveRoute[]): string[] => {
+  // API Gateway serves a path with one trailing slash as the route itself, and the method ARN
+  // keeps the slash: each form is covered, and denied, on its own.
+  const samples = (route: LiveRoute) => [sampleResource(route), `${sampleResource(route)}/`];
   const forbidden = routes.filter((route) => route.roles !== 'public' && !allowed.includes(route));
-  const denied = [...new Set(forbidden.filter((route) => patterns.some((p) => covers(p, sampleResource(route)))).map(routeResource))];
+  const covered = forbidden.filter((route) => samples(route).some((sample) => patterns.some((p) => covers(p, sample))));
+  const denied = [...new Set(covered.flatMap((route) => [routeResource(route), `${routeResource(route)}/`]))];
   for (const route of allowed) {
-    const caught = denied.find((p) => covers(p, sampleResource(route)));
-    if (caught) throw new Error(`authorizer: the Deny ${caught} would also refuse the allowed route ${route.method} ${route.path}`);
+    for (const sample of samples(route)) {
+      const caught = denied.find((p) => covers(p, sample));
+      if (caught) throw new Error(`authorizer: the Deny ${caught} would also refuse the allowed route ${route.method} ${route.path}`);
+    }
   }
   return denied;
 };

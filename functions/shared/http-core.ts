@@ -25,6 +25,7 @@ import {
   type FieldError,
 } from './problem.js';
 import { transientReason } from './transient.js';
+import { applicationOf } from './applications.js';
 
 type ValidatorSchema = NonNullable<NonNullable<Parameters<typeof validator>[0]>['eventSchema']>;
 
@@ -241,7 +242,18 @@ export const buildHttpHandler = <TBody = unknown>(
  * profile to apply (its function is given no profiles table), so none is bundled.
  * `test/unit/routes.test.ts` holds every user of it to that.
  */
-export const staticHttpHandler = <TBody = unknown>(options: HandlerOptions, run: HttpRun<TBody>) => buildHttpHandler(options, run);
+export const staticHttpHandler = <TBody = unknown>(options: HandlerOptions, run: HttpRun<TBody>) => buildHttpHandler(options, run, noApplication);
+
+/**
+ * Fails closed: a route of an application served without the active profile would skip the gate
+ * of a stopped application, so such a handler answers 500 rather than serve it.
+ */
+const noApplication: middy.MiddlewareObj<APIGatewayProxyEvent> = {
+  before: (request) => {
+    const application = applicationOf(request.event.resource);
+    if (application) throw new InternalError('a route of an application is served without the active profile', { resource: request.event.resource, application });
+  },
+};
 
 /** A JSON response. */
 export const json = (

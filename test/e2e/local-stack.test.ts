@@ -341,6 +341,7 @@ describe('npm start (the local stack)', () => {
     const reader = stack!.token(['apiread']);
     await expectStatus('GET', '/applications/orch_manager', 200, { token: reader });
     await expectStatus('GET', '/applications/orch_manager/changelogs', 403, { token: reader });
+    await expectStatus('GET', '/applications/orch_manager/changelogs/', 403, { token: reader });
     // Health and compliance reports.
     for (const p of ['/health/system', '/health/server', '/health/adapters']) await expectStatus('GET', p, 200);
     const started = await expectStatus('POST', '/configuration_manager/compliance_reports', 202, { body: { treeId: '5cb0a3b7e1c4f20012a9d3e1', version: '1', adapterId: 'lab-nso' } });

@@ -55,7 +55,7 @@ describe('policyFor over the route table', () => {
         Statement: [
           { Effect: 'Allow', Action: 'execute-api:Invoke', Resource: expected },
           // `GET/applications/*` covers the admin-only changelogs of an application (IAM's * spans slashes).
-          { Effect: 'Deny', Action: 'execute-api:Invoke', Resource: [`${PREFIX}GET/applications/*/changelogs`] },
+          { Effect: 'Deny', Action: 'execute-api:Invoke', Resource: [`${PREFIX}GET/applications/*/changelogs`, `${PREFIX}GET/applications/*/changelogs/`] },
         ],
       });
     }
@@ -89,8 +89,9 @@ describe('policyFor over the route table', () => {
       const allows = resources('Allow');
       const denies = resources('Deny');
       for (const route of liveRoutes) {
-        for (const value of ['x1', 'a/b']) {
-          const arn = methodArn(route.method, concretePath(route, value));
+        // A path with one trailing slash is served as the route itself: it must be refused alike.
+        for (const [value, slash] of [['x1', ''], ['x1', '/'], ['a/b', ''], ['a/b', '/']] as const) {
+          const arn = methodArn(route.method, `${concretePath(route, value)}${slash}`);
           const covered = allows.some((p) => resourceMatches(p, arn));
           const denied = denies.some((p) => resourceMatches(p, arn));
           if (mayCall(roles, route) && value === 'x1') expect(denied, `${route.method} ${route.path}`).toBe(false);
@@ -102,6 +103,7 @@ describe('policyFor over the route table', () => {
     const apiread = policyFor(['apiread'], TREE_ARN);
     expect(policyAllows(apiread, methodArn('GET', '/applications/orch_manager'))).toBe(true);
     expect(policyAllows(apiread, methodArn('GET', '/applications/orch_manager/changelogs'))).toBe(false);
+    expect(policyAllows(apiread, methodArn('GET', '/applications/orch_manager/changelogs/'))).toBe(false);
     expect(policyAllows(policyFor(['admin'], TREE_ARN), methodArn('GET', '/applications/orch_manager/changelogs'))).toBe(true);
   });
 

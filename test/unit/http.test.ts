@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { getTree, relayRestAction } from '../../functions/generated/validators.js';
-import { httpHandler, json } from '../../functions/shared/http.js';
+import { httpHandler, json, staticHttpHandler } from '../../functions/shared/http.js';
 import { Conflict, InternalError, ServiceUnavailable } from '../../functions/shared/problem.js';
 import { apiEvent, invoke } from '../support/events.js';
 
@@ -96,5 +96,23 @@ describe('httpHandler', () => {
       expect(JSON.stringify(res.body)).not.toMatch(/secret internals|damaged|TypeError/);
       expect(res.body.type).toBe('urn:netconfig:problem:internal');
     }
+  });
+});
+
+describe('staticHttpHandler (no active profile)', () => {
+  it('serves a route of no application, and refuses with 500 to serve a route of an application (it would skip the stopped-application gate)', async () => {
+    let ran = 0;
+    const handler = staticHttpHandler({ operation: 'getStatus', timeoutEarlyInMillis: 0 }, async () => {
+      ran++;
+      return json(200, { ok: true });
+    });
+    expect((await invoke(handler, apiEvent({ method: 'GET', resource: '/status' }))).status).toBe(200);
+    expect(ran).toBe(1);
+    for (const resource of [RELAY, '/configuration_manager/configs/{treeId}']) {
+      const res = await invoke(handler, apiEvent({ method: 'GET', resource }));
+      expect(res.status, resource).toBe(500);
+      expect(res.contentType).toBe('application/problem+json');
+    }
+    expect(ran).toBe(1);
   });
 });
