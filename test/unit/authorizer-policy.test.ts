@@ -1,7 +1,17 @@
-import { describe, expect, it, vi } from 'vitest';
-import { allowedRoutes, parseMethodArn, policyFor, rolesFromClaim, routeResource } from '../../functions/authorizer/policy.js';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import * as policyModule from '../../functions/authorizer/policy.js';
+import { allowedRoutes, parseMethodArn, rolesFromClaim, routeResource } from '../../functions/authorizer/policy.js';
 import { liveRoutes, ROLES, type LiveRoute, type Role } from '../../functions/shared/routes.js';
 import { methodArn, policyAllows, resourceMatches, TEST_ACCOUNT, TEST_API, TEST_REGION, TEST_STAGE } from '../support/authorizer.js';
+
+// Each test gets the module afresh: policies the route table yields are cached in the module, and a
+// policy built by an earlier test (or by mutation testing's first run) would otherwise be returned
+// without the code under test running at all.
+let policyFor = policyModule.policyFor;
+beforeEach(async () => {
+  vi.resetModules();
+  ({ policyFor } = await import('../../functions/authorizer/policy.js'));
+});
 
 const ROLE_SETS: readonly (readonly Role[])[] = [[], ['admin'], ['apiread'], ['admin', 'apiread']];
 const PREFIX = `arn:aws:execute-api:${TEST_REGION}:${TEST_ACCOUNT}:${TEST_API}/${TEST_STAGE}/`;
@@ -216,6 +226,15 @@ describe('routeResource', () => {
   it('turns only whole parameters into *: braces spanning a slash are not a parameter', () => {
     expect(routeResource({ method: 'GET', path: '/a/{id}/b/{name}' })).toBe('GET/a/*/b/*');
     expect(routeResource({ method: 'GET', path: '/a/{x/y}' })).toBe('GET/a/{x/y}');
+  });
+});
+
+describe('allowedRoutes', () => {
+  it('allows a route to a caller holding any one of its roles', () => {
+    const shared = { ...liveRoutes[0]!, roles: ['admin', 'apiread'] as Role[] };
+    expect(allowedRoutes(['apiread'], [shared])).toEqual([shared]);
+    expect(allowedRoutes(['admin'], [shared])).toEqual([shared]);
+    expect(allowedRoutes([], [shared])).toEqual([]);
   });
 });
 
