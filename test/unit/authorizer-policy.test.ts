@@ -1,7 +1,17 @@
-import { describe, expect, it } from 'vitest';
-import { allowedRoutes, parseMethodArn, policyFor, rolesFromClaim, routeResource } from '../../functions/authorizer/policy.js';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import * as policyModule from '../../functions/authorizer/policy.js';
+import { allowedRoutes, parseMethodArn, rolesFromClaim, routeResource } from '../../functions/authorizer/policy.js';
 import { liveRoutes, ROLES, type LiveRoute, type Role } from '../../functions/shared/routes.js';
 import { methodArn, policyAllows, resourceMatches, TEST_ACCOUNT, TEST_API, TEST_REGION, TEST_STAGE } from '../support/authorizer.js';
+
+// Each test gets the module afresh: policies the route table yields are cached in the module, and a
+// policy built by an earlier test (or by mutation testing's first run) would otherwise be returned
+// without the code under test running at all.
+let policyFor = policyModule.policyFor;
+beforeEach(async () => {
+  vi.resetModules();
+  ({ policyFor } = await import('../../functions/authorizer/policy.js'));
+});
 
 const ROLE_SETS: readonly (readonly Role[])[] = [[], ['admin'], ['apiread'], ['admin', 'apiread']];
 const PREFIX = `arn:aws:execute-api:${TEST_REGION}:${TEST_ACCOUNT}:${TEST_API}/${TEST_STAGE}/`;
@@ -114,6 +124,44 @@ describe('policyFor over the route table', () => {
     expect(() => policyFor(['apiread'], TREE_ARN, routes)).toThrow(/would also refuse the allowed route GET \/a\/\{id\}\/\{y\}\/b/);
   });
 
+  const tableRoute = (path: string, roles: LiveRoute['roles']): LiveRoute => ({ ...liveRoutes[0]!, method: 'GET', path, roles, operationId: path });
+  const denyOf = (policy: ReturnType<typeof policyFor>): unknown => policy.Statement.find((s) => s.Effect === 'Deny');
+
+  it('denies a route an allowed pattern covers only in its trailing-slash form', () => {
+    // `GET/a/*` matches `GET/a/` (the route `GET /a` as served with one slash) but not `GET/a`.
+    const policy = policyFor(['apiread'], TREE_ARN, [tableRoute('/a/{id}', ['apiread']), tableRoute('/a', ['admin'])]);
+    expect(denyOf(policy)).toEqual({ Effect: 'Deny', Action: 'execute-api:Invoke', Resource: [`${PREFIX}GET/a`, `${PREFIX}GET/a/`] });
+  });
+
+  it('never lists a public route in the Deny, even one an allowed pattern covers', () => {
+    const policy = policyFor(['apiread'], TREE_ARN, [tableRoute('/a/{id}', ['apiread']), tableRoute('/a/{id}/open', 'public')]);
+    expect(policy.Statement).toEqual([{ Effect: 'Allow', Action: 'execute-api:Invoke', Resource: [`${PREFIX}GET/a/*`] }]);
+  });
+
+  it('matches a pattern literally but for its *: a dot in a path is a dot', () => {
+    const routes = [tableRoute('/v1.0/{id}', ['apiread']), tableRoute('/v1.0/{id}/y', ['admin']), tableRoute('/v1x0/{id}/y', ['admin'])];
+    expect(denyOf(policyFor(['apiread'], TREE_ARN, routes))).toEqual({
+      Effect: 'Deny',
+      Action: 'execute-api:Invoke',
+      Resource: [`${PREFIX}GET/v1.0/*/y`, `${PREFIX}GET/v1.0/*/y/`],
+    });
+  });
+
+  it('adds no Deny statement when nothing allowed covers a forbidden route', () => {
+    expect(policyFor(['admin'], TREE_ARN).Statement).toHaveLength(1);
+    expect(policyFor(['admin', 'apiread'], TREE_ARN).Statement).toHaveLength(1);
+  });
+
+  it('builds a policy over a given route table afresh, never from or into the cache of the route table', () => {
+    const routes = [tableRoute('/a/{id}', ['apiread'])];
+    policyFor(['apiread'], TREE_ARN);
+    const policy = policyFor(['apiread'], TREE_ARN, routes);
+    expect(policy.Statement).toEqual([{ Effect: 'Allow', Action: 'execute-api:Invoke', Resource: [`${PREFIX}GET/a/*`] }]);
+    expect(policyFor(['apiread'], TREE_ARN, routes)).not.toBe(policy);
+    expect(Object.isFrozen(policy)).toBe(false);
+    expect(Object.isFrozen(policy.Statement[0])).toBe(false);
+  });
+
   it('keeps an apiread policy produced for GET tree from allowing POST relay (policy cache)', () => {
     const policy = policyFor(['apiread'], TREE_ARN);
     expect(policyAllows(policy, TREE_ARN)).toBe(true);
@@ -133,6 +181,60 @@ describe('policyFor over the route table', () => {
     const policy = policyFor([], TREE_ARN);
     expect(policy.Statement).toEqual([{ Effect: 'Deny', Action: 'execute-api:Invoke', Resource: `${PREFIX}*` }]);
     for (const route of liveRoutes) expect(policyAllows(policy, methodArn(route.method, concretePath(route)))).toBe(false);
+  });
+});
+
+describe('policyFor cache', () => {
+  it('shares one frozen policy per API, stage and roles, whatever the route called', () => {
+    const policy = policyFor(['apiread'], TREE_ARN);
+    expect(policyFor(['apiread'], methodArn('POST', '/orch_manager/restAction/nso'))).toBe(policy);
+    expect(Object.isFrozen(policy)).toBe(true);
+    expect(Object.isFrozen(policy.Statement)).toBe(true);
+    for (const statement of policy.Statement) {
+      expect(Object.isFrozen(statement)).toBe(true);
+      expect(Object.isFrozen((statement as { Resource: string[] }).Resource)).toBe(true);
+    }
+    expect(policyFor(['admin'], TREE_ARN)).not.toBe(policy);
+  });
+
+  it('keeps apart the stages of one API, and the APIs of one stage', () => {
+    const v1 = policyFor(['admin'], methodArn('GET', '/adapters', TEST_API, 'v1'));
+    const v2 = policyFor(['admin'], methodArn('GET', '/adapters', TEST_API, 'v2'));
+    expect(policyAllows(v1, methodArn('GET', '/adapters', TEST_API, 'v1'))).toBe(true);
+    expect(policyAllows(v2, methodArn('GET', '/adapters', TEST_API, 'v2'))).toBe(true);
+    expect(policyAllows(v2, methodArn('GET', '/adapters', TEST_API, 'v1'))).toBe(false);
+    const other = policyFor(['admin'], methodArn('GET', '/adapters', 'b1', 'v1'));
+    expect(policyAllows(other, methodArn('GET', '/adapters', 'b1', 'v1'))).toBe(true);
+    expect(policyAllows(other, methodArn('GET', '/adapters', TEST_API, 'v1'))).toBe(false);
+  });
+
+  it('holds at most 64 policies, then starts over', async () => {
+    vi.resetModules();
+    const fresh = await import('../../functions/authorizer/policy.js');
+    const arnOf = (i: number) => methodArn('GET', '/adapters', TEST_API, `s${i}`);
+    const first = fresh.policyFor(['admin'], arnOf(0));
+    for (let i = 1; i < 64; i += 1) fresh.policyFor(['admin'], arnOf(i));
+    expect(fresh.policyFor(['admin'], arnOf(0))).toBe(first);
+    fresh.policyFor(['admin'], arnOf(64));
+    const again = fresh.policyFor(['admin'], arnOf(0));
+    expect(again).not.toBe(first);
+    expect(again).toEqual(first);
+  });
+});
+
+describe('routeResource', () => {
+  it('turns only whole parameters into *: braces spanning a slash are not a parameter', () => {
+    expect(routeResource({ method: 'GET', path: '/a/{id}/b/{name}' })).toBe('GET/a/*/b/*');
+    expect(routeResource({ method: 'GET', path: '/a/{x/y}' })).toBe('GET/a/{x/y}');
+  });
+});
+
+describe('allowedRoutes', () => {
+  it('allows a route to a caller holding any one of its roles', () => {
+    const shared = { ...liveRoutes[0]!, roles: ['admin', 'apiread'] as Role[] };
+    expect(allowedRoutes(['apiread'], [shared])).toEqual([shared]);
+    expect(allowedRoutes(['admin'], [shared])).toEqual([shared]);
+    expect(allowedRoutes([], [shared])).toEqual([]);
   });
 });
 
@@ -176,6 +278,18 @@ describe('parseMethodArn', () => {
     'arn:aws:execute-api:eu-west-1::abc/v1/GET/x',
     'not an arn',
     '',
+    'arx:aws:execute-api:eu-west-1:123456789012:abc/v1/GET/x',
+    'arn:xaws:execute-api:eu-west-1:123456789012:abc/v1/GET/x',
+    'arn:aws1:execute-api:eu-west-1:123456789012:abc/v1/GET/x',
+    'arn:aws-:execute-api:eu-west-1:123456789012:abc/v1/GET/x',
+    'arn:aws-CN:execute-api:eu-west-1:123456789012:abc/v1/GET/x',
+    'arn::execute-api:eu-west-1:123456789012:abc/v1/GET/x',
+    'arn:aws:execute-api:*eu-west-1:123456789012:abc/v1/GET/x',
+    'arn:aws:execute-api:eu-west-1*:123456789012:abc/v1/GET/x',
+    'arn:aws:execute-api:eu-west-1:1234 56789012:abc/v1/GET/x',
+    'arn:aws:execute-api:eu-west-1:123456789012:ab:c/v1/GET/x',
+    'arn:aws:execute-api:eu-west-1:123456789012:abc/v*/GET/x',
+    'arn:aws:execute-api:eu-west-1:123456789012:abc//GET/x',
   ])('refuses %j', (arn) => {
     expect(() => parseMethodArn(arn)).toThrow(/method ARN/);
   });
