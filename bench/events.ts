@@ -89,7 +89,7 @@ const GENERIC_PATH_VALUES: Readonly<Record<string, (ctx: CallContext) => string>
   adapterId: () => 'bench-absent',
   id: () => 'bench-absent',
   batchId: () => '0'.repeat(24),
-  reportId: () => `${'0'.repeat(24)}-${'0'.repeat(32)}`,
+  reportId: () => `${'0'.repeat(24)}-p${'0'.repeat(16)}`,
 };
 
 /** Bodies that pass validation, for the routes that take one and have no call of their own. */

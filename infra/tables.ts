@@ -41,14 +41,13 @@ export const tableSpecs: Readonly<Record<TableKey, TableSpec>> = {
   },
   /**
    * Compliance batches and reports (`functions/compliance/store.ts`): one partition per batch
-   * (`pk` `B#<batchId>`, `sk` `META`, `PLAN`, `C#…` chunks, `D#…` counted chunks, `R#…`
-   * reports). The sparse `byGrade` index (only reports carry `gpk`, `<batchId>#<grade>`)
-   * lists a batch's reports of one grade. Everything expires after the retention (`expiresAt`).
+   * (`pk` `B#<batchId>`, `sk` `META`, `PLAN`, `C#…` chunks, `D#…` counted chunks, `R#<grade>#…`
+   * packs of reports). One grade's reports are a range of sort keys: no index. Everything
+   * expires after the retention (`expiresAt`).
    */
   compliance: {
     partitionKey: { name: 'pk', type: 'S' },
     sortKey: { name: 'sk', type: 'S' },
-    globalIndexes: [{ name: 'byGrade', partitionKey: { name: 'gpk', type: 'S' }, sortKey: { name: 'sk', type: 'S' } }],
     timeToLive: 'expiresAt',
   },
   /**

@@ -9,8 +9,8 @@ import type { RestActionResult } from '../relay/core.js';
 import type { RuleResult } from '../trees/rules.js';
 import { backoffMs, type AdapterGate } from './gate.js';
 import { gradeOf, ruleTotals, score } from './grading.js';
-import type { BatchPlan, DeviceAssignment, PlanRule, Report, ReportIssue } from './model.js';
-import { reportIdOf } from './store.js';
+import type { BatchPlan, DeviceAssignment, PlanRule, ReportIssue } from './model.js';
+import type { DeviceReport } from './store.js';
 
 /** The evaluator (functions/trees/rules.ts `evaluateRules`): one result per rule, in order. */
 export type EvaluateRules = (config: unknown, variables: Readonly<Record<string, string>>, rules: readonly PlanRule[]) => readonly RuleResult[];
@@ -106,10 +106,9 @@ export const rulesFor = (plan: BatchPlan, node: string): PlanRule[] => {
 };
 
 /** Checks one device and returns its report (not yet stored). */
-export const checkDevice = async (assignment: DeviceAssignment, target: CheckTarget, deps: CheckDeps): Promise<Report> => {
+export const checkDevice = async (assignment: DeviceAssignment, target: CheckTarget, deps: CheckDeps): Promise<DeviceReport> => {
   const fetched = await fetchConfig(assignment.device, target, deps);
   const head = {
-    reportId: reportIdOf(target.batchId, assignment.device),
     batchId: target.batchId,
     device: assignment.device,
     treeId: target.treeId,

@@ -6,6 +6,15 @@
 import type { JsonValue, Rule } from '../trees/config.js';
 import type { Grade, RuleSeverity, RuleTotals } from './grading.js';
 
+/** Batch ids: 24 lowercase hex digits (96 random bits). */
+export const BATCH_ID_PATTERN = '^[0-9a-f]{24}$';
+/**
+ * Report ids: the batch id, `-`, the grade's initial, the chunk (6 digits), the chunk's attempt
+ * that stored the report (2), and the positions in the chunk of the first device of the
+ * report's pack and of its own device (4 each).
+ */
+export const REPORT_ID_PATTERN = '^[0-9a-f]{24}-[efpr][0-9]{16}$';
+
 /** A rule as a tree version holds it, with the path of the node that defines it. */
 export interface PlanRule extends Rule {
   /** Path of the node the rule is written on (`base`, `base/wan`…); a device inherits from every node above its own. */

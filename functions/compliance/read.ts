@@ -3,7 +3,7 @@ import { decodeCursor, encodeCursor, invalidCursor } from '../shared/cursor.js';
 import { NotFound } from '../shared/problem.js';
 import type { Grade } from './grading.js';
 import type { Batch, Report } from './model.js';
-import type { ComplianceStore } from './store.js';
+import { PACK_SK_PATTERN, type ComplianceStore, type ReportCursor } from './store.js';
 
 /** Reports per page: default and most. */
 export const REPORT_PAGE_LIMIT = { default: 50, max: 200 } as const;
@@ -29,13 +29,22 @@ export const listBatchReports = async (
   batchId: string,
   query: { readonly grade?: Grade; readonly limit: number; readonly cursor?: string },
 ): Promise<{ items: readonly Report[]; next?: string }> => {
-  let after: string | undefined;
+  let from: ReportCursor | undefined;
   if (query.cursor !== undefined) {
-    const fields = decodeCursor(query.cursor, ['b', 'g', 'sk'], (f) => f.b === batchId && f.g === (query.grade ?? '*') && /^R#[0-9a-f]{32}$/.test(f.sk));
+    const fields = decodeCursor(
+      query.cursor,
+      ['b', 'g', 'sk', 'n'],
+      (f) =>
+        f.b === batchId &&
+        f.g === (query.grade ?? '*') &&
+        PACK_SK_PATTERN.test(f.sk) &&
+        (query.grade === undefined || f.sk.startsWith(`R#${query.grade}#`)) &&
+        /^(0|[1-9][0-9]{0,3})$/.test(f.n),
+    );
     if (!fields) throw invalidCursor();
-    after = fields.sk;
+    from = { sk: fields.sk, skip: Number(fields.n) };
   }
   await readBatch(store, batchId);
-  const page = await store.listReports(batchId, { limit: query.limit, ...(query.grade ? { grade: query.grade } : {}), ...(after ? { after } : {}) });
-  return { items: page.items, ...(page.next ? { next: encodeCursor({ b: batchId, g: query.grade ?? '*', sk: page.next.sk }) } : {}) };
+  const page = await store.listReports(batchId, { limit: query.limit, ...(query.grade ? { grade: query.grade } : {}), ...(from ? { from } : {}) });
+  return { items: page.items, ...(page.next ? { next: encodeCursor({ b: batchId, g: query.grade ?? '*', sk: page.next.sk, n: String(page.next.skip) }) } : {}) };
 };

@@ -1,48 +1,94 @@
 /**
  * Compliance batches and reports in DynamoDB (table `compliance`). One partition per batch:
  *
- * | sk          | what                                                               |
- * |-------------|--------------------------------------------------------------------|
- * | `META`      | the batch: status, counts (numbers the chunks `ADD` to), timestamps |
- * | `PLAN`      | the frozen rules by node and the variables (JSON)                   |
- * | `C#000042`  | chunk 42: its devices and their nodes (JSON)                        |
- * | `D#000042`  | chunk 42 is counted: written in one transaction with the `ADD`      |
- * | `R#<hash>`  | one device's report (JSON); `gpk` (`<batchId>#<grade>`) feeds `byGrade` |
+ * | sk                      | what                                                                  |
+ * |-------------------------|-----------------------------------------------------------------------|
+ * | `META`                  | the batch: status, counts (numbers the chunks `ADD` to), the set of counted chunks, timestamps |
+ * | `PLAN`                  | the frozen rules by node and the variables (JSON)                     |
+ * | `C#000042`              | chunk 42: its devices and their nodes (JSON)                          |
+ * | `R#fail#000042#02#0017` | a pack: reports of one grade stored by attempt 2 of chunk 42 (JSON array); 17 is the position in the chunk of its first device |
  *
  * Every item carries `expiresAt` (epoch seconds): DynamoDB's TTL removes a batch and its
- * reports after the retention. Reports are written 25 to a request under a key made of the
- * batch and the device, so a device has at most one report in a batch; chunks are counted
- * once (the `D#` marker's condition cancels a second count). A chunk that runs again after a
- * crash reads which of its devices have a report, checks only the others, and never recounts.
+ * reports after the retention.
+ *
+ * Reports are stored in packs: the reports a chunk hands in together (up to 100) are grouped
+ * by grade, and each group is one item (split further only to stay under DynamoDB's 400 KB).
+ * A pack's key is its grade, its chunk, the chunk's attempt that stored it and its first
+ * device's position in the chunk. An attempt writes a device at most once, so no two packs
+ * share a key: nothing stored is ever overwritten, not even by a write that reaches DynamoDB
+ * late from a run that died. A report id names the pack that holds it, and one grade's reports are a range of
+ * keys, so no index is needed. Against one item per device (and one index entry), a batch
+ * writes a small fraction of the items and requests, and a page of reports reads a few items.
+ *
+ * A chunk is counted once: the update that adds its counts also adds its number to `counted`,
+ * on the condition that the number is not there yet. A chunk that runs again after a crash
+ * reads which of its devices have a report, checks only the others, and never recounts.
  */
-import { createHash } from 'node:crypto';
 import {
-  BatchGetCommand,
   BatchWriteCommand,
   GetCommand,
   PutCommand,
   QueryCommand,
-  TransactWriteCommand,
   UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import { ServiceUnavailable } from '../shared/problem.js';
 import { transientReason } from '../shared/transient.js';
 import { GRADES, type Grade } from './grading.js';
-import type { Batch, BatchPlan, BatchStatus, ChunkCounts, DeviceAssignment, Report } from './model.js';
+import { REPORT_ID_PATTERN, type Batch, type BatchPlan, type BatchStatus, type ChunkCounts, type DeviceAssignment, type Report } from './model.js';
 
-export const BY_GRADE_INDEX = 'byGrade';
-/** Batch ids: 24 lowercase hex digits (96 random bits). */
-export const BATCH_ID_PATTERN = '^[0-9a-f]{24}$';
-/** Report ids: the batch id, `-`, and 32 hex digits of the device name's SHA-256. */
-export const REPORT_ID_PATTERN = '^[0-9a-f]{24}-[0-9a-f]{32}$';
+/** Devices a chunk may hold: a position in the chunk is 4 digits. */
+export const MAX_CHUNK_DEVICES = 10_000;
+/** Chunks a batch may have: a chunk number is 6 digits. */
+export const MAX_CHUNKS = 1_000_000;
+/** Attempts of a chunk the keys can tell apart: an attempt is 2 digits. */
+export const MAX_ATTEMPTS = 99;
+/** JSON bytes of reports in one pack, under DynamoDB's 400 KB item (keys and attribute names are a few dozen bytes). */
+const PACK_BYTES = 380_000;
 
 const batchPk = (batchId: string): string => `B#${batchId}`;
 const chunkSk = (index: number): string => `C#${String(index).padStart(6, '0')}`;
-const countedSk = (index: number): string => `D#${String(index).padStart(6, '0')}`;
-/** 128 bits of SHA-256: no two of a batch's devices share it in practice, and any name fits a key. */
-export const deviceKey = (device: string): string => createHash('sha256').update(device, 'utf8').digest('hex').slice(0, 32);
-export const reportIdOf = (batchId: string, device: string): string => `${batchId}-${deviceKey(device)}`;
+const pad = (n: number, digits: number): string => String(n).padStart(digits, '0');
+const packPrefix = (grade: Grade, chunk: number): string => `R#${grade}#${pad(chunk, 6)}#`;
+const REPORT_ID = new RegExp(REPORT_ID_PATTERN);
+const INITIAL: Readonly<Record<string, Grade>> = { e: 'error', f: 'fail', p: 'pass', r: 'review' };
+
+/** A report's id: its batch, its pack's key (grade, chunk, attempt, first position) and its own position. */
+const reportIdOf = (batchId: string, grade: Grade, pack: PackOf, first: number, position: number): string =>
+  `${batchId}-${grade[0]}${pad(pack.chunk, 6)}${pad(pack.attempt, 2)}${pad(first, 4)}${pad(position, 4)}`;
+
+/** Which run of which chunk stores reports: part of its packs' keys. */
+export interface PackOf {
+  readonly chunk: number;
+  /** The chunk step's attempt, 1 to {@link MAX_ATTEMPTS}. */
+  readonly attempt: number;
+}
+
+/** The batch and the pack's sort key of a report id, or `undefined` when it is not one. */
+export const parseReportId = (reportId: string): { readonly batchId: string; readonly sk: string } | undefined => {
+  if (!REPORT_ID.test(reportId)) return undefined;
+  const match = /^([0-9a-f]{24})-([efpr])([0-9]{6})([0-9]{2})([0-9]{4})/.exec(reportId);
+  if (!match) return undefined;
+  return { batchId: match[1]!, sk: `${packPrefix(INITIAL[match[2]!]!, Number(match[3]))}${match[4]}#${match[5]}` };
+};
+
+/** A checked device's report before it is stored: the store names it when it packs it. */
+export type DeviceReport = Omit<Report, 'reportId'>;
+
+/** A report to store, with its device's position in the chunk. */
+export interface ChunkReport {
+  readonly position: number;
+  readonly report: DeviceReport;
+}
+
+/** Where a page of reports starts: a pack's key, and how many of its reports the last page took. */
+export interface ReportCursor {
+  readonly sk: string;
+  readonly skip: number;
+}
+
+/** The sort key of a pack, in the ranges `listReports` reads (of one grade, or all). */
+export const PACK_SK_PATTERN = /^R#(error|fail|pass|review)#[0-9]{6}#[0-9]{2}#[0-9]{4}$/;
 
 const COUNT_FIELDS = [...GRADES.map((g) => `g_${g}`), 't_errors', 't_warnings', 't_infos', 't_passes'] as const;
 
@@ -84,8 +130,8 @@ export interface BatchWork {
 
 export interface ReportPage {
   readonly items: readonly Report[];
-  /** Pass as `cursor` for the next page; absent on the last. */
-  readonly next?: { readonly sk: string };
+  /** Pass as `from` for the next page; absent on the last. */
+  readonly next?: ReportCursor;
 }
 
 /** A counted report: what a chunk needs of it to add up its counts. */
@@ -108,7 +154,7 @@ const toBatch = (item: Record<string, unknown>): Batch => ({
   ...(typeof item['reason'] === 'string' ? { reason: item['reason'] } : {}),
 });
 
-const toReport = (item: Record<string, unknown>): Report => JSON.parse(item['report'] as string) as Report;
+const packOf = (item: Record<string, unknown>): Report[] => JSON.parse(item['reports'] as string) as Report[];
 
 export class ComplianceStore {
   constructor(
@@ -192,30 +238,47 @@ export class ComplianceStore {
     return (JSON.parse(item['devices'] as string) as [string, string][]).map(([device, node]) => ({ device, node }));
   }
 
-  /** The reports already written for some of `devices` (by device name). */
-  async existingReports(batchId: string, devices: readonly string[]): Promise<Map<string, ReportCounts>> {
+  /** The reports already written for a chunk's devices (by device name): one consistent range read per grade. */
+  async existingReports(batchId: string, chunk: number): Promise<Map<string, ReportCounts>> {
     const found = new Map<string, ReportCounts>();
-    const pk = batchPk(batchId);
-    for (let i = 0; i < devices.length; i += 100) {
-      let keys: Record<string, unknown>[] = devices.slice(i, i + 100).map((d) => ({ pk, sk: `R#${deviceKey(d)}` }));
-      for (let attempt = 0; keys.length > 0; attempt++) {
-        if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
-        if (attempt > 8) throw new ServiceUnavailable('The compliance store kept refusing reads; retry later.');
-        const out = await this.#send(() =>
-          this.client.send(
-            new BatchGetCommand({
-              RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true, ProjectionExpression: 'report' } },
-            }),
-          ),
-        );
-        for (const item of out.Responses?.[this.tableName] ?? []) {
-          const report = toReport(item);
-          found.set(report.device, { grade: report.grade, totals: report.totals });
-        }
-        keys = (out.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Record<string, unknown>[];
-      }
+    for (const grade of GRADES) {
+      const prefix = packPrefix(grade, chunk);
+      await this.#range(batchId, { from: prefix, to: `${prefix}~`, consistent: true }, (item) => {
+        for (const report of packOf(item)) found.set(report.device, { grade: report.grade, totals: report.totals });
+        return true;
+      });
     }
     return found;
+  }
+
+  /**
+   * Reads a range of a batch's sort keys in order, a page at a time, handing each item to
+   * `take` until it returns false; returns the key after which reading stopped (`undefined`:
+   * the range was read to its end).
+   */
+  async #range(
+    batchId: string,
+    range: { readonly from: string; readonly to: string; readonly consistent?: boolean; readonly pageSize?: () => number },
+    take: (item: Record<string, unknown>) => boolean,
+  ): Promise<Record<string, unknown> | undefined> {
+    let start: Record<string, unknown> | undefined;
+    do {
+      const out = await this.#send(() =>
+        this.client.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+            ExpressionAttributeValues: { ':pk': batchPk(batchId), ':from': range.from, ':to': range.to },
+            ConsistentRead: range.consistent ?? false,
+            ...(range.pageSize ? { Limit: range.pageSize() } : {}),
+            ...(start ? { ExclusiveStartKey: start } : {}),
+          }),
+        ),
+      );
+      for (const item of out.Items ?? []) if (!take(item)) return item;
+      start = out.LastEvaluatedKey;
+    } while (start);
+    return undefined;
   }
 
   /**
@@ -237,50 +300,73 @@ export class ComplianceStore {
   }
 
   /**
-   * Writes reports, 25 to a request. A report's key is its batch and device, so writing a
-   * device's report again replaces it: the engine writes a device only when the chunk found
-   * no report of it, and no other run of the chunk writes at the same time (see engine.ts).
+   * Stores reports that one attempt of a chunk checked, and returns them named. They are
+   * grouped by grade, in chunk order, into packs of at most {@link PACK_BYTES} of JSON, and the
+   * packs are written 25 to a request. A pack's key is made of the attempt and its first
+   * device's position, so packs never replace each other as long as an attempt hands in each
+   * device once (the engine does).
    */
-  async putReports(reports: readonly Report[], expiresAt: number): Promise<void> {
-    await this.#putAll(
-      reports.map((report) => ({
-        pk: batchPk(report.batchId),
-        sk: `R#${report.reportId.slice(report.reportId.indexOf('-') + 1)}`,
-        gpk: `${report.batchId}#${report.grade}`,
-        report: JSON.stringify(report),
-        expiresAt,
-      })),
-    );
+  async putReports(batchId: string, of: PackOf, reports: readonly ChunkReport[], expiresAt: number): Promise<Report[]> {
+    const { chunk, attempt } = of;
+    if (!Number.isInteger(chunk) || chunk < 0 || chunk >= MAX_CHUNKS) throw new RangeError(`chunk ${chunk} is out of range`);
+    if (!Number.isInteger(attempt) || attempt < 1 || attempt > MAX_ATTEMPTS) throw new RangeError(`attempt ${attempt} is out of range`);
+    const pk = batchPk(batchId);
+    const named: Report[] = [];
+    const items: Record<string, unknown>[] = [];
+    for (const grade of GRADES) {
+      const group = reports.filter((r) => r.report.grade === grade).sort((a, b) => a.position - b.position);
+      let pack: string[] = [];
+      let first = 0;
+      let bytes = 0;
+      const close = () => {
+        if (pack.length) items.push({ pk, sk: `${packPrefix(grade, chunk)}${pad(attempt, 2)}#${pad(first, 4)}`, reports: `[${pack.join(',')}]`, expiresAt });
+        pack = [];
+        bytes = 0;
+      };
+      for (const { position, report } of group) {
+        if (!Number.isInteger(position) || position < 0 || position >= MAX_CHUNK_DEVICES) throw new RangeError(`device position ${position} is out of range`);
+        const body = JSON.stringify(report);
+        // The id goes first, as in every report this API returns; it adds a fixed 55 bytes.
+        const size = Buffer.byteLength(body, 'utf8') + 56;
+        if (pack.length && bytes + size > PACK_BYTES) close();
+        if (!pack.length) first = position;
+        const reportId = reportIdOf(batchId, grade, of, first, position);
+        pack.push(`{"reportId":"${reportId}",${body.slice(1)}`);
+        bytes += size;
+        named.push({ reportId, ...report });
+      }
+      close();
+    }
+    await this.#putAll(items);
+    return named;
   }
 
   /**
-   * Adds a chunk's counts to the batch, once: the `D#` marker and the `ADD` are one
-   * transaction, and the marker's condition cancels it when the chunk was counted before.
+   * Adds a chunk's counts to the batch, once: one conditional update `ADD`s the counts and the
+   * chunk's number to the batch's `counted` set, and its condition (the number not in the set
+   * yet) makes a second count of the chunk a no-op.
    */
-  async countChunk(batchId: string, index: number, counts: ChunkCounts, expiresAt: number): Promise<void> {
-    const pk = batchPk(batchId);
+  async countChunk(batchId: string, index: number, counts: ChunkCounts): Promise<void> {
     const values = countValues(counts);
     try {
       await this.#send(() =>
         this.client.send(
-          new TransactWriteCommand({
-            TransactItems: [
-              { Put: { TableName: this.tableName, Item: { pk, sk: countedSk(index), devices: counts.devices, expiresAt }, ConditionExpression: 'attribute_not_exists(pk)' } },
-              {
-                Update: {
-                  TableName: this.tableName,
-                  Key: { pk, sk: 'META' },
-                  UpdateExpression: `ADD done :done, ${COUNT_FIELDS.map((f) => `${f} :${f}`).join(', ')}`,
-                  ExpressionAttributeValues: { ':done': counts.devices, ...Object.fromEntries(COUNT_FIELDS.map((f) => [`:${f}`, values[f]])) },
-                },
-              },
-            ],
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: { pk: batchPk(batchId), sk: 'META' },
+            UpdateExpression: `ADD counted :chunk, done :done, ${COUNT_FIELDS.map((f) => `${f} :${f}`).join(', ')}`,
+            ConditionExpression: 'attribute_exists(pk) AND NOT contains(counted, :index)',
+            ExpressionAttributeValues: {
+              ':chunk': new Set([index]),
+              ':index': index,
+              ':done': counts.devices,
+              ...Object.fromEntries(COUNT_FIELDS.map((f) => [`:${f}`, values[f]])),
+            },
           }),
         ),
       );
     } catch (error) {
-      const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
-      if (error instanceof Error && error.name === 'TransactionCanceledException' && reasons?.[0]?.Code === 'ConditionalCheckFailed') return;
+      if (error instanceof Error && error.name === 'ConditionalCheckFailedException') return;
       throw error;
     }
   }
@@ -316,30 +402,42 @@ export class ComplianceStore {
     );
   }
 
-  /** A page of the batch's reports (ordered by report id), optionally of one grade. */
-  async listReports(batchId: string, options: { readonly grade?: Grade; readonly limit: number; readonly after?: string }): Promise<ReportPage> {
-    const pk = batchPk(batchId);
-    const byGrade = options.grade !== undefined;
-    const out = await this.#send(() =>
-      this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          ...(byGrade
-            ? { IndexName: BY_GRADE_INDEX, KeyConditionExpression: 'gpk = :g', ExpressionAttributeValues: { ':g': `${batchId}#${options.grade}` } }
-            : { KeyConditionExpression: 'pk = :pk AND begins_with(sk, :r)', ExpressionAttributeValues: { ':pk': pk, ':r': 'R#' } }),
-          Limit: options.limit,
-          ...(options.after ? { ExclusiveStartKey: byGrade ? { pk, sk: options.after, gpk: `${batchId}#${options.grade}` } : { pk, sk: options.after } } : {}),
-        }),
-      ),
+  /**
+   * A page of up to `limit` of the batch's reports, optionally of one grade. Reports come by
+   * grade (error, fail, pass, review), then by chunk, then in the order the chunk stored them.
+   */
+  async listReports(batchId: string, options: { readonly grade?: Grade; readonly limit: number; readonly from?: ReportCursor }): Promise<ReportPage> {
+    const prefix = options.grade ? `R#${options.grade}#` : 'R#';
+    const items: Report[] = [];
+    let skip = options.from?.skip ?? 0;
+    let next: ReportCursor | undefined;
+    await this.#range(
+      batchId,
+      // A pack holds up to 100 reports of one grade: ask for a few packs at a time, not a page of them.
+      { from: options.from?.sk ?? prefix, to: `${prefix}~`, pageSize: () => 2 + Math.ceil((options.limit - items.length) / 25) },
+      (item) => {
+        // The page is full: this pack is where the next one starts.
+        if (items.length === options.limit) {
+          next = { sk: item['sk'] as string, skip: 0 };
+          return false;
+        }
+        const pack = packOf(item);
+        const taken = pack.slice(skip, skip + options.limit - items.length);
+        items.push(...taken);
+        const used = skip + taken.length;
+        skip = 0;
+        if (used >= pack.length) return true;
+        next = { sk: item['sk'] as string, skip: used };
+        return false;
+      },
     );
-    const items = (out.Items ?? []).map(toReport);
-    const last = out.LastEvaluatedKey?.['sk'];
-    return { items, ...(typeof last === 'string' ? { next: { sk: last } } : {}) };
+    return { items, ...(next ? { next } : {}) };
   }
 
   async getReport(reportId: string): Promise<Report | undefined> {
-    const [batchId, key] = reportId.split('-');
-    const item = await this.#get(batchPk(batchId!), `R#${key}`, false);
-    return item ? toReport(item) : undefined;
+    const where = parseReportId(reportId);
+    if (!where) return undefined;
+    const item = await this.#get(batchPk(where.batchId), where.sk, false);
+    return item ? packOf(item).find((r) => r.reportId === reportId) : undefined;
   }
 }

@@ -11,6 +11,7 @@ import { CONFIG_LIMITS } from '../trees/config-checks.js';
 import { createVersionBody, importBody, nodeParams, putNodeBody, startBatchBody, treeParams, updateVersionBody, versionParams } from '../trees/schemas.js';
 import { APPLICATIONS, applicationOf, type ApplicationName } from './applications.js';
 import { LOG_LEVELS } from './logger.js';
+import { BATCH_ID_PATTERN, REPORT_ID_PATTERN } from '../compliance/model.js';
 import { APPLICATION_SETTINGS_SCHEMAS, PROFILE_ID_PATTERN, PROFILE_SCHEMA, PROFILE_SETTINGS_SCHEMA } from '../profiles/model.js';
 
 export const ROLES = ['admin', 'apiread'] as const;
@@ -81,8 +82,8 @@ export interface RemovedRoute {
 }
 
 const TREE_ID = { type: 'string', pattern: '^[0-9a-f]{24}$' } as const;
-const BATCH_ID = { type: 'string', pattern: '^[0-9a-f]{24}$', description: 'The batchId that starting the batch answered' } as const;
-const REPORT_ID = { type: 'string', pattern: '^[0-9a-f]{24}-[0-9a-f]{32}$', description: 'A reportId from the batch\'s reports' } as const;
+const BATCH_ID = { type: 'string', pattern: BATCH_ID_PATTERN, description: 'The batchId that starting the batch answered' } as const;
+const REPORT_ID = { type: 'string', pattern: REPORT_ID_PATTERN, description: 'A reportId from the batch\'s reports' } as const;
 /**
  * An adapter name as API Gateway passes it: still percent-encoded (`nso%20lab`). The handler
  * decodes it and applies the rule (1 to 128 letters, digits, space, `-`, `_`, `.`).
@@ -885,7 +886,7 @@ const serviceRoutes: readonly LiveRoute[] = [
     },
     responses: {
       200: 'The report: `{ reportId, batchId, device, treeId, version, node, grade, score?, totals, issues, reason?, checkedAt }`',
-      400: 'reportId is not a report id (batch id, "-", 32 hexadecimal digits), or a body was sent',
+      400: 'reportId is not a report id (batch id, "-", a grade initial and 14 digits), or a body was sent',
       404: 'No report has this id (or it expired)',
       503: 'The compliance store is unavailable; retry later',
     },

@@ -6,7 +6,7 @@
  */
 import type { JsonSchema } from '../../functions/shared/json-schema.js';
 import { GRADES } from '../../functions/compliance/grading.js';
-import { BATCH_STATUSES } from '../../functions/compliance/model.js';
+import { BATCH_ID_PATTERN, BATCH_STATUSES, REPORT_ID_PATTERN } from '../../functions/compliance/model.js';
 import { RULE_MODES, SEVERITIES } from '../../functions/trees/config.js';
 import { TREE_ID_PATTERN } from '../../functions/trees/model.js';
 import { importBody, ruleSchema, variablesSchema } from '../../functions/trees/schemas.js';
@@ -17,7 +17,7 @@ import { ADAPTER_BODY } from '../../functions/shared/routes.js';
 const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
 const ISO_TIME = { type: 'string', format: 'date-time' } as const;
 const COUNT = { type: 'integer', minimum: 0 } as const;
-const BATCH_ID = { type: 'string', pattern: '^[0-9a-f]{24}$' } as const;
+const BATCH_ID = { type: 'string', pattern: BATCH_ID_PATTERN } as const;
 const NEXT = { type: 'string', description: 'Continuation token for the next page (`cursor`); absent on the last page' } as const;
 
 export const responseComponents: Record<string, JsonSchema> = {
@@ -99,7 +99,7 @@ export const responseComponents: Record<string, JsonSchema> = {
     required: ['reportId', 'batchId', 'device', 'treeId', 'version', 'node', 'grade', 'totals', 'issues', 'checkedAt'],
     additionalProperties: false,
     properties: {
-      reportId: { type: 'string', pattern: '^[0-9a-f]{24}-[0-9a-f]{32}$' },
+      reportId: { type: 'string', pattern: REPORT_ID_PATTERN },
       batchId: BATCH_ID,
       device: { type: 'string' },
       treeId: { type: 'string', pattern: TREE_ID_PATTERN.source },

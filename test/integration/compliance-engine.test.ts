@@ -13,7 +13,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vites
 import type { BatchEvent, EngineDeps } from '../../functions/compliance/engine.js';
 import { runBatch } from '../../functions/compliance/engine.js';
 import { startBatch, type StartDeps } from '../../functions/compliance/core.js';
-import { ComplianceStore } from '../../functions/compliance/store.js';
+import { ComplianceStore, type ReportCursor } from '../../functions/compliance/store.js';
 import type { Report } from '../../functions/compliance/model.js';
 import { createAdapterStore } from '../../functions/adapters/store.js';
 import { createLocalBackend } from '../../functions/secrets/local.js';
@@ -79,12 +79,12 @@ const run = async (batchId: string, deps: EngineDeps = engineDeps) => {
 
 const allReports = async (batchId: string, grade?: Report['grade']): Promise<Report[]> => {
   const out: Report[] = [];
-  let after: string | undefined;
+  let from: ReportCursor | undefined;
   do {
-    const page = await store.listReports(batchId, { limit: 4, ...(grade ? { grade } : {}), ...(after ? { after } : {}) });
+    const page = await store.listReports(batchId, { limit: 4, ...(grade ? { grade } : {}), ...(from ? { from } : {}) });
     out.push(...page.items);
-    after = page.next?.sk;
-  } while (after);
+    from = page.next;
+  } while (from);
   return out;
 };
 
@@ -190,13 +190,14 @@ describe('a compliance batch on the durable engine', () => {
     let crashedAfter: string[] | undefined;
     let fetchedBeforeCrash = 0;
     // The first write of chunk 1 (two reports) lands, then the step dies: chunk 0 is counted, chunk 1 is cut short.
-    const crashing = storeWith(async (reports, expiresAt) => {
-      await store.putReports(reports, expiresAt);
-      if (!crashedAfter && reports.some((r) => chunkOne.has(r.device))) {
-        crashedAfter = reports.map((r) => r.device);
+    const crashing = storeWith(async (batch, of, reports, expiresAt) => {
+      const stored = await store.putReports(batch, of, reports, expiresAt);
+      if (!crashedAfter && reports.some((r) => chunkOne.has(r.report.device))) {
+        crashedAfter = reports.map((r) => r.report.device);
         fetchedBeforeCrash = sim.requests.length;
         throw new Error('simulated crash after reports were written');
       }
+      return stored;
     });
     // Slow answers keep chunk 1's last devices unfetched while its first write lands.
     sim.setKnobs({ delayMs: 100 });
@@ -218,12 +219,12 @@ describe('a compliance batch on the durable engine', () => {
     const { batchId } = await startBatch({ treeId: TREE, version: 'v1', adapterId: ADAPTER }, startDeps(3));
     let lost: string[] | undefined;
     // The first write of chunk 1 (two reports) never reaches DynamoDB: its devices were checked, not reported.
-    const crashing = storeWith(async (reports, expiresAt) => {
-      if (!lost && reports.some((r) => chunkOne.has(r.device))) {
-        lost = reports.map((r) => r.device);
+    const crashing = storeWith(async (batch, of, reports, expiresAt) => {
+      if (!lost && reports.some((r) => chunkOne.has(r.report.device))) {
+        lost = reports.map((r) => r.report.device);
         throw new Error('simulated crash before the reports were written');
       }
-      await store.putReports(reports, expiresAt);
+      return store.putReports(batch, of, reports, expiresAt);
     });
     const execution = await run(batchId, { ...engineDeps, store: crashing, chunkConcurrency: 1, reportsPerWrite: 2 });
     expect(execution.getStatus()).toBe('SUCCEEDED');

@@ -6,7 +6,8 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { emptyCounts, type Report } from '../../functions/compliance/model.js';
-import { ComplianceStore, reportIdOf } from '../../functions/compliance/store.js';
+import { ComplianceStore, type DeviceReport } from '../../functions/compliance/store.js';
+import { encodeCursor } from '../../functions/shared/cursor.js';
 import { documentClient } from '../../functions/shared/dynamo.js';
 import { apiEvent, invoke, lambdaContext } from '../support/events.js';
 import { createTables } from '../support/tables.js';
@@ -18,9 +19,9 @@ let store: ComplianceStore;
 let getBatch: Handler;
 let listReports: Handler;
 let getReport: Handler;
+let stored: Report[];
 
-const report = (device: string, grade: Report['grade']): Report => ({
-  reportId: reportIdOf(BATCH, device),
+const report = (device: string, grade: Report['grade']): DeviceReport => ({
   batchId: BATCH,
   device,
   treeId: 'a1b2c3d4e5f6a1b2c3d4e5f6',
@@ -49,7 +50,7 @@ beforeAll(async () => {
     { variables: {}, rulesByNode: {} },
     [['d1', 'd2', 'd3', 'd4', 'd5'].map((device) => ({ device, node: 'base' }))],
   );
-  await store.putReports([report('d1', 'pass'), report('d2', 'fail'), report('d3', 'pass')], expiresAt);
+  stored = await store.putReports(BATCH, { chunk: 0, attempt: 1 }, [{ position: 0, report: report('d1', 'pass') }, { position: 1, report: report('d2', 'fail') }, { position: 2, report: report('d3', 'pass') }], expiresAt);
   vi.resetModules();
   getBatch = (await import('../../functions/compliance/get-batch.js')).handler as Handler;
   listReports = (await import('../../functions/compliance/list-reports.js')).handler as Handler;
@@ -75,21 +76,24 @@ describe('compliance read routes', () => {
     expect(failed.body.items.map((r: Report) => r.device)).toEqual(['d2']);
 
     const counts = { ...emptyCounts(), devices: 5, grades: { pass: 2, review: 0, fail: 1, error: 2 } };
-    await store.countChunk(BATCH, 0, counts, Math.floor(Date.now() / 1000) + 60);
-    await store.countChunk(BATCH, 0, counts, Math.floor(Date.now() / 1000) + 60); // counted once
+    await store.countChunk(BATCH, 0, counts);
+    await store.countChunk(BATCH, 0, counts); // counted once
     await store.finish(BATCH, 'completed', '2026-11-23T10:05:00.000Z', counts);
     const done = await call(getBatch, BATCH_PATH, { batchId: BATCH });
     expect(done.body).toMatchObject({ status: 'completed', done: 5, grades: { pass: 2, review: 0, fail: 1, error: 2 }, finished: '2026-11-23T10:05:00.000Z' });
   });
 
   it('answers one report by id, and 404 for an unknown one', async () => {
-    const id = reportIdOf(BATCH, 'd2');
-    const found = await call(getReport, REPORT_PATH, { reportId: id });
+    const d2 = stored.find((r) => r.device === 'd2')!;
+    const found = await call(getReport, REPORT_PATH, { reportId: d2.reportId });
     expect(found.status).toBe(200);
-    expect(found.body).toEqual(report('d2', 'fail'));
-    const missing = await call(getReport, REPORT_PATH, { reportId: reportIdOf(BATCH, 'nope') });
-    expect(missing.status).toBe(404);
-    expect(missing.contentType).toBe('application/problem+json');
+    expect(found.body).toEqual({ reportId: d2.reportId, ...report('d2', 'fail') });
+    // Well-formed ids that name no report: another batch, a pack that does not exist, a position the pack does not hold.
+    for (const reportId of [d2.reportId.replace(BATCH, 'f'.repeat(24)), d2.reportId.replace(/-f/, '-p'), `${d2.reportId.slice(0, -4)}0009`]) {
+      const missing = await call(getReport, REPORT_PATH, { reportId });
+      expect(missing.status, reportId).toBe(404);
+      expect(missing.contentType).toBe('application/problem+json');
+    }
   });
 
   it('answers 404 for an unknown batch and 400 for malformed ids, grades and cursors', async () => {
@@ -102,5 +106,27 @@ describe('compliance read routes', () => {
     // A cursor of the unfiltered list is refused for the `fail` list (it names another listing).
     const first = await call(listReports, REPORTS_PATH, { batchId: BATCH }, { limit: '1' });
     expect((await call(listReports, REPORTS_PATH, { batchId: BATCH }, { grade: 'fail', cursor: first.body.next })).status).toBe(400);
+    // Cursors this API never issues: a pack of another grade than the list's, a position
+    // that is not a number or out of range, a key outside the reports, another batch.
+    const forged = (grade: string, sk: string, n: string, b = BATCH) => encodeCursor({ b, g: grade, sk, n });
+    expect((await call(listReports, REPORTS_PATH, { batchId: BATCH }, { grade: 'fail', cursor: forged('fail', 'R#pass#000000#01#0000', '0') })).status).toBe(400);
+    expect((await call(listReports, REPORTS_PATH, { batchId: BATCH }, { grade: 'fail', cursor: forged('fail', 'R#fail#000000#01#0001', '0') })).status).toBe(200);
+    for (const cursor of [
+      forged('*', 'R#pass#000000#01#0000', '-1'),
+      forged('*', 'R#pass#000000#01#0000', '01'),
+      forged('*', 'R#pass#000000#01#0000', '10000'),
+      forged('*', 'R#pass#000000#01#0000', '1e3'),
+      forged('*', 'META', '0'),
+      forged('*', 'R#great#000000#01#0000', '0'),
+      forged('*', 'R#pass#000000#01#0000', '0', 'f'.repeat(24)),
+    ]) {
+      const refused = await call(listReports, REPORTS_PATH, { batchId: BATCH }, { cursor });
+      expect(refused.status, Buffer.from(cursor, 'base64url').toString()).toBe(400);
+    }
+    // A well-formed cursor of the list still works: the page after the first report.
+    const second = await call(listReports, REPORTS_PATH, { batchId: BATCH }, { limit: '1', cursor: first.body.next });
+    expect(second.status).toBe(200);
+    expect(second.body.items).toHaveLength(1);
+    expect(second.body.items[0].reportId).not.toBe(first.body.items[0].reportId);
   });
 });

@@ -1,0 +1,212 @@
+/**
+ * The compliance store's packs of reports against DynamoDB Local: how reports are grouped and
+ * named, the 400 KB item limit (counted in bytes), paging through packs with every page size,
+ * the chunk's own reports read back for a retry, one report by id, and counting a chunk once.
+ */
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { GRADES, type Grade } from '../../functions/compliance/grading.js';
+import { emptyCounts, REPORT_ID_PATTERN, type Report } from '../../functions/compliance/model.js';
+import { ComplianceStore, parseReportId, type ChunkReport, type DeviceReport, type ReportCursor } from '../../functions/compliance/store.js';
+import { documentClient } from '../../functions/shared/dynamo.js';
+import { createTables } from '../support/tables.js';
+
+let store: ComplianceStore;
+let table: string;
+const expiresAt = Math.floor(Date.now() / 1000) + 86_400;
+let batchSeq = 0;
+
+/** A new batch of `chunks` chunks of `perChunk` devices (`d<chunk>-<position>`). */
+const newBatch = async (chunks: number, perChunk: number): Promise<string> => {
+  const batchId = (++batchSeq).toString(16).padStart(24, '0');
+  await store.create(
+    { batchId, treeId: 'a1b2c3d4e5f6a1b2c3d4e5f6', version: 'v1', adapterId: 'lab-nso', total: chunks * perChunk, started: '2026-11-25T10:00:00.000Z', chunks, concurrency: 10, expiresAt },
+    { variables: {}, rulesByNode: {} },
+    Array.from({ length: chunks }, (_, c) => Array.from({ length: perChunk }, (_, p) => ({ device: `d${c}-${p}`, node: 'base' }))),
+  );
+  return batchId;
+};
+
+const deviceReport = (batchId: string, device: string, grade: Grade, extra: Partial<DeviceReport> = {}): DeviceReport => ({
+  batchId,
+  device,
+  treeId: 'a1b2c3d4e5f6a1b2c3d4e5f6',
+  version: 'v1',
+  node: 'base',
+  grade,
+  ...(grade === 'error' ? { reason: 'The orchestrator does not know the device.' } : { score: grade === 'pass' ? 100 : grade === 'review' ? 85 : 40 }),
+  totals: { errors: grade === 'fail' ? 2 : 0, warnings: grade === 'review' ? 1 : 0, infos: 0, passes: 3 },
+  issues: [],
+  checkedAt: '2026-11-25T10:00:00.000Z',
+  ...extra,
+});
+
+/** The grade of position `p` in a mixed chunk: mostly pass, every kind present. */
+const gradeAt = (p: number): Grade => (p % 7 === 3 ? 'fail' : p % 11 === 5 ? 'review' : p % 13 === 6 ? 'error' : 'pass');
+
+const chunkReports = (batchId: string, chunk: number, positions: readonly number[]): ChunkReport[] =>
+  positions.map((position) => ({ position, report: deviceReport(batchId, `d${chunk}-${position}`, gradeAt(position)) }));
+
+/** The batch's stored pack items, in key order. */
+const packs = async (batchId: string): Promise<Record<string, unknown>[]> => {
+  const out = await documentClient.send(
+    new QueryCommand({ TableName: table, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :r)', ExpressionAttributeValues: { ':pk': `B#${batchId}`, ':r': 'R#' } }),
+  );
+  return out.Items ?? [];
+};
+
+/** Every page of the list at `limit`, in order. */
+const pages = async (batchId: string, limit: number, grade?: Grade): Promise<Report[][]> => {
+  const out: Report[][] = [];
+  let from: ReportCursor | undefined;
+  do {
+    const page = await store.listReports(batchId, { limit, ...(grade ? { grade } : {}), ...(from ? { from } : {}) });
+    out.push([...page.items]);
+    from = page.next;
+    expect(out.length, 'pages end').toBeLessThan(500);
+  } while (from);
+  return out;
+};
+
+beforeAll(async () => {
+  const tables = await createTables();
+  table = tables['compliance'];
+  store = new ComplianceStore(documentClient, table);
+});
+
+describe('compliance report packs', () => {
+  it('groups what a chunk hands in by grade, one item each, and names every report after its pack', async () => {
+    const batchId = await newBatch(2, 40);
+    const stored = await store.putReports(batchId, { chunk: 1, attempt: 1 }, chunkReports(batchId, 1, [9, 3, 0, 5, 6, 17, 24, 38]), expiresAt);
+    expect(stored.map((r) => r.device).sort()).toEqual(['d1-0', 'd1-17', 'd1-24', 'd1-3', 'd1-38', 'd1-5', 'd1-6', 'd1-9']);
+    const items = await packs(batchId);
+    // pass: 0, 9; fail: 3, 17, 24, 38; review: 5; error: 6.
+    expect(items.map((i) => i['sk'])).toEqual(['R#error#000001#01#0006', 'R#fail#000001#01#0003', 'R#pass#000001#01#0000', 'R#review#000001#01#0005']);
+    for (const item of items) expect(item['expiresAt']).toBe(expiresAt);
+    const fail = JSON.parse(items[1]!['reports'] as string) as Report[];
+    expect(fail.map((r) => r.device)).toEqual(['d1-3', 'd1-17', 'd1-24', 'd1-38']); // chunk order, whatever order they came in
+    for (const report of stored) {
+      expect(report.reportId).toMatch(new RegExp(REPORT_ID_PATTERN));
+      expect(Object.keys(report)[0]).toBe('reportId');
+      expect(await store.getReport(report.reportId)).toEqual(report);
+    }
+    expect(stored.find((r) => r.device === 'd1-17')!.reportId).toBe(`${batchId}-f0000010100030017`);
+  });
+
+  it('splits a grade into several packs by UTF-8 bytes, each inside DynamoDB\'s 400 KB item', async () => {
+    const batchId = await newBatch(1, 10);
+    // Each report carries about 120 KB of two-byte characters (60,000 of them): three fit a
+    // pack by characters but not by bytes.
+    const big = (position: number): ChunkReport => ({
+      position,
+      report: deviceReport(batchId, `d0-${position}`, 'fail', {
+        issues: [{ ruleId: 'r', node: 'base', path: '/x', severity: 'error', mode: 'required', message: 'é'.repeat(60_000) }],
+      }),
+    });
+    const stored = await store.putReports(batchId, { chunk: 0, attempt: 1 }, [0, 1, 2, 3, 4, 5, 6].map(big), expiresAt);
+    const items = await packs(batchId);
+    expect(items.length).toBe(3);
+    for (const item of items) expect(Buffer.byteLength(item['reports'] as string, 'utf8')).toBeLessThanOrEqual(380_000);
+    expect(items.map((i) => (JSON.parse(i['reports'] as string) as Report[]).length)).toEqual([3, 3, 1]);
+    for (const report of stored) expect((await store.getReport(report.reportId))?.device).toBe(report.device);
+  });
+
+  it('pages through packs at every page size: each report once, in order, no empty page before the end', async () => {
+    const batchId = await newBatch(3, 30);
+    // Chunk 0 in three hand-ins, chunk 1 in one, chunk 2 in two: packs of 1 to 20 reports.
+    const handIns: [number, number[]][] = [
+      [0, Array.from({ length: 10 }, (_, i) => i)],
+      [0, Array.from({ length: 15 }, (_, i) => 10 + i)],
+      [0, [25, 26, 27, 28, 29]],
+      [1, Array.from({ length: 30 }, (_, i) => i)],
+      [2, [4]],
+      [2, Array.from({ length: 29 }, (_, i) => (i < 4 ? i : i + 1))],
+    ];
+    const all: Report[] = [];
+    for (const [chunk, positions] of handIns) all.push(...(await store.putReports(batchId, { chunk, attempt: 1 }, chunkReports(batchId, chunk, positions), expiresAt)));
+    expect(all).toHaveLength(90);
+    const order = (reports: readonly Report[]) => reports.map((r) => r.reportId);
+    // The order: by grade, then by chunk and hand-in (the pack's first position), then in the chunk.
+    const expected = [...all].sort((a, b) => (a.grade === b.grade ? 0 : a.grade < b.grade ? -1 : 1) || (a.reportId.slice(26, 38) < b.reportId.slice(26, 38) ? -1 : a.reportId.slice(26, 38) > b.reportId.slice(26, 38) ? 1 : 0) || Number(a.reportId.slice(-4)) - Number(b.reportId.slice(-4)));
+    for (const limit of [1, 2, 3, 4, 5, 7, 10, 11, 20, 29, 30, 31, 50, 89, 90, 91, 200]) {
+      const walked = await pages(batchId, limit);
+      expect(order(walked.flat()), `limit ${limit}`).toEqual(order(expected));
+      for (const page of walked.slice(0, -1)) expect(page).toHaveLength(limit);
+      expect(walked.at(-1)!.length, `last page at limit ${limit}`).toBeGreaterThan(0);
+    }
+    for (const grade of GRADES) {
+      const ofGrade = expected.filter((r) => r.grade === grade);
+      for (const limit of [1, 3, 8, 100]) {
+        const walked = await pages(batchId, limit, grade);
+        expect(order(walked.flat()), `${grade} at ${limit}`).toEqual(order(ofGrade));
+        expect(walked.at(-1)!.length).toBeGreaterThan(0);
+      }
+    }
+  });
+
+  it('answers an empty page for a batch without reports, and nothing for ids that name no report', async () => {
+    const batchId = await newBatch(1, 3);
+    expect(await store.listReports(batchId, { limit: 10 })).toEqual({ items: [] });
+    expect(await store.listReports(batchId, { limit: 10, grade: 'fail' })).toEqual({ items: [] });
+    const [report] = await store.putReports(batchId, { chunk: 0, attempt: 1 }, chunkReports(batchId, 0, [0]), expiresAt);
+    expect(await store.getReport(report!.reportId)).toEqual(report);
+    // The pack exists but holds no such position; another batch; not an id at all.
+    expect(await store.getReport(`${report!.reportId.slice(0, -4)}0002`)).toBeUndefined();
+    expect(await store.getReport(report!.reportId.replace(batchId, 'f'.repeat(24)))).toBeUndefined();
+    const digits = (n: number) => '0'.repeat(n);
+    for (const id of ['', 'x', `${batchId}-x${digits(16)}`, `${batchId}-p${digits(15)}`, `${batchId}-p${digits(17)}`, `${batchId}-p${digits(15)}a`, `${'A'.repeat(24)}-p${digits(16)}`, `${batchId}p${digits(16)}`]) {
+      expect(parseReportId(id), id).toBeUndefined();
+      expect(await store.getReport(id)).toBeUndefined();
+    }
+    expect(parseReportId(`${batchId}-r0000420200170023`)).toEqual({ batchId, sk: 'R#review#000042#02#0017' });
+  });
+
+  it('refuses positions and chunks its keys cannot hold, writing nothing', async () => {
+    const batchId = await newBatch(1, 3);
+    await expect(store.putReports(batchId, { chunk: 0, attempt: 1 }, [{ position: 10_000, report: deviceReport(batchId, 'd0-0', 'pass') }], expiresAt)).rejects.toThrow(RangeError);
+    await expect(store.putReports(batchId, { chunk: 0, attempt: 1 }, [{ position: -1, report: deviceReport(batchId, 'd0-0', 'pass') }], expiresAt)).rejects.toThrow(RangeError);
+    await expect(store.putReports(batchId, { chunk: 1_000_000, attempt: 1 }, chunkReports(batchId, 0, [0]), expiresAt)).rejects.toThrow(RangeError);
+    await expect(store.putReports(batchId, { chunk: 0.5, attempt: 1 }, chunkReports(batchId, 0, [0]), expiresAt)).rejects.toThrow(RangeError);
+    for (const attempt of [0, 100, 1.5]) await expect(store.putReports(batchId, { chunk: 0, attempt }, chunkReports(batchId, 0, [0]), expiresAt)).rejects.toThrow(RangeError);
+    expect(await packs(batchId)).toEqual([]);
+  });
+
+  it('reads back a chunk\'s own reports for a retry, of every grade and no other chunk', async () => {
+    const batchId = await newBatch(3, 20);
+    await store.putReports(batchId, { chunk: 0, attempt: 1 }, chunkReports(batchId, 0, [0, 1, 2, 3, 4, 5, 6]), expiresAt);
+    await store.putReports(batchId, { chunk: 1, attempt: 1 }, chunkReports(batchId, 1, [0, 3, 5, 6, 7]), expiresAt);
+    await store.putReports(batchId, { chunk: 1, attempt: 1 }, chunkReports(batchId, 1, [10, 12]), expiresAt);
+    await store.putReports(batchId, { chunk: 2, attempt: 1 }, chunkReports(batchId, 2, [1]), expiresAt);
+    const found = await store.existingReports(batchId, 1);
+    expect([...found.keys()].sort()).toEqual(['d1-0', 'd1-10', 'd1-12', 'd1-3', 'd1-5', 'd1-6', 'd1-7']);
+    expect(found.get('d1-3')).toEqual({ grade: 'fail', totals: { errors: 2, warnings: 0, infos: 0, passes: 3 } });
+    expect(found.get('d1-5')?.grade).toBe('review');
+    expect(found.get('d1-6')?.grade).toBe('error');
+    expect((await store.existingReports(batchId, 2)).size).toBe(1);
+    expect((await store.existingReports(batchId, 9)).size).toBe(0);
+  });
+
+  it('never lets a late write of an earlier attempt replace what a retry stored', async () => {
+    const batchId = await newBatch(1, 20);
+    // Attempt 2 found nothing and stored devices 0, 7, 9 and 14; then attempt 1's write of 0 and
+    // 7 (sent before its process died) reaches DynamoDB.
+    const retry = await store.putReports(batchId, { chunk: 0, attempt: 2 }, chunkReports(batchId, 0, [0, 7, 9, 14]), expiresAt);
+    const late = await store.putReports(batchId, { chunk: 0, attempt: 1 }, chunkReports(batchId, 0, [0, 7]), expiresAt);
+    for (const report of [...retry, ...late]) expect(await store.getReport(report.reportId)).toEqual(report);
+    expect([...(await store.existingReports(batchId, 0)).keys()].sort()).toEqual(['d0-0', 'd0-14', 'd0-7', 'd0-9']);
+    expect((await pages(batchId, 100)).flat()).toHaveLength(6);
+  });
+
+  it('counts a chunk once, and never creates a batch by counting', async () => {
+    const batchId = await newBatch(2, 5);
+    const counts = { ...emptyCounts(), devices: 5, grades: { pass: 3, review: 1, fail: 1, error: 0 }, totals: { errors: 2, warnings: 1, infos: 0, passes: 12 } };
+    await store.countChunk(batchId, 0, counts);
+    await store.countChunk(batchId, 0, counts);
+    await store.countChunk(batchId, 1, counts);
+    await store.countChunk(batchId, 1, counts);
+    expect(await store.getBatch(batchId)).toMatchObject({ done: 10, grades: { pass: 6, review: 2, fail: 2, error: 0 }, totals: { errors: 4, warnings: 2, infos: 0, passes: 24 } });
+    const ghost = 'e'.repeat(24);
+    await store.countChunk(ghost, 0, counts);
+    expect(await store.getBatch(ghost)).toBeUndefined();
+  });
+});
