@@ -310,6 +310,7 @@ export class ComplianceStore {
     const { chunk, attempt } = of;
     if (!Number.isInteger(chunk) || chunk < 0 || chunk >= MAX_CHUNKS) throw new RangeError(`chunk ${chunk} is out of range`);
     if (!Number.isInteger(attempt) || attempt < 1 || attempt > MAX_ATTEMPTS) throw new RangeError(`attempt ${attempt} is out of range`);
+    if (new Set(reports.map((r) => r.position)).size !== reports.length) throw new RangeError('a device position is handed in twice');
     const pk = batchPk(batchId);
     const named: Report[] = [];
     const items: Record<string, unknown>[] = [];

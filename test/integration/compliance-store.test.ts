@@ -167,6 +167,7 @@ describe('compliance report packs', () => {
     await expect(store.putReports(batchId, { chunk: 0, attempt: 1 }, [{ position: -1, report: deviceReport(batchId, 'd0-0', 'pass') }], expiresAt)).rejects.toThrow(RangeError);
     await expect(store.putReports(batchId, { chunk: 1_000_000, attempt: 1 }, chunkReports(batchId, 0, [0]), expiresAt)).rejects.toThrow(RangeError);
     await expect(store.putReports(batchId, { chunk: 0.5, attempt: 1 }, chunkReports(batchId, 0, [0]), expiresAt)).rejects.toThrow(RangeError);
+    await expect(store.putReports(batchId, { chunk: 0, attempt: 1 }, chunkReports(batchId, 0, [1, 2, 1]), expiresAt)).rejects.toThrow(RangeError);
     for (const attempt of [0, 100, 1.5]) await expect(store.putReports(batchId, { chunk: 0, attempt }, chunkReports(batchId, 0, [0]), expiresAt)).rejects.toThrow(RangeError);
     expect(await packs(batchId)).toEqual([]);
   });
