@@ -199,8 +199,10 @@ describe('a compliance batch on the durable engine', () => {
       }
       return stored;
     });
-    // Slow answers keep chunk 1's last devices unfetched while its first write lands.
-    sim.setKnobs({ delayMs: 100 });
+    // Slow answers keep chunk 1's last devices unfetched while its first write lands: with 3
+    // fetches at a time, the first answers come at 400 ms and the third wave starts at 800 ms,
+    // 400 ms for the write even on a loaded machine.
+    sim.setKnobs({ delayMs: 400 });
     const execution = await run(batchId, { ...engineDeps, store: crashing, chunkConcurrency: 1, reportsPerWrite: 2 });
     expect(crashedAfter).toBeDefined();
     expect(fetchedBeforeCrash).toBeLessThan(14);
