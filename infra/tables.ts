@@ -41,8 +41,8 @@ export const tableSpecs: Readonly<Record<TableKey, TableSpec>> = {
   },
   /**
    * Compliance batches and reports (`functions/compliance/store.ts`): one partition per batch
-   * (`pk` `B#<batchId>`, `sk` `META`, `PLAN`, `C#…` chunks, `D#…` counted chunks, `R#<grade>#…`
-   * packs of reports). One grade's reports are a range of sort keys: no index. Everything
+   * (`pk` `B#<batchId>`, `sk` `META` with the set of counted chunks, `PLAN`, `C#…` chunks,
+   * `R#<grade>#…` packs of reports). One grade's reports are a range of sort keys: no index. Everything
    * expires after the retention (`expiresAt`).
    */
   compliance: {

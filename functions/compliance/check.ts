@@ -41,8 +41,8 @@ export interface CheckTarget {
 
 /** Orchestrator statuses that mean "not now": back off and ask again. */
 const BUSY = new Set([429, 503]);
-/** Issues kept in one report, as JSON characters: well inside DynamoDB's 400 KB item. */
-const MAX_ISSUE_CHARS = 300_000;
+/** Issues kept in one report, as UTF-8 bytes of JSON: with the rest of the report, inside DynamoDB's 400 KB item. */
+export const MAX_ISSUE_BYTES = 300_000;
 
 /** The RESTCONF path of a device's configuration, or `undefined` when the name cannot be put in one. */
 export const configPath = (device: string): string | undefined => {
@@ -126,15 +126,15 @@ export const checkDevice = async (assignment: DeviceAssignment, target: CheckTar
   const outcomes = verdicts.map((v) => ({ severity: v.severity, passed: v.status === 'pass' }));
   const value = score(outcomes);
   const issues: ReportIssue[] = [];
-  let chars = 0;
+  let bytes = 0;
   let omitted = 0;
   verdicts.forEach((verdict, i) => {
     if (verdict.status === 'pass') return;
     const issue = issueOf(rules[i]!, verdict);
-    const size = JSON.stringify(issue).length;
-    if (chars + size > MAX_ISSUE_CHARS) omitted++;
+    const size = Buffer.byteLength(JSON.stringify(issue), 'utf8');
+    if (bytes + size > MAX_ISSUE_BYTES) omitted++;
     else {
-      chars += size;
+      bytes += size;
       issues.push(issue);
     }
   });

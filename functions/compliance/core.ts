@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { walkNodes, type Version } from '../trees/config.js';
 import { BadRequest, Conflict, NotFound, ServiceUnavailable } from '../shared/problem.js';
 import type { BatchPlan, DeviceAssignment, PlanRule } from './model.js';
-import type { ComplianceStore } from './store.js';
+import { MAX_CHUNK_DEVICES, MAX_CHUNKS, type ComplianceStore } from './store.js';
 
 export interface StartBatchInput {
   readonly treeId: string;
@@ -92,7 +92,10 @@ export const startBatch = async (input: StartBatchInput, deps: StartDeps): Promi
   if (adapter.state === 'STOPPED') throw new Conflict(`Adapter '${adapter.name}' is stopped; start it before running compliance through it.`, 'adapter-stopped');
   const { plan, devices } = planBatch(found.version, input.devices);
   const size = deps.chunkSize ?? CHUNK_SIZE;
+  // Report keys hold a device's position in its chunk in 4 digits, and the batch item the set of counted chunks.
+  if (!Number.isInteger(size) || size < 1 || size > MAX_CHUNK_DEVICES) throw new RangeError(`a chunk of ${size} devices is out of range`);
   const chunks = Array.from({ length: Math.ceil(devices.length / size) }, (_, i) => devices.slice(i * size, (i + 1) * size));
+  if (chunks.length > MAX_CHUNKS) throw new RangeError(`${chunks.length} chunks are more than a batch can count (${MAX_CHUNKS})`);
   const batchId = (deps.newId ?? newBatchId)();
   const started = deps.now();
   await deps.store.create(

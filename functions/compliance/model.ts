@@ -11,9 +11,10 @@ export const BATCH_ID_PATTERN = '^[0-9a-f]{24}$';
 /**
  * Report ids: the batch id, `-`, the grade's initial, the chunk (6 digits), the chunk's attempt
  * that stored the report (2), and the positions in the chunk of the first device of the
- * report's pack and of its own device (4 each).
+ * report's pack and of its own device (4 each). Reports stored before packs have 32 hex digits
+ * (of the device name's SHA-256) after the `-`.
  */
-export const REPORT_ID_PATTERN = '^[0-9a-f]{24}-[efpr][0-9]{16}$';
+export const REPORT_ID_PATTERN = '^[0-9a-f]{24}-([efpr][0-9]{16}|[0-9a-f]{32})$';
 
 /** A rule as a tree version holds it, with the path of the node that defines it. */
 export interface PlanRule extends Rule {

@@ -3,7 +3,7 @@ import { decodeCursor, encodeCursor, invalidCursor } from '../shared/cursor.js';
 import { NotFound } from '../shared/problem.js';
 import type { Grade } from './grading.js';
 import type { Batch, Report } from './model.js';
-import { PACK_SK_PATTERN, type ComplianceStore, type ReportCursor } from './store.js';
+import { REPORTS_SK_PATTERN, type ComplianceStore, type ReportCursor } from './store.js';
 
 /** Reports per page: default and most. */
 export const REPORT_PAGE_LIMIT = { default: 50, max: 200 } as const;
@@ -37,7 +37,7 @@ export const listBatchReports = async (
       (f) =>
         f.b === batchId &&
         f.g === (query.grade ?? '*') &&
-        PACK_SK_PATTERN.test(f.sk) &&
+        REPORTS_SK_PATTERN.test(f.sk) &&
         (query.grade === undefined || f.sk.startsWith(`R#${query.grade}#`)) &&
         /^(0|[1-9][0-9]{0,3})$/.test(f.n),
     );

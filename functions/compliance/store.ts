@@ -39,12 +39,22 @@ import { REPORT_ID_PATTERN, type Batch, type BatchPlan, type BatchStatus, type C
 
 /** Devices a chunk may hold: a position in the chunk is 4 digits. */
 export const MAX_CHUNK_DEVICES = 10_000;
-/** Chunks a batch may have: a chunk number is 6 digits. */
-export const MAX_CHUNKS = 1_000_000;
+/**
+ * Chunks a batch may have: the batch item's `counted` set holds up to this many chunk numbers
+ * (about 3.5 bytes each: ~175 KB of DynamoDB's 400 KB item). The trees' limits (200 nodes of
+ * 1,000 devices) make at most 800 chunks of 250.
+ */
+export const MAX_CHUNKS = 50_000;
 /** Attempts of a chunk the keys can tell apart: an attempt is 2 digits. */
 export const MAX_ATTEMPTS = 99;
-/** JSON bytes of reports in one pack, under DynamoDB's 400 KB item (keys and attribute names are a few dozen bytes). */
-const PACK_BYTES = 380_000;
+/**
+ * JSON bytes of reports a pack takes before another pack starts: reading one report reads its
+ * pack, so packs stay small (at most 8 read units to read any report of a pack of several). A
+ * report bigger than this is a pack of its own.
+ */
+const PACK_BYTES = 64 * 1024;
+/** JSON bytes of one report at most, inside DynamoDB's 400 KB item with its key and attribute names. */
+export const MAX_REPORT_BYTES = 380_000;
 
 const batchPk = (batchId: string): string => `B#${batchId}`;
 const chunkSk = (index: number): string => `C#${String(index).padStart(6, '0')}`;
@@ -67,9 +77,11 @@ export interface PackOf {
 /** The batch and the pack's sort key of a report id, or `undefined` when it is not one. */
 export const parseReportId = (reportId: string): { readonly batchId: string; readonly sk: string } | undefined => {
   if (!REPORT_ID.test(reportId)) return undefined;
-  const match = /^([0-9a-f]{24})-([efpr])([0-9]{6})([0-9]{2})([0-9]{4})/.exec(reportId);
-  if (!match) return undefined;
-  return { batchId: match[1]!, sk: `${packPrefix(INITIAL[match[2]!]!, Number(match[3]))}${match[4]}#${match[5]}` };
+  const batchId = reportId.slice(0, 24);
+  const rest = reportId.slice(25);
+  // A report stored on its own before packs: its key is the rest of its id.
+  if (rest.length === 32) return { batchId, sk: `R#${rest}` };
+  return { batchId, sk: `${packPrefix(INITIAL[rest[0]!]!, Number(rest.slice(1, 7)))}${rest.slice(7, 9)}#${rest.slice(9, 13)}` };
 };
 
 /** A checked device's report before it is stored: the store names it when it packs it. */
@@ -87,8 +99,8 @@ export interface ReportCursor {
   readonly skip: number;
 }
 
-/** The sort key of a pack, in the ranges `listReports` reads (of one grade, or all). */
-export const PACK_SK_PATTERN = /^R#(error|fail|pass|review)#[0-9]{6}#[0-9]{2}#[0-9]{4}$/;
+/** The sort key of a pack, or of a report stored on its own before packs: where a page of reports may start. */
+export const REPORTS_SK_PATTERN = /^R#((error|fail|pass|review)#[0-9]{6}#[0-9]{2}#[0-9]{4}|[0-9a-f]{32})$/;
 
 const COUNT_FIELDS = [...GRADES.map((g) => `g_${g}`), 't_errors', 't_warnings', 't_infos', 't_passes'] as const;
 
@@ -154,7 +166,16 @@ const toBatch = (item: Record<string, unknown>): Batch => ({
   ...(typeof item['reason'] === 'string' ? { reason: item['reason'] } : {}),
 });
 
-const packOf = (item: Record<string, unknown>): Report[] => JSON.parse(item['reports'] as string) as Report[];
+/**
+ * The reports of an item in the reports' key range: a pack, or one report stored on its own
+ * (`R#<32 hex digits of the device name's SHA-256>`, `report`) by releases before packs, which
+ * is still read until its retention removes it.
+ */
+const packOf = (item: Record<string, unknown>): Report[] => {
+  if (typeof item['reports'] === 'string') return JSON.parse(item['reports']) as Report[];
+  if (typeof item['report'] === 'string') return [JSON.parse(item['report']) as Report];
+  return [];
+};
 
 export class ComplianceStore {
   constructor(
@@ -327,8 +348,9 @@ export class ComplianceStore {
       for (const { position, report } of group) {
         if (!Number.isInteger(position) || position < 0 || position >= MAX_CHUNK_DEVICES) throw new RangeError(`device position ${position} is out of range`);
         const body = JSON.stringify(report);
-        // The id goes first, as in every report this API returns; it adds a fixed 55 bytes.
+        // The id goes first, as in every report this API returns: `"reportId":"<42 characters>",` is 56 bytes.
         const size = Buffer.byteLength(body, 'utf8') + 56;
+        if (size > MAX_REPORT_BYTES) throw new RangeError(`the report of ${report.device} is ${size} bytes of JSON, more than the ${MAX_REPORT_BYTES} an item can hold`);
         if (pack.length && bytes + size > PACK_BYTES) close();
         if (!pack.length) first = position;
         const reportId = reportIdOf(batchId, grade, of, first, position);
@@ -357,6 +379,7 @@ export class ComplianceStore {
             Key: { pk: batchPk(batchId), sk: 'META' },
             UpdateExpression: `ADD counted :chunk, done :done, ${COUNT_FIELDS.map((f) => `${f} :${f}`).join(', ')}`,
             ConditionExpression: 'attribute_exists(pk) AND NOT contains(counted, :index)',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
             ExpressionAttributeValues: {
               ':chunk': new Set([index]),
               ':index': index,
@@ -367,7 +390,8 @@ export class ComplianceStore {
         ),
       );
     } catch (error) {
-      if (error instanceof Error && error.name === 'ConditionalCheckFailedException') return;
+      // Counted before: the batch item came back. No item: the batch does not exist.
+      if (error instanceof Error && error.name === 'ConditionalCheckFailedException' && (error as { Item?: unknown }).Item) return;
       throw error;
     }
   }
@@ -410,13 +434,17 @@ export class ComplianceStore {
   async listReports(batchId: string, options: { readonly grade?: Grade; readonly limit: number; readonly from?: ReportCursor }): Promise<ReportPage> {
     const prefix = options.grade ? `R#${options.grade}#` : 'R#';
     const items: Report[] = [];
-    let skip = options.from?.skip ?? 0;
     let next: ReportCursor | undefined;
+    let first = true;
     await this.#range(
       batchId,
-      // A pack holds up to 100 reports of one grade: ask for a few packs at a time, not a page of them.
-      { from: options.from?.sk ?? prefix, to: `${prefix}~`, pageSize: () => 2 + Math.ceil((options.limit - items.length) / 25) },
+      // A pack holds up to 100 reports: ask for a few packs at a time, not for a page of them.
+      { from: options.from?.sk ?? prefix, to: `${prefix}~`, pageSize: () => Math.min(10, 1 + Math.ceil((options.limit - items.length) / 50)) },
       (item) => {
+        // The cursor's reports to skip are those of its own pack: when that pack is gone (or
+        // not yet visible to an eventually consistent read), the next one starts at its first.
+        const skip = first && options.from && item['sk'] === options.from.sk ? options.from.skip : 0;
+        first = false;
         // The page is full: this pack is where the next one starts.
         if (items.length === options.limit) {
           next = { sk: item['sk'] as string, skip: 0 };
@@ -426,7 +454,6 @@ export class ComplianceStore {
         const taken = pack.slice(skip, skip + options.limit - items.length);
         items.push(...taken);
         const used = skip + taken.length;
-        skip = 0;
         if (used >= pack.length) return true;
         next = { sk: item['sk'] as string, skip: used };
         return false;

@@ -11307,7 +11307,7 @@ validate54.evaluated = {"props":{"pathParameters":true,"queryStringParameters":t
 return validate54;
 })();
 export const getComplianceReport = /* @__PURE__ */ (() => {
-const pattern62 = new RegExp("^[0-9a-f]{24}-[efpr][0-9]{16}$", "u");
+const pattern62 = new RegExp("^[0-9a-f]{24}-([efpr][0-9]{16}|[0-9a-f]{32})$", "u");
 
 function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getComplianceReport" */;
@@ -11358,7 +11358,7 @@ if(data0.reportId !== undefined){
 let data1 = data0.reportId;
 if(typeof data1 === "string"){
 if(!pattern62.test(data1)){
-const err3 = {instancePath:instancePath+"/pathParameters/reportId",schemaPath:"#/properties/pathParameters/properties/reportId/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{24}-[efpr][0-9]{16}$"},message:"must match pattern \""+"^[0-9a-f]{24}-[efpr][0-9]{16}$"+"\""};
+const err3 = {instancePath:instancePath+"/pathParameters/reportId",schemaPath:"#/properties/pathParameters/properties/reportId/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{24}-([efpr][0-9]{16}|[0-9a-f]{32})$"},message:"must match pattern \""+"^[0-9a-f]{24}-([efpr][0-9]{16}|[0-9a-f]{32})$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
 }

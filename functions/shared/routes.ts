@@ -886,7 +886,7 @@ const serviceRoutes: readonly LiveRoute[] = [
     },
     responses: {
       200: 'The report: `{ reportId, batchId, device, treeId, version, node, grade, score?, totals, issues, reason?, checkedAt }`',
-      400: 'reportId is not a report id (batch id, "-", a grade initial and 14 digits), or a body was sent',
+      400: 'reportId is not a report id (batch id, "-", then a grade initial and 16 digits, or 32 hexadecimal digits for a report stored before packs), or a body was sent',
       404: 'No report has this id (or it expired)',
       503: 'The compliance store is unavailable; retry later',
     },

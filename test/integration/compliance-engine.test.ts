@@ -244,6 +244,13 @@ describe('a compliance batch on the durable engine', () => {
     expect(new Set(reports.map((r) => r.device)).size).toBe(DEVICES + 2);
   });
 
+  it('refuses chunk sizes its report keys cannot hold before writing anything', async () => {
+    for (const chunkSize of [0, 10_001, 2.5]) {
+      await expect(startBatch({ treeId: TREE, version: 'v1', adapterId: ADAPTER }, { ...startDeps(3), chunkSize, newId: () => 'c'.repeat(24) })).rejects.toThrow(RangeError);
+    }
+    expect(await store.getBatch('c'.repeat(24))).toBeUndefined();
+  });
+
   it('backs off when NSO answers 429 and still checks every device', async () => {
     const { batchId } = await startBatch({ treeId: TREE, version: 'v1', adapterId: ADAPTER, devices: [fleetName(1), fleetName(2), fleetName(3)] }, startDeps(2));
     sim.setKnobs({ busy: { status: 429, count: 3 } });

@@ -3,7 +3,7 @@
  * named, the 400 KB item limit (counted in bytes), paging through packs with every page size,
  * the chunk's own reports read back for a retry, one report by id, and counting a chunk once.
  */
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GRADES, type Grade } from '../../functions/compliance/grading.js';
 import { emptyCounts, REPORT_ID_PATTERN, type Report } from '../../functions/compliance/model.js';
@@ -93,22 +93,26 @@ describe('compliance report packs', () => {
     expect(stored.find((r) => r.device === 'd1-17')!.reportId).toBe(`${batchId}-f0000010100030017`);
   });
 
-  it('splits a grade into several packs by UTF-8 bytes, each inside DynamoDB\'s 400 KB item', async () => {
+  it('starts a new pack past 64 KB of UTF-8 (counting bytes, not characters), and stores a big report alone', async () => {
     const batchId = await newBatch(1, 10);
-    // Each report carries about 120 KB of two-byte characters (60,000 of them): three fit a
-    // pack by characters but not by bytes.
-    const big = (position: number): ChunkReport => ({
+    const withMessage = (position: number, message: string): ChunkReport => ({
       position,
-      report: deviceReport(batchId, `d0-${position}`, 'fail', {
-        issues: [{ ruleId: 'r', node: 'base', path: '/x', severity: 'error', mode: 'required', message: 'é'.repeat(60_000) }],
-      }),
+      report: deviceReport(batchId, `d0-${position}`, 'fail', { issues: [{ ruleId: 'r', node: 'base', path: '/x', severity: 'error', mode: 'required', message }] }),
     });
-    const stored = await store.putReports(batchId, { chunk: 0, attempt: 1 }, [0, 1, 2, 3, 4, 5, 6].map(big), expiresAt);
-    const items = await packs(batchId);
-    expect(items.length).toBe(3);
-    for (const item of items) expect(Buffer.byteLength(item['reports'] as string, 'utf8')).toBeLessThanOrEqual(380_000);
-    expect(items.map((i) => (JSON.parse(i['reports'] as string) as Report[]).length)).toEqual([3, 3, 1]);
+    // About 24 KB of two-byte characters each: five fit 64 KB by characters, two by bytes.
+    const stored = await store.putReports(batchId, { chunk: 0, attempt: 1 }, [0, 1, 2, 3, 4, 5, 6].map((p) => withMessage(p, 'é'.repeat(12_000))), expiresAt);
+    let items = await packs(batchId);
+    expect(items.map((i) => (JSON.parse(i['reports'] as string) as Report[]).length)).toEqual([2, 2, 2, 1]);
+    for (const item of items) expect(Buffer.byteLength(item['reports'] as string, 'utf8')).toBeLessThanOrEqual(64 * 1024 + 2);
     for (const report of stored) expect((await store.getReport(report.reportId))?.device).toBe(report.device);
+    // A 300 KB report (the most issues a report keeps) is a pack of its own, and DynamoDB takes it.
+    const [big] = await store.putReports(batchId, { chunk: 0, attempt: 1 }, [withMessage(8, 'é'.repeat(150_000))], expiresAt);
+    items = await packs(batchId);
+    expect(items).toHaveLength(5);
+    expect((await store.getReport(big!.reportId))?.issues[0]?.message).toHaveLength(150_000);
+    // Past what an item holds: refused, nothing written.
+    await expect(store.putReports(batchId, { chunk: 0, attempt: 1 }, [withMessage(9, '€'.repeat(130_000))], expiresAt)).rejects.toThrow(RangeError);
+    expect(await packs(batchId)).toHaveLength(5);
   });
 
   it('pages through packs at every page size: each report once, in order, no empty page before the end', async () => {
@@ -142,6 +146,31 @@ describe('compliance report packs', () => {
         expect(walked.at(-1)!.length).toBeGreaterThan(0);
       }
     }
+  });
+
+  it('starts a page at the first report of the next pack when the cursor\'s own pack is gone', async () => {
+    const batchId = await newBatch(2, 10);
+    await store.putReports(batchId, { chunk: 0, attempt: 1 }, chunkReports(batchId, 0, [0, 1, 2]), expiresAt);
+    const next = await store.putReports(batchId, { chunk: 1, attempt: 1 }, chunkReports(batchId, 1, [0, 1, 2]), expiresAt);
+    const first = await store.listReports(batchId, { limit: 2, grade: 'pass' });
+    expect(first.next).toEqual({ sk: 'R#pass#000000#01#0000', skip: 2 });
+    // TTL (or anything else) removes the pack the cursor points into.
+    await documentClient.send(new DeleteCommand({ TableName: table, Key: { pk: `B#${batchId}`, sk: first.next!.sk } }));
+    const after = await store.listReports(batchId, { limit: 10, grade: 'pass', from: first.next! });
+    expect(after.items.map((r) => r.reportId)).toEqual(next.filter((r) => r.grade === 'pass').map((r) => r.reportId));
+  });
+
+  it('reads reports stored one to an item before packs: in the list, by id, and from a cursor on them', async () => {
+    const batchId = await newBatch(1, 3);
+    const key = 'c'.repeat(32);
+    const legacy: Report = { reportId: `${batchId}-${key}`, ...deviceReport(batchId, 'old-device', 'review') };
+    await documentClient.send(new PutCommand({ TableName: table, Item: { pk: `B#${batchId}`, sk: `R#${key}`, gpk: `${batchId}#review`, report: JSON.stringify(legacy), expiresAt } }));
+    const stored = await store.putReports(batchId, { chunk: 0, attempt: 1 }, chunkReports(batchId, 0, [0, 1]), expiresAt);
+    expect(new RegExp(REPORT_ID_PATTERN).test(legacy.reportId)).toBe(true);
+    expect(await store.getReport(legacy.reportId)).toEqual(legacy);
+    const walked = (await pages(batchId, 1)).flat();
+    expect(walked.map((r) => r.reportId).sort()).toEqual([legacy, ...stored].map((r) => r.reportId).sort());
+    expect(parseReportId(legacy.reportId)).toEqual({ batchId, sk: `R#${key}` });
   });
 
   it('answers an empty page for a batch without reports, and nothing for ids that name no report', async () => {
@@ -198,7 +227,7 @@ describe('compliance report packs', () => {
     expect((await pages(batchId, 100)).flat()).toHaveLength(6);
   });
 
-  it('counts a chunk once, and never creates a batch by counting', async () => {
+  it('counts a chunk once, and refuses to count into a batch that does not exist', async () => {
     const batchId = await newBatch(2, 5);
     const counts = { ...emptyCounts(), devices: 5, grades: { pass: 3, review: 1, fail: 1, error: 0 }, totals: { errors: 2, warnings: 1, infos: 0, passes: 12 } };
     await store.countChunk(batchId, 0, counts);
@@ -207,7 +236,7 @@ describe('compliance report packs', () => {
     await store.countChunk(batchId, 1, counts);
     expect(await store.getBatch(batchId)).toMatchObject({ done: 10, grades: { pass: 6, review: 2, fail: 2, error: 0 }, totals: { errors: 4, warnings: 2, infos: 0, passes: 24 } });
     const ghost = 'e'.repeat(24);
-    await store.countChunk(ghost, 0, counts);
+    await expect(store.countChunk(ghost, 0, counts)).rejects.toThrow(/conditional/i);
     expect(await store.getBatch(ghost)).toBeUndefined();
   });
 });

@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { AdapterGate, backoffMs } from '../../functions/compliance/gate.js';
 import { gradeOf, ruleTotals, score } from '../../functions/compliance/grading.js';
-import { configPath } from '../../functions/compliance/check.js';
+import { checkDevice, configPath, MAX_ISSUE_BYTES } from '../../functions/compliance/check.js';
+import { MAX_REPORT_BYTES } from '../../functions/compliance/store.js';
 
 const o = (severity: 'error' | 'warning' | 'info', passed: boolean) => ({ severity, passed });
 
@@ -21,6 +22,29 @@ describe('grading', () => {
 
   it('counts failed rules by severity and passed rules', () => {
     expect(ruleTotals([o('error', false), o('warning', false), o('info', false), o('info', false), o('error', true)])).toEqual({ errors: 1, warnings: 1, infos: 2, passes: 1 });
+  });
+});
+
+describe('a report\'s size', () => {
+  it('keeps issues up to 300,000 UTF-8 bytes of JSON, counting bytes, not characters, and counts the rest as omitted', async () => {
+    // Ten failed rules, each about 100,000 bytes of JSON in 50,000 two-byte characters: by
+    // characters five would fit, by bytes two do.
+    const rules = Array.from({ length: 10 }, (_, i) => ({ id: `r${i}`, node: 'base', path: '/x', mode: 'required' as const, severity: 'error' as const }));
+    const report = await checkDevice(
+      { device: 'edge-1', node: 'base' },
+      { batchId: 'a'.repeat(24), treeId: 'b'.repeat(24), version: 'v1', adapterId: 'lab', plan: { variables: {}, rulesByNode: { base: rules } } },
+      {
+        relayGet: async () => [{ result: '200', data: { 'tailf-ncs:config': {} } }] as never,
+        evaluate: (_config, _variables, planned) => planned.map((r) => ({ id: r.id, path: r.path, mode: r.mode, severity: r.severity, status: 'fail' as const, message: 'é'.repeat(50_000) })),
+        gate: { run: (fetch) => fetch(), pause: () => undefined },
+        now: () => new Date('2026-11-25T10:00:00.000Z'),
+      },
+    );
+    expect(report.issues).toHaveLength(2);
+    expect(report.issuesOmitted).toBe(8);
+    expect(Buffer.byteLength(JSON.stringify(report.issues), 'utf8')).toBeLessThanOrEqual(MAX_ISSUE_BYTES + 2);
+    expect(Buffer.byteLength(JSON.stringify(report), 'utf8') + 56).toBeLessThanOrEqual(MAX_REPORT_BYTES);
+    expect(report.totals).toEqual({ errors: 10, warnings: 0, infos: 0, passes: 0 });
   });
 });
 
