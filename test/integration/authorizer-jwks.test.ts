@@ -3,10 +3,10 @@
  * with an injected clock so that the refetch interval is exercised without waiting.
  */
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { AuthorizerConfig } from '../../functions/authorizer/config.js';
-import { checkJwksUrl, DEFAULT_REFETCH_INTERVAL_MS, MAX_JWKS_BYTES, MIN_RSA_BITS } from '../../functions/authorizer/jwks.js';
-import { createTokenVerifier, IssuerKeysUnavailable, TokenRejected } from '../../functions/authorizer/verify.js';
+import * as jwksModule from '../../functions/authorizer/jwks.js';
+import * as verifyModule from '../../functions/authorizer/verify.js';
 import { claims, signJwt, startJwksServer, testKey, type JwksServer, type TestKey } from '../support/authorizer.js';
 
 const ISSUER = 'urn:test:issuer';
@@ -20,6 +20,18 @@ const serve = async (doc: unknown, status?: number): Promise<JwksServer> => {
 };
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.stop()));
+});
+
+const { DEFAULT_REFETCH_INTERVAL_MS, MAX_JWKS_BYTES, MIN_RSA_BITS } = jwksModule;
+// Each test gets the modules afresh, as a new container would: the JWKS download's HTTP client is
+// kept in the module once made, and a client made by an earlier test (or by mutation testing's
+// first run) would otherwise serve every later one without the code that makes it running.
+let { checkJwksUrl } = jwksModule;
+let { createTokenVerifier, IssuerKeysUnavailable, TokenRejected } = verifyModule;
+beforeEach(async () => {
+  vi.resetModules();
+  ({ checkJwksUrl } = await import('../../functions/authorizer/jwks.js'));
+  ({ createTokenVerifier, IssuerKeysUnavailable, TokenRejected } = await import('../../functions/authorizer/verify.js'));
 });
 
 /** A verifier on `url` whose clock the test moves by hand. */
