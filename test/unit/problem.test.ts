@@ -25,18 +25,20 @@ const FIELD: FieldError = { in: 'body', field: 'name', message: 'must not be emp
 
 describe('the typed problems', () => {
   it.each([
-    ['BadRequest', new BadRequest('d'), 400, 'validation', 'Bad Request'],
-    ['UnsupportedMediaType', new UnsupportedMediaType('d'), 415, 'unsupported-media-type', 'Unsupported Media Type'],
-    ['NotFound', new NotFound('d'), 404, 'not-found', 'Not Found'],
-    ['Conflict', new Conflict('d'), 409, 'conflict', 'Conflict'],
-    ['Conflict with its own type', new Conflict('d', 'name-taken'), 409, 'name-taken', 'Conflict'],
-    ['ContentTooLarge', new ContentTooLarge('d'), 413, 'limit-exceeded', 'Content Too Large'],
-    ['UnprocessableContent', new UnprocessableContent('d'), 422, 'unprocessable', 'Unprocessable Content'],
-    ['UnprocessableContent with its own type', new UnprocessableContent('d', 'not-a-tree'), 422, 'not-a-tree', 'Unprocessable Content'],
-    ['BadGateway', new BadGateway('d'), 502, 'bad-gateway', 'Bad Gateway'],
-    ['GatewayTimeout', new GatewayTimeout('d'), 504, 'gateway-timeout', 'Gateway Timeout'],
-    ['ServiceUnavailable', new ServiceUnavailable('d'), 503, 'unavailable', 'Service Unavailable'],
-  ] as const)('%s renders its status, type and title, with the detail as given', (_label, problem, status, slug, title) => {
+    ['BadRequest', () => new BadRequest('d'), 400, 'validation', 'Bad Request'],
+    ['UnsupportedMediaType', () => new UnsupportedMediaType('d'), 415, 'unsupported-media-type', 'Unsupported Media Type'],
+    ['NotFound', () => new NotFound('d'), 404, 'not-found', 'Not Found'],
+    ['Conflict', () => new Conflict('d'), 409, 'conflict', 'Conflict'],
+    ['Conflict with its own type', () => new Conflict('d', 'name-taken'), 409, 'name-taken', 'Conflict'],
+    ['ContentTooLarge', () => new ContentTooLarge('d'), 413, 'limit-exceeded', 'Content Too Large'],
+    ['UnprocessableContent', () => new UnprocessableContent('d'), 422, 'unprocessable', 'Unprocessable Content'],
+    ['UnprocessableContent with its own type', () => new UnprocessableContent('d', 'not-a-tree'), 422, 'not-a-tree', 'Unprocessable Content'],
+    ['BadGateway', () => new BadGateway('d'), 502, 'bad-gateway', 'Bad Gateway'],
+    ['GatewayTimeout', () => new GatewayTimeout('d'), 504, 'gateway-timeout', 'Gateway Timeout'],
+    ['ServiceUnavailable', () => new ServiceUnavailable('d'), 503, 'unavailable', 'Service Unavailable'],
+  ] as const)('%s renders its status, type and title, with the detail as given', (_label, make, status, slug, title) => {
+    // Made inside the test, so that mutation testing's coverage sees each constructor run.
+    const problem = make();
     expect(problem).toBeInstanceOf(HttpProblem);
     expect(problem.message).toBe('d');
     expect(problem.toBody()).toEqual({ type: `urn:netconfig:problem:${slug}`, title, status, detail: 'd' });
