@@ -206,6 +206,21 @@ describe('configuration', () => {
     }
   });
 
+  it('writes info and above when LOG_LEVEL is unset or empty', () => {
+    for (const value of [undefined, '']) {
+      vi.stubEnv('LOG_LEVEL', value);
+      try {
+        const lines: string[] = [];
+        const log = new Logger('svc', undefined, (line) => lines.push(line));
+        log.debug('d');
+        log.info('i');
+        expect(lines.map((l) => (JSON.parse(l) as { level: string }).level)).toEqual(['info']);
+      } finally {
+        vi.unstubAllEnvs();
+      }
+    }
+  });
+
   it('names the service from SERVICE_NAME, netconfig by default', () => {
     vi.stubEnv('SERVICE_NAME', '');
     try {

@@ -300,3 +300,24 @@ describe('loggedBody and loggedHeaders', () => {
     expect([200, 404, 409, 502, 504].map(callLineLevel)).toEqual(['info', 'warn', 'warn', 'error', 'error']);
   });
 });
+
+describe('holdsSecret and redactText: the cases mutation testing found untried', () => {
+  it('finds a non-ASCII secret percent-encoded, its UTF-8 bytes decoded together', () => {
+    const every = (text: string) => [...Buffer.from(text)].map((b) => `%${b.toString(16)}`).join('');
+    expect(holdsSecret(`v=${every('été')}`, ['été'])).toBe(true);
+    expect(holdsSecret(`v=${every('été')}`, ['ete'])).toBe(false);
+  });
+
+  it('finds any one of several secrets, not only all of them together', () => {
+    expect(holdsSecret('x S3cr3t y', ['S3cr3t', 'other'])).toBe(true);
+    expect(holdsSecret('x other y', ['S3cr3t', 'other'])).toBe(true);
+    expect(holdsSecret('x y', ['S3cr3t', 'other'])).toBe(false);
+  });
+
+  it('redacts a value named like a secret whole, when only part of it is a known secret', () => {
+    expect(redactText('token=abc"S3cr3t"&n=1', ['S3cr3t'])).toBe('token=[redacted]&n=1');
+    expect(redactText("token=abc'S3cr3t'&n=1", ['S3cr3t'])).toBe('token=[redacted]&n=1');
+    // A value that is the redaction marker already stays as it is.
+    expect(redactText('token="S3cr3t"&n=1', ['S3cr3t'])).toBe('token="[redacted]"&n=1');
+  });
+});
