@@ -15,7 +15,8 @@ const ORDER: Record<LogLevel, number> = { trace: 5, debug: 10, info: 20, warn: 3
 /** The levels `LOG_LEVEL` takes (the container's own lines have no `trace`). */
 const CONTAINER_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
 
-export const isLogLevel = (value: unknown): value is LogLevel => typeof value === 'string' && value in ORDER;
+/** True for the name of a level (its own name only: `toString` and the like are not levels). */
+export const isLogLevel = (value: unknown): value is LogLevel => typeof value === 'string' && Object.hasOwn(ORDER, value);
 
 /** True when a line of `level` is written under `threshold` (`debug` passes `trace` and `debug`). */
 export const passes = (level: LogLevel, threshold: LogLevel): boolean => ORDER[level] >= ORDER[threshold];
@@ -91,13 +92,9 @@ const ENTITY_CHARS: Readonly<Record<string, string>> = { amp: '&', lt: '<', gt: 
 
 /** A text as its reader could decode it: percent-decoded (`+` as space), entity-decoded, JSON-unescaped, and each base64-looking run decoded. */
 const decodedViews = (text: string): string[] => {
-  const percent = text.replaceAll('+', ' ').replace(/(?:%[0-9a-f]{2})+/gi, (run) => {
-    try {
-      return decodeURIComponent(run);
-    } catch {
-      return run;
-    }
-  });
+  // Byte by byte, as a lenient reader decodes: a byte that is not UTF-8 (`%ff`) becomes U+FFFD and
+  // leaves the rest of its run decoded (`decodeURIComponent` would refuse the whole run).
+  const percent = text.replaceAll('+', ' ').replace(/(?:%[0-9a-f]{2})+/gi, (run) => Buffer.from(run.replaceAll('%', ''), 'hex').toString('utf8'));
   const entities = text.replace(/&(#x[0-9a-f]{1,6}|#\d{1,7}|amp|lt|gt|quot|apos);/gi, (whole, entity: string) => {
     if (entity[0] !== '#') return ENTITY_CHARS[entity.toLowerCase()] ?? whole;
     const code = entity[1] === 'x' || entity[1] === 'X' ? parseInt(entity.slice(2), 16) : Number(entity.slice(1));
@@ -216,8 +213,9 @@ const redactString = (text: string, forms: readonly string[]): string => {
 
 /**
  * A copy of `value` safe to log: members named like secrets ({@link isSecretField}) at any depth
- * become `[redacted]`, known secret values are removed from every string (keys included), an
- * error becomes its name and message, and anything nested deeper than `maxDepth` becomes
+ * become `[redacted]`, known secret values and the values a text names like secrets (`token=x`,
+ * `<password>x</password>`) are removed from every string, keys included, an error becomes its
+ * name and message, and anything nested deeper than `maxDepth` becomes
  * `[nested too deep]`. The value given is not changed.
  */
 export const redact = (value: unknown, options: RedactOptions = {}): unknown =>
@@ -231,7 +229,7 @@ const walk = (value: unknown, forms: readonly string[], maxDepth: number, depth:
   if (Array.isArray(value)) return value.map((v) => walk(v, forms, maxDepth, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
-    out[forms.length ? redactString(k, forms) : k] = isSecretField(k) ? REDACTED : walk(v, forms, maxDepth, depth + 1);
+    out[redactString(k, forms)] = isSecretField(k) ? REDACTED : walk(v, forms, maxDepth, depth + 1);
   }
   return out;
 };

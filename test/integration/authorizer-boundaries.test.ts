@@ -9,8 +9,8 @@
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { AuthorizerConfig } from '../../functions/authorizer/config.js';
-import { CLOCK_SKEW_SECONDS, createTokenVerifier, MAX_TOKEN_LIFETIME_SECONDS, TokenRejected, type TokenVerifier } from '../../functions/authorizer/verify.js';
-import { signJwt, startJwksServer, testKey, type JwksServer, type TestKey } from '../support/authorizer.js';
+import { CLOCK_SKEW_SECONDS, createTokenVerifier, MAX_TOKEN_LIFETIME_SECONDS, type TokenVerifier } from '../../functions/authorizer/verify.js';
+import { signJwt, startJwksServer, testKey, verifyOutcome, type JwksServer, type TestKey } from '../support/authorizer.js';
 
 const ISSUER = 'urn:test:issuer';
 const AUDIENCE = 'test-audience';
@@ -47,15 +47,7 @@ afterEach(() => {
 
 const token = (claims: Record<string, unknown>, key: TestKey = rsa): string =>
   signJwt({ alg: key.alg, kid: key.kid }, { iss: ISSUER, aud: AUDIENCE, sub: 'user-1', roles: ['apiread'], ...claims }, key);
-const outcome = async (jwt: string, on: TokenVerifier = verifier): Promise<string> => {
-  try {
-    await on.verify(jwt);
-    return 'accepted';
-  } catch (err) {
-    if (err instanceof TokenRejected) return err.reason;
-    throw err;
-  }
-};
+const outcome = (jwt: string, on: TokenVerifier = verifier): Promise<string> => verifyOutcome(on, jwt);
 /** The outcome at `NOW + offsetMs` (milliseconds, for the instants between two seconds). */
 const outcomeAt = async (offsetMs: number, jwt: string): Promise<string> => {
   vi.setSystemTime(NOW * 1000 + offsetMs);

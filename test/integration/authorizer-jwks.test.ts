@@ -3,10 +3,12 @@
  * with an injected clock so that the refetch interval is exercised without waiting.
  */
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { AuthorizerConfig } from '../../functions/authorizer/config.js';
-import { checkJwksUrl, DEFAULT_REFETCH_INTERVAL_MS, MAX_JWKS_BYTES, MIN_RSA_BITS } from '../../functions/authorizer/jwks.js';
-import { createTokenVerifier, IssuerKeysUnavailable, TokenRejected } from '../../functions/authorizer/verify.js';
+import * as jwksModule from '../../functions/authorizer/jwks.js';
+import * as verifyModule from '../../functions/authorizer/verify.js';
 import { claims, signJwt, startJwksServer, testKey, type JwksServer, type TestKey } from '../support/authorizer.js';
 
 const ISSUER = 'urn:test:issuer';
@@ -20,6 +22,18 @@ const serve = async (doc: unknown, status?: number): Promise<JwksServer> => {
 };
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.stop()));
+});
+
+const { DEFAULT_REFETCH_INTERVAL_MS, MAX_JWKS_BYTES, MIN_RSA_BITS } = jwksModule;
+// Each test gets the modules afresh, as a new container would: the JWKS download's HTTP client is
+// kept in the module once made, and a client made by an earlier test (or by mutation testing's
+// first run) would otherwise serve every later one without the code that makes it running.
+let { checkJwksUrl, JwksFetchError, RateLimitedJwksFetcher } = jwksModule;
+let { createTokenVerifier, IssuerKeysUnavailable, TokenRejected } = verifyModule;
+beforeEach(async () => {
+  vi.resetModules();
+  ({ checkJwksUrl, JwksFetchError, RateLimitedJwksFetcher } = await import('../../functions/authorizer/jwks.js'));
+  ({ createTokenVerifier, IssuerKeysUnavailable, TokenRejected } = await import('../../functions/authorizer/verify.js'));
 });
 
 /** A verifier on `url` whose clock the test moves by hand. */
@@ -283,6 +297,44 @@ describe('token verifier: issuer keys never obtained', () => {
       'issuer',
     );
     expect(server.fetches()).toBe(0);
+  });
+});
+
+describe('the download', () => {
+  /** A JWKS document of exactly `size` bytes, as the server sends it. */
+  const documentOf = (size: number, key: TestKey): Record<string, unknown> => {
+    const base = JSON.stringify({ keys: [key.jwk], padding: '' }).length;
+    return { keys: [key.jwk], padding: 'x'.repeat(size - base) };
+  };
+
+  it(`takes a document of exactly ${MAX_JWKS_BYTES} bytes, and refuses one a byte longer`, async () => {
+    const key = testKey('ec');
+    const exact = await serve(documentOf(MAX_JWKS_BYTES, key));
+    expect(JSON.stringify(documentOf(MAX_JWKS_BYTES, key))).toHaveLength(MAX_JWKS_BYTES);
+    await expect(verifierOn(exact.url).verifier.verify(tokenFor(key))).resolves.toMatchObject({ sub: 'user-1' });
+    const over = await serve(documentOf(MAX_JWKS_BYTES + 1, key));
+    expect(await rejection(verifierOn(over.url).verifier.verify(tokenFor(key)))).toBeInstanceOf(IssuerKeysUnavailable);
+  });
+
+  it('says why a download failed: the status, the size, the time-out', async () => {
+    const key = testKey('rsa');
+    const failure = async (url: string, timeoutMs?: number): Promise<unknown> => rejection(new RateLimitedJwksFetcher({ timeoutMs }).fetch(url));
+    const status = await serve({ keys: [key.jwk] }, 503);
+    expect(await failure(status.url)).toEqual(new JwksFetchError('status 503'));
+    const huge = await serve({ keys: [key.jwk], padding: 'x'.repeat(MAX_JWKS_BYTES) });
+    expect(await failure(huge.url)).toEqual(new JwksFetchError('document too large'));
+    // A server that takes the request and never answers.
+    const silent = http.createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = silent.address() as AddressInfo;
+      const err = await failure(`http://127.0.0.1:${port}/.well-known/jwks.json`, 200);
+      expect(err).toBeInstanceOf(JwksFetchError);
+      expect((err as Error).message).toBe('JWKS could not be fetched: time-out');
+    } finally {
+      silent.closeAllConnections();
+      await new Promise((resolve) => silent.close(resolve));
+    }
   });
 });
 

@@ -47,7 +47,8 @@ const invoke = async (handler: Handler, event: APIGatewayRequestAuthorizerEvent)
     emf
       .filter((d) => d._aws.CloudWatchMetrics.some((m: { Metrics: { Name: string }[] }) => m.Metrics.some((x) => x.Name === name)))
       .map((d) => ({ reason: d['Reason'] as string, value: d[name] as number, service: d['Service'] as string, rollups: d._aws.CloudWatchMetrics[0].Dimensions as string[][] }));
-  return { ...outcome, denials: metric('AuthorizerDenials'), failures: metric('AuthorizerFailures') };
+  const logs = out.entries().filter((e) => !('_aws' in e));
+  return { ...outcome, denials: metric('AuthorizerDenials'), failures: metric('AuthorizerFailures'), emf, logs };
 };
 
 beforeAll(async () => {
@@ -130,10 +131,64 @@ describe('authorizer metrics: failures', () => {
   it('counts a failure (unexpected) for a request it cannot decide, such as a method ARN it cannot parse', async () => {
     const handler = await container(server.url);
     const event = { ...authorizerEvent({ token: token() }), methodArn: 'not-an-arn' };
-    const { error, denials, failures } = await invoke(handler, event);
+    const { error, denials, failures, logs } = await invoke(handler, event);
     expect(error).toBeInstanceOf(Error);
     expect(error?.message).not.toBe('Unauthorized');
     expect(failures.map((f) => f.reason)).toEqual(['unexpected']);
     expect(denials).toEqual([]);
+    // The cause is logged, as the error's name and message, on the request's line.
+    expect(logs).toEqual([
+      expect.objectContaining({
+        level: 'error',
+        message: 'authorizer failed',
+        error: { name: 'Error', message: error?.message },
+        correlationId: event.requestContext.requestId,
+        operation: 'authorize',
+      }),
+    ]);
+  });
+});
+
+describe('authorizer logs and context', () => {
+  it('logs an accepted token at debug: principal, roles and the number of routes they allow, on the request id', async () => {
+    vi.stubEnv('LOG_LEVEL', 'debug');
+    const handler = await container(server.url);
+    const event = authorizerEvent({ token: token({ sub: 'erin', 'cognito:groups': ['apiread', 'admin'] }) });
+    const { result, logs, emf } = await invoke(handler, event);
+    expect(result?.context).toEqual({ principal: 'erin', roles: 'admin,apiread' });
+    const { allowedRoutes } = await import('../../functions/authorizer/policy.js');
+    expect(logs).toEqual([
+      {
+        level: 'debug',
+        timestamp: expect.any(String),
+        service: SERVICE,
+        message: 'bearer token accepted',
+        correlationId: event.requestContext.requestId,
+        operation: 'authorize',
+        principal: 'erin',
+        roles: 'admin,apiread',
+        allowedRoutes: allowedRoutes(['admin', 'apiread']).length,
+      },
+    ]);
+    expect(allowedRoutes(['admin', 'apiread']).length).toBeGreaterThan(allowedRoutes(['apiread']).length);
+    expect(emf).toEqual([]);
+  });
+
+  it('puts the request id on the metrics it writes too', async () => {
+    const handler = await container(server.url);
+    const event = authorizerEvent({ token: 'aaaa.bbbb.cccc' });
+    const { denials, emf } = await invoke(handler, event);
+    expect(denials.map((d) => d.reason)).toEqual(['malformed']);
+    expect(emf).toEqual([expect.objectContaining({ correlationId: event.requestContext.requestId })]);
+  });
+
+  it('answers an event without a request context (a direct invocation) like any other', async () => {
+    vi.stubEnv('LOG_LEVEL', 'debug');
+    const handler = await container(server.url);
+    const { requestContext: _omitted, ...event } = authorizerEvent({ token: token() });
+    const { result, logs } = await invoke(handler, event as APIGatewayRequestAuthorizerEvent);
+    expect(result?.policyDocument.Statement[0]?.Effect).toBe('Allow');
+    expect(logs).toEqual([expect.objectContaining({ message: 'bearer token accepted', operation: 'authorize' })]);
+    expect(logs[0]).not.toHaveProperty('correlationId');
   });
 });

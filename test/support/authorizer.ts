@@ -7,6 +7,7 @@ import type { APIGatewayRequestAuthorizerEvent, PolicyDocument } from 'aws-lambd
 import { createHmac, generateKeyPairSync, randomUUID, sign, type KeyObject } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { TokenRejected } from '../../functions/authorizer/verify.js';
 
 export const TEST_REGION = 'eu-west-1';
 export const TEST_ACCOUNT = '123456789012';
@@ -140,4 +141,15 @@ export const policyAllows = (policy: PolicyDocument, arn: string): boolean => {
   };
   if (policy.Statement.some((s) => s.Effect === 'Deny' && hits(s))) return false;
   return policy.Statement.some((s) => s.Effect === 'Allow' && hits(s));
+};
+
+/** How a token verifier decides `token`: `accepted`, or the reason it refused it. Any other error is thrown. */
+export const verifyOutcome = async (verifier: { verify(token: string): Promise<unknown> }, token: string): Promise<string> => {
+  try {
+    await verifier.verify(token);
+    return 'accepted';
+  } catch (err) {
+    if (err instanceof TokenRejected) return err.reason;
+    throw err;
+  }
 };

@@ -52,10 +52,38 @@ describe('bearerToken', () => {
     ).toBe('malformed');
   });
 
+  it('reads one Authorization header beside other repeated headers', () => {
+    expect(bearerToken({ Authorization: `Bearer ${JWT}` }, { Accept: ['a', 'b'], Authorization: [`Bearer ${JWT}`] })).toBe(JWT);
+  });
+
+  it('takes a token of exactly the limit and refuses one character more', () => {
+    const atLimit = `${'a'.repeat(MAX_TOKEN_LENGTH - 4)}.b.c`;
+    expect(bearerToken({ Authorization: `Bearer ${atLimit}` })).toBe(atLimit);
+    expect(reason(() => bearerToken({ Authorization: `Bearer ${atLimit}a` }))).toBe('too-large');
+  });
+
+  it('refuses a header over the limit plus 32 characters before parsing it, even when the token in it is short', () => {
+    // Blanks around the token are allowed, so only the header's own cap refuses the longer one.
+    const header = (length: number): string => `Bearer ${JWT}${' '.repeat(length - 'Bearer '.length - JWT.length)}`;
+    expect(header(MAX_TOKEN_LENGTH + 32)).toHaveLength(MAX_TOKEN_LENGTH + 32);
+    expect(bearerToken({ Authorization: header(MAX_TOKEN_LENGTH + 32) })).toBe(JWT);
+    expect(reason(() => bearerToken({ Authorization: header(MAX_TOKEN_LENGTH + 33) }))).toBe('too-large');
+  });
+
   it('refuses a token longer than the limit before decoding it', () => {
     const long = `${'a'.repeat(MAX_TOKEN_LENGTH)}.b.c`;
     expect(reason(() => bearerToken({ Authorization: `Bearer ${long}` }))).toBe('too-large');
     expect(reason(() => bearerToken({ Authorization: `Bearer ${'a'.repeat(100 * 1024)}` }))).toBe('too-large');
+  });
+});
+
+describe('TokenRejected', () => {
+  it('names itself and its reason, for any log or stack that shows it', () => {
+    const err = new TokenRejected('expired');
+    expect(err).toBeInstanceOf(Error);
+    expect(err.name).toBe('TokenRejected');
+    expect(err.message).toBe('token rejected: expired');
+    expect(err.reason).toBe('expired');
   });
 });
 

@@ -1,16 +1,16 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import * as policyModule from '../../functions/authorizer/policy.js';
-import { allowedRoutes, parseMethodArn, rolesFromClaim, routeResource } from '../../functions/authorizer/policy.js';
 import { liveRoutes, ROLES, type LiveRoute, type Role } from '../../functions/shared/routes.js';
 import { methodArn, policyAllows, resourceMatches, TEST_ACCOUNT, TEST_API, TEST_REGION, TEST_STAGE } from '../support/authorizer.js';
 
 // Each test gets the module afresh: policies the route table yields are cached in the module, and a
 // policy built by an earlier test (or by mutation testing's first run) would otherwise be returned
-// without the code under test running at all.
-let policyFor = policyModule.policyFor;
+// without the code under test running at all. The module's constants (the ARN segment patterns)
+// are built at load, so every function comes from the fresh module, not from a static import.
+let { policyFor, allowedRoutes, parseMethodArn, rolesFromClaim, routeResource } = policyModule;
 beforeEach(async () => {
   vi.resetModules();
-  ({ policyFor } = await import('../../functions/authorizer/policy.js'));
+  ({ policyFor, allowedRoutes, parseMethodArn, rolesFromClaim, routeResource } = await import('../../functions/authorizer/policy.js'));
 });
 
 const ROLE_SETS: readonly (readonly Role[])[] = [[], ['admin'], ['apiread'], ['admin', 'apiread']];

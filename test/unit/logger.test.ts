@@ -3,7 +3,7 @@
  * whose names suggest a secret (the last line of defence before a secret reaches the logs).
  */
 import { describe, expect, it, vi } from 'vitest';
-import { Logger, type LogLevel } from '../../functions/shared/logger.js';
+import { isLogLevel, LOG_LEVELS, Logger, passes, type LogLevel } from '../../functions/shared/logger.js';
 
 const capture = (level: LogLevel = 'debug', service = 'svc') => {
   const lines: string[] = [];
@@ -133,7 +133,64 @@ describe('entries', () => {
   });
 });
 
+describe('levels', () => {
+  it('are the five names, and nothing else an object answers to', () => {
+    for (const level of LOG_LEVELS) expect(isLogLevel(level)).toBe(true);
+    for (const other of ['toString', 'constructor', '__proto__', 'hasOwnProperty', 'INFO', 'verbose', '']) expect(isLogLevel(other), other).toBe(false);
+    for (const other of [20, null, undefined, ['info'], { toString: () => 'info' }]) expect(isLogLevel(other)).toBe(false);
+  });
+
+  it('pass a threshold at or below them, trace being the lowest', () => {
+    expect(LOG_LEVELS.map((level) => LOG_LEVELS.filter((threshold) => passes(level, threshold)))).toEqual([
+      ['error', 'warn', 'info', 'debug', 'trace'],
+      ['warn', 'info', 'debug', 'trace'],
+      ['info', 'debug', 'trace'],
+      ['debug', 'trace'],
+      ['trace'],
+    ]);
+  });
+
+  it('write trace lines only under a trace threshold, the container level or one given per line', () => {
+    const { log, entries } = capture('trace');
+    log.trace('t1', { n: 1 });
+    log.setLevel('debug');
+    log.trace('t2');
+    log.log('trace', 't3', undefined, 'trace');
+    log.log('debug', 'd1', undefined, 'info');
+    log.log('warn', 'w1', { password: 'x' }, 'info');
+    expect(entries().map((e) => [e['level'], e['message']])).toEqual([
+      ['trace', 't1'],
+      ['trace', 't3'],
+      ['warn', 'w1'],
+    ]);
+    expect(entries()[0]).toMatchObject({ n: 1 });
+    expect(entries()[2]).toMatchObject({ password: '[redacted]' });
+  });
+
+  it('write to standard output by default', () => {
+    const write = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    let calls: unknown[][];
+    try {
+      new Logger('svc', 'info').info('to stdout');
+      calls = write.mock.calls;
+    } finally {
+      write.mockRestore();
+    }
+    expect(calls).toHaveLength(1);
+    expect(JSON.parse(String(calls[0]![0]))).toMatchObject({ level: 'info', service: 'svc', message: 'to stdout' });
+  });
+});
+
 describe('configuration', () => {
+  it('refuses LOG_LEVEL=trace: trace is set per adapter, never for the container', () => {
+    vi.stubEnv('LOG_LEVEL', 'trace');
+    try {
+      expect(() => new Logger('svc')).toThrow('configuration error: LOG_LEVEL must be one of debug, info, warn, error, got trace');
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+
   it('reads LOG_LEVEL case-insensitively and refuses an unknown one by name', () => {
     vi.stubEnv('LOG_LEVEL', 'ERROR');
     try {
@@ -146,6 +203,21 @@ describe('configuration', () => {
       expect(() => new Logger('svc')).toThrow(/LOG_LEVEL must be one of debug, info, warn, error, got verbose/);
     } finally {
       vi.unstubAllEnvs();
+    }
+  });
+
+  it('writes info and above when LOG_LEVEL is unset or empty', () => {
+    for (const value of [undefined, '']) {
+      vi.stubEnv('LOG_LEVEL', value);
+      try {
+        const lines: string[] = [];
+        const log = new Logger('svc', undefined, (line) => lines.push(line));
+        log.debug('d');
+        log.info('i');
+        expect(lines.map((l) => (JSON.parse(l) as { level: string }).level)).toEqual(['info']);
+      } finally {
+        vi.unstubAllEnvs();
+      }
     }
   });
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { TRACE_BODY_LIMIT, callLineLevel, loggedBody, loggedHeaders } from '../../functions/relay/call-log.js';
-import { isSecretField, redact, redactText, truncateText } from '../../functions/shared/logger.js';
+import { holdsSecret, isSecretField, redact, redactText, truncateText, WITHHELD } from '../../functions/shared/logger.js';
 
 const SECRET = 'S3cr3t "pw"/+?';
 
@@ -22,7 +22,7 @@ const decodedViews = (text: string): string[] => {
 };
 
 describe('isSecretField', () => {
-  it.each(['password', 'remote-password', 'Passphrase', 'clientSecret', 'accessToken', 'Authorization', 'credentials', 'Cookie', 'key', 'apiKey', 'API_KEY', 'private-key', 'ssh_key_data', 'x-api-key', 'community', 'snmp-community', 'ike-psk', 'pskValue'])(
+  it.each(['password', 'remote-password', 'Passphrase', 'authorisation', 'Proxy-Authorization', 'clientSecret', 'accessToken', 'Authorization', 'credentials', 'Cookie', 'key', 'apiKey', 'API_KEY', 'private-key', 'ssh_key_data', 'x-api-key', 'community', 'snmp-community', 'ike-psk', 'pskValue'])(
     'treats %s as a secret',
     (name) => expect(isSecretField(name)).toBe(true),
   );
@@ -72,6 +72,163 @@ describe('truncateText', () => {
     expect(truncateText('abc', 3)).toEqual({ text: 'abc', truncated: false });
     expect(truncateText('ab😀c', 3)).toEqual({ text: 'ab', truncated: true });
     expect(truncateText('abcdef', 4)).toEqual({ text: 'abcd', truncated: true });
+  });
+
+  it('treats the first and the last high surrogate alike, and keeps a pair that ends at the limit', () => {
+    expect(truncateText('ab\u{10000}', 3)).toEqual({ text: 'ab', truncated: true }); // high surrogate U+D800
+    expect(truncateText(`ab${String.fromCodePoint(0x10fc00)}`, 3)).toEqual({ text: 'ab', truncated: true }); // U+DBFF
+    expect(truncateText('a😀b', 3)).toEqual({ text: 'a😀', truncated: true });
+    expect(truncateText('ab\uE000c', 3)).toEqual({ text: 'ab\uE000', truncated: true });
+  });
+});
+
+describe('redactText: each spelling of a known secret rewritten where it stands', () => {
+  // Characters a strong password holds that each encoding rewrites: & < > " ' / space ! ( ) ~ and a non-ASCII letter.
+  const PW = `Tr0ub&dor<3>x "y" 'z'/!(~)é`;
+  const xmlText = (text: string) => text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+  const lowerHex = (text: string) => text.replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase());
+  const form = new URLSearchParams({ v: PW }).toString().slice(2);
+  const json = JSON.stringify(PW).slice(1, -1);
+  // None of these texts names a field like a secret: only the spelling itself can be rewritten, and
+  // a spelling the redaction missed would withhold the whole text instead.
+  it.each([
+    ['as is', `a ${PW} b`, 'a [redacted] b'],
+    ['JSON-escaped', `{"v":"${json}"}`, '{"v":"[redacted]"}'],
+    ['JSON-escaped with \\/', `{"v":"${json.replaceAll('/', '\\/')}"}`, '{"v":"[redacted]"}'],
+    ['percent-encoded', `v=${encodeURIComponent(PW)}&n=1`, 'v=[redacted]&n=1'],
+    ['percent-encoded with lower-case hex', `v=${lowerHex(encodeURIComponent(PW))}&n=1`, 'v=[redacted]&n=1'],
+    ['form-encoded', `v=${form}&n=1`, 'v=[redacted]&n=1'],
+    ['form-encoded with lower-case hex', `v=${lowerHex(form)}&n=1`, 'v=[redacted]&n=1'],
+    ['XML text', `<d><v>${xmlText(PW)}</v></d>`, '<d><v>[redacted]</v></d>'],
+    ['an XML attribute with &quot; and &apos;', `<d v="${xmlText(PW).replaceAll('"', '&quot;').replaceAll("'", '&apos;')}"/>`, '<d v="[redacted]"/>'],
+    ['an XML attribute with &#34; and &#39;', `<d v="${xmlText(PW).replaceAll('"', '&#34;').replaceAll("'", '&#39;')}"/>`, '<d v="[redacted]"/>'],
+    ['an XML attribute with &quot; and &#39;', `<d v="${xmlText(PW).replaceAll('"', '&quot;').replaceAll("'", '&#39;')}"/>`, '<d v="[redacted]"/>'],
+    ['base64', `basic ${Buffer.from(PW).toString('base64')} end`, 'basic [redacted] end'],
+  ])('%s', (_label, text, redacted) => {
+    expect(redactText(text, [PW])).toBe(redacted);
+  });
+
+  it('removes the longest of two secrets where one holds the other, whatever their order', () => {
+    expect(redactText('abcdef abc', ['abc', 'abcdef'])).toBe('[redacted] [redacted]');
+    expect(redactText('abcdef abc', ['abcdef', 'abc'])).toBe('[redacted] [redacted]');
+  });
+
+  it('ignores an empty secret, beside others and alone', () => {
+    expect(redactText('some text', [''])).toBe('some text');
+    expect(redactText('some text', ['', 'text'])).toBe('some [redacted]');
+  });
+
+  it('removes a secret that has no percent-encoding (a lone surrogate)', () => {
+    expect(redactText('x\uD800y', ['\uD800'])).toBe('x[redacted]y');
+    expect(redact({ v: 'x\uD800y' }, { secrets: ['\uD800'] })).toEqual({ v: 'x[redacted]y' });
+  });
+
+  it('withholds a text that still holds a secret in a spelling it does not rewrite', () => {
+    const every = (text: string) => [...Buffer.from(text)].map((b) => `%${b.toString(16).padStart(2, '0')}`).join('');
+    expect(redactText(`v=${every('S3cr3t')}`, ['S3cr3t'])).toBe(WITHHELD);
+    expect(redactText(`v=${every('S3cr3t')}`, ['other'])).toBe(`v=${every('S3cr3t')}`);
+  });
+});
+
+describe('holdsSecret', () => {
+  const SECRET = `S3 <cr"e>t`;
+  const every = (text: string, hex: (b: number) => string) => [...Buffer.from(text)].map(hex).join('');
+  it.each([
+    ['as is', `x ${SECRET} y`],
+    ['every byte percent-encoded', every(SECRET, (b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`)],
+    ['every byte percent-encoded, lower-case hex', every(SECRET, (b) => `%${b.toString(16).padStart(2, '0')}`)],
+    ['form-encoded, + for a space', `v=${every(SECRET, (b) => (b === 0x20 ? '+' : `%${b.toString(16).padStart(2, '0')}`))}`],
+    ['percent-encoded after a byte that is not UTF-8', `v=%ff${every(SECRET, (b) => `%${b.toString(16).padStart(2, '0')}`)}`],
+    ['as named entities, in either case', 'S3 &LT;cr&quot;e&gt;t'],
+    ['as decimal character references', [...SECRET].map((c) => `&#${c.charCodeAt(0)};`).join('')],
+    ['as hexadecimal character references', [...SECRET].map((c) => `&#x${c.charCodeAt(0).toString(16)};`).join('')],
+    ['as hexadecimal character references with X', [...SECRET].map((c) => `&#X${c.charCodeAt(0).toString(16)};`).join('')],
+    ['JSON-escaped', JSON.stringify(SECRET)],
+    ['with every character \\u-escaped', [...SECRET].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')],
+    ['inside the base64 of a longer text', Buffer.from(`user:${SECRET}:more`).toString('base64')],
+    ['inside the base64url of a longer text', Buffer.from(`user?${SECRET}>>>`).toString('base64url')],
+  ])('finds a secret %s', (_label, text) => {
+    expect(holdsSecret(text, [SECRET])).toBe(true);
+  });
+
+  it('finds a secret whose base64 is the shortest run it decodes (8 characters)', () => {
+    expect(Buffer.from('abcdef').toString('base64')).toHaveLength(8);
+    expect(holdsSecret('x YWJjZGVm y', ['abcdef'])).toBe(true);
+  });
+
+  it('decodes character references up to the last code point, and leaves larger ones as they are', () => {
+    expect(holdsSecret('&#x10FFFF;', ['\u{10FFFF}'])).toBe(true);
+    expect(holdsSecret('&#1114111;', ['\u{10FFFF}'])).toBe(true);
+    expect(holdsSecret('&#x110000;', ['&#x110000;'])).toBe(true);
+    expect(holdsSecret('&#1114112;', ['\u{10FFFF}'])).toBe(false);
+    expect(holdsSecret('&unknown;', ['&unknown;'])).toBe(true);
+  });
+
+  it('finds nothing without a secret, an empty secret included, nor when no view holds it', () => {
+    expect(holdsSecret('anything', [])).toBe(false);
+    expect(holdsSecret('anything', [''])).toBe(false);
+    expect(holdsSecret('S3 cr e t, %53 3, &#83;3', [SECRET])).toBe(false);
+  });
+});
+
+describe('redactText: values named like secrets', () => {
+  it('in XML attributes, quoted either way, spaced or namespaced', () => {
+    expect(redactText(`<a password="x" b='1' token = 'y' ns:secret="z" c="2"/>`)).toBe(
+      `<a password="[redacted]" b='1' token = '[redacted]' ns:secret="[redacted]" c="2"/>`,
+    );
+  });
+
+  it('in XML elements only when the closing tag matches', () => {
+    expect(redactText('<password>x</password><token>y</secret>')).toBe('<password>[redacted]</password><token>y</secret>');
+    expect(redactText('<a:password b="1">x</a:password>')).toBe('<a:password b="1">[redacted]</a:password>');
+  });
+
+  it('in name=value pairs after ?, ;, & or a blank, with dotted and bracketed names', () => {
+    expect(redactText('?token=a;secret=b c pass=d&x.y[key]=e&ok=f')).toBe('?token=[redacted];secret=[redacted] c pass=[redacted]&x.y[key]=[redacted]&ok=f');
+    expect(redactText('token=')).toBe('token=[redacted]');
+  });
+
+  it('in a pair whose value was partly a known secret, the rest of the value too', () => {
+    expect(redactText('token=SECRETabc&n=1', ['SECRET'])).toBe('token=[redacted]&n=1');
+    expect(redactText('token=[redacted]&n=1')).toBe('token=[redacted]&n=1');
+  });
+
+  it('in JSON-looking members, whatever the value, up to where it ends', () => {
+    expect(redactText('{"secret": {"token": "a", "b": [1, "]"]}, "pw": 1, "token": "x\\"y", "key": true, "password": , "end": 1, "apiKey": ')).toBe(
+      '{"secret": [redacted], "pw": 1, "token": "[redacted]", "key": [redacted], "password": , "end": 1, "apiKey": ',
+    );
+    expect(redactText('{"token": ["a]", {"b": "}"}], "n": 1')).toBe('{"token": [redacted], "n": 1');
+    expect(redactText('{"token": 12 , "n": 1')).toBe('{"token": [redacted] , "n": 1');
+    expect(redactText('{"token": 12}')).toBe('{"token": [redacted]}');
+    expect(redactText('[{"token": 12]')).toBe('[{"token": [redacted]]');
+  });
+
+  it('in JSON-looking members cut short, to the end of the text', () => {
+    expect(redactText('{"token": "abc')).toBe('{"token": "[redacted]"');
+    expect(redactText('{"token": {"a": "b')).toBe('{"token": [redacted]');
+    expect(redactText('{"token": [1, 2')).toBe('{"token": [redacted]');
+    expect(redactText('{"token": 123')).toBe('{"token": [redacted]');
+  });
+});
+
+describe('redact: what it walks', () => {
+  it('redacts the values a key names like secrets, in the key too', () => {
+    expect(redact({ 'token=abc&x=1': 1, nested: { 'user=x&password=y': { a: 1 } } })).toEqual({
+      'token=[redacted]&x=1': '[redacted]',
+      nested: { 'user=x&password=[redacted]': '[redacted]' },
+    });
+  });
+
+  it('writes an error as its name and message, redacted', () => {
+    expect(redact({ e: new RangeError('token=abc S3') }, { secrets: ['S3'] })).toEqual({ e: { name: 'RangeError', message: 'token=[redacted] [redacted]' } });
+  });
+
+  it('counts arrays as levels, and keeps the scalars at the last level walked', () => {
+    expect(redact([[['x']]], { maxDepth: 2 })).toEqual([['[nested too deep]']]);
+    expect(redact({ a: { s: 'x', n: 1, b: true, z: null, u: undefined } }, { maxDepth: 1 })).toEqual({ a: '[nested too deep]' });
+    expect(redact({ s: 'x', n: 1, b: true, z: null, u: undefined }, { maxDepth: 1 })).toEqual({ s: 'x', n: 1, b: true, z: null, u: undefined });
+    expect(redact('token=x')).toBe('token=[redacted]');
+    expect(redact(42)).toBe(42);
   });
 });
 
@@ -141,5 +298,26 @@ describe('loggedBody and loggedHeaders', () => {
 
   it('logs the call line at error for a 5xx, warn for a 4xx, info otherwise', () => {
     expect([200, 404, 409, 502, 504].map(callLineLevel)).toEqual(['info', 'warn', 'warn', 'error', 'error']);
+  });
+});
+
+describe('holdsSecret and redactText: the cases mutation testing found untried', () => {
+  it('finds a non-ASCII secret percent-encoded, its UTF-8 bytes decoded together', () => {
+    const every = (text: string) => [...Buffer.from(text)].map((b) => `%${b.toString(16)}`).join('');
+    expect(holdsSecret(`v=${every('été')}`, ['été'])).toBe(true);
+    expect(holdsSecret(`v=${every('été')}`, ['ete'])).toBe(false);
+  });
+
+  it('finds any one of several secrets, not only all of them together', () => {
+    expect(holdsSecret('x S3cr3t y', ['S3cr3t', 'other'])).toBe(true);
+    expect(holdsSecret('x other y', ['S3cr3t', 'other'])).toBe(true);
+    expect(holdsSecret('x y', ['S3cr3t', 'other'])).toBe(false);
+  });
+
+  it('redacts a value named like a secret whole, when only part of it is a known secret', () => {
+    expect(redactText('token=abc"S3cr3t"&n=1', ['S3cr3t'])).toBe('token=[redacted]&n=1');
+    expect(redactText("token=abc'S3cr3t'&n=1", ['S3cr3t'])).toBe('token=[redacted]&n=1');
+    // A value that is the redaction marker already stays as it is.
+    expect(redactText('token="S3cr3t"&n=1', ['S3cr3t'])).toBe('token="[redacted]"&n=1');
   });
 });
