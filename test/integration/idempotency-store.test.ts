@@ -14,6 +14,7 @@ import { documentClient } from '../../functions/shared/dynamo.js';
 import { httpHandler, json } from '../../functions/shared/http.js';
 import { idempotent, type IdempotencyRecord, type StoredResponse } from '../../functions/shared/idempotency.js';
 import { createIdempotencyStore } from '../../functions/shared/idempotency-store.js';
+import { documentClientWith } from '../support/dynamo-hook.js';
 import { freePort } from '../support/dynamodb-local.js';
 import { apiEvent, lambdaContext } from '../support/events.js';
 import { createTables } from '../support/tables.js';
@@ -153,12 +154,7 @@ describe('claim', () => {
     const held = record();
     await putItem({ ...held });
     const reads: unknown[] = [];
-    const recording = {
-      send: (command: unknown) => {
-        if (command instanceof GetCommand) reads.push(command.input);
-        return documentClient.send(command as PutCommand);
-      },
-    } as unknown as DynamoDBDocumentClient;
+    const recording = documentClientWith((command) => command instanceof GetCommand && reads.push(command.input));
     expect(await createIdempotencyStore(recording, table).claim(record({ pk: held.pk }), NOW_MS)).toEqual({ kind: 'taken', record: held });
     expect(reads).toEqual([{ TableName: table, Key: { pk: held.pk }, ConsistentRead: true }]);
   });
