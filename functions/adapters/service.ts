@@ -182,7 +182,8 @@ export const putAdapter = async (
   }
   const replaced = ownManagedPathOf(name, result.previousPassword);
   if (replaced && result.previousPassword !== reference) await forgetSecret(deps.secrets, name, replaced);
-  logger.info('adapter stored', { adapter: name, created: result.created, secretSource: written ? 'stored by the service' : 'reference' });
+  // Where the password came from; not under a name the logger redacts (`secret…`, `pass…`).
+  logger.info('adapter stored', { adapter: name, created: result.created, source: written ? 'stored by the service' : 'reference' });
   return { created: result.created, adapter: result.adapter };
 };
 

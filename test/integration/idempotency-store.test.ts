@@ -1,18 +1,20 @@
 /**
  * The idempotency key store against DynamoDB Local: every condition of the claim, the
- * attempt check of `complete()` and `release()`, what a record reads back as, and every way a
- * call can fail (a missing table, DynamoDB down), alone and under `idempotent()`, and the
- * claim's retries when the key changes hands between its write and its read.
+ * attempt check of `complete()` and `release()`, what a record reads back as, the table it
+ * defaults to, and every way a call can fail (a missing table, DynamoDB down, for writes only or
+ * reads only), alone and under `idempotent()`, and the claim's retries when the key changes hands
+ * between its write and its read.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { documentClient } from '../../functions/shared/dynamo.js';
 import { httpHandler, json } from '../../functions/shared/http.js';
 import { idempotent, type IdempotencyRecord, type StoredResponse } from '../../functions/shared/idempotency.js';
 import { createIdempotencyStore } from '../../functions/shared/idempotency-store.js';
+import { documentClientWith } from '../support/dynamo-hook.js';
 import { freePort } from '../support/dynamodb-local.js';
 import { apiEvent, lambdaContext } from '../support/events.js';
 import { createTables } from '../support/tables.js';
@@ -52,6 +54,11 @@ const upForTheClaimOnly = async () => {
   const down = await downClient();
   let claimed = false;
   return { send: (command: unknown) => (claimed ? down : ((claimed = true), documentClient)).send(command as PutCommand) } as unknown as DynamoDBDocumentClient;
+};
+/** Down for writes, up for reads: the claim's put fails for a reason other than its condition. */
+const writesDown = async () => {
+  const down = await downClient();
+  return { send: (command: unknown) => (command instanceof PutCommand ? down : documentClient).send(command as PutCommand) } as unknown as DynamoDBDocumentClient;
 };
 /** Up for writes, down for reads: a claim whose put loses its condition cannot read the holder. */
 const readsDown = async () => {
@@ -143,6 +150,15 @@ describe('claim', () => {
     expect(await createIdempotencyStore(racing, table).claim(record({ pk: held.pk }), NOW_MS)).toEqual({ kind: 'taken', record: undefined });
   });
 
+  it('reads the holder with a strongly consistent read (an eventually consistent one may miss the holder that made its put fail)', async () => {
+    const held = record();
+    await putItem({ ...held });
+    const reads: unknown[] = [];
+    const recording = documentClientWith((command) => command instanceof GetCommand && reads.push(command.input));
+    expect(await createIdempotencyStore(recording, table).claim(record({ pk: held.pk }), NOW_MS)).toEqual({ kind: 'taken', record: held });
+    expect(reads).toEqual([{ TableName: table, Key: { pk: held.pk }, ConsistentRead: true }]);
+  });
+
   it('reports no record when the holder expired between the write and the read', async () => {
     const held = record({ status: 'COMPLETED' });
     await putItem({ ...held });
@@ -231,11 +247,41 @@ describe('failures other than a lost condition', () => {
     await expect(down.release(mine.pk, mine.attempt)).rejects.toMatchObject(unreachable);
   });
 
+  it('are thrown by a claim whose write fails, never read as a lost condition, whether or not a record holds the key', async () => {
+    const writeFails = createIdempotencyStore(await writesDown(), table);
+    const free = record();
+    await expect(writeFails.claim(free, NOW_MS)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+    expect(await itemOf(free.pk)).toBeUndefined();
+
+    const held = record({ status: 'COMPLETED', response: stored('{"id":1}') });
+    await putItem({ ...held });
+    await expect(writeFails.claim(record({ pk: held.pk }), NOW_MS)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+    expect(await itemOf(held.pk)).toEqual(held);
+  });
+
   it('are thrown by a claim whose read of the holder fails after its write lost the condition', async () => {
     const held = record();
     await putItem({ ...held });
     await expect(createIdempotencyStore(await readsDown(), table).claim(record({ pk: held.pk }), NOW_MS)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
     expect(await itemOf(held.pk)).toEqual(held);
+  });
+});
+
+describe('the table', () => {
+  afterEach(() => {
+    vi.unstubAllEnvs();
+  });
+
+  it('is IDEMPOTENCY_TABLE unless one is given', async () => {
+    vi.stubEnv('IDEMPOTENCY_TABLE', table);
+    const mine = record();
+    expect(await createIdempotencyStore().claim(mine, NOW_MS)).toEqual({ kind: 'claimed' });
+    expect(await itemOf(mine.pk)).toEqual(mine);
+  });
+
+  it('fails at once, naming the variable, when IDEMPOTENCY_TABLE is not set and none is given', () => {
+    vi.stubEnv('IDEMPOTENCY_TABLE', '');
+    expect(() => createIdempotencyStore()).toThrow('environment variable IDEMPOTENCY_TABLE is required');
   });
 });
 

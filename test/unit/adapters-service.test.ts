@@ -5,7 +5,9 @@ import { changeAdapterState, deleteAdapter, encodeCursor, listAdapters, putAdapt
 import { AdapterWriteRefused, type AdapterFields, type AdapterStore, type StoredState } from '../../functions/adapters/store.js';
 import type { SecretData, SecretsBackend } from '../../functions/secrets/backend.js';
 import { SecretsUnavailable } from '../../functions/secrets/errors.js';
-import { BadRequest, NotFound } from '../../functions/shared/problem.js';
+import { BadRequest, HttpProblem, NotFound } from '../../functions/shared/problem.js';
+import { logger } from '../../functions/shared/logger.js';
+import { captureStdout } from '../support/stdout.js';
 
 /**
  * The store with DynamoDB's write semantics: a revision per record, and the conditional
@@ -340,5 +342,254 @@ describe('log level and state writes that keep losing the race', () => {
     items.set('busy', { ...items.get('busy')!, logLevel: 'trace' });
     await expect(setAdapterLogLevel({ store: racing }, 'busy', 'trace', 'ops')).resolves.toMatchObject({ logLevel: 'trace' });
     expect(writes).toHaveLength(3);
+  });
+});
+
+/** What the service logs at info and above (the suite runs at warn). */
+const captureInfo = () => {
+  logger.setLevel('info');
+  const log = captureStdout();
+  return { ...log, restore: () => (log.restore(), logger.setLevel('warn')) };
+};
+
+/** The problem a call fails with, as the client reads it. */
+const problemOf = async (call: Promise<unknown>) => {
+  const error = await call.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(HttpProblem);
+  return (error as HttpProblem).toBody() as { status: number; type: string; detail: string; errors?: { in: string; field: string; message: string }[] };
+};
+
+describe('putAdapter: what each refusal says', () => {
+  const setUp = async (referencePrefixes?: string[]) => {
+    const { store, items } = fakeStore();
+    const fake = fakeSecrets();
+    const deps = { store, secrets: fake.secrets, localMode: false, newVersion: versions(), ...(referencePrefixes ? { referencePrefixes } : {}) };
+    await putAdapter(deps, 'lab', input('pw'));
+    fake.calls.length = 0;
+    return { deps, items, ...fake };
+  };
+
+  it("refuses the adapter's own reference with a new origin before reading the secret", async () => {
+    const { deps, calls } = await setUp();
+    const body = await problemOf(putAdapter(deps, 'lab', input('$VAULT_netconfig/adapters/lab/v1#password', 'https://other.example.net')));
+    expect(body.errors).toEqual([
+      {
+        in: 'body',
+        field: 'auth.password',
+        message:
+          'must be given again (the plain value) when baseUrl or auth.username changes: a stored secret never follows an adapter to another orchestrator or user',
+      },
+    ]);
+    expect(body.detail).toBe(`The request is invalid: auth.password ${body.errors![0]!.message}.`);
+    expect(calls).toEqual([]);
+    const user = await problemOf(putAdapter(deps, 'lab', { ...input('$VAULT_netconfig/adapters/lab/v1#password'), auth: { type: 'basic', username: 'root', password: '$VAULT_netconfig/adapters/lab/v1#password' } }));
+    expect(user.errors![0]!.message).toMatch(/^must be given again/);
+    expect(calls).toEqual([]);
+  });
+
+  it.each<[string, string, string[] | undefined, string]>([
+    ['its own managed path it does not hold', '$VAULT_netconfig/adapters/lab/v7#password', undefined, 'refers to a secret the service manages that this adapter does not hold; give the plain value'],
+    ["another adapter's managed path", '$VAULT_netconfig/adapters/other/v1#password', ['netconfig'], 'refers to a path the service manages for another adapter; give the plain value'],
+    ['a path no prefix allows', '$VAULT_team/nso#password', ['shared', 'ops'], 'refers to a secret outside the paths this deployment lets adapters name (shared, ops); give the plain value'],
+    ['a path, with no prefixes configured', '$VAULT_team/nso#password', undefined, 'refers to a secret this deployment does not let adapters name (no SECRETS_REFERENCE_PREFIXES); give the plain value'],
+  ])('refuses %s, reading nothing', async (_label, reference, prefixes, message) => {
+    const { deps, calls, data } = await setUp(prefixes);
+    data.set('netconfig/adapters/lab/v7', { password: 'x' });
+    data.set('netconfig/adapters/other/v1', { password: 'x' });
+    data.set('team/nso', { password: 'x' });
+    const body = await problemOf(putAdapter(deps, 'lab', input(reference)));
+    expect(body.errors).toEqual([{ in: 'body', field: 'auth.password', message }]);
+    expect(calls).toEqual([]);
+  });
+
+  it('refuses a malformed reference, saying why and the form', async () => {
+    const { deps } = await setUp(['team']);
+    const body = await problemOf(putAdapter(deps, 'lab', input('$VAULT_team/nso#')));
+    expect(body.errors).toEqual([{ in: 'body', field: 'auth.password', message: expect.stringMatching(/^is not a valid \$VAULT_ reference: .+ \(form: "\$VAULT_<path>#<key>"\)$/) }]);
+  });
+
+  it.each([
+    ['does not exist', undefined],
+    ['lacks the key', { user: 'x' }],
+  ])('refuses a reference to a secret that %s, naming it in canonical form', async (_label, secret) => {
+    const { deps, items, data } = await setUp(['team']);
+    if (secret) data.set('team/nso', secret);
+    const before = { ...items.get('lab')! };
+    const body = await problemOf(putAdapter(deps, 'lab', input('$VAULT_team/nso')));
+    expect(body.errors).toEqual([{ in: 'body', field: 'auth.password', message: 'refers to a secret that does not exist or is empty ($VAULT_team/nso#password)' }]);
+    expect(items.get('lab')).toEqual(before);
+  });
+
+  it('passes on a secrets store that cannot be read, and stores nothing', async () => {
+    const { deps, items } = await setUp(['team']);
+    const before = { ...items.get('lab')! };
+    const secrets = { ...deps.secrets, read: async () => Promise.reject(new SecretsUnavailable()) };
+    await expect(putAdapter({ ...deps, secrets }, 'lab', input('$VAULT_team/nso'))).rejects.toBeInstanceOf(SecretsUnavailable);
+    expect(items.get('lab')).toEqual(before);
+  });
+
+  it('refuses a $VAULT_ reference as the user name', async () => {
+    const { deps } = await setUp();
+    const body = await problemOf(putAdapter(deps, 'lab', { ...input('pw'), auth: { type: 'basic', username: '$VAULT_team/u#user', password: 'pw' } }));
+    expect(body.errors).toEqual([{ in: 'body', field: 'auth.username', message: 'cannot be a $VAULT_ reference (only auth.password is a secret field)' }]);
+  });
+
+  it('refuses to create over an existing adapter (409 adapter-exists), writing no secret', async () => {
+    const { deps, calls } = await setUp();
+    const body = await problemOf(putAdapter(deps, 'lab', input('pw2'), 'create'));
+    expect(body).toMatchObject({ status: 409, type: 'urn:netconfig:problem:adapter-exists', detail: 'An adapter is already named "lab"; replace it with PUT /adapters/{name}.' });
+    expect(calls).toEqual([]);
+  });
+
+  it.each<[string, 'upsert' | 'create', 'changed' | 'secret-moved', number, string]>([
+    ['a replace that lost a race', 'upsert', 'changed', 409, 'adapter-changed'],
+    ['a create that lost a race', 'create', 'changed', 409, 'adapter-exists'],
+    ['a replace the store found moving a secret', 'upsert', 'secret-moved', 400, 'validation'],
+    ['a create the store found moving a secret', 'create', 'secret-moved', 400, 'validation'],
+  ])('answers the store refusing %s as %i %s, and deletes its new version', async (_label, mode, reason, status, type) => {
+    const { store } = fakeStore();
+    const { secrets, data } = fakeSecrets();
+    const refusing: AdapterStore = { ...store, put: async () => Promise.reject(new AdapterWriteRefused(reason)) };
+    const body = await problemOf(putAdapter({ store: refusing, secrets, localMode: false }, 'lab', input('pw'), mode));
+    expect(body).toMatchObject({ status, type: `urn:netconfig:problem:${type}` });
+    if (type === 'adapter-changed') expect(body.detail).toBe('The adapter was changed by another request while this one ran; read it again and retry.');
+    if (type === 'validation') expect(body.errors).toEqual([{ in: 'body', field: 'auth.password', message: expect.stringMatching(/^must be given again/) }]);
+    expect(data.size).toBe(0);
+  });
+});
+
+describe('putAdapter: what it stores and logs', () => {
+  it('passes the optional settings to the store when given, and leaves them out when not', async () => {
+    const { store } = fakeStore();
+    const { secrets } = fakeSecrets();
+    const seen: AdapterFields[] = [];
+    const recording: AdapterStore = { ...store, put: (fields, ...rest) => (seen.push(fields), store.put(fields, ...rest)) };
+    const deps = { store: recording, secrets, localMode: false, newVersion: versions() };
+    await putAdapter(deps, 'lab', { ...input('pw'), timeoutMs: 4000, complianceConcurrency: 3 });
+    await putAdapter(deps, 'lab', input('pw'));
+    expect(seen[0]).toMatchObject({ timeoutMs: 4000, complianceConcurrency: 3 });
+    expect(Object.keys(seen[1]!).sort()).toEqual(['auth', 'baseUrl', 'name', 'type']);
+  });
+
+  it('labels a new version by time and randomness when none is given', async () => {
+    const { store, items } = fakeStore();
+    const { secrets } = fakeSecrets();
+    await putAdapter({ store, secrets, localMode: false }, 'lab', input('pw'));
+    await putAdapter({ store, secrets, localMode: false }, 'lab', input('pw2'));
+    expect(items.get('lab')!.auth.password).toMatch(/^\$VAULT_netconfig\/adapters\/lab\/v[0-9a-z]{8,}-[0-9a-f]{12}#password$/);
+  });
+
+  it('logs what it stored, where the secret came from, and a secret it could not delete, never a value', async () => {
+    const { store } = fakeStore();
+    const { secrets, state, data } = fakeSecrets();
+    const deps = { store, secrets, localMode: false, newVersion: versions(), referencePrefixes: ['team'] };
+    data.set('team/nso', { password: 'team-value' });
+    const log = captureInfo();
+    try {
+      await putAdapter(deps, 'lab', input('plain-value'));
+      state.failDelete = true;
+      await putAdapter(deps, 'lab', input('$VAULT_team/nso'));
+    } finally {
+      log.restore();
+    }
+    expect(log.entries().map((e) => [e['level'], e['message'], e['adapter'], e['created'], e['source'], e['path']])).toEqual([
+      ['info', 'adapter stored', 'lab', true, 'stored by the service', undefined],
+      ['warn', 'a secret the service stored for an adapter could not be deleted; delete it by hand', 'lab', undefined, undefined, 'netconfig/adapters/lab/v1'],
+      ['info', 'adapter stored', 'lab', false, 'reference', undefined],
+    ]);
+    expect(log.raw()).not.toMatch(/plain-value|team-value/);
+  });
+});
+
+describe('changeAdapterState and setAdapterLogLevel', () => {
+  const setUp = async () => {
+    const { store, items } = fakeStore();
+    await putAdapter({ store, secrets: fakeSecrets().secrets, localMode: false }, 'lab', input('pw'));
+    const writes: unknown[][] = [];
+    const recording: AdapterStore = {
+      ...store,
+      setState: (...args) => (writes.push(['state', ...args]), store.setState(...args)),
+      setLogLevel: (...args) => (writes.push(['logLevel', ...args]), store.setLogLevel(...args)),
+    };
+    const now = () => new Date('2026-04-01T00:00:00.000Z');
+    return { deps: { store: recording, now }, items, writes };
+  };
+  const AT = '2026-04-01T00:00:00.000Z';
+
+  it('stop, start and restart write the state with their own changelog action; a no-op writes nothing', async () => {
+    const { deps, writes } = await setUp();
+    expect((await changeAdapterState(deps, 'lab', 'start', 'ops')).state).toBeUndefined();
+    expect(writes).toEqual([]);
+    expect(await changeAdapterState(deps, 'lab', 'restart', 'ops')).toMatchObject({ state: 'RUNNING', lastUpdated: AT });
+    expect(await changeAdapterState(deps, 'lab', 'stop', 'ops')).toMatchObject({ state: 'STOPPED' });
+    await changeAdapterState(deps, 'lab', 'stop', 'ops');
+    expect(await changeAdapterState(deps, 'lab', 'start')).toMatchObject({ state: 'RUNNING' });
+    expect(writes).toEqual([
+      ['state', 'lab', 'RUNNING', AT, 'ops', 'restarted'],
+      ['state', 'lab', 'STOPPED', AT, 'ops', 'stopped'],
+      ['state', 'lab', 'RUNNING', AT, 'system', 'started'],
+    ]);
+  });
+
+  it('refuses to restart a stopped adapter (409 adapter-stopped), writing nothing', async () => {
+    const { deps, writes } = await setUp();
+    await changeAdapterState(deps, 'lab', 'stop');
+    writes.length = 0;
+    const body = await problemOf(changeAdapterState(deps, 'lab', 'restart'));
+    expect(body).toMatchObject({ status: 409, type: 'urn:netconfig:problem:adapter-stopped', detail: "Adapter 'lab' is stopped: start it (PUT /adapters/lab/start) rather than restart it." });
+    expect(writes).toEqual([]);
+  });
+
+  it('sets a new log level, and writes nothing for the level it has (info when never set)', async () => {
+    const { deps, writes } = await setUp();
+    expect((await setAdapterLogLevel(deps, 'lab', 'info')).logLevel).toBeUndefined();
+    expect(await setAdapterLogLevel(deps, 'lab', 'debug', 'ops')).toMatchObject({ logLevel: 'debug', lastUpdated: AT });
+    expect(writes).toEqual([['logLevel', 'lab', 'debug', AT, 'ops']]);
+  });
+
+  it('answer 404 for no such adapter, and when it is deleted between the read and the write', async () => {
+    const { deps, items } = await setUp();
+    for (const call of [changeAdapterState(deps, 'none', 'stop'), setAdapterLogLevel(deps, 'none', 'debug'), deleteAdapter({ store: deps.store, secrets: fakeSecrets().secrets }, 'none')]) {
+      expect(await problemOf(call)).toMatchObject({ status: 404, detail: 'No adapter is named "none".' });
+    }
+    const vanishing: AdapterStore = { ...deps.store, setState: async () => (items.delete('lab'), undefined), setLogLevel: async () => (items.delete('lab'), undefined) };
+    expect(await problemOf(changeAdapterState({ ...deps, store: vanishing }, 'lab', 'stop'))).toMatchObject({ status: 404, detail: 'No adapter is named "lab".' });
+    await putAdapter({ store: deps.store, secrets: fakeSecrets().secrets, localMode: false }, 'lab', input('pw'));
+    expect(await problemOf(setAdapterLogLevel({ ...deps, store: vanishing }, 'lab', 'trace'))).toMatchObject({ status: 404, detail: 'No adapter is named "lab".' });
+  });
+
+  it('log each change, and a deletion', async () => {
+    const { deps } = await setUp();
+    const log = captureInfo();
+    try {
+      await changeAdapterState(deps, 'lab', 'stop');
+      await setAdapterLogLevel(deps, 'lab', 'warn');
+      await deleteAdapter({ store: deps.store, secrets: fakeSecrets().secrets }, 'lab');
+    } finally {
+      log.restore();
+    }
+    expect(log.entries().map(({ level, message, adapter, action, state, logLevel }) => ({ level, message, adapter, action, state, logLevel }))).toEqual([
+      { level: 'info', message: 'adapter state changed', adapter: 'lab', action: 'stop', state: 'STOPPED', logLevel: undefined },
+      { level: 'info', message: 'adapter log level changed', adapter: 'lab', action: undefined, state: undefined, logLevel: 'warn' },
+      { level: 'info', message: 'adapter deleted', adapter: 'lab', action: undefined, state: undefined, logLevel: undefined },
+    ]);
+  });
+});
+
+describe('listAdapters: the page size and the cursor', () => {
+  it('asks the store for the default page without a limit, and continues after the last name of a full page', async () => {
+    const { store } = fakeStore();
+    const { secrets } = fakeSecrets();
+    for (const name of ['d', 'c', 'a', 'b']) await putAdapter({ store, secrets, localMode: false }, name, input('pw'));
+    const asked: unknown[] = [];
+    const recording: AdapterStore = { ...store, list: (options) => (asked.push(options), store.list(options)) };
+    expect((await listAdapters(recording, {})).items.map((a) => a.name)).toEqual(['a', 'b', 'c', 'd']);
+    const page = await listAdapters(recording, { limit: '3' });
+    expect(page.next).toBe(encodeCursor('c'));
+    await listAdapters(recording, { limit: '3', cursor: page.next! });
+    expect(asked).toEqual([{ limit: 50 }, { limit: 3 }, { limit: 3, after: 'c' }]);
   });
 });

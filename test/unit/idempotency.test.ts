@@ -4,6 +4,7 @@
  */
 import fc from 'fast-check';
 import { randomBytes } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, nestsDeeperThan } from '../../functions/shared/canonical-json.js';
 import {
@@ -137,5 +138,82 @@ describe('toStored', () => {
     const stored = toStored({ statusCode: 200, headers: {}, body: noise });
     expect(stored.body).toBeUndefined();
     expect(stored.statusCode).toBe(200);
+  });
+});
+
+describe('idempotencyKey: edges and wording', () => {
+  const refusal = (event: Parameters<typeof idempotencyKey>[0]) => {
+    try {
+      idempotencyKey(event);
+    } catch (e) {
+      return (e as BadRequest).toBody() as unknown as { detail: string; errors: { message: string }[] };
+    }
+    throw new Error('accepted');
+  };
+
+  // API Gateway gives null for the header maps of a request without headers.
+  const event = (headerMap: unknown, multiValueHeaders: unknown = null) => ({ headers: headerMap, multiValueHeaders }) as unknown as Parameters<typeof idempotencyKey>[0];
+
+  it('reads no key from an event without headers, or with the header null', () => {
+    expect(idempotencyKey(event(null))).toBeUndefined();
+    expect(idempotencyKey(event({ 'idempotency-key': null }))).toBeUndefined();
+    expect(idempotencyKey(event({ 'idempotency-key': 'k' }))).toBe('k');
+  });
+
+  it.each(['"', 'a"', '"a', 'x"y"'])('takes %j as it is: quoted only when it starts and ends with a quote', (raw) => {
+    expect(idempotencyKey(headers(raw))).toBe(raw);
+  });
+
+  it('accepts 255 characters and refuses 256', () => {
+    expect(idempotencyKey(headers('k'.repeat(255)))).toBe('k'.repeat(255));
+    expect(refusal(headers('k'.repeat(256))).errors[0]!.message).toBe('must be at most 255 characters');
+  });
+
+  it.each<[string, Parameters<typeof idempotencyKey>[0], string]>([
+    ['empty', headers(''), 'must not be empty'],
+    ['empty once unquoted', headers('""'), 'must not be empty'],
+    ['a bad quoted string', headers('"a\\b"'), 'is not a valid quoted string'],
+    ['not printable ASCII', headers('clé'), 'must be printable ASCII characters only'],
+    ['sent twice', headers('a', ['a', 'b']), 'must be sent once'],
+  ])('says why a key that is %s is refused', (_label, event, message) => {
+    const body = refusal(event);
+    expect(body.errors).toEqual([{ in: 'header', field: 'Idempotency-Key', message }]);
+    expect(body.detail).toBe(`The Idempotency-Key header ${message}.`);
+  });
+});
+
+describe('callerOf and requestFingerprint: edges', () => {
+  it('takes an empty principal, or none, as anonymous', () => {
+    expect(callerOf(apiEvent({ method: 'GET', resource: '/', authorizer: { principal: '' } }))).toBe('anonymous');
+    expect(callerOf(apiEvent({ method: 'GET', resource: '/', authorizer: { principal: 7 } as never }))).toBe('anonymous');
+  });
+
+  it('tells requests apart by their resource, and by their path only when there is no resource', () => {
+    const event = { httpMethod: 'POST', pathParameters: null, body: null };
+    expect(requestFingerprint({ ...event, resource: '/a/{id}', path: '/a/1' })).toBe(requestFingerprint({ ...event, resource: '/a/{id}', path: '/a/2' }));
+    expect(requestFingerprint({ ...event, resource: '/a/{id}', path: '/a/1' })).not.toBe(requestFingerprint({ ...event, resource: '/b/{id}', path: '/a/1' }));
+    expect(requestFingerprint({ ...event, resource: '', path: '/a/1' })).not.toBe(requestFingerprint({ ...event, resource: '', path: '/a/2' }));
+  });
+});
+
+describe('toStored: the size limit', () => {
+  /** A body whose compressed size is exactly `bytes`: text of a fixed noise, cut to the length that compresses to it. */
+  const bodyCompressingTo = (bytes: number): string => {
+    const noise = Buffer.from(Array.from({ length: 2 * bytes }, (_, i) => String.fromCharCode(33 + ((i * 7919 + ((i * i) % 8191)) % 94))).join(''));
+    const size = (n: number) => gzipSync(noise.subarray(0, n)).length;
+    let low = 0;
+    let high = noise.length;
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if (size(mid) < bytes) low = mid + 1;
+      else high = mid;
+    }
+    expect(size(low)).toBe(bytes);
+    return noise.subarray(0, low).toString('utf8');
+  };
+
+  it('keeps a body that compresses to the limit exactly, and none a byte over', () => {
+    expect(toStored({ statusCode: 200, headers: {}, body: bodyCompressingTo(MAX_STORED_RESPONSE_BYTES) }).body).toHaveLength(MAX_STORED_RESPONSE_BYTES);
+    expect(toStored({ statusCode: 200, headers: {}, body: bodyCompressingTo(MAX_STORED_RESPONSE_BYTES + 1) }).body).toBeUndefined();
   });
 });
