@@ -265,6 +265,39 @@ describe('createSecretResolver', () => {
   });
 });
 
+describe('createSecretResolver with a TTL of 0', () => {
+  it('lets a read in flight be shared until it ends, and an older read ending not drop it', async () => {
+    const pending: (() => void)[] = [];
+    let reads = 0;
+    const backend: SecretsBackend = {
+      kind: 'local',
+      read: () => {
+        reads += 1;
+        return new Promise((resolve) => pending.push(() => resolve({ password: 'v' })));
+      },
+      write: async () => undefined,
+      delete: async () => undefined,
+      health: async () => undefined,
+    };
+    const resolver = createSecretResolver({ backend, ttlMs: 0 });
+    const first = resolver.resolve('$VAULT_a');
+    await Promise.resolve();
+    resolver.forget('$VAULT_a');
+    const second = resolver.resolve('$VAULT_a');
+    await Promise.resolve();
+    pending[0]!();
+    await first;
+    const third = resolver.resolve('$VAULT_a'); // shares the second read, still in flight
+    expect(reads).toBe(2);
+    pending[1]!();
+    await expect(Promise.all([second, third])).resolves.toEqual(['v', 'v']);
+    const fourth = resolver.resolve('$VAULT_a'); // that read ended: nothing is kept
+    expect(reads).toBe(3);
+    pending[2]!();
+    await fourth;
+  });
+});
+
 describe('withAccess', () => {
   it('lets a read-only function read but never write or delete', async () => {
     const { backend, data } = memoryBackend({ a: { password: 'v' } });
@@ -283,5 +316,21 @@ describe('withAccess', () => {
     expect(writable).toBe(backend);
     await writable.write('a', { password: 'x' });
     expect(data.get('a')).toEqual({ password: 'x' });
+  });
+});
+
+describe('the secrets errors', () => {
+  it('are problems with their status, type, title and detail', () => {
+    const unavailable = new SecretsUnavailable();
+    expect([unavailable.status, unavailable.slug, unavailable.title, unavailable.detail]).toEqual([503, 'unavailable', 'Service Unavailable', 'The secrets store is unavailable; try again shortly.']);
+    expect(unavailable.headers).toEqual({ 'Retry-After': '5' });
+    expect(new SecretsUnavailable('Vault is sealed.').detail).toBe('Vault is sealed.');
+    const missing = new SecretMissing('$VAULT_a#password');
+    expect([missing.status, missing.slug, missing.title, missing.reference]).toEqual([500, 'secret-missing', 'Secret Missing', '$VAULT_a#password']);
+    expect(missing.detail).toBe(
+      'The secret that $VAULT_a#password refers to does not exist (never written, deleted or destroyed) in the secrets store; store it again or update the reference.',
+    );
+    const invalid = new SecretReferenceInvalid('why');
+    expect([invalid.status, invalid.slug, invalid.title, invalid.detail]).toEqual([500, 'secret-reference-invalid', 'Secret Reference Invalid', 'why']);
   });
 });
