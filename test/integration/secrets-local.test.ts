@@ -203,4 +203,14 @@ describe('local secrets store', () => {
     expect(out.entries()).toEqual([expect.objectContaining({ level: 'error', message: 'local secrets store: cannot write the file', code: 'ENAMETOOLONG' })]);
     expect((await readdir(dir)).filter((f) => f.startsWith('t'.repeat(215)))).toEqual([]);
   });
+
+  it('closes every file it opens', async () => {
+    const backend = createLocalBackend({ file: path.join(dir, 'handles.json') });
+    await backend.write('warm', { password: '0' });
+    const open = async () => (await readdir('/dev/fd')).length;
+    const before = await open();
+    for (let i = 0; i < 20; i++) await backend.write(`a${i}`, { password: String(i) });
+    // A little slack for descriptors the test runner itself may open meanwhile; a leak is one per write.
+    expect(await open()).toBeLessThanOrEqual(before + 3);
+  });
 });

@@ -385,4 +385,11 @@ describe('Vault address and time limit', () => {
     const out = await stdoutDuring(() => expect(backend.read('a')).rejects.toBeInstanceOf(SecretsUnavailable));
     expect(out.entries()).toContainEqual(expect.objectContaining({ message: 'the secrets store did not answer', reason: 'ECONNREFUSED' }));
   });
+
+  it('answers 503 when a request cannot even be built (a namespace no header can carry)', async () => {
+    answer = () => ({ status: 200, body: kv({ password: 'p' }) });
+    const out = await stdoutDuring(() => expect(tokenBackend({ namespace: 'team\nX-Injected: 1' }).read('a')).rejects.toBeInstanceOf(SecretsUnavailable));
+    expect(out.entries()).toContainEqual(expect.objectContaining({ message: 'the secrets store did not answer', reason: 'network error' }));
+    expect(received).toEqual([]);
+  });
 });
