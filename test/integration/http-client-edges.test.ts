@@ -271,8 +271,8 @@ describe('the exchange, over the simulator', () => {
     client.close();
   });
 
-  it('sends a PUT or a DELETE again, once, when a pooled connection turns out dead', async () => {
-    for (const method of ['PUT', 'DELETE'] as const) {
+  it('sends a GET, a PUT or a DELETE again, once, when a pooled connection turns out dead', async () => {
+    for (const method of ['GET', 'PUT', 'DELETE'] as const) {
       const client = createHttpClient({ allowLoopback: true });
       await client.send(request(sim.url));
       sim.setKnobs({ resetReusedConnections: true });
