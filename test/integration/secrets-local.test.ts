@@ -1,6 +1,6 @@
 /** The embedded file store of local mode, on a real file system, written by several processes at once. */
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SecretsUnavailable } from '../../functions/secrets/errors.js';
 import { createLocalBackend } from '../../functions/secrets/local.js';
 import { readReference } from '../../functions/secrets/resolve.js';
+import { stdoutDuring } from '../support/stdout.js';
 
 const run = promisify(execFile);
 let dir: string;
@@ -95,4 +96,121 @@ describe('local secrets store', () => {
     }
     expect((await stat(file)).mode & 0o777).toBe(0o600);
   }, 90_000);
+
+  it('replaces the data of a secret as a whole, keeps the others, and reads only its own paths', async () => {
+    const file = path.join(dir, 'replace.json');
+    const backend = createLocalBackend({ file });
+    await backend.write('a', { user: 'u', password: '1' });
+    await backend.write('b', { password: '2' });
+    await backend.write('a', { password: '3' });
+    await backend.delete('b');
+    await backend.delete('never-there');
+    await expect(backend.read('a')).resolves.toEqual({ password: '3' });
+    await expect(backend.read('b')).resolves.toBeUndefined();
+    for (const inherited of ['constructor', 'toString', 'hasOwnProperty']) await expect(backend.read(inherited), inherited).resolves.toBeUndefined();
+    expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({ version: 1, secrets: { a: { password: '3' } } });
+  });
+
+  it('answers 503 for a file that is JSON but not a store, and says what it expected', async () => {
+    for (const [name, text] of [
+      ['null', 'null'],
+      ['array', '[]'],
+      ['number', '5'],
+      ['no-secrets', '{"version":1}'],
+      ['secrets-text', '{"version":1,"secrets":"a"}'],
+      ['secrets-null', '{"version":1,"secrets":null}'],
+    ] as const) {
+      const file = path.join(dir, `not-a-store-${name}.json`);
+      await writeFile(file, text, { mode: 0o600 });
+      const out = await stdoutDuring(() => expect(createLocalBackend({ file }).read('a'), name).rejects.toBeInstanceOf(SecretsUnavailable));
+      expect(out.entries(), name).toEqual([
+        expect.objectContaining({ level: 'error', message: 'local secrets store: the file is not a secrets store (expected {"version":1,"secrets":{...}})', backend: 'local' }),
+      ]);
+      expect(out.entries()[0], name).not.toHaveProperty('code');
+    }
+  });
+
+  it('answers 503 and logs the system error code when the file cannot be read, stat-ed or its directory created', async () => {
+    const folder = path.join(dir, 'is-a-directory.json');
+    await mkdir(folder);
+    const unreadable = await stdoutDuring(() => expect(createLocalBackend({ file: folder }).read('a')).rejects.toBeInstanceOf(SecretsUnavailable));
+    expect(unreadable.entries()).toEqual([expect.objectContaining({ level: 'error', message: 'local secrets store: cannot read the file', backend: 'local', code: 'EISDIR' })]);
+    const blocker = path.join(dir, 'plain-file');
+    await writeFile(blocker, '');
+    const under = createLocalBackend({ file: path.join(blocker, 'secrets.json') });
+    const health = await stdoutDuring(() => expect(under.health()).rejects.toBeInstanceOf(SecretsUnavailable));
+    expect(health.entries()).toEqual([expect.objectContaining({ message: 'local secrets store: cannot stat the file', code: 'ENOTDIR' })]);
+    const write = await stdoutDuring(() => expect(under.write('a', { password: 'x' })).rejects.toBeInstanceOf(SecretsUnavailable));
+    expect(write.entries()).toEqual([expect.objectContaining({ message: 'local secrets store: cannot create the directory', code: expect.stringMatching(/^(ENOTDIR|EEXIST)$/) })]);
+  });
+
+  it('health reads an existing file as it is (a damaged one is unhealthy) and does not rewrite it', async () => {
+    const file = path.join(dir, 'health-existing.json');
+    const backend = createLocalBackend({ file });
+    await backend.write('a', { password: '1' });
+    const before = await stat(file);
+    await backend.health();
+    const after = await stat(file);
+    expect([after.ino, after.mtimeMs]).toEqual([before.ino, before.mtimeMs]);
+    expect(await readdir(dir)).not.toContain('health-existing.json.lock');
+    await writeFile(file, 'damaged');
+    await expect(stdoutDuring(() => backend.health())).rejects.toBeInstanceOf(SecretsUnavailable);
+    expect(await readFile(file, 'utf8')).toBe('damaged');
+  });
+
+  it('presumes a lock abandoned after 10 s by default, not before, and says so in the log', async () => {
+    const file = path.join(dir, 'default-stale.json');
+    const lock = `${file}.lock`;
+    await writeFile(lock, '99999\n');
+    const recent = new Date(Date.now() - 8_000);
+    await utimes(lock, recent, recent);
+    const waiting = await stdoutDuring(() => expect(createLocalBackend({ file, lockTimeoutMs: 300 }).write('a', { password: '1' })).rejects.toBeInstanceOf(SecretsUnavailable));
+    expect(waiting.entries()).toEqual([expect.objectContaining({ level: 'error', message: 'local secrets store: timed out waiting for the lock', backend: 'local' })]);
+    expect(waiting.entries()[0]).not.toHaveProperty('code');
+    const old = new Date(Date.now() - 11_000);
+    await utimes(lock, old, old);
+    const taken = await stdoutDuring(() => createLocalBackend({ file }).write('a', { password: '1' }));
+    expect(taken.entries()).toEqual([expect.objectContaining({ level: 'warn', message: 'local secrets store: took over an abandoned lock', backend: 'local' })]);
+    expect((await readdir(dir)).filter((f) => f.startsWith('default-stale.json'))).toEqual(['default-stale.json']);
+  });
+
+  it('waits for a live lock to be released rather than failing at once', async () => {
+    const file = path.join(dir, 'released.json');
+    const lock = `${file}.lock`;
+    await writeFile(lock, `${process.pid}\n`);
+    const backend = createLocalBackend({ file });
+    const write = backend.write('a', { password: '1' });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    await rm(lock);
+    await write;
+    await expect(backend.read('a')).resolves.toEqual({ password: '1' });
+  });
+
+  it('answers 503, and logs why, when the lock file cannot be created (a name too long for it)', async () => {
+    // The store's own name fits the file system's 255 bytes; with ".lock" it does not.
+    const file = path.join(dir, `${'l'.repeat(246)}.json`);
+    const backend = createLocalBackend({ file, lockTimeoutMs: 200 });
+    await expect(backend.read('a')).resolves.toBeUndefined();
+    const out = await stdoutDuring(() => expect(backend.write('a', { password: 'x' })).rejects.toBeInstanceOf(SecretsUnavailable));
+    expect(out.entries()).toEqual([expect.objectContaining({ level: 'error', message: 'local secrets store: cannot create the lock file', code: 'ENAMETOOLONG' })]);
+  });
+
+  it('answers 503, logs why, and leaves the store and the lock as they were when the new content cannot be written', async () => {
+    // The lock's name fits; the temporary file's (name, process id, a UUID) does not.
+    const file = path.join(dir, `${'t'.repeat(215)}.json`);
+    const backend = createLocalBackend({ file });
+    const out = await stdoutDuring(() => expect(backend.write('a', { password: 'x' })).rejects.toBeInstanceOf(SecretsUnavailable));
+    expect(out.entries()).toEqual([expect.objectContaining({ level: 'error', message: 'local secrets store: cannot write the file', code: 'ENAMETOOLONG' })]);
+    expect((await readdir(dir)).filter((f) => f.startsWith('t'.repeat(215)))).toEqual([]);
+  });
+
+  it('closes every file it opens', async () => {
+    const backend = createLocalBackend({ file: path.join(dir, 'handles.json') });
+    await backend.write('warm', { password: '0' });
+    const open = async () => (await readdir('/dev/fd')).length;
+    const before = await open();
+    for (let i = 0; i < 20; i++) await backend.write(`a${i}`, { password: String(i) });
+    // A little slack for descriptors the test runner itself may open meanwhile; a leak is one per write.
+    expect(await open()).toBeLessThanOrEqual(before + 3);
+  });
 });

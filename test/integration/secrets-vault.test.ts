@@ -2,13 +2,16 @@
  * The Vault KV v2 backend against a Vault-compatible server on loopback, with its credential
  * read from a Secrets Manager stand-in through the real AWS SDK.
  */
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { secretsManagerCredential, staticCredential } from '../../functions/secrets/credentials.js';
 import { SecretMissing, SecretsUnavailable } from '../../functions/secrets/errors.js';
 import { readReference } from '../../functions/secrets/resolve.js';
+import { backendFromEnv } from '../../functions/secrets/config.js';
 import { createVaultBackend } from '../../functions/secrets/vault.js';
+import { stdoutDuring } from '../support/stdout.js';
 import { startSecretsManagerSimulator, type SecretsManagerSimulator } from '../support/secrets-manager-simulator.js';
 import { startVaultSimulator, type VaultSimulator } from '../support/vault-simulator.js';
 
@@ -209,5 +212,133 @@ describe('Vault KV v2 with AppRole', () => {
     sm.failNext(0);
     // The failure was not cached: the next call reads the credential again and succeeds.
     await expect(flaky.read('x')).resolves.toBeUndefined();
+  });
+});
+
+describe('the Vault credential in Secrets Manager', () => {
+  it('is read once, trimmed, shared by concurrent callers, and read again only when asked', async () => {
+    const arn = sm.set('cred-shared', '  tok-1 \n');
+    const credential = secretsManagerCredential(arn);
+    await expect(Promise.all([credential(), credential(), credential({})])).resolves.toEqual(['tok-1', 'tok-1', 'tok-1']);
+    expect(sm.reads.get('cred-shared')).toBe(1);
+    sm.set('cred-shared', 'tok-2');
+    await expect(credential({ refresh: false })).resolves.toBe('tok-1');
+    await expect(credential({ refresh: true })).resolves.toBe('tok-2');
+    await expect(credential()).resolves.toBe('tok-2');
+    expect(sm.reads.get('cred-shared')).toBe(2);
+  });
+
+  it('answers 503 for an empty value, says so in the log, and reads again next time', async () => {
+    const arn = sm.set('cred-empty', ' \n');
+    const credential = secretsManagerCredential(arn);
+    const out = await stdoutDuring(() => expect(credential()).rejects.toBeInstanceOf(SecretsUnavailable));
+    expect(out.entries()).toContainEqual(expect.objectContaining({ level: 'error', message: 'the Vault credential in Secrets Manager is empty; set its value' }));
+    sm.set('cred-empty', 'now-set');
+    await expect(credential()).resolves.toBe('now-set');
+  });
+
+  it('logs only the HTTP status of a failed read (never the secret\'s ARN), and reads again next time', async () => {
+    const credential = secretsManagerCredential('arn:aws:secretsmanager:eu-west-1:123456789012:secret:absent-XyZ');
+    const out = await stdoutDuring(() => expect(credential()).rejects.toBeInstanceOf(SecretsUnavailable));
+    expect(out.entries()).toEqual([
+      expect.objectContaining({ level: 'error', message: 'could not read the Vault credential from Secrets Manager', status: 400 }),
+    ]);
+    expect(out.raw()).not.toContain('absent');
+    const arn = sm.set('cred-flaky', 'tok');
+    const flaky = secretsManagerCredential(arn);
+    sm.failNext(5);
+    await expect(stdoutDuring(() => flaky())).rejects.toBeInstanceOf(SecretsUnavailable);
+    sm.failNext(0);
+    await expect(flaky()).resolves.toBe('tok');
+  });
+
+  it('logs "no answer" when Secrets Manager cannot be reached', async () => {
+    const closed = await startSecretsManagerSimulator();
+    await closed.close();
+    const unreachable = new SecretsManagerClient({ endpoint: closed.url, maxAttempts: 1 });
+    const out = await stdoutDuring(() => expect(secretsManagerCredential('x', unreachable)()).rejects.toBeInstanceOf(SecretsUnavailable));
+    expect(out.entries()).toContainEqual(expect.objectContaining({ status: 'no answer' }));
+  });
+
+  it('tries Secrets Manager twice per read, not more', async () => {
+    const arn = sm.set('cred-attempts', 'tok');
+    sm.failNext(2);
+    await expect(stdoutDuring(() => secretsManagerCredential(arn)())).rejects.toBeInstanceOf(SecretsUnavailable);
+    expect(sm.reads.get('cred-attempts')).toBeUndefined();
+    sm.failNext(1);
+    await expect(secretsManagerCredential(arn)()).resolves.toBe('tok');
+    sm.failNext(0);
+  });
+
+  it('keeps a newer read when an older one fails after it', async () => {
+    // The SDK client is replaced here only to order two reads' answers, which no server can.
+    const answers: { resolve: (value: { SecretString: string }) => void; reject: (error: Error) => void }[] = [];
+    const client = { send: () => new Promise((resolve, reject) => answers.push({ resolve, reject })) } as unknown as SecretsManagerClient;
+    const credential = secretsManagerCredential('ordered', client);
+    const older = credential();
+    const newer = credential({ refresh: true });
+    answers[1]!.resolve({ SecretString: 'new' });
+    await expect(newer).resolves.toBe('new');
+    answers[0]!.reject(new Error('throttled'));
+    await expect(stdoutDuring(() => older)).rejects.toBeInstanceOf(SecretsUnavailable);
+    await expect(credential()).resolves.toBe('new');
+    expect(answers).toHaveLength(2);
+  });
+
+  it('a static credential gives its value', async () => {
+    await expect(staticCredential('fixed')({ refresh: true })).resolves.toBe('fixed');
+  });
+});
+
+describe('Vault configured from the environment', () => {
+  const KEYS = ['SECRETS_BACKEND', 'SECRETS_ACCESS', 'VAULT_ADDR', 'VAULT_MOUNT', 'VAULT_AUTH_METHOD', 'VAULT_ROLE_ID', 'VAULT_CREDENTIALS_SECRET_ARN', 'VAULT_NAMESPACE', 'VAULT_TIMEOUT_MS'];
+  const withEnv = async (env: Record<string, string>, fn: () => Promise<void>) => {
+    const saved = Object.fromEntries(KEYS.map((k) => [k, process.env[k]]));
+    for (const k of KEYS) delete process.env[k];
+    Object.assign(process.env, env);
+    try {
+      await fn();
+    } finally {
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
+  };
+
+  it('reads the mount "secret" with the token from Secrets Manager, read-only unless SECRETS_ACCESS=write', async () => {
+    const arn = sm.set('env-token', vault.issueToken());
+    vault.put('env/a', { password: 'from-env' });
+    await withEnv({ SECRETS_BACKEND: 'vault', VAULT_ADDR: vault.url, VAULT_CREDENTIALS_SECRET_ARN: arn }, async () => {
+      const backend = backendFromEnv();
+      await expect(readReference(backend, '$VAULT_env/a')).resolves.toBe('from-env');
+      expect(vault.requests.at(-1)).toMatchObject({ path: 'secret/data/env/a', status: 200 });
+      expect(vault.requests.at(-1)).not.toHaveProperty('namespace');
+      await expect(backend.write('env/b', { password: 'x' })).rejects.toThrow(/read-only/);
+    });
+    await withEnv({ SECRETS_BACKEND: 'vault', SECRETS_ACCESS: 'write', VAULT_ADDR: vault.url, VAULT_CREDENTIALS_SECRET_ARN: arn }, async () => {
+      await backendFromEnv().write('env/b', { password: 'x' });
+      expect(vault.read('env/b')).toEqual({ password: 'x' });
+    });
+  });
+
+  it('uses VAULT_MOUNT, VAULT_NAMESPACE and an AppRole login with VAULT_ROLE_ID', async () => {
+    vault.addAppRole('env-role', 'env-sid');
+    const arn = sm.set('env-approle', 'env-sid');
+    vault.put('env/c', { password: 'team' }, 'kv/team');
+    const env = { SECRETS_BACKEND: 'vault', VAULT_ADDR: vault.url, VAULT_CREDENTIALS_SECRET_ARN: arn, VAULT_MOUNT: 'kv/team', VAULT_NAMESPACE: 'admin/team', VAULT_AUTH_METHOD: 'approle', VAULT_ROLE_ID: 'env-role', VAULT_TIMEOUT_MS: '100' };
+    await withEnv(env, async () => {
+      await expect(readReference(backendFromEnv(), '$VAULT_env/c')).resolves.toBe('team');
+      expect(vault.requests.map((r) => [r.path, r.status, r.namespace])).toEqual([
+        ['auth/approle/login', 200, 'admin/team'],
+        ['kv/team/data/env/c', 200, 'admin/team'],
+      ]);
+    });
+    await withEnv({ ...env, VAULT_TIMEOUT_MS: '99' }, async () => {
+      expect(() => backendFromEnv()).toThrow('configuration error: VAULT_TIMEOUT_MS must be an integer from 100 to 10000, got 99');
+    });
+    await withEnv({ ...env, SECRETS_ACCESS: 'admin' }, async () => {
+      expect(() => backendFromEnv()).toThrow('configuration error: SECRETS_ACCESS must be one of read, write, got admin');
+    });
   });
 });

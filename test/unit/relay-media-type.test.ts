@@ -1,6 +1,15 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
-import { charsetOf, isJsonMediaType, parseMediaType } from '../../functions/relay/media-type.js';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import * as mediaType from '../../functions/relay/media-type.js';
+
+// Each test gets the module afresh: parsed media types are kept in the module, so a text parsed
+// by an earlier test (or by mutation testing's first run) would otherwise be answered from that
+// memory without the parser running at all.
+let { charsetOf, isJsonMediaType, parseMediaType } = mediaType;
+beforeEach(async () => {
+  vi.resetModules();
+  ({ charsetOf, isJsonMediaType, parseMediaType } = await import('../../functions/relay/media-type.js'));
+});
 
 describe('parseMediaType', () => {
   it.each([
@@ -21,6 +30,22 @@ describe('parseMediaType', () => {
       ['b', '"q\\"r"'],
     ]);
     expect(parseMediaType('text/plain;;a=b')?.parameters).toEqual([['a', 'b']]);
+  });
+
+  it('reads an escaped quote inside a quoted string as part of it, not as its end', () => {
+    // Were the escaped quote the end, the ";" after it would start a parameter `y"`, which is not one.
+    expect(parseMediaType('text/plain; a="x\\";y"; b=c')?.parameters).toEqual([
+      ['a', '"x\\";y"'],
+      ['b', 'c'],
+    ]);
+    expect(parseMediaType('text/plain; a="x\\\\"; b=c')?.parameters).toEqual([
+      ['a', '"x\\\\"'],
+      ['b', 'c'],
+    ]);
+  });
+
+  it('refuses a quoted string that ends on its escape character', () => {
+    expect(parseMediaType('text/plain; a="x\\')).toBeUndefined();
   });
 
   it.each([
@@ -67,7 +92,15 @@ describe('isJsonMediaType', () => {
 describe('charsetOf', () => {
   it('reads the charset, unquoted and lower-cased', () => {
     expect(charsetOf(parseMediaType('text/plain; charset="ISO-8859-1"'))).toBe('iso-8859-1');
+    expect(charsetOf(parseMediaType('text/plain; CharSet=UTF-8'))).toBe('utf-8');
     expect(charsetOf(parseMediaType('text/plain'))).toBeUndefined();
+    expect(charsetOf(undefined)).toBeUndefined();
+  });
+
+  it('reads the charset parameter wherever it stands, and no other', () => {
+    expect(charsetOf(parseMediaType('text/plain; format=flowed; charset=UTF-8; delsp=yes'))).toBe('utf-8');
+    expect(charsetOf(parseMediaType('text/plain; format=flowed'))).toBeUndefined();
+    expect(charsetOf(parseMediaType('text/plain; charsets=utf-8'))).toBeUndefined();
   });
 });
 
@@ -86,6 +119,43 @@ describe('parseMediaType, parsed once per text', () => {
     const long = `application/json; p="${'x'.repeat(400)}"`;
     expect(parseMediaType(long)?.parameters).toEqual([['p', `"${'x'.repeat(400)}"`]]);
     expect(parseMediaType(long)).toEqual(parseMediaType(long));
+  });
+
+  // What the memory keeps shows in identity alone: a remembered text gives back the very object
+  // of its first parse, a forgotten one a fresh (equal) object.
+  it('remembers 64 texts, forgetting the oldest first', () => {
+    const first = parseMediaType('application/first+json')!;
+    for (let i = 0; i < 63; i++) parseMediaType(`application/x-${i}+json`);
+    expect(parseMediaType('application/first+json')).toBe(first);
+    parseMediaType('application/one-more+json');
+    const again = parseMediaType('application/first+json')!;
+    expect(again).not.toBe(first);
+    expect(again).toEqual(first);
+  });
+
+  it('remembers each of a few texts, not only the last', () => {
+    const a = parseMediaType('application/a+json');
+    const b = parseMediaType('application/b+json');
+    expect(parseMediaType('application/a+json')).toBe(a);
+    expect(parseMediaType('application/b+json')).toBe(b);
+  });
+
+  it('answers a remembered refusal without taking another place in the memory', () => {
+    const first = parseMediaType('application/first+json')!;
+    for (let i = 0; i < 62; i++) parseMediaType(`application/x-${i}+json`);
+    expect(parseMediaType('not a media type')).toBeUndefined();
+    // 64 texts remembered; asking for the refused one again must not push the oldest out.
+    expect(parseMediaType('not a media type')).toBeUndefined();
+    expect(parseMediaType('application/first+json')).toBe(first);
+  });
+
+  it('remembers texts of up to 256 characters only', () => {
+    const at = (length: number): string => `application/${'x'.repeat(length - 'application/'.length)}`;
+    expect(at(256)).toHaveLength(256);
+    expect(parseMediaType(at(256))).toBe(parseMediaType(at(256)));
+    const long = parseMediaType(at(257));
+    expect(long).toEqual({ type: 'application', subtype: 'x'.repeat(257 - 'application/'.length), parameters: [] });
+    expect(parseMediaType(at(257))).not.toBe(long);
   });
 
   it('keeps answering correctly after more distinct texts than it remembers', () => {

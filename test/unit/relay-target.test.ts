@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { InvalidBaseUrl, adapterOrigin, buildTarget, checkRelayPath } from '../../functions/relay/target.js';
+import { InvalidBaseUrl, adapterOrigin, buildTarget, checkRelayPath, targetOnOrigin } from '../../functions/relay/target.js';
 import { REFUSED_PATHS } from '../support/relay-paths.js';
 
 
@@ -23,10 +23,42 @@ describe('checkRelayPath', () => {
     expect(checkRelayPath(path)).toEqual(expect.any(String));
   });
 
-  it('explains what is wrong', () => {
-    expect(checkRelayPath('http://x/')).toMatch(/must start with "\/"/);
-    expect(checkRelayPath('/a/../b')).toMatch(/dot segments/);
-    expect(checkRelayPath('/a%2fb')).toMatch(/encoded/);
+  const ENCODED =
+    'must not contain encoded dots, slashes, backslashes, percent signs or control characters (%2e, %2f, %5c, %25, %00-%1f, %7f)';
+  it.each([
+    ['/restconf/data\r\nHost: evil.example', 'must not contain control characters'],
+    ['/a\u0000', 'must not contain control characters'],
+    ['/a\u007f', 'must not contain control characters'],
+    ['/a\t', 'must not contain control characters'],
+    ['http://x/', 'must start with "/" (a path on the orchestrator, not a URL)'],
+    ['restconf/data', 'must start with "/" (a path on the orchestrator, not a URL)'],
+    ['', 'must start with "/" (a path on the orchestrator, not a URL)'],
+    ['//evil.example/x', 'must not start with "//" (that names another host)'],
+    ['/restconf\\..\\admin', 'must not contain backslashes'],
+    ['/@evil.example/', 'must not contain "@"'],
+    ['/restconf/data#x', 'must not contain a fragment ("#")'],
+    ['/a b', 'contains a character that must be percent-encoded'],
+    ['/{x}', 'contains a character that must be percent-encoded'],
+    ['/déviće', 'contains a character that must be percent-encoded'],
+    ['/a%zz', 'contains a "%" that does not start a percent-encoded byte'],
+    ['/a%2', 'contains a "%" that does not start a percent-encoded byte'],
+    ['/a%4g', 'contains a "%" that does not start a percent-encoded byte'],
+    ['/a%', 'contains a "%" that does not start a percent-encoded byte'],
+    ['/a%2fb', ENCODED],
+    ['/a%2E', ENCODED],
+    ['/a%252e', ENCODED],
+    ['/a%5C', ENCODED],
+    ['/a%0d%0a', ENCODED],
+    ['/a%1F', ENCODED],
+    ['/a%7f', ENCODED],
+    ['/a/../b', 'must not contain dot segments ("/./" or "/../")'],
+    ['/a/.', 'must not contain dot segments ("/./" or "/../")'],
+  ])('explains what is wrong with %j: %s', (path, reason) => {
+    expect(checkRelayPath(path)).toBe(reason);
+  });
+
+  it.each(['/a%41%7E%20b', '/x?q=%3d%3D', '/%20'])('accepts the well-formed percent-encoded bytes of %s', (path) => {
+    expect(checkRelayPath(path)).toBeUndefined();
   });
 });
 
@@ -81,6 +113,28 @@ describe('buildTarget', () => {
   });
 });
 
+describe('targetOnOrigin, the second guard', () => {
+  const origin = new URL('https://nso.example.net:8888');
+
+  // Paths the first guard refuses, given to the second directly: each is one a URL parser
+  // would rewrite (dot segments, backslashes, spaces, non-ASCII, a fragment), so the parsed
+  // URL no longer says what the caller sent and the target is refused rather than sent.
+  it.each(['/a/../b', '/a/./b', '/a/%2e%2e/b', '/a/.%2E/b', '/a\\b', '/a b', '/déviće', '/a#b', '/a/..?x=1'])('refuses %s, which a parser rewrites', (path) => {
+    expect(checkRelayPath(path)).toEqual(expect.any(String));
+    expect(targetOnOrigin(origin, path)).toBeUndefined();
+  });
+
+  it('refuses what does not start a path on the origin', () => {
+    expect(targetOnOrigin(new URL('https://nso.example.net'), '.evil.example/x')).toBeUndefined();
+    expect(targetOnOrigin(origin, '?x=1')).toBeUndefined();
+  });
+
+  it('keeps a path the parser leaves as it is', () => {
+    expect(targetOnOrigin(origin, '/restconf/data/a...b?depth=1')).toEqual({ origin, path: '/restconf/data/a...b?depth=1' });
+    expect(targetOnOrigin(origin, '//other.example/x')).toEqual({ origin, path: '//other.example/x' });
+  });
+});
+
 describe('adapterOrigin', () => {
   it.each(['https://nso.example.net', 'https://nso.example.net/', 'http://10.0.0.5:8080'])('accepts %s', (baseUrl) => {
     expect(adapterOrigin(baseUrl).origin).toBe(new URL(baseUrl).origin);
@@ -92,6 +146,19 @@ describe('adapterOrigin', () => {
       expect(() => adapterOrigin(baseUrl)).toThrow(InvalidBaseUrl);
     },
   );
+
+  it.each([
+    ['nso.example.net', 'baseUrl is not a URL'],
+    ['ftp://nso.example.net', 'baseUrl is not http or https'],
+    ['https://user:pw@nso.example.net', 'baseUrl carries credentials'],
+    ['https://user@nso.example.net', 'baseUrl carries credentials'],
+    ['https://:pw@nso.example.net', 'baseUrl carries credentials'],
+    ['https://nso.example.net/restconf', 'baseUrl has a path, query or fragment'],
+    ['https://nso.example.net?x=1', 'baseUrl has a path, query or fragment'],
+    ['https://nso.example.net/#top', 'baseUrl has a path, query or fragment'],
+  ])('says why %s is refused: %s', (baseUrl, reason) => {
+    expect(() => adapterOrigin(baseUrl)).toThrow(new InvalidBaseUrl(reason));
+  });
 
   it('never puts the URL in its message (it could carry credentials)', () => {
     expect(() => adapterOrigin('https://user:s3cret@nso.example.net')).toThrow(/^(?!.*s3cret)/);

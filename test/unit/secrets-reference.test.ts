@@ -6,7 +6,13 @@ import {
   formatReference,
   isEncValue,
   isManagedPath,
+  isNameablePath,
+  isOwnManagedPath,
+  isVaultReference,
+  newAdapterSecretReference,
+  ownManagedPathOf,
   parseReference,
+  parseReferencePrefixes,
 } from '../../functions/secrets/reference.js';
 
 describe('$VAULT_ references', () => {
@@ -109,5 +115,86 @@ describe('$VAULT_ references', () => {
     expect(isEncValue('  $ENC:abc')).toBe(true);
     expect(isEncValue('pa$ENCword')).toBe(false);
     expect(isEncValue('$VAULT_a')).toBe(false);
+  });
+});
+
+describe('the paths an adapter may name, and the ones the service manages', () => {
+  it('tells a reference by its exact prefix, at the start only', () => {
+    expect(isVaultReference('$VAULT_a')).toBe(true);
+    expect(isVaultReference('$VAULT_')).toBe(true);
+    expect(isVaultReference('x$VAULT_a')).toBe(false);
+    expect(isVaultReference(' $VAULT_a')).toBe(false);
+    expect(isVaultReference('$vault_a')).toBe(false);
+  });
+
+  it('puts each new password of an adapter under its own managed path, by version', () => {
+    expect(newAdapterSecretReference('nso lab', 'v7')).toEqual({ path: 'netconfig/adapters/nso lab/v7', key: DEFAULT_KEY });
+    expect(isOwnManagedPath('nso lab', newAdapterSecretReference('nso lab', 'v7').path)).toBe(true);
+  });
+
+  it('counts only what lies under netconfig/adapters/ as managed', () => {
+    expect(isManagedPath('netconfig/adapters/x')).toBe(true);
+    expect(isManagedPath('netconfig/adapters')).toBe(false);
+    expect(isManagedPath('netconfig/adaptersx/y')).toBe(false);
+    expect(isManagedPath('team/netconfig/adapters/x')).toBe(false);
+  });
+
+  it.each([
+    ['netconfig/adapters/nso', true],
+    ['netconfig/adapters/nso/v1', true],
+    ['netconfig/adapters/nso/v1/deeper', true],
+    ['netconfig/adapters/nso2', false],
+    ['netconfig/adapters/nso2/v1', false],
+    ['netconfig/adapters/ns', false],
+    ['netconfig/adapters', false],
+    ['team/netconfig/adapters/nso/', false],
+    ['other/nso', false],
+  ])('for adapter nso, %s is its own managed path: %s', (path, own) => {
+    expect(isOwnManagedPath('nso', path)).toBe(own);
+  });
+
+  it('reads the own managed path out of a stored reference, and nothing else', () => {
+    expect(ownManagedPathOf('nso', '$VAULT_netconfig/adapters/nso/v1#password')).toBe('netconfig/adapters/nso/v1');
+    expect(ownManagedPathOf('nso', '$VAULT_netconfig/adapters/nso')).toBe('netconfig/adapters/nso');
+    expect(ownManagedPathOf('nso', undefined)).toBeUndefined();
+    expect(ownManagedPathOf('nso', '$VAULT_netconfig/adapters/other/v1#password')).toBeUndefined();
+    expect(ownManagedPathOf('nso', '$VAULT_team/nso#password')).toBeUndefined();
+    // Malformed: never a path, even one that starts like the adapter's own.
+    expect(ownManagedPathOf('nso', '$VAULT_netconfig/adapters/nso//v1')).toBeUndefined();
+    expect(ownManagedPathOf('nso', 'netconfig/adapters/nso')).toBeUndefined();
+    expect(ownManagedPathOf('nso', 'hunter2')).toBeUndefined();
+  });
+
+  it.each([
+    ['team/nso', ['team/nso'], true],
+    ['team/nso/lab', ['team/nso'], true],
+    ['team/nso/lab/admin', ['team/nso'], true],
+    ['team/nsox', ['team/nso'], false],
+    ['team/ns', ['team/nso'], false],
+    ['team', ['team/nso'], false],
+    ['x/team/nso', ['team/nso'], false],
+    ['x/team/nso/', ['team/nso'], false],
+    ['shared/b', ['team', 'shared'], true],
+    ['team/a', ['team', 'shared'], true],
+    ['other/a', ['team', 'shared'], false],
+    ['team/a', [], false],
+    // Never a managed path, even under a listed prefix.
+    ['netconfig/adapters/nso', ['netconfig'], false],
+    ['netconfig/adapters/nso/v1', ['netconfig/adapters'], false],
+    ['netconfig/other', ['netconfig'], true],
+  ])('%s with the prefixes %j may be named: %s', (path, prefixes, nameable) => {
+    expect(isNameablePath(path, prefixes)).toBe(nameable);
+  });
+
+  it('parses SECRETS_REFERENCE_PREFIXES: trimmed, trailing slashes dropped, empty entries ignored', () => {
+    expect(parseReferencePrefixes(undefined)).toEqual([]);
+    expect(parseReferencePrefixes('')).toEqual([]);
+    expect(parseReferencePrefixes(' , ,, ')).toEqual([]);
+    expect(parseReferencePrefixes('team')).toEqual(['team']);
+    expect(parseReferencePrefixes('team,shared/nso')).toEqual(['team', 'shared/nso']);
+    expect(parseReferencePrefixes(' team/nso/ , ,other//,  ')).toEqual(['team/nso', 'other']);
+    expect(parseReferencePrefixes('/,//')).toEqual([]);
+    // Only trailing slashes go: one in the middle or at the start stays.
+    expect(parseReferencePrefixes('a/b,/c')).toEqual(['a/b', '/c']);
   });
 });
