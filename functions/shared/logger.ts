@@ -197,7 +197,7 @@ const redactNamed = (text: string): string => {
   );
   out = redactJsonMembers(out);
   return out.replace(FORM_PAIR, (whole, lead: string, name: string, value: string) =>
-    isSecretField(name) && !/^(?:"\[redacted\]"|'\[redacted\]'|\[redacted\]$)/.test(value) ? `${lead}${name}=${REDACTED}` : whole,
+    isSecretField(name) && !/^(?:"\[redacted\]"|'\[redacted\]'|\[redacted\])$/.test(value) ? `${lead}${name}=${REDACTED}` : whole,
   );
 };
 

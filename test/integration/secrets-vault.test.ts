@@ -326,7 +326,7 @@ describe('Vault configured from the environment', () => {
     vault.addAppRole('env-role', 'env-sid');
     const arn = sm.set('env-approle', 'env-sid');
     vault.put('env/c', { password: 'team' }, 'kv/team');
-    const env = { SECRETS_BACKEND: 'vault', VAULT_ADDR: vault.url, VAULT_CREDENTIALS_SECRET_ARN: arn, VAULT_MOUNT: 'kv/team', VAULT_NAMESPACE: 'admin/team', VAULT_AUTH_METHOD: 'approle', VAULT_ROLE_ID: 'env-role', VAULT_TIMEOUT_MS: '100' };
+    const env = { SECRETS_BACKEND: 'vault', VAULT_ADDR: vault.url, VAULT_CREDENTIALS_SECRET_ARN: arn, VAULT_MOUNT: 'kv/team', VAULT_NAMESPACE: 'admin/team', VAULT_AUTH_METHOD: 'approle', VAULT_ROLE_ID: 'env-role', VAULT_TIMEOUT_MS: '10000' };
     await withEnv(env, async () => {
       await expect(readReference(backendFromEnv(), '$VAULT_env/c')).resolves.toBe('team');
       expect(vault.requests.map((r) => [r.path, r.status, r.namespace])).toEqual([

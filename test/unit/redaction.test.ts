@@ -63,6 +63,10 @@ describe('redactText', () => {
     const xml = '<config><name>r1</name><remote-password>pw1</remote-password><ncs:secret a="1">pw2</ncs:secret></config>';
     expect(redactText(xml)).toBe('<config><name>r1</name><remote-password>[redacted]</remote-password><ncs:secret a="1">[redacted]</ncs:secret></config>');
     expect(redactText('user=bob&password=pw3&api_key=k&depth=2')).toBe('user=bob&password=[redacted]&api_key=[redacted]&depth=2');
+    // A quoted secret followed by more of the value: the whole value goes, not only the quoted part.
+    expect(redactText('token="S3cr3t"LEAK&n=1', ['S3cr3t'])).toBe('token=[redacted]&n=1');
+    expect(redactText("password='S3cr3t'rest")).toBe('password=[redacted]');
+    expect(redactText('token="[redacted]"&n=1')).toBe('token="[redacted]"&n=1');
     expect(redactText('{"name": "r1", "secret" : "a\\"b", "x": "y"')).toBe('{"name": "r1", "secret" : "[redacted]", "x": "y"');
   });
 });
