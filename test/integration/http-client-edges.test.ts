@@ -280,11 +280,14 @@ describe('the exchange, over the simulator', () => {
       await client.send(request(sim.url));
       sim.setKnobs({ resetReusedConnections: true });
       const before = sim.connections;
+      const requestsBefore = sim.requests.length;
       const body = method === 'PUT' ? JSON.stringify({ 'tailf-ncs:config': {} }) : undefined;
       const headers = { Accept: 'application/yang-data+json', Authorization: AUTH, ...(body ? { 'Content-Type': 'application/yang-data+json' } : {}) };
       const answer = await client.send(request(sim.url, { method, headers, ...(body ? { body } : {}) }));
       expect(answer.status, method).toBeLessThan(500);
       expect(sim.connections - before, method).toBe(1);
+      // The pooled connection saw the request die; the fresh one answered it: two, not one or three.
+      expect(sim.requests.length - requestsBefore, method).toBe(2);
       sim.setKnobs({});
       client.close();
     }

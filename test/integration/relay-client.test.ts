@@ -123,11 +123,6 @@ describe('orchestrator client over plain HTTP', () => {
     expect(sim.connections - before).toBe(1);
   });
 
-  it('refuses a declared Content-Length above the cap without reading the body', async () => {
-    sim.setKnobs({ hugeBodyBytes: 2 * 1024 * 1024, hugeBodyDeclared: true });
-    expect(await failureOf(fresh().send(get(sim.url, undefined, { maxBodyBytes: 64 * 1024 })))).toBe('too-large');
-  });
-
   it('accepts a body of exactly the cap', async () => {
     sim.setKnobs({ hugeBodyBytes: 64 * 1024 });
     const answer = await fresh().send(get(sim.url, undefined, { maxBodyBytes: 64 * 1024 }));
@@ -137,17 +132,6 @@ describe('orchestrator client over plain HTTP', () => {
   it('reports a connection reset as a connection failure', async () => {
     sim.setKnobs({ reset: true });
     expect(await failureOf(fresh().send(get(sim.url)))).toBe('connect');
-  });
-
-  it('sends again, once, on a fresh connection when a pooled connection turns out dead', async () => {
-    const c = fresh();
-    await c.send(get(sim.url));
-    const before = sim.connections;
-    sim.setKnobs({ resetReusedConnections: true });
-    const answer = await c.send(get(sim.url));
-    expect(answer.status).toBe(200);
-    expect(sim.connections - before).toBe(1);
-    expect(sim.requests).toHaveLength(3);
   });
 
   it('does not send a POST or PATCH again when a pooled connection turns out dead: it may have run', async () => {
@@ -245,14 +229,11 @@ describe('orchestrator client refusing addresses', () => {
 
 describe('orchestrator client over HTTPS', () => {
   let tlsSim: NsoSimulator;
-  let plainSim: NsoSimulator;
   beforeAll(async () => {
     tlsSim = await startNsoSimulator({ tls: { key: TEST_TLS_KEY, cert: TEST_TLS_CERT } });
-    plainSim = await startNsoSimulator();
   });
   afterAll(async () => {
     await tlsSim.close();
-    await plainSim.close();
   });
 
   it('talks HTTPS to an orchestrator whose certificate it trusts, over one connection', async () => {
@@ -268,12 +249,6 @@ describe('orchestrator client over HTTPS', () => {
     const before = tlsSim.requests.length;
     expect(await failureOf(client.send(get(tlsSim.url)))).toBe('tls');
     expect(tlsSim.requests).toHaveLength(before);
-    client.close();
-  });
-
-  it('fails the TLS handshake when the server does not speak TLS', async () => {
-    const client = createHttpClient({ allowLoopback: true });
-    expect(await failureOf(client.send(get(plainSim.url.replace('http:', 'https:'))))).toBe('tls');
     client.close();
   });
 });
