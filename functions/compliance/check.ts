@@ -99,10 +99,20 @@ const issueOf = (rule: PlanRule, verdict: RuleResult): ReportIssue => ({
   ...(verdict.truncated ? { truncated: verdict.truncated } : {}),
 });
 
+/** Each plan's rules by node, built once per node (a chunk checks many devices of one node). */
+const rulesByPlan = new WeakMap<BatchPlan, Map<string, readonly PlanRule[]>>();
+
 /** The rules a device on `node` is checked against: each node's own, from `base` down. */
-export const rulesFor = (plan: BatchPlan, node: string): PlanRule[] => {
-  const names = node.split('/');
-  return names.flatMap((_, i) => plan.rulesByNode[names.slice(0, i + 1).join('/')] ?? []);
+export const rulesFor = (plan: BatchPlan, node: string): readonly PlanRule[] => {
+  let byNode = rulesByPlan.get(plan);
+  if (!byNode) rulesByPlan.set(plan, (byNode = new Map()));
+  let rules = byNode.get(node);
+  if (!rules) {
+    const names = node.split('/');
+    rules = names.flatMap((_, i) => plan.rulesByNode[names.slice(0, i + 1).join('/')] ?? []);
+    byNode.set(node, rules);
+  }
+  return rules;
 };
 
 /** Checks one device and returns its report (not yet stored). */

@@ -46,15 +46,44 @@ export interface StartDeps {
   readonly retentionDays: number;
   /** Concurrent config fetches on the adapter, unless the adapter sets its own. */
   readonly concurrency: number;
-  /** Devices per chunk (one checkpointed step each); default {@link CHUNK_SIZE}. */
+  /** Devices per chunk at most (one checkpointed step each); default {@link CHUNK_SIZE}. */
   readonly chunkSize?: number;
 }
 
 /**
- * Devices per chunk: 50,000 devices make 200 chunks, about 400 durable operations. A chunk item
- * holds at most 250 × (a 253-character name + an 8-level node path) ≈ 200 KB (DynamoDB: 400 KB).
+ * Devices per chunk at most: 50,000 devices make 50 chunks, about 100 durable operations. Each
+ * chunk costs a few requests whatever its size (its read, its count, its checkpoints; its
+ * reports go in hand-ins of up to 250), so fewer, larger chunks spend less per device; a chunk
+ * that runs again skips the devices it already reported, so its size costs nothing on a retry.
  */
-export const CHUNK_SIZE = 250;
+export const CHUNK_SIZE = 1000;
+
+/**
+ * A chunk's device list at most, as UTF-8 bytes of the JSON its item stores (DynamoDB: 400 KB
+ * an item). Names and node paths are bounded (253 and 8 × 512 code points) but a path is
+ * repeated for each device on its node, so a chunk also closes when it would pass this.
+ */
+export const CHUNK_BYTES = 300_000;
+
+/** Splits devices into chunks of at most `size` devices and {@link CHUNK_BYTES} of stored JSON, in order. */
+export const chunkDevices = (devices: readonly DeviceAssignment[], size: number = CHUNK_SIZE): DeviceAssignment[][] => {
+  const chunks: DeviceAssignment[][] = [];
+  let chunk: DeviceAssignment[] = [];
+  let bytes = 2; // the list's brackets
+  for (const assignment of devices) {
+    // `["<device>","<node>"]`, after a comma unless first: the item's own encoding (ComplianceStore.create).
+    const entry = Buffer.byteLength(JSON.stringify([assignment.device, assignment.node]), 'utf8');
+    if (chunk.length >= size || (chunk.length > 0 && bytes + 1 + entry > CHUNK_BYTES)) {
+      chunks.push(chunk);
+      chunk = [];
+      bytes = 2;
+    }
+    bytes += (chunk.length ? 1 : 0) + entry;
+    chunk.push(assignment);
+  }
+  if (chunk.length) chunks.push(chunk);
+  return chunks;
+};
 
 export const newBatchId = (): string => randomBytes(12).toString('hex');
 
@@ -94,7 +123,7 @@ export const startBatch = async (input: StartBatchInput, deps: StartDeps): Promi
   const size = deps.chunkSize ?? CHUNK_SIZE;
   // Report keys hold a device's position in its chunk in 4 digits, and the batch item the set of counted chunks.
   if (!Number.isInteger(size) || size < 1 || size > MAX_CHUNK_DEVICES) throw new RangeError(`a chunk of ${size} devices is out of range`);
-  const chunks = Array.from({ length: Math.ceil(devices.length / size) }, (_, i) => devices.slice(i * size, (i + 1) * size));
+  const chunks = chunkDevices(devices, size);
   if (chunks.length > MAX_CHUNKS) throw new RangeError(`${chunks.length} chunks are more than a batch can count (${MAX_CHUNKS})`);
   const batchId = (deps.newId ?? newBatchId)();
   const started = deps.now();

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { BatchEvent, EngineDeps } from '../../functions/compliance/engine.js';
-import { runBatch } from '../../functions/compliance/engine.js';
+import { INVOCATION_RESERVE_MS, runBatch } from '../../functions/compliance/engine.js';
 import { startBatch, type StartDeps } from '../../functions/compliance/core.js';
 import { ComplianceStore, type ReportCursor } from '../../functions/compliance/store.js';
 import type { Report } from '../../functions/compliance/model.js';
@@ -249,6 +249,54 @@ describe('a compliance batch on the durable engine', () => {
       await expect(startBatch({ treeId: TREE, version: 'v1', adapterId: ADAPTER }, { ...startDeps(3), chunkSize, newId: () => 'c'.repeat(24) })).rejects.toThrow(RangeError);
     }
     expect(await store.getBatch('c'.repeat(24))).toBeUndefined();
+  });
+
+  it('stops a chunk when the invocation is ending and checks its other devices in the next one: none reported as a timeout', async () => {
+    const { batchId } = await startBatch({ treeId: TREE, version: 'v1', adapterId: ADAPTER }, startDeps(2));
+    // The first invocation reaches its last seconds after 10 fetches; the next has its full time.
+    let invocations = 0;
+    const deps: EngineDeps = {
+      ...engineDeps,
+      chunkConcurrency: 1,
+      // One attempt for failures: the invocation's end is not one.
+      chunkAttempts: 1,
+      remainingTimeMs: () => (invocations === 1 && sim.requests.length >= 10 ? INVOCATION_RESERVE_MS - 34_500 : 15 * 60_000),
+    };
+    const runner = new LocalDurableTestRunner({
+      handlerFunction: withDurableExecution(async (event: BatchEvent, context) => {
+        invocations++;
+        return runBatch(event, context, deps);
+      }),
+    });
+    const execution = await runner.run({ payload: { batchId } });
+    expect(execution.getStatus()).toBe('SUCCEEDED');
+    expect(invocations).toBeGreaterThanOrEqual(2);
+    expect(await store.getBatch(batchId)).toMatchObject({ status: 'completed', total: DEVICES + 2, done: DEVICES + 2, grades: expectedGrades() });
+    expect([...fetchesPerDevice().values()].every((n) => n === 1)).toBe(true);
+    expect(fetchesPerDevice().size).toBe(DEVICES + 2);
+    const reports = await allReports(batchId);
+    expect(reports).toHaveLength(DEVICES + 2);
+    expect(reports.filter((r) => r.grade === 'error').map((r) => r.device).sort()).toEqual(['edge-missing-0', 'edge-missing-1']);
+  });
+
+  it('cuts a fleet of long names on a deep node into chunks DynamoDB can store, every device once and in order', async () => {
+    // 600 names of 253 three-byte characters on an 8-level path of 128-character node names:
+    // about 1 MB of device list, which one chunk of the default size could not hold.
+    const names = Array.from({ length: 8 }, (_, i) => `${i}`.padEnd(128, 'n'));
+    const devices = Array.from({ length: 600 }, (_, i) => `${i}`.padEnd(253, '設'));
+    const nest = (level: number): Version['root'] => ({ name: names[level]!, devices: level === 7 ? devices : [], rules: [], children: level === 7 ? [] : [nest(level + 1)] });
+    const deep: Version = { ...version, root: { ...nest(0), name: 'base', rules: version.root.rules } };
+    const { batchId, total } = await startBatch(
+      { treeId: TREE, version: 'v1', adapterId: ADAPTER },
+      { ...startDeps(3), chunkSize: undefined, versions: async () => ({ tree: true, version: deep }) },
+    );
+    expect(total).toBe(600);
+    const { chunks } = await store.getWork(batchId);
+    expect(chunks).toBeGreaterThan(2);
+    const stored = [];
+    for (let i = 0; i < chunks; i++) stored.push(...(await store.getChunk(batchId, i)));
+    const node = ['base', ...names.slice(1)].join('/');
+    expect(stored).toEqual(devices.map((device) => ({ device, node })));
   });
 
   it('backs off when NSO answers 429 and still checks every device', async () => {

@@ -1,9 +1,11 @@
-/** Grading as docs/compliance.md states it, and the per-adapter gate's cap and pause. */
+/** Grading as docs/compliance.md states it, the per-adapter gate's cap and pause, and how a batch is cut into chunks. */
 import { describe, expect, it } from 'vitest';
 import { AdapterGate, backoffMs } from '../../functions/compliance/gate.js';
 import { gradeOf, ruleTotals, score } from '../../functions/compliance/grading.js';
 import { checkDevice, configPath, MAX_ISSUE_BYTES } from '../../functions/compliance/check.js';
 import { MAX_REPORT_BYTES } from '../../functions/compliance/store.js';
+import { CHUNK_BYTES, CHUNK_SIZE, chunkDevices } from '../../functions/compliance/core.js';
+import type { DeviceAssignment } from '../../functions/compliance/model.js';
 
 const o = (severity: 'error' | 'warning' | 'info', passed: boolean) => ({ severity, passed });
 
@@ -89,5 +91,45 @@ describe('configPath', () => {
     expect(configPath('edge 1')).toBe('/restconf/data/tailf-ncs:devices/device=edge%201/config');
     expect(configPath("pe(1)'")).toBe('/restconf/data/tailf-ncs:devices/device=pe%281%29%27/config');
     for (const bad of ['a/b', 'a%2e', '..', 'a\\b', 'x\ny']) expect(configPath(bad)).toBeUndefined();
+  });
+});
+
+describe('chunks of a batch', () => {
+  const jsonBytes = (chunk: readonly DeviceAssignment[]) => Buffer.byteLength(JSON.stringify(chunk.map((d) => [d.device, d.node])), 'utf8');
+
+  it('holds at most the chunk size, in order, the last one with the rest', () => {
+    const devices = Array.from({ length: 2_345 }, (_, i) => ({ device: `edge-${i}`, node: 'base/core' }));
+    const chunks = chunkDevices(devices);
+    expect(chunks.map((c) => c.length)).toEqual([CHUNK_SIZE, CHUNK_SIZE, 345]);
+    expect(chunks.flat()).toEqual(devices);
+    expect(chunkDevices(devices.slice(0, 10), 3).map((c) => c.length)).toEqual([3, 3, 3, 1]);
+    expect(chunkDevices([])).toEqual([]);
+  });
+
+  it('closes a chunk before its stored JSON passes the byte bound, counting UTF-8 bytes', () => {
+    // Names of 253 three-byte characters on an 8-level path of 128-character node names: about
+    // 1.8 KB a device, so far fewer than the chunk size fit in an item.
+    const node = Array.from({ length: 8 }, (_, i) => `${i}`.padEnd(128, 'n')).join('/');
+    const devices = Array.from({ length: 600 }, (_, i) => ({ device: `${i}`.padEnd(253, '設'), node }));
+    const chunks = chunkDevices(devices);
+    expect(chunks.flat()).toEqual(devices);
+    expect(chunks.length).toBeGreaterThan(3);
+    for (const [i, chunk] of chunks.entries()) {
+      expect(jsonBytes(chunk)).toBeLessThanOrEqual(CHUNK_BYTES);
+      // Full: one device more would have passed the bound.
+      if (i < chunks.length - 1) expect(jsonBytes([...chunk, chunks[i + 1]![0]!])).toBeGreaterThan(CHUNK_BYTES);
+    }
+  });
+
+  it('measures a device exactly as its chunk item stores it, escapes included', () => {
+    // One byte under the bound with a quote to escape, then one byte more than fits.
+    const entry = (device: string) => ({ device, node: 'base' });
+    const fill = Array.from({ length: 3 }, (_, i) => entry(`${i}`.padEnd(90_000, 'x')));
+    const room = CHUNK_BYTES - jsonBytes(fill) - Buffer.byteLength(',["","base"]', 'utf8');
+    const exact = entry(`"${'y'.repeat(room - 2)}`);
+    expect(jsonBytes([...fill, exact])).toBe(CHUNK_BYTES);
+    expect(chunkDevices([...fill, exact]).map((c) => c.length)).toEqual([4]);
+    const over = entry(`"${'y'.repeat(room - 1)}`);
+    expect(chunkDevices([...fill, over]).map((c) => c.length)).toEqual([3, 1]);
   });
 });
