@@ -394,6 +394,11 @@ describe('GET /adapters', () => {
   });
 
   it('answers { items, next } through the handler, with the default page size', async () => {
+    // Adapters of its own, so that it holds when run alone (as mutation testing runs it).
+    const store = createAdapterStore(undefined, table);
+    for (const n of [1, 2, 3, 4, 5, 6]) {
+      await store.put({ name: `listed-${n}`, type: 'nso', baseUrl: 'https://nso.example.net', auth: { type: 'basic', username: 'u', password: `$VAULT_team/listed-${n}` } }, new Date().toISOString());
+    }
     const res = await listAdapters();
     expect(res.status).toBe(200);
     const page = res.body as { items: { name: string; auth: { password: string } }[]; next?: string };
