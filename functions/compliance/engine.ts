@@ -122,9 +122,10 @@ class ReportWriter {
     });
   }
 
-  /** A device of the chunk ended without a report. */
-  skip(): void {
-    this.#remaining--;
+  /** Devices of the chunk (one by default) ended without a report, or will never be checked. */
+  skip(devices = 1): void {
+    if (devices <= 0) return;
+    this.#remaining -= devices;
     if (this.#remaining === 0) this.#send();
   }
 
@@ -190,38 +191,53 @@ export const runChunk = async (batchId: string, index: number, attempt: number, 
   const unreported = devices.map((assignment, position) => ({ assignment, position })).filter(({ assignment }) => !reported.has(assignment.device));
   const writer = new ReportWriter((reports) => deps.store.putReports(batchId, { chunk: index, attempt }, reports, work.expiresAt), unreported.length, deps.reportsPerWrite);
   let failure: { readonly error: unknown } | undefined;
+  /** The devices' report writes: a chunk ends only when every one has settled. */
+  const written: Promise<void>[] = [];
+  const check = async ({ assignment, position }: (typeof unreported)[number]): Promise<void> => {
+    // A device's time runs from when its first fetch got a slot (not from when it waited
+    // behind the adapter's cap) to when its report is stored.
+    let started: number | undefined;
+    const run = <T>(fetch: () => Promise<T>) =>
+      gate.run(() => {
+        if (!failure) {
+          const left = remainingTimeMs();
+          if (left < INVOCATION_RESERVE_MS) failure = { error: new OutOfTime(left) };
+        }
+        if (failure) throw new ChunkAbandoned();
+        started ??= performance.now();
+        return fetch();
+      });
+    let checked: DeviceReport;
+    try {
+      checked = await checkDevice(assignment, target, { ...checkDeps, gate: { run, pause: (ms) => gate.pause(ms) } });
+    } catch (error) {
+      writer.skip();
+      failure ??= { error };
+      return;
+    }
+    written.push(
+      writer.write({ position, report: checked }).then(
+        (report) => {
+          counts.add(report.grade, report.totals);
+          deps.onDeviceChecked?.(report, performance.now() - (started ?? performance.now()));
+        },
+        (error: unknown) => {
+          failure ??= { error };
+        },
+      ),
+    );
+  };
+  // As many workers as the adapter has fetch slots take the chunk's devices in turn (a
+  // device's report is written while its worker goes on), so a chunk holds only the devices
+  // in flight, not all of them at once; after a failure they take no further device.
+  let next = 0;
   await Promise.all(
-    unreported.map(async ({ assignment, position }) => {
-      // A device's time runs from when its first fetch got a slot (not from when the chunk
-      // queued it behind the adapter's cap) to when its report is stored.
-      let started: number | undefined;
-      const run = <T>(fetch: () => Promise<T>) =>
-        gate.run(() => {
-          if (!failure) {
-            const left = remainingTimeMs();
-            if (left < INVOCATION_RESERVE_MS) failure = { error: new OutOfTime(left) };
-          }
-          if (failure) throw new ChunkAbandoned();
-          started ??= performance.now();
-          return fetch();
-        });
-      let checked: DeviceReport;
-      try {
-        checked = await checkDevice(assignment, target, { ...checkDeps, gate: { run, pause: (ms) => gate.pause(ms) } });
-      } catch (error) {
-        writer.skip();
-        failure ??= { error };
-        return;
-      }
-      try {
-        const report = await writer.write({ position, report: checked });
-        counts.add(report.grade, report.totals);
-        deps.onDeviceChecked?.(report, performance.now() - (started ?? performance.now()));
-      } catch (error) {
-        failure ??= { error };
-      }
+    Array.from({ length: Math.min(work.concurrency, unreported.length) }, async () => {
+      while (next < unreported.length && !failure) await check(unreported[next++]!);
     }),
   );
+  writer.skip(unreported.length - next);
+  await Promise.all(written);
   if (failure) throw failure.error;
   await deps.store.countChunk(batchId, index, counts.counts());
   return counts.counts();
