@@ -60,7 +60,7 @@ export const CHUNK_SIZE = 1000;
 
 /**
  * A chunk's device list at most, as UTF-8 bytes of the JSON its item stores (DynamoDB: 400 KB
- * an item). Names and node paths are bounded (253 and 8 × 512 code points) but a path is
+ * an item). Names and node paths are bounded (253 code points; 8 levels of 128 characters) but a path is
  * repeated for each device on its node, so a chunk also closes when it would pass this.
  */
 export const CHUNK_BYTES = 300_000;

@@ -157,32 +157,38 @@ class ChunkAbandoned extends Error {}
  */
 export const INVOCATION_RESERVE_MS = MAX_TIMEOUT_MS + 10_000;
 
-/** The invocation is about to end: the chunk stops and runs again in the next one (not a failure). */
-class OutOfTime extends Error {
-  constructor(readonly remainingMs: number) {
-    super(`The invocation had ${remainingMs} ms left; the chunk goes on in the next one.`);
-    this.name = 'OutOfTime';
-  }
+/** The invocation is about to end: the chunk stops and goes on in the next one (not a failure). */
+class OutOfTime extends Error {}
+
+/** A chunk's end: its counts, or that it stopped with the invocation and when to go on. */
+export type ChunkOutcome = { readonly counts: ChunkCounts } | { readonly resumeInSeconds: number };
+
+/** Which run of a chunk this is: the part (a run after each stop at an invocation's end) and the step's attempt in it, both 1-based. */
+export interface ChunkRun {
+  readonly part: number;
+  readonly attempt: number;
 }
 
 /**
- * Checks one chunk of a batch and returns its counts; safe to run again.
+ * Checks one chunk of a batch and returns its counts; safe to run again. When the invocation is
+ * about to end ({@link INVOCATION_RESERVE_MS}) it takes no further device, lets those in flight
+ * store their reports, and returns when to go on instead: the next part of the chunk, a new
+ * step, runs in the next invocation.
  *
- * `attempt` is the step's attempt (1-based). The chunk step runs at most once per attempt
- * (`AtMostOncePerRetry`: its start is checkpointed before it runs, and a run cut short by a
- * crash comes back as the next attempt), so on attempt 1 no run of the chunk has written
- * anything and every device is checked. On a later attempt it first reads which of its devices
- * already have a report (one consistent range read per grade), counts those as stored and
- * checks only the others. A run's writes are its own: the step ends only after every device it
+ * A part's step runs at most once per attempt (`AtMostOncePerRetry`: its start is checkpointed
+ * before it runs, and a run cut short by a crash comes back as the next attempt), so on the
+ * first attempt of the first part no run of the chunk has written anything and every device is
+ * checked. Any other run first reads which of its devices already have a report (one
+ * consistent range read per grade), counts those as stored and checks only the others. A run's writes are its own: the step ends only after every device it
  * started has settled, even when one fails (then no further device is fetched, the reports of
  * the checked ones are still written, and the step throws), and the SDK ends an invocation only
  * when no step is executing. So no earlier run is still writing when a chunk runs again, and
  * the devices it finds without a report are the ones no run has written: it writes them
  * without a condition, and its counts are exactly what it stored.
  */
-export const runChunk = async (batchId: string, index: number, attempt: number, work: BatchWork, remainingTimeMs: () => number, deps: EngineDeps): Promise<ChunkCounts> => {
+export const runChunk = async (batchId: string, index: number, { part, attempt }: ChunkRun, work: BatchWork, remainingTimeMs: () => number, deps: EngineDeps): Promise<ChunkOutcome> => {
   const [plan, devices] = await Promise.all([planOf(deps.store, batchId), deps.store.getChunk(batchId, index)]);
-  const reported = attempt > 1 ? await deps.store.existingReports(batchId, index) : new Map<string, never>();
+  const reported = part > 1 || attempt > 1 ? await deps.store.existingReports(batchId, index) : new Map<string, never>();
   const counts = tally(emptyCounts());
   for (const r of reported.values()) counts.add(r.grade, r.totals);
   const gate = gateFor(work.adapterId, work.concurrency);
@@ -201,7 +207,7 @@ export const runChunk = async (batchId: string, index: number, attempt: number, 
       gate.run(() => {
         if (!failure) {
           const left = remainingTimeMs();
-          if (left < INVOCATION_RESERVE_MS) failure = { error: new OutOfTime(left) };
+          if (left < INVOCATION_RESERVE_MS) failure = { error: new OutOfTime() };
         }
         if (failure) throw new ChunkAbandoned();
         started ??= performance.now();
@@ -216,15 +222,15 @@ export const runChunk = async (batchId: string, index: number, attempt: number, 
       return;
     }
     written.push(
-      writer.write({ position, report: checked }).then(
-        (report) => {
+      (async () => {
+        try {
+          const report = await writer.write({ position, report: checked });
           counts.add(report.grade, report.totals);
           deps.onDeviceChecked?.(report, performance.now() - (started ?? performance.now()));
-        },
-        (error: unknown) => {
+        } catch (error) {
           failure ??= { error };
-        },
-      ),
+        }
+      })(),
     );
   };
   // As many workers as the adapter has fetch slots take the chunk's devices in turn (a
@@ -232,15 +238,18 @@ export const runChunk = async (batchId: string, index: number, attempt: number, 
   // in flight, not all of them at once; after a failure they take no further device.
   let next = 0;
   await Promise.all(
-    Array.from({ length: Math.min(work.concurrency, unreported.length) }, async () => {
+    Array.from({ length: Math.min(Math.max(1, work.concurrency), unreported.length) }, async () => {
       while (next < unreported.length && !failure) await check(unreported[next++]!);
     }),
   );
   writer.skip(unreported.length - next);
+  // Each settles (a failure is noted, not thrown): the chunk ends after its last write.
   await Promise.all(written);
+  // Stopped: what this part stored is read back by the next, which counts the chunk.
+  if (failure?.error instanceof OutOfTime) return { resumeInSeconds: Math.ceil(Math.max(0, remainingTimeMs()) / 1000) + 1 };
   if (failure) throw failure.error;
   await deps.store.countChunk(batchId, index, counts.counts());
-  return counts.counts();
+  return { counts: counts.counts() };
 };
 
 /** The local runner's Lambda context has no deadline; Lambda's always does. */
@@ -270,23 +279,25 @@ export const runBatch = async (event: BatchEvent, context: DurableContext, deps:
   const result = await context.map(
     'chunks',
     Array.from({ length: work.chunks }, (_, i) => i),
-    (child, index) =>
-      child.step('check', async ({ attempt }) => {
-        try {
-          return await runChunk(batchId, index, attempt, work, remainingTimeMs, deps);
-        } finally {
-          deps.afterStep?.();
-        }
-      }, {
-        semantics: StepSemantics.AtMostOncePerRetry,
-        // A chunk stopped by the invocation's end goes on after it (the retry is due once the
-        // invocation is over, so it runs in the next one), whatever its attempt: each run checks
-        // some devices, so it ends. Other failures end the batch after `attempts` in all.
-        retryStrategy: (error, attempt) =>
-          error instanceof OutOfTime
-            ? { shouldRetry: attempt < MAX_ATTEMPTS, delay: { seconds: Math.ceil(error.remainingMs / 1000) + 1 } }
-            : { shouldRetry: attempt < attempts, delay: { seconds: Math.min(60, firstDelay * 2 ** (attempt - 1)) } },
-      }),
+    async (child, index) => {
+      // A chunk stopped by an invocation's end goes on in a new part after a durable wait that
+      // outlasts the invocation, so the part runs in the next one with its own `attempts` for
+      // failures. Each part in a fresh invocation checks devices, so the parts end.
+      for (let part = 1; ; part++) {
+        const outcome = await child.step(part === 1 ? 'check' : `check-${part}`, async ({ attempt }) => {
+          try {
+            return await runChunk(batchId, index, { part, attempt }, work, remainingTimeMs, deps);
+          } finally {
+            deps.afterStep?.();
+          }
+        }, {
+          semantics: StepSemantics.AtMostOncePerRetry,
+          retryStrategy: (_error, attempt) => ({ shouldRetry: attempt < attempts, delay: { seconds: Math.min(60, firstDelay * 2 ** (attempt - 1)) } }),
+        });
+        if ('counts' in outcome) return outcome.counts;
+        await child.wait(`resume-${part}`, { seconds: outcome.resumeInSeconds });
+      }
+    },
     { maxConcurrency: deps.chunkConcurrency ?? 3, itemNamer: (_, i) => `chunk-${i}` },
   );
   if (result.failureCount > 0) {

@@ -11,7 +11,7 @@
  * Every item carries `expiresAt` (epoch seconds): DynamoDB's TTL removes a batch and its
  * reports after the retention.
  *
- * Reports are stored in packs: the reports a chunk hands in together (up to 100) are grouped
+ * Reports are stored in packs: the reports a chunk hands in together (up to 250) are grouped
  * by grade, and each group is one item (split further only to stay under DynamoDB's 400 KB).
  * A pack's key is its grade, its chunk, the chunk's attempt that stored it and its first
  * device's position in the chunk. An attempt writes a device at most once, so no two packs
@@ -42,10 +42,10 @@ export const MAX_CHUNK_DEVICES = 10_000;
 /**
  * Chunks a batch may have: the batch item's `counted` set holds up to this many chunk numbers
  * (about 3.5 bytes each: ~175 KB of DynamoDB's 400 KB item). The trees' limits (200 nodes of
- * 1,000 devices) make at most 800 chunks of 250.
+ * 1,000 devices) make at most about 1,400 chunks (at least 146 devices a chunk: `CHUNK_BYTES` in core.ts).
  */
 export const MAX_CHUNKS = 50_000;
-/** Attempts of a chunk the keys can tell apart: an attempt is 2 digits. */
+/** Attempts of one part of a chunk the keys can tell apart: an attempt is 2 digits. */
 export const MAX_ATTEMPTS = 99;
 /**
  * JSON bytes of reports a pack takes before another pack starts: reading one report reads its
@@ -438,7 +438,7 @@ export class ComplianceStore {
     let first = true;
     await this.#range(
       batchId,
-      // A pack holds up to 100 reports: ask for a few packs at a time, not for a page of them.
+      // A pack holds up to 250 reports: ask for a few packs at a time, not for a page of them.
       { from: options.from?.sk ?? prefix, to: `${prefix}~`, pageSize: () => Math.min(10, 1 + Math.ceil((options.limit - items.length) / 50)) },
       (item) => {
         // The cursor's reports to skip are those of its own pack: when that pack is gone (or

@@ -279,6 +279,38 @@ describe('a compliance batch on the durable engine', () => {
     expect(reports.filter((r) => r.grade === 'error').map((r) => r.device).sort()).toEqual(['edge-missing-0', 'edge-missing-1']);
   });
 
+  it('gives a chunk that went on after an invocation ended its full attempts for failures', async () => {
+    const { batchId } = await startBatch({ treeId: TREE, version: 'v1', adapterId: ADAPTER }, startDeps(2));
+    let invocations = 0;
+    let failedWrites = 0;
+    // In the second invocation the first write fails once: with two attempts, its retry must still run.
+    const flaky = storeWith(async (batch, of, reports, expiresAt) => {
+      if (invocations === 2 && failedWrites === 0) {
+        failedWrites++;
+        throw new Error('simulated DynamoDB failure');
+      }
+      return store.putReports(batch, of, reports, expiresAt);
+    });
+    const deps: EngineDeps = {
+      ...engineDeps,
+      store: flaky,
+      chunkConcurrency: 1,
+      chunkAttempts: 2,
+      remainingTimeMs: () => (invocations === 1 && sim.requests.length >= 10 ? 500 : 15 * 60_000),
+    };
+    const runner = new LocalDurableTestRunner({
+      handlerFunction: withDurableExecution(async (event: BatchEvent, context) => {
+        invocations++;
+        return runBatch(event, context, deps);
+      }),
+    });
+    const execution = await runner.run({ payload: { batchId } });
+    expect(failedWrites).toBe(1);
+    expect(execution.getStatus()).toBe('SUCCEEDED');
+    expect(await store.getBatch(batchId)).toMatchObject({ status: 'completed', total: DEVICES + 2, done: DEVICES + 2, grades: expectedGrades() });
+    expect(await allReports(batchId)).toHaveLength(DEVICES + 2);
+  });
+
   it('cuts a fleet of long names on a deep node into chunks DynamoDB can store, every device once and in order', async () => {
     // 600 names of 253 three-byte characters on an 8-level path of 128-character node names:
     // about 1 MB of device list, which one chunk of the default size could not hold.
