@@ -9,8 +9,9 @@
  * the engine's wall time to the floor's (target ≤ 1.25 at 50).
  *
  * `npx tsx bench/compliance.ts [devices] [concurrencies] [rounds]` (default `10000 10,50 3`):
- * floor and engine alternate round by round, and the ratio is the median of the rounds' ratios
- * (on a shared machine the load moves between runs; a pair measured back to back shares it).
+ * floor and engine alternate round by round, after an unrecorded warm-up round of each, and the
+ * ratio is the median of the rounds' ratios (on a shared machine the load moves between runs; a
+ * pair measured back to back shares it).
  */
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -125,8 +126,14 @@ export const measureCompliance = async (devices = 10_000, concurrencies = [10, 5
     root: { name: 'base', devices: names, rules: FLEET_RULES.map((r) => ({ ...r })) as Version['root']['rules'], children: [] },
   };
   const runs: ComplianceRun[] = [];
+  // Round 0 of each concurrency warms both up (code optimized, sockets open) and is not recorded.
+  const record = (run: ComplianceRun) => {
+    if (run.round === 0) return;
+    runs.push(run);
+    log(JSON.stringify(run));
+  };
   try {
-    for (const concurrency of concurrencies) for (let round = 1; round <= rounds; round++) {
+    for (const concurrency of concurrencies) for (let round = 0; round <= rounds; round++) {
       // Floor: the same fetches and evaluations, a plain pool of `concurrency` workers.
       {
         const relayGet = engineDeps.relayGet(() => 15 * 60_000);
@@ -146,8 +153,7 @@ export const measureCompliance = async (devices = 10_000, concurrencies = [10, 5
             }
           }),
         );
-        runs.push(summarizeRun('floor', concurrency, devices, (performance.now() - started) / 1000, times, round, stop()));
-        log(JSON.stringify(runs.at(-1)));
+        record(summarizeRun('floor', concurrency, devices, (performance.now() - started) / 1000, times, round, stop()));
       }
       // Engine: the production handler under the local runner, reports in DynamoDB Local.
       {
@@ -169,18 +175,18 @@ export const measureCompliance = async (devices = 10_000, concurrencies = [10, 5
         // has stored status and totals). The local runner's `run()` resolves a fixed 100 ms
         // later, a pause of the runner's own before it stops polling, which Lambda does not have.
         let finished = 0;
+        let used: ReturnType<typeof stop> | undefined;
         const runner = new LocalDurableTestRunner({
           handlerFunction: withDurableExecution(async (event: BatchEvent, context) => {
             const outcome = await runBatch(event, context, deps);
             finished = performance.now();
+            used = stop();
             return outcome;
           }),
         });
         const execution = await runner.run({ payload: { batchId } });
-        const used = stop();
-        if (execution.getStatus() !== 'SUCCEEDED') throw new Error(`batch ${batchId} ended ${execution.getStatus()}`);
-        runs.push(summarizeRun('durable engine', concurrency, devices, (finished - started) / 1000, times, round, used));
-        log(JSON.stringify(runs.at(-1)));
+        if (execution.getStatus() !== 'SUCCEEDED' || !used) throw new Error(`batch ${batchId} ended ${execution.getStatus()}`);
+        record(summarizeRun('durable engine', concurrency, devices, (finished - started) / 1000, times, round, used));
       }
     }
   } finally {
