@@ -1,11 +1,12 @@
 /**
  * The batch engine, on AWS Lambda durable functions: the execution maps over the batch's
- * chunks (at most `chunkConcurrency` at once); each chunk is one checkpointed step that
- * checks its devices (fetches gated per adapter), writes their reports and counts itself in
- * the batch, and returns its counts: all the checkpoint log ever holds of a chunk. A crash or
- * timeout replays the log: finished chunks are not run again, and the chunk that was cut short
- * runs as its next attempt, which skips the devices it had already reported: no reported device
- * is checked again and the totals stay exact (see `runChunk` for what runs again).
+ * chunks (at most `chunkConcurrency` at once); each chunk is a checkpointed step (one per part:
+ * a chunk stopped by an invocation's end goes on as a new part in the next one) that checks its
+ * devices (fetches gated per adapter), writes their reports and counts itself in the batch,
+ * and returns its counts: all the checkpoint log ever holds of a chunk. A crash or timeout
+ * replays the log: finished chunks are not run again, and the chunk that was cut short runs
+ * again, skipping the devices it had already reported: no reported device is checked again and
+ * the totals stay exact (see `runChunk` for what runs again).
  */
 import { StepSemantics, type DurableContext } from '@aws/durable-execution-sdk-js';
 import { MAX_TIMEOUT_MS } from '../adapters/validate.js';
@@ -160,12 +161,19 @@ export const INVOCATION_RESERVE_MS = MAX_TIMEOUT_MS + 10_000;
 /** The invocation is about to end: the chunk stops and goes on in the next one (not a failure). */
 class OutOfTime extends Error {}
 
-/** A chunk's end: its counts, or that it stopped with the invocation and when to go on. */
-export type ChunkOutcome = { readonly counts: ChunkCounts } | { readonly resumeInSeconds: number };
+/**
+ * A chunk's end: its counts, or that it stopped with the invocation, when to go on, and how
+ * many runs of the chunk there have been so far.
+ */
+export type ChunkOutcome = { readonly counts: ChunkCounts } | { readonly resumeInSeconds: number; readonly runs: number };
 
-/** Which run of a chunk this is: the part (a run after each stop at an invocation's end) and the step's attempt in it, both 1-based. */
+/**
+ * Which run of a chunk this is: the step's attempt (1-based) in the current part, after `runsBefore`
+ * runs of the earlier parts. `runsBefore + attempt` numbers the run across parts: it is what the
+ * chunk's report keys carry, so no two runs share a key, and it is at most {@link MAX_ATTEMPTS}.
+ */
 export interface ChunkRun {
-  readonly part: number;
+  readonly runsBefore: number;
   readonly attempt: number;
 }
 
@@ -186,16 +194,18 @@ export interface ChunkRun {
  * the devices it finds without a report are the ones no run has written: it writes them
  * without a condition, and its counts are exactly what it stored.
  */
-export const runChunk = async (batchId: string, index: number, { part, attempt }: ChunkRun, work: BatchWork, remainingTimeMs: () => number, deps: EngineDeps): Promise<ChunkOutcome> => {
+export const runChunk = async (batchId: string, index: number, { runsBefore, attempt }: ChunkRun, work: BatchWork, remainingTimeMs: () => number, deps: EngineDeps): Promise<ChunkOutcome> => {
+  const run = runsBefore + attempt;
+  if (run > MAX_ATTEMPTS) throw new RangeError(`chunk ${index} has run ${MAX_ATTEMPTS} times, as many as its report keys can tell apart`);
   const [plan, devices] = await Promise.all([planOf(deps.store, batchId), deps.store.getChunk(batchId, index)]);
-  const reported = part > 1 || attempt > 1 ? await deps.store.existingReports(batchId, index) : new Map<string, never>();
+  const reported = run > 1 ? await deps.store.existingReports(batchId, index) : new Map<string, never>();
   const counts = tally(emptyCounts());
   for (const r of reported.values()) counts.add(r.grade, r.totals);
   const gate = gateFor(work.adapterId, work.concurrency);
   const target = { batchId, treeId: work.treeId, version: work.version, adapterId: work.adapterId, plan };
   const checkDeps: CheckDeps = { ...deps, gate, relayGet: deps.relayGet(remainingTimeMs) };
   const unreported = devices.map((assignment, position) => ({ assignment, position })).filter(({ assignment }) => !reported.has(assignment.device));
-  const writer = new ReportWriter((reports) => deps.store.putReports(batchId, { chunk: index, attempt }, reports, work.expiresAt), unreported.length, deps.reportsPerWrite);
+  const writer = new ReportWriter((reports) => deps.store.putReports(batchId, { chunk: index, attempt: run }, reports, work.expiresAt), unreported.length, deps.reportsPerWrite);
   let failure: { readonly error: unknown } | undefined;
   /** The devices' report writes: a chunk ends only when every one has settled. */
   const written: Promise<void>[] = [];
@@ -246,7 +256,8 @@ export const runChunk = async (batchId: string, index: number, { part, attempt }
   // Each settles (a failure is noted, not thrown): the chunk ends after its last write.
   await Promise.all(written);
   // Stopped: what this part stored is read back by the next, which counts the chunk.
-  if (failure?.error instanceof OutOfTime) return { resumeInSeconds: Math.ceil(Math.max(0, remainingTimeMs()) / 1000) + 1 };
+  // A write that failed after the stop is not an attempt spent: the next part checks its devices.
+  if (failure?.error instanceof OutOfTime) return { resumeInSeconds: Math.ceil(Math.max(0, remainingTimeMs()) / 1000) + 1, runs: run };
   if (failure) throw failure.error;
   await deps.store.countChunk(batchId, index, counts.counts());
   return { counts: counts.counts() };
@@ -282,19 +293,27 @@ export const runBatch = async (event: BatchEvent, context: DurableContext, deps:
     async (child, index) => {
       // A chunk stopped by an invocation's end goes on in a new part after a durable wait that
       // outlasts the invocation, so the part runs in the next one with its own `attempts` for
-      // failures. Each part in a fresh invocation checks devices, so the parts end.
+      // failures. Each part in a fresh invocation checks devices, and a chunk runs at most
+      // MAX_ATTEMPTS times in all, so the parts end.
+      let runsBefore = 0;
       for (let part = 1; ; part++) {
-        const outcome = await child.step(part === 1 ? 'check' : `check-${part}`, async ({ attempt }) => {
+        const before = runsBefore;
+        const outcome: ChunkOutcome | ChunkCounts = await child.step(part === 1 ? 'check' : `check-${part}`, async ({ attempt }) => {
           try {
-            return await runChunk(batchId, index, { part, attempt }, work, remainingTimeMs, deps);
+            return await runChunk(batchId, index, { runsBefore: before, attempt }, work, remainingTimeMs, deps);
           } finally {
             deps.afterStep?.();
           }
         }, {
           semantics: StepSemantics.AtMostOncePerRetry,
-          retryStrategy: (_error, attempt) => ({ shouldRetry: attempt < attempts, delay: { seconds: Math.min(60, firstDelay * 2 ** (attempt - 1)) } }),
+          retryStrategy: (_error, attempt) => ({
+            shouldRetry: attempt < attempts && before + attempt < MAX_ATTEMPTS,
+            delay: { seconds: Math.min(60, firstDelay * 2 ** (attempt - 1)) },
+          }),
         });
-        if ('counts' in outcome) return outcome.counts;
+        // (An execution started before parts existed has bare counts in its log.)
+        if (!('resumeInSeconds' in outcome)) return 'counts' in outcome ? outcome.counts : outcome;
+        runsBefore = outcome.runs;
         await child.wait(`resume-${part}`, { seconds: outcome.resumeInSeconds });
       }
     },
@@ -303,7 +322,7 @@ export const runBatch = async (event: BatchEvent, context: DurableContext, deps:
   if (result.failureCount > 0) {
     const counts = emptyCounts();
     await step('fail', async () => {
-      await deps.store.finish(batchId, 'failed', deps.now().toISOString(), undefined, `${result.failureCount} chunk(s) of devices could not be checked after ${attempts} attempts; the reports written so far are kept.`);
+      await deps.store.finish(batchId, 'failed', deps.now().toISOString(), undefined, `${result.failureCount} chunk(s) of devices could not be checked (after ${attempts} attempts, or ${MAX_ATTEMPTS} runs in all); the reports written so far are kept.`);
       deps.onBatchEnd?.({ adapterId: work.adapterId, status: 'failed' });
     });
     return { batchId, status: 'failed', counts };

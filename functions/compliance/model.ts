@@ -9,8 +9,8 @@ import type { Grade, RuleSeverity, RuleTotals } from './grading.js';
 /** Batch ids: 24 lowercase hex digits (96 random bits). */
 export const BATCH_ID_PATTERN = '^[0-9a-f]{24}$';
 /**
- * Report ids: the batch id, `-`, the grade's initial, the chunk (6 digits), the chunk's attempt
- * that stored the report (2), and the positions in the chunk of the first device of the
+ * Report ids: the batch id, `-`, the grade's initial, the chunk (6 digits), the chunk's run
+ * (attempt across its parts) that stored the report (2), and the positions in the chunk of the first device of the
  * report's pack and of its own device (4 each). Reports stored before packs have 32 hex digits
  * (of the device name's SHA-256) after the `-`.
  */

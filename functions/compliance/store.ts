@@ -6,15 +6,16 @@
  * | `META`                  | the batch: status, counts (numbers the chunks `ADD` to), the set of counted chunks, timestamps |
  * | `PLAN`                  | the frozen rules by node and the variables (JSON)                     |
  * | `C#000042`              | chunk 42: its devices and their nodes (JSON)                          |
- * | `R#fail#000042#02#0017` | a pack: reports of one grade stored by attempt 2 of chunk 42 (JSON array); 17 is the position in the chunk of its first device |
+ * | `R#fail#000042#02#0017` | a pack: reports of one grade stored by run 2 of chunk 42 (JSON array); 17 is the position in the chunk of its first device |
  *
  * Every item carries `expiresAt` (epoch seconds): DynamoDB's TTL removes a batch and its
  * reports after the retention.
  *
  * Reports are stored in packs: the reports a chunk hands in together (up to 250) are grouped
  * by grade, and each group is one item (split further only to stay under DynamoDB's 400 KB).
- * A pack's key is its grade, its chunk, the chunk's attempt that stored it and its first
- * device's position in the chunk. An attempt writes a device at most once, so no two packs
+ * A pack's key is its grade, its chunk, the chunk's run that stored it (its attempt, counted
+ * across the chunk's parts) and its first device's position in the chunk. A run writes a device
+ * at most once, so no two packs
  * share a key: nothing stored is ever overwritten, not even by a write that reaches DynamoDB
  * late from a run that died. A report id names the pack that holds it, and one grade's reports are a range of
  * keys, so no index is needed. Against one item per device (and one index entry), a batch
@@ -45,7 +46,7 @@ export const MAX_CHUNK_DEVICES = 10_000;
  * 1,000 devices) make at most about 1,400 chunks (at least 146 devices a chunk: `CHUNK_BYTES` in core.ts).
  */
 export const MAX_CHUNKS = 50_000;
-/** Attempts of one part of a chunk the keys can tell apart: an attempt is 2 digits. */
+/** Runs of a chunk (attempts, across its parts) the keys can tell apart: a run is 2 digits. */
 export const MAX_ATTEMPTS = 99;
 /**
  * JSON bytes of reports a pack takes before another pack starts: reading one report reads its
@@ -70,7 +71,7 @@ const reportIdOf = (batchId: string, grade: Grade, pack: PackOf, first: number, 
 /** Which run of which chunk stores reports: part of its packs' keys. */
 export interface PackOf {
   readonly chunk: number;
-  /** The chunk step's attempt, 1 to {@link MAX_ATTEMPTS}. */
+  /** The chunk's run (its step's attempt, counted across its parts), 1 to {@link MAX_ATTEMPTS}. */
   readonly attempt: number;
 }
 
@@ -304,10 +305,12 @@ export class ComplianceStore {
 
   /**
    * Puts items 25 to a request (`BatchWriteItem`), sending back what DynamoDB leaves
-   * unprocessed with a growing pause; an item that exists is replaced.
+   * unprocessed with a growing pause; an item that exists is replaced. Settles only when every
+   * request has (a failure is thrown after the others end), so no write of a call is still on
+   * its way when the caller learns it failed.
    */
   async #putAll(items: readonly Record<string, unknown>[]): Promise<void> {
-    await Promise.all(
+    const outcomes = await Promise.allSettled(
       Array.from({ length: Math.ceil(items.length / 25) }, async (_, n) => {
         let pending = items.slice(n * 25, n * 25 + 25).map((Item) => ({ PutRequest: { Item } }));
         for (let attempt = 0; pending.length > 0; attempt++) {
@@ -318,13 +321,15 @@ export class ComplianceStore {
         }
       }),
     );
+    const failed = outcomes.find((o) => o.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 
   /**
-   * Stores reports that one attempt of a chunk checked, and returns them named. They are
+   * Stores reports that one run of a chunk checked, and returns them named. They are
    * grouped by grade, in chunk order, into packs of at most {@link PACK_BYTES} of JSON, and the
-   * packs are written 25 to a request. A pack's key is made of the attempt and its first
-   * device's position, so packs never replace each other as long as an attempt hands in each
+   * packs are written 25 to a request. A pack's key is made of the run and its first
+   * device's position, so packs never replace each other as long as a run hands in each
    * device once (the engine does).
    */
   async putReports(batchId: string, of: PackOf, reports: readonly ChunkReport[], expiresAt: number): Promise<Report[]> {

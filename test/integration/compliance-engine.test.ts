@@ -282,11 +282,11 @@ describe('a compliance batch on the durable engine', () => {
   it('gives a chunk that went on after an invocation ended its full attempts for failures', async () => {
     const { batchId } = await startBatch({ treeId: TREE, version: 'v1', adapterId: ADAPTER }, startDeps(2));
     let invocations = 0;
-    let failedWrites = 0;
+    let lost: string[] | undefined;
     // In the second invocation the first write fails once: with two attempts, its retry must still run.
     const flaky = storeWith(async (batch, of, reports, expiresAt) => {
-      if (invocations === 2 && failedWrites === 0) {
-        failedWrites++;
+      if (invocations === 2 && !lost) {
+        lost = reports.map((r) => r.report.device);
         throw new Error('simulated DynamoDB failure');
       }
       return store.putReports(batch, of, reports, expiresAt);
@@ -305,10 +305,16 @@ describe('a compliance batch on the durable engine', () => {
       }),
     });
     const execution = await runner.run({ payload: { batchId } });
-    expect(failedWrites).toBe(1);
+    expect(lost).toBeDefined();
     expect(execution.getStatus()).toBe('SUCCEEDED');
     expect(await store.getBatch(batchId)).toMatchObject({ status: 'completed', total: DEVICES + 2, done: DEVICES + 2, grades: expectedGrades() });
-    expect(await allReports(batchId)).toHaveLength(DEVICES + 2);
+    // Checked again: exactly the devices of the failed write, each once more.
+    const twice = [...fetchesPerDevice()].filter(([, n]) => n === 2).map(([device]) => device);
+    expect(twice.sort()).toEqual([...lost!].sort());
+    expect([...fetchesPerDevice().values()].every((n) => n <= 2)).toBe(true);
+    const reports = await allReports(batchId);
+    expect(reports).toHaveLength(DEVICES + 2);
+    expect(new Set(reports.map((r) => r.device)).size).toBe(DEVICES + 2);
   });
 
   it('cuts a fleet of long names on a deep node into chunks DynamoDB can store, every device once and in order', async () => {

@@ -3,12 +3,13 @@
  * named, the 400 KB item limit (counted in bytes), paging through packs with every page size,
  * the chunk's own reports read back for a retry, one report by id, and counting a chunk once.
  */
-import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GRADES, type Grade } from '../../functions/compliance/grading.js';
 import { emptyCounts, REPORT_ID_PATTERN, type Report } from '../../functions/compliance/model.js';
 import { ComplianceStore, parseReportId, type ChunkReport, type DeviceReport, type ReportCursor } from '../../functions/compliance/store.js';
 import { documentClient } from '../../functions/shared/dynamo.js';
+import { documentClientWith } from '../support/dynamo-hook.js';
 import { createTables } from '../support/tables.js';
 
 let store: ComplianceStore;
@@ -225,6 +226,30 @@ describe('compliance report packs', () => {
     for (const report of [...retry, ...late]) expect(await store.getReport(report.reportId)).toEqual(report);
     expect([...(await store.existingReports(batchId, 0)).keys()].sort()).toEqual(['d0-0', 'd0-14', 'd0-7', 'd0-9']);
     expect((await pages(batchId, 100)).flat()).toHaveLength(6);
+  });
+
+  it('fails a hand-in only once every one of its requests has ended: none is still on its way', async () => {
+    const batchId = await newBatch(1, 40);
+    // 30 reports of ~40 KB: a pack each, so two BatchWriteItem requests. The first is refused
+    // at once; the second reaches DynamoDB 300 ms later.
+    const big = 'x'.repeat(40_000);
+    const reports = Array.from({ length: 30 }, (_, position) => ({
+      position,
+      report: deviceReport(batchId, `d0-${position}`, 'fail', { issues: [{ ruleId: 'r', node: 'base', path: '/x', severity: 'error', mode: 'required', message: big }] }),
+    }));
+    let writes = 0;
+    const slowAndFailing = new ComplianceStore(
+      documentClientWith(async (command) => {
+        if (!(command instanceof BatchWriteCommand)) return;
+        if (++writes === 1) throw Object.assign(new Error('refused'), { name: 'InternalServerError' });
+        await new Promise((r) => setTimeout(r, 300));
+      }),
+      table,
+    );
+    await expect(slowAndFailing.putReports(batchId, { chunk: 0, attempt: 1 }, reports, expiresAt)).rejects.toThrow();
+    expect(writes).toBe(2);
+    // The second request's five packs are stored by the time the hand-in is reported failed.
+    expect(await packs(batchId)).toHaveLength(5);
   });
 
   it('counts a chunk once, and refuses to count into a batch that does not exist', async () => {
