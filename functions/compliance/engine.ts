@@ -187,10 +187,11 @@ export interface ChunkRun {
  * before it runs, and a run cut short by a crash comes back as the next attempt), so on the
  * first attempt of the first part no run of the chunk has written anything and every device is
  * checked. Any other run first reads which of its devices already have a report (one
- * consistent range read per grade), counts those as stored and checks only the others. A run's writes are its own: the step ends only after every device it
- * started has settled, even when one fails (then no further device is fetched, the reports of
- * the checked ones are still written, and the step throws), and the SDK ends an invocation only
- * when no step is executing. So no earlier run is still writing when a chunk runs again, and
+ * consistent range read per grade), counts those as stored and checks only the others. A run's
+ * writes are its own: the step ends only after every device it started has settled and every
+ * request of its writes has ended, even when one fails (then no further device is fetched, the
+ * reports of the checked ones are still written, and the step throws or, stopped, returns),
+ * and the SDK ends an invocation only when no step is executing. So no earlier run is still writing when a chunk runs again, and
  * the devices it finds without a report are the ones no run has written: it writes them
  * without a condition, and its counts are exactly what it stored.
  */
@@ -213,7 +214,7 @@ export const runChunk = async (batchId: string, index: number, { runsBefore, att
     // A device's time runs from when its first fetch got a slot (not from when it waited
     // behind the adapter's cap) to when its report is stored.
     let started: number | undefined;
-    const run = <T>(fetch: () => Promise<T>) =>
+    const gated = <T>(fetch: () => Promise<T>) =>
       gate.run(() => {
         if (!failure) {
           const left = remainingTimeMs();
@@ -225,7 +226,7 @@ export const runChunk = async (batchId: string, index: number, { runsBefore, att
       });
     let checked: DeviceReport;
     try {
-      checked = await checkDevice(assignment, target, { ...checkDeps, gate: { run, pause: (ms) => gate.pause(ms) } });
+      checked = await checkDevice(assignment, target, { ...checkDeps, gate: { run: gated, pause: (ms) => gate.pause(ms) } });
     } catch (error) {
       writer.skip();
       failure ??= { error };
