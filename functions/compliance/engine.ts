@@ -299,7 +299,7 @@ export const runBatch = async (event: BatchEvent, context: DurableContext, deps:
       let runsBefore = 0;
       for (let part = 1; ; part++) {
         const before = runsBefore;
-        const outcome: ChunkOutcome | ChunkCounts = await child.step(part === 1 ? 'check' : `check-${part}`, async ({ attempt }) => {
+        const outcome = await child.step(part === 1 ? 'check' : `check-${part}`, async ({ attempt }) => {
           try {
             return await runChunk(batchId, index, { runsBefore: before, attempt }, work, remainingTimeMs, deps);
           } finally {
@@ -312,8 +312,7 @@ export const runBatch = async (event: BatchEvent, context: DurableContext, deps:
             delay: { seconds: Math.min(60, firstDelay * 2 ** (attempt - 1)) },
           }),
         });
-        // (An execution started before parts existed has bare counts in its log.)
-        if (!('resumeInSeconds' in outcome)) return 'counts' in outcome ? outcome.counts : outcome;
+        if ('counts' in outcome) return outcome.counts;
         runsBefore = outcome.runs;
         await child.wait(`resume-${part}`, { seconds: outcome.resumeInSeconds });
       }
