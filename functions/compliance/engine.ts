@@ -15,7 +15,6 @@ import { checkDevice, type CheckDeps, type RelayGet } from './check.js';
 import { addCounts, emptyCounts, type BatchPlan, type ChunkCounts } from './model.js';
 import { MAX_ATTEMPTS, type BatchWork, type ChunkReport, type ComplianceStore, type DeviceReport } from './store.js';
 import type { Grade, RuleTotals } from './grading.js';
-import type { Report } from './model.js';
 
 /** The event that starts an execution: small by design (the payload limit is 256 KB). */
 export interface BatchEvent {
@@ -35,7 +34,7 @@ export interface EngineDeps extends Omit<CheckDeps, 'gate' | 'relayGet'> {
   /** Reports stored together, 1 to 250 (the default): see {@link WRITE_BATCH}. */
   readonly reportsPerWrite?: number;
   /** A device was checked and its report written (metrics, benchmark). */
-  readonly onDeviceChecked?: (report: Report, ms: number) => void;
+  readonly onDeviceChecked?: (report: DeviceReport, ms: number) => void;
   /** The batch ended (metrics). */
   readonly onBatchEnd?: (outcome: { readonly adapterId: string; readonly status: 'completed' | 'failed' }) => void;
   /** Called at the end of each step (flushes metrics). */
@@ -93,34 +92,50 @@ const WRITE_BATCH = 250;
  */
 const WRITE_LINGER_MS = 1_000;
 
+/** A checked device's report waiting to be stored, and when its first fetch got a slot. */
+interface Pending {
+  readonly entry: ChunkReport;
+  readonly started: number;
+}
+
 /**
  * Writes a chunk's reports in few requests: reports are stored together (see
  * `ComplianceStore.putReports`) when {@link WRITE_BATCH} are waiting, when the chunk has no
  * device left to check, or {@link WRITE_LINGER_MS} after the first was checked, whichever comes
- * first. A report's promise settles with the stored report when DynamoDB has it (or rejects
- * when its request failed).
+ * first. When a hand-in is stored, `stored` is told its reports; when it fails (or `stored`
+ * throws), `failed` is told why. A device holds nothing once handed in: no promise of its own.
  */
 class ReportWriter {
-  readonly #put: (reports: readonly ChunkReport[]) => Promise<Report[]>;
+  readonly #put: (reports: readonly ChunkReport[]) => Promise<unknown>;
+  readonly #stored: (reports: readonly Pending[]) => void;
+  readonly #failed: (error: unknown) => void;
   readonly #perWrite: number;
-  #queue: { readonly entry: ChunkReport; readonly settle: (result: Report | { readonly error: unknown }) => void }[] = [];
+  #queue: Pending[] = [];
   /** Devices of the chunk that may still hand in a report. */
   #remaining: number;
   #timer: NodeJS.Timeout | undefined;
+  /** Hand-ins on their way to DynamoDB (they never reject). */
+  readonly #writes = new Set<Promise<void>>();
 
-  constructor(put: (reports: readonly ChunkReport[]) => Promise<Report[]>, devices: number, perWrite = WRITE_BATCH) {
-    this.#put = put;
-    this.#remaining = devices;
-    this.#perWrite = Math.min(WRITE_BATCH, Math.max(1, perWrite));
+  constructor(o: {
+    readonly put: (reports: readonly ChunkReport[]) => Promise<unknown>;
+    readonly stored: (reports: readonly Pending[]) => void;
+    readonly failed: (error: unknown) => void;
+    readonly devices: number;
+    readonly perWrite?: number | undefined;
+  }) {
+    this.#put = o.put;
+    this.#stored = o.stored;
+    this.#failed = o.failed;
+    this.#remaining = o.devices;
+    this.#perWrite = Math.min(WRITE_BATCH, Math.max(1, o.perWrite ?? WRITE_BATCH));
   }
 
-  write(entry: ChunkReport): Promise<Report> {
-    return new Promise((resolve, reject) => {
-      this.#queue.push({ entry, settle: (result) => ('error' in result ? reject(result.error) : resolve(result)) });
-      this.#remaining--;
-      if (this.#queue.length >= this.#perWrite || this.#remaining === 0) this.#send();
-      else this.#timer ??= setTimeout(() => this.#send(), WRITE_LINGER_MS);
-    });
+  write(entry: ChunkReport, started: number): void {
+    this.#queue.push({ entry, started });
+    this.#remaining--;
+    if (this.#queue.length >= this.#perWrite || this.#remaining === 0) this.#send();
+    else this.#timer ??= setTimeout(() => this.#send(), WRITE_LINGER_MS);
   }
 
   /** Devices of the chunk (one by default) ended without a report, or will never be checked. */
@@ -130,18 +145,21 @@ class ReportWriter {
     if (this.#remaining === 0) this.#send();
   }
 
+  /** Resolves when every hand-in has ended, stored or failed. */
+  async settled(): Promise<void> {
+    while (this.#writes.size) await Promise.all(this.#writes);
+  }
+
   #send(): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
     while (this.#queue.length) {
       const batch = this.#queue.splice(0, this.#perWrite);
-      this.#put(batch.map((b) => b.entry)).then(
-        (stored) => {
-          const byDevice = new Map(stored.map((r) => [r.device, r]));
-          for (const b of batch) b.settle(byDevice.get(b.entry.report.device) ?? { error: new Error(`the report of ${b.entry.report.device} was not stored`) });
-        },
-        (error: unknown) => batch.forEach((b) => b.settle({ error: error ?? new Error('report write failed') })),
-      );
+      const write: Promise<void> = this.#put(batch.map((p) => p.entry))
+        .then(() => this.#stored(batch))
+        .catch((error: unknown) => this.#failed(error ?? new Error('report write failed')))
+        .then(() => void this.#writes.delete(write));
+      this.#writes.add(write);
     }
   }
 }
@@ -206,10 +224,20 @@ export const runChunk = async (batchId: string, index: number, { runsBefore, att
   const target = { batchId, treeId: work.treeId, version: work.version, adapterId: work.adapterId, plan };
   const checkDeps: CheckDeps = { ...deps, gate, relayGet: deps.relayGet(remainingTimeMs) };
   const unreported = devices.map((assignment, position) => ({ assignment, position })).filter(({ assignment }) => !reported.has(assignment.device));
-  const writer = new ReportWriter((reports) => deps.store.putReports(batchId, { chunk: index, attempt: run }, reports, work.expiresAt), unreported.length, deps.reportsPerWrite);
   let failure: { readonly error: unknown } | undefined;
-  /** The devices' report writes: a chunk ends only when every one has settled. */
-  const written: Promise<void>[] = [];
+  const writer = new ReportWriter({
+    put: (reports) => deps.store.putReports(batchId, { chunk: index, attempt: run }, reports, work.expiresAt),
+    stored: (reports) => {
+      const now = performance.now();
+      for (const { entry, started } of reports) {
+        counts.add(entry.report.grade, entry.report.totals);
+        deps.onDeviceChecked?.(entry.report, now - started);
+      }
+    },
+    failed: (error) => (failure ??= { error }),
+    devices: unreported.length,
+    perWrite: deps.reportsPerWrite,
+  });
   const check = async ({ assignment, position }: (typeof unreported)[number]): Promise<void> => {
     // A device's time runs from when its first fetch got a slot (not from when it waited
     // behind the adapter's cap) to when its report is stored.
@@ -232,17 +260,7 @@ export const runChunk = async (batchId: string, index: number, { runsBefore, att
       failure ??= { error };
       return;
     }
-    written.push(
-      (async () => {
-        try {
-          const report = await writer.write({ position, report: checked });
-          counts.add(report.grade, report.totals);
-          deps.onDeviceChecked?.(report, performance.now() - (started ?? performance.now()));
-        } catch (error) {
-          failure ??= { error };
-        }
-      })(),
-    );
+    writer.write({ position, report: checked }, started ?? performance.now());
   };
   // As many workers as the adapter has fetch slots take the chunk's devices in turn (a
   // device's report is written while its worker goes on), so a chunk holds only the devices
@@ -254,8 +272,8 @@ export const runChunk = async (batchId: string, index: number, { runsBefore, att
     }),
   );
   writer.skip(unreported.length - next);
-  // Each settles (a failure is noted, not thrown): the chunk ends after its last write.
-  await Promise.all(written);
+  // A failed hand-in is noted, not thrown: the chunk ends after its last write has ended.
+  await writer.settled();
   // Stopped: what this part stored is read back by the next, which counts the chunk.
   // A write that failed after the stop is not an attempt spent: the next part checks its devices.
   if (failure?.error instanceof OutOfTime) return { resumeInSeconds: Math.ceil(Math.max(0, remainingTimeMs()) / 1000) + 1, runs: run };

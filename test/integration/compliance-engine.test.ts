@@ -244,6 +244,26 @@ describe('a compliance batch on the durable engine', () => {
     expect(new Set(reports.map((r) => r.device)).size).toBe(DEVICES + 2);
   });
 
+  it('fails a chunk whose stored hand-in cannot be counted only after its writes ended; the retry counts what was stored and checks nothing twice', async () => {
+    const { batchId } = await startBatch({ treeId: TREE, version: 'v1', adapterId: ADAPTER }, startDeps(3));
+    let thrown = 0;
+    // The metric of the first stored device throws: the chunk must not end while its other writes are on their way.
+    const onDeviceChecked = () => {
+      if (thrown++ === 0) throw new Error('simulated metrics failure');
+    };
+    const execution = await run(batchId, { ...engineDeps, onDeviceChecked, chunkConcurrency: 1, reportsPerWrite: 2 });
+    expect(execution.getStatus()).toBe('SUCCEEDED');
+    expect(thrown).toBeGreaterThan(1);
+    const batch = (await store.getBatch(batchId))!;
+    expect(batch).toMatchObject({ status: 'completed', total: DEVICES + 2, done: DEVICES + 2, grades: expectedGrades() });
+    expect(batch.totals).toEqual({ errors: 6, warnings: 3, infos: 3, passes: DEVICES * 5 + DEVICES / 2 - 12 });
+    expect([...fetchesPerDevice().values()].every((n) => n === 1)).toBe(true);
+    expect(fetchesPerDevice().size).toBe(DEVICES + 2);
+    const reports = await allReports(batchId);
+    expect(new Set(reports.map((r) => r.device)).size).toBe(DEVICES + 2);
+    expect(reports).toHaveLength(DEVICES + 2);
+  });
+
   it('refuses chunk sizes its report keys cannot hold before writing anything', async () => {
     for (const chunkSize of [0, 10_001, 2.5]) {
       await expect(startBatch({ treeId: TREE, version: 'v1', adapterId: ADAPTER }, { ...startDeps(3), chunkSize, newId: () => 'c'.repeat(24) })).rejects.toThrow(RangeError);
