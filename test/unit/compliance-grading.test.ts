@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { AdapterGate, backoffMs } from '../../functions/compliance/gate.js';
 import { gradeOf, ruleTotals, score } from '../../functions/compliance/grading.js';
-import { checkDevice, configPath, MAX_ISSUE_BYTES } from '../../functions/compliance/check.js';
+import { checkDevice, configPath, isoTimestamp, MAX_ISSUE_BYTES } from '../../functions/compliance/check.js';
 import { MAX_REPORT_BYTES } from '../../functions/compliance/store.js';
 import { CHUNK_BYTES, CHUNK_SIZE, chunkDevices } from '../../functions/compliance/core.js';
 import type { DeviceAssignment } from '../../functions/compliance/model.js';
@@ -83,6 +83,26 @@ describe('the adapter gate', () => {
   it('backs off with full jitter, doubling from 250 ms up to 20 s', () => {
     expect([1, 2, 3, 10].map((a) => backoffMs(a, () => 1))).toEqual([250, 500, 1000, 20_000]);
     expect(backoffMs(4, () => 0)).toBe(0);
+  });
+});
+
+describe('isoTimestamp', () => {
+  it('writes what toISOString writes, within a second, across seconds and in any order', () => {
+    const times = [
+      Date.UTC(2026, 10, 26, 14, 0, 0, 0),
+      Date.UTC(2026, 10, 26, 14, 0, 0, 7),
+      Date.UTC(2026, 10, 26, 14, 0, 0, 999),
+      Date.UTC(2026, 10, 26, 14, 0, 1, 0),
+      Date.UTC(2026, 10, 26, 14, 0, 0, 500),
+      Date.UTC(2026, 11, 31, 23, 59, 59, 999),
+      Date.UTC(2027, 0, 1, 0, 0, 0, 1),
+      0,
+      -1,
+      -1001,
+      Date.UTC(10_000, 0, 1, 0, 0, 0, 42),
+    ];
+    for (const t of times) expect(isoTimestamp(new Date(t)), String(t)).toBe(new Date(t).toISOString());
+    for (let t = 1_764_000_000_000; t < 1_764_000_003_000; t += 37) expect(isoTimestamp(new Date(t))).toBe(new Date(t).toISOString());
   });
 });
 
