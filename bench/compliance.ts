@@ -13,6 +13,7 @@
  * ratio is the median of the rounds' ratios (on a shared machine the load moves between runs; a
  * pair measured back to back shares it).
  */
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -67,8 +68,12 @@ const treeCpuSeconds = (pid: number | undefined): number | undefined => {
   }
 };
 
-/** Starts measuring a run's resources; the returned function ends it. */
+/**
+ * Starts measuring a run's resources; the returned function ends it. A full collection first
+ * (the bundle runs with `--expose-gc`), so that no run pays for the garbage the one before left.
+ */
 const resources = (dynamoPid: number | undefined) => {
+  (globalThis as { gc?: () => void }).gc?.();
   const rss = highWater();
   const cpu = process.cpuUsage();
   const dynamo = treeCpuSeconds(dynamoPid);
@@ -230,7 +235,18 @@ export const complianceRatios = (runs: readonly ComplianceRun[]): { concurrency:
 /** The last line a run prints: what `bench/run.ts` reads back. */
 export const RESULT_PREFIX = 'COMPLIANCE_RESULT ';
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+/** Defined (true) in the bundle `buildComplianceScript` makes; undeclared when run through tsx. */
+declare const COMPLIANCE_BENCH_BUNDLED: boolean | undefined;
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href && typeof COMPLIANCE_BENCH_BUNDLED === 'undefined') {
+  // Run through tsx: measure the bundle instead, on the project's Node 22, with the same arguments.
+  const { buildComplianceScript } = await import('./build.js');
+  const { PROJECT_ROOT } = await import('../infra/paths.js');
+  const child = spawnSync(path.join(PROJECT_ROOT, 'node_modules', '.bin', 'node'), ['--expose-gc', await buildComplianceScript(), ...process.argv.slice(2)], { stdio: 'inherit' });
+  process.exit(child.status ?? 1);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href && typeof COMPLIANCE_BENCH_BUNDLED !== 'undefined') {
   // [devices] [concurrencies, comma-separated] [rounds]
   const devices = Number(process.argv[2] ?? 10_000);
   const concurrencies = process.argv[3] ? process.argv[3].split(',').map(Number) : [10, 50];
