@@ -6,13 +6,17 @@
  * | `META`                  | the batch: status, counts (numbers the chunks `ADD` to), the set of counted chunks, timestamps |
  * | `PLAN`                  | the frozen rules by node and the variables (JSON)                     |
  * | `C#000042`              | chunk 42: its devices and their nodes (JSON)                          |
- * | `R#fail#000042#02#0017` | a pack: reports of one grade stored by run 2 of chunk 42 (JSON array); 17 is the position in the chunk of its first device |
+ * | `R#fail#000042#02#0017` | a pack: reports of one grade stored by run 2 of chunk 42; 17 is the position in the chunk of its first device |
  *
  * Every item carries `expiresAt` (epoch seconds): DynamoDB's TTL removes a batch and its
  * reports after the retention.
  *
  * Reports are stored in packs: the reports a chunk hands in together (up to 250) are grouped
  * by grade, and each group is one item (split further only to stay under DynamoDB's 400 KB).
+ * A pack says once what its reports share: the batch and grade in its key, the tree and version
+ * as attributes; `rows` (JSON) holds the rest of each report with its device's position, from
+ * which its id is made again. That is about half the bytes of whole reports, which DynamoDB
+ * bills by and the SDK and DynamoDB serialize and parse.
  * A pack's key is its grade, its chunk, the chunk's run that stored it (its attempt, counted
  * across the chunk's parts) and its first device's position in the chunk. A run writes a device
  * at most once, so no two packs
@@ -49,12 +53,12 @@ export const MAX_CHUNKS = 50_000;
 /** Runs of a chunk (attempts, across its parts) the keys can tell apart: a run is 2 digits. */
 export const MAX_ATTEMPTS = 99;
 /**
- * JSON bytes of reports a pack takes before another pack starts: reading one report reads its
+ * JSON bytes of rows a pack takes before another pack starts: reading one report reads its
  * pack, so packs stay small (at most 8 read units to read any report of a pack of several). A
  * report bigger than this is a pack of its own.
  */
 const PACK_BYTES = 64 * 1024;
-/** JSON bytes of one report at most, inside DynamoDB's 400 KB item with its key and attribute names. */
+/** JSON bytes of one report's row at most, inside DynamoDB's 400 KB item with its key and other attributes. */
 export const MAX_REPORT_BYTES = 380_000;
 
 const batchPk = (batchId: string): string => `B#${batchId}`;
@@ -167,12 +171,40 @@ const toBatch = (item: Record<string, unknown>): Batch => ({
   ...(typeof item['reason'] === 'string' ? { reason: item['reason'] } : {}),
 });
 
+/** A report as its pack's `rows` keep it: what the pack's key and attributes do not say, and its device's position. */
+type PackRow = Omit<Report, 'reportId' | 'batchId' | 'treeId' | 'version' | 'grade'> & { readonly position: number };
+
+/** A report's row in its pack, as JSON. */
+const rowOf = (position: number, report: DeviceReport): string => {
+  const { batchId: _batchId, treeId: _treeId, version: _version, grade: _grade, ...row } = report;
+  // `row` always has members (the device at least): its JSON starts with `{"`.
+  return `{"position":${position},${JSON.stringify(row).slice(1)}`;
+};
+
 /**
- * The reports of an item in the reports' key range: a pack, or one report stored on its own
- * (`R#<32 hex digits of the device name's SHA-256>`, `report`) by releases before packs, which
- * is still read until its retention removes it.
+ * The reports of an item in the reports' key range: a pack, or what earlier releases stored
+ * there, still read until their retention removes it: a pack of whole reports (`reports`), or
+ * one report on its own (`R#<32 hex digits of the device name's SHA-256>`, `report`).
  */
 const packOf = (item: Record<string, unknown>): Report[] => {
+  if (typeof item['rows'] === 'string') {
+    const batchId = (item['pk'] as string).slice(2);
+    const treeId = item['treeId'] as string;
+    const version = item['version'] as string;
+    // R#<grade>#<chunk>#<run>#<first position>: a report id is the batch, the grade's initial, the three numbers and its own position.
+    const [, grade, chunk, run, first] = (item['sk'] as string).split('#') as [string, Grade, string, string, string];
+    const idPrefix = `${batchId}-${grade[0]}${chunk}${run}${first}`;
+    return (JSON.parse(item['rows']) as PackRow[]).map(({ position, device, node, ...rest }) => ({
+      reportId: `${idPrefix}${pad(position, 4)}`,
+      batchId,
+      device,
+      treeId,
+      version,
+      node,
+      grade,
+      ...rest,
+    }));
+  }
   if (typeof item['reports'] === 'string') return JSON.parse(item['reports']) as Report[];
   if (typeof item['report'] === 'string') return [JSON.parse(item['report']) as Report];
   return [];
@@ -327,16 +359,22 @@ export class ComplianceStore {
 
   /**
    * Stores reports that one run of a chunk checked, and returns them named. They are
-   * grouped by grade, in chunk order, into packs of at most {@link PACK_BYTES} of JSON, and the
+   * grouped by grade, in chunk order, into packs of at most {@link PACK_BYTES} of rows, and the
    * packs are written 25 to a request. A pack's key is made of the run and its first
    * device's position, so packs never replace each other as long as a run hands in each
-   * device once (the engine does).
+   * device once (the engine does). The reports must be of `batchId` and of one tree version.
    */
   async putReports(batchId: string, of: PackOf, reports: readonly ChunkReport[], expiresAt: number): Promise<Report[]> {
     const { chunk, attempt } = of;
     if (!Number.isInteger(chunk) || chunk < 0 || chunk >= MAX_CHUNKS) throw new RangeError(`chunk ${chunk} is out of range`);
     if (!Number.isInteger(attempt) || attempt < 1 || attempt > MAX_ATTEMPTS) throw new RangeError(`attempt ${attempt} is out of range`);
     if (new Set(reports.map((r) => r.position)).size !== reports.length) throw new RangeError('a device position is handed in twice');
+    const treeId = reports[0]?.report.treeId;
+    const version = reports[0]?.report.version;
+    // A pack names the batch, tree and version once for all its rows.
+    if (reports.some(({ report }) => report.batchId !== batchId || report.treeId !== treeId || report.version !== version)) {
+      throw new RangeError(`the reports handed in are not all of batch ${batchId} and one tree version`);
+    }
     const pk = batchPk(batchId);
     const named: Report[] = [];
     const items: Record<string, unknown>[] = [];
@@ -346,20 +384,20 @@ export class ComplianceStore {
       let first = 0;
       let bytes = 0;
       const close = () => {
-        if (pack.length) items.push({ pk, sk: `${packPrefix(grade, chunk)}${pad(attempt, 2)}#${pad(first, 4)}`, reports: `[${pack.join(',')}]`, expiresAt });
+        if (pack.length) items.push({ pk, sk: `${packPrefix(grade, chunk)}${pad(attempt, 2)}#${pad(first, 4)}`, treeId, version, rows: `[${pack.join(',')}]`, expiresAt });
         pack = [];
         bytes = 0;
       };
       for (const { position, report } of group) {
         if (!Number.isInteger(position) || position < 0 || position >= MAX_CHUNK_DEVICES) throw new RangeError(`device position ${position} is out of range`);
-        const body = JSON.stringify(report);
-        // The id goes first, as in every report this API returns: `"reportId":"<42 characters>",` is 56 bytes.
-        const size = Buffer.byteLength(body, 'utf8') + 56;
+        const row = rowOf(position, report);
+        // With the comma before it.
+        const size = Buffer.byteLength(row, 'utf8') + 1;
         if (size > MAX_REPORT_BYTES) throw new RangeError(`the report of ${report.device} is ${size} bytes of JSON, more than the ${MAX_REPORT_BYTES} an item can hold`);
         if (pack.length && bytes + size > PACK_BYTES) close();
         if (!pack.length) first = position;
         const reportId = reportIdOf(batchId, grade, of, first, position);
-        pack.push(`{"reportId":"${reportId}",${body.slice(1)}`);
+        pack.push(row);
         bytes += size;
         named.push({ reportId, ...report });
       }

@@ -84,8 +84,12 @@ describe('compliance report packs', () => {
     // pass: 0, 9; fail: 3, 17, 24, 38; review: 5; error: 6.
     expect(items.map((i) => i['sk'])).toEqual(['R#error#000001#01#0006', 'R#fail#000001#01#0003', 'R#pass#000001#01#0000', 'R#review#000001#01#0005']);
     for (const item of items) expect(item['expiresAt']).toBe(expiresAt);
-    const fail = JSON.parse(items[1]!['reports'] as string) as Report[];
-    expect(fail.map((r) => r.device)).toEqual(['d1-3', 'd1-17', 'd1-24', 'd1-38']); // chunk order, whatever order they came in
+    const fail = JSON.parse(items[1]!['rows'] as string) as Record<string, unknown>[];
+    expect(fail.map((r) => r['device'])).toEqual(['d1-3', 'd1-17', 'd1-24', 'd1-38']); // chunk order, whatever order they came in
+    // What the pack's key and attributes say is not repeated in its rows.
+    expect(items[1]).toMatchObject({ treeId: 'a1b2c3d4e5f6a1b2c3d4e5f6', version: 'v1' });
+    expect(Object.keys(fail[0]!)).toEqual(['position', 'device', 'node', 'score', 'totals', 'issues', 'checkedAt']);
+    expect(fail.map((r) => r['position'])).toEqual([3, 17, 24, 38]);
     for (const report of stored) {
       expect(report.reportId).toMatch(new RegExp(REPORT_ID_PATTERN));
       expect(Object.keys(report)[0]).toBe('reportId');
@@ -103,8 +107,8 @@ describe('compliance report packs', () => {
     // About 24 KB of two-byte characters each: five fit 64 KB by characters, two by bytes.
     const stored = await store.putReports(batchId, { chunk: 0, attempt: 1 }, [0, 1, 2, 3, 4, 5, 6].map((p) => withMessage(p, 'é'.repeat(12_000))), expiresAt);
     let items = await packs(batchId);
-    expect(items.map((i) => (JSON.parse(i['reports'] as string) as Report[]).length)).toEqual([2, 2, 2, 1]);
-    for (const item of items) expect(Buffer.byteLength(item['reports'] as string, 'utf8')).toBeLessThanOrEqual(64 * 1024 + 2);
+    expect(items.map((i) => (JSON.parse(i['rows'] as string) as unknown[]).length)).toEqual([2, 2, 2, 1]);
+    for (const item of items) expect(Buffer.byteLength(item['rows'] as string, 'utf8')).toBeLessThanOrEqual(64 * 1024 + 2);
     for (const report of stored) expect((await store.getReport(report.reportId))?.device).toBe(report.device);
     // A 300 KB report (the most issues a report keeps) is a pack of its own, and DynamoDB takes it.
     const [big] = await store.putReports(batchId, { chunk: 0, attempt: 1 }, [withMessage(8, 'é'.repeat(150_000))], expiresAt);
@@ -172,6 +176,58 @@ describe('compliance report packs', () => {
     const walked = (await pages(batchId, 1)).flat();
     expect(walked.map((r) => r.reportId).sort()).toEqual([legacy, ...stored].map((r) => r.reportId).sort());
     expect(parseReportId(legacy.reportId)).toEqual({ batchId, sk: `R#${key}` });
+  });
+
+  it('reads packs of whole reports as the previous release stored them: by id, in the list, from a cursor into them, and for a retry', async () => {
+    const batchId = await newBatch(2, 4);
+    // Chunk 0 run 1 hands in positions 0 to 3 as whole reports, each with its id first.
+    const whole = (grade: Grade, positions: readonly number[]): Report[] =>
+      positions.map((p) => ({ reportId: `${batchId}-${grade[0]}00000001${String(positions[0]).padStart(4, '0')}${String(p).padStart(4, '0')}`, ...deviceReport(batchId, `d0-${p}`, grade) }));
+    const oldPass = whole('pass', [0, 2, 3]);
+    const oldFail = whole('fail', [1]);
+    for (const [grade, reports] of [['pass', oldPass], ['fail', oldFail]] as const) {
+      const sk = `R#${grade}#000000#01#${String(reports[0]!.reportId.slice(-8, -4))}`;
+      await documentClient.send(new PutCommand({ TableName: table, Item: { pk: `B#${batchId}`, sk, reports: JSON.stringify(reports), expiresAt } }));
+    }
+    const stored = await store.putReports(batchId, { chunk: 1, attempt: 1 }, chunkReports(batchId, 1, [0, 1, 2, 3]), expiresAt);
+    for (const report of [...oldPass, ...oldFail]) {
+      expect(parseReportId(report.reportId)?.sk).toMatch(/^R#(pass|fail)#000000#01#000[01]$/);
+      expect(await store.getReport(report.reportId)).toEqual(report);
+    }
+    const walked = (await pages(batchId, 2)).flat();
+    expect(walked.map((r) => r.reportId).sort()).toEqual([...oldPass, ...oldFail, ...stored].map((r) => r.reportId).sort());
+    expect((await pages(batchId, 1, 'pass')).flat().filter((r) => r.device.startsWith('d0-'))).toEqual(oldPass);
+    const found = await store.existingReports(batchId, 0);
+    expect([...found.keys()].sort()).toEqual(['d0-0', 'd0-1', 'd0-2', 'd0-3']);
+    expect(found.get('d0-1')).toEqual({ grade: 'fail', totals: oldFail[0]!.totals });
+  });
+
+  it('returns each report as a whole report, whatever its pack leaves out', async () => {
+    const batchId = await newBatch(1, 3);
+    const handedIn = [
+      { position: 0, report: deviceReport(batchId, 'd0-0', 'fail', { issues: [{ ruleId: 'r', node: 'base', path: '/x', severity: 'error', mode: 'required', message: 'missing' }], issuesOmitted: 2 }) },
+      { position: 1, report: deviceReport(batchId, 'd0-1', 'error') },
+    ];
+    const stored = await store.putReports(batchId, { chunk: 0, attempt: 1 }, handedIn, expiresAt);
+    for (const { report } of handedIn) {
+      const back = (await pages(batchId, 10)).flat().find((r) => r.device === report.device)!;
+      expect(back).toEqual({ reportId: back.reportId, ...report });
+      expect(Object.keys(back).slice(0, 7)).toEqual(['reportId', 'batchId', 'device', 'treeId', 'version', 'node', 'grade']);
+      expect(await store.getReport(back.reportId)).toEqual(back);
+      expect(stored.find((r) => r.device === report.device)).toEqual(back);
+    }
+  });
+
+  it('refuses a hand-in whose reports are not all of the batch and one tree version, writing nothing', async () => {
+    const batchId = await newBatch(1, 3);
+    const mixed = (extra: Partial<DeviceReport>): ChunkReport[] => [
+      { position: 0, report: deviceReport(batchId, 'd0-0', 'pass') },
+      { position: 1, report: deviceReport(batchId, 'd0-1', 'fail', extra) },
+    ];
+    for (const extra of [{ version: 'v2' }, { treeId: 'f'.repeat(24) }, { batchId: 'e'.repeat(24) }]) {
+      await expect(store.putReports(batchId, { chunk: 0, attempt: 1 }, mixed(extra), expiresAt), JSON.stringify(extra)).rejects.toThrow(RangeError);
+    }
+    expect(await packs(batchId)).toEqual([]);
   });
 
   it('answers an empty page for a batch without reports, and nothing for ids that name no report', async () => {
