@@ -8,7 +8,7 @@
  * high-water mark, the CPU seconds of this process and of DynamoDB Local's JVM, and the ratio of
  * the engine's wall time to the floor's (target ≤ 1.25 at 50).
  *
- * `npx tsx bench/compliance.ts [devices] [concurrencies] [rounds]` (default `10000 10,50 3`):
+ * `npx tsx bench/compliance.ts [devices] [concurrencies] [rounds]` (default `10000 10,50 7`):
  * floor and engine alternate round by round, after an unrecorded warm-up round of each, and the
  * ratio is the median of the rounds' ratios (on a shared machine the load moves between runs; a
  * pair measured back to back shares it).
@@ -131,6 +131,12 @@ export const measureCompliance = async (devices = 10_000, concurrencies = [10, 5
     root: { name: 'base', devices: names, rules: FLEET_RULES.map((r) => ({ ...r })) as Version['root']['rules'], children: [] },
   };
   const runs: ComplianceRun[] = [];
+  // Each run starts with the simulator's request log empty (it keeps every request, which
+  // would otherwise pile up in the heap round after round) and from a collected heap.
+  const startRun = () => {
+    sim.requests.length = 0;
+    return resources(dynamo.process.pid);
+  };
   // Round 0 of each concurrency warms both up (code optimized, sockets open) and is not recorded.
   const record = (run: ComplianceRun) => {
     if (run.round === 0) return;
@@ -144,7 +150,7 @@ export const measureCompliance = async (devices = 10_000, concurrencies = [10, 5
         const relayGet = engineDeps.relayGet(() => 15 * 60_000);
         const rules = FLEET_RULES.map((r) => ({ ...r, node: 'base' })) as unknown as Parameters<EngineDeps['evaluate']>[2];
         const times: number[] = [];
-        const stop = resources(dynamo.process.pid);
+        const stop = startRun();
         const started = performance.now();
         let next = 0;
         await Promise.all(
@@ -173,7 +179,7 @@ export const measureCompliance = async (devices = 10_000, concurrencies = [10, 5
           retentionDays: 1,
           concurrency,
         };
-        const stop = resources(dynamo.process.pid);
+        const stop = startRun();
         const started = performance.now();
         const { batchId } = await startBatch({ treeId: 'b'.repeat(24), version: 'bench', adapterId: 'bench-nso' }, startDeps);
         // The clock stops when the handler returns: the batch is complete then (its finish step
@@ -250,7 +256,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href &
   // [devices] [concurrencies, comma-separated] [rounds]
   const devices = Number(process.argv[2] ?? 10_000);
   const concurrencies = process.argv[3] ? process.argv[3].split(',').map(Number) : [10, 50];
-  const rounds = Number(process.argv[4] ?? 3);
+  const rounds = Number(process.argv[4] ?? 7);
   const runs = await measureCompliance(devices, concurrencies, (line) => console.error(line), rounds);
   for (const { concurrency, ratio } of complianceRatios(runs)) console.error(`concurrency ${concurrency}: engine/floor wall-time ratio ${ratio}`);
   console.log(`${RESULT_PREFIX}${JSON.stringify(runs)}`);
