@@ -161,11 +161,12 @@ export const buildFixtures = async (workDir: string): Promise<Record<FixtureName
  * The compliance benchmark (`bench/compliance.ts`) as the batch function runs on Lambda: this
  * project's code bundled by esbuild with the functions' own options (minified; TypeScript
  * through tsx would keep every function's name with a `__name` call each time a closure is
- * made), the packages imported from node_modules (the local durable runner starts worker
- * threads from its own files). Written under `.local/bench/`, where the packages resolve.
+ * made), the packages imported from node_modules rather than bundled (the local durable runner
+ * starts worker threads from its own files). Written to `dir`, which must be inside the
+ * project for the packages to resolve.
  */
-export const buildComplianceScript = async (): Promise<string> => {
-  const file = path.join(PROJECT_ROOT, '.local', 'bench', 'compliance.mjs');
+export const buildComplianceScript = async (dir: string): Promise<string> => {
+  const file = path.join(dir, 'compliance.mjs');
   await build({ ...esbuildOptionsFor(), entryPoints: ['bench/compliance.ts'], outfile: file, packages: 'external', define: { COMPLIANCE_BENCH_BUNDLED: 'true' } });
   return file;
 };

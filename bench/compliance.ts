@@ -14,7 +14,7 @@
  * pair measured back to back shares it).
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -248,8 +248,16 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href &
   // Run through tsx: measure the bundle instead, on the project's Node 22, with the same arguments.
   const { buildComplianceScript } = await import('./build.js');
   const { PROJECT_ROOT } = await import('../infra/paths.js');
-  const child = spawnSync(path.join(PROJECT_ROOT, 'node_modules', '.bin', 'node'), ['--expose-gc', await buildComplianceScript(), ...process.argv.slice(2)], { stdio: 'inherit' });
-  process.exit(child.status ?? 1);
+  mkdirSync(path.join(PROJECT_ROOT, '.local'), { recursive: true });
+  const dir = mkdtempSync(path.join(PROJECT_ROOT, '.local', 'bench-compliance-'));
+  try {
+    const child = spawnSync(path.join(PROJECT_ROOT, 'node_modules', '.bin', 'node'), ['--expose-gc', await buildComplianceScript(dir), ...process.argv.slice(2)], { stdio: 'inherit' });
+    if (child.error) console.error(`bench: the compliance benchmark could not run: ${child.error.message}`);
+    process.exitCode = child.status ?? 1;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  process.exit();
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href && typeof COMPLIANCE_BENCH_BUNDLED !== 'undefined') {

@@ -108,7 +108,11 @@ export const planBatch = (version: Version, only?: readonly string[]): { plan: B
     devices = [...new Set(only)].map((device) => ({ device, node: nodeOf.get(device)! }));
   } else devices = [...nodeOf].map(([device, node]) => ({ device, node }));
   // Only the nodes some device is checked against (their chains) are kept.
-  const used = new Set(devices.flatMap((d) => d.node.split('/').map((_, i, all) => all.slice(0, i + 1).join('/'))));
+  const used = new Set<string>();
+  for (const node of new Set(devices.map((d) => d.node))) {
+    const names = node.split('/');
+    for (let i = 1; i <= names.length; i++) used.add(names.slice(0, i).join('/'));
+  }
   for (const name of Object.keys(rulesByNode)) if (!used.has(name)) delete rulesByNode[name];
   return { plan: { variables: version.variables, rulesByNode }, devices };
 };

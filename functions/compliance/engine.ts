@@ -155,7 +155,9 @@ class ReportWriter {
     this.#timer = undefined;
     while (this.#queue.length) {
       const batch = this.#queue.splice(0, this.#perWrite);
-      const write: Promise<void> = this.#put(batch.map((p) => p.entry))
+      // Put from a promise, so that even a put that throws at once is a failed hand-in.
+      const write: Promise<void> = Promise.resolve()
+        .then(() => this.#put(batch.map((p) => p.entry)))
         .then(() => this.#stored(batch))
         .catch((error: unknown) => this.#failed(error ?? new Error('report write failed')))
         .then(() => void this.#writes.delete(write));

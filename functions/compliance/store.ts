@@ -66,6 +66,8 @@ const chunkSk = (index: number): string => `C#${String(index).padStart(6, '0')}`
 const pad = (n: number, digits: number): string => String(n).padStart(digits, '0');
 const packPrefix = (grade: Grade, chunk: number): string => `R#${grade}#${pad(chunk, 6)}#`;
 const REPORT_ID = new RegExp(REPORT_ID_PATTERN);
+/** A pack's sort key: its grade, chunk, run and first position. */
+const PACK_SK = /^R#(error|fail|pass|review)#([0-9]{6})#([0-9]{2})#([0-9]{4})$/;
 const INITIAL: Readonly<Record<string, Grade>> = { e: 'error', f: 'fail', p: 'pass', r: 'review' };
 
 /** A report's id: its batch, its pack's key (grade, chunk, attempt, first position) and its own position. */
@@ -174,9 +176,12 @@ const toBatch = (item: Record<string, unknown>): Batch => ({
 /** A report as its pack's `rows` keep it: what the pack's key and attributes do not say, and its device's position. */
 type PackRow = Omit<Report, 'reportId' | 'batchId' | 'treeId' | 'version' | 'grade'> & { readonly position: number };
 
-/** A report's row in its pack, as JSON. */
+/** A report's row in its pack, as JSON (without an id or a position the report may carry, which would hide the ones its pack gives it). */
 const rowOf = (position: number, report: DeviceReport): string => {
-  const { batchId: _batchId, treeId: _treeId, version: _version, grade: _grade, ...row } = report;
+  const { batchId: _batchId, treeId: _treeId, version: _version, grade: _grade, reportId: _reportId, position: _position, ...row } = report as DeviceReport & {
+    readonly reportId?: unknown;
+    readonly position?: unknown;
+  };
   // `row` always has members (the device at least): its JSON starts with `{"`.
   return `{"position":${position},${JSON.stringify(row).slice(1)}`;
 };
@@ -188,22 +193,27 @@ const rowOf = (position: number, report: DeviceReport): string => {
  */
 const packOf = (item: Record<string, unknown>): Report[] => {
   if (typeof item['rows'] === 'string') {
-    const batchId = (item['pk'] as string).slice(2);
+    // R#<grade>#<chunk>#<run>#<first position>: a report id is the batch, the grade's initial, the three numbers and its own position.
+    const key = PACK_SK.exec(String(item['sk']));
+    const rows: unknown = JSON.parse(item['rows']);
+    if (!key || !Array.isArray(rows)) return [];
+    const [, grade, chunk, run, first] = key as unknown as [string, Grade, string, string, string];
+    const batchId = String(item['pk']).slice(2);
     const treeId = item['treeId'] as string;
     const version = item['version'] as string;
-    // R#<grade>#<chunk>#<run>#<first position>: a report id is the batch, the grade's initial, the three numbers and its own position.
-    const [, grade, chunk, run, first] = (item['sk'] as string).split('#') as [string, Grade, string, string, string];
     const idPrefix = `${batchId}-${grade[0]}${chunk}${run}${first}`;
-    return (JSON.parse(item['rows']) as PackRow[]).map(({ position, device, node, ...rest }) => ({
-      reportId: `${idPrefix}${pad(position, 4)}`,
-      batchId,
-      device,
-      treeId,
-      version,
-      node,
-      grade,
-      ...rest,
-    }));
+    return (rows as (PackRow | null)[])
+      .filter((row): row is PackRow => typeof row === 'object' && row !== null && Number.isInteger(row.position) && row.position >= 0 && row.position < MAX_CHUNK_DEVICES)
+      .map(({ position, device, node, ...rest }) => ({
+        reportId: `${idPrefix}${pad(position, 4)}`,
+        batchId,
+        device,
+        treeId,
+        version,
+        node,
+        grade,
+        ...rest,
+      }));
   }
   if (typeof item['reports'] === 'string') return JSON.parse(item['reports']) as Report[];
   if (typeof item['report'] === 'string') return [JSON.parse(item['report']) as Report];
@@ -369,6 +379,9 @@ export class ComplianceStore {
     if (!Number.isInteger(chunk) || chunk < 0 || chunk >= MAX_CHUNKS) throw new RangeError(`chunk ${chunk} is out of range`);
     if (!Number.isInteger(attempt) || attempt < 1 || attempt > MAX_ATTEMPTS) throw new RangeError(`attempt ${attempt} is out of range`);
     if (new Set(reports.map((r) => r.position)).size !== reports.length) throw new RangeError('a device position is handed in twice');
+    // Packs are made per grade: a report of any other would be left out, not stored.
+    const unknownGrade = reports.find(({ report }) => !(GRADES as readonly string[]).includes(report.grade));
+    if (unknownGrade) throw new RangeError(`the report of ${unknownGrade.report.device} has no grade a pack can hold (${String(unknownGrade.report.grade)})`);
     const treeId = reports[0]?.report.treeId;
     const version = reports[0]?.report.version;
     // A pack names the batch, tree and version once for all its rows.
@@ -399,7 +412,9 @@ export class ComplianceStore {
         const reportId = reportIdOf(batchId, grade, of, first, position);
         pack.push(row);
         bytes += size;
-        named.push({ reportId, ...report });
+        // As it reads back: its pack's id, whatever id or position the report came with.
+        const { reportId: _id, position: _position, ...plain } = report as DeviceReport & { readonly reportId?: unknown; readonly position?: unknown };
+        named.push({ reportId, ...plain });
       }
       close();
     }

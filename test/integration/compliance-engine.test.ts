@@ -264,6 +264,25 @@ describe('a compliance batch on the durable engine', () => {
     expect(reports).toHaveLength(DEVICES + 2);
   });
 
+  it('takes a store that refuses a hand-in at once (throwing, not rejecting) as a failed write: the chunk runs again and every device is reported once', async () => {
+    const { batchId } = await startBatch({ treeId: TREE, version: 'v1', adapterId: ADAPTER }, startDeps(3));
+    let refused: string[] | undefined;
+    const refusing = storeWith(((batch, of, reports, expiresAt) => {
+      if (!refused) {
+        refused = reports.map((r) => r.report.device);
+        throw new Error('simulated store refusing at once');
+      }
+      return store.putReports(batch, of, reports, expiresAt);
+    }) as ComplianceStore['putReports']);
+    const execution = await run(batchId, { ...engineDeps, store: refusing, chunkConcurrency: 1, reportsPerWrite: 2 });
+    expect(execution.getStatus()).toBe('SUCCEEDED');
+    expect(refused!.length).toBeGreaterThan(0);
+    expect(await store.getBatch(batchId)).toMatchObject({ status: 'completed', total: DEVICES + 2, done: DEVICES + 2, grades: expectedGrades() });
+    const reports = await allReports(batchId);
+    expect(reports).toHaveLength(DEVICES + 2);
+    expect(new Set(reports.map((r) => r.device)).size).toBe(DEVICES + 2);
+  });
+
   it('refuses chunk sizes its report keys cannot hold before writing anything', async () => {
     for (const chunkSize of [0, 10_001, 2.5]) {
       await expect(startBatch({ treeId: TREE, version: 'v1', adapterId: ADAPTER }, { ...startDeps(3), chunkSize, newId: () => 'c'.repeat(24) })).rejects.toThrow(RangeError);

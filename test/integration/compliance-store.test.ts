@@ -218,6 +218,45 @@ describe('compliance report packs', () => {
     }
   });
 
+  it('names a report after its pack even when what was handed in carries an id or a position of its own', async () => {
+    const batchId = await newBatch(1, 3);
+    const carrying = { ...deviceReport(batchId, 'd0-2', 'pass'), reportId: `${batchId}-p0000000100009999`, position: 7 } as DeviceReport;
+    const [stored] = await store.putReports(batchId, { chunk: 0, attempt: 1 }, [{ position: 2, report: carrying }], expiresAt);
+    expect(stored!.reportId).toBe(`${batchId}-p0000000100020002`);
+    const [back] = (await pages(batchId, 10)).flat();
+    expect(back!.reportId).toBe(stored!.reportId);
+    expect(back).not.toHaveProperty('position');
+    expect(await store.getReport(stored!.reportId)).toEqual(back);
+  });
+
+  it('skips what a damaged pack item holds that cannot be a report, and reads the rest', async () => {
+    const batchId = await newBatch(1, 3);
+    const [good] = await store.putReports(batchId, { chunk: 0, attempt: 1 }, chunkReports(batchId, 0, [0]), expiresAt);
+    const row = (position: unknown) => ({ position, device: `d0-${String(position)}`, node: 'base', score: 100, totals: { errors: 0, warnings: 0, infos: 0, passes: 3 }, issues: [], checkedAt: '2026-11-25T10:00:00.000Z' });
+    const put = (sk: string, rows: string) =>
+      documentClient.send(new PutCommand({ TableName: table, Item: { pk: `B#${batchId}`, sk, treeId: 'a1b2c3d4e5f6a1b2c3d4e5f6', version: 'v1', rows, expiresAt } }));
+    // Rows whose position cannot name a report, beside one that can.
+    await put('R#pass#000000#02#0001', JSON.stringify([row(1), row(3.5), row('4'), row(-1), row(10_000), null, 'x', row(5)]));
+    // Not an array of rows; a key that is no pack's.
+    await put('R#pass#000000#03#0000', JSON.stringify({ position: 0 }));
+    await put(`R#${'d'.repeat(32)}`, JSON.stringify([row(6)]));
+    const walked = (await pages(batchId, 3)).flat();
+    expect(walked.map((r) => r.device).sort()).toEqual(['d0-0', 'd0-1', 'd0-5']);
+    for (const report of walked) {
+      expect(report.reportId).toMatch(new RegExp(REPORT_ID_PATTERN));
+      expect(await store.getReport(report.reportId)).toEqual(report);
+    }
+    expect(walked.find((r) => r.device === 'd0-0')).toEqual(good);
+    expect([...(await store.existingReports(batchId, 0)).keys()].sort()).toEqual(['d0-0', 'd0-1', 'd0-5']);
+  });
+
+  it('refuses a report of a grade no pack holds, writing nothing', async () => {
+    const batchId = await newBatch(1, 3);
+    const odd = { position: 1, report: { ...deviceReport(batchId, 'd0-1', 'pass'), grade: 'excellent' } as unknown as DeviceReport };
+    await expect(store.putReports(batchId, { chunk: 0, attempt: 1 }, [...chunkReports(batchId, 0, [0]), odd], expiresAt)).rejects.toThrow(/no grade a pack can hold/);
+    expect(await packs(batchId)).toEqual([]);
+  });
+
   it('refuses a hand-in whose reports are not all of the batch and one tree version, writing nothing', async () => {
     const batchId = await newBatch(1, 3);
     const mixed = (extra: Partial<DeviceReport>): ChunkReport[] => [
