@@ -251,9 +251,22 @@ describe('a compliance batch on the durable engine', () => {
     const onDeviceChecked = () => {
       if (thrown++ === 0) throw new Error('simulated metrics failure');
     };
-    const execution = await run(batchId, { ...engineDeps, onDeviceChecked, chunkConcurrency: 1, reportsPerWrite: 2 });
+    // The first hand-in takes 200 ms, so that the second is sent while it is on its way; the
+    // second takes 1.5 s, longer than the pause before the retry (1 s). A chunk that ended
+    // without waiting for it would run again before it lands, and check its devices twice.
+    let handIns = 0;
+    let slowLanded = false;
+    const slow = storeWith(async (batch, of, reports, expiresAt) => {
+      const n = ++handIns;
+      if (n <= 2) await new Promise((r) => setTimeout(r, n === 1 ? 200 : 1_500));
+      const stored = await store.putReports(batch, of, reports, expiresAt);
+      if (n === 2) slowLanded = true;
+      return stored;
+    });
+    const execution = await run(batchId, { ...engineDeps, store: slow, onDeviceChecked, chunkConcurrency: 1, reportsPerWrite: 2 });
     expect(execution.getStatus()).toBe('SUCCEEDED');
     expect(thrown).toBeGreaterThan(1);
+    expect(slowLanded).toBe(true);
     const batch = (await store.getBatch(batchId))!;
     expect(batch).toMatchObject({ status: 'completed', total: DEVICES + 2, done: DEVICES + 2, grades: expectedGrades() });
     expect(batch.totals).toEqual({ errors: 6, warnings: 3, infos: 3, passes: DEVICES * 5 + DEVICES / 2 - 12 });
