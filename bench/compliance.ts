@@ -68,12 +68,8 @@ const treeCpuSeconds = (pid: number | undefined): number | undefined => {
   }
 };
 
-/**
- * Starts measuring a run's resources; the returned function ends it. A full collection first
- * (the bundle runs with `--expose-gc`), so that no run pays for the garbage the one before left.
- */
+/** Starts measuring a run's resources; the returned function ends it. */
 const resources = (dynamoPid: number | undefined) => {
-  (globalThis as { gc?: () => void }).gc?.();
   const rss = highWater();
   const cpu = process.cpuUsage();
   const dynamo = treeCpuSeconds(dynamoPid);
@@ -132,9 +128,11 @@ export const measureCompliance = async (devices = 10_000, concurrencies = [10, 5
   };
   const runs: ComplianceRun[] = [];
   // Each run starts with the simulator's request log empty (it keeps every request, which
-  // would otherwise pile up in the heap round after round) and from a collected heap.
+  // would otherwise pile up in the heap round after round) and from a fully collected heap
+  // (the bundle runs with `--expose-gc`), so that no run pays for the garbage the one before left.
   const startRun = () => {
     sim.requests.length = 0;
+    (globalThis as { gc?: () => void }).gc?.();
     return resources(dynamo.process.pid);
   };
   // Round 0 of each concurrency warms both up (code optimized, sockets open) and is not recorded.
@@ -244,14 +242,16 @@ export const RESULT_PREFIX = 'COMPLIANCE_RESULT ';
 /** Defined (true) in the bundle `buildComplianceScript` makes; undeclared when run through tsx. */
 declare const COMPLIANCE_BENCH_BUNDLED: boolean | undefined;
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href && typeof COMPLIANCE_BENCH_BUNDLED === 'undefined') {
+const isMain = Boolean(process.argv[1]) && import.meta.url === pathToFileURL(process.argv[1]!).href;
+
+if (isMain && typeof COMPLIANCE_BENCH_BUNDLED === 'undefined') {
   // Run through tsx: measure the bundle instead, on the project's Node 22, with the same arguments.
   const { buildComplianceScript } = await import('./build.js');
-  const { PROJECT_ROOT } = await import('../infra/paths.js');
+  const { PINNED_NODE, PROJECT_ROOT } = await import('../infra/paths.js');
   mkdirSync(path.join(PROJECT_ROOT, '.local'), { recursive: true });
   const dir = mkdtempSync(path.join(PROJECT_ROOT, '.local', 'bench-compliance-'));
   try {
-    const child = spawnSync(path.join(PROJECT_ROOT, 'node_modules', '.bin', 'node'), ['--expose-gc', await buildComplianceScript(dir), ...process.argv.slice(2)], { stdio: 'inherit' });
+    const child = spawnSync(PINNED_NODE, ['--expose-gc', await buildComplianceScript(dir), ...process.argv.slice(2)], { stdio: 'inherit' });
     if (child.error) console.error(`bench: the compliance benchmark could not run: ${child.error.message}`);
     process.exitCode = child.status ?? 1;
   } finally {
@@ -260,7 +260,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href &
   process.exit();
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href && typeof COMPLIANCE_BENCH_BUNDLED !== 'undefined') {
+if (isMain && typeof COMPLIANCE_BENCH_BUNDLED !== 'undefined') {
   // [devices] [concurrencies, comma-separated] [rounds]
   const devices = Number(process.argv[2] ?? 10_000);
   const concurrencies = process.argv[3] ? process.argv[3].split(',').map(Number) : [10, 50];

@@ -23,7 +23,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { liveRoutes } from '../functions/shared/routes.js';
-import { PROJECT_ROOT } from '../infra/paths.js';
+import { PINNED_NODE, PROJECT_ROOT } from '../infra/paths.js';
 import { apiEvent } from '../test/support/events.js';
 import { answersRequests, buildFixtures, buildScript, buildStack, type Bundle, type StackFunction } from './build.js';
 import { bundleContents, sdkBytes, type BundleContents } from './bundles.js';
@@ -80,7 +80,7 @@ const say = (line: string): void => {
 };
 
 /** Node 22 from node_modules/.bin, whatever `node` is on PATH (the pinned `node` devDependency). */
-const NODE = path.join(PROJECT_ROOT, 'node_modules', '.bin', 'node');
+const NODE = PINNED_NODE;
 const nodeVersion = execFileSync(NODE, ['--version'], { encoding: 'utf8' }).trim();
 if (!nodeVersion.startsWith('v22.')) throw new Error(`bench: ${NODE} is ${nodeVersion}, not Node 22`);
 

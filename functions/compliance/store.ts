@@ -173,18 +173,31 @@ const toBatch = (item: Record<string, unknown>): Batch => ({
   ...(typeof item['reason'] === 'string' ? { reason: item['reason'] } : {}),
 });
 
-/** A report as its pack's `rows` keep it: what the pack's key and attributes do not say, and its device's position. */
-type PackRow = Omit<Report, 'reportId' | 'batchId' | 'treeId' | 'version' | 'grade'> & { readonly position: number };
+/** What a pack's row keeps of a report: all but what the pack's key and attributes say. */
+type RowFields = Omit<Report, 'reportId' | 'batchId' | 'treeId' | 'version' | 'grade'>;
+/** A report as its pack's `rows` keep it: its row fields and its device's position. */
+type PackRow = RowFields & { readonly position: number };
 
-/** A report's row in its pack, as JSON (without an id or a position the report may carry, which would hide the ones its pack gives it). */
-const rowOf = (position: number, report: DeviceReport): string => {
+/** A report's row fields, without an id or a position it may carry (they would hide the ones its pack gives it). */
+const rowFieldsOf = (report: DeviceReport): RowFields => {
   const { batchId: _batchId, treeId: _treeId, version: _version, grade: _grade, reportId: _reportId, position: _position, ...row } = report as DeviceReport & {
     readonly reportId?: unknown;
     readonly position?: unknown;
   };
-  // `row` always has members (the device at least): its JSON starts with `{"`.
-  return `{"position":${position},${JSON.stringify(row).slice(1)}`;
+  return row;
 };
+
+/** The whole report a row stands for, its id first: what a read returns and what `putReports` answers. */
+const reportOf = (reportId: string, batchId: string, treeId: string, version: string, grade: Grade, { device, node, ...rest }: RowFields): Report => ({
+  reportId,
+  batchId,
+  device,
+  treeId,
+  version,
+  node,
+  grade,
+  ...rest,
+});
 
 /**
  * The reports of an item in the reports' key range: a pack, or what earlier releases stored
@@ -204,16 +217,7 @@ const packOf = (item: Record<string, unknown>): Report[] => {
     const idPrefix = `${batchId}-${grade[0]}${chunk}${run}${first}`;
     return (rows as (PackRow | null)[])
       .filter((row): row is PackRow => typeof row === 'object' && row !== null && Number.isInteger(row.position) && row.position >= 0 && row.position < MAX_CHUNK_DEVICES)
-      .map(({ position, device, node, ...rest }) => ({
-        reportId: `${idPrefix}${pad(position, 4)}`,
-        batchId,
-        device,
-        treeId,
-        version,
-        node,
-        grade,
-        ...rest,
-      }));
+      .map(({ position, ...row }) => reportOf(`${idPrefix}${pad(position, 4)}`, batchId, treeId, version, grade, row));
   }
   if (typeof item['reports'] === 'string') return JSON.parse(item['reports']) as Report[];
   if (typeof item['report'] === 'string') return [JSON.parse(item['report']) as Report];
@@ -403,7 +407,9 @@ export class ComplianceStore {
       };
       for (const { position, report } of group) {
         if (!Number.isInteger(position) || position < 0 || position >= MAX_CHUNK_DEVICES) throw new RangeError(`device position ${position} is out of range`);
-        const row = rowOf(position, report);
+        const fields = rowFieldsOf(report);
+        // The fields always have members (the device at least): their JSON starts with `{"`.
+        const row = `{"position":${position},${JSON.stringify(fields).slice(1)}`;
         // With the comma before it.
         const size = Buffer.byteLength(row, 'utf8') + 1;
         if (size > MAX_REPORT_BYTES) throw new RangeError(`the report of ${report.device} is ${size} bytes of JSON, more than the ${MAX_REPORT_BYTES} an item can hold`);
@@ -412,9 +418,7 @@ export class ComplianceStore {
         const reportId = reportIdOf(batchId, grade, of, first, position);
         pack.push(row);
         bytes += size;
-        // As it reads back: its pack's id, whatever id or position the report came with.
-        const { reportId: _id, position: _position, ...plain } = report as DeviceReport & { readonly reportId?: unknown; readonly position?: unknown };
-        named.push({ reportId, ...plain });
+        named.push(reportOf(reportId, batchId, report.treeId, report.version, grade, fields));
       }
       close();
     }
