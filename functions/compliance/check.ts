@@ -7,7 +7,7 @@
 import { HttpProblem } from '../shared/problem.js';
 import type { RestActionResult } from '../relay/core.js';
 import type { RuleResult } from '../trees/rules.js';
-import { backoffMs, type AdapterGate } from './gate.js';
+import { backoffMs, type FetchGate } from './gate.js';
 import { gradeOf, ruleTotals, score } from './grading.js';
 import type { BatchPlan, DeviceAssignment, PlanRule, ReportIssue } from './model.js';
 import type { DeviceReport } from './store.js';
@@ -21,8 +21,8 @@ export type RelayGet = (adapterId: string, path: string) => Promise<RestActionRe
 export interface CheckDeps {
   readonly relayGet: RelayGet;
   readonly evaluate: EvaluateRules;
-  /** The adapter's gate (or a wrapper of it that notes when a fetch got its slot). */
-  readonly gate: Pick<AdapterGate, 'run' | 'pause'>;
+  /** Sends the fetches: a slot of the adapter's gate, held by the worker checking the device. */
+  readonly gate: FetchGate;
   readonly now: () => Date;
   /** Busy answers (429, 503) retried per device before its report says so. */
   readonly maxBusyRetries?: number;
@@ -154,19 +154,26 @@ export const checkDevice = async (assignment: DeviceAssignment, target: CheckTar
   // the device is not shown to comply with it.
   const outcomes = verdicts.map((v) => ({ severity: v.severity, passed: v.status === 'pass' }));
   const value = score(outcomes);
-  const issues: ReportIssue[] = [];
-  let bytes = 0;
-  let omitted = 0;
+  const failed: ReportIssue[] = [];
   verdicts.forEach((verdict, i) => {
-    if (verdict.status === 'pass') return;
-    const issue = issueOf(rules[i]!, verdict);
-    const size = Buffer.byteLength(JSON.stringify(issue), 'utf8');
-    if (bytes + size > MAX_ISSUE_BYTES) omitted++;
-    else {
-      bytes += size;
-      issues.push(issue);
-    }
+    if (verdict.status !== 'pass') failed.push(issueOf(rules[i]!, verdict));
   });
+  // Kept in order while they fit; one that does not is counted as omitted. When all of them
+  // fit together (the JSON of the list is at least the sum of theirs), none is measured alone.
+  let issues = failed;
+  let omitted = 0;
+  if (failed.length && Buffer.byteLength(JSON.stringify(failed), 'utf8') > MAX_ISSUE_BYTES) {
+    issues = [];
+    let bytes = 0;
+    for (const issue of failed) {
+      const size = Buffer.byteLength(JSON.stringify(issue), 'utf8');
+      if (bytes + size > MAX_ISSUE_BYTES) omitted++;
+      else {
+        bytes += size;
+        issues.push(issue);
+      }
+    }
+  }
   return {
     ...head,
     grade: gradeOf(value),

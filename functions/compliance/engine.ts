@@ -31,7 +31,7 @@ export interface EngineDeps extends Omit<CheckDeps, 'gate' | 'relayGet'> {
   readonly retryDelaySeconds?: number;
   /** Attempts of a chunk before the batch fails; default 6, at most 99. */
   readonly chunkAttempts?: number;
-  /** Reports stored together, 1 to 250 (the default): see {@link WRITE_BATCH}. */
+  /** Reports stored together, 1 to 1,000 (the default): see {@link WRITE_BATCH}. */
   readonly reportsPerWrite?: number;
   /** A device was checked and its report written (metrics, benchmark). */
   readonly onDeviceChecked?: (report: DeviceReport, ms: number) => void;
@@ -79,12 +79,14 @@ const tally = (counts: ChunkCounts) => {
 };
 
 /**
- * Reports a chunk stores together at most. They become one pack per grade (a few items, see
- * `ComplianceStore.putReports`), so one `BatchWriteItem` usually carries them all. The CPU the
- * SDK (and DynamoDB Local) spends is mostly per request: 250 reports a request make about 45
- * requests per 10,000 devices, 100 made 120 and 25 made 400. (AWS bills per item and kilobyte.)
+ * Reports a chunk stores together at most: as many as a chunk holds (`CHUNK_SIZE`). They become
+ * a few packs per grade (see `ComplianceStore.putReports`), so one `BatchWriteItem` usually
+ * carries them all. The CPU the SDK (and DynamoDB Local) spends is mostly per request: 1,000
+ * reports a request make about 10 requests per 10,000 devices when checks are fast (the linger
+ * below splits them when they are slow), 250 made 40, 100 made 120 and 25 made 400. (AWS bills
+ * per item and kilobyte.)
  */
-const WRITE_BATCH = 250;
+const WRITE_BATCH = 1000;
 /**
  * Longest a checked device's report waits for others to be stored with it. Against an NSO that
  * answers in 150 ms at 10 fetches in flight, a chunk checks about 20 devices a second: they
@@ -224,7 +226,7 @@ export const runChunk = async (batchId: string, index: number, { runsBefore, att
   for (const r of reported.values()) counts.add(r.grade, r.totals);
   const gate = gateFor(work.adapterId, work.concurrency);
   const target = { batchId, treeId: work.treeId, version: work.version, adapterId: work.adapterId, plan };
-  const checkDeps: CheckDeps = { ...deps, gate, relayGet: deps.relayGet(remainingTimeMs) };
+  const relayGet = deps.relayGet(remainingTimeMs);
   const unreported = devices.map((assignment, position) => ({ assignment, position })).filter(({ assignment }) => !reported.has(assignment.device));
   let failure: { readonly error: unknown } | undefined;
   const writer = new ReportWriter({
@@ -240,39 +242,53 @@ export const runChunk = async (batchId: string, index: number, { runsBefore, att
     devices: unreported.length,
     perWrite: deps.reportsPerWrite,
   });
-  const check = async ({ assignment, position }: (typeof unreported)[number]): Promise<void> => {
-    // A device's time runs from when its first fetch got a slot (not from when it waited
-    // behind the adapter's cap) to when its report is stored.
-    let started: number | undefined;
-    const gated = <T>(fetch: () => Promise<T>) =>
-      gate.run(() => {
-        if (!failure) {
-          const left = remainingTimeMs();
-          if (left < INVOCATION_RESERVE_MS) failure = { error: new OutOfTime() };
-        }
-        if (failure) throw new ChunkAbandoned();
-        started ??= performance.now();
-        return fetch();
-      });
-    let checked: DeviceReport;
-    try {
-      checked = await checkDevice(assignment, target, { ...checkDeps, gate: { run: gated, pause: (ms) => gate.pause(ms) } });
-    } catch (error) {
-      writer.skip();
-      failure ??= { error };
-      return;
-    }
-    writer.write({ position, report: checked }, started ?? performance.now());
-  };
-  // As many workers as the adapter has fetch slots take the chunk's devices in turn (a
-  // device's report is written while its worker goes on), so a chunk holds only the devices
-  // in flight, not all of them at once; after a failure they take no further device.
+  // As many workers as the adapter has fetch slots take the chunk's devices in turn, each
+  // holding a slot of the adapter's gate while it has devices to check (it sends one fetch at a
+  // time), so a chunk holds only the devices in flight, not all of them at once. The chunks
+  // running at once share the slots: those of a chunk out of devices pass to the next at once,
+  // while it writes its last reports. After a failure the workers take no further device.
   let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(Math.max(1, work.concurrency), unreported.length) }, async () => {
-      while (next < unreported.length && !failure) await check(unreported[next++]!);
-    }),
-  );
+  const worker = async (): Promise<void> => {
+    const slot = await gate.hold();
+    try {
+      // A device's time runs from when its first fetch is sent (not from when its worker waited
+      // for a slot) to when its report is stored.
+      let started: number | undefined;
+      const checkDeps: CheckDeps = {
+        ...deps,
+        relayGet,
+        gate: {
+          run: (fetch) =>
+            slot.run(() => {
+              if (!failure) {
+                const left = remainingTimeMs();
+                if (left < INVOCATION_RESERVE_MS) failure = { error: new OutOfTime() };
+              }
+              if (failure) throw new ChunkAbandoned();
+              started ??= performance.now();
+              return fetch();
+            }),
+          pause: (ms) => slot.pause(ms),
+        },
+      };
+      while (next < unreported.length && !failure) {
+        const { assignment, position } = unreported[next++]!;
+        started = undefined;
+        let checked: DeviceReport;
+        try {
+          checked = await checkDevice(assignment, target, checkDeps);
+        } catch (error) {
+          writer.skip();
+          failure ??= { error };
+          return;
+        }
+        writer.write({ position, report: checked }, started ?? performance.now());
+      }
+    } finally {
+      slot.release();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(Math.max(1, work.concurrency), unreported.length) }, worker));
   writer.skip(unreported.length - next);
   // A failed hand-in is noted, not thrown: the chunk ends after its last write has ended.
   await writer.settled();

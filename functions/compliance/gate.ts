@@ -15,6 +15,17 @@ export interface GateOptions {
   readonly sleep?: (ms: number) => Promise<void>;
 }
 
+/** What sends a config fetch: `run` sends it when allowed, `pause` holds every fetch to the adapter back. */
+export interface FetchGate {
+  run<T>(fetch: () => Promise<T>): Promise<T>;
+  pause(ms: number): void;
+}
+
+/** One of an adapter's slots, held for fetches sent one at a time, until it is released. */
+export interface HeldSlot extends FetchGate {
+  release(): void;
+}
+
 export class AdapterGate {
   #limit: number;
   #active = 0;
@@ -22,7 +33,7 @@ export class AdapterGate {
   #pausedUntil = 0;
   readonly #now: () => number;
   readonly #sleep: (ms: number) => Promise<void>;
-  /** Most fetches ever in flight at once (for tests and the benchmark). */
+  /** Most slots ever held at once (for tests and the benchmark). */
   peak = 0;
 
   constructor(options: GateOptions) {
@@ -36,27 +47,53 @@ export class AdapterGate {
     while (this.#active < this.#limit && this.#waiting.length) this.#grant();
   }
 
-  #grant(): void {
+  #take(): void {
     this.#active++;
     this.peak = Math.max(this.peak, this.#active);
+  }
+
+  #grant(): void {
+    this.#take();
     this.#waiting.shift()!();
   }
 
-  /** Runs `fetch` holding a slot, after any pause the orchestrator asked for. */
-  async run<T>(fetch: () => Promise<T>): Promise<T> {
-    if (this.#active < this.#limit && this.#waiting.length === 0) {
-      this.#active++;
-      this.peak = Math.max(this.peak, this.#active);
-    } else {
-      await new Promise<void>((resolve) => this.#waiting.push(resolve));
+  #release(): void {
+    this.#active--;
+    if (this.#waiting.length && this.#active < this.#limit) this.#grant();
+  }
+
+  /**
+   * Takes a slot, waiting in turn for one, and holds it until `release`: whoever holds it sends
+   * one fetch at a time through it (after any pause the orchestrator asked for). A worker that
+   * checks device after device holds its slot across them, rather than queueing for one per fetch.
+   */
+  async hold(): Promise<HeldSlot> {
+    if (this.#active < this.#limit && this.#waiting.length === 0) this.#take();
+    else await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    let held = true;
+    return {
+      run: (fetch) => this.#afterPause(fetch),
+      pause: (ms) => this.pause(ms),
+      release: () => {
+        if (held) this.#release();
+        held = false;
+      },
+    };
+  }
+
+  /** Sends `fetch` once no pause is in force (at once when none is). */
+  #afterPause<T>(fetch: () => Promise<T>): Promise<T> {
+    if (this.#pausedUntil <= this.#now()) {
+      try {
+        return fetch();
+      } catch (error) {
+        return Promise.reject(error);
+      }
     }
-    try {
+    return (async () => {
       for (let wait = this.#pausedUntil - this.#now(); wait > 0; wait = this.#pausedUntil - this.#now()) await this.#sleep(wait);
-      return await fetch();
-    } finally {
-      this.#active--;
-      if (this.#waiting.length && this.#active < this.#limit) this.#grant();
-    }
+      return fetch();
+    })();
   }
 
   /** Holds every fetch back for `ms` (the longest pause asked for wins). */

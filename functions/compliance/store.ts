@@ -11,8 +11,8 @@
  * Every item carries `expiresAt` (epoch seconds): DynamoDB's TTL removes a batch and its
  * reports after the retention.
  *
- * Reports are stored in packs: the reports a chunk hands in together (up to 250) are grouped
- * by grade, and each group is one item (split further only to stay under DynamoDB's 400 KB).
+ * Reports are stored in packs: the reports a chunk hands in together (up to 1,000) are grouped
+ * by grade, and each group is one item (split into packs of at most {@link PACK_BYTES} of rows).
  * A pack says once what its reports share: the batch and grade in its key, the tree and version
  * as attributes; `rows` (JSON) holds the rest of each report with its device's position, from
  * which its id is made again. That is about half the bytes of whole reports, which DynamoDB
@@ -500,7 +500,7 @@ export class ComplianceStore {
     let first = true;
     await this.#range(
       batchId,
-      // A pack holds up to 250 reports: ask for a few packs at a time, not for a page of them.
+      // A pack holds up to 64 KB of rows (hundreds of reports): ask for a few packs at a time, not for a page of them.
       { from: options.from?.sk ?? prefix, to: `${prefix}~`, pageSize: () => Math.min(10, 1 + Math.ceil((options.limit - items.length) / 50)) },
       (item) => {
         // The cursor's reports to skip are those of its own pack: when that pack is gone (or

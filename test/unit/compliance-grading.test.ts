@@ -28,6 +28,28 @@ describe('grading', () => {
 });
 
 describe('a report\'s size', () => {
+  it('keeps every issue, in order, when they fit together, and one at the cap that fits alone', async () => {
+    const check = (messages: readonly string[]) =>
+      checkDevice(
+        { device: 'edge-1', node: 'base' },
+        { batchId: 'a'.repeat(24), treeId: 'b'.repeat(24), version: 'v1', adapterId: 'lab', plan: { variables: {}, rulesByNode: { base: messages.map((_, i) => ({ id: `r${i}`, node: 'base', path: '/x', mode: 'required' as const, severity: 'warning' as const })) } } },
+        {
+          relayGet: async () => [{ result: '200', data: { 'tailf-ncs:config': {} } }] as never,
+          evaluate: (_config, _variables, planned) => planned.map((r, i) => ({ id: r.id, path: r.path, mode: r.mode, severity: r.severity, status: i % 3 === 2 ? ('pass' as const) : ('fail' as const), message: messages[i]! })),
+          gate: { run: (fetch) => fetch(), pause: () => undefined },
+          now: () => new Date('2026-11-25T10:00:00.000Z'),
+        },
+      );
+    const few = await check(['a', 'b', 'c', 'd']);
+    expect(few.issues.map((i) => i.ruleId)).toEqual(['r0', 'r1', 'r3']);
+    expect(few.issuesOmitted).toBeUndefined();
+    // One issue's JSON a few bytes under the cap: it fits alone, and the next does not.
+    const bare = Buffer.byteLength(JSON.stringify({ ruleId: 'r0', node: 'base', path: '/x', severity: 'warning', mode: 'required', message: '' }), 'utf8');
+    const atCap = await check(['x'.repeat(MAX_ISSUE_BYTES - bare), 'y']);
+    expect(atCap.issues.map((i) => i.ruleId)).toEqual(['r0']);
+    expect(atCap.issuesOmitted).toBe(1);
+  });
+
   it('keeps issues up to 300,000 UTF-8 bytes of JSON, counting bytes, not characters, and counts the rest as omitted', async () => {
     // Ten failed rules, each about 100,000 bytes of JSON in 50,000 two-byte characters: by
     // characters five would fit, by bytes two do.
@@ -51,32 +73,65 @@ describe('a report\'s size', () => {
 });
 
 describe('the adapter gate', () => {
-  it('never lets more than its limit run at once, and serves every caller', async () => {
+  it('never lets more than its limit hold a slot at once, serves every caller in turn, and frees a slot once', async () => {
     const gate = new AdapterGate({ limit: 3 });
     let running = 0;
     let most = 0;
+    const order: number[] = [];
     const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) =>
-        gate.run(async () => {
-          most = Math.max(most, ++running);
-          await new Promise((r) => setTimeout(r, 1));
-          running--;
-          return i;
-        }),
-      ),
+      Array.from({ length: 20 }, async (_, i) => {
+        const slot = await gate.hold();
+        order.push(i);
+        try {
+          return await slot.run(async () => {
+            most = Math.max(most, ++running);
+            await new Promise((r) => setTimeout(r, 1));
+            running--;
+            return i;
+          });
+        } finally {
+          slot.release();
+          slot.release(); // a second release frees nothing more
+        }
+      }),
     );
     expect(results).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    expect(order).toEqual(Array.from({ length: 20 }, (_, i) => i));
     expect(most).toBe(3);
     expect(gate.peak).toBe(3);
   });
 
-  it('holds every fetch back while paused', async () => {
+  it('lets a held slot send fetch after fetch, and hands it on when released', async () => {
+    const gate = new AdapterGate({ limit: 1 });
+    const first = await gate.hold();
+    let second: Awaited<ReturnType<AdapterGate['hold']>> | undefined;
+    const waiting = gate.hold().then((slot) => (second = slot));
+    for (let i = 0; i < 3; i++) expect(await first.run(async () => i)).toBe(i);
+    await new Promise((r) => setTimeout(r, 5));
+    expect(second).toBeUndefined();
+    first.release();
+    await waiting;
+    expect(await second!.run(async () => 'next')).toBe('next');
+    expect(gate.peak).toBe(1);
+  });
+
+  it('turns a fetch that throws at once into a rejection', async () => {
+    const slot = await new AdapterGate({ limit: 1 }).hold();
+    const sent = slot.run(() => {
+      throw new Error('no');
+    });
+    await expect(sent).rejects.toThrow('no');
+  });
+
+  it('holds every fetch back while paused, on any slot', async () => {
     let now = 1_000;
     const slept: number[] = [];
     const gate = new AdapterGate({ limit: 2, now: () => now, sleep: async (ms) => void (slept.push(ms), (now += ms)) });
-    gate.pause(500);
+    const [a, b] = [await gate.hold(), await gate.hold()];
+    a.pause(500);
     gate.pause(200); // the longest pause wins
-    await gate.run(async () => undefined);
+    await b.run(async () => undefined);
+    await a.run(async () => undefined);
     expect(slept).toEqual([500]);
   });
 
