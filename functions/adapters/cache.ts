@@ -10,6 +10,10 @@
  *   credentials, could not be reached, or was not one the relay may reach) calls
  *   {@link CachedAdapters.forget}: the next call reads the adapter again at once.
  * - At most `maxEntries` adapters are kept; the one read longest ago goes first.
+ * - Calls that find no fresh entry while a read of that adapter is under way wait for that
+ *   read instead of starting their own (unless a `forget` came after it started): when the
+ *   entry of an adapter a batch is fetching through expires, its fetches in flight make one
+ *   read, not one each.
  *
  * `ttlMs` 0 turns the cache off: every `get` reads the store.
  */
@@ -52,9 +56,24 @@ export const cachedAdapters = (store: AdapterReader, options: AdapterCacheOption
   if (ttlMs <= 0) return { get: (name) => store.get(name), forget: () => undefined };
 
   const entries = new Map<string, Entry>();
+  /** Reads under way, by adapter, with the generation they started in. */
+  const reading = new Map<string, { readonly generation: number; readonly read: Promise<Adapter | undefined> }>();
   // Bumped by every `forget`: a read that started before it must not store what it read,
   // since the failure that called `forget` may have come after that read began.
   let generation = 0;
+
+  const read = async (name: string): Promise<Adapter | undefined> => {
+    const startedAt = now();
+    const startedIn = generation;
+    const adapter = await store.get(name);
+    if (adapter && startedIn === generation) {
+      entries.delete(name);
+      entries.set(name, { adapter, expiresAt: startedAt + ttlMs });
+      // Maps iterate in insertion order: the first key is the entry read longest ago.
+      while (entries.size > maxEntries) entries.delete(entries.keys().next().value!);
+    }
+    return adapter;
+  };
 
   return {
     async get(name) {
@@ -63,16 +82,15 @@ export const cachedAdapters = (store: AdapterReader, options: AdapterCacheOption
         if (hit.expiresAt > now()) return hit.adapter;
         entries.delete(name);
       }
-      const startedAt = now();
-      const startedIn = generation;
-      const adapter = await store.get(name);
-      if (adapter && startedIn === generation) {
-        entries.delete(name);
-        entries.set(name, { adapter, expiresAt: startedAt + ttlMs });
-        // Maps iterate in insertion order: the first key is the entry read longest ago.
-        while (entries.size > maxEntries) entries.delete(entries.keys().next().value!);
+      const under = reading.get(name);
+      if (under && under.generation === generation) return under.read;
+      const started = { generation, read: read(name) };
+      reading.set(name, started);
+      try {
+        return await started.read;
+      } finally {
+        if (reading.get(name) === started) reading.delete(name);
       }
-      return adapter;
     },
     forget(name) {
       generation++;

@@ -148,6 +148,59 @@ describe('cachedAdapters', () => {
     expect(s.reads).toHaveLength(2);
   });
 
+  it('makes one read for the calls that miss while it is under way, and a fresh one after a forget', async () => {
+    const s = store([adapter('lab'), adapter('edge')]);
+    const time = clock();
+    const cache = cachedAdapters(s.reader, { ttlMs: 5_000, maxEntries: 10, now: time.now });
+    let release = s.hold();
+    const first = Array.from({ length: 50 }, () => cache.get('lab'));
+    const other = cache.get('edge');
+    release();
+    expect((await Promise.all(first)).every((a) => a?.name === 'lab')).toBe(true);
+    expect((await other)?.name).toBe('edge');
+    expect(s.reads).toEqual(['lab', 'edge']);
+    // The entry expires while 50 fetches are in flight: one read again.
+    time.advance(5_000);
+    release = s.hold();
+    const again = Array.from({ length: 50 }, () => cache.get('lab'));
+    // A call after a forget does not join the read that started before it.
+    s.put(adapter('lab', 'https://moved.example.net'));
+    cache.forget('lab');
+    const afterForget = cache.get('lab');
+    release();
+    expect((await Promise.all(again)).every((a) => a?.baseUrl === 'https://nso.example.net')).toBe(true);
+    expect((await afterForget)?.baseUrl).toBe('https://moved.example.net');
+    expect(s.reads).toEqual(['lab', 'edge', 'lab', 'lab']);
+    expect((await cache.get('lab'))?.baseUrl).toBe('https://moved.example.net');
+    expect(s.reads).toHaveLength(4);
+  });
+
+  it('lets every call that joined a failed read see the failure, and the next call read again', async () => {
+    let fail = true;
+    let reads = 0;
+    let release!: () => void;
+    const cache = cachedAdapters(
+      {
+        get: async (name) => {
+          reads++;
+          await new Promise<void>((resolve) => (release = resolve));
+          if (fail) throw new Error('store down');
+          return adapter(name);
+        },
+      },
+      { ttlMs: 60_000, maxEntries: 10, now: clock().now },
+    );
+    const joined = [cache.get('lab'), cache.get('lab'), cache.get('lab')];
+    release();
+    for (const call of joined) await expect(call).rejects.toThrow('store down');
+    expect(reads).toBe(1);
+    fail = false;
+    const next = cache.get('lab');
+    release();
+    expect(await next).toEqual(adapter('lab'));
+    expect(reads).toBe(2);
+  });
+
   it('does not cache a failed read', async () => {
     let fail = true;
     const reads: string[] = [];
