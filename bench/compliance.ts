@@ -8,10 +8,10 @@
  * high-water mark, the CPU seconds of this process and of DynamoDB Local's JVM, and the ratio of
  * the engine's wall time to the floor's (target ≤ 1.25 at 50).
  *
- * `npx tsx bench/compliance.ts [devices] [concurrencies] [rounds]` (default `10000 10,50 7`):
- * floor and engine alternate round by round, after an unrecorded warm-up round of each, and the
- * ratio is the median of the rounds' ratios (on a shared machine the load moves between runs; a
- * pair measured back to back shares it).
+ * `npx tsx bench/compliance.ts [devices] [concurrencies] [rounds]` (default `10000 10,50 11`):
+ * each round measures floor and engine back to back, taking turns at going first, after an
+ * unrecorded warm-up round, and the ratio is the median of the rounds' ratios (on a shared
+ * machine the speed moves between runs; a pair measured back to back shares it).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -141,62 +141,65 @@ export const measureCompliance = async (devices = 10_000, concurrencies = [10, 5
     runs.push(run);
     log(JSON.stringify(run));
   };
+  // Floor: the same fetches and evaluations, a plain pool of `concurrency` workers.
+  const floor = async (concurrency: number, round: number): Promise<void> => {
+    const relayGet = engineDeps.relayGet(() => 15 * 60_000);
+    const rules = FLEET_RULES.map((r) => ({ ...r, node: 'base' })) as unknown as Parameters<EngineDeps['evaluate']>[2];
+    const times: number[] = [];
+    const stop = startRun();
+    const started = performance.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < names.length) {
+          const device = names[next++]!;
+          const t = performance.now();
+          const [answer] = await relayGet('bench-nso', `/restconf/data/tailf-ncs:devices/device=${encodeURIComponent(device)}/config`);
+          engineDeps.evaluate((answer!.data as Record<string, unknown>)['tailf-ncs:config'], FLEET_VARIABLES, rules);
+          times.push(performance.now() - t);
+        }
+      }),
+    );
+    record(summarizeRun('floor', concurrency, devices, (performance.now() - started) / 1000, times, round, stop()));
+  };
+  // Engine: the production handler under the local runner, reports in DynamoDB Local.
+  const engine = async (concurrency: number, round: number): Promise<void> => {
+    const times: number[] = [];
+    const deps: EngineDeps = { ...engineDeps, onDeviceChecked: (_report, ms) => times.push(ms) };
+    const startDeps: StartDeps = {
+      versions: async () => ({ tree: true, version }),
+      adapters: { get: async (name) => ({ name }) },
+      store,
+      startExecution: async () => undefined,
+      now: () => new Date(),
+      retentionDays: 1,
+      concurrency,
+    };
+    const stop = startRun();
+    const started = performance.now();
+    const { batchId } = await startBatch({ treeId: 'b'.repeat(24), version: 'bench', adapterId: 'bench-nso' }, startDeps);
+    // The clock stops when the handler returns: the batch is complete then (its finish step
+    // has stored status and totals). The local runner's `run()` resolves a fixed 100 ms
+    // later, a pause of the runner's own before it stops polling, which Lambda does not have.
+    let finished = 0;
+    let used: ReturnType<typeof stop> | undefined;
+    const runner = new LocalDurableTestRunner({
+      handlerFunction: withDurableExecution(async (event: BatchEvent, context) => {
+        const outcome = await runBatch(event, context, deps);
+        finished = performance.now();
+        used = stop();
+        return outcome;
+      }),
+    });
+    const execution = await runner.run({ payload: { batchId } });
+    if (execution.getStatus() !== 'SUCCEEDED' || !used) throw new Error(`batch ${batchId} ended ${execution.getStatus()}`);
+    record(summarizeRun('durable engine', concurrency, devices, (finished - started) / 1000, times, round, used));
+  };
   try {
+    // Floor and engine take turns going first (floor, engine; engine, floor; …), so that neither
+    // always runs in the state the other leaves behind.
     for (const concurrency of concurrencies) for (let round = 0; round <= rounds; round++) {
-      // Floor: the same fetches and evaluations, a plain pool of `concurrency` workers.
-      {
-        const relayGet = engineDeps.relayGet(() => 15 * 60_000);
-        const rules = FLEET_RULES.map((r) => ({ ...r, node: 'base' })) as unknown as Parameters<EngineDeps['evaluate']>[2];
-        const times: number[] = [];
-        const stop = startRun();
-        const started = performance.now();
-        let next = 0;
-        await Promise.all(
-          Array.from({ length: concurrency }, async () => {
-            while (next < names.length) {
-              const device = names[next++]!;
-              const t = performance.now();
-              const [answer] = await relayGet('bench-nso', `/restconf/data/tailf-ncs:devices/device=${encodeURIComponent(device)}/config`);
-              engineDeps.evaluate((answer!.data as Record<string, unknown>)['tailf-ncs:config'], FLEET_VARIABLES, rules);
-              times.push(performance.now() - t);
-            }
-          }),
-        );
-        record(summarizeRun('floor', concurrency, devices, (performance.now() - started) / 1000, times, round, stop()));
-      }
-      // Engine: the production handler under the local runner, reports in DynamoDB Local.
-      {
-        const times: number[] = [];
-        const deps: EngineDeps = { ...engineDeps, onDeviceChecked: (_report, ms) => times.push(ms) };
-        const startDeps: StartDeps = {
-          versions: async () => ({ tree: true, version }),
-          adapters: { get: async (name) => ({ name }) },
-          store,
-          startExecution: async () => undefined,
-          now: () => new Date(),
-          retentionDays: 1,
-          concurrency,
-        };
-        const stop = startRun();
-        const started = performance.now();
-        const { batchId } = await startBatch({ treeId: 'b'.repeat(24), version: 'bench', adapterId: 'bench-nso' }, startDeps);
-        // The clock stops when the handler returns: the batch is complete then (its finish step
-        // has stored status and totals). The local runner's `run()` resolves a fixed 100 ms
-        // later, a pause of the runner's own before it stops polling, which Lambda does not have.
-        let finished = 0;
-        let used: ReturnType<typeof stop> | undefined;
-        const runner = new LocalDurableTestRunner({
-          handlerFunction: withDurableExecution(async (event: BatchEvent, context) => {
-            const outcome = await runBatch(event, context, deps);
-            finished = performance.now();
-            used = stop();
-            return outcome;
-          }),
-        });
-        const execution = await runner.run({ payload: { batchId } });
-        if (execution.getStatus() !== 'SUCCEEDED' || !used) throw new Error(`batch ${batchId} ended ${execution.getStatus()}`);
-        record(summarizeRun('durable engine', concurrency, devices, (finished - started) / 1000, times, round, used));
-      }
+      for (const run of round % 2 ? [floor, engine] : [engine, floor]) await run(concurrency, round);
     }
   } finally {
     await LocalDurableTestRunner.teardownTestEnvironment();
@@ -264,7 +267,7 @@ if (isMain && typeof COMPLIANCE_BENCH_BUNDLED !== 'undefined') {
   // [devices] [concurrencies, comma-separated] [rounds]
   const devices = Number(process.argv[2] ?? 10_000);
   const concurrencies = process.argv[3] ? process.argv[3].split(',').map(Number) : [10, 50];
-  const rounds = Number(process.argv[4] ?? 7);
+  const rounds = Number(process.argv[4] ?? 11);
   const runs = await measureCompliance(devices, concurrencies, (line) => console.error(line), rounds);
   for (const { concurrency, ratio } of complianceRatios(runs)) console.error(`concurrency ${concurrency}: engine/floor wall-time ratio ${ratio}`);
   console.log(`${RESULT_PREFIX}${JSON.stringify(runs)}`);
