@@ -8,7 +8,7 @@
  * high-water mark, the CPU seconds of this process and of DynamoDB Local's JVM, and the ratio of
  * the engine's wall time to the floor's (target ≤ 1.25 at 50).
  *
- * `npx tsx bench/compliance.ts [devices] [concurrencies] [rounds]` (default `10000 10,50 11`):
+ * `npx tsx bench/compliance.ts [devices] [concurrencies] [rounds]` (default `10000 10,50 12`):
  * each round measures floor and engine back to back, taking turns at going first, after an
  * unrecorded warm-up round, and the ratio is the median of the rounds' ratios (on a shared
  * machine the speed moves between runs; a pair measured back to back shares it).
@@ -37,7 +37,7 @@ export interface ComplianceRun {
   readonly p50Ms: number;
   readonly p99Ms: number;
   readonly rssHighWaterMiB: number;
-  /** 1-based: floor and engine alternate round by round, so each pair ran under the same load. */
+  /** 1-based: each round measures floor and engine back to back, so the pair ran under the same load. */
   readonly round: number;
   /** CPU seconds of this process (all its threads) during the run. */
   readonly cpuSeconds: number;
@@ -267,7 +267,7 @@ if (isMain && typeof COMPLIANCE_BENCH_BUNDLED !== 'undefined') {
   // [devices] [concurrencies, comma-separated] [rounds]
   const devices = Number(process.argv[2] ?? 10_000);
   const concurrencies = process.argv[3] ? process.argv[3].split(',').map(Number) : [10, 50];
-  const rounds = Number(process.argv[4] ?? 11);
+  const rounds = Number(process.argv[4] ?? 12);
   const runs = await measureCompliance(devices, concurrencies, (line) => console.error(line), rounds);
   for (const { concurrency, ratio } of complianceRatios(runs)) console.error(`concurrency ${concurrency}: engine/floor wall-time ratio ${ratio}`);
   console.log(`${RESULT_PREFIX}${JSON.stringify(runs)}`);

@@ -543,7 +543,7 @@ try {
       const at50 = ratios.find((r) => r.concurrency === 50)?.ratio;
       targets.push(atMost('compliance: durable engine / plain loop wall time, concurrency 50', at50, 1.25, '×'));
       tables.push(
-        `Compliance batch, ${options.devices} simulated devices (per-device time: first fetch slot to report stored)\n` +
+        `Compliance batch, ${options.devices} simulated devices (per-device time: first fetch sent to report stored)\n` +
           formatTable(
             ['variant', 'concurrency', 'seconds', 'devices/s', 'p50 ms', 'p99 ms', 'RSS high-water MiB', 'ratio'],
             runs.map((r) => [

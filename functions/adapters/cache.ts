@@ -11,7 +11,8 @@
  *   {@link CachedAdapters.forget}: the next call reads the adapter again at once.
  * - At most `maxEntries` adapters are kept; the one read longest ago goes first.
  * - Calls that find no fresh entry while a read of that adapter is under way wait for that
- *   read instead of starting their own (unless a `forget` came after it started): when the
+ *   read instead of starting their own, unless a `forget` came after it started or it started
+ *   `ttlMs` ago or more (what it returns is then no fresher than an expired entry): when the
  *   entry of an adapter a batch is fetching through expires, its fetches in flight make one
  *   read, not one each.
  *
@@ -56,14 +57,13 @@ export const cachedAdapters = (store: AdapterReader, options: AdapterCacheOption
   if (ttlMs <= 0) return { get: (name) => store.get(name), forget: () => undefined };
 
   const entries = new Map<string, Entry>();
-  /** Reads under way, by adapter, with the generation they started in. */
-  const reading = new Map<string, { readonly generation: number; readonly read: Promise<Adapter | undefined> }>();
+  /** Reads under way, by adapter, with when and in which generation they started. */
+  const reading = new Map<string, { readonly generation: number; readonly startedAt: number; readonly read: Promise<Adapter | undefined> }>();
   // Bumped by every `forget`: a read that started before it must not store what it read,
   // since the failure that called `forget` may have come after that read began.
   let generation = 0;
 
-  const read = async (name: string): Promise<Adapter | undefined> => {
-    const startedAt = now();
+  const read = async (name: string, startedAt: number): Promise<Adapter | undefined> => {
     const startedIn = generation;
     const adapter = await store.get(name);
     if (adapter && startedIn === generation) {
@@ -83,8 +83,9 @@ export const cachedAdapters = (store: AdapterReader, options: AdapterCacheOption
         entries.delete(name);
       }
       const under = reading.get(name);
-      if (under && under.generation === generation) return under.read;
-      const started = { generation, read: read(name) };
+      if (under && under.generation === generation && now() - under.startedAt < ttlMs) return under.read;
+      const startedAt = now();
+      const started = { generation, startedAt, read: read(name, startedAt) };
       reading.set(name, started);
       try {
         return await started.read;

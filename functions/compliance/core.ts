@@ -53,7 +53,7 @@ export interface StartDeps {
 /**
  * Devices per chunk at most: 50,000 devices make 50 chunks, about 100 durable operations. Each
  * chunk costs a few requests whatever its size (its read, its count, its checkpoints; its
- * reports go in hand-ins of up to 250), so fewer, larger chunks spend less per device; a chunk
+ * reports go in hand-ins of up to the whole chunk), so fewer, larger chunks spend less per device; a chunk
  * that runs again skips the devices it already reported, so its size costs nothing on a retry.
  */
 export const CHUNK_SIZE = 1000;

@@ -89,12 +89,12 @@ const tally = (counts: ChunkCounts) => {
 const WRITE_BATCH = 1000;
 /**
  * Longest a checked device's report waits for others to be stored with it. Against an NSO that
- * answers in 150 ms at 10 fetches in flight, a chunk checks about 20 devices a second: they
- * share one request instead of ten.
+ * answers in 150 ms at 10 fetches in flight, a chunk checks about 65 devices a second: they
+ * share one request instead of 65.
  */
 const WRITE_LINGER_MS = 1_000;
 
-/** A checked device's report waiting to be stored, and when its first fetch got a slot. */
+/** A checked device's report waiting to be stored, and when its first fetch was sent. */
 interface Pending {
   readonly entry: ChunkReport;
   readonly started: number;

@@ -21,7 +21,7 @@ export interface FetchGate {
   pause(ms: number): void;
 }
 
-/** One of an adapter's slots, held for fetches sent one at a time, until it is released. */
+/** One of an adapter's slots, held for fetches sent one at a time, until it is released (then it sends nothing). */
 export interface HeldSlot extends FetchGate {
   release(): void;
 }
@@ -35,6 +35,11 @@ export class AdapterGate {
   readonly #sleep: (ms: number) => Promise<void>;
   /** Most slots ever held at once (for tests and the benchmark). */
   peak = 0;
+
+  /** Slots held now. */
+  get held(): number {
+    return this.#active;
+  }
 
   constructor(options: GateOptions) {
     this.#limit = Math.max(1, options.limit);
@@ -72,7 +77,7 @@ export class AdapterGate {
     else await new Promise<void>((resolve) => this.#waiting.push(resolve));
     let held = true;
     return {
-      run: (fetch) => this.#afterPause(fetch),
+      run: (fetch) => (held ? this.#afterPause(fetch) : Promise.reject(new Error('a fetch was sent through a slot already released'))),
       pause: (ms) => this.pause(ms),
       release: () => {
         if (held) this.#release();

@@ -9,9 +9,10 @@ import { withDurableExecution } from '@aws/durable-execution-sdk-js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { BatchEvent, EngineDeps } from '../../functions/compliance/engine.js';
 import { INVOCATION_RESERVE_MS, runBatch } from '../../functions/compliance/engine.js';
+import { gateFor } from '../../functions/compliance/gate.js';
 import { startBatch, type StartDeps } from '../../functions/compliance/core.js';
 import { ComplianceStore, type ReportCursor } from '../../functions/compliance/store.js';
 import type { Report } from '../../functions/compliance/model.js';
@@ -135,6 +136,12 @@ afterAll(async () => {
 beforeEach(() => {
   sim.requests.length = 0;
   sim.setKnobs({});
+});
+
+// Whichever way a batch ended (completed, a chunk failed or stopped at an invocation's end, a
+// crash), its workers gave back every slot of the adapter's gate they held.
+afterEach(() => {
+  expect(gateFor(ADAPTER, 1).held).toBe(0);
 });
 
 describe('a compliance batch on the durable engine', () => {

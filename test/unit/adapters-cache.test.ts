@@ -175,6 +175,50 @@ describe('cachedAdapters', () => {
     expect(s.reads).toHaveLength(4);
   });
 
+  it('does not join a read that started a TTL ago or more: what it returns is no fresher than an expired entry', async () => {
+    const s = store([adapter('lab')]);
+    const time = clock();
+    const cache = cachedAdapters(s.reader, { ttlMs: 5_000, maxEntries: 10, now: time.now });
+    const release = s.hold();
+    const slow = cache.get('lab');
+    s.put(adapter('lab', 'https://moved.example.net'));
+    time.advance(4_999);
+    const joined = cache.get('lab');
+    time.advance(1);
+    const fresh = cache.get('lab');
+    release();
+    expect((await slow)?.baseUrl).toBe('https://nso.example.net');
+    expect((await joined)?.baseUrl).toBe('https://nso.example.net');
+    expect((await fresh)?.baseUrl).toBe('https://moved.example.net');
+    expect(s.reads).toEqual(['lab', 'lab']);
+  });
+
+  it('keeps a newer read joinable when an older one ends after it started', async () => {
+    const releases: ((a: Adapter) => void)[] = [];
+    let reads = 0;
+    const cache = cachedAdapters(
+      {
+        get: (name) => {
+          reads++;
+          return new Promise<Adapter | undefined>((resolve) => releases.push(resolve)).then((a) => a ?? adapter(name));
+        },
+      },
+      { ttlMs: 60_000, maxEntries: 10, now: clock().now },
+    );
+    const older = cache.get('lab');
+    cache.forget('lab');
+    const newer = cache.get('lab');
+    releases[0]!(adapter('lab', 'https://old.example.net'));
+    expect((await older)?.baseUrl).toBe('https://old.example.net');
+    // The older read has ended; the newer is still under way and is joined.
+    const joining = cache.get('lab');
+    expect(reads).toBe(2);
+    releases[1]!(adapter('lab', 'https://new.example.net'));
+    expect((await newer)?.baseUrl).toBe('https://new.example.net');
+    expect((await joining)?.baseUrl).toBe('https://new.example.net');
+    expect(reads).toBe(2);
+  });
+
   it('lets every call that joined a failed read see the failure, and the next call read again', async () => {
     let fail = true;
     let reads = 0;

@@ -48,6 +48,11 @@ describe('a report\'s size', () => {
     const atCap = await check(['x'.repeat(MAX_ISSUE_BYTES - bare), 'y']);
     expect(atCap.issues.map((i) => i.ruleId)).toEqual(['r0']);
     expect(atCap.issuesOmitted).toBe(1);
+    // Under the cap in characters, over it in UTF-8 bytes (é is two): measured in bytes.
+    const twoByte = await check(['é'.repeat(60_000), 'é'.repeat(60_000), 'skipped: passes', 'é'.repeat(60_000)]);
+    expect(JSON.stringify(twoByte.issues).length).toBeLessThan(MAX_ISSUE_BYTES);
+    expect(twoByte.issues.map((i) => i.ruleId)).toEqual(['r0', 'r1']);
+    expect(twoByte.issuesOmitted).toBe(1);
   });
 
   it('keeps issues up to 300,000 UTF-8 bytes of JSON, counting bytes, not characters, and counts the rest as omitted', async () => {
@@ -113,6 +118,15 @@ describe('the adapter gate', () => {
     await waiting;
     expect(await second!.run(async () => 'next')).toBe('next');
     expect(gate.peak).toBe(1);
+  });
+
+  it('sends nothing through a slot once it is released', async () => {
+    const gate = new AdapterGate({ limit: 1 });
+    const slot = await gate.hold();
+    slot.release();
+    let sent = false;
+    await expect(slot.run(async () => (sent = true))).rejects.toThrow(/released/);
+    expect(sent).toBe(false);
   });
 
   it('turns a fetch that throws at once into a rejection', async () => {
