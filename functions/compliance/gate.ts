@@ -3,6 +3,9 @@
  * and, after the orchestrator answers 429 or 503, a pause every fetch to that adapter waits
  * out (exponential, with full jitter) before it sends again.
  *
+ * The gate hands out `limit` slots; a worker holds one while it checks device after device,
+ * sending one fetch at a time. A lower limit takes effect as held slots are released.
+ *
  * One gate per adapter per container. A durable execution runs in one invocation at a time,
  * so the cap holds across the whole batch; batches on the same adapter that share a container
  * (local mode) share the cap too.
