@@ -231,10 +231,12 @@ describe('npm start (the local stack)', () => {
     expect(outputs.find((o) => o.includes('"name":"my-tree"'))).toBeDefined();
   }, 3 * MINUTES);
 
-  it('runs the compliance walkthrough as written: the batch completes and reports the failing device', async () => {
-    const outputs = await runDocBlock('docs/compliance.md', '## Walkthrough on the local stack');
-    expect(outputs.find((o) => o.includes('"status":"completed"'))).toMatch(/"fail":1/);
-    expect(outputs.find((o) => o.includes('"items"'))).toContain('"device":"ce0"');
+  it('runs the compliance walkthroughs as written (README and the compliance page): the batch completes and reports the failing device', async () => {
+    for (const [page, heading] of [['docs/compliance.md', '## Walkthrough on the local stack'], ['README.md', '## Compliance']] as const) {
+      const outputs = await runDocBlock(page, heading);
+      expect(outputs.find((o) => o.includes('"status":"completed"')), page).toMatch(/"fail":1/);
+      expect(outputs.find((o) => o.includes('"items"')), page).toContain('"device":"ce0"');
+    }
   }, 3 * MINUTES);
 
   it('runs a compliance batch end to end: the durable function started through the Lambda API, run by the local runner', async () => {
