@@ -76,6 +76,8 @@ export interface StackFunction {
   readonly label: string;
   /** Its handler module under `functions/` (`trees/get`). */
   readonly entry?: string;
+  /** What it is measured as: its route's operation id (`getTree`), `authorizer`, or its label (`ComplianceBatch`). */
+  readonly operation: string;
   readonly spec: FunctionSpec;
   /** CDK's bundle. */
   readonly asset: Bundle;
@@ -100,6 +102,13 @@ const OTHER_FUNCTIONS: Readonly<Record<string, string>> = { 'Auth/Authorizer': '
  */
 export const entryOfLabel = (label: string): string | undefined =>
   OTHER_FUNCTIONS[label] ?? liveRoutes.find((r) => pascal(r.operationId) === label)?.handler;
+
+/**
+ * What a function is measured and reported as, from its CDK label: its route's operation id
+ * (two routes may share a handler module, never a function), `authorizer`, or the label itself.
+ */
+export const operationOfLabel = (label: string): string =>
+  label === 'Auth/Authorizer' ? 'authorizer' : (liveRoutes.find((r) => pascal(r.operationId) === label)?.operationId ?? label);
 
 /** Every handler module a function is built from: the route table's, and the others. */
 export const functionEntries = (): string[] => [...new Set([...liveRoutes.map((r) => r.handler), ...Object.values(OTHER_FUNCTIONS)])];
@@ -129,7 +138,7 @@ export const buildStack = async (o: { workDir: string; cdkOut?: string; port: nu
     const asset: Bundle = { name: spec.label, file, bytes: statSync(file).size, sha256: sha256(file) };
     const entry = entryOfLabel(spec.label);
     const match = rebuilt.find(([e]) => e === entry);
-    return { label: spec.label, spec, asset, ...(match ? { entry: match[0], rebuild: match[1] } : {}) };
+    return { label: spec.label, operation: operationOfLabel(spec.label), spec, asset, ...(match ? { entry: match[0], rebuild: match[1] } : {}) };
   });
   return { assembly, model, functions };
 };

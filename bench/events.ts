@@ -37,6 +37,9 @@ export const RELAY_BODY = {
   body: {},
 } as const;
 
+/** An adapter on the benchmark's NSO simulator, as PUT and POST /adapters take it. */
+const adapterBody = (ctx: CallContext) => ({ type: 'nso', baseUrl: ctx.simulatorUrl, auth: { type: 'basic', ...ctx.simulatorCredentials } });
+
 const route = (operationId: string) => {
   const found = liveRoutes.find((r) => r.operationId === operationId);
   if (!found) throw new Error(`no live route ${operationId}`);
@@ -63,10 +66,7 @@ export const firstCallEvent = (operationId: string, ctx: CallContext): unknown =
     case 'relayRestAction':
       return call('relayRestAction', { pathParameters: { adapterId: SIMULATOR_ADAPTER }, body: RELAY_BODY });
     case 'putAdapter':
-      return call('putAdapter', {
-        pathParameters: { name: putAdapterName(ctx, ctx.round) },
-        body: { type: 'nso', baseUrl: ctx.simulatorUrl, auth: { type: 'basic', ...ctx.simulatorCredentials } },
-      });
+      return call('putAdapter', { pathParameters: { name: putAdapterName(ctx, ctx.round) }, body: adapterBody(ctx) });
     case 'getAdapter':
       return call('getAdapter', { pathParameters: { name: SIMULATOR_ADAPTER } });
     case 'listAdapters':
@@ -98,6 +98,15 @@ const GENERIC_BODIES: Readonly<Record<string, (ctx: CallContext) => unknown>> = 
   updateVersion: () => ({ variables: {} }),
   putNode: () => ({ devices: [] }),
   importTree: (ctx) => ({ name: `bench ${ctx.runId} ${ctx.round} ${randomUUID()}`, deviceType: 'cisco-ios', versions: [{ name: 'initial', root: { name: 'base' } }] }),
+  // Unique names: the function creates one in every round (201).
+  createAdapter: (ctx) => ({ name: `bench-create-${ctx.runId}-${ctx.round}`, ...adapterBody(ctx) }),
+  createProfile: (ctx) => ({ id: `bench-${ctx.runId}-${ctx.round}` }),
+  setAdapterLogLevel: () => ({ level: 'info' }),
+  setApplicationLogLevel: () => ({ level: 'info' }),
+  putProfile: () => ({}),
+  putApplication: () => ({}),
+  // A tree that does not exist (404): a started batch would outlive the round it was measured in.
+  startComplianceBatch: () => ({ treeId: 'f'.repeat(24), version: 'initial', adapterId: SIMULATOR_ADAPTER }),
 };
 
 /** Writes that would change the sample tree: sent to a tree or version that does not exist (404). */
@@ -133,10 +142,6 @@ const generic = (operationId: string, ctx: CallContext): APIGatewayProxyEvent =>
   }
   return call(operationId, { ...(names.length ? { pathParameters } : {}), ...(body === undefined ? {} : { body }) });
 };
-
-/** The operation id of a route handler module (`trees/get` → `getTree`); `authorizer` for the authorizer. */
-export const operationOfEntry = (entry: string): string =>
-  entry === 'authorizer/handler' ? 'authorizer' : (liveRoutes.find((r) => r.handler === entry)?.operationId ?? entry);
 
 /** The route a Lambda-lith first call goes to, for each operation the lith serves. */
 export const LITH_OPERATIONS = ['getTree', 'createTree', 'relayRestAction'] as const;

@@ -28,7 +28,7 @@ import { apiEvent } from '../test/support/events.js';
 import { answersRequests, buildFixtures, buildScript, buildStack, type Bundle, type StackFunction } from './build.js';
 import { bundleContents, sdkBytes, type BundleContents } from './bundles.js';
 import { measureCold, probeCompilations, runCold, type ColdSample, type ColdVariant } from './cold.js';
-import { LITH_OPERATIONS, RELAY_BODY, firstCallAccepts, firstCallEvent, operationOfEntry, putAdapterName, type CallContext } from './events.js';
+import { LITH_OPERATIONS, RELAY_BODY, firstCallAccepts, firstCallEvent, putAdapterName, type CallContext } from './events.js';
 import { RESULT_PREFIX, complianceRatios, type ComplianceRun } from './compliance.js';
 import { measureGateway, type GatewayRun } from './gateway.js';
 import { SIMULATOR_ADAPTER, startServices, type Services } from './services.js';
@@ -184,13 +184,13 @@ try {
     })),
     // The compliance batch function is measured in its own section, running batches.
     ...functions.filter((f) => answersRequests(f.entry)).map((f): ColdVariant => ({
-      name: operationOfEntry(f.entry ?? f.label),
+      name: f.operation,
       kind: 'function',
       file: f.asset.file,
       environment: svc.environmentOf(f.spec),
       timeoutSeconds: f.spec.timeoutSeconds,
-      event: (round) => firstCallEvent(operationOfEntry(f.entry ?? f.label), ctx(round)),
-      accepts: firstCallAccepts(operationOfEntry(f.entry ?? f.label)),
+      event: (round) => firstCallEvent(f.operation, ctx(round)),
+      accepts: firstCallAccepts(f.operation),
     })),
   ];
   const functionVariants = variants.filter((v) => v.kind === 'function');
@@ -215,9 +215,8 @@ try {
 
   const bundleRows = functions.map((f) => {
     const c = contents.get(f.label);
-    const operation = operationOfEntry(f.entry ?? f.label);
     return {
-      function: operation,
+      function: f.operation,
       label: f.label,
       entry: f.entry,
       bytes: f.asset.bytes,
@@ -225,7 +224,7 @@ try {
       rebuiltIdentically: f.rebuild?.sha256 === f.asset.sha256,
       ajvCompilerModules: c?.ajvCompilerModules ?? [],
       ajvModules: c?.ajvModules ?? [],
-      compiledAtInit: compilations.get(operation),
+      compiledAtInit: compilations.get(f.operation),
       topPackages: c?.packages.slice(0, 8) ?? [],
     };
   });

@@ -1,8 +1,11 @@
 import { App, Aspects, type CfnElement } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { ResponseType } from 'aws-cdk-lib/aws-apigateway';
+import { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { operationOfLabel } from '../../bench/build.js';
+import { firstCallEvent } from '../../bench/events.js';
 import { liveRoutes } from '../../functions/shared/routes.js';
 import { callsOutside } from '../../infra/config.js';
 import { tableSpecs } from '../../infra/tables.js';
@@ -286,5 +289,19 @@ describe('stack', () => {
   it('passes the cdk-nag AwsSolutions checks, each suppression with a reason', () => {
     const errors = Annotations.fromStack(stack).findError('*', Match.stringLikeRegexp('AwsSolutions-.*'));
     expect(errors.map((e) => `${e.id}: ${String(e.entry.data).split('\n')[0]}`)).toEqual([]);
+  });
+
+  // `npm run bench` is run by hand; a function it cannot measure would break it only then.
+  it('lets npm run bench measure every function under a name of its own, with a first call for each', () => {
+    // Labelled as the local template reader labels them (infra/local/template.ts).
+    const labels = stack.node
+      .findAll()
+      .filter((c) => c instanceof CfnFunction)
+      .map((c) => c.node.path.replace(/^[^/]+\//, '').replace(/\/(Function\/)?Resource$/, '').replace(/\/Function$/, ''));
+    const operations = labels.map(operationOfLabel);
+    expect(new Set(operations).size).toBe(operations.length);
+    expect(operations.filter((o) => o !== 'ComplianceBatch').sort()).toEqual(['authorizer', ...liveRoutes.map((r) => r.operationId)].sort());
+    const ctx = { round: 1, treeId: 'a'.repeat(24), simulatorUrl: 'http://127.0.0.1:1', simulatorCredentials: { username: 'u', password: 'p' }, token: 't', runId: 'r' };
+    for (const o of operations) if (o !== 'ComplianceBatch') expect(() => firstCallEvent(o, ctx), o).not.toThrow();
   });
 });
