@@ -248,9 +248,14 @@ export class ListIndex implements ArraySearch {
   someContains(actual: readonly unknown[], element: JsonValue): boolean {
     const seen = this.arrays.get(actual) ?? 0;
     if (typeof seen === 'number' && seen < actual.length) {
-      const found = actual.findIndex((a) => containsValue(a, element, this));
-      this.arrays.set(actual, seen + (found === -1 ? actual.length : found + 1));
-      return found !== -1;
+      let looked = 0;
+      // `some`, as asking every element does: holes of a sparse array are skipped.
+      const found = actual.some((a) => {
+        looked++;
+        return containsValue(a, element, this);
+      });
+      this.arrays.set(actual, seen + (found ? looked : actual.length));
+      return found;
     }
     const index = typeof seen === 'number' ? this.indexOf(actual) : seen;
     let rarest: Positions | undefined;
