@@ -274,19 +274,19 @@ export class ListIndex implements ArraySearch {
 
   private indexOf(actual: readonly unknown[]): Index {
     const index: Index = new Map();
-    for (let position = 0; position < actual.length; position++) {
-      eachFeature(actual[position], '', 0, (place, what) => {
-        let byValue = index.get(place);
-        if (!byValue) index.set(place, (byValue = new Map()));
-        const positions = byValue.get(what);
-        if (positions === undefined) byValue.set(what, position);
-        else if (typeof positions === 'number') {
-          // An element has a feature once however many of its parts have it.
-          if (positions !== position) byValue.set(what, [positions, position]);
-        } else if (positions[positions.length - 1] !== position) positions.push(position);
-        return true;
-      });
-    }
+    let position = 0;
+    const add = (place: string, what: FeatureValue): boolean => {
+      let byValue = index.get(place);
+      if (!byValue) index.set(place, (byValue = new Map()));
+      const positions = byValue.get(what);
+      if (positions === undefined) byValue.set(what, position);
+      else if (typeof positions === 'number') {
+        // An element has a feature once however many of its parts have it.
+        if (positions !== position) byValue.set(what, [positions, position]);
+      } else if (positions[positions.length - 1] !== position) positions.push(position);
+      return true;
+    };
+    for (; position < actual.length; position++) eachFeature(actual[position], '', 0, add);
     this.arrays.set(actual, index);
     return index;
   }
