@@ -236,8 +236,8 @@ type Index = Map<string, Map<FeatureValue, Positions>>;
  * until those searches have looked at as many elements as it holds; then it is indexed, by
  * feature, to the positions of the elements that have it (YANG list entries by their keys,
  * leaf-lists by their values), and a question tries only the elements that share the expected
- * element's rarest feature. So an array costs at most about twice its length before its index
- * pays, and a rule that finds what it wants near the start builds none. The answer is the same
+ * element's rarest feature. So searches read an array at most about twice before it is
+ * indexed, and a rule that finds what it wants near the start builds no index. The answer is the same
  * as asking every element. One instance serves one evaluation of one configuration, which
  * must not change meanwhile.
  */
