@@ -8,7 +8,7 @@
  *   --rounds N      cold starts per variant (default 20)
  *   --calls N       measured warm calls per variant (default 10000; the relay makes a fifth of it)
  *   --seconds N     local gateway load duration (default 10)
- *   --skip LIST     comma-separated sections to leave out: cold, warm, gateway, compliance
+ *   --skip LIST     comma-separated sections to leave out: cold, warm, gateway, compliance, rules
  *   --devices N     simulated devices of the compliance section (default 10000)
  *   --cpu-prof DIR  also write one CPU profile per cold variant into DIR (for finding out why)
  *   --keep          keep the work directory (bundles, metafiles, synthesized assembly)
@@ -30,6 +30,7 @@ import { bundleContents, sdkBytes, type BundleContents } from './bundles.js';
 import { measureCold, probeCompilations, runCold, type ColdSample, type ColdVariant } from './cold.js';
 import { LITH_OPERATIONS, RELAY_BODY, firstCallAccepts, firstCallEvent, putAdapterName, type CallContext } from './events.js';
 import { RESULT_PREFIX, complianceRatios, type ComplianceRun } from './compliance.js';
+import { RULES_RESULT_PREFIX, type RulesRun } from './rules.js';
 import { measureGateway, type GatewayRun } from './gateway.js';
 import { SIMULATOR_ADAPTER, startServices, type Services } from './services.js';
 import {
@@ -72,7 +73,8 @@ const ROUNDS = positive('rounds', options.rounds);
 const CALLS = positive('calls', options.calls);
 const SECONDS = positive('seconds', options.seconds);
 const SKIP = new Set(options.skip.split(',').filter(Boolean));
-for (const s of SKIP) if (!['cold', 'warm', 'gateway', 'compliance'].includes(s)) throw new Error(`--skip knows cold, warm, gateway and compliance, not ${s}`);
+const SECTIONS = ['cold', 'warm', 'gateway', 'compliance', 'rules'];
+for (const s of SKIP) if (!SECTIONS.includes(s)) throw new Error(`--skip knows ${SECTIONS.join(', ')}, not ${s}`);
 
 const started = Date.now();
 const say = (line: string): void => {
@@ -562,6 +564,30 @@ try {
       say(`compliance measurement failed: ${(error as Error).message}`);
       output['compliance'] = { error: (error as Error).message };
       targets.push({ name: 'compliance: durable engine / plain loop, concurrency 50', measured: 'failed to run', limit: '≤ 1.25×', pass: false });
+    }
+  }
+
+  if (!SKIP.has('rules')) {
+    // ── 8. Rule evaluation ────────────────────────────────────────────────────────────────
+    // On the project's Node 22, as the batch function runs it.
+    say('rules: one device, the largest rules against the largest configurations…');
+    try {
+      const out = execFileSync(NODE, ['--import', 'tsx', 'bench/rules.ts'], { cwd: PROJECT_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+      const line = out.split('\n').find((l) => l.startsWith(RULES_RESULT_PREFIX));
+      if (!line) throw new Error('no result line');
+      const runs = JSON.parse(line.slice(RULES_RESULT_PREFIX.length)) as RulesRun[];
+      output['rules'] = runs;
+      tables.push(
+        'Rule evaluation, one device (every expected entry found last in its list)\n' +
+          formatTable(
+            ['workload', 'evaluator', 'rules', 'rule bytes', 'config bytes', 'p50 ms', 'max ms', 'rounds'],
+            runs.map((r) => [r.workload, r.evaluator, String(r.rules), formatBytes(r.ruleBytes), formatBytes(r.configBytes), ms(r.p50Ms), ms(r.maxMs), String(r.rounds)]),
+            ['left', 'left', 'right'],
+          ),
+      );
+    } catch (error) {
+      say(`rules measurement failed: ${(error as Error).message}`);
+      output['rules'] = { error: (error as Error).message };
     }
   }
 

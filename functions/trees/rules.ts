@@ -14,6 +14,10 @@
  * contains the other's (recursively); an array contains another when every element of the other
  * is contained in some element of it; scalars contain only what equals them (`===`, so `"1"` is
  * not `1`). Object members are looked up as own properties only (`__proto__` is a plain key).
+ *
+ * "Some element of it" is answered from an index of the configuration's arrays
+ * ({@link ListIndex}), so a rule expecting k entries of a list of n costs about n + k, not
+ * n × k; the answers are those of asking every element (test/unit/trees-rules-index.test.ts).
  */
 import type { JsonValue, Rule, RuleMode, Severity } from './config.js';
 
@@ -153,7 +157,142 @@ export const canonical = (value: unknown, ordered: boolean): string => {
 };
 
 /** True when `actual` contains `expected` (see the module comment). */
-export const contains = (actual: unknown, expected: JsonValue): boolean => containsMismatch(actual, expected, []) === undefined;
+export const contains = (actual: unknown, expected: JsonValue): boolean => containsValue(actual, expected, new ListIndex());
+
+/**
+ * Answers "does some element of this array contain that one?", the question containment asks
+ * once per expected array element. {@link ListIndex} answers it in about constant time per
+ * question; the straightforward answer (ask every element) is what the property test compares
+ * it with.
+ */
+export interface ArraySearch {
+  someContains(actual: readonly unknown[], element: JsonValue): boolean;
+}
+
+/** True when `actual` contains `expected`: {@link containsMismatch} without building the mismatch. */
+const containsValue = (actual: unknown, expected: JsonValue, lists: ArraySearch): boolean => {
+  if (Array.isArray(expected)) {
+    if (!Array.isArray(actual)) return false;
+    for (const element of expected) if (!lists.someContains(actual, element)) return false;
+    return true;
+  }
+  if (isObject(expected)) {
+    if (!isObject(actual)) return false;
+    for (const key of Object.keys(expected)) {
+      if (!Object.hasOwn(actual, key) || !containsValue(actual[key], expected[key] as JsonValue, lists)) return false;
+    }
+    return true;
+  }
+  return actual === expected;
+};
+
+/**
+ * Levels below a list entry that its features describe. Features are necessary conditions
+ * only, so any depth is correct; three reach the keys of a list entry and of the lists
+ * inside it, and keep the walk of external data short.
+ */
+const FEATURE_DEPTH = 3;
+
+/** What a feature says is at a place: a scalar (compared by value), or one of these. */
+const AN_OBJECT = Symbol('object');
+const AN_ARRAY = Symbol('array');
+type FeatureValue = string | number | boolean | null | typeof AN_OBJECT | typeof AN_ARRAY;
+
+/**
+ * Whether `v` can be looked up by value: a `Map` key is found by SameValueZero, which agrees
+ * with `===` on JSON scalars (0 and -0 alike) except NaN, which `===` never matches.
+ */
+const isIndexable = (v: unknown): v is string | number | boolean | null =>
+  v === null || typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && !Number.isNaN(v));
+
+/**
+ * Calls `emit` with each feature of `value` down to {@link FEATURE_DEPTH} levels, stopping when
+ * it returns false (then returns false). A feature is a place (members by name, array elements
+ * as one wildcard) and what is there: a scalar, an object or an array. Whatever contains
+ * `value` has every feature `value` has, so an element missing one cannot contain it. Places
+ * are unambiguous: names are JSON strings, `*` stands for any element.
+ */
+const eachFeature = (value: unknown, place: string, depth: number, emit: (place: string, what: FeatureValue) => boolean): boolean => {
+  if (Array.isArray(value)) {
+    if (!emit(place, AN_ARRAY)) return false;
+    if (depth < FEATURE_DEPTH) for (const element of value) if (!eachFeature(element, `${place}*`, depth + 1, emit)) return false;
+    return true;
+  }
+  if (isObject(value)) {
+    if (!emit(place, AN_OBJECT)) return false;
+    if (depth < FEATURE_DEPTH) for (const key of Object.keys(value)) if (!eachFeature(value[key], `${place}${JSON.stringify(key)}`, depth + 1, emit)) return false;
+    return true;
+  }
+  return !isIndexable(value) || emit(place, value);
+};
+
+/** Positions of the elements that have a feature: one number until a second element has it. */
+type Positions = number | number[];
+/** An array's index: place, then what is there, to the positions of the elements with it. */
+type Index = Map<string, Map<FeatureValue, Positions>>;
+
+/**
+ * The fast {@link ArraySearch}: an array of the configuration is searched element by element
+ * until those searches have looked at as many elements as it holds; then it is indexed, by
+ * feature, to the positions of the elements that have it (YANG list entries by their keys,
+ * leaf-lists by their values), and a question tries only the elements that share the expected
+ * element's rarest feature. So searches read an array at most about twice before it is
+ * indexed, and a rule that finds what it wants near the start builds no index. The answer is the same
+ * as asking every element. One instance serves one evaluation of one configuration, which
+ * must not change meanwhile.
+ */
+export class ListIndex implements ArraySearch {
+  /** Each array met: its index, or how many elements searches have looked at so far. */
+  private readonly arrays = new WeakMap<readonly unknown[], Index | number>();
+
+  someContains(actual: readonly unknown[], element: JsonValue): boolean {
+    const seen = this.arrays.get(actual) ?? 0;
+    if (typeof seen === 'number' && seen < actual.length) {
+      let looked = 0;
+      // `some`, as asking every element does: holes of a sparse array are skipped.
+      const found = actual.some((a) => {
+        looked++;
+        return containsValue(a, element, this);
+      });
+      this.arrays.set(actual, seen + (found ? looked : actual.length));
+      return found;
+    }
+    const index = typeof seen === 'number' ? this.indexOf(actual) : seen;
+    let rarest: Positions | undefined;
+    const found = eachFeature(element, '', 0, (place, what) => {
+      const positions = index.get(place)?.get(what);
+      if (positions !== undefined && (rarest === undefined || count(positions) < count(rarest))) rarest = positions;
+      return positions !== undefined;
+    });
+    if (!found) return false;
+    // No feature at all (an expected NaN): every element is a candidate, as it would be unindexed.
+    if (rarest === undefined) return actual.some((a) => containsValue(a, element, this));
+    if (typeof rarest === 'number') return containsValue(actual[rarest], element, this);
+    for (const position of rarest) if (containsValue(actual[position], element, this)) return true;
+    return false;
+  }
+
+  private indexOf(actual: readonly unknown[]): Index {
+    const index: Index = new Map();
+    let position = 0;
+    const add = (place: string, what: FeatureValue): boolean => {
+      let byValue = index.get(place);
+      if (!byValue) index.set(place, (byValue = new Map()));
+      const positions = byValue.get(what);
+      if (positions === undefined) byValue.set(what, position);
+      else if (typeof positions === 'number') {
+        // An element has a feature once however many of its parts have it.
+        if (positions !== position) byValue.set(what, [positions, position]);
+      } else if (positions[positions.length - 1] !== position) positions.push(position);
+      return true;
+    };
+    for (; position < actual.length; position++) eachFeature(actual[position], '', 0, add);
+    this.arrays.set(actual, index);
+    return index;
+  }
+}
+
+const count = (positions: Positions): number => (typeof positions === 'number' ? 1 : positions.length);
 
 /** Where a comparison found a difference, below the rule's path. */
 interface Mismatch {
@@ -166,11 +305,11 @@ interface Mismatch {
 const describe = (v: unknown): string => (Array.isArray(v) ? 'an array' : isObject(v) ? 'an object' : v === null ? 'null' : `the ${typeof v} ${JSON.stringify(v)}`);
 
 /** The first place `actual` fails to contain `expected`, or `undefined` when it contains it. */
-const containsMismatch = (actual: unknown, expected: JsonValue, at: readonly string[]): Mismatch | undefined => {
+const containsMismatch = (actual: unknown, expected: JsonValue, at: readonly string[], lists: ArraySearch): Mismatch | undefined => {
   if (Array.isArray(expected)) {
     if (!Array.isArray(actual)) return { at, expected, actual: actual as JsonValue, message: `expected an array, found ${describe(actual)}` };
     for (const element of expected) {
-      if (!actual.some((a) => containsMismatch(a, element, at) === undefined)) {
+      if (!lists.someContains(actual, element)) {
         return { at, expected: element, actual: actual as JsonValue, message: 'no element of the array contains the expected element' };
       }
     }
@@ -180,7 +319,7 @@ const containsMismatch = (actual: unknown, expected: JsonValue, at: readonly str
     if (!isObject(actual)) return { at, expected, actual: actual as JsonValue, message: `expected an object, found ${describe(actual)}` };
     for (const [key, member] of Object.entries(expected)) {
       if (!Object.hasOwn(actual, key)) return { at: [...at, key], expected: member, message: `member ${JSON.stringify(key)} is missing` };
-      const inner = containsMismatch(actual[key], member, [...at, key]);
+      const inner = containsMismatch(actual[key], member, [...at, key], lists);
       if (inner) return inner;
     }
     return undefined;
@@ -267,7 +406,7 @@ const withExcerpts = (base: Omit<RuleResult, 'expected' | 'actual' | 'truncated'
  * JSON Pointer or whose value names an unknown variable is `invalid` (writes refuse both, so
  * this only meets data written around the API).
  */
-export const evaluateRule = (config: unknown, variables: Readonly<Record<string, string>>, rule: Rule): RuleResult => {
+export const evaluateRule = (config: unknown, variables: Readonly<Record<string, string>>, rule: Rule, lists: ArraySearch = new ListIndex()): RuleResult => {
   const head = { id: rule.id, path: rule.path, mode: rule.mode, severity: rule.severity };
   const tokens = parsePointer(rule.path);
   if (!tokens) return { ...head, status: 'invalid', message: 'path is not a JSON Pointer (RFC 6901)' };
@@ -287,7 +426,7 @@ export const evaluateRule = (config: unknown, variables: Readonly<Record<string,
     case 'required': {
       if (actual === undefined) return fail({ at: [], ...(expected !== undefined ? { expected } : {}), message: `nothing exists at ${rule.path}` });
       if (expected === undefined) return pass(`${rule.path} exists`);
-      const m = containsMismatch(actual, expected, []);
+      const m = containsMismatch(actual, expected, [], lists);
       return m ? fail(m) : pass(`the value at ${rule.path} contains the required value`);
     }
     case 'exact': {
@@ -299,7 +438,7 @@ export const evaluateRule = (config: unknown, variables: Readonly<Record<string,
     case 'disallowed': {
       if (actual === undefined) return pass(`nothing exists at ${rule.path}`);
       if (expected === undefined) return fail({ at: [], actual, message: `${rule.path} exists but is disallowed` });
-      if (containsMismatch(actual, expected, []) !== undefined) return pass(`the value at ${rule.path} does not contain the disallowed value`);
+      if (!containsValue(actual, expected, lists)) return pass(`the value at ${rule.path} does not contain the disallowed value`);
       return fail({ at: [], expected, actual, message: `the value at ${rule.path} contains the disallowed value` });
     }
   }
@@ -307,7 +446,8 @@ export const evaluateRule = (config: unknown, variables: Readonly<Record<string,
 
 /**
  * Evaluates `rules` (in inheritance order: `inheritedRules(root, nodePath)`) against one
- * device's configuration; one result per rule, in the same order.
+ * device's configuration; one result per rule, in the same order. The rules share one
+ * {@link ListIndex}: each list of the configuration is indexed at most once.
  */
-export const evaluateRules = (config: unknown, variables: Readonly<Record<string, string>>, rules: readonly Rule[]): RuleResult[] =>
-  rules.map((rule) => evaluateRule(config, variables, rule));
+export const evaluateRules = (config: unknown, variables: Readonly<Record<string, string>>, rules: readonly Rule[], lists: ArraySearch = new ListIndex()): RuleResult[] =>
+  rules.map((rule) => evaluateRule(config, variables, rule, lists));

@@ -1,0 +1,132 @@
+/**
+ * Rules section of `npm run bench` (also `npx tsx bench/rules.ts [rounds]`): how long the
+ * evaluator takes for one device, the figure a compliance batch pays per device on top of the
+ * fetch. Each workload is built so that every expected list entry has to be searched for
+ * through the whole list (entries sit at the list's end), the slowest shape containment has:
+ *
+ * - `keyed`: list entries with a unique `name` (a YANG list key), expected entries naming it;
+ * - `leaf-list`: a list of numbers, expected numbers at its end;
+ * - `pairs`: entries made of two small members and no unique one, so no expected entry has
+ *   a value few entries share (the evaluator's slowest case: see docs/compliance.md).
+ *
+ * Sizes: a 0.8 KB rule against a 200 KB configuration, measured beside the straightforward
+ * evaluator the property test holds (test/support/rules-reference.ts); and the worst case the
+ * limits allow: one version's whole rule budget (`versionBytes`, in rules of `ruleValueBytes`)
+ * against a 200 KB configuration and against the largest the relay reads (`maxBodyBytes`).
+ */
+import { pathToFileURL } from 'node:url';
+import { DEFAULT_LIMITS } from '../functions/relay/core.js';
+import type { JsonValue, Rule } from '../functions/trees/config.js';
+import { CONFIG_LIMITS } from '../functions/trees/config-checks.js';
+import { evaluateRules } from '../functions/trees/rules.js';
+import { referenceEvaluateRules } from '../test/support/rules-reference.js';
+import { median } from './stats.js';
+
+/** One measured case. */
+export interface RulesRun {
+  readonly workload: string;
+  readonly evaluator: 'indexed' | 'straightforward';
+  readonly ruleBytes: number;
+  readonly rules: number;
+  readonly configBytes: number;
+  readonly p50Ms: number;
+  readonly maxMs: number;
+  readonly rounds: number;
+}
+
+type Entry = (i: number) => JsonValue;
+
+/** The shapes measured: one list entry by its position. */
+const WORKLOADS: Record<string, Entry> = {
+  keyed: (i) => ({ name: `GigabitEthernet0/${i}`, description: 'access port', 'switchport-mode': 'access', vlan: i % 4094 }),
+  'leaf-list': (i) => i,
+  pairs: (i) => ({ a: i % 97, b: (i * 7) % 89 }),
+};
+
+const bytesOf = (v: unknown): number => Buffer.byteLength(JSON.stringify(v), 'utf8');
+
+/** A configuration whose list at `/list` holds entries until the whole is about `bytes`. */
+const configOf = (entry: Entry, bytes: number): { config: { list: JsonValue[] }; size: number } => {
+  const list: JsonValue[] = [];
+  let size = 10;
+  for (let i = 0; size < bytes; i++) {
+    const e = entry(i);
+    list.push(e);
+    size += bytesOf(e) + 1;
+  }
+  return { config: { list }, size };
+};
+
+/**
+ * `count` rules at `/list`, each a `required` list of up to `valueBytes` of the list's last
+ * entries (so each one is found, and found last): the rules pass, after the longest search.
+ */
+const rulesOf = (list: readonly JsonValue[], valueBytes: number, count: number): Rule[] => {
+  const rules: Rule[] = [];
+  let from = list.length;
+  for (let r = 0; r < count; r++) {
+    const value: JsonValue[] = [];
+    let size = 2;
+    while (from > 0) {
+      const e = list[from - 1]!;
+      if (size + bytesOf(e) + 1 > valueBytes) break;
+      value.push(e);
+      size += bytesOf(e) + 1;
+      from--;
+    }
+    rules.push({ id: `r${r}`, path: '/list', mode: 'required', severity: 'error', value });
+  }
+  return rules;
+};
+
+type Evaluate = (config: unknown, variables: Readonly<Record<string, string>>, rules: readonly Rule[]) => readonly { status: string }[];
+
+const time = (evaluate: Evaluate, config: unknown, rules: readonly Rule[], rounds: number): { p50: number; max: number } => {
+  const times: number[] = [];
+  for (let i = 0; i < rounds; i++) {
+    const started = performance.now();
+    const results = evaluate(config, {}, rules);
+    times.push(performance.now() - started);
+    if (results.some((r) => r.status !== 'pass')) throw new Error('bench: a rule meant to pass did not');
+  }
+  return { p50: median(times), max: Math.max(...times) };
+};
+
+/** Rules that one version can hold at most, each of the largest value. */
+const RULES_AT_LIMIT = Math.floor(CONFIG_LIMITS.versionBytes / CONFIG_LIMITS.ruleValueBytes);
+
+/** Measures every workload; `rounds` evaluations per case (the straightforward evaluator once). */
+export const measureRules = (rounds: number, log: (line: string) => void = () => {}): RulesRun[] => {
+  const runs: RulesRun[] = [];
+  const cases = [
+    { ruleBytes: 800, rules: 1, configBytes: 200_000, reference: true },
+    { ruleBytes: CONFIG_LIMITS.ruleValueBytes, rules: RULES_AT_LIMIT, configBytes: 200_000, reference: false },
+    { ruleBytes: CONFIG_LIMITS.ruleValueBytes, rules: RULES_AT_LIMIT, configBytes: DEFAULT_LIMITS.maxBodyBytes, reference: false },
+  ];
+  for (const [workload, entry] of Object.entries(WORKLOADS)) {
+    for (const c of cases) {
+      const { config, size } = configOf(entry, c.configBytes);
+      const rules = rulesOf(config.list, c.ruleBytes, c.rules);
+      const ruleBytes = rules.reduce((sum, r) => sum + bytesOf(r.value), 0);
+      const evaluators: [RulesRun['evaluator'], Evaluate, number][] = [['indexed', evaluateRules, rounds]];
+      if (c.reference) evaluators.push(['straightforward', referenceEvaluateRules, 1]);
+      for (const [evaluator, evaluate, n] of evaluators) {
+        const t = time(evaluate, config, rules, n);
+        const run = { workload, evaluator, ruleBytes, rules: rules.length, configBytes: size, p50Ms: round1(t.p50), maxMs: round1(t.max), rounds: n };
+        log(`rules: ${workload} ${evaluator}, ${rules.length} rule(s) of ${ruleBytes} B against ${size} B: p50 ${run.p50Ms} ms`);
+        runs.push(run);
+      }
+    }
+  }
+  return runs;
+};
+
+const round1 = (v: number): number => Math.round(v * 10) / 10;
+
+/** The last line a run prints: what `bench/run.ts` reads back. */
+export const RULES_RESULT_PREFIX = 'RULES_RESULT ';
+
+if (Boolean(process.argv[1]) && import.meta.url === pathToFileURL(process.argv[1]!).href) {
+  const runs = measureRules(Number(process.argv[2] ?? 5), (line) => console.error(line));
+  console.log(`${RULES_RESULT_PREFIX}${JSON.stringify(runs)}`);
+}

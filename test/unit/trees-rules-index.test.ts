@@ -1,0 +1,119 @@
+/**
+ * The indexed list search of the rule evaluator answers exactly as the straightforward one
+ * (test/support/rules-reference.ts): same results, messages, places and excerpts for every
+ * configuration and rule, and it reads each list a bounded number of times, not once per
+ * expected entry.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { JsonValue, Rule } from '../../functions/trees/config.js';
+import { ListIndex, contains, evaluateRules } from '../../functions/trees/rules.js';
+import { referenceContains, referenceEvaluateRules } from '../support/rules-reference.js';
+
+// Scalars that `===` tells apart though they look alike (1 and "1", 0 and -0 alike, NaN unlike
+// itself), and member names that could confuse a feature's place (quotes, `*`, `#`, `__proto__`).
+const scalar = fc.constantFrom<JsonValue>(0, -0, 1, '1', '0', '', 'a', 'b', true, false, null, Number.NaN);
+const name = fc.constantFrom('name', 'id', 'a', 'b', '__proto__', '*', '#', '"', 'x.y');
+
+/** Values of few shapes, so that list entries share keys, collide, repeat and nest. */
+const { value } = fc.letrec<{ value: JsonValue; object: JsonValue; array: JsonValue }>((tie) => ({
+  value: fc.oneof({ depthSize: 'small' }, scalar, tie('object'), tie('array')),
+  object: fc.dictionary(name, tie('value'), { maxKeys: 4 }) as fc.Arbitrary<JsonValue>,
+  array: fc.array(tie('value'), { maxLength: 24 }) as fc.Arbitrary<JsonValue>,
+}));
+
+/** A list of entries: mostly objects (YANG list entries), with other values mixed in. */
+const list = fc.array(fc.oneof({ weight: 4, arbitrary: value.filter((v) => typeof v === 'object' && v !== null && !Array.isArray(v)) }, { weight: 1, arbitrary: value }), { maxLength: 40 });
+
+/** `v` with parts left out by the bits of `seed`: a value `v` contains (NaN aside), or nearly. */
+const trimmed = (v: JsonValue, seed: number): JsonValue => {
+  if (Array.isArray(v)) return v.filter((_, i) => (seed >> i % 16) & 1).map((x, i) => trimmed(x, seed * 7 + i));
+  if (typeof v === 'object' && v !== null) {
+    const out: Record<string, JsonValue> = {};
+    Object.keys(v).forEach((k, i) => {
+      if ((seed >> i) & 1) Object.defineProperty(out, k, { value: trimmed((v as Record<string, JsonValue>)[k] as JsonValue, seed * 3 + i), enumerable: true });
+    });
+    return out;
+  }
+  return v;
+};
+
+/** Expected entries: trimmed copies of the list's entries, and unrelated values. */
+const expectedFor = (entries: readonly JsonValue[]): fc.Arbitrary<JsonValue[]> =>
+  fc.array(
+    fc.oneof(
+      fc.tuple(fc.nat(), fc.nat()).map(([i, seed]) => (entries.length ? trimmed(entries[i % entries.length] as JsonValue, seed) : null)),
+      value,
+    ),
+    { maxLength: 12 },
+  );
+
+const MODES = ['required', 'disallowed', 'exact'] as const;
+
+describe('indexed list search', () => {
+  it('gives every rule the same result as the straightforward evaluator', () => {
+    const cases = list.chain((entries) =>
+      fc.tuple(
+        fc.constant(entries),
+        fc.array(fc.tuple(fc.constantFrom('', '/list', '/list/0', '/other'), fc.constantFrom(...MODES), expectedFor(entries), fc.boolean()), { minLength: 1, maxLength: 6 }),
+      ),
+    );
+    fc.assert(
+      fc.property(cases, value, ([entries, specs], other) => {
+        const config = { list: entries, other };
+        // Several rules share one index, so later rules meet lists already indexed.
+        const rules: Rule[] = specs.map(([path, mode, expected, whole], i) => ({ id: `r${i}`, path, mode, severity: 'error', value: whole ? expected : (expected[0] ?? []) }));
+        expect(evaluateRules(config, {}, rules)).toEqual(referenceEvaluateRules(config, {}, rules));
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('answers each element question as asking every element does, once the list is indexed', () => {
+    fc.assert(
+      fc.property(list.chain((entries) => fc.tuple(fc.constant(entries), expectedFor(entries))), ([entries, expected]) => {
+        const lists = new ListIndex();
+        // A question nothing answers reads the whole list: the next one is answered from its index.
+        expect(lists.someContains(entries, { '\u0000': '\u0000' })).toBe(false);
+        for (const element of expected) expect(lists.someContains(entries, element)).toBe(entries.some((a) => referenceContains(a, element)));
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('agrees on containment of whole values', () => {
+    fc.assert(
+      fc.property(value, value, (a, b) => {
+        expect(contains(a, b)).toBe(referenceContains(a, b));
+      }),
+    );
+    fc.assert(
+      fc.property(list.chain((entries) => fc.tuple(fc.constant(entries), expectedFor(entries))), ([a, b]) => {
+        expect(contains(a, b)).toBe(referenceContains(a, b));
+      }),
+    );
+  });
+
+  it('reads a list a bounded number of times however many entries a rule expects', () => {
+    const entries = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `GigabitEthernet0/${i}`, vlan: i % 4094, mode: 'access' }));
+    const reads = (n: number, expected: number): number => {
+      const all = entries(n);
+      let count = 0;
+      const counted = new Proxy(all, {
+        get: (target, key, receiver) => {
+          if (typeof key === 'string' && /^\d+$/.test(key)) count++;
+          return Reflect.get(target, key, receiver) as unknown;
+        },
+      });
+      // The last entries of the list, so that each is found only at the end of a search.
+      const value = all.slice(-expected).map(({ name: n, vlan }) => ({ name: n, vlan }));
+      const [result] = evaluateRules({ list: counted }, {}, [{ id: 'r', path: '/list', mode: 'required', severity: 'error', value }]);
+      expect(result?.status).toBe('pass');
+      return count;
+    };
+    // Searching every entry for each of 200 expected entries reads about 200 × n times. Here:
+    // searches until they have read the list once (the second one ends past it), the index,
+    // then one read per expected entry: at most 3 × n + 200.
+    for (const n of [2000, 4000]) expect(reads(n, 200)).toBeLessThanOrEqual(3 * n + 200);
+  });
+});
