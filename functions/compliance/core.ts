@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { walkNodes, type Version } from '../trees/config.js';
 import { BadRequest, Conflict, NotFound, ServiceUnavailable } from '../shared/problem.js';
 import type { BatchPlan, DeviceAssignment, PlanRule } from './model.js';
+import { chunkEntries, type ChunkEntry } from './plan.js';
 import { MAX_CHUNK_DEVICES, MAX_CHUNKS, type ComplianceStore } from './store.js';
 
 export interface StartBatchInput {
@@ -60,25 +61,29 @@ export const CHUNK_SIZE = 1000;
 
 /**
  * A chunk's device list at most, as UTF-8 bytes of the JSON its item stores (DynamoDB: 400 KB
- * an item). Names and node paths are bounded (253 code points; 8 levels of 128 characters) but a path is
- * repeated for each device on its node, so a chunk also closes when it would pass this.
+ * an item). An entry is `["<device>",<node's place in the plan>]`: at most 767 bytes (253 UTF-16
+ * units of 3 bytes each, the quotes, the place), so a chunk also closes when it would pass this,
+ * after about 390 devices of the longest names.
  */
 export const CHUNK_BYTES = 300_000;
 
-/** Splits devices into chunks of at most `size` devices and {@link CHUNK_BYTES} of stored JSON, in order. */
-export const chunkDevices = (devices: readonly DeviceAssignment[], size: number = CHUNK_SIZE): DeviceAssignment[][] => {
+/**
+ * Splits devices into chunks of at most `size` devices and {@link CHUNK_BYTES} of stored JSON, in
+ * order; `entry` is how the chunk's item stores a device (see plan.ts).
+ */
+export const chunkDevices = (devices: readonly DeviceAssignment[], entry: (assignment: DeviceAssignment) => ChunkEntry, size: number = CHUNK_SIZE): DeviceAssignment[][] => {
   const chunks: DeviceAssignment[][] = [];
   let chunk: DeviceAssignment[] = [];
   let bytes = 2; // the list's brackets
   for (const assignment of devices) {
-    // `["<device>","<node>"]`, after a comma unless first: the item's own encoding (ComplianceStore.create).
-    const entry = Buffer.byteLength(JSON.stringify([assignment.device, assignment.node]), 'utf8');
-    if (chunk.length >= size || (chunk.length > 0 && bytes + 1 + entry > CHUNK_BYTES)) {
+    // After a comma unless first: the item's own encoding (ComplianceStore.create).
+    const entryBytes = Buffer.byteLength(JSON.stringify(entry(assignment)), 'utf8');
+    if (chunk.length >= size || (chunk.length > 0 && bytes + 1 + entryBytes > CHUNK_BYTES)) {
       chunks.push(chunk);
       chunk = [];
       bytes = 2;
     }
-    bytes += (chunk.length ? 1 : 0) + entry;
+    bytes += (chunk.length ? 1 : 0) + entryBytes;
     chunk.push(assignment);
   }
   if (chunk.length) chunks.push(chunk);
@@ -87,12 +92,18 @@ export const chunkDevices = (devices: readonly DeviceAssignment[], size: number 
 
 export const newBatchId = (): string => randomBytes(12).toString('hex');
 
-/** The plan and the devices of a version (all, or the named ones). */
+/**
+ * The plan and the devices of a version (all, or the named ones). The plan keeps the nodes some
+ * device is checked against and their ancestors, in the version's order (parents first), and
+ * those nodes' rules.
+ */
 export const planBatch = (version: Version, only?: readonly string[]): { plan: BatchPlan; devices: DeviceAssignment[] } => {
   const rulesByNode: Record<string, PlanRule[]> = {};
+  const paths: string[] = [];
   const nodeOf = new Map<string, string>();
   for (const { path, node } of walkNodes(version.root)) {
     const name = path.join('/');
+    paths.push(name);
     if (node.rules.length) rulesByNode[name] = node.rules.map((rule) => ({ ...rule, node: name }));
     for (const device of node.devices) if (!nodeOf.has(device)) nodeOf.set(device, name);
   }
@@ -114,7 +125,7 @@ export const planBatch = (version: Version, only?: readonly string[]): { plan: B
     for (let i = 1; i <= names.length; i++) used.add(names.slice(0, i).join('/'));
   }
   for (const name of Object.keys(rulesByNode)) if (!used.has(name)) delete rulesByNode[name];
-  return { plan: { variables: version.variables, rulesByNode }, devices };
+  return { plan: { variables: version.variables, rulesByNode, nodes: paths.filter((path) => used.has(path)) }, devices };
 };
 
 export const startBatch = async (input: StartBatchInput, deps: StartDeps): Promise<StartedBatch> => {
@@ -127,7 +138,7 @@ export const startBatch = async (input: StartBatchInput, deps: StartDeps): Promi
   const size = deps.chunkSize ?? CHUNK_SIZE;
   // Report keys hold a device's position in its chunk in 4 digits, and the batch item the set of counted chunks.
   if (!Number.isInteger(size) || size < 1 || size > MAX_CHUNK_DEVICES) throw new RangeError(`a chunk of ${size} devices is out of range`);
-  const chunks = chunkDevices(devices, size);
+  const chunks = chunkDevices(devices, chunkEntries(plan), size);
   if (chunks.length > MAX_CHUNKS) throw new RangeError(`${chunks.length} chunks are more than a batch can count (${MAX_CHUNKS})`);
   const batchId = (deps.newId ?? newBatchId)();
   const started = deps.now();

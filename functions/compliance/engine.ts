@@ -220,7 +220,8 @@ export interface ChunkRun {
 export const runChunk = async (batchId: string, index: number, { runsBefore, attempt }: ChunkRun, work: BatchWork, remainingTimeMs: () => number, deps: EngineDeps): Promise<ChunkOutcome> => {
   const run = runsBefore + attempt;
   if (run > MAX_ATTEMPTS) throw new RangeError(`chunk ${index} has run ${MAX_ATTEMPTS} times, as many as its report keys can tell apart`);
-  const [plan, devices] = await Promise.all([planOf(deps.store, batchId), deps.store.getChunk(batchId, index)]);
+  const plan = await planOf(deps.store, batchId);
+  const devices = await deps.store.getChunk(batchId, index, plan);
   const reported = run > 1 ? await deps.store.existingReports(batchId, index) : new Map<string, never>();
   const counts = tally(emptyCounts());
   for (const r of reported.values()) counts.add(r.grade, r.totals);

@@ -24,13 +24,18 @@ export interface PlanRule extends Rule {
 
 /**
  * Each node's own rules (a device on `base/wan` is checked against `base`'s, then
- * `base/wan`'s: see `rulesFor`), and the version's variables: about the size of the version,
- * which the tree limits bound. Frozen when the batch starts, so that a version edited
- * while a batch runs never grades half the fleet against one content and half against another.
+ * `base/wan`'s: see `rulesFor`), and the version's variables. Frozen when the batch starts, so
+ * that a version edited while a batch runs never grades half the fleet against one content and
+ * half against another. Stored in one item no larger than the version (see plan.ts).
  */
 export interface BatchPlan {
   readonly variables: Readonly<Record<string, string>>;
   readonly rulesByNode: Readonly<Record<string, readonly PlanRule[]>>;
+  /**
+   * The paths of the nodes the batch's devices are on and of their ancestors, parents first:
+   * the stored chunks name a device's node by its place in this list.
+   */
+  readonly nodes: readonly string[];
 }
 
 /** One device to check and the node it is assigned to. */

@@ -4,8 +4,8 @@
  * | sk                      | what                                                                  |
  * |-------------------------|-----------------------------------------------------------------------|
  * | `META`                  | the batch: status, counts (numbers the chunks `ADD` to), the set of counted chunks, timestamps |
- * | `PLAN`                  | the frozen rules by node and the variables (JSON)                     |
- * | `C#000042`              | chunk 42: its devices and their nodes (JSON)                          |
+ * | `PLAN`                  | the frozen nodes with their rules, and the variables (JSON, see plan.ts) |
+ * | `C#000042`              | chunk 42: its devices and their nodes' places in the plan (JSON)      |
  * | `R#fail#000042#02#0017` | a pack: reports of one grade stored by run 2 of chunk 42; 17 is the position in the chunk of its first device |
  *
  * Every item carries `expiresAt` (epoch seconds): DynamoDB's TTL removes a batch and its
@@ -41,13 +41,15 @@ import { ServiceUnavailable } from '../shared/problem.js';
 import { transientReason } from '../shared/transient.js';
 import { GRADES, type Grade } from './grading.js';
 import { REPORT_ID_PATTERN, type Batch, type BatchPlan, type BatchStatus, type ChunkCounts, type DeviceAssignment, type Report } from './model.js';
+import { chunkEntries, decodeChunk, decodePlan, encodePlan } from './plan.js';
 
 /** Devices a chunk may hold: a position in the chunk is 4 digits. */
 export const MAX_CHUNK_DEVICES = 10_000;
 /**
  * Chunks a batch may have: the batch item's `counted` set holds up to this many chunk numbers
- * (about 3.5 bytes each: ~175 KB of DynamoDB's 400 KB item). The trees' limits (200 nodes of
- * 1,000 devices) make at most about 1,400 chunks (at least 146 devices a chunk: `CHUNK_BYTES` in core.ts).
+ * (about 3.5 bytes each: ~175 KB of DynamoDB's 400 KB item). The trees' limits make far fewer:
+ * a version of 350,000 bytes holds fewer than 90,000 devices, so at most about 90 chunks of
+ * 1,000 (see docs/compliance.md, "Limits and quotas").
  */
 export const MAX_CHUNKS = 50_000;
 /** Runs of a chunk (attempts, across its parts) the keys can tell apart: a run is 2 digits. */
@@ -243,13 +245,14 @@ export class ComplianceStore {
   /**
    * Writes the plan and the chunks, then the batch record (conditionally: an id is used once).
    * Until the record exists the batch does not: a failure half way leaves only items that
-   * expire with the retention.
+   * expire with the retention. Every device must be on a node `plan.nodes` lists.
    */
   async create(batch: NewBatch, plan: BatchPlan, chunks: readonly (readonly DeviceAssignment[])[]): Promise<void> {
     const pk = batchPk(batch.batchId);
+    const entry = chunkEntries(plan);
     const items = [
-      { pk, sk: 'PLAN', plan: JSON.stringify(plan), expiresAt: batch.expiresAt },
-      ...chunks.map((devices, i) => ({ pk, sk: chunkSk(i), devices: JSON.stringify(devices.map((d) => [d.device, d.node])), expiresAt: batch.expiresAt })),
+      { pk, sk: 'PLAN', plan: encodePlan(plan), expiresAt: batch.expiresAt },
+      ...chunks.map((devices, i) => ({ pk, sk: chunkSk(i), devices: JSON.stringify(devices.map(entry)), expiresAt: batch.expiresAt })),
     ];
     await this.#putAll(items);
     await this.#send(() =>
@@ -297,13 +300,14 @@ export class ComplianceStore {
   async getPlan(batchId: string): Promise<BatchPlan> {
     const item = await this.#get(batchPk(batchId), 'PLAN');
     if (!item) throw new Error(`batch ${batchId} has no plan`);
-    return JSON.parse(item['plan'] as string) as BatchPlan;
+    return decodePlan(item['plan'] as string);
   }
 
-  async getChunk(batchId: string, index: number): Promise<DeviceAssignment[]> {
+  /** A chunk's devices, with their nodes' paths from the batch's plan. */
+  async getChunk(batchId: string, index: number, plan: BatchPlan): Promise<DeviceAssignment[]> {
     const item = await this.#get(batchPk(batchId), chunkSk(index));
     if (!item) throw new Error(`batch ${batchId} has no chunk ${index}`);
-    return (JSON.parse(item['devices'] as string) as [string, string][]).map(([device, node]) => ({ device, node }));
+    return decodeChunk(item['devices'] as string, plan);
   }
 
   /** The reports already written for a chunk's devices (by device name): one consistent range read per grade. */

@@ -47,7 +47,7 @@ beforeAll(async () => {
   const expiresAt = Math.floor(Date.now() / 1000) + 86_400;
   await store.create(
     { batchId: BATCH, treeId: 'a1b2c3d4e5f6a1b2c3d4e5f6', version: 'v1', adapterId: 'lab-nso', total: 5, started: '2026-11-23T10:00:00.000Z', chunks: 1, concurrency: 10, expiresAt },
-    { variables: {}, rulesByNode: {} },
+    { variables: {}, rulesByNode: {}, nodes: ['base'] },
     [['d1', 'd2', 'd3', 'd4', 'd5'].map((device) => ({ device, node: 'base' }))],
   );
   stored = await store.putReports(BATCH, { chunk: 0, attempt: 1 }, [{ position: 0, report: report('d1', 'pass') }, { position: 1, report: report('d2', 'fail') }, { position: 2, report: report('d3', 'pass') }], expiresAt);

@@ -22,7 +22,7 @@ const newBatch = async (chunks: number, perChunk: number): Promise<string> => {
   const batchId = (++batchSeq).toString(16).padStart(24, '0');
   await store.create(
     { batchId, treeId: 'a1b2c3d4e5f6a1b2c3d4e5f6', version: 'v1', adapterId: 'lab-nso', total: chunks * perChunk, started: '2026-11-25T10:00:00.000Z', chunks, concurrency: 10, expiresAt },
-    { variables: {}, rulesByNode: {} },
+    { variables: {}, rulesByNode: {}, nodes: ['base'] },
     Array.from({ length: chunks }, (_, c) => Array.from({ length: perChunk }, (_, p) => ({ device: `d${c}-${p}`, node: 'base' }))),
   );
   return batchId;

@@ -5,7 +5,8 @@ import { gradeOf, ruleTotals, score } from '../../functions/compliance/grading.j
 import { checkDevice, configPath, isoTimestamp, MAX_ISSUE_BYTES } from '../../functions/compliance/check.js';
 import { MAX_REPORT_BYTES } from '../../functions/compliance/store.js';
 import { CHUNK_BYTES, CHUNK_SIZE, chunkDevices } from '../../functions/compliance/core.js';
-import type { DeviceAssignment } from '../../functions/compliance/model.js';
+import type { BatchPlan, DeviceAssignment } from '../../functions/compliance/model.js';
+import { chunkEntries } from '../../functions/compliance/plan.js';
 
 const o = (severity: 'error' | 'warning' | 'info', passed: boolean) => ({ severity, passed });
 
@@ -32,7 +33,7 @@ describe('a report\'s size', () => {
     const check = (messages: readonly string[]) =>
       checkDevice(
         { device: 'edge-1', node: 'base' },
-        { batchId: 'a'.repeat(24), treeId: 'b'.repeat(24), version: 'v1', adapterId: 'lab', plan: { variables: {}, rulesByNode: { base: messages.map((_, i) => ({ id: `r${i}`, node: 'base', path: '/x', mode: 'required' as const, severity: 'warning' as const })) } } },
+        { batchId: 'a'.repeat(24), treeId: 'b'.repeat(24), version: 'v1', adapterId: 'lab', plan: { variables: {}, nodes: ['base'], rulesByNode: { base: messages.map((_, i) => ({ id: `r${i}`, node: 'base', path: '/x', mode: 'required' as const, severity: 'warning' as const })) } } },
         {
           relayGet: async () => [{ result: '200', data: { 'tailf-ncs:config': {} } }] as never,
           evaluate: (_config, _variables, planned) => planned.map((r, i) => ({ id: r.id, path: r.path, mode: r.mode, severity: r.severity, status: i % 3 === 2 ? ('pass' as const) : ('fail' as const), message: messages[i]! })),
@@ -61,7 +62,7 @@ describe('a report\'s size', () => {
     const rules = Array.from({ length: 10 }, (_, i) => ({ id: `r${i}`, node: 'base', path: '/x', mode: 'required' as const, severity: 'error' as const }));
     const report = await checkDevice(
       { device: 'edge-1', node: 'base' },
-      { batchId: 'a'.repeat(24), treeId: 'b'.repeat(24), version: 'v1', adapterId: 'lab', plan: { variables: {}, rulesByNode: { base: rules } } },
+      { batchId: 'a'.repeat(24), treeId: 'b'.repeat(24), version: 'v1', adapterId: 'lab', plan: { variables: {}, nodes: ['base'], rulesByNode: { base: rules } } },
       {
         relayGet: async () => [{ result: '200', data: { 'tailf-ncs:config': {} } }] as never,
         evaluate: (_config, _variables, planned) => planned.map((r) => ({ id: r.id, path: r.path, mode: r.mode, severity: r.severity, status: 'fail' as const, message: 'é'.repeat(50_000) })),
@@ -184,23 +185,26 @@ describe('configPath', () => {
 });
 
 describe('chunks of a batch', () => {
-  const jsonBytes = (chunk: readonly DeviceAssignment[]) => Buffer.byteLength(JSON.stringify(chunk.map((d) => [d.device, d.node])), 'utf8');
+  const deep = Array.from({ length: 8 }, (_, i) => `${i}`.padEnd(128, 'n')).join('/');
+  const plan: BatchPlan = { variables: {}, rulesByNode: {}, nodes: ['base', 'base/core', deep] };
+  const entry = chunkEntries(plan);
+  const jsonBytes = (chunk: readonly DeviceAssignment[]) => Buffer.byteLength(JSON.stringify(chunk.map(entry)), 'utf8');
 
   it('holds at most the chunk size, in order, the last one with the rest', () => {
     const devices = Array.from({ length: 2_345 }, (_, i) => ({ device: `edge-${i}`, node: 'base/core' }));
-    const chunks = chunkDevices(devices);
+    const chunks = chunkDevices(devices, entry);
     expect(chunks.map((c) => c.length)).toEqual([CHUNK_SIZE, CHUNK_SIZE, 345]);
     expect(chunks.flat()).toEqual(devices);
-    expect(chunkDevices(devices.slice(0, 10), 3).map((c) => c.length)).toEqual([3, 3, 3, 1]);
-    expect(chunkDevices([])).toEqual([]);
+    expect(chunkDevices(devices.slice(0, 10), entry, 3).map((c) => c.length)).toEqual([3, 3, 3, 1]);
+    expect(chunkDevices([], entry)).toEqual([]);
   });
 
   it('closes a chunk before its stored JSON passes the byte bound, counting UTF-8 bytes', () => {
-    // Names of 253 three-byte characters on an 8-level path of 128-character node names: about
-    // 1.8 KB a device, so far fewer than the chunk size fit in an item.
-    const node = Array.from({ length: 8 }, (_, i) => `${i}`.padEnd(128, 'n')).join('/');
-    const devices = Array.from({ length: 600 }, (_, i) => ({ device: `${i}`.padEnd(253, '設'), node }));
-    const chunks = chunkDevices(devices);
+    // Names of 253 three-byte characters (on an 8-level path of 128-character node names, which
+    // the chunk names by its place in the plan): about 760 bytes a device, so far fewer than the
+    // chunk size fit in an item.
+    const devices = Array.from({ length: 1_200 }, (_, i) => ({ device: `${i}`.padEnd(253, '設'), node: deep }));
+    const chunks = chunkDevices(devices, entry);
     expect(chunks.flat()).toEqual(devices);
     expect(chunks.length).toBeGreaterThan(3);
     for (const [i, chunk] of chunks.entries()) {
@@ -212,13 +216,13 @@ describe('chunks of a batch', () => {
 
   it('measures a device exactly as its chunk item stores it, escapes included', () => {
     // One byte under the bound with a quote to escape, then one byte more than fits.
-    const entry = (device: string) => ({ device, node: 'base' });
-    const fill = Array.from({ length: 3 }, (_, i) => entry(`${i}`.padEnd(90_000, 'x')));
-    const room = CHUNK_BYTES - jsonBytes(fill) - Buffer.byteLength(',["","base"]', 'utf8');
-    const exact = entry(`"${'y'.repeat(room - 2)}`);
+    const on = (device: string) => ({ device, node: 'base' });
+    const fill = Array.from({ length: 3 }, (_, i) => on(`${i}`.padEnd(90_000, 'x')));
+    const room = CHUNK_BYTES - jsonBytes(fill) - Buffer.byteLength(',["",0]', 'utf8');
+    const exact = on(`"${'y'.repeat(room - 2)}`);
     expect(jsonBytes([...fill, exact])).toBe(CHUNK_BYTES);
-    expect(chunkDevices([...fill, exact]).map((c) => c.length)).toEqual([4]);
-    const over = entry(`"${'y'.repeat(room - 1)}`);
-    expect(chunkDevices([...fill, over]).map((c) => c.length)).toEqual([3, 1]);
+    expect(chunkDevices([...fill, exact], entry).map((c) => c.length)).toEqual([4]);
+    const over = on(`"${'y'.repeat(room - 1)}`);
+    expect(chunkDevices([...fill, over], entry).map((c) => c.length)).toEqual([3, 1]);
   });
 });
