@@ -181,13 +181,14 @@ export const redactText = (text: string, secrets: readonly string[] = []): strin
 /**
  * A name, wherever a name may stand (after any character that cannot be part of one: a blank,
  * `?`, `&`, `;`, `>`, `"`, `,`, `:`, `+`, a `%XX` escape…), perhaps closed by an escaped quote
- * (`\"password\":` in JSON held in a string, `%22` URL-encoded), and what introduces its value:
- * `=` or `%3D` (group 2: a pair, as in a query, a form or a cookie); or `:`, `%3A`, a blank, `+`,
- * `%20` or `%09` (group 3: a header, a YAML-like line or a CLI statement such as
+ * (group 2: `\"password\":` in JSON held in a string, `%22` URL-encoded), and what introduces
+ * its value (a lookahead, so that the next name may start right after it):
+ * `=` or `%3D` (group 3: a pair, as in a query, a form or a cookie); or `:`, `%3A`, a blank, `+`,
+ * `%20` or `%09` (group 4: a header, a YAML-like line or a CLI statement such as
  * `enable secret 5 …`, `snmp-server community X RO`, `encrypted-password "…";`). The name of an
  * XML tag (`<ns:secret a="1">`) is no statement: its element is masked whole.
  */
-const NAME_THEN_VALUE = /(?<![\w.[\]-]|<\/?(?:[\w.-]+:)?)([\w.[\]-]+)(?:\\+"|%22)?(?:([ \t]*(?:=|%3D)[ \t]*)|((?:[ \t]*(?::|%3A)|[ \t]|\+|%20|%09)(?:[ \t]|\+|%20|%09)*))/gi;
+const NAME_THEN_VALUE = /(?<![\w.[\]-]|<\/?(?:[\w.-]+:)?)([\w.[\]-]+)(?=((?:\\+"|%22)?)(?:([ \t]*(?:=|%3D)[ \t]*)|((?:[ \t]*(?::|%3A)|[ \t]|\+|%20|%09)(?:[ \t]|\+|%20|%09)*)))/gi;
 /** A value that is a marker already: masking twice changes nothing. */
 const MASKED = /^(?:"\[redacted\]"|'\[redacted\]'|\[redacted\])$/;
 
@@ -223,8 +224,8 @@ const redactNamedValues = (text: string): string => {
   let from = 0;
   for (const match of text.matchAll(NAME_THEN_VALUE)) {
     if (match.index < from || !isSecretField(match[1]!)) continue;
-    const start = match.index + match[0].length;
-    const pair = match[2] !== undefined;
+    const pair = match[3] !== undefined;
+    const start = match.index + match[1]!.length + match[2]!.length + (pair ? match[3]! : match[4]!).length;
     const end = pair ? pairValueEnd(text, start) : lineValueEnd(text, start);
     const value = text.slice(start, end);
     // A statement with nothing after its name hides nothing; an empty pair is masked all the same.
