@@ -10,6 +10,7 @@ import type { RuleResult } from '../trees/rules.js';
 import { backoffMs, type FetchGate } from './gate.js';
 import { gradeOf, ruleTotals, score } from './grading.js';
 import type { BatchPlan, DeviceAssignment, PlanRule, ReportIssue } from './model.js';
+import { shownIssue } from './shown.js';
 import type { DeviceReport } from './store.js';
 
 /** The evaluator (functions/trees/rules.ts `evaluateRules`): one result per rule, in order. */
@@ -156,7 +157,8 @@ export const checkDevice = async (assignment: DeviceAssignment, target: CheckTar
   const value = score(outcomes);
   const failed: ReportIssue[] = [];
   verdicts.forEach((verdict, i) => {
-    if (verdict.status !== 'pass') failed.push(issueOf(rules[i]!, verdict));
+    // Graded on the real values above; stored and shown with secrets masked.
+    if (verdict.status !== 'pass') failed.push(shownIssue(issueOf(rules[i]!, verdict)));
   });
   // Kept in order while they fit; one that does not is counted as omitted. When all of them
   // fit together (the JSON of the list is at least the sum of theirs), none is measured alone.

@@ -18,7 +18,7 @@ import { randomBytes } from 'node:crypto';
 import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { decodeCursor, encodeCursor, invalidCursor } from './cursor.js';
 import { requiredEnv } from './env.js';
-import { REDACTED, isSecretField } from './logger.js';
+import { REDACTED, isSecretField } from './redaction.js';
 import { canonicalJson } from './canonical-json.js';
 import { VAULT_PREFIX } from '../secrets/reference.js';
 

@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { TRACE_BODY_LIMIT, callLineLevel, loggedBody, loggedHeaders } from '../../functions/relay/call-log.js';
-import { holdsSecret, isSecretField, redact, redactText, truncateText, WITHHELD } from '../../functions/shared/logger.js';
+import { truncateText } from '../../functions/shared/logger.js';
+import { holdsSecret, isSecretField, redact, redactText, WITHHELD } from '../../functions/shared/redaction.js';
 
 const SECRET = 'S3cr3t "pw"/+?';
 
