@@ -337,7 +337,7 @@ const serviceRoutes: readonly LiveRoute[] = [
       201: 'The new version with its whole node tree; its path in `Location`',
       404: 'No tree has this id, or it has no version `base`',
       409: 'The tree already has a version with this name',
-      413: `The tree already holds ${TREE_LIMITS.versions} versions, or would hold more than ${CONFIG_LIMITS.treeBytes} bytes of versions`,
+      413: `The tree already holds ${TREE_LIMITS.versions} versions, or would be more than ${CONFIG_LIMITS.treeTransportBytes} bytes as transported (see docs/trees.md)`,
       503: 'The tree store is unavailable or busy; retry later',
     },
     needs: { tables: { trees: 'write' } },
