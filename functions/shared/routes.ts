@@ -335,12 +335,14 @@ const serviceRoutes: readonly LiveRoute[] = [
     request: { pathParameters: treeParams, body: createVersionBody },
     responses: {
       201: 'The new version with its whole node tree; its path in `Location`',
+      400: 'The request is invalid (each offending field named, the Idempotency-Key header included)',
       404: 'No tree has this id, or it has no version `base`',
-      409: 'The tree already has a version with this name',
+      409: 'The tree already has a version with this name, or a request with the same Idempotency-Key is still running (retry after `Retry-After`)',
       413: `The tree already holds ${TREE_LIMITS.versions} versions, or would be more than ${CONFIG_LIMITS.treeTransportBytes} bytes as transported (see docs/trees.md)`,
+      422: 'The Idempotency-Key was already used for a different request',
       503: 'The tree store is unavailable or busy; retry later',
     },
-    needs: { tables: { trees: 'write' } },
+    needs: { tables: { trees: 'write', idempotency: 'write' } },
   },
   {
     method: 'GET',
@@ -477,12 +479,13 @@ const serviceRoutes: readonly LiveRoute[] = [
     request: { body: importBody },
     responses: {
       201: 'The tree was created under a new id: its summary, and its path in `Location`',
-      400: 'The document is invalid (each offending field named), checked as if written route by route',
-      409: 'A tree with this name exists, or a device is on two nodes of one version',
+      400: 'The document is invalid (each offending field named), checked as if written route by route; or the Idempotency-Key header is invalid',
+      409: 'A tree with this name exists, a device is on two nodes of one version, or a request with the same Idempotency-Key is still running (retry after `Retry-After`)',
       413: 'The document goes past a limit of a version or a tree',
+      422: 'The Idempotency-Key was already used for a different request',
       503: 'The tree store is unavailable or busy; retry later',
     },
-    needs: { tables: { trees: 'write' } },
+    needs: { tables: { trees: 'write', idempotency: 'write' } },
     timeoutSeconds: 28,
   },
   {

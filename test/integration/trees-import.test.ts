@@ -186,6 +186,40 @@ describe('version addresses', () => {
   }, 120_000);
 });
 
+describe('Idempotency-Key on the creating POSTs', () => {
+  it('replays a new version’s answer without a second version, and refuses the key for another body (422)', async () => {
+    const treeId = (await call('createTree', event('POST', CONFIGS, {}, { name: uniqueName('idem-v'), deviceType: 'x' }))).body.id as string;
+    const key = randomUUID();
+    const first = await copyVersion(treeId, { name: 'v2', base: 'initial' }, key);
+    const again = await copyVersion(treeId, { name: 'v2', base: 'initial' }, key);
+    expect(first.status).toBe(201);
+    expect(again.status).toBe(201);
+    expect(again.body).toEqual(first.body);
+    expect(again.headers['Location']).toBe(first.headers['Location']);
+    expect(again.headers['Idempotent-Replayed']).toBe('true');
+    expect((await summaryOf(treeId)).body.versions).toEqual(['initial', 'v2']);
+    const other = await copyVersion(treeId, { name: 'v3', base: 'initial' }, key);
+    expect(other.status).toBe(422);
+    expect(other.body.type).toContain('idempotency-key-reused');
+    expect((await summaryOf(treeId)).body.versions).toEqual(['initial', 'v2']);
+  });
+
+  it('replays an import’s answer without a second tree, and refuses the key for another body (422)', async () => {
+    const key = randomUUID();
+    const doc = { name: uniqueName('idem-i'), deviceType: 'x', versions: [{ name: 'v1', root: base() }] };
+    const before = await itemCount();
+    const first = await importDoc(doc, key);
+    const again = await importDoc(doc, key);
+    expect(first.status).toBe(201);
+    expect(again.body).toEqual(first.body);
+    expect(again.headers['Idempotent-Replayed']).toBe('true');
+    // One tree: its item, its name lock, its version's content.
+    expect((await items()).filter((i) => String(i['pk']).startsWith('TREE#') || String(i['pk']).startsWith('NAME#') || String(i['pk']).startsWith('CONTENT#')).length - before).toBe(3);
+    const other = await importDoc({ ...doc, name: uniqueName('idem-i') }, key);
+    expect(other.status).toBe(422);
+  });
+});
+
 describe('sizes', () => {
   // Each escapes badly: `"` and `\` double twice, control characters grow to \u00XX and once
   // more, and the rest take 2 or 4 bytes of UTF-8.
