@@ -8,10 +8,17 @@ import { ROOT_NODE, type Node, type Rule } from './config.js';
 import { parsePointer, VARIABLE_NAME_PATTERN_SOURCE, variablesOf } from './rules.js';
 
 /**
- * The limits of a version and a tree. The byte limits count the UTF-8 JSON text of what is
- * stored: a version's `{ variables, root }` is one DynamoDB item (400 KB at most, attribute names
- * and the other attributes included), and a whole tree must fit one export (Lambda's 6 MB
- * response, JSON escaping included) and one import request.
+ * The limits of a version and a tree, each in the unit of what it protects:
+ *
+ * - a version's `{ variables, root }` is stored as UTF-8 JSON text in one DynamoDB item (400 KB
+ *   at most, attribute names and the other attributes included): `versionBytes` counts those
+ *   stored bytes;
+ * - a whole tree travels as one export answer and one import request. Lambda takes and gives at
+ *   most 6 MiB, and the proxy integration carries the body inside a JSON string, so every `"`
+ *   and `\` of the document is escaped again and a control character (already `\u0001` in the
+ *   document) grows once more: `treeTransportBytes` counts the export document *as escaped
+ *   for transport* ({@link transportBytes}), with room to spare under 6 MiB for the event's
+ *   headers and request context.
  */
 export const CONFIG_LIMITS = {
   /** Nodes of one version, `base` included. */
@@ -28,11 +35,18 @@ export const CONFIG_LIMITS = {
   deviceName: 253,
   variables: 200,
   variableValue: 1024,
-  /** One version's stored content (`{ variables, root }` as JSON text). */
+  /** One version's stored content (`{ variables, root }` as UTF-8 JSON text). */
   versionBytes: 350_000,
-  /** Every version of a tree together. */
-  treeBytes: 4_500_000,
+  /** The tree's export document as transported (escaped once more; see {@link transportBytes}). */
+  treeTransportBytes: 6_000_000,
 } as const;
+
+/**
+ * The bytes `json` (a JSON text) takes as the body of a Lambda proxy answer or of an API Gateway
+ * event: escaped as a JSON string (`"` and `\` doubled, control characters as `\u00XX`), in
+ * UTF-8 (Lambda's runtime leaves other characters unescaped), without the enclosing quotes.
+ */
+export const transportBytes = (json: string): number => Buffer.byteLength(JSON.stringify(json), 'utf8') - 2;
 
 /** Variable names as `{{name}}` can name them (see rules.ts). As JSON Schema pattern source, and compiled. */
 export { VARIABLE_NAME_PATTERN_SOURCE };
@@ -54,6 +68,9 @@ export interface ConfigProblem {
   readonly kind?: 'limit' | 'conflict';
 }
 
+/** Length in characters (code points), as JSON Schema's `maxLength` counts it. */
+const codePoints = (text: string): number => [...text].length;
+
 export const utf8Bytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
 
 /** The problems of a node name (for the root: it must be `base`). */
@@ -69,7 +86,7 @@ export const nodeContentProblems = (node: Pick<Node, 'devices' | 'rules'>, varia
   if (node.devices.length > CONFIG_LIMITS.devicesPerNode) out.push({ field: `${field}devices`, message: `has more than ${CONFIG_LIMITS.devicesPerNode} devices`, kind: 'limit' });
   const seenDevices = new Set<string>();
   node.devices.forEach((device, i) => {
-    if (device.length > CONFIG_LIMITS.deviceName || !DEVICE_NAME.test(device)) {
+    if (codePoints(device) > CONFIG_LIMITS.deviceName || !DEVICE_NAME.test(device)) {
       out.push({ field: `${field}devices/${i}`, message: `must be 1 to ${CONFIG_LIMITS.deviceName} characters, no "/", no control characters, no whitespace at the ends` });
     } else if (seenDevices.has(device)) out.push({ field: `${field}devices/${i}`, message: `lists ${JSON.stringify(device)} twice` });
     seenDevices.add(device);
@@ -80,7 +97,7 @@ export const nodeContentProblems = (node: Pick<Node, 'devices' | 'rules'>, varia
     if (!RULE_ID.test(rule.id)) out.push({ field: `${at}/id`, message: 'must be 1 to 128 letters, digits, "_", ".", ":" or "-"' });
     else if (seenIds.has(rule.id)) out.push({ field: `${at}/id`, message: `repeats the rule id ${JSON.stringify(rule.id)} of this node` });
     seenIds.add(rule.id);
-    if (rule.path.length > CONFIG_LIMITS.rulePath || parsePointer(rule.path) === undefined) {
+    if (codePoints(rule.path) > CONFIG_LIMITS.rulePath || parsePointer(rule.path) === undefined) {
       out.push({ field: `${at}/path`, message: `must be a JSON Pointer (RFC 6901: "" or "/a/b", "~0" for "~", "~1" for "/") of at most ${CONFIG_LIMITS.rulePath} characters` });
     }
     if (rule.mode === 'exact' && rule.value === undefined) out.push({ field: `${at}/value`, message: 'is required for an exact rule' });
@@ -106,7 +123,7 @@ export const variablesProblems = (variables: Readonly<Record<string, string>>, f
     if (!VARIABLE_NAME.test(name)) out.push({ field: `${field}/${name}`, message: 'variable names are 1 to 64 letters, digits, "_", "." or "-"' });
     const value = variables[name];
     if (typeof value !== 'string') out.push({ field: `${field}/${name}`, message: 'must be a string' });
-    else if (value.length > CONFIG_LIMITS.variableValue) out.push({ field: `${field}/${name}`, message: `is longer than ${CONFIG_LIMITS.variableValue} characters`, kind: 'limit' });
+    else if (codePoints(value) > CONFIG_LIMITS.variableValue) out.push({ field: `${field}/${name}`, message: `is longer than ${CONFIG_LIMITS.variableValue} characters`, kind: 'limit' });
   }
   return out;
 };

@@ -3,6 +3,7 @@
  * check shared by every place that meets a tree it did not build itself: an item read back
  * from DynamoDB, and an entry of a seed file.
  */
+import { isPathName, NAME_RULE } from '../shared/names.js';
 
 /** A tree summary, exactly the fields of spec 2.3 plus the optional description. */
 export interface TreeSummary {
@@ -29,6 +30,14 @@ export const TREE_LIMITS = {
   versionLabel: 128,
   versions: 1000,
 } as const;
+
+/**
+ * The one rule for a version label, whoever writes it (a new version, a rename, an import, a
+ * seed file): the path-name rule. It has no `~`, so no label can look like `label~2`, the
+ * address of a repeated label's second version; and no character that DynamoDB stores in more
+ * than one byte, so 1000 labels always fit the tree's item.
+ */
+export const versionLabelProblem = (label: string): string | undefined => (isPathName(label) ? undefined : NAME_RULE);
 
 /** A tree id: 24 lowercase hexadecimal characters (96 random bits). */
 export const TREE_ID_PATTERN = /^[0-9a-f]{24}$/;
@@ -109,6 +118,7 @@ export const summaryProblems = (value: unknown, mode: CheckMode): string[] => {
       else if (!strict) return;
       else if (label.length === 0) problems.push(`versions[${i}] is empty`);
       else if (codePoints(label) > TREE_LIMITS.versionLabel) problems.push(`versions[${i}] is longer than ${TREE_LIMITS.versionLabel} characters`);
+      else if (versionLabelProblem(label)) problems.push(`versions[${i}] ${versionLabelProblem(label)}`);
     });
   }
   for (const field of ['created', 'lastUpdated'] as const) {

@@ -38,11 +38,11 @@ export const nodeParams: JsonSchema = {
   },
 };
 
-/** A new version label: the shared name rule (as adapter names). */
+/** A version label, new or imported: the shared name rule (as adapter names; `versionLabelProblem` in model.ts). */
 const NEW_LABEL: JsonSchema = {
   type: 'string',
   minLength: 1,
-  maxLength: 128,
+  maxLength: TREE_LIMITS.versionLabel,
   pattern: '^[A-Za-z0-9 ._-]+$',
   description: '1 to 128 letters, digits, spaces, "-", "_" or "."; unique in the tree',
 };
@@ -136,7 +136,7 @@ export const importBody: JsonSchema = {
         required: ['name', 'root'],
         additionalProperties: false,
         properties: {
-          name: { type: 'string', minLength: 1, maxLength: TREE_LIMITS.versionLabel, pattern: LABEL_PATTERN_SOURCE },
+          name: { ...NEW_LABEL, description: 'As a new label: 1 to 128 letters, digits, spaces, "-", "_" or "."; may repeat (the i-th version of a label is addressed `label~i`)' },
           variables: variablesSchema,
           root: nodeSchema(CONFIG_LIMITS.nodeDepth),
           created: { ...TEXT, description: 'Ignored' },

@@ -9,7 +9,7 @@ import { DynamoTreeStore, type UpsertOutcome } from './store.js';
 import { randomBytes } from 'node:crypto';
 import { RULE_MODES, SEVERITIES, type Node, type Rule } from './config.js';
 import { CONFIG_LIMITS, normalizeRule, versionProblems } from './config-checks.js';
-import { contentBytes, putContent } from './version-store.js';
+import { contentWireBytes, occurrenceOrdinals, putContent, type ContentRef, type VersionContent } from './version-store.js';
 
 /**
  * The seed file: `{ "trees": [ entry, … ] }`. An entry is a tree summary whose `versions` lists
@@ -188,23 +188,25 @@ export const seedWith = async (store: TreeUpserter, input: unknown): Promise<See
  * read the tree before the seed cannot commit over it.
  */
 const contentWriter = (client: DynamoDBDocumentClient, tableName: string) => async (entry: SeedEntry): Promise<Record<string, unknown>> => {
-  const refs = [];
-  for (const content of entry.contents) {
+  const refs: ContentRef[] = [];
+  const ordinals = occurrenceOrdinals(entry.tree.versions);
+  for (const [i, content] of entry.contents.entries()) {
+    const ordinal = ordinals[i] as number;
     if (!content) {
-      refs.push({ id: '', bytes: 0 });
+      refs.push({ id: '', wireBytes: 0, ordinal });
       continue;
     }
     const id = randomBytes(8).toString('hex');
-    const variables = content.variables ?? {};
-    await putContent(client, tableName, entry.tree.id, id, {
-      variables,
+    const stored: VersionContent = {
+      variables: content.variables ?? {},
       root: content.root,
       created: entry.tree.created,
       createdBy: 'seed',
       lastUpdated: entry.tree.lastUpdated,
       lastUpdatedBy: 'seed',
-    });
-    refs.push({ id, bytes: contentBytes({ variables, root: content.root }) });
+    };
+    await putContent(client, tableName, entry.tree.id, id, stored);
+    refs.push({ id, wireBytes: contentWireBytes(stored), ordinal });
   }
   return { contents: refs, revision: Date.now() };
 };

@@ -1,10 +1,14 @@
 /** POST /configuration_manager/configs/{treeId}: a new version copying `base` (201 + Location). */
 import { createVersion as validate } from '../generated/validators.js';
 import { httpHandler, json } from '../shared/http.js';
+import { idempotent } from '../shared/idempotency.js';
+import { createIdempotencyStore } from '../shared/idempotency-store.js';
 import { createVersion, type CreateVersionInput } from './versions.js';
 import { callerOf, locationFor, params, versionDeps } from './wiring.js';
 
-export const handler = httpHandler<CreateVersionInput>({ operation: 'createVersion', validate }, async (event) => {
+const idempotency = idempotent({ store: createIdempotencyStore() });
+
+export const handler = httpHandler<CreateVersionInput>({ operation: 'createVersion', validate, idempotency }, async (event) => {
   const { treeId } = params(event);
   const version = await createVersion(versionDeps, treeId as string, event.body, callerOf(event));
   const path = `/configuration_manager/configs/${treeId}`;

@@ -1,9 +1,11 @@
 /**
  * Versions in DynamoDB, in the trees table beside the tree items (store.ts):
  *
- * - the tree item gains `contents` (one `{ id, bytes }` per entry of `versions`, same order;
- *   `id` is `""` while a version holds nothing yet, as the versions of a new or seeded tree) and
- *   `revision` (a counter every change of the tree moves);
+ * - the tree item gains `contents` (one `{ id, wireBytes, ordinal }` per entry of `versions`,
+ *   same order; `id` is `""` while a version holds nothing yet, as the versions of a new or
+ *   seeded tree; `ordinal` is the version's place among the versions of its label, given once
+ *   and kept: `label~2` names ordinal 2 whatever happens to ordinal 1) and `revision` (a counter
+ *   every change of the tree moves);
  * - a version's content is the item `pk = "CONTENT#<treeId>#<id>"`: `body` (the JSON text of
  *   `{ variables, root }`, kept as text so that rule values may nest deeper than DynamoDB's 32
  *   levels of maps), `created`, `createdBy`, `lastUpdated`, `lastUpdatedBy`.
@@ -12,18 +14,23 @@
  * that read the same revision cannot both commit, whatever they change, so no check made on
  * the read (unique labels, devices, rule ids, limits) is ever undone by a concurrent write. A
  * content item nothing refers to (an import that lost its name race, a deleted tree's content
- * not yet cleaned up) is never read: every read starts at the tree item.
+ * not yet cleaned up) is never read: every read starts at the tree item. An import that fails
+ * removes the content items it wrote (unless the outcome of its last write cannot be read back).
  */
 import { BatchWriteCommand, GetCommand, PutCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { itemBytes, valueBytes } from '../shared/item-size.js';
 import type { Version } from './config.js';
+import { transportBytes } from './config-checks.js';
 import { readTreeItem, sendToStore, treeItem, treeKey, nameKey, nameLockItem, StoreUnavailable, type StoredTree } from './store.js';
 import type { TreeSummary } from './model.js';
 
 /** Where a version's content is stored; `id === ""`: it holds nothing yet. */
 export interface ContentRef {
   readonly id: string;
-  /** Size of the content's JSON text (for the tree's size limit). */
-  readonly bytes: number;
+  /** The content as an export carries it, in transported bytes ({@link contentWireBytes}). */
+  readonly wireBytes: number;
+  /** 1 for the first version of its label, n for the one addressed `label~n`; never renumbered. */
+  readonly ordinal: number;
 }
 
 /** A tree as the version operations read it. */
@@ -72,30 +79,72 @@ const contentItem = (treeId: string, id: string, c: VersionContent): Record<stri
   lastUpdatedBy: c.lastUpdatedBy,
 });
 
-/** The JSON text size of a content, as the tree's size limit counts it. */
-export const contentBytes = (c: Pick<VersionContent, 'variables' | 'root'>): number =>
-  Buffer.byteLength(JSON.stringify({ variables: c.variables, root: c.root }), 'utf8');
+/** A content as an export lists it (metadata included), in transported bytes: what it adds to the tree's transport size. */
+export const contentWireBytes = (c: VersionContent): number =>
+  transportBytes(JSON.stringify({ variables: c.variables, root: c.root, created: c.created, createdBy: c.createdBy, lastUpdated: c.lastUpdated, lastUpdatedBy: c.lastUpdatedBy }));
+
+/** The size of a content's item as DynamoDB counts it. */
+export const contentItemBytes = (treeId: string, id: string, c: VersionContent): number => itemBytes(contentItem(treeId, id, c));
+
+/**
+ * Ordinals by occurrence: the i-th version of a label gets i (an import, a seed file, a tree
+ * stored before ordinals were kept, whose addresses were computed that way).
+ */
+export const occurrenceOrdinals = (labels: readonly string[]): number[] => {
+  const seen = new Map<string, number>();
+  return labels.map((label) => {
+    const n = (seen.get(label) ?? 0) + 1;
+    seen.set(label, n);
+    return n;
+  });
+};
 
 const stateItem = (summary: TreeSummary, contents: readonly ContentRef[], revision: number): Record<string, unknown> => ({
   ...treeItem(summary),
-  contents: contents.map((c) => ({ id: c.id, bytes: c.bytes })),
+  contents: contents.map((c) => ({ id: c.id, wireBytes: c.wireBytes, ordinal: c.ordinal })),
   revision,
 });
+
+/** The size of the tree item as DynamoDB counts it (its labels, names and refs). */
+export const treeItemBytes = (summary: TreeSummary, contents: readonly ContentRef[]): number =>
+  itemBytes(stateItem(summary, contents, Number.MAX_SAFE_INTEGER));
+
+/**
+ * A transported size for refs written before it was kept (`bytes`: the stored JSON text of
+ * `{ variables, root }`): escaping at most doubles a JSON text, and the metadata is allowed for.
+ * An estimate from above, replaced by the exact count when the version is next written.
+ */
+const LEGACY_METADATA_BYTES = 2048;
+const legacyWireBytes = (bytes: number): number => (bytes === 0 ? 0 : 2 * bytes + LEGACY_METADATA_BYTES);
+
+type RawRef = { readonly id?: unknown; readonly wireBytes?: unknown; readonly bytes?: unknown; readonly ordinal?: unknown };
+
+/** The refs of a tree item, ordinals filled in by occurrence for refs stored without one; `undefined` when damaged. */
+const readRefs = (labels: readonly string[], raw: unknown): ContentRef[] | undefined => {
+  if (raw === undefined) raw = labels.map(() => ({ id: '', wireBytes: 0 }));
+  if (!Array.isArray(raw) || raw.length !== labels.length) return undefined;
+  const byOccurrence = occurrenceOrdinals(labels);
+  const refs: ContentRef[] = [];
+  for (const [i, r] of (raw as RawRef[]).entries()) {
+    if (typeof r !== 'object' || r === null || typeof r.id !== 'string') return undefined;
+    const wireBytes = typeof r.wireBytes === 'number' ? r.wireBytes : typeof r.bytes === 'number' ? legacyWireBytes(r.bytes) : undefined;
+    const ordinal = r.ordinal === undefined ? byOccurrence[i] : r.ordinal;
+    if (wireBytes === undefined || typeof ordinal !== 'number' || !Number.isInteger(ordinal) || ordinal < 1) return undefined;
+    refs.push({ id: r.id, wireBytes, ordinal });
+  }
+  const addresses = new Set(refs.map((r, i) => `${r.ordinal}:${labels[i]}`));
+  return addresses.size === refs.length ? refs : undefined;
+};
 
 /** Reads the version fields of a tree item beside its summary; damaged when they do not fit. */
 export const readTreeState = (item: Record<string, unknown>): LoadedTree => {
   const stored = readTreeItem(item);
   if (!stored.ok) return stored;
   const { tree } = stored;
-  const raw = item['contents'];
   const revision = typeof item['revision'] === 'number' ? item['revision'] : 0;
-  if (raw === undefined) return { ok: true, state: { summary: tree, contents: tree.versions.map(() => ({ id: '', bytes: 0 })), revision } };
-  const fits =
-    Array.isArray(raw) &&
-    raw.length === tree.versions.length &&
-    raw.every((c: unknown) => typeof c === 'object' && c !== null && typeof (c as ContentRef).id === 'string' && typeof (c as ContentRef).bytes === 'number');
-  if (!fits) return { ok: false, id: tree.id, problems: ['contents does not match versions'] };
-  return { ok: true, state: { summary: tree, contents: (raw as ContentRef[]).map((c) => ({ id: c.id, bytes: c.bytes })), revision } };
+  const contents = readRefs(tree.versions, item['contents']);
+  if (!contents) return { ok: false, id: tree.id, problems: ['contents does not match versions'] };
+  return { ok: true, state: { summary: tree, contents, revision } };
 };
 
 const revisionCondition = (revision: number) =>
@@ -164,9 +213,9 @@ export class DynamoVersionStore implements VersionStore {
 
   async create(tree: TreeState, put: TreeChange['put']): Promise<'created' | 'name-taken' | 'contended'> {
     const treeId = tree.summary.id;
-    // The contents first: nothing refers to them until the tree item below exists.
-    await this.#batch(put.map((p) => ({ PutRequest: { Item: contentItem(treeId, p.id, p.content) } })));
     try {
+      // The contents first: nothing refers to them until the tree item below exists.
+      await this.#batch(put.map((p) => ({ PutRequest: { Item: contentItem(treeId, p.id, p.content) } })));
       await this.#send('create', () =>
         this.client.send(
           new TransactWriteCommand({
@@ -179,10 +228,31 @@ export class DynamoVersionStore implements VersionStore {
       );
       return 'created';
     } catch (error) {
-      if (!isCancelledOrConflict(error)) throw error;
-      await this.#removeContents(treeId, put.map((p) => p.id));
-      const reasons = (error as { CancellationReasons?: readonly { Code?: string }[] }).CancellationReasons ?? [];
-      return reasons[1]?.Code === 'ConditionalCheckFailed' ? 'name-taken' : 'contended';
+      const outcome = await this.#failedCreate(treeId, error);
+      if (outcome === 'created') return 'created';
+      // Unless the tree may exist after all, nothing may refer to what was written: remove it.
+      if (outcome !== 'unknown') await this.#removeContents(treeId, put.map((p) => p.id));
+      if (outcome === 'name-taken' || outcome === 'contended') return outcome;
+      throw error;
+    }
+  }
+
+  /**
+   * What a failed create left: refused by a condition (`name-taken`, or `contended` for the id
+   * or a colliding writer), refused otherwise (`refused`), or, when DynamoDB did not answer, what
+   * reading the tree item back shows (`created`, `refused`; `unknown` when it cannot be read).
+   */
+  async #failedCreate(treeId: string, error: unknown): Promise<'created' | 'name-taken' | 'contended' | 'refused' | 'unknown'> {
+    if (isCancelledOrConflict(error)) {
+      const codes = ((error as { CancellationReasons?: readonly { Code?: string }[] }).CancellationReasons ?? []).map((r) => r.Code ?? 'None');
+      if (codes[1] === 'ConditionalCheckFailed') return 'name-taken';
+      return codes.every((c) => c === 'None' || c === 'ConditionalCheckFailed' || c === 'TransactionConflict') ? 'contended' : 'refused';
+    }
+    if (!(error instanceof StoreUnavailable)) return 'refused';
+    try {
+      return (await this.loadTree(treeId)) ? 'created' : 'refused';
+    } catch {
+      return 'unknown';
     }
   }
 
@@ -223,10 +293,10 @@ export class DynamoVersionStore implements VersionStore {
     }
   }
 
-  /** BatchWrite in chunks of 25 (DynamoDB's limit), resending what DynamoDB leaves unprocessed. */
+  /** BatchWrite in chunks ({@link batchChunks}), resending what DynamoDB leaves unprocessed. */
   async #batch(requests: readonly Record<string, unknown>[]): Promise<void> {
-    for (let i = 0; i < requests.length; i += 25) {
-      let pending: Record<string, unknown>[] = requests.slice(i, i + 25);
+    for (const chunk of batchChunks(requests)) {
+      let pending: Record<string, unknown>[] = chunk;
       for (let attempt = 0; pending.length && attempt < 8; attempt++) {
         if (attempt) await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** attempt));
         const out = await this.#send('batch', () => this.client.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: pending as never } })));
@@ -236,6 +306,34 @@ export class DynamoVersionStore implements VersionStore {
     }
   }
 }
+
+/** Items per BatchWrite: DynamoDB's limit. */
+const BATCH_ITEMS = 25;
+/**
+ * Bytes per BatchWrite: far below DynamoDB's 16 MB, so that a chunk of large versions is sent
+ * within the client's request timeout (`DYNAMODB_CLIENT_LIMITS`) rather than timed out and
+ * retried whole.
+ */
+const BATCH_BYTES = 1024 * 1024;
+
+/** Write requests in chunks of at most {@link BATCH_ITEMS} items and {@link BATCH_BYTES} bytes (one item at least). */
+export const batchChunks = (requests: readonly Record<string, unknown>[]): Record<string, unknown>[][] => {
+  const chunks: Record<string, unknown>[][] = [];
+  let chunk: Record<string, unknown>[] = [];
+  let bytes = 0;
+  for (const request of requests) {
+    const size = valueBytes(request);
+    if (chunk.length && (chunk.length === BATCH_ITEMS || bytes + size > BATCH_BYTES)) {
+      chunks.push(chunk);
+      chunk = [];
+      bytes = 0;
+    }
+    chunk.push(request);
+    bytes += size;
+  }
+  if (chunk.length) chunks.push(chunk);
+  return chunks;
+};
 
 /** Writes a content item on its own (seeding, which then writes the tree item that refers to it). */
 export const putContent = (client: DynamoDBDocumentClient, tableName: string, treeId: string, id: string, content: VersionContent) =>

@@ -6,13 +6,24 @@
  */
 import { randomBytes } from 'node:crypto';
 import { logger } from '../shared/logger.js';
+import { DYNAMO_ITEM_LIMIT_BYTES } from '../shared/item-size.js';
 import { NAME_RULE, decodeSegment, isPathName } from '../shared/names.js';
 import { BadRequest, Conflict, ContentTooLarge, InternalError, NotFound, ServiceUnavailable, type FieldError } from '../shared/problem.js';
 import { emptyRoot, findNode, ROOT_NODE, type Node, type Rule, type Version } from './config.js';
-import { CONFIG_LIMITS, normalizeRule, versionProblems, type ConfigProblem } from './config-checks.js';
+import { CONFIG_LIMITS, normalizeRule, transportBytes, versionProblems, type ConfigProblem } from './config-checks.js';
 import { newTreeId, storeCall } from './core.js';
-import { TREE_LIMITS, type TreeSummary } from './model.js';
-import { contentBytes, type ContentRef, type TreeChange, type TreeState, type VersionContent, type VersionStore } from './version-store.js';
+import { TREE_LIMITS, versionLabelProblem, type TreeSummary } from './model.js';
+import {
+  contentItemBytes,
+  contentWireBytes,
+  occurrenceOrdinals,
+  treeItemBytes,
+  type ContentRef,
+  type TreeChange,
+  type TreeState,
+  type VersionContent,
+  type VersionStore,
+} from './version-store.js';
 
 export interface VersionDeps {
   readonly store: VersionStore;
@@ -33,25 +44,27 @@ const newContentId = (): string => randomBytes(8).toString('hex');
 const OCCURRENCE = /^(.*)~([1-9][0-9]*)$/;
 
 /**
- * The index of the version `address` names: the first version with that label; for a label a
- * seeded tree repeats, `label~2` names its second occurrence, `label~3` its third, and so on.
- * New labels cannot contain `~`, so the two forms never meet.
+ * The index of the version `address` names: `label` (or `label~1`) names the version of that
+ * label with ordinal 1; for a label an import or a seed repeats, `label~2` names ordinal 2, and
+ * so on. Ordinals are stored with the versions and never renumbered, so an address keeps naming
+ * one version until that version is deleted or renamed (then it is 404 until a create or a rename
+ * takes the label again). Labels cannot contain `~` (see `versionLabelProblem`), so the two forms
+ * never meet.
  */
-export const resolveVersion = (versions: readonly string[], address: string): number | undefined => {
-  const exact = versions.indexOf(address);
+export const resolveVersion = (state: Pick<TreeState, 'summary' | 'contents'>, address: string): number | undefined => {
+  const find = (label: string, ordinal: number) => state.summary.versions.findIndex((v, i) => v === label && state.contents[i]?.ordinal === ordinal);
+  const exact = find(address, 1);
   if (exact >= 0) return exact;
   const m = OCCURRENCE.exec(address);
-  if (!m) return undefined;
-  let seen = 0;
-  for (let i = 0; i < versions.length; i++) if (versions[i] === m[1] && ++seen === Number(m[2])) return i;
-  return undefined;
+  const found = m ? find(m[1] as string, Number(m[2])) : -1;
+  return found >= 0 ? found : undefined;
 };
 
 /** How the version at `index` is addressed (the inverse of {@link resolveVersion}). */
-export const versionAddress = (versions: readonly string[], index: number): string => {
-  const label = versions[index] as string;
-  const n = versions.slice(0, index).filter((v) => v === label).length + 1;
-  return n === 1 ? label : `${label}~${n}`;
+export const versionAddress = (state: Pick<TreeState, 'summary' | 'contents'>, index: number): string => {
+  const label = state.summary.versions[index] as string;
+  const ordinal = state.contents[index]?.ordinal ?? 1;
+  return ordinal === 1 ? label : `${label}~${ordinal}`;
 };
 
 /** A path parameter decoded (API Gateway passes them still percent-encoded). */
@@ -73,9 +86,10 @@ export const parseNodePath = (raw: string): string[] => {
   return segments;
 };
 
-/** A new version label: the shared name rule (no `~`, so no label looks like `label~2`). */
+/** A new version label: the one label rule (no `~`, so no label looks like `label~2`). */
 const checkNewLabel = (label: string, field: string): void => {
-  if (!isPathName(label)) throw new BadRequest(`The request is invalid: ${field} ${NAME_RULE}.`, [{ in: 'body', field, message: NAME_RULE }]);
+  const problem = versionLabelProblem(label);
+  if (problem) throw new BadRequest(`The request is invalid: ${field} ${problem}.`, [{ in: 'body', field, message: problem }]);
 };
 
 // ---- reading ----
@@ -89,15 +103,17 @@ const loadState = async (store: VersionStore, treeId: string): Promise<TreeState
 
 const indexOf = (state: TreeState, rawAddress: string): number => {
   const address = decoded(rawAddress, 'version');
-  const index = resolveVersion(state.summary.versions, address);
+  const index = resolveVersion(state, address);
   if (index === undefined) throw new NotFound(`Tree ${state.summary.id} has no version ${JSON.stringify(address)}.`);
   return index;
 };
 
+/** What a version that holds nothing yet (a new tree's first, a seeded label) reads as: empty, as old as its tree. */
+const emptyContent = (summary: TreeSummary): VersionContent => ({ variables: {}, root: emptyRoot(), created: summary.created, createdBy: '', lastUpdated: summary.created, lastUpdatedBy: '' });
+
 const loadContent = async (store: VersionStore, state: TreeState, index: number): Promise<VersionContent> => {
   const ref = state.contents[index] as ContentRef;
-  // A version that holds nothing yet (a new tree's first, a seeded label): empty, as old as its tree.
-  if (ref.id === '') return { variables: {}, root: emptyRoot(), created: state.summary.created, createdBy: '', lastUpdated: state.summary.created, lastUpdatedBy: '' };
+  if (ref.id === '') return emptyContent(state.summary);
   const content = await storeCall(() => store.loadContent(state.summary.id, ref.id));
   if (!content) throw new InternalError('tree refers to missing content', { treeId: state.summary.id, contentId: ref.id });
   return content;
@@ -124,7 +140,7 @@ const versionOf = (versions: readonly string[], index: number, c: VersionContent
 const view = (state: TreeState, index: number, c: VersionContent): VersionView => ({
   treeId: state.summary.id,
   ...versionOf(state.summary.versions, index, c),
-  address: versionAddress(state.summary.versions, index),
+  address: versionAddress(state, index),
 });
 
 /** One version with its whole node tree. */
@@ -142,7 +158,7 @@ export const readVersion = async (store: VersionStore, treeId: string, address: 
   const loaded = await storeCall(() => store.loadTree(treeId));
   if (!loaded) return { tree: false };
   if (!loaded.ok) throw new InternalError('damaged tree item', { treeIds: [loaded.id], problems: { [loaded.id]: loaded.problems } });
-  const index = resolveVersion(loaded.state.summary.versions, address);
+  const index = resolveVersion(loaded.state, address);
   if (index === undefined) return { tree: true };
   return { tree: true, version: versionOf(loaded.state.summary.versions, index, await loadContent(store, loaded.state, index)) };
 };
@@ -190,6 +206,7 @@ const mutate = async <T>(deps: VersionDeps, treeId: string, plan: (state: TreeSt
     const state = await loadState(deps.store, treeId);
     const at = deps.now().toISOString();
     const p = await plan(state, at);
+    checkSizes(state, p);
     const outcome = await storeCall(() => deps.store.commit({ before: state, summary: p.summary, contents: p.contents, put: p.put, remove: p.remove }));
     if (outcome === 'committed') return p.result;
     if (attempt < ATTEMPTS) await pause(10 * 2 ** attempt + Math.floor(Math.random() * 40));
@@ -220,19 +237,48 @@ const throwProblems = (problems: readonly ConfigProblem[], rename: (field: strin
   throw new BadRequest(`The request is invalid: ${detail}.`, errors);
 };
 
-const treeBytesProblem = (contents: readonly ContentRef[]): void => {
-  const total = contents.reduce((sum, c) => sum + c.bytes, 0);
-  if (total > CONFIG_LIMITS.treeBytes) {
-    throw new ContentTooLarge(`The tree would hold ${total} bytes of versions, more than the ${CONFIG_LIMITS.treeBytes} a tree may hold.`);
+/**
+ * The tree's export document as transported, in bytes: the document with each version's name
+ * only, escaped, plus each content as counted in its ref, less the one byte per version saved
+ * where a name and its content join into one object (`{"name":"v"}` + `{"root":…}` is
+ * `{"name":"v","root":…}`). Exact for refs that keep `wireBytes`.
+ */
+export const treeTransportBytes = (state: Pick<TreeState, 'summary' | 'contents'>): number => {
+  const empty = contentWireBytes(emptyContent(state.summary));
+  const contents = state.contents.reduce((sum, c) => sum + (c.id === '' ? empty : c.wireBytes) - 1, 0);
+  return transportBytes(JSON.stringify(exportDocument(state.summary, state.summary.versions.map((name) => ({ name }))))) + contents;
+};
+
+/**
+ * Refuses (413) a change past a size, each counted in the unit of what holds it: every content
+ * item and the tree item within DynamoDB's item limit (stored bytes), and the tree's export
+ * within {@link CONFIG_LIMITS.treeTransportBytes} (transported bytes). The transport limit
+ * refuses only a change that grows the tree, so that a tree over it can always shrink.
+ */
+const checkSizes = (before: Pick<TreeState, 'summary' | 'contents'> | undefined, after: Pick<Plan<unknown>, 'summary' | 'contents' | 'put'>): void => {
+  for (const { id, content } of after.put) {
+    const bytes = contentItemBytes(after.summary.id, id, content);
+    if (bytes > DYNAMO_ITEM_LIMIT_BYTES) throw new ContentTooLarge(`A version would take ${bytes} bytes as stored, more than the ${DYNAMO_ITEM_LIMIT_BYTES} of one DynamoDB item.`);
+  }
+  const item = treeItemBytes(after.summary, after.contents);
+  if (item > DYNAMO_ITEM_LIMIT_BYTES) throw new ContentTooLarge(`The tree's names and labels would take ${item} bytes as stored, more than the ${DYNAMO_ITEM_LIMIT_BYTES} of one DynamoDB item.`);
+  const wire = treeTransportBytes(after);
+  if (wire > CONFIG_LIMITS.treeTransportBytes && wire > (before ? treeTransportBytes(before) : 0)) {
+    throw new ContentTooLarge(`The tree would be ${wire} bytes as transported (its export, escaped as a Lambda answer carries it), more than the ${CONFIG_LIMITS.treeTransportBytes} a tree may be.`);
   }
 };
 
-/** Writes version `index` of `state` as `content` (materializing it when it held nothing). */
-const writeVersion = <T>(state: TreeState, index: number, content: VersionContent, at: string, result: T, versions?: readonly string[]): Plan<T> => {
-  const id = (state.contents[index] as ContentRef).id || newContentId();
-  const contents = state.contents.map((c, i) => (i === index ? { id, bytes: contentBytes(content) } : c));
-  treeBytesProblem(contents);
-  return { summary: touched(state.summary, at, versions), contents, put: [{ id, content }], remove: [], result };
+/**
+ * Writes version `index` of `state` as `content` (materializing it when it held nothing); a new
+ * `label` takes ordinal 1 (new labels are unique in the tree).
+ */
+const writeVersion = <T>(state: TreeState, index: number, content: VersionContent, at: string, result: T, label?: string): Plan<T> => {
+  const old = state.contents[index] as ContentRef;
+  const id = old.id || newContentId();
+  const renamed = label !== undefined && label !== state.summary.versions[index];
+  const ref: ContentRef = { id, wireBytes: contentWireBytes(content), ordinal: renamed ? 1 : old.ordinal };
+  const versions = renamed ? state.summary.versions.map((v, i) => (i === index ? label : v)) : state.summary.versions;
+  return { summary: touched(state.summary, at, versions), contents: state.contents.map((c, i) => (i === index ? ref : c)), put: [{ id, content }], remove: [], result };
 };
 
 export interface CreateVersionInput {
@@ -245,7 +291,7 @@ export const createVersion = (deps: VersionDeps, treeId: string, input: CreateVe
   checkNewLabel(input.name, 'name');
   return mutate(deps, treeId, async (state, at) => {
     if (state.summary.versions.includes(input.name)) throw new Conflict(`Tree ${treeId} already has a version ${JSON.stringify(input.name)}.`, 'version-exists');
-    const baseIndex = resolveVersion(state.summary.versions, input.base);
+    const baseIndex = resolveVersion(state, input.base);
     if (baseIndex === undefined) throw new NotFound(`Tree ${treeId} has no version ${JSON.stringify(input.base)} to copy.`);
     if (state.summary.versions.length >= TREE_LIMITS.versions) throw new ContentTooLarge(`A tree holds at most ${TREE_LIMITS.versions} versions.`);
     const base = await loadContent(deps.store, state, baseIndex);
@@ -253,8 +299,7 @@ export const createVersion = (deps: VersionDeps, treeId: string, input: CreateVe
     const copy = JSON.parse(JSON.stringify({ variables: base.variables, root: base.root })) as Pick<VersionContent, 'variables' | 'root'>;
     const content: VersionContent = { ...copy, created: at, createdBy: caller, lastUpdated: at, lastUpdatedBy: caller };
     const id = newContentId();
-    const contents = [...state.contents, { id, bytes: contentBytes(content) }];
-    treeBytesProblem(contents);
+    const contents = [...state.contents, { id, wireBytes: contentWireBytes(content), ordinal: 1 }];
     const versions = [...state.summary.versions, input.name];
     const index = versions.length - 1;
     const result = view({ ...state, summary: { ...state.summary, versions }, contents }, index, content);
@@ -272,17 +317,15 @@ export const updateVersion = (deps: VersionDeps, treeId: string, address: string
   if (input.name !== undefined) checkNewLabel(input.name, 'name');
   return mutate(deps, treeId, async (state, at) => {
     const index = indexOf(state, address);
-    const versions = [...state.summary.versions];
-    if (input.name !== undefined && input.name !== versions[index]) {
-      if (versions.includes(input.name)) throw new Conflict(`Tree ${treeId} already has a version ${JSON.stringify(input.name)}.`, 'version-exists');
-      versions[index] = input.name;
+    if (input.name !== undefined && input.name !== state.summary.versions[index] && state.summary.versions.includes(input.name)) {
+      throw new Conflict(`Tree ${treeId} already has a version ${JSON.stringify(input.name)}.`, 'version-exists');
     }
     const old = await loadContent(deps.store, state, index);
     const variables = input.variables ?? old.variables;
     // A rule naming a variable the new set lacks is a fault of `variables`: say which rule.
     throwProblems(versionProblems(old.root, variables).map((p) => (p.field.startsWith('variables') ? p : { ...p, field: 'variables', message: `leaves the rule at ${p.field} with a problem: it ${p.message}` })));
     const content: VersionContent = { ...old, variables, lastUpdated: at, lastUpdatedBy: caller };
-    const after = writeVersion(state, index, content, at, undefined, versions);
+    const after = writeVersion(state, index, content, at, undefined, input.name);
     return { ...after, result: view({ ...state, summary: after.summary, contents: after.contents }, index, content) };
   });
 };
@@ -408,21 +451,25 @@ export interface TreeExport {
   readonly versions: readonly Version[];
 }
 
-/** The whole tree, every version, as one JSON document. */
-export const exportTree = async (deps: Pick<VersionDeps, 'store'>, treeId: string): Promise<TreeExport> => {
-  const state = await loadState(deps.store, treeId);
-  const contents = await Promise.all(state.summary.versions.map((_, i) => loadContent(deps.store, state, i)));
-  const s = state.summary;
+/** The export document of a tree with `versions` (also measured, with labels only, for the transport limit). */
+function exportDocument<V>(s: TreeSummary, versions: readonly V[]) {
   return {
-    format: EXPORT_FORMAT,
+    format: EXPORT_FORMAT as typeof EXPORT_FORMAT,
     id: s.id,
     name: s.name,
     deviceType: s.deviceType,
     ...(s.description !== undefined ? { description: s.description } : {}),
     created: s.created,
     lastUpdated: s.lastUpdated,
-    versions: contents.map((c, i) => versionOf(s.versions, i, c)),
+    versions,
   };
+}
+
+/** The whole tree, every version, as one JSON document. */
+export const exportTree = async (deps: Pick<VersionDeps, 'store'>, treeId: string): Promise<TreeExport> => {
+  const state = await loadState(deps.store, treeId);
+  const contents = await Promise.all(state.summary.versions.map((_, i) => loadContent(deps.store, state, i)));
+  return exportDocument(state.summary, contents.map((c, i) => versionOf(state.summary.versions, i, c)));
 };
 
 /** An import document after schema validation (ids, timestamps and authors are ignored). */
@@ -446,23 +493,27 @@ export interface ImportDeps extends VersionDeps {
 
 /**
  * Creates a tree from an export document under a new id: every version checked as the routes
- * check it (labels may repeat, as exports of seeded trees do). 409 when the name is taken.
+ * check it, its label by the rule of new labels (labels may repeat, as exports of seeded or
+ * imported trees do: the i-th version of a label is addressed `label~i`). 409 when the name is
+ * taken. A refused or failed import leaves nothing behind (see `VersionStore.create`).
  */
 export const importTree = async (deps: ImportDeps, input: ImportInput, caller: Caller): Promise<TreeSummary> => {
   const problems: ConfigProblem[] = [];
   const versions = input.versions.map((v, i) => {
     const variables = { ...(v.variables ?? {}) };
     const root = normalizeNode(v.root);
+    const labelProblem = versionLabelProblem(v.name);
+    if (labelProblem) problems.push({ field: `versions/${i}/name`, message: labelProblem });
     problems.push(...versionProblems(root, variables, `versions/${i}/`));
     return { name: v.name, variables, root };
   });
   throwProblems(problems);
+  const ordinals = occurrenceOrdinals(versions.map((v) => v.name));
   const pause = deps.pause ?? sleep;
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
     const at = deps.now().toISOString();
     const put = versions.map((v) => ({ id: newContentId(), content: { variables: v.variables, root: v.root, created: at, createdBy: caller, lastUpdated: at, lastUpdatedBy: caller } }));
-    const contents = put.map((p) => ({ id: p.id, bytes: contentBytes(p.content) }));
-    treeBytesProblem(contents);
+    const contents = put.map((p, i) => ({ id: p.id, wireBytes: contentWireBytes(p.content), ordinal: ordinals[i] as number }));
     const summary: TreeSummary = {
       id: (deps.newId ?? newTreeId)(),
       name: input.name,
@@ -472,6 +523,7 @@ export const importTree = async (deps: ImportDeps, input: ImportInput, caller: C
       lastUpdated: at,
       ...(input.description !== undefined ? { description: input.description } : {}),
     };
+    checkSizes(undefined, { summary, contents, put });
     const outcome = await storeCall(() => deps.store.create({ summary, contents, revision: 1 }, put));
     if (outcome === 'created') {
       logger.info('tree imported', { treeId: summary.id, versions: versions.length });
