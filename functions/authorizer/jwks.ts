@@ -19,7 +19,7 @@
  *   library binds the two only when the JWK names its `alg`.
  */
 import { createPublicKey, type JsonWebKey } from 'node:crypto';
-import { parseJson } from '../shared/bounded-json.js';
+import { JsonTooDeep, parseJson } from '../shared/bounded-json.js';
 import { createHttpClient, OutboundError, type HttpClient } from '../shared/http-client.js';
 import { SimpleJwksCache, type Jwk, type Jwks, type JwkWithKid, type PenaltyBox } from 'aws-jwt-verify/jwk';
 import type { DecomposedJwt } from 'aws-jwt-verify/jwt';
@@ -203,8 +203,8 @@ export const parseJwks = (body: ArrayBuffer): Jwks => {
   let doc: unknown;
   try {
     doc = parseJson(new TextDecoder('utf-8', { fatal: true }).decode(body));
-  } catch {
-    throw new JwksFetchError('the document is not JSON, or nests too deep');
+  } catch (error) {
+    throw new JwksFetchError(error instanceof JsonTooDeep ? `the document nests deeper than ${error.maxDepth} levels` : 'the document is not JSON');
   }
   const keys = doc !== null && typeof doc === 'object' ? (doc as { keys?: unknown }).keys : undefined;
   if (!Array.isArray(keys)) throw new JwksFetchError('the document is not a JWKS');
