@@ -19,6 +19,7 @@
  *   library binds the two only when the JWK names its `alg`.
  */
 import { createPublicKey, type JsonWebKey } from 'node:crypto';
+import { JsonTooDeep, parseJson } from '../shared/bounded-json.js';
 import { createHttpClient, OutboundError, type HttpClient } from '../shared/http-client.js';
 import { SimpleJwksCache, type Jwk, type Jwks, type JwkWithKid, type PenaltyBox } from 'aws-jwt-verify/jwk';
 import type { DecomposedJwt } from 'aws-jwt-verify/jwt';
@@ -201,9 +202,9 @@ export const usableJwk = (jwk: unknown): JwkWithKid | undefined => {
 export const parseJwks = (body: ArrayBuffer): Jwks => {
   let doc: unknown;
   try {
-    doc = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body));
-  } catch {
-    throw new JwksFetchError('the document is not JSON');
+    doc = parseJson(new TextDecoder('utf-8', { fatal: true }).decode(body));
+  } catch (error) {
+    throw new JwksFetchError(error instanceof JsonTooDeep ? `the document nests deeper than ${error.maxDepth} levels` : 'the document is not JSON');
   }
   const keys = doc !== null && typeof doc === 'object' ? (doc as { keys?: unknown }).keys : undefined;
   if (!Array.isArray(keys)) throw new JwksFetchError('the document is not a JWKS');

@@ -40,6 +40,7 @@ import {
   KidNotFoundInJwksError,
   WaitPeriodNotYetEndedJwkError,
 } from 'aws-jwt-verify/error';
+import { parseJson } from '../shared/bounded-json.js';
 import type { Role } from '../shared/routes.js';
 import type { AuthorizerConfig } from './config.js';
 import {
@@ -150,7 +151,7 @@ export const bearerToken = (headers: Headers, multiValueHeaders?: MultiHeaders):
 const decodePart = (part: string): Record<string, unknown> => {
   let value: unknown;
   try {
-    value = JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
+    value = parseJson(Buffer.from(part, 'base64url').toString('utf8'));
   } catch {
     throw new TokenRejected('malformed');
   }

@@ -1,11 +1,15 @@
 /**
  * Checks one device: fetch its configuration through the relay (the same client, SSRF rules,
  * timeouts, body cap and secret resolution as `POST /orch_manager/restAction`), evaluate the
- * rules its node inherits, grade it. A device NSO does not know, or whose configuration cannot
- * be fetched, gets a report with grade `error` and the reason; it never stops the batch.
+ * rules its node inherits, grade it. A device NSO does not know, whose configuration cannot
+ * be fetched or used (nested too deep, or any failure on the answer or in its evaluation),
+ * gets a report with grade `error` and the reason, and a log line says why; it never stops the
+ * batch. Only failures that are no fact about the device (secrets store or database down) fail
+ * the chunk, which the engine retries.
  */
+import { logger } from '../shared/logger.js';
 import { HttpProblem } from '../shared/problem.js';
-import type { RestActionResult } from '../relay/core.js';
+import { AnswerTooDeep, type RestActionResult } from '../relay/core.js';
 import type { RuleResult } from '../trees/rules.js';
 import { backoffMs, type FetchGate } from './gate.js';
 import { gradeOf, ruleTotals, score } from './grading.js';
@@ -52,25 +56,54 @@ export const configPath = (device: string): string | undefined => {
   return `/restconf/data/tailf-ncs:devices/device=${encodeURIComponent(device).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}/config`;
 };
 
-type Fetched = { readonly config: unknown } | { readonly reason: string; readonly kind: string };
+type Fetched = { readonly config: unknown } | DeviceFailure;
+
+/** Why a device gets the grade `error`; `fault` is the error behind it when it is a fault of ours (logged, never shown). */
+interface DeviceFailure {
+  readonly kind: string;
+  readonly reason: string;
+  readonly fault?: unknown;
+}
+
+/** A fetch's results, or what the relay threw: the gate's own refusals (the chunk stops) are not caught. */
+type Sent = { readonly results: RestActionResult[] } | { readonly error: unknown };
+
+/**
+ * Why a failed fetch is a fact about the device, as a failure kind; undefined when it is not (a
+ * 5xx of our own before anything was sent: secrets store or database down, 500 damaged adapter),
+ * which fails the chunk for the engine to retry.
+ */
+const fetchFailureKind = (error: unknown): string | undefined => {
+  // Not a problem at all: a fault of ours on this device's answer, the same on every retry.
+  if (!(error instanceof HttpProblem)) return 'internal';
+  if (error instanceof AnswerTooDeep) return 'too-deep';
+  if (error.status === 504) return 'timeout';
+  if (error.status === 502) return 'unreachable';
+  // The adapter was deleted or stopped while the batch ran: each device left says so.
+  if (error.status === 404 || error.slug === 'adapter-stopped') return 'no-adapter';
+  // NSO answered, and the relay failed on the answer: retrying would fail the same way.
+  if (error.outcomeUnknown) return 'unusable-answer';
+  return undefined;
+};
+
+/** A fetch that failed with `error` (of kind {@link fetchFailureKind}), as the report and the log tell it. */
+const fetchFailure = (error: unknown, kind: string): DeviceFailure =>
+  error instanceof HttpProblem && kind !== 'unusable-answer'
+    ? { kind, reason: error.detail }
+    : { kind, reason: 'The configuration could not be read from the answer (an internal error, logged with the batch and device).', fault: error };
 
 const fetchConfig = async (device: string, target: CheckTarget, deps: CheckDeps): Promise<Fetched> => {
   const path = configPath(device);
   if (!path) return { kind: 'unaddressable', reason: 'The device name cannot be addressed in a RESTCONF path.' };
   const retries = deps.maxBusyRetries ?? 5;
   for (let attempt = 1; ; attempt++) {
-    let results: RestActionResult[];
-    try {
-      results = await deps.gate.run(() => deps.relayGet(target.adapterId, path));
-    } catch (error) {
-      // The orchestrator did not answer usably (502, 504): this device's report says so. A
-      // 5xx of our own (secrets store or database down, 500 damaged adapter) is no fact about
-      // the device: it fails the chunk, which the engine retries.
-      if (error instanceof HttpProblem && (error.status === 502 || error.status === 504)) return { kind: error.status === 504 ? 'timeout' : 'unreachable', reason: error.detail };
-      // The adapter was deleted or stopped while the batch ran: each device left says so.
-      if (error instanceof HttpProblem && (error.status === 404 || error.slug === 'adapter-stopped')) return { kind: 'no-adapter', reason: error.detail };
-      throw error;
+    const sent: Sent = await deps.gate.run(() => deps.relayGet(target.adapterId, path).then((results) => ({ results }), (error: unknown) => ({ error })));
+    if ('error' in sent) {
+      const kind = fetchFailureKind(sent.error);
+      if (kind === undefined) throw sent.error;
+      return fetchFailure(sent.error, kind);
     }
+    const { results } = sent;
     const status = Number(results[0]?.result);
     const data = results[0]?.data;
     if (status === 200) {
@@ -135,10 +168,25 @@ export const rulesFor = (plan: BatchPlan, node: string): readonly PlanRule[] => 
   return rules;
 };
 
+/** The report of a device that could not be graded; a log line says why. */
+const errorReport = (head: ReportHead, failure: DeviceFailure, deps: CheckDeps): DeviceReport => {
+  const { batchId, device } = head;
+  if (failure.fault !== undefined) {
+    // A fault of ours: the cause goes to the log, never into the report.
+    logger.error('compliance device not graded', { batchId, device, kind: failure.kind, reason: failure.reason, error: failure.fault });
+  } else {
+    logger.warn('compliance device not graded', { batchId, device, kind: failure.kind, reason: failure.reason });
+  }
+  return { ...head, grade: 'error', totals: { errors: 0, warnings: 0, infos: 0, passes: 0 }, issues: [], reason: failure.reason, checkedAt: isoTimestamp(deps.now()) };
+};
+
+type ReportHead = Pick<DeviceReport, 'batchId' | 'device' | 'treeId' | 'version' | 'node'>;
+type Graded = Pick<DeviceReport, 'grade' | 'score' | 'totals' | 'issues' | 'issuesOmitted'>;
+
 /** Checks one device and returns its report (not yet stored). */
 export const checkDevice = async (assignment: DeviceAssignment, target: CheckTarget, deps: CheckDeps): Promise<DeviceReport> => {
   const fetched = await fetchConfig(assignment.device, target, deps);
-  const head = {
+  const head: ReportHead = {
     batchId: target.batchId,
     device: assignment.device,
     treeId: target.treeId,
@@ -147,10 +195,21 @@ export const checkDevice = async (assignment: DeviceAssignment, target: CheckTar
   };
   if (!('config' in fetched)) {
     deps.onFetchFailure?.(target.adapterId, fetched.kind);
-    return { ...head, grade: 'error', totals: { errors: 0, warnings: 0, infos: 0, passes: 0 }, issues: [], reason: fetched.reason, checkedAt: isoTimestamp(deps.now()) };
+    return errorReport(head, fetched, deps);
   }
-  const rules = rulesFor(target.plan, assignment.node);
-  const verdicts = deps.evaluate(fetched.config, target.plan.variables, rules);
+  let graded: Graded;
+  try {
+    graded = gradeConfig(fetched.config, rulesFor(target.plan, assignment.node), target.plan.variables, deps);
+  } catch (error) {
+    // The same configuration fails the same way every time: this device's report says so, the batch goes on.
+    return errorReport(head, { kind: 'evaluation', reason: 'The configuration could not be evaluated (an internal error, logged with the batch and device).', fault: error }, deps);
+  }
+  return { ...head, ...graded, checkedAt: isoTimestamp(deps.now()) };
+};
+
+/** Evaluates a configuration against the device's rules and grades it. */
+const gradeConfig = (config: unknown, rules: readonly PlanRule[], variables: Readonly<Record<string, string>>, deps: CheckDeps): Graded => {
+  const verdicts = deps.evaluate(config, variables, rules);
   // `invalid` (a rule that cannot be evaluated) counts as not passed: it was evaluated, and
   // the device is not shown to comply with it.
   const outcomes = verdicts.map((v) => ({ severity: v.severity, passed: v.status === 'pass' }));
@@ -176,13 +235,5 @@ export const checkDevice = async (assignment: DeviceAssignment, target: CheckTar
       }
     }
   }
-  return {
-    ...head,
-    grade: gradeOf(value),
-    score: value,
-    totals: ruleTotals(outcomes),
-    issues,
-    ...(omitted ? { issuesOmitted: omitted } : {}),
-    checkedAt: isoTimestamp(deps.now()),
-  };
+  return { grade: gradeOf(value), score: value, totals: ruleTotals(outcomes), issues, ...(omitted ? { issuesOmitted: omitted } : {}) };
 };

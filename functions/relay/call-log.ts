@@ -18,6 +18,7 @@
  *   credentials in any other spelling a reader could decode (percent, entities, JSON escapes,
  *   base64 of a longer text) is logged as `[withheld: …]` instead, whole.
  */
+import { parseJson } from '../shared/bounded-json.js';
 import { truncateText, type LogLevel } from '../shared/logger.js';
 import { REDACTED, WITHHELD, holdsSecret, redact, redactText } from '../shared/redaction.js';
 import { charsetOf, isJsonMediaType, parseMediaType } from './media-type.js';
@@ -60,7 +61,7 @@ export const callLineLevel = (status: number): LogLevel => (status >= 500 ? 'err
 
 /**
  * A body as a `trace` line shows it. A JSON body (by its media type) is parsed and redacted
- * member by member at any depth; any other body (or JSON that does not parse) as text.
+ * member by member; any other body (or JSON that does not parse, or nests too deep) as text.
  */
 export const loggedBody = (body: string | Uint8Array, contentType: string | undefined, secrets: readonly string[]): LoggedBody => {
   const media = contentType === undefined ? undefined : parseMediaType(contentType);
@@ -77,7 +78,7 @@ export const loggedBody = (body: string | Uint8Array, contentType: string | unde
   let shown: string | undefined;
   if (isJsonMediaType(media)) {
     try {
-      const json = JSON.stringify(redact(JSON.parse(text), { secrets }));
+      const json = JSON.stringify(redact(parseJson(text), { secrets }));
       // A secret the walk cannot see (a number, a mix of encodings inside a string) withholds the body.
       shown = holdsSecret(json, secrets) ? WITHHELD : json;
     } catch {

@@ -7,6 +7,7 @@ import type { Adapter, SecretResolver } from '../adapters/model.js';
 import { DEFAULT_TIMEOUT_MS } from '../adapters/validate.js';
 import { BadGateway, BadRequest, Conflict, GatewayTimeout, HttpProblem, InternalError, NotFound, type FieldError } from '../shared/problem.js';
 import { OutboundError, type HttpClient, type OutboundRequest, type OutboundResponse, type RelayMethod } from '../shared/http-client.js';
+import { JsonTooDeep, MAX_JSON_DEPTH, parseJson } from '../shared/bounded-json.js';
 import { passes, type LogLevel } from '../shared/logger.js';
 import { loggedBody, loggedHeaders, type ExchangeLog } from './call-log.js';
 import { charsetOf, isJsonMediaType, parseMediaType } from './media-type.js';
@@ -181,7 +182,6 @@ const checkParams = (request: RestActionRequest, pathProblem: string | undefined
   return { method, path: params.path, accept: params.accept.trim(), contentType };
 };
 
-/** A problem with the outcome word and error code for the log line. */
 /** The record version (`lastUpdated`) this container last relayed through, per adapter; bounded. */
 const versionsSeen = new Map<string, string>();
 const MAX_VERSIONS_SEEN = 1_000;
@@ -196,6 +196,7 @@ const revisionSeen = (adapter: Adapter): boolean => {
   return before !== undefined;
 };
 
+/** A problem with the outcome word and error code for the log line. */
 class RelayFailure extends Error {
   constructor(
     readonly problem: HttpProblem,
@@ -205,6 +206,12 @@ class RelayFailure extends Error {
     super(problem.detail);
   }
 }
+
+/**
+ * The 502 of an answer nested deeper than {@link MAX_JSON_DEPTH}: the documented `bad-gateway`
+ * problem, a class of its own so that a compliance check can say why the device was not graded.
+ */
+export class AnswerTooDeep extends BadGateway {}
 
 /** Decoders by charset label, reused across calls (`decode` without `stream` keeps no state). */
 const decoders = new Map<string, InstanceType<typeof TextDecoder>>();
@@ -226,15 +233,24 @@ const decoderFor = (label: string): InstanceType<typeof TextDecoder> => {
   return decoder;
 };
 
-/** `data` of a result: parsed JSON for JSON media types, text otherwise, absent when empty. */
+/**
+ * `data` of a result: parsed JSON for JSON media types (at most {@link MAX_JSON_DEPTH} levels
+ * deep, as request bodies), text otherwise, absent when empty.
+ */
 const answerData = (adapter: string, response: OutboundResponse): { data?: unknown } => {
   if (response.body.length === 0) return {};
   const media = response.contentType === undefined ? undefined : parseMediaType(response.contentType);
   const text = decoderFor(charsetOf(media) ?? 'utf-8').decode(response.body);
   if (!isJsonMediaType(media)) return { data: text };
   try {
-    return { data: JSON.parse(text) as unknown };
-  } catch {
+    return { data: parseJson(text) };
+  } catch (error) {
+    if (error instanceof JsonTooDeep) {
+      throw new RelayFailure(
+        new AnswerTooDeep(`The orchestrator of adapter '${adapter}' answered with JSON nested deeper than ${MAX_JSON_DEPTH} levels, which the relay does not accept.`).afterSending(),
+        'too-deep',
+      );
+    }
     throw new RelayFailure(new BadGateway(`The orchestrator of adapter '${adapter}' answered with a body that is not valid JSON for its declared media type.`).afterSending(), 'bad-json');
   }
 };
@@ -313,6 +329,16 @@ const withAnswer = (exchange: ExchangeLog, response: OutboundResponse | undefine
           ...(secrets ? { body: loggedBody(response.body, response.contentType, secrets) } : {}),
         },
       };
+
+/**
+ * An unexpected failure once the orchestrator has answered (`upstreamStatus` set): the action ran
+ * there, so it is a 500 marked {@link HttpProblem.afterSending}, which an `Idempotency-Key` keeps
+ * (a retry must not send the action again). Before an answer: undefined (the error goes on as it is).
+ */
+const afterAnswer = (line: { readonly upstreamStatus?: number }, adapter: string, error: unknown): HttpProblem | undefined =>
+  line.upstreamStatus === undefined
+    ? undefined
+    : new InternalError(`the relay failed on the answer of the orchestrator of adapter '${adapter}'`, { adapter, error }).afterSending();
 
 /**
  * Relays one REST action. Resolves to the results when the orchestrator answered, whatever
@@ -425,7 +451,7 @@ export const relayRestAction = async (input: RelayInput, deps: RelayDeps): Promi
     return results;
   } catch (error) {
     const failure = error instanceof RelayFailure ? error : undefined;
-    const problem = failure?.problem ?? (error instanceof HttpProblem ? error : undefined);
+    const problem = failure?.problem ?? (error instanceof HttpProblem ? error : undefined) ?? afterAnswer(line, input.adapterId, error);
     line.status = problem?.status ?? 500;
     line.outcome = failure?.outcome ?? (problem?.status === 400 ? 'invalid' : 'error');
     if (failure?.errorCode) line.errorCode = failure.errorCode;

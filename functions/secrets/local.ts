@@ -14,6 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
+import { parseJson } from '../shared/bounded-json.js';
 import { logger } from '../shared/logger.js';
 import type { SecretData, SecretsBackend } from './backend.js';
 import { SecretsUnavailable } from './errors.js';
@@ -55,7 +56,7 @@ export const createLocalBackend = (options: LocalStoreOptions): SecretsBackend =
       return fail('cannot read the file', error);
     }
     try {
-      const parsed = JSON.parse(text) as Partial<StoreFile>;
+      const parsed = parseJson(text) as Partial<StoreFile>;
       if (parsed && typeof parsed === 'object' && parsed.secrets && typeof parsed.secrets === 'object') {
         return { version: 1, secrets: parsed.secrets };
       }

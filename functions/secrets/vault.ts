@@ -12,6 +12,7 @@
  *   login; token: a fresh read of the credential, which may have been rotated) and the call
  *   is retried once.
  */
+import { JsonTooDeep, parseJson } from '../shared/bounded-json.js';
 import { createHttpClient, OutboundError, type HttpClient, type OutboundResponse } from '../shared/http-client.js';
 import { logger } from '../shared/logger.js';
 import type { SecretData, SecretsBackend } from './backend.js';
@@ -105,9 +106,10 @@ export const createVaultBackend = (options: VaultOptions): SecretsBackend => {
   /** Reads a JSON object answer; undefined when the body is not one (the caller treats the store as unavailable). */
   const jsonOf = (response: OutboundResponse): Record<string, unknown> | undefined => {
     try {
-      const value: unknown = JSON.parse(response.body.toString('utf8'));
+      const value = parseJson(response.body.toString('utf8'));
       return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-    } catch {
+    } catch (error) {
+      if (error instanceof JsonTooDeep) logger.warn('the secrets store answered with JSON nested too deep', { backend: 'vault', maxDepth: error.maxDepth });
       return undefined;
     }
   };

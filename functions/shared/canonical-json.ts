@@ -1,30 +1,8 @@
 /**
- * Two things about parsed JSON values that must not recurse: how deeply they nest (a body a
- * few kilobytes long can nest a hundred thousand levels, which `JSON.stringify` and every
- * recursive walk would die on), and a canonical text (object members sorted) so that two
- * bodies that differ only in member order are the same request.
+ * Two things about parsed JSON values that must not recurse on unbounded input: where a string
+ * is ill-formed UTF-16, and a canonical text (object members sorted) so that two bodies that
+ * differ only in member order are the same request.
  */
-
-/** The deepest nesting the service accepts in a JSON request body. */
-export const MAX_JSON_DEPTH = 128;
-
-/**
- * True when `value` nests objects or arrays deeper than `max` levels (`{}` and `[]` are
- * level 1). Iterative, and stops at the first level past `max`.
- */
-export const nestsDeeperThan = (value: unknown, max: number): boolean => {
-  const stack: [unknown, number][] = [[value, 1]];
-  while (stack.length) {
-    const [node, depth] = stack.pop()!;
-    if (node === null || typeof node !== 'object') continue;
-    if (depth > max) return true;
-    for (const child of Array.isArray(node) ? node : Object.values(node)) {
-      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
-    }
-  }
-  return false;
-};
-
 /** With the `u` flag a surrogate range matches only a surrogate that is not half of a pair. */
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 
@@ -33,7 +11,7 @@ const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
  * escape can carry), as a dotted path (`''` for the value itself, `params.path`, `items.0`,
  * a member name counts as its member's place); undefined when every string and member name is
  * well formed. Such a string cannot be stored or sent faithfully: DynamoDB and UTF-8 replace
- * the surrogate, so two different strings would become one. Iterative, as {@link nestsDeeperThan}.
+ * the surrogate, so two different strings would become one. Iterative, so any depth is safe.
  */
 export const illFormedStringAt = (value: unknown): string | undefined => {
   const wellFormed = (s: string): boolean => !LONE_SURROGATE.test(s);
@@ -57,8 +35,8 @@ export const illFormedStringAt = (value: unknown): string | undefined => {
 
 /**
  * JSON text with object members sorted by name (UTF-16 code units, as `Array.sort` does),
- * arrays in order, no whitespace. Call it only on values within {@link MAX_JSON_DEPTH}
- * (the HTTP stack refuses deeper bodies before any handler runs).
+ * arrays in order, no whitespace. Call it only on values within `MAX_JSON_DEPTH`
+ * (`parseJson` of bounded-json.ts refuses deeper JSON before any handler runs).
  */
 export const canonicalJson = (value: unknown): string => {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';

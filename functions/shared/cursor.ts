@@ -3,6 +3,7 @@
  * of string fields naming where the next page starts. Decoding is strict: anything this
  * module did not produce is refused, so a tampered token becomes a 400, never a database error.
  */
+import { parseJson } from './bounded-json.js';
 import { BadRequest } from './problem.js';
 
 const VERSION = 1;
@@ -28,7 +29,7 @@ export const decodeCursor = <K extends string>(
   if (bytes.toString('base64url') !== token) return undefined;
   let value: unknown;
   try {
-    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+    value = parseJson(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
   } catch {
     return undefined;
   }

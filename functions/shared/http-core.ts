@@ -11,7 +11,8 @@ import middy from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import validator from '@middy/validator';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { MAX_JSON_DEPTH, illFormedStringAt, nestsDeeperThan } from './canonical-json.js';
+import { MAX_JSON_DEPTH, JsonTooDeep, parseJson } from './bounded-json.js';
+import { illFormedStringAt } from './canonical-json.js';
 import { logger } from './logger.js';
 import { metrics, recordValidationFailure } from './metrics.js';
 import {
@@ -98,15 +99,15 @@ const proxyEvent = (): middy.MiddlewareObj<APIGatewayProxyEvent> => ({
     }
     const text = event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
     try {
-      event.body = JSON.parse(text);
-    } catch {
+      event.body = parseJson(text);
+    } catch (error) {
+      // Deeper values would overflow the stack of whatever walks them next (JSON.stringify included).
+      if (error instanceof JsonTooDeep) {
+        throw new BadRequest(`The request body nests deeper than ${MAX_JSON_DEPTH} levels.`, [
+          { in: 'body', field: '', message: `nests deeper than ${MAX_JSON_DEPTH} levels` },
+        ]);
+      }
       throw new BadRequest('The request body is not valid JSON.', [{ in: 'body', field: '', message: 'is not valid JSON' }]);
-    }
-    // Deeper values would overflow the stack of whatever walks them next (JSON.stringify included).
-    if (nestsDeeperThan(event.body, MAX_JSON_DEPTH)) {
-      throw new BadRequest(`The request body nests deeper than ${MAX_JSON_DEPTH} levels.`, [
-        { in: 'body', field: '', message: `nests deeper than ${MAX_JSON_DEPTH} levels` },
-      ]);
     }
     refuseIllFormed('body', event.body);
   },

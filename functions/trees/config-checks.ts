@@ -3,6 +3,7 @@
  * and the limits that keep one version inside one DynamoDB item and one tree inside one Lambda
  * response. Pure: each check returns the problems it found; the core turns them into 400/409/413.
  */
+import { jsonNestsDeeperThan } from '../shared/bounded-json.js';
 import { isPathName, NAME_RULE } from '../shared/names.js';
 import { ROOT_NODE, type Node, type Rule } from './config.js';
 import { parsePointer, VARIABLE_NAME_PATTERN_SOURCE, variablesOf } from './rules.js';
@@ -31,6 +32,12 @@ export const CONFIG_LIMITS = {
   ruleDescription: 1024,
   /** One rule's `value` as JSON text. */
   ruleValueBytes: 16 * 1024,
+  /**
+   * Levels one rule's `value` nests (`{}` and `[]` are level 1). With the wrapping of an export
+   * document around a rule of a node 8 levels down (20 levels), a tree stays within the 128
+   * levels an import request may nest: whatever is stored can be imported again.
+   */
+  ruleValueDepth: 64,
   devicesPerNode: 1000,
   deviceName: 253,
   variables: 200,
@@ -103,9 +110,11 @@ export const nodeContentProblems = (node: Pick<Node, 'devices' | 'rules'>, varia
     if (rule.mode === 'exact' && rule.value === undefined) out.push({ field: `${at}/value`, message: 'is required for an exact rule' });
     if (rule.ordered !== undefined && rule.mode !== 'exact') out.push({ field: `${at}/ordered`, message: 'applies to exact rules only' });
     if (rule.value !== undefined) {
-      if (utf8Bytes(rule.value) > CONFIG_LIMITS.ruleValueBytes) {
+      const text = JSON.stringify(rule.value);
+      if (Buffer.byteLength(text, 'utf8') > CONFIG_LIMITS.ruleValueBytes) {
         out.push({ field: `${at}/value`, message: `is larger than ${CONFIG_LIMITS.ruleValueBytes} bytes as JSON`, kind: 'limit' });
       }
+      if (jsonNestsDeeperThan(text, CONFIG_LIMITS.ruleValueDepth)) out.push({ field: `${at}/value`, message: `nests deeper than ${CONFIG_LIMITS.ruleValueDepth} levels` });
       for (const name of variablesOf(rule.value)) {
         if (!Object.hasOwn(variables, name)) out.push({ field: `${at}/value`, message: `names the variable ${JSON.stringify(name)}, which the version does not define` });
       }

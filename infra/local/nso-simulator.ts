@@ -51,6 +51,11 @@ export interface NsoKnobs {
   readonly resetReusedConnections?: boolean;
   /** Answer the next `count` requests with `status` (429 or 503: "busy, come back later"), then serve normally. */
   readonly busy?: { readonly status: 429 | 503; readonly count: number };
+  /**
+   * Answer 200 `application/yang-data+json` with a valid `{"tailf-ncs:config":{"deep":[[…]]}}` that
+   * nests `depth` levels in all, to requests whose path names `device` (every request without it).
+   */
+  readonly nestedBody?: { readonly depth: number; readonly device?: string };
 }
 
 /** One request as the simulator received it. */
@@ -334,6 +339,18 @@ const readBody = (req: IncomingMessage): Promise<string> =>
   });
 
 /** Starts the simulator; resolves once it listens. */
+/** The device a request path names (`…/device=<name>/…`), decoded; undefined when none. */
+const deviceOf = (path: string): string | undefined => {
+  const encoded = /\/device=([^/?]+)/.exec(path)?.[1];
+  return encoded === undefined ? undefined : decodeURIComponent(encoded);
+};
+
+/** A configuration answer nesting `depth` levels (at least 3), written as text: no walk of a value that deep survives. */
+const nestedConfig = (depth: number): string => {
+  const arrays = Math.max(1, depth - 2);
+  return `{"tailf-ncs:config":{"deep":${'['.repeat(arrays)}${']'.repeat(arrays)}}}`;
+};
+
 export const startNsoSimulator = async (options: NsoSimulatorOptions = {}): Promise<NsoSimulator> => {
   const credentials = options.credentials ?? { username: 'admin', password: 'admin' };
   const initial = options.data ?? defaultNsoData();
@@ -575,8 +592,8 @@ export const startNsoSimulator = async (options: NsoSimulatorOptions = {}): Prom
     }
     if (knobs.delayMs && !(await later(knobs.delayMs, socket))) return;
     if (fleet?.slowEvery) {
-      const device = /\/device=([^/?]+)/.exec(record.path)?.[1];
-      if (device && isSlow(fleet, decodeURIComponent(device)) && !(await later(fleet.slowMs ?? 200, socket))) return;
+      const device = deviceOf(record.path);
+      if (device && isSlow(fleet, device) && !(await later(fleet.slowMs ?? 200, socket))) return;
     }
     if (busyLeft > 0) {
       busyLeft--;
@@ -589,6 +606,10 @@ export const startNsoSimulator = async (options: NsoSimulatorOptions = {}): Prom
     }
     if (knobs.status) {
       await sendError(res, new RestconfError(knobs.status, 'operation-failed', 'the simulator was told to fail'));
+      return;
+    }
+    if (knobs.nestedBody && (knobs.nestedBody.device === undefined || deviceOf(record.path) === knobs.nestedBody.device)) {
+      await send(res, 200, { 'Content-Type': YANG_JSON }, nestedConfig(knobs.nestedBody.depth));
       return;
     }
     if (knobs.hugeBodyBytes !== undefined) {

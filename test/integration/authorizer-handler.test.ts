@@ -220,6 +220,7 @@ describe('authorizer handler: attack corpus (all 401, indistinguishable)', () =>
     ['garbage', () => 'not-a-jwt', 'malformed'],
     ['base64url junk in three parts', () => 'aaaa.bbbb.cccc', 'malformed'],
     ['a header that is not JSON', () => `${Buffer.from('{alg:RS256').toString('base64url')}.${b64(admin())}.AAAA`, 'malformed'],
+    ['a payload nested 3,000 levels deep', () => `${b64({ alg: 'RS256', kid: rsa.kid })}.${Buffer.from(`{"a":${'['.repeat(3000)}${']'.repeat(3000)}}`).toString('base64url')}.AAAA`, 'malformed'],
     ['a payload that is a JSON array', () => `${b64({ alg: 'RS256', kid: rsa.kid })}.${b64([admin()])}.AAAA`, 'malformed'],
     ['alg none, empty signature', () => `${b64({ alg: 'none', kid: rsa.kid })}.${b64(admin())}.`, 'malformed'],
     ['alg none with a signature part', () => `${b64({ alg: 'none', kid: rsa.kid })}.${b64(admin())}.AAAA`, 'algorithm'],

@@ -11,8 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { BatchEvent, EngineDeps } from '../../functions/compliance/engine.js';
-import { INVOCATION_RESERVE_MS, runBatch } from '../../functions/compliance/engine.js';
-import { gateFor } from '../../functions/compliance/gate.js';
+import { INVOCATION_RESERVE_MS } from '../../functions/compliance/engine.js';
 import { startBatch, type StartDeps } from '../../functions/compliance/core.js';
 import { ComplianceStore, type ReportCursor } from '../../functions/compliance/store.js';
 import type { Report } from '../../functions/compliance/model.js';
@@ -23,6 +22,7 @@ import type { Version } from '../../functions/trees/config.js';
 import { expectedGrade, FLEET_RULES, FLEET_VARIABLES, fleetName } from '../../infra/local/nso-fleet.js';
 import { startNsoSimulator, type NsoSimulator } from '../../infra/local/nso-simulator.js';
 import { loadDurableTesting, type DurableTesting } from '../../infra/local/durable.js';
+import { stdoutDuring } from '../support/stdout.js';
 import { createTables } from '../support/tables.js';
 
 const PASSWORD = 'fleet-Pa55-word';
@@ -35,6 +35,9 @@ let dir: string;
 let store: ComplianceStore;
 let engineDeps: EngineDeps;
 let handler: ReturnType<typeof withDurableExecution>;
+// The engine and its gates from the same module graph as `engineDeps` (loaded after the environment is set): one HttpProblem class, one set of gates.
+let engine: typeof import('../../functions/compliance/engine.js');
+let gates: typeof import('../../functions/compliance/gate.js');
 let LocalDurableTestRunner: DurableTesting['LocalDurableTestRunner'];
 
 /** Base holds the fleet's rules and the first half; `base/core` adds one rule and holds the rest and two names NSO does not know. */
@@ -73,7 +76,7 @@ const startDeps = (concurrency: number): StartDeps => ({
 
 const run = async (batchId: string, deps: EngineDeps = engineDeps) => {
   const runner = new LocalDurableTestRunner({
-    handlerFunction: deps === engineDeps ? handler : withDurableExecution(async (event: BatchEvent, context) => runBatch(event, context, deps)),
+    handlerFunction: deps === engineDeps ? handler : withDurableExecution(async (event: BatchEvent, context) => engine.runBatch(event, context, deps)),
   });
   return runner.run({ payload: { batchId } });
 };
@@ -121,7 +124,9 @@ beforeAll(async () => {
   vi.resetModules();
   const batch = await import('../../functions/compliance/batch.js');
   engineDeps = { ...batch.engineDeps, retryDelaySeconds: 1 };
-  handler = withDurableExecution(async (event: BatchEvent, context) => runBatch(event, context, engineDeps));
+  engine = await import('../../functions/compliance/engine.js');
+  gates = await import('../../functions/compliance/gate.js');
+  handler = withDurableExecution(async (event: BatchEvent, context) => engine.runBatch(event, context, engineDeps));
   ({ LocalDurableTestRunner } = await loadDurableTesting());
   await LocalDurableTestRunner.setupTestEnvironment({ skipTime: false });
 });
@@ -141,7 +146,7 @@ beforeEach(() => {
 // Whichever way a batch ended (completed, a chunk failed or stopped at an invocation's end, a
 // crash), its workers gave back every slot of the adapter's gate they held.
 afterEach(() => {
-  expect(gateFor(ADAPTER, 1).held).toBe(0);
+  expect(gates.gateFor(ADAPTER, 1).held).toBe(0);
 });
 
 describe('a compliance batch on the durable engine', () => {
@@ -324,7 +329,7 @@ describe('a compliance batch on the durable engine', () => {
     const runner = new LocalDurableTestRunner({
       handlerFunction: withDurableExecution(async (event: BatchEvent, context) => {
         invocations++;
-        return runBatch(event, context, deps);
+        return engine.runBatch(event, context, deps);
       }),
     });
     const execution = await runner.run({ payload: { batchId } });
@@ -360,7 +365,7 @@ describe('a compliance batch on the durable engine', () => {
     const runner = new LocalDurableTestRunner({
       handlerFunction: withDurableExecution(async (event: BatchEvent, context) => {
         invocations++;
-        return runBatch(event, context, deps);
+        return engine.runBatch(event, context, deps);
       }),
     });
     const execution = await runner.run({ payload: { batchId } });
@@ -404,6 +409,68 @@ describe('a compliance batch on the durable engine', () => {
     expect(execution.getStatus()).toBe('SUCCEEDED');
     expect(await store.getBatch(batchId)).toMatchObject({ status: 'completed', total: 3, done: 3, grades: { pass: 3, review: 0, fail: 0, error: 0 } });
     expect(sim.requests).toHaveLength(6);
+  });
+
+  /** A batch of devices 1 to 6 of the fleet, run with `deps`, and what it logged. */
+  const runSix = async (deps: EngineDeps = engineDeps) => {
+    const devices = [1, 2, 3, 4, 5, 6].map((i) => fleetName(i));
+    const { batchId } = await startBatch({ treeId: TREE, version: 'v1', adapterId: ADAPTER, devices }, startDeps(2));
+    let status: string | undefined;
+    const logged = await stdoutDuring(async () => {
+      status = (await run(batchId, deps)).getStatus();
+    });
+    const reports = new Map((await allReports(batchId)).map((r) => [r.device, r]));
+    return { batchId, status, reports, logged: logged.entries().filter((e) => e['message'] === 'compliance device not graded') };
+  };
+
+  it('grades a device whose configuration nests 100,000 levels error with the reason, once, and checks the others', async () => {
+    sim.setKnobs({ nestedBody: { depth: 100_000, device: fleetName(4) } });
+    const { batchId, status, reports, logged } = await runSix();
+    expect(status).toBe('SUCCEEDED');
+    expect(await store.getBatch(batchId)).toMatchObject({ status: 'completed', total: 6, done: 6, grades: { pass: 4, review: 1, fail: 0, error: 1 } });
+    const deep = reports.get(fleetName(4))!;
+    expect(deep).toMatchObject({ grade: 'error', issues: [] });
+    expect(deep.reason).toMatch(/nested deeper than 128 levels/);
+    expect(reports.get(fleetName(5))).toMatchObject({ grade: 'review', score: 86.7 });
+    // A permanent failure: fetched once, never retried.
+    expect(fetchesPerDevice().get(fleetName(4))).toBe(1);
+    expect(logged).toEqual([expect.objectContaining({ level: 'warn', batchId, device: fleetName(4), kind: 'too-deep', reason: deep.reason })]);
+  });
+
+  it.each([
+    ['a RangeError', () => new RangeError('Maximum call stack size exceeded')],
+    ['a TypeError', () => new TypeError("Cannot read properties of undefined (reading 'x')")],
+    ['something that is not an Error', () => 'thrown text'],
+  ])('grades a device whose check throws %s (evaluating, or fetching) error, once, and checks the others', async (_name, thrown) => {
+    const throwing = (name: string) => (config: unknown) => (config as Record<string, unknown>)['tailf-ned-cisco-ios:hostname'] === name;
+    const deps: EngineDeps = {
+      ...engineDeps,
+      evaluate: (config, variables, rules) => {
+        if (throwing(fleetName(2))(config)) throw thrown();
+        return engineDeps.evaluate(config, variables, rules);
+      },
+      relayGet: (remaining) => {
+        const get = engineDeps.relayGet(remaining);
+        return async (adapter, path) => {
+          const results = await get(adapter, path);
+          if (path.includes(fleetName(6))) throw thrown();
+          return results;
+        };
+      },
+    };
+    const { batchId, status, reports, logged } = await runSix(deps);
+    expect(status).toBe('SUCCEEDED');
+    expect(await store.getBatch(batchId)).toMatchObject({ status: 'completed', total: 6, done: 6, grades: { pass: 3, review: 1, fail: 0, error: 2 } });
+    expect(reports.get(fleetName(2))).toMatchObject({ grade: 'error', reason: expect.stringMatching(/could not be evaluated/) });
+    expect(reports.get(fleetName(6))).toMatchObject({ grade: 'error', reason: expect.stringMatching(/could not be read from the answer/) });
+    // The cause is logged, never reported.
+    expect(JSON.stringify([...reports.values()])).not.toContain(String(thrown()).slice(0, 20));
+    expect(fetchesPerDevice().get(fleetName(2))).toBe(1);
+    expect(fetchesPerDevice().get(fleetName(6))).toBe(1);
+    expect(logged.map((e) => [e['level'], e['device'], e['kind']]).sort()).toEqual([
+      ['error', fleetName(2), 'evaluation'],
+      ['error', fleetName(6), 'internal'],
+    ]);
   });
 
   it('refuses devices the version does not assign, and unknown trees, versions and adapters', async () => {

@@ -263,6 +263,22 @@ describe('Vault answers to reads, writes, deletes and health checks', () => {
     }
   });
 
+  it('answers 503 for a read or login answer nested 100,000 levels deep, never a RangeError, and logs why; 128 levels are read', async () => {
+    const deepIn = (depth: number) => `{"data":{"data":{"password":"p","deep":${'['.repeat(depth - 3)}${']'.repeat(depth - 3)}}}}`;
+    answer = () => ({ status: 200, body: deepIn(128) });
+    await expect(tokenBackend().read('a')).resolves.toMatchObject({ password: 'p' });
+    const tooDeep = { level: 'warn', message: 'the secrets store answered with JSON nested too deep', backend: 'vault', maxDepth: 128 };
+    for (const depth of [129, 100_000]) {
+      answer = () => ({ status: 200, body: deepIn(depth) });
+      const out = await stdoutDuring(() => expect(tokenBackend().read('a')).rejects.toBeInstanceOf(SecretsUnavailable));
+      expect(out.entries()).toContainEqual(expect.objectContaining(tooDeep));
+    }
+    answer = () => ({ status: 200, body: `{"auth":{"client_token":"t","x":${'['.repeat(100_000)}${']'.repeat(100_000)}}}` });
+    const backend = createVaultBackend({ address: url, mount: 'secret', auth: { method: 'approle', roleId: 'r', secretId: () => Promise.resolve('sid') } });
+    const out = await stdoutDuring(() => expect(backend.read('a')).rejects.toBeInstanceOf(SecretsUnavailable));
+    expect(out.entries()).toContainEqual(expect.objectContaining(tooDeep));
+  });
+
   it('sends the token, the namespace and X-Vault-Request, and a JSON body only when writing', async () => {
     answer = (r) => (r.method === 'GET' ? { status: 200, body: kv({ password: 'p' }) } : { status: 204 });
     const backend = tokenBackend({ namespace: 'admin/team' });

@@ -324,6 +324,22 @@ describe('export and import', () => {
     expect(strip(again)).toEqual(strip(exported.body));
   });
 
+  it('imports again a tree whose deepest node holds a rule value nested to the limit; refuses one level more', async () => {
+    const treeId = await newTree('x-deep');
+    const names = Array.from({ length: CONFIG_LIMITS.nodeDepth - 1 }, (_, i) => `l${i}`);
+    for (let i = 1; i <= names.length; i++) expect((await putNode(treeId, 'initial', ['base', ...names.slice(0, i)].join('/'), {})).status).toBe(201);
+    const deepest = ['base', ...names].join('/');
+    const nested = (depth: number): unknown => JSON.parse(`${'['.repeat(depth)}${']'.repeat(depth)}`);
+    const over = await putNode(treeId, 'initial', deepest, { rules: [rule('deep', { mode: 'exact', value: nested(CONFIG_LIMITS.ruleValueDepth + 1) as never })] });
+    expect(over.status).toBe(400);
+    expect(over.body.errors).toEqual([expect.objectContaining({ field: 'rules/0/value', message: `nests deeper than ${CONFIG_LIMITS.ruleValueDepth} levels` })]);
+    expect((await putNode(treeId, 'initial', deepest, { rules: [rule('deep', { mode: 'exact', value: nested(CONFIG_LIMITS.ruleValueDepth) as never })] })).status).toBe(200);
+    const exported = await exportTree(treeId);
+    expect(exported.status).toBe(200);
+    const imported = await importTree({ ...exported.body, name: 'x-deep-copy' });
+    expect(imported.status).toBe(201);
+  });
+
   it('answers 409 on a name clash and leaves no trace of the refused import', async () => {
     const treeId = await newTree('x-clash');
     const exported = (await exportTree(treeId)).body;

@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { documentClient } from '../../functions/shared/dynamo.js';
 import { DEFAULT_TTL_SECONDS, recordKey, requestFingerprint } from '../../functions/shared/idempotency.js';
 import { freePort } from '../support/dynamodb-local.js';
+import { stdoutDuring } from '../support/stdout.js';
 import { apiEvent, lambdaContext } from '../support/events.js';
 import { CONFIG_PATH, RELAY_RESOURCE, TREES_RESOURCE, headerOf, startRelayWorld, until, type RelayWorld } from '../support/robustness.js';
 
@@ -358,6 +359,27 @@ describe('answers that are not kept', () => {
     expect(retried.statusCode).toBe(502);
     expect(headerOf(retried, 'Idempotent-Replayed')).toBe('true');
     expect(retried.body).toBe(failed.body);
+    expect(world.nso.requests).toHaveLength(1);
+  });
+
+  it('keeps the 502 of an answer nested 100,000 levels: the retry replays it, sends nothing, and the call line says so', async () => {
+    const key = newKey();
+    world.nso.setKnobs({ nestedBody: { depth: 100_000 } });
+    let failed: APIGatewayProxyResult | undefined;
+    const logged = await stdoutDuring(async () => {
+      failed = await call(relayHandler, relayEvent(addDevice('ce18'), { key }));
+    });
+    expect(failed!.statusCode).toBe(502);
+    expect(parsed(failed!)).toMatchObject({ type: 'urn:netconfig:problem:bad-gateway', status: 502, detail: expect.stringMatching(/nested deeper than 128 levels/) });
+    expect(world.nso.requests).toHaveLength(1);
+    const line = logged.entries().find((e) => e['message'] === 'relay call');
+    expect(line).toMatchObject({ level: 'error', status: 502, upstreamStatus: 200, outcome: 'too-deep' });
+
+    world.nso.setKnobs({});
+    const retried = await call(relayHandler, relayEvent(addDevice('ce18'), { key }));
+    expect(retried.statusCode).toBe(502);
+    expect(headerOf(retried, 'Idempotent-Replayed')).toBe('true');
+    expect(retried.body).toBe(failed!.body);
     expect(world.nso.requests).toHaveLength(1);
   });
 

@@ -1,12 +1,12 @@
 /**
  * The pure parts of idempotent retries: reading the key, the request fingerprint, canonical
- * JSON, the nesting limit, and what is kept of an answer.
+ * JSON, and what is kept of an answer.
  */
 import fc from 'fast-check';
 import { randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, nestsDeeperThan } from '../../functions/shared/canonical-json.js';
+import { canonicalJson } from '../../functions/shared/canonical-json.js';
 import {
   MAX_STORED_RESPONSE_BYTES,
   callerOf,
@@ -101,27 +101,6 @@ describe('canonicalJson', () => {
         expect(canonicalJson(shuffled)).toBe(text);
       }),
     );
-  });
-});
-
-describe('nestsDeeperThan', () => {
-  const depth = (value: unknown): number =>
-    value === null || typeof value !== 'object' ? 0 : 1 + Math.max(0, ...(Array.isArray(value) ? value : Object.values(value)).map(depth));
-
-  it('agrees with a recursive count', () => {
-    fc.assert(
-      fc.property(fc.jsonValue({ maxDepth: 8 }), fc.integer({ min: 0, max: 9 }), (value, max) => {
-        expect(nestsDeeperThan(value, max)).toBe(depth(value) > max);
-      }),
-    );
-  });
-
-  it('walks a value nested a million levels without overflowing the stack', () => {
-    const n = 1_000_000;
-    const value = JSON.parse(`${'['.repeat(n)}${']'.repeat(n)}`) as unknown;
-    expect(nestsDeeperThan(value, 128)).toBe(true);
-    expect(nestsDeeperThan([[[]]], 3)).toBe(false);
-    expect(nestsDeeperThan([[[]]], 2)).toBe(true);
   });
 });
 

@@ -266,6 +266,37 @@ describe('relayRestAction: the answer', () => {
     expect(problem.detail).toContain("'nso-lab'");
   });
 
+  it.each([
+    ['arrays', (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`],
+    ['objects', (n: number) => `${'{"a":'.repeat(n - 1)}{}${'}'.repeat(n - 1)}`],
+  ])('answers JSON nested 128 levels deep in %s, and a 502 marked as sent for 129 levels or 100,000', async (_kind, nested) => {
+    const at = harness({ answer: () => response(200, nested(128), 'application/yang-data+json') });
+    await expect(relayRestAction({ adapterId: 'nso-lab', request: request() }, at.deps)).resolves.toHaveLength(1);
+    for (const depth of [129, 100_000]) {
+      const h = harness({ answer: () => response(200, nested(depth), 'application/yang-data+json') });
+      const problem = await problemOf(relayRestAction({ adapterId: 'nso-lab', request: request() }, h.deps));
+      expect(problem).toMatchObject({ status: 502, slug: 'bad-gateway', outcomeUnknown: true });
+      expect(problem.detail).toBe("The orchestrator of adapter 'nso-lab' answered with JSON nested deeper than 128 levels, which the relay does not accept.");
+      expect(h.logs).toEqual([expect.objectContaining({ status: 502, upstreamStatus: 200, outcome: 'too-deep' })]);
+    }
+  });
+
+  it('turns any unexpected failure once the orchestrator answered into a 500 marked as sent, logged as 500', async () => {
+    const h = harness({
+      answer: () => ({
+        status: 200,
+        contentType: 'application/json',
+        get body(): Buffer {
+          throw new TypeError('a body that cannot be read');
+        },
+      }),
+    });
+    const problem = await problemOf(relayRestAction({ adapterId: 'nso-lab', request: request() }, h.deps));
+    expect(problem).toMatchObject({ status: 500, outcomeUnknown: true });
+    expect(JSON.stringify(problem.toBody())).not.toContain('cannot be read');
+    expect(h.logs).toEqual([expect.objectContaining({ status: 500, upstreamStatus: 200, outcome: 'error' })]);
+  });
+
   it.each([301, 302, 303, 307, 308])('answers 502 to a redirect (%i) and does not follow it', async (status) => {
     const h = harness({ answer: () => response(status, 'moved', 'text/plain') });
     const problem = await problemOf(relayRestAction({ adapterId: 'nso-lab', request: request() }, h.deps));
