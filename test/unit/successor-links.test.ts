@@ -8,6 +8,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { removedRoutes, successorLinks, type RemovedRoute } from '../../functions/shared/routes.js';
+import { unsupportedMapping } from '../../infra/local/mapping.js';
 import { runMock } from '../../infra/local/mock.js';
 import type { MockIntegration } from '../../infra/local/template.js';
 import { goneProblem, LINK_SEGMENT, successorLinkTemplate } from '../../infra/removed-routes.js';
@@ -69,8 +70,9 @@ const withParams = removedRoutes.filter((r) => /\{\w+\}/.test(r.path) && success
 const LINK = /^<([^<>"\s,;]*)>; rel="successor-version"$/;
 
 describe('successor links of removed routes', () => {
-  it('has routes with path parameters to test', () => {
+  it('has routes with path parameters to test, and every template is one the local stack renders', () => {
     expect(withParams.length).toBeGreaterThan(5);
+    for (const route of removedRoutes) expect(unsupportedMapping(mockOf(route).integrationResponses[0]!.responseTemplates['application/json']!), route.path).toBeUndefined();
   });
 
   it.each(withParams.map((r) => [`${r.method} ${r.path}`, r] as const))('%s: links a value only when it can be carried safely, the body unchanged', (_, route) => {
