@@ -8,7 +8,7 @@
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { X509Certificate } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { isManagedPath, pathProblem } from '../functions/secrets/reference.js';
 import type { LogLevel } from '../functions/shared/logger.js';
@@ -159,9 +159,32 @@ const describe = (error: ErrorObject): string | undefined => {
   }
 };
 
-/** The CA bundle's problem, or none: it must hold one or more PEM certificates and nothing else. */
+/**
+ * Why a file a key names cannot be read as text, or none: missing, a directory or another
+ * non-file, or refused by the file system (permissions). A file-path key is checked with this
+ * before its content, so that no such case surfaces as a raw `EISDIR` or `EACCES` trace.
+ */
+export const readableFileProblem = (file: string): string | undefined => {
+  let stats;
+  try {
+    stats = statSync(file);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? `no such file: ${file}` : `${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`;
+  }
+  if (stats.isDirectory()) return `${file} is a directory: name the file in it`;
+  if (!stats.isFile()) return `${file} is not a regular file`;
+  try {
+    accessSync(file, constants.R_OK);
+  } catch (error) {
+    return `${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`;
+  }
+  return undefined;
+};
+
+/** The CA bundle's problem, or none: a readable file of one or more PEM certificates and nothing else. */
 export const caBundleProblem = (file: string): string | undefined => {
-  if (!existsSync(file)) return `no such file: ${file}`;
+  const unreadable = readableFileProblem(file);
+  if (unreadable) return unreadable;
   const text = readFileSync(file, 'utf8');
   const blocks = [...text.matchAll(/-----BEGIN ([A-Z0-9 ]+)-----([\s\S]*?)-----END \1-----/g)];
   if (blocks.length === 0) return `${file} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`;
@@ -178,6 +201,9 @@ export const caBundleProblem = (file: string): string | undefined => {
   }
   return undefined;
 };
+
+/** The shape the schema's pattern gives a CIDR block; only such a value is checked further. */
+const CIDR_SHAPE = /^\d{1,3}(?:\.\d{1,3}){3}\/\d{1,2}$/;
 
 /** The widest egress block the created security group takes: anything wider is not "where NSO and Vault listen". */
 export const WIDEST_EGRESS_PREFIX = 8;
@@ -212,25 +238,33 @@ export const reservedFunctionCounts = (): Record<'authorizer' | ConcurrencyGroup
   health: liveRoutes.filter((r) => concurrencyGroup(r) === 'health').length,
 });
 
+/** `value` when it is a JSON object, else an empty one: the cross-key checks read any shape the schema refused. */
+const objectOf = (value: unknown): Json => (value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : {});
+/** `value` when it is an array, else an empty one. */
+const listOf = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
+/** The key a problem names (what comes before its first `: `). */
+const keyOfProblem = (problem: string): string => problem.slice(0, problem.indexOf(': ') >>> 0);
+
 const crossChecks = (config: Json, dir: string): string[] => {
   const problems: string[] = [];
-  const vault = config['vault'] as Json;
+  const vault = objectOf(config['vault']);
   const approle = vault['authMethod'] === 'approle';
   for (const who of ['reader', 'writer']) {
-    const roleId = (vault[who] as Json | undefined)?.['roleId'];
+    const roleId = objectOf(vault[who])['roleId'];
     if (approle && !roleId) problems.push(`vault.${who}.roleId: required with vault.authMethod "approle"`);
     if (!approle && roleId) problems.push(`vault.${who}.roleId: only used with vault.authMethod "approle" (authMethod is "${vault['authMethod'] ?? 'token'}")`);
   }
   // The functions refuse an address with credentials at their start (functions/secrets/vault.ts): refused here, before a deploy.
-  const address = URL.canParse(vault['address']) ? new URL(vault['address']) : undefined;
-  if (!address) problems.push(`vault.address: ${shown(vault['address'])} is not a URL`);
-  else if (address.username || address.password) problems.push('vault.address: must not carry credentials (user:password@): the Vault credential is vault.reader / vault.writer');
-  for (const [i, prefix] of ((vault['referencePrefixes'] as string[] | undefined) ?? []).entries()) {
+  const address = typeof vault['address'] === 'string' && URL.canParse(vault['address']) ? new URL(vault['address']) : undefined;
+  if (!address && vault['address'] !== undefined) problems.push(`vault.address: ${shown(vault['address'])} is not a URL`);
+  else if (address && (address.username || address.password)) problems.push('vault.address: must not carry credentials (user:password@): the Vault credential is vault.reader / vault.writer');
+  for (const [i, prefix] of listOf(vault['referencePrefixes']).entries()) {
+    if (typeof prefix !== 'string') continue;
     const problem = pathProblem(prefix) ?? (isManagedPath(`${prefix}/`) ? 'the service manages the secrets under it' : undefined);
     if (problem) problems.push(`vault.referencePrefixes[${i}]: "${prefix}" is not a usable secret path (${problem})`);
   }
 
-  const identity = config['identity'] as Json | undefined;
+  const identity = config['identity'] === undefined ? undefined : objectOf(config['identity']);
   if (identity?.['provider'] === 'oidc') {
     for (const key of ['issuer', 'audience']) if (!identity[key]) problems.push(`identity.${key}: required with identity.provider "oidc"`);
   } else if (identity) {
@@ -239,21 +273,23 @@ const crossChecks = (config: Json, dir: string): string[] => {
     }
   }
 
-  const alarms = config['alarms'] as Json | undefined;
-  if (alarms?.['email'] && alarms['topicArn']) problems.push('alarms: give email (a topic is created) or topicArn (an existing topic), not both');
+  const alarms = objectOf(config['alarms']);
+  if (alarms['email'] && alarms['topicArn']) problems.push('alarms: give email (a topic is created) or topicArn (an existing topic), not both');
 
-  const concurrency = { ...DEFAULT_CONCURRENCY, ...(config['concurrency'] as Json | undefined) } as ConcurrencySettings;
+  const concurrency = { ...DEFAULT_CONCURRENCY, ...objectOf(config['concurrency']) } as ConcurrencySettings;
   const counts = reservedFunctionCounts();
   const parts = (['authorizer', 'relay', 'health'] as const).filter((k) => concurrency[k] !== null);
   const reserved = parts.reduce((sum, k) => sum + concurrency[k]! * counts[k], 0);
-  if (reserved > concurrency.accountLimit - UNRESERVED_MINIMUM) {
+  // Only numbers are summed: a value of another type has its own schema problem.
+  const numeric = [concurrency.accountLimit, ...parts.map((k) => concurrency[k])].every((n) => typeof n === 'number');
+  if (numeric && reserved > concurrency.accountLimit - UNRESERVED_MINIMUM) {
     const terms = parts.map((k) => `${k} ${concurrency[k]}${counts[k] > 1 ? ` x ${counts[k]} functions` : ''}`).join(' + ');
     problems.push(
       `concurrency: ${terms} = ${reserved} reserved, but Lambda keeps ${UNRESERVED_MINIMUM} of the account's ${concurrency.accountLimit} (concurrency.accountLimit) unreserved: at most ${concurrency.accountLimit - UNRESERVED_MINIMUM} can be reserved`,
     );
   }
 
-  const network = config['network'] as Json | undefined;
+  const network = config['network'] === undefined ? undefined : objectOf(config['network']);
   if (network) {
     const endpoints = (network['awsServices'] ?? 'endpoints') === 'endpoints';
     const given = Array.isArray(network['securityGroupIds']);
@@ -264,20 +300,21 @@ const crossChecks = (config: Json, dir: string): string[] => {
       problems.push('network.dynamodbPrefixListId: required with awsServices "endpoints" and a created security group (aws ec2 describe-managed-prefix-lists --filters Name=prefix-list-name,Values=com.amazonaws.<region>.dynamodb)');
     }
     if (!endpoints && network['dynamodbPrefixListId']) problems.push('network.dynamodbPrefixListId: only used with awsServices "endpoints" (through a NAT, DynamoDB is reached at its public addresses)');
-    for (const [i, rule] of ((network['egress'] as Json[] | undefined) ?? []).entries()) {
-      const problem = egressCidrProblem(rule['cidr']);
+    for (const [i, rule] of listOf(network['egress']).entries()) {
+      const cidr = objectOf(rule)['cidr'];
+      const problem = typeof cidr === 'string' && CIDR_SHAPE.test(cidr) ? egressCidrProblem(cidr) : undefined;
       if (problem) problems.push(`network.egress[${i}].cidr: ${problem}`);
     }
     const seen = new Set<string>();
     const zones = new Set<string>();
-    for (const [i, subnet] of (network['subnets'] as Json[]).entries()) {
+    for (const [i, subnet] of listOf(network['subnets']).map(objectOf).entries()) {
       if (seen.has(subnet['subnetId'])) problems.push(`network.subnets[${i}].subnetId: ${subnet['subnetId']} is listed twice`);
       seen.add(subnet['subnetId']);
       if (endpoints && !subnet['routeTableId']) problems.push(`network.subnets[${i}].routeTableId: required with awsServices "endpoints" (the DynamoDB gateway endpoint is added to it)`);
       if (!endpoints && subnet['routeTableId']) problems.push(`network.subnets[${i}].routeTableId: only used with awsServices "endpoints"`);
       zones.add(subnet['availabilityZone']);
     }
-    const region = (zone: string) => zone.slice(0, -1);
+    const region = (zone: unknown) => String(zone).slice(0, -1);
     if (new Set([...zones].map(region)).size > 1) problems.push(`network.subnets: availability zones of more than one region (${[...zones].join(', ')})`);
   }
 
@@ -290,12 +327,13 @@ const crossChecks = (config: Json, dir: string): string[] => {
 
 /** Checks a parsed configuration; `dir` resolves relative paths (the file's own directory). */
 export const parseDeployConfig = (raw: unknown, source: string, dir: string): DeployConfig => {
-  if (!validateSchema(raw)) {
-    throw new DeployConfigError(source, [...new Set((validateSchema.errors ?? []).map(describe).filter((p): p is string => p !== undefined))]);
-  }
-  const config = raw as Json;
-  const problems = crossChecks(config, dir);
+  const schemaProblems = validateSchema(raw) ? [] : [...new Set((validateSchema.errors ?? []).map(describe).filter((p): p is string => p !== undefined))];
+  // The cross-key checks run on whatever the file holds, so a schema problem hides none of them;
+  // a key the schema already faulted gets no second message.
+  const faulted = new Set(schemaProblems.map(keyOfProblem));
+  const problems = [...schemaProblems, ...crossChecks(objectOf(raw), dir).filter((p) => !faulted.has(keyOfProblem(p)))];
   if (problems.length) throw new DeployConfigError(source, problems);
+  const config = raw as Json;
   const vault = config['vault'] as Json;
   const identity = (config['identity'] ?? { provider: 'cognito' }) as IdentitySettings;
   const network = config['network'] as Json | undefined;
@@ -314,7 +352,8 @@ export const parseDeployConfig = (raw: unknown, source: string, dir: string): De
 /** Reads and checks a configuration file. */
 export const loadDeployConfig = (file: string): DeployConfig => {
   const absolute = path.resolve(file);
-  if (!existsSync(absolute)) throw new DeployConfigError(file, [`no such file (${absolute})`]);
+  const unreadable = readableFileProblem(absolute);
+  if (unreadable) throw new DeployConfigError(file, [unreadable]);
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(absolute, 'utf8'));

@@ -51,22 +51,42 @@ export const goneProblem = (route: RemovedRoute) => {
 };
 
 /**
+ * A path parameter value a `Link` target may carry as the request gave it (API Gateway does not
+ * decode it): RFC 3986 segment characters (unreserved, `!*+=:@()`) and percent escapes; not a
+ * dot segment (`.`, `..`, percent-encoded or not), no encoded `/` or backslash, and nothing of the
+ * `Link` syntax (`"`, `<`, `>`, `,`, `;`, spaces, control characters). One pattern for Java
+ * (`String.matches` in the mapping template) and JavaScript alike.
+ */
+export const LINK_SEGMENT = '(?!(?:[.]|%2[eE]){1,2}$)(?!.*%(?:2[fF]|5[cC]))(?:[A-Za-z0-9._~!*+=:@()-]|%[0-9A-Fa-f]{2})+';
+
+/**
  * The mapping-template lines that set a removed route's `Link` header, or undefined when no
  * replacement has a concrete path. Each target is stage-qualified and concrete: the stage from
  * `$context.stage`, path parameters from the request (`$input.params`), so that
- * `GET /v1/config/property/id/42` links `</v1/profiles/42>`. API Gateway sets the header from
+ * `GET /v1/config/property/id/42` links `</v1/profiles/42>`. A target whose parameters are not
+ * all {@link LINK_SEGMENT}s is left out (the problem body still names the replacement), and no
+ * header is set when none is left. API Gateway sets the header from
  * `$context.responseOverride` (a response parameter mapping cannot concatenate).
  */
 export const successorLinkTemplate = (route: RemovedRoute): string | undefined => {
   const links = successorLinks(route);
   if (!links.length) return undefined;
-  const target = (path: string) => `</$context.stage${path.replace(/\{(\w+)\}/g, (_, name: string) => `$input.params('${name}')`)}>; rel=\${q}successor-version\${q}`;
-  return `#set($q = '"')\n#set($context.responseOverride.header.Link = "${links.map(target).join(', ')}")\n`;
+  const lines = [`#set($q = '"')`, `#set($link = '')`, `#set($sep = '')`];
+  for (const path of links) {
+    const params = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+    const target = path.replace(/\{(\w+)\}/g, (_, name: string) => `$input.params('${name}')`);
+    const add = `#set($link = "$link$sep</$context.stage${target}>; rel=\${q}successor-version\${q}")#set($sep = ', ')`;
+    const safe = params.map((name) => `$input.params('${name}').matches('${LINK_SEGMENT}')`).join(' && ');
+    lines.push(safe ? `#if(${safe})${add}#end` : add);
+  }
+  lines.push(`#if($link != '')#set($context.responseOverride.header.Link = "$link")#end`);
+  return `${lines.join('\n')}\n`;
 };
+
 /**
  * Adds one Mock method answering 410 for a removed route under `root`.
  * The body is static JSON, so it is safe inside a VTL template (no `$` or `#`); the `Link`
- * lines before it print nothing.
+ * lines before it are directives, each ending its line, and print nothing.
  */
 export const addRemovedRoute = (root: IResource, route: RemovedRoute): void => {
   const resource = root.resourceForPath(resourcePath(route.path));

@@ -2,10 +2,12 @@
  * A small read-through cache of adapters for one function container (the relay reads the
  * adapter on every call; a warm container reuses what it read a moment ago).
  *
- * - Only adapters that exist are kept: a miss is never cached, so an adapter created a
- *   moment ago is usable at once.
+ * - Only adapters that serve are kept: a miss or a `STOPPED` adapter is never cached, and a
+ *   read under way that found one is not joined, so an adapter created or started a moment
+ *   ago is usable from the next call. A refusal (404, 409 `adapter-stopped`) is thus always
+ *   decided by a read that began after the call did; it is rare, so the read is cheap.
  * - An entry is reused for `ttlMs` after the read that produced it started, then read afresh:
- *   a changed or deleted adapter takes effect within that time in every container.
+ *   a changed, stopped or deleted adapter takes effect within that time in every container.
  * - A call that failed in a way a stale adapter could explain (the orchestrator refused the
  *   credentials, could not be reached, or was not one the relay may reach) calls
  *   {@link CachedAdapters.forget}: the next call reads the adapter again at once.
@@ -44,6 +46,9 @@ export const ADAPTER_CACHE_TTL_SECONDS = { default: 5, min: 0, max: 300 } as con
 /** Adapters a relay container keeps at most. */
 export const ADAPTER_CACHE_MAX_ENTRIES = 256;
 
+/** Whether the relay and compliance would serve through `adapter` (what the cache may keep). */
+const serves = (adapter: Adapter | undefined): adapter is Adapter => adapter !== undefined && adapter.state !== 'STOPPED';
+
 interface Entry {
   readonly adapter: Adapter;
   readonly expiresAt: number;
@@ -66,7 +71,7 @@ export const cachedAdapters = (store: AdapterReader, options: AdapterCacheOption
   const read = async (name: string, startedAt: number): Promise<Adapter | undefined> => {
     const startedIn = generation;
     const adapter = await store.get(name);
-    if (adapter && startedIn === generation) {
+    if (serves(adapter) && startedIn === generation) {
       entries.delete(name);
       entries.set(name, { adapter, expiresAt: startedAt + ttlMs });
       // Maps iterate in insertion order: the first key is the entry read longest ago.
@@ -83,7 +88,11 @@ export const cachedAdapters = (store: AdapterReader, options: AdapterCacheOption
         entries.delete(name);
       }
       const under = reading.get(name);
-      if (under && under.generation === generation && now() - under.startedAt < ttlMs) return under.read;
+      if (under && under.generation === generation && now() - under.startedAt < ttlMs) {
+        // That read may have begun before the adapter was created or started: a refusal is read again.
+        const joined = await under.read;
+        if (serves(joined)) return joined;
+      }
       const startedAt = now();
       const started = { generation, startedAt, read: read(name, startedAt) };
       reading.set(name, started);

@@ -9,7 +9,7 @@ import { applicationOf, type ApplicationName } from './applications.js';
 import { buildHttpHandler, type HandlerOptions, type HttpRun } from './http-core.js';
 import { logger } from './logger.js';
 import { HttpProblem } from './problem.js';
-import { containerSettings, logLevelOf } from './settings.js';
+import { containerSettings, logLevelOf, type SettingsSnapshot } from './settings.js';
 
 export * from './http-core.js';
 
@@ -30,22 +30,27 @@ export class ApplicationStopped extends HttpProblem {
   }
 }
 
+const stopped = (snapshot: SettingsSnapshot, application: ApplicationName): boolean => snapshot.applications[application].state === 'STOPPED';
+
 /**
  * The active profile, applied to every request of a function that may read it: the log level
  * (the application's own, else the profile's), and the gate: every route of a stopped
  * application answers 503 {@link ApplicationStopped}. A route belongs to the application its
  * path starts with (`event.resource`, the route's path template); the routes of applications,
  * profiles and health belong to none, so they always answer. Settings are reused for 10 s
- * (`shared/settings.ts`): a state change reaches every warm container within that bound.
+ * (`shared/settings.ts`): a stop reaches every warm container within that bound; a start is
+ * seen by the next request, since a refusal is decided only by a read made for it.
  */
 const activeProfile = (): middy.MiddlewareObj<APIGatewayProxyEvent> => ({
   before: async (request) => {
     const settings = containerSettings();
     if (!settings) return;
     const application = applicationOf(request.event.resource);
-    const snapshot = await settings.current();
+    let snapshot = await settings.current();
+    // A refusal is confirmed by a read of its own: an application started a moment ago serves.
+    if (application && stopped(snapshot, application)) snapshot = await settings.readAgain();
     logger.setLevel(logLevelOf(snapshot, application));
-    if (application && snapshot.applications[application].state === 'STOPPED') throw new ApplicationStopped(application);
+    if (application && stopped(snapshot, application)) throw new ApplicationStopped(application);
   },
 });
 

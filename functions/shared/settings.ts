@@ -39,6 +39,12 @@ export interface RuntimeSettings {
   current(): Promise<SettingsSnapshot>;
   /** Drops what was read: the next `current` reads again. */
   forget(): void;
+  /**
+   * The settings read now, by a read that began with this call (none under way is joined):
+   * what a refusal on cached settings confirms first, so that a change made just before this
+   * request (an application started) is what answers it.
+   */
+  readAgain(): Promise<SettingsSnapshot>;
 }
 
 export interface RuntimeSettingsOptions {
@@ -61,14 +67,17 @@ export const createRuntimeSettings = (source: () => Promise<SettingsSource>, opt
   let known: SettingsSnapshot | undefined;
   let fingerprint = '';
   let freshUntil = -Infinity;
+  /** When the read whose outcome is applied began: an older read ending later changes nothing. */
+  let appliedFrom = -Infinity;
   let pending: Promise<SettingsSnapshot> | undefined;
 
-  const read = async (): Promise<SettingsSnapshot> => {
-    const startedAt = now();
+  const read = async (startedAt: number): Promise<SettingsSnapshot> => {
     const signal = AbortSignal.timeout(readTimeoutMs);
     try {
       const { runtime, profile } = await (await source()).active(signal);
       const next: SettingsSnapshot = { profile, applications: runtime.applications };
+      if (startedAt < appliedFrom) return next;
+      appliedFrom = startedAt;
       const print = JSON.stringify(next);
       if (print !== fingerprint) {
         const previous = known;
@@ -80,23 +89,29 @@ export const createRuntimeSettings = (source: () => Promise<SettingsSource>, opt
       return next;
     } catch (error) {
       logger.warn('the active profile could not be read; keeping the settings known', { error, retryInMs: retryMs });
-      freshUntil = startedAt + retryMs;
+      if (startedAt >= appliedFrom) freshUntil = startedAt + retryMs;
       return known ?? options.fallback();
-    } finally {
-      pending = undefined;
     }
+  };
+
+  const start = (): Promise<SettingsSnapshot> => {
+    const started = read(now()).finally(() => {
+      if (pending === started) pending = undefined;
+    });
+    pending = started;
+    return started;
   };
 
   return {
     current() {
       if (known && now() < freshUntil) return Promise.resolve(known);
       if (!known && now() < freshUntil) return Promise.resolve(options.fallback());
-      pending ??= read();
-      return pending;
+      return pending ?? start();
     },
     forget() {
       freshUntil = -Infinity;
     },
+    readAgain: start,
   };
 };
 

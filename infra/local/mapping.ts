@@ -1,8 +1,9 @@
 /**
  * The small part of API Gateway's mapping language the template uses: `$context.*` and
- * `$stageVariables.*` references in body templates; in response templates, lines that set a
- * response header (`#set($context.responseOverride.header.X = "…")`, with `$context.*`,
- * `$input.params('p')` and variables set from a quoted literal); and `'literal'` /
+ * `$stageVariables.*` references in body templates; in response templates, `#set` of variables
+ * and response headers (`#set($context.responseOverride.header.X = "…")`, with `$context.*`,
+ * `$input.params('p')` and variables), and `#if(…)`/`#end` over `matches` and `!= ''` tests
+ * (see {@link renderResponseTemplate}); and `'literal'` /
  * `method.request.*` / `context.*` / `stageVariables.*` sources in header mappings. Other VTL
  * directives and `$input`/`$util` are not evaluated; {@link unsupportedMapping} finds them so
  * that the local stack can say so at start instead of answering differently from AWS.
@@ -69,41 +70,136 @@ export const mapHeaders = (parameters: Readonly<Record<string, string>>, prefix:
   return out;
 };
 
-const SET_LITERAL = /^#set\(\$(\w+) = '([^']*)'\)$/;
-const SET_HEADER = /^#set\(\$context\.responseOverride\.header\.([A-Za-z0-9-]+) = "([^"]*)"\)$/;
-const INPUT_PARAM = /\$input\.params\('([^']+)'\)/g;
+/** One piece of a response template: text to print, or a directive. */
+type Piece =
+  | { readonly kind: 'text'; readonly text: string }
+  | { readonly kind: 'set'; readonly name: string; readonly quote: string; readonly value: string }
+  | { readonly kind: 'if'; readonly conditions: readonly Condition[] }
+  | { readonly kind: 'end' };
+type Condition = { readonly param: string; readonly pattern: string } | { readonly variable: string };
+
+class Unsupported extends Error {}
+
+/** The text of a directive's parentheses from `open` (the `(`), quotes respected; and the index after `)`. */
+const parenthesized = (template: string, open: number): [string, number] => {
+  let depth = 0;
+  let quote = '';
+  for (let i = open; i < template.length; i++) {
+    const c = template[i]!;
+    if (quote) {
+      if (c === quote) quote = '';
+    } else if (c === "'" || c === '"') quote = c;
+    else if (c === '(') depth++;
+    else if (c === ')' && --depth === 0) return [template.slice(open + 1, i), i + 1];
+  }
+  throw new Unsupported('an unclosed directive');
+};
+
+const SET_BODY = /^\$([A-Za-z][\w.-]*) = (['"])(.*)\2$/s;
+const MATCHES = /^\$input\.params\('([^']+)'\)\.matches\('([^']*)'\)/;
+const NOT_EMPTY = /^\$(\w+) != ''/;
+
+const conditions = (text: string): Condition[] => {
+  const out: Condition[] = [];
+  for (let rest = text.trim(); ; ) {
+    const m = MATCHES.exec(rest);
+    const n = m ? null : NOT_EMPTY.exec(rest);
+    if (m) out.push({ param: m[1]!, pattern: m[2]! });
+    else if (n) out.push({ variable: n[1]! });
+    else throw new Unsupported(`the condition ${rest}`);
+    rest = rest.slice((m ?? n)![0].length).trim();
+    if (!rest) return out;
+    if (!rest.startsWith('&&')) throw new Unsupported(`the condition ${rest}`);
+    rest = rest.slice(2).trim();
+  }
+};
+
+const DIRECTIVE = /(?<!\\)#(set|if|end|foreach|else|elseif|define|macro|include|parse|break|stop|evaluate)\b/g;
 
 /**
- * A response template as API Gateway renders it: the header-setting lines give headers (they
- * print nothing), the rest is the body with `$context`/`$stageVariables` substituted.
+ * The template as pieces: `#set($v = '…')`, `#set($v = "…")`, `#if(…)` over `$input.params('p').matches('re')`
+ * and `$v != ''` joined by `&&`, `#end`; a newline right after a directive prints nothing, as in
+ * API Gateway's Velocity. Anything else of VTL throws {@link Unsupported}.
+ */
+const pieces = (template: string): Piece[] => {
+  const out: Piece[] = [];
+  let at = 0;
+  for (const m of template.matchAll(DIRECTIVE)) {
+    const start = m.index;
+    if (start < at) continue;
+    const keyword = m[1]!;
+    if (start > at) out.push({ kind: 'text', text: template.slice(at, start) });
+    let end = start + 1 + keyword.length;
+    if (keyword === 'end') out.push({ kind: 'end' });
+    else if ((keyword === 'set' || keyword === 'if') && template[end] === '(') {
+      const [inner, after] = parenthesized(template, end);
+      end = after;
+      if (keyword === 'if') out.push({ kind: 'if', conditions: conditions(inner) });
+      else {
+        const set = SET_BODY.exec(inner.trim());
+        if (!set) throw new Unsupported(`#set(${inner})`);
+        out.push({ kind: 'set', name: set[1]!, quote: set[2]!, value: set[3]! });
+      }
+    } else throw new Unsupported(`#${keyword}`);
+    at = template[end] === '\n' ? end + 1 : end;
+  }
+  if (at < template.length) out.push({ kind: 'text', text: template.slice(at) });
+  return out;
+};
+
+/** `$input.params('p')`: the path parameter, else the query string's, else the header's. */
+const inputParam = (input: MappingInput, name: string): string => input.pathParameters[name] ?? input.query[name] ?? input.headers[name.toLowerCase()] ?? '';
+
+const INTERPOLATED = new RegExp(`\\$input\\.params\\('([^']+)'\\)|${REFERENCE.source}|\\$\\{(\\w+)\\}|\\$(\\w+)\\b(?!\\.)`, 'g');
+
+/** A double-quoted string's value: every reference replaced once (a value is never read as template). */
+const interpolate = (text: string, input: MappingInput, variables: Readonly<Record<string, string>>): string =>
+  text.replaceAll(INTERPOLATED, (whole, param?: string, root?: string, dotted?: string, braced?: string, bare?: string) => {
+    if (param !== undefined) return inputParam(input, param);
+    if (root !== undefined) return renderTemplate(whole, input);
+    return variables[(braced ?? bare)!] ?? whole;
+  });
+
+const holds = (condition: Condition, input: MappingInput, variables: Readonly<Record<string, string>>): boolean =>
+  'param' in condition ? new RegExp(`^(?:${condition.pattern})$`).test(inputParam(input, condition.param)) : (variables[condition.variable] ?? '') !== '';
+
+const HEADER_TARGET = 'context.responseOverride.header.';
+
+/**
+ * A response template as API Gateway renders it: the directives set variables and response
+ * headers (`#set($context.responseOverride.header.X = "…")`) and print nothing; the rest is the
+ * body with `$context`/`$stageVariables` substituted.
  */
 export const renderResponseTemplate = (template: string, input: MappingInput): { headers: Record<string, string>; body: string } => {
   const variables: Record<string, string> = {};
   const headers: Record<string, string> = {};
   const body: string[] = [];
-  for (const line of template.split('\n')) {
-    const literal = SET_LITERAL.exec(line.trim());
-    const header = literal ? null : SET_HEADER.exec(line.trim());
-    if (literal) variables[literal[1]!] = literal[2]!;
-    else if (header) {
-      // `$input.params('p')`: the path parameter, else the query string's, else the header's.
-      const value = header[2]!
-        .replaceAll(INPUT_PARAM, (_, name: string) => input.pathParameters[name] ?? input.query[name] ?? input.headers[name.toLowerCase()] ?? '')
-        .replaceAll(/\$\{(\w+)\}|\$(\w+)\b(?!\.)/g, (whole, braced?: string, bare?: string) => variables[(braced ?? bare)!] ?? whole);
-      headers[header[1]!] = renderTemplate(value, input);
-    } else body.push(line);
+  const open: boolean[] = [];
+  for (const piece of pieces(template)) {
+    if (piece.kind === 'if') open.push(piece.conditions.every((c) => holds(c, input, variables)));
+    else if (piece.kind === 'end') open.pop();
+    else if (!open.every(Boolean)) continue;
+    else if (piece.kind === 'text') body.push(renderTemplate(piece.text, input));
+    else {
+      const value = piece.quote === '"' ? interpolate(piece.value, input, variables) : piece.value;
+      if (piece.name.startsWith(HEADER_TARGET)) headers[piece.name.slice(HEADER_TARGET.length)] = value;
+      else variables[piece.name] = value;
+    }
   }
-  return { headers, body: renderTemplate(body.join('\n'), input) };
+  return { headers, body: body.join('') };
 };
 
 /** Why a mapping template cannot be rendered here, or undefined when it can. */
 export const unsupportedMapping = (template: string): string | undefined => {
-  template = template
-    .split('\n')
-    .filter((line) => !SET_LITERAL.test(line.trim()) && !SET_HEADER.test(line.trim()))
-    .join('\n')
-    .replaceAll(INPUT_PARAM, '');
-  if (/(^|[^\\])#(set|if|foreach|else|end|define|macro|include|parse)\b/.test(template)) return 'VTL directives';
-  if (/\$!?\{?(input|util)\./.test(template)) return '$input/$util references';
+  let text: string;
+  try {
+    text = pieces(template)
+      .map((p) => (p.kind === 'text' ? p.text : ''))
+      .join('');
+  } catch (error) {
+    if (error instanceof Unsupported) return 'VTL directives';
+    throw error;
+  }
+  if (/\$!?\{?(input|util)\./.test(text)) return '$input/$util references';
   return undefined;
 };

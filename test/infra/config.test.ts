@@ -4,13 +4,17 @@
  * without a file and refuses the retired `-c` settings.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import fc from 'fast-check';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DeployConfigError, EXAMPLE_CONFIG_FILE, loadDeployConfig, parseDeployConfig, reservedFunctionCounts } from '../../infra/config.js';
+import { CONFIG_SCHEMA_FILE, DeployConfigError, EXAMPLE_CONFIG_FILE, loadDeployConfig, parseDeployConfig, reservedFunctionCounts } from '../../infra/config.js';
 import { PROJECT_ROOT } from '../../infra/paths.js';
+import { serviceNameOf } from '../../infra/stack.js';
 
+const STACK_NAME_RULE =
+  'must be words each of a capital letter then one or more lower-case letters or digits (NetconfigProd; not netconfig-prod, Netconfig-Prod nor NetconfigNSO): the service name is its kebab case (netconfig-prod), so each stack name has a service name of its own';
 const FIXTURES = path.join(PROJECT_ROOT, 'test', 'infra', 'fixtures');
 const CA = path.join(FIXTURES, 'private-ca.pem');
 
@@ -86,7 +90,7 @@ describe('the deployment config file', () => {
     ['a bad auth method', { vault: { address: 'https://v.example.net', authMethod: 'AppRole' } }, 'vault.authMethod: must be one of "token", "approle", got "AppRole"'],
     ['an http:// Vault address', { vault: { address: 'http://vault.example.net:8200' } }, 'vault.address: must be an https:// URL (Vault tokens travel with every call), e.g. https://vault.example.net:8200, got "http://vault.example.net:8200"'],
     ['a missing Vault address', { vault: { mount: 'secret' } }, 'vault.address: required'],
-    ['a bad stack name', { stackName: 'net_config' }, 'stackName: must be a CloudFormation stack name: a letter, then letters, digits or hyphens, at most 64 characters, got "net_config"'],
+    ['a bad stack name', { stackName: 'net_config' }, `stackName: ${STACK_NAME_RULE}, got "net_config"`],
     ['AppRole without role ids', { vault: { address: 'https://v.example.net', authMethod: 'approle', reader: { roleId: 'r' } } }, 'vault.writer.roleId: required with vault.authMethod "approle"'],
     ['a role id with token auth', { vault: { address: 'https://v.example.net', reader: { roleId: 'r' } } }, 'vault.reader.roleId: only used with vault.authMethod "approle" (authMethod is "token")'],
     ['a reference prefix the service manages', { vault: { address: 'https://v.example.net', referencePrefixes: ['netconfig/adapters'] } }, 'vault.referencePrefixes[0]: "netconfig/adapters" is not a usable secret path (the service manages the secrets under it)'],
@@ -136,6 +140,73 @@ describe('the deployment config file', () => {
   it('reports every problem at once', () => {
     const problems = problemsOf({ ...base(), logLevel: 'loud', extra: true, vault: { address: 'http://v' } });
     expect(problems).toHaveLength(3);
+  });
+
+  it('reports the cross-key problems beside the schema problems of the same file', () => {
+    const problems = problemsOf({
+      ...base(),
+      logLevel: 'loud',
+      alarms: { email: 'noc@example.net', topicArn: 'arn:aws:sns:eu-west-1:123456789012:noc' },
+      caBundle: '.',
+      network: network({ egress: undefined }),
+    });
+    expect(problems).toEqual([
+      'logLevel: must be one of "debug", "info", "warn", "error", got "loud"',
+      'alarms: give email (a topic is created) or topicArn (an existing topic), not both',
+      'network.egress: required unless network.securityGroupIds is given: where NSO and Vault listen (cidr, port)',
+      `caBundle: ${FIXTURES} is a directory: name the file in it`,
+    ]);
+  });
+
+  it('checks across keys whatever shape the schema refused, one problem per key', () => {
+    const problems = problemsOf({
+      stackName: 'netconfig-prod',
+      vault: 'https://vault.example.net',
+      identity: ['oidc'],
+      alarms: { email: 'noc@example.net', topicArn: 'arn:aws:sns:eu-west-1:123456789012:noc' },
+      concurrency: { relay: '850' },
+      network: { vpcId: 'vpc-0123456789abcdef0', subnets: 'all', egress: [{ cidr: '10.20.0.0', port: 443 }, 7], awsServices: 'endpoints' },
+    });
+    expect(problems).toContain(`stackName: ${STACK_NAME_RULE}, got "netconfig-prod"`);
+    expect(problems).toContain('vault: must be object, got "https://vault.example.net"');
+    expect(problems).toContain('alarms: give email (a topic is created) or topicArn (an existing topic), not both');
+    expect(problems.filter((p) => p.startsWith('network.egress[0].cidr: '))).toEqual(['network.egress[0].cidr: must be an IPv4 CIDR block such as 10.20.0.0/16, got "10.20.0.0"']);
+    const keys = problems.map((p) => p.slice(0, p.indexOf(': ')));
+    expect(new Set(keys).size).toBe(keys.length);
+  });
+
+  it('refuses a caBundle that is a directory or not a regular file with a clear problem, never a raw error', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'netconfig-ca-'));
+    mkdirSync(path.join(dir, 'certs'));
+    expect(problemsOf({ ...base(), caBundle: 'certs' }, dir)).toEqual([`caBundle: ${path.join(dir, 'certs')} is a directory: name the file in it`]);
+    expect(spawnSync('mkfifo', [path.join(dir, 'pipe')]).status).toBe(0);
+    expect(problemsOf({ ...base(), caBundle: 'pipe' }, dir)).toEqual([`caBundle: ${path.join(dir, 'pipe')} is not a regular file`]);
+    writeFileSync(path.join(dir, 'loop.pem'), '');
+    expect(problemsOf({ ...base(), caBundle: 'loop.pem/inner.pem' }, dir)).toEqual([expect.stringMatching(/^caBundle: .*loop\.pem\/inner\.pem cannot be read \(ENOTDIR\)$/)]);
+  });
+
+  it('refuses a config file that is a directory', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'netconfig-config-'));
+    expect(() => loadDeployConfig(dir)).toThrow(`${dir} is not a valid deployment configuration:\n  - ${dir} is a directory: name the file in it`);
+  });
+
+  it.each(['netconfig-prod', 'Netconfig-Prod', 'NETCONFIG', 'netconfig', 'NetconfigNSO', 'Net--config', 'N'.repeat(1) + 'x'.repeat(64)])('refuses the stack name %s, which is not the one canonical form of its service name', (stackName) => {
+    expect(problemsOf({ ...base(), stackName }).filter((p) => p.startsWith('stackName: '))).toHaveLength(1);
+  });
+
+  it('derives a service name of its own from every stack name it accepts', () => {
+    const pattern = new RegExp((JSON.parse(readFileSync(CONFIG_SCHEMA_FILE, 'utf8')) as { properties: { stackName: { pattern: string } } }).properties.stackName.pattern);
+    const names = fc.array(fc.stringMatching(/^[A-Z][a-z0-9]{1,6}$/), { minLength: 1, maxLength: 6 }).map((words) => words.join(''));
+    // The stack name is read back from its service name: two accepted names never share one.
+    const stackNameOf = (service: string) => service.split('-').map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
+    fc.assert(
+      fc.property(names, (name) => {
+        expect(pattern.test(name)).toBe(true);
+        expect(parseDeployConfig({ ...base(), stackName: name }, 'n.json', FIXTURES).stackName).toBe(name);
+        expect(stackNameOf(serviceNameOf(name))).toBe(name);
+      }),
+    );
+    expect(serviceNameOf('NetconfigProd')).toBe('netconfig-prod');
   });
 
   it('says what is wrong with a file that is missing or not JSON', () => {

@@ -6,7 +6,8 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { operationOfLabel } from '../../bench/build.js';
 import { firstCallEvent } from '../../bench/events.js';
-import { liveRoutes } from '../../functions/shared/routes.js';
+import { liveRoutes, removedRouteName, removedRoutes } from '../../functions/shared/routes.js';
+import { LINK_SEGMENT, successorLinkTemplate } from '../../infra/removed-routes.js';
 import { callsOutside } from '../../infra/config.js';
 import { tableSpecs } from '../../infra/tables.js';
 import { addNagSuppressions } from '../../infra/nag.js';
@@ -62,7 +63,7 @@ describe('stack', () => {
       // The Link lines (if any) come first and print nothing; the rest is the static problem.
       const template: string = response.ResponseTemplates['application/json'];
       const lines = template.split('\n');
-      const json = lines.filter((l) => !l.startsWith('#set(')).join('\n');
+      const json = lines.filter((l) => !l.startsWith('#')).join('\n');
       expect(JSON.parse(json)).toEqual({
         type: 'urn:netconfig:problem:route-removed',
         title: 'Gone',
@@ -74,16 +75,25 @@ describe('stack', () => {
         replacement: row.replacement,
       });
       expect(response.ResponseParameters['method.response.header.Content-Type']).toBe("'application/problem+json'");
-      // One stage-qualified link per replacement path whose parameters the removed route has, filled in order.
+      // One stage-qualified link per replacement path whose parameters the removed route has, filled in order;
+      // a link that carries a path parameter is added only when the value is a safe segment.
       const own = [...row.path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
       const links = row.replacement.flatMap((r) => {
         let i = 0;
-        const p = r.replace(/^[A-Z]+ /, '').replace(/:\w+/g, () => (i < own.length ? `$input.params('${own[i++]}')` : ':'));
-        return p.includes(':') ? [] : [`</$context.stage${p}>; rel=\${q}successor-version\${q}`];
+        const used: string[] = [];
+        const p = r.replace(/^[A-Z]+ /, '').replace(/:\w+/g, () => (i < own.length ? (used.push(own[i]!), `$input.params('${own[i++]}')`) : ':'));
+        if (p.includes(':')) return [];
+        const add = `#set($link = "$link$sep</$context.stage${p}>; rel=\${q}successor-version\${q}")#set($sep = ', ')`;
+        const guard = used.map((name) => `$input.params('${name}').matches('${LINK_SEGMENT}')`).join(' && ');
+        return [guard ? `#if(${guard})${add}#end` : add];
       });
-      const set = lines.find((l) => l.startsWith('#set($context.responseOverride.header.Link'));
-      if (links.length) expect(set).toBe(`#set($context.responseOverride.header.Link = "${links.join(', ')}")`);
-      else expect(set).toBeUndefined();
+      const directives = lines.filter((l) => l.startsWith('#'));
+      if (links.length) {
+        expect(directives).toEqual([`#set($q = '"')`, `#set($link = '')`, `#set($sep = '')`, ...links, `#if($link != '')#set($context.responseOverride.header.Link = "$link")#end`]);
+        // Every parameter the header carries is tested in the same line, before it is used.
+        for (const line of directives) for (const m of line.matchAll(/<[^>]*\$input\.params\('(\w+)'\)/g)) expect(line).toContain(`#if($input.params('${m[1]}').matches(`);
+      } else expect(directives).toEqual([]);
+      expect(template).toBe(`${successorLinkTemplate(removedRoutes.find((r) => r.method === row.method && removedRouteName(r) === specName(row))!) ?? ''}${json}`);
       expect(response.ResponseParameters['method.response.header.Link']).toBeUndefined();
       expect(m!.props['MethodResponses']).toEqual([
         { StatusCode: '410', ResponseParameters: expect.objectContaining({ 'method.response.header.Content-Type': true }) },

@@ -10,6 +10,7 @@ import path from 'node:path';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createAdapterStore } from '../../functions/adapters/store.js';
+import { configPath } from '../../functions/compliance/check.js';
 import { ComplianceStore } from '../../functions/compliance/store.js';
 import { createLocalBackend } from '../../functions/secrets/local.js';
 import { documentClient } from '../../functions/shared/dynamo.js';
@@ -60,6 +61,8 @@ beforeAll(async () => {
   vi.stubEnv('SECRETS_FILE', secretsFile);
   vi.stubEnv('LOCAL_MODE', 'true');
   vi.stubEnv('LOG_LEVEL', 'warn');
+  // Long enough that a state the batch function cached would still be served when it is next asked.
+  vi.stubEnv('ADAPTER_CACHE_TTL_SECONDS', '300');
   vi.resetModules();
   testing = await loadDurableTesting();
   await testing.LocalDurableTestRunner.setupTestEnvironment({ skipTime: false });
@@ -192,6 +195,27 @@ describe('POST /configuration_manager/compliance_reports', () => {
     } finally {
       await adapters.setState('capped-nso', 'RUNNING', new Date().toISOString());
     }
+  });
+
+  it('runs a batch through an adapter started just after the batch function found it stopped (its warm cache)', async () => {
+    const adapters = createAdapterStore(documentClient, adaptersTable);
+    const stored = await adapters.get('fleet-nso');
+    await adapters.put({ ...stored!, name: 'toggle-nso' }, new Date().toISOString());
+    await adapters.setState('toggle-nso', 'STOPPED', new Date().toISOString());
+    // The batch function's own module: the adapter cache its batches fetch through.
+    const { engineDeps } = await import('../../functions/compliance/batch.js');
+    const fetch = () => engineDeps.relayGet(() => 10_000)('toggle-nso', configPath(fleetName(7))!);
+    await expect(fetch()).rejects.toMatchObject({ status: 409, slug: 'adapter-stopped' });
+    await adapters.setState('toggle-nso', 'RUNNING', new Date().toISOString());
+    expect((await fetch())[0]).toMatchObject({ result: '200' });
+    const devices = [fleetName(7), fleetName(8)];
+    const res = await post({ treeId, version: 'v1', adapterId: 'toggle-nso', devices });
+    expect(res.status).toBe(202);
+    await lambda.idle();
+    const done = await batch((res.body as { batchId: string }).batchId);
+    const grades = { pass: 0, review: 0, fail: 0, error: 0 };
+    for (const i of [7, 8]) grades[expectedGrade(i)]++;
+    expect(done.body).toMatchObject({ status: 'completed', done: 2, grades });
   });
 
   it("fixes the fetch cap on the batch: the adapter's own, else the default 10", async () => {

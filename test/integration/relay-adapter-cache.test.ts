@@ -115,6 +115,23 @@ describe('the relay’s adapter cache', () => {
     expect(first.requests).toHaveLength(1);
   });
 
+  it('serves an adapter started just after a refusal from the next call; a stop is seen within the TTL', async () => {
+    await put('toggled', first.url);
+    expect((await relay('toggled')).body[0].result).toBe('200');
+    await store.setState('toggled', 'STOPPED', new Date().toISOString());
+    // The documented bound of a stop: the running adapter read a moment ago serves until the TTL has passed.
+    advance(TTL_SECONDS * 1000 - 1);
+    expect((await relay('toggled')).body[0].result).toBe('200');
+    advance(1);
+    const refused = await relay('toggled');
+    expect(refused.status).toBe(409);
+    expect(refused.body).toMatchObject({ type: 'urn:netconfig:problem:adapter-stopped' });
+    await store.setState('toggled', 'RUNNING', new Date().toISOString());
+    // No time passes: the very next call is served.
+    expect((await relay('toggled')).body[0].result).toBe('200');
+    expect(first.requests).toHaveLength(3);
+  });
+
   it('reads the adapter afresh as soon as its orchestrator answered 401, then caches it again', async () => {
     await put('rotated', first.url, WRONG);
     expect((await relay('rotated')).body[0].result).toBe('401');

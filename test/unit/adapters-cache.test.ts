@@ -42,6 +42,8 @@ const store = (initial: Adapter[] = []) => {
   };
 };
 
+const serving = (a: Adapter | undefined): boolean => a !== undefined && a.state !== 'STOPPED';
+
 const clock = (start = 1_000_000) => {
   let t = start;
   return { now: () => t, advance: (ms: number) => (t += ms) };
@@ -84,6 +86,42 @@ describe('cachedAdapters', () => {
     expect(s.reads).toEqual(['new', 'new']);
     s.put(adapter('new'));
     expect(await cache.get('new')).toEqual(adapter('new'));
+  });
+
+  it('never caches a stopped adapter: one started after a refusal serves from the next call, a stop is seen within the TTL', async () => {
+    const stopped: Adapter = { ...adapter('lab'), state: 'STOPPED' };
+    const s = store([adapter('lab')]);
+    const c = clock();
+    const cache = cachedAdapters(s.reader, { ttlMs: 60_000, maxEntries: 10, now: c.now });
+    await cache.get('lab');
+    s.put(stopped);
+    // The bound of a stop: the running entry serves until its TTL has passed.
+    c.advance(59_999);
+    expect((await cache.get('lab'))?.state).toBeUndefined();
+    c.advance(1);
+    expect((await cache.get('lab'))?.state).toBe('STOPPED');
+    expect((await cache.get('lab'))?.state).toBe('STOPPED');
+    s.put(adapter('lab'));
+    expect((await cache.get('lab'))?.state).toBeUndefined();
+    expect(s.reads).toEqual(['lab', 'lab', 'lab', 'lab']);
+  });
+
+  it.each([
+    ['stopped', (s: ReturnType<typeof store>) => s.put({ ...adapter('lab'), state: 'STOPPED' })],
+    ['missing', (s: ReturnType<typeof store>) => s.remove('lab')],
+  ] as const)('reads again instead of joining a read under way that found the adapter %s', async (_, refuse) => {
+    const s = store([adapter('lab')]);
+    const cache = cachedAdapters(s.reader, { ttlMs: 60_000, maxEntries: 10, now: clock().now });
+    refuse(s);
+    const release = s.hold();
+    const early = cache.get('lab');
+    // Created or started while the early read was under way.
+    s.put(adapter('lab'));
+    const next = cache.get('lab');
+    release();
+    expect(serving(await early)).toBe(false);
+    expect(serving(await next)).toBe(true);
+    expect(s.reads).toEqual(['lab', 'lab']);
   });
 
   it('reads a deleted adapter again once its entry expired, and then misses', async () => {

@@ -1,0 +1,116 @@
+/**
+ * The 410 answers of removed routes as the local gateway renders their Mock integrations: for
+ * any path parameter value, a `Link` target is a well-formed, stage-qualified path whose
+ * filled segment is the value as sent, and a value that cannot be carried safely (dot
+ * segments, encoded separators, anything of the `Link` syntax or outside RFC 3986 segment
+ * characters) leaves its link out while the problem body stays the same.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { removedRoutes, successorLinks, type RemovedRoute } from '../../functions/shared/routes.js';
+import { unsupportedMapping } from '../../infra/local/mapping.js';
+import { runMock } from '../../infra/local/mock.js';
+import type { MockIntegration } from '../../infra/local/template.js';
+import { goneProblem, LINK_SEGMENT, successorLinkTemplate } from '../../infra/removed-routes.js';
+
+/** The Mock integration `addRemovedRoute` gives the route (the infra test pins the synthesized one to it). */
+const mockOf = (route: RemovedRoute): MockIntegration => ({
+  type: 'MOCK',
+  passthroughBehavior: 'NEVER',
+  requestTemplates: { 'application/json': '{"statusCode": 410}' },
+  integrationResponses: [
+    {
+      statusCode: '410',
+      responseParameters: { 'method.response.header.Content-Type': "'application/problem+json'" },
+      responseTemplates: { 'application/json': `${successorLinkTemplate(route) ?? ''}${JSON.stringify(goneProblem(route))}` },
+    },
+  ],
+  timeoutMs: 29_000,
+});
+
+const answer = (route: RemovedRoute, pathParameters: Record<string, string>) => {
+  const r = runMock(mockOf(route), {
+    context: { stage: 'v1', requestId: 'req-1' },
+    stageVariables: null,
+    headers: {},
+    query: {},
+    pathParameters,
+    body: '',
+  });
+  if (r.kind !== 'response') throw new Error(`no response: ${JSON.stringify(r)}`);
+  return r;
+};
+
+const SEGMENT_CHARS = new Set('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!*+=:@()');
+
+/** Written apart from {@link LINK_SEGMENT}: whether a value can stand in a Link target as it is. */
+const carriable = (value: string): boolean => {
+  let decoded = '';
+  for (let i = 0; i < value.length; i++) {
+    const c = value[i]!;
+    if (c === '%') {
+      const hex = value.slice(i + 1, i + 3);
+      if (!/^[0-9A-Fa-f]{2}$/.test(hex)) return false;
+      decoded += String.fromCharCode(parseInt(hex, 16));
+      i += 2;
+    } else if (SEGMENT_CHARS.has(c)) decoded += c;
+    else return false;
+  }
+  return decoded !== '' && decoded !== '.' && decoded !== '..' && !decoded.includes('/') && !decoded.includes('\\');
+};
+
+const PIECES = ['..', '.', '%2e', '%2E', '%2F', '%2f', '%5C', '/', '\\', '"', "'", '<', '>', ',', ';', ' ', '\t', '\r\n', '\u0000', '\u007f', '%', '%4', '%41', '%25', 'a', 'Z', '9', '-', '_', '~', '(', ')', '@', ':', '=', '$', '#', '{', '}', 'é', '\u2028', '\u200b'];
+const value = fc.oneof(
+  fc.array(fc.constantFrom(...PIECES), { minLength: 1, maxLength: 8 }).map((p) => p.join('')),
+  fc.string({ unit: 'binary', minLength: 1, maxLength: 20 }),
+  fc.stringMatching(/^[A-Za-z0-9._~-]{1,20}$/),
+);
+
+const withParams = removedRoutes.filter((r) => /\{\w+\}/.test(r.path) && successorLinks(r).length);
+const LINK = /^<([^<>"\s,;]*)>; rel="successor-version"$/;
+
+describe('successor links of removed routes', () => {
+  it('has routes with path parameters to test, and every template is one the local stack renders', () => {
+    expect(withParams.length).toBeGreaterThan(5);
+    for (const route of removedRoutes) expect(unsupportedMapping(mockOf(route).integrationResponses[0]!.responseTemplates['application/json']!), route.path).toBeUndefined();
+  });
+
+  it.each(withParams.map((r) => [`${r.method} ${r.path}`, r] as const))('%s: links a value only when it can be carried safely, the body unchanged', (_, route) => {
+    const param = /\{(\w+)\}/.exec(route.path)![1]!;
+    const body = JSON.stringify(goneProblem(route));
+    fc.assert(
+      fc.property(value, (v) => {
+        const r = answer(route, { [param]: v });
+        expect(r.statusCode).toBe(410);
+        expect(r.body).toBe(body);
+        const expected = successorLinks(route)
+          .filter((p) => !p.includes(`{${param}}`) || carriable(v))
+          .map((p) => `</v1${p.replace(`{${param}}`, v)}>; rel="successor-version"`);
+        const link = r.headers['Link'];
+        if (!expected.length) {
+          expect(link).toBeUndefined();
+          return;
+        }
+        expect(link).toBe(expected.join(', '));
+        for (const one of link!.split(', ')) {
+          const target = LINK.exec(one)?.[1];
+          expect(target, one).toBeDefined();
+          for (const segment of target!.split('/').slice(1)) expect(carriable(segment), segment).toBe(true);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('refuses dot segments and Link syntax, and keeps ordinary names', () => {
+    const pattern = new RegExp(`^(?:${LINK_SEGMENT})$`);
+    for (const bad of ['.', '..', '%2e', '%2E%2e', '.%2E', 'a"b', 'a b', 'a,b', 'a;b', '<a>', 'a%2Fb', 'a%5cb', '%', '%4g', '', 'é']) expect(pattern.test(bad), bad).toBe(false);
+    for (const good of ['42', 'lab-nso', 'a.b', '...', 'a%20b', 'x_y~z', 'a%C3%A9']) expect(pattern.test(good), good).toBe(true);
+  });
+
+  it('leaves the header out when every link needs a value that cannot be carried', () => {
+    const route = removedRoutes.find((r) => r.path === '/config/property/id/{id}')!;
+    expect(answer(route, { id: '..' }).headers['Link']).toBeUndefined();
+    expect(answer(route, { id: '42' }).headers['Link']).toBe('</v1/profiles/42>; rel="successor-version"');
+  });
+});
