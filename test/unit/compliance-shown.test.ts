@@ -68,7 +68,7 @@ const RULES: readonly PlanRule[] = [
 const check = () =>
   checkDevice(
     { device: 'edge-1', node: 'base' },
-    { batchId: 'a'.repeat(24), treeId: 'b'.repeat(24), version: 'v1', adapterId: 'lab', plan: { variables: {}, rulesByNode: { base: RULES } } },
+    { batchId: 'a'.repeat(24), treeId: 'b'.repeat(24), version: 'v1', adapterId: 'lab', plan: { variables: {}, rulesByNode: { base: RULES }, nodes: ['base'] } },
     {
       relayGet: async () => [{ result: '200', data: { 'tailf-ncs:config': config } }] as never,
       evaluate: evaluateRules,
