@@ -205,15 +205,15 @@ export const putAdapter = async (
   if (mode === 'create' && previous !== null) throw exists();
   const at = (deps.now?.() ?? new Date()).toISOString();
   await sweepPending(deps, name, previous?.password);
-  let reference: string;
-  let written: PendingSecret | undefined;
-  if (isVaultReference(input.auth.password)) {
-    reference = await namedReference(deps, name, input.auth.password, next, previous);
-  } else {
-    const target = newAdapterSecretReference(name, (deps.newVersion ?? secretVersion)());
-    written = pendingSecret(at, target.path);
-    // Listed before it exists: a crash between here and the record switch leaves it to a sweep.
-    await deps.store.markPending(name, [written], 'add');
+  const target = isVaultReference(input.auth.password) ? undefined : newAdapterSecretReference(name, (deps.newVersion ?? secretVersion)());
+  const reference = target ? formatReference(target) : await namedReference(deps, name, input.auth.password, next, previous);
+  const written = target ? pendingSecret(at, target.path) : undefined;
+  // The version the switch would replace, listed with the new one before anything is written: a
+  // crash or an unknown outcome leaves both to a sweep, which keeps whichever the record names.
+  const own = ownManagedPathOf(name, previous?.password);
+  const retiring = own && previous?.password !== reference ? pendingSecret(at, own) : undefined;
+  await deps.store.markPending(name, [written, retiring].filter((e) => e !== undefined), 'add');
+  if (target && written) {
     try {
       await deps.secrets.write(target.path, { [target.key]: input.auth.password });
     } catch (error) {
@@ -221,7 +221,6 @@ export const putAdapter = async (
       await forgetSecrets(deps, name, [written]);
       throw error;
     }
-    reference = formatReference(target);
   }
   let result: PutResult;
   try {
@@ -236,16 +235,16 @@ export const putAdapter = async (
       by,
     );
   } catch (error) {
-    // Unknown: the record may name the new version; it stays pending for a sweep to settle.
+    // Unknown: the record may name either version; both stay pending for a sweep to settle.
     if (error instanceof WriteOutcomeUnknown) throw error;
     // The store read the record back: nothing switched, so the new version goes (no orphan).
     if (written) await forgetSecrets(deps, name, [written]);
+    if (retiring) await settle(deps.store, name, [retiring]);
     if (error instanceof AdapterWriteRefused) throw mode === 'create' && error.reason === 'changed' ? exists() : refusedWrite(error);
     throw error;
   }
   if (written) await settle(deps.store, name, [written]);
-  const replaced = ownManagedPathOf(name, result.previousPassword);
-  if (replaced && result.previousPassword !== reference) await dropSecret(deps, name, replaced, at);
+  if (retiring) await forgetSecrets(deps, name, [retiring]);
   // Where the password came from; not under a name the logger redacts (`secret…`, `pass…`).
   logger.info('adapter stored', { adapter: name, created: result.created, source: written ? 'stored by the service' : 'reference' });
   return { created: result.created, adapter: result.adapter };
