@@ -1,3 +1,5 @@
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -14,6 +16,8 @@ export default defineConfig({
       AWS_SECRET_ACCESS_KEY: 'local',
       LOG_LEVEL: 'warn',
       METRICS_DISABLED: 'true',
+      // The fingerprint key of keyed requests, as the local stack keeps one (created at first use).
+      IDEMPOTENCY_KEY_FILE: path.join(tmpdir(), 'netconfig-vitest', 'idempotency.key'),
     },
   },
 });

@@ -18,7 +18,9 @@ import { AttributeType, Billing, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Alias, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
+import path from 'node:path';
 import { liveRoutes, removedRoutes, type TableAccess, type TableKey } from '../functions/shared/routes.js';
 import { callsOutside, concurrencyGroup, EXAMPLE_CONFIG_FILE, loadDeployConfig, type DeploySettings } from './config.js';
 import { Auth, type AuthProps } from './constructs/auth.js';
@@ -210,6 +212,23 @@ export class NetconfigStack extends Stack {
       grant: (grantee) => this.complianceBatchAlias.grantInvoke(grantee),
     };
 
+    // The key of the idempotency fingerprints (functions/shared/fingerprint-key.ts): a random
+    // secret of this stack, kept (a new key would turn every retry within a day into a 422).
+    // Locally, a key file beside the secrets store.
+    const fingerprintKey = props.local
+      ? undefined
+      : new Secret(this, 'IdempotencyKey', {
+          description: `${serviceName}: key of the Idempotency-Key request fingerprints (HMAC-SHA-256)`,
+          generateSecretString: { passwordLength: 64, excludePunctuation: true },
+          removalPolicy: RemovalPolicy.RETAIN,
+        });
+    const fingerprintKeyNeeds: { environment: Record<string, string>; permissions: FunctionPermission[] } = {
+      environment: props.local
+        ? { IDEMPOTENCY_KEY_FILE: path.join(path.dirname(props.local.secretsFile), 'idempotency.key') }
+        : { IDEMPOTENCY_KEY_SECRET: fingerprintKey!.secretArn },
+      permissions: fingerprintKey ? [{ key: 'secret:idempotency-key', grant: (grantee) => fingerprintKey.grantRead(grantee) }] : [],
+    };
+
     const invokeRoles = new ApiInvokeRoles(this);
     for (const route of liveRoutes) {
       const group = concurrencyGroup(route);
@@ -222,6 +241,7 @@ export class NetconfigStack extends Stack {
           ...common,
           ...tables.environment,
           ...(route.needs.startsCompliance ? { COMPLIANCE_FUNCTION: this.complianceBatchAlias.functionArn } : {}),
+          ...(route.needs.tables?.idempotency ? fingerprintKeyNeeds.environment : {}),
         },
         ...(route.timeoutSeconds ? { timeout: Duration.seconds(route.timeoutSeconds) } : {}),
         ...(callsOutside(route) ? outside : {}),
@@ -230,6 +250,7 @@ export class NetconfigStack extends Stack {
           ...tables.permissions,
           ...(route.needs.secrets ? [secretsPermission(route.needs.secrets)] : []),
           ...(route.needs.startsCompliance ? [startsCompliance] : []),
+          ...(route.needs.tables?.idempotency ? fingerprintKeyNeeds.permissions : []),
         ],
       });
       if (route.needs.secrets) secrets.bind(fn, route.needs.secrets);

@@ -28,7 +28,17 @@ import {
 } from '../secrets/reference.js';
 import { readReference } from '../secrets/resolve.js';
 import { DEFAULT_ADAPTER_LOG_LEVEL, type Adapter, type AdapterLogLevel } from './model.js';
-import { AdapterWriteRefused, type AdapterStore, type DamagedAdapter, type PutResult, type StoredState } from './store.js';
+import {
+  AdapterWriteRefused,
+  WriteOutcomeUnknown,
+  parsePendingSecret,
+  pendingSecret,
+  type AdapterStore,
+  type DamagedAdapter,
+  type PendingSecret,
+  type PutResult,
+  type StoredState,
+} from './store.js';
 import { isAdapterName, normalizeBaseUrl } from './validate.js';
 
 /** The body of `PUT /adapters/{name}` (already schema-checked). */
@@ -108,12 +118,54 @@ const namedReference = async (deps: RegistryDeps, name: string, password: string
   return reference;
 };
 
-/** Deletes a secret the service stored for an adapter; a failure is logged (the secret is no longer used). */
-const forgetSecret = async (secrets: SecretsBackend, name: string, path: string): Promise<void> => {
+/**
+ * How old a pending secret must be before a sweep may settle it: longer than any function runs
+ * (Lambda's limit is 15 minutes), so that no write that listed it can still be in flight.
+ */
+export const PENDING_SECRET_GRACE_MS = 15 * 60 * 1000;
+
+/**
+ * Deletes secrets the service stored for an adapter and that no record names any more, then takes
+ * them off the pending list. A failure leaves them listed (and is logged): the next sweep retries.
+ */
+const forgetSecrets = async (deps: Pick<RegistryDeps, 'store' | 'secrets'>, name: string, entries: readonly PendingSecret[]): Promise<void> => {
+  const forgotten: PendingSecret[] = [];
+  for (const entry of entries) {
+    const { path } = parsePendingSecret(entry);
+    try {
+      await deps.secrets.delete(path);
+      forgotten.push(entry);
+    } catch {
+      logger.warn('a secret no record names could not be deleted yet; the next write of the adapter retries', { adapter: name, path });
+    }
+  }
+  await settle(deps.store, name, forgotten);
+};
+
+/** Takes entries off the pending list; a failure is logged (a later sweep takes them off). */
+const settle = async (store: AdapterStore, name: string, entries: readonly PendingSecret[]): Promise<void> => {
   try {
-    await secrets.delete(path);
+    await store.markPending(name, entries, 'clear');
   } catch {
-    logger.warn('a secret the service stored for an adapter could not be deleted; delete it by hand', { adapter: name, path });
+    logger.warn('pending secrets could not be cleared; the next write of the adapter does', { adapter: name });
+  }
+};
+
+/**
+ * Settles what earlier writes of this adapter left pending (a crash, a write whose outcome stayed
+ * unknown, a delete that failed): each entry older than {@link PENDING_SECRET_GRACE_MS} is deleted
+ * unless `named` (the record as read) names it, and taken off the list. Best effort: a failure
+ * never fails the write that sweeps.
+ */
+const sweepPending = async (deps: Pick<RegistryDeps, 'store' | 'secrets' | 'now'>, name: string, named: string | undefined): Promise<void> => {
+  try {
+    const due = (deps.now?.() ?? new Date()).getTime() - PENDING_SECRET_GRACE_MS;
+    const old = (await deps.store.pendingSecrets(name)).filter((entry) => Date.parse(parsePendingSecret(entry).at) <= due);
+    const kept = old.filter((entry) => parsePendingSecret(entry).path === ownManagedPathOf(name, named));
+    await settle(deps.store, name, kept);
+    await forgetSecrets(deps, name, old.filter((entry) => !kept.includes(entry)));
+  } catch {
+    logger.warn('pending secrets of the adapter could not be swept; the next write retries', { adapter: name });
   }
 };
 
@@ -151,17 +203,25 @@ export const putAdapter = async (
   const previous = await deps.store.current(name);
   const exists = (): HttpProblem => new Conflict(`An adapter is already named "${name}"; replace it with PUT /adapters/{name}.`, 'adapter-exists');
   if (mode === 'create' && previous !== null) throw exists();
-  let reference: string;
-  let written: string | undefined;
-  if (isVaultReference(input.auth.password)) {
-    reference = await namedReference(deps, name, input.auth.password, next, previous);
-  } else {
-    const target = newAdapterSecretReference(name, (deps.newVersion ?? secretVersion)());
-    await deps.secrets.write(target.path, { [target.key]: input.auth.password });
-    written = target.path;
-    reference = formatReference(target);
+  const at = (deps.now?.() ?? new Date()).toISOString();
+  await sweepPending(deps, name, previous?.password);
+  const target = isVaultReference(input.auth.password) ? undefined : newAdapterSecretReference(name, (deps.newVersion ?? secretVersion)());
+  const reference = target ? formatReference(target) : await namedReference(deps, name, input.auth.password, next, previous);
+  const written = target ? pendingSecret(at, target.path) : undefined;
+  // The version the switch would replace, listed with the new one before anything is written: a
+  // crash or an unknown outcome leaves both to a sweep, which keeps whichever the record names.
+  const own = ownManagedPathOf(name, previous?.password);
+  const retiring = own && previous?.password !== reference ? pendingSecret(at, own) : undefined;
+  await deps.store.markPending(name, [written, retiring].filter((e) => e !== undefined), 'add');
+  if (target && written) {
+    try {
+      await deps.secrets.write(target.path, { [target.key]: input.auth.password });
+    } catch (error) {
+      // The write may have landed all the same (a timeout): delete it, or leave it to a sweep.
+      await forgetSecrets(deps, name, [written]);
+      throw error;
+    }
   }
-  const now = (deps.now?.() ?? new Date()).toISOString();
   let result: PutResult;
   try {
     result = await deps.store.put(
@@ -170,18 +230,21 @@ export const putAdapter = async (
         ...(input.timeoutMs !== undefined ? { timeoutMs: input.timeoutMs } : {}),
         ...(input.complianceConcurrency !== undefined ? { complianceConcurrency: input.complianceConcurrency } : {}),
       },
-      now,
+      at,
       previous,
       by,
     );
   } catch (error) {
-    // Nothing switched: the new version must not outlive the request (no orphan secret).
-    if (written) await forgetSecret(deps.secrets, name, written);
+    // Unknown: the record may name either version; both stay pending for a sweep to settle.
+    if (error instanceof WriteOutcomeUnknown) throw error;
+    // The store read the record back: nothing switched, so the new version goes (no orphan).
+    if (written) await forgetSecrets(deps, name, [written]);
+    if (retiring) await settle(deps.store, name, [retiring]);
     if (error instanceof AdapterWriteRefused) throw mode === 'create' && error.reason === 'changed' ? exists() : refusedWrite(error);
     throw error;
   }
-  const replaced = ownManagedPathOf(name, result.previousPassword);
-  if (replaced && result.previousPassword !== reference) await forgetSecret(deps.secrets, name, replaced);
+  if (written) await settle(deps.store, name, [written]);
+  if (retiring) await forgetSecrets(deps, name, [retiring]);
   // Where the password came from; not under a name the logger redacts (`secret…`, `pass…`).
   logger.info('adapter stored', { adapter: name, created: result.created, source: written ? 'stored by the service' : 'reference' });
   return { created: result.created, adapter: result.adapter };
@@ -247,12 +310,35 @@ export const getAdapter = async (store: AdapterStore, name: string): Promise<Ada
  * Deletes an adapter, then the secret the service generated for it (if it used one). A secret
  * the user referenced is theirs and is left alone.
  */
-export const deleteAdapter = async (deps: Pick<RegistryDeps, 'store' | 'secrets'>, name: string, by: string = SYSTEM_ACTOR): Promise<void> => {
+export const deleteAdapter = async (deps: Pick<RegistryDeps, 'store' | 'secrets' | 'now'>, name: string, by: string = SYSTEM_ACTOR): Promise<void> => {
+  const before = await deps.store.current(name);
+  await sweepPending(deps, name, before?.password);
+  const own = ownManagedPathOf(name, before?.password);
+  const at = (deps.now?.() ?? new Date()).toISOString();
+  // Listed first: should the secret not be deleted below, a later sweep deletes it.
+  const entry = own ? pendingSecret(at, own) : undefined;
+  if (entry) await deps.store.markPending(name, [entry], 'add');
   const deleted = await writing(() => deps.store.delete(name, by));
-  if (!deleted) throw new NotFound(`No adapter is named "${name}".`);
-  const own = ownManagedPathOf(name, deleted.password);
-  if (own) await forgetSecret(deps.secrets, name, own);
+  if (!deleted) {
+    if (entry) await settle(deps.store, name, [entry]);
+    throw new NotFound(`No adapter is named "${name}".`);
+  }
+  const gone = ownManagedPathOf(name, deleted.password);
+  if (gone) await dropSecret(deps, name, gone, at);
+  // The record read first was replaced before the delete: its secret is still named, or gone.
+  if (entry && gone !== own) await settle(deps.store, name, [entry]);
   logger.info('adapter deleted', { adapter: name });
+};
+
+/** Deletes a secret no record names any more (listed as pending first, so that a failure is swept later). */
+const dropSecret = async (deps: Pick<RegistryDeps, 'store' | 'secrets'>, name: string, path: string, at: string): Promise<void> => {
+  const entry = pendingSecret(at, path);
+  try {
+    await deps.store.markPending(name, [entry], 'add');
+  } catch {
+    logger.warn('a secret no record names could not be listed as pending; it is deleted now', { adapter: name, path });
+  }
+  await forgetSecrets(deps, name, [entry]);
 };
 
 /** Default and largest page size of `GET /adapters`. */

@@ -12,12 +12,14 @@
  * what changed; a write that lost a race is read and tried again (at most
  * {@link WRITE_ATTEMPTS} times), then refused as `changed`.
  */
-import { GetCommand, QueryCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { SYSTEM_ACTOR, changelogPut, changelogTable, diffFields, type ChangeAction } from '../shared/changelog.js';
 import { documentClient } from '../shared/dynamo.js';
 import { requiredEnv } from '../shared/env.js';
 import { isLogLevel, logger } from '../shared/logger.js';
-import { InternalError } from '../shared/problem.js';
+import { InternalError, ServiceUnavailable } from '../shared/problem.js';
+import { transientReason } from '../shared/transient.js';
 import { SecretReferenceInvalid } from '../secrets/errors.js';
 import { ENC_REMOVED, VAULT_PREFIX, isEncValue } from '../secrets/reference.js';
 import { DEFAULT_ADAPTER_LOG_LEVEL, type Adapter, type AdapterLogLevel, type AdapterState } from './model.js';
@@ -25,6 +27,36 @@ import { DEFAULT_ADAPTER_LOG_LEVEL, type Adapter, type AdapterLogLevel, type Ada
 export const ADAPTER_KIND = 'adapter';
 export const BY_NAME_INDEX = 'byName';
 export const adapterKey = (name: string): { pk: string } => ({ pk: `ADAPTER#${name}` });
+/** The item that lists an adapter's pending secrets (no `kind`: never in the `byName` index). */
+export const pendingSecretsKey = (name: string): { pk: string } => ({ pk: `SECRETS#${name}` });
+
+/**
+ * How long a read-back waits: one attempt of DynamoDB's request timeout, so that a write that
+ * used its three attempts and its read-back still end inside the shortest function timeout (10 s).
+ */
+const READ_BACK_MS = 2_000;
+
+/**
+ * DynamoDB did not confirm a write and the read-back could not tell whether it landed: nothing
+ * may be rolled back that the record may now name. A 503 that says so (never "nothing changed").
+ */
+export class WriteOutcomeUnknown extends ServiceUnavailable {
+  constructor() {
+    super('The database did not confirm the change and it could not be checked whether it was made; read the adapter (GET /adapters/{name}) before you retry.');
+  }
+}
+
+/**
+ * A secret the service wrote (or is about to drop) for an adapter, listed before it is written:
+ * `<ISO time> <path>`. Cleared once the record names it, or once it is deleted; left (with the
+ * reason logged) when neither could be settled, so that a later write sweeps it.
+ */
+export type PendingSecret = string;
+export const pendingSecret = (at: string, path: string): PendingSecret => `${at} ${path}`;
+export const parsePendingSecret = (entry: PendingSecret): { at: string; path: string } => {
+  const space = entry.indexOf(' ');
+  return { at: entry.slice(0, space), path: entry.slice(space + 1) };
+};
 
 /** The fields a caller sets; the store adds `created` and `lastUpdated`. */
 export type AdapterFields = Omit<Adapter, 'created' | 'lastUpdated'>;
@@ -119,6 +151,10 @@ export interface AdapterStore {
   setState(name: string, state: AdapterState, now: string, by?: string, action?: Extract<ChangeAction, 'started' | 'stopped' | 'restarted'>): Promise<Adapter | undefined>;
   /** Sets an existing adapter's log level (changelog `loglevel`); undefined when there is no such adapter. */
   setLogLevel(name: string, level: AdapterLogLevel, now: string, by?: string): Promise<Adapter | undefined>;
+  /** The adapter's pending secrets (see {@link PendingSecret}). */
+  pendingSecrets(name: string): Promise<readonly PendingSecret[]>;
+  /** Lists secrets as pending (before they are written); `clear` takes them off once settled. */
+  markPending(name: string, entries: readonly PendingSecret[], change: 'add' | 'clear'): Promise<void>;
 }
 
 const isString = (v: unknown): v is string => typeof v === 'string';
@@ -222,6 +258,24 @@ export const createAdapterStore = (
     }
   };
 
+  /**
+   * The record after a write whose outcome DynamoDB did not confirm (a timeout, a dropped
+   * connection, a 5xx, or a retry refused because the first attempt had landed): one consistent
+   * read, bounded; {@link WriteOutcomeUnknown} when even that fails.
+   */
+  const readBack = async (name: string): Promise<Record<string, unknown> | undefined> => {
+    try {
+      const out = await client.send(new GetCommand({ TableName: tableName, Key: adapterKey(name), ConsistentRead: true }), { abortSignal: AbortSignal.timeout(READ_BACK_MS) });
+      return out.Item;
+    } catch (error) {
+      logger.warn('an adapter write was not confirmed and could not be read back', { adapter: name, reason: transientReason(error) ?? 'error' });
+      throw new WriteOutcomeUnknown();
+    }
+  };
+
+  /** Whether an error leaves a write's outcome open: anything but a definite refusal. */
+  const unconfirmed = (error: unknown): boolean => transientReason(error) !== undefined || (error as { name?: string }).name === 'AbortError';
+
   const current = async (name: string): Promise<StoredState | null> => {
     const out = await client.send(new GetCommand({ TableName: tableName, Key: adapterKey(name), ConsistentRead: true }));
     if (!out.Item) return null;
@@ -277,6 +331,23 @@ export const createAdapterStore = (
     }
   };
 
+  /**
+   * Runs a transaction whose outcome must be known before anything is rolled back: when DynamoDB
+   * does not confirm it, or refuses a retry (the SDK resends after a timeout, and the resent
+   * write meets its own first attempt), the record is read back and `landed` decides.
+   */
+  const resolved = async (name: string, landed: (item: Record<string, unknown> | undefined) => boolean, items: TransactItem[]): Promise<'done' | 'refused'> => {
+    let outcome: 'done' | 'refused';
+    try {
+      outcome = await transact(items);
+    } catch (error) {
+      if (!unconfirmed(error)) throw error;
+      if (landed(await readBack(name))) return 'done';
+      throw error;
+    }
+    return outcome === 'refused' && landed(await readBack(name)) ? 'done' : outcome;
+  };
+
   return {
     async get(name) {
       const out = await client.send(new GetCommand({ TableName: tableName, Key: adapterKey(name), ConsistentRead: true }));
@@ -300,6 +371,7 @@ export const createAdapterStore = (
         ':one': 1,
         ':zero': 0,
         ':running': 'RUNNING',
+        ':writeId': randomUUID(),
       };
       const names: Record<string, string> = {
         '#pk': 'pk',
@@ -314,9 +386,11 @@ export const createAdapterStore = (
         '#complianceConcurrency': 'complianceConcurrency',
         '#state': 'state',
         '#revision': 'revision',
+        '#writeId': 'writeId',
       };
+      // `writeId` tells, on a read-back, whether this very write landed.
       let expression =
-        'SET #kind = :kind, #name = :name, #type = :type, #baseUrl = :baseUrl, #auth = :auth, #lastUpdated = :now, #created = if_not_exists(#created, :now), #revision = if_not_exists(#revision, :zero) + :one, #state = if_not_exists(#state, :running)';
+        'SET #writeId = :writeId, #kind = :kind, #name = :name, #type = :type, #baseUrl = :baseUrl, #auth = :auth, #lastUpdated = :now, #created = if_not_exists(#created, :now), #revision = if_not_exists(#revision, :zero) + :one, #state = if_not_exists(#state, :running)';
       // Optional settings: set when given, else removed (a PUT replaces the whole record).
       const removed: string[] = [];
       for (const field of ['timeoutMs', 'complianceConcurrency'] as const) {
@@ -352,7 +426,7 @@ export const createAdapterStore = (
           created: !created && isString(old?.['created']) ? old['created'] : now,
           lastUpdated: now,
         };
-        const outcome = await transact([
+        const outcome = await resolved(fields.name, (item) => item?.['writeId'] === values[':writeId'], [
           {
             Update: {
               TableName: tableName,
@@ -419,11 +493,31 @@ export const createAdapterStore = (
 
     setLogLevel: (name, level, now, by = SYSTEM_ACTOR) => transition(name, { logLevel: level }, now, by, 'loglevel'),
 
+    async pendingSecrets(name) {
+      const out = await client.send(new GetCommand({ TableName: tableName, Key: pendingSecretsKey(name), ConsistentRead: true }));
+      const pending = out.Item?.['pending'];
+      return pending instanceof Set ? [...(pending as Set<string>)] : [];
+    },
+
+    async markPending(name, entries, change) {
+      if (entries.length === 0) return;
+      await client.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: pendingSecretsKey(name),
+          UpdateExpression: `${change === 'add' ? 'ADD' : 'DELETE'} #pending :entries`,
+          ExpressionAttributeNames: { '#pending': 'pending' },
+          ExpressionAttributeValues: { ':entries': new Set(entries) },
+        }),
+      );
+    },
+
     async delete(name, by = SYSTEM_ACTOR) {
       for (let attempt = 1; ; attempt++) {
         const before = await current(name);
         if (!before?.item) return undefined;
-        const outcome = await transact([
+        // Landed when the record is gone (a record still there was not deleted by this request).
+        const outcome = await resolved(name, (item) => item === undefined, [
           {
             Delete: {
               TableName: tableName,

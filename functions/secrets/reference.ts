@@ -39,8 +39,16 @@ export const ENC_REMOVED =
 /** True for a `$ENC…` value (leading whitespace ignored: it would not save such a value). */
 export const isEncValue = (value: string): boolean => value.trimStart().startsWith(ENC_PREFIX);
 
+/**
+ * A value that looks like a reference: `$vault` in any case after optional leading whitespace
+ * (`$vault_…`, `$Vault_…`, ` $VAULT-…`). Such a value is never taken for a literal password: it is
+ * checked as a reference, and refused unless it is one, so a mistyped reference cannot end up
+ * stored (and sent to the orchestrator) as the password itself.
+ */
+const LOOKS_LIKE_REFERENCE = /^\s*\$vault/i;
+
 /** True when a value is meant as a reference (it may still be malformed: see {@link parseReference}). */
-export const isVaultReference = (value: string): boolean => value.startsWith(VAULT_PREFIX);
+export const isVaultReference = (value: string): boolean => LOOKS_LIKE_REFERENCE.test(value);
 
 /** Why a path is not a valid secret path, or undefined when it is. */
 export const pathProblem = (path: string): string | undefined => {
@@ -59,7 +67,7 @@ export const pathProblem = (path: string): string | undefined => {
  * well-formed reference (the value itself is never echoed: it might be a password).
  */
 export const parseReference = (value: string): SecretReference | string => {
-  if (!isVaultReference(value)) return `a reference starts with ${VAULT_PREFIX}`;
+  if (!value.startsWith(VAULT_PREFIX)) return `a reference starts with ${VAULT_PREFIX} exactly (capitals, an underscore, no space before it)`;
   const body = value.slice(VAULT_PREFIX.length);
   const hash = body.indexOf('#');
   const path = hash === -1 ? body : body.slice(0, hash);

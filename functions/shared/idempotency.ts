@@ -5,8 +5,10 @@
  *
  * - A key is scoped to the operation and the caller (the authorizer's principal): one caller
  *   never sees another's answer, and one key may be reused across operations.
- * - "The same request" is decided by a fingerprint: SHA-256 of the method, the resource, the
- *   path parameters and the canonical JSON body (members sorted).
+ * - "The same request" is decided by a fingerprint: HMAC-SHA-256, under the stack's own key
+ *   (`fingerprint-key.ts`), of the method, the resource, the path parameters and the canonical
+ *   JSON body (members sorted). Keyed, because a body may carry a password: a plain hash kept
+ *   for a day could be checked against guesses by anyone who can read the table.
  * - The first request claims the key with a conditional put (`IN_PROGRESS`, locked for as long
  *   as the function may still run, so that a crashed attempt can be retried once the lock
  *   lapses), runs, and stores its answer (status, headers, body) for {@link DEFAULT_TTL_SECONDS}.
@@ -19,10 +21,11 @@
  *
  * Requests without the header run as if this module did not exist.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash, createHmac, randomUUID } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { canonicalJson } from './canonical-json.js';
+import { environmentFingerprintKey, type FingerprintKeySource } from './fingerprint-key.js';
 import type { HttpEvent, HttpRun, RunWrapper } from './http.js';
 import { logger } from './logger.js';
 import { BadRequest, HttpProblem, ServiceUnavailable, problemResponse } from './problem.js';
@@ -96,7 +99,12 @@ export interface IdempotencyOptions {
   /** How long an answer is replayed, seconds; default {@link DEFAULT_TTL_SECONDS}. */
   readonly ttlSeconds?: number;
   readonly now?: () => number;
+  /** The fingerprint key; default the stack's, from the environment (see `fingerprint-key.ts`). */
+  readonly fingerprintKey?: FingerprintKeySource;
 }
+
+/** The container's key source: the key is read once, at the first keyed request. */
+const stackFingerprintKey = environmentFingerprintKey();
 
 const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
 
@@ -153,11 +161,14 @@ export const callerOf = (event: Pick<HttpEvent, 'requestContext'>): string => {
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
-/** What makes two requests "the same": method, resource, path parameters and the canonical body. */
-export const requestFingerprint = (event: Pick<HttpEvent, 'httpMethod' | 'resource' | 'path' | 'pathParameters' | 'body'>): string =>
-  sha256(
-    canonicalJson([event.httpMethod, event.resource || event.path, event.pathParameters ?? {}, event.body === undefined ? null : event.body]),
-  );
+/**
+ * What makes two requests "the same": method, resource, path parameters and the canonical body,
+ * as an HMAC-SHA-256 under `key`: without the key, the stored value tells nothing about the body.
+ */
+export const requestFingerprint = (event: Pick<HttpEvent, 'httpMethod' | 'resource' | 'path' | 'pathParameters' | 'body'>, key: Uint8Array): string =>
+  createHmac('sha256', key)
+    .update(canonicalJson([event.httpMethod, event.resource || event.path, event.pathParameters ?? {}, event.body === undefined ? null : event.body]))
+    .digest('hex');
 
 /** The record key: the key scoped to the operation and the caller (hashed: a principal may be long). */
 export const recordKey = (operation: string, caller: string, key: string): string => `${operation}#${sha256(caller)}#${key}`;
@@ -246,7 +257,7 @@ export const idempotent =
     const now = options.now ?? Date.now;
     const ttl = options.ttlSeconds ?? DEFAULT_TTL_SECONDS;
     const pk = recordKey(operation, callerOf(event), key);
-    const fingerprint = requestFingerprint(event);
+    const fingerprint = requestFingerprint(event, await (options.fingerprintKey ?? stackFingerprintKey)());
     const attempt = randomUUID();
 
     for (let tries = 1; ; tries++) {

@@ -230,7 +230,7 @@ describe('stack', () => {
 
   it('gives functions that only resolve secrets the reader Vault credential, and only adapter writers the writer one', () => {
     const resources = template.toJSON().Resources as Resources;
-    const secretIds = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::SecretsManager::Secret').map(([id]) => id);
+    const secretIds = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::SecretsManager::Secret' && !r.Properties['Description']?.includes('Idempotency-Key')).map(([id]) => id);
     expect(secretIds).toHaveLength(2);
     const reader = secretIds.find((id) => id.includes('Reader'))!;
     const writer = secretIds.find((id) => id.includes('Writer'))!;
@@ -244,7 +244,8 @@ describe('stack', () => {
         .filter((r) => r.Type === 'AWS::IAM::Policy' && r.Properties['Roles'].some((x: { Ref: string }) => x.Ref === role.Ref))
         .flatMap((p) => p.Properties['PolicyDocument']['Statement'])
         .filter((st: { Action: string | string[] }) => [st.Action].flat().includes('secretsmanager:GetSecretValue'))
-        .map((st: { Resource: { Ref: string } }) => st.Resource.Ref);
+        .map((st: { Resource: { Ref: string } }) => st.Resource.Ref)
+        .filter((id: string) => secretIds.includes(id));
     };
     for (const op of ['relayRestAction', 'getSystemHealth', 'getAdapterHealth', 'complianceBatch']) {
       expect(envOf(op)).toMatchObject({ SECRETS_ACCESS: 'read', VAULT_CREDENTIALS_SECRET_ARN: { Ref: reader } });
@@ -255,6 +256,28 @@ describe('stack', () => {
       expect(secretsOf(op), op).toEqual([writer]);
     }
     expect(envOf('getTree')['VAULT_CREDENTIALS_SECRET_ARN']).toBeUndefined();
+  });
+
+  it('gives the fingerprint key only to the functions of routes that take Idempotency-Key, and keeps it', () => {
+    const resources = template.toJSON().Resources as Resources;
+    const keys = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::SecretsManager::Secret' && r.Properties['Description']?.includes('Idempotency-Key'));
+    expect(keys).toHaveLength(1);
+    const [keyId, key] = keys[0]!;
+    expect(key['DeletionPolicy']).toBe('Retain');
+    expect(key.Properties['GenerateSecretString']).toMatchObject({ PasswordLength: 64, ExcludePunctuation: true });
+    const statementsOn = (op: string) => {
+      const role = stack.resolve(stack.functions[op]!.function.role!.roleName) as { Ref: string };
+      return Object.values(resources)
+        .filter((r) => r.Type === 'AWS::IAM::Policy' && r.Properties['Roles'].some((x: { Ref: string }) => x.Ref === role.Ref))
+        .flatMap((p) => p.Properties['PolicyDocument']['Statement'])
+        .filter((st: { Resource: unknown }) => JSON.stringify(st.Resource).includes(keyId));
+    };
+    for (const route of liveRoutes) {
+      const fn = resources[stack.getLogicalId(stack.functions[route.operationId]!.function.node.defaultChild as CfnElement)]!;
+      const keyed = Boolean(route.needs.tables?.idempotency);
+      expect(fn.Properties['Environment'].Variables['IDEMPOTENCY_KEY_SECRET'], route.operationId).toEqual(keyed ? { Ref: keyId } : undefined);
+      expect(statementsOn(route.operationId).length > 0, route.operationId).toBe(keyed);
+    }
   });
 
   it('needs no parameter at deploy: the Vault address and every setting come from the config file', () => {

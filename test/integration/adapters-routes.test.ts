@@ -8,7 +8,7 @@ import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dyn
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as service from '../../functions/adapters/service.js';
-import { createAdapterStore } from '../../functions/adapters/store.js';
+import { WriteOutcomeUnknown, createAdapterStore } from '../../functions/adapters/store.js';
 import { backendFromEnv } from '../../functions/secrets/config.js';
 import { freePort } from '../support/dynamodb-local.js';
 import { apiEvent, invoke } from '../support/events.js';
@@ -472,17 +472,26 @@ describe('the secret rule and all-or-nothing writes, against DynamoDB Local and 
     const dead = createAdapterStore(DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: `http://127.0.0.1:${await freePort()}`, maxAttempts: 1 })), table);
     const store = { ...live, put: dead.put };
     const secrets = backendFromEnv();
-    await expect(service.putAdapter({ store, secrets, localMode: false }, 'nso-atomic', body('new-pw') as service.AdapterInput)).rejects.toThrow();
+    // Not even a read-back reaches DynamoDB: the outcome is unknown, so nothing is deleted.
+    await expect(service.putAdapter({ store, secrets, localMode: false }, 'nso-atomic', body('new-pw') as service.AdapterInput)).rejects.toBeInstanceOf(WriteOutcomeUnknown);
     expect((await getAdapter('nso-atomic')).body).toEqual(before);
     expect(vault.read(livePath)).toEqual({ password: 'live-pw' });
-    expect(secretPaths()).toEqual(pathsBefore);
+    // The new version is listed pending (a later write sweeps it), with the live one.
+    const added = secretPaths().filter((p) => !pathsBefore.includes(p));
+    expect(added).toHaveLength(1);
+    expect((await live.pendingSecrets('nso-atomic')).map((e) => e.slice(e.indexOf(' ') + 1)).sort()).toEqual([...added, livePath].sort());
   });
 
   it('leaves no orphan secret when a create fails at the record switch', async () => {
     const dead = createAdapterStore(DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: `http://127.0.0.1:${await freePort()}`, maxAttempts: 1 })), table);
     const store = { ...createAdapterStore(db, table), put: dead.put };
-    await expect(service.putAdapter({ store, secrets: backendFromEnv(), localMode: false }, 'nso-orphan', body('orphan-pw') as service.AdapterInput)).rejects.toThrow();
+    await expect(service.putAdapter({ store, secrets: backendFromEnv(), localMode: false }, 'nso-orphan', body('orphan-pw') as service.AdapterInput)).rejects.toBeInstanceOf(WriteOutcomeUnknown);
     expect(await rawItem('nso-orphan')).toBeUndefined();
-    expect(vault.paths().filter((p) => p.startsWith('netconfig/adapters/nso-orphan'))).toEqual([]);
+    // Not deleted (the outcome is unknown) but listed, and swept once no request can be in flight.
+    const written = vault.paths().filter((p) => p.startsWith('netconfig/adapters/nso-orphan'));
+    expect(written).toHaveLength(1);
+    const later = () => new Date(Date.now() + service.PENDING_SECRET_GRACE_MS + 60_000);
+    await service.putAdapter({ store: createAdapterStore(db, table), secrets: backendFromEnv(), localMode: false, now: later }, 'nso-orphan', body('orphan-pw') as service.AdapterInput);
+    expect(vault.paths().filter((p) => p.startsWith('netconfig/adapters/nso-orphan'))).toEqual([(await rawItem('nso-orphan'))!['auth'].password.slice('$VAULT_'.length, -'#password'.length)]);
   });
 });

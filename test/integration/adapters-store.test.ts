@@ -306,7 +306,9 @@ describe('put', () => {
     const adapter = { ...fields(name, reference(name)), timeoutMs: 3000, state: 'RUNNING', logLevel: 'info', created: NOW, lastUpdated: NOW };
     expect(result).toStrictEqual({ created: true, adapter });
     expect(await store().get(name)).toStrictEqual(adapter);
-    expect(await itemOf(name)).toStrictEqual({ ...adapterKey(name), kind: 'adapter', ...fields(name, reference(name)), timeoutMs: 3000, state: 'RUNNING', revision: 1, created: NOW, lastUpdated: NOW });
+    expect(await itemOf(name)).toStrictEqual({ ...adapterKey(name), kind: 'adapter', ...fields(name, reference(name)), timeoutMs: 3000, state: 'RUNNING', revision: 1, created: NOW, lastUpdated: NOW,
+      // What a read-back after an unconfirmed write checks: this very write landed.
+      writeId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
     expect((await entriesOf(name)).map((e) => [e['action'], e['by'], e['at']])).toEqual([['created', 'system', NOW]]);
   });
 

@@ -9,9 +9,11 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyResult, Context } from 'aws-lambda';
-import { randomBytes, randomUUID } from 'node:crypto';
+import fc from 'fast-check';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { canonicalJson } from '../../functions/shared/canonical-json.js';
 import { documentClient } from '../../functions/shared/dynamo.js';
 import { httpHandler, json, type HttpEvent, type HttpRun } from '../../functions/shared/http.js';
 import {
@@ -36,6 +38,8 @@ const OPERATION = 'makeThing';
 const NOW_MS = 1_900_000_000_250;
 /** What the function has left when it starts, in every test (middy's early timeout is off). */
 const REMAINING_MS = 5_000;
+/** This stack's fingerprint key. */
+const KEY = randomBytes(32);
 
 let table: string;
 
@@ -57,7 +61,7 @@ const service = (business: Business, options: Partial<Omit<IdempotencyOptions, '
   const { client = documentClient, ...rest } = options;
   const runs: HttpEvent<unknown>[] = [];
   const handler = httpHandler(
-    { operation: OPERATION, timeoutEarlyInMillis: 0, idempotency: idempotent({ store: createIdempotencyStore(client, table), ...rest }) },
+    { operation: OPERATION, timeoutEarlyInMillis: 0, idempotency: idempotent({ store: createIdempotencyStore(client, table), fingerprintKey: async () => KEY, ...rest }) },
     async (event, _context) => {
       runs.push(event);
       return business(event, runs.length);
@@ -147,7 +151,7 @@ describe('the first request with a key', () => {
     const { send } = service(
       async (event) => {
         during = await itemOf(key);
-        fingerprint = requestFingerprint(event);
+        fingerprint = requestFingerprint(event, KEY);
         clock = NOW_MS + 1_500;
         return created();
       },
@@ -309,6 +313,48 @@ describe('the same key for another request', () => {
   });
 });
 
+describe('what the table keeps of a request that carries a secret', () => {
+  const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+  /** Every string in a JSON value, members and values. */
+  const strings = (value: unknown): string[] =>
+    typeof value === 'string' ? [value] : value !== null && typeof value === 'object' ? Object.entries(value).flatMap(([k, v]) => [k, ...strings(v)]) : [];
+
+  it('is a keyed hash: not the SHA-256 of the request, of its body or of any member, and equal requests still match, different ones conflict', async () => {
+    const { send, runs } = service(async (_event, run) => created(run));
+    await fc.assert(
+      fc.asyncProperty(fc.string({ minLength: 1, maxLength: 40 }), fc.string({ minLength: 1, maxLength: 40 }), async (password, other) => {
+        fc.pre(password !== other);
+        const key = newKey();
+        const body = { name: 'nso-lab', auth: { type: 'basic', username: 'admin', password } };
+        const ran = runs.length;
+        expect((await send(key, body)).statusCode).toBe(201);
+        const stored = String((await itemOf(key))!['fingerprint']);
+        const request = { httpMethod: 'POST', resource: '/things/{group}', path: '/things/g1', pathParameters: { group: 'g1' }, body };
+        const guesses = [
+          canonicalJson(['POST', '/things/{group}', { group: 'g1' }, body]),
+          canonicalJson(body),
+          JSON.stringify(body),
+          ...strings(body),
+        ].map(sha256);
+        expect(guesses).not.toContain(stored);
+        // What it is: the HMAC under this stack's key; another stack's key gives another value.
+        expect(stored).toBe(requestFingerprint(request, KEY));
+        expect(requestFingerprint(request, randomBytes(32))).not.toBe(stored);
+        // The same request, members in another order: the kept answer, not a second run.
+        const again = await send(key, { auth: { password, username: 'admin', type: 'basic' }, name: 'nso-lab' });
+        expect(again.statusCode).toBe(201);
+        expect(again.headers?.['Idempotent-Replayed']).toBe('true');
+        // Another password under the same key: 422, nothing run.
+        const changed = await send(key, { ...body, auth: { ...body.auth, password: other } });
+        expect(changed.statusCode).toBe(422);
+        expect((JSON.parse(changed.body) as { type: string }).type).toBe('urn:netconfig:problem:idempotency-key-reused');
+        expect(runs.length).toBe(ran + 1);
+      }),
+      { numRuns: 25 },
+    );
+  });
+});
+
 describe('a retry while the first request runs', () => {
   it('answers 409 with Retry-After: 1 and runs nothing; once the first is done, the retry gets its answer', async () => {
     const key = newKey();
@@ -337,7 +383,7 @@ describe('a retry while the first request runs', () => {
         TableName: table,
         Item: {
           pk: pkOf(key),
-          fingerprint: requestFingerprint(held),
+          fingerprint: requestFingerprint(held, KEY),
           attempt: 'another',
           lockedUntil: Date.now() + 60_000,
           expiresAt: Math.ceil(Date.now() / 1000) + 60,

@@ -7,6 +7,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { documentClient } from '../../functions/shared/dynamo.js';
+import { environmentFingerprintKey } from '../../functions/shared/fingerprint-key.js';
 import { DEFAULT_TTL_SECONDS, recordKey, requestFingerprint } from '../../functions/shared/idempotency.js';
 import { freePort } from '../support/dynamodb-local.js';
 import { stdoutDuring } from '../support/stdout.js';
@@ -246,6 +247,8 @@ describe('a retry while the first request still runs', () => {
     const body = { name: 'idem-crashed', deviceType: 'x' };
     const key = newKey();
     const event = createEvent(body, { key });
+    // The key the handlers use (this run's key file).
+    const fingerprintKey = await environmentFingerprintKey()();
     // What a crashed attempt leaves behind: an IN_PROGRESS claim for the same request.
     const crashed = (lockedUntil: number) =>
       documentClient.send(
@@ -254,7 +257,7 @@ describe('a retry while the first request still runs', () => {
           Item: {
             pk: recordKey('createTree', 'alice', key),
             status: 'IN_PROGRESS',
-            fingerprint: requestFingerprint({ ...event, body }),
+            fingerprint: requestFingerprint({ ...event, body }, fingerprintKey),
             attempt: randomUUID(),
             lockedUntil,
             expiresAt: Math.floor(Date.now() / 1000) + 3600,

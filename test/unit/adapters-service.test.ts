@@ -1,10 +1,12 @@
 /** The registry's rules with fakes behind its own interfaces (store and secrets backend). */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Adapter } from '../../functions/adapters/model.js';
 import { changeAdapterState, deleteAdapter, encodeCursor, listAdapters, putAdapter, setAdapterLogLevel } from '../../functions/adapters/service.js';
 import { AdapterWriteRefused, type AdapterFields, type AdapterStore, type StoredState } from '../../functions/adapters/store.js';
 import type { SecretData, SecretsBackend } from '../../functions/secrets/backend.js';
 import { SecretsUnavailable } from '../../functions/secrets/errors.js';
+import { parseReference } from '../../functions/secrets/reference.js';
 import { BadRequest, HttpProblem, NotFound } from '../../functions/shared/problem.js';
 import { logger } from '../../functions/shared/logger.js';
 import { captureStdout } from '../support/stdout.js';
@@ -16,8 +18,15 @@ import { captureStdout } from '../support/stdout.js';
  */
 const fakeStore = () => {
   const items = new Map<string, Adapter & { revision: number }>();
+  const pending = new Map<string, Set<string>>();
   const state = { failPut: false };
   const store: AdapterStore = {
+    pendingSecrets: async (name) => [...(pending.get(name) ?? [])],
+    markPending: async (name, entries, change) => {
+      const set = pending.get(name) ?? new Set<string>();
+      for (const entry of entries) change === 'add' ? set.add(entry) : set.delete(entry);
+      pending.set(name, set);
+    },
     get: async (name) => items.get(name),
     current: async (name) => {
       const item = items.get(name);
@@ -60,7 +69,7 @@ const fakeStore = () => {
       return adapter;
     },
   };
-  return { store, items, state };
+  return { store, items, state, pending };
 };
 
 const fakeSecrets = () => {
@@ -431,6 +440,38 @@ describe('putAdapter: what each refusal says', () => {
     expect(items.get('lab')).toEqual(before);
   });
 
+  it('refuses every value that looks like a reference but is not one, and stores nothing', async () => {
+    // Any case of "$vault", with or without the underscore, after optional whitespace.
+    const caseOf = fc.array(fc.boolean(), { minLength: 5, maxLength: 5 }).map((upper) => [...'vault'].map((c, i) => (upper[i] ? c.toUpperCase() : c)).join(''));
+    const variant = fc
+      .tuple(fc.constantFrom('', ' ', '\t', '  '), caseOf, fc.constantFrom('_', '-', ':', '', ' _'), fc.stringMatching(/^[a-z0-9/#]{0,12}$/))
+      .filter(([space, word, sep]) => space !== '' || word !== 'VAULT' || sep !== '_');
+    await fc.assert(
+      fc.asyncProperty(variant, async ([space, word, sep, rest]) => {
+        const { deps, items, calls } = await setUp(['team']);
+        const before = { ...items.get('lab')! };
+        const body = await problemOf(putAdapter(deps, 'lab', input(`${space}$${word}${sep}${rest}`)));
+        expect(body.errors).toEqual([{ in: 'body', field: 'auth.password', message: expect.stringMatching(/^is not a valid \$VAULT_ reference: a reference starts with \$VAULT_ exactly .+ \(form: "\$VAULT_<path>#<key>"\)$/) }]);
+        expect(calls.filter((c) => c.startsWith('write'))).toEqual([]);
+        expect(items.get('lab')).toEqual(before);
+      }),
+    );
+  });
+
+  it('refuses a malformed $VAULT_ reference the same way, whatever follows the prefix', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.string().filter((s) => typeof parseReference(`$VAULT_${s}`) === 'string'), async (rest) => {
+        const { deps, items, calls } = await setUp(['team']);
+        const before = { ...items.get('lab')! };
+        const body = await problemOf(putAdapter(deps, 'lab', input(`$VAULT_${rest}`)));
+        expect(body.status).toBe(400);
+        expect(calls.filter((c) => c.startsWith('write'))).toEqual([]);
+        expect(items.get('lab')).toEqual(before);
+      }),
+      { numRuns: 50 },
+    );
+  });
+
   it('refuses a $VAULT_ reference as the user name', async () => {
     const { deps } = await setUp();
     const body = await problemOf(putAdapter(deps, 'lab', { ...input('pw'), auth: { type: 'basic', username: '$VAULT_team/u#user', password: 'pw' } }));
@@ -497,7 +538,7 @@ describe('putAdapter: what it stores and logs', () => {
     }
     expect(log.entries().map((e) => [e['level'], e['message'], e['adapter'], e['created'], e['source'], e['path']])).toEqual([
       ['info', 'adapter stored', 'lab', true, 'stored by the service', undefined],
-      ['warn', 'a secret the service stored for an adapter could not be deleted; delete it by hand', 'lab', undefined, undefined, 'netconfig/adapters/lab/v1'],
+      ['warn', 'a secret no record names could not be deleted yet; the next write of the adapter retries', 'lab', undefined, undefined, 'netconfig/adapters/lab/v1'],
       ['info', 'adapter stored', 'lab', false, 'reference', undefined],
     ]);
     expect(log.raw()).not.toMatch(/plain-value|team-value/);

@@ -18,6 +18,9 @@ import {
 import { BadRequest } from '../../functions/shared/problem.js';
 import { apiEvent } from '../support/events.js';
 
+/** A fingerprint key, as a stack would have. */
+const KEY = randomBytes(32);
+
 const headers = (value: string | undefined, all?: string[]) => ({
   headers: value === undefined ? {} : { 'idempotency-key': value },
   multiValueHeaders: all ? { 'idempotency-key': all } : {},
@@ -80,12 +83,12 @@ describe('scoping and fingerprints', () => {
 
   const base = { httpMethod: 'POST', resource: '/r/{id}', path: '/r/1', pathParameters: { id: '1' } };
   it('ignores member order, and tells apart method, resource, path parameters and body', () => {
-    const fingerprint = requestFingerprint({ ...base, body: { a: 1, b: [1, { c: 2, d: 3 }] } });
-    expect(requestFingerprint({ ...base, body: { b: [1, { d: 3, c: 2 }], a: 1 } })).toBe(fingerprint);
-    expect(requestFingerprint({ ...base, httpMethod: 'PUT', body: { a: 1, b: [1, { c: 2, d: 3 }] } })).not.toBe(fingerprint);
-    expect(requestFingerprint({ ...base, pathParameters: { id: '2' }, body: { a: 1, b: [1, { c: 2, d: 3 }] } })).not.toBe(fingerprint);
-    expect(requestFingerprint({ ...base, body: { a: 1, b: [{ c: 2, d: 3 }, 1] } })).not.toBe(fingerprint);
-    expect(requestFingerprint({ ...base, body: undefined })).toBe(requestFingerprint({ ...base, body: null }));
+    const fingerprint = requestFingerprint({ ...base, body: { a: 1, b: [1, { c: 2, d: 3 }] } }, KEY);
+    expect(requestFingerprint({ ...base, body: { b: [1, { d: 3, c: 2 }], a: 1 } }, KEY)).toBe(fingerprint);
+    expect(requestFingerprint({ ...base, httpMethod: 'PUT', body: { a: 1, b: [1, { c: 2, d: 3 }] } }, KEY)).not.toBe(fingerprint);
+    expect(requestFingerprint({ ...base, pathParameters: { id: '2' }, body: { a: 1, b: [1, { c: 2, d: 3 }] } }, KEY)).not.toBe(fingerprint);
+    expect(requestFingerprint({ ...base, body: { a: 1, b: [{ c: 2, d: 3 }, 1] } }, KEY)).not.toBe(fingerprint);
+    expect(requestFingerprint({ ...base, body: undefined }, KEY)).toBe(requestFingerprint({ ...base, body: null }, KEY));
   });
 });
 
@@ -169,9 +172,9 @@ describe('callerOf and requestFingerprint: edges', () => {
 
   it('tells requests apart by their resource, and by their path only when there is no resource', () => {
     const event = { httpMethod: 'POST', pathParameters: null, body: null };
-    expect(requestFingerprint({ ...event, resource: '/a/{id}', path: '/a/1' })).toBe(requestFingerprint({ ...event, resource: '/a/{id}', path: '/a/2' }));
-    expect(requestFingerprint({ ...event, resource: '/a/{id}', path: '/a/1' })).not.toBe(requestFingerprint({ ...event, resource: '/b/{id}', path: '/a/1' }));
-    expect(requestFingerprint({ ...event, resource: '', path: '/a/1' })).not.toBe(requestFingerprint({ ...event, resource: '', path: '/a/2' }));
+    expect(requestFingerprint({ ...event, resource: '/a/{id}', path: '/a/1' }, KEY)).toBe(requestFingerprint({ ...event, resource: '/a/{id}', path: '/a/2' }, KEY));
+    expect(requestFingerprint({ ...event, resource: '/a/{id}', path: '/a/1' }, KEY)).not.toBe(requestFingerprint({ ...event, resource: '/b/{id}', path: '/a/1' }, KEY));
+    expect(requestFingerprint({ ...event, resource: '', path: '/a/1' }, KEY)).not.toBe(requestFingerprint({ ...event, resource: '', path: '/a/2' }, KEY));
   });
 });
 

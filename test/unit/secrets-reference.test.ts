@@ -38,7 +38,7 @@ describe('$VAULT_ references', () => {
     expect(parseReference('$VAULT_a//b')).toBe('the path has an empty segment (a leading, trailing or doubled "/")');
     expect(parseReference('$VAULT_a/./b')).toBe('the path has a "." or ".." segment');
     expect(parseReference('$VAULT_a/b~')).toBe('the path may hold only letters, digits, space, ".", "_", "-" and "/"');
-    expect(parseReference('plain')).toBe('a reference starts with $VAULT_');
+    expect(parseReference('plain')).toBe('a reference starts with $VAULT_ exactly (capitals, an underscore, no space before it)');
   });
 
   it('accepts spaces inside segments (adapter names may hold spaces)', () => {
@@ -119,12 +119,12 @@ describe('$VAULT_ references', () => {
 });
 
 describe('the paths an adapter may name, and the ones the service manages', () => {
-  it('tells a reference by its exact prefix, at the start only', () => {
-    expect(isVaultReference('$VAULT_a')).toBe(true);
-    expect(isVaultReference('$VAULT_')).toBe(true);
-    expect(isVaultReference('x$VAULT_a')).toBe(false);
-    expect(isVaultReference(' $VAULT_a')).toBe(false);
-    expect(isVaultReference('$vault_a')).toBe(false);
+  it('takes anything that starts like a reference, in any case, for one (to be checked, never stored as a password)', () => {
+    for (const value of ['$VAULT_a', '$VAULT_', ' $VAULT_a', '\t$vault_a', '$Vault_a', '$vAuLt-a', '$VAULTa', '$vault']) expect(isVaultReference(value), value).toBe(true);
+    for (const value of ['x$VAULT_a', 'VAULT_a', '$vaul', 'hunter2', '$ENCabc']) expect(isVaultReference(value), value).toBe(false);
+    // Only the exact prefix parses.
+    expect(typeof parseReference(' $VAULT_a')).toBe('string');
+    expect(typeof parseReference('$vault_a')).toBe('string');
   });
 
   it('puts each new password of an adapter under its own managed path, by version', () => {
