@@ -42,6 +42,7 @@ import { transientReason } from '../shared/transient.js';
 import { GRADES, type Grade } from './grading.js';
 import { REPORT_ID_PATTERN, type Batch, type BatchPlan, type BatchStatus, type ChunkCounts, type DeviceAssignment, type Report } from './model.js';
 import { chunkEntries, decodeChunk, decodePlan, encodePlan } from './plan.js';
+import { shownIssue } from './shown.js';
 
 /** Devices a chunk may hold: a position in the chunk is 4 digits. */
 export const MAX_CHUNK_DEVICES = 10_000;
@@ -189,7 +190,12 @@ const rowFieldsOf = (report: DeviceReport): RowFields => {
   return row;
 };
 
-/** The whole report a row stands for, its id first: what a read returns and what `putReports` answers. */
+/**
+ * The whole report a row stands for, its id first: what a read returns and what `putReports`
+ * answers. Its issues are shown as the redaction rule shows them (`shown.ts`): reports are
+ * masked before they are stored, and masked again here, which changes nothing for them but
+ * masks what an earlier release stored unmasked, for every reader.
+ */
 const reportOf = (reportId: string, batchId: string, treeId: string, version: string, grade: Grade, { device, node, ...rest }: RowFields): Report => ({
   reportId,
   batchId,
@@ -199,7 +205,11 @@ const reportOf = (reportId: string, batchId: string, treeId: string, version: st
   node,
   grade,
   ...rest,
+  ...shownIssues(rest),
 });
+
+/** A report's issues as shown ({@link reportOf}); nothing when it has none. */
+const shownIssues = ({ issues }: Pick<Report, 'issues'>): Partial<Pick<Report, 'issues'>> => (issues?.length ? { issues: issues.map(shownIssue) } : {});
 
 /**
  * The reports of an item in the reports' key range: a pack, or what earlier releases stored
@@ -221,8 +231,9 @@ const packOf = (item: Record<string, unknown>): Report[] => {
       .filter((row): row is PackRow => typeof row === 'object' && row !== null && Number.isInteger(row.position) && row.position >= 0 && row.position < MAX_CHUNK_DEVICES)
       .map(({ position, ...row }) => reportOf(`${idPrefix}${pad(position, 4)}`, batchId, treeId, version, grade, row));
   }
-  if (typeof item['reports'] === 'string') return JSON.parse(item['reports']) as Report[];
-  if (typeof item['report'] === 'string') return [JSON.parse(item['report']) as Report];
+  const whole = (report: Report): Report => ({ ...report, ...shownIssues(report) });
+  if (typeof item['reports'] === 'string') return (JSON.parse(item['reports']) as Report[]).map(whole);
+  if (typeof item['report'] === 'string') return [whole(JSON.parse(item['report']) as Report)];
   return [];
 };
 

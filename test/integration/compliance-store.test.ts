@@ -6,7 +6,8 @@
 import { BatchWriteCommand, DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GRADES, type Grade } from '../../functions/compliance/grading.js';
-import { emptyCounts, REPORT_ID_PATTERN, type Report } from '../../functions/compliance/model.js';
+import { REDACTED } from '../../functions/shared/redaction.js';
+import { emptyCounts, REPORT_ID_PATTERN, type Report, type ReportIssue } from '../../functions/compliance/model.js';
 import { ComplianceStore, parseReportId, type ChunkReport, type DeviceReport, type ReportCursor } from '../../functions/compliance/store.js';
 import { documentClient } from '../../functions/shared/dynamo.js';
 import { documentClientWith } from '../support/dynamo-hook.js';
@@ -200,6 +201,36 @@ describe('compliance report packs', () => {
     const found = await store.existingReports(batchId, 0);
     expect([...found.keys()].sort()).toEqual(['d0-0', 'd0-1', 'd0-2', 'd0-3']);
     expect(found.get('d0-1')).toEqual({ grade: 'fail', totals: oldFail[0]!.totals });
+  });
+
+  it('masks device secrets that an earlier release stored unmasked, in every read: by id, in the list, one to an item', async () => {
+    const batchId = await newBatch(3, 2);
+    const secret = 'Sup3rS3cretEnable';
+    const leaky: ReportIssue = {
+      ruleId: 'enable',
+      node: 'base',
+      path: '/tailf-ned-cisco-ios:enable/secret',
+      severity: 'error',
+      mode: 'exact',
+      message: `expected "x", found the string ${JSON.stringify(secret)}`,
+      expected: 'x',
+      actual: secret,
+    };
+    const unmasked = (device: string, reportId: string): Report => ({ reportId, ...deviceReport(batchId, device, 'fail', { issues: [leaky] }) });
+    const inPack = unmasked('packed', `${batchId}-f0000000100000000`);
+    await documentClient.send(new PutCommand({ TableName: table, Item: { pk: `B#${batchId}`, sk: 'R#fail#000000#01#0000', reports: JSON.stringify([inPack]), expiresAt } }));
+    const key = 'd'.repeat(32);
+    const alone = unmasked('alone', `${batchId}-${key}`);
+    await documentClient.send(new PutCommand({ TableName: table, Item: { pk: `B#${batchId}`, sk: `R#${key}`, gpk: `${batchId}#fail`, report: JSON.stringify(alone), expiresAt } }));
+    const read = [await store.getReport(inPack.reportId), await store.getReport(alone.reportId), ...(await pages(batchId, 5)).flat()];
+    expect(read).toHaveLength(4);
+    for (const report of read) {
+      expect(JSON.stringify(report)).not.toContain(secret);
+      // Everything at or below a member named like a secret is masked, what the rule expects too.
+      expect(report?.issues[0]).toMatchObject({ ruleId: 'enable', expected: REDACTED, actual: REDACTED });
+    }
+    // What the reader sees is what the stored item holds, less the secret.
+    expect(JSON.stringify(inPack)).toContain(secret);
   });
 
   it('returns each report as a whole report, whatever its pack leaves out', async () => {
