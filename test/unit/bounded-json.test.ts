@@ -80,7 +80,8 @@ const READS_OWN_DATA = new Set([
   'functions/shared/bounded-json.ts', // the door itself
   'functions/trees/versions.ts', // a copy of a stored version's content
   'functions/trees/version-store.ts', // a stored version's body
-  'functions/compliance/store.ts', // stored plans, chunks and reports
+  'functions/compliance/store.ts', // stored reports
+  'functions/compliance/plan.ts', // stored plans and chunks
 ]);
 
 const sources = (dir: string): string[] =>
