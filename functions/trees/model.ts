@@ -105,10 +105,10 @@ export const summaryProblems = (value: unknown, mode: CheckMode): string[] => {
   else if (strict && versions.length > TREE_LIMITS.versions) problems.push(`versions has more than ${TREE_LIMITS.versions} labels`);
   else {
     versions.forEach((label: unknown, i) => {
-      if (typeof label !== 'string') problems.push(`versions[${i}] is not a string`);
+      if (typeof label !== 'string') problems.push(`versions.${i} is not a string`);
       else if (!strict) return;
-      else if (label.length === 0) problems.push(`versions[${i}] is empty`);
-      else if (codePoints(label) > TREE_LIMITS.versionLabel) problems.push(`versions[${i}] is longer than ${TREE_LIMITS.versionLabel} characters`);
+      else if (label.length === 0) problems.push(`versions.${i} is empty`);
+      else if (codePoints(label) > TREE_LIMITS.versionLabel) problems.push(`versions.${i} is longer than ${TREE_LIMITS.versionLabel} characters`);
     });
   }
   for (const field of ['created', 'lastUpdated'] as const) {

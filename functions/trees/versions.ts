@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { logger } from '../shared/logger.js';
 import { NAME_RULE, decodeSegment, isPathName } from '../shared/names.js';
-import { BadRequest, Conflict, ContentTooLarge, InternalError, NotFound, ServiceUnavailable, type FieldError } from '../shared/problem.js';
+import { BadRequest, Conflict, ContentTooLarge, InternalError, NotFound, ServiceUnavailable, fieldPath, type FieldError, type FieldPlace } from '../shared/problem.js';
 import { emptyRoot, findNode, ROOT_NODE, type Node, type Rule, type Version } from './config.js';
 import { CONFIG_LIMITS, normalizeRule, versionProblems, type ConfigProblem } from './config-checks.js';
 import { newTreeId, storeCall } from './core.js';
@@ -207,12 +207,12 @@ const touched = (summary: TreeSummary, at: string, versions: readonly string[] =
 
 /**
  * Throws the problem the checks found: 400 for malformed input first, then 409 for a clash
- * with stored state, then 413 for a limit. `field` places map to body fields by `rename`.
+ * with stored state, then 413 for a limit. Each problem's `field` is a place in the request body.
  */
-const throwProblems = (problems: readonly ConfigProblem[], rename: (field: string) => string = (f) => f): void => {
+const throwProblems = (problems: readonly ConfigProblem[]): void => {
   if (!problems.length) return;
   const pick = problems.filter((p) => p.kind === undefined).length ? problems.filter((p) => p.kind === undefined) : problems.filter((p) => p.kind === 'conflict').length ? problems.filter((p) => p.kind === 'conflict') : problems;
-  const errors: FieldError[] = pick.map((p) => ({ in: 'body', field: rename(p.field), message: p.message }));
+  const errors: FieldError[] = pick.map((p) => ({ in: 'body', field: p.field, message: p.message }));
   const detail = errors.map((e) => `${e.field || 'body'} ${e.message}`).join('; ');
   const kind = pick[0]?.kind;
   if (kind === 'conflict') throw new Conflict(`The change conflicts with the version: ${detail}.`, 'tree-conflict');
@@ -330,13 +330,13 @@ const replaceNode = (root: Node, path: readonly string[], node: Node | undefined
   return { ...root, children };
 };
 
-/** The place of the node at `path` in the problems of {@link versionProblems} (`root/children/2/`). */
-const placeOf = (root: Node, path: readonly string[]): string => {
-  let place = 'root/';
+/** The place of the node at `path` in the problems of {@link versionProblems} (`root.children.2`). */
+const placeOf = (root: Node, path: readonly string[]): FieldPlace => {
+  const place: (string | number)[] = ['root'];
   let node = root;
   for (const name of path.slice(1)) {
     const i = node.children.findIndex((c) => c.name === name);
-    place += `children/${i}/`;
+    place.push('children', i);
     node = node.children[i] as Node;
   }
   return place;
@@ -372,11 +372,23 @@ export const putNode = (
       children: existing?.children ?? [],
     };
     const root = replaceNode(old.root, path, node);
-    const place = placeOf(root, path);
-    throwProblems(versionProblems(root, old.variables), (f) => (f.startsWith(place) && !f.slice(place.length).startsWith('children/') ? f.slice(place.length) : f));
+    const place = `${fieldPath(...placeOf(root, path))}.`;
+    throwProblems(versionProblems(root, old.variables).map((p) => inNodeBody(p, place)));
     const content: VersionContent = { ...old, root, lastUpdated: at, lastUpdatedBy: caller };
     return writeVersion(state, index, content, at, { created: existing === undefined, node: nodeView(path, node) });
   });
+};
+
+/**
+ * A problem of the version after a node write, placed in the request body: the node's own
+ * fields as the body names them (`rules.0.id`); what the write caused elsewhere (a descendant
+ * that now repeats one of its rule ids, a limit of the whole version) on `rules` or on the
+ * whole body, its place in the version told in the message.
+ */
+const inNodeBody = (problem: ConfigProblem, place: string): ConfigProblem => {
+  const rest = problem.field.startsWith(place) ? problem.field.slice(place.length) : undefined;
+  if (rest !== undefined && !rest.startsWith('children.')) return { ...problem, field: rest };
+  return { ...problem, field: rest === undefined ? '' : 'rules', message: `leaves ${problem.field} of the version with a problem: it ${problem.message}` };
 };
 
 /** Deletes a node and its subtree; `base` cannot be deleted (409). */
@@ -453,7 +465,7 @@ export const importTree = async (deps: ImportDeps, input: ImportInput, caller: C
   const versions = input.versions.map((v, i) => {
     const variables = { ...(v.variables ?? {}) };
     const root = normalizeNode(v.root);
-    problems.push(...versionProblems(root, variables, `versions/${i}/`));
+    problems.push(...versionProblems(root, variables, ['versions', i]));
     return { name: v.name, variables, root };
   });
   throwProblems(problems);
