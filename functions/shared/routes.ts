@@ -8,6 +8,7 @@
 import type { JsonSchema } from './json-schema.js';
 import { LABEL_PATTERN_SOURCE, TREE_LIMITS } from '../trees/model.js';
 import { CONFIG_LIMITS } from '../trees/config-checks.js';
+import { PATH_NAME_PATTERN_SOURCE } from './names.js';
 import { createVersionBody, importBody, nodeParams, putNodeBody, startBatchBody, treeParams, updateVersionBody, versionParams } from '../trees/schemas.js';
 import { APPLICATIONS, applicationOf, type ApplicationName } from './applications.js';
 import { LOG_LEVELS } from './logger.js';
@@ -519,7 +520,7 @@ const serviceRoutes: readonly LiveRoute[] = [
         ...ADAPTER_BODY,
         required: ['name', ...(ADAPTER_BODY['required'] as string[])],
         properties: {
-          name: { type: 'string', pattern: '^[A-Za-z0-9 ._-]{1,128}$', description: '1 to 128 letters, digits, spaces, "-", "_" or "."' },
+          name: { type: 'string', pattern: PATH_NAME_PATTERN_SOURCE, description: '1 to 128 letters, digits, spaces, "-", "_" or ".", no space at either end; unique without regard to case' },
           ...(ADAPTER_BODY['properties'] as Record<string, JsonSchema>),
         },
       },

@@ -3,7 +3,7 @@
  * and the limits that keep one version inside one DynamoDB item and one tree inside one Lambda
  * response. Pure: each check returns the problems it found; the core turns them into 400/409/413.
  */
-import { isPathName, NAME_RULE } from '../shared/names.js';
+import { namePatternSource, nameProblem, pathNameProblem } from '../shared/names.js';
 import { fieldPath, type FieldPlace } from '../shared/problem.js';
 import { ROOT_NODE, type Node, type Rule } from './config.js';
 import { parsePointer, VARIABLE_NAME_PATTERN_SOURCE, variablesOf } from './rules.js';
@@ -43,9 +43,14 @@ const VARIABLE_NAME = new RegExp(VARIABLE_NAME_PATTERN_SOURCE);
 export const RULE_ID_PATTERN_SOURCE = '^[A-Za-z0-9_.:-]{1,128}$';
 const RULE_ID = new RegExp(RULE_ID_PATTERN_SOURCE);
 
-/** Device names: no whitespace at the ends, no control characters, no `/`. */
-export const DEVICE_NAME_PATTERN_SOURCE = '^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$';
+/** Device names: the rule for every stored name (names.ts), and no `/`. */
+export const DEVICE_NAME_PATTERN_SOURCE = namePatternSource('/');
 const DEVICE_NAME = new RegExp(DEVICE_NAME_PATTERN_SOURCE, 'u');
+const DEVICE_RULE = `must be 1 to ${CONFIG_LIMITS.deviceName} characters, no "/"`;
+
+/** Why `device` cannot be a device name of a node or a batch; `undefined` when it can. */
+export const deviceNameProblem = (device: string): string | undefined =>
+  nameProblem(device) ?? (device.length > CONFIG_LIMITS.deviceName || !DEVICE_NAME.test(device) ? DEVICE_RULE : undefined);
 
 /** One problem of a write: where (a {@link fieldPath} in the body) and what. */
 export interface ConfigProblem {
@@ -58,7 +63,10 @@ export interface ConfigProblem {
 export const utf8Bytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
 
 /** The problems of a node name (for the root: it must be `base`). */
-export const nodeNameProblem = (name: string): string | undefined => (isPathName(name) ? undefined : `node name ${NAME_RULE}`);
+export const nodeNameProblem = (name: string): string | undefined => {
+  const problem = pathNameProblem(name);
+  return problem && `node name ${problem}`;
+};
 
 /**
  * The problems of one node's own rules against the version's variables, and of its device
@@ -70,9 +78,9 @@ export const nodeContentProblems = (node: Pick<Node, 'devices' | 'rules'>, varia
   if (node.devices.length > CONFIG_LIMITS.devicesPerNode) out.push({ field: fieldPath(...at, 'devices'), message: `has more than ${CONFIG_LIMITS.devicesPerNode} devices`, kind: 'limit' });
   const seenDevices = new Set<string>();
   node.devices.forEach((device, i) => {
-    if (device.length > CONFIG_LIMITS.deviceName || !DEVICE_NAME.test(device)) {
-      out.push({ field: fieldPath(...at, 'devices', i), message: `must be 1 to ${CONFIG_LIMITS.deviceName} characters, no "/", no control characters, no whitespace at the ends` });
-    } else if (seenDevices.has(device)) out.push({ field: fieldPath(...at, 'devices', i), message: `lists ${JSON.stringify(device)} twice` });
+    const problem = deviceNameProblem(device);
+    if (problem) out.push({ field: fieldPath(...at, 'devices', i), message: problem });
+    else if (seenDevices.has(device)) out.push({ field: fieldPath(...at, 'devices', i), message: `lists ${JSON.stringify(device)} twice` });
     seenDevices.add(device);
   });
   const seenIds = new Set<string>();

@@ -4,6 +4,8 @@
  * from DynamoDB, and an entry of a seed file.
  */
 
+import { namePatternSource, nameProblem } from '../shared/names.js';
+
 /** A tree summary, exactly the fields of spec 2.3 plus the optional description. */
 export interface TreeSummary {
   /** 24 lowercase hexadecimal characters. */
@@ -34,13 +36,11 @@ export const TREE_LIMITS = {
 export const TREE_ID_PATTERN = /^[0-9a-f]{24}$/;
 
 /**
- * Names and device types: no leading or trailing whitespace, no control (Cc) and no format (Cf:
- * bidirectional overrides, zero-width characters) characters, so
- * that two names that look the same are the same. Written as JSON Schema pattern source (Ajv
- * compiles patterns with the `u` flag) and reused here.
+ * Names and device types follow the rule for every stored name (names.ts), so that two names
+ * that look the same are the same: as JSON Schema pattern source (all of it but NFC, which
+ * {@link nameProblem} adds).
  */
-export const LABEL_PATTERN_SOURCE = '^[^\\s\\p{Cc}\\p{Cf}](?:[^\\p{Cc}\\p{Cf}]*[^\\s\\p{Cc}\\p{Cf}])?$';
-const LABEL_PATTERN = new RegExp(LABEL_PATTERN_SOURCE, 'u');
+export const LABEL_PATTERN_SOURCE = namePatternSource();
 
 const ISO_MILLIS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -84,7 +84,10 @@ const checkLabel = (problems: string[], mode: CheckMode, field: string, value: u
   else if (value.length === 0) problems.push(`${field} is empty`);
   else if (mode === 'stored') return;
   else if (codePoints(value) > max) problems.push(`${field} is longer than ${max} characters`);
-  else if (!LABEL_PATTERN.test(value)) problems.push(`${field} has leading or trailing whitespace, a control or a format (bidirectional, zero-width) character`);
+  else {
+    const problem = nameProblem(value);
+    if (problem) problems.push(`${field} ${problem}`);
+  }
 };
 
 /**

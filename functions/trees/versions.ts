@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { logger } from '../shared/logger.js';
-import { NAME_RULE, decodeSegment, isPathName } from '../shared/names.js';
+import { NAME_RULE, decodeSegment, isPathName, pathNameProblem, refuseBadNames } from '../shared/names.js';
 import { BadRequest, Conflict, ContentTooLarge, InternalError, NotFound, ServiceUnavailable, fieldPath, type FieldError, type FieldPlace } from '../shared/problem.js';
 import { emptyRoot, findNode, ROOT_NODE, type Node, type Rule, type Version } from './config.js';
 import { CONFIG_LIMITS, normalizeRule, versionProblems, type ConfigProblem } from './config-checks.js';
@@ -73,10 +73,8 @@ export const parseNodePath = (raw: string): string[] => {
   return segments;
 };
 
-/** A new version label: the shared name rule (no `~`, so no label looks like `label~2`). */
-const checkNewLabel = (label: string, field: string): void => {
-  if (!isPathName(label)) throw new BadRequest(`The request is invalid: ${field} ${NAME_RULE}.`, [{ in: 'body', field, message: NAME_RULE }]);
-};
+/** A new version label: the shared rule for path names (no `~`, so no label looks like `label~2`). */
+const checkNewLabel = (label: string, field: string): void => refuseBadNames('body', { [field]: label }, pathNameProblem);
 
 // ---- reading ----
 
@@ -220,6 +218,17 @@ const throwProblems = (problems: readonly ConfigProblem[]): void => {
   throw new BadRequest(`The request is invalid: ${detail}.`, errors);
 };
 
+/**
+ * The problems of a changed version that its stored form did not have: a write answers for
+ * what it changes, so a name or limit rule tightened after a version was stored never blocks
+ * the writes that would repair it (the stored form passed every rule of its day). What the
+ * write states itself (`own`) is always checked.
+ */
+const introduced = (after: readonly ConfigProblem[], before: Pick<VersionContent, 'root' | 'variables'>, own: (p: ConfigProblem) => boolean = () => false): ConfigProblem[] => {
+  const had = new Set(versionProblems(before.root, before.variables).map((p) => `${p.field}\n${p.message}`));
+  return after.filter((p) => own(p) || !had.has(`${p.field}\n${p.message}`));
+};
+
 const treeBytesProblem = (contents: readonly ContentRef[]): void => {
   const total = contents.reduce((sum, c) => sum + c.bytes, 0);
   if (total > CONFIG_LIMITS.treeBytes) {
@@ -280,7 +289,7 @@ export const updateVersion = (deps: VersionDeps, treeId: string, address: string
     const old = await loadContent(deps.store, state, index);
     const variables = input.variables ?? old.variables;
     // A rule naming a variable the new set lacks is a fault of `variables`: say which rule.
-    throwProblems(versionProblems(old.root, variables).map((p) => (p.field.startsWith('variables') ? p : { ...p, field: 'variables', message: `leaves the rule at ${p.field} with a problem: it ${p.message}` })));
+    throwProblems(introduced(versionProblems(old.root, variables), old).map((p) => (p.field.startsWith('variables') ? p : { ...p, field: 'variables', message: `leaves the rule at ${p.field} with a problem: it ${p.message}` })));
     const content: VersionContent = { ...old, variables, lastUpdated: at, lastUpdatedBy: caller };
     const after = writeVersion(state, index, content, at, undefined, versions);
     return { ...after, result: view({ ...state, summary: after.summary, contents: after.contents }, index, content) };
@@ -365,6 +374,8 @@ export const putNode = (
     const old = await loadContent(deps.store, state, index);
     if (path.length > 1 && !findNode(old.root, path.slice(0, -1))) throw new NotFound(`Version ${JSON.stringify(state.summary.versions[index])} has no node ${path.slice(0, -1).join('/')} to hold ${path.join('/')}.`);
     const existing = findNode(old.root, path);
+    // A new node's name is its path's last segment; a stored one keeps the name it has.
+    if (!existing) refuseBadNames('path', { nodePath: path.at(-1) }, pathNameProblem);
     const node: Node = {
       name: path.at(-1) as string,
       devices: [...(input.devices ?? existing?.devices ?? [])],
@@ -373,7 +384,7 @@ export const putNode = (
     };
     const root = replaceNode(old.root, path, node);
     const place = `${fieldPath(...placeOf(root, path))}.`;
-    throwProblems(versionProblems(root, old.variables).map((p) => inNodeBody(p, place)));
+    throwProblems(introduced(versionProblems(root, old.variables), old, (p) => ownField(p, place) !== undefined).map((p) => inNodeBody(p, place)));
     const content: VersionContent = { ...old, root, lastUpdated: at, lastUpdatedBy: caller };
     return writeVersion(state, index, content, at, { created: existing === undefined, node: nodeView(path, node) });
   });
@@ -386,9 +397,15 @@ export const putNode = (
  * whole body, its place in the version told in the message.
  */
 const inNodeBody = (problem: ConfigProblem, place: string): ConfigProblem => {
+  const own = ownField(problem, place);
+  if (own !== undefined) return { ...problem, field: own };
+  return { ...problem, field: problem.field.startsWith(`${place}children.`) ? 'rules' : '', message: `leaves ${problem.field} of the version with a problem: it ${problem.message}` };
+};
+
+/** The field of a node's own problem as its request body names it (`rules…`, `devices…`); `undefined` for a problem elsewhere. */
+const ownField = (problem: ConfigProblem, place: string): string | undefined => {
   const rest = problem.field.startsWith(place) ? problem.field.slice(place.length) : undefined;
-  if (rest !== undefined && !rest.startsWith('children.')) return { ...problem, field: rest };
-  return { ...problem, field: rest === undefined ? '' : 'rules', message: `leaves ${problem.field} of the version with a problem: it ${problem.message}` };
+  return rest?.startsWith('rules') || rest?.startsWith('devices') ? rest : undefined;
 };
 
 /** Deletes a node and its subtree; `base` cannot be deleted (409). */
@@ -461,6 +478,7 @@ export interface ImportDeps extends VersionDeps {
  * check it (labels may repeat, as exports of seeded trees do). 409 when the name is taken.
  */
 export const importTree = async (deps: ImportDeps, input: ImportInput, caller: Caller): Promise<TreeSummary> => {
+  refuseBadNames('body', { name: input.name, deviceType: input.deviceType, ...Object.fromEntries(input.versions.map((v, i) => [fieldPath('versions', i, 'name'), v.name])) });
   const problems: ConfigProblem[] = [];
   const versions = input.versions.map((v, i) => {
     const variables = { ...(v.variables ?? {}) };
