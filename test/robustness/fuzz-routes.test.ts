@@ -34,7 +34,7 @@ const ALLOWED: Readonly<Record<string, readonly number[]>> = {
   getTree: [200, 400, 404, 415],
   listTrees: [200, 400, 415],
   createTree: [201, 400, 409, 415, 422],
-  putAdapter: [200, 201, 400, 415],
+  putAdapter: [200, 201, 400, 409, 415],
   getAdapter: [200, 400, 404, 415],
   createAdapter: [201, 400, 409, 415, 422],
   stopAdapter: [200, 400, 404, 415],
