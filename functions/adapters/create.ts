@@ -10,11 +10,9 @@ import { optionalEnv } from '../shared/env.js';
 import { httpHandler, json } from '../shared/http.js';
 import { callerOf, idempotent } from '../shared/idempotency.js';
 import { createIdempotencyStore } from '../shared/idempotency-store.js';
-import { BadRequest } from '../shared/problem.js';
-import { NAME_RULE } from '../shared/names.js';
 import { putAdapter, type AdapterInput } from './service.js';
 import { createAdapterStore } from './store.js';
-import { isAdapterName, withEncRejection } from './validate.js';
+import { checkNewAdapterName, withEncRejection } from './validate.js';
 
 const store = createAdapterStore();
 const localMode = optionalEnv('LOCAL_MODE', 'false') === 'true';
@@ -27,7 +25,7 @@ const idempotency = idempotent({ store: createIdempotencyStore() });
 
 export const handler = httpHandler<AdapterInput & { readonly name: string }>({ operation: 'createAdapter', validate: withEncRejection(validate), idempotency }, async (event) => {
   const { name, ...input } = event.body;
-  if (!isAdapterName(name)) throw new BadRequest(`The request is invalid: name ${NAME_RULE}.`, [{ in: 'body', field: 'name', message: NAME_RULE }]);
+  await checkNewAdapterName(store, name, 'body', 'name');
   const { adapter } = await putAdapter({ store, secrets: secretsBackend, localMode, referencePrefixes }, name, input, 'create', callerOf(event));
   return json(201, adapter, { Location: adapterLocation(name, event.requestContext?.path) });
 });

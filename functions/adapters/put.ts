@@ -10,7 +10,7 @@ import { httpHandler, json } from '../shared/http.js';
 import { callerOf } from '../shared/idempotency.js';
 import { putAdapter, type AdapterInput } from './service.js';
 import { createAdapterStore } from './store.js';
-import { adapterNameFromPath, withEncRejection } from './validate.js';
+import { adapterNameFromPath, checkNewAdapterName, withEncRejection } from './validate.js';
 
 const store = createAdapterStore();
 const localMode = optionalEnv('LOCAL_MODE', 'false') === 'true';
@@ -19,6 +19,7 @@ const referencePrefixes = parseReferencePrefixes(optionalEnv('SECRETS_REFERENCE_
 
 export const handler = httpHandler<AdapterInput>({ operation: 'putAdapter', validate: withEncRejection(validate) }, async (event) => {
   const name = adapterNameFromPath(event.pathParameters?.['name']);
+  await checkNewAdapterName(store, name, 'path', 'name');
   const { created, adapter } = await putAdapter({ store, secrets: secretsBackend, localMode, referencePrefixes }, name, event.body, 'upsert', callerOf(event));
   return json(created ? 201 : 200, adapter);
 });

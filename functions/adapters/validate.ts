@@ -6,8 +6,9 @@
 import { isIP } from 'node:net';
 import { addressRefusal, hostNameRefusal } from '../shared/address-policy.js';
 import type { CompiledValidator } from '../shared/http.js';
-import { NAME_RULE, decodeSegment, isPathName } from '../shared/names.js';
-import { BadRequest } from '../shared/problem.js';
+import { NAME_RULE, caseTwin, decodeSegment, isPathName, pathNameProblem, refuseBadNames } from '../shared/names.js';
+import { BadRequest, Conflict, type FieldError } from '../shared/problem.js';
+import type { AdapterStore } from './store.js';
 import { ENC_REMOVED, isEncValue } from '../secrets/reference.js';
 
 export { NAME_RULE } from '../shared/names.js';
@@ -26,6 +27,17 @@ export const adapterNameFromPath = (raw: string | undefined, parameter = 'name')
     throw new BadRequest(`The request is invalid: ${parameter} ${NAME_RULE}.`, [{ in: 'path', field: parameter, message: NAME_RULE }]);
   }
   return name;
+};
+
+/**
+ * Refuses a name a write would store (400 naming `field` in `where`: the rule for path names,
+ * so a name stored before it can be read and deleted but not written again), and a name that
+ * differs only by case from another adapter's (409 `adapter-exists`).
+ */
+export const checkNewAdapterName = async (store: Pick<AdapterStore, 'list'>, name: string, where: FieldError['in'], field: string): Promise<void> => {
+  refuseBadNames(where, { [field]: name }, pathNameProblem);
+  const twin = await caseTwin(name, (after) => store.list({ limit: 100, ...(after !== undefined ? { after } : {}) }));
+  if (twin !== undefined) throw new Conflict(`An adapter is already named "${twin}", which differs from "${name}" only by case; adapter names are unique without regard to case.`, 'adapter-exists');
 };
 
 /** Default per-call timeout of the relay when an adapter names none. */

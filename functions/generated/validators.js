@@ -704,7 +704,7 @@ return validate22;
 })();
 export const createTree = /* @__PURE__ */ (() => {
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
-const pattern8 = new RegExp("^[^\\s\\p{Cc}\\p{Cf}](?:[^\\p{Cc}\\p{Cf}]*[^\\s\\p{Cc}\\p{Cf}])?$", "u");
+const pattern8 = new RegExp("^[^\\s\\p{Cc}\\p{Cf}](?:(?:[^\\s\\p{Cc}\\p{Cf}]| )*[^\\s\\p{Cc}\\p{Cf}])?$", "u");
 
 function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="createTree" */;
@@ -822,7 +822,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!pattern8.test(data2)){
-const err9 = {instancePath:instancePath+"/body/name",schemaPath:"#/properties/body/properties/name/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}](?:[^\\p{Cc}\\p{Cf}]*[^\\s\\p{Cc}\\p{Cf}])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}](?:[^\\p{Cc}\\p{Cf}]*[^\\s\\p{Cc}\\p{Cf}])?$"+"\""};
+const err9 = {instancePath:instancePath+"/body/name",schemaPath:"#/properties/body/properties/name/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}](?:(?:[^\\s\\p{Cc}\\p{Cf}]| )*[^\\s\\p{Cc}\\p{Cf}])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}](?:(?:[^\\s\\p{Cc}\\p{Cf}]| )*[^\\s\\p{Cc}\\p{Cf}])?$"+"\""};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -867,7 +867,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!pattern8.test(data3)){
-const err13 = {instancePath:instancePath+"/body/deviceType",schemaPath:"#/properties/body/properties/deviceType/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}](?:[^\\p{Cc}\\p{Cf}]*[^\\s\\p{Cc}\\p{Cf}])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}](?:[^\\p{Cc}\\p{Cf}]*[^\\s\\p{Cc}\\p{Cf}])?$"+"\""};
+const err13 = {instancePath:instancePath+"/body/deviceType",schemaPath:"#/properties/body/properties/deviceType/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}](?:(?:[^\\s\\p{Cc}\\p{Cf}]| )*[^\\s\\p{Cc}\\p{Cf}])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}](?:(?:[^\\s\\p{Cc}\\p{Cf}]| )*[^\\s\\p{Cc}\\p{Cf}])?$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -1096,7 +1096,7 @@ return validate24;
 })();
 export const createVersion = /* @__PURE__ */ (() => {
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
-const pattern12 = new RegExp("^[A-Za-z0-9 ._-]+$", "u");
+const pattern12 = new RegExp("^[A-Za-z0-9._-](?:[A-Za-z0-9 ._-]{0,126}[A-Za-z0-9._-])?$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
 function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -1275,7 +1275,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!pattern12.test(data4)){
-const err14 = {instancePath:instancePath+"/body/name",schemaPath:"#/properties/body/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9 ._-]+$"},message:"must match pattern \""+"^[A-Za-z0-9 ._-]+$"+"\""};
+const err14 = {instancePath:instancePath+"/body/name",schemaPath:"#/properties/body/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9._-](?:[A-Za-z0-9 ._-]{0,126}[A-Za-z0-9._-])?$"},message:"must match pattern \""+"^[A-Za-z0-9._-](?:[A-Za-z0-9 ._-]{0,126}[A-Za-z0-9._-])?$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -1560,7 +1560,7 @@ return validate26;
 })();
 export const updateVersion = /* @__PURE__ */ (() => {
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
-const pattern12 = new RegExp("^[A-Za-z0-9 ._-]+$", "u");
+const pattern12 = new RegExp("^[A-Za-z0-9._-](?:[A-Za-z0-9 ._-]{0,126}[A-Za-z0-9._-])?$", "u");
 const pattern16 = new RegExp("^[A-Za-z0-9_.-]{1,64}$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
@@ -1775,7 +1775,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!pattern12.test(data5)){
-const err17 = {instancePath:instancePath+"/body/name",schemaPath:"#/properties/body/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9 ._-]+$"},message:"must match pattern \""+"^[A-Za-z0-9 ._-]+$"+"\""};
+const err17 = {instancePath:instancePath+"/body/name",schemaPath:"#/properties/body/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9._-](?:[A-Za-z0-9 ._-]{0,126}[A-Za-z0-9._-])?$"},message:"must match pattern \""+"^[A-Za-z0-9._-](?:[A-Za-z0-9 ._-]{0,126}[A-Za-z0-9._-])?$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -2100,9 +2100,9 @@ validate28.evaluated = {"props":{"pathParameters":true,"queryStringParameters":t
 return validate28;
 })();
 export const putNode = /* @__PURE__ */ (() => {
-const schema40 = {"$id":"putNode","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["treeId","version","nodePath"],"properties":{"treeId":{"type":"string","pattern":"^[0-9a-f]{24}$"},"version":{"type":"string","minLength":1,"maxLength":512,"description":"The version label, percent-encoded; `label~2` names the second version of a seeded tree that repeats `label`"},"nodePath":{"type":"string","minLength":1,"maxLength":4096,"description":"The node's path from the root, e.g. base/wan/pe-routers (each segment percent-encoded; at most 8 levels)"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"properties":{"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}}},"description":"A field left out keeps its current value (empty for a new node); the node keeps its children"}}};
+const schema40 = {"$id":"putNode","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["treeId","version","nodePath"],"properties":{"treeId":{"type":"string","pattern":"^[0-9a-f]{24}$"},"version":{"type":"string","minLength":1,"maxLength":512,"description":"The version label, percent-encoded; `label~2` names the second version of a seeded tree that repeats `label`"},"nodePath":{"type":"string","minLength":1,"maxLength":4096,"description":"The node's path from the root, e.g. base/wan/pe-routers (each segment percent-encoded; at most 8 levels)"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"properties":{"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}/](?:(?:[^\\s\\p{Cc}\\p{Cf}/]| )*[^\\s\\p{Cc}\\p{Cf}/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}}},"description":"A field left out keeps its current value (empty for a new node); the node keeps its children"}}};
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
-const pattern19 = new RegExp("^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$", "u");
+const pattern19 = new RegExp("^[^\\s\\p{Cc}\\p{Cf}/](?:(?:[^\\s\\p{Cc}\\p{Cf}/]| )*[^\\s\\p{Cc}\\p{Cf}/])?$", "u");
 const pattern20 = new RegExp("^[A-Za-z0-9_.:-]{1,128}$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
@@ -2366,7 +2366,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!pattern19.test(data7)){
-const err21 = {instancePath:instancePath+"/body/devices/" + i0,schemaPath:"#/properties/body/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"+"\""};
+const err21 = {instancePath:instancePath+"/body/devices/" + i0,schemaPath:"#/properties/body/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}/](?:(?:[^\\s\\p{Cc}\\p{Cf}/]| )*[^\\s\\p{Cc}\\p{Cf}/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}/](?:(?:[^\\s\\p{Cc}\\p{Cf}/]| )*[^\\s\\p{Cc}\\p{Cf}/])?$"+"\""};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -3293,12 +3293,12 @@ validate32.evaluated = {"props":{"pathParameters":true,"queryStringParameters":t
 return validate32;
 })();
 export const importTree = /* @__PURE__ */ (() => {
-const schema44 = {"$id":"importTree","type":"object","required":["queryStringParameters","body"],"properties":{"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","required":["name","deviceType","versions"],"additionalProperties":false,"properties":{"format":{"type":"string","const":"netconfig-tree/1"},"id":{"type":"string","description":"Ignored: an import gets a new id"},"name":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[^\\s\\p{Cc}\\p{Cf}](?:[^\\p{Cc}\\p{Cf}]*[^\\s\\p{Cc}\\p{Cf}])?$"},"deviceType":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[^\\s\\p{Cc}\\p{Cf}](?:[^\\p{Cc}\\p{Cf}]*[^\\s\\p{Cc}\\p{Cf}])?$"},"description":{"type":"string","maxLength":1024},"created":{"type":"string","description":"Ignored"},"lastUpdated":{"type":"string","description":"Ignored"},"versions":{"type":"array","minItems":1,"maxItems":1000,"items":{"type":"object","required":["name","root"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[A-Za-z0-9 ._-]+$","description":"As a new label: 1 to 128 letters, digits, spaces, \"-\", \"_\" or \".\"; may repeat (the i-th version of a label is addressed `label~i`)"},"variables":{"type":"object","maxProperties":200,"propertyNames":{"pattern":"^[A-Za-z0-9_.-]{1,64}$"},"additionalProperties":{"type":"string","maxLength":1024},"description":"Replaces `{{name}}` in rule values; names are 1 to 64 letters, digits, \"_\", \".\" or \"-\""},"root":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":0}}}}}}}}}}}}}}}}}}}}}}}},"created":{"type":"string","description":"Ignored"},"createdBy":{"type":"string","description":"Ignored"},"lastUpdated":{"type":"string","description":"Ignored"},"lastUpdatedBy":{"type":"string","description":"Ignored"}}}}}}}};
+const schema44 = {"$id":"importTree","type":"object","required":["queryStringParameters","body"],"properties":{"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","required":["name","deviceType","versions"],"additionalProperties":false,"properties":{"format":{"type":"string","const":"netconfig-tree/1"},"id":{"type":"string","description":"Ignored: an import gets a new id"},"name":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[^\\s\\p{Cc}\\p{Cf}](?:(?:[^\\s\\p{Cc}\\p{Cf}]| )*[^\\s\\p{Cc}\\p{Cf}])?$"},"deviceType":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[^\\s\\p{Cc}\\p{Cf}](?:(?:[^\\s\\p{Cc}\\p{Cf}]| )*[^\\s\\p{Cc}\\p{Cf}])?$"},"description":{"type":"string","maxLength":1024},"created":{"type":"string","description":"Ignored"},"lastUpdated":{"type":"string","description":"Ignored"},"versions":{"type":"array","minItems":1,"maxItems":1000,"items":{"type":"object","required":["name","root"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[A-Za-z0-9._-](?:[A-Za-z0-9 ._-]{0,126}[A-Za-z0-9._-])?$","description":"As a new label: 1 to 128 letters, digits, spaces, \"-\", \"_\" or \".\"; may repeat (the i-th version of a label is addressed `label~i`)"},"variables":{"type":"object","maxProperties":200,"propertyNames":{"pattern":"^[A-Za-z0-9_.-]{1,64}$"},"additionalProperties":{"type":"string","maxLength":1024},"description":"Replaces `{{name}}` in rule values; names are 1 to 64 letters, digits, \"_\", \".\" or \"-\""},"root":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}/](?:(?:[^\\s\\p{Cc}\\p{Cf}/]| )*[^\\s\\p{Cc}\\p{Cf}/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}/](?:(?:[^\\s\\p{Cc}\\p{Cf}/]| )*[^\\s\\p{Cc}\\p{Cf}/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}/](?:(?:[^\\s\\p{Cc}\\p{Cf}/]| )*[^\\s\\p{Cc}\\p{Cf}/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}/](?:(?:[^\\s\\p{Cc}\\p{Cf}/]| )*[^\\s\\p{Cc}\\p{Cf}/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}/](?:(?:[^\\s\\p{Cc}\\p{Cf}/]| )*[^\\s\\p{Cc}\\p{Cf}/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}/](?:(?:[^\\s\\p{Cc}\\p{Cf}/]| )*[^\\s\\p{Cc}\\p{Cf}/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}/](?:(?:[^\\s\\p{Cc}\\p{Cf}/]| )*[^\\s\\p{Cc}\\p{Cf}/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}/](?:(?:[^\\s\\p{Cc}\\p{Cf}/]| )*[^\\s\\p{Cc}\\p{Cf}/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":0}}}}}}}}}}}}}}}}}}}}}}}},"created":{"type":"string","description":"Ignored"},"createdBy":{"type":"string","description":"Ignored"},"lastUpdated":{"type":"string","description":"Ignored"},"lastUpdatedBy":{"type":"string","description":"Ignored"}}}}}}}};
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
-const pattern8 = new RegExp("^[^\\s\\p{Cc}\\p{Cf}](?:[^\\p{Cc}\\p{Cf}]*[^\\s\\p{Cc}\\p{Cf}])?$", "u");
-const pattern12 = new RegExp("^[A-Za-z0-9 ._-]+$", "u");
+const pattern8 = new RegExp("^[^\\s\\p{Cc}\\p{Cf}](?:(?:[^\\s\\p{Cc}\\p{Cf}]| )*[^\\s\\p{Cc}\\p{Cf}])?$", "u");
+const pattern12 = new RegExp("^[A-Za-z0-9._-](?:[A-Za-z0-9 ._-]{0,126}[A-Za-z0-9._-])?$", "u");
 const pattern16 = new RegExp("^[A-Za-z0-9_.-]{1,64}$", "u");
-const pattern19 = new RegExp("^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$", "u");
+const pattern19 = new RegExp("^[^\\s\\p{Cc}\\p{Cf}/](?:(?:[^\\s\\p{Cc}\\p{Cf}/]| )*[^\\s\\p{Cc}\\p{Cf}/])?$", "u");
 const pattern20 = new RegExp("^[A-Za-z0-9_.:-]{1,128}$", "u");
 
 function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -3462,7 +3462,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!pattern8.test(data4)){
-const err13 = {instancePath:instancePath+"/body/name",schemaPath:"#/properties/body/properties/name/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}](?:[^\\p{Cc}\\p{Cf}]*[^\\s\\p{Cc}\\p{Cf}])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}](?:[^\\p{Cc}\\p{Cf}]*[^\\s\\p{Cc}\\p{Cf}])?$"+"\""};
+const err13 = {instancePath:instancePath+"/body/name",schemaPath:"#/properties/body/properties/name/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}](?:(?:[^\\s\\p{Cc}\\p{Cf}]| )*[^\\s\\p{Cc}\\p{Cf}])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}](?:(?:[^\\s\\p{Cc}\\p{Cf}]| )*[^\\s\\p{Cc}\\p{Cf}])?$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -3507,7 +3507,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!pattern8.test(data5)){
-const err17 = {instancePath:instancePath+"/body/deviceType",schemaPath:"#/properties/body/properties/deviceType/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}](?:[^\\p{Cc}\\p{Cf}]*[^\\s\\p{Cc}\\p{Cf}])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}](?:[^\\p{Cc}\\p{Cf}]*[^\\s\\p{Cc}\\p{Cf}])?$"+"\""};
+const err17 = {instancePath:instancePath+"/body/deviceType",schemaPath:"#/properties/body/properties/deviceType/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}](?:(?:[^\\s\\p{Cc}\\p{Cf}]| )*[^\\s\\p{Cc}\\p{Cf}])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}](?:(?:[^\\s\\p{Cc}\\p{Cf}]| )*[^\\s\\p{Cc}\\p{Cf}])?$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -3660,7 +3660,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!pattern12.test(data11)){
-const err30 = {instancePath:instancePath+"/body/versions/" + i0+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9 ._-]+$"},message:"must match pattern \""+"^[A-Za-z0-9 ._-]+$"+"\""};
+const err30 = {instancePath:instancePath+"/body/versions/" + i0+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9._-](?:[A-Za-z0-9 ._-]{0,126}[A-Za-z0-9._-])?$"},message:"must match pattern \""+"^[A-Za-z0-9._-](?:[A-Za-z0-9 ._-]{0,126}[A-Za-z0-9._-])?$"+"\""};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -3855,7 +3855,7 @@ vErrors.push(err45);
 errors++;
 }
 if(!pattern19.test(data17)){
-const err46 = {instancePath:instancePath+"/body/versions/" + i0+"/root/devices/" + i1,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"+"\""};
+const err46 = {instancePath:instancePath+"/body/versions/" + i0+"/root/devices/" + i1,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}/](?:(?:[^\\s\\p{Cc}\\p{Cf}/]| )*[^\\s\\p{Cc}\\p{Cf}/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}/](?:(?:[^\\s\\p{Cc}\\p{Cf}/]| )*[^\\s\\p{Cc}\\p{Cf}/])?$"+"\""};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -4226,7 +4226,7 @@ vErrors.push(err76);
 errors++;
 }
 if(!pattern19.test(data30)){
-const err77 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/devices/" + i4,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"+"\""};
+const err77 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/devices/" + i4,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}/](?:(?:[^\\s\\p{Cc}\\p{Cf}/]| )*[^\\s\\p{Cc}\\p{Cf}/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}/](?:(?:[^\\s\\p{Cc}\\p{Cf}/]| )*[^\\s\\p{Cc}\\p{Cf}/])?$"+"\""};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -4597,7 +4597,7 @@ vErrors.push(err107);
 errors++;
 }
 if(!pattern19.test(data43)){
-const err108 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/devices/" + i7,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"+"\""};
+const err108 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/devices/" + i7,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}/](?:(?:[^\\s\\p{Cc}\\p{Cf}/]| )*[^\\s\\p{Cc}\\p{Cf}/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}/](?:(?:[^\\s\\p{Cc}\\p{Cf}/]| )*[^\\s\\p{Cc}\\p{Cf}/])?$"+"\""};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -4968,7 +4968,7 @@ vErrors.push(err138);
 errors++;
 }
 if(!pattern19.test(data56)){
-const err139 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/devices/" + i10,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"+"\""};
+const err139 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/devices/" + i10,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}/](?:(?:[^\\s\\p{Cc}\\p{Cf}/]| )*[^\\s\\p{Cc}\\p{Cf}/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}/](?:(?:[^\\s\\p{Cc}\\p{Cf}/]| )*[^\\s\\p{Cc}\\p{Cf}/])?$"+"\""};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -5339,7 +5339,7 @@ vErrors.push(err169);
 errors++;
 }
 if(!pattern19.test(data69)){
-const err170 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/devices/" + i13,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"+"\""};
+const err170 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/devices/" + i13,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}/](?:(?:[^\\s\\p{Cc}\\p{Cf}/]| )*[^\\s\\p{Cc}\\p{Cf}/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}/](?:(?:[^\\s\\p{Cc}\\p{Cf}/]| )*[^\\s\\p{Cc}\\p{Cf}/])?$"+"\""};
 if(vErrors === null){
 vErrors = [err170];
 }
@@ -5710,7 +5710,7 @@ vErrors.push(err200);
 errors++;
 }
 if(!pattern19.test(data82)){
-const err201 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/devices/" + i16,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"+"\""};
+const err201 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/devices/" + i16,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}/](?:(?:[^\\s\\p{Cc}\\p{Cf}/]| )*[^\\s\\p{Cc}\\p{Cf}/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}/](?:(?:[^\\s\\p{Cc}\\p{Cf}/]| )*[^\\s\\p{Cc}\\p{Cf}/])?$"+"\""};
 if(vErrors === null){
 vErrors = [err201];
 }
@@ -6081,7 +6081,7 @@ vErrors.push(err231);
 errors++;
 }
 if(!pattern19.test(data95)){
-const err232 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/devices/" + i19,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"+"\""};
+const err232 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/devices/" + i19,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}/](?:(?:[^\\s\\p{Cc}\\p{Cf}/]| )*[^\\s\\p{Cc}\\p{Cf}/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}/](?:(?:[^\\s\\p{Cc}\\p{Cf}/]| )*[^\\s\\p{Cc}\\p{Cf}/])?$"+"\""};
 if(vErrors === null){
 vErrors = [err232];
 }
@@ -6452,7 +6452,7 @@ vErrors.push(err262);
 errors++;
 }
 if(!pattern19.test(data108)){
-const err263 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/devices/" + i22,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"+"\""};
+const err263 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/devices/" + i22,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}/](?:(?:[^\\s\\p{Cc}\\p{Cf}/]| )*[^\\s\\p{Cc}\\p{Cf}/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}/](?:(?:[^\\s\\p{Cc}\\p{Cf}/]| )*[^\\s\\p{Cc}\\p{Cf}/])?$"+"\""};
 if(vErrors === null){
 vErrors = [err263];
 }
@@ -7501,8 +7501,8 @@ validate34.evaluated = {"props":{"pathParameters":true,"queryStringParameters":t
 return validate34;
 })();
 export const createAdapter = /* @__PURE__ */ (() => {
-const schema46 = {"$id":"createAdapter","type":"object","required":["queryStringParameters","body"],"properties":{"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","required":["name","type","baseUrl","auth"],"additionalProperties":false,"properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9 ._-]{1,128}$","description":"1 to 128 letters, digits, spaces, \"-\", \"_\" or \".\""},"type":{"type":"string","enum":["nso"],"description":"Orchestrator type"},"baseUrl":{"type":"string","minLength":1,"maxLength":2048,"description":"http(s)://host[:port], no path, query, fragment or credentials; stored as its origin"},"auth":{"type":"object","required":["type","username","password"],"additionalProperties":false,"properties":{"type":{"type":"string","enum":["basic"]},"username":{"type":"string","minLength":1,"maxLength":256},"password":{"type":"string","minLength":1,"maxLength":4096,"description":"A $VAULT_<path>#<key> reference, or the plain value (stored in the secrets store, replaced by its reference)"}}},"timeoutMs":{"type":"integer","minimum":100,"maximum":25000,"description":"Per-call timeout of the relay; absent: the active profile's orch_manager.orchestratorTimeoutMs (default 10000)"},"complianceConcurrency":{"type":"integer","minimum":1,"maximum":100,"description":"Concurrent configuration fetches of one compliance batch through this adapter; default 10"}}}}};
-const pattern44 = new RegExp("^[A-Za-z0-9 ._-]{1,128}$", "u");
+const schema46 = {"$id":"createAdapter","type":"object","required":["queryStringParameters","body"],"properties":{"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","required":["name","type","baseUrl","auth"],"additionalProperties":false,"properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9._-](?:[A-Za-z0-9 ._-]{0,126}[A-Za-z0-9._-])?$","description":"1 to 128 letters, digits, spaces, \"-\", \"_\" or \".\", no space at either end; unique without regard to case"},"type":{"type":"string","enum":["nso"],"description":"Orchestrator type"},"baseUrl":{"type":"string","minLength":1,"maxLength":2048,"description":"http(s)://host[:port], no path, query, fragment or credentials; stored as its origin"},"auth":{"type":"object","required":["type","username","password"],"additionalProperties":false,"properties":{"type":{"type":"string","enum":["basic"]},"username":{"type":"string","minLength":1,"maxLength":256},"password":{"type":"string","minLength":1,"maxLength":4096,"description":"A $VAULT_<path>#<key> reference, or the plain value (stored in the secrets store, replaced by its reference)"}}},"timeoutMs":{"type":"integer","minimum":100,"maximum":25000,"description":"Per-call timeout of the relay; absent: the active profile's orch_manager.orchestratorTimeoutMs (default 10000)"},"complianceConcurrency":{"type":"integer","minimum":1,"maximum":100,"description":"Concurrent configuration fetches of one compliance batch through this adapter; default 10"}}}}};
+const pattern12 = new RegExp("^[A-Za-z0-9._-](?:[A-Za-z0-9 ._-]{0,126}[A-Za-z0-9._-])?$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
 function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -7620,8 +7620,8 @@ errors++;
 if(data1.name !== undefined){
 let data2 = data1.name;
 if(typeof data2 === "string"){
-if(!pattern44.test(data2)){
-const err9 = {instancePath:instancePath+"/body/name",schemaPath:"#/properties/body/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9 ._-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9 ._-]{1,128}$"+"\""};
+if(!pattern12.test(data2)){
+const err9 = {instancePath:instancePath+"/body/name",schemaPath:"#/properties/body/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9._-](?:[A-Za-z0-9 ._-]{0,126}[A-Za-z0-9._-])?$"},message:"must match pattern \""+"^[A-Za-z0-9._-](?:[A-Za-z0-9 ._-]{0,126}[A-Za-z0-9._-])?$"+"\""};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -10603,8 +10603,7 @@ return validate51;
 })();
 export const startComplianceBatch = /* @__PURE__ */ (() => {
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
-const pattern44 = new RegExp("^[A-Za-z0-9 ._-]{1,128}$", "u");
-const pattern19 = new RegExp("^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$", "u");
+const pattern56 = new RegExp("^[A-Za-z0-9 ._-]{1,128}$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
 function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -10772,7 +10771,7 @@ errors++;
 if(data1.adapterId !== undefined){
 let data4 = data1.adapterId;
 if(typeof data4 === "string"){
-if(!pattern44.test(data4)){
+if(!pattern56.test(data4)){
 const err13 = {instancePath:instancePath+"/body/adapterId",schemaPath:"#/properties/body/properties/adapterId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9 ._-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9 ._-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -10841,8 +10840,9 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(!pattern19.test(data6)){
-const err19 = {instancePath:instancePath+"/body/devices/" + i0,schemaPath:"#/properties/body/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$"+"\""};
+}
+else {
+const err19 = {instancePath:instancePath+"/body/devices/" + i0,schemaPath:"#/properties/body/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -10852,8 +10852,9 @@ vErrors.push(err19);
 errors++;
 }
 }
+}
 else {
-const err20 = {instancePath:instancePath+"/body/devices/" + i0,schemaPath:"#/properties/body/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err20 = {instancePath:instancePath+"/body/devices",schemaPath:"#/properties/body/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -10865,7 +10866,7 @@ errors++;
 }
 }
 else {
-const err21 = {instancePath:instancePath+"/body/devices",schemaPath:"#/properties/body/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err21 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -10877,24 +10878,12 @@ errors++;
 }
 }
 else {
-const err22 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err22];
 }
 else {
 vErrors.push(err22);
-}
-errors++;
-}
-}
-}
-else {
-const err23 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err23];
-}
-else {
-vErrors.push(err23);
 }
 errors++;
 }
@@ -11059,7 +11048,7 @@ return validate53;
 export const listComplianceReports = /* @__PURE__ */ (() => {
 const schema65 = {"$id":"listComplianceReports","type":"object","required":["pathParameters","queryStringParameters"],"properties":{"pathParameters":{"type":"object","required":["batchId"],"properties":{"batchId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"The batchId that starting the batch answered"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{"limit":{"type":"string","pattern":"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$","description":"Page size: an integer from 1 to 200 (default 50)."},"cursor":{"type":"string","minLength":1,"maxLength":1024,"pattern":"^[A-Za-z0-9_-]+$","description":"Continuation token: the `next` value of the previous page, passed back unchanged."},"grade":{"type":"string","enum":["pass","review","fail","error"],"description":"Only reports of this grade"}}},"body":{"type":"object","additionalProperties":false,"properties":{}}}};
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
-const pattern60 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$", "u");
+const pattern59 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$", "u");
 const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
@@ -11163,7 +11152,7 @@ errors++;
 if(data2.limit !== undefined){
 let data3 = data2.limit;
 if(typeof data3 === "string"){
-if(!pattern60.test(data3)){
+if(!pattern59.test(data3)){
 const err7 = {instancePath:instancePath+"/queryStringParameters/limit",schemaPath:"#/properties/queryStringParameters/properties/limit/pattern",keyword:"pattern",params:{pattern: "^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$"},message:"must match pattern \""+"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -11308,7 +11297,7 @@ validate54.evaluated = {"props":{"pathParameters":true,"queryStringParameters":t
 return validate54;
 })();
 export const getComplianceReport = /* @__PURE__ */ (() => {
-const pattern62 = new RegExp("^[0-9a-f]{24}-([efpr][0-9]{16}|[0-9a-f]{32})$", "u");
+const pattern61 = new RegExp("^[0-9a-f]{24}-([efpr][0-9]{16}|[0-9a-f]{32})$", "u");
 
 function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getComplianceReport" */;
@@ -11358,7 +11347,7 @@ errors++;
 if(data0.reportId !== undefined){
 let data1 = data0.reportId;
 if(typeof data1 === "string"){
-if(!pattern62.test(data1)){
+if(!pattern61.test(data1)){
 const err3 = {instancePath:instancePath+"/pathParameters/reportId",schemaPath:"#/properties/pathParameters/properties/reportId/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{24}-([efpr][0-9]{16}|[0-9a-f]{32})$"},message:"must match pattern \""+"^[0-9a-f]{24}-([efpr][0-9]{16}|[0-9a-f]{32})$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -11627,7 +11616,7 @@ return validate56;
 })();
 export const createProfile = /* @__PURE__ */ (() => {
 const schema68 = {"$id":"createProfile","type":"object","required":["queryStringParameters","body"],"properties":{"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$","description":"1 to 64 letters, digits, \".\", \"_\" or \"-\", starting with a letter or digit"},"description":{"type":"string","maxLength":1024},"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The service's log level, unless an application sets its own","default":"info"},"applications":{"type":"object","additionalProperties":false,"properties":{"orch_manager":{"type":"object","additionalProperties":false,"properties":{"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The relay's log level; absent: the profile's logLevel"},"orchestratorTimeoutMs":{"type":"integer","minimum":100,"maximum":25000,"default":10000,"description":"Per-call orchestrator timeout (ms) when the adapter sets no timeoutMs"},"adapterCacheSeconds":{"type":"integer","minimum":0,"maximum":300,"default":5,"description":"How long a warm relay reuses an adapter it read (s); 0 reads it on every call"},"maxConcurrentCallsPerAdapter":{"type":"integer","minimum":0,"maximum":1000,"default":0,"description":"Relay calls in flight through one adapter at once, across every container (more answer 429 with Retry-After); 0: no limit"}}},"configuration_manager":{"type":"object","additionalProperties":false,"properties":{"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The trees' and compliance functions' log level; absent: the profile's logLevel"},"complianceConcurrency":{"type":"integer","minimum":1,"maximum":100,"default":10,"description":"Concurrent configuration fetches of one compliance batch, unless the adapter sets its own complianceConcurrency"},"reportRetentionDays":{"type":"integer","minimum":1,"maximum":3650,"default":90,"description":"How long a compliance batch and its reports are kept (days), counted from its start"}}}}}},"required":["id"]}}};
-const pattern65 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
+const pattern64 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
 function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -11715,7 +11704,7 @@ errors++;
 if(data1.id !== undefined){
 let data2 = data1.id;
 if(typeof data2 === "string"){
-if(!pattern65.test(data2)){
+if(!pattern64.test(data2)){
 const err6 = {instancePath:instancePath+"/body/id",schemaPath:"#/properties/body/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -12117,7 +12106,7 @@ validate57.evaluated = {"props":{"queryStringParameters":true,"body":true},"dyna
 return validate57;
 })();
 export const getProfile = /* @__PURE__ */ (() => {
-const pattern65 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
+const pattern64 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
 
 function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getProfile" */;
@@ -12167,7 +12156,7 @@ errors++;
 if(data0.id !== undefined){
 let data1 = data0.id;
 if(typeof data1 === "string"){
-if(!pattern65.test(data1)){
+if(!pattern64.test(data1)){
 const err3 = {instancePath:instancePath+"/pathParameters/id",schemaPath:"#/properties/pathParameters/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -12270,7 +12259,7 @@ return validate58;
 })();
 export const putProfile = /* @__PURE__ */ (() => {
 const schema70 = {"$id":"putProfile","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["id"],"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$","description":"1 to 64 letters, digits, \".\", \"_\" or \"-\", starting with a letter or digit"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"properties":{"description":{"type":"string","maxLength":1024},"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The service's log level, unless an application sets its own","default":"info"},"applications":{"type":"object","additionalProperties":false,"properties":{"orch_manager":{"type":"object","additionalProperties":false,"properties":{"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The relay's log level; absent: the profile's logLevel"},"orchestratorTimeoutMs":{"type":"integer","minimum":100,"maximum":25000,"default":10000,"description":"Per-call orchestrator timeout (ms) when the adapter sets no timeoutMs"},"adapterCacheSeconds":{"type":"integer","minimum":0,"maximum":300,"default":5,"description":"How long a warm relay reuses an adapter it read (s); 0 reads it on every call"},"maxConcurrentCallsPerAdapter":{"type":"integer","minimum":0,"maximum":1000,"default":0,"description":"Relay calls in flight through one adapter at once, across every container (more answer 429 with Retry-After); 0: no limit"}}},"configuration_manager":{"type":"object","additionalProperties":false,"properties":{"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The trees' and compliance functions' log level; absent: the profile's logLevel"},"complianceConcurrency":{"type":"integer","minimum":1,"maximum":100,"default":10,"description":"Concurrent configuration fetches of one compliance batch, unless the adapter sets its own complianceConcurrency"},"reportRetentionDays":{"type":"integer","minimum":1,"maximum":3650,"default":90,"description":"How long a compliance batch and its reports are kept (days), counted from its start"}}}}}}}}};
-const pattern65 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
+const pattern64 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
 function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -12331,7 +12320,7 @@ errors++;
 if(data0.id !== undefined){
 let data1 = data0.id;
 if(typeof data1 === "string"){
-if(!pattern65.test(data1)){
+if(!pattern64.test(data1)){
 const err4 = {instancePath:instancePath+"/pathParameters/id",schemaPath:"#/properties/pathParameters/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -12785,7 +12774,7 @@ validate59.evaluated = {"props":{"pathParameters":true,"queryStringParameters":t
 return validate59;
 })();
 export const deleteProfile = /* @__PURE__ */ (() => {
-const pattern65 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
+const pattern64 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
 
 function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="deleteProfile" */;
@@ -12835,7 +12824,7 @@ errors++;
 if(data0.id !== undefined){
 let data1 = data0.id;
 if(typeof data1 === "string"){
-if(!pattern65.test(data1)){
+if(!pattern64.test(data1)){
 const err3 = {instancePath:instancePath+"/pathParameters/id",schemaPath:"#/properties/pathParameters/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -12937,7 +12926,7 @@ validate60.evaluated = {"props":{"pathParameters":true,"queryStringParameters":t
 return validate60;
 })();
 export const activateProfile = /* @__PURE__ */ (() => {
-const pattern65 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
+const pattern64 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
 
 function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="activateProfile" */;
@@ -12987,7 +12976,7 @@ errors++;
 if(data0.id !== undefined){
 let data1 = data0.id;
 if(typeof data1 === "string"){
-if(!pattern65.test(data1)){
+if(!pattern64.test(data1)){
 const err3 = {instancePath:instancePath+"/pathParameters/id",schemaPath:"#/properties/pathParameters/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];

@@ -6,6 +6,8 @@ import { createProfile as validate } from '../generated/validators.js';
 import { httpHandler, json } from '../shared/http.js';
 import { idempotent } from '../shared/idempotency.js';
 import { createIdempotencyStore } from '../shared/idempotency-store.js';
+import { caseTwin } from '../shared/names.js';
+import { Conflict } from '../shared/problem.js';
 import { profileSettings } from './model.js';
 import { changeBy, profileLocation, refusalsAsProblems } from './service.js';
 import { createProfileStore } from './store.js';
@@ -15,6 +17,11 @@ const idempotency = idempotent({ store: createIdempotencyStore() });
 
 export const handler = httpHandler<{ readonly id: string }>({ operation: 'createProfile', validate, idempotency }, async (event) => {
   const { id, ...settings } = event.body;
+  const twin = await caseTwin(id, async (after) => {
+    const page = await store.list({ limit: 100, ...(after !== undefined ? { after } : {}) });
+    return { items: page.items.map((p) => ({ name: p.id })), more: page.more };
+  });
+  if (twin !== undefined) throw new Conflict(`A profile with the id ${twin} exists already; profile ids are unique without regard to case.`, 'profile-exists');
   const profile = await refusalsAsProblems(id, () => store.create(id, profileSettings(settings), changeBy(event)));
   return json(201, profile, { Location: profileLocation(id, event.requestContext?.path) });
 });

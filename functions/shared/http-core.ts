@@ -22,6 +22,7 @@ import {
   InternalError,
   ServiceUnavailable,
   UnsupportedMediaType,
+  fieldPath,
   problemResponse,
   type FieldError,
 } from './problem.js';
@@ -146,7 +147,7 @@ export const fieldErrors = (errors: readonly AjvError[]): FieldError[] => {
     if (typeof extra === 'string') segments.push(extra);
     const [part = 'body', ...rest] = segments;
     const location = LOCATIONS[part] ?? 'body';
-    const field = rest.join('.');
+    const field = fieldPath(...rest);
     const message =
       error.keyword === 'required'
         ? 'is required'

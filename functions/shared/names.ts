@@ -1,13 +1,93 @@
 /**
- * The one rule for names that appear as URL path segments (adapters, tree nodes, new version
- * labels): 1 to 128 letters, digits, spaces, `-`, `_`, `.`; `.` and `..` alone are not names
+ * The one rule for every name the service stores (tree names and device types, version labels,
+ * node names, device names, adapter names, profile ids): a name is refused, never rewritten,
+ * since it is an identifier that URLs, exports and the orchestrator repeat verbatim. Refused:
+ * an empty name, whitespace at either end, any control (Cc) or format (Cf: zero-width,
+ * bidirectional) character, any whitespace but the plain space (line and paragraph separators,
+ * no-break and other spaces), and a name not in Unicode Normalization Form C. So two names that
+ * look the same are the same string. Each kind of name may narrow its characters further
+ * ({@link isPathName}); identifiers compared without case say so where they are stored.
+ */
+import { BadRequest, type FieldError } from './problem.js';
+
+/** The character rule of a name as JSON Schema pattern source (Ajv compiles with `u`); `extra` are more refused characters, as class content. */
+export const namePatternSource = (extra = ''): string => {
+  const char = `[^\\s\\p{Cc}\\p{Cf}${extra}]`;
+  return `^${char}(?:(?:${char}| )*${char})?$`;
+};
+
+const NAME = new RegExp(namePatternSource(), 'u');
+const REFUSED_CHAR = /[\p{Cc}\p{Cf}]|(?! )\s/u;
+
+const codePoint = (c: string): string => `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+
+/** Why `name` breaks the rule for every stored name, as a message after the field's name; `undefined` when it keeps it. */
+export const nameProblem = (name: string): string | undefined => {
+  if (NAME.test(name)) return name.normalize('NFC') === name ? undefined : 'is not in Unicode Normalization Form C (NFC): send its composed form';
+  if (name === '') return 'is empty';
+  if (name.trim() === '') return 'is blank';
+  const refused = REFUSED_CHAR.exec(name.trim());
+  if (refused) return `holds the character ${codePoint(refused[0])}: names may hold no control, format (zero-width, bidirectional) or whitespace character but the space`;
+  return 'has whitespace at its start or end';
+};
+
+/**
+ * Names that appear as URL path segments (adapters, tree nodes, version labels) have fewer
+ * characters: 1 to 128 letters, digits, spaces, `-`, `_`, `.`; `.` and `..` alone are not names
  * (they are path steps). A valid name has no `%`, so decoding a path segment once is always safe.
  */
-export const NAME_RULE = 'must be 1 to 128 letters, digits, spaces, "-", "_" or "." (and not "." or "..")';
-const NAME = /^[A-Za-z0-9 ._-]{1,128}$/;
+export const NAME_RULE = 'must be 1 to 128 letters, digits, spaces, "-", "_" or "." with no space at either end (and not "." or "..")';
+const PATH_NAME = /^[A-Za-z0-9 ._-]{1,128}$/;
 
-/** True when `name` meets {@link NAME_RULE}. */
-export const isPathName = (name: string): boolean => NAME.test(name) && name !== '.' && name !== '..';
+/** A new path name as JSON Schema pattern source: {@link NAME_RULE}, but for `.` and `..`. */
+export const PATH_NAME_PATTERN_SOURCE = '^[A-Za-z0-9._-](?:[A-Za-z0-9 ._-]{0,126}[A-Za-z0-9._-])?$';
+
+/**
+ * True when `name` has the characters of a path name. This addresses what is stored (also a
+ * name stored before the edge-space rule, so that it can still be read and deleted); a new
+ * name must also pass {@link pathNameProblem}.
+ */
+export const isPathName = (name: string): boolean => PATH_NAME.test(name) && name !== '.' && name !== '..';
+
+/** Why `name` cannot be stored as a path name; `undefined` when it can. */
+export const pathNameProblem = (name: string): string | undefined => (isPathName(name) ? nameProblem(name) && NAME_RULE : NAME_RULE);
+
+/**
+ * Throws a 400 naming every field (a {@link fieldPath} in `where`) whose name breaks `rule`
+ * ({@link nameProblem} unless told); values left `undefined` are not given and not checked.
+ */
+export const refuseBadNames = (where: FieldError['in'], names: Readonly<Record<string, string | undefined>>, rule: (name: string) => string | undefined = nameProblem): void => {
+  const errors: FieldError[] = [];
+  for (const [field, name] of Object.entries(names)) {
+    const message = name === undefined ? undefined : rule(name);
+    if (message) errors.push({ in: where, field, message });
+  }
+  if (errors.length) throw new BadRequest(`The request is invalid: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}.`, errors);
+};
+
+/** One page of stored names, sorted, as the list routes read them. */
+export interface NamePage {
+  readonly items: readonly { readonly name: string }[];
+  readonly more: boolean;
+}
+
+/**
+ * The stored name that differs from `name` only by case (`DEFAULT` for `default`), paging
+ * through every stored name; `undefined` when there is none. Identifiers a user types
+ * (adapter names, profile ids) are unique without regard to case: a second one that differs
+ * only by case would be a different target that reads the same.
+ */
+export const caseTwin = async (name: string, page: (after?: string) => Promise<NamePage>): Promise<string | undefined> => {
+  const folded = name.toLowerCase();
+  let after: string | undefined;
+  for (;;) {
+    const { items, more } = await page(after);
+    const twin = items.find((item) => item.name !== name && item.name.toLowerCase() === folded);
+    if (twin) return twin.name;
+    if (!more || items.length === 0) return undefined;
+    after = (items.at(-1) as { name: string }).name;
+  }
+};
 
 /** A path segment as API Gateway passes it (still percent-encoded), decoded; `undefined` when it does not decode. */
 export const decodeSegment = (raw: string): string | undefined => {

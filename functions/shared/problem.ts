@@ -8,12 +8,22 @@ export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 /** Problem type URIs are URNs: stable identifiers clients can switch on. */
 export const problemType = (slug: string): string => `urn:netconfig:problem:${slug}`;
 
-/** One offending field of a request. `field` is a dotted path such as `params.path` or `treeId`. */
+/** One offending field of a request. `field` is a dotted path (see {@link fieldPath}) such as `params.path` or `treeId`. */
 export interface FieldError {
   readonly in: 'path' | 'query' | 'header' | 'body';
   readonly field: string;
   readonly message: string;
 }
+
+/** Where a field is: member names and array indexes from the top of its request part. */
+export type FieldPlace = readonly (string | number)[];
+
+/**
+ * The one notation of {@link FieldError.field}: member names and array indexes joined by dots
+ * (`rules.0.path`, `versions.2.root.children.1.name`; `''` for the whole part). Every producer
+ * of field errors writes its places with it, so a client splits every `field` the same way.
+ */
+export const fieldPath = (...place: FieldPlace): string => place.join('.');
 
 export interface ProblemBody {
   type: string;

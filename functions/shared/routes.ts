@@ -8,6 +8,7 @@
 import type { JsonSchema } from './json-schema.js';
 import { LABEL_PATTERN_SOURCE, TREE_LIMITS } from '../trees/model.js';
 import { CONFIG_LIMITS } from '../trees/config-checks.js';
+import { PATH_NAME_PATTERN_SOURCE } from './names.js';
 import { createVersionBody, importBody, nodeParams, putNodeBody, startBatchBody, treeParams, updateVersionBody, versionParams } from '../trees/schemas.js';
 import { APPLICATIONS, applicationOf, type ApplicationName } from './applications.js';
 import { LOG_LEVELS } from './logger.js';
@@ -296,7 +297,7 @@ const serviceRoutes: readonly LiveRoute[] = [
             minLength: 1,
             maxLength: TREE_LIMITS.name,
             pattern: LABEL_PATTERN_SOURCE,
-            description: 'Unique (case-sensitive) name; no leading or trailing whitespace, no control characters.',
+            description: 'Unique (case-sensitive) name under the rule for every stored name: no whitespace at either end, no control, format (zero-width, bidirectional) or whitespace character but the space, in Unicode NFC.',
           },
           deviceType: { type: 'string', minLength: 1, maxLength: TREE_LIMITS.deviceType, pattern: LABEL_PATTERN_SOURCE },
           description: { type: 'string', maxLength: TREE_LIMITS.description },
@@ -504,7 +505,7 @@ const serviceRoutes: readonly LiveRoute[] = [
       200: 'The adapter was replaced',
       201: 'The adapter was created',
       400: 'The request is invalid (name, baseUrl, a $ENC value, a reference that does not resolve or may not be named, a kept secret with a new baseUrl or username)',
-      409: 'Another request changed the adapter meanwhile; nothing was changed',
+      409: 'Another request changed the adapter meanwhile, or another adapter has a name that differs from this one only by case (`adapter-exists`); nothing was changed',
       503: 'The secrets store or the database is unavailable; nothing was changed',
     },
     needs: { tables: { adapters: 'write', changelog: 'write' }, secrets: 'write' },
@@ -522,7 +523,7 @@ const serviceRoutes: readonly LiveRoute[] = [
         ...ADAPTER_BODY,
         required: ['name', ...(ADAPTER_BODY['required'] as string[])],
         properties: {
-          name: { type: 'string', pattern: '^[A-Za-z0-9 ._-]{1,128}$', description: '1 to 128 letters, digits, spaces, "-", "_" or "."' },
+          name: { type: 'string', pattern: PATH_NAME_PATTERN_SOURCE, description: '1 to 128 letters, digits, spaces, "-", "_" or ".", no space at either end; unique without regard to case' },
           ...(ADAPTER_BODY['properties'] as Record<string, JsonSchema>),
         },
       },
@@ -530,7 +531,7 @@ const serviceRoutes: readonly LiveRoute[] = [
     responses: {
       201: 'The adapter was created (state RUNNING); its path in `Location`',
       400: 'The request is invalid (as for PUT /adapters/{name}, the Idempotency-Key header included)',
-      409: 'An adapter has this name already (`adapter-exists`; nothing was changed), or a request with the same Idempotency-Key is still running (retry after `Retry-After`)',
+      409: 'An adapter has this name already, or one that differs only by case (`adapter-exists`; nothing was changed), or a request with the same Idempotency-Key is still running (retry after `Retry-After`)',
       422: 'The Idempotency-Key was already used for a different request',
       503: 'The secrets store or the database is unavailable; nothing was changed',
     },
@@ -948,7 +949,7 @@ const runtimeRoutes: readonly LiveRoute[] = [
     responses: {
       201: 'The profile, every default filled in; its path in `Location`',
       400: 'The profile fails its schema (`GET /schema/profiles`; each offending field named), or the Idempotency-Key header is invalid',
-      409: 'A profile has this id (`profile-exists`), or a request with the same Idempotency-Key is still running (retry after `Retry-After`)',
+      409: 'A profile has this id, or one that differs only by case (`profile-exists`), or a request with the same Idempotency-Key is still running (retry after `Retry-After`)',
       422: 'The Idempotency-Key was already used for a different request',
     },
     needs: { tables: { profiles: 'write', idempotency: 'write' } },

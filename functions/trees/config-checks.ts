@@ -4,7 +4,8 @@
  * response. Pure: each check returns the problems it found; the core turns them into 400/409/413.
  */
 import { jsonNestsDeeperThan } from '../shared/bounded-json.js';
-import { isPathName, NAME_RULE } from '../shared/names.js';
+import { namePatternSource, nameProblem, pathNameProblem } from '../shared/names.js';
+import { fieldPath, type FieldPlace } from '../shared/problem.js';
 import { ROOT_NODE, type Node, type Rule } from './config.js';
 import { parsePointer, VARIABLE_NAME_PATTERN_SOURCE, variablesOf } from './rules.js';
 
@@ -63,11 +64,16 @@ const VARIABLE_NAME = new RegExp(VARIABLE_NAME_PATTERN_SOURCE);
 export const RULE_ID_PATTERN_SOURCE = '^[A-Za-z0-9_.:-]{1,128}$';
 const RULE_ID = new RegExp(RULE_ID_PATTERN_SOURCE);
 
-/** Device names: no whitespace at the ends, no control characters, no `/`. */
-export const DEVICE_NAME_PATTERN_SOURCE = '^[^\\s\\p{Cc}/](?:[^\\p{Cc}/]*[^\\s\\p{Cc}/])?$';
+/** Device names: the rule for every stored name (names.ts), and no `/`. */
+export const DEVICE_NAME_PATTERN_SOURCE = namePatternSource('/');
 const DEVICE_NAME = new RegExp(DEVICE_NAME_PATTERN_SOURCE, 'u');
+const DEVICE_RULE = `must be 1 to ${CONFIG_LIMITS.deviceName} characters, no "/"`;
 
-/** One problem of a write: where (a JSON-Pointer-like place in the body) and what. */
+/** Why `device` cannot be a device name of a node or a batch; `undefined` when it can. */
+export const deviceNameProblem = (device: string): string | undefined =>
+  nameProblem(device) ?? (codePoints(device) > CONFIG_LIMITS.deviceName || !DEVICE_NAME.test(device) ? DEVICE_RULE : undefined);
+
+/** One problem of a write: where (a {@link fieldPath} in the body) and what. */
 export interface ConfigProblem {
   readonly field: string;
   readonly message: string;
@@ -81,42 +87,45 @@ const codePoints = (text: string): number => [...text].length;
 export const utf8Bytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
 
 /** The problems of a node name (for the root: it must be `base`). */
-export const nodeNameProblem = (name: string): string | undefined => (isPathName(name) ? undefined : `node name ${NAME_RULE}`);
+export const nodeNameProblem = (name: string): string | undefined => {
+  const problem = pathNameProblem(name);
+  return problem && `node name ${problem}`;
+};
 
 /**
  * The problems of one node's own rules against the version's variables, and of its device
- * names. `field` prefixes each problem's place (`rules/3/path`).
+ * names. `at` is the node's place (`rules.3.path` is then under it).
  */
-export const nodeContentProblems = (node: Pick<Node, 'devices' | 'rules'>, variables: Readonly<Record<string, string>>, field = ''): ConfigProblem[] => {
+export const nodeContentProblems = (node: Pick<Node, 'devices' | 'rules'>, variables: Readonly<Record<string, string>>, at: FieldPlace = []): ConfigProblem[] => {
   const out: ConfigProblem[] = [];
-  if (node.rules.length > CONFIG_LIMITS.rulesPerNode) out.push({ field: `${field}rules`, message: `has more than ${CONFIG_LIMITS.rulesPerNode} rules`, kind: 'limit' });
-  if (node.devices.length > CONFIG_LIMITS.devicesPerNode) out.push({ field: `${field}devices`, message: `has more than ${CONFIG_LIMITS.devicesPerNode} devices`, kind: 'limit' });
+  if (node.rules.length > CONFIG_LIMITS.rulesPerNode) out.push({ field: fieldPath(...at, 'rules'), message: `has more than ${CONFIG_LIMITS.rulesPerNode} rules`, kind: 'limit' });
+  if (node.devices.length > CONFIG_LIMITS.devicesPerNode) out.push({ field: fieldPath(...at, 'devices'), message: `has more than ${CONFIG_LIMITS.devicesPerNode} devices`, kind: 'limit' });
   const seenDevices = new Set<string>();
   node.devices.forEach((device, i) => {
-    if (codePoints(device) > CONFIG_LIMITS.deviceName || !DEVICE_NAME.test(device)) {
-      out.push({ field: `${field}devices/${i}`, message: `must be 1 to ${CONFIG_LIMITS.deviceName} characters, no "/", no control characters, no whitespace at the ends` });
-    } else if (seenDevices.has(device)) out.push({ field: `${field}devices/${i}`, message: `lists ${JSON.stringify(device)} twice` });
+    const problem = deviceNameProblem(device);
+    if (problem) out.push({ field: fieldPath(...at, 'devices', i), message: problem });
+    else if (seenDevices.has(device)) out.push({ field: fieldPath(...at, 'devices', i), message: `lists ${JSON.stringify(device)} twice` });
     seenDevices.add(device);
   });
   const seenIds = new Set<string>();
   node.rules.forEach((rule, i) => {
-    const at = `${field}rules/${i}`;
-    if (!RULE_ID.test(rule.id)) out.push({ field: `${at}/id`, message: 'must be 1 to 128 letters, digits, "_", ".", ":" or "-"' });
-    else if (seenIds.has(rule.id)) out.push({ field: `${at}/id`, message: `repeats the rule id ${JSON.stringify(rule.id)} of this node` });
+    const place = (member: string): string => fieldPath(...at, 'rules', i, member);
+    if (!RULE_ID.test(rule.id)) out.push({ field: place('id'), message: 'must be 1 to 128 letters, digits, "_", ".", ":" or "-"' });
+    else if (seenIds.has(rule.id)) out.push({ field: place('id'), message: `repeats the rule id ${JSON.stringify(rule.id)} of this node` });
     seenIds.add(rule.id);
     if (codePoints(rule.path) > CONFIG_LIMITS.rulePath || parsePointer(rule.path) === undefined) {
-      out.push({ field: `${at}/path`, message: `must be a JSON Pointer (RFC 6901: "" or "/a/b", "~0" for "~", "~1" for "/") of at most ${CONFIG_LIMITS.rulePath} characters` });
+      out.push({ field: place('path'), message: `must be a JSON Pointer (RFC 6901: "" or "/a/b", "~0" for "~", "~1" for "/") of at most ${CONFIG_LIMITS.rulePath} characters` });
     }
-    if (rule.mode === 'exact' && rule.value === undefined) out.push({ field: `${at}/value`, message: 'is required for an exact rule' });
-    if (rule.ordered !== undefined && rule.mode !== 'exact') out.push({ field: `${at}/ordered`, message: 'applies to exact rules only' });
+    if (rule.mode === 'exact' && rule.value === undefined) out.push({ field: place('value'), message: 'is required for an exact rule' });
+    if (rule.ordered !== undefined && rule.mode !== 'exact') out.push({ field: place('ordered'), message: 'applies to exact rules only' });
     if (rule.value !== undefined) {
       const text = JSON.stringify(rule.value);
       if (Buffer.byteLength(text, 'utf8') > CONFIG_LIMITS.ruleValueBytes) {
-        out.push({ field: `${at}/value`, message: `is larger than ${CONFIG_LIMITS.ruleValueBytes} bytes as JSON`, kind: 'limit' });
+        out.push({ field: place('value'), message: `is larger than ${CONFIG_LIMITS.ruleValueBytes} bytes as JSON`, kind: 'limit' });
       }
-      if (jsonNestsDeeperThan(text, CONFIG_LIMITS.ruleValueDepth)) out.push({ field: `${at}/value`, message: `nests deeper than ${CONFIG_LIMITS.ruleValueDepth} levels` });
+      if (jsonNestsDeeperThan(text, CONFIG_LIMITS.ruleValueDepth)) out.push({ field: place('value'), message: `nests deeper than ${CONFIG_LIMITS.ruleValueDepth} levels` });
       for (const name of variablesOf(rule.value)) {
-        if (!Object.hasOwn(variables, name)) out.push({ field: `${at}/value`, message: `names the variable ${JSON.stringify(name)}, which the version does not define` });
+        if (!Object.hasOwn(variables, name)) out.push({ field: place('value'), message: `names the variable ${JSON.stringify(name)}, which the version does not define` });
       }
     }
   });
@@ -124,15 +133,16 @@ export const nodeContentProblems = (node: Pick<Node, 'devices' | 'rules'>, varia
 };
 
 /** The problems of a version's variables. */
-export const variablesProblems = (variables: Readonly<Record<string, string>>, field = 'variables'): ConfigProblem[] => {
+export const variablesProblems = (variables: Readonly<Record<string, string>>, at: FieldPlace = ['variables']): ConfigProblem[] => {
   const out: ConfigProblem[] = [];
+  const field = fieldPath(...at);
   const names = Object.keys(variables);
   if (names.length > CONFIG_LIMITS.variables) out.push({ field, message: `has more than ${CONFIG_LIMITS.variables} variables`, kind: 'limit' });
   for (const name of names) {
-    if (!VARIABLE_NAME.test(name)) out.push({ field: `${field}/${name}`, message: 'variable names are 1 to 64 letters, digits, "_", "." or "-"' });
+    if (!VARIABLE_NAME.test(name)) out.push({ field: fieldPath(...at, name), message: 'variable names are 1 to 64 letters, digits, "_", "." or "-"' });
     const value = variables[name];
-    if (typeof value !== 'string') out.push({ field: `${field}/${name}`, message: 'must be a string' });
-    else if (codePoints(value) > CONFIG_LIMITS.variableValue) out.push({ field: `${field}/${name}`, message: `is longer than ${CONFIG_LIMITS.variableValue} characters`, kind: 'limit' });
+    if (typeof value !== 'string') out.push({ field: fieldPath(...at, name), message: 'must be a string' });
+    else if (codePoints(value) > CONFIG_LIMITS.variableValue) out.push({ field: fieldPath(...at, name), message: `is longer than ${CONFIG_LIMITS.variableValue} characters`, kind: 'limit' });
   }
   return out;
 };
@@ -142,46 +152,46 @@ export const variablesProblems = (variables: Readonly<Record<string, string>>, f
  * depth and count, each node's content, rule ids unique along every root-to-node path, each
  * device on one node at most, and the stored size. Used for imports and seeds, and after
  * every change a write makes, so that no write can leave a version that breaks a rule.
- * `field` prefixes each place (`versions/2/`).
+ * `at` is the version's place (`versions.2`).
  */
-export const versionProblems = (root: Node, variables: Readonly<Record<string, string>>, field = ''): ConfigProblem[] => {
-  const out: ConfigProblem[] = [...variablesProblems(variables, `${field}variables`)];
-  if (root.name !== ROOT_NODE) out.push({ field: `${field}root/name`, message: `must be "${ROOT_NODE}"` });
+export const versionProblems = (root: Node, variables: Readonly<Record<string, string>>, at: FieldPlace = []): ConfigProblem[] => {
+  const out: ConfigProblem[] = [...variablesProblems(variables, [...at, 'variables'])];
+  if (root.name !== ROOT_NODE) out.push({ field: fieldPath(...at, 'root', 'name'), message: `must be "${ROOT_NODE}"` });
   const deviceAt = new Map<string, string>();
   let count = 0;
-  const visit = (node: Node, path: string, place: string, depth: number, inheritedIds: ReadonlyMap<string, string>): void => {
+  const visit = (node: Node, path: string, place: FieldPlace, depth: number, inheritedIds: ReadonlyMap<string, string>): void => {
     count++;
     if (depth > CONFIG_LIMITS.nodeDepth) {
-      out.push({ field: `${place}name`, message: `${path} is deeper than ${CONFIG_LIMITS.nodeDepth} levels`, kind: 'limit' });
+      out.push({ field: fieldPath(...place, 'name'), message: `${path} is deeper than ${CONFIG_LIMITS.nodeDepth} levels`, kind: 'limit' });
       return;
     }
     if (depth > 1) {
       const problem = nodeNameProblem(node.name);
-      if (problem) out.push({ field: `${place}name`, message: problem });
+      if (problem) out.push({ field: fieldPath(...place, 'name'), message: problem });
     }
     out.push(...nodeContentProblems(node, variables, place));
     node.devices.forEach((device, i) => {
       const other = deviceAt.get(device);
-      if (other !== undefined && other !== path) out.push({ field: `${place}devices/${i}`, message: `${JSON.stringify(device)} is already on node ${other}`, kind: 'conflict' });
+      if (other !== undefined && other !== path) out.push({ field: fieldPath(...place, 'devices', i), message: `${JSON.stringify(device)} is already on node ${other}`, kind: 'conflict' });
       else deviceAt.set(device, path);
     });
     const ids = new Map(inheritedIds);
     node.rules.forEach((rule, i) => {
       const owner = inheritedIds.get(rule.id);
-      if (owner !== undefined) out.push({ field: `${place}rules/${i}/id`, message: `repeats the id ${JSON.stringify(rule.id)} of a rule on ${owner}, which this node inherits` });
+      if (owner !== undefined) out.push({ field: fieldPath(...place, 'rules', i, 'id'), message: `repeats the id ${JSON.stringify(rule.id)} of a rule on ${owner}, which this node inherits` });
       ids.set(rule.id, path);
     });
     const siblings = new Set<string>();
     node.children.forEach((child, i) => {
-      if (siblings.has(child.name)) out.push({ field: `${place}children/${i}/name`, message: `repeats the name ${JSON.stringify(child.name)} of a sibling` });
+      if (siblings.has(child.name)) out.push({ field: fieldPath(...place, 'children', i, 'name'), message: `repeats the name ${JSON.stringify(child.name)} of a sibling` });
       siblings.add(child.name);
-      visit(child, `${path}/${child.name}`, `${place}children/${i}/`, depth + 1, ids);
+      visit(child, `${path}/${child.name}`, [...place, 'children', i], depth + 1, ids);
     });
   };
-  visit(root, root.name, `${field}root/`, 1, new Map());
-  if (count > CONFIG_LIMITS.nodesPerVersion) out.push({ field: `${field}root`, message: `has more than ${CONFIG_LIMITS.nodesPerVersion} nodes`, kind: 'limit' });
+  visit(root, root.name, [...at, 'root'], 1, new Map());
+  if (count > CONFIG_LIMITS.nodesPerVersion) out.push({ field: fieldPath(...at, 'root'), message: `has more than ${CONFIG_LIMITS.nodesPerVersion} nodes`, kind: 'limit' });
   const bytes = utf8Bytes({ variables, root });
-  if (bytes > CONFIG_LIMITS.versionBytes) out.push({ field: `${field}root`, message: `is ${bytes} bytes as JSON, more than the ${CONFIG_LIMITS.versionBytes} a version may hold`, kind: 'limit' });
+  if (bytes > CONFIG_LIMITS.versionBytes) out.push({ field: fieldPath(...at, 'root'), message: `is ${bytes} bytes as JSON, more than the ${CONFIG_LIMITS.versionBytes} a version may hold`, kind: 'limit' });
   return out;
 };
 

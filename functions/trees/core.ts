@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { logger } from '../shared/logger.js';
+import { refuseBadNames } from '../shared/names.js';
 import { BadRequest, Conflict, InternalError, NotFound, ServiceUnavailable } from '../shared/problem.js';
 import { invalidCursor } from '../shared/cursor.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
@@ -72,6 +73,7 @@ export const getTreeSummary = async (store: TreeStore, id: string): Promise<Tree
  * transaction decides, not a read before the write.
  */
 export const createTree = async (deps: CreateDeps, input: CreateTreeInput): Promise<TreeSummary> => {
+  refuseBadNames('body', { name: input.name, deviceType: input.deviceType });
   const pause = deps.pause ?? sleep;
   for (let attempt = 1; attempt <= CREATE_ATTEMPTS; attempt++) {
     const at = deps.now().toISOString();

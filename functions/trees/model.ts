@@ -3,7 +3,7 @@
  * check shared by every place that meets a tree it did not build itself: an item read back
  * from DynamoDB, and an entry of a seed file.
  */
-import { isPathName, NAME_RULE } from '../shared/names.js';
+import { namePatternSource, nameProblem, pathNameProblem } from '../shared/names.js';
 
 /** A tree summary, exactly the fields of spec 2.3 plus the optional description. */
 export interface TreeSummary {
@@ -37,19 +37,17 @@ export const TREE_LIMITS = {
  * address of a repeated label's second version; and no character that DynamoDB stores in more
  * than one byte, so 1000 labels always fit the tree's item.
  */
-export const versionLabelProblem = (label: string): string | undefined => (isPathName(label) ? undefined : NAME_RULE);
+export const versionLabelProblem = (label: string): string | undefined => pathNameProblem(label);
 
 /** A tree id: 24 lowercase hexadecimal characters (96 random bits). */
 export const TREE_ID_PATTERN = /^[0-9a-f]{24}$/;
 
 /**
- * Names and device types: no leading or trailing whitespace, no control (Cc) and no format (Cf:
- * bidirectional overrides, zero-width characters) characters, so
- * that two names that look the same are the same. Written as JSON Schema pattern source (Ajv
- * compiles patterns with the `u` flag) and reused here.
+ * Names and device types follow the rule for every stored name (names.ts), so that two names
+ * that look the same are the same: as JSON Schema pattern source (all of it but NFC, which
+ * {@link nameProblem} adds).
  */
-export const LABEL_PATTERN_SOURCE = '^[^\\s\\p{Cc}\\p{Cf}](?:[^\\p{Cc}\\p{Cf}]*[^\\s\\p{Cc}\\p{Cf}])?$';
-const LABEL_PATTERN = new RegExp(LABEL_PATTERN_SOURCE, 'u');
+export const LABEL_PATTERN_SOURCE = namePatternSource();
 
 const ISO_MILLIS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -93,7 +91,10 @@ const checkLabel = (problems: string[], mode: CheckMode, field: string, value: u
   else if (value.length === 0) problems.push(`${field} is empty`);
   else if (mode === 'stored') return;
   else if (codePoints(value) > max) problems.push(`${field} is longer than ${max} characters`);
-  else if (!LABEL_PATTERN.test(value)) problems.push(`${field} has leading or trailing whitespace, a control or a format (bidirectional, zero-width) character`);
+  else {
+    const problem = nameProblem(value);
+    if (problem) problems.push(`${field} ${problem}`);
+  }
 };
 
 /**
@@ -114,11 +115,11 @@ export const summaryProblems = (value: unknown, mode: CheckMode): string[] => {
   else if (strict && versions.length > TREE_LIMITS.versions) problems.push(`versions has more than ${TREE_LIMITS.versions} labels`);
   else {
     versions.forEach((label: unknown, i) => {
-      if (typeof label !== 'string') problems.push(`versions[${i}] is not a string`);
+      if (typeof label !== 'string') problems.push(`versions.${i} is not a string`);
       else if (!strict) return;
-      else if (label.length === 0) problems.push(`versions[${i}] is empty`);
-      else if (codePoints(label) > TREE_LIMITS.versionLabel) problems.push(`versions[${i}] is longer than ${TREE_LIMITS.versionLabel} characters`);
-      else if (versionLabelProblem(label)) problems.push(`versions[${i}] ${versionLabelProblem(label)}`);
+      else if (label.length === 0) problems.push(`versions.${i} is empty`);
+      else if (codePoints(label) > TREE_LIMITS.versionLabel) problems.push(`versions.${i} is longer than ${TREE_LIMITS.versionLabel} characters`);
+      else if (versionLabelProblem(label)) problems.push(`versions.${i} ${versionLabelProblem(label)}`);
     });
   }
   for (const field of ['created', 'lastUpdated'] as const) {

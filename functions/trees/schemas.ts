@@ -6,6 +6,7 @@
 import type { JsonSchema } from '../shared/json-schema.js';
 import { RULE_MODES, SEVERITIES } from './config.js';
 import { CONFIG_LIMITS, DEVICE_NAME_PATTERN_SOURCE, RULE_ID_PATTERN_SOURCE, VARIABLE_NAME_PATTERN_SOURCE } from './config-checks.js';
+import { PATH_NAME_PATTERN_SOURCE } from '../shared/names.js';
 import { LABEL_PATTERN_SOURCE, TREE_LIMITS } from './model.js';
 
 /** Path segments arrive percent-encoded: the handler decodes them and applies the name rule. */
@@ -38,13 +39,13 @@ export const nodeParams: JsonSchema = {
   },
 };
 
-/** A version label, new or imported: the shared name rule (as adapter names; `versionLabelProblem` in model.ts). */
+/** A version label, new or imported: the shared rule for path names (as adapter names; `versionLabelProblem` in model.ts). */
 const NEW_LABEL: JsonSchema = {
   type: 'string',
   minLength: 1,
   maxLength: TREE_LIMITS.versionLabel,
-  pattern: '^[A-Za-z0-9 ._-]+$',
-  description: '1 to 128 letters, digits, spaces, "-", "_" or "."; unique in the tree',
+  pattern: PATH_NAME_PATTERN_SOURCE,
+  description: '1 to 128 letters, digits, spaces, "-", "_" or ".", no space at either end; unique in the tree',
 };
 
 export const variablesSchema: JsonSchema = {
@@ -162,7 +163,8 @@ export const startBatchBody: JsonSchema = {
       type: 'array',
       minItems: 1,
       maxItems: 50_000,
-      items: { type: 'string', minLength: 1, maxLength: CONFIG_LIMITS.deviceName, pattern: DEVICE_NAME_PATTERN_SOURCE },
+      // Names what a version holds, also a device stored before today's name rule.
+      items: { type: 'string', minLength: 1, maxLength: CONFIG_LIMITS.deviceName },
       description: 'Only these devices (each must be assigned to a node of the version); default every device of the version',
     },
   },

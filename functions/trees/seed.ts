@@ -100,13 +100,13 @@ const splitVersions = (versions: unknown): { labels: unknown[]; contents: SeedEn
   const contents = versions.map((v: unknown, i) => {
     if (!isNodeLike(v)) return undefined;
     const { name, variables = {}, root, ...rest } = v as Record<string, unknown>;
-    if (Object.keys(rest).length) problems.push(`versions[${i}] has unknown properties: ${Object.keys(rest).join(', ')}`);
+    if (Object.keys(rest).length) problems.push(`versions.${i} has unknown properties: ${Object.keys(rest).join(', ')}`);
     const node = seedNode(root);
     const vars = isNodeLike(variables) && Object.values(variables as object).every((x) => typeof x === 'string') ? (variables as Record<string, string>) : undefined;
-    if (!node) problems.push(`versions[${i}].root is not a node ({ name, devices?, rules?, children? } with well-formed rules)`);
-    if (!vars) problems.push(`versions[${i}].variables is not an object of strings`);
+    if (!node) problems.push(`versions.${i}.root is not a node ({ name, devices?, rules?, children? } with well-formed rules)`);
+    if (!vars) problems.push(`versions.${i}.variables is not an object of strings`);
     if (!node || !vars) return undefined;
-    for (const p of versionProblems(node, vars)) problems.push(`versions[${i}].${p.field.replaceAll('/', '.')} ${p.message}`);
+    for (const p of versionProblems(node, vars, ['versions', i])) problems.push(`${p.field} ${p.message}`);
     return { variables: vars, root: node };
   });
   const labels = versions.map((v: unknown) => (isNodeLike(v) ? (v as Record<string, unknown>)['name'] : v));

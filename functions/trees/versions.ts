@@ -7,8 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import { logger } from '../shared/logger.js';
 import { DYNAMO_ITEM_LIMIT_BYTES } from '../shared/item-size.js';
-import { NAME_RULE, decodeSegment, isPathName } from '../shared/names.js';
-import { BadRequest, Conflict, ContentTooLarge, InternalError, NotFound, ServiceUnavailable, type FieldError } from '../shared/problem.js';
+import { NAME_RULE, decodeSegment, isPathName, pathNameProblem, refuseBadNames } from '../shared/names.js';
+import { BadRequest, Conflict, ContentTooLarge, InternalError, NotFound, ServiceUnavailable, fieldPath, type FieldError, type FieldPlace } from '../shared/problem.js';
 import { emptyRoot, findNode, ROOT_NODE, type Node, type Rule, type Version } from './config.js';
 import { CONFIG_LIMITS, normalizeRule, transportBytes, versionProblems, type ConfigProblem } from './config-checks.js';
 import { newTreeId, storeCall } from './core.js';
@@ -87,10 +87,7 @@ export const parseNodePath = (raw: string): string[] => {
 };
 
 /** A new version label: the one label rule (no `~`, so no label looks like `label~2`). */
-const checkNewLabel = (label: string, field: string): void => {
-  const problem = versionLabelProblem(label);
-  if (problem) throw new BadRequest(`The request is invalid: ${field} ${problem}.`, [{ in: 'body', field, message: problem }]);
-};
+const checkNewLabel = (label: string, field: string): void => refuseBadNames('body', { [field]: label }, versionLabelProblem);
 
 // ---- reading ----
 
@@ -224,17 +221,28 @@ const touched = (summary: TreeSummary, at: string, versions: readonly string[] =
 
 /**
  * Throws the problem the checks found: 400 for malformed input first, then 409 for a clash
- * with stored state, then 413 for a limit. `field` places map to body fields by `rename`.
+ * with stored state, then 413 for a limit. Each problem's `field` is a place in the request body.
  */
-const throwProblems = (problems: readonly ConfigProblem[], rename: (field: string) => string = (f) => f): void => {
+const throwProblems = (problems: readonly ConfigProblem[]): void => {
   if (!problems.length) return;
   const pick = problems.filter((p) => p.kind === undefined).length ? problems.filter((p) => p.kind === undefined) : problems.filter((p) => p.kind === 'conflict').length ? problems.filter((p) => p.kind === 'conflict') : problems;
-  const errors: FieldError[] = pick.map((p) => ({ in: 'body', field: rename(p.field), message: p.message }));
+  const errors: FieldError[] = pick.map((p) => ({ in: 'body', field: p.field, message: p.message }));
   const detail = errors.map((e) => `${e.field || 'body'} ${e.message}`).join('; ');
   const kind = pick[0]?.kind;
   if (kind === 'conflict') throw new Conflict(`The change conflicts with the version: ${detail}.`, 'tree-conflict');
   if (kind === 'limit') throw new ContentTooLarge(`The change goes past a limit: ${detail}.`, errors);
   throw new BadRequest(`The request is invalid: ${detail}.`, errors);
+};
+
+/**
+ * The problems of a changed version that its stored form did not have: a write answers for
+ * what it changes, so a name or limit rule tightened after a version was stored never blocks
+ * the writes that would repair it (the stored form passed every rule of its day). What the
+ * write states itself (`own`) is always checked.
+ */
+const introduced = (after: readonly ConfigProblem[], before: Pick<VersionContent, 'root' | 'variables'>, own: (p: ConfigProblem) => boolean = () => false): ConfigProblem[] => {
+  const had = new Set(versionProblems(before.root, before.variables).map((p) => `${p.field}\n${p.message}`));
+  return after.filter((p) => own(p) || !had.has(`${p.field}\n${p.message}`));
 };
 
 /**
@@ -323,7 +331,7 @@ export const updateVersion = (deps: VersionDeps, treeId: string, address: string
     const old = await loadContent(deps.store, state, index);
     const variables = input.variables ?? old.variables;
     // A rule naming a variable the new set lacks is a fault of `variables`: say which rule.
-    throwProblems(versionProblems(old.root, variables).map((p) => (p.field.startsWith('variables') ? p : { ...p, field: 'variables', message: `leaves the rule at ${p.field} with a problem: it ${p.message}` })));
+    throwProblems(introduced(versionProblems(old.root, variables), old).map((p) => (p.field.startsWith('variables') ? p : { ...p, field: 'variables', message: `leaves the rule at ${p.field} with a problem: it ${p.message}` })));
     const content: VersionContent = { ...old, variables, lastUpdated: at, lastUpdatedBy: caller };
     const after = writeVersion(state, index, content, at, undefined, input.name);
     return { ...after, result: view({ ...state, summary: after.summary, contents: after.contents }, index, content) };
@@ -373,13 +381,13 @@ const replaceNode = (root: Node, path: readonly string[], node: Node | undefined
   return { ...root, children };
 };
 
-/** The place of the node at `path` in the problems of {@link versionProblems} (`root/children/2/`). */
-const placeOf = (root: Node, path: readonly string[]): string => {
-  let place = 'root/';
+/** The place of the node at `path` in the problems of {@link versionProblems} (`root.children.2`). */
+const placeOf = (root: Node, path: readonly string[]): FieldPlace => {
+  const place: (string | number)[] = ['root'];
   let node = root;
   for (const name of path.slice(1)) {
     const i = node.children.findIndex((c) => c.name === name);
-    place += `children/${i}/`;
+    place.push('children', i);
     node = node.children[i] as Node;
   }
   return place;
@@ -408,6 +416,8 @@ export const putNode = (
     const old = await loadContent(deps.store, state, index);
     if (path.length > 1 && !findNode(old.root, path.slice(0, -1))) throw new NotFound(`Version ${JSON.stringify(state.summary.versions[index])} has no node ${path.slice(0, -1).join('/')} to hold ${path.join('/')}.`);
     const existing = findNode(old.root, path);
+    // A new node's name is its path's last segment; a stored one keeps the name it has.
+    if (!existing) refuseBadNames('path', { nodePath: path.at(-1) }, pathNameProblem);
     const node: Node = {
       name: path.at(-1) as string,
       devices: [...(input.devices ?? existing?.devices ?? [])],
@@ -415,11 +425,29 @@ export const putNode = (
       children: existing?.children ?? [],
     };
     const root = replaceNode(old.root, path, node);
-    const place = placeOf(root, path);
-    throwProblems(versionProblems(root, old.variables), (f) => (f.startsWith(place) && !f.slice(place.length).startsWith('children/') ? f.slice(place.length) : f));
+    const place = `${fieldPath(...placeOf(root, path))}.`;
+    throwProblems(introduced(versionProblems(root, old.variables), old, (p) => ownField(p, place) !== undefined).map((p) => inNodeBody(p, place)));
     const content: VersionContent = { ...old, root, lastUpdated: at, lastUpdatedBy: caller };
     return writeVersion(state, index, content, at, { created: existing === undefined, node: nodeView(path, node) });
   });
+};
+
+/**
+ * A problem of the version after a node write, placed in the request body: the node's own
+ * fields as the body names them (`rules.0.id`); what the write caused elsewhere (a descendant
+ * that now repeats one of its rule ids, a limit of the whole version) on `rules` or on the
+ * whole body, its place in the version told in the message.
+ */
+const inNodeBody = (problem: ConfigProblem, place: string): ConfigProblem => {
+  const own = ownField(problem, place);
+  if (own !== undefined) return { ...problem, field: own };
+  return { ...problem, field: problem.field.startsWith(`${place}children.`) ? 'rules' : '', message: `leaves ${problem.field} of the version with a problem: it ${problem.message}` };
+};
+
+/** The field of a node's own problem as its request body names it (`rules…`, `devices…`); `undefined` for a problem elsewhere. */
+const ownField = (problem: ConfigProblem, place: string): string | undefined => {
+  const rest = problem.field.startsWith(place) ? problem.field.slice(place.length) : undefined;
+  return rest?.startsWith('rules') || rest?.startsWith('devices') ? rest : undefined;
 };
 
 /** Deletes a node and its subtree; `base` cannot be deleted (409). */
@@ -498,13 +526,14 @@ export interface ImportDeps extends VersionDeps {
  * taken. A refused or failed import leaves nothing behind (see `VersionStore.create`).
  */
 export const importTree = async (deps: ImportDeps, input: ImportInput, caller: Caller): Promise<TreeSummary> => {
+  refuseBadNames('body', { name: input.name, deviceType: input.deviceType, ...Object.fromEntries(input.versions.map((v, i) => [fieldPath('versions', i, 'name'), v.name])) });
   const problems: ConfigProblem[] = [];
   const versions = input.versions.map((v, i) => {
     const variables = { ...(v.variables ?? {}) };
     const root = normalizeNode(v.root);
     const labelProblem = versionLabelProblem(v.name);
-    if (labelProblem) problems.push({ field: `versions/${i}/name`, message: labelProblem });
-    problems.push(...versionProblems(root, variables, `versions/${i}/`));
+    if (labelProblem) problems.push({ field: fieldPath('versions', i, 'name'), message: labelProblem });
+    problems.push(...versionProblems(root, variables, ['versions', i]));
     return { name: v.name, variables, root };
   });
   throwProblems(problems);

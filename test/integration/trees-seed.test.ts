@@ -99,7 +99,7 @@ describe('seedTrees', () => {
     expect(report.rejected.map((r) => [r.index, r.reasons])).toEqual([
       [0, ['id is not 24 lowercase hexadecimal characters']],
       [1, ['created is not an ISO 8601 UTC timestamp with milliseconds']],
-      [2, ['versions[1] is not a string']],
+      [2, ['versions.1 is not a string']],
       [3, ['kind is not a tree summary field']],
       [4, ['is not an object']],
       [5, ['lastUpdated is not an ISO 8601 UTC timestamp with milliseconds']],

@@ -5,6 +5,7 @@ import { inheritedRules, type Node, type Rule } from '../../functions/trees/conf
 import { CONFIG_LIMITS } from '../../functions/trees/config-checks.js';
 import { seedTrees } from '../../functions/trees/seed.js';
 import { apiEvent, invoke } from '../support/events.js';
+import { misplacedFields } from '../support/fuzz.js';
 import { createTables } from '../support/tables.js';
 
 type Handler = Parameters<typeof invoke>[0];
@@ -215,7 +216,7 @@ describe('nodes', () => {
     await putNode(treeId, 'initial', 'base/wan', {});
     const repeated = await putNode(treeId, 'initial', 'base/wan/pe', { rules: [rule('ntp')] });
     expect(repeated.status).toBe(400);
-    expect(repeated.body.errors[0]).toMatchObject({ field: 'rules/0/id' });
+    expect(repeated.body.errors[0]).toMatchObject({ field: 'rules.0.id' });
     // A sibling subtree may reuse an id: no root-to-node path holds both.
     await putNode(treeId, 'initial', 'base/lan', { rules: [rule('x')] });
     expect((await putNode(treeId, 'initial', 'base/wan', { rules: [rule('x')] })).status).toBe(200);
@@ -262,7 +263,7 @@ describe('nodes', () => {
     const big = 'x'.repeat(CONFIG_LIMITS.ruleValueBytes);
     const tooBig = await putNode(treeId, 'initial', 'base', { rules: [rule('big', { value: big })] });
     expect(tooBig.status).toBe(413);
-    expect(tooBig.body).toMatchObject({ status: 413, errors: [{ field: 'rules/0/value' }] });
+    expect(tooBig.body).toMatchObject({ status: 413, errors: [{ field: 'rules.0.value' }] });
     const many = Array.from({ length: CONFIG_LIMITS.rulesPerNode + 1 }, (_, i) => rule(`r${i}`));
     expect((await putNode(treeId, 'initial', 'base', { rules: many })).status).toBe(400);
     const deep = ['base', ...Array.from({ length: CONFIG_LIMITS.nodeDepth }, (_, i) => `l${i}`)].join('/');
@@ -353,11 +354,58 @@ describe('export and import', () => {
     const base = { name: 'x-bad', deviceType: 'x' };
     const badRule = await importTree({ ...base, versions: [{ name: 'v', root: { name: 'base', rules: [rule('r', { value: '{{nope}}' })] } }] });
     expect(badRule.status).toBe(400);
-    expect(badRule.body.errors[0].field).toBe('versions/0/root/rules/0/value');
+    expect(badRule.body.errors[0].field).toBe('versions.0.root.rules.0.value');
     const twice = await importTree({ ...base, versions: [{ name: 'v', root: { name: 'base', devices: ['d'], children: [{ name: 'a', devices: ['d'] }] } }] });
     expect(twice.status).toBe(409);
     expect((await importTree({ ...base, versions: [] })).status).toBe(400);
     expect((await importTree({ ...base, versions: [{ name: 'v', root: { name: 'root' } }] })).status).toBe(400);
     expect((await exportTree('f'.repeat(24))).status).toBe(404);
+  });
+});
+
+describe('field errors of the tree checks', () => {
+  const fields = (res: { body: { errors?: { field: string; message: string }[] } }) => (res.body.errors ?? []).map((e) => e.field);
+  const placed = (res: { body: { errors?: { in: string; field: string; message: string }[] } }, body: unknown) =>
+    misplacedFields({ body, path: {}, query: {}, header: {} }, res.body.errors ?? []);
+
+  it('name every place of an import in the dotted notation, each one a place of the document', async () => {
+    const document = {
+      name: 'f-import',
+      deviceType: 'x',
+      versions: [
+        { name: 'v', root: { name: 'base' } },
+        {
+          name: 'w',
+          variables: { 'a.b': 'x' },
+          root: { name: 'base', devices: ['d1'], rules: [rule('r', { path: 'no-slash' })], children: [{ name: 'a', rules: [rule('x', { mode: 'exact' })] }, { name: 'a' }] },
+        },
+      ],
+    };
+    const res = await importTree(document);
+    expect(res.status).toBe(400);
+    expect(fields(res).sort()).toEqual(['versions.1.root.children.0.rules.0.value', 'versions.1.root.children.1.name', 'versions.1.root.rules.0.path']);
+    expect(placed(res, document)).toEqual([]);
+  });
+
+  it('place what a node write causes in a descendant on the body member that caused it', async () => {
+    const treeId = await newTree('f-node');
+    await putNode(treeId, 'initial', 'base/wan', {});
+    await putNode(treeId, 'initial', 'base/wan/pe', { rules: [rule('ntp')] });
+    const body = { rules: [rule('ntp')] };
+    const res = await putNode(treeId, 'initial', 'base/wan', body);
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([{ in: 'body', field: 'rules', message: expect.stringContaining('root.children.0.children.0.rules.0.id of the version') }]);
+    expect(placed(res, body)).toEqual([]);
+  });
+
+  it('place a variable change that breaks a rule on `variables`', async () => {
+    const treeId = await newTree('f-vars');
+    expect((await putVersion(treeId, 'initial', { variables: { ntp: '10.0.0.1' } })).status).toBe(200);
+    await putNode(treeId, 'initial', 'base', { rules: [rule('n', { value: '{{ntp}}' })] });
+    const body = { variables: {} };
+    const res = await putVersion(treeId, 'initial', body);
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([{ in: 'body', field: 'variables', message: expect.stringContaining('rule at root.rules.0.value') }]);
+    expect(placed(res, body)).toEqual([]);
   });
 });

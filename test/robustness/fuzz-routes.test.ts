@@ -17,7 +17,7 @@ import { liveRoute, liveRoutes, type LiveRoute } from '../../functions/shared/ro
 import { PROJECT_ROOT } from '../../infra/paths.js';
 import { freePort } from '../support/dynamodb-local.js';
 import { lambdaContext } from '../support/events.js';
-import { deepJson, fuzzEvent, fuzzInputArb } from '../support/fuzz.js';
+import { deepJson, fuzzEvent, fuzzInputArb, misplacedFields, requestParts, type FieldErrorMember, type RequestParts } from '../support/fuzz.js';
 import { CONFIG_PATH, headerOf, startRelayWorld, type RelayWorld } from '../support/robustness.js';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
@@ -34,7 +34,7 @@ const ALLOWED: Readonly<Record<string, readonly number[]>> = {
   getTree: [200, 400, 404, 415],
   listTrees: [200, 400, 415],
   createTree: [201, 400, 409, 415, 422],
-  putAdapter: [200, 201, 400, 415],
+  putAdapter: [200, 201, 400, 409, 415],
   getAdapter: [200, 400, 404, 415],
   createAdapter: [201, 400, 409, 415, 422],
   stopAdapter: [200, 400, 404, 415],
@@ -268,8 +268,11 @@ const safeDecode = (value: string | undefined): string | undefined => {
   }
 };
 
-/** The answer is one the route may give, and shaped as the API promises. */
-const expectWellFormed = (route: LiveRoute, result: APIGatewayProxyResult): void => {
+/**
+ * The answer is one the route may give, and shaped as the API promises: a problem's `errors`
+ * name places of the `request` in the one field notation.
+ */
+const expectWellFormed = (route: LiveRoute, result: APIGatewayProxyResult, request: RequestParts): void => {
   const status = result.statusCode;
   expect(ALLOWED[route.operationId], `${route.operationId} answered ${status}: ${result.body.slice(0, 300)}`).toContain(status);
   const contentType = headerOf(result, 'Content-Type');
@@ -278,6 +281,8 @@ const expectWellFormed = (route: LiveRoute, result: APIGatewayProxyResult): void
     const problem = JSON.parse(result.body) as Record<string, unknown>;
     expect(problem).toMatchObject({ status, type: expect.stringMatching(/^urn:netconfig:problem:/), title: expect.any(String), detail: expect.any(String) });
     expect(result.body).not.toMatch(/at .+\.(?:ts|js):\d+/);
+    const errors = (problem['errors'] ?? []) as FieldErrorMember[];
+    expect(misplacedFields(request, errors), `${route.operationId}: fields that name no place of the request: ${result.body.slice(0, 300)}`).toEqual([]);
   } else if (status !== 204) {
     expect(contentType).toMatch(/^application\/json/);
     JSON.parse(result.body);
@@ -338,8 +343,10 @@ describe.each(liveRoutes.map((route) => [route.operationId, route] as const))('%
           const fixture = RUNTIME_FIXTURES[operationId];
           if (fixture) fc.pre(!fixture.names.has(input.pathParameters?.[fixture.param] ?? ''));
           const sentBefore = world.nso.requests.length;
-          const result = await handler(fuzzEvent(route, input), lambdaContext(10_000));
-          expectWellFormed(route, result);
+          const event = fuzzEvent(route, input);
+          const request = requestParts(event);
+          const result = await handler(event, lambdaContext(10_000));
+          expectWellFormed(route, result, request);
           count(operationId, result.statusCode);
           if (operationId === 'relayRestAction' && result.statusCode >= 400) {
             expect(world.nso.requests.length, `sent for a refused request: ${result.body.slice(0, 200)}`).toBe(sentBefore);
@@ -380,9 +387,11 @@ describe('the relay with near-valid requests (one part arbitrary)', () => {
     await fc.assert(
       fc.asyncProperty(requestText, fc.constantFrom('lab', 'lab', 'lab', 'ghost', 'lab%20two', '%zz'), async (text, adapterId) => {
         const sentBefore = world.nso.requests.length;
-        const result = await handler(fuzzEvent(route, { pathParameters: { adapterId }, query: null, headers: {}, body: text, base64: false }), lambdaContext(10_000));
+        const event = fuzzEvent(route, { pathParameters: { adapterId }, query: null, headers: {}, body: text, base64: false });
+        const request = requestParts(event);
+        const result = await handler(event, lambdaContext(10_000));
         count('relayRestAction (near-valid)', result.statusCode);
-        expectWellFormed(route, result);
+        expectWellFormed(route, result, request);
         const sent = world.nso.requests.slice(sentBefore);
         if (result.statusCode === 200) {
           expect(sent).toHaveLength(1);
@@ -420,10 +429,13 @@ const onTheWire = (event: APIGatewayProxyEvent): APIGatewayProxyEvent => JSON.pa
 describe.each(liveRoutes.filter((r) => r.method === 'GET').map((route) => [route.operationId, route] as const))('%s with prototype member names', (operationId, route) => {
   it.each(PROTOTYPE_NAMES)('treats a header named %s as data, and refuses a query parameter of that name with 400', async (name) => {
     const handler = handlers.get(operationId)!;
-    const headers = await handler(onTheWire(fuzzEvent(route, { pathParameters: existing(route), query: null, headers: { [name]: 'x' }, body: undefined, base64: false })), lambdaContext(10_000));
-    expectWellFormed(route, headers);
-    const query = await handler(onTheWire(fuzzEvent(route, { pathParameters: existing(route), query: { [name]: 'x' }, headers: {}, body: undefined, base64: false })), lambdaContext(10_000));
-    expectWellFormed(route, query);
+    const withHeader = onTheWire(fuzzEvent(route, { pathParameters: existing(route), query: null, headers: { [name]: 'x' }, body: undefined, base64: false }));
+    const headerParts = requestParts(withHeader);
+    expectWellFormed(route, await handler(withHeader, lambdaContext(10_000)), headerParts);
+    const withQuery = onTheWire(fuzzEvent(route, { pathParameters: existing(route), query: { [name]: 'x' }, headers: {}, body: undefined, base64: false }));
+    const asSent = requestParts(withQuery);
+    const query = await handler(withQuery, lambdaContext(10_000));
+    expectWellFormed(route, query, asSent);
     expect(query.statusCode, query.body).toBe(400);
     expect(JSON.parse(query.body)).toMatchObject({ errors: [{ in: 'query', field: name, message: 'is not allowed' }] });
   });

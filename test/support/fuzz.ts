@@ -141,3 +141,54 @@ export const fuzzEvent = (route: LiveRoute, input: FuzzInput, authorizer = { pri
   event.isBase64Encoded = input.body !== undefined && input.base64;
   return event;
 };
+
+/** One member of a problem's `errors` list. */
+export interface FieldErrorMember {
+  readonly in: string;
+  readonly field: string;
+  readonly message: string;
+}
+
+/**
+ * True when `field` names a place of `value` in the API's one field notation: member names and
+ * array indexes joined by dots (`rules.0.path`), `''` for the value itself. The place exists, or
+ * its last step is a member the message says is required (a member cannot be named where it is
+ * missing otherwise). Member names may hold dots themselves: every split is tried.
+ */
+export const namesPlaceIn = (value: unknown, field: string, message: string): boolean => {
+  if (field === '') return true;
+  if (value === null || typeof value !== 'object') return false;
+  const keys = Array.isArray(value) ? value.map((_, i) => String(i)) : Object.keys(value);
+  for (const key of keys) {
+    if (field === key) return true;
+    if (field.startsWith(`${key}.`) && namesPlaceIn((value as Record<string, unknown>)[key], field.slice(key.length + 1), message)) return true;
+  }
+  return !Array.isArray(value) && message.startsWith('is required') && !field.includes('.');
+};
+
+/** What a request holds in each place a field error may point into (its `in`), the body parsed. */
+export type RequestParts = Readonly<Record<'body' | 'path' | 'query' | 'header', unknown>>;
+
+/** The {@link RequestParts} of an event; take them before a handler runs (it parses the body in place). */
+export const requestParts = (event: APIGatewayProxyEvent): RequestParts => {
+  let body: unknown;
+  try {
+    const text = event.body ?? '';
+    body = JSON.parse(event.isBase64Encoded ? Buffer.from(text, 'base64').toString('utf8') : text);
+  } catch {
+    body = undefined;
+  }
+  return { body, path: event.pathParameters ?? {}, query: event.queryStringParameters ?? {}, header: event.headers ?? {} };
+};
+
+/**
+ * The members of `errors` whose `field` does not name a place of the request (or whose `in` is
+ * no part of a request) in the one
+ * notation (see {@link namesPlaceIn}); empty when all do. Header names are compared without
+ * case, as HTTP does.
+ */
+export const misplacedFields = (parts: RequestParts, errors: readonly FieldErrorMember[]): FieldErrorMember[] =>
+  errors.filter((e) => {
+    if (e.in === 'header') return !e.message.startsWith('is required') && !Object.keys(parts.header as object).some((name) => name.toLowerCase() === e.field.toLowerCase());
+    return !(e.in in parts) || !namesPlaceIn(parts[e.in as keyof RequestParts], e.field, e.message);
+  });

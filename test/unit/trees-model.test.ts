@@ -56,7 +56,7 @@ describe('summaryProblems', () => {
     expect(summaryProblems(long, 'stored')).toEqual([]);
     expect(summaryProblems(long, 'input')).toEqual([
       `name is longer than ${TREE_LIMITS.name} characters`,
-      `versions[0] is longer than ${TREE_LIMITS.versionLabel} characters`,
+      `versions.0 is longer than ${TREE_LIMITS.versionLabel} characters`,
       'pk is not a tree summary field',
     ]);
   });

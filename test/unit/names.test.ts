@@ -1,0 +1,81 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { caseTwin, nameProblem, pathNameProblem, type NamePage } from '../../functions/shared/names.js';
+
+/** Characters a name may not hold: controls (Cc), formats (Cf: zero-width, bidirectional), separators but the space. */
+const INVISIBLE = ['\u0000', '\t', '\n', '\r', '\u001f', '\u007f', '\u0085', '\u00ad', '\u061c', '\u180e', '\u200b', '\u200c', '\u200d', '\u200e', '\u200f', '\u202a', '\u202e', '\u2060', '\u2066', '\u2069', '\ufeff', '\u2028', '\u2029', '\u00a0', '\u2003', '\u3000'];
+/** Visible characters, some with a canonical decomposition (so their NFD form differs). */
+const VISIBLE = [...'aZ09-_.:/#()@', 'é', 'ü', 'Å', 'ß', 'ñ', '中', '文', 'ж', 'ا', '😀', 'ﬁ'];
+
+const cleanName = fc
+  .array(fc.constantFrom(...VISIBLE, ' '), { minLength: 1, maxLength: 40 })
+  .map((chars) => chars.join('').trim().normalize('NFC'))
+  .filter((name) => name !== '');
+
+describe('the rule for every stored name', () => {
+  it('accepts clean names', () => {
+    fc.assert(
+      fc.property(cleanName, (name) => {
+        expect(nameProblem(name), JSON.stringify(name)).toBeUndefined();
+      }),
+    );
+  });
+
+  it('refuses an invisible or control character anywhere, naming it, and accepts the name without it', () => {
+    fc.assert(
+      fc.property(cleanName, fc.constantFrom(...INVISIBLE), fc.nat(), (name, char, at) => {
+        const i = at % (name.length + 1);
+        const bad = `${name.slice(0, i)}${char}${name.slice(i)}`;
+        expect(nameProblem(bad), JSON.stringify(bad)).toBeDefined();
+        expect(nameProblem(name)).toBeUndefined();
+      }),
+    );
+  });
+
+  it('refuses whitespace at either end, and a blank or empty name', () => {
+    fc.assert(
+      fc.property(cleanName, fc.constantFrom(' ', '  ', '\u00a0', '\t'), fc.boolean(), (name, space, start) => {
+        expect(nameProblem(start ? `${space}${name}` : `${name}${space}`)).toBeDefined();
+      }),
+    );
+    expect(nameProblem('')).toBe('is empty');
+    expect(nameProblem('   ')).toBe('is blank');
+  });
+
+  it('refuses a name not in NFC and accepts its composed form', () => {
+    fc.assert(
+      fc.property(cleanName, fc.constantFrom('é', 'ü', 'Å', 'ñ'), (name, accented) => {
+        const composed = `${name}${accented}`;
+        expect(nameProblem(composed)).toBeUndefined();
+        expect(nameProblem(composed.normalize('NFD'))).toMatch(/NFC/);
+      }),
+    );
+  });
+
+  it('names the refused character by its code point', () => {
+    expect(nameProblem('core\u200brouter')).toContain('U+200B');
+    expect(nameProblem('admin\u202etxt')).toContain('U+202E');
+  });
+});
+
+describe('path names (adapters, nodes, version labels)', () => {
+  it('accept letters, digits, inner spaces, "-", "_", "." and refuse edge spaces, other characters and dot steps', () => {
+    for (const name of ['lab', 'nso lab', 'a.b_c-d', 'x'.repeat(128)]) expect(pathNameProblem(name), name).toBeUndefined();
+    for (const name of [' lab', 'lab ', ' ', '', '.', '..', 'lab\u200b', 'läb', 'a/b', 'x'.repeat(129)]) expect(pathNameProblem(name), name).toBeDefined();
+  });
+});
+
+describe('caseTwin', () => {
+  const pager = (names: string[], size: number) => async (after?: string): Promise<NamePage> => {
+    const rest = names.filter((n) => after === undefined || n > after).sort();
+    return { items: rest.slice(0, size).map((name) => ({ name })), more: rest.length > size };
+  };
+
+  it('finds a stored name that differs only by case on any page, and never the name itself', async () => {
+    const names = ['alpha', 'beta', 'DEFAULT', 'gamma', 'zeta'];
+    expect(await caseTwin('default', pager(names, 2))).toBe('DEFAULT');
+    expect(await caseTwin('Zeta', pager(names, 1))).toBe('zeta');
+    expect(await caseTwin('DEFAULT', pager(names, 2))).toBeUndefined();
+    expect(await caseTwin('delta', pager(names, 2))).toBeUndefined();
+  });
+});
