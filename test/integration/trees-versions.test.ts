@@ -333,7 +333,7 @@ describe('export and import', () => {
     const nested = (depth: number): unknown => JSON.parse(`${'['.repeat(depth)}${']'.repeat(depth)}`);
     const over = await putNode(treeId, 'initial', deepest, { rules: [rule('deep', { mode: 'exact', value: nested(CONFIG_LIMITS.ruleValueDepth + 1) as never })] });
     expect(over.status).toBe(400);
-    expect(over.body.errors).toEqual([expect.objectContaining({ field: 'rules/0/value', message: `nests deeper than ${CONFIG_LIMITS.ruleValueDepth} levels` })]);
+    expect(over.body.errors).toEqual([expect.objectContaining({ field: 'rules.0.value', message: `nests deeper than ${CONFIG_LIMITS.ruleValueDepth} levels` })]);
     expect((await putNode(treeId, 'initial', deepest, { rules: [rule('deep', { mode: 'exact', value: nested(CONFIG_LIMITS.ruleValueDepth) as never })] })).status).toBe(200);
     const exported = await exportTree(treeId);
     expect(exported.status).toBe(200);
