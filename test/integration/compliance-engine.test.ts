@@ -454,7 +454,7 @@ describe('a compliance batch on the durable engine', () => {
     ['a RangeError', () => new RangeError('Maximum call stack size exceeded')],
     ['a TypeError', () => new TypeError("Cannot read properties of undefined (reading 'x')")],
     ['something that is not an Error', () => 'thrown text'],
-  ])('grades a device whose check throws %s (evaluating, or fetching) error, once, and checks the others', async (_name, thrown) => {
+  ])('grades a device whose check throws %s (evaluating, or on the answer of NSO) error, once, and checks the others', async (_name, thrown) => {
     const throwing = (name: string) => (config: unknown) => (config as Record<string, unknown>)['tailf-ned-cisco-ios:hostname'] === name;
     const deps: EngineDeps = {
       ...engineDeps,
