@@ -4,11 +4,12 @@
  * rules its node inherits, grade it. A device NSO does not know, whose configuration cannot
  * be fetched or used (nested too deep, or any failure on the answer or in its evaluation),
  * gets a report with grade `error` and the reason, and a log line says why; it never stops the
- * batch. Only failures that are no fact about the device (secrets store or database down) fail
- * the chunk, which the engine retries.
+ * batch. Only failures that are no fact about the device (secrets store or database down, any
+ * failure before the orchestrator answered) fail the chunk, which the engine retries.
  */
 import { logger } from '../shared/logger.js';
 import { HttpProblem } from '../shared/problem.js';
+import { transientReason } from '../shared/transient.js';
 import { AnswerTooDeep, type RestActionResult } from '../relay/core.js';
 import type { RuleResult } from '../trees/rules.js';
 import { backoffMs, type FetchGate } from './gate.js';
@@ -51,8 +52,9 @@ export const MAX_ISSUE_BYTES = 300_000;
 
 /** The RESTCONF path of a device's configuration, or `undefined` when the name cannot be put in one. */
 export const configPath = (device: string): string | undefined => {
-  // The relay refuses encoded "/", "." "%" and control characters (traversal), so does this.
-  if (/[/%\\\x00-\x1f\x7f]/.test(device) || device === '.' || device === '..') return undefined;
+  // The relay refuses encoded "/", "." "%" and control characters (traversal), so does this. A
+  // lone surrogate has no UTF-8 form, so no percent-encoding (encodeURIComponent would throw).
+  if (/[/%\\\x00-\x1f\x7f]/.test(device) || device === '.' || device === '..' || /\p{Cs}/u.test(device)) return undefined;
   return `/restconf/data/tailf-ncs:devices/device=${encodeURIComponent(device).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}/config`;
 };
 
@@ -69,13 +71,16 @@ interface DeviceFailure {
 type Sent = { readonly results: RestActionResult[] } | { readonly error: unknown };
 
 /**
- * Why a failed fetch is a fact about the device, as a failure kind; undefined when it is not (a
- * 5xx of our own before anything was sent: secrets store or database down, 500 damaged adapter),
- * which fails the chunk for the engine to retry.
+ * Why a failed fetch is a fact about the device, as a failure kind; undefined when it is not,
+ * which fails the chunk for the engine to retry: a 5xx of our own before anything was sent
+ * (secrets store or database down, 500 damaged adapter), and any error that is not a problem.
+ * The relay turns every failure once the orchestrator has answered into a problem marked
+ * {@link HttpProblem.outcomeUnknown}; what it lets through unchanged (an adapter read that
+ * DynamoDB throttled, timed out or refused) happened before the orchestrator answered, and says
+ * nothing about the device.
  */
 const fetchFailureKind = (error: unknown): string | undefined => {
-  // Not a problem at all: a fault of ours on this device's answer, the same on every retry.
-  if (!(error instanceof HttpProblem)) return 'internal';
+  if (!(error instanceof HttpProblem)) return undefined;
   if (error instanceof AnswerTooDeep) return 'too-deep';
   if (error.status === 504) return 'timeout';
   if (error.status === 502) return 'unreachable';
@@ -87,10 +92,25 @@ const fetchFailureKind = (error: unknown): string | undefined => {
 };
 
 /** A fetch that failed with `error` (of kind {@link fetchFailureKind}), as the report and the log tell it. */
-const fetchFailure = (error: unknown, kind: string): DeviceFailure =>
-  error instanceof HttpProblem && kind !== 'unusable-answer'
-    ? { kind, reason: error.detail }
-    : { kind, reason: 'The configuration could not be read from the answer (an internal error, logged with the batch and device).', fault: error };
+const fetchFailure = (error: HttpProblem, kind: string): DeviceFailure =>
+  kind === 'unusable-answer'
+    ? { kind, reason: 'The orchestrator answered, and its answer could not be used (an internal error, logged with the batch and device).', fault: error }
+    : { kind, reason: error.detail };
+
+/**
+ * Logs a failed fetch that is no fact about the device, before the chunk fails with it: kind
+ * `before-answer`, and whether a retry may help (`transient`: why) or the fault is ours for good.
+ */
+const logChunkFailure = (device: string, target: CheckTarget, error: unknown): void => {
+  const transient = transientReason(error);
+  logger.error('compliance fetch failed before the orchestrator answered; the chunk fails', {
+    batchId: target.batchId,
+    device,
+    kind: 'before-answer',
+    ...(transient ? { transient } : { permanent: true }),
+    error,
+  });
+};
 
 const fetchConfig = async (device: string, target: CheckTarget, deps: CheckDeps): Promise<Fetched> => {
   const path = configPath(device);
@@ -100,8 +120,11 @@ const fetchConfig = async (device: string, target: CheckTarget, deps: CheckDeps)
     const sent: Sent = await deps.gate.run(() => deps.relayGet(target.adapterId, path).then((results) => ({ results }), (error: unknown) => ({ error })));
     if ('error' in sent) {
       const kind = fetchFailureKind(sent.error);
-      if (kind === undefined) throw sent.error;
-      return fetchFailure(sent.error, kind);
+      if (kind === undefined) {
+        logChunkFailure(device, target, sent.error);
+        throw sent.error;
+      }
+      return fetchFailure(sent.error as HttpProblem, kind);
     }
     const { results } = sent;
     const status = Number(results[0]?.result);

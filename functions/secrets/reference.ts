@@ -41,14 +41,36 @@ export const isEncValue = (value: string): boolean => value.trimStart().startsWi
 
 /**
  * A value that looks like a reference: `$vault` in any case after optional leading whitespace
- * (`$vault_…`, `$Vault_…`, ` $VAULT-…`). Such a value is never taken for a literal password: it is
- * checked as a reference, and refused unless it is one, so a mistyped reference cannot end up
- * stored (and sent to the orchestrator) as the password itself.
+ * (`$vault_…`, `$Vault_…`, ` $VAULT-…`), in whichever form it could be read as one ({@link
+ * readableForms}). Such a value is never taken for a literal password: it is checked as a
+ * reference, and refused unless it is one, so a mistyped reference cannot end up stored (and
+ * sent to the orchestrator) as the password itself.
  */
 const LOOKS_LIKE_REFERENCE = /^\s*\$vault/i;
 
+/** Characters that print as nothing: format (zero-width, bidirectional) and default-ignorable. */
+const INVISIBLE = /[\p{Cf}\p{Default_Ignorable_Code_Point}]/gu;
+
+/** `value` percent-decoded once; only its ASCII escapes when the whole does not decode as UTF-8. */
+const percentDecoded = (value: string): string => {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value.replace(/%([0-7][0-9A-Fa-f])/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+  }
+};
+
+/** As a reader could take `value`: compatibility-normalized (fullwidth `＄ＶＡＵＬＴ`), invisible characters left out. */
+const asRead = (value: string): string => value.normalize('NFKC').replace(INVISIBLE, '');
+
+/** The forms of `value` that could be read as a reference: as it is read, and percent-decoded once (`%24VAULT_`, `％24vault`). */
+const readableForms = (value: string): readonly string[] => {
+  const read = asRead(value);
+  return [read, asRead(percentDecoded(read))];
+};
+
 /** True when a value is meant as a reference (it may still be malformed: see {@link parseReference}). */
-export const isVaultReference = (value: string): boolean => LOOKS_LIKE_REFERENCE.test(value);
+export const isVaultReference = (value: string): boolean => readableForms(value).some((form) => LOOKS_LIKE_REFERENCE.test(form));
 
 /** Why a path is not a valid secret path, or undefined when it is. */
 export const pathProblem = (path: string): string | undefined => {

@@ -2,22 +2,34 @@
  * The one rule for every name the service stores (tree names and device types, version labels,
  * node names, device names, adapter names, profile ids): a name is refused, never rewritten,
  * since it is an identifier that URLs, exports and the orchestrator repeat verbatim. Refused:
- * an empty name, whitespace at either end, any control (Cc) or format (Cf: zero-width,
- * bidirectional) character, any whitespace but the plain space (line and paragraph separators,
- * no-break and other spaces), and a name not in Unicode Normalization Form C. So two names that
- * look the same are the same string. Each kind of name may narrow its characters further
- * ({@link isPathName}); identifiers compared without case say so where they are stored.
+ * an empty name, whitespace at either end, and any character that is invisible or has no
+ * meaning of its own: control (Cc), format (Cf: zero-width, bidirectional), surrogate (Cs: a
+ * lone half of a pair, which has no UTF-8 form), private use (Co), unassigned (Cn, by the
+ * runtime's Unicode version), non-characters (U+FDD0..U+FDEF, U+xxFFFE/F), any
+ * Default_Ignorable_Code_Point (combining grapheme joiner, variation selectors, Hangul fillers,
+ * Khmer inherent vowels…), the Braille blank U+2800 (a symbol, but it prints as nothing), and
+ * any whitespace but the plain space (line and paragraph separators, no-break and other
+ * spaces); also a name not in Unicode Normalization Form C. So two names that look the same
+ * are the same string. Each kind of name may narrow its characters further ({@link
+ * isPathName}); identifiers compared without case say so where they are stored.
  */
 import { BadRequest, type FieldError } from './problem.js';
 
-/** The character rule of a name as JSON Schema pattern source (Ajv compiles with `u`); `extra` are more refused characters, as class content. */
+/** The refused characters but whitespace, as character class content (`u` flag). */
+const REFUSED_CLASS = '\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800';
+
+/**
+ * The character rule of a name as JSON Schema pattern source (Ajv compiles it with `u`, as
+ * `nameProblem` does: the same engine reads the same properties); `extra` are more refused
+ * characters, as class content.
+ */
 export const namePatternSource = (extra = ''): string => {
-  const char = `[^\\s\\p{Cc}\\p{Cf}${extra}]`;
+  const char = `[^\\s${REFUSED_CLASS}${extra}]`;
   return `^${char}(?:(?:${char}| )*${char})?$`;
 };
 
 const NAME = new RegExp(namePatternSource(), 'u');
-const REFUSED_CHAR = /[\p{Cc}\p{Cf}]|(?! )\s/u;
+const REFUSED_CHAR = new RegExp(`[${REFUSED_CLASS}]|(?! )\\s`, 'u');
 
 const codePoint = (c: string): string => `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
 
@@ -27,7 +39,7 @@ export const nameProblem = (name: string): string | undefined => {
   if (name === '') return 'is empty';
   if (name.trim() === '') return 'is blank';
   const refused = REFUSED_CHAR.exec(name.trim());
-  if (refused) return `holds the character ${codePoint(refused[0])}: names may hold no control, format (zero-width, bidirectional) or whitespace character but the space`;
+  if (refused) return `holds the character ${codePoint(refused[0])}: names may hold no control, format (zero-width, bidirectional), private-use, unassigned, non-character, surrogate, ignorable or invisible character, and no whitespace but the space`;
   return 'has whitespace at its start or end';
 };
 

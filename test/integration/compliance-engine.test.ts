@@ -6,6 +6,8 @@
  * runner resumes by replaying the checkpoint log.
  */
 import { withDurableExecution } from '@aws/durable-execution-sdk-js';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -38,6 +40,8 @@ let handler: ReturnType<typeof withDurableExecution>;
 // The engine and its gates from the same module graph as `engineDeps` (loaded after the environment is set): one HttpProblem class, one set of gates.
 let engine: typeof import('../../functions/compliance/engine.js');
 let gates: typeof import('../../functions/compliance/gate.js');
+let problems: typeof import('../../functions/shared/problem.js');
+let adaptersTable: string;
 let LocalDurableTestRunner: DurableTesting['LocalDurableTestRunner'];
 
 /** Base holds the fleet's rules and the first half; `base/core` adds one rule and holds the rest and two names NSO does not know. */
@@ -109,6 +113,7 @@ const expectedGrades = () => {
 
 beforeAll(async () => {
   const tables = await createTables();
+  adaptersTable = tables['adapters']!;
   dir = await mkdtemp(path.join(tmpdir(), 'compliance-'));
   sim = await startNsoSimulator({ credentials: { username: 'admin', password: PASSWORD }, fleet: { devices: DEVICES, slowEvery: 10, slowMs: 30 } });
   const secretsFile = path.join(dir, 'secrets.json');
@@ -126,6 +131,7 @@ beforeAll(async () => {
   engineDeps = { ...batch.engineDeps, retryDelaySeconds: 1 };
   engine = await import('../../functions/compliance/engine.js');
   gates = await import('../../functions/compliance/gate.js');
+  problems = await import('../../functions/shared/problem.js');
   handler = withDurableExecution(async (event: BatchEvent, context) => engine.runBatch(event, context, engineDeps));
   ({ LocalDurableTestRunner } = await loadDurableTesting());
   await LocalDurableTestRunner.setupTestEnvironment({ skipTime: false });
@@ -420,7 +426,14 @@ describe('a compliance batch on the durable engine', () => {
       status = (await run(batchId, deps)).getStatus();
     });
     const reports = new Map((await allReports(batchId)).map((r) => [r.device, r]));
-    return { batchId, status, reports, logged: logged.entries().filter((e) => e['message'] === 'compliance device not graded') };
+    const entries = logged.entries();
+    return {
+      batchId,
+      status,
+      reports,
+      logged: entries.filter((e) => e['message'] === 'compliance device not graded'),
+      chunkFailures: entries.filter((e) => String(e['message']).startsWith('compliance fetch failed before the orchestrator answered')),
+    };
   };
 
   it('grades a device whose configuration nests 100,000 levels error with the reason, once, and checks the others', async () => {
@@ -441,7 +454,7 @@ describe('a compliance batch on the durable engine', () => {
     ['a RangeError', () => new RangeError('Maximum call stack size exceeded')],
     ['a TypeError', () => new TypeError("Cannot read properties of undefined (reading 'x')")],
     ['something that is not an Error', () => 'thrown text'],
-  ])('grades a device whose check throws %s (evaluating, or fetching) error, once, and checks the others', async (_name, thrown) => {
+  ])('grades a device whose check throws %s (evaluating, or on the answer of NSO) error, once, and checks the others', async (_name, thrown) => {
     const throwing = (name: string) => (config: unknown) => (config as Record<string, unknown>)['tailf-ned-cisco-ios:hostname'] === name;
     const deps: EngineDeps = {
       ...engineDeps,
@@ -453,7 +466,8 @@ describe('a compliance batch on the durable engine', () => {
         const get = engineDeps.relayGet(remaining);
         return async (adapter, path) => {
           const results = await get(adapter, path);
-          if (path.includes(fleetName(6))) throw thrown();
+          // As the relay reports any failure once the orchestrator has answered.
+          if (path.includes(fleetName(6))) throw new problems.InternalError('the relay failed on the answer', { error: thrown() }).afterSending();
           return results;
         };
       },
@@ -462,15 +476,54 @@ describe('a compliance batch on the durable engine', () => {
     expect(status).toBe('SUCCEEDED');
     expect(await store.getBatch(batchId)).toMatchObject({ status: 'completed', total: 6, done: 6, grades: { pass: 3, review: 1, fail: 0, error: 2 } });
     expect(reports.get(fleetName(2))).toMatchObject({ grade: 'error', reason: expect.stringMatching(/could not be evaluated/) });
-    expect(reports.get(fleetName(6))).toMatchObject({ grade: 'error', reason: expect.stringMatching(/could not be read from the answer/) });
+    expect(reports.get(fleetName(6))).toMatchObject({ grade: 'error', reason: expect.stringMatching(/^The orchestrator answered, and its answer could not be used/) });
     // The cause is logged, never reported.
     expect(JSON.stringify([...reports.values()])).not.toContain(String(thrown()).slice(0, 20));
     expect(fetchesPerDevice().get(fleetName(2))).toBe(1);
     expect(fetchesPerDevice().get(fleetName(6))).toBe(1);
     expect(logged.map((e) => [e['level'], e['device'], e['kind']]).sort()).toEqual([
       ['error', fleetName(2), 'evaluation'],
-      ['error', fleetName(6), 'internal'],
+      ['error', fleetName(6), 'unusable-answer'],
     ]);
+  });
+
+  /**
+   * The relay's `relayGet` whose adapter read goes, for the fetches `broken` picks, to a DynamoDB
+   * that fails: the relay reads the adapter first, so nothing reaches NSO.
+   */
+  const adapterReadFailing = (db: DynamoDBDocumentClient, table: string, broken: (path: string) => boolean): EngineDeps['relayGet'] => {
+    const failing = createAdapterStore(db, table);
+    return (remaining) => {
+      const get = engineDeps.relayGet(remaining);
+      return async (adapter, path) => {
+        if (broken(path)) await failing.get(adapter);
+        return get(adapter, path);
+      };
+    };
+  };
+  const closedPort = () => DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: 'http://127.0.0.1:1', maxAttempts: 1 }));
+
+  it('retries the chunk when DynamoDB cannot be reached for the adapter before a fetch is sent: every device graded, none error', async () => {
+    let failures = 0;
+    const relayGet = adapterReadFailing(closedPort(), adaptersTable, (path) => path.includes(fleetName(3)) && failures++ === 0);
+    const { batchId, status, reports, logged } = await runSix({ ...engineDeps, relayGet });
+    expect(status).toBe('SUCCEEDED');
+    expect(failures).toBe(2);
+    expect(await store.getBatch(batchId)).toMatchObject({ status: 'completed', total: 6, done: 6, grades: { pass: 5, review: 1, fail: 0, error: 0 } });
+    expect(reports.get(fleetName(3))).toMatchObject({ grade: 'pass' });
+    expect(logged).toEqual([]);
+  });
+
+  it('fails the batch, grading no device error, when the adapter read fails for good before anything is sent', async () => {
+    const relayGet = adapterReadFailing(documentClient, `${adaptersTable}-missing`, (path) => path.includes(fleetName(3)));
+    const { batchId, status, reports, logged, chunkFailures } = await runSix({ ...engineDeps, relayGet, chunkAttempts: 2 });
+    expect(status).toBe('SUCCEEDED');
+    const batch = (await store.getBatch(batchId))!;
+    expect(batch.status).toBe('failed');
+    expect([...reports.values()].filter((r) => r.grade === 'error')).toEqual([]);
+    expect(logged).toEqual([]);
+    expect(chunkFailures.length).toBeGreaterThanOrEqual(2);
+    expect(chunkFailures.every((e) => e['kind'] === 'before-answer' && e['permanent'] === true && e['device'] === fleetName(3))).toBe(true);
   });
 
   it('refuses devices the version does not assign, and unknown trees, versions and adapters', async () => {

@@ -446,11 +446,17 @@ describe('putAdapter: what each refusal says', () => {
     const variant = fc
       .tuple(fc.constantFrom('', ' ', '\t', '  '), caseOf, fc.constantFrom('_', '-', ':', '', ' _'), fc.stringMatching(/^[a-z0-9/#]{0,12}$/))
       .filter(([space, word, sep]) => space !== '' || word !== 'VAULT' || sep !== '_');
+    // Forms a reader could take for it: invisible characters before or inside, fullwidth
+    // letters and sign, the sign percent-encoded (also as UTF-8 of the fullwidth sign).
+    const invisible = fc.constantFrom('', '\u200b', '\u2060', '\ufeff', '\u200e', '\u034f', '\u00ad', '\u180e');
+    const dollar = fc.constantFrom('$', '\uff04', '\ufe69', '%24', '\uff0524', '%EF%BC%84');
+    const fullwidth = (text: string, wide: boolean) => (wide ? [...text].map((c) => String.fromCodePoint(c.codePointAt(0)! + 0xfee0)).join('') : text);
     await fc.assert(
-      fc.asyncProperty(variant, async ([space, word, sep, rest]) => {
+      fc.asyncProperty(variant, invisible, invisible, dollar, fc.boolean(), async ([space, word, sep, rest], before1, inside, sign, wide) => {
         const { deps, items, calls } = await setUp(['team']);
         const before = { ...items.get('lab')! };
-        const body = await problemOf(putAdapter(deps, 'lab', input(`${space}$${word}${sep}${rest}`)));
+        const value = `${before1}${space}${sign}${inside}${fullwidth(word, wide)}${sep}${rest}`;
+        const body = await problemOf(putAdapter(deps, 'lab', input(value)));
         expect(body.errors).toEqual([{ in: 'body', field: 'auth.password', message: expect.stringMatching(/^is not a valid \$VAULT_ reference: a reference starts with \$VAULT_ exactly .+ \(form: "\$VAULT_<path>#<key>"\)$/) }]);
         expect(calls.filter((c) => c.startsWith('write'))).toEqual([]);
         expect(items.get('lab')).toEqual(before);

@@ -1,5 +1,7 @@
 /** Grading as docs/compliance.md states it, the per-adapter gate's cap and pause, and how a batch is cut into chunks. */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { InternalError, ServiceUnavailable } from '../../functions/shared/problem.js';
 import { AdapterGate, backoffMs } from '../../functions/compliance/gate.js';
 import { gradeOf, ruleTotals, score } from '../../functions/compliance/grading.js';
 import { checkDevice, configPath, isoTimestamp, MAX_ISSUE_BYTES } from '../../functions/compliance/check.js';
@@ -180,7 +182,56 @@ describe('configPath', () => {
   it('puts a device name in the RESTCONF path, encoded, and refuses names the relay would refuse', () => {
     expect(configPath('edge 1')).toBe('/restconf/data/tailf-ncs:devices/device=edge%201/config');
     expect(configPath("pe(1)'")).toBe('/restconf/data/tailf-ncs:devices/device=pe%281%29%27/config');
-    for (const bad of ['a/b', 'a%2e', '..', 'a\\b', 'x\ny']) expect(configPath(bad)).toBeUndefined();
+    for (const bad of ['a/b', 'a%2e', '..', 'a\\b', 'x\ny', 'core\ud800', '\udc00edge', 'a\udfff\ud800b']) expect(configPath(bad)).toBeUndefined();
+  });
+
+  it('never throws: any string is a path or undefined (lone surrogates included)', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 30 }), (name) => {
+        const path = configPath(name);
+        if (path !== undefined) expect(decodeURIComponent(path.slice(path.indexOf('=') + 1, -'/config'.length))).toBe(name);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe('a device check that fails', () => {
+  const target = { batchId: 'a'.repeat(24), treeId: 'b'.repeat(24), version: 'v1', adapterId: 'lab', plan: { variables: {}, nodes: ['base'], rulesByNode: {} } };
+  const check = (device: string, relayGet: () => Promise<never>) => {
+    let fetched = 0;
+    const report = checkDevice({ device, node: 'base' }, target, {
+      relayGet: () => {
+        fetched++;
+        return relayGet();
+      },
+      evaluate: () => [],
+      gate: { run: (fetch) => fetch(), pause: () => undefined },
+      now: () => new Date('2026-11-25T10:00:00.000Z'),
+    });
+    return { report, fetched: () => fetched };
+  };
+
+  it('grades a name with a lone surrogate error (unaddressable) without fetching', async () => {
+    const { report, fetched } = check('core\ud800', () => Promise.reject(new Error('never sent')));
+    await expect(report).resolves.toMatchObject({ grade: 'error', reason: expect.stringMatching(/cannot be addressed/) });
+    expect(fetched()).toBe(0);
+  });
+
+  it.each([
+    ['a throttled adapter read', Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), { name: 'ThrottlingException' })],
+    ['a refused connection', Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' })],
+    ['a table that does not exist', Object.assign(new Error('Cannot do operations on a non-existent table'), { name: 'ResourceNotFoundException' })],
+    ['a TypeError of ours', new TypeError('x is undefined')],
+    ['the secrets store down (503)', new ServiceUnavailable('The secrets store is unavailable.')],
+  ])('fails the check (for the chunk to be retried) on %s before the orchestrator answered', async (_name, error) => {
+    const { report } = check('edge-1', () => Promise.reject(error));
+    await expect(report).rejects.toBe(error);
+  });
+
+  it('grades error, saying the orchestrator answered, on a failure of the relay after the answer', async () => {
+    const { report } = check('edge-1', () => Promise.reject(new InternalError('the relay failed on the answer', {}).afterSending()));
+    await expect(report).resolves.toMatchObject({ grade: 'error', reason: expect.stringMatching(/^The orchestrator answered, and its answer could not be used/) });
   });
 });
 

@@ -122,6 +122,16 @@ describe('the paths an adapter may name, and the ones the service manages', () =
   it('takes anything that starts like a reference, in any case, for one (to be checked, never stored as a password)', () => {
     for (const value of ['$VAULT_a', '$VAULT_', ' $VAULT_a', '\t$vault_a', '$Vault_a', '$vAuLt-a', '$VAULTa', '$vault']) expect(isVaultReference(value), value).toBe(true);
     for (const value of ['x$VAULT_a', 'VAULT_a', '$vaul', 'hunter2', '$ENCabc']) expect(isVaultReference(value), value).toBe(false);
+    // As a reader could take it: invisible characters left out, fullwidth forms, percent-decoded once.
+    for (const value of ['\u200b$vault_x', '$\u200dVAULT_x', '\uff04\uff36\uff21\uff35\uff2c\uff34_x', '\ufe69vault_x', '%24VAULT_x', '%24vault', '\uff0524VAULT_x', '%EF%BC%84VAULT_x', '%e2%80%8b%24vault_x', '%24VAULT_x%ff'])
+      expect(isVaultReference(value), value).toBe(true);
+    // Passwords that hold such characters but do not read as a reference (escapes that do not decode as UTF-8 among them).
+    for (const value of ['pa\u200bss$vault', 'x%24VAULT_a', '%2524VAULT_x', '100%\uff04vault', '%E0%A4%A$vault', '%ff%24VAULT_x'])
+      expect(isVaultReference(value), value).toBe(false);
+  });
+
+  it('never throws, whatever the value', () => {
+    fc.assert(fc.property(fc.string({ unit: 'binary' }), (value) => void isVaultReference(value)));
     // Only the exact prefix parses.
     expect(typeof parseReference(' $VAULT_a')).toBe('string');
     expect(typeof parseReference('$vault_a')).toBe('string');
