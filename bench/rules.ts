@@ -6,6 +6,8 @@
  *
  * - `keyed`: list entries with a unique `name` (a YANG list key), expected entries naming it;
  * - `leaf-list`: a list of numbers, expected numbers at its end;
+ * - `deep`: entries alike but for one leaf four levels down, as NSO lists interfaces
+ *   (`ip/address/primary/address`), expected entries naming only that leaf;
  * - `pairs`: entries made of two small members and no unique one, so no expected entry has
  *   a value few entries share (the evaluator's slowest case: see docs/compliance.md).
  *
@@ -40,7 +42,18 @@ type Entry = (i: number) => JsonValue;
 const WORKLOADS: Record<string, Entry> = {
   keyed: (i) => ({ name: `GigabitEthernet0/${i}`, description: 'access port', 'switchport-mode': 'access', vlan: i % 4094 }),
   'leaf-list': (i) => i,
+  deep: (i) => ({ ip: { address: { primary: { address: `10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`, mask: '255.255.255.0' } } }, mode: 'access' }),
   pairs: (i) => ({ a: i % 97, b: (i * 7) % 89 }),
+};
+
+type Interface = { ip: { address: { primary: { address: string } } } };
+
+/** What a rule expects of an entry of each workload: the whole entry unless said here. */
+const EXPECTED: Record<string, (entry: JsonValue) => JsonValue> = {
+  deep: (entry) => {
+    const { address } = (entry as Interface).ip.address.primary;
+    return { ip: { address: { primary: { address } } } };
+  },
 };
 
 const bytesOf = (v: unknown): number => Buffer.byteLength(JSON.stringify(v), 'utf8');
@@ -59,16 +72,17 @@ const configOf = (entry: Entry, bytes: number): { config: { list: JsonValue[] };
 
 /**
  * `count` rules at `/list`, each a `required` list of up to `valueBytes` of the list's last
- * entries (so each one is found, and found last): the rules pass, after the longest search.
+ * entries, or of the `part` of each a rule expects (so each one is found, and found last): the
+ * rules pass, after the longest search.
  */
-const rulesOf = (list: readonly JsonValue[], valueBytes: number, count: number): Rule[] => {
+const rulesOf = (list: readonly JsonValue[], part: (entry: JsonValue) => JsonValue, valueBytes: number, count: number): Rule[] => {
   const rules: Rule[] = [];
   let from = list.length;
   for (let r = 0; r < count; r++) {
     const value: JsonValue[] = [];
     let size = 2;
     while (from > 0) {
-      const e = list[from - 1]!;
+      const e = part(list[from - 1]!);
       if (size + bytesOf(e) + 1 > valueBytes) break;
       value.push(e);
       size += bytesOf(e) + 1;
@@ -106,7 +120,7 @@ export const measureRules = (rounds: number, log: (line: string) => void = () =>
   for (const [workload, entry] of Object.entries(WORKLOADS)) {
     for (const c of cases) {
       const { config, size } = configOf(entry, c.configBytes);
-      const rules = rulesOf(config.list, c.ruleBytes, c.rules);
+      const rules = rulesOf(config.list, EXPECTED[workload] ?? ((e) => e), c.ruleBytes, c.rules);
       const ruleBytes = rules.reduce((sum, r) => sum + bytesOf(r.value), 0);
       const evaluators: [RulesRun['evaluator'], Evaluate, number][] = [['indexed', evaluateRules, rounds]];
       if (c.reference) evaluators.push(['straightforward', referenceEvaluateRules, 1]);

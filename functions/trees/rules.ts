@@ -186,17 +186,15 @@ const containsValue = (actual: unknown, expected: JsonValue, lists: ArraySearch)
   return actual === expected;
 };
 
-/**
- * Levels below a list entry that its features describe. Features are necessary conditions
- * only, so any depth is correct; three reach the keys of a list entry and of the lists
- * inside it, and keep the walk of external data short.
- */
-const FEATURE_DEPTH = 3;
-
 /** What a feature says is at a place: a scalar (compared by value), or one of these. */
 const AN_OBJECT = Symbol('object');
 const AN_ARRAY = Symbol('array');
 type FeatureValue = string | number | boolean | null | typeof AN_OBJECT | typeof AN_ARRAY;
+
+/** The step from a place to the places of its array's elements, all of them as one. */
+const ANY_ELEMENT = Symbol('any element');
+/** A step down from a place: a member by name, or any element. */
+type Step = string | typeof ANY_ELEMENT;
 
 /**
  * Whether `v` can be looked up by value: a `Map` key is found by SameValueZero, which agrees
@@ -206,21 +204,25 @@ const isIndexable = (v: unknown): v is string | number | boolean | null =>
   v === null || typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && !Number.isNaN(v));
 
 /**
- * Calls `emit` with each feature of `value` down to {@link FEATURE_DEPTH} levels, stopping when
- * it returns false (then returns false). A feature is a place (members by name, array elements
- * as one wildcard) and what is there: a scalar, an object or an array. Whatever contains
- * `value` has every feature `value` has, so an element missing one cannot contain it. Places
- * are unambiguous: names are JSON strings, `*` stands for any element.
+ * Calls `emit` with each feature of `value`, at every depth, stopping when it returns false
+ * (then returns false). A feature is a place (a path of {@link Step}s from the element, named
+ * by the number `step` gives it) and what is there: a scalar, an object or an array. Whatever
+ * contains `value` has every feature `value` has, so an element missing one cannot contain
+ * it. Every depth, because list entries often differ only deep down (an interface by its
+ * `ip/address/primary/address`); the walk is bounded because JSON from outside is depth-limited
+ * where it is parsed, and costs one step per part of `value`.
  */
-const eachFeature = (value: unknown, place: string, depth: number, emit: (place: string, what: FeatureValue) => boolean): boolean => {
+const eachFeature = (value: unknown, place: number, step: (place: number, s: Step) => number, emit: (place: number, what: FeatureValue) => boolean): boolean => {
   if (Array.isArray(value)) {
     if (!emit(place, AN_ARRAY)) return false;
-    if (depth < FEATURE_DEPTH) for (const element of value) if (!eachFeature(element, `${place}*`, depth + 1, emit)) return false;
+    if (value.length === 0) return true;
+    const inner = step(place, ANY_ELEMENT);
+    for (const element of value) if (!eachFeature(element, inner, step, emit)) return false;
     return true;
   }
   if (isObject(value)) {
     if (!emit(place, AN_OBJECT)) return false;
-    if (depth < FEATURE_DEPTH) for (const key of Object.keys(value)) if (!eachFeature(value[key], `${place}${JSON.stringify(key)}`, depth + 1, emit)) return false;
+    for (const key of Object.keys(value)) if (!eachFeature(value[key], step(place, key), step, emit)) return false;
     return true;
   }
   return !isIndexable(value) || emit(place, value);
@@ -228,18 +230,29 @@ const eachFeature = (value: unknown, place: string, depth: number, emit: (place:
 
 /** Positions of the elements that have a feature: one number until a second element has it. */
 type Positions = number | number[];
-/** An array's index: place, then what is there, to the positions of the elements with it. */
-type Index = Map<string, Map<FeatureValue, Positions>>;
+
+/**
+ * An array's index. Places are numbered as they are first met (0 is the element itself), so a
+ * place costs one map entry however deep it lies; a place's features map what is there to the
+ * positions of the elements with it.
+ */
+interface Index {
+  readonly steps: (Map<Step, number> | undefined)[];
+  readonly features: (Map<FeatureValue, Positions> | undefined)[];
+}
+
+/** A place no element of the array has: nothing is found there or below it. */
+const NOWHERE = -1;
 
 /**
  * The fast {@link ArraySearch}: an array of the configuration is searched element by element
  * until those searches have looked at as many elements as it holds; then it is indexed, by
- * feature, to the positions of the elements that have it (YANG list entries by their keys,
- * leaf-lists by their values), and a question tries only the elements that share the expected
- * element's rarest feature. So searches read an array at most about twice before it is
- * indexed, and a rule that finds what it wants near the start builds no index. The answer is the same
- * as asking every element. One instance serves one evaluation of one configuration, which
- * must not change meanwhile.
+ * feature, to the positions of the elements that have it (YANG list entries by their keys or
+ * by any leaf deeper down, leaf-lists by their values), and a question tries only the elements
+ * that share the expected element's rarest feature. So searches read an array at most about
+ * twice before it is indexed, and a rule that finds what it wants near the start builds no
+ * index. The answer is the same as asking every element. One instance serves one evaluation
+ * of one configuration, which must not change meanwhile.
  */
 export class ListIndex implements ArraySearch {
   /** Each array met: its index, or how many elements searches have looked at so far. */
@@ -258,13 +271,8 @@ export class ListIndex implements ArraySearch {
       return found;
     }
     const index = typeof seen === 'number' ? this.indexOf(actual) : seen;
-    let rarest: Positions | undefined;
-    const found = eachFeature(element, '', 0, (place, what) => {
-      const positions = index.get(place)?.get(what);
-      if (positions !== undefined && (rarest === undefined || count(positions) < count(rarest))) rarest = positions;
-      return positions !== undefined;
-    });
-    if (!found) return false;
+    const rarest = rarestPositions(index, element);
+    if (rarest === false) return false;
     // No feature at all (an expected NaN): every element is a candidate, as it would be unindexed.
     if (rarest === undefined) return actual.some((a) => containsValue(a, element, this));
     if (typeof rarest === 'number') return containsValue(actual[rarest], element, this);
@@ -273,11 +281,17 @@ export class ListIndex implements ArraySearch {
   }
 
   private indexOf(actual: readonly unknown[]): Index {
-    const index: Index = new Map();
+    const index: Index = { steps: [], features: [] };
     let position = 0;
-    const add = (place: string, what: FeatureValue): boolean => {
-      let byValue = index.get(place);
-      if (!byValue) index.set(place, (byValue = new Map()));
+    const step = (place: number, s: Step): number => {
+      const steps = index.steps[place] ?? (index.steps[place] = new Map());
+      let next = steps.get(s);
+      if (next === undefined) steps.set(s, (next = index.steps.push(undefined) - 1));
+      return next;
+    };
+    index.steps.push(undefined);
+    const add = (place: number, what: FeatureValue): boolean => {
+      const byValue = index.features[place] ?? (index.features[place] = new Map());
       const positions = byValue.get(what);
       if (positions === undefined) byValue.set(what, position);
       else if (typeof positions === 'number') {
@@ -286,11 +300,26 @@ export class ListIndex implements ArraySearch {
       } else if (positions[positions.length - 1] !== position) positions.push(position);
       return true;
     };
-    for (; position < actual.length; position++) eachFeature(actual[position], '', 0, add);
+    for (; position < actual.length; position++) eachFeature(actual[position], 0, step, add);
     this.arrays.set(actual, index);
     return index;
   }
 }
+
+/**
+ * The positions of the elements sharing `element`'s rarest feature in `index`; `false` when
+ * some feature of `element` no element has; `undefined` when `element` has no feature.
+ */
+const rarestPositions = (index: Index, element: JsonValue): Positions | false | undefined => {
+  let rarest: Positions | undefined;
+  const step = (place: number, s: Step): number => (place === NOWHERE ? NOWHERE : (index.steps[place]?.get(s) ?? NOWHERE));
+  const found = eachFeature(element, 0, step, (place, what) => {
+    const positions = place === NOWHERE ? undefined : index.features[place]?.get(what);
+    if (positions !== undefined && (rarest === undefined || count(positions) < count(rarest))) rarest = positions;
+    return positions !== undefined;
+  });
+  return found ? rarest : false;
+};
 
 const count = (positions: Positions): number => (typeof positions === 'number' ? 1 : positions.length);
 

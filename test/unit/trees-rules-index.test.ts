@@ -22,8 +22,23 @@ const { value } = fc.letrec<{ value: JsonValue; object: JsonValue; array: JsonVa
   array: fc.array(tie('value'), { maxLength: 24 }) as fc.Arbitrary<JsonValue>,
 }));
 
+/**
+ * Entries alike down to three levels or more that differ (if at all) only in a leaf below,
+ * through objects and arrays: `{"ip":{"address":{"primary":{"address":"10.0.0.1"}}}}`.
+ */
+const deep: fc.Arbitrary<JsonValue> = fc
+  .tuple(fc.array(fc.constantFrom('a', 'b', '*', '[]'), { minLength: 3, maxLength: 7 }), scalar, fc.constantFrom<JsonValue>('shared', 1))
+  .map(([steps, leaf, sibling]) => steps.reduceRight<JsonValue>((inner, step) => (step === '[]' ? [inner, sibling] : { [step]: inner, id: sibling }), leaf));
+
 /** A list of entries: mostly objects (YANG list entries), with other values mixed in. */
-const list = fc.array(fc.oneof({ weight: 4, arbitrary: value.filter((v) => typeof v === 'object' && v !== null && !Array.isArray(v)) }, { weight: 1, arbitrary: value }), { maxLength: 40 });
+const list = fc.array(
+  fc.oneof(
+    { weight: 3, arbitrary: value.filter((v) => typeof v === 'object' && v !== null && !Array.isArray(v)) },
+    { weight: 2, arbitrary: deep },
+    { weight: 1, arbitrary: value },
+  ),
+  { maxLength: 40 },
+);
 
 /** `v` with parts left out by the bits of `seed`: a value `v` contains (NaN aside), or nearly. */
 const trimmed = (v: JsonValue, seed: number): JsonValue => {
@@ -94,10 +109,22 @@ describe('indexed list search', () => {
     );
   });
 
-  it('reads a list a bounded number of times however many entries a rule expects', () => {
-    const entries = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `GigabitEthernet0/${i}`, vlan: i % 4094, mode: 'access' }));
+  const address = (i: number): string => `10.0.${i >> 8}.${i & 255}`;
+  /**
+   * Keyed entries, and entries alike but for one leaf four levels down (as NSO lists
+   * interfaces): each an entry by its position, and the part of it a rule expects.
+   */
+  const SHAPES: Record<string, [(i: number) => JsonValue, (i: number) => JsonValue]> = {
+    keyed: [(i) => ({ name: `GigabitEthernet0/${i}`, vlan: i % 4094, mode: 'access' }), (i) => ({ name: `GigabitEthernet0/${i}`, vlan: i % 4094 })],
+    deep: [
+      (i) => ({ ip: { address: { primary: { address: address(i), mask: '255.255.255.0' } } }, mode: 'access' }),
+      (i) => ({ ip: { address: { primary: { address: address(i) } } } }),
+    ],
+  };
+
+  it.each(Object.entries(SHAPES))('reads a list of %s entries a bounded number of times however many entries a rule expects', (_, [entry, part]) => {
     const reads = (n: number, expected: number): number => {
-      const all = entries(n);
+      const all = Array.from({ length: n }, (_, i) => entry(i));
       let count = 0;
       const counted = new Proxy(all, {
         get: (target, key, receiver) => {
@@ -106,7 +133,7 @@ describe('indexed list search', () => {
         },
       });
       // The last entries of the list, so that each is found only at the end of a search.
-      const value = all.slice(-expected).map(({ name: n, vlan }) => ({ name: n, vlan }));
+      const value = Array.from({ length: expected }, (_, j) => part(n - 1 - j));
       const [result] = evaluateRules({ list: counted }, {}, [{ id: 'r', path: '/list', mode: 'required', severity: 'error', value }]);
       expect(result?.status).toBe('pass');
       return count;
