@@ -9,6 +9,7 @@ import { SecretsUnavailable } from '../../functions/secrets/errors.js';
 import { createLocalBackend } from '../../functions/secrets/local.js';
 import { readReference } from '../../functions/secrets/resolve.js';
 import { stdoutDuring } from '../support/stdout.js';
+import { HANG_MS } from '../support/timeouts.js';
 
 const run = promisify(execFile);
 let dir: string;
@@ -85,7 +86,7 @@ describe('local secrets store', () => {
   it('loses no write when several processes and concurrent calls write at once', async () => {
     const file = path.join(dir, 'concurrent.json');
     const writer = path.resolve(import.meta.dirname, '../support/local-secrets-writer.ts');
-    const processes = ['p1', 'p2', 'p3'].map((prefix) => run(process.execPath, ['--import', 'tsx', writer, file, prefix, '15'], { timeout: 60_000 }));
+    const processes = ['p1', 'p2', 'p3'].map((prefix) => run(process.execPath, ['--import', 'tsx', writer, file, prefix, '15'], { timeout: HANG_MS }));
     const backend = createLocalBackend({ file, lockTimeoutMs: 20_000 });
     const inProcess = Array.from({ length: 15 }, (_, i) => backend.write(`here/${i}`, { password: `here-${i}` }));
     await Promise.all([...processes, ...inProcess]);
