@@ -163,7 +163,8 @@ describe('local secrets store', () => {
     const file = path.join(dir, 'default-stale.json');
     const lock = `${file}.lock`;
     await writeFile(lock, '99999\n');
-    const recent = new Date(Date.now() - 8_000);
+    // Half the default age: "not before" holds with seconds to spare on a loaded machine.
+    const recent = new Date(Date.now() - 5_000);
     await utimes(lock, recent, recent);
     const waiting = await stdoutDuring(() => expect(createLocalBackend({ file, lockTimeoutMs: 300 }).write('a', { password: '1' })).rejects.toBeInstanceOf(SecretsUnavailable));
     expect(waiting.entries()).toEqual([expect.objectContaining({ level: 'error', message: 'local secrets store: timed out waiting for the lock', backend: 'local' })]);
@@ -179,7 +180,8 @@ describe('local secrets store', () => {
     const file = path.join(dir, 'released.json');
     const lock = `${file}.lock`;
     await writeFile(lock, `${process.pid}\n`);
-    const backend = createLocalBackend({ file });
+    // A minute to wait: the lock is released while the write waits, however slow the machine.
+    const backend = createLocalBackend({ file, lockTimeoutMs: 60_000 });
     const write = backend.write('a', { password: '1' });
     await new Promise((resolve) => setTimeout(resolve, 150));
     await rm(lock);
