@@ -153,7 +153,8 @@ describe('orchestrator client over plain HTTP', () => {
   });
 
   it('stops when the caller aborts', async () => {
-    sim.setKnobs({ delayMs: 3_000 });
+    // Held until the connection closes: the answer cannot come before the abort.
+    sim.setKnobs({ hold: new Promise(() => undefined) });
     const controller = new AbortController();
     const pending = fresh().send(get(sim.url, undefined, { signal: controller.signal }));
     // Aborted once the simulator holds the request: after a fixed pause, a loaded machine could
