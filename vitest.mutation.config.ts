@@ -4,8 +4,8 @@
  * see which mutant ran) or that take minutes per run (load, fuzzing, DynamoDB restarts, CDK
  * synthesis). Each of those would run again for every mutant it covers.
  */
-import { configDefaults, defineConfig, mergeConfig } from 'vitest/config';
-import base from './vitest.config.js';
+import { configDefaults, defineConfig } from 'vitest/config';
+import { COMMON_TEST_SETTINGS, SERVICE_TIMEOUTS } from './vitest.config.js';
 
 export const MUTATION_EXCLUDED_TESTS = [
   'test/e2e/**',
@@ -15,4 +15,12 @@ export const MUTATION_EXCLUDED_TESTS = [
   'test/robustness/faults-dynamodb.test.ts',
 ];
 
-export default mergeConfig(base, defineConfig({ test: { exclude: [...configDefaults.exclude, ...MUTATION_EXCLUDED_TESTS] } }));
+// One project: the split of vitest.config.ts only sets timeouts, and these runs are not loaded.
+export default defineConfig({
+  test: {
+    ...COMMON_TEST_SETTINGS,
+    ...SERVICE_TIMEOUTS,
+    include: ['test/**/*.test.ts'],
+    exclude: [...configDefaults.exclude, ...MUTATION_EXCLUDED_TESTS],
+  },
+});

@@ -39,6 +39,7 @@ export interface SecretResolverOptions {
   readonly ttlMs?: number;
   /** Most references kept at once (the oldest go first). Default 500. */
   readonly maxEntries?: number;
+  /** The clock; default `Date.now`, read at each call (so a pinned `Date` applies to it). */
   readonly now?: () => number;
 }
 
@@ -60,7 +61,7 @@ interface Entry {
 export const createSecretResolver = (options: SecretResolverOptions): CachingSecretResolver => {
   const ttlMs = options.ttlMs ?? 60_000;
   const maxEntries = options.maxEntries ?? 500;
-  const now = options.now ?? Date.now;
+  const now = options.now ?? (() => Date.now());
   const cache = new Map<string, Entry>();
 
   return {

@@ -30,6 +30,11 @@ export interface NsoCredentials {
 export interface NsoKnobs {
   /** Wait this long before answering. */
   readonly delayMs?: number;
+  /**
+   * Answer only once this settles: a request held while a test acts, whatever the time it
+   * takes (the test settles it; a closed connection ends the wait).
+   */
+  readonly hold?: Promise<unknown>;
   /** Destroy the connection instead of answering. */
   readonly reset?: boolean;
   /** Answer with this redirect. */
@@ -371,6 +376,18 @@ export const startNsoSimulator = async (options: NsoSimulatorOptions = {}): Prom
   const timers = new Set<NodeJS.Timeout>();
   const perSocket = new WeakMap<Socket, number>();
 
+  /** True once `hold` settles, false if the connection closed first. */
+  const released = (hold: Promise<unknown>, socket: Socket): Promise<boolean> =>
+    new Promise((resolve) => {
+      const onClose = (): void => resolve(false);
+      socket.once('close', onClose);
+      void hold.then(
+        () => resolve(!socket.destroyed),
+        () => resolve(!socket.destroyed),
+      );
+      void hold.finally(() => socket.off('close', onClose));
+    });
+
   const later = (ms: number, socket: Socket): Promise<boolean> =>
     new Promise((resolve) => {
       const timer = setTimeout(() => {
@@ -591,6 +608,7 @@ export const startNsoSimulator = async (options: NsoSimulatorOptions = {}): Prom
       return;
     }
     if (knobs.delayMs && !(await later(knobs.delayMs, socket))) return;
+    if (knobs.hold && !(await released(knobs.hold, socket))) return;
     if (fleet?.slowEvery) {
       const device = deviceOf(record.path);
       if (device && isSlow(fleet, device) && !(await later(fleet.slowMs ?? 200, socket))) return;

@@ -70,7 +70,7 @@ const nagErrors = (stack: NetconfigStack) =>
     .map((e) => `${e.id}: ${String(e.entry.data).split('\n')[0]}`);
 
 // Each synthesizes the whole stack (with cdk-nag for the VPC variants): seconds each, more on a busy machine.
-describe('deployment variants', { timeout: 180_000 }, () => {
+describe('deployment variants', () => {
   it('without a network, runs every function outside any VPC and makes no EC2 resources', () => {
     const { resources, fn } = synth({});
     for (const op of ALL) expect(fn(op).Properties['VpcConfig'], op).toBeUndefined();

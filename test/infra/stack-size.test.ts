@@ -80,7 +80,7 @@ const routeCosts = ({ stack, template, resources }: ReturnType<typeof synth>): M
   return costs;
 };
 
-describe('stack size', { timeout: 180_000 }, () => {
+describe('stack size', () => {
   for (const [variant, file] of [
     ['default', undefined],
     ['private (deploy/config.private.example.json: VPC, endpoints, OIDC)', 'deploy/config.private.example.json'],

@@ -14,6 +14,7 @@ import { PROJECT_ROOT } from '../../infra/paths.js';
 import { LOCAL_AUDIENCE, LOCAL_ISSUER } from '../../infra/local/config.js';
 import { ISSUER_DIR, localJwks, mintToken } from '../../infra/local/issuer.js';
 import { authorizerEvent, methodArn, policyAllows, startJwksServer, type JwksServer } from '../support/authorizer.js';
+import { HANG_MS } from '../support/timeouts.js';
 
 const run = promisify(execFile);
 const RELAY_ARN = methodArn('POST', '/orch_manager/restAction/nso-1');
@@ -21,7 +22,7 @@ const RELAY_ARN = methodArn('POST', '/orch_manager/restAction/nso-1');
 /** `npm run --silent token -- …args`, as a user types it. */
 const tokenCli = async (...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> => {
   try {
-    const { stdout, stderr } = await run('npm', ['run', '--silent', 'token', '--', ...args], { cwd: PROJECT_ROOT, timeout: 60_000 });
+    const { stdout, stderr } = await run('npm', ['run', '--silent', 'token', '--', ...args], { cwd: PROJECT_ROOT, timeout: HANG_MS });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code?: number; stdout?: string; stderr?: string };

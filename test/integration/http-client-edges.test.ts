@@ -221,7 +221,8 @@ describe('the exchange, over the simulator', () => {
 
   it('words a timeout and an abort', async () => {
     const client = createHttpClient({ allowLoopback: true });
-    sim.setKnobs({ delayMs: 2_000 });
+    // Held until the connection closes: no answer can beat the deadline, nor the abort below.
+    sim.setKnobs({ hold: new Promise(() => undefined) });
     const late = await errorOf(client.send(request(sim.url, { timeoutMs: 1_000 })));
     expect([late.failure, late.mayHaveReached]).toEqual(['timeout', true]);
     // The time left when the exchange started: at most the deadline, less only what ran before it.
@@ -229,8 +230,11 @@ describe('the exchange, over the simulator', () => {
     expect(within).toBeGreaterThan(500);
     expect(within).toBeLessThanOrEqual(1_000);
     const controller = new AbortController();
+    const received = sim.requests.length;
     const pending = client.send(request(sim.url, { signal: controller.signal }));
-    setTimeout(() => controller.abort(), 1_000);
+    // Aborted once the simulator holds the request, not after a guess.
+    await vi.waitFor(() => expect(sim.requests.length).toBeGreaterThan(received), { timeout: 20_000, interval: 5 });
+    controller.abort();
     const aborted = await errorOf(pending);
     expect([aborted.failure, aborted.message, aborted.mayHaveReached]).toEqual(['aborted', 'aborted', true]);
     client.close();
@@ -264,12 +268,21 @@ describe('the exchange, over the simulator', () => {
   it('leaves no timer and no abort listener behind once an exchange settled', async () => {
     const client = createHttpClient({ allowLoopback: true });
     const controller = new AbortController();
-    const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
-    await client.send(request(sim.url));
-    const before = timers();
-    // One signal for many calls, as a relay invocation shares its own.
-    for (let i = 0; i < 12; i++) expect((await client.send(request(sim.url, { timeoutMs: 60_000, signal: controller.signal }))).status).toBe(200);
-    expect(timers()).toBe(before);
+    // The client's own timers, not the process's count: sockets and the simulator start and
+    // end timers of their own, at moments that depend on the machine's load.
+    const set = vi.spyOn(globalThis, 'setTimeout');
+    const cleared = vi.spyOn(globalThis, 'clearTimeout');
+    try {
+      // One signal for many calls, as a relay invocation shares its own.
+      for (let i = 0; i < 12; i++) expect((await client.send(request(sim.url, { timeoutMs: 60_000, signal: controller.signal }))).status).toBe(200);
+      const created = set.mock.results.map((result) => result.value as unknown);
+      expect(created).toHaveLength(12);
+      const gone = new Set(cleared.mock.calls.map(([timer]) => timer as unknown));
+      expect(created.filter((timer) => !gone.has(timer))).toEqual([]);
+    } finally {
+      set.mockRestore();
+      cleared.mockRestore();
+    }
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
     client.close();
   });

@@ -3,7 +3,7 @@
  */
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   OutboundError,
   createHttpClient,
@@ -153,10 +153,14 @@ describe('orchestrator client over plain HTTP', () => {
   });
 
   it('stops when the caller aborts', async () => {
-    sim.setKnobs({ delayMs: 3_000 });
+    // Held until the connection closes: the answer cannot come before the abort.
+    sim.setKnobs({ hold: new Promise(() => undefined) });
     const controller = new AbortController();
     const pending = fresh().send(get(sim.url, undefined, { signal: controller.signal }));
-    setTimeout(() => controller.abort(), 100);
+    // Aborted once the simulator holds the request: after a fixed pause, a loaded machine could
+    // abort before it arrived, and the simulator would log it after this test had ended.
+    await vi.waitFor(() => expect(sim.requests).toHaveLength(1), { timeout: 20_000, interval: 5 });
+    controller.abort();
     expect(await failureOf(pending)).toBe('aborted');
   });
 

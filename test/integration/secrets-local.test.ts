@@ -9,6 +9,7 @@ import { SecretsUnavailable } from '../../functions/secrets/errors.js';
 import { createLocalBackend } from '../../functions/secrets/local.js';
 import { readReference } from '../../functions/secrets/resolve.js';
 import { stdoutDuring } from '../support/stdout.js';
+import { HANG_MS } from '../support/timeouts.js';
 
 const run = promisify(execFile);
 let dir: string;
@@ -85,7 +86,7 @@ describe('local secrets store', () => {
   it('loses no write when several processes and concurrent calls write at once', async () => {
     const file = path.join(dir, 'concurrent.json');
     const writer = path.resolve(import.meta.dirname, '../support/local-secrets-writer.ts');
-    const processes = ['p1', 'p2', 'p3'].map((prefix) => run(process.execPath, ['--import', 'tsx', writer, file, prefix, '15'], { timeout: 60_000 }));
+    const processes = ['p1', 'p2', 'p3'].map((prefix) => run(process.execPath, ['--import', 'tsx', writer, file, prefix, '15'], { timeout: HANG_MS }));
     const backend = createLocalBackend({ file, lockTimeoutMs: 20_000 });
     const inProcess = Array.from({ length: 15 }, (_, i) => backend.write(`here/${i}`, { password: `here-${i}` }));
     await Promise.all([...processes, ...inProcess]);
@@ -162,7 +163,8 @@ describe('local secrets store', () => {
     const file = path.join(dir, 'default-stale.json');
     const lock = `${file}.lock`;
     await writeFile(lock, '99999\n');
-    const recent = new Date(Date.now() - 8_000);
+    // Half the default age: "not before" holds with seconds to spare on a loaded machine.
+    const recent = new Date(Date.now() - 5_000);
     await utimes(lock, recent, recent);
     const waiting = await stdoutDuring(() => expect(createLocalBackend({ file, lockTimeoutMs: 300 }).write('a', { password: '1' })).rejects.toBeInstanceOf(SecretsUnavailable));
     expect(waiting.entries()).toEqual([expect.objectContaining({ level: 'error', message: 'local secrets store: timed out waiting for the lock', backend: 'local' })]);
@@ -178,7 +180,8 @@ describe('local secrets store', () => {
     const file = path.join(dir, 'released.json');
     const lock = `${file}.lock`;
     await writeFile(lock, `${process.pid}\n`);
-    const backend = createLocalBackend({ file });
+    // A minute to wait: the lock is released while the write waits, however slow the machine.
+    const backend = createLocalBackend({ file, lockTimeoutMs: 60_000 });
     const write = backend.write('a', { password: '1' });
     await new Promise((resolve) => setTimeout(resolve, 150));
     await rm(lock);

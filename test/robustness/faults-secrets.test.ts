@@ -7,7 +7,7 @@
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { freePort } from '../support/dynamodb-local.js';
 import { apiEvent, lambdaContext } from '../support/events.js';
 import { CONFIG_PATH, NSO_PASSWORD, RELAY_RESOURCE, headerOf, startRelayWorld, type RelayWorld } from '../support/robustness.js';
@@ -128,18 +128,24 @@ const expectSecretsUnavailable = (res: APIGatewayProxyResult) => {
 
 describe('the secrets store down', () => {
   it('keeps a cached secret working until it expires, then answers 503 without calling the orchestrator, and recovers', async () => {
+    // The cache reads the time through Date: it is held still, then moved past the expiry, so
+    // that neither "still cached" nor "expired" depends on how long the calls take.
+    const cachedAt = Date.now();
+    vi.useFakeTimers({ toFake: ['Date'], now: cachedAt });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
     expect((await relayCall()).statusCode).toBe(200);
     const readsBefore = vaultReads();
     expect(readsBefore).toBeGreaterThanOrEqual(1);
 
-    const cachedAt = Date.now();
     await forwarder.down();
     const cached = await relayCall();
     expect(cached.statusCode).toBe(200);
     expect(vaultReads()).toBe(readsBefore);
 
     // Once SECRETS_CACHE_TTL_SECONDS have passed, the value must be read again.
-    await new Promise((resolve) => setTimeout(resolve, cachedAt + CACHE_TTL_SECONDS * 1000 + 100 - Date.now()));
+    vi.setSystemTime(cachedAt + CACHE_TTL_SECONDS * 1000 + 1);
     const sent = world.nso.requests.length;
     const expired = await relayCall();
     expectSecretsUnavailable(expired);

@@ -13,6 +13,7 @@ import { freePort } from '../support/dynamodb-local.js';
 import { stdoutDuring } from '../support/stdout.js';
 import { apiEvent, lambdaContext } from '../support/events.js';
 import { CONFIG_PATH, RELAY_RESOURCE, TREES_RESOURCE, headerOf, startRelayWorld, until, type RelayWorld } from '../support/robustness.js';
+import { HANG_MS } from '../support/timeouts.js';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
@@ -49,6 +50,12 @@ const addDevice = (name: string) => ({
 const getConfig = { params: { method: 'GET', path: CONFIG_PATH, accept: 'application/yang-data+json' }, body: {} };
 
 const call = (handler: Handler, event: APIGatewayProxyEvent, context = lambdaContext()) => handler(event, context);
+/** A promise the test settles: what the orchestrator simulator's `hold` knob waits for. */
+const holdGate = (): { held: Promise<void>; release: () => void } => {
+  let release = (): void => undefined;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  return { held, release };
+};
 const parsed = (result: APIGatewayProxyResult) => JSON.parse(result.body) as Record<string, unknown> & { type?: string; errors?: { field: string }[] };
 const withoutReplayHeader = (headers: APIGatewayProxyResult['headers']) =>
   Object.fromEntries(Object.entries(headers ?? {}).filter(([k]) => k.toLowerCase() !== 'idempotent-replayed'));
@@ -214,11 +221,14 @@ describe('two callers with the same key', () => {
 
 describe('a retry while the first request still runs', () => {
   it('answers 409 with Retry-After, and the first answer is replayed once it is done', async () => {
-    world.nso.setKnobs({ delayMs: 1_500 });
+    // The orchestrator holds the first request until the retry has been answered.
+    const { held, release } = holdGate();
+    world.nso.setKnobs({ hold: held });
     const key = newKey();
     const first = call(relayHandler, relayEvent(addDevice('ce13'), { key }));
-    await until(() => world.nso.requests.length === 1);
+    await until(() => world.nso.requests.length === 1, HANG_MS);
     const concurrent = await call(relayHandler, relayEvent(addDevice('ce13'), { key }));
+    release();
     expect(concurrent.statusCode).toBe(409);
     expect(headerOf(concurrent, 'Content-Type')).toBe('application/problem+json');
     expect(headerOf(concurrent, 'Retry-After')).toMatch(/^[1-9][0-9]*$/);
@@ -233,11 +243,21 @@ describe('a retry while the first request still runs', () => {
     expect(world.nso.requests).toHaveLength(1);
   });
 
-  it('lets one of many simultaneous requests run; the others get 409 or the replay', async () => {
-    world.nso.setKnobs({ delayMs: 300 });
+  it('lets one of many simultaneous requests run; the others get 409', async () => {
+    // The orchestrator holds the one that runs until the seven others have been answered.
+    const { held, release } = holdGate();
+    world.nso.setKnobs({ hold: held });
     const key = newKey();
-    const results = await Promise.all(Array.from({ length: 8 }, () => call(relayHandler, relayEvent(addDevice('ce14'), { key }))));
-    const statuses = results.map((r) => r.statusCode).sort();
+    let answered = 0;
+    const pending = Array.from({ length: 8 }, () =>
+      call(relayHandler, relayEvent(addDevice('ce14'), { key })).then((result) => {
+        answered++;
+        return result;
+      }),
+    );
+    await until(() => answered === 7, HANG_MS);
+    release();
+    const statuses = (await Promise.all(pending)).map((r) => r.statusCode).sort();
     expect(statuses.filter((s) => s === 200)).toHaveLength(1);
     expect(statuses.filter((s) => s === 409)).toHaveLength(7);
     expect(world.nso.requests).toHaveLength(1);
@@ -300,8 +320,9 @@ describe('a retry while the first request still runs', () => {
 describe('answers that are not kept', () => {
   it('does not store a 5xx raised before anything was sent: the retry reaches the orchestrator', async () => {
     const key = newKey();
-    // Too little time left to call the orchestrator: a 504 that sent nothing.
-    const failed = await call(relayHandler, relayEvent(addDevice('ce15'), { key }), lambdaContext(300));
+    // Too little time left to call the orchestrator (300 ms, less than the relay's margin),
+    // held there whatever the steps before the call take: a 504 that sent nothing.
+    const failed = await call(relayHandler, relayEvent(addDevice('ce15'), { key }), lambdaContext(300, 'test', { frozen: true }));
     expect(failed.statusCode).toBe(504);
     expect(world.nso.requests).toHaveLength(0);
     const record = await documentClient.send(

@@ -60,7 +60,12 @@ export const apiEvent = (input: EventInput): APIGatewayProxyEvent => {
   };
 };
 
-export const lambdaContext = (remainingMs = 10_000, functionName = 'test'): Context => {
+/**
+ * A Lambda context whose time left runs down from `remainingMs`, as Lambda's does; with
+ * `frozen`, it stays at `remainingMs` however long the call takes, so that a test of what the
+ * code does with little time left does not depend on how loaded the machine is.
+ */
+export const lambdaContext = (remainingMs = 10_000, functionName = 'test', { frozen = false } = {}): Context => {
   const deadline = Date.now() + remainingMs;
   return {
     callbackWaitsForEmptyEventLoop: false,
@@ -71,7 +76,7 @@ export const lambdaContext = (remainingMs = 10_000, functionName = 'test'): Cont
     awsRequestId: randomUUID(),
     logGroupName: `/aws/lambda/${functionName}`,
     logStreamName: 'stream',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    getRemainingTimeInMillis: () => (frozen ? remainingMs : Math.max(0, deadline - Date.now())),
     done: () => undefined,
     fail: () => undefined,
     succeed: () => undefined,

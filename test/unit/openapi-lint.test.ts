@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../infra/paths.js';
+import { HANG_MS } from '../support/timeouts.js';
 
 interface LintProblem {
   readonly ruleId: string;
@@ -24,7 +25,7 @@ const lint = (cwd: string, file: string): LintProblem[] => {
   const run = spawnSync(process.execPath, [cli, 'lint', file, '--format=json'], {
     cwd,
     encoding: 'utf8',
-    timeout: 60_000,
+    timeout: HANG_MS,
     // Offline and quiet: no usage data sent, no update check.
     env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
   });
