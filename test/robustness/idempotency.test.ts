@@ -320,10 +320,15 @@ describe('a retry while the first request still runs', () => {
 describe('answers that are not kept', () => {
   it('does not store a 5xx raised before anything was sent: the retry reaches the orchestrator', async () => {
     const key = newKey();
-    // Too little time left to call the orchestrator (300 ms, less than the relay's margin),
-    // held there whatever the steps before the call take: a 504 that sent nothing.
-    const failed = await call(relayHandler, relayEvent(addDevice('ce15'), { key }), lambdaContext(300, 'test', { frozen: true }));
+    // The lookups use up the time: 10 s left when the invocation starts (middy's early-timeout
+    // timer is set from that first read, far away), 300 ms once the relay looks after them (less
+    // than its margin): its own 504 that sent nothing, however long the lookups really take.
+    const context = lambdaContext(10_000, 'test', { frozen: true });
+    let reads = 0;
+    context.getRemainingTimeInMillis = () => (reads++ === 0 ? 10_000 : 300);
+    const failed = await call(relayHandler, relayEvent(addDevice('ce15'), { key }), context);
     expect(failed.statusCode).toBe(504);
+    expect(parsed(failed)).toMatchObject({ detail: expect.stringContaining('no time left to call the orchestrator') });
     expect(world.nso.requests).toHaveLength(0);
     const record = await documentClient.send(
       new GetCommand({ TableName: world.tables.idempotency, Key: { pk: recordKey('relayRestAction', 'alice', key) }, ConsistentRead: true }),
