@@ -355,40 +355,43 @@ const lineValueEnd = (text: string, start: number): number => {
   return end < 0 ? text.length : start + end;
 };
 
-/** Every value a name like a secret introduces ({@link NAME_THEN_VALUE}), as {@link REDACTED}. */
-const redactNamedValues = (text: string): string => {
+/**
+ * `text` with the span each match of `pattern` points at ([start, end), or none) as
+ * {@link REDACTED}; a match inside a span masked already is passed over.
+ */
+const maskEach = (text: string, pattern: RegExp, span: (match: RegExpExecArray) => readonly [number, number] | undefined): string => {
   let out = '';
   let from = 0;
-  for (const match of text.matchAll(NAME_THEN_VALUE)) {
-    const pair = match[3] !== undefined;
-    const statement = !pair && match[2] === '' && !/:|%3A/i.test(match[4]!);
-    if (match.index < from || !(isSecretField(match[1]!) || (statement && SECRET_STATEMENT.test(visible(match[1]!))))) continue;
-    const start = match.index + match[1]!.length + match[2]!.length + (pair ? match[3]! : match[4]!).length;
-    const end = pair ? pairValueEnd(text, start) : lineValueEnd(text, start);
-    const value = text.slice(start, end);
-    // A statement with nothing after its name hides nothing; an empty pair is masked all the same.
-    if (MASKED.test(value) || (!pair && value.trim() === '')) continue;
-    out += text.slice(from, start) + REDACTED;
-    from = end;
+  for (const match of text.matchAll(pattern)) {
+    const found = match.index < from ? undefined : span(match);
+    if (!found) continue;
+    out += text.slice(from, found[0]) + REDACTED;
+    from = found[1];
   }
   return out + text.slice(from);
 };
 
+/** Every value a name like a secret introduces ({@link NAME_THEN_VALUE}), as {@link REDACTED}. */
+const redactNamedValues = (text: string): string =>
+  maskEach(text, NAME_THEN_VALUE, (match) => {
+    const pair = match[3] !== undefined;
+    const statement = !pair && match[2] === '' && !/:|%3A/i.test(match[4]!);
+    if (!(isSecretField(match[1]!) || (statement && SECRET_STATEMENT.test(visible(match[1]!))))) return undefined;
+    const start = match.index + match[1]!.length + match[2]!.length + (pair ? match[3]! : match[4]!).length;
+    const end = pair ? pairValueEnd(text, start) : lineValueEnd(text, start);
+    const value = text.slice(start, end);
+    // A statement with nothing after its name hides nothing; an empty pair is masked all the same.
+    return MASKED.test(value) || (!pair && value.trim() === '') ? undefined : [start, end];
+  });
+
 /** The rest of the line after each {@link POSITIONAL_STATEMENT}, as {@link REDACTED}. */
-const redactPositional = (text: string): string => {
-  let out = '';
-  let from = 0;
-  for (const match of text.matchAll(POSITIONAL_STATEMENT)) {
-    if (match.index < from) continue;
+const redactPositional = (text: string): string =>
+  maskEach(text, POSITIONAL_STATEMENT, (match) => {
     const start = match.index + match[0].length;
     const end = lineValueEnd(text, start);
     const value = text.slice(start, end);
-    if (MASKED.test(value) || value.trim() === '') continue;
-    out += text.slice(from, start) + REDACTED;
-    from = end;
-  }
-  return out + text.slice(from);
-};
+    return MASKED.test(value) || value.trim() === '' ? undefined : [start, end];
+  });
 
 /**
  * The start of a URL's authority, `scheme://` (also `\/` as JSON escapes it), and what ends an
@@ -403,22 +406,16 @@ const AUTHORITY_END = /[\s/"<>]|\\\//;
  * `copy`, any scheme): from after the user's `:` to the authority's last `@` (a careless `@` in
  * the password included).
  */
-const redactUrlPasswords = (text: string): string => {
-  let out = '';
-  let from = 0;
-  for (const match of text.matchAll(URL_AUTHORITY)) {
-    if (match.index < from) continue;
+const redactUrlPasswords = (text: string): string =>
+  maskEach(text, URL_AUTHORITY, (match) => {
     const start = match.index + match[0].length;
     const length = text.slice(start).search(AUTHORITY_END);
     const authority = text.slice(start, length < 0 ? text.length : start + length);
     const at = authority.lastIndexOf('@');
     const colon = authority.indexOf(':');
-    if (at < 0 || colon < 0 || colon > at || MASKED.test(authority.slice(colon + 1, at))) continue;
-    out += text.slice(from, start + colon + 1) + REDACTED;
-    from = start + at;
-  }
-  return out + text.slice(from);
-};
+    if (at < 0 || colon < 0 || colon > at || MASKED.test(authority.slice(colon + 1, at))) return undefined;
+    return [start + colon + 1, start + at];
+  });
 
 /**
  * Values in a device-encrypted or hashed form: `$id$…` as crypt(3) writes them (`$1$` MD5, IOS
