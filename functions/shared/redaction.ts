@@ -6,6 +6,9 @@
  * - the value of every member, XML element or attribute, `name=value` pair, `name: value`
  *   header or line, and CLI statement (`enable secret 5 …`, `snmp-server community X RO`,
  *   `encrypted-password "…";`) whose name suggests a secret ({@link isSecretField});
+ * - the text of the whole subtree of an XML element named like a secret, a community after
+ *   `snmp-server host <address>`, SNMPv3 passphrases after `auth`/`priv` statements, the
+ *   password of a URL's user information, and all of these inside percent-encoded runs;
  * - every value in a device-encrypted or hashed form (`$1$…`, `$5$…`, `$6$…`, `$8$…`, `$9$…`
  *   and the other crypt-style `$id$…` forms: IOS types 5, 8 and 9, NX-OS type 5, IOS-XR
  *   type 10, Junos `$9$` and `$6$`);
