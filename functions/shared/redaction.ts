@@ -6,6 +6,9 @@
  * - the value of every member, XML element or attribute, `name=value` pair, `name: value`
  *   header or line, and CLI statement (`enable secret 5 …`, `snmp-server community X RO`,
  *   `encrypted-password "…";`) whose name suggests a secret ({@link isSecretField});
+ * - the text of the whole subtree of an XML element named like a secret, a community after
+ *   `snmp-server host <address>`, SNMPv3 passphrases after `auth`/`priv` statements, the
+ *   password of a URL's user information, and all of these inside percent-encoded runs;
  * - every value in a device-encrypted or hashed form (`$1$…`, `$5$…`, `$6$…`, `$8$…`, `$9$…`
  *   and the other crypt-style `$id$…` forms: IOS types 5, 8 and 9, NX-OS type 5, IOS-XR
  *   type 10, Junos `$9$` and `$6$`);
@@ -19,12 +22,27 @@
  * Field names that suggest a secret, case-insensitively: any name containing `pass`, `secret`,
  * `token`, `credential`, `authorization`/`authorisation`, `cookie` or `community` (an SNMP
  * community string is a device's password), any name with `key` not followed by a letter (`key`,
- * `apiKey`, `private-key`, `ssh_key_data`; not `keyboard` or `queryKeys`), and `psk`
- * (`ike-psk`, `pskValue`; a pre-shared key).
+ * `apiKey`, `private-key`, `ssh_key_data`; not `keyboard` or `queryKeys`), `psk` (`ike-psk`,
+ * `pskValue`; a pre-shared key). Invisible characters inside a name (`pass\u200Bword`) are not
+ * part of it.
  */
 const SECRET_FIELD = /pass|secret|token|credential|authori[sz]ation|cookie|community|key(?![a-z])|psk/i;
+/**
+ * Statement names whose value is a secret in a CLI line only (a blank after the name): SNMPv3's
+ * `auth sha <pass> priv aes 128 <pass>`. As member names they are no secret (a record's `auth`
+ * holds a username; NSO's `"auth":{"sha":{"password":…}}` names its secret below).
+ */
+const SECRET_STATEMENT = /^(?:auth|priv)$/i;
+/** What a text must hold (once its invisible characters are gone) for any name in it to be like a secret. */
+const SECRET_HINT = /pass|secret|token|credential|auth|cookie|community|key|psk|priv/i;
+/** Characters a reader does not see (format characters: zero-width, bidirectional controls, soft hyphen, BOM). */
+const INVISIBLE = String.raw`\p{Cf}`;
+const INVISIBLES = new RegExp(INVISIBLE, 'gu');
+/** A text as it reads: its invisible characters removed. */
+const visible = (text: string): string => text.replace(INVISIBLES, '');
 
-export const isSecretField = (name: string): boolean => SECRET_FIELD.test(name);
+/** True when `name`, read without its invisible characters, suggests a secret ({@link SECRET_FIELD}). */
+export const isSecretField = (name: string): boolean => SECRET_FIELD.test(visible(name));
 
 export const REDACTED = '[redacted]';
 /** What stands for a value nested deeper than the redaction walks (never the value itself). */
@@ -82,13 +100,19 @@ const spellings = (secrets: readonly string[]): string[] => {
   return [...forms].filter(Boolean).sort((a, b) => b.length - a.length);
 };
 
+/**
+ * A text as a lenient reader percent-decodes it (`+` as a space), byte by byte: a byte that is not
+ * UTF-8 (`%ff`) becomes U+FFFD and leaves the rest of its run decoded (`decodeURIComponent` would
+ * refuse the whole run).
+ */
+const percentDecoded = (text: string): string =>
+  text.replaceAll('+', ' ').replace(/(?:%[0-9a-f]{2})+/gi, (run) => Buffer.from(run.replaceAll('%', ''), 'hex').toString('utf8'));
+
 const ENTITY_CHARS: Readonly<Record<string, string>> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
 
 /** A text as its reader could decode it: percent-decoded (`+` as space), entity-decoded, JSON-unescaped, and each base64-looking run decoded. */
 const decodedViews = (text: string): string[] => {
-  // Byte by byte, as a lenient reader decodes: a byte that is not UTF-8 (`%ff`) becomes U+FFFD and
-  // leaves the rest of its run decoded (`decodeURIComponent` would refuse the whole run).
-  const percent = text.replaceAll('+', ' ').replace(/(?:%[0-9a-f]{2})+/gi, (run) => Buffer.from(run.replaceAll('%', ''), 'hex').toString('utf8'));
+  const percent = percentDecoded(text);
   const entities = text.replace(/&(#x[0-9a-f]{1,6}|#\d{1,7}|amp|lt|gt|quot|apos);/gi, (whole, entity: string) => {
     if (entity[0] !== '#') return ENTITY_CHARS[entity.toLowerCase()] ?? whole;
     const code = entity[1] === 'x' || entity[1] === 'X' ? parseInt(entity.slice(2), 16) : Number(entity.slice(1));
@@ -113,14 +137,69 @@ export const holdsSecret = (text: string, secrets: readonly string[]): boolean =
 /** What a logged text becomes when a known secret is still in it after redaction. */
 export const WITHHELD = '[withheld: holds a known secret in an encoding the redaction does not rewrite]';
 
-/**
- * XML elements (`<remote-password>x</remote-password>`, CDATA content too) and attributes
- * (`password="x"`), and JSON-looking members (`"password": x`, whatever x is, in text that does
- * not parse) named like secrets.
- */
-const XML_ELEMENT = /<((?:[\w.-]+:)?([\w.-]+))(\s[^>]*)?>(<!\[CDATA\[[\s\S]*?\]\]>|[^<]*)<\/\1>/g;
+/** XML attributes named like secrets (`password="x"`). */
 const XML_ATTRIBUTE = /(\s)((?:[\w.-]+:)?([\w.-]+))(\s*=\s*)("[^"]*"|'[^']*')/g;
-const JSON_NAME = /"((?:[^"\\]|\\.)*)"\s*:\s*/g;
+/** An XML start tag: qualified name, local name, attributes. No `<` inside: a match never runs past the next tag. */
+const XML_START = /<((?:[\w.-]+:)?([\w.-]+))(\s[^<>]*)?>/g;
+
+/**
+ * The content of an element named like a secret as shown: every text run and CDATA section
+ * masked, the child tags kept (`<value>[redacted]</value>`); an empty content masked all the same.
+ * Scanned once, so that an unclosed CDATA section or tag costs no more than the rest of the text.
+ */
+const maskedContent = (content: string): string => {
+  let out = '';
+  for (let i = 0; i < content.length; ) {
+    const tagEnd = content[i] === '<' && !content.startsWith('<![CDATA[', i) ? content.indexOf('>', i) : -1;
+    if (tagEnd >= 0) {
+      out += content.slice(i, tagEnd + 1);
+      i = tagEnd + 1;
+      continue;
+    }
+    const cdataEnd = content.startsWith('<![CDATA[', i) ? content.indexOf(']]>', i) : -1;
+    const next = content.startsWith('<![CDATA[', i) ? (cdataEnd < 0 ? content.length : cdataEnd + 3) : content.indexOf('<', i + 1);
+    const end = next < 0 ? content.length : next;
+    const run = content.slice(i, end);
+    out += run.trim() === '' ? run : REDACTED;
+    i = end;
+  }
+  return out.trim() === '' ? REDACTED : out;
+};
+
+/**
+ * Where the element named `tag` whose start tag ends at `from` closes (nested elements of the
+ * same name counted): where its end tag starts and ends; the end of the text when it is not
+ * closed (a body cut short).
+ */
+const elementEnd = (text: string, tag: string, from: number): { contentEnd: number; end: number } => {
+  const tags = new RegExp(`<(/?)${tag.replaceAll('.', '\\.')}(?=[\\s/>])[^<>]*>`, 'g');
+  tags.lastIndex = from;
+  let depth = 1;
+  for (let m = tags.exec(text); m; m = tags.exec(text)) {
+    if (m[1] && --depth === 0) return { contentEnd: m.index, end: m.index + m[0].length };
+    if (!m[1] && !m[0].endsWith('/>')) depth++;
+  }
+  return { contentEnd: text.length, end: text.length };
+};
+
+/**
+ * XML elements named like secrets with the text of their whole subtree masked: a leaf
+ * (`<remote-password>x</remote-password>`, CDATA too), and a secret held by a child
+ * (`<password><value>x</value></password>`, Junos `<community><name>x</name>…</community>`).
+ */
+const redactXmlElements = (text: string): string => {
+  let out = '';
+  let from = 0;
+  for (const match of text.matchAll(XML_START)) {
+    const [start, tag, local, attributes = ''] = match;
+    if (match.index < from || !isSecretField(local!) || attributes.endsWith('/')) continue;
+    const contentStart = match.index + start.length;
+    const { contentEnd, end } = elementEnd(text, tag!, contentStart);
+    out += text.slice(from, contentStart) + maskedContent(text.slice(contentStart, contentEnd)) + text.slice(contentEnd, end);
+    from = end;
+  }
+  return out + text.slice(from);
+};
 
 /**
  * Where the JSON-looking value starting at `start` ends: after its closing quote, its matching
@@ -150,17 +229,65 @@ export const jsonValueEnd = (text: string, start: number): number => {
   return end < 0 ? text.length : start + end;
 };
 
-/** JSON-looking members named like secrets with their values, whatever they are, as `[redacted]`. */
+/**
+ * The first quote at or after a position that no backslash escapes (an even run of backslashes
+ * before it), or -1, for positions asked in increasing order: the last answer is reused while it
+ * holds, so all questions together read the text once.
+ */
+const unescapedQuotes = (text: string): ((from: number) => number) => {
+  let scannedFrom = Number.POSITIVE_INFINITY;
+  let found = -1;
+  const escaped = (at: number): boolean => {
+    let i = at;
+    while (i > 0 && text[i - 1] === '\\') i--;
+    return (at - i) % 2 === 1;
+  };
+  return (from) => {
+    if (from >= scannedFrom && (found < 0 || from <= found)) return found;
+    let at = text.indexOf('"', from);
+    while (at >= 0 && escaped(at)) at = text.indexOf('"', at + 1);
+    scannedFrom = from;
+    found = at;
+    return at;
+  };
+};
+
+const AFTER_JSON_NAME = /\s*:\s*/y;
+
+/**
+ * JSON-looking members named like secrets with their values, whatever they are, as `[redacted]`.
+ * Any quote may open a name (a body cut short may start inside a string); the name ends at the
+ * next quote no backslash escapes.
+ */
 const redactJsonMembers = (text: string): string => {
+  const nameEnd = unescapedQuotes(text);
   let out = '';
   let from = 0;
-  for (const match of text.matchAll(JSON_NAME)) {
-    const valueStart = match.index + match[0].length;
-    if (valueStart < from || !isSecretField(match[1]!) || valueStart >= text.length) continue;
-    const end = jsonValueEnd(text, valueStart);
-    if (end === valueStart) continue;
-    out += text.slice(from, valueStart) + (text[valueStart] === '"' ? `"${REDACTED}"` : REDACTED);
-    from = end;
+  let at = text.indexOf('"');
+  let lastEnd = -1;
+  let lastValueStart = -1;
+  while (at >= 0) {
+    const end = nameEnd(at + 1);
+    if (end < 0) break;
+    // Names sharing an end share what follows it: read once.
+    if (end !== lastEnd) {
+      AFTER_JSON_NAME.lastIndex = end + 1;
+      lastValueStart = AFTER_JSON_NAME.test(text) ? AFTER_JSON_NAME.lastIndex : -1;
+      lastEnd = end;
+    }
+    const valueStart = lastValueStart;
+    if (valueStart < 0) {
+      at = text.indexOf('"', at + 1);
+      continue;
+    }
+    if (valueStart >= from && valueStart < text.length && isSecretField(text.slice(at + 1, end))) {
+      const valueEnd = jsonValueEnd(text, valueStart);
+      if (valueEnd > valueStart) {
+        out += text.slice(from, valueStart) + (text[valueStart] === '"' ? `"${REDACTED}"` : REDACTED);
+        from = valueEnd;
+      }
+    }
+    at = text.indexOf('"', valueStart);
   }
   return out + text.slice(from);
 };
@@ -178,17 +305,30 @@ export const redactText = (text: string, secrets: readonly string[] = []): strin
   return holdsSecret(out, secrets) ? WITHHELD : out;
 };
 
+/** A blank between a name and its value: any space (no-break, ideographic, U+2028…), `+` or `%20`/`%09` as a form or query writes one. */
+const SPACE = String.raw`[\t\p{Zs}\u2028\u2029]`;
+const BLANK = String.raw`${SPACE}|\+|%20|%09`;
+
 /**
  * A name, wherever a name may stand (after any character that cannot be part of one: a blank,
- * `?`, `&`, `;`, `>`, `"`, `,`, `:`, `+`, a `%XX` escape…), perhaps closed by an escaped quote
- * (group 2: `\"password\":` in JSON held in a string, `%22` URL-encoded), and what introduces
- * its value (a lookahead, so that the next name may start right after it):
- * `=` or `%3D` (group 3: a pair, as in a query, a form or a cookie); or `:`, `%3A`, a blank, `+`,
- * `%20` or `%09` (group 4: a header, a YAML-like line or a CLI statement such as
+ * `?`, `&`, `;`, `>`, `"`, `,`, `:`, `+`, a `%XX` escape…; invisible characters inside it are
+ * part of it), perhaps closed by an escaped quote (group 2: `\"password\":` in JSON held in a
+ * string, `%22` URL-encoded), and what introduces its value (a lookahead, so that the next name
+ * may start right after it): `=` or `%3D` (group 3: a pair, as in a query, a form or a cookie);
+ * or `:`, `%3A` or a blank (group 4: a header, a YAML-like line or a CLI statement such as
  * `enable secret 5 …`, `snmp-server community X RO`, `encrypted-password "…";`). The name of an
  * XML tag (`<ns:secret a="1">`) is no statement: its element is masked whole.
  */
-const NAME_THEN_VALUE = /(?<![\w.[\]-]|<\/?(?:[\w.-]+:)?)([\w.[\]-]+)(?=((?:\\+"|%22)?)(?:([ \t]*(?:=|%3D)[ \t]*)|((?:[ \t]*(?::|%3A)|[ \t]|\+|%20|%09)(?:[ \t]|\+|%20|%09)*)))/gi;
+const NAME_THEN_VALUE = new RegExp(
+  String.raw`(?<![\w.[\]\p{Cf}-]|<\/?(?:[\w.-]+:)?)([\w.[\]\p{Cf}-]+)(?=((?:\\+"|%22)?)(?:(${SPACE}*(?:=|%3D)${SPACE}*)|((?:${SPACE}*(?::|%3A)|${BLANK})(?:${BLANK})*)))`,
+  'giu',
+);
+/**
+ * CLI statements whose secret stands at a position rather than after a name: the community of
+ * `snmp-server host <address> [traps|informs] [version 1|2c|3 [auth|noauth|priv]] <community> …`
+ * (IOS, NX-OS). The rest of the line after the address is the value.
+ */
+const POSITIONAL_STATEMENT = new RegExp(String.raw`(?<![\w.-])snmp-server(?:${BLANK})+host(?:${BLANK})+(?:(?!${BLANK})\S)+(?:${BLANK})+`, 'giu');
 /** A value that is a marker already: masking twice changes nothing. */
 const MASKED = /^(?:"\[redacted\]"|'\[redacted\]'|\[redacted\])$/;
 
@@ -218,23 +358,67 @@ const lineValueEnd = (text: string, start: number): number => {
   return end < 0 ? text.length : start + end;
 };
 
-/** Every value a name like a secret introduces ({@link NAME_THEN_VALUE}), as {@link REDACTED}. */
-const redactNamedValues = (text: string): string => {
+/**
+ * `text` with the span each match of `pattern` points at ([start, end), or none) as
+ * {@link REDACTED}; a match inside a span masked already is passed over.
+ */
+const maskEach = (text: string, pattern: RegExp, span: (match: RegExpExecArray) => readonly [number, number] | undefined): string => {
   let out = '';
   let from = 0;
-  for (const match of text.matchAll(NAME_THEN_VALUE)) {
-    if (match.index < from || !isSecretField(match[1]!)) continue;
+  for (const match of text.matchAll(pattern)) {
+    const found = match.index < from ? undefined : span(match);
+    if (!found) continue;
+    out += text.slice(from, found[0]) + REDACTED;
+    from = found[1];
+  }
+  return out + text.slice(from);
+};
+
+/** Every value a name like a secret introduces ({@link NAME_THEN_VALUE}), as {@link REDACTED}. */
+const redactNamedValues = (text: string): string =>
+  maskEach(text, NAME_THEN_VALUE, (match) => {
     const pair = match[3] !== undefined;
+    const statement = !pair && match[2] === '' && !/:|%3A/i.test(match[4]!);
+    if (!(isSecretField(match[1]!) || (statement && SECRET_STATEMENT.test(visible(match[1]!))))) return undefined;
     const start = match.index + match[1]!.length + match[2]!.length + (pair ? match[3]! : match[4]!).length;
     const end = pair ? pairValueEnd(text, start) : lineValueEnd(text, start);
     const value = text.slice(start, end);
     // A statement with nothing after its name hides nothing; an empty pair is masked all the same.
-    if (MASKED.test(value) || (!pair && value.trim() === '')) continue;
-    out += text.slice(from, start) + REDACTED;
-    from = end;
-  }
-  return out + text.slice(from);
-};
+    return MASKED.test(value) || (!pair && value.trim() === '') ? undefined : [start, end];
+  });
+
+/** The rest of the line after each {@link POSITIONAL_STATEMENT}, as {@link REDACTED}. */
+const redactPositional = (text: string): string =>
+  maskEach(text, POSITIONAL_STATEMENT, (match) => {
+    const start = match.index + match[0].length;
+    const end = lineValueEnd(text, start);
+    const value = text.slice(start, end);
+    return MASKED.test(value) || value.trim() === '' ? undefined : [start, end];
+  });
+
+/**
+ * The start of a URL's authority, `scheme://` (also `\/` as JSON escapes it), and what ends an
+ * authority: a blank, `/`, a quote or an angle bracket. Not `?` or `#`: a password written
+ * carelessly with one is masked whole. An encoded URL is read decoded ({@link redactEncodedRuns}).
+ */
+const URL_AUTHORITY = /(?<![a-z0-9+.-])[a-z0-9][a-z0-9+.-]*:(?:\/|\\\/){2}/giu;
+const AUTHORITY_END = /[\s/"<>]|\\\//;
+
+/**
+ * The password of every URL's user information (`scp://admin:pass@host/`, IOS `archive path`,
+ * `copy`, any scheme): from after the user's `:` to the authority's last `@` (a careless `@` in
+ * the password included).
+ */
+const redactUrlPasswords = (text: string): string =>
+  maskEach(text, URL_AUTHORITY, (match) => {
+    const start = match.index + match[0].length;
+    const length = text.slice(start).search(AUTHORITY_END);
+    const authority = text.slice(start, length < 0 ? text.length : start + length);
+    const at = authority.lastIndexOf('@');
+    const colon = authority.indexOf(':');
+    if (at < 0 || colon < 0 || colon > at || MASKED.test(authority.slice(colon + 1, at))) return undefined;
+    return [start + colon + 1, start + at];
+  });
 
 /**
  * Values in a device-encrypted or hashed form: `$id$…` as crypt(3) writes them (`$1$` MD5, IOS
@@ -244,21 +428,46 @@ const redactNamedValues = (text: string): string => {
 const ENCRYPTED_FORM = /(?:\$|%24)[a-z0-9]{1,10}(?:\$|%24)[\w./+=$%-]*/gi;
 
 /**
- * The values a text names like secrets (XML elements and attributes, JSON-looking members,
- * pairs, headers and CLI statements) and its values in device-encrypted forms.
+ * The values a text names like secrets as it reads (XML elements and attributes, JSON-looking
+ * members, pairs, headers and CLI statements, positional statements, URL passwords) and its
+ * values in device-encrypted forms.
  */
-const redactNamed = (text: string): string => {
-  let out = text.replace(ENCRYPTED_FORM, REDACTED);
+const redactPlain = (text: string): string => {
+  const out = redactPositional(redactUrlPasswords(text.replace(ENCRYPTED_FORM, REDACTED)));
   // No name like a secret anywhere: nothing more to look for (most strings).
-  if (!SECRET_FIELD.test(out)) return out;
-  out = out.replace(XML_ELEMENT, (whole, tag: string, local: string, attributes: string | undefined) =>
-    isSecretField(local) ? `<${tag}${attributes ?? ''}>${REDACTED}</${tag}>` : whole,
-  );
-  out = out.replace(XML_ATTRIBUTE, (whole, lead: string, name: string, local: string, equals: string, value: string) =>
+  if (!SECRET_HINT.test(visible(out))) return out;
+  const attributes = redactXmlElements(out).replace(XML_ATTRIBUTE, (whole, lead: string, name: string, local: string, equals: string, value: string) =>
     isSecretField(local) ? `${lead}${name}${equals}${value[0]}${REDACTED}${value[0]}` : whole,
   );
-  return redactNamedValues(redactJsonMembers(out));
+  return redactNamedValues(redactJsonMembers(attributes));
 };
+
+/** The runs a query or a form splits a text into (between `&`, `=`, `?`, `;` and blanks), and what marks one as encoded. */
+const QUERY_RUN = /[^\s&=?;]+/g;
+const ENCODED = /%[0-9a-f]{2}|\+/i;
+
+/**
+ * A text with each percent- or form-encoded run also read as its reader decodes it: a run whose
+ * decoded text has something to mask (`cli=%3Cpassword%3E…`, `snmp-server+host+…`) is written
+ * again, encoded, from its masked decoded text. Decoded once: a run encoded twice is read as the
+ * text its one decoding gives.
+ */
+const redactEncodedRuns = (text: string): string =>
+  text.replace(QUERY_RUN, (run) => {
+    if (!ENCODED.test(run)) return run;
+    const decoded = percentDecoded(run);
+    const masked = redactPlain(decoded);
+    if (masked === decoded) return run;
+    try {
+      return encodeURIComponent(masked).replaceAll(encodeURIComponent(REDACTED), REDACTED);
+    } catch {
+      // A lone surrogate has no encoding: the run is masked whole.
+      return REDACTED;
+    }
+  });
+
+/** The values a text names like secrets, as written and as its encoded runs decode ({@link redactPlain}). */
+const redactNamed = (text: string): string => redactEncodedRuns(redactPlain(text));
 
 /**
  * A string inside a value: the known secrets removed, and the values named like secrets in the

@@ -183,8 +183,10 @@ describe('redactText: values named like secrets', () => {
     );
   });
 
-  it('in XML elements only when the closing tag matches', () => {
-    expect(redactText('<password>x</password><token>y</secret>')).toBe('<password>[redacted]</password><token>y</secret>');
+  it('in XML elements up to their own end tag, or to the end of a text cut before it', () => {
+    // A mismatched end tag closes nothing: the unclosed element hides the rest of the text.
+    expect(redactText('<password>x</password><token>y</secret>')).toBe('<password>[redacted]</password><token>[redacted]</secret>');
+    expect(redactText('<password>x</password> ok')).toBe('<password>[redacted]</password> ok');
     expect(redactText('<a:password b="1">x</a:password>')).toBe('<a:password b="1">[redacted]</a:password>');
   });
 
@@ -324,5 +326,32 @@ describe('holdsSecret and redactText: the cases mutation testing found untried',
     expect(redactText("token=abc'S3cr3t'&n=1", ['S3cr3t'])).toBe('token=[redacted]&n=1');
     // A value that is the redaction marker already stays as it is.
     expect(redactText('token="S3cr3t"&n=1', ['S3cr3t'])).toBe('token="[redacted]"&n=1');
+  });
+});
+
+describe('redactText on 1 MB adversarial texts', () => {
+  // Shapes that make a backtracking or rescanning rule quadratic: the runs each rule starts on,
+  // repeated without what would end them. Each completes (no timing is asserted) and still masks.
+  const MB = 1 << 20;
+  const fill = (unit: string) => unit.repeat(Math.ceil(MB / unit.length)).slice(0, MB);
+  const SHAPES: Readonly<Record<string, string>> = {
+    'name characters': fill('a'),
+    'escaped quotes before a name end': `${fill('\\"')}": 1`,
+    'unclosed XML start tags': fill('<password'),
+    'nested unclosed secret elements': fill('<password>'),
+    'unclosed CDATA sections': `<password>${fill('<![CDATA[')}`,
+    'unclosed attribute quotes': fill(' a="'),
+    'URL authorities': fill('x://a:b'),
+    'CLI statements': fill('password '),
+    'positional statements': fill('snmp-server host '),
+    'invisible characters in names': fill('pass\u200b'),
+    'encoded runs': fill('+%3C'),
+    'an unclosed pair quote': `secret=${fill('"')}`,
+    'unclosed JSON values': fill('{"password":['),
+  };
+
+  it.each(Object.entries(SHAPES))('%s', (_shape, text) => {
+    const out = redactText(`${text}\nsecret Adv3rsary`);
+    expect(out).not.toContain('Adv3rsary');
   });
 });
