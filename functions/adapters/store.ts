@@ -12,13 +12,13 @@
  * what changed; a write that lost a race is read and tried again (at most
  * {@link WRITE_ATTEMPTS} times), then refused as `changed`.
  */
-import { randomUUID } from 'node:crypto';
 import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { SYSTEM_ACTOR, changelogPut, changelogTable, diffFields, type ChangeAction } from '../shared/changelog.js';
 import { documentClient } from '../shared/dynamo.js';
 import { requiredEnv } from '../shared/env.js';
 import { isLogLevel, logger } from '../shared/logger.js';
 import { InternalError, ServiceUnavailable } from '../shared/problem.js';
+import { WRITE_ID_ATTRIBUTE, holdsWrite, newWriteId, settleWrite } from '../shared/settled-write.js';
 import { transientReason } from '../shared/transient.js';
 import { SecretReferenceInvalid } from '../secrets/errors.js';
 import { ENC_REMOVED, VAULT_PREFIX, isEncValue } from '../secrets/reference.js';
@@ -273,9 +273,6 @@ export const createAdapterStore = (
     }
   };
 
-  /** Whether an error leaves a write's outcome open: anything but a definite refusal. */
-  const unconfirmed = (error: unknown): boolean => transientReason(error) !== undefined || (error as { name?: string }).name === 'AbortError';
-
   const current = async (name: string): Promise<StoredState | null> => {
     const out = await client.send(new GetCommand({ TableName: tableName, Key: adapterKey(name), ConsistentRead: true }));
     if (!out.Item) return null;
@@ -333,20 +330,11 @@ export const createAdapterStore = (
 
   /**
    * Runs a transaction whose outcome must be known before anything is rolled back: when DynamoDB
-   * does not confirm it, or refuses a retry (the SDK resends after a timeout, and the resent
-   * write meets its own first attempt), the record is read back and `landed` decides.
+   * does not confirm it, or refuses a retry that met its own first attempt, the record is read
+   * back and `landed` decides.
    */
-  const resolved = async (name: string, landed: (item: Record<string, unknown> | undefined) => boolean, items: TransactItem[]): Promise<'done' | 'refused'> => {
-    let outcome: 'done' | 'refused';
-    try {
-      outcome = await transact(items);
-    } catch (error) {
-      if (!unconfirmed(error)) throw error;
-      if (landed(await readBack(name))) return 'done';
-      throw error;
-    }
-    return outcome === 'refused' && landed(await readBack(name)) ? 'done' : outcome;
-  };
+  const resolved = (name: string, landed: (item: Record<string, unknown> | undefined) => boolean, items: TransactItem[]): Promise<'done' | 'refused'> =>
+    settleWrite(() => transact(items), () => readBack(name), landed);
 
   return {
     async get(name) {
@@ -371,7 +359,7 @@ export const createAdapterStore = (
         ':one': 1,
         ':zero': 0,
         ':running': 'RUNNING',
-        ':writeId': randomUUID(),
+        ':writeId': newWriteId(),
       };
       const names: Record<string, string> = {
         '#pk': 'pk',
@@ -386,7 +374,7 @@ export const createAdapterStore = (
         '#complianceConcurrency': 'complianceConcurrency',
         '#state': 'state',
         '#revision': 'revision',
-        '#writeId': 'writeId',
+        '#writeId': WRITE_ID_ATTRIBUTE,
       };
       // `writeId` tells, on a read-back, whether this very write landed.
       let expression =
@@ -426,7 +414,7 @@ export const createAdapterStore = (
           created: !created && isString(old?.['created']) ? old['created'] : now,
           lastUpdated: now,
         };
-        const outcome = await resolved(fields.name, (item) => item?.['writeId'] === values[':writeId'], [
+        const outcome = await resolved(fields.name, (item) => holdsWrite(item, values[':writeId'] as string), [
           {
             Update: {
               TableName: tableName,

@@ -39,6 +39,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { ServiceUnavailable } from '../shared/problem.js';
 import { transientReason } from '../shared/transient.js';
+import { WRITE_ID_ATTRIBUTE, holdsWrite, newWriteId, refusedOnCondition, settleWrite } from '../shared/settled-write.js';
 import { GRADES, type Grade } from './grading.js';
 import { REPORT_ID_PATTERN, type Batch, type BatchPlan, type BatchStatus, type ChunkCounts, type DeviceAssignment, type Report } from './model.js';
 import { chunkEntries, decodeChunk, decodePlan, encodePlan } from './plan.js';
@@ -266,22 +267,25 @@ export class ComplianceStore {
       ...chunks.map((devices, i) => ({ pk, sk: chunkSk(i), devices: JSON.stringify(devices.map(entry)), expiresAt: batch.expiresAt })),
     ];
     await this.#putAll(items);
-    await this.#send(() =>
-      this.client.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: {
-            pk,
-            sk: 'META',
-            ...batch,
-            status: 'running',
-            done: 0,
-            ...countValues({ devices: 0, grades: { pass: 0, review: 0, fail: 0, error: 0 }, totals: { errors: 0, warnings: 0, infos: 0, passes: 0 } }),
-          },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        }),
+    // The id is used once; a resend of this put that meets its own first attempt is no conflict.
+    const writeId = newWriteId();
+    const meta = {
+      pk,
+      sk: 'META',
+      ...batch,
+      status: 'running',
+      done: 0,
+      ...countValues({ devices: 0, grades: { pass: 0, review: 0, fail: 0, error: 0 }, totals: { errors: 0, warnings: 0, infos: 0, passes: 0 } }),
+      [WRITE_ID_ATTRIBUTE]: writeId,
+    };
+    const outcome = await this.#send(() =>
+      settleWrite(
+        () => refusedOnCondition(() => this.client.send(new PutCommand({ TableName: this.tableName, Item: meta, ConditionExpression: 'attribute_not_exists(pk)' }))),
+        () => this.#get(pk, 'META'),
+        (item) => holdsWrite(item, writeId),
       ),
     );
+    if (outcome === 'refused') throw new Error(`batch ${batch.batchId} exists already`);
   }
 
   async #get(pk: string, sk: string, consistent = true): Promise<Record<string, unknown> | undefined> {

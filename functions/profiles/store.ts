@@ -28,6 +28,7 @@ import { APPLICATIONS, type ApplicationName } from '../shared/applications.js';
 import { changelogPut, diffFields, type ChangeAction } from '../shared/changelog.js';
 import { documentClient } from '../shared/dynamo.js';
 import { requiredEnv } from '../shared/env.js';
+import { WRITE_ID_ATTRIBUTE, holdsWrite, newWriteId, refusedOnCondition, settleWrite } from '../shared/settled-write.js';
 import { logger } from '../shared/logger.js';
 import { DEFAULT_PROFILE_ID, builtInProfile, profileSettings, type ApplicationSettings, type Profile, type ProfileLogLevel, type ProfileSettings } from './model.js';
 
@@ -313,13 +314,15 @@ export const createProfileStore = (
 
     async create(id, settings, change) {
       const rt = await ensure(change);
-      const item = { ...profileKey(id), kind: PROFILE_KIND, id, ...settingsItem(settings), created: change.now, createdBy: change.by, lastUpdated: change.now, lastUpdatedBy: change.by };
-      try {
-        await client.send(new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
-      } catch (error) {
-        if ((error as { name?: string }).name === 'ConditionalCheckFailedException') throw new ProfileWriteRefused('exists');
-        throw error;
-      }
+      const writeId = newWriteId();
+      const item = { ...profileKey(id), kind: PROFILE_KIND, id, ...settingsItem(settings), created: change.now, createdBy: change.by, lastUpdated: change.now, lastUpdatedBy: change.by, [WRITE_ID_ATTRIBUTE]: writeId };
+      // A resend of this put that meets its own first attempt is not another profile's id.
+      const outcome = await settleWrite(
+        () => refusedOnCondition(() => client.send(new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }))),
+        () => getItem(profileKey(id)),
+        (stored) => holdsWrite(stored, writeId),
+      );
+      if (outcome === 'refused') throw new ProfileWriteRefused('exists');
       return toProfile(item, rt.activeProfile);
     },
 

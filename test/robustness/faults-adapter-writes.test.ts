@@ -8,12 +8,13 @@
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { readFileSync } from 'node:fs';
-import { createServer, request as forward, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RegistryDeps } from '../../functions/adapters/service.js';
 import { apiEvent, lambdaContext } from '../support/events.js';
 import type { RelayWorld } from '../support/robustness.js';
+import { forwardTo } from '../support/withholding-proxy.js';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 type Mode = 'pass' | 'landed' | 'not-landed' | 'unknown';
@@ -43,17 +44,8 @@ const relay = (upstream: URL) => (req: IncomingMessage, res: ServerResponse) => 
       held.push(res);
       return;
     }
-    const out = forward({ host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers }, (answer) => {
-      if (frozenWrite) {
-        // Landed: DynamoDB has applied it; the client never hears so.
-        answer.resume();
-        held.push(res);
-        return;
-      }
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
-    out.end(Buffer.concat(chunks));
+    // A frozen write lands: DynamoDB applies it, the client never hears so.
+    forwardTo(upstream, req, Buffer.concat(chunks), res, frozenWrite ? () => held.push(res) : undefined);
   });
 };
 let writesSeen = 0;

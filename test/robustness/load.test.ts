@@ -54,6 +54,8 @@ const reconnect = () => {
 };
 const logCounts = new Map<string, number>();
 const problems: string[] = [];
+/** The gateway's own lines: why it answered a 5xx itself (a function error, its timeout, a crash). */
+const gatewayLines: string[] = [];
 
 const send = (method: string, pathAndQuery: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<Answer> =>
   new Promise((resolve, reject) => {
@@ -125,6 +127,7 @@ beforeAll(async () => {
     // Thousands of info lines: counted, and only failures kept.
     log: (label, stream, line) => {
       logCounts.set(label, (logCounts.get(label) ?? 0) + 1);
+      if (label === 'gateway') gatewayLines.push(line.slice(0, 300));
       if (stream === 'stderr' || /"level":"(?:error|warn)"/.test(line)) problems.push(`[${label}] ${line.slice(0, 300)}`);
     },
   });
@@ -280,7 +283,7 @@ describe(`a mixed workload of ${TOTAL} requests at ${CONNECTIONS} connections th
       ].join('\n'),
     );
 
-    expect(unexpected, `${unexpected.join('\n')}\n${problems.slice(0, 10).join('\n')}`).toEqual([]);
+    expect(unexpected, `${unexpected.join('\n')}\n${gatewayLines.slice(0, 20).join('\n')}\n${problems.slice(0, 10).join('\n')}`).toEqual([]);
     expect(networkErrors).toBe(0);
     expect(fivexx).toBe(0);
     expect(latencies).toHaveLength(TOTAL);
