@@ -19,7 +19,7 @@ const referencePrefixes = parseReferencePrefixes(optionalEnv('SECRETS_REFERENCE_
 
 export const handler = httpHandler<AdapterInput>({ operation: 'putAdapter', validate: withEncRejection(validate) }, async (event) => {
   const name = adapterNameFromPath(event.pathParameters?.['name']);
-  await checkNewAdapterName(store, name, 'path', 'name');
+  checkNewAdapterName(name, 'path', 'name');
   const { created, adapter } = await putAdapter({ store, secrets: secretsBackend, localMode, referencePrefixes }, name, event.body, 'upsert', callerOf(event));
   return json(created ? 201 : 200, adapter);
 });

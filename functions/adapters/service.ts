@@ -16,6 +16,7 @@ import type { SecretsBackend } from '../secrets/backend.js';
 import { SecretMissing, SecretReferenceInvalid } from '../secrets/errors.js';
 import {
   VAULT_PREFIX,
+  adapterOfManagedPath,
   adapterSecretReference,
   formatReference,
   isManagedPath,
@@ -125,10 +126,10 @@ const namedReference = async (deps: RegistryDeps, name: string, password: string
 export const PENDING_SECRET_GRACE_MS = 15 * 60 * 1000;
 
 /**
- * Deletes secrets the service stored for an adapter and that no record names any more, then takes
+ * Deletes secrets the service stored for adapters and that no record names any more, then takes
  * them off the pending list. A failure leaves them listed (and is logged): the next sweep retries.
  */
-const forgetSecrets = async (deps: Pick<RegistryDeps, 'store' | 'secrets'>, name: string, entries: readonly PendingSecret[]): Promise<void> => {
+const forgetSecrets = async (deps: Pick<RegistryDeps, 'store' | 'secrets'>, entries: readonly PendingSecret[]): Promise<void> => {
   const forgotten: PendingSecret[] = [];
   for (const entry of entries) {
     const { path } = parsePendingSecret(entry);
@@ -136,43 +137,56 @@ const forgetSecrets = async (deps: Pick<RegistryDeps, 'store' | 'secrets'>, name
       await deps.secrets.delete(path);
       forgotten.push(entry);
     } catch {
-      logger.warn('a secret no record names could not be deleted yet; the next write of the adapter retries', { adapter: name, path });
+      logger.warn('a secret no record names could not be deleted yet; the next adapter write retries', { adapter: adapterOfManagedPath(path), path });
     }
   }
-  await settle(deps.store, name, forgotten);
+  await settle(deps.store, forgotten);
 };
 
 /** Takes entries off the pending list; a failure is logged (a later sweep takes them off). */
-const settle = async (store: AdapterStore, name: string, entries: readonly PendingSecret[]): Promise<void> => {
+const settle = async (store: AdapterStore, entries: readonly PendingSecret[]): Promise<void> => {
   try {
-    await store.markPending(name, entries, 'clear');
+    await store.markPending(entries, 'clear');
   } catch {
-    logger.warn('pending secrets could not be cleared; the next write of the adapter does', { adapter: name });
+    logger.warn('pending secrets could not be cleared; the next adapter write does', { paths: entries.map((e) => parsePendingSecret(e).path) });
   }
 };
 
 /**
- * Settles what earlier writes of this adapter left pending (a crash, a write whose outcome stayed
- * unknown, a delete that failed): each entry older than {@link PENDING_SECRET_GRACE_MS} is deleted
- * unless `named` (the record as read) names it, and taken off the list. Best effort: a failure
- * never fails the write that sweeps.
+ * Settles what earlier writes of any adapter left pending (a crash, a write whose outcome stayed
+ * unknown, a delete that failed), so that nothing waits for its own adapter to be written again:
+ * each entry older than {@link PENDING_SECRET_GRACE_MS} is deleted unless its adapter's record
+ * names it, and taken off the list. One read of the list; one record read per adapter with a
+ * due entry. Best effort: a failure never fails the write that sweeps.
  */
-const sweepPending = async (deps: Pick<RegistryDeps, 'store' | 'secrets' | 'now'>, name: string, named: string | undefined): Promise<void> => {
+const sweepPending = async (deps: Pick<RegistryDeps, 'store' | 'secrets' | 'now'>): Promise<void> => {
   try {
     const due = (deps.now?.() ?? new Date()).getTime() - PENDING_SECRET_GRACE_MS;
-    const old = (await deps.store.pendingSecrets(name)).filter((entry) => Date.parse(parsePendingSecret(entry).at) <= due);
-    const kept = old.filter((entry) => parsePendingSecret(entry).path === ownManagedPathOf(name, named));
-    await settle(deps.store, name, kept);
-    await forgetSecrets(deps, name, old.filter((entry) => !kept.includes(entry)));
+    const old = (await deps.store.pendingSecrets()).filter((entry) => Date.parse(parsePendingSecret(entry).at) <= due);
+    const byAdapter = new Map<string | undefined, PendingSecret[]>();
+    for (const entry of old) {
+      const name = adapterOfManagedPath(parsePendingSecret(entry).path);
+      byAdapter.set(name, [...(byAdapter.get(name) ?? []), entry]);
+    }
+    for (const [name, entries] of byAdapter) {
+      // Only paths the service manages are ever listed; anything else is taken off, never deleted.
+      const named = name === undefined ? undefined : ownManagedPathOf(name, (await deps.store.current(name))?.password);
+      const kept = entries.filter((entry) => name === undefined || parsePendingSecret(entry).path === named);
+      await settle(deps.store, kept);
+      await forgetSecrets(deps, entries.filter((entry) => !kept.includes(entry)));
+    }
   } catch {
-    logger.warn('pending secrets of the adapter could not be swept; the next write retries', { adapter: name });
+    logger.warn('pending secrets could not be swept; the next adapter write retries');
   }
 };
 
-const refusedWrite = (error: AdapterWriteRefused): HttpProblem =>
-  error.reason === 'secret-moved'
-    ? invalid('auth.password', PASSWORD_AGAIN)
-    : new Conflict('The adapter was changed by another request while this one ran; read it again and retry.', 'adapter-changed');
+const refusedWrite = (error: AdapterWriteRefused, name = ''): HttpProblem => {
+  if (error.reason === 'secret-moved') return invalid('auth.password', PASSWORD_AGAIN);
+  if (error.reason === 'case-twin') {
+    return new Conflict(`An adapter is already named "${error.twin}", which differs from "${name}" only by case; adapter names are unique without regard to case.`, 'adapter-exists');
+  }
+  return new Conflict('The adapter was changed by another request while this one ran; read it again and retry.', 'adapter-changed');
+};
 
 /**
  * Creates or replaces an adapter: the one write path of the registry (every route that writes
@@ -203,8 +217,11 @@ export const putAdapter = async (
   const previous = await deps.store.current(name);
   const exists = (): HttpProblem => new Conflict(`An adapter is already named "${name}"; replace it with PUT /adapters/{name}.`, 'adapter-exists');
   if (mode === 'create' && previous !== null) throw exists();
+  // Early, before any secret is checked or written; the write's own claim settles a race.
+  const twin = previous === null ? await deps.store.caseTwin(name) : undefined;
+  if (twin !== undefined) throw refusedWrite(new AdapterWriteRefused('case-twin', twin), name);
   const at = (deps.now?.() ?? new Date()).toISOString();
-  await sweepPending(deps, name, previous?.password);
+  await sweepPending(deps);
   const target = isVaultReference(input.auth.password) ? undefined : newAdapterSecretReference(name, (deps.newVersion ?? secretVersion)());
   const reference = target ? formatReference(target) : await namedReference(deps, name, input.auth.password, next, previous);
   const written = target ? pendingSecret(at, target.path) : undefined;
@@ -212,13 +229,13 @@ export const putAdapter = async (
   // crash or an unknown outcome leaves both to a sweep, which keeps whichever the record names.
   const own = ownManagedPathOf(name, previous?.password);
   const retiring = own && previous?.password !== reference ? pendingSecret(at, own) : undefined;
-  await deps.store.markPending(name, [written, retiring].filter((e) => e !== undefined), 'add');
+  await deps.store.markPending([written, retiring].filter((e) => e !== undefined), 'add');
   if (target && written) {
     try {
       await deps.secrets.write(target.path, { [target.key]: input.auth.password });
     } catch (error) {
       // The write may have landed all the same (a timeout): delete it, or leave it to a sweep.
-      await forgetSecrets(deps, name, [written]);
+      await forgetSecrets(deps, [written]);
       throw error;
     }
   }
@@ -238,13 +255,13 @@ export const putAdapter = async (
     // Unknown: the record may name either version; both stay pending for a sweep to settle.
     if (error instanceof WriteOutcomeUnknown) throw error;
     // The store read the record back: nothing switched, so the new version goes (no orphan).
-    if (written) await forgetSecrets(deps, name, [written]);
-    if (retiring) await settle(deps.store, name, [retiring]);
-    if (error instanceof AdapterWriteRefused) throw mode === 'create' && error.reason === 'changed' ? exists() : refusedWrite(error);
+    if (written) await forgetSecrets(deps, [written]);
+    if (retiring) await settle(deps.store, [retiring]);
+    if (error instanceof AdapterWriteRefused) throw mode === 'create' && error.reason === 'changed' ? exists() : refusedWrite(error, name);
     throw error;
   }
-  if (written) await settle(deps.store, name, [written]);
-  if (retiring) await forgetSecrets(deps, name, [retiring]);
+  if (written) await settle(deps.store, [written]);
+  if (retiring) await forgetSecrets(deps, [retiring]);
   // Where the password came from; not under a name the logger redacts (`secret…`, `pass…`).
   logger.info('adapter stored', { adapter: name, created: result.created, source: written ? 'stored by the service' : 'reference' });
   return { created: result.created, adapter: result.adapter };
@@ -312,21 +329,21 @@ export const getAdapter = async (store: AdapterStore, name: string): Promise<Ada
  */
 export const deleteAdapter = async (deps: Pick<RegistryDeps, 'store' | 'secrets' | 'now'>, name: string, by: string = SYSTEM_ACTOR): Promise<void> => {
   const before = await deps.store.current(name);
-  await sweepPending(deps, name, before?.password);
+  await sweepPending(deps);
   const own = ownManagedPathOf(name, before?.password);
   const at = (deps.now?.() ?? new Date()).toISOString();
   // Listed first: should the secret not be deleted below, a later sweep deletes it.
   const entry = own ? pendingSecret(at, own) : undefined;
-  if (entry) await deps.store.markPending(name, [entry], 'add');
+  if (entry) await deps.store.markPending([entry], 'add');
   const deleted = await writing(() => deps.store.delete(name, by));
   if (!deleted) {
-    if (entry) await settle(deps.store, name, [entry]);
+    if (entry) await settle(deps.store, [entry]);
     throw new NotFound(`No adapter is named "${name}".`);
   }
   const gone = ownManagedPathOf(name, deleted.password);
   if (gone) await dropSecret(deps, name, gone, at);
   // The record read first was replaced before the delete: its secret is still named, or gone.
-  if (entry && gone !== own) await settle(deps.store, name, [entry]);
+  if (entry && gone !== own) await settle(deps.store, [entry]);
   logger.info('adapter deleted', { adapter: name });
 };
 
@@ -334,11 +351,11 @@ export const deleteAdapter = async (deps: Pick<RegistryDeps, 'store' | 'secrets'
 const dropSecret = async (deps: Pick<RegistryDeps, 'store' | 'secrets'>, name: string, path: string, at: string): Promise<void> => {
   const entry = pendingSecret(at, path);
   try {
-    await deps.store.markPending(name, [entry], 'add');
+    await deps.store.markPending([entry], 'add');
   } catch {
     logger.warn('a secret no record names could not be listed as pending; it is deleted now', { adapter: name, path });
   }
-  await forgetSecrets(deps, name, [entry]);
+  await forgetSecrets(deps, [entry]);
 };
 
 /** Default and largest page size of `GET /adapters`. */

@@ -12,9 +12,10 @@
  * what changed; a write that lost a race is read and tried again (at most
  * {@link WRITE_ATTEMPTS} times), then refused as `changed`.
  */
-import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { SYSTEM_ACTOR, changelogPut, changelogTable, diffFields, type ChangeAction } from '../shared/changelog.js';
 import { documentClient } from '../shared/dynamo.js';
+import { caseTwinOf, claimDelete, claimPut, ensureClaims, indexedIdentifiers, type ClaimSpace } from '../shared/name-claims.js';
 import { requiredEnv } from '../shared/env.js';
 import { isLogLevel, logger } from '../shared/logger.js';
 import { InternalError, ServiceUnavailable } from '../shared/problem.js';
@@ -27,8 +28,16 @@ import { DEFAULT_ADAPTER_LOG_LEVEL, type Adapter, type AdapterLogLevel, type Ada
 export const ADAPTER_KIND = 'adapter';
 export const BY_NAME_INDEX = 'byName';
 export const adapterKey = (name: string): { pk: string } => ({ pk: `ADAPTER#${name}` });
-/** The item that lists an adapter's pending secrets (no `kind`: never in the `byName` index). */
-export const pendingSecretsKey = (name: string): { pk: string } => ({ pk: `SECRETS#${name}` });
+/**
+ * The one item that lists the pending secrets of every adapter (no `kind`: never in the `byName`
+ * index). One item, so that any write can sweep what any other left with one read; an entry is
+ * about 100 bytes and is cleared as soon as its write settles, so the item stays far below
+ * DynamoDB's 400 KB (thousands of writes would have to be left unsettled at once). Deleted when
+ * its list empties.
+ */
+export const PENDING_SECRETS_KEY = { pk: 'SECRETS' } as const;
+/** Prefix of the adapters' name claims (`shared/name-claims.ts`): names are unique without regard to case. */
+export const NAME_CLAIM_PREFIX = 'NAME#';
 
 /**
  * How long a read-back waits: one attempt of DynamoDB's request timeout, so that a write that
@@ -48,8 +57,9 @@ export class WriteOutcomeUnknown extends ServiceUnavailable {
 
 /**
  * A secret the service wrote (or is about to drop) for an adapter, listed before it is written:
- * `<ISO time> <path>`. Cleared once the record names it, or once it is deleted; left (with the
- * reason logged) when neither could be settled, so that a later write sweeps it.
+ * `<ISO time> <path>` (the path names the adapter). Cleared once the record names it, or once it
+ * is deleted; left (with the reason logged) when neither could be settled, so that a later write
+ * of any adapter sweeps it.
  */
 export type PendingSecret = string;
 export const pendingSecret = (at: string, path: string): PendingSecret => `${at} ${path}`;
@@ -87,12 +97,17 @@ export interface StoredState {
 export const WRITE_ATTEMPTS = 3;
 
 /**
- * The record changed between the read and the write (`reason: 'changed'`), or the write would
- * have moved the stored secret to another orchestrator or user name (`reason: 'secret-moved'`).
+ * The record changed between the read and the write (`reason: 'changed'`), the write would
+ * have moved the stored secret to another orchestrator or user name (`reason: 'secret-moved'`),
+ * or a new name differs only by case from a stored one (`reason: 'case-twin'`).
  */
 export class AdapterWriteRefused extends Error {
-  constructor(readonly reason: 'changed' | 'secret-moved') {
-    super(reason === 'changed' ? 'the adapter changed since it was read' : 'the stored secret would follow the adapter to another origin or user name');
+  constructor(
+    readonly reason: 'changed' | 'secret-moved' | 'case-twin',
+    /** With `case-twin`: the stored name that differs from the new one only by case. */
+    readonly twin?: string,
+  ) {
+    super(reason === 'changed' ? 'the adapter changed since it was read' : reason === 'case-twin' ? `an adapter is named ${twin}` : 'the stored secret would follow the adapter to another origin or user name');
     this.name = 'AdapterWriteRefused';
   }
 }
@@ -151,10 +166,15 @@ export interface AdapterStore {
   setState(name: string, state: AdapterState, now: string, by?: string, action?: Extract<ChangeAction, 'started' | 'stopped' | 'restarted'>): Promise<Adapter | undefined>;
   /** Sets an existing adapter's log level (changelog `loglevel`); undefined when there is no such adapter. */
   setLogLevel(name: string, level: AdapterLogLevel, now: string, by?: string): Promise<Adapter | undefined>;
-  /** The adapter's pending secrets (see {@link PendingSecret}). */
-  pendingSecrets(name: string): Promise<readonly PendingSecret[]>;
-  /** Lists secrets as pending (before they are written); `clear` takes them off once settled. */
-  markPending(name: string, entries: readonly PendingSecret[], change: 'add' | 'clear'): Promise<void>;
+  /** The stored name that differs from `name` only by case (read before a create, for an early 409); undefined when none. */
+  caseTwin(name: string): Promise<string | undefined>;
+  /** The pending secrets of every adapter (see {@link PendingSecret}). */
+  pendingSecrets(): Promise<readonly PendingSecret[]>;
+  /**
+   * Lists secrets as pending (before they are written); `clear` takes them off once settled, and
+   * deletes the list's item when nothing is left on it.
+   */
+  markPending(entries: readonly PendingSecret[], change: 'add' | 'clear'): Promise<void>;
 }
 
 const isString = (v: unknown): v is string => typeof v === 'string';
@@ -241,6 +261,9 @@ export const createAdapterStore = (
   changelogTableName?: string,
 ): AdapterStore => {
   const entryTable = (): string => (changelogTableName ??= changelogTable());
+  const names_: ClaimSpace = { tableName, prefix: NAME_CLAIM_PREFIX };
+
+  const storedNames = (): AsyncIterable<string> => indexedIdentifiers(client, tableName, BY_NAME_INDEX, ADAPTER_KIND, 'name');
 
   /**
    * Runs one transaction: `done`, or `refused` when a condition failed or another transaction
@@ -292,25 +315,35 @@ export const createAdapterStore = (
     stored !== null && stored.password === fields.auth.password && (stored.baseUrl !== fields.baseUrl || stored.username !== fields.auth.username);
 
   /**
+   * Runs a transaction whose outcome must be known before anything is rolled back: when DynamoDB
+   * does not confirm it, or refuses a retry that met its own first attempt, the record is read
+   * back and `landed` decides.
+   */
+  const resolved = (name: string, landed: (item: Record<string, unknown> | undefined) => boolean, items: TransactItem[]): Promise<'done' | 'refused'> =>
+    settleWrite(() => transact(items), () => readBack(name), landed);
+
+  /**
    * Sets `set` on an existing record (a new revision, `lastUpdated` = `now`), with its changelog
-   * entry; undefined when there is no such adapter.
+   * entry; undefined when there is no such adapter. An unconfirmed write is read back by its
+   * write id, as every adapter write is: the answer says whether it was made.
    */
   const transition = async (name: string, set: Record<string, unknown>, now: string, by: string, action: ChangeAction): Promise<Adapter | undefined> => {
+    const writeId = newWriteId();
     for (let attempt = 1; ; attempt++) {
       const before = await current(name);
       if (!before?.item) return undefined;
       const next = { ...before.item, ...set, lastUpdated: now, revision: before.revision + 1 };
       // A damaged record fails here, before anything is written.
       const adapter = toAdapter(next);
-      const names: Record<string, string> = { '#pk': 'pk', '#lastUpdated': 'lastUpdated', '#revision': 'revision' };
-      const values: Record<string, unknown> = { ':now': now, ':next': before.revision + 1, ':revision': before.revision };
-      const assignments = ['#lastUpdated = :now', '#revision = :next'];
+      const names: Record<string, string> = { '#pk': 'pk', '#lastUpdated': 'lastUpdated', '#revision': 'revision', '#writeId': WRITE_ID_ATTRIBUTE };
+      const values: Record<string, unknown> = { ':now': now, ':next': before.revision + 1, ':revision': before.revision, ':writeId': writeId };
+      const assignments = ['#lastUpdated = :now', '#revision = :next', '#writeId = :writeId'];
       for (const [field, value] of Object.entries(set)) {
         names[`#${field}`] = field;
         values[`:${field}`] = value;
         assignments.push(`#${field} = :${field}`);
       }
-      const outcome = await transact([
+      const outcome = await resolved(name, (item) => holdsWrite(item, writeId), [
         {
           Update: {
             TableName: tableName,
@@ -327,14 +360,6 @@ export const createAdapterStore = (
       if (attempt >= WRITE_ATTEMPTS) throw new AdapterWriteRefused('changed');
     }
   };
-
-  /**
-   * Runs a transaction whose outcome must be known before anything is rolled back: when DynamoDB
-   * does not confirm it, or refuses a retry that met its own first attempt, the record is read
-   * back and `landed` decides.
-   */
-  const resolved = (name: string, landed: (item: Record<string, unknown> | undefined) => boolean, items: TransactItem[]): Promise<'done' | 'refused'> =>
-    settleWrite(() => transact(items), () => readBack(name), landed);
 
   return {
     async get(name) {
@@ -406,6 +431,7 @@ export const createAdapterStore = (
           conditionValues = { ':revision': before.revision, ':password': fields.auth.password, ':username': fields.auth.username };
         }
         const created = before === null;
+        if (created) await ensureClaims(client, names_, storedNames);
         // A replace keeps the adapter's state and log level: only their own routes change them.
         const adapter: Adapter = {
           ...fields,
@@ -429,11 +455,15 @@ export const createAdapterStore = (
             { kind: 'adapter', name: fields.name, at: now, by, action: created ? 'created' : 'replaced', changes: diffFields(old ? auditView(old) : undefined, auditView({ ...adapter })) },
             entryTable(),
           ),
+          // A new name claims its case-folded form with the record: a twin refuses the create.
+          ...(created ? [claimPut(names_, fields.name)] : []),
         ]);
         if (outcome === 'done') {
           const previousPassword = before?.password;
           return { created, adapter, ...(isString(previousPassword) ? { previousPassword } : {}) };
         }
+        const twin = created ? await caseTwinOf(client, names_, fields.name) : undefined;
+        if (twin !== undefined) throw new AdapterWriteRefused('case-twin', twin);
         // Lost a race: say why when the caller had read the record itself, else read it again.
         if (expected !== undefined || attempt >= WRITE_ATTEMPTS) {
           throw new AdapterWriteRefused(movesSecret(fields, await current(fields.name)) ? 'secret-moved' : 'changed');
@@ -481,23 +511,38 @@ export const createAdapterStore = (
 
     setLogLevel: (name, level, now, by = SYSTEM_ACTOR) => transition(name, { logLevel: level }, now, by, 'loglevel'),
 
-    async pendingSecrets(name) {
-      const out = await client.send(new GetCommand({ TableName: tableName, Key: pendingSecretsKey(name), ConsistentRead: true }));
+    async caseTwin(name) {
+      await ensureClaims(client, names_, storedNames);
+      return caseTwinOf(client, names_, name);
+    },
+
+    async pendingSecrets() {
+      const out = await client.send(new GetCommand({ TableName: tableName, Key: PENDING_SECRETS_KEY, ConsistentRead: true }));
       const pending = out.Item?.['pending'];
       return pending instanceof Set ? [...(pending as Set<string>)] : [];
     },
 
-    async markPending(name, entries, change) {
+    async markPending(entries, change) {
       if (entries.length === 0) return;
-      await client.send(
+      const out = await client.send(
         new UpdateCommand({
           TableName: tableName,
-          Key: pendingSecretsKey(name),
+          Key: PENDING_SECRETS_KEY,
           UpdateExpression: `${change === 'add' ? 'ADD' : 'DELETE'} #pending :entries`,
           ExpressionAttributeNames: { '#pending': 'pending' },
           ExpressionAttributeValues: { ':entries': new Set(entries) },
+          ReturnValues: 'ALL_NEW',
         }),
       );
+      // DynamoDB drops an emptied set, not the item: the item goes too, unless an entry was
+      // added meanwhile (then the condition fails, and the item stays for that entry).
+      if (change === 'clear' && out.Attributes?.['pending'] === undefined) {
+        try {
+          await client.send(new DeleteCommand({ TableName: tableName, Key: PENDING_SECRETS_KEY, ConditionExpression: 'attribute_not_exists(#pending)', ExpressionAttributeNames: { '#pending': 'pending' } }));
+        } catch (error) {
+          if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
+        }
+      }
     },
 
     async delete(name, by = SYSTEM_ACTOR) {
@@ -516,6 +561,7 @@ export const createAdapterStore = (
             },
           },
           changelogPut({ kind: 'adapter', name, at: new Date().toISOString(), by, action: 'deleted', changes: diffFields(auditView(before.item), undefined) }, entryTable()),
+          claimDelete(names_, name),
         ]);
         if (outcome === 'done') return isString(before.password) ? { password: before.password } : {};
         if (attempt >= WRITE_ATTEMPTS) throw new AdapterWriteRefused('changed');

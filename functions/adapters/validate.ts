@@ -6,9 +6,8 @@
 import { isIP } from 'node:net';
 import { addressRefusal, hostNameRefusal } from '../shared/address-policy.js';
 import type { CompiledValidator } from '../shared/http.js';
-import { NAME_RULE, caseTwin, decodeSegment, isPathName, pathNameProblem, refuseBadNames } from '../shared/names.js';
-import { BadRequest, Conflict, type FieldError } from '../shared/problem.js';
-import type { AdapterStore } from './store.js';
+import { NAME_RULE, decodeSegment, isPathName, pathNameProblem, refuseBadNames } from '../shared/names.js';
+import { BadRequest, type FieldError } from '../shared/problem.js';
 import { ENC_REMOVED, isEncValue } from '../secrets/reference.js';
 
 export { NAME_RULE } from '../shared/names.js';
@@ -31,13 +30,12 @@ export const adapterNameFromPath = (raw: string | undefined, parameter = 'name')
 
 /**
  * Refuses a name a write would store (400 naming `field` in `where`: the rule for path names,
- * so a name stored before it can be read and deleted but not written again), and a name that
- * differs only by case from another adapter's (409 `adapter-exists`).
+ * so a name stored before it can be read and deleted but not written again). A name that
+ * differs only by case from another adapter's is refused by the store's write itself (409
+ * `adapter-exists`, see `shared/name-claims.ts`).
  */
-export const checkNewAdapterName = async (store: Pick<AdapterStore, 'list'>, name: string, where: FieldError['in'], field: string): Promise<void> => {
+export const checkNewAdapterName = (name: string, where: FieldError['in'], field: string): void => {
   refuseBadNames(where, { [field]: name }, pathNameProblem);
-  const twin = await caseTwin(name, (after) => store.list({ limit: 100, ...(after !== undefined ? { after } : {}) }));
-  if (twin !== undefined) throw new Conflict(`An adapter is already named "${twin}", which differs from "${name}" only by case; adapter names are unique without regard to case.`, 'adapter-exists');
 };
 
 /** Default per-call timeout of the relay when an adapter names none. */

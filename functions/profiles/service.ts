@@ -27,6 +27,8 @@ const refusalProblem = (what: string, error: ProfileWriteRefused): HttpProblem =
   switch (error.reason) {
     case 'exists':
       return new Conflict(`A profile with the id ${what} exists already.`, 'profile-exists');
+    case 'case-twin':
+      return new Conflict(`A profile with the id ${error.twin} exists already; profile ids are unique without regard to case.`, 'profile-exists');
     case 'not-found':
       return new NotFound(`No profile has the id ${what}.`);
     case 'active':

@@ -18,7 +18,6 @@
  */
 import {
   GetCommand,
-  PutCommand,
   QueryCommand,
   TransactWriteCommand,
   UpdateCommand,
@@ -27,8 +26,8 @@ import {
 import { APPLICATIONS, type ApplicationName } from '../shared/applications.js';
 import { changelogPut, diffFields, type ChangeAction } from '../shared/changelog.js';
 import { documentClient } from '../shared/dynamo.js';
+import { caseTwinOf, claimDelete, claimPut, ensureClaims, indexedIdentifiers, type ClaimSpace } from '../shared/name-claims.js';
 import { requiredEnv } from '../shared/env.js';
-import { WRITE_ID_ATTRIBUTE, holdsWrite, newWriteId, refusedOnCondition, settleWrite } from '../shared/settled-write.js';
 import { logger } from '../shared/logger.js';
 import { DEFAULT_PROFILE_ID, builtInProfile, profileSettings, type ApplicationSettings, type Profile, type ProfileLogLevel, type ProfileSettings } from './model.js';
 
@@ -60,6 +59,8 @@ export const PROFILE_KIND = 'profile';
 export const BY_ID_INDEX = 'byId';
 export const RUNTIME_KEY = { pk: 'RUNTIME' } as const;
 export const profileKey = (id: string): { pk: string } => ({ pk: `PROFILE#${id}` });
+/** Prefix of the profile ids' claims (`shared/name-claims.ts`): ids are unique without regard to case. */
+export const ID_CLAIM_PREFIX = 'PROFILEID#';
 
 const BUILT_IN_RUNTIME: RuntimeRecord = {
   activeProfile: DEFAULT_PROFILE_ID,
@@ -69,7 +70,11 @@ const BUILT_IN_RUNTIME: RuntimeRecord = {
 
 /** Why a write was refused. */
 export class ProfileWriteRefused extends Error {
-  constructor(readonly reason: 'exists' | 'not-found' | 'active' | 'stopped' | 'contended') {
+  constructor(
+    readonly reason: 'exists' | 'not-found' | 'active' | 'stopped' | 'contended' | 'case-twin',
+    /** With `case-twin`: the stored id that differs from the new one only by case. */
+    readonly twin?: string,
+  ) {
     super(`profile write refused: ${reason}`);
     this.name = 'ProfileWriteRefused';
   }
@@ -178,6 +183,9 @@ export const createProfileStore = (
     (await client.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }), signal ? { abortSignal: signal } : {})).Item;
 
   const runtime = async (signal?: AbortSignal): Promise<RuntimeRecord> => toRuntime(await getItem(RUNTIME_KEY, signal));
+  const claims: ClaimSpace = { tableName, prefix: ID_CLAIM_PREFIX };
+
+  const storedIds = (): AsyncIterable<string> => indexedIdentifiers(client, tableName, BY_ID_INDEX, PROFILE_KIND, 'id');
 
   /** Stores the built-in state unless something is stored already; returns the stored run state. */
   const ensure = async (change: Change): Promise<RuntimeRecord> => {
@@ -314,15 +322,19 @@ export const createProfileStore = (
 
     async create(id, settings, change) {
       const rt = await ensure(change);
-      const writeId = newWriteId();
-      const item = { ...profileKey(id), kind: PROFILE_KIND, id, ...settingsItem(settings), created: change.now, createdBy: change.by, lastUpdated: change.now, lastUpdatedBy: change.by, [WRITE_ID_ATTRIBUTE]: writeId };
-      // A resend of this put that meets its own first attempt is not another profile's id.
-      const outcome = await settleWrite(
-        () => refusedOnCondition(() => client.send(new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }))),
-        () => getItem(profileKey(id)),
-        (stored) => holdsWrite(stored, writeId),
-      );
-      if (outcome === 'refused') throw new ProfileWriteRefused('exists');
+      const item = { ...profileKey(id), kind: PROFILE_KIND, id, ...settingsItem(settings), created: change.now, createdBy: change.by, lastUpdated: change.now, lastUpdatedBy: change.by };
+      await ensureClaims(client, claims, storedIds);
+      try {
+        // The id claims its case-folded form with the record: a twin refuses the create.
+        await client.send(new TransactWriteCommand({ TransactItems: [{ Put: { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } }, claimPut(claims, id)] }));
+      } catch (error) {
+        const codes = cancellation(error);
+        if (codes?.[0] === 'ConditionalCheckFailed') throw new ProfileWriteRefused('exists');
+        const twin = codes?.[1] === 'ConditionalCheckFailed' ? await caseTwinOf(client, claims, id) : undefined;
+        if (twin !== undefined) throw new ProfileWriteRefused('case-twin', twin);
+        if (codes || (error as { name?: string }).name === 'TransactionConflictException') throw new ProfileWriteRefused('contended');
+        throw error;
+      }
       return toProfile(item, rt.activeProfile);
     },
 
@@ -383,6 +395,7 @@ export const createProfileStore = (
               // Checked with the deletion, so that no activation can slip in between.
               { ConditionCheck: { TableName: tableName, Key: RUNTIME_KEY, ConditionExpression: 'activeProfile <> :id', ExpressionAttributeValues: { ':id': id } } },
               { Delete: { TableName: tableName, Key: profileKey(id), ConditionExpression: 'attribute_exists(pk)' } },
+              claimDelete(claims, id),
             ],
           }),
         );

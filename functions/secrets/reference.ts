@@ -128,6 +128,10 @@ export const isOwnManagedPath = (adapterName: string, path: string): boolean => 
   return path === own || path.startsWith(`${own}/`);
 };
 
+/** The adapter a managed path belongs to (`netconfig/adapters/<name>[/<version>]`); undefined for any other path. */
+export const adapterOfManagedPath = (path: string): string | undefined =>
+  isManagedPath(path) ? path.slice(ADAPTER_SECRETS_PREFIX.length + 1).split('/')[0] || undefined : undefined;
+
 /** The managed path a stored reference names for this adapter, or undefined when it names anything else. */
 export const ownManagedPathOf = (adapterName: string, reference: string | undefined): string | undefined => {
   if (reference === undefined) return undefined;

@@ -161,14 +161,31 @@ export const callerOf = (event: Pick<HttpEvent, 'requestContext'>): string => {
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
+type FingerprintedEvent = Pick<HttpEvent, 'httpMethod' | 'resource' | 'path' | 'pathParameters' | 'body'>;
+
+/** The text a fingerprint is computed over: method, resource, path parameters and the canonical body. */
+const fingerprintText = (event: FingerprintedEvent): string =>
+  canonicalJson([event.httpMethod, event.resource || event.path, event.pathParameters ?? {}, event.body === undefined ? null : event.body]);
+
+/** The version prefix of a keyed fingerprint: a stored value without it is of the unkeyed form. */
+export const FINGERPRINT_VERSION = 'h1:';
+
 /**
  * What makes two requests "the same": method, resource, path parameters and the canonical body,
- * as an HMAC-SHA-256 under `key`: without the key, the stored value tells nothing about the body.
+ * as an HMAC-SHA-256 under `key`, prefixed with {@link FINGERPRINT_VERSION}: without the key,
+ * the stored value tells nothing about the body.
  */
-export const requestFingerprint = (event: Pick<HttpEvent, 'httpMethod' | 'resource' | 'path' | 'pathParameters' | 'body'>, key: Uint8Array): string =>
-  createHmac('sha256', key)
-    .update(canonicalJson([event.httpMethod, event.resource || event.path, event.pathParameters ?? {}, event.body === undefined ? null : event.body]))
-    .digest('hex');
+export const requestFingerprint = (event: FingerprintedEvent, key: Uint8Array): string =>
+  FINGERPRINT_VERSION + createHmac('sha256', key).update(fingerprintText(event)).digest('hex');
+
+/**
+ * Whether a stored fingerprint is that of this request. A record without the version prefix was
+ * written before fingerprints were keyed (a plain SHA-256, kept at most one TTL after the
+ * upgrade): it is compared in that form, so that a retry across the upgrade still gets its
+ * replay. New records never store that form.
+ */
+export const sameRequest = (stored: string, fingerprint: string, event: FingerprintedEvent): boolean =>
+  stored.startsWith(FINGERPRINT_VERSION) ? stored === fingerprint : stored === sha256(fingerprintText(event));
 
 /** The record key: the key scoped to the operation and the caller (hashed: a principal may be long). */
 export const recordKey = (operation: string, caller: string, key: string): string => `${operation}#${sha256(caller)}#${key}`;
@@ -285,7 +302,7 @@ export const idempotent =
         if (tries < CLAIM_ATTEMPTS) continue;
         throw inProgress();
       }
-      if (held.fingerprint !== fingerprint) throw keyReused();
+      if (!sameRequest(held.fingerprint, fingerprint, event)) throw keyReused();
       if (held.status === 'COMPLETED' && held.response) return replay(operation, held.response);
       throw inProgress();
     }

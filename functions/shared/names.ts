@@ -77,30 +77,6 @@ export const refuseBadNames = (where: FieldError['in'], names: Readonly<Record<s
   if (errors.length) throw new BadRequest(`The request is invalid: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}.`, errors);
 };
 
-/** One page of stored names, sorted, as the list routes read them. */
-export interface NamePage {
-  readonly items: readonly { readonly name: string }[];
-  readonly more: boolean;
-}
-
-/**
- * The stored name that differs from `name` only by case (`DEFAULT` for `default`), paging
- * through every stored name; `undefined` when there is none. Identifiers a user types
- * (adapter names, profile ids) are unique without regard to case: a second one that differs
- * only by case would be a different target that reads the same.
- */
-export const caseTwin = async (name: string, page: (after?: string) => Promise<NamePage>): Promise<string | undefined> => {
-  const folded = name.toLowerCase();
-  let after: string | undefined;
-  for (;;) {
-    const { items, more } = await page(after);
-    const twin = items.find((item) => item.name !== name && item.name.toLowerCase() === folded);
-    if (twin) return twin.name;
-    if (!more || items.length === 0) return undefined;
-    after = (items.at(-1) as { name: string }).name;
-  }
-};
-
 /** A path segment as API Gateway passes it (still percent-encoded), decoded; `undefined` when it does not decode. */
 export const decodeSegment = (raw: string): string | undefined => {
   try {

@@ -8,7 +8,7 @@ import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dyn
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as service from '../../functions/adapters/service.js';
-import { WriteOutcomeUnknown, createAdapterStore } from '../../functions/adapters/store.js';
+import { PENDING_SECRETS_KEY, WriteOutcomeUnknown, createAdapterStore } from '../../functions/adapters/store.js';
 import { backendFromEnv } from '../../functions/secrets/config.js';
 import { freePort } from '../support/dynamodb-local.js';
 import { apiEvent, invoke } from '../support/events.js';
@@ -479,7 +479,7 @@ describe('the secret rule and all-or-nothing writes, against DynamoDB Local and 
     // The new version is listed pending (a later write sweeps it), with the live one.
     const added = secretPaths().filter((p) => !pathsBefore.includes(p));
     expect(added).toHaveLength(1);
-    expect((await live.pendingSecrets('nso-atomic')).map((e) => e.slice(e.indexOf(' ') + 1)).sort()).toEqual([...added, livePath].sort());
+    expect((await live.pendingSecrets()).map((e) => e.slice(e.indexOf(' ') + 1)).filter((p) => p.startsWith('netconfig/adapters/nso-atomic/')).sort()).toEqual([...added, livePath].sort());
   });
 
   it('leaves no orphan secret when a create fails at the record switch', async () => {
@@ -493,5 +493,27 @@ describe('the secret rule and all-or-nothing writes, against DynamoDB Local and 
     const later = () => new Date(Date.now() + service.PENDING_SECRET_GRACE_MS + 60_000);
     await service.putAdapter({ store: createAdapterStore(db, table), secrets: backendFromEnv(), localMode: false, now: later }, 'nso-orphan', body('orphan-pw') as service.AdapterInput);
     expect(vault.paths().filter((p) => p.startsWith('netconfig/adapters/nso-orphan'))).toEqual([(await rawItem('nso-orphan'))!['auth'].password.slice('$VAULT_'.length, -'#password'.length)]);
+  });
+
+  it('sweeps what a write of one adapter left pending on a write of another, and removes the emptied list', async () => {
+    const pendingItem = async () => (await db.send(new GetCommand({ TableName: table, Key: PENDING_SECRETS_KEY, ConsistentRead: true }))).Item;
+    const dead = createAdapterStore(DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: `http://127.0.0.1:${await freePort()}`, maxAttempts: 1 })), table);
+    const live = createAdapterStore(db, table);
+    // Adapter A: a create whose outcome stays unknown leaves its new version listed, and nobody
+    // ever writes A again.
+    await expect(service.putAdapter({ store: { ...live, put: dead.put }, secrets: backendFromEnv(), localMode: false }, 'nso-left-a', body('left-pw') as service.AdapterInput)).rejects.toBeInstanceOf(WriteOutcomeUnknown);
+    const left = vault.paths().filter((p) => p.startsWith('netconfig/adapters/nso-left-a/'));
+    expect(left).toHaveLength(1);
+    expect([...((await pendingItem())?.['pending'] as Set<string>)].some((e) => e.endsWith(` ${left[0]}`))).toBe(true);
+    // Adapter B, within the grace period: A's version may still be in flight, so it stays.
+    const secrets = backendFromEnv();
+    await service.putAdapter({ store: live, secrets, localMode: false }, 'nso-write-b', body('b-pw') as service.AdapterInput);
+    expect(vault.paths()).toContain(left[0]);
+    // Adapter B, once no request can be in flight: A's version is deleted, and the list with it.
+    const later = () => new Date(Date.now() + service.PENDING_SECRET_GRACE_MS + 60_000);
+    await service.putAdapter({ store: live, secrets, localMode: false, now: later }, 'nso-write-b', body('b-pw-2') as service.AdapterInput);
+    expect(vault.paths().filter((p) => p.startsWith('netconfig/adapters/nso-left-a'))).toEqual([]);
+    expect(await rawItem('nso-left-a')).toBeUndefined();
+    expect(await pendingItem()).toBeUndefined();
   });
 });

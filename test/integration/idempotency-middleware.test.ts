@@ -355,6 +355,52 @@ describe('what the table keeps of a request that carries a secret', () => {
   });
 });
 
+describe('records written before fingerprints were keyed', () => {
+  const legacy = (body: unknown) => createHash('sha256').update(canonicalJson(['POST', '/things/{group}', { group: 'g1' }, body])).digest('hex');
+  /** A completed record as the release before keyed fingerprints wrote it: a plain SHA-256, no version prefix. */
+  const oldRecord = async (key: string, body: unknown) => {
+    const answer = created(7);
+    await documentClient.send(
+      new PutCommand({
+        TableName: table,
+        Item: {
+          pk: pkOf(key),
+          status: 'COMPLETED',
+          fingerprint: legacy(body),
+          attempt: 'before-the-upgrade',
+          lockedUntil: NOW_MS - 1,
+          expiresAt: Math.ceil(NOW_MS / 1000) + 60,
+          response: { statusCode: answer.statusCode, headers: answer.headers, body: new Uint8Array(gzipSync(answer.body)) },
+        },
+      }),
+    );
+    return answer;
+  };
+
+  it('replays the kept answer to the same request, and refuses another request under the key with 422', async () => {
+    const { send, runs } = service(async () => created(1), { now: () => NOW_MS });
+    const key = newKey();
+    const body = { name: 'one', auth: { password: 'p' } };
+    const answer = await oldRecord(key, body);
+    const again = await send(key, { auth: { password: 'p' }, name: 'one' });
+    expect(again.statusCode).toBe(201);
+    expect(again.body).toBe(answer.body);
+    expect(again.headers?.['Idempotent-Replayed']).toBe('true');
+    expectProblem(await send(key, { ...body, name: 'two' }), KEY_REUSED);
+    expect(runs).toHaveLength(0);
+  });
+
+  it('stores new records only in the keyed, versioned form', async () => {
+    const { send } = service(async () => created(1), { now: () => NOW_MS });
+    const key = newKey();
+    const body = { name: 'three' };
+    expect((await send(key, body)).statusCode).toBe(201);
+    const stored = String((await itemOf(key))!['fingerprint']);
+    expect(stored).toMatch(/^h1:[0-9a-f]{64}$/);
+    expect(stored).not.toContain(legacy(body));
+  });
+});
+
 describe('a retry while the first request runs', () => {
   it('answers 409 with Retry-After: 1 and runs nothing; once the first is done, the retry gets its answer', async () => {
     const key = newKey();

@@ -23,6 +23,8 @@ const HANDLERS = {
   createAdapter: 'adapters/create',
   putAdapter: 'adapters/put',
   createProfile: 'profiles/create',
+  deleteAdapter: 'adapters/delete',
+  deleteProfile: 'profiles/delete',
 };
 
 const call = (name: keyof typeof HANDLERS, method: string, resource: string, pathParameters: Record<string, string> | undefined, body: unknown) =>
@@ -42,6 +44,8 @@ let treeId: string;
 
 beforeAll(async () => {
   world = await startRelayWorld();
+  // The adapter routes store plain passwords (as the deployed write functions may).
+  process.env['SECRETS_ACCESS'] = 'write';
   for (const [name, file] of Object.entries(HANDLERS)) {
     h[name] = ((await import(/* @vite-ignore */ pathToFileURL(path.join(PROJECT_ROOT, 'functions', `${file}.ts`)).href)) as { handler: Handler }).handler;
   }
@@ -95,5 +99,24 @@ describe('identifiers unique without regard to case', () => {
     expect(res.body).toMatchObject({ type: 'urn:netconfig:problem:profile-exists', detail: expect.stringContaining('default') });
     expect((await call('createProfile', 'POST', '/profiles', undefined, { id: 'Staging' })).status).toBe(201);
     expect((await call('createProfile', 'POST', '/profiles', undefined, { id: 'staging' })).status).toBe(409);
+  });
+
+  it.each([
+    ['adapters', (name: string) => call('createAdapter', 'POST', '/adapters', undefined, { name, ...ADAPTER, auth: { ...ADAPTER.auth, password: 'plain-Pa55' } }), (name: string) => call('deleteAdapter', 'DELETE', '/adapters/{name}', { name }, undefined), 'adapter-exists'],
+    ['profiles', (id: string) => call('createProfile', 'POST', '/profiles', undefined, { id }), (id: string) => call('deleteProfile', 'DELETE', '/profiles/{id}', { id }, undefined), 'profile-exists'],
+  ] as const)('%s: of two concurrent creates of case twins exactly one lands and the other is 409; a delete frees the name', async (_kind, create, remove, conflict) => {
+    for (const round of [1, 2, 3]) {
+      const [upper, lower] = [`RACE${round}`, `race${round}`];
+      const answers = await Promise.all([create(upper), create(lower)]);
+      expect(answers.map((a) => a.status).sort(), JSON.stringify(answers.map((a) => a.body))).toEqual([201, 409]);
+      const loser = answers.find((a) => a.status === 409)!;
+      const winner = answers[0]!.status === 201 ? upper : lower;
+      expect(loser.body).toMatchObject({ type: `urn:netconfig:problem:${conflict}`, detail: expect.stringContaining(winner) });
+      // Deleting the winner frees the name for the other spelling, and then for none else.
+      expect((await remove(winner)).status).toBe(204);
+      const other = winner === upper ? lower : upper;
+      expect((await create(other)).status).toBe(201);
+      expect((await create(winner)).status).toBe(409);
+    }
   });
 });

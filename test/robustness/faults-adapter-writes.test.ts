@@ -27,7 +27,7 @@ let world: RelayWorld;
 let proxy: Server;
 let mode: Mode = 'pass';
 const held: ServerResponse[] = [];
-const handlers: Record<'create' | 'put' | 'delete', Handler> = {} as never;
+const handlers: Record<'create' | 'put' | 'delete' | 'stop' | 'loglevel', Handler> = {} as never;
 let service: typeof import('../../functions/adapters/service.js');
 let deps: RegistryDeps;
 
@@ -109,6 +109,8 @@ beforeAll(async () => {
   handlers.create = (await import('../../functions/adapters/create.js')).handler as Handler;
   handlers.put = (await import('../../functions/adapters/put.js')).handler as Handler;
   handlers.delete = (await import('../../functions/adapters/delete.js')).handler as Handler;
+  handlers.stop = (await import('../../functions/adapters/stop.js')).handler as Handler;
+  handlers.loglevel = (await import('../../functions/adapters/loglevel.js')).handler as Handler;
   service = await import('../../functions/adapters/service.js');
   const { createAdapterStore } = await import('../../functions/adapters/store.js');
   const { createLocalBackend } = await import('../../functions/secrets/local.js');
@@ -193,5 +195,35 @@ describe('DELETE /adapters/{name} with DynamoDB frozen mid-write', () => {
     await expectNoLostSecret();
     if (frozen === 'landed') expect((await inventory()).stored.filter((p) => p.includes(name))).toEqual([]);
     await expectSweptClean(name);
+  }, 60_000);
+});
+
+describe.each<['stop' | 'loglevel', Record<string, unknown>]>([
+  ['stop', { state: 'STOPPED' }],
+  ['loglevel', { logLevel: 'trace' }],
+])('PUT /adapters/{name}/%s with DynamoDB frozen mid-write', (route, changed) => {
+  const send = (name: string) =>
+    handlers[route](
+      apiEvent({ method: 'PUT', resource: `/adapters/{name}/${route}`, pathParameters: { name }, ...(route === 'loglevel' ? { body: { level: 'trace' } } : {}), authorizer: caller }),
+      lambdaContext(10_000),
+    );
+  const recordOf = async (name: string) => (await world.items('adapters')).find((i) => i['pk'] === `ADAPTER#${name}`);
+
+  it.each<[Mode, number, boolean]>([
+    ['landed', 200, true],
+    ['not-landed', 503, false],
+    ['unknown', 503, true],
+  ])('when the write is %s: answers %i, and a 503 says "nothing changed" only when nothing did', async (frozen, expected, lands) => {
+    const name = `${route}-${frozen}`;
+    freeze('pass');
+    expect((await put(name, 'state-Pa55')).statusCode).toBe(201);
+    freeze(frozen);
+    const result = await send(name);
+    freeze('pass');
+    const [status, detail] = statusAndDetail(result);
+    expect(status, result.body).toBe(expected);
+    expect(await recordOf(name)).toMatchObject(lands ? changed : { state: 'RUNNING' });
+    if (status === 503) expect(detail.includes('could not be checked')).toBe(lands);
+    if (status === 200) expect(JSON.parse(result.body)).toMatchObject(changed);
   }, 60_000);
 });

@@ -18,14 +18,13 @@ import { captureStdout } from '../support/stdout.js';
  */
 const fakeStore = () => {
   const items = new Map<string, Adapter & { revision: number }>();
-  const pending = new Map<string, Set<string>>();
+  const pending = new Set<string>();
   const state = { failPut: false };
   const store: AdapterStore = {
-    pendingSecrets: async (name) => [...(pending.get(name) ?? [])],
-    markPending: async (name, entries, change) => {
-      const set = pending.get(name) ?? new Set<string>();
-      for (const entry of entries) change === 'add' ? set.add(entry) : set.delete(entry);
-      pending.set(name, set);
+    caseTwin: async (name) => [...items.keys()].find((n) => n !== name && n.toLowerCase() === name.toLowerCase()),
+    pendingSecrets: async () => [...pending],
+    markPending: async (entries, change) => {
+      for (const entry of entries) change === 'add' ? pending.add(entry) : pending.delete(entry);
     },
     get: async (name) => items.get(name),
     current: async (name) => {
@@ -544,7 +543,7 @@ describe('putAdapter: what it stores and logs', () => {
     }
     expect(log.entries().map((e) => [e['level'], e['message'], e['adapter'], e['created'], e['source'], e['path']])).toEqual([
       ['info', 'adapter stored', 'lab', true, 'stored by the service', undefined],
-      ['warn', 'a secret no record names could not be deleted yet; the next write of the adapter retries', 'lab', undefined, undefined, 'netconfig/adapters/lab/v1'],
+      ['warn', 'a secret no record names could not be deleted yet; the next adapter write retries', 'lab', undefined, undefined, 'netconfig/adapters/lab/v1'],
       ['info', 'adapter stored', 'lab', false, 'reference', undefined],
     ]);
     expect(log.raw()).not.toMatch(/plain-value|team-value/);

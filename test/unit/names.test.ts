@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { caseTwin, namePatternSource, nameProblem, pathNameProblem, type NamePage } from '../../functions/shared/names.js';
+import { namePatternSource, nameProblem, pathNameProblem } from '../../functions/shared/names.js';
 
 /** Characters a name may not hold: controls (Cc), formats (Cf: zero-width, bidirectional), separators but the space. */
 const INVISIBLE = ['\u0000', '\t', '\n', '\r', '\u001f', '\u007f', '\u0085', '\u00ad', '\u061c', '\u180e', '\u200b', '\u200c', '\u200d', '\u200e', '\u200f', '\u202a', '\u202e', '\u2060', '\u2066', '\u2069', '\ufeff', '\u2028', '\u2029', '\u00a0', '\u2003', '\u3000'];
@@ -104,17 +104,3 @@ describe('path names (adapters, nodes, version labels)', () => {
   });
 });
 
-describe('caseTwin', () => {
-  const pager = (names: string[], size: number) => async (after?: string): Promise<NamePage> => {
-    const rest = names.filter((n) => after === undefined || n > after).sort();
-    return { items: rest.slice(0, size).map((name) => ({ name })), more: rest.length > size };
-  };
-
-  it('finds a stored name that differs only by case on any page, and never the name itself', async () => {
-    const names = ['alpha', 'beta', 'DEFAULT', 'gamma', 'zeta'];
-    expect(await caseTwin('default', pager(names, 2))).toBe('DEFAULT');
-    expect(await caseTwin('Zeta', pager(names, 1))).toBe('zeta');
-    expect(await caseTwin('DEFAULT', pager(names, 2))).toBeUndefined();
-    expect(await caseTwin('delta', pager(names, 2))).toBeUndefined();
-  });
-});
