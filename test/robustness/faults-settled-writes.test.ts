@@ -62,11 +62,11 @@ describe('an "only if new" write whose first attempt landed unanswered', () => {
     await expect(newBatch(batchId)).rejects.toThrow(/exists already/);
   }, 60_000);
 
-  it('creates a profile: the resend meeting its own profile is not "exists"', async () => {
+  it('creates a profile: the resent transaction meeting its own profile is not "exists"', async () => {
     const store = createProfileStore(client, tables.profiles, () => tables.changelog);
     await store.runtime();
     await store.create('warmup', profileSettings({}), change);
-    proxy.withholdNext('PutItem');
+    proxy.withholdNext('TransactWriteItems');
     const before = proxy.withheld;
     await expect(store.create('blue', profileSettings({}), change)).resolves.toMatchObject({ id: 'blue' });
     expect(proxy.withheld).toBe(before + 1);
