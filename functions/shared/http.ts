@@ -23,7 +23,7 @@ export class ApplicationStopped extends HttpProblem {
       503,
       'application-stopped',
       'Service Unavailable',
-      `The application ${application} is stopped; an administrator starts it again with PUT /applications/${application}/start.`,
+      `The application ${application} is stopped (as this function read its state, at most 10 s ago); PUT /applications/${application}/start starts it, and every function follows within 10 s.`,
       { application },
       { 'Retry-After': String(STOPPED_RETRY_AFTER_SECONDS) },
     );
@@ -46,9 +46,7 @@ const activeProfile = (): middy.MiddlewareObj<APIGatewayProxyEvent> => ({
     const settings = containerSettings();
     if (!settings) return;
     const application = applicationOf(request.event.resource);
-    let snapshot = await settings.current();
-    // A refusal is confirmed by a read of its own: an application started a moment ago serves.
-    if (application && stopped(snapshot, application)) snapshot = await settings.readAgain();
+    const snapshot = await settings.current();
     logger.setLevel(logLevelOf(snapshot, application));
     if (application && stopped(snapshot, application)) throw new ApplicationStopped(application);
   },

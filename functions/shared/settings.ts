@@ -39,12 +39,6 @@ export interface RuntimeSettings {
   current(): Promise<SettingsSnapshot>;
   /** Drops what was read: the next `current` reads again. */
   forget(): void;
-  /**
-   * The settings read now, by a read that began with this call (none under way is joined):
-   * what a refusal on cached settings confirms first, so that a change made just before this
-   * request (an application started) is what answers it.
-   */
-  readAgain(): Promise<SettingsSnapshot>;
 }
 
 export interface RuntimeSettingsOptions {
@@ -111,7 +105,6 @@ export const createRuntimeSettings = (source: () => Promise<SettingsSource>, opt
     forget() {
       freshUntil = -Infinity;
     },
-    readAgain: start,
   };
 };
 

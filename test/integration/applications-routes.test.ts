@@ -171,7 +171,7 @@ describe('applications', () => {
     expect(started.status).toBe(200);
     expect(started.body.state).toBe('RUNNING');
     expect((await app('orch_manager', '/start')).body.state).toBe('RUNNING');
-    // No cache period to wait out: the warm relay read the application stopped, and serves at once.
+    afterCachePeriod();
     expect((await relay()).status).toBe(200);
     for (const action of ['/stop', '/start', '/restart']) expect((await app('nope', action)).status).toBe(404);
   });

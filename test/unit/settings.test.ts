@@ -91,32 +91,6 @@ describe('runtime settings', () => {
     expect(onChange.mock.calls[1]![0].applications.orch_manager.state).toBe('STOPPED');
   });
 
-  it('reads again on readAgain, joining no read under way, and keeps the newest outcome', async () => {
-    let now = 0;
-    const releases: (() => void)[] = [];
-    const answers = [profile('old', 'info'), profile('new', 'debug')];
-    let reads = 0;
-    const held: SettingsSource = {
-      active: async () => {
-        const answer = answers[reads++]!;
-        await new Promise<void>((resolve) => releases.push(resolve));
-        return { runtime: { activeProfile: answer.id, applications: running, stored: true }, profile: answer };
-      },
-    };
-    const settings = createRuntimeSettings(async () => held, { now: () => now, fallback: builtInSettings });
-    const early = settings.current();
-    now += 1;
-    const again = settings.readAgain();
-    await vi.waitFor(() => expect(releases).toHaveLength(2));
-    releases[1]!();
-    expect((await again).profile.id).toBe('new');
-    // The read that began first ends last: what it found is older and changes nothing.
-    releases[0]!();
-    expect((await early).profile.id).toBe('old');
-    expect((await settings.current()).profile.id).toBe('new');
-    expect(reads).toBe(2);
-  });
-
   it("logs an application at its own level, else at the profile's", () => {
     const base = builtInSettings();
     const own = { ...base, profile: { ...base.profile, logLevel: 'warn' as const, applications: { ...base.profile.applications, orch_manager: { ...base.profile.applications.orch_manager, logLevel: 'trace' as const } } } };
