@@ -5,7 +5,7 @@
  */
 import type { Adapter, SecretResolver } from '../adapters/model.js';
 import { DEFAULT_TIMEOUT_MS } from '../adapters/validate.js';
-import { BadGateway, BadRequest, Conflict, GatewayTimeout, HttpProblem, InternalError, NotFound, type FieldError } from '../shared/problem.js';
+import { BadGateway, BadRequest, Conflict, GatewayTimeout, HttpProblem, InternalError, NotFound, describeFieldErrors, type FieldError } from '../shared/problem.js';
 import { OutboundError, type HttpClient, type OutboundRequest, type OutboundResponse, type RelayMethod } from '../shared/http-client.js';
 import { JsonTooDeep, MAX_JSON_DEPTH, parseJson } from '../shared/bounded-json.js';
 import { passes, type LogLevel } from '../shared/logger.js';
@@ -177,7 +177,7 @@ const checkParams = (request: RestActionRequest, pathProblem: string | undefined
     contentType = 'application/json';
   }
   if (errors.length) {
-    throw new BadRequest(`The request is invalid: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}.`, errors);
+    throw new BadRequest(`The request is invalid: ${describeFieldErrors(errors)}.`, errors);
   }
   return { method, path: params.path, accept: params.accept.trim(), contentType };
 };

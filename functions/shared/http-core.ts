@@ -22,6 +22,7 @@ import {
   InternalError,
   ServiceUnavailable,
   UnsupportedMediaType,
+  describeFieldErrors,
   fieldPath,
   problemResponse,
   type FieldError,
@@ -164,9 +165,6 @@ export const fieldErrors = (errors: readonly AjvError[]): FieldError[] => {
   return out;
 };
 
-const describe = (errors: readonly FieldError[]): string =>
-  errors.map((e) => (e.field ? `${e.field} ${e.message}` : `${e.in} ${e.message}`)).join('; ');
-
 const isValidatorError = (error: unknown): error is Error & { cause: { package: string; data: AjvError[] } } =>
   error instanceof Error &&
   typeof error.cause === 'object' &&
@@ -182,7 +180,7 @@ export const toProblem = (error: unknown): HttpProblem => {
   if (error instanceof HttpProblem) return error;
   if (isValidatorError(error)) {
     const errors = fieldErrors(error.cause.data ?? []);
-    return new BadRequest(`The request is invalid: ${describe(errors)}.`, errors);
+    return new BadRequest(`The request is invalid: ${describeFieldErrors(errors)}.`, errors);
   }
   // A dependency that is down, timed out or throttling: worth a retry, not a 500.
   const reason = transientReason(error);

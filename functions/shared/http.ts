@@ -38,8 +38,7 @@ const stopped = (snapshot: SettingsSnapshot, application: ApplicationName): bool
  * application answers 503 {@link ApplicationStopped}. A route belongs to the application its
  * path starts with (`event.resource`, the route's path template); the routes of applications,
  * profiles and health belong to none, so they always answer. Settings are reused for 10 s
- * (`shared/settings.ts`): a stop reaches every warm container within that bound; a start is
- * seen by the next request, since a refusal is decided only by a read made for it.
+ * (`shared/settings.ts`): a stop or a start reaches every warm container within that bound.
  */
 const activeProfile = (): middy.MiddlewareObj<APIGatewayProxyEvent> => ({
   before: async (request) => {

@@ -13,7 +13,7 @@
  * are the same string. Each kind of name may narrow its characters further ({@link
  * isPathName}); identifiers compared without case say so where they are stored.
  */
-import { BadRequest, type FieldError } from './problem.js';
+import { BadRequest, describeFieldErrors, type FieldError } from './problem.js';
 
 /** The refused characters but whitespace, as character class content (`u` flag). */
 const REFUSED_CLASS = '\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800';
@@ -74,7 +74,7 @@ export const refuseBadNames = (where: FieldError['in'], names: Readonly<Record<s
     const message = name === undefined ? undefined : rule(name);
     if (message) errors.push({ in: where, field, message });
   }
-  if (errors.length) throw new BadRequest(`The request is invalid: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}.`, errors);
+  if (errors.length) throw new BadRequest(`The request is invalid: ${describeFieldErrors(errors)}.`, errors);
 };
 
 /** A path segment as API Gateway passes it (still percent-encoded), decoded; `undefined` when it does not decode. */

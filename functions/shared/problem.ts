@@ -25,6 +25,26 @@ export type FieldPlace = readonly (string | number)[];
  */
 export const fieldPath = (...place: FieldPlace): string => place.join('.');
 
+/**
+ * At most this many field errors are listed in a problem's `errors` and named in its detail; the
+ * detail counts the rest. A body of a million unknown members is one bad request, and its answer
+ * stays small (Lambda refuses to return more than 6 MB).
+ */
+export const MAX_LISTED_ERRORS = 50;
+
+/** Field errors as a problem's detail names them: `params.path is required; k1 is not allowed; and 3 more`. */
+export const describeFieldErrors = (errors: readonly FieldError[]): string => {
+  const named = errors
+    .slice(0, MAX_LISTED_ERRORS)
+    .map((e) => `${e.field || e.in} ${e.message}`)
+    .join('; ');
+  const more = errors.length - MAX_LISTED_ERRORS;
+  return more > 0 ? `${named}; and ${more} more` : named;
+};
+
+/** The `errors` member of a problem: the first {@link MAX_LISTED_ERRORS}, none when there are none. */
+const listed = (errors: readonly FieldError[]): { errors?: readonly FieldError[] } => (errors.length ? { errors: errors.slice(0, MAX_LISTED_ERRORS) } : {});
+
 export interface ProblemBody {
   type: string;
   title: string;
@@ -66,7 +86,7 @@ export class HttpProblem extends Error {
 
 export class BadRequest extends HttpProblem {
   constructor(detail: string, errors: readonly FieldError[] = []) {
-    super(400, 'validation', 'Bad Request', detail, errors.length ? { errors } : {});
+    super(400, 'validation', 'Bad Request', detail, listed(errors));
   }
 }
 
@@ -91,7 +111,7 @@ export class Conflict extends HttpProblem {
 /** 413: the request goes past a stated size or count limit (each offending field named). */
 export class ContentTooLarge extends HttpProblem {
   constructor(detail: string, errors: readonly FieldError[] = []) {
-    super(413, 'limit-exceeded', 'Content Too Large', detail, errors.length ? { errors } : {});
+    super(413, 'limit-exceeded', 'Content Too Large', detail, listed(errors));
   }
 }
 

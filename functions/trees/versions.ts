@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { logger } from '../shared/logger.js';
 import { DYNAMO_ITEM_LIMIT_BYTES } from '../shared/item-size.js';
 import { NAME_RULE, decodeSegment, isPathName, pathNameProblem, refuseBadNames } from '../shared/names.js';
-import { BadRequest, Conflict, ContentTooLarge, InternalError, NotFound, ServiceUnavailable, fieldPath, type FieldError, type FieldPlace } from '../shared/problem.js';
+import { BadRequest, Conflict, ContentTooLarge, InternalError, NotFound, ServiceUnavailable, describeFieldErrors, fieldPath, type FieldError, type FieldPlace } from '../shared/problem.js';
 import { emptyRoot, findNode, ROOT_NODE, type Node, type Rule, type Version } from './config.js';
 import { CONFIG_LIMITS, normalizeRule, transportBytes, versionProblems, type ConfigProblem } from './config-checks.js';
 import { newTreeId, storeCall } from './core.js';
@@ -227,7 +227,7 @@ const throwProblems = (problems: readonly ConfigProblem[]): void => {
   if (!problems.length) return;
   const pick = problems.filter((p) => p.kind === undefined).length ? problems.filter((p) => p.kind === undefined) : problems.filter((p) => p.kind === 'conflict').length ? problems.filter((p) => p.kind === 'conflict') : problems;
   const errors: FieldError[] = pick.map((p) => ({ in: 'body', field: p.field, message: p.message }));
-  const detail = errors.map((e) => `${e.field || 'body'} ${e.message}`).join('; ');
+  const detail = describeFieldErrors(errors);
   const kind = pick[0]?.kind;
   if (kind === 'conflict') throw new Conflict(`The change conflicts with the version: ${detail}.`, 'tree-conflict');
   if (kind === 'limit') throw new ContentTooLarge(`The change goes past a limit: ${detail}.`, errors);

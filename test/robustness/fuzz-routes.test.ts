@@ -13,6 +13,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLambdaInvokeEndpoint, type LambdaInvokeEndpoint } from '../../infra/local/lambda-invoke.js';
+import { MAX_LISTED_ERRORS } from '../../functions/shared/problem.js';
 import { liveRoute, liveRoutes, type LiveRoute } from '../../functions/shared/routes.js';
 import { PROJECT_ROOT } from '../../infra/paths.js';
 import { freePort } from '../support/dynamodb-local.js';
@@ -26,10 +27,11 @@ const RUNS = Number(process.env['FUZZ_RUNS'] ?? 150);
 
 /**
  * What each route may answer to arbitrary input while its dependencies are up. The shared
- * stack adds 400 (validation) and 415 (a body that is not JSON) to every route; 409 and 422
- * come from `Idempotency-Key` reuse; 503 only where a down orchestrator is the answer.
+ * stack adds 400 (validation) and 415 (a body that is not JSON) to every route; every route
+ * that takes an `Idempotency-Key` adds its 409 and 422 (see {@link allowed}); 503 only where a
+ * down orchestrator is the answer.
  */
-const ALLOWED: Readonly<Record<string, readonly number[]>> = {
+const ROUTE_ALLOWED: Readonly<Record<string, readonly number[]>> = {
   relayRestAction: [200, 400, 404, 409, 415, 422],
   getTree: [200, 400, 404, 415],
   listTrees: [200, 400, 415],
@@ -84,6 +86,14 @@ const ALLOWED: Readonly<Record<string, readonly number[]>> = {
   getApplicationsHealth: [200, 400, 415],
   getApplicationHealth: [200, 400, 404, 415],
 };
+/** The answers of `Idempotency-Key` reuse: a request still running (409), another request under the key (422). */
+const KEY_REUSE = [409, 422];
+const ALLOWED: Readonly<Record<string, readonly number[]>> = Object.fromEntries(
+  Object.entries(ROUTE_ALLOWED).map(([operationId, statuses]) => {
+    const keyed = liveRoute(operationId).needs.tables?.idempotency === 'write';
+    return [operationId, keyed ? [...new Set([...statuses, ...KEY_REUSE])] : statuses];
+  }),
+);
 /** Answered by the shared HTTP stack for any route, documented once for all. */
 const STACK_STATUSES = [400, 415];
 /** Adapters the fuzzer must not replace, delete or stop: the relay's target. */
@@ -319,7 +329,7 @@ afterAll(async () => {
 
 describe('the allowed statuses', () => {
   it('cover every live route, and each is documented by the route or answered by the shared stack', () => {
-    expect(Object.keys(ALLOWED).sort()).toEqual(liveRoutes.map((r) => r.operationId).sort());
+    expect(Object.keys(ROUTE_ALLOWED).sort()).toEqual(liveRoutes.map((r) => r.operationId).sort());
     for (const route of liveRoutes) {
       const documented = new Set([...Object.keys(route.responses).map(Number), ...STACK_STATUSES]);
       for (const status of ALLOWED[route.operationId]!) expect(documented, `${route.operationId} ${status}`).toContain(status);
@@ -446,6 +456,21 @@ describe.each(liveRoutes.map((route) => [route.operationId, route] as const))('%
     const result = await handlers.get(operationId)!(fuzzEvent(route, { pathParameters: existing(route), query: { surprise: '1' }, headers: {}, body: undefined, base64: false }), lambdaContext(10_000));
     expect(result.statusCode, result.body).toBe(400);
     expect(JSON.parse(result.body)).toMatchObject({ errors: expect.arrayContaining([{ in: 'query', field: 'surprise', message: 'is not allowed' }]) });
+  });
+
+  it(`lists at most ${MAX_LISTED_ERRORS} field errors for a body of 20,000 unknown members, and counts the rest`, async () => {
+    const body = JSON.stringify(Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`k${i}`, i])));
+    const event = fuzzEvent(route, { pathParameters: existing(route), query: null, headers: {}, body, base64: false });
+    const request = requestParts(event);
+    const result = await handlers.get(operationId)!(event, lambdaContext(10_000));
+    expectWellFormed(route, result, request);
+    expect(result.statusCode, result.body.slice(0, 300)).toBe(400);
+    const problem = JSON.parse(result.body) as { detail: string; errors: unknown[] };
+    expect(problem.errors.length).toBeGreaterThan(0);
+    expect(problem.errors.length).toBeLessThanOrEqual(MAX_LISTED_ERRORS);
+    // A route that takes a body names the first unknown members and counts the others.
+    if (problem.errors.length === MAX_LISTED_ERRORS) expect(problem.detail).toMatch(/; and \d+ more\.$/);
+    expect(result.body.length).toBeLessThan(16_384);
   });
 
   it('refuses an unpaired surrogate in a query value, a path value and anywhere in a JSON body with 400', async () => {

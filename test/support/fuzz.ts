@@ -158,10 +158,15 @@ export interface FieldErrorMember {
 export const namesPlaceIn = (value: unknown, field: string, message: string): boolean => {
   if (field === '') return true;
   if (value === null || typeof value !== 'object') return false;
-  const keys = Array.isArray(value) ? value.map((_, i) => String(i)) : Object.keys(value);
-  for (const key of keys) {
-    if (field === key) return true;
-    if (field.startsWith(`${key}.`) && namesPlaceIn((value as Record<string, unknown>)[key], field.slice(key.length + 1), message)) return true;
+  // Each split at a dot names a member (or index) to look up: as many lookups as the field has
+  // dots, whatever the size of the value.
+  for (let dot = field.indexOf('.'); ; dot = field.indexOf('.', dot + 1)) {
+    const key = dot < 0 ? field : field.slice(0, dot);
+    if (Object.hasOwn(value, key) && (!Array.isArray(value) || /^(?:0|[1-9]\d*)$/.test(key))) {
+      if (dot < 0) return true;
+      if (namesPlaceIn((value as Record<string, unknown>)[key], field.slice(dot + 1), message)) return true;
+    }
+    if (dot < 0) break;
   }
   return !Array.isArray(value) && message.startsWith('is required') && !field.includes('.');
 };

@@ -8,9 +8,11 @@ import {
   BadRequest,
   Conflict,
   ContentTooLarge,
+  describeFieldErrors,
   GatewayTimeout,
   HttpProblem,
   InternalError,
+  MAX_LISTED_ERRORS,
   NotFound,
   PROBLEM_CONTENT_TYPE,
   problemResponse,
@@ -56,6 +58,20 @@ describe('the typed problems', () => {
     expect(new BadRequest('d', [])).not.toHaveProperty('extensions.errors');
     expect(new BadRequest('d', []).toBody()).not.toHaveProperty('errors');
     expect(new ContentTooLarge('d', []).toBody()).not.toHaveProperty('errors');
+  });
+
+  it(`lists at most ${MAX_LISTED_ERRORS} fields in a 400 and a 413, and its detail counts the rest`, () => {
+    const many = Array.from({ length: MAX_LISTED_ERRORS + 7 }, (_, i): FieldError => ({ in: 'body', field: `k${i}`, message: 'is not allowed' }));
+    for (const problem of [new BadRequest('d', many), new ContentTooLarge('d', many)]) expect(problem.toBody()['errors']).toEqual(many.slice(0, MAX_LISTED_ERRORS));
+    const detail = describeFieldErrors(many);
+    expect(detail).toMatch(/^k0 is not allowed; k1 is not allowed; /);
+    expect(detail).toContain(`k${MAX_LISTED_ERRORS - 1} is not allowed; and 7 more`);
+    expect(detail).not.toContain(`k${MAX_LISTED_ERRORS} `);
+    const exactly = many.slice(0, MAX_LISTED_ERRORS);
+    expect(new BadRequest('d', exactly).toBody()['errors']).toEqual(exactly);
+    expect(describeFieldErrors(exactly)).not.toContain('more');
+    // A field error on a whole part is named by the part.
+    expect(describeFieldErrors([{ in: 'query', field: '', message: 'is invalid' }, FIELD])).toBe('query is invalid; name must not be empty');
   });
 
   it('asks a 503 to be retried after 5 s, or after the seconds given', () => {
