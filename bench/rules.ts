@@ -140,7 +140,7 @@ const round1 = (v: number): number => Math.round(v * 10) / 10;
 /** The last line a run prints: what `bench/run.ts` reads back. */
 export const RULES_RESULT_PREFIX = 'RULES_RESULT ';
 
-if (Boolean(process.argv[1]) && import.meta.url === pathToFileURL(process.argv[1]!).href) {
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]!).href) {
   const runs = measureRules(Number(process.argv[2] ?? 5), (line) => console.error(line));
   console.log(`${RULES_RESULT_PREFIX}${JSON.stringify(runs)}`);
 }

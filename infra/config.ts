@@ -119,6 +119,7 @@ export class DeployConfigError extends Error {
   }
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: read only after ajv has checked it against deploy/config.schema.json.
 type Json = Record<string, any>;
 
 const schema = JSON.parse(readFileSync(CONFIG_SCHEMA_FILE, 'utf8')) as Json;

@@ -4,7 +4,7 @@
  */
 import { callerOf } from '../shared/idempotency.js';
 import type { HttpEvent } from '../shared/http.js';
-import { Conflict, HttpProblem, NotFound } from '../shared/problem.js';
+import { Conflict, type HttpProblem, NotFound } from '../shared/problem.js';
 import { ProfileWriteRefused, type Change } from './store.js';
 
 /** The profile id of the path (the validator checked its pattern). */

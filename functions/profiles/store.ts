@@ -20,7 +20,6 @@ import {
   GetCommand,
   QueryCommand,
   TransactWriteCommand,
-  UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import { APPLICATIONS, type ApplicationName } from '../shared/applications.js';

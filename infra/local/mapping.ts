@@ -154,7 +154,7 @@ const INTERPOLATED = new RegExp(`\\$input\\.params\\('([^']+)'\\)|${REFERENCE.so
 
 /** A double-quoted string's value: every reference replaced once (a value is never read as template). */
 const interpolate = (text: string, input: MappingInput, variables: Readonly<Record<string, string>>): string =>
-  text.replaceAll(INTERPOLATED, (whole, param?: string, root?: string, dotted?: string, braced?: string, bare?: string) => {
+  text.replaceAll(INTERPOLATED, (whole, param?: string, root?: string, _dotted?: string, braced?: string, bare?: string) => {
     if (param !== undefined) return inputParam(input, param);
     if (root !== undefined) return renderTemplate(whole, input);
     return variables[(braced ?? bare)!] ?? whole;

@@ -83,7 +83,7 @@ export class Router {
         const viaParam = walk(current.param.node, i + 1, Object.assign(Object.create(null) as Record<string, string>, params, { [current.param.name]: part }));
         if (viaParam) return viaParam;
       }
-      if (current.greedy && current.greedy.node.methods.size) {
+      if (current.greedy?.node.methods.size) {
         return { node: current.greedy.node, params: Object.assign(Object.create(null) as Record<string, string>, params, { [current.greedy.name]: parts.slice(i).join('/') }) };
       }
       return undefined;

@@ -10,7 +10,7 @@ export const resourcePaths = (resources: Resources): Map<string, string> => {
     const known = paths.get(id);
     if (known !== undefined) return known;
     const res = resources[id];
-    if (!res || res.Type !== 'AWS::ApiGateway::Resource') return '';
+    if (res?.Type !== 'AWS::ApiGateway::Resource') return '';
     const parent = res.Properties['ParentId'];
     const parentPath = parent?.Ref ? resolve(parent.Ref) : '';
     const full = `${parentPath}/${res.Properties['PathPart']}`;

@@ -118,7 +118,7 @@ describe('POST /configuration_manager/configs', () => {
   });
 
   it('accepts a name of exactly 128 characters, counted as characters, not bytes', async () => {
-    const name = 'é'.repeat(127) + '🛰';
+    const name = `${'é'.repeat(127)}🛰`;
     const res = await post({ name, deviceType: 'cisco-ios' });
     expect(res.status).toBe(201);
     expect((await read(res.body.id)).body.name).toBe(name);

@@ -101,7 +101,7 @@ export type Verdict =
   | { readonly kind: 'outside'; readonly why: string }
   | { readonly kind: 'checked'; readonly operation: string; readonly problems: readonly string[] };
 
-const bareMediaType = (contentType: string | undefined) => contentType?.split(';')[0]!.trim().toLowerCase();
+const bareMediaType = (contentType: string | undefined) => contentType?.split(';')[0]?.trim().toLowerCase();
 const isJson = (mediaType: string) => mediaType === 'application/json' || mediaType.endsWith('+json');
 
 /** The headers the response documents: each required one present, each present one valid against its schema. */

@@ -51,7 +51,9 @@ const versionArb = fc
       rules: spec.rules as Rule[],
       children: [] as Node[],
     }));
-    specs.forEach((spec, i) => i > 0 && nodes[spec.parent % i]!.children.push(nodes[i]!));
+    specs.forEach((spec, i) => {
+      if (i > 0) nodes[spec.parent % i]!.children.push(nodes[i]!);
+    });
     // As the store reads it back: JSON (no -0, no undefined members).
     return JSON.parse(JSON.stringify(version(nodes[0]!, variables))) as Version;
   });
