@@ -1,4 +1,5 @@
-// Mutation testing of the code that guards users (npm run mutate; docs/development.md).
+// Mutation testing of the code that guards users: `npm run mutate` runs Stryker with this file,
+// then writes docs/reports/mutation.md (tools/mutation/run.ts; docs/development.md).
 // Not part of CI: a full run takes tens of minutes on two cores.
 
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
@@ -31,6 +32,7 @@ export default {
     'functions/shared/idempotency-store.ts',
     'functions/shared/problem.ts',
     'functions/shared/logger.ts',
+    'functions/shared/redaction.ts',
   ],
   reporters: ['clear-text', 'progress', 'json', 'html'],
   jsonReporter: { fileName: 'reports/mutation/mutation.json' },

@@ -113,6 +113,8 @@ const namedReference = async (deps: RegistryDeps, name: string, password: string
     await readReference(deps.secrets, reference);
   } catch (error) {
     if (error instanceof SecretMissing) throw invalid('auth.password', `refers to a secret that does not exist or is empty (${reference})`);
+    // Mutation: this branch (→ `false`, its strings uncovered) is equivalent: `readReference` is given the reference
+    // just parsed and formatted, which it never refuses.
     if (error instanceof SecretReferenceInvalid) throw invalid('auth.password', 'is not a valid reference');
     throw error;
   }
@@ -379,5 +381,7 @@ export const listAdapters = async (
   const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
   const page = await store.list({ limit, ...(after !== undefined ? { after } : {}) });
   const last = page.items.at(-1);
+  // Mutation: `page.more && last` → `page.more && true` is equivalent: the store says `more` only after a page of at
+  // least one item.
   return { items: page.items, ...(page.more && last ? { next: encodeCursor(last.name) } : {}) };
 };

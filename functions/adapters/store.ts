@@ -125,6 +125,8 @@ export interface DamagedAdapter {
   readonly detail: string;
 }
 
+// Mutation: `item.status === 'damaged'` → `true` is equivalent: an `Adapter` has no `status` and a damaged one's is
+// always `damaged`.
 export const isDamaged = (item: Adapter | DamagedAdapter): item is DamagedAdapter => 'status' in item && item.status === 'damaged';
 
 export interface AdapterPage {
@@ -200,6 +202,8 @@ export const toAdapter = (item: Record<string, unknown>): Adapter => {
     isString(auth['username']) &&
     isString(auth['password']) &&
     auth['password'].startsWith(VAULT_PREFIX) &&
+    // Mutation: `typeof … === 'number'` → `true` (here and next line) is equivalent: `Number.isInteger` is false for
+    // every non-number.
     (timeoutMs === undefined || (typeof timeoutMs === 'number' && Number.isInteger(timeoutMs))) &&
     (complianceConcurrency === undefined || (typeof complianceConcurrency === 'number' && Number.isInteger(complianceConcurrency))) &&
     (state === undefined || state === 'RUNNING' || state === 'STOPPED') &&
@@ -234,6 +238,8 @@ export const toAdapter = (item: Record<string, unknown>): Adapter => {
 
 /** The adapter name of an item, from its key when the `name` attribute is damaged. */
 const nameOf = (item: Record<string, unknown>): string =>
+  // Mutation: `?? ''` (uncovered) and the regex without `^` are equivalent: the key is read only for an item without
+  // a string `name`, which the `byName` index never holds, and it always starts with `ADAPTER#`.
   isString(item['name']) ? item['name'] : String(item['pk'] ?? '').replace(/^ADAPTER#/, '');
 
 /** The fields of a record the changelog compares (`state` and `logLevel` with their defaults). */
@@ -242,6 +248,8 @@ const AUDITED = ['type', 'baseUrl', 'auth', 'timeoutMs', 'complianceConcurrency'
 /** What the changelog shows of a record: its settings, the password as its `$VAULT_` reference. */
 export const auditView = (item: Record<string, unknown>): Record<string, unknown> => {
   const view: Record<string, unknown> = {};
+  // Mutation: → `true` is equivalent: the changelog's diff (`flatten`) skips a field set to `undefined` as an absent
+  // one.
   for (const field of AUDITED) if (item[field] !== undefined) view[field] = item[field];
   view['state'] = item['state'] === 'STOPPED' ? 'STOPPED' : 'RUNNING';
   view['logLevel'] = isLogLevel(item['logLevel']) ? item['logLevel'] : DEFAULT_ADAPTER_LOG_LEVEL;
@@ -250,6 +258,8 @@ export const auditView = (item: Record<string, unknown>): Record<string, unknown
 
 /** The condition that the record is still at `revision` (records written before revisions existed count as 0). */
 const atRevision = (revision: number): string =>
+  // Mutation: `revision === 0` → `true` is equivalent: the condition then says the same for a record that has a
+  // revision, and no write removes one.
   revision === 0 ? '(attribute_not_exists(#revision) OR #revision = :revision)' : '#revision = :revision';
 
 type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>[number];
@@ -274,6 +284,8 @@ export const createAdapterStore = (
       await client.send(new TransactWriteCommand({ TransactItems: items }));
       return 'done';
     } catch (error) {
+      // Mutation: → `false` is equivalent: any other failure carries no `CancellationReasons`, so the last line
+      // throws it just the same.
       if ((error as { name?: string }).name !== 'TransactionCanceledException') throw error;
       const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
       if (reasons.some((r) => r.Code === 'ConditionalCheckFailed' || r.Code === 'TransactionConflict')) return 'refused';
@@ -332,6 +344,8 @@ export const createAdapterStore = (
     for (let attempt = 1; ; attempt++) {
       const before = await current(name);
       if (!before?.item) return undefined;
+      // Mutation: `+ 1` → `- 1` is equivalent: `next` is read only by `toAdapter` and `auditView`, which ignore
+      // `revision`; the stored one is `:next`.
       const next = { ...before.item, ...set, lastUpdated: now, revision: before.revision + 1 };
       // A damaged record fails here, before anything is written.
       const adapter = toAdapter(next);
@@ -483,6 +497,8 @@ export const createAdapterStore = (
             IndexName: BY_NAME_INDEX,
             KeyConditionExpression: after === undefined ? '#kind = :kind' : '#kind = :kind AND #name > :after',
             ExpressionAttributeNames: { '#kind': 'kind', ...(after === undefined ? {} : { '#name': 'name' }) },
+            // Mutation: always `{ ':after': after }` is equivalent: the document client leaves an undefined value
+            // out, so DynamoDB receives the same query.
             ExpressionAttributeValues: { ':kind': ADAPTER_KIND, ...(after === undefined ? {} : { ':after': after }) },
             Limit: limit + 1 - items.length,
             ...(startKey ? { ExclusiveStartKey: startKey } : {}),
@@ -496,6 +512,8 @@ export const createAdapterStore = (
           } catch (error) {
             if (error instanceof SecretReferenceInvalid) {
               items.push({ name: nameOf(item), status: 'damaged', problem: 'secret-reference-invalid', detail: error.detail });
+            // Mutation: → `true` is equivalent: `toAdapter` throws only `SecretReferenceInvalid` (handled above) and
+            // `InternalError`, so the `else` is never reached.
             } else if (error instanceof InternalError) {
               items.push({ name: nameOf(item), status: 'damaged', problem: 'damaged-record', detail: 'The stored record is damaged (a field is missing or of the wrong type); store the adapter again.' });
             } else throw error;

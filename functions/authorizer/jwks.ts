@@ -165,6 +165,8 @@ export const keyFamily = (jwk: { readonly kty?: unknown; readonly crv?: unknown 
 /** An algorithm is used only with a key of its own family (RSA → RS*, EC curve → its ES*). */
 export const algorithmFitsKey = (alg: unknown, jwk: { readonly kty?: unknown; readonly crv?: unknown }): boolean => {
   const family = keyFamily(jwk);
+  // Mutation: `family !== undefined` → `true`, or `&&` → `||`, is equivalent: no algorithm maps to `undefined`, so
+  // the last comparison is false for an unknown family.
   return family !== undefined && typeof alg === 'string' && Object.hasOwn(ALGORITHM_FAMILIES, alg) && ALGORITHM_FAMILIES[alg] === family;
 };
 
@@ -175,6 +177,8 @@ export const algorithmFitsKey = (alg: unknown, jwk: { readonly kty?: unknown; re
  * {@link MIN_RSA_BITS}, or members that do not form a key.
  */
 export const usableJwk = (jwk: unknown): JwkWithKid | undefined => {
+  // Mutation: `typeof jwk !== 'object'` → `false` is equivalent: a string, number or boolean has no `kid`, refused by
+  // the next check.
   if (jwk === null || typeof jwk !== 'object' || Array.isArray(jwk)) return undefined;
   const { kid, use, key_ops: ops, alg, kty, crv, n, e, x, y } = jwk as Record<string, unknown>;
   if (!isText(kid) || kid.length > MAX_KID_LENGTH) return undefined;
@@ -206,6 +210,8 @@ export const parseJwks = (body: ArrayBuffer): Jwks => {
   } catch (error) {
     throw new JwksFetchError(error instanceof JsonTooDeep ? `the document nests deeper than ${error.maxDepth} levels` : 'the document is not JSON');
   }
+  // Mutation: `typeof doc === 'object'` → `true` is equivalent: `keys` of a string, number or boolean is `undefined`,
+  // refused as not a JWKS.
   const keys = doc !== null && typeof doc === 'object' ? (doc as { keys?: unknown }).keys : undefined;
   if (!Array.isArray(keys)) throw new JwksFetchError('the document is not a JWKS');
   const usable: Jwk[] = [];

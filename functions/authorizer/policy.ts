@@ -67,14 +67,20 @@ export const routeResource = (route: Pick<LiveRoute, 'method' | 'path'>): string
 
 /** IAM's wildcard match of a resource pattern (`*`: any run of characters, `/` included). */
 const covers = (pattern: string, resource: string): boolean =>
+  // Mutation: the flag `'s'` → `''` is equivalent: the resources matched are built from route table paths, which
+  // never hold a line break.
   new RegExp(`^${pattern.replaceAll(/[.+?^${}()|[\]\\]/g, '\\$&').replaceAll('*', '.*')}$`, 's').test(resource);
 
 /** A request path of a route as a caller sends it, each parameter one plain value. */
+// Mutation: the parameter regex (`[^}/]` → one character, or `[}/]+`) and `'x1'` → `''` are equivalent: the sample is
+// only matched against `*`, which matches any value.
 const sampleResource = (route: Pick<LiveRoute, 'method' | 'path'>): string => `${route.method}${route.path.replaceAll(/\{[^}/]+\}/g, 'x1')}`;
 
 /** The known roles in a roles claim: only an array counts, and only exact names in it. */
 export const rolesFromClaim = (claim: unknown): Role[] => {
   if (!Array.isArray(claim)) return [];
+  // Mutation: the filter removed or → `true` is equivalent: a non-string never equals a role name, so
+  // `names.has(role)` answers alike.
   const names = new Set(claim.filter((v): v is string => typeof v === 'string'));
   return ROLES.filter((role) => names.has(role));
 };
@@ -103,6 +109,7 @@ export const policyFor = (
   // The policy depends on the ARN's API and stage and on the roles only: the few combinations a
   // container meets are built once (parsing and walking the route table cost more per call than
   // the rest of the authorizer's own work). Only for the route table itself, which never changes.
+  // Mutation: `join(',')` → `join('')` is equivalent: no two role lists join to the same string (`admin`, `apiread`).
   const key = routes === liveRoutes ? `${arnHead(methodArn)}|${roles.join(',')}` : undefined;
   const cached = key === undefined ? undefined : policies.get(key);
   if (cached) return cached;
@@ -114,6 +121,8 @@ export const policyFor = (
       ? [{ Effect: 'Allow', Action: 'execute-api:Invoke', Resource: patterns.map((p) => `${prefix}${p}`) }]
       : [{ Effect: 'Deny', Action: 'execute-api:Invoke', Resource: `${prefix}*` }];
   const denied = deniedPatterns(allowed, patterns, routes);
+  // Mutation: `patterns.length > 0` → `true`, `>= 0`, or `&&` → `||` is equivalent: `denied` is empty whenever
+  // `patterns` is, so `denied.length` alone decides.
   if (patterns.length > 0 && denied.length > 0) statements.push({ Effect: 'Deny', Action: 'execute-api:Invoke', Resource: denied.map((p) => `${prefix}${p}`) });
   const policy: PolicyDocument = { Version: '2012-10-17', Statement: statements };
   if (key !== undefined) {
@@ -162,6 +171,8 @@ const MAX_CACHED_POLICIES = 64;
  */
 const arnHead = (methodArn: string): string => {
   const afterApi = methodArn.indexOf('/');
+  // Mutation: `afterApi < 0` (→ `false`, `<= 0`), its `-1` → `+1` (uncovered) and `afterStage < 0` on the next line
+  // are equivalent: they change the key only for an ARN `parseMethodArn` refuses before anything is cached.
   const afterStage = afterApi < 0 ? -1 : methodArn.indexOf('/', afterApi + 1);
   return afterStage < 0 ? methodArn : methodArn.slice(0, afterStage + 1);
 };

@@ -137,6 +137,8 @@ export const bearerToken = (headers: Headers, multiValueHeaders?: MultiHeaders):
   const repeated = Object.entries(multiValueHeaders ?? {}).some(
     ([name, list]) => name.toLowerCase() === 'authorization' && (list?.length ?? 0) > 1,
   );
+  // Mutation: `values.length === 0` → `false` is equivalent: without a header `values[0]` is `undefined`, refused as
+  // `missing` just the same.
   if (values.length === 0 || values[0] === undefined || values[0] === '') throw new TokenRejected('missing');
   if (values.length > 1 || repeated) throw new TokenRejected('malformed');
   const value = values[0];
@@ -159,7 +161,10 @@ const decodePart = (part: string): Record<string, unknown> => {
   return value as Record<string, unknown>;
 };
 
+// Mutation: `typeof value === 'number'` → `true` is equivalent: `Number.isFinite` is false for every non-number.
 const isNumericDate = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
+// Mutation: either `typeof … === 'string'` → `true` is equivalent: aws-jwt-verify refuses the same values as
+// malformed before the key lookup (see precheck).
 const isAudience = (aud: unknown): boolean => typeof aud === 'string' || (Array.isArray(aud) && aud.every((a) => typeof a === 'string'));
 
 /**
@@ -181,8 +186,13 @@ const precheck = (token: string, issuer: string): void => {
   const payload = decodePart(token.slice(first + 1, token.indexOf('.', first + 1)));
   if (payload['iss'] !== issuer) throw new TokenRejected('issuer');
   const { exp, nbf, iat, aud, sub } = payload;
+  // Mutation: the type checks of exp/nbf/iat and aud (here and next line: → `false`, `some` → `every`, list emptied,
+  // predicate altered) are equivalent: aws-jwt-verify parses the payload before the key lookup and refuses the same
+  // values with a JwtParseError, which `reasonOf` names `malformed` too.
   if ([exp, nbf, iat].some((t) => t !== undefined && !isNumericDate(t))) throw new TokenRejected('malformed');
   if (aud !== undefined && !isAudience(aud)) throw new TokenRejected('malformed');
+  // Mutation: `sub !== undefined` → `true` is equivalent: a token without `sub` is refused as `claims` either way
+  // (here or by `callerOf`); only whether the key is looked up first differs.
   if (sub !== undefined && typeof sub !== 'string') throw new TokenRejected('claims');
 };
 
@@ -211,6 +221,8 @@ const reasonOf = (err: unknown): RejectReason | undefined => {
   if (err instanceof JwtInvalidSignatureAlgorithmError || err instanceof JwkInvalidKtyError || err instanceof JwkFamilyMismatch) return 'algorithm';
   if (err instanceof JwtExpiredError) return 'expired';
   if (err instanceof JwtNotBeforeError) return 'not-yet-valid';
+  // Mutation: → `false` is equivalent: `precheck` compares `iss` with the same issuer first, so the library never
+  // raises it.
   if (err instanceof JwtInvalidIssuerError) return 'issuer';
   if (err instanceof JwtInvalidAudienceError) return 'audience';
   if (err instanceof JwtParseError) return 'malformed';
@@ -260,6 +272,8 @@ export const createTokenVerifier = (
           },
         });
       } catch (err) {
+        // Mutation: → `false` is equivalent: such an error is neither a JWKS failure nor one `reasonOf` names, so the
+        // final `throw err` throws the same object.
         if (err instanceof TokenRejected) throw err;
         if (isJwksUnavailable(err)) {
           // With no keys ever fetched, nothing can be verified at all: the service is at fault.

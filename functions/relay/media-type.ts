@@ -26,6 +26,8 @@ const splitParameters = (value: string): string[] => {
   for (let i = 0; i < value.length; i++) {
     const c = value[i];
     if (quoted && c === '\\') {
+      // Mutation: `?? ''` → another text is equivalent: only a value ending on the escape takes it, and that quoted
+      // string is unterminated either way.
       current += c + (value[i + 1] ?? '');
       i++;
       continue;
@@ -54,6 +56,7 @@ const MAX_REMEMBERED_LENGTH = 256;
  */
 export const parseMediaType = (value: string): MediaType | undefined => {
   const known = parsed.get(value);
+  // Mutation: `known !== undefined` → `false` is equivalent: `parsed.has(value)` alone decides the same way.
   if (known !== undefined || parsed.has(value)) return known;
   const media = parse(value);
   // Values come from clients and orchestrators: keep a few short ones, the oldest go first.
@@ -66,6 +69,9 @@ export const parseMediaType = (value: string): MediaType | undefined => {
 
 const parse = (value: string): MediaType | undefined => {
   // Only visible ASCII, space and tab: this alone rules out CR, LF and NUL.
+  // Mutation: → `false`, or an anchor dropped, is equivalent: the anchored type, token and quoted-string expressions
+  // accept only these characters; `head = ''` below → another default (uncovered) too, as `splitParameters` returns
+  // at least one part.
   if (!/^[\t\x20-\x7e]*$/.test(value)) return undefined;
   const [head = '', ...rest] = splitParameters(value);
   const match = TYPE.exec(head.replace(OWS, ''));
@@ -88,5 +94,7 @@ export const isJsonMediaType = (media: MediaType | undefined): boolean =>
 /** The `charset` parameter, unquoted and lower-cased, if any. */
 export const charsetOf = (media: MediaType | undefined): string | undefined => {
   const raw = media?.parameters.find(([name]) => name === 'charset')?.[1];
+  // Mutation: without `^` or `$` is equivalent: a value holding `"` is a quoted string, and the greedy `.*` reaches
+  // its last quote.
   return raw?.replace(/^"(.*)"$/, '$1').toLowerCase();
 };

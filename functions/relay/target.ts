@@ -56,6 +56,8 @@ export const adapterOrigin = (baseUrl: string): URL => {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidBaseUrl('baseUrl is not http or https');
   if (url.username || url.password) throw new InvalidBaseUrl('baseUrl carries credentials');
+  // Mutation: `url.pathname !== ''` → `true` (and its string) is equivalent: the WHATWG parser gives every http(s)
+  // URL a path of at least `/`.
   if ((url.pathname !== '/' && url.pathname !== '') || url.search || url.hash) {
     throw new InvalidBaseUrl('baseUrl has a path, query or fragment');
   }
@@ -85,6 +87,8 @@ export const targetOnOrigin = (origin: URL, path: string): Target | undefined =>
   const url = new URL(`${origin.origin}${path}`);
   const queryAt = path.indexOf('?');
   const pathPart = queryAt === -1 ? path : path.slice(0, queryAt);
+  // Mutation: the origin check → `false` is equivalent: a parsed path equal to the one given starts with `/`, which
+  // ends the authority, so the path check catches everything it would.
   if (url.origin !== origin.origin || url.pathname !== pathPart || url.username || url.password) return undefined;
   return { origin, path };
 };

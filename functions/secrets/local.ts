@@ -35,6 +35,7 @@ interface StoreFile {
 const code = (error: unknown): string | undefined => (error as { code?: string }).code;
 
 const fail = (what: string, error?: unknown): never => {
+  // Mutation: `?? 'unknown'` → `''` (uncovered) is equivalent: every error of `node:fs` carries a code.
   logger.error(`local secrets store: ${what}`, { backend: 'local', code: error ? (code(error) ?? 'unknown') : undefined });
   throw new SecretsUnavailable();
 };
@@ -57,6 +58,8 @@ export const createLocalBackend = (options: LocalStoreOptions): SecretsBackend =
     }
     try {
       const parsed = parseJson(text) as Partial<StoreFile>;
+      // Mutation: `parsed &&` and `typeof parsed === 'object'` → `true` are equivalent: `null.secrets` throws into
+      // the same refusal; a number, string or array has no `secrets`.
       if (parsed && typeof parsed === 'object' && parsed.secrets && typeof parsed.secrets === 'object') {
         return { version: 1, secrets: parsed.secrets };
       }
@@ -72,6 +75,8 @@ export const createLocalBackend = (options: LocalStoreOptions): SecretsBackend =
     for (;;) {
       try {
         const handle = await open(lockFile, 'wx', 0o600);
+        // Mutation: the content emptied survives: nothing reads it; it is there for an operator looking at a stuck
+        // lock.
         await handle.writeFile(`${process.pid}\n`);
         await handle.close();
         return;
@@ -79,14 +84,20 @@ export const createLocalBackend = (options: LocalStoreOptions): SecretsBackend =
         if (code(error) !== 'EEXIST') fail('cannot create the lock file', error);
       }
       const held = await stat(lockFile).catch(() => undefined);
+      // Mutation: `>` → `>=` (here and at the deadline below) survives: one millisecond of a clock the test cannot
+      // hold still.
       if (held && Date.now() - held.mtimeMs > staleLockMs) {
         // Abandoned by a crashed writer: move it aside (atomic, so only one taker wins) and retry.
         const aside = `${lockFile}.${randomUUID()}.stale`;
+        // Mutation: the failure arm → `true` (uncovered) or `undefined` is equivalent: unlinking a lock another
+        // writer moved fails into the `catch`, and `undefined` is as false.
         if (await rename(lockFile, aside).then(() => true, () => false)) await unlink(aside).catch(() => undefined);
         logger.warn('local secrets store: took over an abandoned lock', { backend: 'local' });
         continue;
       }
       if (Date.now() > deadline) fail('timed out waiting for the lock');
+      // Mutation: `5 - …` or `/ 20` survives: only how long a writer waits between tries changes (a negative delay is
+      // 1 ms), not whether it gets the lock.
       await sleep(5 + Math.random() * 20);
     }
   };

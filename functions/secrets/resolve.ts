@@ -68,6 +68,7 @@ export const createSecretResolver = (options: SecretResolverOptions): CachingSec
     resolve(reference: string): Promise<string> {
       const hit = cache.get(reference);
       if (hit && hit.expiresAt > now()) return hit.value;
+      // Mutation: → `if (true)` is equivalent: deleting a reference the cache does not hold changes nothing.
       if (hit) cache.delete(reference);
       const value = readReference(options.backend, reference);
       const entry: Entry = { value, expiresAt: Infinity };

@@ -73,6 +73,7 @@ export const vaultAddress = (raw: string): string => {
 
 export const createVaultBackend = (options: VaultOptions): SecretsBackend => {
   const base = new URL(vaultAddress(options.address));
+  // Mutation: `/\/+$/` → `/\/$/` is equivalent: `vaultAddress` already removed trailing slashes.
   const prefix = base.pathname.replace(/\/+$/, '');
   const mount = encodePath(options.mount.replace(/^\/+|\/+$/g, ''));
   const timeoutMs = options.timeoutMs ?? 3_000;
@@ -92,6 +93,7 @@ export const createVaultBackend = (options: VaultOptions): SecretsBackend => {
         target: { origin: base, path: `${prefix}/v1/${path}` },
         method,
         headers,
+        // Mutation: → `true` is equivalent: `{ body: undefined }` is no body to the HTTP client.
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
         timeoutMs,
         maxBodyBytes: MAX_ANSWER_BYTES,
@@ -107,6 +109,8 @@ export const createVaultBackend = (options: VaultOptions): SecretsBackend => {
   const jsonOf = (response: OutboundResponse): Record<string, unknown> | undefined => {
     try {
       const value = parseJson(response.body.toString('utf8'));
+      // Mutation: each check → `true` or joined by `||`, and the `catch` emptied, are equivalent: callers read fields
+      // with `?.[…]` and treat a missing one like a missing document; an emptied catch returns `undefined` too.
       return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
     } catch (error) {
       if (error instanceof JsonTooDeep) logger.warn('the secrets store answered with JSON nested too deep', { backend: 'vault', maxDepth: error.maxDepth });
@@ -145,6 +149,8 @@ export const createVaultBackend = (options: VaultOptions): SecretsBackend => {
     const next = login(refreshCredential);
     token = next;
     next.catch(() => {
+      // Mutation: → `true` is equivalent: every path here first awaits the current token, so a second caller always
+      // finds the first one's login and waits for it.
       if (token === next) token = undefined;
     });
     return next;
@@ -163,6 +169,8 @@ export const createVaultBackend = (options: VaultOptions): SecretsBackend => {
   const renewedToken = async (refused: Token): Promise<Token> => {
     const cached = token;
     const current = cached ? await cached.catch(() => undefined) : undefined;
+    // Mutation: `expiresAt > now()` → `true` or `>=` is equivalent: the other caller's token was obtained moments
+    // before, with half its lease ahead or more.
     if (current && current.value !== refused.value && current.expiresAt > now()) return current;
     return obtain(true);
   };

@@ -69,6 +69,10 @@ const METADATA_NAMES = new Set([
 
 /** The eight 16-bit words of a valid IPv6 address (a dotted IPv4 tail counts as two). */
 const ipv6Words = (address: string): number[] | undefined => {
+  // Mutation: equivalent mutants in this parser, reached only for an address `isIP` accepted as IPv6: `toUpperCase()`
+  // (parseInt takes either case), the dotted quad's `$` dropped (it can only end the address), `halves.length > 2` →
+  // `false` (one `::` at most), either `halves.length === 2` → `true` (without `::` `halves[1]` decides, the fill is
+  // 0) and `groups.length === 8` → `true` (a valid address yields eight).
   let text = address.toLowerCase();
   const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
   if (dotted) {
@@ -94,12 +98,15 @@ const ipv6Words = (address: string): number[] | undefined => {
  */
 const embeddedIpv4s = (address: string): string[] => {
   const words = ipv6Words(address);
+  // Mutation: a non-empty array (uncovered) is equivalent: `ipv6Words` never fails on an address `isIP` accepted.
   if (!words) return [];
   const v4 = (hi: number, lo: number): string => [hi >> 8, hi & 0xff, lo >> 8, lo & 0xff].join('.');
   const [w0, w1, w2, w3, w4, w5, hi = 0, lo = 0] = words as [number, number, number, number, number, number, number, number];
   const zeros = (from: number, to: number): boolean => words.slice(from, to).every((w) => w === 0);
   const out: string[] = [];
   if (zeros(0, 6) && hi !== 0) out.push(v4(hi, lo)); // compatible (`::` and `::1` are not IPv4)
+  // Mutation: → `false` is equivalent: Node's BlockList matches an IPv4-mapped address against the IPv4 ranges
+  // itself, with the same reason, before this is read.
   if (zeros(0, 5) && w5 === 0xffff) out.push(v4(hi, lo)); // mapped
   if (zeros(0, 4) && w4 === 0xffff && w5 === 0) out.push(v4(hi, lo)); // SIIT translated
   if (w0 === 0x64 && w1 === 0xff9b) {
@@ -131,6 +138,8 @@ export const addressRefusal = (address: string, options: { readonly allowLoopbac
   if (unspecified.check(address, type)) return 'is an unspecified address (0.0.0.0 or ::)';
   if (notUnicast.check(address, type)) return 'is a multicast or broadcast address';
   if (!options.allowLoopback && loopback.check(address, type)) return 'is a loopback address (allowed in local mode only)';
+  // Mutation: → `true` is equivalent: an IPv4 address gives `ipv6Words` two words, not eight, so it embeds nothing;
+  // `/^is /` → `/is /` below too (every reason starts with `is `, replaced once).
   if (family === 6) {
     for (const v4 of embeddedIpv4s(address)) {
       const refusal = addressRefusal(v4, options);

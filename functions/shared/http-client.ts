@@ -104,6 +104,8 @@ export const guardedLookup =
           const reason = blocked ? addressRefusal(blocked.address, { allowLoopback }) : 'no address';
           const error: NodeJS.ErrnoException = new Error(`host name resolves to a refused address (${reason})`);
           error.code = BLOCKED_CODE;
+          // Mutation: the address → another text (here and in the rejection below) is equivalent: Node ignores it
+          // when the lookup fails.
           callback(error, '');
           return;
         }
@@ -117,6 +119,7 @@ export const guardedLookup =
 const TLS_CODE = /CERT|SELF_SIGNED|^ERR_TLS_|^ERR_SSL_|^EPROTO$|HOSTNAME_MISMATCH/;
 // A keep-alive socket the server closed while we were idle (or frozen, as Lambda freezes
 // between invocations) fails the next request this way before any answer arrives.
+// Mutation: `EPIPE` and `ECONNABORTED` removed survive, untested: loopback gives a reset (`ECONNRESET`, tested).
 const STALE_SOCKET_CODE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
 /** IP literals whose verdict a client remembers. */
 const MAX_LITERAL_VERDICTS = 256;
@@ -183,6 +186,8 @@ export const createHttpClient = (options: HttpClientOptions): TrustingHttpClient
   // check builds a SocketAddress per range list). Bounded: names come from adapters.
   const literalVerdicts = new Map<string, string | undefined>();
   const literalRefusal = (address: string): string | undefined => {
+    // Mutation: `has` → `false`, the bound's comparison and the `set` removed are equivalent: `addressRefusal`
+    // depends on nothing else, so only the time taken changes.
     if (literalVerdicts.has(address)) return literalVerdicts.get(address);
     const reason = addressRefusal(address, { allowLoopback: options.allowLoopback });
     if (literalVerdicts.size >= MAX_LITERAL_VERDICTS) literalVerdicts.delete(literalVerdicts.keys().next().value!);
@@ -194,6 +199,7 @@ export const createHttpClient = (options: HttpClientOptions): TrustingHttpClient
     new Promise<OutboundResponse>((resolve, reject) => {
       const { origin, path } = request.target;
       const secure = origin.protocol === 'https:';
+      // Mutation: without `^` or `$` is equivalent: a URL's host name is bracketed whole or not at all.
       const hostname = origin.hostname.replace(/^\[(.*)\]$/, '$1');
       // An IP literal never goes through `lookup`, so it is checked here.
       if (isIP(hostname)) {
@@ -220,10 +226,15 @@ export const createHttpClient = (options: HttpClientOptions): TrustingHttpClient
         path,
         headers: {
           ...request.headers,
+          // Mutation: the header dropped is equivalent: `end(body)` on a request with no body written yet makes Node
+          // send the same length.
           ...(request.body !== undefined ? { 'Content-Length': String(Buffer.byteLength(request.body)) } : {}),
         },
       });
       const settle = (outcome: () => void): void => {
+        // Mutation: `if (settled) return` and `settled = true` → `false`, the error handler's `if (settled) return`
+        // and `once: true` → `false` are equivalent: a second settlement has no effect on a settled promise,
+        // clearing and removing again is idempotent, and `destroy()` on a finished request leaves its socket alone.
         if (settled) return;
         settled = true;
         clearTimeout(timer);
@@ -256,6 +267,7 @@ export const createHttpClient = (options: HttpClientOptions): TrustingHttpClient
           connectedSockets.add(socket);
           tcpConnected = true;
         });
+        // Mutation: → `true` is equivalent: a plain socket never emits `secureConnect`.
         if (secure) {
           socket.once('secureConnect', () => {
             securedSockets.add(socket);
@@ -272,6 +284,8 @@ export const createHttpClient = (options: HttpClientOptions): TrustingHttpClient
         } else fail(classify(error));
       });
       outgoing.on('response', (incoming) => {
+        // Mutation: → `false` is equivalent: once the answer has begun, Node reports a broken connection on the
+        // answer, so the request's error handler, the only reader, is not reached.
         answered = true;
         const status = incoming.statusCode ?? 0;
         const declared = Number(incoming.headers['content-length']);
@@ -293,6 +307,9 @@ export const createHttpClient = (options: HttpClientOptions): TrustingHttpClient
           settle(() => resolve({ status, contentType: incoming.headers['content-type'], body: Buffer.concat(chunks) })),
         );
         incoming.on('error', (error: NodeJS.ErrnoException) => fail(classify(error)));
+        // Mutation: this handler (removed, its event renamed, `!incoming.complete` altered, its message) is
+        // equivalent: a cut answer first emits `error` (`ECONNRESET`, tested), which settles the exchange; after a
+        // complete answer `fail` only destroys a finished request.
         incoming.on('close', () => {
           if (!incoming.complete) fail(new OutboundError('connect', 'connection closed before the answer was complete'));
         });

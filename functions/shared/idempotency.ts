@@ -165,6 +165,8 @@ type FingerprintedEvent = Pick<HttpEvent, 'httpMethod' | 'resource' | 'path' | '
 
 /** The text a fingerprint is computed over: method, resource, path parameters and the canonical body. */
 const fingerprintText = (event: FingerprintedEvent): string =>
+  // Mutation: `body === undefined ? null : body` → `body` is equivalent: canonical JSON writes `undefined` in an
+  // array as `null`.
   canonicalJson([event.httpMethod, event.resource || event.path, event.pathParameters ?? {}, event.body === undefined ? null : event.body]);
 
 /** The version prefix of a keyed fingerprint: a stored value without it is of the unkeyed form. */

@@ -72,6 +72,8 @@ const percentEncodings = (text: string): string[] => {
     component = encodeURIComponent(text);
   } catch {
     // A lone surrogate has no percent-encoding: nothing to look for.
+    // Mutation: the placeholder list `["Stryker was here"]` survives: only a text holding the mutation tool's own
+    // words would be redacted differently.
     return [];
   }
   const form = new URLSearchParams({ v: text }).toString().slice(2);
@@ -87,6 +89,8 @@ const percentEncodings = (text: string): string[] => {
 const spellings = (secrets: readonly string[]): string[] => {
   const forms = new Set<string>();
   for (const secret of secrets) {
+    // Mutation: equivalent with `.filter(Boolean)` below (→ `false`, or another text): an empty secret has only empty
+    // spellings, so either guard alone keeps them out.
     if (secret === '') continue;
     forms.add(secret);
     const json = JSON.stringify(secret).slice(1, -1);
@@ -97,6 +101,8 @@ const spellings = (secrets: readonly string[]): string[] => {
     forms.add(Buffer.from(secret, 'utf8').toString('base64'));
   }
   // Longest first: a secret containing another is removed whole.
+  // Mutation: the filter removed is equivalent: `if (secret === '') continue` above already keeps empty spellings
+  // out.
   return [...forms].filter(Boolean).sort((a, b) => b.length - a.length);
 };
 
@@ -130,6 +136,8 @@ const decodedViews = (text: string): string[] => {
  */
 export const holdsSecret = (text: string, secrets: readonly string[]): boolean => {
   const known = secrets.filter((secret) => secret !== '');
+  // Mutation: → `false` is equivalent: with no secret, `known.some(…)` is false anyway (the line only saves decoding
+  // the text).
   if (known.length === 0) return false;
   return decodedViews(text).some((view) => known.some((secret) => view.includes(secret)));
 };
@@ -209,6 +217,8 @@ const redactXmlElements = (text: string): string => {
 export const jsonValueEnd = (text: string, start: number): number => {
   const first = text[start];
   if (first === '"') {
+    // Mutation: `<=` is equivalent (here and in the loop below): the extra step reads `undefined`, no quote, bracket
+    // or backslash.
     for (let i = start + 1; i < text.length; i++) {
       if (text[i] === '\\') i++;
       else if (text[i] === '"') return i + 1;
@@ -280,6 +290,9 @@ const redactJsonMembers = (text: string): string => {
       at = text.indexOf('"', at + 1);
       continue;
     }
+    // Mutation: `>=` → `>` and `< text.length` → `true` are equivalent: a value starting where the last redaction
+    // ended, or at the end, starts with a delimiter (or nothing), where `jsonValueEnd` returns the start and
+    // `valueEnd > valueStart` skips it.
     if (valueStart >= from && valueStart < text.length && isSecretField(text.slice(at + 1, end))) {
       const valueEnd = jsonValueEnd(text, valueStart);
       if (valueEnd > valueStart) {
@@ -298,6 +311,8 @@ const redactJsonMembers = (text: string): string => {
  * JSON, or JSON that does not parse). A text that still holds a known secret in another
  * encoding ({@link holdsSecret}) becomes {@link WITHHELD} as a whole.
  */
+// Mutation: the default `[]` → `["Stryker was here"]` survives: only a text holding the mutation tool's own words
+// would differ.
 export const redactText = (text: string, secrets: readonly string[] = []): string => {
   let out = text;
   for (const form of spellings(secrets)) out = out.split(form).join(REDACTED);
@@ -487,6 +502,8 @@ const redactString = (text: string, forms: readonly string[]): string => {
  * `[nested too deep]`. The value given is not changed.
  */
 export const redact = (value: unknown, options: RedactOptions = {}): unknown =>
+  // Mutation: `?? []` → `["Stryker was here"]` survives: only a text holding the mutation tool's own words would
+  // differ.
   walk(value, spellings(options.secrets ?? []), options.maxDepth ?? DEFAULT_MAX_DEPTH, 0);
 
 /**
