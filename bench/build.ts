@@ -16,8 +16,8 @@ import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { liveRoutes } from '../functions/shared/routes.js';
 import { FUNCTION_BUNDLING } from '../infra/constructs/service-function.js';
 import { PROJECT_ROOT } from '../infra/paths.js';
-import { synthesize } from '../infra/local/synth.js';
-import { parseTemplate, readCloudAssembly, type ApiModel, type CloudAssembly, type FunctionSpec } from '../infra/local/template.js';
+import { synthesize } from '../tools/local/synth.js';
+import { parseTemplate, readCloudAssembly, type ApiModel, type CloudAssembly, type FunctionSpec } from '../tools/local/template.js';
 
 /**
  * `esbuildArgs` of the CDK bundling options as esbuild API options. Only the arguments the

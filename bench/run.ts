@@ -24,7 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { liveRoutes } from '../functions/shared/routes.js';
 import { PINNED_NODE, PROJECT_ROOT } from '../infra/paths.js';
-import { apiEvent } from '../test/support/events.js';
+import { apiEvent } from '../tools/simulators/api-events.js';
 import { answersRequests, buildFixtures, buildScript, buildStack, type Bundle, type StackFunction } from './build.js';
 import { bundleContents, sdkBytes, type BundleContents } from './bundles.js';
 import { measureCold, probeCompilations, runCold, type ColdSample, type ColdVariant } from './cold.js';

@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { PROJECT_ROOT } from '../paths.js';
+import { PROJECT_ROOT } from '../../infra/paths.js';
 import {
   LOCAL_ACCOUNT,
   LOCAL_API_ID,
@@ -27,11 +27,11 @@ import {
 import { freePort, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.js';
 import { functionEnvironment, type Rewrite } from './environment.js';
 import { createGateway, type ExtraRoute } from './gateway.js';
-import { localJwks, mintToken } from './issuer.js';
+import { localJwks, mintToken } from '../simulators/issuer.js';
 import { durableWorkerRunner, startLambdaInvokeEndpoint } from './lambda-invoke.js';
 import { FunctionPool, type LogSink } from './lambda-pool.js';
 import { unsupportedMapping } from './mapping.js';
-import { startNsoSimulator, type NsoSimulator } from './nso-simulator.js';
+import { startNsoSimulator, type NsoSimulator } from '../simulators/nso-simulator.js';
 import { documentClientFor, seedSampleTrees } from './seed.js';
 import { readSynthInfo, synthesize, type SynthInfo } from './synth.js';
 import { ensureTables } from './tables.js';

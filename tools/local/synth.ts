@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { PROJECT_ROOT } from '../paths.js';
+import { PROJECT_ROOT } from '../../infra/paths.js';
 import { LOCAL_DIR } from './config.js';
 
 /** What a local synth baked into the template, kept next to it so that another run can move it. */
