@@ -25,3 +25,15 @@ export const localStackProps = (): Pick<NetconfigStackProps, 'local'> => ({
     },
   },
 });
+
+/**
+ * Context key naming a directory of function bundles built ahead of the synth, all in one
+ * esbuild run with the functions' own options (`tools/local/bundles.ts`): in local mode a
+ * function whose bundle is there takes it as its code instead of running esbuild again, one
+ * process per function. The bundles are byte for byte those `NodejsFunction` makes, so the
+ * template is the same.
+ */
+export const LOCAL_BUNDLES_CONTEXT = 'localBundles';
+
+/** Where the bundle of the handler module `trees/get` (under `functions/`) lies in a bundles directory. */
+export const localBundleDir = (bundlesDir: string, handler: string): string => path.join(bundlesDir, handler.replaceAll('/', '__'));
