@@ -95,8 +95,13 @@ export const localAssembly = async (o: { readonly cacheDir?: string; readonly po
     // CDK copied each bundle into the assembly (asset.<hash>/).
     rmSync(bundlesDir, { recursive: true, force: true });
     writeFileSync(path.join(work, READY_FILE), `${JSON.stringify({ key, built: new Date().toISOString() })}\n`);
-    rmSync(slot, { recursive: true, force: true });
-    renameSync(work, slot);
+    if (existsSync(path.join(slot, READY_FILE))) {
+      // Another start built the same key meanwhile (and may be serving it): its assembly is this one.
+      rmSync(work, { recursive: true, force: true });
+    } else {
+      rmSync(slot, { recursive: true, force: true });
+      renameSync(work, slot);
+    }
   } catch (error) {
     rmSync(work, { recursive: true, force: true });
     throw error;
