@@ -14,7 +14,6 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../../infra/paths.js';
-import { bundleFunctions } from './bundles.js';
 import { synthesize } from './synth.js';
 
 /** Where `npm start` keeps the assemblies it built: `.cache/local/`, or `NETCONFIG_START_CACHE`. */
@@ -87,6 +86,8 @@ export const localAssembly = async (o: { readonly cacheDir?: string; readonly po
     const bundlesDir = path.join(work, 'bundles');
     let t = Date.now();
     o.log?.('bundling the functions (one esbuild run)…');
+    // Loaded only to build: the bundling options come with aws-cdk-lib, seconds to load.
+    const { bundleFunctions } = await import('./bundles.js');
     await bundleFunctions(bundlesDir);
     o.log?.(`bundled in ${((Date.now() - t) / 1000).toFixed(1)} s; synthesizing the stack (cdk synth -c local=true)…`);
     t = Date.now();
