@@ -12,43 +12,11 @@ import { build, type BuildOptions, type Metafile } from 'esbuild';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { liveRoutes } from '../functions/shared/routes.js';
-import { FUNCTION_BUNDLING } from '../infra/constructs/service-function.js';
 import { PROJECT_ROOT } from '../infra/paths.js';
-import { synthesize } from '../infra/local/synth.js';
-import { parseTemplate, readCloudAssembly, type ApiModel, type CloudAssembly, type FunctionSpec } from '../infra/local/template.js';
-
-/**
- * `esbuildArgs` of the CDK bundling options as esbuild API options. Only the arguments the
- * functions use are understood (`--alias:<module>=<path>`); anything else throws, so that the
- * benchmark never bundles its references differently from the functions without saying so.
- */
-export const esbuildArgsAsOptions = (args: Readonly<Record<string, string | boolean>>): Pick<BuildOptions, 'alias'> => {
-  const alias: Record<string, string> = {};
-  for (const [key, value] of Object.entries(args)) {
-    if (key.startsWith('--alias:') && typeof value === 'string') alias[key.slice('--alias:'.length)] = value;
-    else throw new Error(`bench: esbuild argument ${key} of FUNCTION_BUNDLING is not understood; teach bench/build.ts about it`);
-  }
-  return Object.keys(alias).length ? { alias } : {};
-};
-
-/** esbuild's options for a function, derived from the CDK bundling options (as `NodejsFunction` passes them on its command line). */
-export const esbuildOptionsFor = (bundling: typeof FUNCTION_BUNDLING = FUNCTION_BUNDLING): BuildOptions => ({
-  bundle: true,
-  platform: bundling.platform,
-  target: bundling.target,
-  format: bundling.format === OutputFormat.ESM ? 'esm' : 'cjs',
-  minify: bundling.minify,
-  sourcemap: bundling.sourceMap,
-  mainFields: [...bundling.mainFields],
-  banner: { js: bundling.banner },
-  external: [...bundling.externalModules],
-  ...esbuildArgsAsOptions(bundling.esbuildArgs),
-  // CDK runs esbuild in the project root: entry and alias paths are relative to it.
-  absWorkingDir: PROJECT_ROOT,
-  logLevel: 'warning',
-});
+import { esbuildOptionsFor } from '../tools/local/bundles.js';
+import { synthesize } from '../tools/local/synth.js';
+import { parseTemplate, readCloudAssembly, type ApiModel, type CloudAssembly, type FunctionSpec } from '../tools/local/template.js';
 
 /** One bundle on disk, with what esbuild says went into it. */
 export interface Bundle {

@@ -22,10 +22,10 @@ import { pathToFileURL } from 'node:url';
 import type { BatchEvent, EngineDeps } from '../functions/compliance/engine.js';
 import type { StartDeps } from '../functions/compliance/core.js';
 import type { Version } from '../functions/trees/config.js';
-import { loadDurableTesting } from '../infra/local/durable.js';
-import { startDynamoDbLocal } from '../infra/local/dynamodb-local.js';
-import { FLEET_RULES, FLEET_VARIABLES, fleetNames } from '../infra/local/nso-fleet.js';
-import { startNsoSimulator } from '../infra/local/nso-simulator.js';
+import { loadDurableTesting } from '../tools/local/durable.js';
+import { startDynamoDbLocal } from '../tools/local/dynamodb-local.js';
+import { FLEET_RULES, FLEET_VARIABLES, fleetNames } from '../tools/simulators/nso-fleet.js';
+import { startNsoSimulator } from '../tools/simulators/nso-simulator.js';
 import { percentile } from './stats.js';
 
 export interface ComplianceRun {
@@ -94,7 +94,7 @@ export const measureCompliance = async (devices = 10_000, concurrencies = [10, 5
   process.env['METRICS_DISABLED'] = 'true';
   process.env['LOG_LEVEL'] = 'warn';
   const sim = await startNsoSimulator({ credentials: { username: 'admin', password: 'bench-Pa55' }, fleet: { devices } });
-  const { createTables } = await import('../test/support/tables.js');
+  const { createTables } = await import('../tools/local/table-copies.js');
   const tables = await createTables();
   const secretsFile = path.join(dir, 'secrets.json');
   const { createLocalBackend } = await import('../functions/secrets/local.js');

@@ -11,8 +11,8 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import { EMPTY_BODY, liveRoutes } from '../functions/shared/routes.js';
-import { authorizerEvent } from '../test/support/authorizer.js';
-import { apiEvent, type EventInput } from '../test/support/events.js';
+import { authorizerEvent } from '../tools/simulators/jwks.js';
+import { apiEvent, type EventInput } from '../tools/simulators/api-events.js';
 import { SIMULATOR_ADAPTER } from './services.js';
 
 /** What a first call needs to know about the run and its dependencies. */

@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../infra/paths.js';
-import { startLocalStack } from '../infra/local/start.js';
+import { startLocalStack } from '../tools/local/start.js';
 
 export interface GatewayRun {
   readonly connections: number;

@@ -12,7 +12,7 @@
  *   a value few entries share (the evaluator's slowest case: see docs/compliance.md).
  *
  * Sizes: a 0.8 KB rule against a 200 KB configuration, measured beside the straightforward
- * evaluator the property test holds (test/support/rules-reference.ts); and the worst case the
+ * evaluator the property test holds (tools/rules-reference.ts); and the worst case the
  * limits allow: one version's whole rule budget (`versionBytes`, in rules of `ruleValueBytes`)
  * against a 200 KB configuration and against the largest the relay reads (`maxBodyBytes`).
  */
@@ -21,7 +21,7 @@ import { DEFAULT_LIMITS } from '../functions/relay/core.js';
 import type { JsonValue, Rule } from '../functions/trees/config.js';
 import { CONFIG_LIMITS } from '../functions/trees/config-checks.js';
 import { evaluateRules } from '../functions/trees/rules.js';
-import { referenceEvaluateRules } from '../test/support/rules-reference.js';
+import { referenceEvaluateRules } from '../tools/rules-reference.js';
 import { median } from './stats.js';
 
 /** One measured case. */

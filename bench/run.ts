@@ -8,7 +8,8 @@
  *   --rounds N      cold starts per variant (default 20)
  *   --calls N       measured warm calls per variant (default 10000; the relay makes a fifth of it)
  *   --seconds N     local gateway load duration (default 10)
- *   --skip LIST     comma-separated sections to leave out: cold, warm, gateway, compliance, rules
+ *   --skip LIST     comma-separated sections to leave out: start, cold, warm, gateway, compliance, rules
+ *   --start-rounds N  fresh + warm `npm start` pairs of the start section (default 1)
  *   --devices N     simulated devices of the compliance section (default 10000)
  *   --cpu-prof DIR  also write one CPU profile per cold variant into DIR (for finding out why)
  *   --keep          keep the work directory (bundles, metafiles, synthesized assembly)
@@ -24,13 +25,14 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { liveRoutes } from '../functions/shared/routes.js';
 import { PINNED_NODE, PROJECT_ROOT } from '../infra/paths.js';
-import { apiEvent } from '../test/support/events.js';
+import { apiEvent } from '../tools/simulators/api-events.js';
 import { answersRequests, buildFixtures, buildScript, buildStack, type Bundle, type StackFunction } from './build.js';
 import { bundleContents, sdkBytes, type BundleContents } from './bundles.js';
 import { measureCold, probeCompilations, runCold, type ColdSample, type ColdVariant } from './cold.js';
 import { LITH_OPERATIONS, RELAY_BODY, firstCallAccepts, firstCallEvent, putAdapterName, type CallContext } from './events.js';
 import { RESULT_PREFIX, complianceRatios, type ComplianceRun } from './compliance.js';
 import { RULES_RESULT_PREFIX, type RulesRun } from './rules.js';
+import { START_RESULT_PREFIX, START_TARGETS, type StartRun } from './start.js';
 import { measureGateway, type GatewayRun } from './gateway.js';
 import { SIMULATOR_ADAPTER, startServices, type Services } from './services.js';
 import {
@@ -58,6 +60,7 @@ const { values: options } = parseArgs({
     calls: { type: 'string', default: '10000' },
     seconds: { type: 'string', default: '10' },
     skip: { type: 'string', default: '' },
+    'start-rounds': { type: 'string', default: '1' },
     devices: { type: 'string', default: '10000' },
     'cpu-prof': { type: 'string' },
     keep: { type: 'boolean', default: false },
@@ -73,7 +76,8 @@ const ROUNDS = positive('rounds', options.rounds);
 const CALLS = positive('calls', options.calls);
 const SECONDS = positive('seconds', options.seconds);
 const SKIP = new Set(options.skip.split(',').filter(Boolean));
-const SECTIONS = ['cold', 'warm', 'gateway', 'compliance', 'rules'];
+const START_ROUNDS = positive('start-rounds', options['start-rounds']);
+const SECTIONS = ['start', 'cold', 'warm', 'gateway', 'compliance', 'rules'];
 for (const s of SKIP) if (!SECTIONS.includes(s)) throw new Error(`--skip knows ${SECTIONS.join(', ')}, not ${s}`);
 
 const started = Date.now();
@@ -102,6 +106,38 @@ const us = (v: number | undefined) => formatNumber(v === undefined ? undefined :
 const compact = (s: Summary) => ({ n: s.n, p50: s.p50, p90: s.p90, p99: s.p99, min: s.min, max: s.max, mean: s.mean });
 
 try {
+  // ── 0. npm start ──────────────────────────────────────────────────────────────────────
+  // First, while the machine runs nothing of the bench: a fresh clone's start, then the next
+  // one with unchanged sources (bench/start.ts, in its own process as `npm start` is run).
+  if (!SKIP.has('start')) {
+    say(`npm start: ${START_ROUNDS} fresh + warm pair(s), each start until its ready banner…`);
+    try {
+      const out = execFileSync(NODE, ['--import', 'tsx', 'bench/start.ts', '--rounds', String(START_ROUNDS)], {
+        cwd: PROJECT_ROOT,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      const line = out.split('\n').find((l) => l.startsWith(START_RESULT_PREFIX));
+      if (!line) throw new Error('no result line');
+      const run = JSON.parse(line.slice(START_RESULT_PREFIX.length)) as StartRun;
+      output['start'] = run;
+      targets.push(atMost('npm start, fresh clone (no assembly, no data): seconds to ready, p50', run.freshP50, START_TARGETS.fresh, ' s', 1));
+      targets.push(atMost('npm start again, sources unchanged: seconds to ready, p50', run.warmP50, START_TARGETS.warm, ' s', 1));
+      tables.push(
+        'npm start: seconds from the command to the ready banner (bundle and synth: the phases of a start that builds)\n' +
+          formatTable(
+            ['start', 'seconds', 'bundle s', 'synth s'],
+            run.samples.map((x) => [x.kind, ms(x.seconds), x.bundleSeconds === undefined ? '' : ms(x.bundleSeconds), x.synthSeconds === undefined ? '' : ms(x.synthSeconds)]),
+            ['left', 'right', 'right', 'right'],
+          ),
+      );
+    } catch (error) {
+      say(`start measurement failed: ${(error as Error).message}`);
+      output['start'] = { error: (error as Error).message };
+      targets.push({ name: 'npm start, fresh and warm', measured: 'failed to run', limit: `≤ ${START_TARGETS.fresh} s / ≤ ${START_TARGETS.warm} s`, pass: false });
+    }
+  }
+
   // ── Build ───────────────────────────────────────────────────────────────────────────────
   const stack = await buildStack({ workDir, ...(options['cdk-out'] ? { cdkOut: path.resolve(options['cdk-out']) } : {}), port: 3000, log: say });
   const [fixtures, coldChild, warmChild] = await Promise.all([buildFixtures(workDir), buildScript(workDir, 'cold-child'), buildScript(workDir, 'warm-child')]);

@@ -1,7 +1,7 @@
 /**
  * The dependencies the measured calls are served by, all real and on loopback, started by the
  * benchmark: DynamoDB Local (AWS's emulator, in memory) with the template's tables and the
- * sample trees, the NSO simulator (`infra/local/nso-simulator.ts`) registered as adapter
+ * sample trees, the NSO simulator (`tools/simulators/nso-simulator.ts`) registered as adapter
  * `lab-nso`, a JWKS server that counts its fetches, a Vault-compatible server holding one
  * secret (for the Vault read references), and a data directory for the embedded
  * secrets store. Each function gets the environment the local gateway would give it
@@ -11,16 +11,16 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { LOCAL_ACCOUNT, LOCAL_API_ID, LOCAL_AUDIENCE, LOCAL_CREDENTIALS, LOCAL_ISSUER, LOCAL_REGION } from '../infra/local/config.js';
-import { startDynamoDbLocal, type DynamoDbLocal } from '../infra/local/dynamodb-local.js';
-import { functionEnvironment } from '../infra/local/environment.js';
-import { startNsoSimulator, type NsoSimulator } from '../infra/local/nso-simulator.js';
-import { documentClientFor, localDynamoClient, SAMPLE_TREES_FILE, seedSampleTrees } from '../infra/local/seed.js';
-import { readSynthInfo } from '../infra/local/synth.js';
-import { ensureTables } from '../infra/local/tables.js';
-import { localNames, type CloudAssembly, type ApiModel, type FunctionSpec } from '../infra/local/template.js';
-import { claims, signJwt, startJwksServer, testKey, type JwksServer, type TestKey } from '../test/support/authorizer.js';
-import { startVaultSimulator, type VaultSimulator } from '../test/support/vault-simulator.js';
+import { LOCAL_ACCOUNT, LOCAL_API_ID, LOCAL_AUDIENCE, LOCAL_CREDENTIALS, LOCAL_ISSUER, LOCAL_REGION } from '../tools/local/config.js';
+import { startDynamoDbLocal, type DynamoDbLocal } from '../tools/local/dynamodb-local.js';
+import { functionEnvironment } from '../tools/local/environment.js';
+import { startNsoSimulator, type NsoSimulator } from '../tools/simulators/nso-simulator.js';
+import { documentClientFor, localDynamoClient, SAMPLE_TREES_FILE, seedSampleTrees } from '../tools/local/seed.js';
+import { readSynthInfo } from '../tools/local/synth.js';
+import { ensureTables } from '../tools/local/tables.js';
+import { localNames, type CloudAssembly, type ApiModel, type FunctionSpec } from '../tools/local/template.js';
+import { claims, signJwt, startJwksServer, testKey, type JwksServer, type TestKey } from '../tools/simulators/jwks.js';
+import { startVaultSimulator, type VaultSimulator } from '../tools/simulators/vault-simulator.js';
 
 /** The adapter name the simulator is registered under (as `npm start` does). */
 export const SIMULATOR_ADAPTER = 'lab-nso';

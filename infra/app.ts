@@ -6,7 +6,7 @@
 import { App, Aspects } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { DeployConfigError, loadDeployConfig, RETIRED_CONTEXT_KEYS } from './config.js';
-import { localStackProps } from './local/config.js';
+import { localStackProps } from './local-mode.js';
 import { addNagSuppressions } from './nag.js';
 import { NetconfigStack } from './stack.js';
 
@@ -29,7 +29,7 @@ if (retired.length) {
 
 const stack = (() => {
   if (local) {
-    if (configFile !== undefined) fail('-c local=true takes no config file: local mode configures itself (infra/local/config.ts)');
+    if (configFile !== undefined) fail('-c local=true takes no config file: local mode configures itself (infra/local-mode.ts)');
     return new NetconfigStack(app, 'Netconfig', { description: 'Network configuration management service (local mode)', ...localStackProps() });
   }
   if (typeof configFile !== 'string' || configFile === '') {

@@ -4,15 +4,17 @@
  * functions whose needs are identical (`FunctionRoles`).
  */
 import { createHash } from 'node:crypto';
-import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { AssetHashType, DockerImage, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { ISecurityGroup, ISubnet, IVpc } from 'aws-cdk-lib/aws-ec2';
 import { ManagedPolicy, type Policy, PolicyStatement, Role, ServicePrincipal, type IGrantable } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime, Tracing, type DurableConfig } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, Code, Runtime, Tracing, type DurableConfig } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct, type IConstruct } from 'constructs';
+import { cpSync, existsSync } from 'node:fs';
 import path from 'node:path';
+import { LOCAL_BUNDLES_CONTEXT, localBundleDir } from '../local-mode.js';
 import { PROJECT_ROOT } from '../paths.js';
 import type { TableAccess } from '../../functions/shared/routes.js';
 
@@ -244,6 +246,37 @@ const bundlingWithCa = (caBundle: string): BundlingOptions => {
   };
 };
 
+/**
+ * In local mode, the bundle built ahead of the synth for this handler (see
+ * `LOCAL_BUNDLES_CONTEXT`), when there is one; functions that ship a CA bundle are bundled as usual.
+ */
+const prebuiltBundle = (scope: Construct, props: ServiceFunctionProps): string | undefined => {
+  const dir: unknown = scope.node.tryGetContext(LOCAL_BUNDLES_CONTEXT);
+  if (typeof dir !== 'string' || !dir || props.caBundle || ![true, 'true'].includes(scope.node.tryGetContext('local'))) return undefined;
+  const bundle = localBundleDir(dir, props.handler);
+  return existsSync(path.join(bundle, 'index.mjs')) ? bundle : undefined;
+};
+
+/**
+ * A prebuilt bundle as the function's code, staged the way `NodejsFunction` stages its own: as
+ * a bundling whose output is hashed (here a copy of the bundle), so that the asset, its hash
+ * and its metadata are the ones CDK writes when it runs esbuild itself.
+ */
+const prebuiltCode = (bundleDir: string): Code =>
+  Code.fromAsset(bundleDir, {
+    assetHashType: AssetHashType.OUTPUT,
+    bundling: {
+      // Never pulled: the local bundling below always succeeds.
+      image: DockerImage.fromRegistry('prebuilt-bundle'),
+      local: {
+        tryBundle: (outputDir: string) => {
+          cpSync(bundleDir, outputDir, { recursive: true });
+          return true;
+        },
+      },
+    },
+  });
+
 export class ServiceFunction extends Construct {
   readonly function: NodejsFunction;
   readonly logGroup: LogGroup;
@@ -258,10 +291,12 @@ export class ServiceFunction extends Construct {
       { permissions: props.permissions ?? [], vpc: props.network !== undefined, durable: props.durableConfig !== undefined },
       this.node.path,
     );
+    const prebuilt = prebuiltBundle(this, props);
     this.function = new NodejsFunction(this, 'Function', {
       role,
-      entry: path.join(PROJECT_ROOT, 'functions', `${props.handler}.ts`),
-      handler: 'handler',
+      ...(prebuilt
+        ? { code: prebuiltCode(prebuilt), handler: 'index.handler' }
+        : { entry: path.join(PROJECT_ROOT, 'functions', `${props.handler}.ts`), handler: 'handler' }),
       description: props.description,
       runtime: Runtime.NODEJS_22_X,
       architecture: Architecture.ARM_64,

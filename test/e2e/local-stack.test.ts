@@ -15,11 +15,11 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removedRoutes, successorLinks } from '../../functions/shared/routes.js';
 import { PROJECT_ROOT } from '../../infra/paths.js';
-import type { LocalState } from '../../infra/local/config.js';
-import { freePort } from '../../infra/local/dynamodb-local.js';
-import { runSeedCli } from '../../infra/local/seed.js';
-import { startLocalStack, type LocalStack } from '../../infra/local/start.js';
-import { synthesize } from '../../infra/local/synth.js';
+import type { LocalState } from '../../tools/local/config.js';
+import { freePort } from '../../tools/local/dynamodb-local.js';
+import { runSeedCli } from '../../tools/local/seed.js';
+import { startLocalStack, type LocalStack } from '../../tools/local/start.js';
+import { synthesize } from '../../tools/local/synth.js';
 import { markedScript, shellBlockUnder, shellCommands, splitMarked } from '../support/doc-commands.js';
 import { checkExchanges, OpenApiSchemas, readOpenApi } from '../support/openapi-conformance.js';
 import { accessLogEntries, recordingFetch, startRecordingProxy, unrecorded, type Exchange, type RecordingProxy } from '../support/recording.js';
@@ -459,7 +459,7 @@ describe('the npm start command', () => {
     const cliDir = mkdtempSync(path.join(tmpdir(), 'netconfig-cli-'));
     const cliPort = await freePort();
     const tsx = createRequire(path.join(PROJECT_ROOT, 'package.json')).resolve('tsx/cli');
-    const child = spawn(process.execPath, [tsx, 'infra/local/start.ts', '--cdk-out', outDir], {
+    const child = spawn(process.execPath, [tsx, 'tools/local/start.ts', '--cdk-out', outDir], {
       cwd: PROJECT_ROOT,
       env: { ...process.env, PORT: String(cliPort), NETCONFIG_LOCAL_DIR: cliDir },
       stdio: ['ignore', 'pipe', 'pipe'],

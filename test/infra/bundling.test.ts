@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { esbuildOptionsFor } from '../../bench/build.js';
+import { esbuildOptionsFor } from '../../tools/local/bundles.js';
 import { NODE_BUILTIN_ALIASES, ServiceFunction } from '../../infra/constructs/service-function.js';
 import { PROJECT_ROOT } from '../../infra/paths.js';
 

@@ -326,7 +326,7 @@ describe('stack', () => {
 
   // `npm run bench` is run by hand; a function it cannot measure would break it only then.
   it('lets npm run bench measure every function under a name of its own, with a first call for each', () => {
-    // Labelled as the local template reader labels them (infra/local/template.ts).
+    // Labelled as the local template reader labels them (tools/local/template.ts).
     const labels = stack.node
       .findAll()
       .filter((c) => c instanceof CfnFunction)

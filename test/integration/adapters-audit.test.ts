@@ -9,7 +9,7 @@ import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { changelogPut } from '../../functions/shared/changelog.js';
 import { documentClient } from '../../functions/shared/dynamo.js';
-import { apiEvent, invoke, lambdaContext } from '../support/events.js';
+import { apiEvent, invoke, lambdaContext } from '../../tools/simulators/api-events.js';
 import { importHandlers, type Handler } from '../support/handlers.js';
 import { NSO_PASSWORD, startRelayWorld, type RelayWorld } from '../support/robustness.js';
 import { stdoutDuring } from '../support/stdout.js';

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ADAPTER_BODY } from '../../functions/shared/routes.js';
-import { apiEvent, invoke, lambdaContext } from '../support/events.js';
+import { apiEvent, invoke, lambdaContext } from '../../tools/simulators/api-events.js';
 import { importHandlers, type Handler } from '../support/handlers.js';
 import { startRelayWorld, type RelayWorld } from '../support/robustness.js';
 

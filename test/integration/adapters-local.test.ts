@@ -8,8 +8,8 @@ import path from 'node:path';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SecretResolver } from '../../functions/adapters/model.js';
-import { apiEvent, invoke } from '../support/events.js';
-import { createTables } from '../support/tables.js';
+import { apiEvent, invoke } from '../../tools/simulators/api-events.js';
+import { createTables } from '../../tools/local/table-copies.js';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 let put: Handler, del: Handler;

@@ -11,10 +11,10 @@ import * as service from '../../functions/adapters/service.js';
 import { PENDING_SECRETS_KEY, WriteOutcomeUnknown, createAdapterStore } from '../../functions/adapters/store.js';
 import { backendFromEnv } from '../../functions/secrets/config.js';
 import { freePort } from '../support/dynamodb-local.js';
-import { apiEvent, invoke } from '../support/events.js';
-import { startSecretsManagerSimulator, type SecretsManagerSimulator } from '../support/secrets-manager-simulator.js';
-import { createTables } from '../support/tables.js';
-import { startVaultSimulator, type VaultSimulator } from '../support/vault-simulator.js';
+import { apiEvent, invoke } from '../../tools/simulators/api-events.js';
+import { startSecretsManagerSimulator, type SecretsManagerSimulator } from '../../tools/simulators/secrets-manager-simulator.js';
+import { createTables } from '../../tools/local/table-copies.js';
+import { startVaultSimulator, type VaultSimulator } from '../../tools/simulators/vault-simulator.js';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 let put: Handler, get: Handler, list: Handler, del: Handler;

@@ -16,7 +16,7 @@ import { InternalError } from '../../functions/shared/problem.js';
 import { SecretReferenceInvalid } from '../../functions/secrets/errors.js';
 import { documentClientWith } from '../support/dynamo-hook.js';
 import { captureStdout } from '../support/stdout.js';
-import { createTables } from '../support/tables.js';
+import { createTables } from '../../tools/local/table-copies.js';
 
 let table: string;
 let changelog: string;

@@ -15,7 +15,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { SETTINGS_CACHE_MS } from '../../functions/shared/settings.js';
 import { PROJECT_ROOT } from '../../infra/paths.js';
 import { conformanceRecorder } from '../support/conformance-recorder.js';
-import { apiEvent, invoke, lambdaContext } from '../support/events.js';
+import { apiEvent, invoke, lambdaContext } from '../../tools/simulators/api-events.js';
 import { CONFIG_PATH, RELAY_RESOURCE, headerOf, startRelayWorld, type RelayWorld } from '../support/robustness.js';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;

@@ -18,7 +18,7 @@ import {
   testKey,
   type JwksServer,
   type TestKey,
-} from '../support/authorizer.js';
+} from '../../tools/simulators/jwks.js';
 
 const ISSUER = 'https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_TEST';
 const AUDIENCE = 'test-client-id';

@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { AuthorizerConfig } from '../../functions/authorizer/config.js';
 import * as jwksModule from '../../functions/authorizer/jwks.js';
 import * as verifyModule from '../../functions/authorizer/verify.js';
-import { claims, signJwt, startJwksServer, testKey, type JwksServer, type TestKey } from '../support/authorizer.js';
+import { claims, signJwt, startJwksServer, testKey, type JwksServer, type TestKey } from '../../tools/simulators/jwks.js';
 
 const ISSUER = 'urn:test:issuer';
 const AUDIENCE = 'test-audience';

@@ -11,9 +11,9 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RoleAuthorizerResult } from '../../functions/authorizer/authorize.js';
 import { PROJECT_ROOT } from '../../infra/paths.js';
-import { LOCAL_AUDIENCE, LOCAL_ISSUER } from '../../infra/local/config.js';
-import { ISSUER_DIR, localJwks, mintToken } from '../../infra/local/issuer.js';
-import { authorizerEvent, methodArn, policyAllows, startJwksServer, type JwksServer } from '../support/authorizer.js';
+import { LOCAL_AUDIENCE, LOCAL_ISSUER } from '../../tools/local/config.js';
+import { ISSUER_DIR, localJwks, mintToken } from '../../tools/simulators/issuer.js';
+import { authorizerEvent, methodArn, policyAllows, startJwksServer, type JwksServer } from '../../tools/simulators/jwks.js';
 import { HANG_MS } from '../support/timeouts.js';
 
 const run = promisify(execFile);

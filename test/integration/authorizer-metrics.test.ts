@@ -7,7 +7,7 @@
 import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RoleAuthorizerResult } from '../../functions/authorizer/authorize.js';
-import { authorizerEvent, claims, signJwt, startJwksServer, testKey, type JwksServer, type TestKey } from '../support/authorizer.js';
+import { authorizerEvent, claims, signJwt, startJwksServer, testKey, type JwksServer, type TestKey } from '../../tools/simulators/jwks.js';
 import { stdoutDuring } from '../support/stdout.js';
 
 const ISSUER = 'https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_METRICS';

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuthorizerConfig } from '../../functions/authorizer/config.js';
 import { MAX_KID_LENGTH } from '../../functions/authorizer/jwks.js';
 import { createTokenVerifier, MAX_TOKEN_LENGTH } from '../../functions/authorizer/verify.js';
-import { claims, startJwksServer, testKey, verifyOutcome, type JwksServer, type TestKey } from '../support/authorizer.js';
+import { claims, startJwksServer, testKey, verifyOutcome, type JwksServer, type TestKey } from '../../tools/simulators/jwks.js';
 
 const ISSUER = 'urn:test:issuer';
 const AUDIENCE = 'test-audience';

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuthorizerConfig } from '../../functions/authorizer/config.js';
 import { ALGORITHM_FAMILIES } from '../../functions/authorizer/jwks.js';
 import { createTokenVerifier, type TokenVerifier } from '../../functions/authorizer/verify.js';
-import { claims, startJwksServer, testKey, verifyOutcome, type JwksServer, type TestKey } from '../support/authorizer.js';
+import { claims, startJwksServer, testKey, verifyOutcome, type JwksServer, type TestKey } from '../../tools/simulators/jwks.js';
 
 const ISSUER = 'urn:test:issuer';
 const AUDIENCE = 'test-audience';

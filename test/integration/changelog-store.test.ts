@@ -8,7 +8,7 @@ import { createAdapterStore, type AdapterFields, type AdapterStore } from '../..
 import { listChangelog } from '../../functions/shared/changelog.js';
 import { documentClient } from '../../functions/shared/dynamo.js';
 import { BadRequest } from '../../functions/shared/problem.js';
-import { createTables } from '../support/tables.js';
+import { createTables } from '../../tools/local/table-copies.js';
 
 let tables: Awaited<ReturnType<typeof createTables>>;
 let store: AdapterStore;

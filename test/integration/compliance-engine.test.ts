@@ -21,11 +21,11 @@ import { createAdapterStore } from '../../functions/adapters/store.js';
 import { createLocalBackend } from '../../functions/secrets/local.js';
 import { documentClient } from '../../functions/shared/dynamo.js';
 import type { Version } from '../../functions/trees/config.js';
-import { expectedGrade, FLEET_RULES, FLEET_VARIABLES, fleetName } from '../../infra/local/nso-fleet.js';
-import { startNsoSimulator, type NsoSimulator } from '../../infra/local/nso-simulator.js';
-import { loadDurableTesting, type DurableTesting } from '../../infra/local/durable.js';
+import { expectedGrade, FLEET_RULES, FLEET_VARIABLES, fleetName } from '../../tools/simulators/nso-fleet.js';
+import { startNsoSimulator, type NsoSimulator } from '../../tools/simulators/nso-simulator.js';
+import { loadDurableTesting, type DurableTesting } from '../../tools/local/durable.js';
 import { stdoutDuring } from '../support/stdout.js';
-import { createTables } from '../support/tables.js';
+import { createTables } from '../../tools/local/table-copies.js';
 
 const PASSWORD = 'fleet-Pa55-word';
 const ADAPTER = 'fleet-nso';

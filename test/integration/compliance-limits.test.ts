@@ -9,7 +9,7 @@
  */
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fleetName } from '../../infra/local/nso-fleet.js';
+import { fleetName } from '../../tools/simulators/nso-fleet.js';
 import { CONFIG_LIMITS, versionProblems } from '../../functions/trees/config-checks.js';
 import type { Node, Rule } from '../../functions/trees/config.js';
 import { documentClient } from '../../functions/shared/dynamo.js';

@@ -9,8 +9,8 @@ import { emptyCounts, type Report } from '../../functions/compliance/model.js';
 import { ComplianceStore, type DeviceReport } from '../../functions/compliance/store.js';
 import { encodeCursor } from '../../functions/shared/cursor.js';
 import { documentClient } from '../../functions/shared/dynamo.js';
-import { apiEvent, invoke, lambdaContext } from '../support/events.js';
-import { createTables } from '../support/tables.js';
+import { apiEvent, invoke, lambdaContext } from '../../tools/simulators/api-events.js';
+import { createTables } from '../../tools/local/table-copies.js';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 

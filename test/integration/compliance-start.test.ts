@@ -14,12 +14,12 @@ import { configPath } from '../../functions/compliance/check.js';
 import { ComplianceStore } from '../../functions/compliance/store.js';
 import { createLocalBackend } from '../../functions/secrets/local.js';
 import { documentClient } from '../../functions/shared/dynamo.js';
-import { expectedGrade, FLEET_RULES, FLEET_VARIABLES, fleetName } from '../../infra/local/nso-fleet.js';
-import { startNsoSimulator, type NsoSimulator } from '../../infra/local/nso-simulator.js';
-import { loadDurableTesting, type DurableTesting } from '../../infra/local/durable.js';
-import { startLambdaInvokeEndpoint, type LambdaInvokeEndpoint } from '../../infra/local/lambda-invoke.js';
-import { apiEvent, invoke, lambdaContext } from '../support/events.js';
-import { createTables } from '../support/tables.js';
+import { expectedGrade, FLEET_RULES, FLEET_VARIABLES, fleetName } from '../../tools/simulators/nso-fleet.js';
+import { startNsoSimulator, type NsoSimulator } from '../../tools/simulators/nso-simulator.js';
+import { loadDurableTesting, type DurableTesting } from '../../tools/local/durable.js';
+import { startLambdaInvokeEndpoint, type LambdaInvokeEndpoint } from '../../tools/local/lambda-invoke.js';
+import { apiEvent, invoke, lambdaContext } from '../../tools/simulators/api-events.js';
+import { createTables } from '../../tools/local/table-copies.js';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 

@@ -11,7 +11,7 @@ import { emptyCounts, REPORT_ID_PATTERN, type Report, type ReportIssue } from '.
 import { ComplianceStore, parseReportId, type ChunkReport, type DeviceReport, type ReportCursor } from '../../functions/compliance/store.js';
 import { documentClient } from '../../functions/shared/dynamo.js';
 import { documentClientWith } from '../support/dynamo-hook.js';
-import { createTables } from '../support/tables.js';
+import { createTables } from '../../tools/local/table-copies.js';
 
 let store: ComplianceStore;
 let table: string;

@@ -12,9 +12,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { createAdapterStore } from '../../functions/adapters/store.js';
 import { createLocalBackend } from '../../functions/secrets/local.js';
 import { documentClient } from '../../functions/shared/dynamo.js';
-import { startNsoSimulator, type NsoSimulator } from '../../infra/local/nso-simulator.js';
-import { apiEvent, invoke } from '../support/events.js';
-import { createTables } from '../support/tables.js';
+import { startNsoSimulator, type NsoSimulator } from '../../tools/simulators/nso-simulator.js';
+import { apiEvent, invoke } from '../../tools/simulators/api-events.js';
+import { createTables } from '../../tools/local/table-copies.js';
 import { stdoutDuring } from '../support/stdout.js';
 
 type Handler = Parameters<typeof invoke>[0];

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import packageJson from '../../package.json' with { type: 'json' };
 import { PROJECT_ROOT } from '../../infra/paths.js';
-import { apiEvent, invoke, lambdaContext } from '../support/events.js';
+import { apiEvent, invoke, lambdaContext } from '../../tools/simulators/api-events.js';
 
 type Handler = Parameters<typeof invoke>[0];
 

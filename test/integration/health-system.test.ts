@@ -7,8 +7,8 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { apiEvent, invoke } from '../support/events.js';
-import { createTables } from '../support/tables.js';
+import { apiEvent, invoke } from '../../tools/simulators/api-events.js';
+import { createTables } from '../../tools/local/table-copies.js';
 import { captureStdout } from '../support/stdout.js';
 import { freePort } from '../support/dynamodb-local.js';
 

@@ -14,7 +14,7 @@ import type { Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import * as clientModule from '../../functions/shared/http-client.js';
 import type { OutboundError as OutboundErrorType, OutboundRequest, ResolveAll } from '../../functions/shared/http-client.js';
-import { startNsoSimulator, type NsoSimulator } from '../../infra/local/nso-simulator.js';
+import { startNsoSimulator, type NsoSimulator } from '../../tools/simulators/nso-simulator.js';
 import { TEST_TLS_CERT, TEST_TLS_KEY } from '../support/relay-tls.js';
 
 let { createHttpClient, guardedLookup, OutboundError } = clientModule;

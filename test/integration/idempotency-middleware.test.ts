@@ -29,9 +29,9 @@ import { logger } from '../../functions/shared/logger.js';
 import { BadGateway, Conflict, HttpProblem, InternalError, NotFound } from '../../functions/shared/problem.js';
 import { documentClientWith } from '../support/dynamo-hook.js';
 import { freePort } from '../support/dynamodb-local.js';
-import { apiEvent, lambdaContext } from '../support/events.js';
+import { apiEvent, lambdaContext } from '../../tools/simulators/api-events.js';
 import { stdoutDuring } from '../support/stdout.js';
-import { createTables } from '../support/tables.js';
+import { createTables } from '../../tools/local/table-copies.js';
 
 const OPERATION = 'makeThing';
 /** Epoch milliseconds a quarter of a second into a second: rounding up and down differ. */

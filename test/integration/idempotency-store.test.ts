@@ -16,8 +16,8 @@ import { idempotent, type IdempotencyRecord, type StoredResponse } from '../../f
 import { createIdempotencyStore } from '../../functions/shared/idempotency-store.js';
 import { documentClientWith } from '../support/dynamo-hook.js';
 import { freePort } from '../support/dynamodb-local.js';
-import { apiEvent, lambdaContext } from '../support/events.js';
-import { createTables } from '../support/tables.js';
+import { apiEvent, lambdaContext } from '../../tools/simulators/api-events.js';
+import { createTables } from '../../tools/local/table-copies.js';
 
 let table: string;
 const store = () => createIdempotencyStore(documentClient, table);

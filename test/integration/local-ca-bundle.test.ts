@@ -9,8 +9,8 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FunctionPool, type PoolFunction } from '../../infra/local/lambda-pool.js';
-import { startNsoSimulator, type NsoSimulator } from '../../infra/local/nso-simulator.js';
+import { FunctionPool, type PoolFunction } from '../../tools/local/lambda-pool.js';
+import { startNsoSimulator, type NsoSimulator } from '../../tools/simulators/nso-simulator.js';
 import { PROJECT_ROOT } from '../../infra/paths.js';
 import { createTestCa } from '../support/relay-tls.js';
 

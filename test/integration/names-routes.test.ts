@@ -8,7 +8,7 @@ import { pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../infra/paths.js';
-import { apiEvent, invoke, lambdaContext } from '../support/events.js';
+import { apiEvent, invoke, lambdaContext } from '../../tools/simulators/api-events.js';
 import { startRelayWorld, type RelayWorld } from '../support/robustness.js';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;

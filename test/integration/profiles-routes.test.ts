@@ -10,8 +10,8 @@ import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { PROFILE_SCHEMA } from '../../functions/profiles/model.js';
 import { PROJECT_ROOT } from '../../infra/paths.js';
 import { conformanceRecorder } from '../support/conformance-recorder.js';
-import { apiEvent, invoke, lambdaContext } from '../support/events.js';
-import { createTables } from '../support/tables.js';
+import { apiEvent, invoke, lambdaContext } from '../../tools/simulators/api-events.js';
+import { createTables } from '../../tools/local/table-copies.js';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 const h: Record<string, Handler> = {};

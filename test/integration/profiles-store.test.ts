@@ -8,7 +8,7 @@ import { profileSettings } from '../../functions/profiles/model.js';
 import { ProfileWriteRefused, createProfileStore, type ProfileStore } from '../../functions/profiles/store.js';
 import { listChangelog } from '../../functions/shared/changelog.js';
 import { documentClient } from '../../functions/shared/dynamo.js';
-import { createTables } from '../support/tables.js';
+import { createTables } from '../../tools/local/table-copies.js';
 
 let tables: Awaited<ReturnType<typeof createTables>>;
 let other: ProfileStore;

@@ -13,10 +13,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi, type MockInst
 import { createAdapterStore, type AdapterStore } from '../../functions/adapters/store.js';
 import { createLocalBackend } from '../../functions/secrets/local.js';
 import { documentClient } from '../../functions/shared/dynamo.js';
-import { startNsoSimulator, type NsoSimulator } from '../../infra/local/nso-simulator.js';
+import { startNsoSimulator, type NsoSimulator } from '../../tools/simulators/nso-simulator.js';
 import { freePort } from '../support/dynamodb-local.js';
-import { apiEvent, invoke, lambdaContext } from '../support/events.js';
-import { createTables } from '../support/tables.js';
+import { apiEvent, invoke, lambdaContext } from '../../tools/simulators/api-events.js';
+import { createTables } from '../../tools/local/table-copies.js';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 

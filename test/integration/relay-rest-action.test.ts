@@ -11,12 +11,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { createAdapterStore } from '../../functions/adapters/store.js';
 import { createLocalBackend } from '../../functions/secrets/local.js';
 import { documentClient } from '../../functions/shared/dynamo.js';
-import { startNsoSimulator, type NsoSimulator } from '../../infra/local/nso-simulator.js';
+import { startNsoSimulator, type NsoSimulator } from '../../tools/simulators/nso-simulator.js';
 import { freePort } from '../support/dynamodb-local.js';
-import { apiEvent, invoke, lambdaContext } from '../support/events.js';
+import { apiEvent, invoke, lambdaContext } from '../../tools/simulators/api-events.js';
 import { REFUSED_PATHS } from '../support/relay-paths.js';
 import { TEST_TLS_CERT, TEST_TLS_KEY } from '../support/relay-tls.js';
-import { createTables } from '../support/tables.js';
+import { createTables } from '../../tools/local/table-copies.js';
 import { captureStdout } from '../support/stdout.js';
 
 type Handler = Parameters<typeof invoke>[0];

@@ -5,7 +5,7 @@
 import { once } from 'node:events';
 import { connect } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { defaultNsoData, startNsoSimulator, type NsoSimulator } from '../../infra/local/nso-simulator.js';
+import { defaultNsoData, startNsoSimulator, type NsoSimulator } from '../../tools/simulators/nso-simulator.js';
 
 const AUTH = `Basic ${Buffer.from('admin:admin').toString('base64')}`;
 const JSON_TYPE = 'application/yang-data+json';

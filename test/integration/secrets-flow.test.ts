@@ -7,10 +7,10 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { CachingSecretResolver } from '../../functions/secrets/resolve.js';
-import { apiEvent, invoke } from '../support/events.js';
-import { startSecretsManagerSimulator, type SecretsManagerSimulator } from '../support/secrets-manager-simulator.js';
-import { createTables } from '../support/tables.js';
-import { startVaultSimulator, type VaultSimulator } from '../support/vault-simulator.js';
+import { apiEvent, invoke } from '../../tools/simulators/api-events.js';
+import { startSecretsManagerSimulator, type SecretsManagerSimulator } from '../../tools/simulators/secrets-manager-simulator.js';
+import { createTables } from '../../tools/local/table-copies.js';
+import { startVaultSimulator, type VaultSimulator } from '../../tools/simulators/vault-simulator.js';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 let put: Handler, get: Handler, list: Handler, del: Handler;

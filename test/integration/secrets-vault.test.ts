@@ -12,8 +12,8 @@ import { readReference } from '../../functions/secrets/resolve.js';
 import { backendFromEnv } from '../../functions/secrets/config.js';
 import { createVaultBackend } from '../../functions/secrets/vault.js';
 import { stdoutDuring } from '../support/stdout.js';
-import { startSecretsManagerSimulator, type SecretsManagerSimulator } from '../support/secrets-manager-simulator.js';
-import { startVaultSimulator, type VaultSimulator } from '../support/vault-simulator.js';
+import { startSecretsManagerSimulator, type SecretsManagerSimulator } from '../../tools/simulators/secrets-manager-simulator.js';
+import { startVaultSimulator, type VaultSimulator } from '../../tools/simulators/vault-simulator.js';
 
 let vault: VaultSimulator;
 let sm: SecretsManagerSimulator;

@@ -1,8 +1,8 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { documentClient } from '../../functions/shared/dynamo.js';
-import { apiEvent, invoke } from '../support/events.js';
-import { createTables } from '../support/tables.js';
+import { apiEvent, invoke } from '../../tools/simulators/api-events.js';
+import { createTables } from '../../tools/local/table-copies.js';
 
 const COLLECTION = '/configuration_manager/configs';
 let table: string;

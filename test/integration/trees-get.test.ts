@@ -3,8 +3,8 @@ import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { documentClient } from '../../functions/shared/dynamo.js';
 import type { TreeSummary } from '../../functions/trees/model.js';
 import { seedTrees } from '../../functions/trees/seed.js';
-import { apiEvent, invoke } from '../support/events.js';
-import { createTables } from '../support/tables.js';
+import { apiEvent, invoke } from '../../tools/simulators/api-events.js';
+import { createTables } from '../../tools/local/table-copies.js';
 import { captureStdout } from '../support/stdout.js';
 
 const RESOURCE = '/configuration_manager/configs/{treeId}';

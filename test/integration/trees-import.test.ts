@@ -8,7 +8,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import fc from 'fast-check';
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { MAX_PAYLOAD_BYTES } from '../../infra/local/lambda-pool.js';
+import { MAX_PAYLOAD_BYTES } from '../../tools/local/lambda-pool.js';
 import { documentClient } from '../../functions/shared/dynamo.js';
 import { ServiceUnavailable } from '../../functions/shared/problem.js';
 import { CONFIG_LIMITS, transportBytes } from '../../functions/trees/config-checks.js';
@@ -16,8 +16,8 @@ import type { Node, Rule } from '../../functions/trees/config.js';
 import { DynamoVersionStore } from '../../functions/trees/version-store.js';
 import { createVersion, deleteVersion, getVersion, importTree, updateVersion, type ImportInput } from '../../functions/trees/versions.js';
 import { documentClientWith } from '../support/dynamo-hook.js';
-import { apiEvent, invoke, lambdaContext } from '../support/events.js';
-import { createTables } from '../support/tables.js';
+import { apiEvent, invoke, lambdaContext } from '../../tools/simulators/api-events.js';
+import { createTables } from '../../tools/local/table-copies.js';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 const CONFIGS = '/configuration_manager/configs';

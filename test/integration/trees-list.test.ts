@@ -5,8 +5,8 @@ import { encodeCursor } from '../../functions/trees/cursor.js';
 import type { TreeSummary } from '../../functions/trees/model.js';
 import { seedTrees } from '../../functions/trees/seed.js';
 import { nameLockItem, treeItem } from '../../functions/trees/store.js';
-import { apiEvent, invoke } from '../support/events.js';
-import { createTables } from '../support/tables.js';
+import { apiEvent, invoke } from '../../tools/simulators/api-events.js';
+import { createTables } from '../../tools/local/table-copies.js';
 import { captureStdout } from '../support/stdout.js';
 
 const COLLECTION = '/configuration_manager/configs';

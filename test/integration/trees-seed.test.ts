@@ -6,10 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { documentClient } from '../../functions/shared/dynamo.js';
 import type { TreeSummary } from '../../functions/trees/model.js';
 import { SeedFileError, seedTrees } from '../../functions/trees/seed.js';
-import { SAMPLE_TREES_FILE, runSeedCli, seedSampleTrees } from '../../infra/local/seed.js';
+import { SAMPLE_TREES_FILE, runSeedCli, seedSampleTrees } from '../../tools/local/seed.js';
 import { freePort } from '../support/dynamodb-local.js';
-import { apiEvent, invoke } from '../support/events.js';
-import { createTables } from '../support/tables.js';
+import { apiEvent, invoke } from '../../tools/simulators/api-events.js';
+import { createTables } from '../../tools/local/table-copies.js';
 
 let table: string;
 let get: Parameters<typeof invoke>[0];

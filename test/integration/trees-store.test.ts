@@ -13,7 +13,7 @@ import type { TreeSummary } from '../../functions/trees/model.js';
 import { DynamoTreeStore, nameKey, treeKey } from '../../functions/trees/store.js';
 import { DynamoVersionStore } from '../../functions/trees/version-store.js';
 import { importTree, type ImportInput } from '../../functions/trees/versions.js';
-import { createTables } from '../support/tables.js';
+import { createTables } from '../../tools/local/table-copies.js';
 
 let table: string;
 let store: DynamoTreeStore;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/dynamodb-local.js';
-import { apiEvent, invoke } from '../support/events.js';
+import { apiEvent, invoke } from '../../tools/simulators/api-events.js';
 import { captureStdout } from '../support/stdout.js';
 
 // The functions are pointed at a loopback port where nothing listens: DynamoDB is unreachable.

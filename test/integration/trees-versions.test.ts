@@ -4,9 +4,9 @@ import { documentClient } from '../../functions/shared/dynamo.js';
 import { inheritedRules, type Node, type Rule } from '../../functions/trees/config.js';
 import { CONFIG_LIMITS } from '../../functions/trees/config-checks.js';
 import { seedTrees } from '../../functions/trees/seed.js';
-import { apiEvent, invoke } from '../support/events.js';
+import { apiEvent, invoke } from '../../tools/simulators/api-events.js';
 import { misplacedFields } from '../support/fuzz.js';
-import { createTables } from '../support/tables.js';
+import { createTables } from '../../tools/local/table-copies.js';
 
 type Handler = Parameters<typeof invoke>[0];
 const CONFIGS = '/configuration_manager/configs';

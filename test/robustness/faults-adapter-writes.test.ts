@@ -12,7 +12,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RegistryDeps } from '../../functions/adapters/service.js';
-import { apiEvent, lambdaContext } from '../support/events.js';
+import { apiEvent, lambdaContext } from '../../tools/simulators/api-events.js';
 import type { RelayWorld } from '../support/robustness.js';
 import { forwardTo } from '../support/withholding-proxy.js';
 

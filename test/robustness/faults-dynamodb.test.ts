@@ -14,7 +14,7 @@ import { EMPTY_BODY, liveRoutes, type LiveRoute } from '../../functions/shared/r
 import { transientReason } from '../../functions/shared/transient.js';
 import { PROJECT_ROOT } from '../../infra/paths.js';
 import { freePort, startDynamoDbLocal, type DynamoDbLocal } from '../support/dynamodb-local.js';
-import { apiEvent, lambdaContext } from '../support/events.js';
+import { apiEvent, lambdaContext } from '../../tools/simulators/api-events.js';
 import type { RelayWorld } from '../support/robustness.js';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;

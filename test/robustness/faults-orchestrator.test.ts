@@ -8,8 +8,8 @@
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { NsoKnobs } from '../../infra/local/nso-simulator.js';
-import { apiEvent, lambdaContext } from '../support/events.js';
+import type { NsoKnobs } from '../../tools/simulators/nso-simulator.js';
+import { apiEvent, lambdaContext } from '../../tools/simulators/api-events.js';
 import { mib, settledMemory } from '../support/memory.js';
 import { CONFIG_PATH, RELAY_RESOURCE, startRelayWorld, type RelayWorld } from '../support/robustness.js';
 

@@ -9,10 +9,10 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { freePort } from '../support/dynamodb-local.js';
-import { apiEvent, lambdaContext } from '../support/events.js';
+import { apiEvent, lambdaContext } from '../../tools/simulators/api-events.js';
 import { CONFIG_PATH, NSO_PASSWORD, RELAY_RESOURCE, headerOf, startRelayWorld, type RelayWorld } from '../support/robustness.js';
-import { startSecretsManagerSimulator, type SecretsManagerSimulator } from '../support/secrets-manager-simulator.js';
-import { startVaultSimulator, type VaultSimulator } from '../support/vault-simulator.js';
+import { startSecretsManagerSimulator, type SecretsManagerSimulator } from '../../tools/simulators/secrets-manager-simulator.js';
+import { startVaultSimulator, type VaultSimulator } from '../../tools/simulators/vault-simulator.js';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 

@@ -13,7 +13,7 @@ import { profileSettings } from '../../functions/profiles/model.js';
 import { ProfileWriteRefused, createProfileStore } from '../../functions/profiles/store.js';
 import { DYNAMODB_CLIENT_LIMITS, documentClient } from '../../functions/shared/dynamo.js';
 import { startWithholdingProxy, type WithholdingProxy } from '../support/withholding-proxy.js';
-import { createTables } from '../support/tables.js';
+import { createTables } from '../../tools/local/table-copies.js';
 
 let tables: Awaited<ReturnType<typeof createTables>>;
 let proxy: WithholdingProxy;

@@ -12,12 +12,12 @@ import fc from 'fast-check';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLambdaInvokeEndpoint, type LambdaInvokeEndpoint } from '../../infra/local/lambda-invoke.js';
+import { startLambdaInvokeEndpoint, type LambdaInvokeEndpoint } from '../../tools/local/lambda-invoke.js';
 import { MAX_LISTED_ERRORS } from '../../functions/shared/problem.js';
 import { liveRoute, liveRoutes, type LiveRoute } from '../../functions/shared/routes.js';
 import { PROJECT_ROOT } from '../../infra/paths.js';
 import { freePort } from '../support/dynamodb-local.js';
-import { lambdaContext } from '../support/events.js';
+import { lambdaContext } from '../../tools/simulators/api-events.js';
 import { deepJson, fuzzEvent, fuzzInputArb, misplacedFields, requestParts, type FieldErrorMember, type RequestParts } from '../support/fuzz.js';
 import { CONFIG_PATH, headerOf, startRelayWorld, type RelayWorld } from '../support/robustness.js';
 

@@ -11,7 +11,7 @@ import { environmentFingerprintKey } from '../../functions/shared/fingerprint-ke
 import { DEFAULT_TTL_SECONDS, recordKey, requestFingerprint } from '../../functions/shared/idempotency.js';
 import { freePort } from '../support/dynamodb-local.js';
 import { stdoutDuring } from '../support/stdout.js';
-import { apiEvent, lambdaContext } from '../support/events.js';
+import { apiEvent, lambdaContext } from '../../tools/simulators/api-events.js';
 import { CONFIG_PATH, RELAY_RESOURCE, TREES_RESOURCE, headerOf, startRelayWorld, until, type RelayWorld } from '../support/robustness.js';
 import { HANG_MS } from '../support/timeouts.js';
 

@@ -13,9 +13,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../infra/local/dynamodb-local.js';
-import { SIMULATOR_ADAPTER, startLocalStack, type LocalStack } from '../../infra/local/start.js';
-import { synthesize } from '../../infra/local/synth.js';
+import { freePort } from '../../tools/local/dynamodb-local.js';
+import { SIMULATOR_ADAPTER, startLocalStack, type LocalStack } from '../../tools/local/start.js';
+import { synthesize } from '../../tools/local/synth.js';
 import { mib } from '../support/memory.js';
 
 const TOTAL = Number(process.env['ROBUSTNESS_REQUESTS'] ?? 20_000);

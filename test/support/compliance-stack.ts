@@ -13,11 +13,11 @@ import { vi } from 'vitest';
 import { createAdapterStore } from '../../functions/adapters/store.js';
 import { createLocalBackend } from '../../functions/secrets/local.js';
 import { documentClient } from '../../functions/shared/dynamo.js';
-import { loadDurableTesting } from '../../infra/local/durable.js';
-import { startLambdaInvokeEndpoint } from '../../infra/local/lambda-invoke.js';
-import { startNsoSimulator } from '../../infra/local/nso-simulator.js';
-import { apiEvent, invoke, lambdaContext } from './events.js';
-import { createTables } from './tables.js';
+import { loadDurableTesting } from '../../tools/local/durable.js';
+import { startLambdaInvokeEndpoint } from '../../tools/local/lambda-invoke.js';
+import { startNsoSimulator } from '../../tools/simulators/nso-simulator.js';
+import { apiEvent, invoke, lambdaContext } from '../../tools/simulators/api-events.js';
+import { createTables } from '../../tools/local/table-copies.js';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 type Answer = Awaited<ReturnType<typeof invoke>>;

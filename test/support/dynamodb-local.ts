@@ -1,4 +1,4 @@
 /**
- * DynamoDB Local for the tests: the same starter `npm start` uses (`infra/local/dynamodb-local.ts`).
+ * DynamoDB Local for the tests: the same starter `npm start` uses (`tools/local/dynamodb-local.ts`).
  */
-export { freePort, startDynamoDbLocal, type DynamoDbLocal } from '../../infra/local/dynamodb-local.js';
+export { freePort, startDynamoDbLocal, type DynamoDbLocal } from '../../tools/local/dynamodb-local.js';

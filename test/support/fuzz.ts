@@ -6,7 +6,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import fc from 'fast-check';
 import type { LiveRoute } from '../../functions/shared/routes.js';
-import { apiEvent } from './events.js';
+import { apiEvent } from '../../tools/simulators/api-events.js';
 
 /** What one fuzzed request is made of, before it becomes an event. */
 export interface FuzzInput {

@@ -12,8 +12,8 @@ import { createAdapterStore, type AdapterStore } from '../../functions/adapters/
 import { createLocalBackend } from '../../functions/secrets/local.js';
 import { documentClient } from '../../functions/shared/dynamo.js';
 import type { TableKey } from '../../functions/shared/routes.js';
-import { startNsoSimulator, type NsoSimulator } from '../../infra/local/nso-simulator.js';
-import { createTables } from './tables.js';
+import { startNsoSimulator, type NsoSimulator } from '../../tools/simulators/nso-simulator.js';
+import { createTables } from '../../tools/local/table-copies.js';
 
 export const NSO_PASSWORD = 'robust-Pa55-word';
 export const CONFIG_PATH = '/restconf/data/tailf-ncs:devices/device=ce0/config';

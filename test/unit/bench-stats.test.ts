@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { esbuildArgsAsOptions } from '../../bench/build.js';
+import { esbuildArgsAsOptions } from '../../tools/local/bundles.js';
 import { bundleContents, packageOf } from '../../bench/bundles.js';
 import { atMost, formatBytes, formatNumber, formatTable, median, pairedDifferences, percentile, ratio, rotation, summarize } from '../../bench/stats.js';
 

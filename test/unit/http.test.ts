@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { getTree, relayRestAction } from '../../functions/generated/validators.js';
 import { httpHandler, json, staticHttpHandler } from '../../functions/shared/http.js';
 import { Conflict, InternalError, ServiceUnavailable } from '../../functions/shared/problem.js';
-import { apiEvent, invoke } from '../support/events.js';
+import { apiEvent, invoke } from '../../tools/simulators/api-events.js';
 
 const RELAY = '/orch_manager/restAction/{adapterId}';
 const echo = httpHandler({ operation: 'relayRestAction', validate: relayRestAction, timeoutEarlyInMillis: 0 }, async (event) =>

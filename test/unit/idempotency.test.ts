@@ -16,7 +16,7 @@ import {
   toStored,
 } from '../../functions/shared/idempotency.js';
 import { BadRequest } from '../../functions/shared/problem.js';
-import { apiEvent } from '../support/events.js';
+import { apiEvent } from '../../tools/simulators/api-events.js';
 
 /** A fingerprint key, as a stack would have. */
 const KEY = randomBytes(32);

@@ -6,7 +6,7 @@ import {
   methodArn,
   parseAuthorizerResult,
   wildcardMatch,
-} from '../../infra/local/authorizer.js';
+} from '../../tools/local/authorizer.js';
 
 const ARN = 'arn:aws:execute-api:eu-west-1:123456789012:localapi01/v1/GET/configuration_manager/configs/abc';
 const allow = (resource: unknown, action: unknown = 'execute-api:Invoke') => ({ Effect: 'Allow', Action: action, Resource: resource });

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { gatewayProblemTemplate, gatewayProblems } from '../../infra/gateway-responses.js';
-import { chooseTemplate, renderGatewayResponse } from '../../infra/local/gateway-responses.js';
-import { mapParameter, renderTemplate, unsupportedMapping, type MappingInput } from '../../infra/local/mapping.js';
-import { requestTemplateFor, runMock } from '../../infra/local/mock.js';
-import type { GatewayResponseSpec, MockIntegration } from '../../infra/local/template.js';
+import { chooseTemplate, renderGatewayResponse } from '../../tools/local/gateway-responses.js';
+import { mapParameter, renderTemplate, unsupportedMapping, type MappingInput } from '../../tools/local/mapping.js';
+import { requestTemplateFor, runMock } from '../../tools/local/mock.js';
+import type { GatewayResponseSpec, MockIntegration } from '../../tools/local/template.js';
 
 const input = (over: Partial<MappingInput> = {}): MappingInput => ({
   context: { requestId: 'req-1', stage: 'v1', authorizer: { principalId: 'p' } },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { eventBody, groupHeaders, isBinaryMediaType, parseQuery, readProxyResult, requestTime } from '../../infra/local/proxy.js';
+import { eventBody, groupHeaders, isBinaryMediaType, parseQuery, readProxyResult, requestTime } from '../../tools/local/proxy.js';
 
 const read = (result: unknown, accept?: string, binaryMediaTypes: string[] = []) =>
   readProxyResult(JSON.stringify(result), { binaryMediaTypes, accept });

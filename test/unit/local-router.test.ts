@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Router, segments } from '../../infra/local/router.js';
-import type { MethodSpec } from '../../infra/local/template.js';
+import { Router, segments } from '../../tools/local/router.js';
+import type { MethodSpec } from '../../tools/local/template.js';
 
 const method = (httpMethod: string, resourcePath: string): MethodSpec => ({
   logicalId: `${httpMethod}${resourcePath}`,

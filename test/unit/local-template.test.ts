@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { functionEnvironment, rewrite } from '../../infra/local/environment.js';
-import { resolveIntrinsics, UnresolvableReference, type LocalNames } from '../../infra/local/intrinsics.js';
-import { localNames, parseTemplate, TemplateError, type CfnTemplate } from '../../infra/local/template.js';
+import { functionEnvironment, rewrite } from '../../tools/local/environment.js';
+import { resolveIntrinsics, UnresolvableReference, type LocalNames } from '../../tools/local/intrinsics.js';
+import { localNames, parseTemplate, TemplateError, type CfnTemplate } from '../../tools/local/template.js';
 import { FIXTURE_SYNTH_DIR, FIXTURE_SYNTH_PORT, fixtureTemplate } from '../support/local-assembly.js';
 
 const template = fixtureTemplate({ echo: 'e'.repeat(64), auth: 'a'.repeat(64) }) as unknown as CfnTemplate;

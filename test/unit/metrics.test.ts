@@ -9,7 +9,7 @@ import {
   recordValidationFailure,
   relayResultClass,
 } from '../../functions/shared/metrics.js';
-import { apiEvent, invoke } from '../support/events.js';
+import { apiEvent, invoke } from '../../tools/simulators/api-events.js';
 import { captureStdout } from '../support/stdout.js';
 
 interface Directive {

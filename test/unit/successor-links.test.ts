@@ -8,9 +8,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { removedRoutes, successorLinks, type RemovedRoute } from '../../functions/shared/routes.js';
-import { unsupportedMapping } from '../../infra/local/mapping.js';
-import { runMock } from '../../infra/local/mock.js';
-import type { MockIntegration } from '../../infra/local/template.js';
+import { unsupportedMapping } from '../../tools/local/mapping.js';
+import { runMock } from '../../tools/local/mock.js';
+import type { MockIntegration } from '../../tools/local/template.js';
 import { goneProblem, LINK_SEGMENT, successorLinkTemplate } from '../../infra/removed-routes.js';
 
 /** The Mock integration `addRemovedRoute` gives the route (the infra test pins the synthesized one to it). */

@@ -1,6 +1,6 @@
 /**
  * The indexed list search of the rule evaluator answers exactly as the straightforward one
- * (test/support/rules-reference.ts): same results, messages, places and excerpts for every
+ * (tools/rules-reference.ts): same results, messages, places and excerpts for every
  * configuration and rule, and it reads each list a bounded number of times, not once per
  * expected entry.
  */
@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { JsonValue, Rule } from '../../functions/trees/config.js';
 import { ListIndex, contains, evaluateRules } from '../../functions/trees/rules.js';
-import { referenceContains, referenceEvaluateRules } from '../support/rules-reference.js';
+import { referenceContains, referenceEvaluateRules } from '../../tools/rules-reference.js';
 
 // Scalars that `===` tells apart though they look alike (1 and "1", 0 and -0 alike, NaN unlike
 // itself), and member names that could confuse a feature's place (quotes, `*`, `#`, `__proto__`).

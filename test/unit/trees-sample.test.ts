@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { deviceAssignments } from '../../functions/trees/config.js';
 import { evaluateRules } from '../../functions/trees/rules.js';
 import { checkSeedInput } from '../../functions/trees/seed.js';
-import { SAMPLE_TREES_FILE } from '../../infra/local/seed.js';
-import { defaultNsoData } from '../../infra/local/nso-simulator.js';
+import { SAMPLE_TREES_FILE } from '../../tools/local/seed.js';
+import { defaultNsoData } from '../../tools/simulators/nso-simulator.js';
 
 /** Every sample version with content, each device on it checked against the simulator's config. */
 const outcomes = () => {

@@ -34,7 +34,7 @@ export const localDynamoClient = (endpoint: string): DynamoDBClient =>
 export const documentClientFor = (client: DynamoDBClient): DynamoDBDocumentClient =>
   DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
 
-/** Loads `infra/local/sample-trees.json` (for the local stack's first start). */
+/** Loads `tools/local/sample-trees.json` (for the local stack's first start). */
 export const seedSampleTrees = async (client: DynamoDBDocumentClient, tableName: string): Promise<SeedReport> =>
   seedTrees(client, tableName, JSON.parse(await readFile(SAMPLE_TREES_FILE, 'utf8')));
 

@@ -2,13 +2,13 @@
  * The local token issuer (local mode only): an RS256 key pair kept under `.local/issuer/`,
  * created on first use, whose JWKS the local gateway serves at `/.well-known/jwks.json` and
  * whose tokens carry the local issuer, audience and a `roles` claim — what the authorizer is
- * configured with in local mode (`infra/local/config.ts`).
+ * configured with in local mode (`infra/local-mode.ts`).
  */
 import { createPrivateKey, createPublicKey, generateKeyPairSync, createHash, randomUUID, sign, type KeyObject } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { MAX_TOKEN_LIFETIME_SECONDS } from '../../functions/authorizer/verify.js';
-import { LOCAL_AUDIENCE, LOCAL_DIR, LOCAL_ISSUER } from './config.js';
+import { LOCAL_AUDIENCE, LOCAL_DIR, LOCAL_ISSUER } from '../local/config.js';
 
 /** Where the key pair lives unless told otherwise. */
 export const ISSUER_DIR = path.join(LOCAL_DIR, 'issuer');

