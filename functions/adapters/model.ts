@@ -1,4 +1,4 @@
-import type { LogLevel } from '../shared/logger.js';
+import type { LogLevel } from '../platform/logger.js';
 
 /** How much the relay logs of the calls through an adapter (`info` when never set). */
 export type AdapterLogLevel = LogLevel;

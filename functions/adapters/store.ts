@@ -7,22 +7,22 @@
  * before it writes the item.
  *
  * Every write (create, replace, delete, state, log level) is one DynamoDB transaction with
- * the changelog entry that records it (`functions/shared/changelog.ts`): both land, or neither.
+ * the changelog entry that records it (`functions/runtime/changelog.ts`): both land, or neither.
  * Each write is conditional on the revision read just before, so the entry's diff is exactly
  * what changed; a write that lost a race is read and tried again (at most
  * {@link WRITE_ATTEMPTS} times), then refused as `changed`.
  */
 import { DeleteCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { SYSTEM_ACTOR, changelogPut, changelogTable, diffFields, type ChangeAction } from '../shared/changelog.js';
-import { documentClient } from '../shared/dynamo.js';
-import { caseTwinOf, claimDelete, claimPut, ensureClaims, indexedIdentifiers, type ClaimSpace } from '../shared/name-claims.js';
-import { requiredEnv } from '../shared/env.js';
-import { isLogLevel, logger } from '../shared/logger.js';
-import { InternalError, ServiceUnavailable } from '../shared/problem.js';
-import { WRITE_ID_ATTRIBUTE, holdsWrite, newWriteId, settleWrite } from '../shared/settled-write.js';
-import { transientReason } from '../shared/transient.js';
-import { SecretReferenceInvalid } from '../secrets/errors.js';
-import { ENC_REMOVED, VAULT_PREFIX, isEncValue } from '../secrets/reference.js';
+import { SYSTEM_ACTOR, changelogPut, changelogTable, diffFields, type ChangeAction } from '../runtime/changelog.js';
+import { documentClient } from '../platform/dynamo.js';
+import { caseTwinOf, claimDelete, claimPut, ensureClaims, indexedIdentifiers, type ClaimSpace } from '../platform/name-claims.js';
+import { requiredEnv } from '../platform/env.js';
+import { isLogLevel, logger } from '../platform/logger.js';
+import { InternalError, ServiceUnavailable } from '../platform/problem.js';
+import { WRITE_ID_ATTRIBUTE, holdsWrite, newWriteId, settleWrite } from '../platform/settled-write.js';
+import { transientReason } from '../platform/transient.js';
+import { SecretReferenceInvalid } from '../outbound/secrets/errors.js';
+import { ENC_REMOVED, VAULT_PREFIX, isEncValue } from '../outbound/secrets/reference.js';
 import { DEFAULT_ADAPTER_LOG_LEVEL, type Adapter, type AdapterLogLevel, type AdapterState } from './model.js';
 
 export const ADAPTER_KIND = 'adapter';
@@ -36,7 +36,7 @@ export const adapterKey = (name: string): { pk: string } => ({ pk: `ADAPTER#${na
  * its list empties.
  */
 export const PENDING_SECRETS_KEY = { pk: 'SECRETS' } as const;
-/** Prefix of the adapters' name claims (`shared/name-claims.ts`): names are unique without regard to case. */
+/** Prefix of the adapters' name claims (`platform/name-claims.ts`): names are unique without regard to case. */
 export const NAME_CLAIM_PREFIX = 'NAME#';
 
 /**

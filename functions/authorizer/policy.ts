@@ -9,7 +9,8 @@
  * its own resource, whatever route triggered the authorizer.
  */
 import type { PolicyDocument, Statement } from 'aws-lambda';
-import { liveRoutes, ROLES, type HttpMethod, type LiveRoute, type Role } from '../shared/routes.js';
+import { liveRoutes } from '../api/routes.js';
+import { ROLES, type HttpMethod, type LiveRoute, type Role } from '../platform/route.js';
 
 /** The parts of an invoked method ARN the policy is built from. */
 export interface MethodArnParts {

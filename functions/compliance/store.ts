@@ -37,9 +37,9 @@ import {
   UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
-import { ServiceUnavailable } from '../shared/problem.js';
-import { transientReason } from '../shared/transient.js';
-import { WRITE_ID_ATTRIBUTE, holdsWrite, newWriteId, refusedOnCondition, settleWrite } from '../shared/settled-write.js';
+import { ServiceUnavailable } from '../platform/problem.js';
+import { transientReason } from '../platform/transient.js';
+import { WRITE_ID_ATTRIBUTE, holdsWrite, newWriteId, refusedOnCondition, settleWrite } from '../platform/settled-write.js';
 import { GRADES, type Grade } from './grading.js';
 import { REPORT_ID_PATTERN, type Batch, type BatchPlan, type BatchStatus, type ChunkCounts, type DeviceAssignment, type Report } from './model.js';
 import { chunkEntries, decodeChunk, decodePlan, encodePlan } from './plan.js';

@@ -7,9 +7,9 @@ import type { Adapter, AdapterState } from '../adapters/model.js';
 import { listAdapters } from '../adapters/service.js';
 import type { AdapterStore } from '../adapters/store.js';
 import { isDamaged, type DamagedAdapter } from '../adapters/store.js';
-import { SecretReferenceInvalid } from '../secrets/errors.js';
-import { InternalError, NotFound } from '../shared/problem.js';
-import { AdapterDown, mapLimited, probeAdapter, type AdapterHealth, type ProbeDeps } from './adapter-probe.js';
+import { SecretReferenceInvalid } from '../outbound/secrets/errors.js';
+import { InternalError, NotFound } from '../platform/problem.js';
+import { AdapterDown, mapLimited, probeAdapter, type AdapterHealth, type ProbeDeps } from '../adapters/probe.js';
 import type { DependencyStatus } from './checks.js';
 import type { ProbeCache } from './probe-cache.js';
 

@@ -9,17 +9,18 @@
  * administrator stopped it, `down` otherwise. Each dependency is checked once per request,
  * whichever applications share it, under `HEALTH_CHECK_TIMEOUT_MS`.
  */
-import type { SecretsBackend } from '../secrets/backend.js';
-import type { ApplicationName } from '../shared/applications.js';
+import type { SecretsBackend } from '../outbound/secrets/backend.js';
+import type { ApplicationName } from '../platform/applications.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { HttpProblem } from '../shared/problem.js';
-import { applicationDependencies, type TableKey } from '../shared/routes.js';
-import { tableEnv } from '../../infra/tables.js';
-import type { ApplicationRun, RuntimeRecord } from '../profiles/store.js';
+import { HttpProblem } from '../platform/problem.js';
+import { applicationDependencies } from '../api/routes.js';
+import { type TableKey } from '../platform/route.js';
+import { tableEnv } from '../platform/tables.js';
+import type { ApplicationRun, RuntimeRecord } from '../runtime/profile-store.js';
 import { runCheck, type Check, type CheckResult } from './checks.js';
 import { dynamoTableCheck } from './dynamo-check.js';
-import { NO_STORE } from './service.js';
-import { secretsCheck } from './system.js';
+import { NO_STORE } from './about.js';
+import { secretsCheck } from './handlers/system.js';
 
 export type ApplicationStatus = 'up' | 'down' | 'stopped';
 

@@ -4,9 +4,9 @@
  * logged (dependency and kind of failure only) and never shown: the answer says which
  * dependency is down, not why in the words of a library.
  */
-import { logger } from '../shared/logger.js';
-import { HttpProblem } from '../shared/problem.js';
-import { NO_STORE } from './service.js';
+import { logger } from '../platform/logger.js';
+import { HttpProblem } from '../platform/problem.js';
+import { NO_STORE } from './about.js';
 
 export type DependencyStatus = 'up' | 'down';
 

@@ -10,7 +10,7 @@
  */
 import { GetCommand, QueryCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { pickSummary, summaryProblems, type TreeSummary } from './model.js';
-import { transientReason } from '../shared/transient.js';
+import { transientReason } from '../platform/transient.js';
 
 export const TREE_KIND = 'tree';
 export const BY_NAME_INDEX = 'byName';

@@ -18,8 +18,8 @@
  * removes the content items it wrote (unless the outcome of its last write cannot be read back).
  */
 import { BatchWriteCommand, GetCommand, PutCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { itemBytes, valueBytes } from '../shared/item-size.js';
-import type { Version } from './config.js';
+import { itemBytes, valueBytes } from '../platform/item-size.js';
+import type { Version } from './config-model.js';
 import { transportBytes } from './config-checks.js';
 import { readTreeItem, sendToStore, treeItem, treeKey, nameKey, nameLockItem, StoreUnavailable, type StoredTree } from './store.js';
 import type { TreeSummary } from './model.js';

@@ -14,7 +14,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct, type IConstruct } from 'constructs';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../paths.js';
-import type { TableAccess } from '../../functions/shared/routes.js';
+import type { TableAccess } from '../../functions/platform/route.js';
 
 
 /**
