@@ -5,7 +5,7 @@
 import { APPLICATIONS, APPLICATION_DESCRIPTIONS, isApplicationName, type ApplicationName } from '../platform/applications.js';
 import type { HttpEvent } from '../runtime/http.js';
 import { NotFound } from '../platform/problem.js';
-import { liveRoutes } from '../api/routes.js';
+import { indexedRoutes } from '../generated/route-index.js';
 import type { Profile, ProfileLogLevel } from '../runtime/profile-model.js';
 import type { ApplicationRun, RuntimeRecord } from '../runtime/profile-store.js';
 
@@ -29,7 +29,7 @@ export const applicationFromPath = (event: HttpEvent<unknown>): ApplicationName 
   throw new NotFound(`No application has this name; the applications are ${APPLICATIONS.join(' and ')}.`);
 };
 
-const routesOf = (name: ApplicationName): string[] => liveRoutes.filter((r) => r.application === name).map((r) => `${r.method} ${r.path}`);
+const routesOf = (name: ApplicationName): string[] => indexedRoutes.filter((r) => r.application === name).map((r) => `${r.method} ${r.path}`);
 
 export const applicationView = (name: ApplicationName, runtime: RuntimeRecord, profile: Profile): ApplicationView => ({
   name,

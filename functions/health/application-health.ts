@@ -3,7 +3,7 @@
  * now, not from a cache) and the health of what it depends on: the tables its routes use and,
  * for an application that resolves secrets (`orch_manager`), the secrets store. Which
  * dependencies an application has is derived from the route table
- * (`applicationDependencies`), so a new route of an application brings its tables along.
+ * (`applicationNeeds` of the generated route index), so a new route of an application brings its tables along.
  *
  * An application is `up` when it runs and every dependency answers, `stopped` when an
  * administrator stopped it, `down` otherwise. Each dependency is checked once per request,
@@ -13,7 +13,7 @@ import type { SecretsBackend } from '../outbound/secrets/backend.js';
 import type { ApplicationName } from '../platform/applications.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { HttpProblem } from '../platform/problem.js';
-import { applicationDependencies } from '../api/routes.js';
+import { applicationNeeds } from '../generated/route-index.js';
 import { type TableKey } from '../platform/route.js';
 import { tableEnv } from '../platform/tables.js';
 import type { ApplicationRun, RuntimeRecord } from '../runtime/profile-store.js';
@@ -42,7 +42,7 @@ export interface ApplicationHealthDeps {
 
 /** The checks of one application's dependencies, by name. */
 const checksOf = (name: ApplicationName, deps: ApplicationHealthDeps): Check[] => {
-  const needs = applicationDependencies(name);
+  const needs = applicationNeeds[name];
   const env = deps.env ?? process.env;
   return [
     ...(Object.keys(needs.tables ?? {}) as TableKey[]).map((key) => {

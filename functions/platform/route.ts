@@ -103,3 +103,6 @@ export const pageQuery = (max: number, defaultLimit: number, what = 'Page size')
 
 /** The API Gateway resource path of a route: no trailing slash (the gateway matches both forms). */
 export const resourcePath = (path: string): string => (path.length > 1 ? path.replace(/\/+$/, '') : path);
+
+/** What runtime code needs of a route: no schemas, no documentation (see `functions/generated/route-index.ts`). */
+export type IndexedRoute = Pick<LiveRoute, 'operationId' | 'method' | 'path' | 'roles' | 'application' | 'needs'>;
