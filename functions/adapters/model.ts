@@ -29,7 +29,5 @@ export interface Adapter {
   readonly lastUpdated: string;
 }
 
-/** Resolves a `$VAULT_` reference to its secret value at call time. */
-export interface SecretResolver {
-  resolve(reference: string): Promise<string>;
-}
+/** Resolves a `$VAULT_` reference to its secret value at call time (defined beside its implementation). */
+export type { SecretResolver } from '../outbound/secrets/resolve.js';

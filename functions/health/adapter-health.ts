@@ -9,7 +9,7 @@ import type { AdapterStore } from '../adapters/store.js';
 import { isDamaged, type DamagedAdapter } from '../adapters/store.js';
 import { SecretReferenceInvalid } from '../outbound/secrets/errors.js';
 import { InternalError, NotFound } from '../platform/problem.js';
-import { AdapterDown, mapLimited, probeAdapter, type AdapterHealth, type ProbeDeps } from '../adapters/probe.js';
+import { AdapterDown, mapLimited, probeAdapter, type AdapterHealth, type ProbeDeps } from './adapter-probe.js';
 import type { DependencyStatus } from './checks.js';
 import type { ProbeCache } from './probe-cache.js';
 

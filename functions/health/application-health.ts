@@ -14,13 +14,12 @@ import type { ApplicationName } from '../platform/applications.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { HttpProblem } from '../platform/problem.js';
 import { applicationNeeds } from '../generated/route-index.js';
-import { type TableKey } from '../platform/route.js';
+import type { TableKey } from '../platform/route.js';
 import { tableEnv } from '../platform/tables.js';
 import type { ApplicationRun, RuntimeRecord } from '../runtime/profile-store.js';
-import { runCheck, type Check, type CheckResult } from './checks.js';
+import { runCheck, secretsCheck, type Check, type CheckResult } from './checks.js';
 import { dynamoTableCheck } from './dynamo-check.js';
 import { NO_STORE } from './about.js';
-import { secretsCheck } from './handlers/system.js';
 
 export type ApplicationStatus = 'up' | 'down' | 'stopped';
 

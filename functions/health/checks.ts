@@ -7,6 +7,7 @@
 import { logger } from '../platform/logger.js';
 import { HttpProblem } from '../platform/problem.js';
 import { NO_STORE } from './about.js';
+import type { SecretsBackend } from '../outbound/secrets/backend.js';
 
 export type DependencyStatus = 'up' | 'down';
 
@@ -94,3 +95,10 @@ export class DependencyDown extends HttpProblem {
     );
   }
 }
+
+/** The secrets store answers (Vault: `sys/health` and a valid token; local: the file is readable). */
+export const secretsCheck = (backend: Pick<SecretsBackend, 'kind' | 'health'>): Check => ({
+  name: 'secrets',
+  details: { backend: backend.kind },
+  run: () => backend.health(),
+});

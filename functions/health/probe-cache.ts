@@ -7,7 +7,7 @@
  * makes the next request probe again.
  */
 import type { Adapter } from '../adapters/model.js';
-import type { AdapterHealth } from '../adapters/probe.js';
+import type { AdapterHealth } from './adapter-probe.js';
 
 /** A probe's result and when it was taken. */
 export interface CheckedHealth {

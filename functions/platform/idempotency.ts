@@ -26,7 +26,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { canonicalJson } from './canonical-json.js';
 import { environmentFingerprintKey, type FingerprintKeySource } from './fingerprint-key.js';
-import type { HttpEvent, HttpRun, RunWrapper } from '../runtime/http.js';
+import type { HttpEvent, HttpRun, RunWrapper } from './http-core.js';
 import { logger } from './logger.js';
 import { BadRequest, HttpProblem, ServiceUnavailable, problemResponse } from './problem.js';
 import { transientReason } from './transient.js';

@@ -1,6 +1,6 @@
 /** The health checks' core: time limits, aggregation, bounded concurrency. */
 import { describe, expect, it } from 'vitest';
-import { mapLimited } from '../../functions/adapters/probe.js';
+import { mapLimited } from '../../functions/health/adapter-probe.js';
 import { DependencyDown, runCheck, runChecks, type Check } from '../../functions/health/checks.js';
 import { toProblem } from '../../functions/runtime/http.js';
 import { problemResponse } from '../../functions/platform/problem.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Adapter } from '../../functions/adapters/model.js';
-import type { AdapterHealth } from '../../functions/adapters/probe.js';
+import type { AdapterHealth } from '../../functions/health/adapter-probe.js';
 import { createProbeCache } from '../../functions/health/probe-cache.js';
 
 const adapter = (over: Partial<Adapter> = {}): Adapter => ({

@@ -5,7 +5,7 @@
  * `probe` (the health routes' probe: `GET /restconf`, never the address or credentials).
  */
 import { restartAdapter as validate } from '../../generated/validators.js';
-import { probeAdapter } from '../probe.js';
+import { probeAdapter } from '../../health/adapter-probe.js';
 import { secretResolver } from '../../outbound/secrets/resolver.js';
 import { integerEnv, optionalEnv } from '../../platform/env.js';
 import { createHttpClient } from '../../outbound/http-client.js';

@@ -7,23 +7,15 @@
  * route answers within about that time even when a dependency hangs.
  */
 import { getSystemHealth as validate } from '../../generated/validators.js';
-import type { SecretsBackend } from '../../outbound/secrets/backend.js';
 import { secretsBackend } from '../../outbound/secrets/resolver.js';
 import { documentClient } from '../../platform/dynamo.js';
 import { integerEnv } from '../../platform/env.js';
 import { httpHandler, json } from '../../runtime/http.js';
-import { DependencyDown, runChecks, type Check } from '../checks.js';
+import { DependencyDown, runChecks, secretsCheck, type Check } from '../checks.js';
 import { boundTables, dynamoTableCheck } from '../dynamo-check.js';
 import { NO_STORE } from '../about.js';
 
 const TIMEOUT_MS = integerEnv('HEALTH_CHECK_TIMEOUT_MS', 2_000, 50, 10_000);
-
-/** The secrets store answers (Vault: `sys/health` and a valid token; local: the file is readable). */
-export const secretsCheck = (backend: Pick<SecretsBackend, 'kind' | 'health'>): Check => ({
-  name: 'secrets',
-  details: { backend: backend.kind },
-  run: () => backend.health(),
-});
 
 const checks: readonly Check[] = [
   ...boundTables().map(({ key, name }) => dynamoTableCheck(documentClient, key, name)),

@@ -3,10 +3,14 @@
  * A reference resolves to a non-empty string or fails with a typed error: never to an empty
  * value, and never to the stored text itself.
  */
-import type { SecretResolver } from '../../adapters/model.js';
 import type { SecretsBackend } from './backend.js';
 import { SecretMissing, SecretReferenceInvalid } from './errors.js';
 import { ENC_REMOVED, VAULT_PREFIX, formatReference, isEncValue, parseReference } from './reference.js';
+
+/** Resolves a `$VAULT_` reference to its secret value at call time. */
+export interface SecretResolver {
+  resolve(reference: string): Promise<string>;
+}
 
 /**
  * Reads the value a reference points at, with no cache. Throws {@link SecretReferenceInvalid}

@@ -5,14 +5,14 @@
  * client. 2xx is `up`; anything else is `down` with a reason. Never shown: the adapter's
  * address, username or password.
  */
-import type { Adapter, SecretResolver } from './model.js';
+import type { Adapter, SecretResolver } from '../adapters/model.js';
 import { OutboundError, type HttpClient } from '../outbound/http-client.js';
 import { InvalidBaseUrl, adapterOrigin, buildTarget } from '../outbound/target.js';
 import { logger } from '../platform/logger.js';
 import { HttpProblem } from '../platform/problem.js';
 import { traceSubsegment } from '../platform/tracing.js';
-import type { DependencyStatus } from '../health/checks.js';
-import { NO_STORE } from '../health/about.js';
+import type { DependencyStatus } from './checks.js';
+import { NO_STORE } from './about.js';
 
 /** The probe's request target and media type. */
 export const PROBE_PATH = '/restconf';
