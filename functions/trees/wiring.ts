@@ -3,13 +3,11 @@
  * per container), the caller's identity and the paths of what they create.
  */
 import type { HttpEvent } from '../runtime/http.js';
-import { documentClient } from '../platform/dynamo.js';
-import { requiredEnv } from '../platform/env.js';
 import type { VersionDeps } from './version-service.js';
-import { DynamoVersionStore } from './version-store.js';
+import { createVersionStore } from './version-store.js';
 
 export const versionDeps: VersionDeps = {
-  store: new DynamoVersionStore(documentClient, requiredEnv('TREES_TABLE')),
+  store: createVersionStore(),
   now: () => new Date(),
 };
 

@@ -15,14 +15,13 @@ import { createAdapterStore } from '../../adapters/store.js';
 import { createHttpClient } from '../../outbound/http-client.js';
 import { DEFAULT_LIMITS, relayRestAction, type RelayLogLine } from '../../relay/service.js';
 import { secretResolver } from '../../outbound/secrets/resolver.js';
-import { documentClient } from '../../platform/dynamo.js';
 import { integerEnv, optionalEnv, requiredEnv } from '../../platform/env.js';
 import { logger } from '../../platform/logger.js';
 import { metrics, recordRelayCall } from '../../platform/metrics.js';
 import { evaluateRules } from '../../trees/rules.js';
 import { runBatch, type BatchEvent, type EngineDeps } from '../engine.js';
 import { recordBatchEnd, recordDeviceChecked, recordFetchFailure } from '../metrics.js';
-import { ComplianceStore } from '../store.js';
+import { createComplianceStore } from '../store.js';
 
 const adapters = cachedAdapters(createAdapterStore(), {
   ttlMs: integerEnv('ADAPTER_CACHE_TTL_SECONDS', ADAPTER_CACHE_TTL_SECONDS.default, ADAPTER_CACHE_TTL_SECONDS.min, ADAPTER_CACHE_TTL_SECONDS.max) * 1000,
@@ -42,7 +41,7 @@ const log = (line: RelayLogLine): void => {
 
 /** The engine's dependencies in this container (tests wrap them to inject faults). */
 export const engineDeps: EngineDeps = {
-  store: new ComplianceStore(documentClient, requiredEnv('COMPLIANCE_TABLE')),
+  store: createComplianceStore(),
   relayGet: (remainingTimeMs) => (adapterId, path) =>
     relayRestAction(
       { adapterId, request: { params: { method: 'GET', path, accept: 'application/yang-data+json' }, body: {} } },

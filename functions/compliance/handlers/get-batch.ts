@@ -1,12 +1,10 @@
 /** GET /configuration_manager/compliance_reports/batches/{batchId}: a batch's status and counts. */
 import { getComplianceBatch as validate } from '../../generated/validators.js';
-import { documentClient } from '../../platform/dynamo.js';
-import { requiredEnv } from '../../platform/env.js';
 import { httpHandler, json } from '../../runtime/http.js';
 import { readBatch } from '../read.js';
-import { ComplianceStore } from '../store.js';
+import { createComplianceStore } from '../store.js';
 
-const store = new ComplianceStore(documentClient, requiredEnv('COMPLIANCE_TABLE'));
+const store = createComplianceStore();
 
 export const handler = httpHandler({ operation: 'getComplianceBatch', validate }, async (event) => {
   const { batchId } = event.pathParameters as { batchId: string };

@@ -1,12 +1,10 @@
 /** GET /configuration_manager/compliance_reports/{reportId}: one device's report. */
 import { getComplianceReport as validate } from '../../generated/validators.js';
-import { documentClient } from '../../platform/dynamo.js';
-import { requiredEnv } from '../../platform/env.js';
 import { httpHandler, json } from '../../runtime/http.js';
 import { readReport } from '../read.js';
-import { ComplianceStore } from '../store.js';
+import { createComplianceStore } from '../store.js';
 
-const store = new ComplianceStore(documentClient, requiredEnv('COMPLIANCE_TABLE'));
+const store = createComplianceStore();
 
 export const handler = httpHandler({ operation: 'getComplianceReport', validate }, async (event) => {
   const { reportId } = event.pathParameters as { reportId: string };

@@ -1,13 +1,11 @@
 /** GET /configuration_manager/compliance_reports/batches/{batchId}/reports: a page of a batch's reports. */
 import { listComplianceReports as validate } from '../../generated/validators.js';
-import { documentClient } from '../../platform/dynamo.js';
-import { requiredEnv } from '../../platform/env.js';
 import { httpHandler, json } from '../../runtime/http.js';
 import type { Grade } from '../grading.js';
 import { REPORT_PAGE_LIMIT, listBatchReports } from '../read.js';
-import { ComplianceStore } from '../store.js';
+import { createComplianceStore } from '../store.js';
 
-const store = new ComplianceStore(documentClient, requiredEnv('COMPLIANCE_TABLE'));
+const store = createComplianceStore();
 
 export const handler = httpHandler({ operation: 'listComplianceReports', validate }, async (event) => {
   // The validator ran first: grade is one of the four, limit 1 to 200, cursor base64url.

@@ -11,25 +11,23 @@
  */
 import { startComplianceBatch as validate } from '../../generated/validators.js';
 import { createAdapterStore } from '../../adapters/store.js';
-import { documentClient } from '../../platform/dynamo.js';
-import { requiredEnv } from '../../platform/env.js';
 import { httpHandler, json } from '../../runtime/http.js';
 import { idempotent } from '../../platform/idempotency.js';
 import { currentSettings } from '../../runtime/settings.js';
 import { createIdempotencyStore } from '../../platform/idempotency-store.js';
 import { readVersion } from '../../trees/version-service.js';
-import { DynamoVersionStore } from '../../trees/version-store.js';
+import { createVersionStore } from '../../trees/version-store.js';
 import { startBatch, type StartBatchInput, type StartDeps } from '../service.js';
 import { startDurableExecution } from '../durable-start.js';
-import { ComplianceStore } from '../store.js';
+import { createComplianceStore } from '../store.js';
 
-const versions = new DynamoVersionStore(documentClient, requiredEnv('TREES_TABLE'));
+const versions = createVersionStore();
 const adapters = createAdapterStore();
 
 const deps: Omit<StartDeps, 'retentionDays' | 'concurrency'> = {
   versions: (treeId, label) => readVersion(versions, treeId, label),
   adapters,
-  store: new ComplianceStore(documentClient, requiredEnv('COMPLIANCE_TABLE')),
+  store: createComplianceStore(),
   startExecution: startDurableExecution,
   now: () => new Date(),
 };

@@ -1,15 +1,13 @@
 /** POST /configuration_manager/configs: creates a golden-configuration tree (201 + Location). */
 import { createTree as validate } from '../../generated/validators.js';
-import { documentClient } from '../../platform/dynamo.js';
-import { requiredEnv } from '../../platform/env.js';
 import { httpHandler, json } from '../../runtime/http.js';
 import { idempotent } from '../../platform/idempotency.js';
 import { createIdempotencyStore } from '../../platform/idempotency-store.js';
 import { createTree, newTreeId, type CreateTreeInput } from '../service.js';
-import { DynamoTreeStore } from '../store.js';
+import { createTreeStore } from '../store.js';
 
 const deps = {
-  store: new DynamoTreeStore(documentClient, requiredEnv('TREES_TABLE')),
+  store: createTreeStore(),
   now: () => new Date(),
   newId: newTreeId,
 };

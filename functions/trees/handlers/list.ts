@@ -1,12 +1,10 @@
 /** GET /configuration_manager/configs: tree summaries in name order, a page at a time. */
 import { listTrees as validate } from '../../generated/validators.js';
-import { documentClient } from '../../platform/dynamo.js';
-import { requiredEnv } from '../../platform/env.js';
 import { httpHandler, json } from '../../runtime/http.js';
 import { PAGE_LIMIT, listTreeSummaries } from '../service.js';
-import { DynamoTreeStore } from '../store.js';
+import { createTreeStore } from '../store.js';
 
-const store = new DynamoTreeStore(documentClient, requiredEnv('TREES_TABLE'));
+const store = createTreeStore();
 
 export const handler = httpHandler({ operation: 'listTrees', validate }, async (event) => {
   // The validator ran first: limit, when present, is a decimal integer from 1 to 100.
