@@ -264,7 +264,60 @@ const atRevision = (revision: number): string =>
 
 type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>[number];
 
-/** An adapter store over `tableName` (default: `ADAPTERS_TABLE`); entries go to `changelogTableName` (default: `CHANGELOG_TABLE`, read at the first write). */
+/**
+ * The update of `put`: every field of the record, `created`, `revision` and `state` kept or
+ * started, and the optional settings set when given, else removed (a PUT replaces the whole record).
+ */
+const putUpdate = (fields: AdapterFields, now: string, writeId: string): { values: Record<string, unknown>; names: Record<string, string>; expression: string } => {
+  const values: Record<string, unknown> = {
+    ':kind': ADAPTER_KIND,
+    ':name': fields.name,
+    ':type': fields.type,
+    ':baseUrl': fields.baseUrl,
+    ':auth': { type: fields.auth.type, username: fields.auth.username, password: fields.auth.password },
+    ':now': now,
+    ':one': 1,
+    ':zero': 0,
+    ':running': 'RUNNING',
+    ':writeId': writeId,
+  };
+  const names: Record<string, string> = {
+    '#pk': 'pk',
+    '#kind': 'kind',
+    '#name': 'name',
+    '#type': 'type',
+    '#baseUrl': 'baseUrl',
+    '#auth': 'auth',
+    '#lastUpdated': 'lastUpdated',
+    '#created': 'created',
+    '#timeoutMs': 'timeoutMs',
+    '#complianceConcurrency': 'complianceConcurrency',
+    '#state': 'state',
+    '#revision': 'revision',
+    '#writeId': WRITE_ID_ATTRIBUTE,
+  };
+  // `writeId` tells, on a read-back, whether this very write landed.
+  let expression =
+    'SET #writeId = :writeId, #kind = :kind, #name = :name, #type = :type, #baseUrl = :baseUrl, #auth = :auth, #lastUpdated = :now, #created = if_not_exists(#created, :now), #revision = if_not_exists(#revision, :zero) + :one, #state = if_not_exists(#state, :running)';
+  // Optional settings: set when given, else removed (a PUT replaces the whole record).
+  const removed: string[] = [];
+  for (const field of ['timeoutMs', 'complianceConcurrency'] as const) {
+    const value = fields[field];
+    if (value !== undefined) {
+      expression += `, #${field} = :${field}`;
+      values[`:${field}`] = value;
+    } else removed.push(`#${field}`);
+  }
+  if (removed.length) expression += ` REMOVE ${removed.join(', ')}`;
+  return { values, names, expression };
+};
+
+/**
+ * An adapter store over `tableName` (default: `ADAPTERS_TABLE`); entries go to `changelogTableName` (default: `CHANGELOG_TABLE`, read at the first write).
+ *
+ * Longer than 80 lines on purpose: a factory whose short methods share its client, table and
+ * caches through the closure; each method is its own unit (and is tested as one).
+ */
 export const createAdapterStore = (
   client: Pick<DynamoDBDocumentClient, 'send'> = documentClient,
   tableName: string = requiredEnv('ADAPTERS_TABLE'),
@@ -388,46 +441,7 @@ export const createAdapterStore = (
         // The last guard before DynamoDB: a value that is not a reference must never be stored.
         throw new InternalError('refused to store an adapter password that is not a $VAULT_ reference', { adapter: fields.name });
       }
-      const values: Record<string, unknown> = {
-        ':kind': ADAPTER_KIND,
-        ':name': fields.name,
-        ':type': fields.type,
-        ':baseUrl': fields.baseUrl,
-        ':auth': { type: fields.auth.type, username: fields.auth.username, password: fields.auth.password },
-        ':now': now,
-        ':one': 1,
-        ':zero': 0,
-        ':running': 'RUNNING',
-        ':writeId': newWriteId(),
-      };
-      const names: Record<string, string> = {
-        '#pk': 'pk',
-        '#kind': 'kind',
-        '#name': 'name',
-        '#type': 'type',
-        '#baseUrl': 'baseUrl',
-        '#auth': 'auth',
-        '#lastUpdated': 'lastUpdated',
-        '#created': 'created',
-        '#timeoutMs': 'timeoutMs',
-        '#complianceConcurrency': 'complianceConcurrency',
-        '#state': 'state',
-        '#revision': 'revision',
-        '#writeId': WRITE_ID_ATTRIBUTE,
-      };
-      // `writeId` tells, on a read-back, whether this very write landed.
-      let expression =
-        'SET #writeId = :writeId, #kind = :kind, #name = :name, #type = :type, #baseUrl = :baseUrl, #auth = :auth, #lastUpdated = :now, #created = if_not_exists(#created, :now), #revision = if_not_exists(#revision, :zero) + :one, #state = if_not_exists(#state, :running)';
-      // Optional settings: set when given, else removed (a PUT replaces the whole record).
-      const removed: string[] = [];
-      for (const field of ['timeoutMs', 'complianceConcurrency'] as const) {
-        const value = fields[field];
-        if (value !== undefined) {
-          expression += `, #${field} = :${field}`;
-          values[`:${field}`] = value;
-        } else removed.push(`#${field}`);
-      }
-      if (removed.length) expression += ` REMOVE ${removed.join(', ')}`;
+      const { values, names, expression } = putUpdate(fields, now, newWriteId());
       // The secret stays with its orchestrator and user: the same reference only with the same
       // origin and user name (a new adapter, or a new reference, may name any). Checked on the
       // read below, and by DynamoDB on the record the write meets.

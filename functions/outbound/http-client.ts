@@ -162,7 +162,12 @@ export interface TrustingHttpClient extends HttpClient {
   trustedCertificates(): readonly string[] | undefined;
 }
 
-/** Creates the client and its agents; call once per container. */
+/**
+ * Creates the client and its agents; call once per container.
+ *
+ * Longer than 80 lines on purpose: a factory whose short methods share its client, table and
+ * caches through the closure; each method is its own unit (and is tested as one).
+ */
 export const createHttpClient = (options: HttpClientOptions): TrustingHttpClient => {
   const lookup = guardedLookup(options.allowLoopback, options.resolve);
   const common = { keepAlive: true, scheduling: 'lifo' as const, maxSockets: options.maxSockets ?? 32, lookup };
@@ -195,6 +200,8 @@ export const createHttpClient = (options: HttpClientOptions): TrustingHttpClient
     return reason;
   };
 
+  // One attempt is one timeline of one request's events (socket, TLS, response, body, deadline)
+  // settling one promise: longer than 80 lines on purpose, the handlers share its state.
   const attempt = (request: OutboundRequest, deadline: number): Promise<OutboundResponse> =>
     new Promise<OutboundResponse>((resolve, reject) => {
       const { origin, path } = request.target;

@@ -340,6 +340,121 @@ const afterAnswer = (line: { readonly upstreamStatus?: number }, adapter: string
     ? undefined
     : new InternalError(`the relay failed on the answer of the orchestrator of adapter '${adapter}'`, { adapter, error }).afterSending();
 
+/** What the relay logs of a call, filled in as the call goes. */
+type CallLine = { status: number; outcome: string; upstreamStatus?: number; upstreamMs?: number; errorCode?: string; logLevel: LogLevel; exchange?: ExchangeLog };
+
+/** The adapter a call goes through: known and running. Its log level is set on the line first, so that a refusal logs at it. */
+const runningAdapter = async (adapterId: string, deps: RelayDeps, line: CallLine): Promise<Adapter> => {
+  const adapter = await deps.adapters.get(adapterId);
+  if (!adapter) throw new RelayFailure(new NotFound(`No adapter is named '${adapterId}'.`), 'not-found');
+  line.logLevel = adapter.logLevel ?? 'info';
+  // A stopped adapter is refused before anything is resolved or sent.
+  if (adapter.state === 'STOPPED') {
+    throw new RelayFailure(
+      new Conflict(`Adapter '${adapter.name}' is stopped; start it (PUT /adapters/{name}/start) to relay through it.`, 'adapter-stopped'),
+      'adapter-stopped',
+    );
+  }
+  // A new revision of the record (a restart, a replace) is read with its password afresh.
+  if (revisionSeen(adapter)) deps.secrets.forget?.(adapter.auth.password);
+  return adapter;
+};
+
+/**
+ * The adapter's password. The resolver's failures are problems already (503 store down, 500
+ * missing secret or `$ENC` value); none carries the secret.
+ */
+const passwordOf = async (adapter: Adapter, deps: RelayDeps, forgetAdapter: () => void): Promise<string> => {
+  try {
+    return await deps.secrets.resolve(adapter.auth.password);
+  } catch (error) {
+    // A reference to a missing or unusable secret may be a stale adapter's: the adapter may
+    // name another secret by now (its old, generated one is deleted when it does).
+    if (error instanceof HttpProblem && error.status === 500) forgetAdapter();
+    throw error;
+  }
+};
+
+/** The call's time limit: the adapter's, within what the function has left (measured after the lookups). */
+const callTimeoutMs = (adapter: Adapter, deps: RelayDeps, limits: RelayLimits): number => {
+  const budget = deps.remainingTimeMs() - limits.safetyMarginMs;
+  const timeoutMs = Math.min(adapter.timeoutMs ?? limits.defaultTimeoutMs, budget);
+  if (timeoutMs < limits.minimumTimeoutMs) {
+    throw new RelayFailure(new GatewayTimeout(`The function had no time left to call the orchestrator of adapter '${adapter.name}'.`), 'no-time');
+  }
+  return timeoutMs;
+};
+
+/** The request sent to the orchestrator, and every value of it that must never reach a log. */
+const outboundRequestFor = (
+  input: RelayInput,
+  checked: CheckedRequest,
+  call: { readonly adapter: Adapter; readonly password: string; readonly target: OutboundRequest['target']; readonly timeoutMs: number; readonly limits: RelayLimits },
+): { outbound: OutboundRequest; secrets: string[] } => {
+  const { adapter, password, target, timeoutMs, limits } = call;
+  const withBody = METHODS_WITH_BODY.has(checked.method);
+  const headers: Record<string, string> = {
+    Accept: checked.accept,
+    Authorization: `Basic ${Buffer.from(`${adapter.auth.username}:${password}`, 'utf8').toString('base64')}`,
+    ...(withBody && checked.contentType ? { 'Content-Type': checked.contentType } : {}),
+  };
+  const outbound: OutboundRequest = {
+    target,
+    method: checked.method,
+    headers,
+    ...(withBody ? { body: JSON.stringify(input.request.body) } : {}),
+    timeoutMs,
+    maxBodyBytes: limits.maxBodyBytes,
+    ...(input.signal ? { signal: input.signal } : {}),
+  };
+  // The password, and the credentials of the Authorization header.
+  return { outbound, secrets: [password, headers['Authorization']!.slice('Basic '.length)] };
+};
+
+/** Sends the request once; a failure to get an answer becomes the relay's problem. The line gets the time it took (and the exchange, when logged). */
+const sendOnce = async (
+  adapter: Adapter,
+  outbound: OutboundRequest,
+  deps: RelayDeps,
+  call: { readonly line: CallLine; readonly exchange: ExchangeLog | undefined; readonly secrets: string[]; readonly now: () => number; readonly forgetAdapter: () => void },
+): Promise<OutboundResponse> => {
+  const { line, exchange, secrets, now, forgetAdapter } = call;
+  const sendStarted = now();
+  let response: OutboundResponse | undefined;
+  try {
+    const send = () => deps.client.send(outbound);
+    response = await (deps.traceCall ? deps.traceCall(adapter.name, outbound, send) : send());
+    return response;
+  } catch (error) {
+    if (!(error instanceof OutboundError)) throw error;
+    if (STALE_ADAPTER_FAILURES.has(error.failure)) forgetAdapter();
+    throw new RelayFailure(outboundProblem(adapter.name, error, outbound.timeoutMs), error.failure, error.code);
+  } finally {
+    line.upstreamMs = Math.round(now() - sendStarted);
+    if (exchange) line.exchange = withAnswer(exchange, response, line.upstreamMs, line.logLevel === 'trace' ? secrets : undefined);
+  }
+};
+
+/** The results of the orchestrator's answer; refused when it is a redirect or too large to return. */
+const resultsOf = (adapter: Adapter, response: OutboundResponse, deps: RelayDeps, forgetAdapter: () => void): RestActionResult[] => {
+  // The password may have been rotated since it was cached, or the adapter changed (another
+  // user name, another secret): read both afresh next time.
+  if (response.status === 401) {
+    deps.secrets.forget?.(adapter.auth.password);
+    forgetAdapter();
+  }
+  // Never followed: a Location could point the relay at another host.
+  if (response.status >= 300 && response.status < 400) {
+    throw new RelayFailure(new BadGateway(`The orchestrator of adapter '${adapter.name}' answered with a redirect (${response.status}), which the relay does not follow.`).afterSending(), 'redirect');
+  }
+  const results = [{ result: String(response.status), ...answerData(adapter.name, response) }];
+  const mayNotFit = response.body.length * MAX_RESULT_GROWTH + RESULT_ENVELOPE_BYTES > MAX_LAMBDA_RESPONSE_BYTES;
+  if (mayNotFit && !fitsLambdaResponse(results)) {
+    throw new RelayFailure(new BadGateway(`The orchestrator of adapter '${adapter.name}' answered with a body too large to return.`).afterSending(), 'too-large');
+  }
+  return results;
+};
+
 /**
  * Relays one REST action. Resolves to the results when the orchestrator answered, whatever
  * its status; throws an {@link HttpProblem} otherwise (400 invalid request, 404 unknown
@@ -350,28 +465,12 @@ export const relayRestAction = async (input: RelayInput, deps: RelayDeps): Promi
   const limits = deps.limits ?? DEFAULT_LIMITS;
   const started = now();
   const method = (input.request.params.method?.toUpperCase() ?? DEFAULT_METHOD) as RelayMethod;
-  const line: { status: number; outcome: string; upstreamStatus?: number; upstreamMs?: number; errorCode?: string; logLevel: LogLevel; exchange?: ExchangeLog } = {
-    status: 500,
-    outcome: 'error',
-    logLevel: 'info',
-  };
+  const line: CallLine = { status: 500, outcome: 'error', logLevel: 'info' };
   const pathProblem = checkRelayPath(input.request.params.path);
   try {
     const checked = checkParams(input.request, pathProblem);
-    const adapter = await deps.adapters.get(input.adapterId);
-    if (!adapter) throw new RelayFailure(new NotFound(`No adapter is named '${input.adapterId}'.`), 'not-found');
+    const adapter = await runningAdapter(input.adapterId, deps, line);
     const forgetAdapter = (): void => deps.adapters.forget?.(adapter.name);
-    line.logLevel = adapter.logLevel ?? 'info';
-    // A stopped adapter is refused before anything is resolved or sent.
-    if (adapter.state === 'STOPPED') {
-      throw new RelayFailure(
-        new Conflict(`Adapter '${adapter.name}' is stopped; start it (PUT /adapters/{name}/start) to relay through it.`, 'adapter-stopped'),
-        'adapter-stopped',
-      );
-    }
-    // A new revision of the record (a restart, a replace) is read with its password afresh.
-    if (revisionSeen(adapter)) deps.secrets.forget?.(adapter.auth.password);
-
     // `checkParams` refused any path `checkRelayPath` refuses: only the URL check is left.
     const target = targetOnOrigin(originOf(adapter), checked.path);
     if (!target) {
@@ -379,73 +478,13 @@ export const relayRestAction = async (input: RelayInput, deps: RelayDeps): Promi
         { in: 'body', field: 'params.path', message: 'is not a path the relay can send unchanged' },
       ]);
     }
-    // The resolver's failures are problems already (503 store down, 500 missing secret or
-    // `$ENC` value); none carries the secret.
-    let password: string;
-    try {
-      password = await deps.secrets.resolve(adapter.auth.password);
-    } catch (error) {
-      // A reference to a missing or unusable secret may be a stale adapter's: the adapter may
-      // name another secret by now (its old, generated one is deleted when it does).
-      if (error instanceof HttpProblem && error.status === 500) forgetAdapter();
-      throw error;
-    }
-
-    // Measured after the lookups: whatever they took is no longer available.
-    const budget = deps.remainingTimeMs() - limits.safetyMarginMs;
-    const timeoutMs = Math.min(adapter.timeoutMs ?? limits.defaultTimeoutMs, budget);
-    if (timeoutMs < limits.minimumTimeoutMs) {
-      throw new RelayFailure(new GatewayTimeout(`The function had no time left to call the orchestrator of adapter '${adapter.name}'.`), 'no-time');
-    }
-    const withBody = METHODS_WITH_BODY.has(checked.method);
-    const headers: Record<string, string> = {
-      Accept: checked.accept,
-      Authorization: `Basic ${Buffer.from(`${adapter.auth.username}:${password}`, 'utf8').toString('base64')}`,
-      ...(withBody && checked.contentType ? { 'Content-Type': checked.contentType } : {}),
-    };
-
-    const outbound: OutboundRequest = {
-      target,
-      method: checked.method,
-      headers,
-      ...(withBody ? { body: JSON.stringify(input.request.body) } : {}),
-      timeoutMs,
-      maxBodyBytes: limits.maxBodyBytes,
-      ...(input.signal ? { signal: input.signal } : {}),
-    };
-    // Every value this call knows that must never reach a log: the password, and the
-    // credentials of the Authorization header.
-    const secrets = [password, headers['Authorization']!.slice('Basic '.length)];
+    const password = await passwordOf(adapter, deps, forgetAdapter);
+    const timeoutMs = callTimeoutMs(adapter, deps, limits);
+    const { outbound, secrets } = outboundRequestFor(input, checked, { adapter, password, target, timeoutMs, limits });
     const exchange = passes('debug', line.logLevel) ? exchangeLog(checked, outbound, line.logLevel === 'trace' ? secrets : undefined) : undefined;
-    const sendStarted = now();
-    let response: OutboundResponse | undefined;
-    try {
-      const send = () => deps.client.send(outbound);
-      response = await (deps.traceCall ? deps.traceCall(adapter.name, outbound, send) : send());
-    } catch (error) {
-      if (!(error instanceof OutboundError)) throw error;
-      if (STALE_ADAPTER_FAILURES.has(error.failure)) forgetAdapter();
-      throw new RelayFailure(outboundProblem(adapter.name, error, timeoutMs), error.failure, error.code);
-    } finally {
-      line.upstreamMs = Math.round(now() - sendStarted);
-      if (exchange) line.exchange = withAnswer(exchange, response, line.upstreamMs, line.logLevel === 'trace' ? secrets : undefined);
-    }
+    const response = await sendOnce(adapter, outbound, deps, { line, exchange, secrets, now, forgetAdapter });
     line.upstreamStatus = response.status;
-    // The password may have been rotated since it was cached, or the adapter changed (another
-    // user name, another secret): read both afresh next time.
-    if (response.status === 401) {
-      deps.secrets.forget?.(adapter.auth.password);
-      forgetAdapter();
-    }
-    // Never followed: a Location could point the relay at another host.
-    if (response.status >= 300 && response.status < 400) {
-      throw new RelayFailure(new BadGateway(`The orchestrator of adapter '${adapter.name}' answered with a redirect (${response.status}), which the relay does not follow.`).afterSending(), 'redirect');
-    }
-    const results = [{ result: String(response.status), ...answerData(adapter.name, response) }];
-    const mayNotFit = response.body.length * MAX_RESULT_GROWTH + RESULT_ENVELOPE_BYTES > MAX_LAMBDA_RESPONSE_BYTES;
-    if (mayNotFit && !fitsLambdaResponse(results)) {
-      throw new RelayFailure(new BadGateway(`The orchestrator of adapter '${adapter.name}' answered with a body too large to return.`).afterSending(), 'too-large');
-    }
+    const results = resultsOf(adapter, response, deps, forgetAdapter);
     line.status = 200;
     line.outcome = 'answered';
     return results;

@@ -172,6 +172,9 @@ export interface ProfileStore {
  * The store over `tableName`. Application changes (state, settings, log level) are written with
  * their audit entry in the changelog table (`CHANGELOG_TABLE`, read when first needed: functions
  * that only read need not have it).
+ *
+ * Longer than 80 lines on purpose: a factory whose short methods share its client, table and
+ * caches through the closure; each method is its own unit (and is tested as one).
  */
 export const createProfileStore = (
   client: DynamoDBDocumentClient = documentClient,

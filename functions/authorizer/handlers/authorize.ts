@@ -1,6 +1,6 @@
 /**
  * Lambda REQUEST authorizer for every live route: verifies `Authorization: Bearer <JWT>`
- * against the issuer's JWKS and returns the policy of the caller's roles (see `authorize.ts`).
+ * against the issuer's JWKS and returns the policy of the caller's roles (see `../service.ts`).
  * Configuration and the JWKS cache live at module scope: one fetch per container.
  */
 import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';

@@ -42,6 +42,12 @@ const fail = (what: string, error?: unknown): never => {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * The backend's methods over one configuration.
+ *
+ * Longer than 80 lines on purpose: a factory whose short methods share its client, table and
+ * caches through the closure; each method is its own unit (and is tested as one).
+ */
 export const createLocalBackend = (options: LocalStoreOptions): SecretsBackend => {
   const file = path.resolve(options.file);
   const lockFile = `${file}.lock`;

@@ -1,6 +1,6 @@
 /**
  * The container's secrets backend and resolver, configured once from the environment (see
- * `config.ts`); a function that lacks the configuration fails at load with a clear message.
+ * `environment.ts`); a function that lacks the configuration fails at load with a clear message.
  *
  * ```ts
  * import { secretResolver } from './resolver.js';

@@ -71,6 +71,12 @@ export const vaultAddress = (raw: string): string => {
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
 };
 
+/**
+ * The backend's methods over one configuration.
+ *
+ * Longer than 80 lines on purpose: a factory whose short methods share its client, table and
+ * caches through the closure; each method is its own unit (and is tested as one).
+ */
 export const createVaultBackend = (options: VaultOptions): SecretsBackend => {
   const base = new URL(vaultAddress(options.address));
   // Mutation: `/\/+$/` → `/\/$/` is equivalent: `vaultAddress` already removed trailing slashes.
