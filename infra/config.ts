@@ -13,7 +13,7 @@ import path from 'node:path';
 import { isManagedPath, pathProblem } from '../functions/outbound/secrets/reference.js';
 import type { LogLevel } from '../functions/platform/logger.js';
 import { liveRoutes } from '../functions/api/routes.js';
-import { type LiveRoute } from '../functions/platform/route.js';
+import type { LiveRoute } from '../functions/platform/route.js';
 import type { ObservabilityThresholds } from './constructs/observability.js';
 import type { VaultCredential } from './constructs/secrets.js';
 import { PROJECT_ROOT } from './paths.js';

@@ -23,7 +23,7 @@ import type { Construct } from 'constructs';
 import path from 'node:path';
 import { liveRoutes } from '../functions/api/routes.js';
 import { removedRoutes } from '../functions/api/removed.js';
-import { type TableAccess, type TableKey } from '../functions/platform/route.js';
+import type { TableAccess, TableKey } from '../functions/platform/route.js';
 import { callsOutside, concurrencyGroup, EXAMPLE_CONFIG_FILE, loadDeployConfig, type DeploySettings } from './config.js';
 import { Auth, type AuthProps } from './constructs/auth.js';
 import { PrivateNetwork } from './constructs/network.js';

@@ -8,7 +8,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { removedRoutes, successorLinks } from '../../functions/api/removed.js';
-import { type RemovedRoute } from '../../functions/platform/route.js';
+import type { RemovedRoute } from '../../functions/platform/route.js';
 import { unsupportedMapping } from '../../infra/local/mapping.js';
 import { runMock } from '../../infra/local/mock.js';
 import type { MockIntegration } from '../../infra/local/template.js';

@@ -15,7 +15,7 @@ import { createAdapterStore } from '../../adapters/store.js';
 import { createHttpClient } from '../../outbound/http-client.js';
 import { DEFAULT_LIMITS, relayRestAction, type RelayLogLine } from '../../relay/service.js';
 import { secretResolver } from '../../outbound/secrets/resolver.js';
-import { integerEnv, optionalEnv, requiredEnv } from '../../platform/env.js';
+import { integerEnv, optionalEnv } from '../../platform/env.js';
 import { logger } from '../../platform/logger.js';
 import { metrics, recordRelayCall } from '../../platform/metrics.js';
 import { evaluateRules } from '../../trees/rules.js';
