@@ -41,7 +41,11 @@ export const adapterRoutes: readonly LiveRoute[] = [
         ...ADAPTER_BODY,
         required: ['name', ...(ADAPTER_BODY['required'] as string[])],
         properties: {
-          name: { type: 'string', pattern: PATH_NAME_PATTERN_SOURCE, description: '1 to 128 letters, digits, spaces, "-", "_" or ".", no space at either end; unique without regard to case' },
+          name: {
+            type: 'string',
+            pattern: PATH_NAME_PATTERN_SOURCE,
+            description: '1 to 128 letters, digits, spaces, "-", "_" or ".", no space at either end; unique without regard to case',
+          },
           ...(ADAPTER_BODY['properties'] as Record<string, JsonSchema>),
         },
       },
@@ -225,7 +229,12 @@ export const adapterReadRoutes: readonly LiveRoute[] = [
     handler: 'adapters/handlers/delete',
     roles: ['admin'],
     request: { pathParameters: { type: 'object', required: ['name'], properties: { name: ADAPTER_NAME } }, body: EMPTY_BODY },
-    responses: { 204: 'The adapter was deleted (and the secret the service stored for it)', 400: 'The name is invalid', 404: 'No adapter has this name', 409: ADAPTER_CHANGED },
+    responses: {
+      204: 'The adapter was deleted (and the secret the service stored for it)',
+      400: 'The name is invalid',
+      404: 'No adapter has this name',
+      409: ADAPTER_CHANGED,
+    },
     needs: { tables: { adapters: 'write', changelog: 'write' }, secrets: 'write' },
   },
 ];

@@ -42,7 +42,12 @@ export const ADAPTER_BODY: JsonSchema = {
         },
       },
     },
-    timeoutMs: { type: 'integer', minimum: 100, maximum: 25000, description: "Per-call timeout of the relay; absent: the active profile's orch_manager.orchestratorTimeoutMs (default 10000)" },
+    timeoutMs: {
+      type: 'integer',
+      minimum: 100,
+      maximum: 25000,
+      description: "Per-call timeout of the relay; absent: the active profile's orch_manager.orchestratorTimeoutMs (default 10000)",
+    },
     complianceConcurrency: {
       type: 'integer',
       minimum: 1,

@@ -29,7 +29,10 @@ export const deprecatedItems: readonly RemovedRoute[] = [
   removed('GET', '/config/property/id/{id}', 'Gets properties of a profile', '2020.2', '2021.2', ['GET /profiles/:id']),
   removed('GET', '/config/property/schema', 'Gets the properties schema', '2020.2', '2021.2', ['GET /schema/profiles']),
   removed('GET', '/config/services', 'Gets all service configs', '2020.2', '2021.2', ['GET /adapters', 'GET /applications']),
-  removed('GET', '/config/services/schema', 'Gets the service config schema', '2020.2', '2021.2', ['GET /schema/adapters/:name', 'GET /schema/applications/:name']),
+  removed('GET', '/config/services/schema', 'Gets the service config schema', '2020.2', '2021.2', [
+    'GET /schema/adapters/:name',
+    'GET /schema/applications/:name',
+  ]),
   removed('GET', '/config/services/sync', 'Tells which services are in sync', '2020.2', '2021.2', ['GET /adapters', 'GET /applications']),
   removed('GET', '/health/system', 'Gets health of the system', '2020.2', '2021.2', ['GET /health/system']),
   removed('GET', '/health/server', 'Gets health of the server', '2020.2', '2021.2', ['GET /health/server']),
@@ -37,7 +40,10 @@ export const deprecatedItems: readonly RemovedRoute[] = [
   removed('GET', '/health/module/{module}', 'Gets health of one service', '2020.2', '2021.2', ['GET /health/adapters/:name', 'GET /health/applications/:name']),
   removed('GET', '/modules/stop/{module}', 'Stops a running service', '2020.2', '2021.2', ['PUT /adapters/:name/stop', 'PUT /applications/:name/stop']),
   removed('GET', '/modules/start/{module}', 'Starts a service', '2020.2', '2021.2', ['PUT /adapters/:name/start', 'PUT /applications/:name/start']),
-  removed('GET', '/modules/restart/{module}', 'Restarts a running service', '2020.2', '2021.2', ['PUT /adapters/:name/restart', 'PUT /applications/:name/restart']),
+  removed('GET', '/modules/restart/{module}', 'Restarts a running service', '2020.2', '2021.2', [
+    'PUT /adapters/:name/restart',
+    'PUT /applications/:name/restart',
+  ]),
   removed('GET', '/providers', 'Gets all adapters', '2020.2', '2021.2', ['GET /adapters']),
   removed('GET', '/providers/{id}', 'Gets an adapter by id', '2020.2', '2021.2', ['GET /adapters/:name']),
   removed('GET', '/providers/{id}/schema', 'Gets the schema for one adapter type', '2020.2', '2021.2', ['GET /schema/adapters/:name']),
@@ -49,15 +55,20 @@ export const deprecatedItems: readonly RemovedRoute[] = [
   removed('POST', '/config/services/create', 'Creates a service config', '2020.2', '2021.2', ['POST /adapters']),
   removed('POST', '/config/services/save', 'Updates a service config', '2020.2', '2021.2', ['PUT /adapters/:name', 'PUT /applications/:name']),
   removed('POST', '/modules/load', 'Creates a new app at runtime', '2020.2', '2021.2', []),
-  removed('POST', '/modules/setLogging', 'Sets log levels of a service at runtime', '2020.2', '2021.2', ['PUT /adapters/:name/loglevel', 'PUT /applications/:name/loglevel']),
+  removed('POST', '/modules/setLogging', 'Sets log levels of a service at runtime', '2020.2', '2021.2', [
+    'PUT /adapters/:name/loglevel',
+    'PUT /applications/:name/loglevel',
+  ]),
   removed('POST', '/providers/schema/update', 'Gets the current schema for each adapter type', '2020.2', '2021.2', ['GET /schema/adapters/:name']),
-  removed('POST', '/appUpdate/changeLog/', 'Gets the changelog of a service', '2020.2', '2021.2', ['GET /adapters/:name/changelogs', 'GET /application/:name/changelogs']),
+  removed('POST', '/appUpdate/changeLog/', 'Gets the changelog of a service', '2020.2', '2021.2', [
+    'GET /adapters/:name/changelogs',
+    'GET /application/:name/changelogs',
+  ]),
   removed('PUT', '/providers/{id}', 'Creates or updates an adapter', '2020.2', '2021.2', ['PUT /adapters/:name']),
 ];
 
 /** True when a deprecated item's replacement is the very route it names (its path now serves the replacement). */
-export const replacesItself = (item: RemovedRoute): boolean =>
-  item.replacement.length === 1 && item.replacement[0] === `${item.method} ${item.path}`;
+export const replacesItself = (item: RemovedRoute): boolean => item.replacement.length === 1 && item.replacement[0] === `${item.method} ${item.path}`;
 
 /** The removed routes that answer 410: every row of 9.1 except the two that replace themselves. */
 export const removedRoutes: readonly RemovedRoute[] = deprecatedItems.filter((item) => !replacesItself(item));

@@ -34,7 +34,9 @@ const runtimeRoutes: readonly LiveRoute[] = [...profileRoutes, ...applicationRou
  */
 export const applicationDependencies = (name: ApplicationName): LiveRoute['needs'] => {
   const routes = serviceRoutes.filter((r) => applicationOf(r.path) === name);
-  const tables = Object.fromEntries(routes.flatMap((r) => Object.keys(r.needs.tables ?? {})).map((key) => [key, 'read'])) as Partial<Record<TableKey, TableAccess>>;
+  const tables = Object.fromEntries(routes.flatMap((r) => Object.keys(r.needs.tables ?? {})).map((key) => [key, 'read'])) as Partial<
+    Record<TableKey, TableAccess>
+  >;
   return { tables: { ...tables, profiles: 'read' }, ...(routes.some((r) => r.needs.secrets) ? { secrets: 'read' as const } : {}) };
 };
 
@@ -57,7 +59,13 @@ const withRuntimeSettings = (route: LiveRoute): LiveRoute => {
   return {
     ...route,
     ...(application
-      ? { application, responses: { ...route.responses, 503: route.responses[503] ? `${route.responses[503]}; or ${stopped}` : `A dependency is unavailable, or ${stopped}` } }
+      ? {
+          application,
+          responses: {
+            ...route.responses,
+            503: route.responses[503] ? `${route.responses[503]}; or ${stopped}` : `A dependency is unavailable, or ${stopped}`,
+          },
+        }
       : {}),
     ...(reads ? { needs: { ...route.needs, tables: { ...route.needs.tables, profiles: 'read' } } } : {}),
   };

@@ -34,7 +34,11 @@ export const applicationChangelogRoutes: readonly LiveRoute[] = [
       handler: 'applications/handlers/changelogs',
       roles: ['admin'],
       request: {
-        pathParameters: { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 1, maxLength: 128, description: `An application: ${APPLICATIONS.join(', ')}` } } },
+        pathParameters: {
+          type: 'object',
+          required: ['name'],
+          properties: { name: { type: 'string', minLength: 1, maxLength: 128, description: `An application: ${APPLICATIONS.join(', ')}` } },
+        },
         queryStringParameters: pageQuery(100, 50, 'Entries per page'),
         body: EMPTY_BODY,
       },
@@ -112,7 +116,10 @@ export const applicationRoutes: readonly LiveRoute[] = [
         200: `The application, \`state\` ${action === 'stop' ? 'STOPPED (already stopped: unchanged)' : action === 'start' ? 'RUNNING (already running: unchanged)' : 'RUNNING, `restarted` now'}`,
         400: 'The name is invalid, or a body was sent',
         404: NO_APPLICATION,
-        409: action === 'restart' ? 'The application is stopped (`application-stopped`): start it instead; or another change landed meanwhile' : 'Another change of its state landed meanwhile; nothing was changed',
+        409:
+          action === 'restart'
+            ? 'The application is stopped (`application-stopped`): start it instead; or another change landed meanwhile'
+            : 'Another change of its state landed meanwhile; nothing was changed',
       },
       needs: { tables: { profiles: 'write', changelog: 'write' } },
     }),

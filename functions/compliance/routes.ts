@@ -5,7 +5,7 @@ import { EMPTY_BODY, type LiveRoute, pageQuery } from '../platform/route.js';
 import { startBatchBody } from '../trees/schemas.js';
 
 const BATCH_ID = { type: 'string', pattern: BATCH_ID_PATTERN, description: 'The batchId that starting the batch answered' } as const;
-const REPORT_ID = { type: 'string', pattern: REPORT_ID_PATTERN, description: 'A reportId from the batch\'s reports' } as const;
+const REPORT_ID = { type: 'string', pattern: REPORT_ID_PATTERN, description: "A reportId from the batch's reports" } as const;
 
 /** Start a batch, follow it, read its reports. */
 export const complianceRoutes: readonly LiveRoute[] = [

@@ -78,7 +78,12 @@ export const profileRoutes: readonly LiveRoute[] = [
     handler: 'profiles/handlers/delete',
     roles: ['admin'],
     request: { pathParameters: PROFILE_PARAMS, body: EMPTY_BODY },
-    responses: { 204: 'The profile is gone', 400: 'The id is invalid, or a body was sent', 404: 'No profile has this id', 409: 'The profile is active (`profile-active`): activate another first' },
+    responses: {
+      204: 'The profile is gone',
+      400: 'The id is invalid, or a body was sent',
+      404: 'No profile has this id',
+      409: 'The profile is active (`profile-active`): activate another first',
+    },
     needs: { tables: { profiles: 'write' } },
   },
   {

@@ -69,7 +69,8 @@ export const treeRoutes: readonly LiveRoute[] = [
             minLength: 1,
             maxLength: TREE_LIMITS.name,
             pattern: LABEL_PATTERN_SOURCE,
-            description: 'Unique (case-sensitive) name under the rule for every stored name: no whitespace at either end, no control, format (zero-width, bidirectional) or whitespace character but the space, in Unicode NFC.',
+            description:
+              'Unique (case-sensitive) name under the rule for every stored name: no whitespace at either end, no control, format (zero-width, bidirectional) or whitespace character but the space, in Unicode NFC.',
           },
           deviceType: { type: 'string', minLength: 1, maxLength: TREE_LIMITS.deviceType, pattern: LABEL_PATTERN_SOURCE },
           description: { type: 'string', maxLength: TREE_LIMITS.description },

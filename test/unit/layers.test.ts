@@ -118,14 +118,11 @@ describe('layers of functions/', () => {
   const all = edges();
 
   it('reads every kind of import', () => {
-    expect(importsOf("import a from './a.js';\nimport type { B } from '../b.js';\nexport { c } from './c.js';\nexport * from './d.js';\nimport './e.js';\nconst f = import('./f.js');")).toEqual([
-      './a.js',
-      '../b.js',
-      './c.js',
-      './d.js',
-      './f.js',
-      './e.js',
-    ]);
+    expect(
+      importsOf(
+        "import a from './a.js';\nimport type { B } from '../b.js';\nexport { c } from './c.js';\nexport * from './d.js';\nimport './e.js';\nconst f = import('./f.js');",
+      ),
+    ).toEqual(['./a.js', '../b.js', './c.js', './d.js', './f.js', './e.js']);
     // The tree has each kind: a dynamic import (the settings' profile store) and a re-export.
     expect(all.some(({ from, to }) => from === 'functions/runtime/settings.ts' && to === 'functions/runtime/profile-store.js')).toBe(true);
     expect(all.length).toBeGreaterThan(300);

@@ -34,6 +34,7 @@ describe('the generated route index', () => {
 
   it('carries no schema and no documentation', () => {
     for (const entry of indexedRoutes) expect(Object.keys(entry).sort()).toEqual(expect.arrayContaining(['method', 'needs', 'operationId', 'path', 'roles']));
-    for (const entry of indexedRoutes) for (const key of Object.keys(entry)) expect(['operationId', 'method', 'path', 'roles', 'application', 'needs']).toContain(key);
+    for (const entry of indexedRoutes)
+      for (const key of Object.keys(entry)) expect(['operationId', 'method', 'path', 'roles', 'application', 'needs']).toContain(key);
   });
 });
