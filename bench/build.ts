@@ -12,7 +12,9 @@ import { build, type BuildOptions, type Metafile } from 'esbuild';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { liveRoutes } from '../functions/shared/routes.js';
+import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { liveRoutes } from '../functions/api/routes.js';
+import { FUNCTION_BUNDLING } from '../infra/constructs/service-function.js';
 import { PROJECT_ROOT } from '../infra/paths.js';
 import { esbuildOptionsFor } from '../tools/local/bundles.js';
 import { synthesize } from '../tools/local/synth.js';
@@ -62,7 +64,7 @@ export interface BuiltStack {
 const pascal = (s: string): string => s[0]!.toUpperCase() + s.slice(1);
 
 /** The functions that serve no route, by CDK label. */
-const OTHER_FUNCTIONS: Readonly<Record<string, string>> = { 'Auth/Authorizer': 'authorizer/handler', ComplianceBatch: 'compliance/batch' };
+const OTHER_FUNCTIONS: Readonly<Record<string, string>> = { 'Auth/Authorizer': 'authorizer/handlers/authorize', ComplianceBatch: 'compliance/handlers/batch' };
 
 /**
  * The handler module of a function, from its CDK label: `GetTree` is the function of route
@@ -83,7 +85,7 @@ export const functionEntries = (): string[] => [...new Set([...liveRoutes.map((r
 
 /** Whether a function answers API requests (a route's, or the authorizer): those have a cold first call to measure. */
 export const answersRequests = (entry: string | undefined): boolean =>
-  entry === 'authorizer/handler' || liveRoutes.some((r) => r.handler === entry);
+  entry === 'authorizer/handlers/authorize' || liveRoutes.some((r) => r.handler === entry);
 
 /**
  * Synthesizes (unless `cdkOut` names an assembly already synthesized with `-c local=true`),

@@ -20,8 +20,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { BatchEvent, EngineDeps } from '../functions/compliance/engine.js';
-import type { StartDeps } from '../functions/compliance/core.js';
-import type { Version } from '../functions/trees/config.js';
+import type { StartDeps } from '../functions/compliance/service.js';
+import type { Version } from '../functions/trees/config-model.js';
 import { loadDurableTesting } from '../tools/local/durable.js';
 import { startDynamoDbLocal } from '../tools/local/dynamodb-local.js';
 import { FLEET_RULES, FLEET_VARIABLES, fleetNames } from '../tools/simulators/nso-fleet.js';
@@ -97,20 +97,20 @@ export const measureCompliance = async (devices = 10_000, concurrencies = [10, 5
   const { createTables } = await import('../tools/local/table-copies.js');
   const tables = await createTables();
   const secretsFile = path.join(dir, 'secrets.json');
-  const { createLocalBackend } = await import('../functions/secrets/local.js');
+  const { createLocalBackend } = await import('../functions/outbound/secrets/local.js');
   await createLocalBackend({ file: secretsFile }).write('netconfig/adapters/bench', { password: 'bench-Pa55' });
   process.env['SECRETS_BACKEND'] = 'local';
   process.env['SECRETS_FILE'] = secretsFile;
   process.env['LOCAL_MODE'] = 'true';
   const { createAdapterStore } = await import('../functions/adapters/store.js');
-  const { documentClient } = await import('../functions/shared/dynamo.js');
+  const { documentClient } = await import('../functions/platform/dynamo.js');
   await createAdapterStore(documentClient, tables['adapters']).put(
     { name: 'bench-nso', type: 'nso', baseUrl: sim.url, auth: { type: 'basic', username: 'admin', password: '$VAULT_netconfig/adapters/bench#password' } },
     new Date().toISOString(),
   );
-  const { engineDeps } = await import('../functions/compliance/batch.js');
+  const { engineDeps } = await import('../functions/compliance/handlers/batch.js');
   const { runBatch } = await import('../functions/compliance/engine.js');
-  const { startBatch } = await import('../functions/compliance/core.js');
+  const { startBatch } = await import('../functions/compliance/service.js');
   const { ComplianceStore } = await import('../functions/compliance/store.js');
   const { withDurableExecution } = await import('@aws/durable-execution-sdk-js');
   const { LocalDurableTestRunner } = await loadDurableTesting();

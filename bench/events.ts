@@ -10,7 +10,8 @@
  */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
-import { EMPTY_BODY, liveRoutes } from '../functions/shared/routes.js';
+import { EMPTY_BODY } from '../functions/platform/route.js';
+import { liveRoutes } from '../functions/api/routes.js';
 import { authorizerEvent } from '../tools/simulators/jwks.js';
 import { apiEvent, type EventInput } from '../tools/simulators/api-events.js';
 import { SIMULATOR_ADAPTER } from './services.js';

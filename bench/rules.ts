@@ -17,8 +17,8 @@
  * against a 200 KB configuration and against the largest the relay reads (`maxBodyBytes`).
  */
 import { pathToFileURL } from 'node:url';
-import { DEFAULT_LIMITS } from '../functions/relay/core.js';
-import type { JsonValue, Rule } from '../functions/trees/config.js';
+import { DEFAULT_LIMITS } from '../functions/relay/service.js';
+import type { JsonValue, Rule } from '../functions/trees/config-model.js';
 import { CONFIG_LIMITS } from '../functions/trees/config-checks.js';
 import { evaluateRules } from '../functions/trees/rules.js';
 import { referenceEvaluateRules } from '../tools/rules-reference.js';

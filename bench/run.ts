@@ -23,7 +23,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { liveRoutes } from '../functions/shared/routes.js';
+import { liveRoutes } from '../functions/api/routes.js';
 import { PINNED_NODE, PROJECT_ROOT } from '../infra/paths.js';
 import { apiEvent } from '../tools/simulators/api-events.js';
 import { answersRequests, buildFixtures, buildScript, buildStack, type Bundle, type StackFunction } from './build.js';
@@ -171,20 +171,20 @@ try {
   // What the first calls need: the simulator registered as adapter lab-nso (through the real
   // putAdapter function, so that its password takes the secrets path), and the adapters the
   // first deleteAdapter runs delete.
-  const put = fn('adapters/put');
+  const put = fn('adapters/handlers/put');
   const setupPut = (name: string) =>
     runCold(NODE, coldChild, {
       name: `setup ${name}`,
       kind: 'function',
       file: put.asset.file,
-      environment: envOf('adapters/put'),
+      environment: envOf('adapters/handlers/put'),
       timeoutSeconds: put.spec.timeoutSeconds,
       event: () => apiEvent({ method: 'PUT', resource: '/adapters/{name}', pathParameters: { name }, body: { type: 'nso', baseUrl: svc.simulator.url, auth: { type: 'basic', ...svc.simulatorCredentials } } }),
     }, 0);
   for (const name of [SIMULATOR_ADAPTER, putAdapterName(ctx(0), -1), putAdapterName(ctx(0), PROBE_ROUND - 1)]) await setupPut(name);
 
   // ── 2. Cold starts ──────────────────────────────────────────────────────────────────────
-  const treeEnv = envOf('trees/get');
+  const treeEnv = envOf('trees/handlers/get');
   const reference = (name: string, bundle: Bundle, environment: Record<string, string>, operation: string): ColdVariant => ({
     name,
     kind: 'reference',
@@ -193,7 +193,7 @@ try {
     timeoutSeconds: 10,
     event: (round) => firstCallEvent(operation, ctx(round)),
   });
-  const lithEnv = { ...envOf('relay/rest-action'), ...envOf('trees/create'), ...treeEnv };
+  const lithEnv = { ...envOf('relay/handlers/rest-action'), ...envOf('trees/handlers/create'), ...treeEnv };
   const variants: ColdVariant[] = [
     reference('bare', fixtures.bare, treeEnv, 'getTree'),
     reference('sdk-only', fixtures.sdkOnly, treeEnv, 'getTree'),
@@ -208,7 +208,7 @@ try {
       },
       'getTree',
     ),
-    reference('authorizer-floor', fixtures.authorizerFloor, envOf('authorizer/handler'), 'authorizer'),
+    reference('authorizer-floor', fixtures.authorizerFloor, envOf('authorizer/handlers/authorize'), 'authorizer'),
     ...(['vault-fetch', 'vault-client'] as const).map((name) =>
       reference(name, name === 'vault-fetch' ? fixtures.vaultFetch : fixtures.vaultClient, { ...treeEnv, BENCH_VAULT_ADDR: svc.vault.url, BENCH_VAULT_TOKEN: svc.vault.rootToken }, 'getTree'),
     ),
@@ -435,10 +435,10 @@ try {
     const auth = await measureAuthorizerWarm({
       node: NODE,
       script: warmChild,
-      env: envOf('authorizer/handler'),
+      env: envOf('authorizer/handlers/authorize'),
       warmup: Math.min(1000, CALLS),
       calls: CALLS,
-      bundle: fn('authorizer/handler').asset.file,
+      bundle: fn('authorizer/handlers/authorize').asset.file,
       event: firstCallEvent('authorizer', { ...ctx(0), token }),
       token,
       services: svc,
@@ -468,9 +468,9 @@ try {
         directConnections: () => svc.directSimulator.connections,
       });
     say(`relay: ${relayCalls} calls per variant as deployed (adapter cache on), adapter read canned then from DynamoDB Local…`);
-    const cached = await relayRun(envOf('relay/rest-action'));
+    const cached = await relayRun(envOf('relay/handlers/rest-action'));
     say(`relay: ${relayCalls} calls per variant with the adapter cache off (ADAPTER_CACHE_TTL_SECONDS=0)…`);
-    const relay = await relayRun({ ...envOf('relay/rest-action'), ADAPTER_CACHE_TTL_SECONDS: '0' });
+    const relay = await relayRun({ ...envOf('relay/handlers/rest-action'), ADAPTER_CACHE_TTL_SECONDS: '0' });
     const r = {
       cachedFull: summarize(cached.dynamo.full),
       cachedDirect: summarize(cached.dynamo.direct),

@@ -10,9 +10,10 @@ import addFormats from 'ajv-formats';
 import { X509Certificate } from 'node:crypto';
 import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { isManagedPath, pathProblem } from '../functions/secrets/reference.js';
-import type { LogLevel } from '../functions/shared/logger.js';
-import { liveRoutes, type LiveRoute } from '../functions/shared/routes.js';
+import { isManagedPath, pathProblem } from '../functions/outbound/secrets/reference.js';
+import type { LogLevel } from '../functions/platform/logger.js';
+import { liveRoutes } from '../functions/api/routes.js';
+import type { LiveRoute } from '../functions/platform/route.js';
 import type { ObservabilityThresholds } from './constructs/observability.js';
 import type { VaultCredential } from './constructs/secrets.js';
 import { PROJECT_ROOT } from './paths.js';
@@ -255,7 +256,7 @@ const crossChecks = (config: Json, dir: string): string[] => {
     if (approle && !roleId) problems.push(`vault.${who}.roleId: required with vault.authMethod "approle"`);
     if (!approle && roleId) problems.push(`vault.${who}.roleId: only used with vault.authMethod "approle" (authMethod is "${vault['authMethod'] ?? 'token'}")`);
   }
-  // The functions refuse an address with credentials at their start (functions/secrets/vault.ts): refused here, before a deploy.
+  // The functions refuse an address with credentials at their start (functions/outbound/secrets/vault.ts): refused here, before a deploy.
   const address = typeof vault['address'] === 'string' && URL.canParse(vault['address']) ? new URL(vault['address']) : undefined;
   if (!address && vault['address'] !== undefined) problems.push(`vault.address: ${shown(vault['address'])} is not a URL`);
   else if (address && (address.username || address.password)) problems.push('vault.address: must not carry credentials (user:password@): the Vault credential is vault.reader / vault.writer');

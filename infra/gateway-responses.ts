@@ -3,7 +3,7 @@
  * only `$context` variables are substituted.
  */
 import { ResponseType, type RestApi } from 'aws-cdk-lib/aws-apigateway';
-import { problemType, PROBLEM_CONTENT_TYPE } from '../functions/shared/problem.js';
+import { problemType, PROBLEM_CONTENT_TYPE } from '../functions/platform/problem.js';
 
 export interface GatewayProblem {
   readonly type: ResponseType;

@@ -4,13 +4,9 @@
  * authorizer run for them.
  */
 import { AuthorizationType, MockIntegration, PassthroughBehavior, type IResource } from 'aws-cdk-lib/aws-apigateway';
-import { problemType, PROBLEM_CONTENT_TYPE } from '../functions/shared/problem.js';
-import {
-  removedRouteName,
-  resourcePath,
-  successorLinks,
-  type RemovedRoute,
-} from '../functions/shared/routes.js';
+import { problemType, PROBLEM_CONTENT_TYPE } from '../functions/platform/problem.js';
+import { removedRouteName, successorLinks } from '../functions/api/removed.js';
+import { resourcePath, type RemovedRoute } from '../functions/platform/route.js';
 
 /** Media types whose requests the 410 Mock integrations read; API Gateway uses `application/json` when none is sent. */
 export const MOCK_MEDIA_TYPES = [

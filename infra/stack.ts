@@ -21,7 +21,9 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import path from 'node:path';
-import { liveRoutes, removedRoutes, type TableAccess, type TableKey } from '../functions/shared/routes.js';
+import { liveRoutes } from '../functions/api/routes.js';
+import { removedRoutes } from '../functions/api/removed.js';
+import type { TableAccess, TableKey } from '../functions/platform/route.js';
 import { callsOutside, concurrencyGroup, EXAMPLE_CONFIG_FILE, loadDeployConfig, type DeploySettings } from './config.js';
 import { Auth, type AuthProps } from './constructs/auth.js';
 import { PrivateNetwork } from './constructs/network.js';
@@ -30,7 +32,7 @@ import { Secrets, type SecretsAccess, type SecretsProps } from './constructs/sec
 import { ServiceFunction, tablePermission, type FunctionPermission } from './constructs/service-function.js';
 import { addGatewayResponses } from './gateway-responses.js';
 import { addRemovedRoute } from './removed-routes.js';
-import { tableEnv, tableSpecs } from './tables.js';
+import { tableEnv, tableSpecs } from '../functions/platform/tables.js';
 
 export const STAGE_NAME = 'v1';
 
@@ -194,7 +196,7 @@ export class NetconfigStack extends Stack {
     // a published version, so a deployment never changes the code under a running batch.
     const batchTables = tableNeeds({ compliance: 'write', adapters: 'read' });
     const complianceBatch = new ServiceFunction(this, 'ComplianceBatch', {
-      handler: 'compliance/batch',
+      handler: 'compliance/handlers/batch',
       description: 'Runs compliance batches (durable execution): fetches device configurations through the relay client and grades them',
       environment: { ...common, ...batchTables.environment },
       timeout: Duration.minutes(15),
@@ -212,7 +214,7 @@ export class NetconfigStack extends Stack {
       grant: (grantee) => this.complianceBatchAlias.grantInvoke(grantee),
     };
 
-    // The key of the idempotency fingerprints (functions/shared/fingerprint-key.ts): a random
+    // The key of the idempotency fingerprints (functions/platform/fingerprint-key.ts): a random
     // secret of this stack, kept (a new key would turn every retry within a day into a 422).
     // Locally, a key file beside the secrets store.
     const fingerprintKey = props.local

@@ -5,7 +5,7 @@
  * expected one. Containment here is written out from its definition alone (the module comment
  * of rules.ts), sharing nothing with the indexed search.
  */
-import type { JsonValue, Rule } from '../functions/trees/config.js';
+import type { Rule } from '../functions/trees/config-model.js';
 import { evaluateRule, evaluateRules, type ArraySearch, type RuleResult } from '../functions/trees/rules.js';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

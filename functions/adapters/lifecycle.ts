@@ -1,6 +1,6 @@
 /** The handlers of `PUT /adapters/{name}/start` and `/stop` (restart has its own: it probes). */
-import { httpHandler, json, type CompiledValidator } from '../shared/http.js';
-import { callerOf } from '../shared/idempotency.js';
+import { httpHandler, json, type CompiledValidator } from '../runtime/http.js';
+import { callerOf } from '../platform/idempotency.js';
 import { changeAdapterState, type LifecycleAction } from './service.js';
 import { createAdapterStore, type AdapterStore } from './store.js';
 import { adapterNameFromPath } from './validate.js';

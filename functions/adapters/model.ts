@@ -1,4 +1,4 @@
-import type { LogLevel } from '../shared/logger.js';
+import type { LogLevel } from '../platform/logger.js';
 
 /** How much the relay logs of the calls through an adapter (`info` when never set). */
 export type AdapterLogLevel = LogLevel;
@@ -29,7 +29,5 @@ export interface Adapter {
   readonly lastUpdated: string;
 }
 
-/** Resolves a `$VAULT_` reference to its secret value at call time. */
-export interface SecretResolver {
-  resolve(reference: string): Promise<string>;
-}
+/** Resolves a `$VAULT_` reference to its secret value at call time (defined beside its implementation). */
+export type { SecretResolver } from '../outbound/secrets/resolve.js';

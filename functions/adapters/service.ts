@@ -8,12 +8,12 @@
  * (see {@link putAdapter} for the rule), kept in canonical form once it is shown to resolve.
  */
 import { randomBytes } from 'node:crypto';
-import { decodeCursor as decodeFields, encodeCursor as encodeFields, invalidCursor } from '../shared/cursor.js';
-import { SYSTEM_ACTOR } from '../shared/changelog.js';
-import { logger } from '../shared/logger.js';
-import { BadRequest, Conflict, NotFound, type HttpProblem } from '../shared/problem.js';
-import type { SecretsBackend } from '../secrets/backend.js';
-import { SecretMissing, SecretReferenceInvalid } from '../secrets/errors.js';
+import { decodeCursor as decodeFields, encodeCursor as encodeFields, invalidCursor } from '../platform/cursor.js';
+import { SYSTEM_ACTOR } from '../runtime/changelog.js';
+import { logger } from '../platform/logger.js';
+import { BadRequest, Conflict, NotFound, type HttpProblem } from '../platform/problem.js';
+import type { SecretsBackend } from '../outbound/secrets/backend.js';
+import { SecretMissing, SecretReferenceInvalid } from '../outbound/secrets/errors.js';
 import {
   VAULT_PREFIX,
   adapterOfManagedPath,
@@ -26,8 +26,8 @@ import {
   newAdapterSecretReference,
   ownManagedPathOf,
   parseReference,
-} from '../secrets/reference.js';
-import { readReference } from '../secrets/resolve.js';
+} from '../outbound/secrets/reference.js';
+import { readReference } from '../outbound/secrets/resolve.js';
 import { DEFAULT_ADAPTER_LOG_LEVEL, type Adapter, type AdapterLogLevel } from './model.js';
 import {
   AdapterWriteRefused,

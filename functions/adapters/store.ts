@@ -7,22 +7,22 @@
  * before it writes the item.
  *
  * Every write (create, replace, delete, state, log level) is one DynamoDB transaction with
- * the changelog entry that records it (`functions/shared/changelog.ts`): both land, or neither.
+ * the changelog entry that records it (`functions/runtime/changelog.ts`): both land, or neither.
  * Each write is conditional on the revision read just before, so the entry's diff is exactly
  * what changed; a write that lost a race is read and tried again (at most
  * {@link WRITE_ATTEMPTS} times), then refused as `changed`.
  */
 import { DeleteCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { SYSTEM_ACTOR, changelogPut, changelogTable, diffFields, type ChangeAction } from '../shared/changelog.js';
-import { documentClient } from '../shared/dynamo.js';
-import { caseTwinOf, claimDelete, claimPut, ensureClaims, indexedIdentifiers, type ClaimSpace } from '../shared/name-claims.js';
-import { requiredEnv } from '../shared/env.js';
-import { isLogLevel, logger } from '../shared/logger.js';
-import { InternalError, ServiceUnavailable } from '../shared/problem.js';
-import { WRITE_ID_ATTRIBUTE, holdsWrite, newWriteId, settleWrite } from '../shared/settled-write.js';
-import { transientReason } from '../shared/transient.js';
-import { SecretReferenceInvalid } from '../secrets/errors.js';
-import { ENC_REMOVED, VAULT_PREFIX, isEncValue } from '../secrets/reference.js';
+import { SYSTEM_ACTOR, changelogPut, changelogTable, diffFields, type ChangeAction } from '../runtime/changelog.js';
+import { documentClient } from '../platform/dynamo.js';
+import { caseTwinOf, claimDelete, claimPut, ensureClaims, indexedIdentifiers, type ClaimSpace } from '../platform/name-claims.js';
+import { requiredEnv } from '../platform/env.js';
+import { isLogLevel, logger } from '../platform/logger.js';
+import { InternalError, ServiceUnavailable } from '../platform/problem.js';
+import { WRITE_ID_ATTRIBUTE, holdsWrite, newWriteId, settleWrite } from '../platform/settled-write.js';
+import { transientReason } from '../platform/transient.js';
+import { SecretReferenceInvalid } from '../outbound/secrets/errors.js';
+import { ENC_REMOVED, VAULT_PREFIX, isEncValue } from '../outbound/secrets/reference.js';
 import { DEFAULT_ADAPTER_LOG_LEVEL, type Adapter, type AdapterLogLevel, type AdapterState } from './model.js';
 
 export const ADAPTER_KIND = 'adapter';
@@ -36,7 +36,7 @@ export const adapterKey = (name: string): { pk: string } => ({ pk: `ADAPTER#${na
  * its list empties.
  */
 export const PENDING_SECRETS_KEY = { pk: 'SECRETS' } as const;
-/** Prefix of the adapters' name claims (`shared/name-claims.ts`): names are unique without regard to case. */
+/** Prefix of the adapters' name claims (`platform/name-claims.ts`): names are unique without regard to case. */
 export const NAME_CLAIM_PREFIX = 'NAME#';
 
 /**
@@ -264,7 +264,60 @@ const atRevision = (revision: number): string =>
 
 type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>[number];
 
-/** An adapter store over `tableName` (default: `ADAPTERS_TABLE`); entries go to `changelogTableName` (default: `CHANGELOG_TABLE`, read at the first write). */
+/**
+ * The update of `put`: every field of the record, `created`, `revision` and `state` kept or
+ * started, and the optional settings set when given, else removed (a PUT replaces the whole record).
+ */
+const putUpdate = (fields: AdapterFields, now: string, writeId: string): { values: Record<string, unknown>; names: Record<string, string>; expression: string } => {
+  const values: Record<string, unknown> = {
+    ':kind': ADAPTER_KIND,
+    ':name': fields.name,
+    ':type': fields.type,
+    ':baseUrl': fields.baseUrl,
+    ':auth': { type: fields.auth.type, username: fields.auth.username, password: fields.auth.password },
+    ':now': now,
+    ':one': 1,
+    ':zero': 0,
+    ':running': 'RUNNING',
+    ':writeId': writeId,
+  };
+  const names: Record<string, string> = {
+    '#pk': 'pk',
+    '#kind': 'kind',
+    '#name': 'name',
+    '#type': 'type',
+    '#baseUrl': 'baseUrl',
+    '#auth': 'auth',
+    '#lastUpdated': 'lastUpdated',
+    '#created': 'created',
+    '#timeoutMs': 'timeoutMs',
+    '#complianceConcurrency': 'complianceConcurrency',
+    '#state': 'state',
+    '#revision': 'revision',
+    '#writeId': WRITE_ID_ATTRIBUTE,
+  };
+  // `writeId` tells, on a read-back, whether this very write landed.
+  let expression =
+    'SET #writeId = :writeId, #kind = :kind, #name = :name, #type = :type, #baseUrl = :baseUrl, #auth = :auth, #lastUpdated = :now, #created = if_not_exists(#created, :now), #revision = if_not_exists(#revision, :zero) + :one, #state = if_not_exists(#state, :running)';
+  // Optional settings: set when given, else removed (a PUT replaces the whole record).
+  const removed: string[] = [];
+  for (const field of ['timeoutMs', 'complianceConcurrency'] as const) {
+    const value = fields[field];
+    if (value !== undefined) {
+      expression += `, #${field} = :${field}`;
+      values[`:${field}`] = value;
+    } else removed.push(`#${field}`);
+  }
+  if (removed.length) expression += ` REMOVE ${removed.join(', ')}`;
+  return { values, names, expression };
+};
+
+/**
+ * An adapter store over `tableName` (default: `ADAPTERS_TABLE`); entries go to `changelogTableName` (default: `CHANGELOG_TABLE`, read at the first write).
+ *
+ * Longer than 80 lines on purpose: a factory whose short methods share its client, table and
+ * caches through the closure; each method is its own unit (and is tested as one).
+ */
 export const createAdapterStore = (
   client: Pick<DynamoDBDocumentClient, 'send'> = documentClient,
   tableName: string = requiredEnv('ADAPTERS_TABLE'),
@@ -388,46 +441,7 @@ export const createAdapterStore = (
         // The last guard before DynamoDB: a value that is not a reference must never be stored.
         throw new InternalError('refused to store an adapter password that is not a $VAULT_ reference', { adapter: fields.name });
       }
-      const values: Record<string, unknown> = {
-        ':kind': ADAPTER_KIND,
-        ':name': fields.name,
-        ':type': fields.type,
-        ':baseUrl': fields.baseUrl,
-        ':auth': { type: fields.auth.type, username: fields.auth.username, password: fields.auth.password },
-        ':now': now,
-        ':one': 1,
-        ':zero': 0,
-        ':running': 'RUNNING',
-        ':writeId': newWriteId(),
-      };
-      const names: Record<string, string> = {
-        '#pk': 'pk',
-        '#kind': 'kind',
-        '#name': 'name',
-        '#type': 'type',
-        '#baseUrl': 'baseUrl',
-        '#auth': 'auth',
-        '#lastUpdated': 'lastUpdated',
-        '#created': 'created',
-        '#timeoutMs': 'timeoutMs',
-        '#complianceConcurrency': 'complianceConcurrency',
-        '#state': 'state',
-        '#revision': 'revision',
-        '#writeId': WRITE_ID_ATTRIBUTE,
-      };
-      // `writeId` tells, on a read-back, whether this very write landed.
-      let expression =
-        'SET #writeId = :writeId, #kind = :kind, #name = :name, #type = :type, #baseUrl = :baseUrl, #auth = :auth, #lastUpdated = :now, #created = if_not_exists(#created, :now), #revision = if_not_exists(#revision, :zero) + :one, #state = if_not_exists(#state, :running)';
-      // Optional settings: set when given, else removed (a PUT replaces the whole record).
-      const removed: string[] = [];
-      for (const field of ['timeoutMs', 'complianceConcurrency'] as const) {
-        const value = fields[field];
-        if (value !== undefined) {
-          expression += `, #${field} = :${field}`;
-          values[`:${field}`] = value;
-        } else removed.push(`#${field}`);
-      }
-      if (removed.length) expression += ` REMOVE ${removed.join(', ')}`;
+      const { values, names, expression } = putUpdate(fields, now, newWriteId());
       // The secret stays with its orchestrator and user: the same reference only with the same
       // origin and user name (a new adapter, or a new reference, may name any). Checked on the
       // read below, and by DynamoDB on the record the write meets.

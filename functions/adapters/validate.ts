@@ -4,13 +4,13 @@
  * loopback only in local mode), and no `$ENC` value anywhere.
  */
 import { isIP } from 'node:net';
-import { addressRefusal, hostNameRefusal } from '../shared/address-policy.js';
-import type { CompiledValidator } from '../shared/http.js';
-import { NAME_RULE, decodeSegment, isPathName, pathNameProblem, refuseBadNames } from '../shared/names.js';
-import { BadRequest, type FieldError } from '../shared/problem.js';
-import { ENC_REMOVED, isEncValue } from '../secrets/reference.js';
+import { addressRefusal, hostNameRefusal } from '../outbound/address-policy.js';
+import type { CompiledValidator } from '../runtime/http.js';
+import { NAME_RULE, decodeSegment, isPathName, pathNameProblem, refuseBadNames } from '../platform/names.js';
+import { BadRequest, type FieldError } from '../platform/problem.js';
+import { ENC_REMOVED, isEncValue } from '../outbound/secrets/reference.js';
 
-export { NAME_RULE } from '../shared/names.js';
+export { NAME_RULE } from '../platform/names.js';
 
 /** True when `name` is a valid adapter name (the shared rule for names in paths). */
 export const isAdapterName = isPathName;
@@ -32,7 +32,7 @@ export const adapterNameFromPath = (raw: string | undefined, parameter = 'name')
  * Refuses a name a write would store (400 naming `field` in `where`: the rule for path names,
  * so a name stored before it can be read and deleted but not written again). A name that
  * differs only by case from another adapter's is refused by the store's write itself (409
- * `adapter-exists`, see `shared/name-claims.ts`).
+ * `adapter-exists`, see `platform/name-claims.ts`).
  */
 export const checkNewAdapterName = (name: string, where: FieldError['in'], field: string): void => {
   refuseBadNames(where, { [field]: name }, pathNameProblem);

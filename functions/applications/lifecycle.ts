@@ -10,9 +10,9 @@
  *   application that sees it drops what it cached (adapters, secrets) and runs with the settings
  *   it has just read. The answer shows the settings read afresh.
  */
-import { httpHandler, json, type CompiledValidator } from '../shared/http.js';
+import { httpHandler, json, type CompiledValidator } from '../runtime/http.js';
 import { changeBy, refusalsAsProblems } from '../profiles/service.js';
-import { createProfileStore, type ProfileStore } from '../profiles/store.js';
+import { createProfileStore, type ProfileStore } from '../runtime/profile-store.js';
 import { applicationFromPath, applicationView } from './service.js';
 
 let store: ProfileStore | undefined;

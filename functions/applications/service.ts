@@ -2,12 +2,12 @@
  * What the application routes share: the application named by the path, and the view of an
  * application (its run state, its settings in the active profile, its routes).
  */
-import { APPLICATIONS, APPLICATION_DESCRIPTIONS, isApplicationName, type ApplicationName } from '../shared/applications.js';
-import type { HttpEvent } from '../shared/http.js';
-import { NotFound } from '../shared/problem.js';
-import { liveRoutes } from '../shared/routes.js';
-import type { Profile, ProfileLogLevel } from '../profiles/model.js';
-import type { ApplicationRun, RuntimeRecord } from '../profiles/store.js';
+import { APPLICATIONS, APPLICATION_DESCRIPTIONS, isApplicationName, type ApplicationName } from '../platform/applications.js';
+import type { HttpEvent } from '../runtime/http.js';
+import { NotFound } from '../platform/problem.js';
+import { indexedRoutes } from '../generated/route-index.js';
+import type { Profile, ProfileLogLevel } from '../runtime/profile-model.js';
+import type { ApplicationRun, RuntimeRecord } from '../runtime/profile-store.js';
 
 export interface ApplicationView extends ApplicationRun {
   readonly name: ApplicationName;
@@ -29,7 +29,7 @@ export const applicationFromPath = (event: HttpEvent<unknown>): ApplicationName 
   throw new NotFound(`No application has this name; the applications are ${APPLICATIONS.join(' and ')}.`);
 };
 
-const routesOf = (name: ApplicationName): string[] => liveRoutes.filter((r) => r.application === name).map((r) => `${r.method} ${r.path}`);
+const routesOf = (name: ApplicationName): string[] => indexedRoutes.filter((r) => r.application === name).map((r) => `${r.method} ${r.path}`);
 
 export const applicationView = (name: ApplicationName, runtime: RuntimeRecord, profile: Profile): ApplicationView => ({
   name,

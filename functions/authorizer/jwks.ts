@@ -19,8 +19,8 @@
  *   library binds the two only when the JWK names its `alg`.
  */
 import { createPublicKey, type JsonWebKey } from 'node:crypto';
-import { JsonTooDeep, parseJson } from '../shared/bounded-json.js';
-import { createHttpClient, OutboundError, type HttpClient } from '../shared/http-client.js';
+import { JsonTooDeep, parseJson } from '../platform/bounded-json.js';
+import { createHttpClient, OutboundError, type HttpClient } from '../outbound/http-client.js';
 import { SimpleJwksCache, type Jwk, type Jwks, type JwkWithKid, type PenaltyBox } from 'aws-jwt-verify/jwk';
 import type { DecomposedJwt } from 'aws-jwt-verify/jwt';
 

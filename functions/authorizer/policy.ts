@@ -1,5 +1,6 @@
 /**
- * Roles → IAM policy, as plain code over the route table (no I/O, no clock).
+ * Roles → IAM policy, as plain code over the route index (`functions/generated/route-index.ts`, generated from the
+ * route table; no I/O, no clock).
  *
  * API Gateway caches an authorizer's policy per token (the `Authorization` header) for the
  * whole API, not per route. A policy that allowed only the route being called would be
@@ -9,7 +10,8 @@
  * its own resource, whatever route triggered the authorizer.
  */
 import type { PolicyDocument, Statement } from 'aws-lambda';
-import { liveRoutes, ROLES, type HttpMethod, type LiveRoute, type Role } from '../shared/routes.js';
+import { indexedRoutes } from '../generated/route-index.js';
+import { ROLES, type HttpMethod, type IndexedRoute, type Role } from '../platform/route.js';
 
 /** The parts of an invoked method ARN the policy is built from. */
 export interface MethodArnParts {
@@ -62,7 +64,7 @@ export const parseMethodArn = (methodArn: string): MethodArnParts => {
  * that a pattern of the caller's covers but the caller may not call is denied explicitly
  * ({@link policyFor}).
  */
-export const routeResource = (route: Pick<LiveRoute, 'method' | 'path'>): string =>
+export const routeResource = (route: Pick<IndexedRoute, 'method' | 'path'>): string =>
   `${route.method}${route.path.replaceAll(/\{[^}/]+\}/g, '*')}`;
 
 /** IAM's wildcard match of a resource pattern (`*`: any run of characters, `/` included). */
@@ -74,7 +76,7 @@ const covers = (pattern: string, resource: string): boolean =>
 /** A request path of a route as a caller sends it, each parameter one plain value. */
 // Mutation: the parameter regex (`[^}/]` → one character, or `[}/]+`) and `'x1'` → `''` are equivalent: the sample is
 // only matched against `*`, which matches any value.
-const sampleResource = (route: Pick<LiveRoute, 'method' | 'path'>): string => `${route.method}${route.path.replaceAll(/\{[^}/]+\}/g, 'x1')}`;
+const sampleResource = (route: Pick<IndexedRoute, 'method' | 'path'>): string => `${route.method}${route.path.replaceAll(/\{[^}/]+\}/g, 'x1')}`;
 
 /** The known roles in a roles claim: only an array counts, and only exact names in it. */
 export const rolesFromClaim = (claim: unknown): Role[] => {
@@ -86,7 +88,7 @@ export const rolesFromClaim = (claim: unknown): Role[] => {
 };
 
 /** The live, non-public routes at least one of these roles may call, in route-table order. */
-export const allowedRoutes = (roles: readonly Role[], routes: readonly LiveRoute[] = liveRoutes): LiveRoute[] =>
+export const allowedRoutes = (roles: readonly Role[], routes: readonly IndexedRoute[] = indexedRoutes): IndexedRoute[] =>
   routes.filter((route) => route.roles !== 'public' && route.roles.some((role) => roles.includes(role)));
 
 /** One allowed route as the policy names it. */
@@ -104,13 +106,13 @@ export interface AllowedResource {
 export const policyFor = (
   roles: readonly Role[],
   methodArn: string,
-  routes: readonly LiveRoute[] = liveRoutes,
+  routes: readonly IndexedRoute[] = indexedRoutes,
 ): PolicyDocument => {
   // The policy depends on the ARN's API and stage and on the roles only: the few combinations a
   // container meets are built once (parsing and walking the route table cost more per call than
   // the rest of the authorizer's own work). Only for the route table itself, which never changes.
   // Mutation: `join(',')` → `join('')` is equivalent: no two role lists join to the same string (`admin`, `apiread`).
-  const key = routes === liveRoutes ? `${arnHead(methodArn)}|${roles.join(',')}` : undefined;
+  const key = routes === indexedRoutes ? `${arnHead(methodArn)}|${roles.join(',')}` : undefined;
   const cached = key === undefined ? undefined : policies.get(key);
   if (cached) return cached;
   const { prefix } = parseMethodArn(methodArn);
@@ -144,10 +146,10 @@ export const policyFor = (
  * wins over every Allow. A Deny may never catch a route the caller is allowed: that would be a
  * route table no policy can express, so it throws (the tests walk the route table).
  */
-const deniedPatterns = (allowed: readonly LiveRoute[], patterns: readonly string[], routes: readonly LiveRoute[]): string[] => {
+const deniedPatterns = (allowed: readonly IndexedRoute[], patterns: readonly string[], routes: readonly IndexedRoute[]): string[] => {
   // API Gateway serves a path with one trailing slash as the route itself, and the method ARN
   // keeps the slash: each form is covered, and denied, on its own.
-  const samples = (route: LiveRoute) => [sampleResource(route), `${sampleResource(route)}/`];
+  const samples = (route: IndexedRoute) => [sampleResource(route), `${sampleResource(route)}/`];
   const forbidden = routes.filter((route) => route.roles !== 'public' && !allowed.includes(route));
   const covered = forbidden.filter((route) => samples(route).some((sample) => patterns.some((p) => covers(p, sample))));
   const denied = [...new Set(covered.flatMap((route) => [routeResource(route), `${routeResource(route)}/`]))];

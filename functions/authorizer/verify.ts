@@ -40,9 +40,9 @@ import {
   KidNotFoundInJwksError,
   WaitPeriodNotYetEndedJwkError,
 } from 'aws-jwt-verify/error';
-import { parseJson } from '../shared/bounded-json.js';
-import type { Role } from '../shared/routes.js';
-import type { AuthorizerConfig } from './config.js';
+import { parseJson } from '../platform/bounded-json.js';
+import type { Role } from '../platform/route.js';
+import type { AuthorizerConfig } from './environment.js';
 import {
   ALGORITHM_FAMILIES,
   IssuerJwksCache,

@@ -7,10 +7,10 @@
  * batch. Only failures that are no fact about the device (secrets store or database down, any
  * failure before the orchestrator answered) fail the chunk, which the engine retries.
  */
-import { logger } from '../shared/logger.js';
-import { HttpProblem } from '../shared/problem.js';
-import { transientReason } from '../shared/transient.js';
-import { AnswerTooDeep, type RestActionResult } from '../relay/core.js';
+import { logger } from '../platform/logger.js';
+import { HttpProblem } from '../platform/problem.js';
+import { transientReason } from '../platform/transient.js';
+import { AnswerTooDeep, type RestActionResult } from '../relay/service.js';
 import type { RuleResult } from '../trees/rules.js';
 import { backoffMs, type FetchGate } from './gate.js';
 import { gradeOf, ruleTotals, score } from './grading.js';

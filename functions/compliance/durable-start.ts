@@ -9,7 +9,7 @@
  * function's container never pay for it.
  */
 import type { LambdaClient } from '@aws-sdk/client-lambda';
-import { requiredEnv } from '../shared/env.js';
+import { requiredEnv } from '../platform/env.js';
 
 /** The execution name of a batch: unique per function, so one batch never runs twice. */
 export const executionName = (batchId: string): string => `batch-${batchId}`;

@@ -1,9 +1,9 @@
 /**
- * Compliance metrics (EMF, namespace of functions/shared/metrics.ts): devices checked by
+ * Compliance metrics (EMF, namespace of functions/platform/metrics.ts): devices checked by
  * grade, config fetches that failed by adapter, batches ended by status. The stack alarms on
  * `ComplianceBatches` with `Status=failed`.
  */
-import { metrics, type Metrics } from '../shared/metrics.js';
+import { metrics, type Metrics } from '../platform/metrics.js';
 import type { Grade } from './grading.js';
 
 /** One device checked (`ComplianceDevicesChecked`, by grade and in total). */

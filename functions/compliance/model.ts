@@ -3,7 +3,7 @@
  * device is checked against), the chunks of devices the engine walks, and one report per
  * device. Plain data; `store.ts` keeps it in DynamoDB.
  */
-import type { JsonValue, Rule } from '../trees/config.js';
+import type { JsonValue, Rule } from '../trees/config-model.js';
 import type { Grade, RuleSeverity, RuleTotals } from './grading.js';
 
 /** Batch ids: 24 lowercase hex digits (96 random bits). */

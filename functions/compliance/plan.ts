@@ -12,7 +12,7 @@
  * Plans and chunks stored by earlier releases (rules by node path, each rule carrying its
  * node's path; chunks of `[device, node path]`) are still read.
  */
-import type { Rule } from '../trees/config.js';
+import type { Rule } from '../trees/config-model.js';
 import type { BatchPlan, DeviceAssignment, PlanRule } from './model.js';
 
 /** A node as the stored plan holds it: no path, no devices, no children. */

@@ -1,6 +1,6 @@
 /** The read side of compliance: a batch, a page of its reports, one report. */
-import { decodeCursor, encodeCursor, invalidCursor } from '../shared/cursor.js';
-import { NotFound } from '../shared/problem.js';
+import { decodeCursor, encodeCursor, invalidCursor } from '../platform/cursor.js';
+import { NotFound } from '../platform/problem.js';
 import type { Grade } from './grading.js';
 import type { Batch, Report } from './model.js';
 import { REPORTS_SK_PATTERN, type ComplianceStore, type ReportCursor } from './store.js';

@@ -1,12 +1,12 @@
 /**
- * What a report shows of a failed rule: the service's one redaction rule (shared/redaction.ts)
+ * What a report shows of a failed rule: the service's one redaction rule (platform/redaction.ts)
  * applied to what the issue quotes of the device and of the rule (`expected`, `actual` and the
  * values its `message` describes). Applied when the report is built, before it is stored: no
  * secret is at rest in the reports table, and every reader (`apiread` included) sees the same
  * masked view. Grading happens before, on the real values.
  */
-import { REDACTED, isSecretField, jsonValueEnd, redactAt, redactText } from '../shared/redaction.js';
-import type { JsonValue } from '../trees/config.js';
+import { REDACTED, isSecretField, jsonValueEnd, redactAt, redactText } from '../platform/redaction.js';
+import type { JsonValue } from '../trees/config-model.js';
 import { parsePointer } from '../trees/rules.js';
 import type { ReportIssue } from './model.js';
 

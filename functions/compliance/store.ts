@@ -37,13 +37,15 @@ import {
   UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
-import { ServiceUnavailable } from '../shared/problem.js';
-import { transientReason } from '../shared/transient.js';
-import { WRITE_ID_ATTRIBUTE, holdsWrite, newWriteId, refusedOnCondition, settleWrite } from '../shared/settled-write.js';
+import { ServiceUnavailable } from '../platform/problem.js';
+import { transientReason } from '../platform/transient.js';
+import { WRITE_ID_ATTRIBUTE, holdsWrite, newWriteId, refusedOnCondition, settleWrite } from '../platform/settled-write.js';
 import { GRADES, type Grade } from './grading.js';
 import { REPORT_ID_PATTERN, type Batch, type BatchPlan, type BatchStatus, type ChunkCounts, type DeviceAssignment, type Report } from './model.js';
 import { chunkEntries, decodeChunk, decodePlan, encodePlan } from './plan.js';
 import { shownIssue } from './shown.js';
+import { documentClient } from '../platform/dynamo.js';
+import { requiredEnv } from '../platform/env.js';
 
 /** Devices a chunk may hold: a position in the chunk is 4 digits. */
 export const MAX_CHUNK_DEVICES = 10_000;
@@ -550,3 +552,6 @@ export class ComplianceStore {
     return item ? packOf(item).find((r) => r.reportId === reportId) : undefined;
   }
 }
+
+/** The compliance store over `tableName` (default: `COMPLIANCE_TABLE`), through the container's Document client: how handlers get one. */
+export const createComplianceStore = (client: DynamoDBDocumentClient = documentClient, tableName: string = requiredEnv('COMPLIANCE_TABLE')): ComplianceStore => new ComplianceStore(client, tableName);

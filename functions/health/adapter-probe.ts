@@ -6,13 +6,13 @@
  * address, username or password.
  */
 import type { Adapter, SecretResolver } from '../adapters/model.js';
-import { OutboundError, type HttpClient } from '../shared/http-client.js';
-import { InvalidBaseUrl, adapterOrigin, buildTarget } from '../relay/target.js';
-import { logger } from '../shared/logger.js';
-import { HttpProblem } from '../shared/problem.js';
-import { traceSubsegment } from '../shared/tracing.js';
+import { OutboundError, type HttpClient } from '../outbound/http-client.js';
+import { InvalidBaseUrl, adapterOrigin, buildTarget } from '../outbound/target.js';
+import { logger } from '../platform/logger.js';
+import { HttpProblem } from '../platform/problem.js';
+import { traceSubsegment } from '../platform/tracing.js';
 import type { DependencyStatus } from './checks.js';
-import { NO_STORE } from './service.js';
+import { NO_STORE } from './about.js';
 
 /** The probe's request target and media type. */
 export const PROBE_PATH = '/restconf';

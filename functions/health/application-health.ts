@@ -3,23 +3,23 @@
  * now, not from a cache) and the health of what it depends on: the tables its routes use and,
  * for an application that resolves secrets (`orch_manager`), the secrets store. Which
  * dependencies an application has is derived from the route table
- * (`applicationDependencies`), so a new route of an application brings its tables along.
+ * (`applicationNeeds` of the generated route index), so a new route of an application brings its tables along.
  *
  * An application is `up` when it runs and every dependency answers, `stopped` when an
  * administrator stopped it, `down` otherwise. Each dependency is checked once per request,
  * whichever applications share it, under `HEALTH_CHECK_TIMEOUT_MS`.
  */
-import type { SecretsBackend } from '../secrets/backend.js';
-import type { ApplicationName } from '../shared/applications.js';
+import type { SecretsBackend } from '../outbound/secrets/backend.js';
+import type { ApplicationName } from '../platform/applications.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { HttpProblem } from '../shared/problem.js';
-import { applicationDependencies, type TableKey } from '../shared/routes.js';
-import { tableEnv } from '../../infra/tables.js';
-import type { ApplicationRun, RuntimeRecord } from '../profiles/store.js';
-import { runCheck, type Check, type CheckResult } from './checks.js';
+import { HttpProblem } from '../platform/problem.js';
+import { applicationNeeds } from '../generated/route-index.js';
+import type { TableKey } from '../platform/route.js';
+import { tableEnv } from '../platform/tables.js';
+import type { ApplicationRun, RuntimeRecord } from '../runtime/profile-store.js';
+import { runCheck, secretsCheck, type Check, type CheckResult } from './checks.js';
 import { dynamoTableCheck } from './dynamo-check.js';
-import { NO_STORE } from './service.js';
-import { secretsCheck } from './system.js';
+import { NO_STORE } from './about.js';
 
 export type ApplicationStatus = 'up' | 'down' | 'stopped';
 
@@ -41,7 +41,7 @@ export interface ApplicationHealthDeps {
 
 /** The checks of one application's dependencies, by name. */
 const checksOf = (name: ApplicationName, deps: ApplicationHealthDeps): Check[] => {
-  const needs = applicationDependencies(name);
+  const needs = applicationNeeds[name];
   const env = deps.env ?? process.env;
   return [
     ...(Object.keys(needs.tables ?? {}) as TableKey[]).map((key) => {

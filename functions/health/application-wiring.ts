@@ -1,8 +1,8 @@
 /** The container's dependencies of the application health routes, created on first use. */
-import { createProfileStore } from '../profiles/store.js';
-import { secretsBackend } from '../secrets/resolver.js';
-import { documentClient } from '../shared/dynamo.js';
-import { integerEnv } from '../shared/env.js';
+import { createProfileStore } from '../runtime/profile-store.js';
+import { secretsBackend } from '../outbound/secrets/resolver.js';
+import { documentClient } from '../platform/dynamo.js';
+import { integerEnv } from '../platform/env.js';
 import type { ApplicationHealthDeps } from './application-health.js';
 
 /** `HEALTH_CHECK_TIMEOUT_MS` (default 2000), as for `/health/system`. */

@@ -4,9 +4,10 @@
  * logged (dependency and kind of failure only) and never shown: the answer says which
  * dependency is down, not why in the words of a library.
  */
-import { logger } from '../shared/logger.js';
-import { HttpProblem } from '../shared/problem.js';
-import { NO_STORE } from './service.js';
+import { logger } from '../platform/logger.js';
+import { HttpProblem } from '../platform/problem.js';
+import { NO_STORE } from './about.js';
+import type { SecretsBackend } from '../outbound/secrets/backend.js';
 
 export type DependencyStatus = 'up' | 'down';
 
@@ -94,3 +95,10 @@ export class DependencyDown extends HttpProblem {
     );
   }
 }
+
+/** The secrets store answers (Vault: `sys/health` and a valid token; local: the file is readable). */
+export const secretsCheck = (backend: Pick<SecretsBackend, 'kind' | 'health'>): Check => ({
+  name: 'secrets',
+  details: { backend: backend.kind },
+  run: () => backend.health(),
+});

@@ -5,8 +5,8 @@
  * (`grantReadData` does not include `DescribeTable`).
  */
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { tableEnv, tableSpecs } from '../../infra/tables.js';
-import type { TableKey } from '../shared/routes.js';
+import { tableEnv, tableSpecs } from '../platform/tables.js';
+import type { TableKey } from '../platform/route.js';
 import type { Check } from './checks.js';
 
 /** The key value no item of any table uses (item keys start with a letter, e.g. `TREE#`). */

@@ -2,7 +2,7 @@
  * Facts about the container serving a request: runtime, region, memory, function name and
  * version, and whether this is the container's first invocation (a cold start).
  */
-import { optionalEnv } from '../shared/env.js';
+import { optionalEnv } from '../platform/env.js';
 
 export interface RuntimeFacts {
   readonly nodeVersion: string;

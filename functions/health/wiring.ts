@@ -4,9 +4,9 @@
  * local mode).
  */
 import { createAdapterStore } from '../adapters/store.js';
-import { createHttpClient } from '../shared/http-client.js';
-import { secretResolver } from '../secrets/resolver.js';
-import { integerEnv, optionalEnv } from '../shared/env.js';
+import { createHttpClient } from '../outbound/http-client.js';
+import { secretResolver } from '../outbound/secrets/resolver.js';
+import { integerEnv, optionalEnv } from '../platform/env.js';
 import type { AdapterHealthDeps } from './adapter-health.js';
 import { createProbeCache } from './probe-cache.js';
 

@@ -2,10 +2,10 @@
  * What the profile routes share: the id from the path, the change record (who, when), and the
  * mapping of refused writes to problems.
  */
-import { callerOf } from '../shared/idempotency.js';
-import type { HttpEvent } from '../shared/http.js';
-import { Conflict, type HttpProblem, NotFound } from '../shared/problem.js';
-import { ProfileWriteRefused, type Change } from './store.js';
+import { callerOf } from '../platform/idempotency.js';
+import type { HttpEvent } from '../runtime/http.js';
+import { Conflict, type HttpProblem, NotFound } from '../platform/problem.js';
+import { ProfileWriteRefused, type Change } from '../runtime/profile-store.js';
 
 /** The profile id of the path (the validator checked its pattern). */
 export const profileIdFromPath = (event: HttpEvent<unknown>): string => String(event.pathParameters?.['id'] ?? '');

@@ -14,13 +14,13 @@
  *   `Authorization` credentials it was sent with (as is, JSON-escaped, percent-encoded or
  *   base64, form-encoded, XML-escaped) are removed wherever they appear, and so is the value of
  *   every member, XML element or attribute, or `name=value` pair whose name suggests a secret
- *   (see `isSecretField` in shared/redaction.ts). A body that still holds the password or the
+ *   (see `isSecretField` in platform/redaction.ts). A body that still holds the password or the
  *   credentials in any other spelling a reader could decode (percent, entities, JSON escapes,
  *   base64 of a longer text) is logged as `[withheld: …]` instead, whole.
  */
-import { parseJson } from '../shared/bounded-json.js';
-import { truncateText, type LogLevel } from '../shared/logger.js';
-import { REDACTED, WITHHELD, holdsSecret, redact, redactText } from '../shared/redaction.js';
+import { parseJson } from '../platform/bounded-json.js';
+import { truncateText, type LogLevel } from '../platform/logger.js';
+import { REDACTED, WITHHELD, holdsSecret, redact, redactText } from '../platform/redaction.js';
 import { charsetOf, isJsonMediaType, parseMediaType } from './media-type.js';
 
 /** Characters of each body a `trace` line holds at most (after redaction). */

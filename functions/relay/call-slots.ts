@@ -16,8 +16,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { logger } from '../shared/logger.js';
-import { HttpProblem } from '../shared/problem.js';
+import { logger } from '../platform/logger.js';
+import { HttpProblem } from '../platform/problem.js';
 
 /** 429: the adapter already carries as many calls as the active profile allows. */
 export class AdapterBusy extends HttpProblem {

@@ -3,10 +3,10 @@
  * and the limits that keep one version inside one DynamoDB item and one tree inside one Lambda
  * response. Pure: each check returns the problems it found; the core turns them into 400/409/413.
  */
-import { jsonNestsDeeperThan } from '../shared/bounded-json.js';
-import { namePatternSource, nameProblem, pathNameProblem } from '../shared/names.js';
-import { fieldPath, type FieldPlace } from '../shared/problem.js';
-import { ROOT_NODE, type Node, type Rule } from './config.js';
+import { jsonNestsDeeperThan } from '../platform/bounded-json.js';
+import { namePatternSource, nameProblem, pathNameProblem } from '../platform/names.js';
+import { fieldPath, type FieldPlace } from '../platform/problem.js';
+import { ROOT_NODE, type Node, type Rule } from './config-model.js';
 import { parsePointer, VARIABLE_NAME_PATTERN_SOURCE, variablesOf } from './rules.js';
 
 /**

@@ -1,5 +1,5 @@
 /** The continuation token of the tree list: where the next page starts (name, then id). */
-import { decodeCursor as decodeFields, encodeCursor as encodeFields } from '../shared/cursor.js';
+import { decodeCursor as decodeFields, encodeCursor as encodeFields } from '../platform/cursor.js';
 import { TREE_ID_PATTERN } from './model.js';
 import type { TreePageKey } from './store.js';
 

@@ -3,7 +3,7 @@
  * check shared by every place that meets a tree it did not build itself: an item read back
  * from DynamoDB, and an entry of a seed file.
  */
-import { namePatternSource, nameProblem, pathNameProblem } from '../shared/names.js';
+import { namePatternSource, nameProblem, pathNameProblem } from '../platform/names.js';
 
 /** A tree summary, exactly the fields of spec 2.3 plus the optional description. */
 export interface TreeSummary {

@@ -19,7 +19,7 @@
  * ({@link ListIndex}), so a rule expecting k entries of a list of n costs about n + k, not
  * n × k; the answers are those of asking every element (test/unit/trees-rules-index.test.ts).
  */
-import type { JsonValue, Rule, RuleMode, Severity } from './config.js';
+import type { JsonValue, Rule, RuleMode, Severity } from './config-model.js';
 
 /** `pass`: the rule holds; `fail`: it does not; `invalid`: it cannot be evaluated (bad pointer or unknown variable). */
 export type RuleStatus = 'pass' | 'fail' | 'invalid';

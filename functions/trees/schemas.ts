@@ -3,10 +3,10 @@
  * Shapes and per-field limits are checked here, at the edge; what needs the stored version
  * (variables, rule ids along paths, devices on one node, sizes) is checked by config-checks.ts.
  */
-import type { JsonSchema } from '../shared/json-schema.js';
-import { RULE_MODES, SEVERITIES } from './config.js';
+import type { JsonSchema } from '../platform/json-schema.js';
+import { RULE_MODES, SEVERITIES } from './config-model.js';
 import { CONFIG_LIMITS, DEVICE_NAME_PATTERN_SOURCE, RULE_ID_PATTERN_SOURCE, VARIABLE_NAME_PATTERN_SOURCE } from './config-checks.js';
-import { PATH_NAME_PATTERN_SOURCE } from '../shared/names.js';
+import { PATH_NAME_PATTERN_SOURCE } from '../platform/names.js';
 import { LABEL_PATTERN_SOURCE, TREE_LIMITS } from './model.js';
 
 /** Path segments arrive percent-encoded: the handler decodes them and applies the name rule. */

@@ -7,7 +7,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { pickSummary, summaryProblems, type TreeSummary } from './model.js';
 import { DynamoTreeStore, type UpsertOutcome } from './store.js';
 import { randomBytes } from 'node:crypto';
-import { RULE_MODES, SEVERITIES, type Node, type Rule } from './config.js';
+import { RULE_MODES, SEVERITIES, type Node, type Rule } from './config-model.js';
 import { CONFIG_LIMITS, normalizeRule, versionProblems } from './config-checks.js';
 import { contentWireBytes, occurrenceOrdinals, putContent, type ContentRef, type VersionContent } from './version-store.js';
 

@@ -10,7 +10,9 @@
  */
 import { GetCommand, QueryCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { pickSummary, summaryProblems, type TreeSummary } from './model.js';
-import { transientReason } from '../shared/transient.js';
+import { transientReason } from '../platform/transient.js';
+import { documentClient } from '../platform/dynamo.js';
+import { requiredEnv } from '../platform/env.js';
 
 export const TREE_KIND = 'tree';
 export const BY_NAME_INDEX = 'byName';
@@ -252,3 +254,6 @@ export class DynamoTreeStore implements TreeStore {
     }
   }
 }
+
+/** The tree store over `tableName` (default: `TREES_TABLE`), through the container's Document client: how handlers get one. */
+export const createTreeStore = (client: DynamoDBDocumentClient = documentClient, tableName: string = requiredEnv('TREES_TABLE')): DynamoTreeStore => new DynamoTreeStore(client, tableName);

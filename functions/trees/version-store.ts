@@ -18,11 +18,13 @@
  * removes the content items it wrote (unless the outcome of its last write cannot be read back).
  */
 import { BatchWriteCommand, GetCommand, PutCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { itemBytes, valueBytes } from '../shared/item-size.js';
-import type { Version } from './config.js';
+import { itemBytes, valueBytes } from '../platform/item-size.js';
+import type { Version } from './config-model.js';
 import { transportBytes } from './config-checks.js';
 import { readTreeItem, sendToStore, treeItem, treeKey, nameKey, nameLockItem, StoreUnavailable, type StoredTree } from './store.js';
 import type { TreeSummary } from './model.js';
+import { documentClient } from '../platform/dynamo.js';
+import { requiredEnv } from '../platform/env.js';
 
 /** Where a version's content is stored; `id === ""`: it holds nothing yet. */
 export interface ContentRef {
@@ -338,3 +340,6 @@ export const batchChunks = (requests: readonly Record<string, unknown>[]): Recor
 /** Writes a content item on its own (seeding, which then writes the tree item that refers to it). */
 export const putContent = (client: DynamoDBDocumentClient, tableName: string, treeId: string, id: string, content: VersionContent) =>
   client.send(new PutCommand({ TableName: tableName, Item: contentItem(treeId, id, content) }));
+
+/** The version store over `tableName` (default: `TREES_TABLE`), through the container's Document client: how handlers get one. */
+export const createVersionStore = (client: DynamoDBDocumentClient = documentClient, tableName: string = requiredEnv('TREES_TABLE')): DynamoVersionStore => new DynamoVersionStore(client, tableName);

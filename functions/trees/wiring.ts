@@ -2,14 +2,12 @@
  * What the version, node, export and import handlers share: their dependencies (created once
  * per container), the caller's identity and the paths of what they create.
  */
-import type { HttpEvent } from '../shared/http.js';
-import { documentClient } from '../shared/dynamo.js';
-import { requiredEnv } from '../shared/env.js';
-import type { VersionDeps } from './versions.js';
-import { DynamoVersionStore } from './version-store.js';
+import type { HttpEvent } from '../runtime/http.js';
+import type { VersionDeps } from './version-service.js';
+import { createVersionStore } from './version-store.js';
 
 export const versionDeps: VersionDeps = {
-  store: new DynamoVersionStore(documentClient, requiredEnv('TREES_TABLE')),
+  store: createVersionStore(),
   now: () => new Date(),
 };
 

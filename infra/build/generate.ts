@@ -1,11 +1,12 @@
 /**
- * `npm run generate`: writes the artefacts derived from the route table (request validators,
- * `openapi.json`). Tests fail when a committed artefact is stale.
+ * `npm run generate`: writes the artefacts derived from the route table (request validators, the
+ * route index, `openapi.json`). Tests fail when a committed artefact is stale.
  */
 import { writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../paths.js';
 import { openApiDocument } from './openapi.js';
+import { routeIndexSource } from './route-index.js';
 import { validatorsSource } from './validators.js';
 
 export const generatedFiles = (): Record<string, string> => {
@@ -13,6 +14,7 @@ export const generatedFiles = (): Record<string, string> => {
   return {
     'functions/generated/validators.js': js,
     'functions/generated/validators.d.ts': dts,
+    'functions/generated/route-index.ts': routeIndexSource(),
     'openapi.json': `${JSON.stringify(openApiDocument(), null, 2)}\n`,
   };
 };

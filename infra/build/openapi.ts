@@ -2,18 +2,12 @@
  * The OpenAPI 3.1 document of the API, derived from the route table. Removed routes appear
  * as deprecated operations that answer 410.
  */
-import type { JsonSchema } from '../../functions/shared/json-schema.js';
-import {
-  EMPTY_BODY,
-  liveRoutes,
-  removedRoutes,
-  resourcePath,
-  successorLinks,
-  type LiveRoute,
-  type RemovedRoute,
-} from '../../functions/shared/routes.js';
-import { problemType } from '../../functions/shared/problem.js';
-import { APPLICATIONS } from '../../functions/shared/applications.js';
+import type { JsonSchema } from '../../functions/platform/json-schema.js';
+import { EMPTY_BODY, resourcePath, type LiveRoute, type RemovedRoute } from '../../functions/platform/route.js';
+import { liveRoutes } from '../../functions/api/routes.js';
+import { removedRoutes, successorLinks } from '../../functions/api/removed.js';
+import { problemType } from '../../functions/platform/problem.js';
+import { APPLICATIONS } from '../../functions/platform/applications.js';
 import { gatewayProblems } from '../gateway-responses.js';
 import { goneProblem } from '../removed-routes.js';
 import { responseComponents, responseHeaders, responseSchemas } from './response-schemas.js';

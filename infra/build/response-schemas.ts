@@ -4,15 +4,15 @@
  * member not listed here fails the end-to-end conformance test. An operation not listed (a
  * new route) has an open schema: its success body is described by its response description only.
  */
-import type { JsonSchema } from '../../functions/shared/json-schema.js';
+import type { JsonSchema } from '../../functions/platform/json-schema.js';
 import { GRADES } from '../../functions/compliance/grading.js';
 import { BATCH_ID_PATTERN, BATCH_STATUSES, REPORT_ID_PATTERN } from '../../functions/compliance/model.js';
-import { RULE_MODES, SEVERITIES } from '../../functions/trees/config.js';
+import { RULE_MODES, SEVERITIES } from '../../functions/trees/config-model.js';
 import { TREE_ID_PATTERN } from '../../functions/trees/model.js';
 import { importBody, ruleSchema, variablesSchema } from '../../functions/trees/schemas.js';
-import { CHANGE_ACTIONS, SUBJECT_KINDS } from '../../functions/shared/changelog.js';
-import { LOG_LEVELS } from '../../functions/shared/logger.js';
-import { ADAPTER_BODY } from '../../functions/shared/routes.js';
+import { CHANGE_ACTIONS, SUBJECT_KINDS } from '../../functions/runtime/changelog.js';
+import { LOG_LEVELS } from '../../functions/platform/logger.js';
+import { ADAPTER_BODY } from '../../functions/adapters/schemas.js';
 
 const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
 const ISO_TIME = { type: 'string', format: 'date-time' } as const;

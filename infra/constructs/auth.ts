@@ -7,7 +7,7 @@ import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { IdentitySource, RequestAuthorizer } from 'aws-cdk-lib/aws-apigateway';
 import { CfnUserPoolGroup, UserPool, UserPoolClient } from 'aws-cdk-lib/aws-cognito';
 import { Construct } from 'constructs';
-import { ROLES } from '../../functions/shared/routes.js';
+import { ROLES } from '../../functions/platform/route.js';
 import { ServiceFunction } from './service-function.js';
 
 export interface AuthProps {
@@ -65,7 +65,7 @@ export class Auth extends Construct {
     }
     if (!audience) throw new Error('auth: an audience is required with an external issuer');
     this.function = new ServiceFunction(this, 'Authorizer', {
-      handler: 'authorizer/handler',
+      handler: 'authorizer/handlers/authorize',
       description: 'Verifies bearer JWTs and returns the policy of the caller’s roles',
       memorySize: 256,
       timeout: Duration.seconds(5),

@@ -54,8 +54,8 @@ import { Topic, type ITopic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import { DEFAULT_TIMEOUT_MS } from '../../functions/adapters/validate.js';
-import { liveRoute, liveRoutes } from '../../functions/shared/routes.js';
-import { AUTHORIZER_FAILURES_METRIC, DEFAULT_METRICS_NAMESPACE } from '../../functions/shared/metrics.js';
+import { liveRoute, liveRoutes } from '../../functions/api/routes.js';
+import { AUTHORIZER_FAILURES_METRIC, DEFAULT_METRICS_NAMESPACE } from '../../functions/platform/metrics.js';
 import type { ServiceFunction } from './service-function.js';
 
 export interface ObservabilityThresholds {
@@ -328,7 +328,7 @@ export class Observability extends Construct {
       datapointsToAlarm: 2,
     });
 
-    // The service's own metrics (functions/shared/metrics.ts), this deployment's only.
+    // The service's own metrics (functions/platform/metrics.ts), this deployment's only.
     const own = (metricName: string, statistic: string, dimensionsMap: Record<string, string> = {}, label?: string) =>
       new Metric({
         namespace: DEFAULT_METRICS_NAMESPACE,

@@ -9,7 +9,7 @@
  */
 import { Secret, type ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
-import { isManagedPath, pathProblem } from '../../functions/secrets/reference.js';
+import { isManagedPath, pathProblem } from '../../functions/outbound/secrets/reference.js';
 import type { ServiceFunction } from './service-function.js';
 
 export type SecretsAccess = 'read' | 'write';

@@ -16,7 +16,7 @@ import { cpSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { LOCAL_BUNDLES_CONTEXT, localBundleDir } from '../local-mode.js';
 import { PROJECT_ROOT } from '../paths.js';
-import type { TableAccess } from '../../functions/shared/routes.js';
+import type { TableAccess } from '../../functions/platform/route.js';
 
 
 /**

@@ -13,7 +13,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { removedRoutes, successorLinks } from '../../functions/shared/routes.js';
+import { removedRoutes, successorLinks } from '../../functions/api/removed.js';
 import { PROJECT_ROOT } from '../../infra/paths.js';
 import type { LocalState } from '../../tools/local/config.js';
 import { freePort } from '../../tools/local/dynamodb-local.js';

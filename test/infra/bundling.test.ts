@@ -24,7 +24,7 @@ const bundle = async (entry: string): Promise<{ inputs: string[]; code: string }
 const CHAIN_BEYOND_ENV = /@aws-sdk\/(credential-provider-(node|ini|sso|process|web-identity|http|login)|nested-clients|token-providers)\/|@smithy\/credential-provider-imds\//;
 
 describe('function bundles', () => {
-  it.each(['functions/trees/get.ts', 'functions/relay/rest-action.ts'])('%s: the SDK takes its credentials from the environment only', async (entry) => {
+  it.each(['functions/trees/handlers/get.ts', 'functions/relay/handlers/rest-action.ts'])('%s: the SDK takes its credentials from the environment only', async (entry) => {
     const { inputs } = await bundle(entry);
     expect(inputs.some((i) => i.includes('@aws-sdk/client-dynamodb/'))).toBe(true);
     expect(inputs.filter((i) => i.includes('@aws-sdk/credential-provider-env/')).length).toBeGreaterThan(0);
@@ -32,13 +32,13 @@ describe('function bundles', () => {
   });
 
   it('carries the idempotency code only in the functions that honour Idempotency-Key', async () => {
-    const own = (inputs: string[]) => inputs.filter((i) => i.startsWith('functions/shared/idempotency'));
-    expect(own((await bundle('functions/relay/rest-action.ts')).inputs)).toHaveLength(2);
-    expect(own((await bundle('functions/trees/get.ts')).inputs)).toEqual([]);
+    const own = (inputs: string[]) => inputs.filter((i) => i.startsWith('functions/platform/idempotency'));
+    expect(own((await bundle('functions/relay/handlers/rest-action.ts')).inputs)).toHaveLength(2);
+    expect(own((await bundle('functions/trees/handlers/get.ts')).inputs)).toEqual([]);
   });
 
   it('obtains Node built-ins through process.getBuiltinModule, never through an ES import', async () => {
-    const { code } = await bundle('functions/relay/rest-action.ts');
+    const { code } = await bundle('functions/relay/handlers/rest-action.ts');
     expect(code).toContain('getBuiltinModule("node:http")');
     const aliased = Object.keys(NODE_BUILTIN_ALIASES).map((arg) => arg.replace(/^--alias:(node:)?/, ''));
     expect(aliased).toEqual(expect.arrayContaining(['http', 'net', 'timers']));
@@ -54,8 +54,8 @@ describe('the private CA bundle', () => {
     // Asset metadata (the asset's directory on each function) is what the CDK CLI turns on.
     const app = new App({ outdir, context: { 'aws:cdk:enable-asset-metadata': true } });
     const stack = new Stack(app, 'CaBundle');
-    const withCa = new ServiceFunction(stack, 'WithCa', { handler: 'health/status', description: 'with the CA bundle', caBundle: ca });
-    const without = new ServiceFunction(stack, 'Without', { handler: 'health/status', description: 'without' });
+    const withCa = new ServiceFunction(stack, 'WithCa', { handler: 'health/handlers/status', description: 'with the CA bundle', caBundle: ca });
+    const without = new ServiceFunction(stack, 'Without', { handler: 'health/handlers/status', description: 'without' });
     app.synth();
     const assetDir = (fn: ServiceFunction) => path.join(outdir, (fn.function.node.defaultChild as CfnFunction).getMetadata('aws:asset:path') as string);
     const env = (fn: ServiceFunction) => (stack.resolve((fn.function.node.defaultChild as CfnFunction).environment) as { variables: Record<string, string> }).variables;

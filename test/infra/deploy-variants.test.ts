@@ -9,7 +9,7 @@ import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { liveRoutes } from '../../functions/shared/routes.js';
+import { liveRoutes } from '../../functions/api/routes.js';
 import { callsOutside, concurrencyGroup, parseDeployConfig } from '../../infra/config.js';
 import { addNagSuppressions } from '../../infra/nag.js';
 import { PROJECT_ROOT } from '../../infra/paths.js';

@@ -15,8 +15,8 @@ import { Construct } from 'constructs';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { liveRoutes } from '../../functions/shared/routes.js';
-import { tableSpecs } from '../../infra/tables.js';
+import { liveRoutes } from '../../functions/api/routes.js';
+import { tableSpecs } from '../../functions/platform/tables.js';
 import { Observability, RUNTIME_FAILURE_TERMS, type ObservabilityProps } from '../../infra/constructs/observability.js';
 import { ServiceFunction } from '../../infra/constructs/service-function.js';
 import { PROJECT_ROOT } from '../../infra/paths.js';
@@ -32,9 +32,9 @@ const deployment = (scope: Construct, serviceName: string, props: Partial<Observ
   const api = new RestApi(scope, 'Api', { restApiName: serviceName, deployOptions: { stageName: 'v1', tracingEnabled: true, metricsEnabled: true } });
   api.root.addResource('status').addMethod('GET', new MockIntegration());
   const functions = {
-    getStatus: new ServiceFunction(scope, 'GetStatus', { handler: 'health/status', description: 'status' }),
-    getServerHealth: new ServiceFunction(scope, 'GetServerHealth', { handler: 'health/server', description: 'server' }),
-    authorizer: new ServiceFunction(scope, 'Authorizer', { handler: 'authorizer/handler', description: 'authorizer' }),
+    getStatus: new ServiceFunction(scope, 'GetStatus', { handler: 'health/handlers/status', description: 'status' }),
+    getServerHealth: new ServiceFunction(scope, 'GetServerHealth', { handler: 'health/handlers/server', description: 'server' }),
+    authorizer: new ServiceFunction(scope, 'Authorizer', { handler: 'authorizer/handlers/authorize', description: 'authorizer' }),
   };
   const tables = {
     trees: new TableV2(scope, 'Trees', { partitionKey: { name: 'pk', type: AttributeType.STRING } }),
@@ -245,7 +245,7 @@ describe('Observability construct', () => {
     const keys = Array.from({ length: 23 }, (_, i) => `fn${String(i).padStart(2, '0')}`);
     // Two applications: the odd keys are "a", the even ones "b".
     const groupOf = (key: string) => (Number(key.slice(2)) % 2 ? 'a' : 'b');
-    const functions = Object.fromEntries(keys.map((k) => [k, new ServiceFunction(stack, k, { handler: 'health/status', description: k })]));
+    const functions = Object.fromEntries(keys.map((k) => [k, new ServiceFunction(stack, k, { handler: 'health/handlers/status', description: k })]));
     new Observability(stack, 'Observability', { api, functions, tables: {}, serviceName: 'many', groupOf });
     const template = Template.fromStack(stack);
     const fnIds = Object.fromEntries(

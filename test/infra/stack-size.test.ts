@@ -10,7 +10,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { AttributeType, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { liveRoutes } from '../../functions/shared/routes.js';
+import { liveRoutes } from '../../functions/api/routes.js';
 import { loadDeployConfig } from '../../infra/config.js';
 import { FunctionRoles, ServiceFunction, tablePermission } from '../../infra/constructs/service-function.js';
 import { PROJECT_ROOT } from '../../infra/paths.js';
@@ -148,7 +148,7 @@ describe('FunctionRoles', () => {
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
     const stack = new Stack(app, 'Roles');
     const table = new TableV2(stack, 'Items', { partitionKey: { name: 'pk', type: AttributeType.STRING } });
-    const fn = (id: string, permissions = [tablePermission(table, 'read')]) => new ServiceFunction(stack, id, { handler: 'health/status', description: id, permissions });
+    const fn = (id: string, permissions = [tablePermission(table, 'read')]) => new ServiceFunction(stack, id, { handler: 'health/handlers/status', description: id, permissions });
     return { stack, table, a: fn('A'), b: fn('B'), writer: fn('Writer', [tablePermission(table, 'write')]), bare: fn('Bare', []) };
   };
 

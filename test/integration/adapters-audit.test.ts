@@ -7,8 +7,8 @@
  */
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
-import { changelogPut } from '../../functions/shared/changelog.js';
-import { documentClient } from '../../functions/shared/dynamo.js';
+import { changelogPut } from '../../functions/runtime/changelog.js';
+import { documentClient } from '../../functions/platform/dynamo.js';
 import { apiEvent, invoke, lambdaContext } from '../../tools/simulators/api-events.js';
 import { importHandlers, type Handler } from '../support/handlers.js';
 import { NSO_PASSWORD, startRelayWorld, type RelayWorld } from '../support/robustness.js';
@@ -46,18 +46,18 @@ beforeAll(async () => {
   vi.stubEnv('HEALTH_PROBE_CACHE_SECONDS', '0');
   vi.resetModules();
   h = await importHandlers({
-    create: 'adapters/create',
-    put: 'adapters/put',
-    del: 'adapters/delete',
-    stop: 'adapters/stop',
-    start: 'adapters/start',
-    restart: 'adapters/restart',
-    loglevel: 'adapters/loglevel',
-    changelogs: 'adapters/changelogs',
-    get: 'adapters/get',
-    list: 'adapters/list',
-    applications: 'applications/changelogs',
-    relay: 'relay/rest-action',
+    create: 'adapters/handlers/create',
+    put: 'adapters/handlers/put',
+    del: 'adapters/handlers/delete',
+    stop: 'adapters/handlers/stop',
+    start: 'adapters/handlers/start',
+    restart: 'adapters/handlers/restart',
+    loglevel: 'adapters/handlers/loglevel',
+    changelogs: 'adapters/handlers/changelogs',
+    get: 'adapters/handlers/get',
+    list: 'adapters/handlers/list',
+    applications: 'applications/handlers/changelogs',
+    relay: 'relay/handlers/rest-action',
   });
 }, 60_000);
 

@@ -4,7 +4,7 @@
  * simulator (whose request log proves what was, and was not, sent).
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ADAPTER_BODY } from '../../functions/shared/routes.js';
+import { ADAPTER_BODY } from '../../functions/adapters/schemas.js';
 import { apiEvent, invoke, lambdaContext } from '../../tools/simulators/api-events.js';
 import { importHandlers, type Handler } from '../support/handlers.js';
 import { startRelayWorld, type RelayWorld } from '../support/robustness.js';
@@ -33,15 +33,15 @@ beforeAll(async () => {
   vi.stubEnv('HEALTH_PROBE_CACHE_SECONDS', '0');
   vi.resetModules();
   h = await importHandlers({
-    create: 'adapters/create',
-    stop: 'adapters/stop',
-    start: 'adapters/start',
-    restart: 'adapters/restart',
-    schema: 'adapters/schema',
-    get: 'adapters/get',
-    relay: 'relay/rest-action',
-    health: 'health/adapters',
-    healthOne: 'health/adapter',
+    create: 'adapters/handlers/create',
+    stop: 'adapters/handlers/stop',
+    start: 'adapters/handlers/start',
+    restart: 'adapters/handlers/restart',
+    schema: 'adapters/handlers/schema',
+    get: 'adapters/handlers/get',
+    relay: 'relay/handlers/rest-action',
+    health: 'health/handlers/adapters',
+    healthOne: 'health/handlers/adapter',
   });
 }, 60_000);
 

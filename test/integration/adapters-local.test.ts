@@ -22,9 +22,9 @@ beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'netconfig-local-'));
   file = path.join(dir, '.local', 'secrets.json');
   Object.assign(process.env, { SECRETS_BACKEND: 'local', SECRETS_FILE: file, SECRETS_ACCESS: 'write', LOCAL_MODE: 'true' });
-  put = (await import('../../functions/adapters/put.js')).handler as unknown as Handler;
-  del = (await import('../../functions/adapters/delete.js')).handler as unknown as Handler;
-  resolver = (await import('../../functions/secrets/resolver.js')).secretResolver;
+  put = (await import('../../functions/adapters/handlers/put.js')).handler as unknown as Handler;
+  del = (await import('../../functions/adapters/handlers/delete.js')).handler as unknown as Handler;
+  resolver = (await import('../../functions/outbound/secrets/resolver.js')).secretResolver;
 });
 
 afterAll(async () => {

@@ -9,7 +9,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as service from '../../functions/adapters/service.js';
 import { PENDING_SECRETS_KEY, WriteOutcomeUnknown, createAdapterStore } from '../../functions/adapters/store.js';
-import { backendFromEnv } from '../../functions/secrets/config.js';
+import { backendFromEnv } from '../../functions/outbound/secrets/environment.js';
 import { freePort } from '../support/dynamodb-local.js';
 import { apiEvent, invoke } from '../../tools/simulators/api-events.js';
 import { startSecretsManagerSimulator, type SecretsManagerSimulator } from '../../tools/simulators/secrets-manager-simulator.js';
@@ -41,10 +41,10 @@ beforeAll(async () => {
     SECRETS_REFERENCE_PREFIXES: 'team',
   });
   delete process.env['LOCAL_MODE'];
-  put = (await import('../../functions/adapters/put.js')).handler as unknown as Handler;
-  get = (await import('../../functions/adapters/get.js')).handler as unknown as Handler;
-  list = (await import('../../functions/adapters/list.js')).handler as unknown as Handler;
-  del = (await import('../../functions/adapters/delete.js')).handler as unknown as Handler;
+  put = (await import('../../functions/adapters/handlers/put.js')).handler as unknown as Handler;
+  get = (await import('../../functions/adapters/handlers/get.js')).handler as unknown as Handler;
+  list = (await import('../../functions/adapters/handlers/list.js')).handler as unknown as Handler;
+  del = (await import('../../functions/adapters/handlers/delete.js')).handler as unknown as Handler;
 });
 
 afterAll(async () => {

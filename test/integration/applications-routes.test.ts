@@ -8,11 +8,11 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { APPLICATION_SETTINGS_SCHEMAS } from '../../functions/profiles/model.js';
-import { listChangelog } from '../../functions/shared/changelog.js';
-import { documentClient } from '../../functions/shared/dynamo.js';
+import { APPLICATION_SETTINGS_SCHEMAS } from '../../functions/runtime/profile-model.js';
+import { listChangelog } from '../../functions/runtime/changelog.js';
+import { documentClient } from '../../functions/platform/dynamo.js';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { SETTINGS_CACHE_MS } from '../../functions/shared/settings.js';
+import { SETTINGS_CACHE_MS } from '../../functions/runtime/settings.js';
 import { PROJECT_ROOT } from '../../infra/paths.js';
 import { conformanceRecorder } from '../support/conformance-recorder.js';
 import { apiEvent, invoke, lambdaContext } from '../../tools/simulators/api-events.js';
@@ -50,20 +50,20 @@ beforeAll(async () => {
   vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
   vi.resetModules();
   for (const [key, file] of Object.entries({
-    list: 'applications/list',
-    get: 'applications/get',
-    put: 'applications/put',
-    stop: 'applications/stop',
-    start: 'applications/start',
-    restart: 'applications/restart',
-    loglevel: 'applications/loglevel',
-    schema: 'applications/schema',
-    healthAll: 'health/applications',
-    healthOne: 'health/application',
-    relay: 'relay/rest-action',
-    trees: 'trees/list',
-    createProfile: 'profiles/create',
-    activate: 'profiles/activate',
+    list: 'applications/handlers/list',
+    get: 'applications/handlers/get',
+    put: 'applications/handlers/put',
+    stop: 'applications/handlers/stop',
+    start: 'applications/handlers/start',
+    restart: 'applications/handlers/restart',
+    loglevel: 'applications/handlers/loglevel',
+    schema: 'applications/handlers/schema',
+    healthAll: 'health/handlers/applications',
+    healthOne: 'health/handlers/application',
+    relay: 'relay/handlers/rest-action',
+    trees: 'trees/handlers/list',
+    createProfile: 'profiles/handlers/create',
+    activate: 'profiles/handlers/activate',
   })) {
     const url = pathToFileURL(path.join(PROJECT_ROOT, 'functions', `${file}.ts`)).href;
     h[key] = ((await import(/* @vite-ignore */ url)) as { handler: Handler }).handler;

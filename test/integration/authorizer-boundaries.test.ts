@@ -8,7 +8,7 @@
  */
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { AuthorizerConfig } from '../../functions/authorizer/config.js';
+import type { AuthorizerConfig } from '../../functions/authorizer/environment.js';
 import { CLOCK_SKEW_SECONDS, createTokenVerifier, MAX_TOKEN_LIFETIME_SECONDS, type TokenVerifier } from '../../functions/authorizer/verify.js';
 import { signJwt, startJwksServer, testKey, verifyOutcome, type JwksServer, type TestKey } from '../../tools/simulators/jwks.js';
 

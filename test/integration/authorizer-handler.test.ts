@@ -4,10 +4,10 @@
  */
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { RoleAuthorizerResult } from '../../functions/authorizer/authorize.js';
+import type { RoleAuthorizerResult } from '../../functions/authorizer/service.js';
 import type { RejectReason } from '../../functions/authorizer/verify.js';
-import { logger } from '../../functions/shared/logger.js';
-import { liveRoutes } from '../../functions/shared/routes.js';
+import { logger } from '../../functions/platform/logger.js';
+import { liveRoutes } from '../../functions/api/routes.js';
 import {
   authorizerEvent,
   claims,
@@ -84,7 +84,7 @@ beforeAll(async () => {
   vi.stubEnv('JWT_AUDIENCE', AUDIENCE);
   vi.stubEnv('JWKS_URL', server.url);
   vi.stubEnv('ROLES_CLAIM', 'cognito:groups');
-  ({ handler } = await import('../../functions/authorizer/handler.js'));
+  ({ handler } = await import('../../functions/authorizer/handlers/authorize.js'));
 });
 
 afterAll(async () => {
@@ -300,7 +300,7 @@ describe('authorizer handler: JWKS endpoint down', () => {
   it('fails with a server error, not 401, in a container that never got the keys', async () => {
     vi.resetModules();
     vi.stubEnv('JWKS_URL', server.url); // stopped: connection refused
-    const fresh = await import('../../functions/authorizer/handler.js');
+    const fresh = await import('../../functions/authorizer/handlers/authorize.js');
     expect(fresh.handler).not.toBe(handler);
     const err = await refusal(fresh.handler(authorizerEvent({ token: rsaToken(groups(['admin'])) })));
     expect(err.message).not.toBe('Unauthorized');

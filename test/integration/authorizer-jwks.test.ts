@@ -6,7 +6,7 @@ import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { AuthorizerConfig } from '../../functions/authorizer/config.js';
+import type { AuthorizerConfig } from '../../functions/authorizer/environment.js';
 import * as jwksModule from '../../functions/authorizer/jwks.js';
 import * as verifyModule from '../../functions/authorizer/verify.js';
 import { claims, signJwt, startJwksServer, testKey, type JwksServer, type TestKey } from '../../tools/simulators/jwks.js';

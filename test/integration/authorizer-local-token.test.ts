@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { RoleAuthorizerResult } from '../../functions/authorizer/authorize.js';
+import type { RoleAuthorizerResult } from '../../functions/authorizer/service.js';
 import { PROJECT_ROOT } from '../../infra/paths.js';
 import { LOCAL_AUDIENCE, LOCAL_ISSUER } from '../../tools/local/config.js';
 import { ISSUER_DIR, localJwks, mintToken } from '../../tools/simulators/issuer.js';
@@ -45,7 +45,7 @@ beforeAll(async () => {
   vi.stubEnv('JWT_AUDIENCE', LOCAL_AUDIENCE);
   vi.stubEnv('JWKS_URL', server.url);
   vi.stubEnv('ROLES_CLAIM', 'roles');
-  ({ handler } = await import('../../functions/authorizer/handler.js'));
+  ({ handler } = await import('../../functions/authorizer/handlers/authorize.js'));
 });
 
 afterAll(async () => {

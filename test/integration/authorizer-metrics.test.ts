@@ -6,7 +6,7 @@
  */
 import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { RoleAuthorizerResult } from '../../functions/authorizer/authorize.js';
+import type { RoleAuthorizerResult } from '../../functions/authorizer/service.js';
 import { authorizerEvent, claims, signJwt, startJwksServer, testKey, type JwksServer, type TestKey } from '../../tools/simulators/jwks.js';
 import { stdoutDuring } from '../support/stdout.js';
 
@@ -27,7 +27,7 @@ const container = async (jwksUrl: string): Promise<Handler> => {
   vi.stubEnv('JWKS_URL', jwksUrl);
   vi.stubEnv('METRICS_DISABLED', 'false');
   vi.stubEnv('SERVICE_NAME', SERVICE);
-  return (await import('../../functions/authorizer/handler.js')).handler;
+  return (await import('../../functions/authorizer/handlers/authorize.js')).handler;
 };
 
 const token = (extra: Record<string, unknown> = {}): string =>

@@ -6,7 +6,7 @@
  */
 import { sign } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AuthorizerConfig } from '../../functions/authorizer/config.js';
+import type { AuthorizerConfig } from '../../functions/authorizer/environment.js';
 import { MAX_KID_LENGTH } from '../../functions/authorizer/jwks.js';
 import { createTokenVerifier, MAX_TOKEN_LENGTH } from '../../functions/authorizer/verify.js';
 import { claims, startJwksServer, testKey, verifyOutcome, type JwksServer, type TestKey } from '../../tools/simulators/jwks.js';

@@ -8,7 +8,7 @@
 import { sign } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AuthorizerConfig } from '../../functions/authorizer/config.js';
+import type { AuthorizerConfig } from '../../functions/authorizer/environment.js';
 import { ALGORITHM_FAMILIES } from '../../functions/authorizer/jwks.js';
 import { createTokenVerifier, type TokenVerifier } from '../../functions/authorizer/verify.js';
 import { claims, startJwksServer, testKey, verifyOutcome, type JwksServer, type TestKey } from '../../tools/simulators/jwks.js';

@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createAdapterStore } from '../../functions/adapters/store.js';
-import { createLocalBackend } from '../../functions/secrets/local.js';
-import { documentClient } from '../../functions/shared/dynamo.js';
+import { createLocalBackend } from '../../functions/outbound/secrets/local.js';
+import { documentClient } from '../../functions/platform/dynamo.js';
 import { startNsoSimulator, type NsoSimulator } from '../../tools/simulators/nso-simulator.js';
 import { apiEvent, invoke } from '../../tools/simulators/api-events.js';
 import { createTestCa } from '../support/relay-tls.js';
@@ -47,7 +47,7 @@ const handlerOf = async (module: string, bundle: string | undefined): Promise<Ha
   container(bundle);
   return ((await import(module)) as { handler: Handler }).handler;
 };
-const relayHandler = (bundle: string | undefined) => handlerOf('../../functions/relay/rest-action.js', bundle);
+const relayHandler = (bundle: string | undefined) => handlerOf('../../functions/relay/handlers/rest-action.js', bundle);
 
 const relayGet = (handler: Handler) =>
   invoke(
@@ -134,7 +134,7 @@ describe('the relay to an orchestrator whose certificate a private CA signed', (
 describe('the health probe of that orchestrator', () => {
   const probe = async (bundle: string | undefined) =>
     invoke(
-      await handlerOf('../../functions/health/adapter.js', bundle),
+      await handlerOf('../../functions/health/handlers/adapter.js', bundle),
       apiEvent({ method: 'GET', resource: '/health/adapters/{name}', pathParameters: { name: 'private-nso' } }),
     );
 
@@ -155,8 +155,8 @@ describe('the health probe of that orchestrator', () => {
 describe('Vault over TLS with a private CA', () => {
   const vaultRead = async (bundle: string | undefined) => {
     container(bundle);
-    const { createVaultBackend } = await import('../../functions/secrets/vault.js');
-    const { staticCredential } = await import('../../functions/secrets/credentials.js');
+    const { createVaultBackend } = await import('../../functions/outbound/secrets/vault.js');
+    const { staticCredential } = await import('../../functions/outbound/secrets/credentials.js');
     const backend = createVaultBackend({ address: vault.url, mount: 'secret', auth: { method: 'token', token: staticCredential(vault.rootToken) } });
     return backend.read('netconfig/adapters/private-nso');
   };

@@ -5,9 +5,9 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createAdapterStore, type AdapterFields, type AdapterStore } from '../../functions/adapters/store.js';
-import { listChangelog } from '../../functions/shared/changelog.js';
-import { documentClient } from '../../functions/shared/dynamo.js';
-import { BadRequest } from '../../functions/shared/problem.js';
+import { listChangelog } from '../../functions/runtime/changelog.js';
+import { documentClient } from '../../functions/platform/dynamo.js';
+import { BadRequest } from '../../functions/platform/problem.js';
 import { createTables } from '../../tools/local/table-copies.js';
 
 let tables: Awaited<ReturnType<typeof createTables>>;

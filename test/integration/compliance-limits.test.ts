@@ -11,8 +11,8 @@ import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fleetName } from '../../tools/simulators/nso-fleet.js';
 import { CONFIG_LIMITS, versionProblems } from '../../functions/trees/config-checks.js';
-import type { Node, Rule } from '../../functions/trees/config.js';
-import { documentClient } from '../../functions/shared/dynamo.js';
+import type { Node, Rule } from '../../functions/trees/config-model.js';
+import { documentClient } from '../../functions/platform/dynamo.js';
 import { startComplianceStack, type ComplianceStack } from '../support/compliance-stack.js';
 
 const L = CONFIG_LIMITS;

@@ -7,8 +7,8 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { emptyCounts, type Report } from '../../functions/compliance/model.js';
 import { ComplianceStore, type DeviceReport } from '../../functions/compliance/store.js';
-import { encodeCursor } from '../../functions/shared/cursor.js';
-import { documentClient } from '../../functions/shared/dynamo.js';
+import { encodeCursor } from '../../functions/platform/cursor.js';
+import { documentClient } from '../../functions/platform/dynamo.js';
 import { apiEvent, invoke, lambdaContext } from '../../tools/simulators/api-events.js';
 import { createTables } from '../../tools/local/table-copies.js';
 
@@ -52,9 +52,9 @@ beforeAll(async () => {
   );
   stored = await store.putReports(BATCH, { chunk: 0, attempt: 1 }, [{ position: 0, report: report('d1', 'pass') }, { position: 1, report: report('d2', 'fail') }, { position: 2, report: report('d3', 'pass') }], expiresAt);
   vi.resetModules();
-  getBatch = (await import('../../functions/compliance/get-batch.js')).handler as Handler;
-  listReports = (await import('../../functions/compliance/list-reports.js')).handler as Handler;
-  getReport = (await import('../../functions/compliance/get-report.js')).handler as Handler;
+  getBatch = (await import('../../functions/compliance/handlers/get-batch.js')).handler as Handler;
+  listReports = (await import('../../functions/compliance/handlers/list-reports.js')).handler as Handler;
+  getReport = (await import('../../functions/compliance/handlers/get-report.js')).handler as Handler;
 });
 
 describe('compliance read routes', () => {

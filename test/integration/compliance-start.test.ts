@@ -12,8 +12,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createAdapterStore } from '../../functions/adapters/store.js';
 import { configPath } from '../../functions/compliance/check.js';
 import { ComplianceStore } from '../../functions/compliance/store.js';
-import { createLocalBackend } from '../../functions/secrets/local.js';
-import { documentClient } from '../../functions/shared/dynamo.js';
+import { createLocalBackend } from '../../functions/outbound/secrets/local.js';
+import { documentClient } from '../../functions/platform/dynamo.js';
 import { expectedGrade, FLEET_RULES, FLEET_VARIABLES, fleetName } from '../../tools/simulators/nso-fleet.js';
 import { startNsoSimulator, type NsoSimulator } from '../../tools/simulators/nso-simulator.js';
 import { loadDurableTesting, type DurableTesting } from '../../tools/local/durable.js';
@@ -66,7 +66,7 @@ beforeAll(async () => {
   vi.resetModules();
   testing = await loadDurableTesting();
   await testing.LocalDurableTestRunner.setupTestEnvironment({ skipTime: false });
-  const { handler: batchHandler } = await import('../../functions/compliance/batch.js');
+  const { handler: batchHandler } = await import('../../functions/compliance/handlers/batch.js');
   lambda = await startLambdaInvokeEndpoint({
     functions: new Map([
       [
@@ -83,7 +83,7 @@ beforeAll(async () => {
   vi.stubEnv('AWS_ENDPOINT_URL_LAMBDA', lambda.url);
   vi.stubEnv('COMPLIANCE_FUNCTION', 'arn:aws:lambda:us-east-1:000000000000:function:netconfig-ComplianceBatch:live');
 
-  const { handler: importTree } = await import('../../functions/trees/import.js');
+  const { handler: importTree } = await import('../../functions/trees/handlers/import.js');
   const imported = await invoke(
     importTree as Handler,
     apiEvent({
@@ -106,8 +106,8 @@ beforeAll(async () => {
   );
   expect(imported.status).toBe(201);
   treeId = (imported.body as { id: string }).id;
-  start = (await import('../../functions/compliance/start.js')).handler as Handler;
-  getBatch = (await import('../../functions/compliance/get-batch.js')).handler as Handler;
+  start = (await import('../../functions/compliance/handlers/start.js')).handler as Handler;
+  getBatch = (await import('../../functions/compliance/handlers/get-batch.js')).handler as Handler;
 }, 120_000);
 
 afterAll(async () => {
@@ -203,7 +203,7 @@ describe('POST /configuration_manager/compliance_reports', () => {
     await adapters.put({ ...stored!, name: 'toggle-nso' }, new Date().toISOString());
     await adapters.setState('toggle-nso', 'STOPPED', new Date().toISOString());
     // The batch function's own module: the adapter cache its batches fetch through.
-    const { engineDeps } = await import('../../functions/compliance/batch.js');
+    const { engineDeps } = await import('../../functions/compliance/handlers/batch.js');
     const fetch = () => engineDeps.relayGet(() => 10_000)('toggle-nso', configPath(fleetName(7))!);
     await expect(fetch()).rejects.toMatchObject({ status: 409, slug: 'adapter-stopped' });
     await adapters.setState('toggle-nso', 'RUNNING', new Date().toISOString());

@@ -6,10 +6,10 @@
 import { BatchWriteCommand, DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GRADES, type Grade } from '../../functions/compliance/grading.js';
-import { REDACTED } from '../../functions/shared/redaction.js';
+import { REDACTED } from '../../functions/platform/redaction.js';
 import { emptyCounts, REPORT_ID_PATTERN, type Report, type ReportIssue } from '../../functions/compliance/model.js';
 import { ComplianceStore, parseReportId, type ChunkReport, type DeviceReport, type ReportCursor } from '../../functions/compliance/store.js';
-import { documentClient } from '../../functions/shared/dynamo.js';
+import { documentClient } from '../../functions/platform/dynamo.js';
 import { documentClientWith } from '../support/dynamo-hook.js';
 import { createTables } from '../../tools/local/table-copies.js';
 

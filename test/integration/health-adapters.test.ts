@@ -11,8 +11,8 @@ import path from 'node:path';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createAdapterStore } from '../../functions/adapters/store.js';
-import { createLocalBackend } from '../../functions/secrets/local.js';
-import { documentClient } from '../../functions/shared/dynamo.js';
+import { createLocalBackend } from '../../functions/outbound/secrets/local.js';
+import { documentClient } from '../../functions/platform/dynamo.js';
 import { startNsoSimulator, type NsoSimulator } from '../../tools/simulators/nso-simulator.js';
 import { apiEvent, invoke } from '../../tools/simulators/api-events.js';
 import { createTables } from '../../tools/local/table-copies.js';
@@ -71,8 +71,8 @@ beforeAll(async () => {
   vi.stubEnv('LOG_LEVEL', 'warn');
   vi.stubEnv('AWS_XRAY_DAEMON_ADDRESS', `127.0.0.1:${daemon.address().port}`);
   vi.resetModules();
-  listHandler = (await import('../../functions/health/adapters.js')).handler;
-  oneHandler = (await import('../../functions/health/adapter.js')).handler;
+  listHandler = (await import('../../functions/health/handlers/adapters.js')).handler;
+  oneHandler = (await import('../../functions/health/handlers/adapter.js')).handler;
 });
 
 afterEach(() => {
@@ -264,8 +264,8 @@ describe('probe results reused for a few seconds (HEALTH_PROBE_CACHE_SECONDS, de
   beforeAll(async () => {
     vi.stubEnv('HEALTH_PROBE_CACHE_SECONDS', '30');
     vi.resetModules();
-    cachedList = (await import('../../functions/health/adapters.js')).handler;
-    cachedOne = (await import('../../functions/health/adapter.js')).handler;
+    cachedList = (await import('../../functions/health/handlers/adapters.js')).handler;
+    cachedOne = (await import('../../functions/health/handlers/adapter.js')).handler;
   });
 
   const listOnce = () => invoke(cachedList, apiEvent({ method: 'GET', resource: '/health/adapters', authorizer: { principalId: 'reader', roles: 'apiread' } }));

@@ -2,8 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { mapLimited } from '../../functions/health/adapter-probe.js';
 import { DependencyDown, runCheck, runChecks, type Check } from '../../functions/health/checks.js';
-import { toProblem } from '../../functions/shared/http.js';
-import { problemResponse } from '../../functions/shared/problem.js';
+import { toProblem } from '../../functions/runtime/http.js';
+import { problemResponse } from '../../functions/platform/problem.js';
 
 const never: Check = { name: 'hangs', run: () => new Promise(() => undefined) };
 const fine: Check = { name: 'fine', details: { backend: 'local' }, run: async () => undefined };

@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createAdapterStore } from '../../functions/adapters/store.js';
-import { createLocalBackend } from '../../functions/secrets/local.js';
-import { documentClient } from '../../functions/shared/dynamo.js';
+import { createLocalBackend } from '../../functions/outbound/secrets/local.js';
+import { documentClient } from '../../functions/platform/dynamo.js';
 import { startNsoSimulator, type NsoSimulator } from '../../tools/simulators/nso-simulator.js';
 import { apiEvent, invoke } from '../../tools/simulators/api-events.js';
 import { createTables } from '../../tools/local/table-copies.js';
@@ -66,7 +66,7 @@ beforeAll(async () => {
     vi.stubEnv(k, v);
   }
   vi.resetModules();
-  relay = (await import('../../functions/relay/rest-action.js')).handler;
+  relay = (await import('../../functions/relay/handlers/rest-action.js')).handler;
 });
 
 afterEach(() => {

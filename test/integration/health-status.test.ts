@@ -23,7 +23,7 @@ afterEach(() => {
 
 describe('GET /status', () => {
   it('answers 200 with the service name, the package version and "running", uncached', async () => {
-    const handler = await fresh('../../functions/health/status.js', { SERVICE_NAME: 'netconfig' });
+    const handler = await fresh('../../functions/health/handlers/status.js', { SERVICE_NAME: 'netconfig' });
     const res = await invoke(handler, apiEvent({ method: 'GET', resource: '/status', authorizer: {} }));
     expect(res.status).toBe(200);
     expect(res.contentType).toBe('application/json');
@@ -32,7 +32,7 @@ describe('GET /status', () => {
   });
 
   it('answers even when every dependency is unreachable', async () => {
-    const handler = await fresh('../../functions/health/status.js', {
+    const handler = await fresh('../../functions/health/handlers/status.js', {
       AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:1',
       SECRETS_BACKEND: 'vault',
       VAULT_ADDR: 'http://127.0.0.1:1',
@@ -42,7 +42,7 @@ describe('GET /status', () => {
 
   it('is bundled without any AWS SDK or secrets client, with the version inlined', async () => {
     const out = await build({
-      entryPoints: [path.join(PROJECT_ROOT, 'functions/health/status.ts')],
+      entryPoints: [path.join(PROJECT_ROOT, 'functions/health/handlers/status.ts')],
       bundle: true,
       write: false,
       metafile: true,
@@ -52,7 +52,7 @@ describe('GET /status', () => {
       logLevel: 'silent',
     });
     const inputs = Object.keys(out.metafile.inputs);
-    expect(inputs.some((i) => i.includes('@aws-sdk') || i.includes('/secrets/') || i.includes('shared/dynamo'))).toBe(false);
+    expect(inputs.some((i) => i.includes('@aws-sdk') || i.includes('/secrets/') || i.includes('platform/dynamo'))).toBe(false);
     const code = out.outputFiles[0]!.text;
     expect(code).toContain(`"${packageJson.version}"`);
     expect(code).not.toMatch(/readFileSync\([^)]*package\.json/);
@@ -61,7 +61,7 @@ describe('GET /status', () => {
 
 describe('GET /health/server', () => {
   it('reports runtime, region, memory and function, cold on the first invocation and warm after', async () => {
-    const handler = await fresh('../../functions/health/server.js', {
+    const handler = await fresh('../../functions/health/handlers/server.js', {
       AWS_REGION: 'eu-west-1',
       AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '512',
       AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
@@ -97,7 +97,7 @@ describe('GET /health/server', () => {
   });
 
   it('falls back to the context’s memory size outside Lambda', async () => {
-    const handler = await fresh('../../functions/health/server.js', { AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '' });
+    const handler = await fresh('../../functions/health/handlers/server.js', { AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '' });
     const res = await invoke(handler, apiEvent({ method: 'GET', resource: '/health/server' }));
     expect(res.body.memory.configuredMb).toBe(512);
   });

@@ -26,7 +26,7 @@ const loadHandler = async (env: Record<string, string> = {}): Promise<Handler> =
   // variable, the idempotency, compliance and changelog tables included).
   const base = { SECRETS_BACKEND: 'local', SECRETS_FILE: path.join(dir, 'secrets.json'), LOG_LEVEL: 'warn', IDEMPOTENCY_TABLE: '', COMPLIANCE_TABLE: '', CHANGELOG_TABLE: '' };
   for (const [k, v] of Object.entries({ ...base, ...env })) vi.stubEnv(k, v);
-  return (await import('../../functions/health/system.js')).handler;
+  return (await import('../../functions/health/handlers/system.js')).handler;
 };
 
 

@@ -12,15 +12,15 @@ import { getEventListeners } from 'node:events';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import * as clientModule from '../../functions/shared/http-client.js';
-import type { OutboundError as OutboundErrorType, OutboundRequest, ResolveAll } from '../../functions/shared/http-client.js';
+import * as clientModule from '../../functions/outbound/http-client.js';
+import type { OutboundError as OutboundErrorType, OutboundRequest, ResolveAll } from '../../functions/outbound/http-client.js';
 import { startNsoSimulator, type NsoSimulator } from '../../tools/simulators/nso-simulator.js';
 import { TEST_TLS_CERT, TEST_TLS_KEY } from '../support/relay-tls.js';
 
 let { createHttpClient, guardedLookup, OutboundError } = clientModule;
 beforeEach(async () => {
   vi.resetModules();
-  ({ createHttpClient, guardedLookup, OutboundError } = await import('../../functions/shared/http-client.js'));
+  ({ createHttpClient, guardedLookup, OutboundError } = await import('../../functions/outbound/http-client.js'));
 });
 
 const AUTH = `Basic ${Buffer.from('admin:admin').toString('base64')}`;

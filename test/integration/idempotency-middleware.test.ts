@@ -13,9 +13,9 @@ import fc from 'fast-check';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { canonicalJson } from '../../functions/shared/canonical-json.js';
-import { documentClient } from '../../functions/shared/dynamo.js';
-import { httpHandler, json, type HttpEvent, type HttpRun } from '../../functions/shared/http.js';
+import { canonicalJson } from '../../functions/platform/canonical-json.js';
+import { documentClient } from '../../functions/platform/dynamo.js';
+import { httpHandler, json, type HttpEvent, type HttpRun } from '../../functions/runtime/http.js';
 import {
   DEFAULT_TTL_SECONDS,
   idempotent,
@@ -23,10 +23,10 @@ import {
   requestFingerprint,
   type IdempotencyOptions,
   type KeptAnswers,
-} from '../../functions/shared/idempotency.js';
-import { createIdempotencyStore } from '../../functions/shared/idempotency-store.js';
-import { logger } from '../../functions/shared/logger.js';
-import { BadGateway, Conflict, HttpProblem, InternalError, NotFound } from '../../functions/shared/problem.js';
+} from '../../functions/platform/idempotency.js';
+import { createIdempotencyStore } from '../../functions/platform/idempotency-store.js';
+import { logger } from '../../functions/platform/logger.js';
+import { BadGateway, Conflict, HttpProblem, InternalError, NotFound } from '../../functions/platform/problem.js';
 import { documentClientWith } from '../support/dynamo-hook.js';
 import { freePort } from '../support/dynamodb-local.js';
 import { apiEvent, lambdaContext } from '../../tools/simulators/api-events.js';

@@ -10,10 +10,10 @@ import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, ScanComm
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { documentClient } from '../../functions/shared/dynamo.js';
-import { httpHandler, json } from '../../functions/shared/http.js';
-import { idempotent, type IdempotencyRecord, type StoredResponse } from '../../functions/shared/idempotency.js';
-import { createIdempotencyStore } from '../../functions/shared/idempotency-store.js';
+import { documentClient } from '../../functions/platform/dynamo.js';
+import { httpHandler, json } from '../../functions/runtime/http.js';
+import { idempotent, type IdempotencyRecord, type StoredResponse } from '../../functions/platform/idempotency.js';
+import { createIdempotencyStore } from '../../functions/platform/idempotency-store.js';
 import { documentClientWith } from '../support/dynamo-hook.js';
 import { freePort } from '../support/dynamodb-local.js';
 import { apiEvent, lambdaContext } from '../../tools/simulators/api-events.js';

@@ -21,7 +21,7 @@ const pools: FunctionPool[] = [];
 
 /** A handler that GETs the orchestrator's RESTCONF root through the shared client. */
 const HANDLER = `
-import { createHttpClient, OutboundError } from ${JSON.stringify(path.join(PROJECT_ROOT, 'functions/shared/http-client.ts'))};
+import { createHttpClient, OutboundError } from ${JSON.stringify(path.join(PROJECT_ROOT, 'functions/outbound/http-client.ts'))};
 const client = createHttpClient({ allowLoopback: true });
 export const handler = async (event) => {
   try {

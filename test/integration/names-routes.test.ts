@@ -1,5 +1,5 @@
 /**
- * The rule for every stored name (functions/shared/names.ts) at each route that stores one,
+ * The rule for every stored name (functions/platform/names.ts) at each route that stores one,
  * through the real handlers against DynamoDB Local: a bad name is a 400 problem naming its
  * field, and an identifier that differs from a stored one only by case is a 409.
  */
@@ -16,15 +16,15 @@ const h: Record<string, Handler> = {};
 let world: RelayWorld;
 
 const HANDLERS = {
-  createTree: 'trees/create',
-  createVersion: 'trees/version-create',
-  putNode: 'trees/node-put',
-  importTree: 'trees/import',
-  createAdapter: 'adapters/create',
-  putAdapter: 'adapters/put',
-  createProfile: 'profiles/create',
-  deleteAdapter: 'adapters/delete',
-  deleteProfile: 'profiles/delete',
+  createTree: 'trees/handlers/create',
+  createVersion: 'trees/handlers/version-create',
+  putNode: 'trees/handlers/node-put',
+  importTree: 'trees/handlers/import',
+  createAdapter: 'adapters/handlers/create',
+  putAdapter: 'adapters/handlers/put',
+  createProfile: 'profiles/handlers/create',
+  deleteAdapter: 'adapters/handlers/delete',
+  deleteProfile: 'profiles/handlers/delete',
 };
 
 const call = (name: keyof typeof HANDLERS, method: string, resource: string, pathParameters: Record<string, string> | undefined, body: unknown) =>

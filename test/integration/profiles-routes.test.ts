@@ -7,7 +7,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { PROFILE_SCHEMA } from '../../functions/profiles/model.js';
+import { PROFILE_SCHEMA } from '../../functions/runtime/profile-model.js';
 import { PROJECT_ROOT } from '../../infra/paths.js';
 import { conformanceRecorder } from '../support/conformance-recorder.js';
 import { apiEvent, invoke, lambdaContext } from '../../tools/simulators/api-events.js';
@@ -39,7 +39,7 @@ beforeAll(async () => {
   await createTables();
   vi.resetModules();
   for (const [key, file] of Object.entries({ list: 'list', get: 'get', create: 'create', put: 'put', delete: 'delete', activate: 'activate', schema: 'schema' })) {
-    const url = pathToFileURL(path.join(PROJECT_ROOT, 'functions', 'profiles', `${file}.ts`)).href;
+    const url = pathToFileURL(path.join(PROJECT_ROOT, 'functions', 'profiles', 'handlers', `${file}.ts`)).href;
     h[key] = ((await import(/* @vite-ignore */ url)) as { handler: Handler }).handler;
   }
 }, 60_000);

@@ -4,10 +4,10 @@
  */
 import { TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { profileSettings } from '../../functions/profiles/model.js';
-import { ProfileWriteRefused, createProfileStore, type ProfileStore } from '../../functions/profiles/store.js';
-import { listChangelog } from '../../functions/shared/changelog.js';
-import { documentClient } from '../../functions/shared/dynamo.js';
+import { profileSettings } from '../../functions/runtime/profile-model.js';
+import { ProfileWriteRefused, createProfileStore, type ProfileStore } from '../../functions/runtime/profile-store.js';
+import { listChangelog } from '../../functions/runtime/changelog.js';
+import { documentClient } from '../../functions/platform/dynamo.js';
 import { createTables } from '../../tools/local/table-copies.js';
 
 let tables: Awaited<ReturnType<typeof createTables>>;

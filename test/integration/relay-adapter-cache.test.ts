@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi, type MockInstance } from 'vitest';
 import { createAdapterStore, type AdapterStore } from '../../functions/adapters/store.js';
-import { createLocalBackend } from '../../functions/secrets/local.js';
-import { documentClient } from '../../functions/shared/dynamo.js';
+import { createLocalBackend } from '../../functions/outbound/secrets/local.js';
+import { documentClient } from '../../functions/platform/dynamo.js';
 import { startNsoSimulator, type NsoSimulator } from '../../tools/simulators/nso-simulator.js';
 import { freePort } from '../support/dynamodb-local.js';
 import { apiEvent, invoke, lambdaContext } from '../../tools/simulators/api-events.js';
@@ -76,7 +76,7 @@ beforeAll(async () => {
   const start = Date.now();
   clock = vi.spyOn(Date, 'now').mockImplementation(() => start + offset);
   vi.resetModules();
-  handler = (await import('../../functions/relay/rest-action.js')).handler as Handler;
+  handler = (await import('../../functions/relay/handlers/rest-action.js')).handler as Handler;
 });
 
 afterAll(async () => {

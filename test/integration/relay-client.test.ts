@@ -11,7 +11,7 @@ import {
   type OutboundFailure,
   type OutboundRequest,
   type ResolveAll,
-} from '../../functions/shared/http-client.js';
+} from '../../functions/outbound/http-client.js';
 import { startNsoSimulator, type NsoSimulator } from '../../tools/simulators/nso-simulator.js';
 import { freePort } from '../support/dynamodb-local.js';
 import { TEST_TLS_CERT, TEST_TLS_KEY } from '../support/relay-tls.js';

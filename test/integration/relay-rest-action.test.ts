@@ -9,8 +9,8 @@ import path from 'node:path';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createAdapterStore } from '../../functions/adapters/store.js';
-import { createLocalBackend } from '../../functions/secrets/local.js';
-import { documentClient } from '../../functions/shared/dynamo.js';
+import { createLocalBackend } from '../../functions/outbound/secrets/local.js';
+import { documentClient } from '../../functions/platform/dynamo.js';
 import { startNsoSimulator, type NsoSimulator } from '../../tools/simulators/nso-simulator.js';
 import { freePort } from '../support/dynamodb-local.js';
 import { apiEvent, invoke, lambdaContext } from '../../tools/simulators/api-events.js';
@@ -88,7 +88,7 @@ beforeAll(async () => {
   vi.stubEnv('SECRETS_FILE', secretsFile);
   vi.stubEnv('LOCAL_MODE', 'true');
   vi.resetModules();
-  handler = (await import('../../functions/relay/rest-action.js')).handler;
+  handler = (await import('../../functions/relay/handlers/rest-action.js')).handler;
 });
 
 afterAll(async () => {
@@ -387,8 +387,8 @@ describe('when the orchestrator does not answer properly', () => {
 describe('logging', () => {
   it('writes one line per call without secrets, bodies or query values', async () => {
     // The relay logs at orch_manager's level in the active profile, read again once forgotten.
-    const { createProfileStore } = await import('../../functions/profiles/store.js');
-    const { containerSettings } = await import('../../functions/shared/settings.js');
+    const { createProfileStore } = await import('../../functions/runtime/profile-store.js');
+    const { containerSettings } = await import('../../functions/runtime/settings.js');
     const profiles = createProfileStore(documentClient, tables['profiles'], () => tables['changelog']);
     const change = { now: new Date().toISOString(), by: 'test' };
     await profiles.setApplicationLogLevel('orch_manager', 'info', change);
@@ -423,7 +423,7 @@ describe('outside local mode', () => {
   beforeAll(async () => {
     vi.stubEnv('LOCAL_MODE', '');
     vi.resetModules();
-    deployed = (await import('../../functions/relay/rest-action.js')).handler;
+    deployed = (await import('../../functions/relay/handlers/rest-action.js')).handler;
     vi.stubEnv('LOCAL_MODE', 'true');
   });
 

@@ -6,7 +6,7 @@
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { CachingSecretResolver } from '../../functions/secrets/resolve.js';
+import type { CachingSecretResolver } from '../../functions/outbound/secrets/resolve.js';
 import { apiEvent, invoke } from '../../tools/simulators/api-events.js';
 import { startSecretsManagerSimulator, type SecretsManagerSimulator } from '../../tools/simulators/secrets-manager-simulator.js';
 import { createTables } from '../../tools/local/table-copies.js';
@@ -15,7 +15,7 @@ import { startVaultSimulator, type VaultSimulator } from '../../tools/simulators
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 let put: Handler, get: Handler, list: Handler, del: Handler;
 let resolver: CachingSecretResolver;
-let errors: typeof import('../../functions/secrets/errors.js');
+let errors: typeof import('../../functions/outbound/secrets/errors.js');
 let vault: VaultSimulator;
 let sm: SecretsManagerSimulator;
 
@@ -46,12 +46,12 @@ beforeAll(async () => {
     output.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
     return true;
   });
-  put = (await import('../../functions/adapters/put.js')).handler as unknown as Handler;
-  get = (await import('../../functions/adapters/get.js')).handler as unknown as Handler;
-  list = (await import('../../functions/adapters/list.js')).handler as unknown as Handler;
-  del = (await import('../../functions/adapters/delete.js')).handler as unknown as Handler;
-  resolver = (await import('../../functions/secrets/resolver.js')).secretResolver;
-  errors = await import('../../functions/secrets/errors.js');
+  put = (await import('../../functions/adapters/handlers/put.js')).handler as unknown as Handler;
+  get = (await import('../../functions/adapters/handlers/get.js')).handler as unknown as Handler;
+  list = (await import('../../functions/adapters/handlers/list.js')).handler as unknown as Handler;
+  del = (await import('../../functions/adapters/handlers/delete.js')).handler as unknown as Handler;
+  resolver = (await import('../../functions/outbound/secrets/resolver.js')).secretResolver;
+  errors = await import('../../functions/outbound/secrets/errors.js');
 });
 
 afterAll(async () => {

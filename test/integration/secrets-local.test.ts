@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SecretsUnavailable } from '../../functions/secrets/errors.js';
-import { createLocalBackend } from '../../functions/secrets/local.js';
-import { readReference } from '../../functions/secrets/resolve.js';
+import { SecretsUnavailable } from '../../functions/outbound/secrets/errors.js';
+import { createLocalBackend } from '../../functions/outbound/secrets/local.js';
+import { readReference } from '../../functions/outbound/secrets/resolve.js';
 import { stdoutDuring } from '../support/stdout.js';
 import { HANG_MS } from '../support/timeouts.js';
 

@@ -6,10 +6,10 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { CredentialSource } from '../../functions/secrets/credentials.js';
-import { SecretsUnavailable } from '../../functions/secrets/errors.js';
-import { createVaultBackend, vaultAddress, type VaultOptions } from '../../functions/secrets/vault.js';
-import { logger } from '../../functions/shared/logger.js';
+import type { CredentialSource } from '../../functions/outbound/secrets/credentials.js';
+import { SecretsUnavailable } from '../../functions/outbound/secrets/errors.js';
+import { createVaultBackend, vaultAddress, type VaultOptions } from '../../functions/outbound/secrets/vault.js';
+import { logger } from '../../functions/platform/logger.js';
 import { stdoutDuring } from '../support/stdout.js';
 
 /** What `fn` logs with info lines written too (the suite runs at `warn`). */

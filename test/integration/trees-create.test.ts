@@ -1,6 +1,6 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { documentClient } from '../../functions/shared/dynamo.js';
+import { documentClient } from '../../functions/platform/dynamo.js';
 import { apiEvent, invoke } from '../../tools/simulators/api-events.js';
 import { createTables } from '../../tools/local/table-copies.js';
 
@@ -22,8 +22,8 @@ const itemsWith = async (prefix: string) => {
 
 beforeAll(async () => {
   table = (await createTables()).trees;
-  ({ handler: create } = await import('../../functions/trees/create.js'));
-  ({ handler: get } = await import('../../functions/trees/get.js'));
+  ({ handler: create } = await import('../../functions/trees/handlers/create.js'));
+  ({ handler: get } = await import('../../functions/trees/handlers/get.js'));
 });
 
 describe('POST /configuration_manager/configs', () => {
@@ -47,7 +47,7 @@ describe('POST /configuration_manager/configs', () => {
   });
 
   it('builds Location from the path the client addressed, so it resolves behind a stage or a custom domain', async () => {
-    const { treeLocation } = await import('../../functions/trees/create.js');
+    const { treeLocation } = await import('../../functions/trees/handlers/create.js');
     const id = 'a'.repeat(24);
     expect(treeLocation(id, '/v1/configuration_manager/configs')).toBe(`/v1/configuration_manager/configs/${id}`);
     expect(treeLocation(id, '/netconfig/configuration_manager/configs/')).toBe(`/netconfig/configuration_manager/configs/${id}`);

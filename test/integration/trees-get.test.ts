@@ -1,6 +1,6 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { documentClient } from '../../functions/shared/dynamo.js';
+import { documentClient } from '../../functions/platform/dynamo.js';
 import type { TreeSummary } from '../../functions/trees/model.js';
 import { seedTrees } from '../../functions/trees/seed.js';
 import { apiEvent, invoke } from '../../tools/simulators/api-events.js';
@@ -46,7 +46,7 @@ const item = (id: string, changes: Record<string, unknown> = {}): Record<string,
 
 beforeAll(async () => {
   table = (await createTables()).trees;
-  ({ handler } = await import('../../functions/trees/get.js'));
+  ({ handler } = await import('../../functions/trees/handlers/get.js'));
   const report = await seedTrees(documentClient, table, { trees: [drafty, plain] });
   expect(report.rejected).toEqual([]);
 });

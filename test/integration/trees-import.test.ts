@@ -9,12 +9,12 @@ import fc from 'fast-check';
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { MAX_PAYLOAD_BYTES } from '../../tools/local/lambda-pool.js';
-import { documentClient } from '../../functions/shared/dynamo.js';
-import { ServiceUnavailable } from '../../functions/shared/problem.js';
+import { documentClient } from '../../functions/platform/dynamo.js';
+import { ServiceUnavailable } from '../../functions/platform/problem.js';
 import { CONFIG_LIMITS, transportBytes } from '../../functions/trees/config-checks.js';
-import type { Node, Rule } from '../../functions/trees/config.js';
+import type { Node, Rule } from '../../functions/trees/config-model.js';
 import { DynamoVersionStore } from '../../functions/trees/version-store.js';
-import { createVersion, deleteVersion, getVersion, importTree, updateVersion, type ImportInput } from '../../functions/trees/versions.js';
+import { createVersion, deleteVersion, getVersion, importTree, updateVersion, type ImportInput } from '../../functions/trees/version-service.js';
 import { documentClientWith } from '../support/dynamo-hook.js';
 import { apiEvent, invoke, lambdaContext } from '../../tools/simulators/api-events.js';
 import { createTables } from '../../tools/local/table-copies.js';
@@ -50,13 +50,13 @@ const uniqueName = (prefix: string) => `${prefix}-${randomUUID().slice(0, 8)}`;
 beforeAll(async () => {
   table = (await createTables()).trees;
   const modules: Record<string, Promise<{ handler: Handler }>> = {
-    createTree: import('../../functions/trees/create.js'),
-    getTree: import('../../functions/trees/get.js'),
-    createVersion: import('../../functions/trees/version-create.js'),
-    getVersion: import('../../functions/trees/version-get.js'),
-    putNode: import('../../functions/trees/node-put.js'),
-    exportTree: import('../../functions/trees/export.js'),
-    importTree: import('../../functions/trees/import.js'),
+    createTree: import('../../functions/trees/handlers/create.js'),
+    getTree: import('../../functions/trees/handlers/get.js'),
+    createVersion: import('../../functions/trees/handlers/version-create.js'),
+    getVersion: import('../../functions/trees/handlers/version-get.js'),
+    putNode: import('../../functions/trees/handlers/node-put.js'),
+    exportTree: import('../../functions/trees/handlers/export.js'),
+    importTree: import('../../functions/trees/handlers/import.js'),
   };
   for (const [name, module] of Object.entries(modules)) h[name] = (await module).handler;
 });

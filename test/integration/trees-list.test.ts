@@ -1,6 +1,6 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { documentClient } from '../../functions/shared/dynamo.js';
+import { documentClient } from '../../functions/platform/dynamo.js';
 import { encodeCursor } from '../../functions/trees/cursor.js';
 import type { TreeSummary } from '../../functions/trees/model.js';
 import { seedTrees } from '../../functions/trees/seed.js';
@@ -47,7 +47,7 @@ const walk = async (limit: number) => {
 
 beforeAll(async () => {
   table = (await createTables()).trees;
-  ({ handler: list } = await import('../../functions/trees/list.js'));
+  ({ handler: list } = await import('../../functions/trees/handlers/list.js'));
   const report = await seedTrees(documentClient, table, { trees });
   expect(report.rejected).toEqual([]);
 });

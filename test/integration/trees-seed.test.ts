@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { documentClient } from '../../functions/shared/dynamo.js';
+import { documentClient } from '../../functions/platform/dynamo.js';
 import type { TreeSummary } from '../../functions/trees/model.js';
 import { SeedFileError, seedTrees } from '../../functions/trees/seed.js';
 import { SAMPLE_TREES_FILE, runSeedCli, seedSampleTrees } from '../../tools/local/seed.js';
@@ -33,7 +33,7 @@ const tree = (id: string, name: string, more: Partial<TreeSummary> = {}): TreeSu
 
 beforeAll(async () => {
   table = (await createTables()).trees;
-  ({ handler: get } = await import('../../functions/trees/get.js'));
+  ({ handler: get } = await import('../../functions/trees/handlers/get.js'));
   dir = mkdtempSync(path.join(tmpdir(), 'trees-seed-'));
 });
 

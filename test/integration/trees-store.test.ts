@@ -6,13 +6,13 @@
  */
 import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { documentClient } from '../../functions/shared/dynamo.js';
-import { Conflict, ServiceUnavailable, problemResponse } from '../../functions/shared/problem.js';
-import { createTree } from '../../functions/trees/core.js';
+import { documentClient } from '../../functions/platform/dynamo.js';
+import { Conflict, ServiceUnavailable, problemResponse } from '../../functions/platform/problem.js';
+import { createTree } from '../../functions/trees/service.js';
 import type { TreeSummary } from '../../functions/trees/model.js';
 import { DynamoTreeStore, nameKey, treeKey } from '../../functions/trees/store.js';
 import { DynamoVersionStore } from '../../functions/trees/version-store.js';
-import { importTree, type ImportInput } from '../../functions/trees/versions.js';
+import { importTree, type ImportInput } from '../../functions/trees/version-service.js';
 import { createTables } from '../../tools/local/table-copies.js';
 
 let table: string;

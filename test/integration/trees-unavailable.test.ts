@@ -13,9 +13,9 @@ beforeAll(async () => {
   process.env['TREES_TABLE'] = 'trees-unreachable';
   process.env['IDEMPOTENCY_TABLE'] = 'idempotency-unreachable';
   handlers = {
-    get: (await import('../../functions/trees/get.js')).handler,
-    list: (await import('../../functions/trees/list.js')).handler,
-    create: (await import('../../functions/trees/create.js')).handler,
+    get: (await import('../../functions/trees/handlers/get.js')).handler,
+    list: (await import('../../functions/trees/handlers/list.js')).handler,
+    create: (await import('../../functions/trees/handlers/create.js')).handler,
   };
 });
 

@@ -1,7 +1,7 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { documentClient } from '../../functions/shared/dynamo.js';
-import { inheritedRules, type Node, type Rule } from '../../functions/trees/config.js';
+import { documentClient } from '../../functions/platform/dynamo.js';
+import { inheritedRules, type Node, type Rule } from '../../functions/trees/config-model.js';
 import { CONFIG_LIMITS } from '../../functions/trees/config-checks.js';
 import { seedTrees } from '../../functions/trees/seed.js';
 import { apiEvent, invoke } from '../../tools/simulators/api-events.js';
@@ -41,18 +41,18 @@ beforeAll(async () => {
   table = (await createTables()).trees;
   // After createTables: the functions read TREES_TABLE when loaded.
   const loaded: Record<string, Promise<{ handler: Handler }>> = {
-    createTree: import('../../functions/trees/create.js'),
-    getTree: import('../../functions/trees/get.js'),
-    createVersion: import('../../functions/trees/version-create.js'),
-    getVersion: import('../../functions/trees/version-get.js'),
-    updateVersion: import('../../functions/trees/version-update.js'),
-    deleteVersion: import('../../functions/trees/version-delete.js'),
-    putNode: import('../../functions/trees/node-put.js'),
-    getNode: import('../../functions/trees/node-get.js'),
-    deleteNode: import('../../functions/trees/node-delete.js'),
-    exportTree: import('../../functions/trees/export.js'),
-    importTree: import('../../functions/trees/import.js'),
-    deleteTree: import('../../functions/trees/delete.js'),
+    createTree: import('../../functions/trees/handlers/create.js'),
+    getTree: import('../../functions/trees/handlers/get.js'),
+    createVersion: import('../../functions/trees/handlers/version-create.js'),
+    getVersion: import('../../functions/trees/handlers/version-get.js'),
+    updateVersion: import('../../functions/trees/handlers/version-update.js'),
+    deleteVersion: import('../../functions/trees/handlers/version-delete.js'),
+    putNode: import('../../functions/trees/handlers/node-put.js'),
+    getNode: import('../../functions/trees/handlers/node-get.js'),
+    deleteNode: import('../../functions/trees/handlers/node-delete.js'),
+    exportTree: import('../../functions/trees/handlers/export.js'),
+    importTree: import('../../functions/trees/handlers/import.js'),
+    deleteTree: import('../../functions/trees/handlers/delete.js'),
   };
   for (const [name, module] of Object.entries(loaded)) h[name] = (await module).handler;
 });
@@ -159,7 +159,7 @@ describe('versions', () => {
   });
 
   it('reads a version for evaluation: tree false, version absent, or the version', async () => {
-    const { readVersion } = await import('../../functions/trees/versions.js');
+    const { readVersion } = await import('../../functions/trees/version-service.js');
     const { DynamoVersionStore } = await import('../../functions/trees/version-store.js');
     const store = new DynamoVersionStore(documentClient, table);
     const treeId = await newTree('v-read');

@@ -106,14 +106,14 @@ beforeAll(async () => {
   process.env['AWS_ENDPOINT_URL_DYNAMODB'] = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
   process.env['SECRETS_ACCESS'] = 'write';
   vi.resetModules();
-  handlers.create = (await import('../../functions/adapters/create.js')).handler as Handler;
-  handlers.put = (await import('../../functions/adapters/put.js')).handler as Handler;
-  handlers.delete = (await import('../../functions/adapters/delete.js')).handler as Handler;
-  handlers.stop = (await import('../../functions/adapters/stop.js')).handler as Handler;
-  handlers.loglevel = (await import('../../functions/adapters/loglevel.js')).handler as Handler;
+  handlers.create = (await import('../../functions/adapters/handlers/create.js')).handler as Handler;
+  handlers.put = (await import('../../functions/adapters/handlers/put.js')).handler as Handler;
+  handlers.delete = (await import('../../functions/adapters/handlers/delete.js')).handler as Handler;
+  handlers.stop = (await import('../../functions/adapters/handlers/stop.js')).handler as Handler;
+  handlers.loglevel = (await import('../../functions/adapters/handlers/loglevel.js')).handler as Handler;
   service = await import('../../functions/adapters/service.js');
   const { createAdapterStore } = await import('../../functions/adapters/store.js');
-  const { createLocalBackend } = await import('../../functions/secrets/local.js');
+  const { createLocalBackend } = await import('../../functions/outbound/secrets/local.js');
   deps = { store: createAdapterStore(undefined, world.tables.adapters), secrets: createLocalBackend({ file: world.secretsFile }), localMode: true };
 }, 120_000);
 

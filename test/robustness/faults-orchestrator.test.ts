@@ -77,7 +77,7 @@ const survive = async (fault: Fault): Promise<void> => {
 
 beforeAll(async () => {
   world = await startRelayWorld();
-  relay = (await import('../../functions/relay/rest-action.js')).handler as Handler;
+  relay = (await import('../../functions/relay/handlers/rest-action.js')).handler as Handler;
   healthy = (await getConfig()).body;
 });
 

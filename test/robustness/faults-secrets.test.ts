@@ -95,11 +95,11 @@ beforeAll(async () => {
     SECRETS_ACCESS: 'write',
     SECRETS_CACHE_TTL_SECONDS: String(CACHE_TTL_SECONDS),
   });
-  relay = (await import('../../functions/relay/rest-action.js')).handler as Handler;
-  putAdapter = (await import('../../functions/adapters/put.js')).handler as Handler;
-  getAdapter = (await import('../../functions/adapters/get.js')).handler as Handler;
-  getTree = (await import('../../functions/trees/get.js')).handler as Handler;
-  const create = (await import('../../functions/trees/create.js')).handler as Handler;
+  relay = (await import('../../functions/relay/handlers/rest-action.js')).handler as Handler;
+  putAdapter = (await import('../../functions/adapters/handlers/put.js')).handler as Handler;
+  getAdapter = (await import('../../functions/adapters/handlers/get.js')).handler as Handler;
+  getTree = (await import('../../functions/trees/handlers/get.js')).handler as Handler;
+  const create = (await import('../../functions/trees/handlers/create.js')).handler as Handler;
   const tree = await create(apiEvent({ method: 'POST', resource: '/configuration_manager/configs', body: { name: 'secrets-fault', deviceType: 'x' } }), lambdaContext());
   treeId = (JSON.parse(tree.body) as { id: string }).id;
 });

@@ -9,9 +9,9 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ComplianceStore } from '../../functions/compliance/store.js';
-import { profileSettings } from '../../functions/profiles/model.js';
-import { ProfileWriteRefused, createProfileStore } from '../../functions/profiles/store.js';
-import { DYNAMODB_CLIENT_LIMITS, documentClient } from '../../functions/shared/dynamo.js';
+import { profileSettings } from '../../functions/runtime/profile-model.js';
+import { ProfileWriteRefused, createProfileStore } from '../../functions/runtime/profile-store.js';
+import { DYNAMODB_CLIENT_LIMITS, documentClient } from '../../functions/platform/dynamo.js';
 import { startWithholdingProxy, type WithholdingProxy } from '../support/withholding-proxy.js';
 import { createTables } from '../../tools/local/table-copies.js';
 

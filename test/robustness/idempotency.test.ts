@@ -6,9 +6,9 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { documentClient } from '../../functions/shared/dynamo.js';
-import { environmentFingerprintKey } from '../../functions/shared/fingerprint-key.js';
-import { DEFAULT_TTL_SECONDS, recordKey, requestFingerprint } from '../../functions/shared/idempotency.js';
+import { documentClient } from '../../functions/platform/dynamo.js';
+import { environmentFingerprintKey } from '../../functions/platform/fingerprint-key.js';
+import { DEFAULT_TTL_SECONDS, recordKey, requestFingerprint } from '../../functions/platform/idempotency.js';
 import { freePort } from '../support/dynamodb-local.js';
 import { stdoutDuring } from '../support/stdout.js';
 import { apiEvent, lambdaContext } from '../../tools/simulators/api-events.js';
@@ -64,9 +64,9 @@ const newKey = () => randomUUID();
 
 beforeAll(async () => {
   world = await startRelayWorld();
-  relayHandler = (await import('../../functions/relay/rest-action.js')).handler as Handler;
-  createHandler = (await import('../../functions/trees/create.js')).handler as Handler;
-  getHandler = (await import('../../functions/trees/get.js')).handler as Handler;
+  relayHandler = (await import('../../functions/relay/handlers/rest-action.js')).handler as Handler;
+  createHandler = (await import('../../functions/trees/handlers/create.js')).handler as Handler;
+  getHandler = (await import('../../functions/trees/handlers/get.js')).handler as Handler;
 });
 
 afterAll(async () => {

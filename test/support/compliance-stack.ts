@@ -11,8 +11,8 @@ import path from 'node:path';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { vi } from 'vitest';
 import { createAdapterStore } from '../../functions/adapters/store.js';
-import { createLocalBackend } from '../../functions/secrets/local.js';
-import { documentClient } from '../../functions/shared/dynamo.js';
+import { createLocalBackend } from '../../functions/outbound/secrets/local.js';
+import { documentClient } from '../../functions/platform/dynamo.js';
 import { loadDurableTesting } from '../../tools/local/durable.js';
 import { startLambdaInvokeEndpoint } from '../../tools/local/lambda-invoke.js';
 import { startNsoSimulator } from '../../tools/simulators/nso-simulator.js';
@@ -60,7 +60,7 @@ export const startComplianceStack = async (devices: number): Promise<ComplianceS
   vi.resetModules();
   const testing = await loadDurableTesting();
   await testing.LocalDurableTestRunner.setupTestEnvironment({ skipTime: false });
-  const { handler: batchHandler } = await import('../../functions/compliance/batch.js');
+  const { handler: batchHandler } = await import('../../functions/compliance/handlers/batch.js');
   const lambda = await startLambdaInvokeEndpoint({
     functions: new Map([
       [
@@ -75,9 +75,9 @@ export const startComplianceStack = async (devices: number): Promise<ComplianceS
   });
   vi.stubEnv('AWS_ENDPOINT_URL_LAMBDA', lambda.url);
   vi.stubEnv('COMPLIANCE_FUNCTION', 'arn:aws:lambda:us-east-1:000000000000:function:netconfig-ComplianceBatch:live');
-  const importHandler = (await import('../../functions/trees/import.js')).handler as Handler;
-  const startHandler = (await import('../../functions/compliance/start.js')).handler as Handler;
-  const getBatch = (await import('../../functions/compliance/get-batch.js')).handler as Handler;
+  const importHandler = (await import('../../functions/trees/handlers/import.js')).handler as Handler;
+  const startHandler = (await import('../../functions/compliance/handlers/start.js')).handler as Handler;
+  const getBatch = (await import('../../functions/compliance/handlers/get-batch.js')).handler as Handler;
   return {
     adapterId,
     tables,

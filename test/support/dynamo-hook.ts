@@ -4,7 +4,7 @@
  * as DynamoDB would.
  */
 import type { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient } from '../../functions/shared/dynamo.js';
+import { documentClient } from '../../functions/platform/dynamo.js';
 
 export const documentClientWith = (hook: (command: unknown) => unknown): DynamoDBDocumentClient =>
   ({

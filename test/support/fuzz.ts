@@ -5,7 +5,7 @@
  */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import fc from 'fast-check';
-import type { LiveRoute } from '../../functions/shared/routes.js';
+import type { LiveRoute } from '../../functions/platform/route.js';
 import { apiEvent } from '../../tools/simulators/api-events.js';
 
 /** What one fuzzed request is made of, before it becomes an event. */

@@ -9,7 +9,7 @@ import { PROJECT_ROOT } from '../../infra/paths.js';
 
 export type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
-/** `{ key: 'adapters/create' }` → `{ key: handler of functions/adapters/create.ts }`. */
+/** `{ key: 'adapters/handlers/create' }` → `{ key: handler of functions/adapters/handlers/create.ts }`. */
 export const importHandlers = async <K extends string>(modules: Readonly<Record<K, string>>): Promise<Record<K, Handler>> => {
   const out = {} as Record<K, Handler>;
   for (const [key, file] of Object.entries(modules) as [K, string][]) {

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { liveRoutes } from '../../functions/shared/routes.js';
+import { liveRoutes } from '../../functions/api/routes.js';
 import { PROJECT_ROOT } from '../../infra/paths.js';
 import type { Exchange } from './recording.js';
 

@@ -9,9 +9,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createAdapterStore, type AdapterStore } from '../../functions/adapters/store.js';
-import { createLocalBackend } from '../../functions/secrets/local.js';
-import { documentClient } from '../../functions/shared/dynamo.js';
-import type { TableKey } from '../../functions/shared/routes.js';
+import { createLocalBackend } from '../../functions/outbound/secrets/local.js';
+import { documentClient } from '../../functions/platform/dynamo.js';
+import type { TableKey } from '../../functions/platform/route.js';
 import { startNsoSimulator, type NsoSimulator } from '../../tools/simulators/nso-simulator.js';
 import { createTables } from '../../tools/local/table-copies.js';
 

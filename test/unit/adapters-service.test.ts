@@ -4,11 +4,11 @@ import { describe, expect, it } from 'vitest';
 import type { Adapter } from '../../functions/adapters/model.js';
 import { changeAdapterState, deleteAdapter, encodeCursor, listAdapters, putAdapter, setAdapterLogLevel } from '../../functions/adapters/service.js';
 import { AdapterWriteRefused, type AdapterFields, type AdapterStore, type StoredState } from '../../functions/adapters/store.js';
-import type { SecretData, SecretsBackend } from '../../functions/secrets/backend.js';
-import { SecretsUnavailable } from '../../functions/secrets/errors.js';
-import { parseReference } from '../../functions/secrets/reference.js';
-import { BadRequest, HttpProblem, NotFound } from '../../functions/shared/problem.js';
-import { logger } from '../../functions/shared/logger.js';
+import type { SecretData, SecretsBackend } from '../../functions/outbound/secrets/backend.js';
+import { SecretsUnavailable } from '../../functions/outbound/secrets/errors.js';
+import { parseReference } from '../../functions/outbound/secrets/reference.js';
+import { BadRequest, HttpProblem, NotFound } from '../../functions/platform/problem.js';
+import { logger } from '../../functions/platform/logger.js';
 import { captureStdout } from '../support/stdout.js';
 
 /**

@@ -8,8 +8,8 @@ import {
   normalizeBaseUrl,
   withEncRejection,
 } from '../../functions/adapters/validate.js';
-import type { CompiledValidator } from '../../functions/shared/http.js';
-import { BadRequest } from '../../functions/shared/problem.js';
+import type { CompiledValidator } from '../../functions/runtime/http.js';
+import { BadRequest } from '../../functions/platform/problem.js';
 
 describe('adapter names', () => {
   it.each(['nso', 'NSO lab 1', 'a', 'a.b_c-d', '...', 'x'.repeat(128)])('accepts %j', (name) => {

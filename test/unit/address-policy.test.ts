@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import * as policy from '../../functions/shared/address-policy.js';
+import * as policy from '../../functions/outbound/address-policy.js';
 
 // Each test gets the module afresh: the refused ranges are built on first use and kept in the
 // module, so a range list built by an earlier test (or by mutation testing's first run) would
@@ -7,7 +7,7 @@ import * as policy from '../../functions/shared/address-policy.js';
 let { addressRefusal, hostNameRefusal } = policy;
 beforeEach(async () => {
   vi.resetModules();
-  ({ addressRefusal, hostNameRefusal } = await import('../../functions/shared/address-policy.js'));
+  ({ addressRefusal, hostNameRefusal } = await import('../../functions/outbound/address-policy.js'));
 });
 
 describe('addressRefusal', () => {

@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import * as policyModule from '../../functions/authorizer/policy.js';
-import { liveRoutes, ROLES, type LiveRoute, type Role } from '../../functions/shared/routes.js';
+import { liveRoutes } from '../../functions/api/routes.js';
+import { ROLES, type LiveRoute, type Role } from '../../functions/platform/route.js';
 import { methodArn, policyAllows, resourceMatches, TEST_ACCOUNT, TEST_API, TEST_REGION, TEST_STAGE } from '../../tools/simulators/jwks.js';
 
 // Each test gets the module afresh: policies the route table yields are cached in the module, and a

@@ -7,7 +7,7 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { firstCallEvent, type CallContext } from '../../bench/events.js';
 import * as validators from '../../functions/generated/validators.js';
-import { liveRoutes } from '../../functions/shared/routes.js';
+import { liveRoutes } from '../../functions/api/routes.js';
 
 const ctx: CallContext = {
   round: 3,

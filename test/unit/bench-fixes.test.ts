@@ -5,8 +5,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { policyFor } from '../../functions/authorizer/policy.js';
-import { liveRoutes } from '../../functions/shared/routes.js';
-import { Metrics } from '../../functions/shared/metrics.js';
+import { liveRoutes } from '../../functions/api/routes.js';
+import { Metrics } from '../../functions/platform/metrics.js';
 import { isIsoMillis } from '../../functions/trees/model.js';
 
 /** The check as it was: the format, then a `Date` round trip. */

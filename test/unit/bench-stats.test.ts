@@ -121,7 +121,7 @@ describe('bundle analysis', () => {
   it('attributes inputs to their npm package or to the project', () => {
     expect(packageOf('node_modules/@aws-sdk/client-dynamodb/dist-es/index.js')).toBe('@aws-sdk/client-dynamodb');
     expect(packageOf('node_modules/.pnpm/x/node_modules/ajv/dist/runtime/ucs2length.js')).toBe('ajv');
-    expect(packageOf('functions/trees/get.ts')).toBe('(this project)');
+    expect(packageOf('functions/trees/handlers/get.ts')).toBe('(this project)');
     expect(packageOf('functions/generated/validators.js')).toBe('(generated validators)');
   });
 

@@ -1,5 +1,5 @@
 /**
- * The one door external JSON comes in by (functions/shared/bounded-json.ts): the depth bound at
+ * The one door external JSON comes in by (functions/platform/bounded-json.ts): the depth bound at
  * its edges, at depths no recursive walk survives, against a recursive count, and that no
  * function parses JSON any other way.
  */
@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { JsonTooDeep, MAX_JSON_DEPTH, jsonNestsDeeperThan, parseJson } from '../../functions/shared/bounded-json.js';
+import { JsonTooDeep, MAX_JSON_DEPTH, jsonNestsDeeperThan, parseJson } from '../../functions/platform/bounded-json.js';
 import { PROJECT_ROOT } from '../../infra/paths.js';
 
 /** `depth` arrays inside each other, around `inner`. */
@@ -77,8 +77,8 @@ describe('parseJson', () => {
  * and may use `JSON.parse` directly. Anything else parsing JSON must go through the door.
  */
 const READS_OWN_DATA = new Set([
-  'functions/shared/bounded-json.ts', // the door itself
-  'functions/trees/versions.ts', // a copy of a stored version's content
+  'functions/platform/bounded-json.ts', // the door itself
+  'functions/trees/version-service.ts', // a copy of a stored version's content
   'functions/trees/version-store.ts', // a stored version's body
   'functions/compliance/store.ts', // stored reports
   'functions/compliance/plan.ts', // stored plans and chunks

@@ -1,6 +1,6 @@
 /** The changelog's pure parts: the field-level diff and the transaction's Put of an entry. */
 import { describe, expect, it } from 'vitest';
-import { changelogKey, changelogPut, diffFields } from '../../functions/shared/changelog.js';
+import { changelogKey, changelogPut, diffFields } from '../../functions/runtime/changelog.js';
 
 describe('diffFields', () => {
   it('lists every field of a creation with `to` only, and of a deletion with `from` only, sorted by field', () => {

@@ -1,12 +1,12 @@
 /** Grading as docs/compliance.md states it, the per-adapter gate's cap and pause, and how a batch is cut into chunks. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { InternalError, ServiceUnavailable } from '../../functions/shared/problem.js';
+import { InternalError, ServiceUnavailable } from '../../functions/platform/problem.js';
 import { AdapterGate, backoffMs } from '../../functions/compliance/gate.js';
 import { gradeOf, ruleTotals, score } from '../../functions/compliance/grading.js';
 import { checkDevice, configPath, isoTimestamp, MAX_ISSUE_BYTES } from '../../functions/compliance/check.js';
 import { MAX_REPORT_BYTES } from '../../functions/compliance/store.js';
-import { CHUNK_BYTES, CHUNK_SIZE, chunkDevices } from '../../functions/compliance/core.js';
+import { CHUNK_BYTES, CHUNK_SIZE, chunkDevices } from '../../functions/compliance/service.js';
 import type { BatchPlan, DeviceAssignment } from '../../functions/compliance/model.js';
 import { chunkEntries } from '../../functions/compliance/plan.js';
 

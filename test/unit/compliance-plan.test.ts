@@ -5,10 +5,10 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { planBatch } from '../../functions/compliance/core.js';
+import { planBatch } from '../../functions/compliance/service.js';
 import type { BatchPlan } from '../../functions/compliance/model.js';
 import { chunkEntries, decodeChunk, decodePlan, encodePlan } from '../../functions/compliance/plan.js';
-import type { Node, Rule, Version } from '../../functions/trees/config.js';
+import type { Node, Rule, Version } from '../../functions/trees/config-model.js';
 import { utf8Bytes } from '../../functions/trees/config-checks.js';
 
 const rule = (id: string, extra: Partial<Rule> = {}): Rule => ({ id, path: '/a', mode: 'required', severity: 'info', ...extra });

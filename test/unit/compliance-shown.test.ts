@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { checkDevice } from '../../functions/compliance/check.js';
 import type { PlanRule, ReportIssue } from '../../functions/compliance/model.js';
 import { shownIssue } from '../../functions/compliance/shown.js';
-import { holdsSecret } from '../../functions/shared/redaction.js';
+import { holdsSecret } from '../../functions/platform/redaction.js';
 import { evaluateRules } from '../../functions/trees/rules.js';
 
 const SECRETS = {

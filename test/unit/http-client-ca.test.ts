@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { rootCertificates } from 'node:tls';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { caBundleFromEnv } from '../../functions/shared/ca-bundle.js';
-import { createHttpClient } from '../../functions/shared/http-client.js';
+import { caBundleFromEnv } from '../../functions/outbound/ca-bundle.js';
+import { createHttpClient } from '../../functions/outbound/http-client.js';
 import { createTestCa, TEST_TLS_KEY } from '../support/relay-tls.js';
 
 let dir: string;
@@ -21,7 +21,7 @@ const loadWithBundle = (bundle: string) => {
   vi.stubEnv('NETCONFIG_CA_BUNDLE', bundle);
   vi.stubEnv('LAMBDA_TASK_ROOT', dir);
   vi.resetModules();
-  return import('../../functions/shared/http-client.js');
+  return import('../../functions/outbound/http-client.js');
 };
 
 beforeAll(async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { getTree, relayRestAction } from '../../functions/generated/validators.js';
-import { httpHandler, json, staticHttpHandler } from '../../functions/shared/http.js';
-import { Conflict, InternalError, ServiceUnavailable } from '../../functions/shared/problem.js';
+import { httpHandler, json, staticHttpHandler } from '../../functions/runtime/http.js';
+import { Conflict, InternalError, ServiceUnavailable } from '../../functions/platform/problem.js';
 import { apiEvent, invoke } from '../../tools/simulators/api-events.js';
 
 const RELAY = '/orch_manager/restAction/{adapterId}';

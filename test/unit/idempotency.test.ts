@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson } from '../../functions/shared/canonical-json.js';
+import { canonicalJson } from '../../functions/platform/canonical-json.js';
 import {
   MAX_STORED_RESPONSE_BYTES,
   callerOf,
@@ -14,8 +14,8 @@ import {
   recordKey,
   requestFingerprint,
   toStored,
-} from '../../functions/shared/idempotency.js';
-import { BadRequest } from '../../functions/shared/problem.js';
+} from '../../functions/platform/idempotency.js';
+import { BadRequest } from '../../functions/platform/problem.js';
 import { apiEvent } from '../../tools/simulators/api-events.js';
 
 /** A fingerprint key, as a stack would have. */

@@ -3,7 +3,7 @@
  * whose names suggest a secret (the last line of defence before a secret reaches the logs).
  */
 import { describe, expect, it, vi } from 'vitest';
-import { isLogLevel, LOG_LEVELS, Logger, passes, type LogLevel } from '../../functions/shared/logger.js';
+import { isLogLevel, LOG_LEVELS, Logger, passes, type LogLevel } from '../../functions/platform/logger.js';
 
 const capture = (level: LogLevel = 'debug', service = 'svc') => {
   const lines: string[] = [];

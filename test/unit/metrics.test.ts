@@ -8,7 +8,7 @@ import {
   recordRelayCall,
   recordValidationFailure,
   relayResultClass,
-} from '../../functions/shared/metrics.js';
+} from '../../functions/platform/metrics.js';
 import { apiEvent, invoke } from '../../tools/simulators/api-events.js';
 import { captureStdout } from '../support/stdout.js';
 
@@ -166,8 +166,8 @@ describe('httpHandler metrics', () => {
   const load = async (env: Record<string, string>) => {
     vi.resetModules();
     for (const [k, v] of Object.entries(env)) vi.stubEnv(k, v);
-    const http = await import('../../functions/shared/http.js');
-    const m = await import('../../functions/shared/metrics.js');
+    const http = await import('../../functions/runtime/http.js');
+    const m = await import('../../functions/platform/metrics.js');
     flushContainer = () => m.metrics.flush();
     read = http.httpHandler({ operation: 'getTree', validate: getTree, timeoutEarlyInMillis: 0 }, async () => {
       m.recordRelayCall({ adapter: 'lab', outcome: 'timeout', latencyMs: 3 });

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { namePatternSource, nameProblem, pathNameProblem } from '../../functions/shared/names.js';
+import { namePatternSource, nameProblem, pathNameProblem } from '../../functions/platform/names.js';
 
 /** Characters a name may not hold: controls (Cc), formats (Cf: zero-width, bidirectional), separators but the space. */
 const INVISIBLE = ['\u0000', '\t', '\n', '\r', '\u001f', '\u007f', '\u0085', '\u00ad', '\u061c', '\u180e', '\u200b', '\u200c', '\u200d', '\u200e', '\u200f', '\u202a', '\u202e', '\u2060', '\u2066', '\u2069', '\ufeff', '\u2028', '\u2029', '\u00a0', '\u2003', '\u3000'];

@@ -21,7 +21,7 @@ import {
   UnprocessableContent,
   UnsupportedMediaType,
   type FieldError,
-} from '../../functions/shared/problem.js';
+} from '../../functions/platform/problem.js';
 
 const FIELD: FieldError = { in: 'body', field: 'name', message: 'must not be empty' };
 

@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { TRACE_BODY_LIMIT, callLineLevel, loggedBody, loggedHeaders } from '../../functions/relay/call-log.js';
-import { truncateText } from '../../functions/shared/logger.js';
-import { holdsSecret, isSecretField, redact, redactText, WITHHELD } from '../../functions/shared/redaction.js';
+import { truncateText } from '../../functions/platform/logger.js';
+import { holdsSecret, isSecretField, redact, redactText, WITHHELD } from '../../functions/platform/redaction.js';
 
 const SECRET = 'S3cr3t "pw"/+?';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Adapter, SecretResolver } from '../../functions/adapters/model.js';
-import { OutboundError, type HttpClient, type OutboundRequest, type OutboundResponse } from '../../functions/shared/http-client.js';
+import { OutboundError, type HttpClient, type OutboundRequest, type OutboundResponse } from '../../functions/outbound/http-client.js';
 import {
   DEFAULT_LIMITS,
   MAX_LAMBDA_RESPONSE_BYTES,
@@ -11,8 +11,8 @@ import {
   type RelayDeps,
   type RelayLogLine,
   type RestActionRequest,
-} from '../../functions/relay/core.js';
-import { HttpProblem, type FieldError } from '../../functions/shared/problem.js';
+} from '../../functions/relay/service.js';
+import { HttpProblem, type FieldError } from '../../functions/platform/problem.js';
 import { REFUSED_PATHS } from '../support/relay-paths.js';
 
 const PASSWORD = 's3cret-pa55';

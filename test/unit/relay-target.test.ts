@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { InvalidBaseUrl, adapterOrigin, buildTarget, checkRelayPath, targetOnOrigin } from '../../functions/relay/target.js';
+import { InvalidBaseUrl, adapterOrigin, buildTarget, checkRelayPath, targetOnOrigin } from '../../functions/outbound/target.js';
 import { REFUSED_PATHS } from '../support/relay-paths.js';
 
 

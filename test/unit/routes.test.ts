@@ -2,15 +2,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../infra/paths.js';
-import {
-  deprecatedItems,
-  liveRoute,
-  liveRoutes,
-  removedRouteName,
-  removedRoutes,
-  resourcePath,
-  successorLinks,
-} from '../../functions/shared/routes.js';
+import { deprecatedItems, removedRouteName, removedRoutes, successorLinks } from '../../functions/api/removed.js';
+import { liveRoute, liveRoutes } from '../../functions/api/routes.js';
+import { resourcePath } from '../../functions/platform/route.js';
 import { specRows } from '../support/spec-table.js';
 
 const specPath = (p: string) => p.replaceAll(/\{(\w+)\}/g, ':$1');
@@ -134,10 +128,10 @@ describe('handlers and the active profile', () => {
     const exempt: string[] = [];
     for (const route of liveRoutes) {
       const modules = reached(route.handler);
-      if (modules.has('shared/http.ts')) continue;
+      if (modules.has('runtime/http.ts')) continue;
       exempt.push(route.operationId);
       // Without the profile, nothing of it in the bundle either.
-      expect(modules.has('shared/settings.ts'), route.operationId).toBe(false);
+      expect(modules.has('runtime/settings.ts'), route.operationId).toBe(false);
       expect(route.application, route.operationId).toBeUndefined();
       expect(Object.keys(route.needs.tables ?? {}), route.operationId).toEqual([]);
     }

@@ -8,8 +8,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { loggedBody, loggedHeaders } from '../../functions/relay/call-log.js';
-import { Logger } from '../../functions/shared/logger.js';
-import { holdsSecret } from '../../functions/shared/redaction.js';
+import { Logger } from '../../functions/platform/logger.js';
+import { holdsSecret } from '../../functions/platform/redaction.js';
 import { ENCODINGS, SECRET_CORPUS, excerptOf, type CorpusEntry } from '../support/secret-corpus.js';
 
 /** The media type a relay body of each encoding is sent with. */

@@ -13,7 +13,7 @@ import {
   ownManagedPathOf,
   parseReference,
   parseReferencePrefixes,
-} from '../../functions/secrets/reference.js';
+} from '../../functions/outbound/secrets/reference.js';
 
 describe('$VAULT_ references', () => {
   it('parses a path and an explicit key', () => {

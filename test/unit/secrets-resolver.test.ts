@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { withAccess, type SecretData, type SecretsBackend } from '../../functions/secrets/backend.js';
-import { SecretMissing, SecretReferenceInvalid, SecretsUnavailable } from '../../functions/secrets/errors.js';
-import { ENC_REMOVED } from '../../functions/secrets/reference.js';
-import { createSecretResolver, readReference } from '../../functions/secrets/resolve.js';
+import { withAccess, type SecretData, type SecretsBackend } from '../../functions/outbound/secrets/backend.js';
+import { SecretMissing, SecretReferenceInvalid, SecretsUnavailable } from '../../functions/outbound/secrets/errors.js';
+import { ENC_REMOVED } from '../../functions/outbound/secrets/reference.js';
+import { createSecretResolver, readReference } from '../../functions/outbound/secrets/resolve.js';
 
 /** A backend over a map, counting reads; `down` makes it fail like an unreachable store. */
 const memoryBackend = (initial: Record<string, SecretData> = {}) => {

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
-import { DEFAULT_PROFILE_ID, profileSettings, type Profile } from '../../functions/profiles/model.js';
-import type { RuntimeRecord } from '../../functions/profiles/store.js';
-import { SETTINGS_CACHE_MS, SETTINGS_RETRY_MS, builtInSettings, createRuntimeSettings, logLevelOf, type SettingsSource } from '../../functions/shared/settings.js';
+import { DEFAULT_PROFILE_ID, profileSettings, type Profile } from '../../functions/runtime/profile-model.js';
+import type { RuntimeRecord } from '../../functions/runtime/profile-store.js';
+import { SETTINGS_CACHE_MS, SETTINGS_RETRY_MS, builtInSettings, createRuntimeSettings, logLevelOf, type SettingsSource } from '../../functions/runtime/settings.js';
 
 const running: RuntimeRecord['applications'] = { orch_manager: { state: 'RUNNING' }, configuration_manager: { state: 'RUNNING' } };
 const profile = (id: string, logLevel: Profile['logLevel']): Profile => ({ id, active: true, ...profileSettings({ logLevel }) });
@@ -115,7 +115,7 @@ describe('profile settings', () => {
     vi.stubEnv('COMPLIANCE_RETENTION_DAYS', '30');
     vi.resetModules();
     try {
-      const fresh = await import('../../functions/profiles/model.js');
+      const fresh = await import('../../functions/runtime/profile-model.js');
       vi.stubEnv('COMPLIANCE_RETENTION_DAYS', '60');
       expect(fresh.profileSettings({}).applications.configuration_manager.reportRetentionDays).toBe(30);
       expect(fresh.profileSettings({ applications: { configuration_manager: { reportRetentionDays: 7 } } }).applications.configuration_manager.reportRetentionDays).toBe(7);

@@ -7,7 +7,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { removedRoutes, successorLinks, type RemovedRoute } from '../../functions/shared/routes.js';
+import { removedRoutes, successorLinks } from '../../functions/api/removed.js';
+import type { RemovedRoute } from '../../functions/platform/route.js';
 import { unsupportedMapping } from '../../tools/local/mapping.js';
 import { runMock } from '../../tools/local/mock.js';
 import type { MockIntegration } from '../../tools/local/template.js';

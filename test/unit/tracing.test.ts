@@ -1,7 +1,7 @@
 import { createSocket, type Socket } from 'node:dgram';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Tracer, parseDaemonAddress, parseTraceHeader, safeUrl } from '../../functions/shared/tracing.js';
+import { Tracer, parseDaemonAddress, parseTraceHeader, safeUrl } from '../../functions/platform/tracing.js';
 
 const ROOT = '1-5759e988-bd862e3fe1be46a994272793';
 const PARENT = '53995c3f42cd8ad8';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { BadRequest, Conflict, InternalError, NotFound, ServiceUnavailable } from '../../functions/shared/problem.js';
-import { createTree, getTreeSummary, listTreeSummaries, newTreeId } from '../../functions/trees/core.js';
+import { BadRequest, Conflict, InternalError, NotFound, ServiceUnavailable } from '../../functions/platform/problem.js';
+import { createTree, getTreeSummary, listTreeSummaries, newTreeId } from '../../functions/trees/service.js';
 import { decodeCursor, encodeCursor } from '../../functions/trees/cursor.js';
 import type { TreeSummary } from '../../functions/trees/model.js';
 import { seedWith } from '../../functions/trees/seed.js';

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createTree as validateCreate } from '../../functions/generated/validators.js';
 import { decodeCursor, encodeCursor } from '../../functions/trees/cursor.js';
 import { LABEL_PATTERN_SOURCE, TREE_LIMITS, isIsoMillis, summaryProblems, type TreeSummary } from '../../functions/trees/model.js';
-import { transientReason } from '../../functions/shared/transient.js';
+import { transientReason } from '../../functions/platform/transient.js';
 import { nameLockItem, readTreeItem, treeItem } from '../../functions/trees/store.js';
 
 const good: TreeSummary = {

@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { JsonValue, Rule } from '../../functions/trees/config.js';
+import type { JsonValue, Rule } from '../../functions/trees/config-model.js';
 import { ListIndex, contains, evaluateRules } from '../../functions/trees/rules.js';
 import { referenceContains, referenceEvaluateRules } from '../../tools/rules-reference.js';
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { deviceAssignments, inheritedRules, nodePathOfDevice, type JsonValue, type Node, type Rule } from '../../functions/trees/config.js';
+import { deviceAssignments, inheritedRules, nodePathOfDevice, type JsonValue, type Node, type Rule } from '../../functions/trees/config-model.js';
 import {
   EXCERPT_MAX_CHARS,
   canonical,

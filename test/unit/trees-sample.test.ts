@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { deviceAssignments } from '../../functions/trees/config.js';
+import { deviceAssignments } from '../../functions/trees/config-model.js';
 import { evaluateRules } from '../../functions/trees/rules.js';
 import { checkSeedInput } from '../../functions/trees/seed.js';
 import { SAMPLE_TREES_FILE } from '../../tools/local/seed.js';

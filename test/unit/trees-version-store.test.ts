@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DYNAMO_ITEM_LIMIT_BYTES, itemBytes } from '../../functions/shared/item-size.js';
+import { DYNAMO_ITEM_LIMIT_BYTES, itemBytes } from '../../functions/platform/item-size.js';
 import { batchChunks, readTreeState } from '../../functions/trees/version-store.js';
 
 const summary = (versions: string[]) => ({

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { PROBLEM_CONTENT_TYPE, problemType } from '../../functions/shared/problem.js';
+import { PROBLEM_CONTENT_TYPE, problemType } from '../../functions/platform/problem.js';
 import {
   AuthorizerCache,
   evaluatePolicy,

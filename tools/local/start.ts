@@ -134,7 +134,7 @@ const claimDataDir = (dataDir: string, stateFile: string): void => {
   running.add(dataDir);
 };
 
-/** Creates the embedded secrets store file (format of `functions/secrets/local.ts`) when absent. */
+/** Creates the embedded secrets store file (format of `functions/outbound/secrets/local.ts`) when absent. */
 const ensureSecretsStore = (file: string): void => {
   mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   if (!existsSync(file)) writeFileSync(file, `${JSON.stringify({ version: 1, secrets: {} })}\n`, { mode: 0o600, flag: 'wx' });

@@ -4,8 +4,8 @@
  */
 import { CreateTableCommand, DynamoDBClient, type AttributeDefinition } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
-import type { TableKey } from '../../functions/shared/routes.js';
-import { tableEnv, tableSpecs, type KeySpec } from '../../infra/tables.js';
+import type { TableKey } from '../../functions/platform/route.js';
+import { tableEnv, tableSpecs, type KeySpec } from '../../functions/platform/tables.js';
 
 export const createTables = async (client = new DynamoDBClient({})): Promise<Record<TableKey, string>> => {
   const prefix = `t${randomUUID().slice(0, 8)}`;

@@ -1,0 +1,99 @@
+/** The routes of compliance batches and reports. */
+import { BATCH_ID_PATTERN, REPORT_ID_PATTERN } from './model.js';
+import type { JsonSchema } from '../platform/json-schema.js';
+import { EMPTY_BODY, type LiveRoute, pageQuery } from '../platform/route.js';
+import { startBatchBody } from '../trees/schemas.js';
+
+const BATCH_ID = { type: 'string', pattern: BATCH_ID_PATTERN, description: 'The batchId that starting the batch answered' } as const;
+const REPORT_ID = { type: 'string', pattern: REPORT_ID_PATTERN, description: "A reportId from the batch's reports" } as const;
+
+/** Start a batch, follow it, read its reports. */
+export const complianceRoutes: readonly LiveRoute[] = [
+  {
+    method: 'POST',
+    path: '/configuration_manager/compliance_reports',
+    operationId: 'startComplianceBatch',
+    summary: 'Check devices against a tree version through an adapter: starts a compliance batch',
+    tag: 'compliance',
+    handler: 'compliance/handlers/start',
+    roles: ['admin'],
+    request: { body: startBatchBody },
+    responses: {
+      202: 'The batch started: `{ batchId, status: "running", total }`; its path in `Location`',
+      400: 'The request is invalid (the Idempotency-Key header included), or names devices not assigned to a node of the version',
+      404: 'No tree has this id, it has no such version, or no adapter has this name',
+      409: 'The adapter is stopped (`adapter-stopped`), or a request with the same Idempotency-Key is still running (retry after `Retry-After`)',
+      422: 'The Idempotency-Key was already used for a different request',
+      503: 'A store or the compliance engine is unavailable; retry later (nothing was started)',
+    },
+    needs: { tables: { trees: 'read', adapters: 'read', compliance: 'write', idempotency: 'write' }, startsCompliance: true },
+  },
+  {
+    method: 'GET',
+    path: '/configuration_manager/compliance_reports/batches/{batchId}',
+    operationId: 'getComplianceBatch',
+    summary: 'Get a compliance batch: status, progress, rule totals and device counts by grade',
+    tag: 'compliance',
+    handler: 'compliance/handlers/get-batch',
+    roles: ['admin', 'apiread'],
+    request: {
+      pathParameters: { type: 'object', required: ['batchId'], properties: { batchId: BATCH_ID } },
+      body: EMPTY_BODY,
+    },
+    responses: {
+      200: 'The batch: `{ batchId, treeId, version, adapterId, status, total, done, totals, grades, started, finished? }`',
+      400: 'batchId is not 24 lowercase hexadecimal characters, or a body was sent',
+      404: 'No batch has this id (or it expired)',
+      503: 'The compliance store is unavailable; retry later',
+    },
+    needs: { tables: { compliance: 'read' } },
+  },
+  {
+    method: 'GET',
+    path: '/configuration_manager/compliance_reports/batches/{batchId}/reports',
+    operationId: 'listComplianceReports',
+    summary: "List a batch's device reports (also while it runs), optionally of one grade",
+    tag: 'compliance',
+    handler: 'compliance/handlers/list-reports',
+    roles: ['admin', 'apiread'],
+    request: {
+      pathParameters: { type: 'object', required: ['batchId'], properties: { batchId: BATCH_ID } },
+      // Keep in step with REPORT_PAGE_LIMIT in functions/compliance/read.ts.
+      queryStringParameters: {
+        ...pageQuery(200, 50),
+        properties: {
+          ...(pageQuery(200, 50).properties as Record<string, JsonSchema>),
+          grade: { type: 'string', enum: ['pass', 'review', 'fail', 'error'], description: 'Only reports of this grade' },
+        },
+      },
+      body: EMPTY_BODY,
+    },
+    responses: {
+      200: 'A page of reports: `{ items, next? }`; `next` is absent on the last page',
+      400: 'batchId, grade, limit or cursor is invalid, an unknown query parameter was sent, or a body was sent',
+      404: 'No batch has this id (or it expired)',
+      503: 'The compliance store is unavailable; retry later',
+    },
+    needs: { tables: { compliance: 'read' } },
+  },
+  {
+    method: 'GET',
+    path: '/configuration_manager/compliance_reports/{reportId}',
+    operationId: 'getComplianceReport',
+    summary: "Get one device's compliance report",
+    tag: 'compliance',
+    handler: 'compliance/handlers/get-report',
+    roles: ['admin', 'apiread'],
+    request: {
+      pathParameters: { type: 'object', required: ['reportId'], properties: { reportId: REPORT_ID } },
+      body: EMPTY_BODY,
+    },
+    responses: {
+      200: 'The report: `{ reportId, batchId, device, treeId, version, node, grade, score?, totals, issues, reason?, checkedAt }`',
+      400: 'reportId is not a report id (batch id, "-", then a grade initial and 16 digits, or 32 hexadecimal digits for a report stored before packs), or a body was sent',
+      404: 'No report has this id (or it expired)',
+      503: 'The compliance store is unavailable; retry later',
+    },
+    needs: { tables: { compliance: 'read' } },
+  },
+];

@@ -1,0 +1,167 @@
+/**
+ * `POST /configuration_manager/compliance_reports`: freezes what the batch checks (the
+ * version's rules by node, its variables, the devices and their nodes, in chunks), records
+ * the batch, and starts its durable execution. Answers at once; the execution does the work.
+ */
+import { randomBytes } from 'node:crypto';
+import { walkNodes, type Version } from '../trees/config-model.js';
+import { BadRequest, Conflict, NotFound, ServiceUnavailable } from '../platform/problem.js';
+import type { BatchPlan, DeviceAssignment, PlanRule } from './model.js';
+import { chunkEntries, type ChunkEntry } from './plan.js';
+import { MAX_CHUNK_DEVICES, MAX_CHUNKS, type ComplianceStore } from './store.js';
+
+export interface StartBatchInput {
+  readonly treeId: string;
+  readonly version: string;
+  readonly adapterId: string;
+  /** Only these devices of the version; default every device assigned to one of its nodes. */
+  readonly devices?: readonly string[];
+}
+
+export interface StartedBatch {
+  readonly batchId: string;
+  readonly status: 'running';
+  readonly total: number;
+}
+
+/** Reads one version of a tree: `undefined` when the tree or the version does not exist. */
+export type VersionReader = (treeId: string, label: string) => Promise<{ readonly tree: boolean; readonly version?: Version }>;
+
+/** What the batch needs to know of the adapter; `state` once adapters have a lifecycle. */
+export interface AdapterInfo {
+  readonly name: string;
+  readonly state?: 'RUNNING' | 'STOPPED';
+  /** The adapter's own fetch cap, over {@link StartDeps.concurrency}. */
+  readonly complianceConcurrency?: number;
+}
+
+export interface StartDeps {
+  readonly versions: VersionReader;
+  readonly adapters: { get(name: string): Promise<AdapterInfo | undefined> };
+  readonly store: ComplianceStore;
+  /** Starts the durable execution of the batch (named after it: starting twice runs it once). */
+  readonly startExecution: (batchId: string) => Promise<void>;
+  readonly now: () => Date;
+  readonly newId?: () => string;
+  /** Days reports and batches are kept (DynamoDB TTL). */
+  readonly retentionDays: number;
+  /** Concurrent config fetches on the adapter, unless the adapter sets its own. */
+  readonly concurrency: number;
+  /** Devices per chunk at most (one checkpointed step each); default {@link CHUNK_SIZE}. */
+  readonly chunkSize?: number;
+}
+
+/**
+ * Devices per chunk at most: 50,000 devices make 50 chunks, about 100 durable operations. Each
+ * chunk costs a few requests whatever its size (its read, its count, its checkpoints; its
+ * reports go in hand-ins of up to the whole chunk), so fewer, larger chunks spend less per device; a chunk
+ * that runs again skips the devices it already reported, so its size costs nothing on a retry.
+ */
+export const CHUNK_SIZE = 1000;
+
+/**
+ * A chunk's device list at most, as UTF-8 bytes of the JSON its item stores (DynamoDB: 400 KB
+ * an item). An entry is `["<device>",<node's place in the plan>]`: at most 767 bytes (253 UTF-16
+ * units of 3 bytes each, the quotes, the place), so a chunk also closes when it would pass this,
+ * after about 390 devices of the longest names.
+ */
+export const CHUNK_BYTES = 300_000;
+
+/**
+ * Splits devices into chunks of at most `size` devices and {@link CHUNK_BYTES} of stored JSON, in
+ * order; `entry` is how the chunk's item stores a device (see plan.ts).
+ */
+export const chunkDevices = (devices: readonly DeviceAssignment[], entry: (assignment: DeviceAssignment) => ChunkEntry, size: number = CHUNK_SIZE): DeviceAssignment[][] => {
+  const chunks: DeviceAssignment[][] = [];
+  let chunk: DeviceAssignment[] = [];
+  let bytes = 2; // the list's brackets
+  for (const assignment of devices) {
+    // After a comma unless first: the item's own encoding (ComplianceStore.create).
+    const entryBytes = Buffer.byteLength(JSON.stringify(entry(assignment)), 'utf8');
+    if (chunk.length >= size || (chunk.length > 0 && bytes + 1 + entryBytes > CHUNK_BYTES)) {
+      chunks.push(chunk);
+      chunk = [];
+      bytes = 2;
+    }
+    bytes += (chunk.length ? 1 : 0) + entryBytes;
+    chunk.push(assignment);
+  }
+  if (chunk.length) chunks.push(chunk);
+  return chunks;
+};
+
+export const newBatchId = (): string => randomBytes(12).toString('hex');
+
+/**
+ * The plan and the devices of a version (all, or the named ones). The plan keeps the nodes some
+ * device is checked against and their ancestors, in the version's order (parents first), and
+ * those nodes' rules.
+ */
+export const planBatch = (version: Version, only?: readonly string[]): { plan: BatchPlan; devices: DeviceAssignment[] } => {
+  const rulesByNode: Record<string, PlanRule[]> = {};
+  const paths: string[] = [];
+  const nodeOf = new Map<string, string>();
+  for (const { path, node } of walkNodes(version.root)) {
+    const name = path.join('/');
+    paths.push(name);
+    if (node.rules.length) rulesByNode[name] = node.rules.map((rule) => ({ ...rule, node: name }));
+    for (const device of node.devices) if (!nodeOf.has(device)) nodeOf.set(device, name);
+  }
+  let devices: DeviceAssignment[];
+  if (only) {
+    const unknown = [...new Set(only)].filter((d) => !nodeOf.has(d));
+    if (unknown.length) {
+      throw new BadRequest(
+        `The request is invalid: ${unknown.length} device(s) are not assigned to any node of version '${version.name}' (${unknown.slice(0, 5).map((d) => JSON.stringify(d)).join(', ')}${unknown.length > 5 ? ', …' : ''}), so there is nothing to check them against.`,
+        [{ in: 'body', field: 'devices', message: 'names devices not assigned to a node of the version' }],
+      );
+    }
+    devices = [...new Set(only)].map((device) => ({ device, node: nodeOf.get(device)! }));
+  } else devices = [...nodeOf].map(([device, node]) => ({ device, node }));
+  // Only the nodes some device is checked against (their chains) are kept.
+  const used = new Set<string>();
+  for (const node of new Set(devices.map((d) => d.node))) {
+    const names = node.split('/');
+    for (let i = 1; i <= names.length; i++) used.add(names.slice(0, i).join('/'));
+  }
+  for (const name of Object.keys(rulesByNode)) if (!used.has(name)) delete rulesByNode[name];
+  return { plan: { variables: version.variables, rulesByNode, nodes: paths.filter((path) => used.has(path)) }, devices };
+};
+
+export const startBatch = async (input: StartBatchInput, deps: StartDeps): Promise<StartedBatch> => {
+  const [found, adapter] = await Promise.all([deps.versions(input.treeId, input.version), deps.adapters.get(input.adapterId)]);
+  if (!found.tree) throw new NotFound(`No tree has the id '${input.treeId}'.`);
+  if (!found.version) throw new NotFound(`Tree '${input.treeId}' has no version '${input.version}'.`);
+  if (!adapter) throw new NotFound(`No adapter is named '${input.adapterId}'.`);
+  if (adapter.state === 'STOPPED') throw new Conflict(`Adapter '${adapter.name}' is stopped; start it before running compliance through it.`, 'adapter-stopped');
+  const { plan, devices } = planBatch(found.version, input.devices);
+  const size = deps.chunkSize ?? CHUNK_SIZE;
+  // Report keys hold a device's position in its chunk in 4 digits, and the batch item the set of counted chunks.
+  if (!Number.isInteger(size) || size < 1 || size > MAX_CHUNK_DEVICES) throw new RangeError(`a chunk of ${size} devices is out of range`);
+  const chunks = chunkDevices(devices, chunkEntries(plan), size);
+  if (chunks.length > MAX_CHUNKS) throw new RangeError(`${chunks.length} chunks are more than a batch can count (${MAX_CHUNKS})`);
+  const batchId = (deps.newId ?? newBatchId)();
+  const started = deps.now();
+  await deps.store.create(
+    {
+      batchId,
+      treeId: input.treeId,
+      version: input.version,
+      adapterId: adapter.name,
+      total: devices.length,
+      started: started.toISOString(),
+      chunks: chunks.length,
+      concurrency: adapter.complianceConcurrency ?? deps.concurrency,
+      expiresAt: Math.floor(started.getTime() / 1000) + deps.retentionDays * 86_400,
+    },
+    plan,
+    chunks,
+  );
+  try {
+    await deps.startExecution(batchId);
+  } catch (error) {
+    await deps.store.finish(batchId, 'failed', deps.now().toISOString(), undefined, 'The batch could not be started.').catch(() => undefined);
+    throw Object.assign(new ServiceUnavailable('The compliance engine could not be started; retry later.'), { cause: error });
+  }
+  return { batchId, status: 'running', total: devices.length };
+};

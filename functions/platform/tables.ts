@@ -1,0 +1,74 @@
+/**
+ * The DynamoDB tables, as plain data: the CDK stack, the test setup and local mode all create
+ * them from here.
+ */
+import type { TableKey } from './route.js';
+
+export interface KeySpec {
+  readonly name: string;
+  readonly type: 'S' | 'N';
+}
+
+export interface TableSpec {
+  readonly partitionKey: KeySpec;
+  readonly sortKey?: KeySpec;
+  readonly globalIndexes?: readonly { readonly name: string; readonly partitionKey: KeySpec; readonly sortKey?: KeySpec }[];
+  /** Attribute holding an epoch-seconds expiry. */
+  readonly timeToLive?: string;
+}
+
+export const tableSpecs: Readonly<Record<TableKey, TableSpec>> = {
+  /**
+   * Trees: `pk` is `TREE#<id>` for a tree, `NAME#<name>` for the item that keeps names unique.
+   * The sparse `byName` index (only tree items carry `kind`) lists trees sorted by name.
+   */
+  trees: {
+    partitionKey: { name: 'pk', type: 'S' },
+    globalIndexes: [{ name: 'byName', partitionKey: { name: 'kind', type: 'S' }, sortKey: { name: 'name', type: 'S' } }],
+  },
+  /** Adapters by name; `byName` lists them sorted by name. */
+  adapters: {
+    partitionKey: { name: 'pk', type: 'S' },
+    globalIndexes: [{ name: 'byName', partitionKey: { name: 'kind', type: 'S' }, sortKey: { name: 'name', type: 'S' } }],
+  },
+  /**
+   * Idempotency keys (`functions/platform/idempotency.ts`): `pk` is `<operation>#<caller hash>#<key>`;
+   * DynamoDB deletes a record some time after `expiresAt` (epoch seconds, 24 h after the answer).
+   */
+  idempotency: {
+    partitionKey: { name: 'pk', type: 'S' },
+    timeToLive: 'expiresAt',
+  },
+  /**
+   * Compliance batches and reports (`functions/compliance/store.ts`): one partition per batch
+   * (`pk` `B#<batchId>`, `sk` `META` with the set of counted chunks, `PLAN`, `C#…` chunks,
+   * `R#<grade>#…` packs of reports). One grade's reports are a range of sort keys: no index. Everything
+   * expires after the retention (`expiresAt`).
+   */
+  compliance: {
+    partitionKey: { name: 'pk', type: 'S' },
+    sortKey: { name: 'sk', type: 'S' },
+    timeToLive: 'expiresAt',
+  },
+  /**
+   * The audit trail of adapters and applications (`functions/runtime/changelog.ts`): one
+   * partition per subject (`pk` `<kind>#<name>`), entries sorted by time (`sk` `<at>#<seq>`),
+   * read newest first. Entries never expire and outlive the adapter they describe.
+   */
+  changelog: {
+    partitionKey: { name: 'pk', type: 'S' },
+    sortKey: { name: 'sk', type: 'S' },
+  },
+  /**
+   * Profiles and the applications' run state (`functions/runtime/profile-store.ts`): `pk` is
+   * `PROFILE#<id>` for a profile, `RUNTIME` for the item naming the active profile and each
+   * application's state. The sparse `byId` index (only profiles carry `kind`) lists profiles by id.
+   */
+  profiles: {
+    partitionKey: { name: 'pk', type: 'S' },
+    globalIndexes: [{ name: 'byId', partitionKey: { name: 'kind', type: 'S' }, sortKey: { name: 'id', type: 'S' } }],
+  },
+};
+
+/** The environment variable that carries a table's name to the functions. */
+export const tableEnv = (key: TableKey): string => `${key.toUpperCase()}_TABLE`;

@@ -1,0 +1,118 @@
+/** The routes of profiles: the service's runtime settings, one of them active. */
+import type { JsonSchema } from '../platform/json-schema.js';
+import { EMPTY_BODY, type LiveRoute, pageQuery } from '../platform/route.js';
+import { PROFILE_ID_PATTERN, PROFILE_SCHEMA, PROFILE_SETTINGS_SCHEMA } from '../runtime/profile-model.js';
+
+const PROFILE_PARAMS: JsonSchema = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'string', pattern: PROFILE_ID_PATTERN, description: '1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit' } },
+};
+
+/** Profiles: list, create, read, replace, delete, activate, schema. */
+export const profileRoutes: readonly LiveRoute[] = [
+  {
+    method: 'GET',
+    path: '/profiles',
+    operationId: 'listProfiles',
+    summary: 'List profiles, sorted by id; exactly one is active',
+    tag: 'profiles',
+    handler: 'profiles/handlers/list',
+    roles: ['admin', 'apiread'],
+    request: { queryStringParameters: pageQuery(100, 50), body: EMPTY_BODY },
+    responses: { 200: 'A page of profiles: `{ items, next? }`, each with `active`', 400: 'A query parameter is invalid, or a body was sent' },
+    needs: { tables: { profiles: 'read' } },
+  },
+  {
+    method: 'POST',
+    path: '/profiles',
+    operationId: 'createProfile',
+    summary: 'Create a profile (inactive); omitted settings take their defaults',
+    tag: 'profiles',
+    handler: 'profiles/handlers/create',
+    roles: ['admin'],
+    request: { body: PROFILE_SCHEMA },
+    responses: {
+      201: 'The profile, every default filled in; its path in `Location`',
+      400: 'The profile fails its schema (`GET /schema/profiles`; each offending field named), or the Idempotency-Key header is invalid',
+      409: 'A profile has this id, or one that differs only by case (`profile-exists`), or a request with the same Idempotency-Key is still running (retry after `Retry-After`)',
+      422: 'The Idempotency-Key was already used for a different request',
+    },
+    needs: { tables: { profiles: 'write', idempotency: 'write' } },
+  },
+  {
+    method: 'GET',
+    path: '/profiles/{id}',
+    operationId: 'getProfile',
+    summary: 'Get one profile',
+    tag: 'profiles',
+    handler: 'profiles/handlers/get',
+    roles: ['admin', 'apiread'],
+    request: { pathParameters: PROFILE_PARAMS, body: EMPTY_BODY },
+    responses: { 200: 'The profile', 400: 'The id is invalid, or a body was sent', 404: 'No profile has this id' },
+    needs: { tables: { profiles: 'read' } },
+  },
+  {
+    method: 'PUT',
+    path: '/profiles/{id}',
+    operationId: 'putProfile',
+    summary: "Replace a profile's settings (the active one included: the service follows within 10 s)",
+    tag: 'profiles',
+    handler: 'profiles/handlers/put',
+    roles: ['admin'],
+    request: { pathParameters: PROFILE_PARAMS, body: PROFILE_SETTINGS_SCHEMA },
+    responses: {
+      200: 'The profile as replaced, every default filled in. For the active profile, each application whose settings change gets a `replaced` changelog entry in the same write',
+      400: 'The settings fail the profile schema (each offending field named); nothing was changed',
+      404: 'No profile has this id (create it with POST /profiles)',
+      409: 'The profile was changed, activated or deactivated meanwhile (`profile-contended`); nothing was changed',
+    },
+    needs: { tables: { profiles: 'write', changelog: 'write' } },
+  },
+  {
+    method: 'DELETE',
+    path: '/profiles/{id}',
+    operationId: 'deleteProfile',
+    summary: 'Delete a profile that is not active',
+    tag: 'profiles',
+    handler: 'profiles/handlers/delete',
+    roles: ['admin'],
+    request: { pathParameters: PROFILE_PARAMS, body: EMPTY_BODY },
+    responses: {
+      204: 'The profile is gone',
+      400: 'The id is invalid, or a body was sent',
+      404: 'No profile has this id',
+      409: 'The profile is active (`profile-active`): activate another first',
+    },
+    needs: { tables: { profiles: 'write' } },
+  },
+  {
+    method: 'PUT',
+    path: '/profiles/{id}/active',
+    operationId: 'activateProfile',
+    summary: 'Make a profile the active one; the previously active one is deactivated in the same write',
+    tag: 'profiles',
+    handler: 'profiles/handlers/activate',
+    roles: ['admin'],
+    request: { pathParameters: PROFILE_PARAMS, body: EMPTY_BODY },
+    responses: {
+      200: 'The profile, now active, and `previous` (the id of the profile that was). Each application gets a `replaced` changelog entry (`profile` from the previous id to this one) in the same write',
+      400: 'The id is invalid, or a body was sent',
+      404: 'No profile has this id',
+      409: 'Another activation, or a change of either profile, landed meanwhile (`profile-contended`); nothing was changed',
+    },
+    needs: { tables: { profiles: 'write', changelog: 'write' } },
+  },
+  {
+    method: 'GET',
+    path: '/schema/profiles',
+    operationId: 'getProfileSchema',
+    summary: 'The JSON Schema of a profile (what POST /profiles validates)',
+    tag: 'profiles',
+    handler: 'profiles/handlers/schema',
+    roles: ['admin', 'apiread'],
+    request: { body: EMPTY_BODY },
+    responses: { 200: '`{ "schema": <JSON Schema> }`', 400: 'A body or a query parameter was sent' },
+    needs: {},
+  },
+];
