@@ -54,7 +54,7 @@ import { Topic, type ITopic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import { DEFAULT_TIMEOUT_MS } from '../../functions/adapters/validate.js';
-import { liveRoute, liveRoutes } from '../../functions/shared/routes.js';
+import { liveRoutes as routeTable, type LiveRoute } from '../../functions/shared/routes.js';
 import { AUTHORIZER_FAILURES_METRIC, DEFAULT_METRICS_NAMESPACE } from '../../functions/shared/metrics.js';
 import type { ServiceFunction } from './service-function.js';
 
@@ -113,6 +113,8 @@ export interface ObservabilityProps {
    * Default: the routes of the route table that call orchestrators (`needs.orchestrator`).
    */
   readonly orchestratorMethods?: readonly ApiMethod[];
+  /** The live routes (default the route table): where the default orchestrator methods, relay and groups come from. */
+  readonly routes?: readonly LiveRoute[];
   /** The relay's method, which gets its own latency alarm. Default the route table's `relayRestAction`. */
   readonly relayMethod?: ApiMethod;
   /**
@@ -162,7 +164,7 @@ const SERVICE_NAME_RULE = /^[A-Za-z0-9_-]{1,200}$/;
 
 const apiMethod = ({ method, path }: ApiMethod): ApiMethod => ({ method, path });
 /** The default orchestrator-bound methods: the route table's routes that call orchestrators. */
-const orchestratorRoutes = (): ApiMethod[] => liveRoutes.filter((r) => r.needs.orchestrator).map(apiMethod);
+const orchestratorRoutes = (routes: readonly LiveRoute[]): ApiMethod[] => routes.filter((r) => r.needs.orchestrator).map(apiMethod);
 
 /** `SUM([...])` rather than `a + b`: a sum stays defined when some operations have no data. */
 const sumOf = (idPrefix: string, label: string, metrics: readonly IMetric[], period: Duration): MathExpression => {
@@ -177,7 +179,7 @@ const sumOf = (idPrefix: string, label: string, metrics: readonly IMetric[], per
 };
 
 /** The route table's tag of a live route's function; other functions stand for themselves. */
-const routeTag = (key: string): string => liveRoutes.find((r) => r.operationId === key)?.tag ?? key;
+const routeTag = (key: string, routes: readonly LiveRoute[] = routeTable): string => routes.find((r) => r.operationId === key)?.tag ?? key;
 
 /**
  * The functions' alarm groups: ordered by application then key, cut into groups of
@@ -277,7 +279,7 @@ export class Observability extends Construct {
     // the stage, minus the same for each orchestrator method (FILL: a method with no request
     // in the period counts 0).
     const apiP99 = t.apiLatencyP99Ms ?? 5000;
-    const orchestrator = props.orchestratorMethods ?? orchestratorRoutes();
+    const orchestrator = props.orchestratorMethods ?? orchestratorRoutes(props.routes ?? routeTable);
     const metricCount = 2 + 2 * orchestrator.length;
     if (metricCount > MAX_ALARM_METRICS) {
       throw new Error(
@@ -316,7 +318,7 @@ export class Observability extends Construct {
       datapointsToAlarm: 2,
     });
 
-    const relay = props.relayMethod ?? apiMethod(liveRoute('relayRestAction'));
+    const relay = props.relayMethod ?? apiMethod((props.routes ?? routeTable).find((r) => r.operationId === 'relayRestAction')!);
     const relayP99 = t.relayLatencyP99Ms ?? DEFAULT_TIMEOUT_MS;
     alarm('RelayLatencyP99', {
       alarmName: name('relay-latency-p99'),
@@ -346,7 +348,7 @@ export class Observability extends Construct {
     // the group's functions and the dashboard graphs each one. The authorizer has its own alarms.
     const authorizerKey = props.authorizerKey ?? 'authorizer';
     const fns = Object.entries(props.functions).sort(([a], [b]) => a.localeCompare(b));
-    const groups = functionGroups(Object.keys(props.functions).filter((k) => k !== authorizerKey), props.groupOf);
+    const groups = functionGroups(Object.keys(props.functions).filter((k) => k !== authorizerKey), props.groupOf ?? ((key) => routeTag(key, props.routes)));
     groups.forEach((members, i) => {
       const n = i + 1;
       const list = members.join(', ');

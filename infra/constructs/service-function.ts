@@ -155,7 +155,7 @@ export class FunctionRoles extends Construct {
     return (stack.node.tryFindChild(FUNCTION_ROLES_ID) as FunctionRoles | undefined) ?? new FunctionRoles(stack, FUNCTION_ROLES_ID);
   }
 
-  readonly #roles = new Map<string, { role: Role; users: string[]; granted: string[] }>();
+  readonly #roles = new Map<string, { role: Role; users: string[]; granted: readonly PolicyStatement[] }>();
 
   private constructor(scope: Construct, id: string) {
     super(scope, id);
@@ -189,17 +189,22 @@ export class FunctionRoles extends Construct {
     return role;
   }
 
-  /** The role's inline policy statements, resolved and each as JSON, sorted. */
-  #statements(role: Role): string[] {
+  /**
+   * The role's inline policy statements, as objects: compared when the synth validates, both
+   * sides resolved then (a reference to another stack's table resolves differently before and
+   * after CDK turns it into an export and a parameter).
+   */
+  #statements(role: Role): readonly PolicyStatement[] {
     const policy = role.node.tryFindChild('DefaultPolicy') as Policy | undefined;
-    const document = policy ? (Stack.of(this).resolve(policy.document) as { Statement?: unknown[] }) : {};
-    return (document.Statement ?? []).map((st) => JSON.stringify(st)).sort();
+    return [...((policy?.document as unknown as { statements?: PolicyStatement[] } | undefined)?.statements ?? [])];
   }
 
   /** A problem for each role whose policy allows more than its needs granted. */
   #widened(): string[] {
+    const json = (st: PolicyStatement) => JSON.stringify(Stack.of(this).resolve(st.toStatementJson()));
     return [...this.#roles.values()].flatMap(({ role, users, granted }) => {
-      const extra = this.#statements(role).filter((st) => !granted.includes(st));
+      const allowed = new Set(granted.map(json));
+      const extra = [...new Set(this.#statements(role).filter((st) => !granted.includes(st)).map(json))].filter((st) => !allowed.has(st));
       return extra.length
         ? [
             `${role.node.path} (shared by ${users.join(', ')}) was granted more than the needs it was made for: ${extra.join('; ')}. ` +

@@ -1,0 +1,26 @@
+/** More live routes than the route table has, to measure the stacks as the service grows. */
+import { liveRoutes, type LiveRoute } from '../../functions/shared/routes.js';
+
+/** Features the next routes belong to: existing ones, and new ones (each a part of its own). */
+const TAGS = ['trees', 'adapters', 'profiles', 'operations', 'drift', 'remediation', 'plans'] as const;
+
+/**
+ * The route table and synthetic routes up to `total`: each a copy of a real route (its handler,
+ * needs and roles) on a path of its own, spread over {@link TAGS}. Every fourth waits on an
+ * orchestrator, as the relay-like routes of the coming features will.
+ */
+export const withSyntheticRoutes = (total: number): LiveRoute[] => {
+  const models = liveRoutes.filter((r) => r.operationId !== 'relayRestAction' && r.operationId !== 'startComplianceBatch');
+  const extra = Array.from({ length: Math.max(0, total - liveRoutes.length) }, (_, i): LiveRoute => {
+    const model = models[i % models.length]!;
+    const tag = TAGS[i % TAGS.length]!;
+    return {
+      ...model,
+      operationId: `synthetic${i}`,
+      tag,
+      path: `/${tag}_next/items${Math.floor(i / 3)}/{id}${i % 3 ? `/part${i % 3}` : ''}`,
+      needs: i % 4 === 0 ? { ...model.needs, orchestrator: true } : model.needs,
+    };
+  });
+  return [...liveRoutes, ...extra];
+};
