@@ -185,9 +185,14 @@ export class NetconfigDataStack extends Stack {
   }
 }
 
-/** One application's functions, their roles and their methods, on the REST API of the parent stack. */
+/**
+ * One application's functions, their roles, their methods, the path resources only its routes
+ * use, and their alarms, on the REST API of the parent stack.
+ */
 export class ApiPart extends NestedStack {
   readonly functions: Record<string, ServiceFunction> = {};
+  /** The methods it serves (for its latency alarms). */
+  readonly methods: { method: string; path: string }[] = [];
   readonly invokeRoles = new ApiInvokeRoles(this);
   readonly #api;
   readonly #resources = new Map<string, IResource>();
@@ -197,8 +202,8 @@ export class ApiPart extends NestedStack {
     this.#api = RestApi.fromRestApiAttributes(this, 'Api', { restApiId: api.restApiId, rootResourceId: api.restApiRootResourceId });
   }
 
-  /** The path's resource, made by the parent stack (several parts and the removed routes share path prefixes), imported here. */
-  pathResource(parent: Resource): IResource {
+  /** A path resource the parent stack made (a path other parts or removed routes use too), imported here. */
+  pathResource(parent: IResource): IResource {
     let known = this.#resources.get(parent.path);
     if (!known) {
       const id = `Path${createHash('sha256').update(parent.path).digest('hex').slice(0, 8)}`;
@@ -208,6 +213,32 @@ export class ApiPart extends NestedStack {
     return known;
   }
 }
+
+/**
+ * Which stack makes each path resource: the part whose live routes are the only ones at and
+ * below the path, else (a path of several parts, or of a removed route) the API stack. So a
+ * feature's path subtree grows in its own nested stack, and the API stack holds only the
+ * shared trunk. A path's owner changes only when a route of another part or a removed route
+ * comes under it; test/infra/stack-split.test.ts pins the owners, since such a move needs two
+ * deploys (docs/decisions.md, "Stack split").
+ */
+export const pathOwners = (live: readonly LiveRoute[], removed: readonly { path: string }[]): Map<string, string | undefined> => {
+  const users = new Map<string, Set<string>>();
+  const note = (path: string, user: string) => {
+    const segments = path.split('/').filter(Boolean);
+    for (let i = 1; i <= segments.length; i++) {
+      const prefix = `/${segments.slice(0, i).join('/')}`;
+      (users.get(prefix) ?? users.set(prefix, new Set()).get(prefix)!).add(user);
+    }
+  };
+  for (const route of live) note(route.path, apiPartOf(route));
+  // No part is named so: apiPartOf gives PascalCase names.
+  for (const route of removed) note(route.path, ' removed');
+  return new Map([...users].map(([path, set]) => [path, set.size === 1 && !set.has(' removed') ? [...set][0] : undefined]));
+};
+
+/** A part's name as it appears in alarm names: `ConfigurationManager` → `configuration-manager`. */
+export const partSlug = (name: string): string => name.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
 
 /**
  * The API: the REST API and what it shares (stage, authorizer, path resources, removed
@@ -305,6 +336,7 @@ export class NetconfigApiStack extends Stack {
     });
     data.secrets.bind(complianceBatch, 'read');
     this.functions['complianceBatch'] = complianceBatch;
+    batchPart.functions['complianceBatch'] = complianceBatch;
     this.complianceBatchAlias = new Alias(batchPart, 'ComplianceBatchLive', { aliasName: 'live', version: complianceBatch.function.currentVersion });
 
     const startsCompliance: FunctionPermission = {
@@ -319,10 +351,22 @@ export class NetconfigApiStack extends Stack {
       permissions: fingerprintKey ? [{ key: 'secret:idempotency-key', grant: (grantee) => fingerprintKey.grantRead(grantee) }] : [],
     };
 
+    // The resource of a route's path in its part: made there below the first segment only the
+    // part's routes use, else imported from this stack.
+    const owners = pathOwners(liveRoutes, removedRoutes);
+    const resourceIn = (part: ApiPart, name: string, routePath: string): IResource => {
+      const segments = routePath.split('/').filter(Boolean);
+      const own = segments.findIndex((_, i) => owners.get(`/${segments.slice(0, i + 1).join('/')}`) === name);
+      if (own < 0) return part.pathResource(this.api.root.resourceForPath(routePath));
+      const trunk = part.pathResource(own === 0 ? this.api.root : this.api.root.resourceForPath(`/${segments.slice(0, own).join('/')}`));
+      return trunk.resourceForPath(segments.slice(own).join('/'));
+    };
+
     // What each method is: the deployment's logical id changes with it (below).
     const methods: unknown[] = [];
     for (const route of liveRoutes) {
-      const part = partOf(apiPartOf(route));
+      const partName = apiPartOf(route);
+      const part = partOf(partName);
       const group = concurrencyGroup(route);
       const cap = group ? deployed?.concurrency[group] : undefined;
       const tables = tableNeeds(route.needs.tables ?? {});
@@ -349,7 +393,8 @@ export class NetconfigApiStack extends Stack {
       this.functions[route.operationId] = fn;
       part.functions[route.operationId] = fn;
       const credentialsRole = part.invokeRoles.roleFor(fn.function);
-      part.pathResource(this.api.root.resourceForPath(route.path)).addMethod(
+      part.methods.push({ method: route.method, path: route.path });
+      resourceIn(part, partName, route.path).addMethod(
         route.method,
         // API Gateway calls the function with an invoke role (the integration's credentials)
         // rather than through a permission on each function: no AWS::Lambda::Permission per route.
@@ -383,6 +428,8 @@ export class NetconfigApiStack extends Stack {
       functions: this.functions,
       tables: data.tables,
       serviceName,
+      // Each part's function and latency alarms in its nested stack, beside what they watch.
+      parts: Object.entries(this.parts).map(([name, part]) => ({ scope: part, name: partSlug(name), functions: part.functions, methods: part.methods })),
       ...(props.routes ? { routes: props.routes } : {}),
       ...(deployed?.alarms.topicArn ? { alarmTopicArn: deployed.alarms.topicArn } : {}),
       ...(deployed?.alarms.email ? { alarmEmail: deployed.alarms.email } : {}),
