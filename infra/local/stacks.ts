@@ -28,7 +28,9 @@ const NESTED = 'AWS::CloudFormation::Stack';
 const nestedPrefix = (resource: StackTemplate['Resources'][string], logicalId: string): string => {
   const cdkPath = resource.Metadata?.['aws:cdk:path'];
   const match = typeof cdkPath === 'string' ? /([^/]+)\.NestedStackResource$/.exec(cdkPath) : null;
-  return (match?.[1] ?? logicalId).replace(/[^A-Za-z0-9]/g, '');
+  // Without path metadata, from the logical id CDK gives it: `<id>NestedStack<id>NestedStackResource<hash>`.
+  const fromId = /^([A-Za-z0-9]+?)NestedStack\1NestedStackResource[0-9A-F]{8}$/.exec(logicalId)?.[1];
+  return (match?.[1] ?? fromId ?? logicalId).replace(/[^A-Za-z0-9]/g, '');
 };
 
 interface Inlined {

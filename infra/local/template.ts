@@ -29,6 +29,8 @@ export interface CloudAssembly {
   readonly assetDirs: Readonly<Record<string, string>>;
   /** Directory of the assembly. */
   readonly outDir: string;
+  /** Construct paths of the nested stacks inlined in `template` (`NetconfigApi/Runtime`): a function's label is its path within its stack. */
+  readonly nestedStackPaths?: readonly string[];
 }
 
 export interface FunctionSpec {
@@ -169,11 +171,14 @@ export const readCloudAssembly = (outDir: string, stackName?: string): CloudAsse
   };
   for (const entry of stacks) visit(entry);
   let template: CfnTemplate;
+  const nestedStackPaths: string[] = [];
   try {
     template = mergeStacks(
       ordered.map(([id, stack]) => ({ name: id, template: readJson(String(stack.properties?.['templateFile'] ?? `${id}.template.json`)) as unknown as StackTemplate })),
       (resource) => {
         const file = resource.Metadata?.['aws:asset:path'];
+        const at = /^(.*)\.NestedStack\/[^/]+\.NestedStackResource$/.exec(String(resource.Metadata?.['aws:cdk:path'] ?? ''));
+        if (at) nestedStackPaths.push(at[1]!);
         return typeof file === 'string' && existsSync(path.join(outDir, file)) ? (readJson(file) as unknown as StackTemplate) : undefined;
       },
     ) as unknown as CfnTemplate;
@@ -190,7 +195,7 @@ export const readCloudAssembly = (outDir: string, stackName?: string): CloudAsse
       if (asset.source?.path) assetDirs[hash] = path.resolve(outDir, asset.source.path);
     }
   }
-  return { stackName: stackName ?? ordered[0]![0], template, assetDirs, outDir: path.resolve(outDir) };
+  return { stackName: stackName ?? ordered[0]![0], template, assetDirs, outDir: path.resolve(outDir), nestedStackPaths };
 };
 
 const asString = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
@@ -319,7 +324,7 @@ const resolveFunctionId = (template: CfnTemplate, uri: unknown, where: string): 
  * from the root (`PathPart`, `ParentId`), its methods, authorizers and gateway responses, and
  * the functions and tables they use.
  */
-export const parseTemplate = (assembly: Pick<CloudAssembly, 'stackName' | 'template' | 'assetDirs' | 'outDir'>): ApiModel => {
+export const parseTemplate = (assembly: Pick<CloudAssembly, 'stackName' | 'template' | 'assetDirs' | 'outDir' | 'nestedStackPaths'>): ApiModel => {
   const { template, stackName } = assembly;
   const resources = Object.entries(template.Resources ?? {});
   const ofType = (type: string) => resources.filter(([, r]) => r.Type === type);
@@ -361,10 +366,13 @@ export const parseTemplate = (assembly: Pick<CloudAssembly, 'stackName' | 'templ
       throw new TemplateError(`function ${id}: its code is not a bundled asset of this assembly (inline and external code are not supported locally)`);
     }
     const cdkPath = asString(r.Metadata?.['aws:cdk:path']) ?? id;
+    // The path within its stack: `NetconfigApi/Runtime/GetProfile/Function/Resource` → `GetProfile`.
+    const nested = (assembly.nestedStackPaths ?? []).filter((n) => cdkPath.startsWith(`${n}/`)).sort((a, b) => b.length - a.length)[0];
+    const inStack = nested ? cdkPath.slice(nested.length + 1) : cdkPath.replace(/^[^/]+\//, '');
     functions[id] = {
       logicalId: id,
       name: asString(p['FunctionName']) ?? physicalName(stackName, id, 64),
-      label: cdkPath.replace(/^[^/]+\//, '').replace(/\/(Function\/)?Resource$/, '').replace(/\/Function$/, ''),
+      label: inStack.replace(/\/(Function\/)?Resource$/, '').replace(/\/Function$/, ''),
       codeDir,
       handler: asString(p['Handler']) ?? 'index.handler',
       runtime: asString(p['Runtime']) ?? 'nodejs22.x',
