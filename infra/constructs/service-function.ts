@@ -199,12 +199,21 @@ export class FunctionRoles extends Construct {
     return [...((policy?.document as unknown as { statements?: PolicyStatement[] } | undefined)?.statements ?? [])];
   }
 
+  /**
+   * What a statement allows, one entry per action and resource (with its effect and conditions),
+   * resolved now: the same whether CDK kept the statements as granted or merged them
+   * (`@aws-cdk/aws-iam:minimizePolicies` merges them in place when the policy is first resolved).
+   */
+  #allows(st: PolicyStatement): string[] {
+    const { Action, Resource, Sid: _sid, ...rest } = Stack.of(this).resolve(st.toStatementJson()) as Record<string, unknown>;
+    return [Action].flat().flatMap((action) => [Resource].flat().map((resource) => JSON.stringify([action, resource, rest])));
+  }
+
   /** A problem for each role whose policy allows more than its needs granted. */
   #widened(): string[] {
-    const json = (st: PolicyStatement) => JSON.stringify(Stack.of(this).resolve(st.toStatementJson()));
     return [...this.#roles.values()].flatMap(({ role, users, granted }) => {
-      const allowed = new Set(granted.map(json));
-      const extra = [...new Set(this.#statements(role).filter((st) => !granted.includes(st)).map(json))].filter((st) => !allowed.has(st));
+      const allowed = new Set(granted.flatMap((st) => this.#allows(st)));
+      const extra = [...new Set(this.#statements(role).flatMap((st) => this.#allows(st)))].filter((st) => !allowed.has(st));
       return extra.length
         ? [
             `${role.node.path} (shared by ${users.join(', ')}) was granted more than the needs it was made for: ${extra.join('; ')}. ` +
