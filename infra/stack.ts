@@ -5,11 +5,12 @@
  *   secrets; termination protection, every resource retained. Its construct ids are those the
  *   resources had when everything was one stack, so their logical ids (pinned by
  *   test/infra/stateful.test.ts) never move.
- * - the API stack (`<stackName>Api`): the REST API with its stage, authorizer, path resources,
- *   the removed routes (Mock integrations answering 410), gateway responses and observability;
- *   and one nested stack per application ({@link apiPartOf}) with that application's functions,
- *   their roles and their methods. A route costs its part about three resources and the API
- *   stack about one (its path), so each stays far from CloudFormation's 500.
+ * - the API stack (`<stackName>Api`): the REST API with its stage, authorizer, the path
+ *   resources parts share, the removed routes (Mock integrations answering 410), gateway
+ *   responses, API-wide alarms and the dashboard; and one nested stack per application
+ *   ({@link apiPartOf}) with that application's functions, their roles, their methods, the path
+ *   subtrees only its routes use ({@link pathOwners}) and their alarms. A route costs its part
+ *   about four resources and the API stack none, so each stays far from CloudFormation's 500.
  *
  * Everything per route is derived from the route table; everything per deployment from the
  * deployment settings (the config file, infra/config.ts).
