@@ -1,6 +1,7 @@
 /**
  * The CDK app. `cdk synth` needs no AWS account: no lookups, the environment is left
- * agnostic. A deployment is configured by one file, `-c config=<file>` (see
+ * agnostic. Two stacks per deployment (infra/stack.ts): `<stackName>` (tables, users, secrets)
+ * and `<stackName>Api`, which depends on it; `npm run deploy` deploys both. A deployment is configured by one file, `-c config=<file>` (see
  * docs/deployment.md); local mode (`npm start`) by `-c local=true` alone.
  */
 import { App, Aspects } from 'aws-cdk-lib';
@@ -8,7 +9,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { DeployConfigError, loadDeployConfig, RETIRED_CONTEXT_KEYS } from './config.js';
 import { localStackProps } from './local-mode.js';
 import { addNagSuppressions } from './nag.js';
-import { NetconfigStack } from './stack.js';
+import { NetconfigService } from './stack.js';
 
 const app = new App();
 const local = [true, 'true'].includes(app.node.tryGetContext('local'));
@@ -27,21 +28,21 @@ if (retired.length) {
   );
 }
 
-const stack = (() => {
+const service = (() => {
   if (local) {
     if (configFile !== undefined) fail('-c local=true takes no config file: local mode configures itself (infra/local-mode.ts)');
-    return new NetconfigStack(app, 'Netconfig', { description: 'Network configuration management service (local mode)', ...localStackProps() });
+    return new NetconfigService(app, 'Netconfig', { description: 'Network configuration management service (local mode)', ...localStackProps() });
   }
   if (typeof configFile !== 'string' || configFile === '') {
     return fail('No deployment configuration: run with -c config=<file>, e.g. npm run deploy -- -c config=deploy/prod.json (start from deploy/config.example.json; docs/deployment.md lists every key)');
   }
   try {
     const { stackName, ...settings } = loadDeployConfig(configFile);
-    return new NetconfigStack(app, stackName, { description: 'Network configuration management service', settings });
+    return new NetconfigService(app, stackName, { description: 'Network configuration management service', settings });
   } catch (error) {
     if (error instanceof DeployConfigError) return fail(error.message);
     throw error;
   }
 })();
-addNagSuppressions(stack);
+for (const stack of [service.data, service.api]) addNagSuppressions(stack);
 Aspects.of(app).add(new AwsSolutionsChecks({ verbose: true }));

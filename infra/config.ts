@@ -249,6 +249,12 @@ const keyOfProblem = (problem: string): string => problem.slice(0, problem.index
 
 const crossChecks = (config: Json, dir: string): string[] => {
   const problems: string[] = [];
+  // A deployment is two stacks, `<stackName>` and `<stackName>Api` (infra/stack.ts): a name whose
+  // last word is Api would be the API stack of another deployment's name.
+  if (typeof config['stackName'] === 'string' && /[a-z0-9]Api$/.test(config['stackName'])) {
+    const other = config['stackName'].slice(0, -3);
+    problems.push(`stackName: must not end in the word Api: the API stack of a deployment named ${other} is ${config['stackName']} (each deployment is <stackName> and <stackName>Api)`);
+  }
   const vault = objectOf(config['vault']);
   const approle = vault['authMethod'] === 'approle';
   for (const who of ['reader', 'writer']) {

@@ -3,7 +3,9 @@ import type { Stack } from 'aws-cdk-lib';
 import { NagSuppressions } from 'cdk-nag';
 
 export const addNagSuppressions = (stack: Stack): void => {
-  NagSuppressions.addStackSuppressions(stack, [
+  NagSuppressions.addStackSuppressions(
+    stack,
+    [
     {
       id: 'AwsSolutions-APIG2',
       reason: 'Requests are validated in each function against schemas compiled from the route table, so that every violation gets a problem+json body naming the field; API Gateway request validators cannot render that.',
@@ -55,5 +57,8 @@ export const addNagSuppressions = (stack: Stack): void => {
       id: 'AwsSolutions-SMG4',
       reason: 'The Vault credential is issued by Vault itself; Vault rotates it (AppRole secret ids and token TTLs), not Secrets Manager.',
     },
-  ]);
+  ],
+    // The API stack's nested stacks (one per application) hold the functions and methods these reasons cover.
+    true,
+  );
 };

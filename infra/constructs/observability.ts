@@ -5,8 +5,9 @@
  * what it means and what to do.
  *
  * Each alarm says one thing, and only this deployment feeds it:
- * - API 5xx rate, and the p99 latency of the requests that do not wait on an orchestrator: a
- *   slow orchestrator makes its own alarm (relay p99), not the API's.
+ * - API 5xx rate, and the p99 latency of the requests that do not wait on an orchestrator, per
+ *   group of at most 5 methods (two metrics each, within CloudWatch's 10 per metric-math alarm):
+ *   a slow orchestrator makes its own alarm (relay p99), not the API's.
  * - Functions, in groups of at most 10 (CloudWatch's limit on the metrics of one metric-math
  *   alarm), ordered by application then key: one alarm on the sum of the group's errors
  *   (crashes, timeouts, out of memory; the route functions answer their own failures) and one on
@@ -21,6 +22,11 @@
  *   only; DynamoDB publishes `UserErrors` for the whole account and region, so it is not used).
  * - Failed compliance batches.
  *
+ * Parts: the per-function and per-method alarms are made per part (`parts`: an API part's nested
+ * stack, its functions and methods), in the part's scope, so that they grow with the part and
+ * not with the stack that holds the API; the rest (API, relay, authorizer, tables, dashboard)
+ * stays here.
+ *
  * Names: every alarm, the dashboard and the log-derived metric are named after `serviceName`,
  * and the service's own metrics are read with `Service = serviceName`, so two deployments with
  * different service names (staging and prod in one account) never share an alarm, a dashboard
@@ -31,7 +37,7 @@
  * topic is created and the address subscribed). Without any the alarms have no action and show
  * in the CloudWatch console only. Thresholds: `thresholds`, each with a default.
  */
-import { Duration, RemovalPolicy, Token } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import type { CfnStage, RestApi } from 'aws-cdk-lib/aws-apigateway';
 import {
   Alarm,
@@ -54,7 +60,8 @@ import { Topic, type ITopic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import { DEFAULT_TIMEOUT_MS } from '../../functions/adapters/validate.js';
-import { liveRoute, liveRoutes } from '../../functions/api/routes.js';
+import { liveRoutes as routeTable } from '../../functions/api/routes.js';
+import type { LiveRoute } from '../../functions/platform/route.js';
 import { AUTHORIZER_FAILURES_METRIC, DEFAULT_METRICS_NAMESPACE } from '../../functions/platform/metrics.js';
 import type { ServiceFunction } from './service-function.js';
 
@@ -87,6 +94,16 @@ export interface ApiMethod {
   readonly path: string;
 }
 
+/** The functions and methods whose alarms live together, in `scope` (an API part's nested stack). */
+export interface ObservedPart {
+  readonly scope: Construct;
+  /** In alarm names and graph titles: letters, digits and `-`. */
+  readonly name: string;
+  /** The part's functions by key (the authorizer is never one of them). */
+  readonly functions: Readonly<Record<string, ServiceFunction>>;
+  readonly methods: readonly ApiMethod[];
+}
+
 export interface ObservabilityProps {
   readonly api: RestApi;
   readonly functions: Readonly<Record<string, ServiceFunction>>;
@@ -113,8 +130,22 @@ export interface ObservabilityProps {
    * Default: the routes of the route table that call orchestrators (`needs.orchestrator`).
    */
   readonly orchestratorMethods?: readonly ApiMethod[];
+  /** The live routes (default the route table): where the default orchestrator methods, relay and groups come from. */
+  readonly routes?: readonly LiveRoute[];
   /** The relay's method, which gets its own latency alarm. Default the route table's `relayRestAction`. */
   readonly relayMethod?: ApiMethod;
+  /**
+   * The methods the API serves (default those of `routes`): each, unless it waits on an
+   * orchestrator, in one latency alarm group. Ignored when `parts` are given.
+   */
+  readonly methods?: readonly ApiMethod[];
+  /**
+   * Where the per-function and per-method alarms go: each part's functions and methods get
+   * alarm groups of their own, created in the part's scope (its nested stack) and named
+   * `<alarm>-<part name>-<n>`. Default one part: this construct, every function but the
+   * authorizer, every method, names `<alarm>-<n>`.
+   */
+  readonly parts?: readonly ObservedPart[];
   /**
    * The application a function belongs to, which orders the function alarm groups (by
    * application, then key). Default: the route table's tag of the route with that operationId,
@@ -162,7 +193,7 @@ const SERVICE_NAME_RULE = /^[A-Za-z0-9_-]{1,200}$/;
 
 const apiMethod = ({ method, path }: ApiMethod): ApiMethod => ({ method, path });
 /** The default orchestrator-bound methods: the route table's routes that call orchestrators. */
-const orchestratorRoutes = (): ApiMethod[] => liveRoutes.filter((r) => r.needs.orchestrator).map(apiMethod);
+const orchestratorRoutes = (routes: readonly LiveRoute[]): ApiMethod[] => routes.filter((r) => r.needs.orchestrator).map(apiMethod);
 
 /** `SUM([...])` rather than `a + b`: a sum stays defined when some operations have no data. */
 const sumOf = (idPrefix: string, label: string, metrics: readonly IMetric[], period: Duration): MathExpression => {
@@ -177,7 +208,7 @@ const sumOf = (idPrefix: string, label: string, metrics: readonly IMetric[], per
 };
 
 /** The route table's tag of a live route's function; other functions stand for themselves. */
-const routeTag = (key: string): string => liveRoutes.find((r) => r.operationId === key)?.tag ?? key;
+const routeTag = (key: string, routes: readonly LiveRoute[] = routeTable): string => routes.find((r) => r.operationId === key)?.tag ?? key;
 
 /**
  * The functions' alarm groups: ordered by application then key, cut into groups of
@@ -188,6 +219,17 @@ export const functionGroups = (keys: readonly string[], groupOf: (key: string) =
   const sorted = [...keys].sort((a, b) => groupOf(a).localeCompare(groupOf(b)) || a.localeCompare(b));
   const groups: string[][] = [];
   for (let i = 0; i < sorted.length; i += MAX_ALARM_METRICS) groups.push(sorted.slice(i, i + MAX_ALARM_METRICS));
+  return groups;
+};
+
+/** Methods one latency alarm reads: two metrics each (request count and share under the threshold). */
+export const METHODS_PER_LATENCY_ALARM = MAX_ALARM_METRICS / 2;
+
+/** Latency alarm groups: the methods ordered by path then method, cut into groups of {@link METHODS_PER_LATENCY_ALARM}. */
+export const latencyGroups = (methods: readonly ApiMethod[]): ApiMethod[][] => {
+  const sorted = [...methods].sort((a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method));
+  const groups: ApiMethod[][] = [];
+  for (let i = 0; i < sorted.length; i += METHODS_PER_LATENCY_ALARM) groups.push(sorted.slice(i, i + METHODS_PER_LATENCY_ALARM));
   return groups;
 };
 
@@ -226,8 +268,8 @@ export class Observability extends Construct {
     const name = (suffix: string) => `${props.serviceName}-${suffix}`;
     this.alarmTopic = this.#topic(props);
     const action = this.alarmTopic ? new SnsAction(this.alarmTopic) : undefined;
-    const alarm = (id: string, alarmProps: ConstructorParameters<typeof Alarm>[2]): Alarm => {
-      const a = new Alarm(this, id, { treatMissingData: TreatMissingData.NOT_BREACHING, ...alarmProps });
+    const alarmIn = (scope: Construct, id: string, alarmProps: ConstructorParameters<typeof Alarm>[2]): Alarm => {
+      const a = new Alarm(scope, id, { treatMissingData: TreatMissingData.NOT_BREACHING, ...alarmProps });
       if (action) {
         a.addAlarmAction(action);
         a.addOkAction(action);
@@ -235,6 +277,9 @@ export class Observability extends Construct {
       this.alarms.push(a);
       return a;
     };
+    const alarm: { (id: string, p: ConstructorParameters<typeof Alarm>[2]): Alarm; (scope: Construct, id: string, p: ConstructorParameters<typeof Alarm>[2]): Alarm } = (
+      ...args: [string, ConstructorParameters<typeof Alarm>[2]] | [Construct, string, ConstructorParameters<typeof Alarm>[2]]
+    ): Alarm => (args.length === 2 ? alarmIn(this, ...args) : alarmIn(...args));
 
     // API Gateway: the stage's own metrics (ApiName + Stage dimensions), and per method
     // (ApiName + Method + Resource + Stage; the stage has detailed metrics enabled).
@@ -261,62 +306,118 @@ export class Observability extends Construct {
 
     const latency = (statistic: string) => stage.metricLatency({ period: FIVE_MINUTES, statistic });
     const stageDimensions = latency(Stats.SAMPLE_COUNT).dimensions ?? {};
-    const methodLatency = (m: ApiMethod, statistic: string, label?: string) =>
+    // In another stack (an API part), the stage by its literal name: a reference to the stage
+    // would make the part wait for the stage, which waits for the deployment, which waits for
+    // every part.
+    const stageLiteral = { ...stageDimensions, Stage: (stage.node.defaultChild as CfnStage).stageName ?? stage.stageName };
+    const methodLatency = (m: ApiMethod, statistic: string, label?: string, scope: Construct = this) =>
       new Metric({
         namespace: 'AWS/ApiGateway',
         metricName: 'Latency',
         statistic,
         period: FIVE_MINUTES,
-        dimensionsMap: { ...stageDimensions, Method: m.method, Resource: m.path },
+        dimensionsMap: { ...(Stack.of(scope) === Stack.of(this) ? stageDimensions : stageLiteral), Method: m.method, Resource: m.path },
         ...(label ? { label } : {}),
       });
 
-    // p99 of the requests that do not wait on an orchestrator. A percentile of a subset cannot
-    // be computed from per-method percentiles, but "p99 above T" is "more than 1 % of the
-    // requests took longer than T", and counts subtract: slow = count × (100 − PR(:T)) / 100 for
-    // the stage, minus the same for each orchestrator method (FILL: a method with no request
-    // in the period counts 0).
+    // p99 of the requests that do not wait on an orchestrator, per group of at most
+    // METHODS_PER_LATENCY_ALARM methods of one part (a metric-math alarm reads at most 10
+    // metrics, two per method). A percentile of several methods cannot be computed from theirs,
+    // but "p99 above T" is "more than 1 % of the requests took longer than T", and counts add:
+    // slow = Σ count × (100 − PR(:T)) / 100 over the group's methods (FILL: a method with no
+    // request in the period counts 0). When more than 1 % of all such requests are slow, more
+    // than 1 % of some group's are: the groups miss nothing one alarm over all would catch, and
+    // a route added anywhere never makes an alarm read more than 10 metrics.
     const apiP99 = t.apiLatencyP99Ms ?? 5000;
-    const orchestrator = props.orchestratorMethods ?? orchestratorRoutes();
-    const metricCount = 2 + 2 * orchestrator.length;
-    if (metricCount > MAX_ALARM_METRICS) {
-      throw new Error(
-        `observability: the API latency alarm would read ${metricCount} metrics (2 per orchestrator method plus 2); CloudWatch allows ${MAX_ALARM_METRICS} per alarm. ` +
-          `Pass at most ${(MAX_ALARM_METRICS - 2) / 2} orchestratorMethods.`,
-      );
-    }
+    const routes = props.routes ?? routeTable;
+    const orchestrator = props.orchestratorMethods ?? orchestratorRoutes(routes);
+    const waitsOnOrchestrator = new Set(orchestrator.map((m) => `${m.method} ${m.path}`));
     const fastShare = Stats.percentileRank(apiP99);
-    const using: Record<string, IMetric> = { all: latency(Stats.SAMPLE_COUNT), allFast: latency(fastShare) };
-    const orchestratorCount: string[] = [];
-    const orchestratorSlow: string[] = [];
-    orchestrator.forEach((m, i) => {
-      using[`o${i}`] = methodLatency(m, Stats.SAMPLE_COUNT);
-      using[`o${i}Fast`] = methodLatency(m, fastShare);
-      orchestratorCount.push(`FILL(o${i}, 0)`);
-      orchestratorSlow.push(`FILL(o${i}, 0) * (100 - FILL(o${i}Fast, 100)) / 100`);
-    });
-    const minus = (terms: string[]) => (terms.length ? ` - (${terms.join(' + ')})` : '');
-    const restCount = `(all${minus(orchestratorCount)})`;
-    const restSlow = `(all * (100 - allFast) / 100${minus(orchestratorSlow)})`;
-    const restSlowPercent = new MathExpression({
-      label: `requests over ${apiP99} ms, orchestrator routes excluded (%)`,
-      period: FIVE_MINUTES,
-      expression: `IF(${restCount} > 0, 100 * ${restSlow} / ${restCount}, 0)`,
-      usingMetrics: using,
-    });
-    alarm('ApiLatencyP99', {
-      alarmName: name('api-latency-p99'),
-      alarmDescription:
-        `p99 latency of the API requests that do not wait on an orchestrator above ${apiP99} ms (more than 1% of them slower) in 2 of the last 3 five-minute periods. ` +
-        `Not counted: ${orchestrator.map((m) => `${m.method} ${m.path}`).join(', ') || 'none'}.`,
-      metric: restSlowPercent,
-      threshold: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: 3,
-      datapointsToAlarm: 2,
-    });
+    const authorizerKey = props.authorizerKey ?? 'authorizer';
+    const parts: readonly ObservedPart[] = props.parts ?? [
+      {
+        scope: this,
+        name: '',
+        functions: Object.fromEntries(Object.entries(props.functions).filter(([k]) => k !== authorizerKey)),
+        methods: props.methods ?? routes.map(apiMethod),
+      },
+    ];
+    const latencyAlarms: { label: string; expression: MathExpression }[] = [];
+    const groupLabels: { label: string; members: string[]; functions: Readonly<Record<string, ServiceFunction>> }[] = [];
+    for (const part of parts) {
+      const scope = part.scope === this ? this : new Construct(part.scope, 'Observability');
+      const suffix = (n: number) => (part.name ? `${part.name}-${n}` : String(n));
+      const counted = part.methods.filter((m) => !waitsOnOrchestrator.has(`${m.method} ${m.path}`));
+      latencyGroups(counted).forEach((members, i) => {
+        const label = suffix(i + 1);
+        const using: Record<string, IMetric> = {};
+        const count: string[] = [];
+        const slow: string[] = [];
+        // Ids unique over the dashboard graph that shows every group.
+        const g = latencyAlarms.length;
+        members.forEach((m, j) => {
+          using[`l${g}c${j}`] = methodLatency(m, Stats.SAMPLE_COUNT, undefined, scope);
+          using[`l${g}f${j}`] = methodLatency(m, fastShare, undefined, scope);
+          count.push(`FILL(l${g}c${j}, 0)`);
+          slow.push(`FILL(l${g}c${j}, 0) * (100 - FILL(l${g}f${j}, 100)) / 100`);
+        });
+        const slowPercent = new MathExpression({
+          label: `requests over ${apiP99} ms, group ${label} (%)`,
+          period: FIVE_MINUTES,
+          expression: `IF(${count.join(' + ')} > 0, 100 * (${slow.join(' + ')}) / (${count.join(' + ')}), 0)`,
+          usingMetrics: using,
+        });
+        alarm(scope, `ApiLatencyP99-${i + 1}`, {
+          alarmName: name(`api-latency-p99-${label}`),
+          alarmDescription:
+            `p99 latency above ${apiP99} ms (more than 1% of the requests slower) in 2 of the last 3 five-minute periods, over: ${members.map((m) => `${m.method} ${m.path}`).join(', ')}. ` +
+            'Routes that wait on an orchestrator are in no such group (see relay-latency-p99).',
+          metric: slowPercent,
+          threshold: 1,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+          evaluationPeriods: 3,
+          datapointsToAlarm: 2,
+        });
+        latencyAlarms.push({ label, expression: slowPercent });
+      });
 
-    const relay = props.relayMethod ?? apiMethod(liveRoute('relayRestAction'));
+      // Lambda: errors here are crashes (init failures, timeouts, out of memory); the route
+      // functions answer their own failures as 4xx/5xx and those show in the API's metrics.
+      // Grouped: one alarm per group of at most 10 functions of the part (a metric-math alarm
+      // reads at most 10 metrics) summing their errors, and one summing their throttles; the
+      // description names the group's functions and the dashboard graphs each one.
+      const groups = functionGroups(Object.keys(part.functions), props.groupOf ?? ((key) => routeTag(key, routes)));
+      groups.forEach((members, i) => {
+        const label = suffix(i + 1);
+        const list = members.join(', ');
+        const summed = (what: 'Errors' | 'Throttles') =>
+          sumOf(
+            `fn${what}${label}m`,
+            `${what} of function group ${label}`,
+            members.map((op) => part.functions[op]!.function.metric(what, { period: FIVE_MINUTES, statistic: Stats.SUM })),
+            FIVE_MINUTES,
+          );
+        alarm(scope, `FunctionErrors${i + 1}`, {
+          alarmName: name(`fn-errors-${label}`),
+          alarmDescription: `At least one of these functions failed (crash, timeout or out of memory) in the last 5 minutes: ${list}. The dashboard graph "Function group ${label}" shows which.`,
+          metric: summed('Errors'),
+          threshold: 1,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          evaluationPeriods: 1,
+        });
+        alarm(scope, `FunctionThrottles${i + 1}`, {
+          alarmName: name(`fn-throttles-${label}`),
+          alarmDescription: `Invocations of at least one of these functions were throttled (concurrency limit) in the last 5 minutes: ${list}. The dashboard graph "Function group ${label}" shows which.`,
+          metric: summed('Throttles'),
+          threshold: 1,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          evaluationPeriods: 1,
+        });
+        groupLabels.push({ label, members, functions: part.functions });
+      });
+    }
+
+    const relay = props.relayMethod ?? apiMethod((props.routes ?? routeTable).find((r) => r.operationId === 'relayRestAction')!);
     const relayP99 = t.relayLatencyP99Ms ?? DEFAULT_TIMEOUT_MS;
     alarm('RelayLatencyP99', {
       alarmName: name('relay-latency-p99'),
@@ -339,41 +440,7 @@ export class Observability extends Construct {
         ...(label ? { label } : {}),
       });
 
-    // Lambda: errors here are crashes (init failures, timeouts, out of memory); the route
-    // functions answer their own failures as 4xx/5xx and those show in the API's metrics.
-    // Grouped: one alarm per group of at most 10 functions (a metric-math alarm reads at most
-    // 10 metrics) summing their errors, and one summing their throttles; the description names
-    // the group's functions and the dashboard graphs each one. The authorizer has its own alarms.
-    const authorizerKey = props.authorizerKey ?? 'authorizer';
     const fns = Object.entries(props.functions).sort(([a], [b]) => a.localeCompare(b));
-    const groups = functionGroups(Object.keys(props.functions).filter((k) => k !== authorizerKey), props.groupOf);
-    groups.forEach((members, i) => {
-      const n = i + 1;
-      const list = members.join(', ');
-      const summed = (what: 'Errors' | 'Throttles') =>
-        sumOf(
-          `fn${what}${n}m`,
-          `${what} of function group ${n}`,
-          members.map((op) => props.functions[op]!.function.metric(what, { period: FIVE_MINUTES, statistic: Stats.SUM })),
-          FIVE_MINUTES,
-        );
-      alarm(`FunctionErrors${n}`, {
-        alarmName: name(`fn-errors-${n}`),
-        alarmDescription: `At least one of these functions failed (crash, timeout or out of memory) in the last 5 minutes: ${list}. The dashboard graph "Function group ${n}" shows which.`,
-        metric: summed('Errors'),
-        threshold: 1,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        evaluationPeriods: 1,
-      });
-      alarm(`FunctionThrottles${n}`, {
-        alarmName: name(`fn-throttles-${n}`),
-        alarmDescription: `Invocations of at least one of these functions were throttled (concurrency limit) in the last 5 minutes: ${list}. The dashboard graph "Function group ${n}" shows which.`,
-        metric: summed('Throttles'),
-        threshold: 1,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        evaluationPeriods: 1,
-      });
-    });
 
     // The authorizer: what it could not decide (its own metric) and what killed it (the runtime's lines).
     const authorizer = props.functions[authorizerKey];
@@ -490,7 +557,7 @@ export class Observability extends Construct {
       new GraphWidget({
         title: 'API latency (ms)',
         left: [latency(Stats.p(50)), latency(Stats.p(90)), latency(Stats.p(99)), stage.metricIntegrationLatency({ period: FIVE_MINUTES, statistic: Stats.p(99) })],
-        right: [restSlowPercent],
+        right: latencyAlarms.map((l) => l.expression),
         width: 8,
       }),
       new GraphWidget({
@@ -535,12 +602,12 @@ export class Observability extends Construct {
     );
     // One graph per function alarm group, each function its own line: the alarm says which group, the graph which function.
     this.dashboard.addWidgets(
-      ...groups.map(
-        (members, i) =>
+      ...groupLabels.map(
+        ({ label, members, functions }) =>
           new GraphWidget({
-            title: `Function group ${i + 1}: errors (left), throttles (right)`,
-            left: members.map((op) => props.functions[op]!.function.metricErrors({ period: FIVE_MINUTES, statistic: Stats.SUM, label: `${op} errors` })),
-            right: members.map((op) => props.functions[op]!.function.metricThrottles({ period: FIVE_MINUTES, statistic: Stats.SUM, label: `${op} throttles` })),
+            title: `Function group ${label}: errors (left), throttles (right)`,
+            left: members.map((op) => functions[op]!.function.metricErrors({ period: FIVE_MINUTES, statistic: Stats.SUM, label: `${op} errors` })),
+            right: members.map((op) => functions[op]!.function.metricThrottles({ period: FIVE_MINUTES, statistic: Stats.SUM, label: `${op} throttles` })),
             width: 8,
           }),
       ),

@@ -7,6 +7,7 @@
  * reader credential; only the adapter routes that store and delete secrets get the writer one.
  * Give the two credentials Vault policies to match (see docs/adapters-and-relay.md, "Vault").
  */
+import { RemovalPolicy } from 'aws-cdk-lib';
 import { Secret, type ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { isManagedPath, pathProblem } from '../../functions/outbound/secrets/reference.js';
@@ -79,6 +80,8 @@ export class Secrets extends Construct {
         ? Secret.fromSecretNameV2(this, logicalId, credential.secretName)
         : new Secret(this, logicalId, {
             description: `Vault token or AppRole secret id of the functions that ${what}. Set its value after the first deploy.`,
+            // Its value is set by hand after the first deploy: kept when the stack lets go of it.
+            removalPolicy: RemovalPolicy.RETAIN,
           }),
       ...(credential.roleId ? { roleId: credential.roleId } : {}),
     });

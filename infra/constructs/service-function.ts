@@ -157,7 +157,7 @@ export class FunctionRoles extends Construct {
     return (stack.node.tryFindChild(FUNCTION_ROLES_ID) as FunctionRoles | undefined) ?? new FunctionRoles(stack, FUNCTION_ROLES_ID);
   }
 
-  readonly #roles = new Map<string, { role: Role; users: string[]; granted: string[] }>();
+  readonly #roles = new Map<string, { role: Role; users: string[]; granted: readonly PolicyStatement[] }>();
 
   private constructor(scope: Construct, id: string) {
     super(scope, id);
@@ -191,17 +191,31 @@ export class FunctionRoles extends Construct {
     return role;
   }
 
-  /** The role's inline policy statements, resolved and each as JSON, sorted. */
-  #statements(role: Role): string[] {
+  /**
+   * The role's inline policy statements, as objects: compared when the synth validates, both
+   * sides resolved then (a reference to another stack's table resolves differently before and
+   * after CDK turns it into an export and a parameter).
+   */
+  #statements(role: Role): readonly PolicyStatement[] {
     const policy = role.node.tryFindChild('DefaultPolicy') as Policy | undefined;
-    const document = policy ? (Stack.of(this).resolve(policy.document) as { Statement?: unknown[] }) : {};
-    return (document.Statement ?? []).map((st) => JSON.stringify(st)).sort();
+    return [...((policy?.document as unknown as { statements?: PolicyStatement[] } | undefined)?.statements ?? [])];
+  }
+
+  /**
+   * What a statement allows, one entry per action and resource (with its effect and conditions),
+   * resolved now: the same whether CDK kept the statements as granted or merged them
+   * (`@aws-cdk/aws-iam:minimizePolicies` merges them in place when the policy is first resolved).
+   */
+  #allows(st: PolicyStatement): string[] {
+    const { Action, Resource, Sid: _sid, ...rest } = Stack.of(this).resolve(st.toStatementJson()) as Record<string, unknown>;
+    return [Action].flat().flatMap((action) => [Resource].flat().map((resource) => JSON.stringify([action, resource, rest])));
   }
 
   /** A problem for each role whose policy allows more than its needs granted. */
   #widened(): string[] {
     return [...this.#roles.values()].flatMap(({ role, users, granted }) => {
-      const extra = this.#statements(role).filter((st) => !granted.includes(st));
+      const allowed = new Set(granted.flatMap((st) => this.#allows(st)));
+      const extra = [...new Set(this.#statements(role).flatMap((st) => this.#allows(st)))].filter((st) => !allowed.has(st));
       return extra.length
         ? [
             `${role.node.path} (shared by ${users.join(', ')}) was granted more than the needs it was made for: ${extra.join('; ')}. ` +

@@ -194,9 +194,20 @@ describe('the deployment config file', () => {
     expect(problemsOf({ ...base(), stackName }).filter((p) => p.startsWith('stackName: '))).toHaveLength(1);
   });
 
+  it('refuses a stack name ending in the word Api, the name of another deployment’s API stack', () => {
+    expect(problemsOf({ ...base(), stackName: 'NetconfigApi' })).toEqual([
+      'stackName: must not end in the word Api: the API stack of a deployment named Netconfig is NetconfigApi (each deployment is <stackName> and <stackName>Api)',
+    ]);
+    for (const stackName of ['NetconfigApis', 'NetconfigApiProd', 'Api']) expect(parseDeployConfig({ ...base(), stackName }, 'n.json', FIXTURES).stackName).toBe(stackName);
+  });
+
   it('derives a service name of its own from every stack name it accepts', () => {
     const pattern = new RegExp((JSON.parse(readFileSync(CONFIG_SCHEMA_FILE, 'utf8')) as { properties: { stackName: { pattern: string } } }).properties.stackName.pattern);
-    const names = fc.array(fc.stringMatching(/^[A-Z][a-z0-9]{1,6}$/), { minLength: 1, maxLength: 6 }).map((words) => words.join(''));
+    // Less the names of API stacks (a last word Api), refused above.
+    const names = fc
+      .array(fc.stringMatching(/^[A-Z][a-z0-9]{1,6}$/), { minLength: 1, maxLength: 6 })
+      .map((words) => words.join(''))
+      .filter((name) => !/[a-z0-9]Api$/.test(name));
     // The stack name is read back from its service name: two accepted names never share one.
     const stackNameOf = (service: string) => service.split('-').map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
     fc.assert(

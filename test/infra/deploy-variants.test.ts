@@ -4,7 +4,7 @@
  * an external OIDC issuer; concurrency and alarm settings; and two stacks side by side.
  * Synthesized without bundling; cdk-nag runs on the VPC variants.
  */
-import { App, Aspects, type CfnElement } from 'aws-cdk-lib';
+import { App, Aspects } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import path from 'node:path';
@@ -13,7 +13,8 @@ import { liveRoutes } from '../../functions/api/routes.js';
 import { callsOutside, concurrencyGroup, parseDeployConfig } from '../../infra/config.js';
 import { addNagSuppressions } from '../../infra/nag.js';
 import { PROJECT_ROOT } from '../../infra/paths.js';
-import { NetconfigStack } from '../../infra/stack.js';
+import { NetconfigService } from '../../infra/stack.js';
+import { logicalIdOf, NO_BUNDLING, serviceTemplate } from './service-template.js';
 
 const FIXTURES = path.join(PROJECT_ROOT, 'test', 'infra', 'fixtures');
 type Resource = { Type: string; Properties: Record<string, any> };
@@ -27,22 +28,26 @@ const settingsOf = (config: Record<string, unknown>) => {
   return { stackName, settings };
 };
 
-const newApp = () => new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+const newApp = () => new App({ context: NO_BUNDLING });
 
-const build = (app: App, config: Record<string, unknown>, nag = false): NetconfigStack => {
+/** The service of one config: its stacks (the nested ones among them, checked by cdk-nag with their parent). */
+const build = (app: App, config: Record<string, unknown>, nag = false): NetconfigService => {
   const { stackName, settings } = settingsOf(config);
-  const stack = new NetconfigStack(app, stackName, { settings });
+  const service = new NetconfigService(app, stackName, { settings });
   if (nag) {
-    addNagSuppressions(stack);
-    Aspects.of(stack).add(new AwsSolutionsChecks());
+    for (const stack of [service.data, service.api]) {
+      addNagSuppressions(stack);
+      Aspects.of(stack).add(new AwsSolutionsChecks());
+    }
   }
-  return stack;
+  return service;
 };
 
-const inspect = (stack: NetconfigStack) => {
-  const template = Template.fromStack(stack);
+/** The service's stacks read as one template (service-template.ts). */
+const inspect = (stack: NetconfigService) => {
+  const template = serviceTemplate(stack);
   const resources = template.toJSON().Resources as Record<string, Resource>;
-  const fn = (op: string): Resource => resources[stack.getLogicalId(stack.functions[op]!.function.node.defaultChild as CfnElement)]!;
+  const fn = (op: string): Resource => resources[logicalIdOf(stack.functions[op]!.function)]!;
   return { stack, template, resources, fn };
 };
 
@@ -64,9 +69,9 @@ const ENDPOINTS_NETWORK = { vpcId: 'vpc-0123456789abcdef0', subnets: SUBNETS, eg
 const NAT_NETWORK = { vpcId: 'vpc-0123456789abcdef0', subnets: SUBNETS.map(({ routeTableId: _, ...s }) => s), egress: EGRESS, awsServices: 'nat' };
 
 const ofType = (resources: Record<string, Resource>, type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
-const nagErrors = (stack: NetconfigStack) =>
-  Annotations.fromStack(stack)
-    .findError('*', Match.stringLikeRegexp('AwsSolutions-.*'))
+const nagErrors = (service: NetconfigService) =>
+  [service.data, service.api]
+    .flatMap((stack) => Annotations.fromStack(stack).findError('*', Match.stringLikeRegexp('AwsSolutions-.*')))
     .map((e) => `${e.id}: ${String(e.entry.data).split('\n')[0]}`);
 
 // Each synthesizes the whole stack (with cdk-nag for the VPC variants): seconds each, more on a busy machine.
@@ -154,7 +159,7 @@ describe('deployment variants', () => {
     expect(fn('getTree').Properties['VpcConfig']).toBeUndefined();
     expect(nagErrors(stack)).toEqual([]);
     // Subnets without route tables are fine here (no gateway endpoint): synth prints no warning about them.
-    expect(Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('routeTableId'))).toEqual([]);
+    expect([stack.data, stack.api].flatMap((s) => Annotations.fromStack(s).findWarning('*', Match.stringLikeRegexp('routeTableId')))).toEqual([]);
   });
 
   it('with security groups given by id, creates none and lets the endpoints admit them', () => {
@@ -212,7 +217,7 @@ describe('deployment variants', () => {
     expect(alarms.length).toBeGreaterThan(0);
     for (const alarm of alarms) expect(alarm['AlarmActions']).toEqual([arn]);
     // The threshold is inside the alarm's metric math: the share of requests slower than 8000 ms.
-    const latency = alarms.find((a) => a['AlarmName'].endsWith('api-latency-p99'))!;
+    const latency = alarms.find((a) => /-api-latency-p99-[a-z-]+-\d+$/.test(a['AlarmName']))!;
     expect(JSON.stringify(latency['Metrics'])).toContain('8000');
     expect(latency['AlarmDescription']).toContain('above 8000 ms');
     const created = synth({ alarms: { email: 'noc@example.net' } });

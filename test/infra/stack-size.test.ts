@@ -1,48 +1,39 @@
 /**
- * CloudFormation takes at most 500 resources per stack. The stack has one function per live
- * route, so its size grows with the route table: these tests fail when it exceeds its budget,
- * or when a live route costs more than it should (a resource of its own beyond its function,
- * log group and method, or a larger share of the shared ones), so that no route can silently
- * bring the stack near the limit. docs/deployment.md ("Stack size") has the numbers.
+ * CloudFormation takes at most 500 resources per stack. The service has one function per live
+ * route, so its size grows with the route table: these tests fail when a live route costs more
+ * than it should (a resource of its own beyond its function, log group and method, or a larger
+ * share of the shared ones), so that no route can silently bring a stack near the limit. The
+ * budget of each stack (450, with today's routes and with 150) is test/infra/stack-split.test.ts;
+ * docs/deployment.md ("Stack size") has the numbers.
  */
-import { App, CfnResource, Stack, type CfnElement } from 'aws-cdk-lib';
+import { App, CfnResource, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AttributeType, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { liveRoutes } from '../../functions/api/routes.js';
 import { loadDeployConfig } from '../../infra/config.js';
 import { FunctionRoles, ServiceFunction, tablePermission } from '../../infra/constructs/service-function.js';
-import { PROJECT_ROOT } from '../../infra/paths.js';
-import { FUNCTIONS_PER_INVOKE_ROLE, NetconfigStack } from '../../infra/stack.js';
+import { FUNCTIONS_PER_INVOKE_ROLE, type NetconfigService } from '../../infra/stack.js';
 import { methods, resourcePaths, type Resources } from './api-template.js';
+import { logicalIdOf, synthService } from './service-template.js';
 
-/** CloudFormation's hard limit. */
-const CLOUDFORMATION_LIMIT = 500;
-/** The stack stays under this many resources: 50 under the limit, for what a change adds before anyone looks. */
-const BUDGET = CLOUDFORMATION_LIMIT - 50;
+/** What a part (nested stack) has once, whatever its routes: an execution role and an invoke role, each with its policy, and two function alarms. */
+const PART_COST = 6;
 /** Average resources per live route: its own (function, log group, method) plus its share of what it shares (5.2 measured with 36 routes). */
 const ROUTE_COST = 5.5;
 
-const synth = (configFile?: string) => {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-  let stack: NetconfigStack;
-  if (configFile) {
-    const { stackName, ...settings } = loadDeployConfig(path.join(PROJECT_ROOT, configFile));
-    stack = new NetconfigStack(app, stackName, { settings });
-  } else {
-    stack = new NetconfigStack(app, 'Netconfig');
-  }
-  const template = Template.fromStack(stack);
-  return { stack, template, resources: template.toJSON().Resources as Resources };
+/** The service's stacks read as one template (service-template.ts). */
+const synth = () => {
+  const { service, template } = synthService();
+  return { stack: service, template, resources: template.toJSON().Resources as Resources };
 };
 
-/** The logical ids of the CloudFormation resources under a construct. */
-const resourcesUnder = (stack: NetconfigStack, construct: { node: { findAll(): readonly unknown[] } }): string[] =>
+/** The logical ids (in the service's template) of the CloudFormation resources under a construct. */
+const resourcesUnder = (_service: NetconfigService, construct: { node: { findAll(): readonly unknown[] } }): string[] =>
   construct.node
     .findAll()
     .filter((c): c is CfnResource => c instanceof CfnResource)
-    .map((c) => stack.getLogicalId(c as CfnElement));
+    .map((c) => logicalIdOf(c));
 
 /**
  * What each live route costs: 1 for each resource it owns, and for each resource it shares with
@@ -54,13 +45,14 @@ const routeCosts = ({ stack, template, resources }: ReturnType<typeof synth>): M
   const paths = resourcePaths(resources);
   const all = methods(template);
   const costs = new Map<string, number>();
-  const roles = FunctionRoles.of(stack).roles;
+  // Execution roles are made per part (nested stack).
+  const roles = Object.values(stack.api.parts).flatMap((part) => FunctionRoles.of(part).roles);
   const alarms = Object.values(resources).filter((r) => r.Type === 'AWS::CloudWatch::Alarm');
-  const fnIds = Object.keys(stack.functions).map((op) => stack.getLogicalId(stack.functions[op]!.function.node.defaultChild as CfnElement));
+  const fnIds = Object.keys(stack.functions).map((op) => logicalIdOf(stack.functions[op]!.function));
   const referenced = (r: unknown, id: string) => JSON.stringify(r).includes(`"${id}"`);
   for (const route of liveRoutes) {
     const fn = stack.functions[route.operationId]!;
-    const fnId = stack.getLogicalId(fn.function.node.defaultChild as CfnElement);
+    const fnId = logicalIdOf(fn.function);
     let cost = resourcesUnder(stack, fn).length;
     const method = all.find((m) => m.method === route.method && m.path === route.path)!;
     cost += 1;
@@ -81,23 +73,17 @@ const routeCosts = ({ stack, template, resources }: ReturnType<typeof synth>): M
 };
 
 describe('stack size', () => {
-  for (const [variant, file] of [
-    ['default', undefined],
-    ['private (deploy/config.private.example.json: VPC, endpoints, OIDC)', 'deploy/config.private.example.json'],
-  ] as const) {
-    it(`${variant}: stays under ${BUDGET} resources (CloudFormation allows ${CLOUDFORMATION_LIMIT})`, () => {
-      const { resources } = synth(file);
-      expect(Object.keys(resources).length).toBeLessThan(BUDGET);
-    });
-  }
-
   it(`costs at most ${ROUTE_COST} resources per live route on average, shares of the shared resources included`, () => {
     const synthesized = synth();
     const costs = routeCosts(synthesized);
     const average = [...costs.values()].reduce((a, b) => a + b, 0) / costs.size;
     expect(average).toBeLessThanOrEqual(ROUTE_COST);
-    // No route pays for alarms, roles or permissions of its own: even one with new needs on a new path stays near it.
-    for (const [op, cost] of costs) expect(cost, op).toBeLessThanOrEqual(ROUTE_COST + 3);
+    // No route pays for alarms, roles or permissions of its own: even one with new needs on a new
+    // path stays near it. But the only route of a part (the relay) pays what a part has once:
+    // its execution role and invoke role with their policies, its errors and throttles alarms.
+    const alone = new Set(Object.values(synthesized.stack.api.parts).flatMap((part) => (part.methods.length === 1 ? Object.keys(part.functions) : [])));
+    expect([...alone]).toEqual(['relayRestAction']);
+    for (const [op, cost] of costs) expect(cost, op).toBeLessThanOrEqual(ROUTE_COST + 3 + (alone.has(op) ? PART_COST : 0));
   });
 
   it('gives a live route no resource of its own but its function, its log group and its method', () => {
@@ -109,7 +95,7 @@ describe('stack size', () => {
     // API Gateway calls the route functions with an invoke role: the authorizer's is the only permission.
     const permissions = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::Permission');
     expect(permissions).toHaveLength(1);
-    expect(JSON.stringify(permissions[0])).toContain(stack.getLogicalId(stack.functions['authorizer']!.function.node.defaultChild as CfnElement));
+    expect(JSON.stringify(permissions[0])).toContain(logicalIdOf(stack.functions['authorizer']!.function));
   });
 
   it('lets API Gateway invoke exactly the route functions, through roles whose policies stay under IAM’s 10,240 characters', () => {
@@ -117,7 +103,8 @@ describe('stack size', () => {
     const live = methods(template).filter((m) => m.props['Integration']?.['Type'] === 'AWS_PROXY');
     expect(live).toHaveLength(liveRoutes.length);
     const invokeRoles = new Set(live.map((m) => m.props['Integration']['Credentials']['Fn::GetAtt'][0] as string));
-    expect(invokeRoles.size).toBe(Math.ceil(liveRoutes.length / FUNCTIONS_PER_INVOKE_ROLE));
+    // Invoke roles are made per part: one per FUNCTIONS_PER_INVOKE_ROLE of its methods.
+    expect(invokeRoles.size).toBe(Object.values(stack.api.parts).reduce((n, part) => n + Math.ceil(part.methods.length / FUNCTIONS_PER_INVOKE_ROLE), 0));
     const invocable: unknown[] = [];
     for (const roleId of invokeRoles) {
       expect(resources[roleId]!.Properties['AssumeRolePolicyDocument']['Statement']).toEqual([
@@ -130,7 +117,7 @@ describe('stack size', () => {
       expect(statements[0]).toMatchObject({ Action: 'lambda:InvokeFunction', Effect: 'Allow' });
       invocable.push(...[statements[0].Resource].flat());
     }
-    const arnOf = (op: string) => stack.resolve(stack.functions[op]!.function.functionArn);
+    const arnOf = (op: string) => ({ 'Fn::GetAtt': [logicalIdOf(stack.functions[op]!.function), 'Arn'] });
     expect(invocable).toEqual(expect.arrayContaining(liveRoutes.map((r) => arnOf(r.operationId))));
     expect(invocable).toHaveLength(liveRoutes.length);
     // Worst case: a 64-character function name in the longest partition and region names.
@@ -166,6 +153,18 @@ describe('FunctionRoles', () => {
     const { stack, table, a } = setup();
     table.grantWriteData(a.function);
     expect(() => Template.fromStack(stack)).toThrow(/shared by Roles\/A, Roles\/B\) was granted more than the needs it was made for: .*dynamodb:PutItem/);
+  });
+
+  it('accepts the statements CDK merged in place (minimizePolicies, as cdk.json sets it)', () => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [], '@aws-cdk/aws-iam:minimizePolicies': true } });
+    const stack = new Stack(app, 'Merged');
+    const tables = ['One', 'Two'].map((id) => new TableV2(stack, id, { partitionKey: { name: 'pk', type: AttributeType.STRING } }));
+    const fn = new ServiceFunction(stack, 'A', { handler: 'health/status', description: 'A', permissions: tables.map((t) => tablePermission(t, 'read')) });
+    // Resolved before the synth validates (cdk-nag does so): the two reads become one statement.
+    const policy = fn.function.role!.node.findChild('DefaultPolicy') as unknown as { document: unknown };
+    const merged = stack.resolve(policy.document) as { Statement: unknown[] };
+    expect(merged.Statement.length).toBeLessThan(3);
+    expect(() => Template.fromStack(stack)).not.toThrow();
   });
 
   it('accepts a grant on a function that repeats one its needs made', () => {

@@ -1,4 +1,4 @@
-import { App, Aspects, type CfnElement } from 'aws-cdk-lib';
+import { Aspects, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { ResponseType } from 'aws-cdk-lib/aws-apigateway';
 import { CfnFunction } from 'aws-cdk-lib/aws-lambda';
@@ -12,18 +12,21 @@ import { LINK_SEGMENT, successorLinkTemplate } from '../../infra/removed-routes.
 import { callsOutside } from '../../infra/config.js';
 import { tableSpecs } from '../../functions/platform/tables.js';
 import { addNagSuppressions } from '../../infra/nag.js';
-import { NetconfigStack } from '../../infra/stack.js';
+import { apiPartOf, type NetconfigService } from '../../infra/stack.js';
 import { specRows, type SpecRow } from '../support/spec-table.js';
 import { methods, type Method, type Resources } from './api-template.js';
+import { logicalIdOf, serviceTemplate, synthService } from './service-template.js';
 
-/** Synthesizes the stack without bundling (bundling is exercised by `npm start` and the e2e tests). */
+/**
+ * Synthesizes the service without bundling (bundling is exercised by `npm start` and the e2e
+ * tests), read as one template: its stacks, the nested ones inlined (service-template.ts).
+ */
 const synth = () => {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-  const stack = new NetconfigStack(app, 'Netconfig');
-  addNagSuppressions(stack);
+  const { app, service } = synthService();
+  for (const stack of [service.data, service.api]) addNagSuppressions(stack);
   Aspects.of(app).add(new AwsSolutionsChecks());
   app.synth();
-  return { stack, template: Template.fromStack(stack) };
+  return { stack: service, template: serviceTemplate(service) };
 };
 
 /** The spec's `:name` path as API Gateway serves it: `{name}`, no trailing slash. */
@@ -32,7 +35,7 @@ const specName = (row: SpecRow) => (row.method === 'ANY' ? row.path : `${row.met
 
 describe('stack', () => {
   let template: Template;
-  let stack: NetconfigStack;
+  let stack: NetconfigService;
   let all: Method[];
   const removed = specRows().filter((row) => !(row.replacement.length === 1 && row.replacement[0] === specName(row)));
 
@@ -168,7 +171,7 @@ describe('stack', () => {
   });
 
   it('runs compliance batches on a durable function, started through its alias', () => {
-    const batch = stack.getLogicalId(stack.functions['complianceBatch']!.function.node.defaultChild as CfnElement);
+    const batch = logicalIdOf(stack.functions['complianceBatch']!.function);
     const resources = template.toJSON().Resources as Resources;
     expect(resources[batch]!.Properties).toMatchObject({ Timeout: 900, DurableConfig: { ExecutionTimeout: 86_400, RetentionPeriodInDays: 14 } });
     template.hasResourceProperties('AWS::Lambda::Alias', { Name: 'live' });
@@ -177,12 +180,12 @@ describe('stack', () => {
   it('grants each function exactly the table access its route needs, on a role shared only by functions with the same needs', () => {
     const resources = template.toJSON().Resources as Resources;
     type Statement = { Action: string | string[]; Resource: unknown };
-    const roleOf = (op: string) => (stack.resolve(stack.functions[op]!.function.role!.roleArn) as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+    const roleOf = (op: string) => logicalIdOf(stack.functions[op]!.function.role!);
     const statementsOf = (roleId: string): Statement[] =>
       Object.values(resources)
         .filter((r) => r.Type === 'AWS::IAM::Policy' && r.Properties['Roles'].some((x: { Ref: string }) => x.Ref === roleId))
         .flatMap((p) => p.Properties['PolicyDocument']['Statement']);
-    const tableLogicalId = (key: string) => stack.getLogicalId(stack.tables[key as keyof typeof stack.tables].node.defaultChild as CfnElement);
+    const tableLogicalId = (key: string) => logicalIdOf(stack.tables[key as keyof typeof stack.tables]);
     const actionsOn = (roleId: string, key: string) =>
       statementsOf(roleId)
         .filter((s) => JSON.stringify(s.Resource).includes(`"${tableLogicalId(key)}"`))
@@ -202,7 +205,7 @@ describe('stack', () => {
         }),
       );
     const invokesBatch = (roleId: string) => statementsOf(roleId).some((s) => [s.Action].flat().includes('lambda:InvokeFunction'));
-    const fnId = (op: string) => stack.getLogicalId(stack.functions[op]!.function.node.defaultChild as CfnElement);
+    const fnId = (op: string) => logicalIdOf(stack.functions[op]!.function);
     for (const route of liveRoutes) {
       const role = roleOf(route.operationId);
       expect(tableAccess(role), route.operationId).toEqual(route.needs.tables ?? {});
@@ -219,13 +222,14 @@ describe('stack', () => {
     expect(actionsOn(relay, 'adapters')).not.toContain('dynamodb:PutItem');
     expect(actionsOn(relay, 'idempotency')).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem']));
     expect(actionsOn(relay, 'trees')).toEqual([]);
-    // Shared exactly between routes whose needs are the same (tables, secrets, starting batches, placement).
+    // Shared exactly between routes of one part whose needs are the same (tables, secrets, starting batches, placement).
     const needsOf = (route: (typeof liveRoutes)[number]) =>
       JSON.stringify([Object.entries(route.needs.tables ?? {}).sort(), route.needs.secrets ?? null, Boolean(route.needs.startsCompliance), callsOutside(route)]);
     const routesByRole = new Map<string, Set<string>>();
     for (const route of liveRoutes) routesByRole.set(roleOf(route.operationId), (routesByRole.get(roleOf(route.operationId)) ?? new Set()).add(needsOf(route)));
     for (const [role, needs] of routesByRole) expect([...needs], role).toHaveLength(1);
-    expect(routesByRole.size).toBe(new Set(liveRoutes.map(needsOf)).size);
+    // Roles are made per part (nested stack): one role per part and kind of needs.
+    expect(routesByRole.size).toBe(new Set(liveRoutes.map((r) => `${apiPartOf(r)} ${needsOf(r)}`)).size);
     expect(routesByRole.size).toBeLessThan(liveRoutes.length);
   });
 
@@ -236,11 +240,11 @@ describe('stack', () => {
     const reader = secretIds.find((id) => id.includes('Reader'))!;
     const writer = secretIds.find((id) => id.includes('Writer'))!;
     const envOf = (op: string) => {
-      const logicalId = stack.getLogicalId(stack.functions[op]!.function.node.defaultChild as never);
+      const logicalId = logicalIdOf(stack.functions[op]!.function);
       return resources[logicalId]!.Properties['Environment'].Variables;
     };
     const secretsOf = (op: string) => {
-      const role = stack.resolve(stack.functions[op]!.function.role!.roleName) as { Ref: string };
+      const role = { Ref: logicalIdOf(stack.functions[op]!.function.role!) };
       return Object.values(resources)
         .filter((r) => r.Type === 'AWS::IAM::Policy' && r.Properties['Roles'].some((x: { Ref: string }) => x.Ref === role.Ref))
         .flatMap((p) => p.Properties['PolicyDocument']['Statement'])
@@ -267,14 +271,14 @@ describe('stack', () => {
     expect(key['DeletionPolicy']).toBe('Retain');
     expect(key.Properties['GenerateSecretString']).toMatchObject({ PasswordLength: 64, ExcludePunctuation: true });
     const statementsOn = (op: string) => {
-      const role = stack.resolve(stack.functions[op]!.function.role!.roleName) as { Ref: string };
+      const role = { Ref: logicalIdOf(stack.functions[op]!.function.role!) };
       return Object.values(resources)
         .filter((r) => r.Type === 'AWS::IAM::Policy' && r.Properties['Roles'].some((x: { Ref: string }) => x.Ref === role.Ref))
         .flatMap((p) => p.Properties['PolicyDocument']['Statement'])
         .filter((st: { Resource: unknown }) => JSON.stringify(st.Resource).includes(keyId));
     };
     for (const route of liveRoutes) {
-      const fn = resources[stack.getLogicalId(stack.functions[route.operationId]!.function.node.defaultChild as CfnElement)]!;
+      const fn = resources[logicalIdOf(stack.functions[route.operationId]!.function)]!;
       const keyed = Boolean(route.needs.tables?.idempotency);
       expect(fn.Properties['Environment'].Variables['IDEMPOTENCY_KEY_SECRET'], route.operationId).toEqual(keyed ? { Ref: keyId } : undefined);
       expect(statementsOn(route.operationId).length > 0, route.operationId).toBe(keyed);
@@ -282,9 +286,12 @@ describe('stack', () => {
   });
 
   it('needs no parameter at deploy: the Vault address and every setting come from the config file', () => {
-    const parameters = Object.keys(template.toJSON().Parameters ?? {});
-    expect(parameters.filter((p) => p !== 'BootstrapVersion')).toEqual([]);
-    const relay = (template.toJSON().Resources as Resources)[stack.getLogicalId(stack.functions['relayRestAction']!.function.node.defaultChild as CfnElement)]!;
+    // The nested stacks' parameters are values their parent passes, never asked at deploy.
+    for (const top of [stack.data, stack.api]) {
+      const parameters = Object.keys(Template.fromStack(top).toJSON().Parameters ?? {});
+      expect(parameters.filter((p) => p !== 'BootstrapVersion'), top.stackName).toEqual([]);
+    }
+    const relay = (template.toJSON().Resources as Resources)[logicalIdOf(stack.functions['relayRestAction']!.function)]!;
     expect(relay.Properties['Environment'].Variables).toMatchObject({ VAULT_ADDR: 'https://vault.example.net:8200', VAULT_AUTH_METHOD: 'approle', SERVICE_NAME: 'netconfig' });
   });
 
@@ -321,17 +328,19 @@ describe('stack', () => {
   });
 
   it('passes the cdk-nag AwsSolutions checks, each suppression with a reason', () => {
-    const errors = Annotations.fromStack(stack).findError('*', Match.stringLikeRegexp('AwsSolutions-.*'));
+    // The nested stacks' findings are reported on their parent's.
+    const errors = [stack.data, stack.api].flatMap((top) => Annotations.fromStack(top).findError('*', Match.stringLikeRegexp('AwsSolutions-.*')));
     expect(errors.map((e) => `${e.id}: ${String(e.entry.data).split('\n')[0]}`)).toEqual([]);
   });
 
   // `npm run bench` is run by hand; a function it cannot measure would break it only then.
   it('lets npm run bench measure every function under a name of its own, with a first call for each', () => {
     // Labelled as the local template reader labels them (tools/local/template.ts).
-    const labels = stack.node
-      .findAll()
+    // The path within its stack, nested stacks included.
+    const labels = [stack.data, stack.api]
+      .flatMap((s) => s.node.findAll())
       .filter((c) => c instanceof CfnFunction)
-      .map((c) => c.node.path.replace(/^[^/]+\//, '').replace(/\/(Function\/)?Resource$/, '').replace(/\/Function$/, ''));
+      .map((c) => c.node.path.slice(Stack.of(c).node.path.length + 1).replace(/\/(Function\/)?Resource$/, '').replace(/\/Function$/, ''));
     const operations = labels.map(operationOfLabel);
     expect(new Set(operations).size).toBe(operations.length);
     expect(operations.filter((o) => o !== 'ComplianceBatch').sort()).toEqual(['authorizer', ...liveRoutes.map((r) => r.operationId)].sort());

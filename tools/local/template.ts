@@ -7,6 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { resolveIntrinsics, type LocalNames, type TemplateLike } from './intrinsics.js';
+import { mergeStacks, type StackTemplate } from './stacks.js';
 
 type Json = Record<string, unknown>;
 
@@ -28,6 +29,8 @@ export interface CloudAssembly {
   readonly assetDirs: Readonly<Record<string, string>>;
   /** Directory of the assembly. */
   readonly outDir: string;
+  /** Construct paths of the nested stacks inlined in `template` (`NetconfigApi/Runtime`): a function's label is its path within its stack. */
+  readonly nestedStackPaths?: readonly string[];
 }
 
 export interface FunctionSpec {
@@ -143,22 +146,45 @@ export class TemplateError extends Error {
 export const DEFAULT_INTEGRATION_TIMEOUT_MS = 29_000;
 
 /**
- * Reads the assembly CDK wrote: `manifest.json` names the stack's template and asset manifest;
- * the asset manifest maps each asset hash to its bundled directory.
+ * Reads the assembly CDK wrote: `manifest.json` names the stacks' templates and asset
+ * manifests; the asset manifests map each asset hash to its bundled directory. The stacks of
+ * the assembly (the stateful stack and the API stack, its nested stacks inlined: see
+ * `stacks.ts`) are read as one template, named after the first of them (the one the others
+ * depend on), or after `stackName` when given.
  */
 export const readCloudAssembly = (outDir: string, stackName?: string): CloudAssembly => {
   const readJson = (file: string): Json => JSON.parse(readFileSync(path.join(outDir, file), 'utf8')) as Json;
-  const manifest = readJson('manifest.json') as { artifacts?: Record<string, { type: string; properties?: Json; displayName?: string }> };
+  const manifest = readJson('manifest.json') as { artifacts?: Record<string, { type: string; properties?: Json; displayName?: string; dependencies?: string[] }> };
   const artifacts = Object.entries(manifest.artifacts ?? {});
   const stacks = artifacts.filter(([, a]) => a.type === 'aws:cloudformation:stack');
-  const chosen = stackName ? stacks.find(([id]) => id === stackName) : stacks[0];
-  if (!chosen) throw new TemplateError(stackName ? `the assembly in ${outDir} has no stack ${stackName}` : `the assembly in ${outDir} has no stack`);
-  if (!stackName && stacks.length > 1) {
-    throw new TemplateError(`the assembly in ${outDir} has ${stacks.length} stacks; name the one to serve`);
+  if (!stacks.length) throw new TemplateError(`the assembly in ${outDir} has no stack`);
+  if (stackName && !stacks.some(([id]) => id === stackName)) throw new TemplateError(`the assembly in ${outDir} has no stack ${stackName}`);
+  // Dependencies first: a stack's exports are read before the stacks that import them.
+  const ordered: typeof stacks = [];
+  const visit = (entry: (typeof stacks)[number]) => {
+    if (ordered.includes(entry)) return;
+    for (const dep of entry[1].dependencies ?? []) {
+      const found = stacks.find(([id]) => id === dep);
+      if (found) visit(found);
+    }
+    ordered.push(entry);
+  };
+  for (const entry of stacks) visit(entry);
+  let template: CfnTemplate;
+  const nestedStackPaths: string[] = [];
+  try {
+    template = mergeStacks(
+      ordered.map(([id, stack]) => ({ name: id, template: readJson(String(stack.properties?.['templateFile'] ?? `${id}.template.json`)) as unknown as StackTemplate })),
+      (resource) => {
+        const file = resource.Metadata?.['aws:asset:path'];
+        const at = /^(.*)\.NestedStack\/[^/]+\.NestedStackResource$/.exec(String(resource.Metadata?.['aws:cdk:path'] ?? ''));
+        if (at) nestedStackPaths.push(at[1]!);
+        return typeof file === 'string' && existsSync(path.join(outDir, file)) ? (readJson(file) as unknown as StackTemplate) : undefined;
+      },
+    ) as unknown as CfnTemplate;
+  } catch (error) {
+    throw new TemplateError(`the stacks in ${outDir} cannot be read as one: ${(error as Error).message}`);
   }
-  const [id, stack] = chosen;
-  const templateFile = String(stack.properties?.['templateFile'] ?? `${id}.template.json`);
-  const template = readJson(templateFile) as unknown as CfnTemplate;
   const assetDirs: Record<string, string> = {};
   for (const [, artifact] of artifacts) {
     if (artifact.type !== 'cdk:asset-manifest') continue;
@@ -169,7 +195,7 @@ export const readCloudAssembly = (outDir: string, stackName?: string): CloudAsse
       if (asset.source?.path) assetDirs[hash] = path.resolve(outDir, asset.source.path);
     }
   }
-  return { stackName: id, template, assetDirs, outDir: path.resolve(outDir) };
+  return { stackName: stackName ?? ordered[0]![0], template, assetDirs, outDir: path.resolve(outDir), nestedStackPaths };
 };
 
 const asString = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
@@ -298,7 +324,7 @@ const resolveFunctionId = (template: CfnTemplate, uri: unknown, where: string): 
  * from the root (`PathPart`, `ParentId`), its methods, authorizers and gateway responses, and
  * the functions and tables they use.
  */
-export const parseTemplate = (assembly: Pick<CloudAssembly, 'stackName' | 'template' | 'assetDirs' | 'outDir'>): ApiModel => {
+export const parseTemplate = (assembly: Pick<CloudAssembly, 'stackName' | 'template' | 'assetDirs' | 'outDir' | 'nestedStackPaths'>): ApiModel => {
   const { template, stackName } = assembly;
   const resources = Object.entries(template.Resources ?? {});
   const ofType = (type: string) => resources.filter(([, r]) => r.Type === type);
@@ -340,10 +366,13 @@ export const parseTemplate = (assembly: Pick<CloudAssembly, 'stackName' | 'templ
       throw new TemplateError(`function ${id}: its code is not a bundled asset of this assembly (inline and external code are not supported locally)`);
     }
     const cdkPath = asString(r.Metadata?.['aws:cdk:path']) ?? id;
+    // The path within its stack: `NetconfigApi/Runtime/GetProfile/Function/Resource` → `GetProfile`.
+    const nested = (assembly.nestedStackPaths ?? []).filter((n) => cdkPath.startsWith(`${n}/`)).sort((a, b) => b.length - a.length)[0];
+    const inStack = nested ? cdkPath.slice(nested.length + 1) : cdkPath.replace(/^[^/]+\//, '');
     functions[id] = {
       logicalId: id,
       name: asString(p['FunctionName']) ?? physicalName(stackName, id, 64),
-      label: cdkPath.replace(/^[^/]+\//, '').replace(/\/(Function\/)?Resource$/, '').replace(/\/Function$/, ''),
+      label: inStack.replace(/\/(Function\/)?Resource$/, '').replace(/\/Function$/, ''),
       codeDir,
       handler: asString(p['Handler']) ?? 'index.handler',
       runtime: asString(p['Runtime']) ?? 'nodejs22.x',
