@@ -5,7 +5,7 @@
  * Synthesized without bundling; cdk-nag runs on the VPC variants.
  */
 import { App, Aspects } from 'aws-cdk-lib';
-import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';

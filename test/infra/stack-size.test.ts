@@ -11,7 +11,6 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { AttributeType, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { liveRoutes } from '../../functions/api/routes.js';
-import { loadDeployConfig } from '../../infra/config.js';
 import { FunctionRoles, ServiceFunction, tablePermission } from '../../infra/constructs/service-function.js';
 import { FUNCTIONS_PER_INVOKE_ROLE, type NetconfigService } from '../../infra/stack.js';
 import { methods, resourcePaths, type Resources } from './api-template.js';
