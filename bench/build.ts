@@ -68,8 +68,7 @@ const OTHER_FUNCTIONS: Readonly<Record<string, string>> = { 'Auth/Authorizer': '
  * The handler module of a function, from its CDK label: `GetTree` is the function of route
  * `getTree` (the stack names each function after its operation); the others are listed above.
  */
-export const entryOfLabel = (label: string): string | undefined =>
-  OTHER_FUNCTIONS[label] ?? liveRoutes.find((r) => pascal(r.operationId) === label)?.handler;
+export const entryOfLabel = (label: string): string | undefined => OTHER_FUNCTIONS[label] ?? liveRoutes.find((r) => pascal(r.operationId) === label)?.handler;
 
 /**
  * What a function is measured and reported as, from its CDK label: its route's operation id
@@ -82,8 +81,7 @@ export const operationOfLabel = (label: string): string =>
 export const functionEntries = (): string[] => [...new Set([...liveRoutes.map((r) => r.handler), ...Object.values(OTHER_FUNCTIONS)])];
 
 /** Whether a function answers API requests (a route's, or the authorizer): those have a cold first call to measure. */
-export const answersRequests = (entry: string | undefined): boolean =>
-  entry === 'authorizer/handlers/authorize' || liveRoutes.some((r) => r.handler === entry);
+export const answersRequests = (entry: string | undefined): boolean => entry === 'authorizer/handlers/authorize' || liveRoutes.some((r) => r.handler === entry);
 
 /**
  * Synthesizes (unless `cdkOut` names an assembly already synthesized with `-c local=true`),
@@ -99,7 +97,9 @@ export const buildStack = async (o: { workDir: string; cdkOut?: string; port: nu
   const assembly = readCloudAssembly(outDir);
   const model = parseTemplate(assembly);
   const rebuilt = await Promise.all(
-    functionEntries().map((entry) => bundleEntry(entry.replaceAll('/', '-'), `functions/${entry}.ts`, path.join(o.workDir, 'rebuild')).then((b) => [entry, b] as const)),
+    functionEntries().map((entry) =>
+      bundleEntry(entry.replaceAll('/', '-'), `functions/${entry}.ts`, path.join(o.workDir, 'rebuild')).then((b) => [entry, b] as const),
+    ),
   );
   const functions = Object.values(model.functions).map((spec): StackFunction => {
     const file = path.join(spec.codeDir, `${spec.handler.slice(0, spec.handler.lastIndexOf('.'))}.mjs`);
@@ -144,7 +144,13 @@ export const buildFixtures = async (workDir: string): Promise<Record<FixtureName
  */
 export const buildComplianceScript = async (dir: string): Promise<string> => {
   const file = path.join(dir, 'compliance.mjs');
-  await build({ ...esbuildOptionsFor(), entryPoints: ['bench/compliance.ts'], outfile: file, packages: 'external', define: { COMPLIANCE_BENCH_BUNDLED: 'true' } });
+  await build({
+    ...esbuildOptionsFor(),
+    entryPoints: ['bench/compliance.ts'],
+    outfile: file,
+    packages: 'external',
+    define: { COMPLIANCE_BENCH_BUNDLED: 'true' },
+  });
   return file;
 };
 
@@ -154,6 +160,15 @@ export const buildComplianceScript = async (dir: string): Promise<string> => {
  */
 export const buildScript = async (workDir: string, name: 'cold-child' | 'warm-child'): Promise<string> => {
   const file = path.join(workDir, `${name}.mjs`);
-  await build({ entryPoints: [`bench/${name}.ts`], outfile: file, bundle: true, platform: 'node', format: 'esm', target: 'node22', absWorkingDir: PROJECT_ROOT, logLevel: 'warning' });
+  await build({
+    entryPoints: [`bench/${name}.ts`],
+    outfile: file,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node22',
+    absWorkingDir: PROJECT_ROOT,
+    logLevel: 'warning',
+  });
   return file;
 };

@@ -50,4 +50,6 @@ export const bundleContents = (metafile: Metafile): BundleContents => {
 
 /** The bytes of the AWS SDK (`@aws-sdk/*`, `@smithy/*`, `@aws-crypto/*`…) in a bundle. */
 export const sdkBytes = (contents: BundleContents): number =>
-  contents.packages.filter((p) => /^@(aws-sdk|smithy|aws-crypto|aws)\//.test(p.name) || p.name === 'fast-xml-parser' || p.name === 'tslib').reduce((sum, p) => sum + p.bytes, 0);
+  contents.packages
+    .filter((p) => /^@(aws-sdk|smithy|aws-crypto|aws)\//.test(p.name) || p.name === 'fast-xml-parser' || p.name === 'tslib')
+    .reduce((sum, p) => sum + p.bytes, 0);

@@ -44,9 +44,10 @@ const report = (fields: Record<string, unknown>): void => {
 
 try {
   // As the Lambda runtime loads a handler: an ES module through import(), CommonJS through require().
-  const mod = (
-    url.endsWith('.mjs') ? await import(url) : process.getBuiltinModule('node:module').createRequire(url)(new URL(url).pathname)
-  ) as Record<string, unknown>;
+  const mod = (url.endsWith('.mjs') ? await import(url) : process.getBuiltinModule('node:module').createRequire(url)(new URL(url).pathname)) as Record<
+    string,
+    unknown
+  >;
   const imported = performance.now();
   const handler = mod[exportName] as (event: unknown, context: unknown) => Promise<LambdaResult | undefined>;
   if (typeof handler !== 'function') throw new Error(`${exportName} is not exported`);

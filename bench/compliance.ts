@@ -84,7 +84,12 @@ const resources = (dynamoPid: number | undefined) => {
   };
 };
 
-export const measureCompliance = async (devices = 10_000, concurrencies = [10, 50], log: (line: string) => void = console.log, rounds = 1): Promise<ComplianceRun[]> => {
+export const measureCompliance = async (
+  devices = 10_000,
+  concurrencies = [10, 50],
+  log: (line: string) => void = console.log,
+  rounds = 1,
+): Promise<ComplianceRun[]> => {
   const dir = await mkdtemp(path.join(tmpdir(), 'bench-compliance-'));
   const dynamo = await startDynamoDbLocal();
   process.env['AWS_ENDPOINT_URL_DYNAMODB'] = dynamo.endpoint;
@@ -198,9 +203,10 @@ export const measureCompliance = async (devices = 10_000, concurrencies = [10, 5
   try {
     // Floor and engine take turns going first (floor, engine; engine, floor; …), so that neither
     // always runs in the state the other leaves behind.
-    for (const concurrency of concurrencies) for (let round = 0; round <= rounds; round++) {
-      for (const run of round % 2 ? [floor, engine] : [engine, floor]) await run(concurrency, round);
-    }
+    for (const concurrency of concurrencies)
+      for (let round = 0; round <= rounds; round++) {
+        for (const run of round % 2 ? [floor, engine] : [engine, floor]) await run(concurrency, round);
+      }
   } finally {
     await LocalDurableTestRunner.teardownTestEnvironment();
     await sim.close();
@@ -235,7 +241,10 @@ export const complianceRatios = (runs: readonly ComplianceRun[]): { concurrency:
   [...new Set(runs.map((r) => r.concurrency))].map((concurrency) => {
     const ratios = runs
       .filter((r) => r.concurrency === concurrency && r.variant !== 'floor')
-      .map((engine) => engine.seconds / runs.find((r) => r.concurrency === concurrency && r.variant === 'floor' && (r.round ?? 1) === (engine.round ?? 1))!.seconds);
+      .map(
+        (engine) =>
+          engine.seconds / runs.find((r) => r.concurrency === concurrency && r.variant === 'floor' && (r.round ?? 1) === (engine.round ?? 1))!.seconds,
+      );
     return { concurrency, ratio: Math.round(percentile(ratios, 50) * 100) / 100 };
   });
 

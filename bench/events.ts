@@ -98,7 +98,11 @@ const GENERIC_BODIES: Readonly<Record<string, (ctx: CallContext) => unknown>> = 
   createVersion: (ctx) => ({ name: `bench-${ctx.runId}-${ctx.round}`, base: 'initial' }),
   updateVersion: () => ({ variables: {} }),
   putNode: () => ({ devices: [] }),
-  importTree: (ctx) => ({ name: `bench ${ctx.runId} ${ctx.round} ${randomUUID()}`, deviceType: 'cisco-ios', versions: [{ name: 'initial', root: { name: 'base' } }] }),
+  importTree: (ctx) => ({
+    name: `bench ${ctx.runId} ${ctx.round} ${randomUUID()}`,
+    deviceType: 'cisco-ios',
+    versions: [{ name: 'initial', root: { name: 'base' } }],
+  }),
   // Unique names: the function creates one in every round (201).
   createAdapter: (ctx) => ({ name: `bench-create-${ctx.runId}-${ctx.round}`, ...adapterBody(ctx) }),
   createProfile: (ctx) => ({ id: `bench-${ctx.runId}-${ctx.round}` }),
@@ -120,11 +124,24 @@ const ABSENT: Readonly<Record<string, Readonly<Record<string, string>>>> = {
 };
 
 /** The operations {@link firstCallEvent} has a call of its own for (answered 2xx); the others are built by {@link generic}. */
-const TAILORED = new Set(['authorizer', 'getTree', 'listTrees', 'createTree', 'relayRestAction', 'putAdapter', 'getAdapter', 'listAdapters', 'deleteAdapter', 'getAdapterHealth']);
+const TAILORED = new Set([
+  'authorizer',
+  'getTree',
+  'listTrees',
+  'createTree',
+  'relayRestAction',
+  'putAdapter',
+  'getAdapter',
+  'listAdapters',
+  'deleteAdapter',
+  'getAdapterHealth',
+]);
 
 /** What a first call may answer: 2xx; for a call built from its route, also 404 (it names an object that does not exist). */
-export const firstCallAccepts = (operationId: string) => (status: number): boolean =>
-  (status >= 200 && status < 300) || (!TAILORED.has(operationId) && status === 404);
+export const firstCallAccepts =
+  (operationId: string) =>
+  (status: number): boolean =>
+    (status >= 200 && status < 300) || (!TAILORED.has(operationId) && status === 404);
 
 const generic = (operationId: string, ctx: CallContext): APIGatewayProxyEvent => {
   const r = route(operationId);

@@ -38,7 +38,16 @@ const autocannonCli = (): string => createRequire(path.join(PROJECT_ROOT, 'packa
 /** One autocannon run in a child process, its JSON result. */
 const autocannon = (node: string, url: string, headers: Record<string, string>, connections: number, seconds: number): Promise<AutocannonJson> =>
   new Promise((resolve, reject) => {
-    const args = [autocannonCli(), '--json', '-c', String(connections), '-d', String(seconds), ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}=${v}`]), url];
+    const args = [
+      autocannonCli(),
+      '--json',
+      '-c',
+      String(connections),
+      '-d',
+      String(seconds),
+      ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}=${v}`]),
+      url,
+    ];
     const proc = spawn(node, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';

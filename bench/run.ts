@@ -35,18 +35,7 @@ import { RULES_RESULT_PREFIX, type RulesRun } from './rules.js';
 import { START_RESULT_PREFIX, START_TARGETS, type StartRun } from './start.js';
 import { measureGateway, type GatewayRun } from './gateway.js';
 import { SIMULATOR_ADAPTER, startServices, type Services } from './services.js';
-import {
-  atMost,
-  formatBytes,
-  formatNumber,
-  formatTable,
-  median,
-  pairedDifferences,
-  ratio,
-  summarize,
-  type Summary,
-  type TargetResult,
-} from './stats.js';
+import { atMost, formatBytes, formatNumber, formatTable, median, pairedDifferences, ratio, summarize, type Summary, type TargetResult } from './stats.js';
 import { measureAuthorizerWarm, measureRelayWarm, measureTreesWarm } from './warm.js';
 
 const RESULTS_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results.json');
@@ -127,14 +116,24 @@ try {
         'npm start: seconds from the command to the ready banner (bundle and synth: the phases of a start that builds)\n' +
           formatTable(
             ['start', 'seconds', 'bundle s', 'synth s'],
-            run.samples.map((x) => [x.kind, ms(x.seconds), x.bundleSeconds === undefined ? '' : ms(x.bundleSeconds), x.synthSeconds === undefined ? '' : ms(x.synthSeconds)]),
+            run.samples.map((x) => [
+              x.kind,
+              ms(x.seconds),
+              x.bundleSeconds === undefined ? '' : ms(x.bundleSeconds),
+              x.synthSeconds === undefined ? '' : ms(x.synthSeconds),
+            ]),
             ['left', 'right', 'right', 'right'],
           ),
       );
     } catch (error) {
       say(`start measurement failed: ${(error as Error).message}`);
       output['start'] = { error: (error as Error).message };
-      targets.push({ name: 'npm start, fresh and warm', measured: 'failed to run', limit: `≤ ${START_TARGETS.fresh} s / ≤ ${START_TARGETS.warm} s`, pass: false });
+      targets.push({
+        name: 'npm start, fresh and warm',
+        measured: 'failed to run',
+        limit: `≤ ${START_TARGETS.fresh} s / ≤ ${START_TARGETS.warm} s`,
+        pass: false,
+      });
     }
   }
 
@@ -173,14 +172,25 @@ try {
   // first deleteAdapter runs delete.
   const put = fn('adapters/handlers/put');
   const setupPut = (name: string) =>
-    runCold(NODE, coldChild, {
-      name: `setup ${name}`,
-      kind: 'function',
-      file: put.asset.file,
-      environment: envOf('adapters/handlers/put'),
-      timeoutSeconds: put.spec.timeoutSeconds,
-      event: () => apiEvent({ method: 'PUT', resource: '/adapters/{name}', pathParameters: { name }, body: { type: 'nso', baseUrl: svc.simulator.url, auth: { type: 'basic', ...svc.simulatorCredentials } } }),
-    }, 0);
+    runCold(
+      NODE,
+      coldChild,
+      {
+        name: `setup ${name}`,
+        kind: 'function',
+        file: put.asset.file,
+        environment: envOf('adapters/handlers/put'),
+        timeoutSeconds: put.spec.timeoutSeconds,
+        event: () =>
+          apiEvent({
+            method: 'PUT',
+            resource: '/adapters/{name}',
+            pathParameters: { name },
+            body: { type: 'nso', baseUrl: svc.simulator.url, auth: { type: 'basic', ...svc.simulatorCredentials } },
+          }),
+      },
+      0,
+    );
   for (const name of [SIMULATOR_ADAPTER, putAdapterName(ctx(0), -1), putAdapterName(ctx(0), PROBE_ROUND - 1)]) await setupPut(name);
 
   // ── 2. Cold starts ──────────────────────────────────────────────────────────────────────
@@ -210,26 +220,37 @@ try {
     ),
     reference('authorizer-floor', fixtures.authorizerFloor, envOf('authorizer/handlers/authorize'), 'authorizer'),
     ...(['vault-fetch', 'vault-client'] as const).map((name) =>
-      reference(name, name === 'vault-fetch' ? fixtures.vaultFetch : fixtures.vaultClient, { ...treeEnv, BENCH_VAULT_ADDR: svc.vault.url, BENCH_VAULT_TOKEN: svc.vault.rootToken }, 'getTree'),
+      reference(
+        name,
+        name === 'vault-fetch' ? fixtures.vaultFetch : fixtures.vaultClient,
+        { ...treeEnv, BENCH_VAULT_ADDR: svc.vault.url, BENCH_VAULT_TOKEN: svc.vault.rootToken },
+        'getTree',
+      ),
     ),
-    ...LITH_OPERATIONS.map((operation): ColdVariant => ({
-      name: `lith ${operation}`,
-      kind: 'lith',
-      file: fixtures.lith.file,
-      environment: lithEnv,
-      timeoutSeconds: 29,
-      event: (round) => firstCallEvent(operation, ctx(round)),
-    })),
+    ...LITH_OPERATIONS.map(
+      (operation): ColdVariant => ({
+        name: `lith ${operation}`,
+        kind: 'lith',
+        file: fixtures.lith.file,
+        environment: lithEnv,
+        timeoutSeconds: 29,
+        event: (round) => firstCallEvent(operation, ctx(round)),
+      }),
+    ),
     // The compliance batch function is measured in its own section, running batches.
-    ...functions.filter((f) => answersRequests(f.entry)).map((f): ColdVariant => ({
-      name: f.operation,
-      kind: 'function',
-      file: f.asset.file,
-      environment: svc.environmentOf(f.spec),
-      timeoutSeconds: f.spec.timeoutSeconds,
-      event: (round) => firstCallEvent(f.operation, ctx(round)),
-      accepts: firstCallAccepts(f.operation),
-    })),
+    ...functions
+      .filter((f) => answersRequests(f.entry))
+      .map(
+        (f): ColdVariant => ({
+          name: f.operation,
+          kind: 'function',
+          file: f.asset.file,
+          environment: svc.environmentOf(f.spec),
+          timeoutSeconds: f.spec.timeoutSeconds,
+          event: (round) => firstCallEvent(f.operation, ctx(round)),
+          accepts: firstCallAccepts(f.operation),
+        }),
+      ),
   ];
   const functionVariants = variants.filter((v) => v.kind === 'function');
 
@@ -268,7 +289,9 @@ try {
   });
   output['bundles'] = {
     functions: bundleRows,
-    references: Object.fromEntries(Object.entries(fixtures).map(([k, b]) => [k, { bytes: b.bytes, topPackages: b.metafile ? bundleContents(b.metafile).packages.slice(0, 8) : [] }])),
+    references: Object.fromEntries(
+      Object.entries(fixtures).map(([k, b]) => [k, { bytes: b.bytes, topPackages: b.metafile ? bundleContents(b.metafile).packages.slice(0, 8) : [] }]),
+    ),
   };
   // Compilations are counted on a first call, so only for the functions that answer requests.
   const compiles = (r: (typeof bundleRows)[number]) => r.ajvCompilerModules.length > 0 || (answersRequests(r.entry) && r.compiledAtInit !== 0);
@@ -376,7 +399,12 @@ try {
       }
       if (operation && lith) {
         const lithP50 = summaryOf(lith, 'total').p50;
-        targets.push({ name: `cold: ${operation} below the Lambda-lith (${lith})`, measured: `${ms(total.p50)} ms vs ${ms(lithP50)} ms`, limit: '<', pass: total.p50 < lithP50 });
+        targets.push({
+          name: `cold: ${operation} below the Lambda-lith (${lith})`,
+          measured: `${ms(total.p50)} ms vs ${ms(lithP50)} ms`,
+          limit: '<',
+          pass: total.p50 < lithP50,
+        });
       }
     }
     // The secrets code reads Vault through the shared node:http(s) client; the global fetch
@@ -389,7 +417,21 @@ try {
     output['cold'] = coldOut;
     tables.push(
       `Cold start: fresh node process, import + first call; ms from process start (cpu: CPU time of the process); ${ROUNDS} runs per variant, alternated\n` +
-        formatTable(['variant', 'bundle', 'init p50', '1st call p50', 'total p50', 'total p90', 'cpu p50', 'over bare cpu/wall', '(−bare) / (reference −bare)', 'total / lith'], rows),
+        formatTable(
+          [
+            'variant',
+            'bundle',
+            'init p50',
+            '1st call p50',
+            'total p50',
+            'total p90',
+            'cpu p50',
+            'over bare cpu/wall',
+            '(−bare) / (reference −bare)',
+            'total / lith',
+          ],
+          rows,
+        ),
     );
   }
 
@@ -444,7 +486,13 @@ try {
       services: svc,
     });
     const a = { full: summarize(auth.full), raw: summarize(auth.raw) };
-    output['authorizer'] = { calls: CALLS, full: compact(a.full), rawVerify: compact(a.raw), ratioP50: ratio(a.full.p50, a.raw.p50), jwksFetches: auth.jwksFetches };
+    output['authorizer'] = {
+      calls: CALLS,
+      full: compact(a.full),
+      rawVerify: compact(a.raw),
+      ratioP50: ratio(a.full.p50, a.raw.p50),
+      jwksFetches: auth.jwksFetches,
+    };
     targets.push(atMost('warm: authorizer / raw crypto.verify, p50', ratio(a.full.p50, a.raw.p50), 1.5, '×'));
     targets.push({ name: 'warm: JWKS fetches per authorizer process', measured: String(auth.jwksFetches), limit: '= 1', pass: auth.jwksFetches === 1 });
 
@@ -488,7 +536,9 @@ try {
       relayCallsReceived: [cached.relayCalls, relay.relayCalls],
       directConnections: [cached.directConnections, relay.directConnections],
     };
-    targets.push(atMost('relay: added p50 over a direct fetch, as deployed (adapter cache on, DynamoDB Local)', r.cachedFull.p50 - r.cachedDirect.p50, 0.3, ' ms'));
+    targets.push(
+      atMost('relay: added p50 over a direct fetch, as deployed (adapter cache on, DynamoDB Local)', r.cachedFull.p50 - r.cachedDirect.p50, 0.3, ' ms'),
+    );
     targets.push({
       name: '  (information) relay: added p50, adapter read on every call (cache off), read canned',
       measured: `${ms(r.cannedFull.p50 - r.cannedDirect.p50, 2)} ms`,
@@ -544,7 +594,15 @@ try {
     say('local gateway: starting the local stack on the synthesized assembly…');
     let run: GatewayRun | undefined;
     try {
-      run = await measureGateway({ node: NODE, cdkOut: stack.assembly.outDir, treeId: ctx(0).treeId, connections: 50, seconds: SECONDS, warmupSeconds: 3, log: say });
+      run = await measureGateway({
+        node: NODE,
+        cdkOut: stack.assembly.outDir,
+        treeId: ctx(0).treeId,
+        connections: 50,
+        seconds: SECONDS,
+        warmupSeconds: 3,
+        log: say,
+      });
     } catch (error) {
       say(`local gateway measurement failed: ${(error as Error).message}`);
       output['gateway'] = { error: (error as Error).message };
@@ -553,12 +611,29 @@ try {
     if (run) {
       output['gateway'] = run;
       const failures = run.errors + run.timeouts + run.non2xx;
-      targets.push({ name: `gateway: errors, time-outs and non-2xx in ${run.requests} requests`, measured: String(failures), limit: '= 0', pass: failures === 0 });
+      targets.push({
+        name: `gateway: errors, time-outs and non-2xx in ${run.requests} requests`,
+        measured: String(failures),
+        limit: '= 0',
+        pass: failures === 0,
+      });
       tables.push(
         `Local gateway (npm start), GET tree summary, ${run.connections} connections, ${run.durationSeconds} s\n` +
           formatTable(
             ['requests', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'errors', 'time-outs', 'non-2xx'],
-            [[String(run.requests), ms(run.rps), ms(run.latency.p50), ms(run.latency.p90), ms(run.latency.p99), ms(run.latency.max), String(run.errors), String(run.timeouts), String(run.non2xx)]],
+            [
+              [
+                String(run.requests),
+                ms(run.rps),
+                ms(run.latency.p50),
+                ms(run.latency.p90),
+                ms(run.latency.p99),
+                ms(run.latency.max),
+                String(run.errors),
+                String(run.timeouts),
+                String(run.non2xx),
+              ],
+            ],
             ['right'],
           ),
       );
@@ -571,7 +646,12 @@ try {
     // batch function reads.
     say(`compliance: ${options.devices} simulated devices, durable engine against a plain loop…`);
     try {
-      const out = execFileSync('npx', ['tsx', 'bench/compliance.ts', options.devices], { cwd: PROJECT_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 16 * 1024 * 1024 });
+      const out = execFileSync('npx', ['tsx', 'bench/compliance.ts', options.devices], {
+        cwd: PROJECT_ROOT,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'inherit'],
+        maxBuffer: 16 * 1024 * 1024,
+      });
       const line = out.split('\n').find((l) => l.startsWith(RESULT_PREFIX));
       if (!line) throw new Error('no result line');
       const runs = JSON.parse(line.slice(RESULT_PREFIX.length)) as ComplianceRun[];
@@ -617,7 +697,16 @@ try {
         'Rule evaluation, one device (every expected entry found last in its list)\n' +
           formatTable(
             ['workload', 'evaluator', 'rules', 'rule bytes', 'config bytes', 'p50 ms', 'max ms', 'rounds'],
-            runs.map((r) => [r.workload, r.evaluator, String(r.rules), formatBytes(r.ruleBytes), formatBytes(r.configBytes), ms(r.p50Ms), ms(r.maxMs), String(r.rounds)]),
+            runs.map((r) => [
+              r.workload,
+              r.evaluator,
+              String(r.rules),
+              formatBytes(r.ruleBytes),
+              formatBytes(r.configBytes),
+              ms(r.p50Ms),
+              ms(r.maxMs),
+              String(r.rounds),
+            ]),
             ['left', 'left', 'right'],
           ),
       );
@@ -661,7 +750,10 @@ try {
   const counted = targets.filter((t) => t.limit !== 'information').length;
   process.stdout.write(
     `\n${tables.join('\n\n')}\n\nTargets (${passed}/${counted} met)\n${verdicts}\n\n` +
-      `Node ${nodeVersion}, ${os.cpus().length} CPUs, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}; ` +
+      `Node ${nodeVersion}, ${os.cpus().length} CPUs, load average ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}; ` +
       `${((Date.now() - started) / 1000).toFixed(0)} s. Figures in ${path.relative(process.cwd(), RESULTS_FILE)}.\n`,
   );
 } finally {

@@ -131,7 +131,10 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   }
   process.stderr.write(
     `fresh p50 ${run.freshP50.toFixed(1)} s (target ≤ ${START_TARGETS.fresh} s), warm p50 ${run.warmP50.toFixed(1)} s (target ≤ ${START_TARGETS.warm} s); ` +
-      `${os.cpus().length} CPUs, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}\n`,
+      `${os.cpus().length} CPUs, load average ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}\n`,
   );
   process.stdout.write(`${START_RESULT_PREFIX}${JSON.stringify(run)}\n`);
 }

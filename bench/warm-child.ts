@@ -55,12 +55,7 @@ const context = (timeoutMs = 10_000) => {
  * prepares its call (untimed) and returns the call to time; the call returns whether it
  * succeeded, and any failure stops the measurement.
  */
-const alternate = async (
-  a: () => () => Promise<boolean>,
-  b: () => () => Promise<boolean>,
-  warmup: number,
-  calls: number,
-): Promise<Pair> => {
+const alternate = async (a: () => () => Promise<boolean>, b: () => () => Promise<boolean>, warmup: number, calls: number): Promise<Pair> => {
   const out: Pair = { a: [], b: [] };
   const once = async (variant: () => () => Promise<boolean>, into: number[] | undefined, label: string): Promise<void> => {
     const call = variant();
@@ -167,7 +162,8 @@ const [mode = '', encoded = ''] = process.argv.slice(2);
 let line: string;
 try {
   const config = JSON.parse(Buffer.from(encoded, 'base64url').toString('utf8')) as never;
-  const result = mode === 'trees' ? await runTrees(config) : mode === 'authorizer' ? await runAuthorizer(config) : mode === 'relay' ? await runRelay(config) : undefined;
+  const result =
+    mode === 'trees' ? await runTrees(config) : mode === 'authorizer' ? await runAuthorizer(config) : mode === 'relay' ? await runRelay(config) : undefined;
   if (!result) throw new Error(`unknown mode ${mode}`);
   line = JSON.stringify(result);
 } catch (error) {

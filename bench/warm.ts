@@ -67,7 +67,11 @@ export const measureAuthorizerWarm = async (o: Common & { bundle: string; event:
   const before = o.services.jwks.fetches();
   const { result } = await runNode<Omit<AuthorizerWarm, 'jwksFetches'>>({
     node: o.node,
-    args: [o.script, 'authorizer', encode({ bundle: pathToFileURL(o.bundle).href, event: o.event, token: o.token, jwk: o.services.signingKey.jwk, warmup: o.warmup, calls: o.calls })],
+    args: [
+      o.script,
+      'authorizer',
+      encode({ bundle: pathToFileURL(o.bundle).href, event: o.event, token: o.token, jwk: o.services.signingKey.jwk, warmup: o.warmup, calls: o.calls }),
+    ],
     env: o.env,
     label: 'warm authorizer',
   });
@@ -88,7 +92,11 @@ export const measureRelayWarm = async (
   sim.requests.length = 0;
   const { result } = await runNode<Omit<RelayWarm, 'relayConnections' | 'relayCalls' | 'directConnections'>>({
     node: o.node,
-    args: [o.script, 'relay', encode({ bundle: pathToFileURL(o.bundle).href, event: o.event, direct: o.direct, cannedAdapter, warmup: o.warmup, calls: o.calls })],
+    args: [
+      o.script,
+      'relay',
+      encode({ bundle: pathToFileURL(o.bundle).href, event: o.event, direct: o.direct, cannedAdapter, warmup: o.warmup, calls: o.calls }),
+    ],
     env: o.env,
     label: 'warm relay',
   });

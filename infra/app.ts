@@ -34,7 +34,9 @@ const service = (() => {
     return new NetconfigService(app, 'Netconfig', { description: 'Network configuration management service (local mode)', ...localStackProps() });
   }
   if (typeof configFile !== 'string' || configFile === '') {
-    return fail('No deployment configuration: run with -c config=<file>, e.g. npm run deploy -- -c config=deploy/prod.json (start from deploy/config.example.json; docs/deployment.md lists every key)');
+    return fail(
+      'No deployment configuration: run with -c config=<file>, e.g. npm run deploy -- -c config=deploy/prod.json (start from deploy/config.example.json; docs/deployment.md lists every key)',
+    );
   }
   try {
     const { stackName, ...settings } = loadDeployConfig(configFile);

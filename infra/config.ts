@@ -132,7 +132,10 @@ const validateSchema = ajv.compile(schema);
 
 /** `/vault/reader/roleId` → `vault.reader.roleId`, `/network/subnets/0` → `network.subnets[0]`. */
 const keyOf = (pointer: string, extra?: string): string => {
-  const parts = pointer.split('/').slice(1).map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'));
+  const parts = pointer
+    .split('/')
+    .slice(1)
+    .map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'));
   if (extra !== undefined) parts.push(extra);
   return parts.reduce((key, part) => (/^\d+$/.test(part) ? `${key}[${part}]` : key ? `${key}.${part}` : part), '') || '(top level)';
 };
@@ -171,7 +174,9 @@ export const readableFileProblem = (file: string): string | undefined => {
   try {
     stats = statSync(file);
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? `no such file: ${file}` : `${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`;
+    return (error as NodeJS.ErrnoException).code === 'ENOENT'
+      ? `no such file: ${file}`
+      : `${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`;
   }
   if (stats.isDirectory()) return `${file} is a directory: name the file in it`;
   if (!stats.isFile()) return `${file} is not a regular file`;
@@ -220,7 +225,8 @@ export const egressCidrProblem = (cidr: string): string | undefined => {
   const octets = address.split('.').map(Number);
   const prefix = Number(length);
   if (octets.some((o) => o > 255) || prefix > 32) return `${shown(cidr)} is not an IPv4 CIDR block (an octet above 255, or a prefix length above 32)`;
-  if (prefix < WIDEST_EGRESS_PREFIX) return `${shown(cidr)} spans more than a /${WIDEST_EGRESS_PREFIX}: name the networks NSO and Vault are in (the created group allows nothing else)`;
+  if (prefix < WIDEST_EGRESS_PREFIX)
+    return `${shown(cidr)} spans more than a /${WIDEST_EGRESS_PREFIX}: name the networks NSO and Vault are in (the created group allows nothing else)`;
   const value = octets.reduce((v, o) => v * 256 + o, 0);
   const block = 2 ** (32 - prefix);
   const network = value - (value % block);
@@ -253,7 +259,9 @@ const crossChecks = (config: Json, dir: string): string[] => {
   // last word is Api would be the API stack of another deployment's name.
   if (typeof config['stackName'] === 'string' && /[a-z0-9]Api$/.test(config['stackName'])) {
     const other = config['stackName'].slice(0, -3);
-    problems.push(`stackName: must not end in the word Api: the API stack of a deployment named ${other} is ${config['stackName']} (each deployment is <stackName> and <stackName>Api)`);
+    problems.push(
+      `stackName: must not end in the word Api: the API stack of a deployment named ${other} is ${config['stackName']} (each deployment is <stackName> and <stackName>Api)`,
+    );
   }
   const vault = objectOf(config['vault']);
   const approle = vault['authMethod'] === 'approle';
@@ -265,7 +273,8 @@ const crossChecks = (config: Json, dir: string): string[] => {
   // The functions refuse an address with credentials at their start (functions/outbound/secrets/vault.ts): refused here, before a deploy.
   const address = typeof vault['address'] === 'string' && URL.canParse(vault['address']) ? new URL(vault['address']) : undefined;
   if (!address && vault['address'] !== undefined) problems.push(`vault.address: ${shown(vault['address'])} is not a URL`);
-  else if (address && (address.username || address.password)) problems.push('vault.address: must not carry credentials (user:password@): the Vault credential is vault.reader / vault.writer');
+  else if (address && (address.username || address.password))
+    problems.push('vault.address: must not carry credentials (user:password@): the Vault credential is vault.reader / vault.writer');
   for (const [i, prefix] of listOf(vault['referencePrefixes']).entries()) {
     if (typeof prefix !== 'string') continue;
     const problem = pathProblem(prefix) ?? (isManagedPath(`${prefix}/`) ? 'the service manages the secrets under it' : undefined);
@@ -301,13 +310,19 @@ const crossChecks = (config: Json, dir: string): string[] => {
   if (network) {
     const endpoints = (network['awsServices'] ?? 'endpoints') === 'endpoints';
     const given = Array.isArray(network['securityGroupIds']);
-    if (given && network['egress']) problems.push('network.egress: only for the security group the stack creates; with network.securityGroupIds, those groups carry the rules');
-    if (!given && !network['egress']) problems.push('network.egress: required unless network.securityGroupIds is given: where NSO and Vault listen (cidr, port)');
-    if (given && network['dynamodbPrefixListId']) problems.push('network.dynamodbPrefixListId: only used for the created security group; with network.securityGroupIds, those groups carry the rules');
+    if (given && network['egress'])
+      problems.push('network.egress: only for the security group the stack creates; with network.securityGroupIds, those groups carry the rules');
+    if (!given && !network['egress'])
+      problems.push('network.egress: required unless network.securityGroupIds is given: where NSO and Vault listen (cidr, port)');
+    if (given && network['dynamodbPrefixListId'])
+      problems.push('network.dynamodbPrefixListId: only used for the created security group; with network.securityGroupIds, those groups carry the rules');
     if (!given && endpoints && !network['dynamodbPrefixListId']) {
-      problems.push('network.dynamodbPrefixListId: required with awsServices "endpoints" and a created security group (aws ec2 describe-managed-prefix-lists --filters Name=prefix-list-name,Values=com.amazonaws.<region>.dynamodb)');
+      problems.push(
+        'network.dynamodbPrefixListId: required with awsServices "endpoints" and a created security group (aws ec2 describe-managed-prefix-lists --filters Name=prefix-list-name,Values=com.amazonaws.<region>.dynamodb)',
+      );
     }
-    if (!endpoints && network['dynamodbPrefixListId']) problems.push('network.dynamodbPrefixListId: only used with awsServices "endpoints" (through a NAT, DynamoDB is reached at its public addresses)');
+    if (!endpoints && network['dynamodbPrefixListId'])
+      problems.push('network.dynamodbPrefixListId: only used with awsServices "endpoints" (through a NAT, DynamoDB is reached at its public addresses)');
     for (const [i, rule] of listOf(network['egress']).entries()) {
       const cidr = objectOf(rule)['cidr'];
       const problem = typeof cidr === 'string' && CIDR_SHAPE.test(cidr) ? egressCidrProblem(cidr) : undefined;
@@ -318,7 +333,8 @@ const crossChecks = (config: Json, dir: string): string[] => {
     for (const [i, subnet] of listOf(network['subnets']).map(objectOf).entries()) {
       if (seen.has(subnet['subnetId'])) problems.push(`network.subnets[${i}].subnetId: ${subnet['subnetId']} is listed twice`);
       seen.add(subnet['subnetId']);
-      if (endpoints && !subnet['routeTableId']) problems.push(`network.subnets[${i}].routeTableId: required with awsServices "endpoints" (the DynamoDB gateway endpoint is added to it)`);
+      if (endpoints && !subnet['routeTableId'])
+        problems.push(`network.subnets[${i}].routeTableId: required with awsServices "endpoints" (the DynamoDB gateway endpoint is added to it)`);
       if (!endpoints && subnet['routeTableId']) problems.push(`network.subnets[${i}].routeTableId: only used with awsServices "endpoints"`);
       zones.add(subnet['availabilityZone']);
     }

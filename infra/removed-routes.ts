@@ -31,9 +31,7 @@ export const MOCK_MEDIA_TYPES = [
 /** The 410 problem body of one removed route. */
 export const goneProblem = (route: RemovedRoute) => {
   const name = removedRouteName(route);
-  const instead = route.replacement.length
-    ? `Use ${route.replacement.join(' or ')} instead.`
-    : 'It has no replacement.';
+  const instead = route.replacement.length ? `Use ${route.replacement.join(' or ')} instead.` : 'It has no replacement.';
   return {
     type: problemType('route-removed'),
     title: 'Gone',

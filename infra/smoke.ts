@@ -108,7 +108,11 @@ const main = async (argv: readonly string[]): Promise<number> => {
     process.stderr.write(`${USAGE}\n`);
     return 2;
   }
-  const checks = await runSmoke({ base, ...(process.env['NETCONFIG_TOKEN'] ? { token: process.env['NETCONFIG_TOKEN'] } : {}), ...(adapter ? { adapter } : {}) });
+  const checks = await runSmoke({
+    base,
+    ...(process.env['NETCONFIG_TOKEN'] ? { token: process.env['NETCONFIG_TOKEN'] } : {}),
+    ...(adapter ? { adapter } : {}),
+  });
   for (const c of checks) process.stdout.write(`${c.ok ? 'pass' : 'FAIL'}  ${c.name}: ${c.detail}\n`);
   const failed = checks.filter((c) => !c.ok).length;
   process.stdout.write(failed ? `${failed} of ${checks.length} checks failed\n` : `all ${checks.length} checks passed\n`);

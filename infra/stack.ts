@@ -111,7 +111,6 @@ class ApiInvokeRoles {
   }
 }
 
-
 /**
  * The nested stack (API part) of a route: its application (`/orch_manager`,
  * `/configuration_manager`), else its feature. Fixed by the route itself, never by its position
@@ -129,7 +128,12 @@ const PARTS: Readonly<Record<string, string>> = {
   operations: 'Health',
 };
 export const apiPartOf = (route: Pick<LiveRoute, 'tag'>): string =>
-  PARTS[route.tag] ?? route.tag.split(/[^A-Za-z0-9]+/).filter(Boolean).map(pascal).join('');
+  PARTS[route.tag] ??
+  route.tag
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map(pascal)
+    .join('');
 
 /** The stateful stack: tables, user pool, secrets. Terminated by no one, and none of its resources is ever deleted with it. */
 export class NetconfigDataStack extends Stack {
@@ -183,7 +187,10 @@ export class NetconfigDataStack extends Stack {
     }
     if (this.directory) {
       new CfnOutput(this, 'UserPoolId', { value: this.directory.userPool.userPoolId });
-      new CfnOutput(this, 'UserPoolClientId', { value: this.directory.userPoolClient.userPoolClientId, description: 'Token audience: the client id for initiate-auth' });
+      new CfnOutput(this, 'UserPoolClientId', {
+        value: this.directory.userPoolClient.userPoolClientId,
+        description: 'Token audience: the client id for initiate-auth',
+      });
     }
   }
 }
@@ -254,7 +261,11 @@ export class NetconfigApiStack extends Stack {
   /** The durable function that runs compliance batches, as the API starts it. */
   readonly complianceBatchAlias: Alias;
 
-  constructor(scope: Construct, id: string, props: NetconfigStackProps & { readonly serviceName: string; readonly deployed?: DeploySettings; readonly data: NetconfigDataStack }) {
+  constructor(
+    scope: Construct,
+    id: string,
+    props: NetconfigStackProps & { readonly serviceName: string; readonly deployed?: DeploySettings; readonly data: NetconfigDataStack },
+  ) {
     super(scope, id, props);
     const { deployed, serviceName, data } = props;
     const liveRoutes = props.routes ?? routeTable;
@@ -295,8 +306,7 @@ export class NetconfigApiStack extends Stack {
     auth.authorizer._attachToApi(this.api);
     const authorizer: IAuthorizer = { authorizerId: auth.authorizer.authorizerId, authorizationType: AuthorizationType.CUSTOM };
 
-    const partOf = (name: string): ApiPart =>
-      (this.parts[name] ??= new ApiPart(this, name, this.api, `${serviceName}: the functions and methods of ${name}`));
+    const partOf = (name: string): ApiPart => (this.parts[name] ??= new ApiPart(this, name, this.api, `${serviceName}: the functions and methods of ${name}`));
 
     // What a function may do, from its needs: the tables (with their names in the environment),
     // the Vault credential, starting compliance batches. Functions with the same needs (in one part) share a role.
@@ -411,7 +421,15 @@ export class NetconfigApiStack extends Stack {
           ? { authorizationType: AuthorizationType.NONE, operationName: route.operationId }
           : { authorizer, authorizationType: AuthorizationType.CUSTOM, operationName: route.operationId },
       );
-      methods.push([route.method, route.path, route.operationId, route.roles === 'public', route.timeoutSeconds ?? null, fn.node.path, credentialsRole.node.path]);
+      methods.push([
+        route.method,
+        route.path,
+        route.operationId,
+        route.roles === 'public',
+        route.timeoutSeconds ?? null,
+        fn.node.path,
+        credentialsRole.node.path,
+      ]);
     }
     this.functions['authorizer'] = auth.function;
 

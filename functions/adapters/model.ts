@@ -16,7 +16,7 @@ export interface Adapter {
   readonly type: 'nso';
   /** Origin of the orchestrator: http(s), host, optional port, no path beyond `/`. */
   readonly baseUrl: string;
-  readonly auth: { readonly type: 'basic'; readonly username: string; /** `$VAULT_<path>` reference */ readonly password: string };
+  readonly auth: { readonly type: 'basic'; readonly username: string /** `$VAULT_<path>` reference */; readonly password: string };
   /** Per-call timeout; always below the function's own deadline. */
   readonly timeoutMs?: number;
   /** Concurrent configuration fetches of one compliance batch through this adapter; default the service's (10). */

@@ -81,7 +81,14 @@ const PASSWORD_AGAIN =
  *   operator lets admins use with any orchestrator), never a path the service manages.
  * Anything else is a 400; the plain value is always accepted.
  */
-const checkNamedReference = (name: string, reference: string, path: string, next: { baseUrl: string; username: string }, previous: StoredState | null, prefixes: readonly string[]): void => {
+const checkNamedReference = (
+  name: string,
+  reference: string,
+  path: string,
+  next: { baseUrl: string; username: string },
+  previous: StoredState | null,
+  prefixes: readonly string[],
+): void => {
   if (isOwnManagedPath(name, path)) {
     const keeps = previous?.password === reference;
     if (!keeps) throw invalid('auth.password', 'refers to a secret the service manages that this adapter does not hold; give the plain value');
@@ -102,7 +109,13 @@ const checkNamedReference = (name: string, reference: string, path: string, next
 };
 
 /** A reference the caller named, checked by the secret rule and shown to resolve; canonical form. */
-const namedReference = async (deps: RegistryDeps, name: string, password: string, next: { baseUrl: string; username: string }, previous: StoredState | null): Promise<string> => {
+const namedReference = async (
+  deps: RegistryDeps,
+  name: string,
+  password: string,
+  next: { baseUrl: string; username: string },
+  previous: StoredState | null,
+): Promise<string> => {
   const parsed = parseReference(password);
   if (typeof parsed === 'string') {
     throw invalid('auth.password', `is not a valid ${VAULT_PREFIX} reference: ${parsed} (form: "${VAULT_PREFIX}<path>#<key>")`);
@@ -175,7 +188,10 @@ const sweepPending = async (deps: Pick<RegistryDeps, 'store' | 'secrets' | 'now'
       const named = name === undefined ? undefined : ownManagedPathOf(name, (await deps.store.current(name))?.password);
       const kept = entries.filter((entry) => name === undefined || parsePendingSecret(entry).path === named);
       await settle(deps.store, kept);
-      await forgetSecrets(deps, entries.filter((entry) => !kept.includes(entry)));
+      await forgetSecrets(
+        deps,
+        entries.filter((entry) => !kept.includes(entry)),
+      );
     }
   } catch {
     logger.warn('pending secrets could not be swept; the next adapter write retries');
@@ -185,7 +201,10 @@ const sweepPending = async (deps: Pick<RegistryDeps, 'store' | 'secrets' | 'now'
 const refusedWrite = (error: AdapterWriteRefused, name = ''): HttpProblem => {
   if (error.reason === 'secret-moved') return invalid('auth.password', PASSWORD_AGAIN);
   if (error.reason === 'case-twin') {
-    return new Conflict(`An adapter is already named "${error.twin}", which differs from "${name}" only by case; adapter names are unique without regard to case.`, 'adapter-exists');
+    return new Conflict(
+      `An adapter is already named "${error.twin}", which differs from "${name}" only by case; adapter names are unique without regard to case.`,
+      'adapter-exists',
+    );
   }
   return new Conflict('The adapter was changed by another request while this one ran; read it again and retry.', 'adapter-changed');
 };
@@ -231,7 +250,10 @@ export const putAdapter = async (
   // crash or an unknown outcome leaves both to a sweep, which keeps whichever the record names.
   const own = ownManagedPathOf(name, previous?.password);
   const retiring = own && previous?.password !== reference ? pendingSecret(at, own) : undefined;
-  await deps.store.markPending([written, retiring].filter((e) => e !== undefined), 'add');
+  await deps.store.markPending(
+    [written, retiring].filter((e) => e !== undefined),
+    'add',
+  );
   if (target && written) {
     try {
       await deps.secrets.write(target.path, { [target.key]: input.auth.password });
@@ -244,7 +266,11 @@ export const putAdapter = async (
   let result: PutResult;
   try {
     result = await deps.store.put(
-      { name, type: input.type, baseUrl, auth: { type: 'basic', username: input.auth.username, password: reference },
+      {
+        name,
+        type: input.type,
+        baseUrl,
+        auth: { type: 'basic', username: input.auth.username, password: reference },
         // No stored default: an adapter without its own timeout follows the active profile's.
         ...(input.timeoutMs !== undefined ? { timeoutMs: input.timeoutMs } : {}),
         ...(input.complianceConcurrency !== undefined ? { complianceConcurrency: input.complianceConcurrency } : {}),
@@ -280,7 +306,12 @@ export type LifecycleAction = 'start' | 'stop' | 'restart';
  * each warm relay re-reads it (and drops the password it cached for it) within its adapter
  * cache period (`ADAPTER_CACHE_TTL_SECONDS`, default 5 s). Restart on a stopped adapter is 409.
  */
-export const changeAdapterState = async (deps: Pick<RegistryDeps, 'store' | 'now'>, name: string, action: LifecycleAction, by: string = SYSTEM_ACTOR): Promise<Adapter> => {
+export const changeAdapterState = async (
+  deps: Pick<RegistryDeps, 'store' | 'now'>,
+  name: string,
+  action: LifecycleAction,
+  by: string = SYSTEM_ACTOR,
+): Promise<Adapter> => {
   const adapter = await getAdapter(deps.store, name);
   const state = adapter.state ?? 'RUNNING';
   if (action === 'restart' && state === 'STOPPED') {
@@ -301,7 +332,12 @@ export const changeAdapterState = async (deps: Pick<RegistryDeps, 'store' | 'now
  * new revision of the record, so every warm relay uses it within its adapter cache period
  * (`ADAPTER_CACHE_TTL_SECONDS`, default 5 s). Setting the level it has changes and records nothing.
  */
-export const setAdapterLogLevel = async (deps: Pick<RegistryDeps, 'store' | 'now'>, name: string, level: AdapterLogLevel, by: string = SYSTEM_ACTOR): Promise<Adapter> => {
+export const setAdapterLogLevel = async (
+  deps: Pick<RegistryDeps, 'store' | 'now'>,
+  name: string,
+  level: AdapterLogLevel,
+  by: string = SYSTEM_ACTOR,
+): Promise<Adapter> => {
   const adapter = await getAdapter(deps.store, name);
   if ((adapter.logLevel ?? DEFAULT_ADAPTER_LOG_LEVEL) === level) return adapter;
   const changed = await writing(() => deps.store.setLogLevel(name, level, (deps.now?.() ?? new Date()).toISOString(), by));

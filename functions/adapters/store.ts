@@ -107,7 +107,13 @@ export class AdapterWriteRefused extends Error {
     /** With `case-twin`: the stored name that differs from the new one only by case. */
     readonly twin?: string,
   ) {
-    super(reason === 'changed' ? 'the adapter changed since it was read' : reason === 'case-twin' ? `an adapter is named ${twin}` : 'the stored secret would follow the adapter to another origin or user name');
+    super(
+      reason === 'changed'
+        ? 'the adapter changed since it was read'
+        : reason === 'case-twin'
+          ? `an adapter is named ${twin}`
+          : 'the stored secret would follow the adapter to another origin or user name',
+    );
     this.name = 'AdapterWriteRefused';
   }
 }
@@ -165,7 +171,13 @@ export interface AdapterStore {
    * the record reads it afresh), recorded as `action` (default `stopped` or `started`);
    * undefined when there is no such adapter.
    */
-  setState(name: string, state: AdapterState, now: string, by?: string, action?: Extract<ChangeAction, 'started' | 'stopped' | 'restarted'>): Promise<Adapter | undefined>;
+  setState(
+    name: string,
+    state: AdapterState,
+    now: string,
+    by?: string,
+    action?: Extract<ChangeAction, 'started' | 'stopped' | 'restarted'>,
+  ): Promise<Adapter | undefined>;
   /** Sets an existing adapter's log level (changelog `loglevel`); undefined when there is no such adapter. */
   setLogLevel(name: string, level: AdapterLogLevel, now: string, by?: string): Promise<Adapter | undefined>;
   /** The stored name that differs from `name` only by case (read before a create, for an early 409); undefined when none. */
@@ -268,7 +280,11 @@ type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteComman
  * The update of `put`: every field of the record, `created`, `revision` and `state` kept or
  * started, and the optional settings set when given, else removed (a PUT replaces the whole record).
  */
-const putUpdate = (fields: AdapterFields, now: string, writeId: string): { values: Record<string, unknown>; names: Record<string, string>; expression: string } => {
+const putUpdate = (
+  fields: AdapterFields,
+  now: string,
+  writeId: string,
+): { values: Record<string, unknown>; names: Record<string, string>; expression: string } => {
   const values: Record<string, unknown> = {
     ':kind': ADAPTER_KIND,
     ':name': fields.name,
@@ -353,7 +369,9 @@ export const createAdapterStore = (
    */
   const readBack = async (name: string): Promise<Record<string, unknown> | undefined> => {
     try {
-      const out = await client.send(new GetCommand({ TableName: tableName, Key: adapterKey(name), ConsistentRead: true }), { abortSignal: AbortSignal.timeout(READ_BACK_MS) });
+      const out = await client.send(new GetCommand({ TableName: tableName, Key: adapterKey(name), ConsistentRead: true }), {
+        abortSignal: AbortSignal.timeout(READ_BACK_MS),
+      });
       return out.Item;
     } catch (error) {
       logger.warn('an adapter write was not confirmed and could not be read back', { adapter: name, reason: transientReason(error) ?? 'error' });
@@ -385,7 +403,11 @@ export const createAdapterStore = (
    * back and `landed` decides.
    */
   const resolved = (name: string, landed: (item: Record<string, unknown> | undefined) => boolean, items: TransactItem[]): Promise<'done' | 'refused'> =>
-    settleWrite(() => transact(items), () => readBack(name), landed);
+    settleWrite(
+      () => transact(items),
+      () => readBack(name),
+      landed,
+    );
 
   /**
    * Sets `set` on an existing record (a new revision, `lastUpdated` = `now`), with its changelog
@@ -480,7 +502,14 @@ export const createAdapterStore = (
             },
           },
           changelogPut(
-            { kind: 'adapter', name: fields.name, at: now, by, action: created ? 'created' : 'replaced', changes: diffFields(old ? auditView(old) : undefined, auditView({ ...adapter })) },
+            {
+              kind: 'adapter',
+              name: fields.name,
+              at: now,
+              by,
+              action: created ? 'created' : 'replaced',
+              changes: diffFields(old ? auditView(old) : undefined, auditView({ ...adapter })),
+            },
             entryTable(),
           ),
           // A new name claims its case-folded form with the record: a twin refuses the create.
@@ -526,10 +555,15 @@ export const createAdapterStore = (
           } catch (error) {
             if (error instanceof SecretReferenceInvalid) {
               items.push({ name: nameOf(item), status: 'damaged', problem: 'secret-reference-invalid', detail: error.detail });
-            // Mutation: → `true` is equivalent: `toAdapter` throws only `SecretReferenceInvalid` (handled above) and
-            // `InternalError`, so the `else` is never reached.
+              // Mutation: → `true` is equivalent: `toAdapter` throws only `SecretReferenceInvalid` (handled above) and
+              // `InternalError`, so the `else` is never reached.
             } else if (error instanceof InternalError) {
-              items.push({ name: nameOf(item), status: 'damaged', problem: 'damaged-record', detail: 'The stored record is damaged (a field is missing or of the wrong type); store the adapter again.' });
+              items.push({
+                name: nameOf(item),
+                status: 'damaged',
+                problem: 'damaged-record',
+                detail: 'The stored record is damaged (a field is missing or of the wrong type); store the adapter again.',
+              });
             } else throw error;
             logger.error('damaged adapter item', { adapter: nameOf(item) });
           }
@@ -570,7 +604,14 @@ export const createAdapterStore = (
       // added meanwhile (then the condition fails, and the item stays for that entry).
       if (change === 'clear' && out.Attributes?.['pending'] === undefined) {
         try {
-          await client.send(new DeleteCommand({ TableName: tableName, Key: PENDING_SECRETS_KEY, ConditionExpression: 'attribute_not_exists(#pending)', ExpressionAttributeNames: { '#pending': 'pending' } }));
+          await client.send(
+            new DeleteCommand({
+              TableName: tableName,
+              Key: PENDING_SECRETS_KEY,
+              ConditionExpression: 'attribute_not_exists(#pending)',
+              ExpressionAttributeNames: { '#pending': 'pending' },
+            }),
+          );
         } catch (error) {
           if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
         }
@@ -592,7 +633,10 @@ export const createAdapterStore = (
               ExpressionAttributeValues: { ':revision': before.revision },
             },
           },
-          changelogPut({ kind: 'adapter', name, at: new Date().toISOString(), by, action: 'deleted', changes: diffFields(auditView(before.item), undefined) }, entryTable()),
+          changelogPut(
+            { kind: 'adapter', name, at: new Date().toISOString(), by, action: 'deleted', changes: diffFields(auditView(before.item), undefined) },
+            entryTable(),
+          ),
           claimDelete(names_, name),
         ]);
         if (outcome === 'done') return isString(before.password) ? { password: before.password } : {};

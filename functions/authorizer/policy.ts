@@ -64,8 +64,7 @@ export const parseMethodArn = (methodArn: string): MethodArnParts => {
  * that a pattern of the caller's covers but the caller may not call is denied explicitly
  * ({@link policyFor}).
  */
-export const routeResource = (route: Pick<IndexedRoute, 'method' | 'path'>): string =>
-  `${route.method}${route.path.replaceAll(/\{[^}/]+\}/g, '*')}`;
+export const routeResource = (route: Pick<IndexedRoute, 'method' | 'path'>): string => `${route.method}${route.path.replaceAll(/\{[^}/]+\}/g, '*')}`;
 
 /** IAM's wildcard match of a resource pattern (`*`: any run of characters, `/` included). */
 const covers = (pattern: string, resource: string): boolean =>
@@ -103,11 +102,7 @@ export interface AllowedResource {
  * one Allow statement listing every route the roles allow, or, when they allow none, one
  * explicit Deny over the stage (API Gateway answers 403 either way for what is not allowed).
  */
-export const policyFor = (
-  roles: readonly Role[],
-  methodArn: string,
-  routes: readonly IndexedRoute[] = indexedRoutes,
-): PolicyDocument => {
+export const policyFor = (roles: readonly Role[], methodArn: string, routes: readonly IndexedRoute[] = indexedRoutes): PolicyDocument => {
   // The policy depends on the ARN's API and stage and on the roles only: the few combinations a
   // container meets are built once (parsing and walking the route table cost more per call than
   // the rest of the authorizer's own work). Only for the route table itself, which never changes.

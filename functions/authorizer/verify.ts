@@ -134,9 +134,7 @@ export const bearerToken = (headers: Headers, multiValueHeaders?: MultiHeaders):
   const values = Object.entries(headers ?? {})
     .filter(([name]) => name.toLowerCase() === 'authorization')
     .map(([, value]) => value);
-  const repeated = Object.entries(multiValueHeaders ?? {}).some(
-    ([name, list]) => name.toLowerCase() === 'authorization' && (list?.length ?? 0) > 1,
-  );
+  const repeated = Object.entries(multiValueHeaders ?? {}).some(([name, list]) => name.toLowerCase() === 'authorization' && (list?.length ?? 0) > 1);
   // Mutation: `values.length === 0` → `false` is equivalent: without a header `values[0]` is `undefined`, refused as
   // `missing` just the same.
   if (values.length === 0 || values[0] === undefined || values[0] === '') throw new TokenRejected('missing');

@@ -117,7 +117,12 @@ const fetchConfig = async (device: string, target: CheckTarget, deps: CheckDeps)
   if (!path) return { kind: 'unaddressable', reason: 'The device name cannot be addressed in a RESTCONF path.' };
   const retries = deps.maxBusyRetries ?? 5;
   for (let attempt = 1; ; attempt++) {
-    const sent: Sent = await deps.gate.run(() => deps.relayGet(target.adapterId, path).then((results) => ({ results }), (error: unknown) => ({ error })));
+    const sent: Sent = await deps.gate.run(() =>
+      deps.relayGet(target.adapterId, path).then(
+        (results) => ({ results }),
+        (error: unknown) => ({ error }),
+      ),
+    );
     if ('error' in sent) {
       const kind = fetchFailureKind(sent.error);
       if (kind === undefined) {
@@ -151,7 +156,11 @@ const issueOf = (rule: PlanRule, verdict: RuleResult): ReportIssue => ({
   mode: rule.mode,
   message: verdict.message,
   ...(verdict.at !== undefined ? { at: verdict.at } : {}),
-  ...(verdict.expected !== undefined ? { expected: verdict.expected } : rule.value !== undefined && verdict.status === 'invalid' ? { expected: rule.value } : {}),
+  ...(verdict.expected !== undefined
+    ? { expected: verdict.expected }
+    : rule.value !== undefined && verdict.status === 'invalid'
+      ? { expected: rule.value }
+      : {}),
   ...(verdict.actual !== undefined ? { actual: verdict.actual } : {}),
   ...(verdict.truncated ? { truncated: verdict.truncated } : {}),
 });
@@ -200,7 +209,14 @@ const errorReport = (head: ReportHead, failure: DeviceFailure, deps: CheckDeps):
   } else {
     logger.warn('compliance device not graded', { batchId, device, kind: failure.kind, reason: failure.reason });
   }
-  return { ...head, grade: 'error', totals: { errors: 0, warnings: 0, infos: 0, passes: 0 }, issues: [], reason: failure.reason, checkedAt: isoTimestamp(deps.now()) };
+  return {
+    ...head,
+    grade: 'error',
+    totals: { errors: 0, warnings: 0, infos: 0, passes: 0 },
+    issues: [],
+    reason: failure.reason,
+    checkedAt: isoTimestamp(deps.now()),
+  };
 };
 
 type ReportHead = Pick<DeviceReport, 'batchId' | 'device' | 'treeId' | 'version' | 'node'>;
@@ -225,7 +241,11 @@ export const checkDevice = async (assignment: DeviceAssignment, target: CheckTar
     graded = gradeConfig(fetched.config, rulesFor(target.plan, assignment.node), target.plan.variables, deps);
   } catch (error) {
     // The same configuration fails the same way every time: this device's report says so, the batch goes on.
-    return errorReport(head, { kind: 'evaluation', reason: 'The configuration could not be evaluated (an internal error, logged with the batch and device).', fault: error }, deps);
+    return errorReport(
+      head,
+      { kind: 'evaluation', reason: 'The configuration could not be evaluated (an internal error, logged with the batch and device).', fault: error },
+      deps,
+    );
   }
   return { ...head, ...graded, checkedAt: isoTimestamp(deps.now()) };
 };

@@ -217,7 +217,14 @@ export interface ChunkRun {
  * the devices it finds without a report are the ones no run has written: it writes them
  * without a condition, and its counts are exactly what it stored.
  */
-export const runChunk = async (batchId: string, index: number, { runsBefore, attempt }: ChunkRun, work: BatchWork, remainingTimeMs: () => number, deps: EngineDeps): Promise<ChunkOutcome> => {
+export const runChunk = async (
+  batchId: string,
+  index: number,
+  { runsBefore, attempt }: ChunkRun,
+  work: BatchWork,
+  remainingTimeMs: () => number,
+  deps: EngineDeps,
+): Promise<ChunkOutcome> => {
   const run = runsBefore + attempt;
   if (run > MAX_ATTEMPTS) throw new RangeError(`chunk ${index} has run ${MAX_ATTEMPTS} times, as many as its report keys can tell apart`);
   const plan = await planOf(deps.store, batchId);
@@ -302,13 +309,15 @@ export const runChunk = async (batchId: string, index: number, { runsBefore, att
 };
 
 /** The local runner's Lambda context has no deadline; Lambda's always does. */
-const remainingOf = (context: DurableContext): (() => number) => () => {
-  try {
-    return context.lambdaContext.getRemainingTimeInMillis();
-  } catch {
-    return 15 * 60_000;
-  }
-};
+const remainingOf =
+  (context: DurableContext): (() => number) =>
+  () => {
+    try {
+      return context.lambdaContext.getRemainingTimeInMillis();
+    } catch {
+      return 15 * 60_000;
+    }
+  };
 
 /** Runs a batch as a durable execution. */
 export const runBatch = async (event: BatchEvent, context: DurableContext, deps: EngineDeps): Promise<BatchOutcome> => {
@@ -336,19 +345,23 @@ export const runBatch = async (event: BatchEvent, context: DurableContext, deps:
       let runsBefore = 0;
       for (let part = 1; ; part++) {
         const before = runsBefore;
-        const outcome = await child.step(part === 1 ? 'check' : `check-${part}`, async ({ attempt }) => {
-          try {
-            return await runChunk(batchId, index, { runsBefore: before, attempt }, work, remainingTimeMs, deps);
-          } finally {
-            deps.afterStep?.();
-          }
-        }, {
-          semantics: StepSemantics.AtMostOncePerRetry,
-          retryStrategy: (_error, attempt) => ({
-            shouldRetry: attempt < attempts && before + attempt < MAX_ATTEMPTS,
-            delay: { seconds: Math.min(60, firstDelay * 2 ** (attempt - 1)) },
-          }),
-        });
+        const outcome = await child.step(
+          part === 1 ? 'check' : `check-${part}`,
+          async ({ attempt }) => {
+            try {
+              return await runChunk(batchId, index, { runsBefore: before, attempt }, work, remainingTimeMs, deps);
+            } finally {
+              deps.afterStep?.();
+            }
+          },
+          {
+            semantics: StepSemantics.AtMostOncePerRetry,
+            retryStrategy: (_error, attempt) => ({
+              shouldRetry: attempt < attempts && before + attempt < MAX_ATTEMPTS,
+              delay: { seconds: Math.min(60, firstDelay * 2 ** (attempt - 1)) },
+            }),
+          },
+        );
         if ('counts' in outcome) return outcome.counts;
         runsBefore = outcome.runs;
         await child.wait(`resume-${part}`, { seconds: outcome.resumeInSeconds });
@@ -359,7 +372,13 @@ export const runBatch = async (event: BatchEvent, context: DurableContext, deps:
   if (result.failureCount > 0) {
     const counts = emptyCounts();
     await step('fail', async () => {
-      await deps.store.finish(batchId, 'failed', deps.now().toISOString(), undefined, `${result.failureCount} chunk(s) of devices could not be checked (after ${attempts} attempts, or ${MAX_ATTEMPTS} runs in all); the reports written so far are kept.`);
+      await deps.store.finish(
+        batchId,
+        'failed',
+        deps.now().toISOString(),
+        undefined,
+        `${result.failureCount} chunk(s) of devices could not be checked (after ${attempts} attempts, or ${MAX_ATTEMPTS} runs in all); the reports written so far are kept.`,
+      );
       deps.onBatchEnd?.({ adapterId: work.adapterId, status: 'failed' });
     });
     return { batchId, status: 'failed', counts };

@@ -123,5 +123,4 @@ export const gateFor = (adapter: string, limit: number): AdapterGate => {
 };
 
 /** Backoff after the `attempt`-th busy answer (1-based): full jitter over 250 ms × 2^(attempt-1), at most 20 s. */
-export const backoffMs = (attempt: number, random: () => number = Math.random): number =>
-  Math.round(random() * Math.min(20_000, 250 * 2 ** (attempt - 1)));
+export const backoffMs = (attempt: number, random: () => number = Math.random): number => Math.round(random() * Math.min(20_000, 250 * 2 ** (attempt - 1)));

@@ -65,7 +65,12 @@ export const emptyCounts = (): ChunkCounts => ({
 
 export const addCounts = (a: ChunkCounts, b: ChunkCounts): ChunkCounts => ({
   devices: a.devices + b.devices,
-  grades: { pass: a.grades.pass + b.grades.pass, review: a.grades.review + b.grades.review, fail: a.grades.fail + b.grades.fail, error: a.grades.error + b.grades.error },
+  grades: {
+    pass: a.grades.pass + b.grades.pass,
+    review: a.grades.review + b.grades.review,
+    fail: a.grades.fail + b.grades.fail,
+    error: a.grades.error + b.grades.error,
+  },
   totals: {
     errors: a.totals.errors + b.totals.errors,
     warnings: a.totals.warnings + b.totals.warnings,

@@ -46,5 +46,8 @@ export const listBatchReports = async (
   }
   await readBatch(store, batchId);
   const page = await store.listReports(batchId, { limit: query.limit, ...(query.grade ? { grade: query.grade } : {}), ...(from ? { from } : {}) });
-  return { items: page.items, ...(page.next ? { next: encodeCursor({ b: batchId, g: query.grade ?? '*', sk: page.next.sk, n: String(page.next.skip) }) } : {}) };
+  return {
+    items: page.items,
+    ...(page.next ? { next: encodeCursor({ b: batchId, g: query.grade ?? '*', sk: page.next.sk, n: String(page.next.skip) }) } : {}),
+  };
 };

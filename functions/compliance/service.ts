@@ -71,7 +71,11 @@ export const CHUNK_BYTES = 300_000;
  * Splits devices into chunks of at most `size` devices and {@link CHUNK_BYTES} of stored JSON, in
  * order; `entry` is how the chunk's item stores a device (see plan.ts).
  */
-export const chunkDevices = (devices: readonly DeviceAssignment[], entry: (assignment: DeviceAssignment) => ChunkEntry, size: number = CHUNK_SIZE): DeviceAssignment[][] => {
+export const chunkDevices = (
+  devices: readonly DeviceAssignment[],
+  entry: (assignment: DeviceAssignment) => ChunkEntry,
+  size: number = CHUNK_SIZE,
+): DeviceAssignment[][] => {
   const chunks: DeviceAssignment[][] = [];
   let chunk: DeviceAssignment[] = [];
   let bytes = 2; // the list's brackets
@@ -112,7 +116,10 @@ export const planBatch = (version: Version, only?: readonly string[]): { plan: B
     const unknown = [...new Set(only)].filter((d) => !nodeOf.has(d));
     if (unknown.length) {
       throw new BadRequest(
-        `The request is invalid: ${unknown.length} device(s) are not assigned to any node of version '${version.name}' (${unknown.slice(0, 5).map((d) => JSON.stringify(d)).join(', ')}${unknown.length > 5 ? ', …' : ''}), so there is nothing to check them against.`,
+        `The request is invalid: ${unknown.length} device(s) are not assigned to any node of version '${version.name}' (${unknown
+          .slice(0, 5)
+          .map((d) => JSON.stringify(d))
+          .join(', ')}${unknown.length > 5 ? ', …' : ''}), so there is nothing to check them against.`,
         [{ in: 'body', field: 'devices', message: 'names devices not assigned to a node of the version' }],
       );
     }
@@ -133,7 +140,8 @@ export const startBatch = async (input: StartBatchInput, deps: StartDeps): Promi
   if (!found.tree) throw new NotFound(`No tree has the id '${input.treeId}'.`);
   if (!found.version) throw new NotFound(`Tree '${input.treeId}' has no version '${input.version}'.`);
   if (!adapter) throw new NotFound(`No adapter is named '${input.adapterId}'.`);
-  if (adapter.state === 'STOPPED') throw new Conflict(`Adapter '${adapter.name}' is stopped; start it before running compliance through it.`, 'adapter-stopped');
+  if (adapter.state === 'STOPPED')
+    throw new Conflict(`Adapter '${adapter.name}' is stopped; start it before running compliance through it.`, 'adapter-stopped');
   const { plan, devices } = planBatch(found.version, input.devices);
   const size = deps.chunkSize ?? CHUNK_SIZE;
   // Report keys hold a device's position in its chunk in 4 digits, and the batch item the set of counted chunks.

@@ -29,14 +29,7 @@
  * on the condition that the number is not there yet. A chunk that runs again after a crash
  * reads which of its devices have a report, checks only the others, and never recounts.
  */
-import {
-  BatchWriteCommand,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  UpdateCommand,
-  type DynamoDBDocumentClient,
-} from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ServiceUnavailable } from '../platform/problem.js';
 import { transientReason } from '../platform/transient.js';
 import { WRITE_ID_ATTRIBUTE, holdsWrite, newWriteId, refusedOnCondition, settleWrite } from '../platform/settled-write.js';
@@ -186,7 +179,15 @@ type PackRow = RowFields & { readonly position: number };
 
 /** A report's row fields, without an id or a position it may carry (they would hide the ones its pack gives it). */
 const rowFieldsOf = (report: DeviceReport): RowFields => {
-  const { batchId: _batchId, treeId: _treeId, version: _version, grade: _grade, reportId: _reportId, position: _position, ...row } = report as DeviceReport & {
+  const {
+    batchId: _batchId,
+    treeId: _treeId,
+    version: _version,
+    grade: _grade,
+    reportId: _reportId,
+    position: _position,
+    ...row
+  } = report as DeviceReport & {
     readonly reportId?: unknown;
     readonly position?: unknown;
   };
@@ -231,7 +232,10 @@ const packOf = (item: Record<string, unknown>): Report[] => {
     const version = item['version'] as string;
     const idPrefix = `${batchId}-${grade[0]}${chunk}${run}${first}`;
     return (rows as (PackRow | null)[])
-      .filter((row): row is PackRow => typeof row === 'object' && row !== null && Number.isInteger(row.position) && row.position >= 0 && row.position < MAX_CHUNK_DEVICES)
+      .filter(
+        (row): row is PackRow =>
+          typeof row === 'object' && row !== null && Number.isInteger(row.position) && row.position >= 0 && row.position < MAX_CHUNK_DEVICES,
+      )
       .map(({ position, ...row }) => reportOf(`${idPrefix}${pad(position, 4)}`, batchId, treeId, version, grade, row));
   }
   const whole = (report: Report): Report => ({ ...report, ...shownIssues(report) });
@@ -282,7 +286,10 @@ export class ComplianceStore {
     };
     const outcome = await this.#send(() =>
       settleWrite(
-        () => refusedOnCondition(() => this.client.send(new PutCommand({ TableName: this.tableName, Item: meta, ConditionExpression: 'attribute_not_exists(pk)' }))),
+        () =>
+          refusedOnCondition(() =>
+            this.client.send(new PutCommand({ TableName: this.tableName, Item: meta, ConditionExpression: 'attribute_not_exists(pk)' })),
+          ),
         () => this.#get(pk, 'META'),
         (item) => holdsWrite(item, writeId),
       ),
@@ -422,7 +429,8 @@ export class ComplianceStore {
       let first = 0;
       let bytes = 0;
       const close = () => {
-        if (pack.length) items.push({ pk, sk: `${packPrefix(grade, chunk)}${pad(attempt, 2)}#${pad(first, 4)}`, treeId, version, rows: `[${pack.join(',')}]`, expiresAt });
+        if (pack.length)
+          items.push({ pk, sk: `${packPrefix(grade, chunk)}${pad(attempt, 2)}#${pad(first, 4)}`, treeId, version, rows: `[${pack.join(',')}]`, expiresAt });
         pack = [];
         bytes = 0;
       };
@@ -433,7 +441,8 @@ export class ComplianceStore {
         const row = `{"position":${position},${JSON.stringify(fields).slice(1)}`;
         // With the comma before it.
         const size = Buffer.byteLength(row, 'utf8') + 1;
-        if (size > MAX_REPORT_BYTES) throw new RangeError(`the report of ${report.device} is ${size} bytes of JSON, more than the ${MAX_REPORT_BYTES} an item can hold`);
+        if (size > MAX_REPORT_BYTES)
+          throw new RangeError(`the report of ${report.device} is ${size} bytes of JSON, more than the ${MAX_REPORT_BYTES} an item can hold`);
         if (pack.length && bytes + size > PACK_BYTES) close();
         if (!pack.length) first = position;
         const reportId = reportIdOf(batchId, grade, of, first, position);
@@ -554,4 +563,5 @@ export class ComplianceStore {
 }
 
 /** The compliance store over `tableName` (default: `COMPLIANCE_TABLE`), through the container's Document client: how handlers get one. */
-export const createComplianceStore = (client: DynamoDBDocumentClient = documentClient, tableName: string = requiredEnv('COMPLIANCE_TABLE')): ComplianceStore => new ComplianceStore(client, tableName);
+export const createComplianceStore = (client: DynamoDBDocumentClient = documentClient, tableName: string = requiredEnv('COMPLIANCE_TABLE')): ComplianceStore =>
+  new ComplianceStore(client, tableName);

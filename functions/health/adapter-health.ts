@@ -62,7 +62,11 @@ export const adaptersHealth = async (deps: AdapterHealthDeps, query: { readonly 
   const adapters = await mapLimited(page.items, PROBE_CONCURRENCY, (adapter) => checked(deps, adapter));
   // A stopped adapter is down by an admin's choice: it does not make the service down.
   const serving = adapters.filter((a) => a.reason !== 'stopped');
-  const status: AdaptersHealthPage['status'] = serving.every((a) => a.status === 'up') ? 'up' : serving.some((a) => a.reason === 'misconfigured') ? 'degraded' : 'down';
+  const status: AdaptersHealthPage['status'] = serving.every((a) => a.status === 'up')
+    ? 'up'
+    : serving.some((a) => a.reason === 'misconfigured')
+      ? 'degraded'
+      : 'down';
   return {
     status,
     health: status,

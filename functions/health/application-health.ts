@@ -83,4 +83,3 @@ export class ApplicationUnhealthy extends HttpProblem {
     super(503, 'application-unhealthy', 'Service Unavailable', detail, body, { 'Retry-After': '30', ...NO_STORE });
   }
 }
-

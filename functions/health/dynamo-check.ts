@@ -20,9 +20,12 @@ export const dynamoTableCheck = (client: DynamoDBDocumentClient, key: TableKey, 
   return {
     name: `dynamodb:${key}`,
     run: async (signal) => {
-      await client.send(new GetCommand({ TableName: tableName, Key: item, ProjectionExpression: '#k', ExpressionAttributeNames: { '#k': spec.partitionKey.name } }), {
-        abortSignal: signal,
-      });
+      await client.send(
+        new GetCommand({ TableName: tableName, Key: item, ProjectionExpression: '#k', ExpressionAttributeNames: { '#k': spec.partitionKey.name } }),
+        {
+          abortSignal: signal,
+        },
+      );
     },
   };
 };

@@ -110,7 +110,8 @@ const embeddedIpv4s = (address: string): string[] => {
   if (zeros(0, 5) && w5 === 0xffff) out.push(v4(hi, lo)); // mapped
   if (zeros(0, 4) && w4 === 0xffff && w5 === 0) out.push(v4(hi, lo)); // SIIT translated
   if (w0 === 0x64 && w1 === 0xff9b) {
-    if (w2 !== 1) out.push(v4(hi, lo)); // NAT64 well-known /96
+    if (w2 !== 1)
+      out.push(v4(hi, lo)); // NAT64 well-known /96
     else {
       // Local use: the /96 placement, and the /48 one (bits 48–63 and 72–87; 64–71 is the "u"
       // octet). An all-zero placement is the other layout's, not an address.
@@ -156,4 +157,3 @@ export const hostNameRefusal = (host: string, allowLoopback: boolean): string | 
   if (!allowLoopback && (name === 'localhost' || name.endsWith('.localhost'))) return 'is a loopback host (allowed in local mode only)';
   return undefined;
 };
-

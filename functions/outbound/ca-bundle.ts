@@ -28,7 +28,9 @@ export const caBundleFromEnv = (env: NodeJS.ProcessEnv = process.env): readonly 
   const path = process.getBuiltinModule('node:path');
   const root = env['LAMBDA_TASK_ROOT'];
   if (!path.isAbsolute(configured) && !root) {
-    throw new Error(`configuration error: ${CA_BUNDLE_VARIABLE} is a relative path (${configured}), and LAMBDA_TASK_ROOT, which it resolves against, is not set`);
+    throw new Error(
+      `configuration error: ${CA_BUNDLE_VARIABLE} is a relative path (${configured}), and LAMBDA_TASK_ROOT, which it resolves against, is not set`,
+    );
   }
   const file = path.isAbsolute(configured) ? configured : path.resolve(root!, configured);
   const refused = (why: string): Error => new Error(`configuration error: ${CA_BUNDLE_VARIABLE} names ${file}, which ${why}`);

@@ -94,27 +94,30 @@ const BLOCKED_CODE = 'ERR_RELAY_BLOCKED_ADDRESS';
  */
 export const guardedLookup =
   // node:dns is loaded by the first lookup: a server given by IP address never needs it.
-  (allowLoopback: boolean, resolve: ResolveAll = (hostname, options) => process.getBuiltinModule('node:dns').promises.lookup(hostname, options)): LookupFunction =>
-  (hostname, options, callback) => {
-    resolve(hostname, { ...options, all: true }).then(
-      (addresses) => {
-        const blocked = addresses.find((a) => addressRefusal(a.address, { allowLoopback }) !== undefined);
-        const first = addresses[0];
-        if (blocked || !first) {
-          const reason = blocked ? addressRefusal(blocked.address, { allowLoopback }) : 'no address';
-          const error: NodeJS.ErrnoException = new Error(`host name resolves to a refused address (${reason})`);
-          error.code = BLOCKED_CODE;
-          // Mutation: the address → another text (here and in the rejection below) is equivalent: Node ignores it
-          // when the lookup fails.
-          callback(error, '');
-          return;
-        }
-        if (options.all) callback(null, addresses);
-        else callback(null, first.address, first.family);
-      },
-      (error: NodeJS.ErrnoException) => callback(error, ''),
-    );
-  };
+    (
+      allowLoopback: boolean,
+      resolve: ResolveAll = (hostname, options) => process.getBuiltinModule('node:dns').promises.lookup(hostname, options),
+    ): LookupFunction =>
+    (hostname, options, callback) => {
+      resolve(hostname, { ...options, all: true }).then(
+        (addresses) => {
+          const blocked = addresses.find((a) => addressRefusal(a.address, { allowLoopback }) !== undefined);
+          const first = addresses[0];
+          if (blocked || !first) {
+            const reason = blocked ? addressRefusal(blocked.address, { allowLoopback }) : 'no address';
+            const error: NodeJS.ErrnoException = new Error(`host name resolves to a refused address (${reason})`);
+            error.code = BLOCKED_CODE;
+            // Mutation: the address → another text (here and in the rejection below) is equivalent: Node ignores it
+            // when the lookup fails.
+            callback(error, '');
+            return;
+          }
+          if (options.all) callback(null, addresses);
+          else callback(null, first.address, first.family);
+        },
+        (error: NodeJS.ErrnoException) => callback(error, ''),
+      );
+    };
 
 const TLS_CODE = /CERT|SELF_SIGNED|^ERR_TLS_|^ERR_SSL_|^EPROTO$|HOSTNAME_MISMATCH/;
 // A keep-alive socket the server closed while we were idle (or frozen, as Lambda freezes
@@ -310,9 +313,7 @@ export const createHttpClient = (options: HttpClientOptions): TrustingHttpClient
           }
           chunks.push(chunk);
         });
-        incoming.on('end', () =>
-          settle(() => resolve({ status, contentType: incoming.headers['content-type'], body: Buffer.concat(chunks) })),
-        );
+        incoming.on('end', () => settle(() => resolve({ status, contentType: incoming.headers['content-type'], body: Buffer.concat(chunks) })));
         incoming.on('error', (error: NodeJS.ErrnoException) => fail(classify(error)));
         // Mutation: this handler (removed, its event renamed, `!incoming.complete` altered, its message) is
         // equivalent: a cut answer first emits `error` (`ECONNRESET`, tested), which settles the exchange; after a
@@ -335,11 +336,7 @@ export const createHttpClient = (options: HttpClientOptions): TrustingHttpClient
         // had closed it while idle (or while Lambda was frozen). Node's documentation
         // recommends this retry; it is limited to idempotent methods, because a reset can also
         // come after the server read the request, and a POST or PATCH must not run twice.
-        if (
-          IDEMPOTENT_METHODS.has(request.method) &&
-          error instanceof OutboundError &&
-          (error as OutboundError & { retryable?: boolean }).retryable
-        ) {
+        if (IDEMPOTENT_METHODS.has(request.method) && error instanceof OutboundError && (error as OutboundError & { retryable?: boolean }).retryable) {
           return attempt(request, deadline);
         }
         throw error;

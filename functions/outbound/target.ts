@@ -76,8 +76,7 @@ export interface Target {
  * The concatenation is parsed once more as defence in depth: if a URL parser read another
  * origin into it, or normalised its path, it is refused rather than sent.
  */
-export const buildTarget = (origin: URL, path: string): Target | undefined =>
-  checkRelayPath(path) === undefined ? targetOnOrigin(origin, path) : undefined;
+export const buildTarget = (origin: URL, path: string): Target | undefined => (checkRelayPath(path) === undefined ? targetOnOrigin(origin, path) : undefined);
 
 /**
  * {@link buildTarget} for a path that {@link checkRelayPath} has already accepted (the relay
@@ -92,5 +91,3 @@ export const targetOnOrigin = (origin: URL, path: string): Target | undefined =>
   if (url.origin !== origin.origin || url.pathname !== pathPart || url.username || url.password) return undefined;
   return { origin, path };
 };
-
-

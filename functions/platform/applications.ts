@@ -8,8 +8,7 @@
 export const APPLICATIONS = ['orch_manager', 'configuration_manager'] as const;
 export type ApplicationName = (typeof APPLICATIONS)[number];
 
-export const isApplicationName = (name: unknown): name is ApplicationName =>
-  typeof name === 'string' && (APPLICATIONS as readonly string[]).includes(name);
+export const isApplicationName = (name: unknown): name is ApplicationName => typeof name === 'string' && (APPLICATIONS as readonly string[]).includes(name);
 
 /** The application a route path (`/orch_manager/restAction/{adapterId}`) belongs to, if any. */
 export const applicationOf = (path: string | null | undefined): ApplicationName | undefined => {

@@ -56,7 +56,9 @@ const secretKey = async (secretId: string): Promise<Uint8Array> => {
     value = out.SecretString;
   } catch (error) {
     // Only the status: SDK messages can carry ARNs.
-    logger.warn('could not read the idempotency fingerprint key from Secrets Manager', { status: (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode ?? 'no answer' });
+    logger.warn('could not read the idempotency fingerprint key from Secrets Manager', {
+      status: (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode ?? 'no answer',
+    });
     throw new ServiceUnavailable('The idempotency key store is unavailable at the moment; retry with the same key shortly.');
   }
   return checked(Buffer.from(value ?? '', 'utf8'), 'IDEMPOTENCY_KEY_SECRET');

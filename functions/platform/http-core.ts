@@ -62,11 +62,7 @@ export interface HandlerOptions {
   readonly idempotency?: RunWrapper;
 }
 
-export type HttpRun<TBody> = (
-  event: HttpEvent<TBody>,
-  context: Context,
-  options: { signal: AbortSignal },
-) => Promise<APIGatewayProxyResult>;
+export type HttpRun<TBody> = (event: HttpEvent<TBody>, context: Context, options: { signal: AbortSignal }) => Promise<APIGatewayProxyResult>;
 
 /** Wraps an operation's business function in more behaviour (as `idempotent(…)` does). */
 export type RunWrapper = <TBody>(operation: string, run: HttpRun<TBody>) => HttpRun<TBody>;
@@ -143,7 +139,10 @@ export const fieldErrors = (errors: readonly AjvError[]): FieldError[] => {
   const seen = new Set<string>();
   const out: FieldError[] = [];
   for (const error of errors) {
-    const segments = error.instancePath.split('/').slice(1).map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'));
+    const segments = error.instancePath
+      .split('/')
+      .slice(1)
+      .map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'));
     const extra = error.params['missingProperty'] ?? error.params['additionalProperty'];
     if (typeof extra === 'string') segments.push(extra);
     const [part = 'body', ...rest] = segments;
@@ -155,7 +154,9 @@ export const fieldErrors = (errors: readonly AjvError[]): FieldError[] => {
         : error.keyword === 'additionalProperties'
           ? 'is not allowed'
           : error.keyword === 'false schema'
-            ? location === 'body' && field === '' ? 'no request body is allowed' : 'is not allowed'
+            ? location === 'body' && field === ''
+              ? 'no request body is allowed'
+              : 'is not allowed'
             : (error.message ?? 'is invalid');
     const key = `${location}:${field}:${message}`;
     if (seen.has(key)) continue;
@@ -166,10 +167,7 @@ export const fieldErrors = (errors: readonly AjvError[]): FieldError[] => {
 };
 
 const isValidatorError = (error: unknown): error is Error & { cause: { package: string; data: AjvError[] } } =>
-  error instanceof Error &&
-  typeof error.cause === 'object' &&
-  error.cause !== null &&
-  (error.cause as { package?: unknown }).package === '@middy/validator';
+  error instanceof Error && typeof error.cause === 'object' && error.cause !== null && (error.cause as { package?: unknown }).package === '@middy/validator';
 
 /** Maps any thrown value to an HttpProblem; logs what the client must not see. */
 export const toProblem = (error: unknown): HttpProblem => {
@@ -219,11 +217,7 @@ const flushMetrics = (): middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayPro
  * middleware, from `http.ts`) right after the correlation id when given. Schemas are compiled at
  * build time (`npm run generate`), so nothing is compiled at init.
  */
-export const buildHttpHandler = <TBody = unknown>(
-  options: HandlerOptions,
-  run: HttpRun<TBody>,
-  settings?: middy.MiddlewareObj<APIGatewayProxyEvent>,
-) => {
+export const buildHttpHandler = <TBody = unknown>(options: HandlerOptions, run: HttpRun<TBody>, settings?: middy.MiddlewareObj<APIGatewayProxyEvent>) => {
   const stack = middy<APIGatewayProxyEvent, APIGatewayProxyResult>({
     timeoutEarlyInMillis: options.timeoutEarlyInMillis ?? 100,
     timeoutEarlyResponse: () => problemResponse(new GatewayTimeout('The function ran out of time.')),
@@ -251,16 +245,13 @@ export const staticHttpHandler = <TBody = unknown>(options: HandlerOptions, run:
 const noApplication: middy.MiddlewareObj<APIGatewayProxyEvent> = {
   before: (request) => {
     const application = applicationOf(request.event.resource);
-    if (application) throw new InternalError('a route of an application is served without the active profile', { resource: request.event.resource, application });
+    if (application)
+      throw new InternalError('a route of an application is served without the active profile', { resource: request.event.resource, application });
   },
 };
 
 /** A JSON response. */
-export const json = (
-  statusCode: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): APIGatewayProxyResult => ({
+export const json = (statusCode: number, body: unknown, headers: Record<string, string> = {}): APIGatewayProxyResult => ({
   statusCode,
   headers: { 'Content-Type': 'application/json', ...headers },
   body: JSON.stringify(body),

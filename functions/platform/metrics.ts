@@ -39,7 +39,10 @@ interface Group {
 
 /** A dimension value as CloudWatch accepts it: printable ASCII, bounded, never empty. */
 export const dimensionValue = (value: string): string => {
-  const clean = value.replace(/[^\x20-\x7e]/g, '?').slice(0, MAX_DIMENSION_VALUE).trim();
+  const clean = value
+    .replace(/[^\x20-\x7e]/g, '?')
+    .slice(0, MAX_DIMENSION_VALUE)
+    .trim();
   return clean === '' ? 'none' : clean;
 };
 

@@ -86,11 +86,24 @@ export const ensureClaims = async (client: Pick<DynamoDBDocumentClient, 'send'>,
 };
 
 /** Every identifier stored under `kind` in a sparse index whose sort key is `field`, page by page (for {@link ensureClaims}). */
-export async function* indexedIdentifiers(client: Pick<DynamoDBDocumentClient, 'send'>, tableName: string, indexName: string, kind: string, field: string): AsyncIterable<string> {
+export async function* indexedIdentifiers(
+  client: Pick<DynamoDBDocumentClient, 'send'>,
+  tableName: string,
+  indexName: string,
+  kind: string,
+  field: string,
+): AsyncIterable<string> {
   let startKey: Record<string, unknown> | undefined;
   do {
     const out = await client.send(
-      new QueryCommand({ TableName: tableName, IndexName: indexName, KeyConditionExpression: '#kind = :kind', ExpressionAttributeNames: { '#kind': 'kind' }, ExpressionAttributeValues: { ':kind': kind }, ...(startKey ? { ExclusiveStartKey: startKey } : {}) }),
+      new QueryCommand({
+        TableName: tableName,
+        IndexName: indexName,
+        KeyConditionExpression: '#kind = :kind',
+        ExpressionAttributeNames: { '#kind': 'kind' },
+        ExpressionAttributeValues: { ':kind': kind },
+        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+      }),
     );
     for (const item of out.Items ?? []) if (typeof item[field] === 'string') yield item[field];
     startKey = out.LastEvaluatedKey;

@@ -39,7 +39,8 @@ export const nameProblem = (name: string): string | undefined => {
   if (name === '') return 'is empty';
   if (name.trim() === '') return 'is blank';
   const refused = REFUSED_CHAR.exec(name.trim());
-  if (refused) return `holds the character ${codePoint(refused[0])}: names may hold no control, format (zero-width, bidirectional), private-use, unassigned, non-character, surrogate, ignorable or invisible character, and no whitespace but the space`;
+  if (refused)
+    return `holds the character ${codePoint(refused[0])}: names may hold no control, format (zero-width, bidirectional), private-use, unassigned, non-character, surrogate, ignorable or invisible character, and no whitespace but the space`;
   return 'has whitespace at its start or end';
 };
 
@@ -68,7 +69,11 @@ export const pathNameProblem = (name: string): string | undefined => (isPathName
  * Throws a 400 naming every field (a {@link fieldPath} in `where`) whose name breaks `rule`
  * ({@link nameProblem} unless told); values left `undefined` are not given and not checked.
  */
-export const refuseBadNames = (where: FieldError['in'], names: Readonly<Record<string, string | undefined>>, rule: (name: string) => string | undefined = nameProblem): void => {
+export const refuseBadNames = (
+  where: FieldError['in'],
+  names: Readonly<Record<string, string | undefined>>,
+  rule: (name: string) => string | undefined = nameProblem,
+): void => {
   const errors: FieldError[] = [];
   for (const [field, name] of Object.entries(names)) {
     const message = name === undefined ? undefined : rule(name);

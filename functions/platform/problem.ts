@@ -141,15 +141,15 @@ export class ServiceUnavailable extends HttpProblem {
 
 /** A fault of ours (damaged data, broken configuration): the cause is logged, never shown. */
 export class InternalError extends HttpProblem {
-  constructor(readonly logDetail: string, readonly logFields: Readonly<Record<string, unknown>> = {}) {
+  constructor(
+    readonly logDetail: string,
+    readonly logFields: Readonly<Record<string, unknown>> = {},
+  ) {
     super(500, 'internal', 'Internal Server Error', 'The service failed to handle the request. It has been logged; quote the request id when reporting it.');
   }
 }
 
-export const problemResponse = (
-  problem: HttpProblem,
-  requestId?: string,
-): APIGatewayProxyResult => ({
+export const problemResponse = (problem: HttpProblem, requestId?: string): APIGatewayProxyResult => ({
   statusCode: problem.status,
   headers: { 'Content-Type': PROBLEM_CONTENT_TYPE, ...problem.headers },
   body: JSON.stringify(requestId ? { ...problem.toBody(), requestId } : problem.toBody()),

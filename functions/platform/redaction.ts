@@ -62,7 +62,12 @@ export interface RedactOptions {
 /** XML/HTML text escaping, with the quote escapes an attribute value takes (`&quot;`/`&#34;`, `&apos;`/`&#39;`) or none. */
 const xmlEscapes = (text: string): string[] => {
   const base = text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
-  return [base, base.replaceAll('"', '&quot;').replaceAll("'", '&apos;'), base.replaceAll('"', '&#34;').replaceAll("'", '&#39;'), base.replaceAll('"', '&quot;').replaceAll("'", '&#39;')];
+  return [
+    base,
+    base.replaceAll('"', '&quot;').replaceAll("'", '&apos;'),
+    base.replaceAll('"', '&#34;').replaceAll("'", '&#39;'),
+    base.replaceAll('"', '&quot;').replaceAll("'", '&#39;'),
+  ];
 };
 
 /** Percent-encodings of a text: as `encodeURIComponent` and as a form (`+` for space, `!'()~` encoded), each with upper- and lower-case hex digits. */
@@ -124,7 +129,9 @@ const decodedViews = (text: string): string[] => {
     const code = entity[1] === 'x' || entity[1] === 'X' ? parseInt(entity.slice(2), 16) : Number(entity.slice(1));
     return code <= 0x10ffff ? String.fromCodePoint(code) : whole;
   });
-  const json = text.replace(/\\u([0-9a-f]{4})|\\(.)/gi, (_, hex: string | undefined, escaped: string) => (hex ? String.fromCharCode(parseInt(hex, 16)) : escaped));
+  const json = text.replace(/\\u([0-9a-f]{4})|\\(.)/gi, (_, hex: string | undefined, escaped: string) =>
+    hex ? String.fromCharCode(parseInt(hex, 16)) : escaped,
+  );
   const base64 = [...text.matchAll(/[A-Za-z0-9+/_-]{8,}={0,2}/g)].map((run) => Buffer.from(run[0], 'base64').toString('utf8'));
   return [text, percent, entities, json, ...base64];
 };
@@ -527,4 +534,3 @@ const walk = (value: unknown, forms: readonly string[], maxDepth: number, depth:
   }
   return out;
 };
-

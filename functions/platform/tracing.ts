@@ -191,5 +191,4 @@ export const tracer = new Tracer(parseDaemonAddress(process.env['AWS_XRAY_DAEMON
  * Runs `fn` as its own X-Ray subsegment (e.g. the call to an orchestrator):
  * `traceSubsegment('nso lab-nso', { http: { method, url } }, async (sub) => { …; sub.setHttpStatus(res.status); return res; })`.
  */
-export const traceSubsegment = <T>(name: string, meta: SubsegmentMeta, fn: (sub: Subsegment) => Promise<T>): Promise<T> =>
-  tracer.trace(name, meta, fn);
+export const traceSubsegment = <T>(name: string, meta: SubsegmentMeta, fn: (sub: Subsegment) => Promise<T>): Promise<T> => tracer.trace(name, meta, fn);

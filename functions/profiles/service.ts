@@ -36,7 +36,10 @@ const refusalProblem = (what: string, error: ProfileWriteRefused): HttpProblem =
     case 'stopped':
       return new Conflict(`The application ${what} is stopped; start it (PUT /applications/${what}/start) instead of restarting it.`, 'application-stopped');
     case 'contended':
-      return new Conflict('Another change of the active profile or of the application landed meanwhile; nothing was changed. Read the state again and retry.', 'profile-contended');
+      return new Conflict(
+        'Another change of the active profile or of the application landed meanwhile; nothing was changed. Read the state again and retry.',
+        'profile-contended',
+      );
   }
 };
 

@@ -66,7 +66,11 @@ export const createCallSlots = (client: Pick<DynamoDBDocumentClient, 'send'>, ta
     // the item unless it exists (another call may have made it meanwhile), then try once more.
     try {
       await client.send(
-        new PutCommand({ TableName: tableName, Item: { ...keyOf(adapter), leases: {}, expiresAt: Math.floor(now() / 1000) + DAY_SECONDS }, ConditionExpression: 'attribute_not_exists(pk)' }),
+        new PutCommand({
+          TableName: tableName,
+          Item: { ...keyOf(adapter), leases: {}, expiresAt: Math.floor(now() / 1000) + DAY_SECONDS },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
       );
     } catch (error) {
       if (name(error) !== 'ConditionalCheckFailedException') throw error;

@@ -88,8 +88,7 @@ const parse = (value: string): MediaType | undefined => {
 };
 
 /** True for `application/json` and every `+json` structured-syntax type (`application/yang-data+json`…). */
-export const isJsonMediaType = (media: MediaType | undefined): boolean =>
-  media !== undefined && (media.subtype === 'json' || media.subtype.endsWith('+json'));
+export const isJsonMediaType = (media: MediaType | undefined): boolean => media !== undefined && (media.subtype === 'json' || media.subtype.endsWith('+json'));
 
 /** The `charset` parameter, unquoted and lower-cased, if any. */
 export const charsetOf = (media: MediaType | undefined): string | undefined => {

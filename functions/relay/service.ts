@@ -5,7 +5,17 @@
  */
 import type { Adapter, SecretResolver } from '../adapters/model.js';
 import { DEFAULT_TIMEOUT_MS } from '../adapters/validate.js';
-import { BadGateway, BadRequest, Conflict, GatewayTimeout, HttpProblem, InternalError, NotFound, describeFieldErrors, type FieldError } from '../platform/problem.js';
+import {
+  BadGateway,
+  BadRequest,
+  Conflict,
+  GatewayTimeout,
+  HttpProblem,
+  InternalError,
+  NotFound,
+  describeFieldErrors,
+  type FieldError,
+} from '../platform/problem.js';
 import { OutboundError, type HttpClient, type OutboundRequest, type OutboundResponse, type RelayMethod } from '../outbound/http-client.js';
 import { JsonTooDeep, MAX_JSON_DEPTH, parseJson } from '../platform/bounded-json.js';
 import { passes, type LogLevel } from '../platform/logger.js';
@@ -247,11 +257,16 @@ const answerData = (adapter: string, response: OutboundResponse): { data?: unkno
   } catch (error) {
     if (error instanceof JsonTooDeep) {
       throw new RelayFailure(
-        new AnswerTooDeep(`The orchestrator of adapter '${adapter}' answered with JSON nested deeper than ${MAX_JSON_DEPTH} levels, which the relay does not accept.`).afterSending(),
+        new AnswerTooDeep(
+          `The orchestrator of adapter '${adapter}' answered with JSON nested deeper than ${MAX_JSON_DEPTH} levels, which the relay does not accept.`,
+        ).afterSending(),
         'too-deep',
       );
     }
-    throw new RelayFailure(new BadGateway(`The orchestrator of adapter '${adapter}' answered with a body that is not valid JSON for its declared media type.`).afterSending(), 'bad-json');
+    throw new RelayFailure(
+      new BadGateway(`The orchestrator of adapter '${adapter}' answered with a body that is not valid JSON for its declared media type.`).afterSending(),
+      'bad-json',
+    );
   }
 };
 
@@ -273,7 +288,9 @@ const exchangeProblem = (adapter: string, error: OutboundError, timeoutMs: numbe
     case 'aborted':
       return new GatewayTimeout(`${capital(who)} did not answer within ${timeoutMs} ms.`);
     case 'tls':
-      return new BadGateway(`The TLS handshake with ${who} failed (the certificate is not trusted, expired or for another name, or the server does not speak TLS).`);
+      return new BadGateway(
+        `The TLS handshake with ${who} failed (the certificate is not trusted, expired or for another name, or the server does not speak TLS).`,
+      );
     case 'blocked':
       return new BadGateway(`The address of ${who} is not one the relay may connect to (link-local, metadata, or loopback outside local mode).`);
     case 'too-large':
@@ -295,7 +312,6 @@ const logPath = (path: string, refused: boolean): { path: string; queryKeys?: st
   const keys = [...new URLSearchParams(path.slice(queryAt + 1)).keys()];
   return { path: path.slice(0, queryAt), queryKeys: [...new Set(keys)] };
 };
-
 
 /** The request part of a `debug` (metadata) or `trace` (`secrets` given: headers and body too) exchange line. */
 const exchangeLog = (checked: CheckedRequest, outbound: OutboundRequest, secrets: readonly string[] | undefined): ExchangeLog => {
@@ -341,7 +357,15 @@ const afterAnswer = (line: { readonly upstreamStatus?: number }, adapter: string
     : new InternalError(`the relay failed on the answer of the orchestrator of adapter '${adapter}'`, { adapter, error }).afterSending();
 
 /** What the relay logs of a call, filled in as the call goes. */
-type CallLine = { status: number; outcome: string; upstreamStatus?: number; upstreamMs?: number; errorCode?: string; logLevel: LogLevel; exchange?: ExchangeLog };
+type CallLine = {
+  status: number;
+  outcome: string;
+  upstreamStatus?: number;
+  upstreamMs?: number;
+  errorCode?: string;
+  logLevel: LogLevel;
+  exchange?: ExchangeLog;
+};
 
 /** The adapter a call goes through: known and running. Its log level is set on the line first, so that a refusal logs at it. */
 const runningAdapter = async (adapterId: string, deps: RelayDeps, line: CallLine): Promise<Adapter> => {
@@ -389,7 +413,13 @@ const callTimeoutMs = (adapter: Adapter, deps: RelayDeps, limits: RelayLimits): 
 const outboundRequestFor = (
   input: RelayInput,
   checked: CheckedRequest,
-  call: { readonly adapter: Adapter; readonly password: string; readonly target: OutboundRequest['target']; readonly timeoutMs: number; readonly limits: RelayLimits },
+  call: {
+    readonly adapter: Adapter;
+    readonly password: string;
+    readonly target: OutboundRequest['target'];
+    readonly timeoutMs: number;
+    readonly limits: RelayLimits;
+  },
 ): { outbound: OutboundRequest; secrets: string[] } => {
   const { adapter, password, target, timeoutMs, limits } = call;
   const withBody = METHODS_WITH_BODY.has(checked.method);
@@ -416,7 +446,13 @@ const sendOnce = async (
   adapter: Adapter,
   outbound: OutboundRequest,
   deps: RelayDeps,
-  call: { readonly line: CallLine; readonly exchange: ExchangeLog | undefined; readonly secrets: string[]; readonly now: () => number; readonly forgetAdapter: () => void },
+  call: {
+    readonly line: CallLine;
+    readonly exchange: ExchangeLog | undefined;
+    readonly secrets: string[];
+    readonly now: () => number;
+    readonly forgetAdapter: () => void;
+  },
 ): Promise<OutboundResponse> => {
   const { line, exchange, secrets, now, forgetAdapter } = call;
   const sendStarted = now();
@@ -445,12 +481,20 @@ const resultsOf = (adapter: Adapter, response: OutboundResponse, deps: RelayDeps
   }
   // Never followed: a Location could point the relay at another host.
   if (response.status >= 300 && response.status < 400) {
-    throw new RelayFailure(new BadGateway(`The orchestrator of adapter '${adapter.name}' answered with a redirect (${response.status}), which the relay does not follow.`).afterSending(), 'redirect');
+    throw new RelayFailure(
+      new BadGateway(
+        `The orchestrator of adapter '${adapter.name}' answered with a redirect (${response.status}), which the relay does not follow.`,
+      ).afterSending(),
+      'redirect',
+    );
   }
   const results = [{ result: String(response.status), ...answerData(adapter.name, response) }];
   const mayNotFit = response.body.length * MAX_RESULT_GROWTH + RESULT_ENVELOPE_BYTES > MAX_LAMBDA_RESPONSE_BYTES;
   if (mayNotFit && !fitsLambdaResponse(results)) {
-    throw new RelayFailure(new BadGateway(`The orchestrator of adapter '${adapter.name}' answered with a body too large to return.`).afterSending(), 'too-large');
+    throw new RelayFailure(
+      new BadGateway(`The orchestrator of adapter '${adapter.name}' answered with a body too large to return.`).afterSending(),
+      'too-large',
+    );
   }
   return results;
 };

@@ -57,8 +57,7 @@ export const changelogKey = (kind: SubjectKind, name: string): string => `${kind
 /** The table name, read when first needed: functions that never write or read entries need not have it. */
 export const changelogTable = (): string => requiredEnv('CHANGELOG_TABLE');
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === 'object' && !Array.isArray(value);
+const isPlainObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /** Leaves of an object as dotted paths; arrays, scalars and members named like secrets (whatever they hold) are leaves. */
 const flatten = (value: Record<string, unknown>, prefix = '', out = new Map<string, unknown>()): Map<string, unknown> => {

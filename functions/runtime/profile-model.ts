@@ -89,7 +89,10 @@ export const APPLICATION_SETTINGS_SCHEMAS: Readonly<Record<ApplicationName, Json
     additionalProperties: false,
     properties: {
       logLevel: logLevel("The trees' and compliance functions' log level; absent: the profile's logLevel"),
-      complianceConcurrency: integer('complianceConcurrency', 'Concurrent configuration fetches of one compliance batch, unless the adapter sets its own complianceConcurrency'),
+      complianceConcurrency: integer(
+        'complianceConcurrency',
+        'Concurrent configuration fetches of one compliance batch, unless the adapter sets its own complianceConcurrency',
+      ),
       reportRetentionDays: integer('reportRetentionDays', 'How long a compliance batch and its reports are kept (days), counted from its start'),
     },
   },

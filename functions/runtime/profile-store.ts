@@ -16,19 +16,22 @@
  * so concurrent first writes store it once. Read-only functions therefore need read access
  * only, and no deployment step has to seed the table.
  */
-import {
-  GetCommand,
-  QueryCommand,
-  TransactWriteCommand,
-  type DynamoDBDocumentClient,
-} from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { APPLICATIONS, type ApplicationName } from '../platform/applications.js';
 import { changelogPut, diffFields, type ChangeAction } from './changelog.js';
 import { documentClient } from '../platform/dynamo.js';
 import { caseTwinOf, claimDelete, claimPut, ensureClaims, indexedIdentifiers, type ClaimSpace } from '../platform/name-claims.js';
 import { requiredEnv } from '../platform/env.js';
 import { logger } from '../platform/logger.js';
-import { DEFAULT_PROFILE_ID, builtInProfile, profileSettings, type ApplicationSettings, type Profile, type ProfileLogLevel, type ProfileSettings } from './profile-model.js';
+import {
+  DEFAULT_PROFILE_ID,
+  builtInProfile,
+  profileSettings,
+  type ApplicationSettings,
+  type Profile,
+  type ProfileLogLevel,
+  type ProfileSettings,
+} from './profile-model.js';
 
 export type ApplicationState = 'RUNNING' | 'STOPPED';
 
@@ -135,7 +138,12 @@ const settingsItem = (s: ProfileSettings): Record<string, unknown> => ({
  * another's (the active profile replaced, or another activated): one `replaced` entry per
  * application whose settings, profile, or inherited profile log level change, none for the others.
  */
-const applicationEntries = (from: { readonly id: string; readonly settings: ProfileSettings }, to: { readonly id: string; readonly settings: ProfileSettings }, change: Change, tableName: string) =>
+const applicationEntries = (
+  from: { readonly id: string; readonly settings: ProfileSettings },
+  to: { readonly id: string; readonly settings: ProfileSettings },
+  change: Change,
+  tableName: string,
+) =>
   APPLICATIONS.flatMap((name) => {
     const view = (side: typeof from) => ({ ...side.settings.applications[name], profile: side.id, profileLogLevel: side.settings.logLevel });
     const changes = diffFields(view(from), view(to));
@@ -165,7 +173,11 @@ export interface ProfileStore {
   /** Sets one application's log level in the active profile (its other settings untouched). */
   setApplicationLogLevel(name: ApplicationName, level: ProfileLogLevel, change: Change): Promise<Profile>;
   /** Sets an application's run state; `restart` requires it to be running and records the restart. */
-  setApplicationState(name: ApplicationName, action: 'stop' | 'start' | 'restart', change: Change): Promise<{ readonly run: ApplicationRun; readonly changed: boolean }>;
+  setApplicationState(
+    name: ApplicationName,
+    action: 'stop' | 'start' | 'restart',
+    change: Change,
+  ): Promise<{ readonly run: ApplicationRun; readonly changed: boolean }>;
 }
 
 /**
@@ -208,7 +220,16 @@ export const createProfileStore = (
             {
               Put: {
                 TableName: tableName,
-                Item: { ...profileKey(DEFAULT_PROFILE_ID), kind: PROFILE_KIND, id: DEFAULT_PROFILE_ID, ...settingsItem(profile), created: change.now, createdBy: 'service', lastUpdated: change.now, lastUpdatedBy: 'service' },
+                Item: {
+                  ...profileKey(DEFAULT_PROFILE_ID),
+                  kind: PROFILE_KIND,
+                  id: DEFAULT_PROFILE_ID,
+                  ...settingsItem(profile),
+                  created: change.now,
+                  createdBy: 'service',
+                  lastUpdated: change.now,
+                  lastUpdatedBy: 'service',
+                },
               },
             },
           ],
@@ -248,7 +269,9 @@ export const createProfileStore = (
       await client.send(
         new TransactWriteCommand({
           TransactItems: [
-            { ConditionCheck: { TableName: tableName, Key: RUNTIME_KEY, ConditionExpression: 'activeProfile = :id', ExpressionAttributeValues: { ':id': id } } },
+            {
+              ConditionCheck: { TableName: tableName, Key: RUNTIME_KEY, ConditionExpression: 'activeProfile = :id', ExpressionAttributeValues: { ':id': id } },
+            },
             {
               Update: {
                 TableName: tableName,
@@ -261,7 +284,10 @@ export const createProfileStore = (
               },
             },
             // The audit entry lands with the change, or neither does.
-            changelogPut({ kind: 'application', name, at: change.now, by: change.by, action, changes: diffFields({ ...before, profile: id }, { ...after, profile: id }) }, changelogTableName()),
+            changelogPut(
+              { kind: 'application', name, at: change.now, by: change.by, action, changes: diffFields({ ...before, profile: id }, { ...after, profile: id }) },
+              changelogTableName(),
+            ),
           ],
         }),
       );
@@ -324,11 +350,24 @@ export const createProfileStore = (
 
     async create(id, settings, change) {
       const rt = await ensure(change);
-      const item = { ...profileKey(id), kind: PROFILE_KIND, id, ...settingsItem(settings), created: change.now, createdBy: change.by, lastUpdated: change.now, lastUpdatedBy: change.by };
+      const item = {
+        ...profileKey(id),
+        kind: PROFILE_KIND,
+        id,
+        ...settingsItem(settings),
+        created: change.now,
+        createdBy: change.by,
+        lastUpdated: change.now,
+        lastUpdatedBy: change.by,
+      };
       await ensureClaims(client, claims, storedIds);
       try {
         // The id claims its case-folded form with the record: a twin refuses the create.
-        await client.send(new TransactWriteCommand({ TransactItems: [{ Put: { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } }, claimPut(claims, id)] }));
+        await client.send(
+          new TransactWriteCommand({
+            TransactItems: [{ Put: { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } }, claimPut(claims, id)],
+          }),
+        );
       } catch (error) {
         const codes = cancellation(error);
         if (codes?.[0] === 'ConditionalCheckFailed') throw new ProfileWriteRefused('exists');
@@ -353,7 +392,14 @@ export const createProfileStore = (
             TransactItems: [
               // Active or not as when read: a profile activated meanwhile would change the
               // applications without their audit entries.
-              { ConditionCheck: { TableName: tableName, Key: RUNTIME_KEY, ConditionExpression: active ? 'activeProfile = :id' : 'activeProfile <> :id', ExpressionAttributeValues: { ':id': id } } },
+              {
+                ConditionCheck: {
+                  TableName: tableName,
+                  Key: RUNTIME_KEY,
+                  ConditionExpression: active ? 'activeProfile = :id' : 'activeProfile <> :id',
+                  ExpressionAttributeValues: { ':id': id },
+                },
+              },
               {
                 Update: {
                   TableName: tableName,
@@ -395,7 +441,14 @@ export const createProfileStore = (
           new TransactWriteCommand({
             TransactItems: [
               // Checked with the deletion, so that no activation can slip in between.
-              { ConditionCheck: { TableName: tableName, Key: RUNTIME_KEY, ConditionExpression: 'activeProfile <> :id', ExpressionAttributeValues: { ':id': id } } },
+              {
+                ConditionCheck: {
+                  TableName: tableName,
+                  Key: RUNTIME_KEY,
+                  ConditionExpression: 'activeProfile <> :id',
+                  ExpressionAttributeValues: { ':id': id },
+                },
+              },
               { Delete: { TableName: tableName, Key: profileKey(id), ConditionExpression: 'attribute_exists(pk)' } },
               claimDelete(claims, id),
             ],
@@ -486,7 +539,10 @@ export const createProfileStore = (
                 },
               },
               // The audit entry lands with the change, or neither does.
-              changelogPut({ kind: 'application', name, at: change.now, by: change.by, action, changes: diffFields({ ...before }, { ...run }) }, changelogTableName()),
+              changelogPut(
+                { kind: 'application', name, at: change.now, by: change.by, action, changes: diffFields({ ...before }, { ...run }) },
+                changelogTableName(),
+              ),
             ],
           }),
         );

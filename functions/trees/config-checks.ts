@@ -96,10 +96,16 @@ export const nodeNameProblem = (name: string): string | undefined => {
  * The problems of one node's own rules against the version's variables, and of its device
  * names. `at` is the node's place (`rules.3.path` is then under it).
  */
-export const nodeContentProblems = (node: Pick<Node, 'devices' | 'rules'>, variables: Readonly<Record<string, string>>, at: FieldPlace = []): ConfigProblem[] => {
+export const nodeContentProblems = (
+  node: Pick<Node, 'devices' | 'rules'>,
+  variables: Readonly<Record<string, string>>,
+  at: FieldPlace = [],
+): ConfigProblem[] => {
   const out: ConfigProblem[] = [];
-  if (node.rules.length > CONFIG_LIMITS.rulesPerNode) out.push({ field: fieldPath(...at, 'rules'), message: `has more than ${CONFIG_LIMITS.rulesPerNode} rules`, kind: 'limit' });
-  if (node.devices.length > CONFIG_LIMITS.devicesPerNode) out.push({ field: fieldPath(...at, 'devices'), message: `has more than ${CONFIG_LIMITS.devicesPerNode} devices`, kind: 'limit' });
+  if (node.rules.length > CONFIG_LIMITS.rulesPerNode)
+    out.push({ field: fieldPath(...at, 'rules'), message: `has more than ${CONFIG_LIMITS.rulesPerNode} rules`, kind: 'limit' });
+  if (node.devices.length > CONFIG_LIMITS.devicesPerNode)
+    out.push({ field: fieldPath(...at, 'devices'), message: `has more than ${CONFIG_LIMITS.devicesPerNode} devices`, kind: 'limit' });
   const seenDevices = new Set<string>();
   node.devices.forEach((device, i) => {
     const problem = deviceNameProblem(device);
@@ -114,7 +120,10 @@ export const nodeContentProblems = (node: Pick<Node, 'devices' | 'rules'>, varia
     else if (seenIds.has(rule.id)) out.push({ field: place('id'), message: `repeats the rule id ${JSON.stringify(rule.id)} of this node` });
     seenIds.add(rule.id);
     if (codePoints(rule.path) > CONFIG_LIMITS.rulePath || parsePointer(rule.path) === undefined) {
-      out.push({ field: place('path'), message: `must be a JSON Pointer (RFC 6901: "" or "/a/b", "~0" for "~", "~1" for "/") of at most ${CONFIG_LIMITS.rulePath} characters` });
+      out.push({
+        field: place('path'),
+        message: `must be a JSON Pointer (RFC 6901: "" or "/a/b", "~0" for "~", "~1" for "/") of at most ${CONFIG_LIMITS.rulePath} characters`,
+      });
     }
     if (rule.mode === 'exact' && rule.value === undefined) out.push({ field: place('value'), message: 'is required for an exact rule' });
     if (rule.ordered !== undefined && rule.mode !== 'exact') out.push({ field: place('ordered'), message: 'applies to exact rules only' });
@@ -123,9 +132,11 @@ export const nodeContentProblems = (node: Pick<Node, 'devices' | 'rules'>, varia
       if (Buffer.byteLength(text, 'utf8') > CONFIG_LIMITS.ruleValueBytes) {
         out.push({ field: place('value'), message: `is larger than ${CONFIG_LIMITS.ruleValueBytes} bytes as JSON`, kind: 'limit' });
       }
-      if (jsonNestsDeeperThan(text, CONFIG_LIMITS.ruleValueDepth)) out.push({ field: place('value'), message: `nests deeper than ${CONFIG_LIMITS.ruleValueDepth} levels` });
+      if (jsonNestsDeeperThan(text, CONFIG_LIMITS.ruleValueDepth))
+        out.push({ field: place('value'), message: `nests deeper than ${CONFIG_LIMITS.ruleValueDepth} levels` });
       for (const name of variablesOf(rule.value)) {
-        if (!Object.hasOwn(variables, name)) out.push({ field: place('value'), message: `names the variable ${JSON.stringify(name)}, which the version does not define` });
+        if (!Object.hasOwn(variables, name))
+          out.push({ field: place('value'), message: `names the variable ${JSON.stringify(name)}, which the version does not define` });
       }
     }
   });
@@ -142,7 +153,8 @@ export const variablesProblems = (variables: Readonly<Record<string, string>>, a
     if (!VARIABLE_NAME.test(name)) out.push({ field: fieldPath(...at, name), message: 'variable names are 1 to 64 letters, digits, "_", "." or "-"' });
     const value = variables[name];
     if (typeof value !== 'string') out.push({ field: fieldPath(...at, name), message: 'must be a string' });
-    else if (codePoints(value) > CONFIG_LIMITS.variableValue) out.push({ field: fieldPath(...at, name), message: `is longer than ${CONFIG_LIMITS.variableValue} characters`, kind: 'limit' });
+    else if (codePoints(value) > CONFIG_LIMITS.variableValue)
+      out.push({ field: fieldPath(...at, name), message: `is longer than ${CONFIG_LIMITS.variableValue} characters`, kind: 'limit' });
   }
   return out;
 };
@@ -172,26 +184,38 @@ export const versionProblems = (root: Node, variables: Readonly<Record<string, s
     out.push(...nodeContentProblems(node, variables, place));
     node.devices.forEach((device, i) => {
       const other = deviceAt.get(device);
-      if (other !== undefined && other !== path) out.push({ field: fieldPath(...place, 'devices', i), message: `${JSON.stringify(device)} is already on node ${other}`, kind: 'conflict' });
+      if (other !== undefined && other !== path)
+        out.push({ field: fieldPath(...place, 'devices', i), message: `${JSON.stringify(device)} is already on node ${other}`, kind: 'conflict' });
       else deviceAt.set(device, path);
     });
     const ids = new Map(inheritedIds);
     node.rules.forEach((rule, i) => {
       const owner = inheritedIds.get(rule.id);
-      if (owner !== undefined) out.push({ field: fieldPath(...place, 'rules', i, 'id'), message: `repeats the id ${JSON.stringify(rule.id)} of a rule on ${owner}, which this node inherits` });
+      if (owner !== undefined)
+        out.push({
+          field: fieldPath(...place, 'rules', i, 'id'),
+          message: `repeats the id ${JSON.stringify(rule.id)} of a rule on ${owner}, which this node inherits`,
+        });
       ids.set(rule.id, path);
     });
     const siblings = new Set<string>();
     node.children.forEach((child, i) => {
-      if (siblings.has(child.name)) out.push({ field: fieldPath(...place, 'children', i, 'name'), message: `repeats the name ${JSON.stringify(child.name)} of a sibling` });
+      if (siblings.has(child.name))
+        out.push({ field: fieldPath(...place, 'children', i, 'name'), message: `repeats the name ${JSON.stringify(child.name)} of a sibling` });
       siblings.add(child.name);
       visit(child, `${path}/${child.name}`, [...place, 'children', i], depth + 1, ids);
     });
   };
   visit(root, root.name, [...at, 'root'], 1, new Map());
-  if (count > CONFIG_LIMITS.nodesPerVersion) out.push({ field: fieldPath(...at, 'root'), message: `has more than ${CONFIG_LIMITS.nodesPerVersion} nodes`, kind: 'limit' });
+  if (count > CONFIG_LIMITS.nodesPerVersion)
+    out.push({ field: fieldPath(...at, 'root'), message: `has more than ${CONFIG_LIMITS.nodesPerVersion} nodes`, kind: 'limit' });
   const bytes = utf8Bytes({ variables, root });
-  if (bytes > CONFIG_LIMITS.versionBytes) out.push({ field: fieldPath(...at, 'root'), message: `is ${bytes} bytes as JSON, more than the ${CONFIG_LIMITS.versionBytes} a version may hold`, kind: 'limit' });
+  if (bytes > CONFIG_LIMITS.versionBytes)
+    out.push({
+      field: fieldPath(...at, 'root'),
+      message: `is ${bytes} bytes as JSON, more than the ${CONFIG_LIMITS.versionBytes} a version may hold`,
+      kind: 'limit',
+    });
   return out;
 };
 

@@ -90,8 +90,7 @@ export const findNode = (root: Node, path: string | readonly string[]): Node | u
  * The rules a device on the node at `path` is checked against, in inheritance order: the
  * root's rules first, then each node's down to the node itself. `undefined` for an unknown path.
  */
-export const inheritedRules = (root: Node, path: string | readonly string[]): Rule[] | undefined =>
-  nodeChain(root, path)?.flatMap((node) => node.rules);
+export const inheritedRules = (root: Node, path: string | readonly string[]): Rule[] | undefined => nodeChain(root, path)?.flatMap((node) => node.rules);
 
 /** Every node with its path, parents before children (depth first, in stored order). */
 export const walkNodes = function* (root: Node, prefix: readonly string[] = []): Generator<{ readonly path: string[]; readonly node: Node }> {

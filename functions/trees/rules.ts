@@ -101,7 +101,12 @@ const substitute = (value: JsonValue, variables: Readonly<Record<string, string>
     const out: Record<string, JsonValue> = {};
     for (const [key, member] of Object.entries(value)) {
       // defineProperty: a `__proto__` member stays a member, never the object's prototype.
-      Object.defineProperty(out, substituteString(key, variables), { value: substitute(member, variables), enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(out, substituteString(key, variables), {
+        value: substitute(member, variables),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     }
     return out;
   }
@@ -212,7 +217,12 @@ const isIndexable = (v: unknown): v is string | number | boolean | null =>
  * `ip/address/primary/address`); the walk is bounded because JSON from outside is depth-limited
  * where it is parsed, and costs one step per part of `value`.
  */
-const eachFeature = (value: unknown, place: number, step: (place: number, s: Step) => number, emit: (place: number, what: FeatureValue) => boolean): boolean => {
+const eachFeature = (
+  value: unknown,
+  place: number,
+  step: (place: number, s: Step) => number,
+  emit: (place: number, what: FeatureValue) => boolean,
+): boolean => {
   if (Array.isArray(value)) {
     if (!emit(place, AN_ARRAY)) return false;
     if (value.length === 0) return true;
@@ -331,7 +341,8 @@ interface Mismatch {
   readonly message: string;
 }
 
-const describe = (v: unknown): string => (Array.isArray(v) ? 'an array' : isObject(v) ? 'an object' : v === null ? 'null' : `the ${typeof v} ${JSON.stringify(v)}`);
+const describe = (v: unknown): string =>
+  Array.isArray(v) ? 'an array' : isObject(v) ? 'an object' : v === null ? 'null' : `the ${typeof v} ${JSON.stringify(v)}`;
 
 /** The first place `actual` fails to contain `expected`, or `undefined` when it contains it. */
 const containsMismatch = (actual: unknown, expected: JsonValue, at: readonly string[], lists: ArraySearch): Mismatch | undefined => {
@@ -399,7 +410,8 @@ const exactMismatch = (actual: unknown, expected: JsonValue, ordered: boolean, a
       if (inner) return inner;
     }
     for (const key of Object.keys(actual)) {
-      if (!Object.hasOwn(expected, key)) return { at: [...at, key], actual: actual[key] as JsonValue, message: `member ${JSON.stringify(key)} is not expected` };
+      if (!Object.hasOwn(expected, key))
+        return { at: [...at, key], actual: actual[key] as JsonValue, message: `member ${JSON.stringify(key)} is not expected` };
     }
     return undefined;
   }
@@ -443,7 +455,8 @@ export const evaluateRule = (config: unknown, variables: Readonly<Record<string,
   try {
     expected = rule.value === undefined ? undefined : substitute(rule.value, variables);
   } catch (error) {
-    if (error instanceof UnknownVariable) return { ...head, status: 'invalid', message: `value names the variable ${JSON.stringify(error.variable)}, which the version does not define` };
+    if (error instanceof UnknownVariable)
+      return { ...head, status: 'invalid', message: `value names the variable ${JSON.stringify(error.variable)}, which the version does not define` };
     throw error;
   }
   const actual = resolvePointer(config, tokens);
@@ -478,5 +491,9 @@ export const evaluateRule = (config: unknown, variables: Readonly<Record<string,
  * device's configuration; one result per rule, in the same order. The rules share one
  * {@link ListIndex}: each list of the configuration is indexed at most once.
  */
-export const evaluateRules = (config: unknown, variables: Readonly<Record<string, string>>, rules: readonly Rule[], lists: ArraySearch = new ListIndex()): RuleResult[] =>
-  rules.map((rule) => evaluateRule(config, variables, rule, lists));
+export const evaluateRules = (
+  config: unknown,
+  variables: Readonly<Record<string, string>>,
+  rules: readonly Rule[],
+  lists: ArraySearch = new ListIndex(),
+): RuleResult[] => rules.map((rule) => evaluateRule(config, variables, rule, lists));

@@ -137,7 +137,10 @@ export const importBody: JsonSchema = {
         required: ['name', 'root'],
         additionalProperties: false,
         properties: {
-          name: { ...NEW_LABEL, description: 'As a new label: 1 to 128 letters, digits, spaces, "-", "_" or "."; may repeat (the i-th version of a label is addressed `label~i`)' },
+          name: {
+            ...NEW_LABEL,
+            description: 'As a new label: 1 to 128 letters, digits, spaces, "-", "_" or "."; may repeat (the i-th version of a label is addressed `label~i`)',
+          },
           variables: variablesSchema,
           root: nodeSchema(CONFIG_LIMITS.nodeDepth),
           created: { ...TEXT, description: 'Ignored' },

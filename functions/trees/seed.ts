@@ -87,7 +87,17 @@ const seedNode = (v: unknown, depth = 1): Node | undefined => {
   if (typeof n['name'] !== 'string' || !lists.every(Array.isArray)) return undefined;
   const [devices, rules, children] = lists as unknown[][];
   if (!devices!.every((d) => typeof d === 'string')) return undefined;
-  if (!rules!.every((r) => isNodeLike(r) && typeof (r as Rule).id === 'string' && typeof (r as Rule).path === 'string' && RULE_MODES.includes((r as Rule).mode) && SEVERITIES.includes((r as Rule).severity))) return undefined;
+  if (
+    !rules!.every(
+      (r) =>
+        isNodeLike(r) &&
+        typeof (r as Rule).id === 'string' &&
+        typeof (r as Rule).path === 'string' &&
+        RULE_MODES.includes((r as Rule).mode) &&
+        SEVERITIES.includes((r as Rule).severity),
+    )
+  )
+    return undefined;
   const kids = children!.map((c) => seedNode(c, depth + 1));
   if (kids.some((k) => k === undefined)) return undefined;
   return { name: n['name'], devices: devices as string[], rules: (rules as Rule[]).map(normalizeRule), children: kids as Node[] };
@@ -102,7 +112,8 @@ const splitVersions = (versions: unknown): { labels: unknown[]; contents: SeedEn
     const { name, variables = {}, root, ...rest } = v as Record<string, unknown>;
     if (Object.keys(rest).length) problems.push(`versions.${i} has unknown properties: ${Object.keys(rest).join(', ')}`);
     const node = seedNode(root);
-    const vars = isNodeLike(variables) && Object.values(variables as object).every((x) => typeof x === 'string') ? (variables as Record<string, string>) : undefined;
+    const vars =
+      isNodeLike(variables) && Object.values(variables as object).every((x) => typeof x === 'string') ? (variables as Record<string, string>) : undefined;
     if (!node) problems.push(`versions.${i}.root is not a node ({ name, devices?, rules?, children? } with well-formed rules)`);
     if (!vars) problems.push(`versions.${i}.variables is not an object of strings`);
     if (!node || !vars) return undefined;
@@ -187,29 +198,31 @@ export const seedWith = async (store: TreeUpserter, input: unknown): Promise<See
  * tree item's `contents` that refer to them and a fresh `revision`, so that a version write that
  * read the tree before the seed cannot commit over it.
  */
-const contentWriter = (client: DynamoDBDocumentClient, tableName: string) => async (entry: SeedEntry): Promise<Record<string, unknown>> => {
-  const refs: ContentRef[] = [];
-  const ordinals = occurrenceOrdinals(entry.tree.versions);
-  for (const [i, content] of entry.contents.entries()) {
-    const ordinal = ordinals[i] as number;
-    if (!content) {
-      refs.push({ id: '', wireBytes: 0, ordinal });
-      continue;
+const contentWriter =
+  (client: DynamoDBDocumentClient, tableName: string) =>
+  async (entry: SeedEntry): Promise<Record<string, unknown>> => {
+    const refs: ContentRef[] = [];
+    const ordinals = occurrenceOrdinals(entry.tree.versions);
+    for (const [i, content] of entry.contents.entries()) {
+      const ordinal = ordinals[i] as number;
+      if (!content) {
+        refs.push({ id: '', wireBytes: 0, ordinal });
+        continue;
+      }
+      const id = randomBytes(8).toString('hex');
+      const stored: VersionContent = {
+        variables: content.variables ?? {},
+        root: content.root,
+        created: entry.tree.created,
+        createdBy: 'seed',
+        lastUpdated: entry.tree.lastUpdated,
+        lastUpdatedBy: 'seed',
+      };
+      await putContent(client, tableName, entry.tree.id, id, stored);
+      refs.push({ id, wireBytes: contentWireBytes(stored), ordinal });
     }
-    const id = randomBytes(8).toString('hex');
-    const stored: VersionContent = {
-      variables: content.variables ?? {},
-      root: content.root,
-      created: entry.tree.created,
-      createdBy: 'seed',
-      lastUpdated: entry.tree.lastUpdated,
-      lastUpdatedBy: 'seed',
-    };
-    await putContent(client, tableName, entry.tree.id, id, stored);
-    refs.push({ id, wireBytes: contentWireBytes(stored), ordinal });
-  }
-  return { contents: refs, revision: Date.now() };
-};
+    return { contents: refs, revision: Date.now() };
+  };
 
 /** {@link seedWith} against the trees table `tableName` through `client`. */
 export const seedTrees = (client: DynamoDBDocumentClient, tableName: string, input: unknown): Promise<SeedReport> => {

@@ -117,7 +117,6 @@ export interface TreeList {
   readonly next?: string;
 }
 
-
 /** One page of tree summaries in name order. */
 export const listTreeSummaries = async (store: TreeStore, query: ListQuery): Promise<TreeList> => {
   if (!Number.isInteger(query.limit) || query.limit < PAGE_LIMIT.min || query.limit > PAGE_LIMIT.max) {

@@ -27,9 +27,7 @@ export const treeItem = (tree: TreeSummary): Record<string, unknown> => ({ ...tr
 export const nameLockItem = (name: string, treeId: string): Record<string, unknown> => ({ ...nameKey(name), treeId });
 
 /** A stored tree read back: its summary, or why the item is damaged (for the log, never the client). */
-export type StoredTree =
-  | { readonly ok: true; readonly tree: TreeSummary }
-  | { readonly ok: false; readonly id: string; readonly problems: readonly string[] };
+export type StoredTree = { readonly ok: true; readonly tree: TreeSummary } | { readonly ok: false; readonly id: string; readonly problems: readonly string[] };
 
 /**
  * Checks a stored item's shape before anything of it is returned: every summary field
@@ -60,10 +58,7 @@ export interface TreePage {
 
 export type CreateOutcome = 'created' | 'name-taken' | 'id-taken' | 'contended';
 
-export type UpsertOutcome =
-  | { readonly kind: 'created' | 'updated' }
-  | { readonly kind: 'name-held'; readonly by: string }
-  | { readonly kind: 'contended' };
+export type UpsertOutcome = { readonly kind: 'created' | 'updated' } | { readonly kind: 'name-held'; readonly by: string } | { readonly kind: 'contended' };
 
 /** What the tree operations need from storage; the DynamoDB one is {@link DynamoTreeStore}. */
 export interface TreeStore {
@@ -77,7 +72,10 @@ export interface TreeStore {
 
 /** The store could not be reached or refused for load: worth retrying later (503, not 500). */
 export class StoreUnavailable extends Error {
-  constructor(readonly operation: string, readonly reason: string) {
+  constructor(
+    readonly operation: string,
+    readonly reason: string,
+  ) {
     super(`trees store unavailable during ${operation}: ${reason}`);
     this.name = 'StoreUnavailable';
   }
@@ -127,9 +125,7 @@ export class DynamoTreeStore implements TreeStore {
   }
 
   async #getItem(key: Record<string, string>): Promise<Record<string, unknown> | undefined> {
-    const result = await this.#send('get', () =>
-      this.client.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true })),
-    );
+    const result = await this.#send('get', () => this.client.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true })));
     return result.Item;
   }
 
@@ -256,4 +252,5 @@ export class DynamoTreeStore implements TreeStore {
 }
 
 /** The tree store over `tableName` (default: `TREES_TABLE`), through the container's Document client: how handlers get one. */
-export const createTreeStore = (client: DynamoDBDocumentClient = documentClient, tableName: string = requiredEnv('TREES_TABLE')): DynamoTreeStore => new DynamoTreeStore(client, tableName);
+export const createTreeStore = (client: DynamoDBDocumentClient = documentClient, tableName: string = requiredEnv('TREES_TABLE')): DynamoTreeStore =>
+  new DynamoTreeStore(client, tableName);

@@ -8,7 +8,18 @@ import { randomBytes } from 'node:crypto';
 import { logger } from '../platform/logger.js';
 import { DYNAMO_ITEM_LIMIT_BYTES } from '../platform/item-size.js';
 import { NAME_RULE, decodeSegment, isPathName, pathNameProblem, refuseBadNames } from '../platform/names.js';
-import { BadRequest, Conflict, ContentTooLarge, InternalError, NotFound, ServiceUnavailable, describeFieldErrors, fieldPath, type FieldError, type FieldPlace } from '../platform/problem.js';
+import {
+  BadRequest,
+  Conflict,
+  ContentTooLarge,
+  InternalError,
+  NotFound,
+  ServiceUnavailable,
+  describeFieldErrors,
+  fieldPath,
+  type FieldError,
+  type FieldPlace,
+} from '../platform/problem.js';
 import { emptyRoot, findNode, ROOT_NODE, type Node, type Rule, type Version } from './config-model.js';
 import { CONFIG_LIMITS, normalizeRule, transportBytes, versionProblems, type ConfigProblem } from './config-checks.js';
 import { newTreeId, storeCall } from './service.js';
@@ -70,18 +81,27 @@ export const versionAddress = (state: Pick<TreeState, 'summary' | 'contents'>, i
 /** A path parameter decoded (API Gateway passes them still percent-encoded). */
 const decoded = (raw: string, field: string): string => {
   const value = decodeSegment(raw);
-  if (value === undefined) throw new BadRequest(`The request is invalid: ${field} is not valid percent-encoding.`, [{ in: 'path', field, message: 'is not valid percent-encoding' }]);
+  if (value === undefined)
+    throw new BadRequest(`The request is invalid: ${field} is not valid percent-encoding.`, [{ in: 'path', field, message: 'is not valid percent-encoding' }]);
   return value;
 };
 
 /** The node path of `{nodePath+}`: `base/wan/pe`, each segment decoded and checked. */
 export const parseNodePath = (raw: string): string[] => {
   const segments = raw.split('/').map((s) => decoded(s, 'nodePath'));
-  if (segments[0] !== ROOT_NODE) throw new BadRequest(`The request is invalid: nodePath must start at ${ROOT_NODE}.`, [{ in: 'path', field: 'nodePath', message: `must start at ${ROOT_NODE}` }]);
+  if (segments[0] !== ROOT_NODE)
+    throw new BadRequest(`The request is invalid: nodePath must start at ${ROOT_NODE}.`, [
+      { in: 'path', field: 'nodePath', message: `must start at ${ROOT_NODE}` },
+    ]);
   const bad = segments.findIndex((s) => !isPathName(s));
-  if (bad >= 0) throw new BadRequest(`The request is invalid: nodePath segment ${bad + 1} ${NAME_RULE}.`, [{ in: 'path', field: 'nodePath', message: `segment ${bad + 1} ${NAME_RULE}` }]);
+  if (bad >= 0)
+    throw new BadRequest(`The request is invalid: nodePath segment ${bad + 1} ${NAME_RULE}.`, [
+      { in: 'path', field: 'nodePath', message: `segment ${bad + 1} ${NAME_RULE}` },
+    ]);
   if (segments.length > CONFIG_LIMITS.nodeDepth) {
-    throw new BadRequest(`The request is invalid: nodePath is deeper than ${CONFIG_LIMITS.nodeDepth} levels.`, [{ in: 'path', field: 'nodePath', message: `is deeper than ${CONFIG_LIMITS.nodeDepth} levels` }]);
+    throw new BadRequest(`The request is invalid: nodePath is deeper than ${CONFIG_LIMITS.nodeDepth} levels.`, [
+      { in: 'path', field: 'nodePath', message: `is deeper than ${CONFIG_LIMITS.nodeDepth} levels` },
+    ]);
   }
   return segments;
 };
@@ -106,7 +126,14 @@ const indexOf = (state: TreeState, rawAddress: string): number => {
 };
 
 /** What a version that holds nothing yet (a new tree's first, a seeded label) reads as: empty, as old as its tree. */
-const emptyContent = (summary: TreeSummary): VersionContent => ({ variables: {}, root: emptyRoot(), created: summary.created, createdBy: '', lastUpdated: summary.created, lastUpdatedBy: '' });
+const emptyContent = (summary: TreeSummary): VersionContent => ({
+  variables: {},
+  root: emptyRoot(),
+  created: summary.created,
+  createdBy: '',
+  lastUpdated: summary.created,
+  lastUpdatedBy: '',
+});
 
 const loadContent = async (store: VersionStore, state: TreeState, index: number): Promise<VersionContent> => {
   const ref = state.contents[index] as ContentRef;
@@ -225,7 +252,11 @@ const touched = (summary: TreeSummary, at: string, versions: readonly string[] =
  */
 const throwProblems = (problems: readonly ConfigProblem[]): void => {
   if (!problems.length) return;
-  const pick = problems.filter((p) => p.kind === undefined).length ? problems.filter((p) => p.kind === undefined) : problems.filter((p) => p.kind === 'conflict').length ? problems.filter((p) => p.kind === 'conflict') : problems;
+  const pick = problems.filter((p) => p.kind === undefined).length
+    ? problems.filter((p) => p.kind === undefined)
+    : problems.filter((p) => p.kind === 'conflict').length
+      ? problems.filter((p) => p.kind === 'conflict')
+      : problems;
   const errors: FieldError[] = pick.map((p) => ({ in: 'body', field: p.field, message: p.message }));
   const detail = describeFieldErrors(errors);
   const kind = pick[0]?.kind;
@@ -240,7 +271,11 @@ const throwProblems = (problems: readonly ConfigProblem[]): void => {
  * the writes that would repair it (the stored form passed every rule of its day). What the
  * write states itself (`own`) is always checked.
  */
-const introduced = (after: readonly ConfigProblem[], before: Pick<VersionContent, 'root' | 'variables'>, own: (p: ConfigProblem) => boolean = () => false): ConfigProblem[] => {
+const introduced = (
+  after: readonly ConfigProblem[],
+  before: Pick<VersionContent, 'root' | 'variables'>,
+  own: (p: ConfigProblem) => boolean = () => false,
+): ConfigProblem[] => {
   const had = new Set(versionProblems(before.root, before.variables).map((p) => `${p.field}\n${p.message}`));
   return after.filter((p) => own(p) || !had.has(`${p.field}\n${p.message}`));
 };
@@ -254,7 +289,16 @@ const introduced = (after: readonly ConfigProblem[], before: Pick<VersionContent
 export const treeTransportBytes = (state: Pick<TreeState, 'summary' | 'contents'>): number => {
   const empty = contentWireBytes(emptyContent(state.summary));
   const contents = state.contents.reduce((sum, c) => sum + (c.id === '' ? empty : c.wireBytes) - 1, 0);
-  return transportBytes(JSON.stringify(exportDocument(state.summary, state.summary.versions.map((name) => ({ name }))))) + contents;
+  return (
+    transportBytes(
+      JSON.stringify(
+        exportDocument(
+          state.summary,
+          state.summary.versions.map((name) => ({ name })),
+        ),
+      ),
+    ) + contents
+  );
 };
 
 /**
@@ -266,13 +310,17 @@ export const treeTransportBytes = (state: Pick<TreeState, 'summary' | 'contents'
 const checkSizes = (before: Pick<TreeState, 'summary' | 'contents'> | undefined, after: Pick<Plan<unknown>, 'summary' | 'contents' | 'put'>): void => {
   for (const { id, content } of after.put) {
     const bytes = contentItemBytes(after.summary.id, id, content);
-    if (bytes > DYNAMO_ITEM_LIMIT_BYTES) throw new ContentTooLarge(`A version would take ${bytes} bytes as stored, more than the ${DYNAMO_ITEM_LIMIT_BYTES} of one DynamoDB item.`);
+    if (bytes > DYNAMO_ITEM_LIMIT_BYTES)
+      throw new ContentTooLarge(`A version would take ${bytes} bytes as stored, more than the ${DYNAMO_ITEM_LIMIT_BYTES} of one DynamoDB item.`);
   }
   const item = treeItemBytes(after.summary, after.contents);
-  if (item > DYNAMO_ITEM_LIMIT_BYTES) throw new ContentTooLarge(`The tree's names and labels would take ${item} bytes as stored, more than the ${DYNAMO_ITEM_LIMIT_BYTES} of one DynamoDB item.`);
+  if (item > DYNAMO_ITEM_LIMIT_BYTES)
+    throw new ContentTooLarge(`The tree's names and labels would take ${item} bytes as stored, more than the ${DYNAMO_ITEM_LIMIT_BYTES} of one DynamoDB item.`);
   const wire = treeTransportBytes(after);
   if (wire > CONFIG_LIMITS.treeTransportBytes && wire > (before ? treeTransportBytes(before) : 0)) {
-    throw new ContentTooLarge(`The tree would be ${wire} bytes as transported (its export, escaped as a Lambda answer carries it), more than the ${CONFIG_LIMITS.treeTransportBytes} a tree may be.`);
+    throw new ContentTooLarge(
+      `The tree would be ${wire} bytes as transported (its export, escaped as a Lambda answer carries it), more than the ${CONFIG_LIMITS.treeTransportBytes} a tree may be.`,
+    );
   }
 };
 
@@ -286,7 +334,13 @@ const writeVersion = <T>(state: TreeState, index: number, content: VersionConten
   const renamed = label !== undefined && label !== state.summary.versions[index];
   const ref: ContentRef = { id, wireBytes: contentWireBytes(content), ordinal: renamed ? 1 : old.ordinal };
   const versions = renamed ? state.summary.versions.map((v, i) => (i === index ? label : v)) : state.summary.versions;
-  return { summary: touched(state.summary, at, versions), contents: state.contents.map((c, i) => (i === index ? ref : c)), put: [{ id, content }], remove: [], result };
+  return {
+    summary: touched(state.summary, at, versions),
+    contents: state.contents.map((c, i) => (i === index ? ref : c)),
+    put: [{ id, content }],
+    remove: [],
+    result,
+  };
 };
 
 export interface CreateVersionInput {
@@ -298,7 +352,8 @@ export interface CreateVersionInput {
 export const createVersion = (deps: VersionDeps, treeId: string, input: CreateVersionInput, caller: Caller): Promise<VersionView> => {
   checkNewLabel(input.name, 'name');
   return mutate(deps, treeId, async (state, at) => {
-    if (state.summary.versions.includes(input.name)) throw new Conflict(`Tree ${treeId} already has a version ${JSON.stringify(input.name)}.`, 'version-exists');
+    if (state.summary.versions.includes(input.name))
+      throw new Conflict(`Tree ${treeId} already has a version ${JSON.stringify(input.name)}.`, 'version-exists');
     const baseIndex = resolveVersion(state, input.base);
     if (baseIndex === undefined) throw new NotFound(`Tree ${treeId} has no version ${JSON.stringify(input.base)} to copy.`);
     if (state.summary.versions.length >= TREE_LIMITS.versions) throw new ContentTooLarge(`A tree holds at most ${TREE_LIMITS.versions} versions.`);
@@ -331,7 +386,11 @@ export const updateVersion = (deps: VersionDeps, treeId: string, address: string
     const old = await loadContent(deps.store, state, index);
     const variables = input.variables ?? old.variables;
     // A rule naming a variable the new set lacks is a fault of `variables`: say which rule.
-    throwProblems(introduced(versionProblems(old.root, variables), old).map((p) => (p.field.startsWith('variables') ? p : { ...p, field: 'variables', message: `leaves the rule at ${p.field} with a problem: it ${p.message}` })));
+    throwProblems(
+      introduced(versionProblems(old.root, variables), old).map((p) =>
+        p.field.startsWith('variables') ? p : { ...p, field: 'variables', message: `leaves the rule at ${p.field} with a problem: it ${p.message}` },
+      ),
+    );
     const content: VersionContent = { ...old, variables, lastUpdated: at, lastUpdatedBy: caller };
     const after = writeVersion(state, index, content, at, undefined, input.name);
     return { ...after, result: view({ ...state, summary: after.summary, contents: after.contents }, index, content) };
@@ -342,10 +401,18 @@ export const updateVersion = (deps: VersionDeps, treeId: string, address: string
 export const deleteVersion = (deps: VersionDeps, treeId: string, address: string): Promise<void> =>
   mutate(deps, treeId, async (state, at) => {
     const index = indexOf(state, address);
-    if (state.summary.versions.length === 1) throw new Conflict(`Version ${JSON.stringify(state.summary.versions[0])} is the last of tree ${treeId}; a tree keeps at least one version.`, 'last-version');
+    if (state.summary.versions.length === 1)
+      throw new Conflict(
+        `Version ${JSON.stringify(state.summary.versions[0])} is the last of tree ${treeId}; a tree keeps at least one version.`,
+        'last-version',
+      );
     const ref = state.contents[index] as ContentRef;
     return {
-      summary: touched(state.summary, at, state.summary.versions.filter((_, i) => i !== index)),
+      summary: touched(
+        state.summary,
+        at,
+        state.summary.versions.filter((_, i) => i !== index),
+      ),
       contents: state.contents.filter((_, i) => i !== index),
       put: [],
       remove: ref.id ? [ref.id] : [],
@@ -414,7 +481,8 @@ export const putNode = (
   return mutate(deps, treeId, async (state, at) => {
     const index = indexOf(state, address);
     const old = await loadContent(deps.store, state, index);
-    if (path.length > 1 && !findNode(old.root, path.slice(0, -1))) throw new NotFound(`Version ${JSON.stringify(state.summary.versions[index])} has no node ${path.slice(0, -1).join('/')} to hold ${path.join('/')}.`);
+    if (path.length > 1 && !findNode(old.root, path.slice(0, -1)))
+      throw new NotFound(`Version ${JSON.stringify(state.summary.versions[index])} has no node ${path.slice(0, -1).join('/')} to hold ${path.join('/')}.`);
     const existing = findNode(old.root, path);
     // A new node's name is its path's last segment; a stored one keeps the name it has.
     if (!existing) refuseBadNames('path', { nodePath: path.at(-1) }, pathNameProblem);
@@ -441,7 +509,11 @@ export const putNode = (
 const inNodeBody = (problem: ConfigProblem, place: string): ConfigProblem => {
   const own = ownField(problem, place);
   if (own !== undefined) return { ...problem, field: own };
-  return { ...problem, field: problem.field.startsWith(`${place}children.`) ? 'rules' : '', message: `leaves ${problem.field} of the version with a problem: it ${problem.message}` };
+  return {
+    ...problem,
+    field: problem.field.startsWith(`${place}children.`) ? 'rules' : '',
+    message: `leaves ${problem.field} of the version with a problem: it ${problem.message}`,
+  };
 };
 
 /** The field of a node's own problem as its request body names it (`rules…`, `devices…`); `undefined` for a problem elsewhere. */
@@ -497,7 +569,10 @@ function exportDocument<V>(s: TreeSummary, versions: readonly V[]) {
 export const exportTree = async (deps: Pick<VersionDeps, 'store'>, treeId: string): Promise<TreeExport> => {
   const state = await loadState(deps.store, treeId);
   const contents = await Promise.all(state.summary.versions.map((_, i) => loadContent(deps.store, state, i)));
-  return exportDocument(state.summary, contents.map((c, i) => versionOf(state.summary.versions, i, c)));
+  return exportDocument(
+    state.summary,
+    contents.map((c, i) => versionOf(state.summary.versions, i, c)),
+  );
 };
 
 /** An import document after schema validation (ids, timestamps and authors are ignored). */
@@ -526,7 +601,11 @@ export interface ImportDeps extends VersionDeps {
  * taken. A refused or failed import leaves nothing behind (see `VersionStore.create`).
  */
 export const importTree = async (deps: ImportDeps, input: ImportInput, caller: Caller): Promise<TreeSummary> => {
-  refuseBadNames('body', { name: input.name, deviceType: input.deviceType, ...Object.fromEntries(input.versions.map((v, i) => [fieldPath('versions', i, 'name'), v.name])) });
+  refuseBadNames('body', {
+    name: input.name,
+    deviceType: input.deviceType,
+    ...Object.fromEntries(input.versions.map((v, i) => [fieldPath('versions', i, 'name'), v.name])),
+  });
   const problems: ConfigProblem[] = [];
   const versions = input.versions.map((v, i) => {
     const variables = { ...(v.variables ?? {}) };
@@ -541,7 +620,10 @@ export const importTree = async (deps: ImportDeps, input: ImportInput, caller: C
   const pause = deps.pause ?? sleep;
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
     const at = deps.now().toISOString();
-    const put = versions.map((v) => ({ id: newContentId(), content: { variables: v.variables, root: v.root, created: at, createdBy: caller, lastUpdated: at, lastUpdatedBy: caller } }));
+    const put = versions.map((v) => ({
+      id: newContentId(),
+      content: { variables: v.variables, root: v.root, created: at, createdBy: caller, lastUpdated: at, lastUpdatedBy: caller },
+    }));
     const contents = put.map((p, i) => ({ id: p.id, wireBytes: contentWireBytes(p.content), ordinal: ordinals[i] as number }));
     const summary: TreeSummary = {
       id: (deps.newId ?? newTreeId)(),

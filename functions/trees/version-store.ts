@@ -83,7 +83,16 @@ const contentItem = (treeId: string, id: string, c: VersionContent): Record<stri
 
 /** A content as an export lists it (metadata included), in transported bytes: what it adds to the tree's transport size. */
 export const contentWireBytes = (c: VersionContent): number =>
-  transportBytes(JSON.stringify({ variables: c.variables, root: c.root, created: c.created, createdBy: c.createdBy, lastUpdated: c.lastUpdated, lastUpdatedBy: c.lastUpdatedBy }));
+  transportBytes(
+    JSON.stringify({
+      variables: c.variables,
+      root: c.root,
+      created: c.created,
+      createdBy: c.createdBy,
+      lastUpdated: c.lastUpdated,
+      lastUpdatedBy: c.lastUpdatedBy,
+    }),
+  );
 
 /** The size of a content's item as DynamoDB counts it. */
 export const contentItemBytes = (treeId: string, id: string, c: VersionContent): number => itemBytes(contentItem(treeId, id, c));
@@ -198,7 +207,13 @@ export class DynamoVersionStore implements VersionStore {
         this.client.send(
           new TransactWriteCommand({
             TransactItems: [
-              { Put: { TableName: this.tableName, Item: stateItem(change.summary, change.contents, change.before.revision + 1), ...revisionCondition(change.before.revision) } },
+              {
+                Put: {
+                  TableName: this.tableName,
+                  Item: stateItem(change.summary, change.contents, change.before.revision + 1),
+                  ...revisionCondition(change.before.revision),
+                },
+              },
               ...change.put.map((p) => ({ Put: { TableName: this.tableName, Item: contentItem(treeId, p.id, p.content) } })),
               ...change.remove.map((id) => ({ Delete: { TableName: this.tableName, Key: contentKey(treeId, id) } })),
             ],
@@ -233,7 +248,11 @@ export class DynamoVersionStore implements VersionStore {
       const outcome = await this.#failedCreate(treeId, error);
       if (outcome === 'created') return 'created';
       // Unless the tree may exist after all, nothing may refer to what was written: remove it.
-      if (outcome !== 'unknown') await this.#removeContents(treeId, put.map((p) => p.id));
+      if (outcome !== 'unknown')
+        await this.#removeContents(
+          treeId,
+          put.map((p) => p.id),
+        );
       if (outcome === 'name-taken' || outcome === 'contended') return outcome;
       throw error;
     }
@@ -282,7 +301,10 @@ export class DynamoVersionStore implements VersionStore {
       if (isCancelledOrConflict(error)) return 'contended';
       throw error;
     }
-    await this.#removeContents(treeId, state.contents.map((c) => c.id).filter((id) => id !== ''));
+    await this.#removeContents(
+      treeId,
+      state.contents.map((c) => c.id).filter((id) => id !== ''),
+    );
     return 'deleted';
   }
 
@@ -342,4 +364,5 @@ export const putContent = (client: DynamoDBDocumentClient, tableName: string, tr
   client.send(new PutCommand({ TableName: tableName, Item: contentItem(treeId, id, content) }));
 
 /** The version store over `tableName` (default: `TREES_TABLE`), through the container's Document client: how handlers get one. */
-export const createVersionStore = (client: DynamoDBDocumentClient = documentClient, tableName: string = requiredEnv('TREES_TABLE')): DynamoVersionStore => new DynamoVersionStore(client, tableName);
+export const createVersionStore = (client: DynamoDBDocumentClient = documentClient, tableName: string = requiredEnv('TREES_TABLE')): DynamoVersionStore =>
+  new DynamoVersionStore(client, tableName);

@@ -116,7 +116,10 @@ const gatewayResponsesOf = (scopes: ReadonlySet<GatewayAnswer['scope']>) => {
   for (const a of gatewayAnswers) if (scopes.has(a.scope)) byStatus.set(a.status, [...(byStatus.get(a.status) ?? []), a]);
   return new Map(
     [...byStatus].map(([status, answers]) => {
-      const named = [...new Set(answers.map((a) => a.scope))].map((s) => SCOPE_NAMES[s]).sort().join('');
+      const named = [...new Set(answers.map((a) => a.scope))]
+        .map((s) => SCOPE_NAMES[s])
+        .sort()
+        .join('');
       return [status, { name: `Gateway${status}${named}`, answers }] as const;
     }),
   );
@@ -131,7 +134,11 @@ const gatewayHeaders = (answers: readonly GatewayAnswer[]) => {
   const header = (n: string) => {
     const values = [...new Set(answers.map((a) => a.headers[n]))];
     const always = values.length === 1 && values[0] !== undefined;
-    return { ...(always ? { required: true } : {}), description: `${JSON.stringify(values.find((v) => v !== undefined))}${always ? '' : ' (when it applies)'}`, schema: { type: 'string' } };
+    return {
+      ...(always ? { required: true } : {}),
+      description: `${JSON.stringify(values.find((v) => v !== undefined))}${always ? '' : ' (when it applies)'}`,
+      schema: { type: 'string' },
+    };
   };
   return names.length ? { headers: Object.fromEntries(names.map((n) => [n, header(n)])) } : {};
 };
@@ -219,8 +226,12 @@ const PROBLEM_EXTENSIONS: Readonly<Record<string, Readonly<Record<number, Readon
  * members are absent until it first changes.
  */
 const optionalProblemExtensions = (route: LiveRoute, status: number): Readonly<Record<string, JsonSchema>> => ({
-  ...(status === 503 && route.application ? { application: { type: 'string', enum: [...APPLICATIONS], description: 'The stopped application (`application-stopped`)' } } : {}),
-  ...(route.operationId === 'getApplicationHealth' && status === 503 ? { changed: APPLICATION_RUN['changed']!, changedBy: APPLICATION_RUN['changedBy']!, restarted: APPLICATION_RUN['restarted']! } : {}),
+  ...(status === 503 && route.application
+    ? { application: { type: 'string', enum: [...APPLICATIONS], description: 'The stopped application (`application-stopped`)' } }
+    : {}),
+  ...(route.operationId === 'getApplicationHealth' && status === 503
+    ? { changed: APPLICATION_RUN['changed']!, changedBy: APPLICATION_RUN['changedBy']!, restarted: APPLICATION_RUN['restarted']! }
+    : {}),
 });
 
 const PROBLEM_MEMBERS: Record<string, JsonSchema> = {
@@ -275,21 +286,17 @@ const liveOperation = (route: LiveRoute) => {
     operationId: route.operationId,
     summary: route.summary,
     tags: [route.tag],
-    ...(route.roles === 'public'
-      ? { security: [] }
-      : { security: [{ bearerAuth: [] }], 'x-roles': [...route.roles] }),
-    parameters: [
-      ...parameters(route.request.pathParameters, 'path'),
-      ...parameters(route.request.queryStringParameters, 'query'),
-      ...idempotencyKey(route),
-    ],
+    ...(route.roles === 'public' ? { security: [] } : { security: [{ bearerAuth: [] }], 'x-roles': [...route.roles] }),
+    parameters: [...parameters(route.request.pathParameters, 'path'), ...parameters(route.request.queryStringParameters, 'query'), ...idempotencyKey(route)],
     ...(takesBody ? { requestBody: { required: true, content: { 'application/json': { schema: body } } } } : {}),
     responses: Object.fromEntries(statuses.map((status) => [String(status), response(status)])),
   };
 };
 
 const removedOperation = (route: RemovedRoute, method: string) => ({
-  operationId: `removed_${method}_${resourcePath(route.path).replaceAll(/[^A-Za-z0-9]+/g, '_').replace(/^_/, '')}`,
+  operationId: `removed_${method}_${resourcePath(route.path)
+    .replaceAll(/[^A-Za-z0-9]+/g, '_')
+    .replace(/^_/, '')}`,
   summary: `${route.description} (removed in ${route.removedIn})`,
   description: `Deprecated in ${route.deprecatedIn}, removed in ${route.removedIn}. Replacement: ${
     route.replacement.length ? route.replacement.join(' or ') : 'none'
@@ -381,7 +388,11 @@ const schemas: Record<string, JsonSchema> = {
   ...responseComponents,
 };
 
-const tagFromSummaries = (tag: string) => `${liveRoutes.filter((r) => r.tag === tag).map((r) => r.summary).join('; ')}.`;
+const tagFromSummaries = (tag: string) =>
+  `${liveRoutes
+    .filter((r) => r.tag === tag)
+    .map((r) => r.summary)
+    .join('; ')}.`;
 
 /** The whole document, as a plain object. */
 export const openApiDocument = () => {

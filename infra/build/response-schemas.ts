@@ -62,7 +62,8 @@ export const responseComponents: Record<string, JsonSchema> = {
       httpStatus: { type: 'integer' },
       reason: {
         type: 'string',
-        description: 'Why it is down: timeout, unreachable, tls, refused-address, unauthorized, unexpected-status, secrets-unavailable, secret-unusable, misconfigured or stopped',
+        description:
+          'Why it is down: timeout, unreachable, tls, refused-address, unauthorized, unexpected-status, secrets-unavailable, secret-unusable, misconfigured or stopped',
       },
     },
   },
@@ -247,7 +248,9 @@ const adapterWithProbe: JsonSchema = {
       type: 'object',
       required: ['status'],
       additionalProperties: false,
-      properties: (({ name: _n, type: _t, state: _s, checkedAt: _c, ...rest }) => rest)(responseComponents['AdapterProbe']!['properties'] as Record<string, JsonSchema>),
+      properties: (({ name: _n, type: _t, state: _s, checkedAt: _c, ...rest }) => rest)(
+        responseComponents['AdapterProbe']!['properties'] as Record<string, JsonSchema>,
+      ),
     },
   },
 };
@@ -265,7 +268,12 @@ const serverHealth: JsonSchema = {
       properties: { name: { const: 'nodejs' }, version: { type: 'string' }, architecture: { type: 'string' }, executionEnv: { type: 'string' } },
     },
     region: { type: ['string', 'null'] },
-    function: { type: 'object', required: ['name', 'version'], additionalProperties: false, properties: { name: { type: 'string' }, version: { type: 'string' } } },
+    function: {
+      type: 'object',
+      required: ['name', 'version'],
+      additionalProperties: false,
+      properties: { name: { type: 'string' }, version: { type: 'string' } },
+    },
     memory: {
       type: 'object',
       required: ['configuredMb', 'rssMb', 'heapUsedMb', 'heapTotalMb', 'externalMb'],

@@ -37,9 +37,7 @@ const inlineRuntime = (code: string): string =>
  * unused locals inside a function).
  */
 const withoutUnusedSchemas = (code: string): string =>
-  code.replaceAll(/^const (schema\d+) = .*;\n/gm, (line, name: string) =>
-    code.match(new RegExp(`\\b${name}\\b`, 'g'))!.length > 1 ? line : '',
-  );
+  code.replaceAll(/^const (schema\d+) = .*;\n/gm, (line, name: string) => (code.match(new RegExp(`\\b${name}\\b`, 'g'))!.length > 1 ? line : ''));
 
 /** The query of a route that declares none: no parameter at all. */
 const NO_QUERY: JsonSchema = { type: 'object', additionalProperties: false, properties: {} };
@@ -73,7 +71,10 @@ const treeShakeable = (id: string, code: string): string => {
   const exported = new RegExp(`^export const ${id} = (validate\\d+);$`, 'm');
   const name = exported.exec(code)?.[1];
   if (!name) throw new Error(`validators: Ajv's standalone code for ${id} has no export line`);
-  const body = code.replace(/^"use strict";\n?/, '').replace(exported, '').trim();
+  const body = code
+    .replace(/^"use strict";\n?/, '')
+    .replace(exported, '')
+    .trim();
   if (/^export /m.test(body)) throw new Error(`validators: Ajv's standalone code for ${id} exports more than its validator`);
   return `export const ${id} = /* @__PURE__ */ (() => {\n${body}\nreturn ${name};\n})();`;
 };

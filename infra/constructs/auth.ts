@@ -76,7 +76,8 @@ export class Auth extends Construct {
   constructor(scope: Construct, id: string, props: AuthProps) {
     super(scope, id);
     // The region of this stack (the stacks of one deployment share one): no export of the other stack's region.
-    const issuer = props.issuer ?? (props.directory ? `https://cognito-idp.${Stack.of(this).region}.amazonaws.com/${props.directory.userPool.userPoolId}` : undefined);
+    const issuer =
+      props.issuer ?? (props.directory ? `https://cognito-idp.${Stack.of(this).region}.amazonaws.com/${props.directory.userPool.userPoolId}` : undefined);
     const audience = props.issuer ? props.audience : (props.audience ?? props.directory?.userPoolClient.userPoolClientId);
     if (!issuer) throw new Error('auth: an issuer or a user directory is required');
     if (!audience) throw new Error('auth: an audience is required with an external issuer');

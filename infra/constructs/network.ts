@@ -41,7 +41,11 @@ export class PrivateNetwork extends Construct {
         ...(s.routeTableId ? { routeTableId: s.routeTableId } : {}),
       });
       // Route tables matter only to the gateway endpoint (the config requires them with endpoints).
-      if (!s.routeTableId) Annotations.of(subnet).acknowledgeWarning('@aws-cdk/aws-ec2:noSubnetRouteTableId', 'The functions only run in the subnet; no endpoint is added to its routes');
+      if (!s.routeTableId)
+        Annotations.of(subnet).acknowledgeWarning(
+          '@aws-cdk/aws-ec2:noSubnetRouteTableId',
+          'The functions only run in the subnet; no endpoint is added to its routes',
+        );
       return subnet;
     });
     const endpoints = settings.awsServices === 'endpoints';

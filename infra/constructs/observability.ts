@@ -277,9 +277,11 @@ export class Observability extends Construct {
       this.alarms.push(a);
       return a;
     };
-    const alarm: { (id: string, p: ConstructorParameters<typeof Alarm>[2]): Alarm; (scope: Construct, id: string, p: ConstructorParameters<typeof Alarm>[2]): Alarm } = (
-      ...args: [string, ConstructorParameters<typeof Alarm>[2]] | [Construct, string, ConstructorParameters<typeof Alarm>[2]]
-    ): Alarm => (args.length === 2 ? alarmIn(this, ...args) : alarmIn(...args));
+    const alarm: {
+      (id: string, p: ConstructorParameters<typeof Alarm>[2]): Alarm;
+      (scope: Construct, id: string, p: ConstructorParameters<typeof Alarm>[2]): Alarm;
+    } = (...args: [string, ConstructorParameters<typeof Alarm>[2]] | [Construct, string, ConstructorParameters<typeof Alarm>[2]]): Alarm =>
+      args.length === 2 ? alarmIn(this, ...args) : alarmIn(...args);
 
     // API Gateway: the stage's own metrics (ApiName + Stage dimensions), and per method
     // (ApiName + Method + Resource + Stage; the stage has detailed metrics enabled).
@@ -556,7 +558,12 @@ export class Observability extends Construct {
       new GraphWidget({ title: 'API requests and errors', left: [requests, errors4xx, errors5xx], right: [rate5xx], width: 8 }),
       new GraphWidget({
         title: 'API latency (ms)',
-        left: [latency(Stats.p(50)), latency(Stats.p(90)), latency(Stats.p(99)), stage.metricIntegrationLatency({ period: FIVE_MINUTES, statistic: Stats.p(99) })],
+        left: [
+          latency(Stats.p(50)),
+          latency(Stats.p(90)),
+          latency(Stats.p(99)),
+          stage.metricIntegrationLatency({ period: FIVE_MINUTES, statistic: Stats.p(99) }),
+        ],
         right: latencyAlarms.map((l) => l.expression),
         width: 8,
       }),
@@ -622,12 +629,7 @@ export class Observability extends Construct {
       new LogQueryWidget({
         title: 'Recent errors (by correlation id = API Gateway request id)',
         logGroupNames: fns.map(([, fn]) => fn.logGroup.logGroupName),
-        queryLines: [
-          'fields @timestamp, correlationId, operation, message',
-          'filter level = "error" or level = "warn"',
-          'sort @timestamp desc',
-          'limit 50',
-        ],
+        queryLines: ['fields @timestamp, correlationId, operation, message', 'filter level = "error" or level = "warn"', 'sort @timestamp desc', 'limit 50'],
         width: 16,
         height: 6,
       }),

@@ -73,7 +73,8 @@ export class Secrets extends Construct {
     }
     for (const prefix of props.referencePrefixes ?? []) {
       const problem = pathProblem(prefix);
-      if (problem || isManagedPath(`${prefix}/`)) throw new Error(`Secrets: referencePrefixes entry "${prefix}" is not a usable secret path (${problem ?? 'the service manages it'})`);
+      if (problem || isManagedPath(`${prefix}/`))
+        throw new Error(`Secrets: referencePrefixes entry "${prefix}" is not a usable secret path (${problem ?? 'the service manages it'})`);
     }
     const identity = (logicalId: string, what: string, credential: VaultCredential = {}): Identity => ({
       secret: credential.secretName

@@ -18,7 +18,6 @@ import { LOCAL_BUNDLES_CONTEXT, localBundleDir } from '../local-mode.js';
 import { PROJECT_ROOT } from '../paths.js';
 import type { TableAccess } from '../../functions/platform/route.js';
 
-
 /**
  * Node built-ins the bundles obtain the way `require()` does rather than through an ES
  * `import`. For an imported built-in, Node 22 builds an ES-module facade by reading every one
@@ -176,7 +175,11 @@ export class FunctionRoles extends Construct {
     const what = [...new Set(needs.permissions.map((p) => p.key))].sort();
     const role = new Role(this, id, {
       assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
-      description: `Functions that may: ${what.length ? what.join(', ') : 'write logs and traces only'}${needs.vpc ? ' (in the VPC)' : ''}${needs.durable ? ' (durable)' : ''}`.slice(0, 1000),
+      description:
+        `Functions that may: ${what.length ? what.join(', ') : 'write logs and traces only'}${needs.vpc ? ' (in the VPC)' : ''}${needs.durable ? ' (durable)' : ''}`.slice(
+          0,
+          1000,
+        ),
       managedPolicies: managedPolicyNames(needs).map((name) => ManagedPolicy.fromAwsManagedPolicyName(name)),
     });
     // The statement CDK adds for each traced function (every ServiceFunction is traced), granted here with the rest.

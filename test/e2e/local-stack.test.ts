@@ -171,12 +171,23 @@ describe('npm start (the local stack)', () => {
     // A link followed with a token reaches the live route.
     const followed = await fetch(new URL('/v1/health/adapters/lab-nso', base()), { headers: { Authorization: `Bearer ${stack!.token(['apiread'])}` } });
     expect(followed.status).toBe(200);
-    expect(r.body).toMatchObject({ type: 'urn:netconfig:problem:route-removed', status: 410, route: 'GET /providers', removedIn: '2021.2', replacement: ['GET /adapters'] });
+    expect(r.body).toMatchObject({
+      type: 'urn:netconfig:problem:route-removed',
+      status: 410,
+      route: 'GET /providers',
+      removedIn: '2021.2',
+      replacement: ['GET /adapters'],
+    });
     expect((await api('DELETE', '/isAlive')).status).toBe(410);
   });
 
   it('answers 410 to a removed route whatever the body, for every common media type', async () => {
-    for (const [type, body] of [['text/plain', 'hello'], ['application/xml', '<a/>'], ['application/x-www-form-urlencoded', 'a=1'], ['application/json', '{"x":1}']]) {
+    for (const [type, body] of [
+      ['text/plain', 'hello'],
+      ['application/xml', '<a/>'],
+      ['application/x-www-form-urlencoded', 'a=1'],
+      ['application/json', '{"x":1}'],
+    ]) {
       const res = await fetch(`${base()}/modules/load`, { method: 'POST', headers: { 'Content-Type': type! }, body: body! });
       expect(res.status, type).toBe(410);
       expect(await res.json()).toMatchObject({ route: 'POST /modules/load', replacement: [] });
@@ -193,7 +204,11 @@ describe('npm start (the local stack)', () => {
     const relay = { params: { path: '/restconf/data', accept: 'application/yang-data+json' }, body: {} };
     expectProblem(await api('POST', '/orch_manager/restAction/lab-nso', { token: stack!.token(['apiread']), body: relay }), 403, 'forbidden');
     expectProblem(await api('GET', '/no/such/route', { token: stack!.token(['admin']) }), 404, 'not-found');
-    expectProblem(await api('POST', '/configuration_manager/configs', { token: stack!.token(['admin']), raw: Buffer.alloc(11 * 1024 * 1024, 0x20) }), 413, 'too-large');
+    expectProblem(
+      await api('POST', '/configuration_manager/configs', { token: stack!.token(['admin']), raw: Buffer.alloc(11 * 1024 * 1024, 0x20) }),
+      413,
+      'too-large',
+    );
   });
 
   /** Runs the first sh block under `heading` of `page` as a reader would, on this stack; returns each command's output. */
@@ -201,7 +216,11 @@ describe('npm start (the local stack)', () => {
     const commands = shellCommands(shellBlockUnder(readFileSync(path.join(PROJECT_ROOT, page), 'utf8'), heading));
     // The pages' stack listens on port 3000; this one on a free port, with its own data directory.
     const script = markedScript(commands.map((c) => ({ ...c, command: c.command.replace('http://127.0.0.1:3000/v1', base()) })));
-    const child = spawn('bash', ['-c', script], { cwd: PROJECT_ROOT, env: { ...process.env, NETCONFIG_LOCAL_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('bash', ['-c', script], {
+      cwd: PROJECT_ROOT,
+      env: { ...process.env, NETCONFIG_LOCAL_DIR: dataDir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
@@ -231,10 +250,19 @@ describe('npm start (the local stack)', () => {
   });
 
   it('runs the compliance walkthroughs as written (README and the compliance page): the batch completes and reports the failing device', async () => {
-    for (const [page, heading] of [['docs/compliance.md', '## Walkthrough on the local stack'], ['README.md', '## Compliance']] as const) {
+    for (const [page, heading] of [
+      ['docs/compliance.md', '## Walkthrough on the local stack'],
+      ['README.md', '## Compliance'],
+    ] as const) {
       const outputs = await runDocBlock(page, heading);
-      expect(outputs.find((o) => o.includes('"status":"completed"')), page).toMatch(/"fail":1/);
-      expect(outputs.find((o) => o.includes('"items"')), page).toContain('"device":"ce0"');
+      expect(
+        outputs.find((o) => o.includes('"status":"completed"')),
+        page,
+      ).toMatch(/"fail":1/);
+      expect(
+        outputs.find((o) => o.includes('"items"')),
+        page,
+      ).toContain('"device":"ce0"');
     }
   });
 
@@ -242,7 +270,10 @@ describe('npm start (the local stack)', () => {
     const admin = stack!.token(['admin']);
     const grades: Record<string, string> = {};
     for (const version of ['1', '2']) {
-      const started = await api('POST', '/configuration_manager/compliance_reports', { token: admin, body: { treeId: '5cb0a3b7e1c4f20012a9d3e1', version, adapterId: 'lab-nso' } });
+      const started = await api('POST', '/configuration_manager/compliance_reports', {
+        token: admin,
+        body: { treeId: '5cb0a3b7e1c4f20012a9d3e1', version, adapterId: 'lab-nso' },
+      });
       expect(started.status).toBe(202);
       const batchPath = new URL(started.headers.get('location')!, base()).pathname.replace(/^\/v1/, '');
       let batch = await api('GET', batchPath, { token: admin });
@@ -346,7 +377,9 @@ describe('npm start (the local stack)', () => {
     await expectStatus('GET', '/applications/orch_manager/changelogs/', 403, { token: reader });
     // Health and compliance reports.
     for (const p of ['/health/system', '/health/server', '/health/adapters']) await expectStatus('GET', p, 200);
-    const started = await expectStatus('POST', '/configuration_manager/compliance_reports', 202, { body: { treeId: '5cb0a3b7e1c4f20012a9d3e1', version: '1', adapterId: 'lab-nso' } });
+    const started = await expectStatus('POST', '/configuration_manager/compliance_reports', 202, {
+      body: { treeId: '5cb0a3b7e1c4f20012a9d3e1', version: '1', adapterId: 'lab-nso' },
+    });
     const batch = `/configuration_manager/compliance_reports/batches/${String(started['batchId'])}`;
     while ((await expectStatus('GET', batch, 200))['status'] === 'running') await new Promise((r) => setTimeout(r, 250));
     const [report] = (await expectStatus('GET', `${batch}/reports?limit=1`, 200))['items'] as { reportId: string }[];
@@ -355,12 +388,18 @@ describe('npm start (the local stack)', () => {
     await expectStatus('GET', '/configuration_manager/configs/not-an-id', 400);
     await expectStatus('GET', '/configuration_manager/configs/000000000000000000000000', 404);
     await expectStatus('POST', '/configuration_manager/configs', 400, { body: { name: '', deviceType: 'cisco-ios', extra: 1 } });
-    const notJson = await fetch(`${base()}/configuration_manager/configs`, { method: 'POST', headers: { Authorization: `Bearer ${admin}`, 'Content-Type': 'text/plain' }, body: 'name=x' });
+    const notJson = await fetch(`${base()}/configuration_manager/configs`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${admin}`, 'Content-Type': 'text/plain' },
+      body: 'name=x',
+    });
     expect(notJson.status).toBe(415);
     await expectStatus('POST', '/adapters', 409, { body: { name: 'lab-nso', ...body } });
     await expectStatus('GET', '/adapters/no-such-adapter', 404);
     await expectStatus('GET', '/health/adapters/no-such-adapter', 404);
-    await expectStatus('POST', '/orch_manager/restAction/no-such-adapter', 404, { body: { params: { path: '/restconf/data', accept: 'application/yang-data+json' }, body: {} } });
+    await expectStatus('POST', '/orch_manager/restAction/no-such-adapter', 404, {
+      body: { params: { path: '/restconf/data', accept: 'application/yang-data+json' }, body: {} },
+    });
     await expectStatus('GET', '/configuration_manager/configs?limit=0', 400);
   });
 
@@ -401,7 +440,11 @@ describe('npm start (the local stack)', () => {
     // Each removed route's Links name concrete, stage-qualified replacement paths (own parameters filled with a value).
     for (const route of removedRoutes) {
       const path = route.path.replace(/\{\w+\}/g, 'x1');
-      const r = await api(route.method === 'ANY' ? 'GET' : route.method, path, route.method === 'GET' || route.method === 'DELETE' || route.method === 'ANY' ? {} : { body: {} });
+      const r = await api(
+        route.method === 'ANY' ? 'GET' : route.method,
+        path,
+        route.method === 'GET' || route.method === 'DELETE' || route.method === 'ANY' ? {} : { body: {} },
+      );
       expect(r.status, path).toBe(410);
       const links = (r.headers.get('link') ?? '').split(', ').filter(Boolean);
       const targets = route.replacement.map((x) => `</v1${x.replace(/^[A-Z]+ /, '').replace(/:\w+/g, 'x1')}>; rel="successor-version"`);
@@ -415,7 +458,14 @@ describe('npm start (the local stack)', () => {
     expect(state).toMatchObject({ baseUrl: stack!.baseUrl, dynamodbEndpoint: stack!.dynamodbEndpoint, tables: stack!.tables, pid: process.pid });
     expect(Object.keys(state.tables)).toEqual(expect.arrayContaining(['adapters', 'trees']));
     const seedFile = path.join(dataDir, 'seed.json');
-    const tree = { id: 'abcdefabcdefabcdefabcdef', name: 'seeded-by-e2e', deviceType: 'cisco-ios', versions: ['initial', 'draft', 'draft'], created: '2020-01-02T03:04:05.678Z', lastUpdated: '2020-01-02T03:04:05.678Z' };
+    const tree = {
+      id: 'abcdefabcdefabcdefabcdef',
+      name: 'seeded-by-e2e',
+      deviceType: 'cisco-ios',
+      versions: ['initial', 'draft', 'draft'],
+      created: '2020-01-02T03:04:05.678Z',
+      lastUpdated: '2020-01-02T03:04:05.678Z',
+    };
     writeFileSync(seedFile, JSON.stringify({ trees: [tree] }));
     const out: string[] = [];
     expect(await runSeedCli([seedFile], { stateFile: stack!.stateFile, out: (t) => out.push(t), err: (t) => out.push(t) })).toBe(0);
@@ -475,7 +525,9 @@ describe('the npm start command', () => {
       expect(output).toContain(`Base URL: http://127.0.0.1:${cliPort}/v1`);
       const token = /export TOKEN=(\S+)/.exec(output)?.[1];
       expect(output).toContain('curl -s -H "Authorization: Bearer $TOKEN" "$BASE/configuration_manager/configs"');
-      const res = await recordingFetch(direct)(`http://127.0.0.1:${cliPort}/v1/configuration_manager/configs`, { headers: { Authorization: `Bearer ${token}` } });
+      const res = await recordingFetch(direct)(`http://127.0.0.1:${cliPort}/v1/configuration_manager/configs`, {
+        headers: { Authorization: `Bearer ${token}` },
+      });
       expect(res.status).toBe(200);
       // Its access log (on stdout) has no request this suite sent unrecorded: only the stack's own registration of the simulator.
       const requestId = direct.at(-1)!.requestId!;

@@ -1,7 +1,10 @@
 /** Reading the API out of a synthesized template: the full path of each API Gateway resource, and the methods. */
 import type { Template } from 'aws-cdk-lib/assertions';
 
-export type Resources = Record<string, { Type: string; Properties: Record<string, any>; DependsOn?: string[]; DeletionPolicy?: string; UpdateReplacePolicy?: string }>;
+export type Resources = Record<
+  string,
+  { Type: string; Properties: Record<string, any>; DependsOn?: string[]; DeletionPolicy?: string; UpdateReplacePolicy?: string }
+>;
 
 /** Full path of every API Gateway resource id, from PathPart/ParentId. */
 export const resourcePaths = (resources: Resources): Map<string, string> => {

@@ -21,15 +21,19 @@ const bundle = async (entry: string): Promise<{ inputs: string[]; code: string }
 
 // What the default chain reaches beyond the environment: profiles, SSO, processes, web
 // identity, container and instance metadata, and the STS and SSO clients they use.
-const CHAIN_BEYOND_ENV = /@aws-sdk\/(credential-provider-(node|ini|sso|process|web-identity|http|login)|nested-clients|token-providers)\/|@smithy\/credential-provider-imds\//;
+const CHAIN_BEYOND_ENV =
+  /@aws-sdk\/(credential-provider-(node|ini|sso|process|web-identity|http|login)|nested-clients|token-providers)\/|@smithy\/credential-provider-imds\//;
 
 describe('function bundles', () => {
-  it.each(['functions/trees/handlers/get.ts', 'functions/relay/handlers/rest-action.ts'])('%s: the SDK takes its credentials from the environment only', async (entry) => {
-    const { inputs } = await bundle(entry);
-    expect(inputs.some((i) => i.includes('@aws-sdk/client-dynamodb/'))).toBe(true);
-    expect(inputs.filter((i) => i.includes('@aws-sdk/credential-provider-env/')).length).toBeGreaterThan(0);
-    expect(inputs.filter((i) => CHAIN_BEYOND_ENV.test(i))).toEqual([]);
-  });
+  it.each(['functions/trees/handlers/get.ts', 'functions/relay/handlers/rest-action.ts'])(
+    '%s: the SDK takes its credentials from the environment only',
+    async (entry) => {
+      const { inputs } = await bundle(entry);
+      expect(inputs.some((i) => i.includes('@aws-sdk/client-dynamodb/'))).toBe(true);
+      expect(inputs.filter((i) => i.includes('@aws-sdk/credential-provider-env/')).length).toBeGreaterThan(0);
+      expect(inputs.filter((i) => CHAIN_BEYOND_ENV.test(i))).toEqual([]);
+    },
+  );
 
   it('carries the idempotency code only in the functions that honour Idempotency-Key', async () => {
     const own = (inputs: string[]) => inputs.filter((i) => i.startsWith('functions/platform/idempotency'));
@@ -58,7 +62,8 @@ describe('the private CA bundle', () => {
     const without = new ServiceFunction(stack, 'Without', { handler: 'health/handlers/status', description: 'without' });
     app.synth();
     const assetDir = (fn: ServiceFunction) => path.join(outdir, (fn.function.node.defaultChild as CfnFunction).getMetadata('aws:asset:path') as string);
-    const env = (fn: ServiceFunction) => (stack.resolve((fn.function.node.defaultChild as CfnFunction).environment) as { variables: Record<string, string> }).variables;
+    const env = (fn: ServiceFunction) =>
+      (stack.resolve((fn.function.node.defaultChild as CfnFunction).environment) as { variables: Record<string, string> }).variables;
     const relative = env(withCa)['NETCONFIG_CA_BUNDLE']!;
     expect(relative).toBe('ca-bundle.pem');
     // LAMBDA_TASK_ROOT is the asset's root: the function finds exactly the configured file there.

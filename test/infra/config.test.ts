@@ -83,21 +83,65 @@ describe('the deployment config file', () => {
   });
 
   it.each<[string, Record<string, unknown>, string]>([
-    ['an unknown key, with the keys allowed there', { vault: { address: 'https://v.example.net', adress: 'x' } }, 'vault.adress: unknown key (keys of vault: address, mount, authMethod, namespace, reader, writer, referencePrefixes, cacheTtlSeconds)'],
-    ['an unknown top-level key', { logLevl: 'info' }, 'logLevl: unknown key (top-level keys: stackName, logLevel, caBundle, vault, identity, alarms, concurrency, network)'],
+    [
+      'an unknown key, with the keys allowed there',
+      { vault: { address: 'https://v.example.net', adress: 'x' } },
+      'vault.adress: unknown key (keys of vault: address, mount, authMethod, namespace, reader, writer, referencePrefixes, cacheTtlSeconds)',
+    ],
+    [
+      'an unknown top-level key',
+      { logLevl: 'info' },
+      'logLevl: unknown key (top-level keys: stackName, logLevel, caBundle, vault, identity, alarms, concurrency, network)',
+    ],
     ['a wrong type', { vault: { address: 'https://v.example.net', cacheTtlSeconds: '60' } }, 'vault.cacheTtlSeconds: must be integer, got "60"'],
     ['a bad enum value', { logLevel: 'verbose' }, 'logLevel: must be one of "debug", "info", "warn", "error", got "verbose"'],
-    ['a bad auth method', { vault: { address: 'https://v.example.net', authMethod: 'AppRole' } }, 'vault.authMethod: must be one of "token", "approle", got "AppRole"'],
-    ['an http:// Vault address', { vault: { address: 'http://vault.example.net:8200' } }, 'vault.address: must be an https:// URL (Vault tokens travel with every call), e.g. https://vault.example.net:8200, got "http://vault.example.net:8200"'],
+    [
+      'a bad auth method',
+      { vault: { address: 'https://v.example.net', authMethod: 'AppRole' } },
+      'vault.authMethod: must be one of "token", "approle", got "AppRole"',
+    ],
+    [
+      'an http:// Vault address',
+      { vault: { address: 'http://vault.example.net:8200' } },
+      'vault.address: must be an https:// URL (Vault tokens travel with every call), e.g. https://vault.example.net:8200, got "http://vault.example.net:8200"',
+    ],
     ['a missing Vault address', { vault: { mount: 'secret' } }, 'vault.address: required'],
     ['a bad stack name', { stackName: 'net_config' }, `stackName: ${STACK_NAME_RULE}, got "net_config"`],
-    ['AppRole without role ids', { vault: { address: 'https://v.example.net', authMethod: 'approle', reader: { roleId: 'r' } } }, 'vault.writer.roleId: required with vault.authMethod "approle"'],
-    ['a role id with token auth', { vault: { address: 'https://v.example.net', reader: { roleId: 'r' } } }, 'vault.reader.roleId: only used with vault.authMethod "approle" (authMethod is "token")'],
-    ['a reference prefix the service manages', { vault: { address: 'https://v.example.net', referencePrefixes: ['netconfig/adapters'] } }, 'vault.referencePrefixes[0]: "netconfig/adapters" is not a usable secret path (the service manages the secrets under it)'],
-    ['OIDC without an audience', { identity: { provider: 'oidc', issuer: 'https://idp.example.net' } }, 'identity.audience: required with identity.provider "oidc"'],
-    ['an issuer with Cognito', { identity: { provider: 'cognito', issuer: 'https://idp.example.net' } }, 'identity.issuer: only used with identity.provider "oidc" (the Cognito pool is the issuer)'],
-    ['an http:// JWKS URL', { identity: { provider: 'oidc', issuer: 'https://idp.example.net', audience: 'a', jwksUrl: 'http://idp.example.net/keys' } }, 'identity.jwksUrl: must be an https:// URL, got "http://idp.example.net/keys"'],
-    ['both alarm e-mail and topic', { alarms: { email: 'noc@example.net', topicArn: 'arn:aws:sns:eu-west-1:123456789012:noc' } }, 'alarms: give email (a topic is created) or topicArn (an existing topic), not both'],
+    [
+      'AppRole without role ids',
+      { vault: { address: 'https://v.example.net', authMethod: 'approle', reader: { roleId: 'r' } } },
+      'vault.writer.roleId: required with vault.authMethod "approle"',
+    ],
+    [
+      'a role id with token auth',
+      { vault: { address: 'https://v.example.net', reader: { roleId: 'r' } } },
+      'vault.reader.roleId: only used with vault.authMethod "approle" (authMethod is "token")',
+    ],
+    [
+      'a reference prefix the service manages',
+      { vault: { address: 'https://v.example.net', referencePrefixes: ['netconfig/adapters'] } },
+      'vault.referencePrefixes[0]: "netconfig/adapters" is not a usable secret path (the service manages the secrets under it)',
+    ],
+    [
+      'OIDC without an audience',
+      { identity: { provider: 'oidc', issuer: 'https://idp.example.net' } },
+      'identity.audience: required with identity.provider "oidc"',
+    ],
+    [
+      'an issuer with Cognito',
+      { identity: { provider: 'cognito', issuer: 'https://idp.example.net' } },
+      'identity.issuer: only used with identity.provider "oidc" (the Cognito pool is the issuer)',
+    ],
+    [
+      'an http:// JWKS URL',
+      { identity: { provider: 'oidc', issuer: 'https://idp.example.net', audience: 'a', jwksUrl: 'http://idp.example.net/keys' } },
+      'identity.jwksUrl: must be an https:// URL, got "http://idp.example.net/keys"',
+    ],
+    [
+      'both alarm e-mail and topic',
+      { alarms: { email: 'noc@example.net', topicArn: 'arn:aws:sns:eu-west-1:123456789012:noc' } },
+      'alarms: give email (a topic is created) or topicArn (an existing topic), not both',
+    ],
     ['a bad alarm e-mail', { alarms: { email: 'noc' } }, 'alarms.email: must match format "email", got "noc"'],
     ['a negative threshold', { alarms: { thresholds: { apiLatencyP99Ms: -1 } } }, 'alarms.thresholds.apiLatencyP99Ms: must be > 0, got -1'],
     [
@@ -106,22 +150,89 @@ describe('the deployment config file', () => {
       `concurrency: authorizer 50 + relay 850 + health 10 x ${reservedFunctionCounts().health} functions = ${900 + 10 * reservedFunctionCounts().health} reserved, but Lambda keeps 100 of the account's 1000 (concurrency.accountLimit) unreserved: at most 900 can be reserved`,
     ],
     ['a reservation of zero', { concurrency: { relay: 0 } }, 'concurrency.relay: must be >= 1, got 0'],
-    ['egress beside given security groups', { network: network({ securityGroupIds: ['sg-0123456789abcdef0'], dynamodbPrefixListId: undefined }) }, 'network.egress: only for the security group the stack creates; with network.securityGroupIds, those groups carry the rules'],
-    ['a created security group without egress', { network: network({ egress: undefined }) }, 'network.egress: required unless network.securityGroupIds is given: where NSO and Vault listen (cidr, port)'],
-    ['endpoints without route tables', { network: network({ subnets: [{ subnetId: 'subnet-0a000000000000001', availabilityZone: 'eu-west-1a' }] }) }, 'network.subnets[0].routeTableId: required with awsServices "endpoints" (the DynamoDB gateway endpoint is added to it)'],
-    ['endpoints without the DynamoDB prefix list', { network: network({ dynamodbPrefixListId: undefined }) }, expect.stringContaining('network.dynamodbPrefixListId: required with awsServices "endpoints" and a created security group') as unknown as string],
-    ['a prefix list with a NAT', { network: network({ awsServices: 'nat', subnets: [{ subnetId: 'subnet-0a000000000000001', availabilityZone: 'eu-west-1a' }] }) }, 'network.dynamodbPrefixListId: only used with awsServices "endpoints" (through a NAT, DynamoDB is reached at its public addresses)'],
-    ['a subnet listed twice', { network: network({ subnets: [network().subnets[0], network().subnets[0]] }) }, 'network.subnets[1].subnetId: subnet-0a000000000000001 is listed twice'],
-    ['a malformed subnet id', { network: network({ subnets: [{ subnetId: 'subnet-x', availabilityZone: 'eu-west-1a', routeTableId: 'rtb-0a000000000000001' }] }) }, 'network.subnets[0].subnetId: must be a subnet id such as subnet-0123456789abcdef0, got "subnet-x"'],
-    ['a bad egress CIDR', { network: network({ egress: [{ cidr: '10.20.0.0', port: 443 }] }) }, 'network.egress[0].cidr: must be an IPv4 CIDR block such as 10.20.0.0/16, got "10.20.0.0"'],
-    ['a Vault address carrying credentials', { vault: { address: 'https://ops:hunter2@vault.example.net:8200' } }, 'vault.address: must not carry credentials (user:password@): the Vault credential is vault.reader / vault.writer'],
-    ['egress to every address', { network: network({ egress: [{ cidr: '0.0.0.0/0', port: 443 }] }) }, 'network.egress[0].cidr: "0.0.0.0/0" spans more than a /8: name the networks NSO and Vault are in (the created group allows nothing else)'],
-    ['egress to a quarter of the Internet', { network: network({ egress: [{ cidr: '10.20.0.0/16', port: 8888 }, { cidr: '0.0.0.0/2', port: 8200 }] }) }, 'network.egress[1].cidr: "0.0.0.0/2" spans more than a /8: name the networks NSO and Vault are in (the created group allows nothing else)'],
-    ['an egress CIDR with an octet past 255', { network: network({ egress: [{ cidr: '10.256.0.0/16', port: 443 }] }) }, 'network.egress[0].cidr: "10.256.0.0/16" is not an IPv4 CIDR block (an octet above 255, or a prefix length above 32)'],
-    ['an egress CIDR with a prefix length past 32', { network: network({ egress: [{ cidr: '10.20.0.0/33', port: 443 }] }) }, 'network.egress[0].cidr: "10.20.0.0/33" is not an IPv4 CIDR block (an octet above 255, or a prefix length above 32)'],
-    ['an egress CIDR with host bits set', { network: network({ egress: [{ cidr: '10.20.30.5/16', port: 443 }] }) }, 'network.egress[0].cidr: "10.20.30.5/16" has host bits set: it opens 10.20.0.0/16; write that, or 10.20.30.5/32 for the one host'],
+    [
+      'egress beside given security groups',
+      { network: network({ securityGroupIds: ['sg-0123456789abcdef0'], dynamodbPrefixListId: undefined }) },
+      'network.egress: only for the security group the stack creates; with network.securityGroupIds, those groups carry the rules',
+    ],
+    [
+      'a created security group without egress',
+      { network: network({ egress: undefined }) },
+      'network.egress: required unless network.securityGroupIds is given: where NSO and Vault listen (cidr, port)',
+    ],
+    [
+      'endpoints without route tables',
+      { network: network({ subnets: [{ subnetId: 'subnet-0a000000000000001', availabilityZone: 'eu-west-1a' }] }) },
+      'network.subnets[0].routeTableId: required with awsServices "endpoints" (the DynamoDB gateway endpoint is added to it)',
+    ],
+    [
+      'endpoints without the DynamoDB prefix list',
+      { network: network({ dynamodbPrefixListId: undefined }) },
+      expect.stringContaining('network.dynamodbPrefixListId: required with awsServices "endpoints" and a created security group') as unknown as string,
+    ],
+    [
+      'a prefix list with a NAT',
+      { network: network({ awsServices: 'nat', subnets: [{ subnetId: 'subnet-0a000000000000001', availabilityZone: 'eu-west-1a' }] }) },
+      'network.dynamodbPrefixListId: only used with awsServices "endpoints" (through a NAT, DynamoDB is reached at its public addresses)',
+    ],
+    [
+      'a subnet listed twice',
+      { network: network({ subnets: [network().subnets[0], network().subnets[0]] }) },
+      'network.subnets[1].subnetId: subnet-0a000000000000001 is listed twice',
+    ],
+    [
+      'a malformed subnet id',
+      { network: network({ subnets: [{ subnetId: 'subnet-x', availabilityZone: 'eu-west-1a', routeTableId: 'rtb-0a000000000000001' }] }) },
+      'network.subnets[0].subnetId: must be a subnet id such as subnet-0123456789abcdef0, got "subnet-x"',
+    ],
+    [
+      'a bad egress CIDR',
+      { network: network({ egress: [{ cidr: '10.20.0.0', port: 443 }] }) },
+      'network.egress[0].cidr: must be an IPv4 CIDR block such as 10.20.0.0/16, got "10.20.0.0"',
+    ],
+    [
+      'a Vault address carrying credentials',
+      { vault: { address: 'https://ops:hunter2@vault.example.net:8200' } },
+      'vault.address: must not carry credentials (user:password@): the Vault credential is vault.reader / vault.writer',
+    ],
+    [
+      'egress to every address',
+      { network: network({ egress: [{ cidr: '0.0.0.0/0', port: 443 }] }) },
+      'network.egress[0].cidr: "0.0.0.0/0" spans more than a /8: name the networks NSO and Vault are in (the created group allows nothing else)',
+    ],
+    [
+      'egress to a quarter of the Internet',
+      {
+        network: network({
+          egress: [
+            { cidr: '10.20.0.0/16', port: 8888 },
+            { cidr: '0.0.0.0/2', port: 8200 },
+          ],
+        }),
+      },
+      'network.egress[1].cidr: "0.0.0.0/2" spans more than a /8: name the networks NSO and Vault are in (the created group allows nothing else)',
+    ],
+    [
+      'an egress CIDR with an octet past 255',
+      { network: network({ egress: [{ cidr: '10.256.0.0/16', port: 443 }] }) },
+      'network.egress[0].cidr: "10.256.0.0/16" is not an IPv4 CIDR block (an octet above 255, or a prefix length above 32)',
+    ],
+    [
+      'an egress CIDR with a prefix length past 32',
+      { network: network({ egress: [{ cidr: '10.20.0.0/33', port: 443 }] }) },
+      'network.egress[0].cidr: "10.20.0.0/33" is not an IPv4 CIDR block (an octet above 255, or a prefix length above 32)',
+    ],
+    [
+      'an egress CIDR with host bits set',
+      { network: network({ egress: [{ cidr: '10.20.30.5/16', port: 443 }] }) },
+      'network.egress[0].cidr: "10.20.30.5/16" has host bits set: it opens 10.20.0.0/16; write that, or 10.20.30.5/32 for the one host',
+    ],
     ['a missing CA bundle', { caBundle: 'nowhere.pem' }, `caBundle: no such file: ${path.join(FIXTURES, 'nowhere.pem')}`],
-    ['a CA bundle that is not PEM', { caBundle: 'README.md' }, `caBundle: ${path.join(FIXTURES, 'README.md')} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`],
+    [
+      'a CA bundle that is not PEM',
+      { caBundle: 'README.md' },
+      `caBundle: ${path.join(FIXTURES, 'README.md')} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`,
+    ],
   ])('names the key of %s', (_what, change, problem) => {
     expect(problemsOf({ ...base(), ...change })).toContainEqual(problem);
   });
@@ -170,7 +281,9 @@ describe('the deployment config file', () => {
     expect(problems).toContain(`stackName: ${STACK_NAME_RULE}, got "netconfig-prod"`);
     expect(problems).toContain('vault: must be object, got "https://vault.example.net"');
     expect(problems).toContain('alarms: give email (a topic is created) or topicArn (an existing topic), not both');
-    expect(problems.filter((p) => p.startsWith('network.egress[0].cidr: '))).toEqual(['network.egress[0].cidr: must be an IPv4 CIDR block such as 10.20.0.0/16, got "10.20.0.0"']);
+    expect(problems.filter((p) => p.startsWith('network.egress[0].cidr: '))).toEqual([
+      'network.egress[0].cidr: must be an IPv4 CIDR block such as 10.20.0.0/16, got "10.20.0.0"',
+    ]);
     const keys = problems.map((p) => p.slice(0, p.indexOf(': ')));
     expect(new Set(keys).size).toBe(keys.length);
   });
@@ -182,7 +295,9 @@ describe('the deployment config file', () => {
     expect(spawnSync('mkfifo', [path.join(dir, 'pipe')]).status).toBe(0);
     expect(problemsOf({ ...base(), caBundle: 'pipe' }, dir)).toEqual([`caBundle: ${path.join(dir, 'pipe')} is not a regular file`]);
     writeFileSync(path.join(dir, 'loop.pem'), '');
-    expect(problemsOf({ ...base(), caBundle: 'loop.pem/inner.pem' }, dir)).toEqual([expect.stringMatching(/^caBundle: .*loop\.pem\/inner\.pem cannot be read \(ENOTDIR\)$/)]);
+    expect(problemsOf({ ...base(), caBundle: 'loop.pem/inner.pem' }, dir)).toEqual([
+      expect.stringMatching(/^caBundle: .*loop\.pem\/inner\.pem cannot be read \(ENOTDIR\)$/),
+    ]);
   });
 
   it('refuses a config file that is a directory', () => {
@@ -190,26 +305,36 @@ describe('the deployment config file', () => {
     expect(() => loadDeployConfig(dir)).toThrow(`${dir} is not a valid deployment configuration:\n  - ${dir} is a directory: name the file in it`);
   });
 
-  it.each(['netconfig-prod', 'Netconfig-Prod', 'NETCONFIG', 'netconfig', 'NetconfigNSO', 'Net--config', 'N'.repeat(1) + 'x'.repeat(64)])('refuses the stack name %s, which is not the one canonical form of its service name', (stackName) => {
-    expect(problemsOf({ ...base(), stackName }).filter((p) => p.startsWith('stackName: '))).toHaveLength(1);
-  });
+  it.each(['netconfig-prod', 'Netconfig-Prod', 'NETCONFIG', 'netconfig', 'NetconfigNSO', 'Net--config', 'N'.repeat(1) + 'x'.repeat(64)])(
+    'refuses the stack name %s, which is not the one canonical form of its service name',
+    (stackName) => {
+      expect(problemsOf({ ...base(), stackName }).filter((p) => p.startsWith('stackName: '))).toHaveLength(1);
+    },
+  );
 
   it('refuses a stack name ending in the word Api, the name of another deployment’s API stack', () => {
     expect(problemsOf({ ...base(), stackName: 'NetconfigApi' })).toEqual([
       'stackName: must not end in the word Api: the API stack of a deployment named Netconfig is NetconfigApi (each deployment is <stackName> and <stackName>Api)',
     ]);
-    for (const stackName of ['NetconfigApis', 'NetconfigApiProd', 'Api']) expect(parseDeployConfig({ ...base(), stackName }, 'n.json', FIXTURES).stackName).toBe(stackName);
+    for (const stackName of ['NetconfigApis', 'NetconfigApiProd', 'Api'])
+      expect(parseDeployConfig({ ...base(), stackName }, 'n.json', FIXTURES).stackName).toBe(stackName);
   });
 
   it('derives a service name of its own from every stack name it accepts', () => {
-    const pattern = new RegExp((JSON.parse(readFileSync(CONFIG_SCHEMA_FILE, 'utf8')) as { properties: { stackName: { pattern: string } } }).properties.stackName.pattern);
+    const pattern = new RegExp(
+      (JSON.parse(readFileSync(CONFIG_SCHEMA_FILE, 'utf8')) as { properties: { stackName: { pattern: string } } }).properties.stackName.pattern,
+    );
     // Less the names of API stacks (a last word Api), refused above.
     const names = fc
       .array(fc.stringMatching(/^[A-Z][a-z0-9]{1,6}$/), { minLength: 1, maxLength: 6 })
       .map((words) => words.join(''))
       .filter((name) => !/[a-z0-9]Api$/.test(name));
     // The stack name is read back from its service name: two accepted names never share one.
-    const stackNameOf = (service: string) => service.split('-').map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
+    const stackNameOf = (service: string) =>
+      service
+        .split('-')
+        .map((w) => w[0]!.toUpperCase() + w.slice(1))
+        .join('');
     fc.assert(
       fc.property(names, (name) => {
         expect(pattern.test(name)).toBe(true);

@@ -5,7 +5,7 @@
  * Synthesized without bundling; cdk-nag runs on the VPC variants.
  */
 import { App, Aspects } from 'aws-cdk-lib';
-import { Annotations, Match, } from 'aws-cdk-lib/assertions';
+import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -84,7 +84,17 @@ describe('deployment variants', () => {
 
   it('with a VPC and endpoints, puts exactly the functions that call NSO or Vault in the private subnets, behind a group with narrow egress', () => {
     const { stack, resources, fn } = synth({ network: ENDPOINTS_NETWORK }, { nag: true });
-    expect(OUTSIDE).toEqual(expect.arrayContaining(['relayRestAction', 'getAdapterHealth', 'getAdaptersHealth', 'getSystemHealth', 'putAdapter', 'restartAdapter', 'complianceBatch']));
+    expect(OUTSIDE).toEqual(
+      expect.arrayContaining([
+        'relayRestAction',
+        'getAdapterHealth',
+        'getAdaptersHealth',
+        'getSystemHealth',
+        'putAdapter',
+        'restartAdapter',
+        'complianceBatch',
+      ]),
+    );
     const groups = ofType(resources, 'AWS::EC2::SecurityGroup');
     const functionGroup = groups.find(([id]) => id.includes('FunctionSecurityGroup'))!;
     expect(functionGroup).toBeDefined();
@@ -124,7 +134,11 @@ describe('deployment variants', () => {
     const endpoints = ofType(resources, 'AWS::EC2::VPCEndpoint').map(([, r]) => r.Properties);
     expect(endpoints).toHaveLength(3);
     const byService = (name: string) => endpoints.find((e) => JSON.stringify(e['ServiceName']).includes(name))!;
-    expect(byService('dynamodb')).toMatchObject({ VpcEndpointType: 'Gateway', VpcId: 'vpc-0123456789abcdef0', RouteTableIds: ['rtb-0a000000000000001', 'rtb-0b000000000000002'] });
+    expect(byService('dynamodb')).toMatchObject({
+      VpcEndpointType: 'Gateway',
+      VpcId: 'vpc-0123456789abcdef0',
+      RouteTableIds: ['rtb-0a000000000000001', 'rtb-0b000000000000002'],
+    });
     // The durable compliance function checkpoints through the Lambda API: it needs the Lambda endpoint.
     for (const service of ['secretsmanager', 'lambda']) {
       expect(byService(service), service).toMatchObject({
@@ -135,7 +149,9 @@ describe('deployment variants', () => {
     }
     // The endpoints admit HTTPS from the functions' group only.
     const ingress = ofType(resources, 'AWS::EC2::SecurityGroupIngress').map(([, r]) => r.Properties);
-    expect(ingress).toEqual([expect.objectContaining({ FromPort: 443, ToPort: 443, SourceSecurityGroupId: groupRef, GroupId: { 'Fn::GetAtt': [endpointGroup[0], 'GroupId'] } })]);
+    expect(ingress).toEqual([
+      expect.objectContaining({ FromPort: 443, ToPort: 443, SourceSecurityGroupId: groupRef, GroupId: { 'Fn::GetAtt': [endpointGroup[0], 'GroupId'] } }),
+    ]);
     for (const service of ['secretsmanager', 'lambda']) {
       expect(byService(service)['SecurityGroupIds'], service).toEqual([{ 'Fn::GetAtt': [endpointGroup[0], 'GroupId'] }]);
     }
@@ -155,7 +171,10 @@ describe('deployment variants', () => {
       ]),
     );
     expect(group.Properties['SecurityGroupEgress']).toHaveLength(3);
-    expect(fn('relayRestAction').Properties['VpcConfig']).toEqual({ SubnetIds: SUBNETS.map((s) => s.subnetId), SecurityGroupIds: [{ 'Fn::GetAtt': [groupId, 'GroupId'] }] });
+    expect(fn('relayRestAction').Properties['VpcConfig']).toEqual({
+      SubnetIds: SUBNETS.map((s) => s.subnetId),
+      SecurityGroupIds: [{ 'Fn::GetAtt': [groupId, 'GroupId'] }],
+    });
     expect(fn('getTree').Properties['VpcConfig']).toBeUndefined();
     expect(nagErrors(stack)).toEqual([]);
     // Subnets without route tables are fine here (no gateway endpoint): synth prints no warning about them.
@@ -184,7 +203,12 @@ describe('deployment variants', () => {
 
   it('with an external OIDC issuer, creates no user pool and verifies that issuer’s tokens', () => {
     const { resources, fn } = synth({
-      identity: { provider: 'oidc', issuer: 'https://login.example.net/realms/ops', audience: 'netconfig', jwksUrl: 'https://login.example.net/realms/ops/certs' },
+      identity: {
+        provider: 'oidc',
+        issuer: 'https://login.example.net/realms/ops',
+        audience: 'netconfig',
+        jwksUrl: 'https://login.example.net/realms/ops/certs',
+      },
     });
     expect(ofType(resources, 'AWS::Cognito::UserPool')).toEqual([]);
     expect(fn('authorizer').Properties['Environment']['Variables']).toMatchObject({
@@ -245,8 +269,14 @@ describe('deployment variants', () => {
     expect(a.alarms.length).toBeGreaterThan(10);
     expect(a.dashboards).toHaveLength(1);
     for (const key of ['api', 'service', 'alarms', 'dashboards'] as const) {
-      expect(a[key].every((n) => typeof n === 'string' && n.length > 0), key).toBe(true);
-      expect(a[key].filter((n) => b[key].includes(n)), key).toEqual([]);
+      expect(
+        a[key].every((n) => typeof n === 'string' && n.length > 0),
+        key,
+      ).toBe(true);
+      expect(
+        a[key].filter((n) => b[key].includes(n)),
+        key,
+      ).toEqual([]);
     }
   });
 });

@@ -25,7 +25,11 @@ import { partSlug } from '../../infra/stack.js';
 import { logicalIdOf, serviceTemplate, synthService } from './service-template.js';
 
 type Resource = { Type: string; Properties: Record<string, any>; DependsOn?: string[] };
-type AlarmMetric = { Id: string; Expression?: string; MetricStat?: { Metric: { Namespace: string; MetricName: string; Dimensions: { Name: string; Value: unknown }[] }; Stat: string } };
+type AlarmMetric = {
+  Id: string;
+  Expression?: string;
+  MetricStat?: { Metric: { Namespace: string; MetricName: string; Dimensions: { Name: string; Value: unknown }[] }; Stat: string };
+};
 const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] };
 
 /** API, functions (the authorizer among them) and tables of one deployment, under `scope`. */
@@ -57,7 +61,10 @@ const alarmResources = (template: Template) => Object.entries(template.findResou
 const alarms = (template: Template) => alarmResources(template).map(([, r]) => r.Properties);
 const byName = (template: Template, suffix: string) => {
   const found = alarms(template).filter((a) => typeof a['AlarmName'] === 'string' && (a['AlarmName'] as string).endsWith(suffix));
-  expect(found.map((a) => a['AlarmName']), suffix).toHaveLength(1);
+  expect(
+    found.map((a) => a['AlarmName']),
+    suffix,
+  ).toHaveLength(1);
   return found[0]!;
 };
 const dimensionsOf = (m: AlarmMetric) => Object.fromEntries(m.MetricStat!.Metric.Dimensions.map((d) => [d.Name, d.Value]));
@@ -162,10 +169,19 @@ describe('Observability construct', () => {
   it('alarms on the API stage’s 5xx rate, ignoring minutes with few requests', () => {
     const { template } = small();
     const alarm = byName(template, '-api-5xx-rate');
-    expect(alarm).toMatchObject({ Threshold: 5, EvaluationPeriods: 5, DatapointsToAlarm: 3, ComparisonOperator: 'GreaterThanThreshold', TreatMissingData: 'notBreaching' });
+    expect(alarm).toMatchObject({
+      Threshold: 5,
+      EvaluationPeriods: 5,
+      DatapointsToAlarm: 3,
+      ComparisonOperator: 'GreaterThanThreshold',
+      TreatMissingData: 'notBreaching',
+    });
     const metrics = alarm['Metrics'] as AlarmMetric[];
     expect(metrics.find((m) => m.Expression)?.Expression).toBe('IF(requests >= 10, 100 * errors / requests, 0)');
-    const names = metrics.filter((m) => m.MetricStat).map((m) => m.MetricStat!.Metric.MetricName).sort();
+    const names = metrics
+      .filter((m) => m.MetricStat)
+      .map((m) => m.MetricStat!.Metric.MetricName)
+      .sort();
     expect(names).toEqual(['5XXError', 'Count']);
     for (const m of metrics.filter((x) => x.MetricStat)) expect(Object.keys(dimensionsOf(m)).sort()).toEqual(['ApiName', 'Stage']);
   });
@@ -230,14 +246,22 @@ describe('Observability construct', () => {
     const waiting = liveRoutes.slice(0, 12).map((r) => ({ method: r.method, path: r.path }));
     const { template } = small({ orchestratorMethods: waiting });
     const read = latencyAlarms(template).flatMap(latencyMethods);
-    expect(read.sort()).toEqual(liveRoutes.slice(12).map((r) => `${r.method} ${r.path}`).sort());
+    expect(read.sort()).toEqual(
+      liveRoutes
+        .slice(12)
+        .map((r) => `${r.method} ${r.path}`)
+        .sort(),
+    );
     for (const a of alarms(template)) expect(((a['Metrics'] as AlarmMetric[] | undefined) ?? []).filter((m) => m.MetricStat).length).toBeLessThanOrEqual(10);
   });
 
   it('alarms on the functions’ errors and throttles in groups summed by metric math, the authorizer’s throttles apart and its errors never', () => {
     const { template } = small();
     const lambdaMetrics = (a: Record<string, any>) => (a['Metrics'] as AlarmMetric[]).filter((m) => m.MetricStat);
-    for (const [suffix, metricName] of [['-fn-errors-1', 'Errors'], ['-fn-throttles-1', 'Throttles']] as const) {
+    for (const [suffix, metricName] of [
+      ['-fn-errors-1', 'Errors'],
+      ['-fn-throttles-1', 'Throttles'],
+    ] as const) {
       const group = byName(template, suffix);
       expect(group).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', EvaluationPeriods: 1 });
       const metrics = lambdaMetrics(group);
@@ -256,7 +280,11 @@ describe('Observability construct', () => {
     // No alarm reads the authorizer's Errors at all (every refused token is one), and no group reads the authorizer.
     const authorizerFn = Object.entries(template.findResources('AWS::Lambda::Function')).find(([, r]) => r['Properties']['Description'] === 'authorizer')![0];
     for (const a of alarms(template)) {
-      const read = a['MetricName'] ? [{ name: a['MetricName'], dims: a['Dimensions'] }] : ((a['Metrics'] as AlarmMetric[]) ?? []).filter((m) => m.MetricStat).map((m) => ({ name: m.MetricStat!.Metric.MetricName, dims: m.MetricStat!.Metric.Dimensions }));
+      const read = a['MetricName']
+        ? [{ name: a['MetricName'], dims: a['Dimensions'] }]
+        : ((a['Metrics'] as AlarmMetric[]) ?? [])
+            .filter((m) => m.MetricStat)
+            .map((m) => ({ name: m.MetricStat!.Metric.MetricName, dims: m.MetricStat!.Metric.Dimensions }));
       for (const r of read) if (r.name === 'Errors') expect(JSON.stringify(r.dims)).not.toContain(authorizerFn);
       if (/-fn-(errors|throttles)-\d+$/.test(a['AlarmName'])) expect(JSON.stringify(a['Metrics'])).not.toContain(authorizerFn);
     }
@@ -316,7 +344,12 @@ describe('Observability construct', () => {
     const authorizerLogs = Object.entries(template.findResources('AWS::Logs::LogGroup')).find(([id]) => id.startsWith('AuthorizerLogs'))![0];
     expect(filter['LogGroupName']).toEqual({ Ref: authorizerLogs });
     expect(filter['MetricTransformations']).toEqual([{ MetricNamespace: 'Netconfig/netconfig-test', MetricName: 'AuthorizerCrashes', MetricValue: '1' }]);
-    expect(byName(template, '-fn-authorizer-crashes')).toMatchObject({ Namespace: 'Netconfig/netconfig-test', MetricName: 'AuthorizerCrashes', Statistic: 'Sum', Threshold: 1 });
+    expect(byName(template, '-fn-authorizer-crashes')).toMatchObject({
+      Namespace: 'Netconfig/netconfig-test',
+      MetricName: 'AuthorizerCrashes',
+      Statistic: 'Sum',
+      Threshold: 1,
+    });
 
     // CloudWatch Logs semantics of `?"a" ?"b"`: the event contains any of the quoted terms (case-sensitive).
     const pattern = filter['FilterPattern'] as string;
@@ -366,7 +399,9 @@ describe('Observability construct', () => {
     // Every DynamoDB metric any alarm reads names one of this stack's tables.
     const dynamo = alarms(template).flatMap((a) => [
       ...(a['Namespace'] === 'AWS/DynamoDB' ? [a['Dimensions'] as { Name: string; Value: unknown }[]] : []),
-      ...((a['Metrics'] as AlarmMetric[] | undefined) ?? []).filter((m) => m.MetricStat?.Metric.Namespace === 'AWS/DynamoDB').map((m) => m.MetricStat!.Metric.Dimensions),
+      ...((a['Metrics'] as AlarmMetric[] | undefined) ?? [])
+        .filter((m) => m.MetricStat?.Metric.Namespace === 'AWS/DynamoDB')
+        .map((m) => m.MetricStat!.Metric.Dimensions),
     ]);
     expect(dynamo.length).toBe(2 * 2 * 10);
     const tableRefs = Object.keys(template.findResources('AWS::DynamoDB::GlobalTable')).map((id) => JSON.stringify({ Ref: id }));
@@ -385,7 +420,9 @@ describe('Observability construct', () => {
     expect(() => small({ thresholds: { apiLatencyP99Ms: -1 } })).toThrow(/thresholds.apiLatencyP99Ms must be a positive number, got -1/);
     expect(() => small({ thresholds: { relayLatencyP99Ms: Number.NaN } })).toThrow(/thresholds.relayLatencyP99Ms must be a positive number/);
     // DynamoDB's account-wide user errors are no longer alarmed on: a threshold for them is refused, not ignored.
-    expect(() => small({ thresholds: { dynamoUserErrors: 5 } as never })).toThrow(/unknown threshold dynamoUserErrors \(known: api5xxRatePercent, .*authorizerFailures\)/);
+    expect(() => small({ thresholds: { dynamoUserErrors: 5 } as never })).toThrow(
+      /unknown threshold dynamoUserErrors \(known: api5xxRatePercent, .*authorizerFailures\)/,
+    );
   });
 
   it('reads no CDK context: alarm settings come as props only', () => {
@@ -401,7 +438,18 @@ describe('Observability construct', () => {
     const dashboard = Object.values(dashboards)[0]!.Properties;
     expect(dashboard['DashboardName']).toBe('netconfig-test-operations');
     const body = JSON.stringify(dashboard['DashboardBody']);
-    for (const metric of ['RelayCalls', 'RelayLatency', 'AuthorizerDenials', 'AuthorizerFailures', 'AuthorizerCrashes', 'ValidationFailures', '5XXError', 'Latency', 'Throttles', 'SystemErrors']) {
+    for (const metric of [
+      'RelayCalls',
+      'RelayLatency',
+      'AuthorizerDenials',
+      'AuthorizerFailures',
+      'AuthorizerCrashes',
+      'ValidationFailures',
+      '5XXError',
+      'Latency',
+      'Throttles',
+      'SystemErrors',
+    ]) {
       expect(body).toContain(metric);
     }
     expect(body).toContain('Netconfig');
@@ -414,19 +462,29 @@ describe('Observability construct', () => {
     for (const serviceName of ['netconfig-staging', 'netconfig-prod']) deployment(new Construct(stack, serviceName.replace('-', '')), serviceName);
     const template = Template.fromStack(stack);
     const of = (prefix: string) => {
-      const own = alarmResources(template).filter(([id]) => id.startsWith(prefix)).map(([, r]) => r.Properties);
+      const own = alarmResources(template)
+        .filter(([id]) => id.startsWith(prefix))
+        .map(([, r]) => r.Properties);
       const streams = own.flatMap((a) =>
         a['MetricName']
           ? [JSON.stringify([a['Namespace'], a['MetricName'], a['Dimensions']])]
-          : (a['Metrics'] as AlarmMetric[]).filter((m) => m.MetricStat).map((m) => JSON.stringify([m.MetricStat!.Metric.Namespace, m.MetricStat!.Metric.MetricName, m.MetricStat!.Metric.Dimensions])),
+          : (a['Metrics'] as AlarmMetric[])
+              .filter((m) => m.MetricStat)
+              .map((m) => JSON.stringify([m.MetricStat!.Metric.Namespace, m.MetricStat!.Metric.MetricName, m.MetricStat!.Metric.Dimensions])),
       );
       const dimensionValues = own.flatMap((a) =>
-        [...((a['Dimensions'] as { Name: string; Value: unknown }[] | undefined) ?? []), ...((a['Metrics'] as AlarmMetric[] | undefined) ?? []).flatMap((m) => m.MetricStat?.Metric.Dimensions ?? [])].map(
-          (d) => `${d.Name}=${JSON.stringify(d.Value)}`,
-        ),
+        [
+          ...((a['Dimensions'] as { Name: string; Value: unknown }[] | undefined) ?? []),
+          ...((a['Metrics'] as AlarmMetric[] | undefined) ?? []).flatMap((m) => m.MetricStat?.Metric.Dimensions ?? []),
+        ].map((d) => `${d.Name}=${JSON.stringify(d.Value)}`),
       );
       const dashboards = Object.entries(template.findResources('AWS::CloudWatch::Dashboard')).filter(([id]) => id.startsWith(prefix));
-      return { names: own.map((a) => a['AlarmName'] as string), streams, dimensionValues, dashboards: dashboards.map(([, d]) => d['Properties']['DashboardName'] as string) };
+      return {
+        names: own.map((a) => a['AlarmName'] as string),
+        streams,
+        dimensionValues,
+        dashboards: dashboards.map(([, d]) => d['Properties']['DashboardName'] as string),
+      };
     };
     const staging = of('netconfigstaging');
     const prod = of('netconfigprod');
@@ -448,7 +506,9 @@ describe('Observability construct', () => {
     expect(staging.dimensionValues).toContain('Service="netconfig-staging"');
     expect(staging.dimensionValues).toContain('ApiName="netconfig-staging"');
     expect(prod.dimensionValues).toContain('Service="netconfig-prod"');
-    const namespaces = Object.values(template.findResources('AWS::Logs::MetricFilter')).map((f) => f['Properties']['MetricTransformations'][0]['MetricNamespace']);
+    const namespaces = Object.values(template.findResources('AWS::Logs::MetricFilter')).map(
+      (f) => f['Properties']['MetricTransformations'][0]['MetricNamespace'],
+    );
     expect(namespaces.sort()).toEqual(['Netconfig/netconfig-prod', 'Netconfig/netconfig-staging']);
   });
 
@@ -561,7 +621,10 @@ describe('service signals', () => {
     const parts = Object.entries(stack.api.parts);
     const fnGroups = parts.reduce((n, [, part]) => n + Math.ceil(Object.keys(part.functions).length / 10), 0);
     const waits = new Set(liveRoutes.filter((r) => r.needs.orchestrator).map((r) => `${r.method} ${r.path}`));
-    const latencyGroups = parts.reduce((n, [, part]) => n + Math.ceil(part.methods.filter((m) => !waits.has(`${m.method} ${m.path}`)).length / METHODS_PER_LATENCY_ALARM), 0);
+    const latencyGroups = parts.reduce(
+      (n, [, part]) => n + Math.ceil(part.methods.filter((m) => !waits.has(`${m.method} ${m.path}`)).length / METHODS_PER_LATENCY_ALARM),
+      0,
+    );
     expect(all).toHaveLength(2 + 2 * fnGroups + latencyGroups + 3 + 2 * Object.keys(tableSpecs).length + 1);
     const grouped = all.filter((a) => /-fn-(errors|throttles)-[a-z-]+-\d+$/.test(a['AlarmName']));
     expect(grouped).toHaveLength(2 * fnGroups);
@@ -584,10 +647,27 @@ describe('service signals', () => {
     const latency = latencyAlarms(template);
     expect(latency).toHaveLength(latencyGroups);
     for (const a of latency) expect((a['Metrics'] as AlarmMetric[]).filter((m) => m.MetricStat).length).toBeLessThanOrEqual(10);
-    expect(latency.flatMap(latencyMethods).sort()).toEqual(liveRoutes.filter((r) => !r.needs.orchestrator).map((r) => `${r.method} ${r.path}`).sort());
+    expect(latency.flatMap(latencyMethods).sort()).toEqual(
+      liveRoutes
+        .filter((r) => !r.needs.orchestrator)
+        .map((r) => `${r.method} ${r.path}`)
+        .sort(),
+    );
     const names = all.map((a) => a['AlarmName'] as string);
-    for (const suffix of ['-fn-errors-runtime-1', '-fn-throttles-runtime-1', '-api-latency-p99-runtime-1', '-compliance-batch-failed', '-fn-authorizer-failures', '-fn-authorizer-crashes', '-fn-authorizer-throttles', '-relay-latency-p99']) {
-      expect(names.filter((n) => n.endsWith(suffix)), suffix).toHaveLength(1);
+    for (const suffix of [
+      '-fn-errors-runtime-1',
+      '-fn-throttles-runtime-1',
+      '-api-latency-p99-runtime-1',
+      '-compliance-batch-failed',
+      '-fn-authorizer-failures',
+      '-fn-authorizer-crashes',
+      '-fn-authorizer-throttles',
+      '-relay-latency-p99',
+    ]) {
+      expect(
+        names.filter((n) => n.endsWith(suffix)),
+        suffix,
+      ).toHaveLength(1);
     }
     expect(names.filter((n) => n.endsWith('-fn-authorizer-errors'))).toEqual([]);
     // One prefix for them all: the Service the authorizer's failures are read by.

@@ -88,7 +88,9 @@ describe('stack size', () => {
   it('gives a live route no resource of its own but its function, its log group and its method', () => {
     const { stack, resources } = synth();
     for (const route of liveRoutes) {
-      const own = resourcesUnder(stack, stack.functions[route.operationId]!).map((id) => resources[id]!.Type).sort();
+      const own = resourcesUnder(stack, stack.functions[route.operationId]!)
+        .map((id) => resources[id]!.Type)
+        .sort();
       expect(own, route.operationId).toEqual(['AWS::Lambda::Function', 'AWS::Logs::LogGroup']);
     }
     // API Gateway calls the route functions with an invoke role: the authorizer's is the only permission.
@@ -134,7 +136,8 @@ describe('FunctionRoles', () => {
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
     const stack = new Stack(app, 'Roles');
     const table = new TableV2(stack, 'Items', { partitionKey: { name: 'pk', type: AttributeType.STRING } });
-    const fn = (id: string, permissions = [tablePermission(table, 'read')]) => new ServiceFunction(stack, id, { handler: 'health/handlers/status', description: id, permissions });
+    const fn = (id: string, permissions = [tablePermission(table, 'read')]) =>
+      new ServiceFunction(stack, id, { handler: 'health/handlers/status', description: id, permissions });
     return { stack, table, a: fn('A'), b: fn('B'), writer: fn('Writer', [tablePermission(table, 'write')]), bare: fn('Bare', []) };
   };
 

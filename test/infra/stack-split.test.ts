@@ -25,7 +25,10 @@ const sizes = (file: string | undefined, routes?: number) => {
   const app = new App({ context: NO_BUNDLING });
   const config = file ? loadDeployConfig(path.join(PROJECT_ROOT, file)) : undefined;
   const { stackName = 'Netconfig', ...settings } = config ?? {};
-  const service = new NetconfigService(app, stackName, { ...(config ? { settings: settings as never } : {}), ...(routes ? { routes: withSyntheticRoutes(routes) } : {}) });
+  const service = new NetconfigService(app, stackName, {
+    ...(config ? { settings: settings as never } : {}),
+    ...(routes ? { routes: withSyntheticRoutes(routes) } : {}),
+  });
   return service.stacks.map((stack) => {
     const t = Template.fromStack(stack).toJSON();
     return {
@@ -90,14 +93,25 @@ describe('path resources', () => {
 
     const app = new App({ context: NO_BUNDLING });
     const service = new NetconfigService(app, 'Netconfig');
-    const parts = Object.fromEntries(Object.entries(service.api.parts).map(([name, part]) => [name, Template.fromStack(part).toJSON().Resources as Record<string, { Type: string; Properties: Record<string, any> }>]));
+    const parts = Object.fromEntries(
+      Object.entries(service.api.parts).map(([name, part]) => [
+        name,
+        Template.fromStack(part).toJSON().Resources as Record<string, { Type: string; Properties: Record<string, any> }>,
+      ]),
+    );
     const api = Template.fromStack(service.api).toJSON().Resources as Record<string, { Type: string; Properties: Record<string, any> }>;
-    const pathParts = (resources: typeof api) => Object.values(resources).filter((r) => r.Type === 'AWS::ApiGateway::Resource').map((r) => r.Properties['PathPart'] as string);
+    const pathParts = (resources: typeof api) =>
+      Object.values(resources)
+        .filter((r) => r.Type === 'AWS::ApiGateway::Resource')
+        .map((r) => r.Properties['PathPart'] as string);
     // Each subtree's top segment is made in its part, and nothing at or under it in the API stack.
     const apiPaths = [...resourcePaths(api as Resources).values()];
     for (const [path, owner] of Object.entries(SUBTREES)) {
       expect(pathParts(parts[owner]!), path).toContain(path.slice(path.lastIndexOf('/') + 1));
-      expect(apiPaths.filter((p) => p === path || p.startsWith(`${path}/`)), path).toEqual([]);
+      expect(
+        apiPaths.filter((p) => p === path || p.startsWith(`${path}/`)),
+        path,
+      ).toEqual([]);
     }
     expect(apiPaths).toContain('/health');
     // Methods live in the parts, except the removed routes' (Mock integrations) in the API stack.

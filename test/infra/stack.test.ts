@@ -93,11 +93,20 @@ describe('stack', () => {
       });
       const directives = lines.filter((l) => l.startsWith('#'));
       if (links.length) {
-        expect(directives).toEqual([`#set($q = '"')`, `#set($link = '')`, `#set($sep = '')`, ...links, `#if($link != '')#set($context.responseOverride.header.Link = "$link")#end`]);
+        expect(directives).toEqual([
+          `#set($q = '"')`,
+          `#set($link = '')`,
+          `#set($sep = '')`,
+          ...links,
+          `#if($link != '')#set($context.responseOverride.header.Link = "$link")#end`,
+        ]);
         // Every parameter the header carries is tested in the same line, before it is used.
-        for (const line of directives) for (const m of line.matchAll(/<[^>]*\$input\.params\('(\w+)'\)/g)) expect(line).toContain(`#if($input.params('${m[1]}').matches(`);
+        for (const line of directives)
+          for (const m of line.matchAll(/<[^>]*\$input\.params\('(\w+)'\)/g)) expect(line).toContain(`#if($input.params('${m[1]}').matches(`);
       } else expect(directives).toEqual([]);
-      expect(template).toBe(`${successorLinkTemplate(removedRoutes.find((r) => r.method === row.method && removedRouteName(r) === specName(row))!) ?? ''}${json}`);
+      expect(template).toBe(
+        `${successorLinkTemplate(removedRoutes.find((r) => r.method === row.method && removedRouteName(r) === specName(row))!) ?? ''}${json}`,
+      );
       expect(response.ResponseParameters['method.response.header.Link']).toBeUndefined();
       expect(m!.props['MethodResponses']).toEqual([
         { StatusCode: '410', ResponseParameters: expect.objectContaining({ 'method.response.header.Content-Type': true }) },
@@ -158,9 +167,7 @@ describe('stack', () => {
   });
 
   it('runs every function on Node.js 22, arm64, with a retained log group', () => {
-    const functions = Object.values(template.findResources('AWS::Lambda::Function')).filter(
-      (f) => f['Properties']['Handler'] === 'index.handler',
-    );
+    const functions = Object.values(template.findResources('AWS::Lambda::Function')).filter((f) => f['Properties']['Handler'] === 'index.handler');
     // One per route, the authorizer, and the compliance batch function.
     expect(functions).toHaveLength(liveRoutes.length + 2);
     for (const fn of functions) {
@@ -197,7 +204,10 @@ describe('stack', () => {
           const actions = actionsOn(roleId, key);
           if (actions.includes('dynamodb:PutItem') && actions.includes('dynamodb:DeleteItem')) return [[key, 'write']];
           if (actions.includes('dynamodb:GetItem')) {
-            expect(actions.filter((a) => /Put|Update|Delete|Write/.test(a)), key).toEqual([]);
+            expect(
+              actions.filter((a) => /Put|Update|Delete|Write/.test(a)),
+              key,
+            ).toEqual([]);
             return [[key, 'read']];
           }
           expect(actions, key).toEqual([]);
@@ -211,7 +221,9 @@ describe('stack', () => {
       expect(tableAccess(role), route.operationId).toEqual(route.needs.tables ?? {});
       expect(invokesBatch(role), route.operationId).toBe(Boolean(route.needs.startsCompliance));
       // Created after its role's policy: never running before its grants exist.
-      const policies = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::IAM::Policy' && r.Properties['Roles'].some((x: { Ref: string }) => x.Ref === role));
+      const policies = Object.entries(resources).filter(
+        ([, r]) => r.Type === 'AWS::IAM::Policy' && r.Properties['Roles'].some((x: { Ref: string }) => x.Ref === role),
+      );
       expect(policies.length, route.operationId).toBeGreaterThan(0);
       for (const [policyId] of policies) expect(resources[fnId(route.operationId)]!.DependsOn, route.operationId).toContain(policyId);
     }
@@ -220,11 +232,18 @@ describe('stack', () => {
     const relay = roleOf('relayRestAction');
     expect(actionsOn(relay, 'adapters')).toContain('dynamodb:GetItem');
     expect(actionsOn(relay, 'adapters')).not.toContain('dynamodb:PutItem');
-    expect(actionsOn(relay, 'idempotency')).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem']));
+    expect(actionsOn(relay, 'idempotency')).toEqual(
+      expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem']),
+    );
     expect(actionsOn(relay, 'trees')).toEqual([]);
     // Shared exactly between routes of one part whose needs are the same (tables, secrets, starting batches, placement).
     const needsOf = (route: (typeof liveRoutes)[number]) =>
-      JSON.stringify([Object.entries(route.needs.tables ?? {}).sort(), route.needs.secrets ?? null, Boolean(route.needs.startsCompliance), callsOutside(route)]);
+      JSON.stringify([
+        Object.entries(route.needs.tables ?? {}).sort(),
+        route.needs.secrets ?? null,
+        Boolean(route.needs.startsCompliance),
+        callsOutside(route),
+      ]);
     const routesByRole = new Map<string, Set<string>>();
     for (const route of liveRoutes) routesByRole.set(roleOf(route.operationId), (routesByRole.get(roleOf(route.operationId)) ?? new Set()).add(needsOf(route)));
     for (const [role, needs] of routesByRole) expect([...needs], role).toHaveLength(1);
@@ -235,7 +254,9 @@ describe('stack', () => {
 
   it('gives functions that only resolve secrets the reader Vault credential, and only adapter writers the writer one', () => {
     const resources = template.toJSON().Resources as Resources;
-    const secretIds = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::SecretsManager::Secret' && !r.Properties['Description']?.includes('Idempotency-Key')).map(([id]) => id);
+    const secretIds = Object.entries(resources)
+      .filter(([, r]) => r.Type === 'AWS::SecretsManager::Secret' && !r.Properties['Description']?.includes('Idempotency-Key'))
+      .map(([id]) => id);
     expect(secretIds).toHaveLength(2);
     const reader = secretIds.find((id) => id.includes('Reader'))!;
     const writer = secretIds.find((id) => id.includes('Writer'))!;
@@ -265,7 +286,9 @@ describe('stack', () => {
 
   it('gives the fingerprint key only to the functions of routes that take Idempotency-Key, and keeps it', () => {
     const resources = template.toJSON().Resources as Resources;
-    const keys = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::SecretsManager::Secret' && r.Properties['Description']?.includes('Idempotency-Key'));
+    const keys = Object.entries(resources).filter(
+      ([, r]) => r.Type === 'AWS::SecretsManager::Secret' && r.Properties['Description']?.includes('Idempotency-Key'),
+    );
     expect(keys).toHaveLength(1);
     const [keyId, key] = keys[0]!;
     expect(key['DeletionPolicy']).toBe('Retain');
@@ -289,26 +312,38 @@ describe('stack', () => {
     // The nested stacks' parameters are values their parent passes, never asked at deploy.
     for (const top of [stack.data, stack.api]) {
       const parameters = Object.keys(Template.fromStack(top).toJSON().Parameters ?? {});
-      expect(parameters.filter((p) => p !== 'BootstrapVersion'), top.stackName).toEqual([]);
+      expect(
+        parameters.filter((p) => p !== 'BootstrapVersion'),
+        top.stackName,
+      ).toEqual([]);
     }
     const relay = (template.toJSON().Resources as Resources)[logicalIdOf(stack.functions['relayRestAction']!.function)]!;
-    expect(relay.Properties['Environment'].Variables).toMatchObject({ VAULT_ADDR: 'https://vault.example.net:8200', VAULT_AUTH_METHOD: 'approle', SERVICE_NAME: 'netconfig' });
+    expect(relay.Properties['Environment'].Variables).toMatchObject({
+      VAULT_ADDR: 'https://vault.example.net:8200',
+      VAULT_AUTH_METHOD: 'approle',
+      SERVICE_NAME: 'netconfig',
+    });
   });
 
   it('answers every API Gateway error as problem+json, and an unknown route as 404', () => {
     const responses = Object.values(template.findResources('AWS::ApiGateway::GatewayResponse')).map((r) => r['Properties']);
     const byType = Object.fromEntries(responses.map((r) => [r.ResponseType, r]));
     // Every type API Gateway has: a response of our own for each, so no answer is its bare {"message"}.
-    const allTypes = Object.values(ResponseType).filter((t): t is ResponseType => t instanceof ResponseType).map((t) => t.responseType);
+    const allTypes = Object.values(ResponseType)
+      .filter((t): t is ResponseType => t instanceof ResponseType)
+      .map((t) => t.responseType);
     expect(allTypes.length).toBeGreaterThan(15);
     for (const type of allTypes) {
       const r = byType[type];
       expect(r, type).toBeDefined();
       expect(r.ResponseParameters['gatewayresponse.header.Content-Type']).toBe("'application/problem+json'");
-      const body = JSON.parse(
-        r.ResponseTemplates['application/json'].replace('$context.error.messageString', '"message"'),
-      );
-      expect(body).toMatchObject({ type: expect.stringMatching(/^urn:netconfig:problem:/), title: expect.any(String), detail: expect.any(String), requestId: '$context.requestId' });
+      const body = JSON.parse(r.ResponseTemplates['application/json'].replace('$context.error.messageString', '"message"'));
+      expect(body).toMatchObject({
+        type: expect.stringMatching(/^urn:netconfig:problem:/),
+        title: expect.any(String),
+        detail: expect.any(String),
+        requestId: '$context.requestId',
+      });
       // Only the two catch-alls keep API Gateway's status, which their template cannot know.
       if (type.startsWith('DEFAULT_')) expect(r.StatusCode, type).toBeUndefined();
       else expect(body.status, type).toBe(Number(r.StatusCode));
@@ -340,11 +375,23 @@ describe('stack', () => {
     const labels = [stack.data, stack.api]
       .flatMap((s) => s.node.findAll())
       .filter((c) => c instanceof CfnFunction)
-      .map((c) => c.node.path.slice(Stack.of(c).node.path.length + 1).replace(/\/(Function\/)?Resource$/, '').replace(/\/Function$/, ''));
+      .map((c) =>
+        c.node.path
+          .slice(Stack.of(c).node.path.length + 1)
+          .replace(/\/(Function\/)?Resource$/, '')
+          .replace(/\/Function$/, ''),
+      );
     const operations = labels.map(operationOfLabel);
     expect(new Set(operations).size).toBe(operations.length);
     expect(operations.filter((o) => o !== 'ComplianceBatch').sort()).toEqual(['authorizer', ...liveRoutes.map((r) => r.operationId)].sort());
-    const ctx = { round: 1, treeId: 'a'.repeat(24), simulatorUrl: 'http://127.0.0.1:1', simulatorCredentials: { username: 'u', password: 'p' }, token: 't', runId: 'r' };
+    const ctx = {
+      round: 1,
+      treeId: 'a'.repeat(24),
+      simulatorUrl: 'http://127.0.0.1:1',
+      simulatorCredentials: { username: 'u', password: 'p' },
+      token: 't',
+      runId: 'r',
+    };
     for (const o of operations) if (o !== 'ComplianceBatch') expect(() => firstCallEvent(o, ctx), o).not.toThrow();
   });
 });

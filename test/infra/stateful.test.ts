@@ -14,12 +14,48 @@ import { NetconfigService } from '../../infra/stack.js';
 import { NO_BUNDLING } from './service-template.js';
 
 const TABLES = {
-  TreesTable484BD673: { keys: [['pk', 'HASH', 'S']], indexes: { byName: [['kind', 'HASH', 'S'], ['name', 'RANGE', 'S']] } },
-  AdaptersTable727022F8: { keys: [['pk', 'HASH', 'S']], indexes: { byName: [['kind', 'HASH', 'S'], ['name', 'RANGE', 'S']] } },
+  TreesTable484BD673: {
+    keys: [['pk', 'HASH', 'S']],
+    indexes: {
+      byName: [
+        ['kind', 'HASH', 'S'],
+        ['name', 'RANGE', 'S'],
+      ],
+    },
+  },
+  AdaptersTable727022F8: {
+    keys: [['pk', 'HASH', 'S']],
+    indexes: {
+      byName: [
+        ['kind', 'HASH', 'S'],
+        ['name', 'RANGE', 'S'],
+      ],
+    },
+  },
   IdempotencyTable22A5A209: { keys: [['pk', 'HASH', 'S']], indexes: {} },
-  ComplianceTable974C034F: { keys: [['pk', 'HASH', 'S'], ['sk', 'RANGE', 'S']], indexes: {} },
-  ChangelogTableB264FA8C: { keys: [['pk', 'HASH', 'S'], ['sk', 'RANGE', 'S']], indexes: {} },
-  ProfilesTable3B48B4C6: { keys: [['pk', 'HASH', 'S']], indexes: { byId: [['kind', 'HASH', 'S'], ['id', 'RANGE', 'S']] } },
+  ComplianceTable974C034F: {
+    keys: [
+      ['pk', 'HASH', 'S'],
+      ['sk', 'RANGE', 'S'],
+    ],
+    indexes: {},
+  },
+  ChangelogTableB264FA8C: {
+    keys: [
+      ['pk', 'HASH', 'S'],
+      ['sk', 'RANGE', 'S'],
+    ],
+    indexes: {},
+  },
+  ProfilesTable3B48B4C6: {
+    keys: [['pk', 'HASH', 'S']],
+    indexes: {
+      byId: [
+        ['kind', 'HASH', 'S'],
+        ['id', 'RANGE', 'S'],
+      ],
+    },
+  },
 } as const;
 
 /** Every stateful resource of each variant, by logical id and type. */
@@ -54,14 +90,24 @@ describe('the stateful stack', () => {
     it(`${variant}: holds every stateful resource under its pinned logical id, retained, with termination protection`, () => {
       const service = synth(variant);
       expect(service.data.terminationProtection).toBe(true);
-      const data = Template.fromStack(service.data).toJSON().Resources as Record<string, { Type: string; DeletionPolicy?: string; UpdateReplacePolicy?: string }>;
-      const stateful = Object.fromEntries(Object.entries(data).filter(([, r]) => STATEFUL_TYPE.test(r.Type)).map(([id, r]) => [id, r.Type]));
+      const data = Template.fromStack(service.data).toJSON().Resources as Record<
+        string,
+        { Type: string; DeletionPolicy?: string; UpdateReplacePolicy?: string }
+      >;
+      const stateful = Object.fromEntries(
+        Object.entries(data)
+          .filter(([, r]) => STATEFUL_TYPE.test(r.Type))
+          .map(([id, r]) => [id, r.Type]),
+      );
       expect(stateful).toEqual(STATEFUL[variant]);
       for (const id of Object.keys(stateful)) expect([id, data[id]!.DeletionPolicy, data[id]!.UpdateReplacePolicy]).toEqual([id, 'Retain', 'Retain']);
       // No other stack holds a stateful resource.
       for (const stack of service.stacks.filter((s) => s !== service.data)) {
         const types = Object.values(Template.fromStack(stack).toJSON().Resources as Record<string, { Type: string }>).map((r) => r.Type);
-        expect(types.filter((t) => STATEFUL_TYPE.test(t)), stack.node.path).toEqual([]);
+        expect(
+          types.filter((t) => STATEFUL_TYPE.test(t)),
+          stack.node.path,
+        ).toEqual([]);
       }
     });
   }
@@ -70,10 +116,14 @@ describe('the stateful stack', () => {
     const data = Template.fromStack(synth('default').data).toJSON().Resources as Record<string, { Properties: Record<string, any> }>;
     for (const [id, expected] of Object.entries(TABLES)) {
       const p = data[id]!.Properties;
-      const types = Object.fromEntries((p['AttributeDefinitions'] as { AttributeName: string; AttributeType: string }[]).map((a) => [a.AttributeName, a.AttributeType]));
+      const types = Object.fromEntries(
+        (p['AttributeDefinitions'] as { AttributeName: string; AttributeType: string }[]).map((a) => [a.AttributeName, a.AttributeType]),
+      );
       const keys = (schema: { AttributeName: string; KeyType: string }[]) => schema.map((k) => [k.AttributeName, k.KeyType, types[k.AttributeName]]);
       expect(keys(p['KeySchema']), id).toEqual(expected.keys);
-      const indexes = Object.fromEntries(((p['GlobalSecondaryIndexes'] ?? []) as { IndexName: string; KeySchema: any[] }[]).map((g) => [g.IndexName, keys(g.KeySchema)]));
+      const indexes = Object.fromEntries(
+        ((p['GlobalSecondaryIndexes'] ?? []) as { IndexName: string; KeySchema: any[] }[]).map((g) => [g.IndexName, keys(g.KeySchema)]),
+      );
       expect(indexes, id).toEqual(expected.indexes);
       expect(p['TableName'], id).toBeUndefined();
     }

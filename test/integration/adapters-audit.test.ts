@@ -23,14 +23,26 @@ const admin = { principalId: 'ops-alice', principal: 'ops-alice', roles: 'admin'
 let world: RelayWorld;
 let h: Record<string, Handler> = {};
 
-const call = (name: string, method: string, resource: string, o: { pathParameters?: Record<string, string>; body?: unknown; query?: Record<string, string> } = {}) =>
-  invoke(h[name]!, apiEvent({ method, resource, authorizer: admin, ...o }), lambdaContext(20_000));
-const adapterBody = (password = PLAIN, extra: Record<string, unknown> = {}) => ({ type: 'nso', baseUrl: world.nso.url, auth: { type: 'basic', username: 'admin', password }, ...extra });
+const call = (
+  name: string,
+  method: string,
+  resource: string,
+  o: { pathParameters?: Record<string, string>; body?: unknown; query?: Record<string, string> } = {},
+) => invoke(h[name]!, apiEvent({ method, resource, authorizer: admin, ...o }), lambdaContext(20_000));
+const adapterBody = (password = PLAIN, extra: Record<string, unknown> = {}) => ({
+  type: 'nso',
+  baseUrl: world.nso.url,
+  auth: { type: 'basic', username: 'admin', password },
+  ...extra,
+});
 const changelogs = (name: string, query?: Record<string, string>) =>
   call('changelogs', 'GET', '/adapters/{name}/changelogs', { pathParameters: { name: encodeURIComponent(name) }, ...(query ? { query } : {}) });
 const setLevel = (name: string, level: unknown) => call('loglevel', 'PUT', '/adapters/{name}/loglevel', { pathParameters: { name }, body: { level } });
 const relay = (adapterId: string, params: Record<string, unknown>, body: Record<string, unknown> = {}) =>
-  call('relay', 'POST', '/orch_manager/restAction/{adapterId}', { pathParameters: { adapterId }, body: { params: { path: CONFIG, accept: 'application/yang-data+json', ...params }, body } });
+  call('relay', 'POST', '/orch_manager/restAction/{adapterId}', {
+    pathParameters: { adapterId },
+    body: { params: { path: CONFIG, accept: 'application/yang-data+json', ...params }, body },
+  });
 const expectProblem = (res: Awaited<ReturnType<typeof invoke>>, status: number, field?: string) => {
   expect(res.status, JSON.stringify(res.body)).toBe(status);
   expect(res.contentType).toBe('application/problem+json');
@@ -68,7 +80,10 @@ afterAll(async () => {
 describe('GET /adapters/{name}/changelogs', () => {
   it('records every action by the token subject, newest first, and keeps the trail after the adapter is deleted', async () => {
     expect((await call('create', 'POST', '/adapters', { body: { name: 'audited one', ...adapterBody() } })).status).toBe(201);
-    expect((await call('put', 'PUT', '/adapters/{name}', { pathParameters: { name: 'audited%20one' }, body: adapterBody(`${PLAIN}-2`, { timeoutMs: 5000 }) })).status).toBe(200);
+    expect(
+      (await call('put', 'PUT', '/adapters/{name}', { pathParameters: { name: 'audited%20one' }, body: adapterBody(`${PLAIN}-2`, { timeoutMs: 5000 }) }))
+        .status,
+    ).toBe(200);
     for (const action of ['stop', 'start', 'restart'] as const) {
       expect((await call(action, 'PUT', `/adapters/{name}/${action}`, { pathParameters: { name: 'audited%20one' } })).status).toBe(200);
     }
@@ -83,7 +98,11 @@ describe('GET /adapters/{name}/changelogs', () => {
     expect(page.items.map((e) => e.at)).toEqual([...page.items.map((e) => e.at)].sort().reverse());
     const replaced = page.items.find((e) => e.action === 'replaced')!;
     expect(replaced.changes).toEqual([
-      { field: 'auth.password', from: expect.stringMatching(/^\$VAULT_netconfig\/adapters\/audited one\//), to: expect.stringMatching(/^\$VAULT_netconfig\/adapters\/audited one\//) },
+      {
+        field: 'auth.password',
+        from: expect.stringMatching(/^\$VAULT_netconfig\/adapters\/audited one\//),
+        to: expect.stringMatching(/^\$VAULT_netconfig\/adapters\/audited one\//),
+      },
       // Created without a timeoutMs (it follows the active profile's), replaced with one.
       { field: 'timeoutMs', to: 5000 },
     ]);
@@ -99,7 +118,9 @@ describe('GET /adapters/{name}/changelogs', () => {
     const stored = JSON.stringify([...(await world.items('adapters')), ...(await world.items('changelog'))]);
     expect(stored).not.toContain(PLAIN);
     expect(stored).not.toContain(Buffer.from(PLAIN).toString('base64'));
-    const passwords = (res.body as Page).items.flatMap((e) => e.changes.filter((c) => c.field === 'auth.password')).flatMap((c) => [c.from, c.to].filter(Boolean));
+    const passwords = (res.body as Page).items
+      .flatMap((e) => e.changes.filter((c) => c.field === 'auth.password'))
+      .flatMap((c) => [c.from, c.to].filter(Boolean));
     expect(passwords.length).toBeGreaterThanOrEqual(4);
     for (const value of passwords) expect(value).toMatch(/^\$VAULT_/);
   });
@@ -123,7 +144,15 @@ describe('GET /adapters/{name}/changelogs', () => {
     const second = (await changelogs('audited one', { limit: '3', cursor: one.next! })).body as Page;
     const third = (await changelogs('audited one', { limit: '3', cursor: second.next! })).body as Page;
     expect(third.next).toBeUndefined();
-    expect([...one.items, ...second.items, ...third.items].map((e) => e.action)).toEqual(['deleted', 'loglevel', 'restarted', 'started', 'stopped', 'replaced', 'created']);
+    expect([...one.items, ...second.items, ...third.items].map((e) => e.action)).toEqual([
+      'deleted',
+      'loglevel',
+      'restarted',
+      'started',
+      'stopped',
+      'replaced',
+      'created',
+    ]);
     expectProblem(await changelogs('quiet', { cursor: one.next! }), 400, 'cursor');
     expectProblem(await changelogs('quiet', { cursor: 'bm90LWEtY3Vyc29y' }), 400, 'cursor');
     expectProblem(await changelogs('quiet', { limit: '0' }), 400, 'limit');
@@ -139,7 +168,9 @@ describe('GET /adapters/{name}/changelogs', () => {
     const items = await world.items('changelog');
     const own = items.filter((i) => i['pk'] === 'adapter#before-trail');
     // As a record written before the changelog existed: no entry under its name.
-    await documentClient.send(new TransactWriteCommand({ TransactItems: own.map((i) => ({ Delete: { TableName: world.tables.changelog, Key: { pk: i['pk'], sk: i['sk'] } } })) }));
+    await documentClient.send(
+      new TransactWriteCommand({ TransactItems: own.map((i) => ({ Delete: { TableName: world.tables.changelog, Key: { pk: i['pk'], sk: i['sk'] } } })) }),
+    );
     const res = await changelogs('before-trail');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ items: [] });
@@ -154,7 +185,9 @@ describe('GET /applications/{name}/changelogs and GET /application/{name}/change
     expect(await apps('/applications/{name}/changelogs', 'configuration_manager')).toMatchObject({ status: 200, body: { items: [] } });
     for (const [i, action] of (['stopped', 'started', 'loglevel'] as const).entries()) {
       await documentClient.send(
-        new TransactWriteCommand({ TransactItems: [changelogPut({ kind: 'application', name: 'orch_manager', at: `2026-05-01T00:00:0${i}.000Z`, by: 'ops-bob', action })] }),
+        new TransactWriteCommand({
+          TransactItems: [changelogPut({ kind: 'application', name: 'orch_manager', at: `2026-05-01T00:00:0${i}.000Z`, by: 'ops-bob', action })],
+        }),
       );
     }
     const plural = await apps('/applications/{name}/changelogs', 'orch_manager', { limit: '2' });
@@ -190,7 +223,12 @@ describe('PUT /adapters/{name}/loglevel', () => {
     expect((await call('get', 'GET', '/adapters/{name}', { pathParameters: { name: 'levelled' } })).body).toMatchObject({ logLevel: 'warn' });
   });
 
-  it.each([[{ level: 'verbose' }, 'level'], [{ level: 'TRACE' }, 'level'], [{}, 'level'], [{ level: 'info', extra: 1 }, 'extra']])('answers 400 for %j', async (body, field) => {
+  it.each([
+    [{ level: 'verbose' }, 'level'],
+    [{ level: 'TRACE' }, 'level'],
+    [{}, 'level'],
+    [{ level: 'info', extra: 1 }, 'extra'],
+  ])('answers 400 for %j', async (body, field) => {
     expectProblem(await call('loglevel', 'PUT', '/adapters/{name}/loglevel', { pathParameters: { name: 'levelled' }, body }), 400, field);
   });
 
@@ -198,7 +236,23 @@ describe('PUT /adapters/{name}/loglevel', () => {
     expectProblem(await setLevel('nobody', 'debug'), 404);
     await documentClient.send(
       new TransactWriteCommand({
-        TransactItems: [{ Put: { TableName: world.tables.adapters, Item: { pk: 'ADAPTER#damaged', kind: 'adapter', name: 'damaged', type: 'nso', baseUrl: 'x', auth: { type: 'basic', username: 'u', password: 'plain-damaged-pw' }, created: 'x', lastUpdated: 'x' } } }],
+        TransactItems: [
+          {
+            Put: {
+              TableName: world.tables.adapters,
+              Item: {
+                pk: 'ADAPTER#damaged',
+                kind: 'adapter',
+                name: 'damaged',
+                type: 'nso',
+                baseUrl: 'x',
+                auth: { type: 'basic', username: 'u', password: 'plain-damaged-pw' },
+                created: 'x',
+                lastUpdated: 'x',
+              },
+            },
+          },
+        ],
       }),
     );
     const res = await setLevel('damaged', 'debug');
@@ -207,11 +261,13 @@ describe('PUT /adapters/{name}/loglevel', () => {
   });
 });
 
-describe('what the relay logs at the adapter\'s level', () => {
+describe("what the relay logs at the adapter's level", () => {
   const secretBody = {
     'tailf-ncs:config': {
       'tailf-ned-cisco-ios:hostname': 'body-marker',
-      nested: { deeper: { deepest: { 'remote-password': 'hunter2-nested', apiKey: 'k-123-value', note: `inline ${NSO_PASSWORD} inline`, token: { any: 'tok-value' } } } },
+      nested: {
+        deeper: { deepest: { 'remote-password': 'hunter2-nested', apiKey: 'k-123-value', note: `inline ${NSO_PASSWORD} inline`, token: { any: 'tok-value' } } },
+      },
       filler: 'f'.repeat(6000),
     },
   };
@@ -235,7 +291,11 @@ describe('what the relay logs at the adapter\'s level', () => {
     const exchanges = out.entries().filter((e) => e['message'] === 'relay exchange');
     expect(exchanges).toHaveLength(2);
     const [patch, get] = exchanges as [Record<string, any>, Record<string, any>];
-    expect(patch).toMatchObject({ level: 'trace', adapter: 'logged', request: { method: 'PATCH', path: CONFIG, headers: { Authorization: '[redacted]', Accept: 'application/yang-data+json' } } });
+    expect(patch).toMatchObject({
+      level: 'trace',
+      adapter: 'logged',
+      request: { method: 'PATCH', path: CONFIG, headers: { Authorization: '[redacted]', Accept: 'application/yang-data+json' } },
+    });
     expect(patch['request']['body']).toMatchObject({ truncated: true, bytes: expect.any(Number) });
     expect(patch['request']['body']['text']).toHaveLength(4096);
     expect(patch['request']['body']['text']).toContain('body-marker');
@@ -252,7 +312,14 @@ describe('what the relay logs at the adapter\'s level', () => {
     const exchanges = out.entries().filter((e) => e['message'] === 'relay exchange');
     expect(exchanges[0]).toMatchObject({
       level: 'debug',
-      request: { method: 'PATCH', path: CONFIG, accept: 'application/yang-data+json', contentType: 'application/yang-data+json', bytes: expect.any(Number), headers: ['Accept', 'Authorization', 'Content-Type'] },
+      request: {
+        method: 'PATCH',
+        path: CONFIG,
+        accept: 'application/yang-data+json',
+        contentType: 'application/yang-data+json',
+        bytes: expect.any(Number),
+        headers: ['Accept', 'Authorization', 'Content-Type'],
+      },
       answer: { status: expect.any(Number), bytes: expect.any(Number), durationMs: expect.any(Number) },
     });
     expect(exchanges[1]).toMatchObject({ answer: { status: 200, contentType: expect.stringContaining('json'), bytes: expect.any(Number) } });
@@ -280,7 +347,12 @@ describe('what the relay logs at the adapter\'s level', () => {
 
   it('at info, logs one call line per call and nothing of the bodies; at error, nothing for a call that succeeded', async () => {
     const info = await relayed('info');
-    expect(info.entries().filter((e) => e['message'] === 'relay call').map((e) => e['level'])).toEqual(['info', 'info']);
+    expect(
+      info
+        .entries()
+        .filter((e) => e['message'] === 'relay call')
+        .map((e) => e['level']),
+    ).toEqual(['info', 'info']);
     expect(info.entries().filter((e) => e['message'] === 'relay exchange')).toEqual([]);
     expect(info.raw()).not.toMatch(/body-marker|hunter2|ffffffff/);
     const error = await relayed('error');

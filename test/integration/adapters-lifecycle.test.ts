@@ -9,7 +9,6 @@ import { apiEvent, invoke, lambdaContext } from '../../tools/simulators/api-even
 import { importHandlers, type Handler } from '../support/handlers.js';
 import { startRelayWorld, type RelayWorld } from '../support/robustness.js';
 
-
 const CONFIG = '/restconf/data/tailf-ncs:devices/device=ce0/config';
 const admin = { principalId: 'ops', roles: 'admin' };
 let world: RelayWorld;

@@ -32,14 +32,25 @@ afterAll(async () => {
 });
 
 const putAdapter = (name: string, baseUrl: string, password = 'local-pw') =>
-  invoke(put, apiEvent({ method: 'PUT', resource: '/adapters/{name}', pathParameters: { name }, body: { type: 'nso', baseUrl, auth: { type: 'basic', username: 'admin', password } } }));
+  invoke(
+    put,
+    apiEvent({
+      method: 'PUT',
+      resource: '/adapters/{name}',
+      pathParameters: { name },
+      body: { type: 'nso', baseUrl, auth: { type: 'basic', username: 'admin', password } },
+    }),
+  );
 
 describe('adapters in local mode', () => {
   it('accepts a loopback orchestrator and stores the password in the 0600 file', async () => {
     const res = await putAdapter('sim', 'http://127.0.0.1:18888/');
     expect(res.status).toBe(201);
     const reference = (res.body as { auth: { password: string } }).auth.password;
-    expect(res.body).toMatchObject({ baseUrl: 'http://127.0.0.1:18888', auth: { password: expect.stringMatching(/^\$VAULT_netconfig\/adapters\/sim\/v[0-9a-z-]+#password$/) } });
+    expect(res.body).toMatchObject({
+      baseUrl: 'http://127.0.0.1:18888',
+      auth: { password: expect.stringMatching(/^\$VAULT_netconfig\/adapters\/sim\/v[0-9a-z-]+#password$/) },
+    });
     expect((await stat(file)).mode & 0o777).toBe(0o600);
     expect(JSON.parse(await readFile(file, 'utf8')).secrets[reference.slice('$VAULT_'.length, -'#password'.length)]).toEqual({ password: 'local-pw' });
     await expect(resolver.resolve(reference)).resolves.toBe('local-pw');

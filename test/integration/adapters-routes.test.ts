@@ -60,9 +60,19 @@ const body = (password: string, extra: Record<string, unknown> = {}) => ({
 });
 
 const putAdapter = (name: string, payload: unknown, headers?: Record<string, string>) =>
-  invoke(put, apiEvent({ method: 'PUT', resource: '/adapters/{name}', pathParameters: { name: encodeURIComponent(name) }, body: payload, ...(headers ? { headers } : {}) }));
+  invoke(
+    put,
+    apiEvent({
+      method: 'PUT',
+      resource: '/adapters/{name}',
+      pathParameters: { name: encodeURIComponent(name) },
+      body: payload,
+      ...(headers ? { headers } : {}),
+    }),
+  );
 const getAdapter = (name: string) => invoke(get, apiEvent({ method: 'GET', resource: '/adapters/{name}', pathParameters: { name: encodeURIComponent(name) } }));
-const deleteAdapter = (name: string) => invoke(del, apiEvent({ method: 'DELETE', resource: '/adapters/{name}', pathParameters: { name: encodeURIComponent(name) } }));
+const deleteAdapter = (name: string) =>
+  invoke(del, apiEvent({ method: 'DELETE', resource: '/adapters/{name}', pathParameters: { name: encodeURIComponent(name) } }));
 const listAdapters = (query?: Record<string, string>) => invoke(list, apiEvent({ method: 'GET', resource: '/adapters', ...(query ? { query } : {}) }));
 const rawItem = async (name: string) => (await db.send(new GetCommand({ TableName: table, Key: { pk: `ADAPTER#${name}` }, ConsistentRead: true }))).Item;
 
@@ -75,9 +85,11 @@ const expectProblem = (res: Awaited<ReturnType<typeof invoke>>, status: number) 
 /** A version the service stored for an adapter: `netconfig/adapters/<name>/<version>`. */
 const VERSION = (name: string) => new RegExp(`^\\$VAULT_netconfig/adapters/${name.replace(/[.]/g, '\\.')}/v[0-9a-z]+-[0-9a-f]+#password$`);
 /** The secret path an adapter's stored reference names. */
-const pathOf = (res: Awaited<ReturnType<typeof invoke>>) => (res.body as { auth: { password: string } }).auth.password.replace(/^\$VAULT_/, '').replace(/#password$/, '');
+const pathOf = (res: Awaited<ReturnType<typeof invoke>>) =>
+  (res.body as { auth: { password: string } }).auth.password.replace(/^\$VAULT_/, '').replace(/#password$/, '');
 
-const fieldsOf = (res: Awaited<ReturnType<typeof invoke>>) => (res.body as { errors?: { in: string; field: string }[] }).errors?.map((e) => `${e.in}:${e.field}`);
+const fieldsOf = (res: Awaited<ReturnType<typeof invoke>>) =>
+  (res.body as { errors?: { in: string; field: string }[] }).errors?.map((e) => `${e.in}:${e.field}`);
 
 describe('PUT /adapters/{name}', () => {
   it('creates an adapter (201): the plain password goes to Vault, DynamoDB holds only the reference', async () => {
@@ -95,7 +107,12 @@ describe('PUT /adapters/{name}', () => {
     });
     expect(vault.read(pathOf(res))).toEqual({ password: 'Sup3r-s3cret!' });
     const item = await rawItem('nso-lab');
-    expect(item).toMatchObject({ pk: 'ADAPTER#nso-lab', kind: 'adapter', name: 'nso-lab', auth: { password: (res.body as { auth: { password: string } }).auth.password } });
+    expect(item).toMatchObject({
+      pk: 'ADAPTER#nso-lab',
+      kind: 'adapter',
+      name: 'nso-lab',
+      auth: { password: (res.body as { auth: { password: string } }).auth.password },
+    });
     expect(JSON.stringify(item)).not.toContain('Sup3r-s3cret!');
   });
 
@@ -192,7 +209,10 @@ describe('PUT /adapters/{name}', () => {
     const created = await putAdapter('Core NSO 1.2_x-y', body('pw'));
     expect(created.status).toBe(201);
     expect((await putAdapter(long, body('pw'))).status).toBe(201);
-    expect((await getAdapter('Core NSO 1.2_x-y')).body).toMatchObject({ name: 'Core NSO 1.2_x-y', auth: { password: expect.stringMatching(VERSION('Core NSO 1.2_x-y')) } });
+    expect((await getAdapter('Core NSO 1.2_x-y')).body).toMatchObject({
+      name: 'Core NSO 1.2_x-y',
+      auth: { password: expect.stringMatching(VERSION('Core NSO 1.2_x-y')) },
+    });
     expect(vault.read(pathOf(created))).toEqual({ password: 'pw' });
   });
 
@@ -234,7 +254,7 @@ describe('PUT /adapters/{name}', () => {
     [{ ...body('pw'), complianceConcurrency: 0 }, 'body:complianceConcurrency'],
     [{ ...body('pw'), complianceConcurrency: 101 }, 'body:complianceConcurrency'],
     [{ ...body('pw'), complianceConcurrency: '5' }, 'body:complianceConcurrency'],
-    [{ ...body(''), }, 'body:auth.password'],
+    [{ ...body('') }, 'body:auth.password'],
     [{ ...body('pw'), auth: { type: 'digest', username: 'a', password: 'b' } }, 'body:auth.type'],
   ])('answers 400 naming the field for an invalid body (%#)', async (payload, field) => {
     const res = await putAdapter('nso-invalid', payload);
@@ -242,7 +262,7 @@ describe('PUT /adapters/{name}', () => {
     expect(fieldsOf(res)).toContain(field);
   });
 
-  it('keeps an adapter\'s own compliance fetch cap, and drops it when a PUT leaves it out', async () => {
+  it("keeps an adapter's own compliance fetch cap, and drops it when a PUT leaves it out", async () => {
     const set = await putAdapter('nso-cap', body('pw', { complianceConcurrency: 25 }));
     expect(set.status).toBe(201);
     expect(set.body).toMatchObject({ complianceConcurrency: 25 });
@@ -287,7 +307,14 @@ describe('PUT /adapters/{name}', () => {
 
   it('keeps the generated secret when the user re-sends the adapter as GET returned it', async () => {
     const generated = pathOf(await putAdapter('nso-roundtrip', body('rt-pw')));
-    const { name: _name, created: _c, lastUpdated: _l, state: _s, logLevel: _g, ...writable } = (await getAdapter('nso-roundtrip')).body as Record<string, unknown>;
+    const {
+      name: _name,
+      created: _c,
+      lastUpdated: _l,
+      state: _s,
+      logLevel: _g,
+      ...writable
+    } = (await getAdapter('nso-roundtrip')).body as Record<string, unknown>;
     const res = await putAdapter('nso-roundtrip', writable);
     expect(res.status).toBe(200);
     expect(vault.read(generated)).toEqual({ password: 'rt-pw' });
@@ -320,7 +347,16 @@ describe('GET /adapters/{name}', () => {
     await db.send(
       new PutCommand({
         TableName: table,
-        Item: { pk: 'ADAPTER#damaged', kind: 'adapter', name: 'damaged', type: 'nso', baseUrl: 'https://x', auth: { type: 'basic', username: 'u', password: 'literal-pw' }, created: 'x', lastUpdated: 'x' },
+        Item: {
+          pk: 'ADAPTER#damaged',
+          kind: 'adapter',
+          name: 'damaged',
+          type: 'nso',
+          baseUrl: 'https://x',
+          auth: { type: 'basic', username: 'u', password: 'literal-pw' },
+          created: 'x',
+          lastUpdated: 'x',
+        },
       }),
     );
     const res = await getAdapter('damaged');
@@ -377,7 +413,16 @@ describe('GET /adapters', () => {
     const store = createAdapterStore(undefined, tables.adapters);
     const names = ['zeta', 'Alpha', 'alpha 2', 'beta', 'Beta.1', 'gamma_3', 'delta-4'];
     for (const name of names) {
-      await store.put({ name, type: 'nso', baseUrl: 'https://nso.example.net', auth: { type: 'basic', username: 'u', password: `$VAULT_team/${name.replace(/\W/g, '')}` }, timeoutMs: 1000 }, new Date().toISOString());
+      await store.put(
+        {
+          name,
+          type: 'nso',
+          baseUrl: 'https://nso.example.net',
+          auth: { type: 'basic', username: 'u', password: `$VAULT_team/${name.replace(/\W/g, '')}` },
+          timeoutMs: 1000,
+        },
+        new Date().toISOString(),
+      );
     }
     const seen: string[] = [];
     let cursor: string | undefined;
@@ -397,7 +442,10 @@ describe('GET /adapters', () => {
     // Adapters of its own, so that it holds when run alone (as mutation testing runs it).
     const store = createAdapterStore(undefined, table);
     for (const n of [1, 2, 3, 4, 5, 6]) {
-      await store.put({ name: `listed-${n}`, type: 'nso', baseUrl: 'https://nso.example.net', auth: { type: 'basic', username: 'u', password: `$VAULT_team/listed-${n}` } }, new Date().toISOString());
+      await store.put(
+        { name: `listed-${n}`, type: 'nso', baseUrl: 'https://nso.example.net', auth: { type: 'basic', username: 'u', password: `$VAULT_team/listed-${n}` } },
+        new Date().toISOString(),
+      );
     }
     const res = await listAdapters();
     expect(res.status).toBe(200);
@@ -432,7 +480,13 @@ describe('the secret rule and all-or-nothing writes, against DynamoDB Local and 
     await putAdapter('nso-bound', body('bound-pw'));
     const item = (await getAdapter('nso-bound')).body as { auth: { password: string } };
     for (const change of [{ baseUrl: 'https://evil.example.net' }, { auth: { type: 'basic' as const, username: 'other', password: item.auth.password } }]) {
-      const fields = { name: 'nso-bound', type: 'nso' as const, baseUrl: 'https://nso.example.net:8888', auth: { type: 'basic' as const, username: 'admin', password: item.auth.password }, ...change };
+      const fields = {
+        name: 'nso-bound',
+        type: 'nso' as const,
+        baseUrl: 'https://nso.example.net:8888',
+        auth: { type: 'basic' as const, username: 'admin', password: item.auth.password },
+        ...change,
+      };
       await expect(store.put(fields, new Date().toISOString())).rejects.toMatchObject({ name: 'AdapterWriteRefused', reason: 'secret-moved' });
     }
     expect(((await getAdapter('nso-bound')).body as { baseUrl: string }).baseUrl).toBe('https://nso.example.net:8888');
@@ -469,39 +523,69 @@ describe('the secret rule and all-or-nothing writes, against DynamoDB Local and 
     // The read goes to DynamoDB Local; the switch to an endpoint where nothing listens (the
     // wire fails as it does when DynamoDB stops).
     const live = createAdapterStore(db, table);
-    const dead = createAdapterStore(DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: `http://127.0.0.1:${await freePort()}`, maxAttempts: 1 })), table);
+    const dead = createAdapterStore(
+      DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: `http://127.0.0.1:${await freePort()}`, maxAttempts: 1 })),
+      table,
+    );
     const store = { ...live, put: dead.put };
     const secrets = backendFromEnv();
     // Not even a read-back reaches DynamoDB: the outcome is unknown, so nothing is deleted.
-    await expect(service.putAdapter({ store, secrets, localMode: false }, 'nso-atomic', body('new-pw') as service.AdapterInput)).rejects.toBeInstanceOf(WriteOutcomeUnknown);
+    await expect(service.putAdapter({ store, secrets, localMode: false }, 'nso-atomic', body('new-pw') as service.AdapterInput)).rejects.toBeInstanceOf(
+      WriteOutcomeUnknown,
+    );
     expect((await getAdapter('nso-atomic')).body).toEqual(before);
     expect(vault.read(livePath)).toEqual({ password: 'live-pw' });
     // The new version is listed pending (a later write sweeps it), with the live one.
     const added = secretPaths().filter((p) => !pathsBefore.includes(p));
     expect(added).toHaveLength(1);
-    expect((await live.pendingSecrets()).map((e) => e.slice(e.indexOf(' ') + 1)).filter((p) => p.startsWith('netconfig/adapters/nso-atomic/')).sort()).toEqual([...added, livePath].sort());
+    expect(
+      (await live.pendingSecrets())
+        .map((e) => e.slice(e.indexOf(' ') + 1))
+        .filter((p) => p.startsWith('netconfig/adapters/nso-atomic/'))
+        .sort(),
+    ).toEqual([...added, livePath].sort());
   });
 
   it('leaves no orphan secret when a create fails at the record switch', async () => {
-    const dead = createAdapterStore(DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: `http://127.0.0.1:${await freePort()}`, maxAttempts: 1 })), table);
+    const dead = createAdapterStore(
+      DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: `http://127.0.0.1:${await freePort()}`, maxAttempts: 1 })),
+      table,
+    );
     const store = { ...createAdapterStore(db, table), put: dead.put };
-    await expect(service.putAdapter({ store, secrets: backendFromEnv(), localMode: false }, 'nso-orphan', body('orphan-pw') as service.AdapterInput)).rejects.toBeInstanceOf(WriteOutcomeUnknown);
+    await expect(
+      service.putAdapter({ store, secrets: backendFromEnv(), localMode: false }, 'nso-orphan', body('orphan-pw') as service.AdapterInput),
+    ).rejects.toBeInstanceOf(WriteOutcomeUnknown);
     expect(await rawItem('nso-orphan')).toBeUndefined();
     // Not deleted (the outcome is unknown) but listed, and swept once no request can be in flight.
     const written = vault.paths().filter((p) => p.startsWith('netconfig/adapters/nso-orphan'));
     expect(written).toHaveLength(1);
     const later = () => new Date(Date.now() + service.PENDING_SECRET_GRACE_MS + 60_000);
-    await service.putAdapter({ store: createAdapterStore(db, table), secrets: backendFromEnv(), localMode: false, now: later }, 'nso-orphan', body('orphan-pw') as service.AdapterInput);
-    expect(vault.paths().filter((p) => p.startsWith('netconfig/adapters/nso-orphan'))).toEqual([(await rawItem('nso-orphan'))!['auth'].password.slice('$VAULT_'.length, -'#password'.length)]);
+    await service.putAdapter(
+      { store: createAdapterStore(db, table), secrets: backendFromEnv(), localMode: false, now: later },
+      'nso-orphan',
+      body('orphan-pw') as service.AdapterInput,
+    );
+    expect(vault.paths().filter((p) => p.startsWith('netconfig/adapters/nso-orphan'))).toEqual([
+      (await rawItem('nso-orphan'))!['auth'].password.slice('$VAULT_'.length, -'#password'.length),
+    ]);
   });
 
   it('sweeps what a write of one adapter left pending on a write of another, and removes the emptied list', async () => {
     const pendingItem = async () => (await db.send(new GetCommand({ TableName: table, Key: PENDING_SECRETS_KEY, ConsistentRead: true }))).Item;
-    const dead = createAdapterStore(DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: `http://127.0.0.1:${await freePort()}`, maxAttempts: 1 })), table);
+    const dead = createAdapterStore(
+      DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: `http://127.0.0.1:${await freePort()}`, maxAttempts: 1 })),
+      table,
+    );
     const live = createAdapterStore(db, table);
     // Adapter A: a create whose outcome stays unknown leaves its new version listed, and nobody
     // ever writes A again.
-    await expect(service.putAdapter({ store: { ...live, put: dead.put }, secrets: backendFromEnv(), localMode: false }, 'nso-left-a', body('left-pw') as service.AdapterInput)).rejects.toBeInstanceOf(WriteOutcomeUnknown);
+    await expect(
+      service.putAdapter(
+        { store: { ...live, put: dead.put }, secrets: backendFromEnv(), localMode: false },
+        'nso-left-a',
+        body('left-pw') as service.AdapterInput,
+      ),
+    ).rejects.toBeInstanceOf(WriteOutcomeUnknown);
     const left = vault.paths().filter((p) => p.startsWith('netconfig/adapters/nso-left-a/'));
     expect(left).toHaveLength(1);
     expect([...(((await pendingItem())?.['pending'] as Set<string> | undefined) ?? [])].some((e) => e.endsWith(` ${left[0]}`))).toBe(true);

@@ -28,8 +28,7 @@ const fields = (name: string, password: string): AdapterFields => ({
   baseUrl: 'https://nso.example.net',
   auth: { type: 'basic', username: 'admin', password },
 });
-const itemOf = async (name: string) =>
-  (await documentClient.send(new GetCommand({ TableName: table, Key: adapterKey(name), ConsistentRead: true }))).Item;
+const itemOf = async (name: string) => (await documentClient.send(new GetCommand({ TableName: table, Key: adapterKey(name), ConsistentRead: true }))).Item;
 
 beforeAll(async () => {
   ({ adapters: table, changelog } = await createTables());
@@ -126,7 +125,12 @@ const LATER = '2026-03-05T00:00:00.000Z';
 const entriesOf = async (name: string) =>
   (
     await documentClient.send(
-      new QueryCommand({ TableName: changelog, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `adapter#${name}` }, ConsistentRead: true }),
+      new QueryCommand({
+        TableName: changelog,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': `adapter#${name}` },
+        ConsistentRead: true,
+      }),
     )
   ).Items ?? [];
 
@@ -241,7 +245,9 @@ describe('reading an adapter', () => {
     const item = rawRecord(name, damage);
     for (const [field, value] of Object.entries(damage)) if (value === undefined) delete item[field];
     await putRaw(item);
-    const error = await store().get(name).catch((e: unknown) => e);
+    const error = await store()
+      .get(name)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InternalError);
     expect(error).toMatchObject({ logDetail: 'damaged adapter item', logFields: { adapter: name } });
   });
@@ -254,7 +260,9 @@ describe('reading an adapter', () => {
     // (DynamoDB refuses a name that is not a string: the byName index sorts by it.)
     const { name: _lost, ...item } = rawRecord(name, { auth: { type: 'basic', username: 'admin', password } });
     await putRaw(item);
-    const error = await store().get(name).catch((e: unknown) => e);
+    const error = await store()
+      .get(name)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SecretReferenceInvalid);
     const body = (error as SecretReferenceInvalid).toBody();
     expect(body['detail']).toMatch(detail);
@@ -306,9 +314,18 @@ describe('put', () => {
     const adapter = { ...fields(name, reference(name)), timeoutMs: 3000, state: 'RUNNING', logLevel: 'info', created: NOW, lastUpdated: NOW };
     expect(result).toStrictEqual({ created: true, adapter });
     expect(await store().get(name)).toStrictEqual(adapter);
-    expect(await itemOf(name)).toStrictEqual({ ...adapterKey(name), kind: 'adapter', ...fields(name, reference(name)), timeoutMs: 3000, state: 'RUNNING', revision: 1, created: NOW, lastUpdated: NOW,
+    expect(await itemOf(name)).toStrictEqual({
+      ...adapterKey(name),
+      kind: 'adapter',
+      ...fields(name, reference(name)),
+      timeoutMs: 3000,
+      state: 'RUNNING',
+      revision: 1,
+      created: NOW,
+      lastUpdated: NOW,
       // What a read-back after an unconfirmed write checks: this very write landed.
-      writeId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+      writeId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    });
     expect((await entriesOf(name)).map((e) => [e['action'], e['by'], e['at']])).toEqual([['created', 'system', NOW]]);
   });
 
@@ -338,7 +355,10 @@ describe('put', () => {
     const name = unique('replace-damaged');
     await putRaw({ ...adapterKey(name), kind: 'adapter', name, revision: 2, state: 'STOPPED', logLevel: 'debug', auth: { type: 'basic' } });
     const result = await store().put(fields(name, reference(name)), LATER);
-    expect(result).toStrictEqual({ created: false, adapter: { ...fields(name, reference(name)), state: 'STOPPED', logLevel: 'debug', created: LATER, lastUpdated: LATER } });
+    expect(result).toStrictEqual({
+      created: false,
+      adapter: { ...fields(name, reference(name)), state: 'STOPPED', logLevel: 'debug', created: LATER, lastUpdated: LATER },
+    });
     expect(await store().get(name)).toStrictEqual(result.adapter);
   });
 
@@ -348,7 +368,11 @@ describe('put', () => {
     const { client, seen } = racing(name, 1, { logLevel: 'debug' });
     const result = await createAdapterStore(client, table).put(fields(name, reference(name, 'v2')), LATER);
     expect(seen.transactions).toBe(2);
-    expect(result).toMatchObject({ created: false, adapter: { logLevel: 'debug', auth: { password: reference(name, 'v2') } }, previousPassword: reference(name) });
+    expect(result).toMatchObject({
+      created: false,
+      adapter: { logLevel: 'debug', auth: { password: reference(name, 'v2') } },
+      previousPassword: reference(name),
+    });
     expect(await itemOf(name)).toMatchObject({ revision: 3, logLevel: 'debug', auth: { password: reference(name, 'v2') } });
   });
 
@@ -356,7 +380,9 @@ describe('put', () => {
     const name = unique('race-always');
     await store().put(fields(name, reference(name)), NOW);
     const { client, seen } = racing(name, Number.POSITIVE_INFINITY);
-    const error = await createAdapterStore(client, table).put(fields(name, reference(name, 'v2')), LATER).catch((e: unknown) => e);
+    const error = await createAdapterStore(client, table)
+      .put(fields(name, reference(name, 'v2')), LATER)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AdapterWriteRefused);
     expect(error).toMatchObject({ reason: 'changed', message: 'the adapter changed since it was read' });
     expect(seen.transactions).toBe(3);
@@ -371,7 +397,9 @@ describe('put', () => {
       await s.put(fields(name, reference(name)), NOW);
       const expected = checked ? await s.current(name) : undefined;
       const { client, seen } = racing(name, 1, { baseUrl: 'https://other.example.net' });
-      const error = await createAdapterStore(client, table).put({ ...fields(name, reference(name)), timeoutMs: 1000 }, LATER, expected).catch((e: unknown) => e);
+      const error = await createAdapterStore(client, table)
+        .put({ ...fields(name, reference(name)), timeoutMs: 1000 }, LATER, expected)
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(AdapterWriteRefused);
       expect(error).toMatchObject({ reason: 'secret-moved', message: 'the stored secret would follow the adapter to another origin or user name' });
       expect(seen.transactions).toBe(1);
@@ -403,7 +431,9 @@ describe('put', () => {
   ])('throws a cancellation for %s as it is, once, having written nothing', async (_label, reasons) => {
     const name = unique('cancelled');
     const { client, seen } = cancelledOnce(reasons);
-    const error = await createAdapterStore(client, table).put(fields(name, reference(name)), NOW).catch((e: unknown) => e);
+    const error = await createAdapterStore(client, table)
+      .put(fields(name, reference(name)), NOW)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TransactionCanceledException);
     expect(seen.transactions).toBe(1);
     expect(await itemOf(name)).toBeUndefined();
@@ -411,7 +441,9 @@ describe('put', () => {
 
   it('throws what DynamoDB refuses outright (an item over its size limit), having written nothing', async () => {
     const name = unique('too-big');
-    const error = await store().put({ ...fields(name, reference(name)), baseUrl: `https://${'x'.repeat(410_000)}.example.net` }, NOW).catch((e: unknown) => e);
+    const error = await store()
+      .put({ ...fields(name, reference(name)), baseUrl: `https://${'x'.repeat(410_000)}.example.net` }, NOW)
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ name: 'ValidationException' });
     expect(await itemOf(name)).toBeUndefined();
     expect(await entriesOf(name)).toEqual([]);
@@ -430,7 +462,13 @@ describe('setState and setLogLevel', () => {
     const started = await s.setState(name, 'RUNNING', '2026-03-06T00:00:00.000Z', 'bob');
     expect(started).toMatchObject({ state: 'RUNNING', lastUpdated: '2026-03-06T00:00:00.000Z' });
     const traced = await s.setLogLevel(name, 'trace', '2026-03-07T00:00:00.000Z');
-    expect(traced).toStrictEqual({ ...fields(name, reference(name)), state: 'RUNNING', logLevel: 'trace', created: NOW, lastUpdated: '2026-03-07T00:00:00.000Z' });
+    expect(traced).toStrictEqual({
+      ...fields(name, reference(name)),
+      state: 'RUNNING',
+      logLevel: 'trace',
+      created: NOW,
+      lastUpdated: '2026-03-07T00:00:00.000Z',
+    });
     expect(await s.get(name)).toStrictEqual(traced);
     expect(await itemOf(name)).toMatchObject({ revision: 4 });
     expect((await entriesOf(name)).map((e) => [e['action'], e['by'], e['at']])).toEqual([
@@ -469,7 +507,10 @@ describe('setState and setLogLevel', () => {
     expect(await itemOf(name)).toMatchObject({ revision: 3, state: 'STOPPED', timeoutMs: 1234 });
 
     const always = racing(name, Number.POSITIVE_INFINITY);
-    await expect(createAdapterStore(always.client, table).setLogLevel(name, 'debug', LATER)).rejects.toMatchObject({ name: 'AdapterWriteRefused', reason: 'changed' });
+    await expect(createAdapterStore(always.client, table).setLogLevel(name, 'debug', LATER)).rejects.toMatchObject({
+      name: 'AdapterWriteRefused',
+      reason: 'changed',
+    });
     expect(always.seen.transactions).toBe(3);
     expect(await itemOf(name)).toMatchObject({ revision: 6 });
     expect((await itemOf(name))?.['logLevel']).toBeUndefined();
@@ -495,7 +536,10 @@ describe('delete', () => {
     const other = unique('delete-by');
     await s.put(fields(other, reference(other)), NOW);
     await s.delete(other, 'carol');
-    expect((await entriesOf(other)).map((e) => [e['action'], e['by']])).toEqual([['created', 'system'], ['deleted', 'carol']]);
+    expect((await entriesOf(other)).map((e) => [e['action'], e['by']])).toEqual([
+      ['created', 'system'],
+      ['deleted', 'carol'],
+    ]);
   });
 
   it('deletes a damaged record that holds no reference, returning none', async () => {
@@ -569,7 +613,11 @@ describe('list', () => {
       problem: 'secret-reference-invalid',
       detail: "The adapter 'b-literal' holds a password that is not a $VAULT_ reference; store it again (PUT /adapters/{name}).",
     });
-    expect(page.items[2]).toMatchObject({ status: 'damaged', problem: 'secret-reference-invalid', detail: expect.stringMatching(/^The adapter 'c-enc' holds a \$ENC password/) });
+    expect(page.items[2]).toMatchObject({
+      status: 'damaged',
+      problem: 'secret-reference-invalid',
+      detail: expect.stringMatching(/^The adapter 'c-enc' holds a \$ENC password/),
+    });
     expect(page.items[3]).toStrictEqual({
       name: 'd-broken',
       status: 'damaged',

@@ -36,9 +36,15 @@ const call = (name: string, method: string, resource: string, o: { pathParameter
     lambdaContext(20_000),
   );
 const app = (name: string, suffix = '', method = 'PUT', body?: unknown) =>
-  call(suffix ? suffix.slice(1) : method === 'GET' ? 'get' : 'put', method, `/applications/{name}${suffix}`, { pathParameters: { name }, ...(body !== undefined ? { body } : {}) });
+  call(suffix ? suffix.slice(1) : method === 'GET' ? 'get' : 'put', method, `/applications/{name}${suffix}`, {
+    pathParameters: { name },
+    ...(body !== undefined ? { body } : {}),
+  });
 const relay = (adapterId = 'lab') =>
-  call('relay', 'POST', RELAY_RESOURCE, { pathParameters: { adapterId }, body: { params: { path: CONFIG_PATH, method: 'GET', accept: 'application/yang-data+json' }, body: {} } });
+  call('relay', 'POST', RELAY_RESOURCE, {
+    pathParameters: { adapterId },
+    body: { params: { path: CONFIG_PATH, method: 'GET', accept: 'application/yang-data+json' }, body: {} },
+  });
 const trees = () => call('trees', 'GET', '/configuration_manager/configs');
 const health = (name?: string) =>
   name === undefined ? call('healthAll', 'GET', '/health/applications') : call('healthOne', 'GET', '/health/applications/{name}', { pathParameters: { name } });
@@ -153,7 +159,13 @@ describe('applications', () => {
     expect((await app('orch_manager', '', 'GET')).body.state).toBe('STOPPED');
     const one = await health('orch_manager');
     expect(one.status).toBe(503);
-    expect(one.body).toMatchObject({ type: 'urn:netconfig:problem:application-unhealthy', status: 503, name: 'orch_manager', state: 'STOPPED', health: 'stopped' });
+    expect(one.body).toMatchObject({
+      type: 'urn:netconfig:problem:application-unhealthy',
+      status: 503,
+      name: 'orch_manager',
+      state: 'STOPPED',
+      health: 'stopped',
+    });
     const all = await health();
     expect(all.status).toBe(503);
     expect(all.body.applications.map((a: { status: string }) => a.status)).toEqual(['stopped', 'up']);
@@ -202,7 +214,7 @@ describe('applications', () => {
     expect(config[2]!.changes).toEqual([{ field: 'complianceConcurrency', from: 10, to: 4 }]);
   });
 
-  it('caps the calls in flight through one adapter at the profile\'s maxConcurrentCallsPerAdapter (429, nothing sent)', async () => {
+  it("caps the calls in flight through one adapter at the profile's maxConcurrentCallsPerAdapter (429, nothing sent)", async () => {
     expect((await app('orch_manager', '', 'PUT', { maxConcurrentCallsPerAdapter: 2 })).status).toBe(200);
     afterCachePeriod();
     world.nso.setKnobs({ delayMs: 300 });
@@ -243,7 +255,8 @@ describe('applications', () => {
     expect((await app('orch_manager', '/restart', 'PUT', { now: true })).status).toBe(400);
     expect((await call('schema', 'GET', '/schema/applications/{name}', { pathParameters: { name: long } })).status).toBe(400);
     expect((await call('healthOne', 'GET', '/health/applications/{name}', { pathParameters: { name: long } })).status).toBe(400);
-    const withQuery = (name: string, resource: string) => invoke(h[name]!, apiEvent({ method: 'GET', resource, authorizer: admin, query: { x: '1' } }), lambdaContext(20_000));
+    const withQuery = (name: string, resource: string) =>
+      invoke(h[name]!, apiEvent({ method: 'GET', resource, authorizer: admin, query: { x: '1' } }), lambdaContext(20_000));
     expect((await withQuery('list', '/applications')).status).toBe(400);
     expect((await withQuery('healthAll', '/health/applications')).status).toBe(400);
     expect((await app('orch_manager', '', 'GET')).body.state).toBe('RUNNING');
@@ -255,7 +268,9 @@ describe('applications', () => {
     try {
       // Warm: this container has read the default profile (timeout 10 s).
       expect((await relay('slowpoke')).status).toBe(200);
-      expect((await call('createProfile', 'POST', '/profiles', { body: { id: 'brisk', applications: { orch_manager: { orchestratorTimeoutMs: 150 } } } })).status).toBe(201);
+      expect(
+        (await call('createProfile', 'POST', '/profiles', { body: { id: 'brisk', applications: { orch_manager: { orchestratorTimeoutMs: 150 } } } })).status,
+      ).toBe(201);
       expect((await call('activate', 'PUT', '/profiles/{id}/active', { pathParameters: { id: 'brisk' } })).status).toBe(200);
       // Within the period the container may keep the settings it read.
       vi.setSystemTime(Date.now() + SETTINGS_CACHE_MS / 2);

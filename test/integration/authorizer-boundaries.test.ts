@@ -30,7 +30,11 @@ beforeAll(async () => {
   rsa = testKey('rsa');
   ec = testKey('ec');
   const pair = generateKeyPairSync('ed25519');
-  ed = { kid: 'ed-key', privateKey: pair.privateKey, jwk: { ...(pair.publicKey.export({ format: 'jwk' }) as Record<string, string>), kid: 'ed-key', use: 'sig' } };
+  ed = {
+    kid: 'ed-key',
+    privateKey: pair.privateKey,
+    jwk: { ...(pair.publicKey.export({ format: 'jwk' }) as Record<string, string>), kid: 'ed-key', use: 'sig' },
+  };
   server = await startJwksServer({ keys: [rsa.jwk, ec.jwk, ed.jwk] });
   const config: AuthorizerConfig = { issuer: ISSUER, audience: AUDIENCE, jwksUrl: server.url, rolesClaim: 'roles' };
   verifier = createTokenVerifier(config);

@@ -37,8 +37,7 @@ let handler: (event: APIGatewayRequestAuthorizerEvent) => Promise<RoleAuthorizer
 const groups = (roles: unknown): Record<string, unknown> => (roles === undefined ? {} : { 'cognito:groups': roles });
 const rsaToken = (extra: Record<string, unknown> = {}, header: Record<string, unknown> = {}): string =>
   signJwt({ alg: 'RS256', typ: 'JWT', kid: rsa.kid, ...header }, claims(ISSUER, AUDIENCE, extra), rsa);
-const call = (token: string, route = TREE): Promise<RoleAuthorizerResult> =>
-  handler(authorizerEvent({ token, method: route.method, path: route.path }));
+const call = (token: string, route = TREE): Promise<RoleAuthorizerResult> => handler(authorizerEvent({ token, method: route.method, path: route.path }));
 
 /** Resolves to the error message of a refusal (or fails the test when the call succeeded). */
 const refusal = async (promise: Promise<APIGatewayAuthorizerResult>): Promise<Error> => {
@@ -220,7 +219,11 @@ describe('authorizer handler: attack corpus (all 401, indistinguishable)', () =>
     ['garbage', () => 'not-a-jwt', 'malformed'],
     ['base64url junk in three parts', () => 'aaaa.bbbb.cccc', 'malformed'],
     ['a header that is not JSON', () => `${Buffer.from('{alg:RS256').toString('base64url')}.${b64(admin())}.AAAA`, 'malformed'],
-    ['a payload nested 3,000 levels deep', () => `${b64({ alg: 'RS256', kid: rsa.kid })}.${Buffer.from(`{"a":${'['.repeat(3000)}${']'.repeat(3000)}}`).toString('base64url')}.AAAA`, 'malformed'],
+    [
+      'a payload nested 3,000 levels deep',
+      () => `${b64({ alg: 'RS256', kid: rsa.kid })}.${Buffer.from(`{"a":${'['.repeat(3000)}${']'.repeat(3000)}}`).toString('base64url')}.AAAA`,
+      'malformed',
+    ],
     ['a payload that is a JSON array', () => `${b64({ alg: 'RS256', kid: rsa.kid })}.${b64([admin()])}.AAAA`, 'malformed'],
     ['alg none, empty signature', () => `${b64({ alg: 'none', kid: rsa.kid })}.${b64(admin())}.`, 'malformed'],
     ['alg none with a signature part', () => `${b64({ alg: 'none', kid: rsa.kid })}.${b64(admin())}.AAAA`, 'algorithm'],
@@ -251,11 +254,7 @@ describe('authorizer handler: attack corpus (all 401, indistinguishable)', () =>
     ['an iss with a trailing slash', () => rsaToken({ iss: `${ISSUER}/`, ...groups(['admin']) }), 'issuer'],
     ['a missing iss', () => rsaToken({ iss: undefined, ...groups(['admin']) }), 'issuer'],
     ['a wrong aud', () => rsaToken({ aud: 'another-client', ...groups(['admin']) }), 'audience'],
-    [
-      'a missing aud (a Cognito access token)',
-      () => rsaToken({ aud: undefined, client_id: AUDIENCE, token_use: 'access', ...groups(['admin']) }),
-      'audience',
-    ],
+    ['a missing aud (a Cognito access token)', () => rsaToken({ aud: undefined, client_id: AUDIENCE, token_use: 'access', ...groups(['admin']) }), 'audience'],
     ['a missing sub', () => rsaToken({ sub: undefined, ...groups(['admin']) }), 'claims'],
     ['an empty sub', () => rsaToken({ sub: '', ...groups(['admin']) }), 'claims'],
     ['a 100 KB token', () => rsaToken({ padding: 'x'.repeat(100 * 1024), ...groups(['admin']) }), 'too-large'],

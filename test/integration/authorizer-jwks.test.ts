@@ -45,7 +45,11 @@ const verifierOn = (url: string) => {
 };
 const tokenFor = (key: TestKey, extra: Record<string, unknown> = {}): string =>
   signJwt({ alg: key.alg, kid: key.kid }, claims(ISSUER, AUDIENCE, { roles: ['apiread'], ...extra }), key);
-const rejection = (promise: Promise<unknown>): Promise<unknown> => promise.then(() => 'accepted', (err: unknown) => err);
+const rejection = (promise: Promise<unknown>): Promise<unknown> =>
+  promise.then(
+    () => 'accepted',
+    (err: unknown) => err,
+  );
 const reasonOf = async (promise: Promise<unknown>): Promise<string> => {
   const err = await rejection(promise);
   return err instanceof TokenRejected ? err.reason : String(err);
@@ -113,9 +117,7 @@ describe('token verifier: JWKS cache', () => {
     await verifier.verify(tokenFor(key));
     await server.stop();
     clock.now += DEFAULT_REFETCH_INTERVAL_MS; // the unknown kid below really tries the dead endpoint
-    expect(await reasonOf(verifier.verify(signJwt({ alg: 'RS256', kid: 'new' }, claims(ISSUER, AUDIENCE), testKey('rsa'))))).toBe(
-      'unknown-key',
-    );
+    expect(await reasonOf(verifier.verify(signJwt({ alg: 'RS256', kid: 'new' }, claims(ISSUER, AUDIENCE), testKey('rsa'))))).toBe('unknown-key');
     expect(verifier.jwks.fetcher.attempts).toBe(2);
     for (let i = 0; i < 5; i++) await expect(verifier.verify(tokenFor(key, { sub: `d${i}` }))).resolves.toMatchObject({ sub: `d${i}` });
   });
@@ -125,12 +127,14 @@ describe('token verifier: JWKS cache', () => {
     const server = await serve({ keys: [key.jwk] });
     const { verifier, clock } = verifierOn(server.url);
     await verifier.verify(tokenFor(key));
-    for (const [doc, status] of [['oops', 500], ['<html>not json</html>', 200], [{ keys: 'none' }, 200]] as const) {
+    for (const [doc, status] of [
+      ['oops', 500],
+      ['<html>not json</html>', 200],
+      [{ keys: 'none' }, 200],
+    ] as const) {
       server.setDocument(doc, status);
       clock.now += DEFAULT_REFETCH_INTERVAL_MS;
-      expect(await reasonOf(verifier.verify(signJwt({ alg: 'RS256', kid: 'new' }, claims(ISSUER, AUDIENCE), testKey('rsa'))))).toBe(
-        'unknown-key',
-      );
+      expect(await reasonOf(verifier.verify(signJwt({ alg: 'RS256', kid: 'new' }, claims(ISSUER, AUDIENCE), testKey('rsa'))))).toBe('unknown-key');
       await expect(verifier.verify(tokenFor(key))).resolves.toMatchObject({ sub: 'user-1' });
     }
     expect(server.fetches()).toBe(4);
@@ -290,12 +294,8 @@ describe('token verifier: issuer keys never obtained', () => {
     const server = await serve({ keys: [] });
     const { verifier } = verifierOn(server.url);
     expect(await reasonOf(verifier.verify('aaaa.bbbb.cccc'))).toBe('malformed');
-    expect(await reasonOf(verifier.verify(signJwt({ alg: 'HS256', kid: 'k' }, claims(ISSUER, AUDIENCE), { hmacSecret: 's' })))).toBe(
-      'algorithm',
-    );
-    expect(await reasonOf(verifier.verify(signJwt({ alg: 'RS256', kid: 'k' }, claims('urn:other', AUDIENCE), testKey('rsa'))))).toBe(
-      'issuer',
-    );
+    expect(await reasonOf(verifier.verify(signJwt({ alg: 'HS256', kid: 'k' }, claims(ISSUER, AUDIENCE), { hmacSecret: 's' })))).toBe('algorithm');
+    expect(await reasonOf(verifier.verify(signJwt({ alg: 'RS256', kid: 'k' }, claims('urn:other', AUDIENCE), testKey('rsa'))))).toBe('issuer');
     expect(server.fetches()).toBe(0);
   });
 });

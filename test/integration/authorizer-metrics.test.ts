@@ -46,7 +46,12 @@ const invoke = async (handler: Handler, event: APIGatewayRequestAuthorizerEvent)
   const metric = (name: string) =>
     emf
       .filter((d) => d._aws.CloudWatchMetrics.some((m: { Metrics: { Name: string }[] }) => m.Metrics.some((x) => x.Name === name)))
-      .map((d) => ({ reason: d['Reason'] as string, value: d[name] as number, service: d['Service'] as string, rollups: d._aws.CloudWatchMetrics[0].Dimensions as string[][] }));
+      .map((d) => ({
+        reason: d['Reason'] as string,
+        value: d[name] as number,
+        service: d['Service'] as string,
+        rollups: d._aws.CloudWatchMetrics[0].Dimensions as string[][],
+      }));
   const logs = out.entries().filter((e) => !('_aws' in e));
   return { ...outcome, denials: metric('AuthorizerDenials'), failures: metric('AuthorizerFailures'), emf, logs };
 };

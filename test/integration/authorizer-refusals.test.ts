@@ -42,7 +42,29 @@ const harmless = fc.dictionary(fc.constantFrom('typ', 'cty', 'x-note', 'iss', 'z
 const acceptedAlg = new Set(Object.keys(ALGORITHM_FAMILIES));
 /** Every `alg` the verifier must refuse: none in any spelling, HMAC, EdDSA, near misses, other types, absent. */
 const refusedAlg = fc.oneof(
-  fc.constantFrom('none', 'None', 'NONE', 'nOnE', ' none', 'none ', 'none\u0000', '', 'HS256', 'HS384', 'HS512', 'EdDSA', 'PS256', 'ES256K', 'es256', 'Es256', 'ES256 ', ' ES256', 'RS256', 'RSA-OAEP', 'dir'),
+  fc.constantFrom(
+    'none',
+    'None',
+    'NONE',
+    'nOnE',
+    ' none',
+    'none ',
+    'none\u0000',
+    '',
+    'HS256',
+    'HS384',
+    'HS512',
+    'EdDSA',
+    'PS256',
+    'ES256K',
+    'es256',
+    'Es256',
+    'ES256 ',
+    ' ES256',
+    'RS256',
+    'RSA-OAEP',
+    'dir',
+  ),
   fc.string({ maxLength: 10 }),
   fc.constantFrom<unknown>(null, 0, 256, true, ['ES256'], { alg: 'ES256' }),
   fc.constant(undefined),
@@ -77,7 +99,13 @@ describe('alg: everything but the algorithms of the JWKS keys is refused', () =>
         },
       ),
       // Always tried, whatever the draw: the supported algorithm that does not match the key, under both kids.
-      { numRuns: RUNS, examples: [['RS256', {}, 'signed', true], ['RS256', {}, 'signed', false]] },
+      {
+        numRuns: RUNS,
+        examples: [
+          ['RS256', {}, 'signed', true],
+          ['RS256', {}, 'signed', false],
+        ],
+      },
     );
     expect(controls).toBe(RUNS);
     expect(refused).toBe(RUNS);
@@ -85,11 +113,13 @@ describe('alg: everything but the algorithms of the JWKS keys is refused', () =>
 });
 
 describe('alg none, every spelling, every kid', () => {
-  it.each(['none', 'None', 'NONE', 'nOnE', 'none ', ' none'].flatMap((alg) => [
-    [alg, 'the trusted key'],
-    [alg, 'an unknown key'],
-    [alg, 'no key'],
-  ]))('refuses alg %j with the kid of %s as an algorithm, and never fetches the JWKS for it', async (alg, kid) => {
+  it.each(
+    ['none', 'None', 'NONE', 'nOnE', 'none ', ' none'].flatMap((alg) => [
+      [alg, 'the trusted key'],
+      [alg, 'an unknown key'],
+      [alg, 'no key'],
+    ]),
+  )('refuses alg %j with the kid of %s as an algorithm, and never fetches the JWKS for it', async (alg, kid) => {
     const header = { alg, ...(kid === 'no key' ? {} : { kid: kid === 'the trusted key' ? key.kid : `unknown-${alg}` }) };
     const payload = claims(ISSUER, AUDIENCE, { roles: ['admin'] });
     const fetches = server.fetches();
@@ -101,9 +131,23 @@ describe('alg none, every spelling, every kid', () => {
 
 /** An `aud` that does not name the audience: near misses, other names, arrays without it, absent. */
 const wrongAudience = fc.oneof(
-  fc.constantFrom('', 'TEST-AUDIENCE', 'Test-Audience', ' test-audience', 'test-audience ', 'test-audienc', 'test-audience2', 'test', '*', `${AUDIENCE},${AUDIENCE}`),
+  fc.constantFrom(
+    '',
+    'TEST-AUDIENCE',
+    'Test-Audience',
+    ' test-audience',
+    'test-audience ',
+    'test-audienc',
+    'test-audience2',
+    'test',
+    '*',
+    `${AUDIENCE},${AUDIENCE}`,
+  ),
   fc.string({ maxLength: 16 }).filter((s) => s !== AUDIENCE),
-  fc.array(fc.string({ maxLength: 16 }).filter((s) => s !== AUDIENCE), { maxLength: 4 }),
+  fc.array(
+    fc.string({ maxLength: 16 }).filter((s) => s !== AUDIENCE),
+    { maxLength: 4 },
+  ),
   fc.constant(undefined),
 );
 /** Claims where a lax verifier might look for the audience: none of them counts. */

@@ -75,7 +75,12 @@ beforeAll(async () => {
   secretsFile = path.join(taskRoot, 'secrets.json');
   await createLocalBackend({ file: secretsFile }).write('netconfig/adapters/private-nso', { password: PASSWORD });
   await createAdapterStore(documentClient, tables['adapters']).put(
-    { name: 'private-nso', type: 'nso', baseUrl: nso.url, auth: { type: 'basic', username: 'admin', password: '$VAULT_netconfig/adapters/private-nso#password' } },
+    {
+      name: 'private-nso',
+      type: 'nso',
+      baseUrl: nso.url,
+      auth: { type: 'basic', username: 'admin', password: '$VAULT_netconfig/adapters/private-nso#password' },
+    },
     new Date().toISOString(),
   );
 });

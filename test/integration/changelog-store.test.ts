@@ -104,7 +104,10 @@ describe('atomicity', () => {
     const stale = await store.current('raced');
     await store.setState('raced', 'STOPPED', '2026-03-03T00:00:01.000Z', 'ops');
     const before = (await entries('raced')).items.length;
-    await expect(store.put(fields('raced', 'v2'), '2026-03-03T00:00:02.000Z', stale, 'ops')).rejects.toMatchObject({ name: 'AdapterWriteRefused', reason: 'changed' });
+    await expect(store.put(fields('raced', 'v2'), '2026-03-03T00:00:02.000Z', stale, 'ops')).rejects.toMatchObject({
+      name: 'AdapterWriteRefused',
+      reason: 'changed',
+    });
     await expect(store.put(fields('raced', 'v3'), '2026-03-03T00:00:03.000Z', null, 'ops')).rejects.toMatchObject({ reason: 'changed' });
     expect((await entries('raced')).items).toHaveLength(before);
     expect((await store.get('raced'))?.auth.password).toBe('$VAULT_netconfig/adapters/raced/v1#password');

@@ -316,7 +316,9 @@ describe('a compliance batch on the durable engine', () => {
 
   it('refuses chunk sizes its report keys cannot hold before writing anything', async () => {
     for (const chunkSize of [0, 10_001, 2.5]) {
-      await expect(startBatch({ treeId: TREE, version: 'v1', adapterId: ADAPTER }, { ...startDeps(3), chunkSize, newId: () => 'c'.repeat(24) })).rejects.toThrow(RangeError);
+      await expect(
+        startBatch({ treeId: TREE, version: 'v1', adapterId: ADAPTER }, { ...startDeps(3), chunkSize, newId: () => 'c'.repeat(24) }),
+      ).rejects.toThrow(RangeError);
     }
     expect(await store.getBatch('c'.repeat(24))).toBeUndefined();
   });
@@ -346,7 +348,12 @@ describe('a compliance batch on the durable engine', () => {
     expect(fetchesPerDevice().size).toBe(DEVICES + 2);
     const reports = await allReports(batchId);
     expect(reports).toHaveLength(DEVICES + 2);
-    expect(reports.filter((r) => r.grade === 'error').map((r) => r.device).sort()).toEqual(['edge-missing-0', 'edge-missing-1']);
+    expect(
+      reports
+        .filter((r) => r.grade === 'error')
+        .map((r) => r.device)
+        .sort(),
+    ).toEqual(['edge-missing-0', 'edge-missing-1']);
   });
 
   it('gives a chunk that went on after an invocation ended its full attempts for failures', async () => {
@@ -392,7 +399,12 @@ describe('a compliance batch on the durable engine', () => {
     // about 460 KB of device list, which one chunk of the default size could not hold.
     const names = Array.from({ length: 8 }, (_, i) => `${i}`.padEnd(128, 'n'));
     const devices = Array.from({ length: 600 }, (_, i) => `${i}`.padEnd(253, '設'));
-    const nest = (level: number): Version['root'] => ({ name: names[level]!, devices: level === 7 ? devices : [], rules: [], children: level === 7 ? [] : [nest(level + 1)] });
+    const nest = (level: number): Version['root'] => ({
+      name: names[level]!,
+      devices: level === 7 ? devices : [],
+      rules: [],
+      children: level === 7 ? [] : [nest(level + 1)],
+    });
     const deep: Version = { ...version, root: { ...nest(0), name: 'base', rules: version.root.rules } };
     const { batchId, total } = await startBatch(
       { treeId: TREE, version: 'v1', adapterId: ADAPTER },
@@ -409,7 +421,10 @@ describe('a compliance batch on the durable engine', () => {
   });
 
   it('backs off when NSO answers 429 and still checks every device', async () => {
-    const { batchId } = await startBatch({ treeId: TREE, version: 'v1', adapterId: ADAPTER, devices: [fleetName(1), fleetName(2), fleetName(3)] }, startDeps(2));
+    const { batchId } = await startBatch(
+      { treeId: TREE, version: 'v1', adapterId: ADAPTER, devices: [fleetName(1), fleetName(2), fleetName(3)] },
+      startDeps(2),
+    );
     sim.setKnobs({ busy: { status: 429, count: 3 } });
     const execution = await run(batchId);
     expect(execution.getStatus()).toBe('SUCCEEDED');
@@ -476,7 +491,10 @@ describe('a compliance batch on the durable engine', () => {
     expect(status).toBe('SUCCEEDED');
     expect(await store.getBatch(batchId)).toMatchObject({ status: 'completed', total: 6, done: 6, grades: { pass: 3, review: 1, fail: 0, error: 2 } });
     expect(reports.get(fleetName(2))).toMatchObject({ grade: 'error', reason: expect.stringMatching(/could not be evaluated/) });
-    expect(reports.get(fleetName(6))).toMatchObject({ grade: 'error', reason: expect.stringMatching(/^The orchestrator answered, and its answer could not be used/) });
+    expect(reports.get(fleetName(6))).toMatchObject({
+      grade: 'error',
+      reason: expect.stringMatching(/^The orchestrator answered, and its answer could not be used/),
+    });
     // The cause is logged, never reported.
     expect(JSON.stringify([...reports.values()])).not.toContain(String(thrown()).slice(0, 20));
     expect(fetchesPerDevice().get(fleetName(2))).toBe(1);

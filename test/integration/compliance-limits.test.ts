@@ -93,7 +93,12 @@ const mostRules = (n: number): Content => ({
   root: tree(
     (i) => ({
       devices: [fleetName(i), ...(i === 0 ? [`a${CJK.repeat(L.deviceName - 1)}`, `b${CJK.repeat(L.deviceName - 1)}`] : [])],
-      rules: Array.from({ length: Math.max(0, Math.min(L.rulesPerNode, n - i * L.rulesPerNode)) }, (_, r) => ({ id: `r${r}`, path: '', mode: 'required', severity: 'info' })),
+      rules: Array.from({ length: Math.max(0, Math.min(L.rulesPerNode, n - i * L.rulesPerNode)) }, (_, r) => ({
+        id: `r${r}`,
+        path: '',
+        mode: 'required',
+        severity: 'info',
+      })),
     }),
     [widestRule],
   ),
@@ -122,7 +127,10 @@ const shortName = (k: number): string => {
  */
 const mostDevices = (n: number): Content => ({
   variables: {},
-  root: tree((i) => ({ devices: Array.from({ length: Math.max(0, Math.min(L.devicesPerNode, n - i * L.devicesPerNode)) }, (_, d) => `%${shortName(i * L.devicesPerNode + d)}`), rules: [] })),
+  root: tree((i) => ({
+    devices: Array.from({ length: Math.max(0, Math.min(L.devicesPerNode, n - i * L.devicesPerNode)) }, (_, d) => `%${shortName(i * L.devicesPerNode + d)}`),
+    rules: [],
+  })),
 });
 
 let stack: ComplianceStack;
@@ -138,11 +146,18 @@ afterAll(async () => {
 /** The sizes of the batch's items as DynamoDB counts them (names and values as UTF-8). */
 const itemSizes = async (batchId: string): Promise<{ readonly plan: number; readonly chunks: readonly number[] }> => {
   const size = (item: Record<string, unknown>): number =>
-    Object.entries(item).reduce((sum, [name, value]) => sum + Buffer.byteLength(name, 'utf8') + (typeof value === 'number' ? 21 : Buffer.byteLength(String(value), 'utf8')), 0);
+    Object.entries(item).reduce(
+      (sum, [name, value]) => sum + Buffer.byteLength(name, 'utf8') + (typeof value === 'number' ? 21 : Buffer.byteLength(String(value), 'utf8')),
+      0,
+    );
   const table = stack.tables['compliance'];
   const plan = (await documentClient.send(new GetCommand({ TableName: table, Key: { pk: `B#${batchId}`, sk: 'PLAN' } }))).Item!;
   const chunks = await documentClient.send(
-    new QueryCommand({ TableName: table, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :c)', ExpressionAttributeValues: { ':pk': `B#${batchId}`, ':c': 'C#' } }),
+    new QueryCommand({
+      TableName: table,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :c)',
+      ExpressionAttributeValues: { ':pk': `B#${batchId}`, ':c': 'C#' },
+    }),
   );
   return { plan: size(plan), chunks: (chunks.Items ?? []).map(size) };
 };
@@ -190,7 +205,10 @@ describe('the largest versions the limits allow', () => {
 });
 
 describe('a version one past any limit', () => {
-  const small = (root: Partial<Node> = {}, variables: Record<string, string> = {}): Content => ({ variables, root: { name: 'base', devices: [], rules: [], children: [], ...root } });
+  const small = (root: Partial<Node> = {}, variables: Record<string, string> = {}): Content => ({
+    variables,
+    root: { name: 'base', devices: [], rules: [], children: [], ...root },
+  });
   const rule = (over: Partial<Rule> = {}): Rule => ({ id: 'r', path: '/a', mode: 'required', severity: 'info', ...over });
   const chain = (levels: number): Node => {
     let node: Node = { name: nodeName(levels), devices: [], rules: [], children: [] };

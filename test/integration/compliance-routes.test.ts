@@ -46,11 +46,30 @@ beforeAll(async () => {
   store = new ComplianceStore(documentClient, tables['compliance']);
   const expiresAt = Math.floor(Date.now() / 1000) + 86_400;
   await store.create(
-    { batchId: BATCH, treeId: 'a1b2c3d4e5f6a1b2c3d4e5f6', version: 'v1', adapterId: 'lab-nso', total: 5, started: '2026-11-23T10:00:00.000Z', chunks: 1, concurrency: 10, expiresAt },
+    {
+      batchId: BATCH,
+      treeId: 'a1b2c3d4e5f6a1b2c3d4e5f6',
+      version: 'v1',
+      adapterId: 'lab-nso',
+      total: 5,
+      started: '2026-11-23T10:00:00.000Z',
+      chunks: 1,
+      concurrency: 10,
+      expiresAt,
+    },
     { variables: {}, rulesByNode: {}, nodes: ['base'] },
     [['d1', 'd2', 'd3', 'd4', 'd5'].map((device) => ({ device, node: 'base' }))],
   );
-  stored = await store.putReports(BATCH, { chunk: 0, attempt: 1 }, [{ position: 0, report: report('d1', 'pass') }, { position: 1, report: report('d2', 'fail') }, { position: 2, report: report('d3', 'pass') }], expiresAt);
+  stored = await store.putReports(
+    BATCH,
+    { chunk: 0, attempt: 1 },
+    [
+      { position: 0, report: report('d1', 'pass') },
+      { position: 1, report: report('d2', 'fail') },
+      { position: 2, report: report('d3', 'pass') },
+    ],
+    expiresAt,
+  );
   vi.resetModules();
   getBatch = (await import('../../functions/compliance/handlers/get-batch.js')).handler as Handler;
   listReports = (await import('../../functions/compliance/handlers/list-reports.js')).handler as Handler;
@@ -109,8 +128,12 @@ describe('compliance read routes', () => {
     // Cursors this API never issues: a pack of another grade than the list's, a position
     // that is not a number or out of range, a key outside the reports, another batch.
     const forged = (grade: string, sk: string, n: string, b = BATCH) => encodeCursor({ b, g: grade, sk, n });
-    expect((await call(listReports, REPORTS_PATH, { batchId: BATCH }, { grade: 'fail', cursor: forged('fail', 'R#pass#000000#01#0000', '0') })).status).toBe(400);
-    expect((await call(listReports, REPORTS_PATH, { batchId: BATCH }, { grade: 'fail', cursor: forged('fail', 'R#fail#000000#01#0001', '0') })).status).toBe(200);
+    expect((await call(listReports, REPORTS_PATH, { batchId: BATCH }, { grade: 'fail', cursor: forged('fail', 'R#pass#000000#01#0000', '0') })).status).toBe(
+      400,
+    );
+    expect((await call(listReports, REPORTS_PATH, { batchId: BATCH }, { grade: 'fail', cursor: forged('fail', 'R#fail#000000#01#0001', '0') })).status).toBe(
+      200,
+    );
     for (const cursor of [
       forged('*', 'R#pass#000000#01#0000', '-1'),
       forged('*', 'R#pass#000000#01#0000', '01'),

@@ -22,7 +22,17 @@ let batchSeq = 0;
 const newBatch = async (chunks: number, perChunk: number): Promise<string> => {
   const batchId = (++batchSeq).toString(16).padStart(24, '0');
   await store.create(
-    { batchId, treeId: 'a1b2c3d4e5f6a1b2c3d4e5f6', version: 'v1', adapterId: 'lab-nso', total: chunks * perChunk, started: '2026-11-25T10:00:00.000Z', chunks, concurrency: 10, expiresAt },
+    {
+      batchId,
+      treeId: 'a1b2c3d4e5f6a1b2c3d4e5f6',
+      version: 'v1',
+      adapterId: 'lab-nso',
+      total: chunks * perChunk,
+      started: '2026-11-25T10:00:00.000Z',
+      chunks,
+      concurrency: 10,
+      expiresAt,
+    },
     { variables: {}, rulesByNode: {}, nodes: ['base'] },
     Array.from({ length: chunks }, (_, c) => Array.from({ length: perChunk }, (_, p) => ({ device: `d${c}-${p}`, node: 'base' }))),
   );
@@ -52,7 +62,11 @@ const chunkReports = (batchId: string, chunk: number, positions: readonly number
 /** The batch's stored pack items, in key order. */
 const packs = async (batchId: string): Promise<Record<string, unknown>[]> => {
   const out = await documentClient.send(
-    new QueryCommand({ TableName: table, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :r)', ExpressionAttributeValues: { ':pk': `B#${batchId}`, ':r': 'R#' } }),
+    new QueryCommand({
+      TableName: table,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :r)',
+      ExpressionAttributeValues: { ':pk': `B#${batchId}`, ':r': 'R#' },
+    }),
   );
   return out.Items ?? [];
 };
@@ -103,10 +117,17 @@ describe('compliance report packs', () => {
     const batchId = await newBatch(1, 10);
     const withMessage = (position: number, message: string): ChunkReport => ({
       position,
-      report: deviceReport(batchId, `d0-${position}`, 'fail', { issues: [{ ruleId: 'r', node: 'base', path: '/x', severity: 'error', mode: 'required', message }] }),
+      report: deviceReport(batchId, `d0-${position}`, 'fail', {
+        issues: [{ ruleId: 'r', node: 'base', path: '/x', severity: 'error', mode: 'required', message }],
+      }),
     });
     // About 24 KB of two-byte characters each: five fit 64 KB by characters, two by bytes.
-    const stored = await store.putReports(batchId, { chunk: 0, attempt: 1 }, [0, 1, 2, 3, 4, 5, 6].map((p) => withMessage(p, 'é'.repeat(12_000))), expiresAt);
+    const stored = await store.putReports(
+      batchId,
+      { chunk: 0, attempt: 1 },
+      [0, 1, 2, 3, 4, 5, 6].map((p) => withMessage(p, 'é'.repeat(12_000))),
+      expiresAt,
+    );
     let items = await packs(batchId);
     expect(items.map((i) => (JSON.parse(i['rows'] as string) as unknown[]).length)).toEqual([2, 2, 2, 1]);
     for (const item of items) expect(Buffer.byteLength(item['rows'] as string, 'utf8')).toBeLessThanOrEqual(64 * 1024 + 2);
@@ -133,11 +154,17 @@ describe('compliance report packs', () => {
       [2, Array.from({ length: 29 }, (_, i) => (i < 4 ? i : i + 1))],
     ];
     const all: Report[] = [];
-    for (const [chunk, positions] of handIns) all.push(...(await store.putReports(batchId, { chunk, attempt: 1 }, chunkReports(batchId, chunk, positions), expiresAt)));
+    for (const [chunk, positions] of handIns)
+      all.push(...(await store.putReports(batchId, { chunk, attempt: 1 }, chunkReports(batchId, chunk, positions), expiresAt)));
     expect(all).toHaveLength(90);
     const order = (reports: readonly Report[]) => reports.map((r) => r.reportId);
     // The order: by grade, then by chunk and hand-in (the pack's first position), then in the chunk.
-    const expected = [...all].sort((a, b) => (a.grade === b.grade ? 0 : a.grade < b.grade ? -1 : 1) || (a.reportId.slice(26, 38) < b.reportId.slice(26, 38) ? -1 : a.reportId.slice(26, 38) > b.reportId.slice(26, 38) ? 1 : 0) || Number(a.reportId.slice(-4)) - Number(b.reportId.slice(-4)));
+    const expected = [...all].sort(
+      (a, b) =>
+        (a.grade === b.grade ? 0 : a.grade < b.grade ? -1 : 1) ||
+        (a.reportId.slice(26, 38) < b.reportId.slice(26, 38) ? -1 : a.reportId.slice(26, 38) > b.reportId.slice(26, 38) ? 1 : 0) ||
+        Number(a.reportId.slice(-4)) - Number(b.reportId.slice(-4)),
+    );
     for (const limit of [1, 2, 3, 4, 5, 7, 10, 11, 20, 29, 30, 31, 50, 89, 90, 91, 200]) {
       const walked = await pages(batchId, limit);
       expect(order(walked.flat()), `limit ${limit}`).toEqual(order(expected));
@@ -154,7 +181,7 @@ describe('compliance report packs', () => {
     }
   });
 
-  it('starts a page at the first report of the next pack when the cursor\'s own pack is gone', async () => {
+  it("starts a page at the first report of the next pack when the cursor's own pack is gone", async () => {
     const batchId = await newBatch(2, 10);
     await store.putReports(batchId, { chunk: 0, attempt: 1 }, chunkReports(batchId, 0, [0, 1, 2]), expiresAt);
     const next = await store.putReports(batchId, { chunk: 1, attempt: 1 }, chunkReports(batchId, 1, [0, 1, 2]), expiresAt);
@@ -170,7 +197,9 @@ describe('compliance report packs', () => {
     const batchId = await newBatch(1, 3);
     const key = 'c'.repeat(32);
     const legacy: Report = { reportId: `${batchId}-${key}`, ...deviceReport(batchId, 'old-device', 'review') };
-    await documentClient.send(new PutCommand({ TableName: table, Item: { pk: `B#${batchId}`, sk: `R#${key}`, gpk: `${batchId}#review`, report: JSON.stringify(legacy), expiresAt } }));
+    await documentClient.send(
+      new PutCommand({ TableName: table, Item: { pk: `B#${batchId}`, sk: `R#${key}`, gpk: `${batchId}#review`, report: JSON.stringify(legacy), expiresAt } }),
+    );
     const stored = await store.putReports(batchId, { chunk: 0, attempt: 1 }, chunkReports(batchId, 0, [0, 1]), expiresAt);
     expect(new RegExp(REPORT_ID_PATTERN).test(legacy.reportId)).toBe(true);
     expect(await store.getReport(legacy.reportId)).toEqual(legacy);
@@ -183,10 +212,16 @@ describe('compliance report packs', () => {
     const batchId = await newBatch(2, 4);
     // Chunk 0 run 1 hands in positions 0 to 3 as whole reports, each with its id first.
     const whole = (grade: Grade, positions: readonly number[]): Report[] =>
-      positions.map((p) => ({ reportId: `${batchId}-${grade[0]}00000001${String(positions[0]).padStart(4, '0')}${String(p).padStart(4, '0')}`, ...deviceReport(batchId, `d0-${p}`, grade) }));
+      positions.map((p) => ({
+        reportId: `${batchId}-${grade[0]}00000001${String(positions[0]).padStart(4, '0')}${String(p).padStart(4, '0')}`,
+        ...deviceReport(batchId, `d0-${p}`, grade),
+      }));
     const oldPass = whole('pass', [0, 2, 3]);
     const oldFail = whole('fail', [1]);
-    for (const [grade, reports] of [['pass', oldPass], ['fail', oldFail]] as const) {
+    for (const [grade, reports] of [
+      ['pass', oldPass],
+      ['fail', oldFail],
+    ] as const) {
       const sk = `R#${grade}#000000#01#${String(reports[0]!.reportId.slice(-8, -4))}`;
       await documentClient.send(new PutCommand({ TableName: table, Item: { pk: `B#${batchId}`, sk, reports: JSON.stringify(reports), expiresAt } }));
     }
@@ -218,10 +253,14 @@ describe('compliance report packs', () => {
     };
     const unmasked = (device: string, reportId: string): Report => ({ reportId, ...deviceReport(batchId, device, 'fail', { issues: [leaky] }) });
     const inPack = unmasked('packed', `${batchId}-f0000000100000000`);
-    await documentClient.send(new PutCommand({ TableName: table, Item: { pk: `B#${batchId}`, sk: 'R#fail#000000#01#0000', reports: JSON.stringify([inPack]), expiresAt } }));
+    await documentClient.send(
+      new PutCommand({ TableName: table, Item: { pk: `B#${batchId}`, sk: 'R#fail#000000#01#0000', reports: JSON.stringify([inPack]), expiresAt } }),
+    );
     const key = 'd'.repeat(32);
     const alone = unmasked('alone', `${batchId}-${key}`);
-    await documentClient.send(new PutCommand({ TableName: table, Item: { pk: `B#${batchId}`, sk: `R#${key}`, gpk: `${batchId}#fail`, report: JSON.stringify(alone), expiresAt } }));
+    await documentClient.send(
+      new PutCommand({ TableName: table, Item: { pk: `B#${batchId}`, sk: `R#${key}`, gpk: `${batchId}#fail`, report: JSON.stringify(alone), expiresAt } }),
+    );
     const read = [await store.getReport(inPack.reportId), await store.getReport(alone.reportId), ...(await pages(batchId, 5)).flat()];
     expect(read).toHaveLength(4);
     for (const report of read) {
@@ -236,7 +275,13 @@ describe('compliance report packs', () => {
   it('returns each report as a whole report, whatever its pack leaves out', async () => {
     const batchId = await newBatch(1, 3);
     const handedIn = [
-      { position: 0, report: deviceReport(batchId, 'd0-0', 'fail', { issues: [{ ruleId: 'r', node: 'base', path: '/x', severity: 'error', mode: 'required', message: 'missing' }], issuesOmitted: 2 }) },
+      {
+        position: 0,
+        report: deviceReport(batchId, 'd0-0', 'fail', {
+          issues: [{ ruleId: 'r', node: 'base', path: '/x', severity: 'error', mode: 'required', message: 'missing' }],
+          issuesOmitted: 2,
+        }),
+      },
       { position: 1, report: deviceReport(batchId, 'd0-1', 'error') },
     ];
     const stored = await store.putReports(batchId, { chunk: 0, attempt: 1 }, handedIn, expiresAt);
@@ -263,9 +308,19 @@ describe('compliance report packs', () => {
   it('skips what a damaged pack item holds that cannot be a report, and reads the rest', async () => {
     const batchId = await newBatch(1, 3);
     const [good] = await store.putReports(batchId, { chunk: 0, attempt: 1 }, chunkReports(batchId, 0, [0]), expiresAt);
-    const row = (position: unknown) => ({ position, device: `d0-${String(position)}`, node: 'base', score: 100, totals: { errors: 0, warnings: 0, infos: 0, passes: 3 }, issues: [], checkedAt: '2026-11-25T10:00:00.000Z' });
+    const row = (position: unknown) => ({
+      position,
+      device: `d0-${String(position)}`,
+      node: 'base',
+      score: 100,
+      totals: { errors: 0, warnings: 0, infos: 0, passes: 3 },
+      issues: [],
+      checkedAt: '2026-11-25T10:00:00.000Z',
+    });
     const put = (sk: string, rows: string) =>
-      documentClient.send(new PutCommand({ TableName: table, Item: { pk: `B#${batchId}`, sk, treeId: 'a1b2c3d4e5f6a1b2c3d4e5f6', version: 'v1', rows, expiresAt } }));
+      documentClient.send(
+        new PutCommand({ TableName: table, Item: { pk: `B#${batchId}`, sk, treeId: 'a1b2c3d4e5f6a1b2c3d4e5f6', version: 'v1', rows, expiresAt } }),
+      );
     // Rows whose position cannot name a report, beside one that can.
     await put('R#pass#000000#02#0001', JSON.stringify([row(1), row(3.5), row('4'), row(-1), row(10_000), null, 'x', row(5)]));
     // Not an array of rows; a key that is no pack's.
@@ -284,7 +339,9 @@ describe('compliance report packs', () => {
   it('refuses a report of a grade no pack holds, writing nothing', async () => {
     const batchId = await newBatch(1, 3);
     const odd = { position: 1, report: { ...deviceReport(batchId, 'd0-1', 'pass'), grade: 'excellent' } as unknown as DeviceReport };
-    await expect(store.putReports(batchId, { chunk: 0, attempt: 1 }, [...chunkReports(batchId, 0, [0]), odd], expiresAt)).rejects.toThrow(/no grade a pack can hold/);
+    await expect(store.putReports(batchId, { chunk: 0, attempt: 1 }, [...chunkReports(batchId, 0, [0]), odd], expiresAt)).rejects.toThrow(
+      /no grade a pack can hold/,
+    );
     expect(await packs(batchId)).toEqual([]);
   });
 
@@ -310,7 +367,16 @@ describe('compliance report packs', () => {
     expect(await store.getReport(`${report!.reportId.slice(0, -4)}0002`)).toBeUndefined();
     expect(await store.getReport(report!.reportId.replace(batchId, 'f'.repeat(24)))).toBeUndefined();
     const digits = (n: number) => '0'.repeat(n);
-    for (const id of ['', 'x', `${batchId}-x${digits(16)}`, `${batchId}-p${digits(15)}`, `${batchId}-p${digits(17)}`, `${batchId}-p${digits(15)}a`, `${'A'.repeat(24)}-p${digits(16)}`, `${batchId}p${digits(16)}`]) {
+    for (const id of [
+      '',
+      'x',
+      `${batchId}-x${digits(16)}`,
+      `${batchId}-p${digits(15)}`,
+      `${batchId}-p${digits(17)}`,
+      `${batchId}-p${digits(15)}a`,
+      `${'A'.repeat(24)}-p${digits(16)}`,
+      `${batchId}p${digits(16)}`,
+    ]) {
       expect(parseReportId(id), id).toBeUndefined();
       expect(await store.getReport(id)).toBeUndefined();
     }
@@ -319,16 +385,21 @@ describe('compliance report packs', () => {
 
   it('refuses positions and chunks its keys cannot hold, writing nothing', async () => {
     const batchId = await newBatch(1, 3);
-    await expect(store.putReports(batchId, { chunk: 0, attempt: 1 }, [{ position: 10_000, report: deviceReport(batchId, 'd0-0', 'pass') }], expiresAt)).rejects.toThrow(RangeError);
-    await expect(store.putReports(batchId, { chunk: 0, attempt: 1 }, [{ position: -1, report: deviceReport(batchId, 'd0-0', 'pass') }], expiresAt)).rejects.toThrow(RangeError);
+    await expect(
+      store.putReports(batchId, { chunk: 0, attempt: 1 }, [{ position: 10_000, report: deviceReport(batchId, 'd0-0', 'pass') }], expiresAt),
+    ).rejects.toThrow(RangeError);
+    await expect(
+      store.putReports(batchId, { chunk: 0, attempt: 1 }, [{ position: -1, report: deviceReport(batchId, 'd0-0', 'pass') }], expiresAt),
+    ).rejects.toThrow(RangeError);
     await expect(store.putReports(batchId, { chunk: 1_000_000, attempt: 1 }, chunkReports(batchId, 0, [0]), expiresAt)).rejects.toThrow(RangeError);
     await expect(store.putReports(batchId, { chunk: 0.5, attempt: 1 }, chunkReports(batchId, 0, [0]), expiresAt)).rejects.toThrow(RangeError);
     await expect(store.putReports(batchId, { chunk: 0, attempt: 1 }, chunkReports(batchId, 0, [1, 2, 1]), expiresAt)).rejects.toThrow(RangeError);
-    for (const attempt of [0, 100, 1.5]) await expect(store.putReports(batchId, { chunk: 0, attempt }, chunkReports(batchId, 0, [0]), expiresAt)).rejects.toThrow(RangeError);
+    for (const attempt of [0, 100, 1.5])
+      await expect(store.putReports(batchId, { chunk: 0, attempt }, chunkReports(batchId, 0, [0]), expiresAt)).rejects.toThrow(RangeError);
     expect(await packs(batchId)).toEqual([]);
   });
 
-  it('reads back a chunk\'s own reports for a retry, of every grade and no other chunk', async () => {
+  it("reads back a chunk's own reports for a retry, of every grade and no other chunk", async () => {
     const batchId = await newBatch(3, 20);
     await store.putReports(batchId, { chunk: 0, attempt: 1 }, chunkReports(batchId, 0, [0, 1, 2, 3, 4, 5, 6]), expiresAt);
     await store.putReports(batchId, { chunk: 1, attempt: 1 }, chunkReports(batchId, 1, [0, 3, 5, 6, 7]), expiresAt);
@@ -361,7 +432,9 @@ describe('compliance report packs', () => {
     const big = 'x'.repeat(40_000);
     const reports = Array.from({ length: 30 }, (_, position) => ({
       position,
-      report: deviceReport(batchId, `d0-${position}`, 'fail', { issues: [{ ruleId: 'r', node: 'base', path: '/x', severity: 'error', mode: 'required', message: big }] }),
+      report: deviceReport(batchId, `d0-${position}`, 'fail', {
+        issues: [{ ruleId: 'r', node: 'base', path: '/x', severity: 'error', mode: 'required', message: big }],
+      }),
     }));
     let writes = 0;
     const slowAndFailing = new ComplianceStore(
@@ -380,12 +453,21 @@ describe('compliance report packs', () => {
 
   it('counts a chunk once, and refuses to count into a batch that does not exist', async () => {
     const batchId = await newBatch(2, 5);
-    const counts = { ...emptyCounts(), devices: 5, grades: { pass: 3, review: 1, fail: 1, error: 0 }, totals: { errors: 2, warnings: 1, infos: 0, passes: 12 } };
+    const counts = {
+      ...emptyCounts(),
+      devices: 5,
+      grades: { pass: 3, review: 1, fail: 1, error: 0 },
+      totals: { errors: 2, warnings: 1, infos: 0, passes: 12 },
+    };
     await store.countChunk(batchId, 0, counts);
     await store.countChunk(batchId, 0, counts);
     await store.countChunk(batchId, 1, counts);
     await store.countChunk(batchId, 1, counts);
-    expect(await store.getBatch(batchId)).toMatchObject({ done: 10, grades: { pass: 6, review: 2, fail: 2, error: 0 }, totals: { errors: 4, warnings: 2, infos: 0, passes: 24 } });
+    expect(await store.getBatch(batchId)).toMatchObject({
+      done: 10,
+      grades: { pass: 6, review: 2, fail: 2, error: 0 },
+      totals: { errors: 4, warnings: 2, infos: 0, passes: 24 },
+    });
     const ghost = 'e'.repeat(24);
     await expect(store.countChunk(ghost, 0, counts)).rejects.toThrow(/conditional/i);
     expect(await store.getBatch(ghost)).toBeUndefined();

@@ -32,7 +32,10 @@ let adaptersTable: string;
 const datagrams: string[] = [];
 
 const list = (query?: Record<string, string>) =>
-  invoke(listHandler, apiEvent({ method: 'GET', resource: '/health/adapters', ...(query ? { query } : {}), authorizer: { principalId: 'reader', roles: 'apiread' } }));
+  invoke(
+    listHandler,
+    apiEvent({ method: 'GET', resource: '/health/adapters', ...(query ? { query } : {}), authorizer: { principalId: 'reader', roles: 'apiread' } }),
+  );
 const one = (name: string) =>
   invoke(oneHandler, apiEvent({ method: 'GET', resource: '/health/adapters/{name}', pathParameters: { name: encodeURIComponent(name) } }));
 
@@ -101,7 +104,16 @@ describe('GET /health/adapters', () => {
         { name: 'dead', type: 'nso', state: 'RUNNING', status: 'down', reason: 'unreachable', latencyMs: expect.any(Number), checkedAt: expect.any(String) },
         { name: 'lab-nso', type: 'nso', state: 'RUNNING', status: 'up', latencyMs: expect.any(Number), httpStatus: 200, checkedAt: expect.any(String) },
         { name: 'no-secret', type: 'nso', state: 'RUNNING', status: 'down', reason: 'secret-unusable', checkedAt: expect.any(String) },
-        { name: 'wrong-pass', type: 'nso', state: 'RUNNING', status: 'down', reason: 'unauthorized', latencyMs: expect.any(Number), httpStatus: 401, checkedAt: expect.any(String) },
+        {
+          name: 'wrong-pass',
+          type: 'nso',
+          state: 'RUNNING',
+          status: 'down',
+          reason: 'unauthorized',
+          latencyMs: expect.any(Number),
+          httpStatus: 401,
+          checkedAt: expect.any(String),
+        },
       ],
     });
     // The light call: GET /restconf, authenticated, asking for RESTCONF JSON.
@@ -128,11 +140,14 @@ describe('GET /health/adapters', () => {
     expect(second.body).not.toHaveProperty('next');
   });
 
-  it.each<Record<string, string>>([{ limit: '0' }, { limit: '21' }, { cursor: 'not a cursor' }, { verbose: 'true' }])('answers 400 for the query %j', async (query) => {
-    const res = await list(query);
-    expect(res.status).toBe(400);
-    expect(res.contentType).toBe('application/problem+json');
-  });
+  it.each<Record<string, string>>([{ limit: '0' }, { limit: '21' }, { cursor: 'not a cursor' }, { verbose: 'true' }])(
+    'answers 400 for the query %j',
+    async (query) => {
+      const res = await list(query);
+      expect(res.status).toBe(400);
+      expect(res.contentType).toBe('application/problem+json');
+    },
+  );
 });
 
 describe('GET /health/adapters/{name}', () => {
@@ -189,7 +204,13 @@ describe('GET /health/adapters/{name}', () => {
     expect(res?.status).toBe(503);
     const logs = out.entries();
     const failure = logs.find((l) => l['message'] === 'adapter health check failed');
-    expect(failure).toMatchObject({ level: 'warn', adapter: 'wrong-pass', reason: 'unauthorized', httpStatus: 401, correlationId: ev.requestContext.requestId });
+    expect(failure).toMatchObject({
+      level: 'warn',
+      adapter: 'wrong-pass',
+      reason: 'unauthorized',
+      httpStatus: 401,
+      correlationId: ev.requestContext.requestId,
+    });
     expect(logs.every((l) => l['correlationId'] === ev.requestContext.requestId)).toBe(true);
     const all = out.raw();
     for (const secret of ['not-the-password', PASSWORD, 'Basic ', nso.url]) expect(all).not.toContain(secret);
@@ -227,7 +248,16 @@ describe('damaged adapter records (a $ENC password from before 2021.2, a missing
       documentClient.send(
         new PutCommand({
           TableName: adaptersTable,
-          Item: { pk: `ADAPTER#${name}`, kind: 'adapter', name, type: 'nso', baseUrl: nso.url, auth: { type: 'basic', username: 'admin', ...auth }, created: 'x', lastUpdated: 'x' },
+          Item: {
+            pk: `ADAPTER#${name}`,
+            kind: 'adapter',
+            name,
+            type: 'nso',
+            baseUrl: nso.url,
+            auth: { type: 'basic', username: 'admin', ...auth },
+            created: 'x',
+            lastUpdated: 'x',
+          },
         }),
       );
     await raw('zz-legacy-enc', { password: ENC });

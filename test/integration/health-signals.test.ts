@@ -52,7 +52,13 @@ beforeAll(async () => {
   const secretsFile = path.join(dir, 'secrets.json');
   await createLocalBackend({ file: secretsFile }).write('netconfig/adapters/lab-nso', { password: PASSWORD });
   await createAdapterStore(documentClient, tables['adapters']).put(
-    { name: 'lab-nso', type: 'nso', baseUrl: nso.url, auth: { type: 'basic', username: 'admin', password: '$VAULT_netconfig/adapters/lab-nso#password' }, timeoutMs: 500 },
+    {
+      name: 'lab-nso',
+      type: 'nso',
+      baseUrl: nso.url,
+      auth: { type: 'basic', username: 'admin', password: '$VAULT_netconfig/adapters/lab-nso#password' },
+      timeoutMs: 500,
+    },
     new Date().toISOString(),
   );
   for (const [k, v] of Object.entries({
@@ -91,7 +97,13 @@ describe('signals of a relay call', () => {
     expect(status).toBe(200);
     const logs = lines.filter((l) => !('_aws' in l));
     const call = logs.find((l) => l['message'] === 'relay call');
-    expect(call).toMatchObject({ level: 'info', correlationId: event.requestContext.requestId, operation: 'relayRestAction', adapter: 'lab-nso', upstreamStatus: 200 });
+    expect(call).toMatchObject({
+      level: 'info',
+      correlationId: event.requestContext.requestId,
+      operation: 'relayRestAction',
+      adapter: 'lab-nso',
+      upstreamStatus: 200,
+    });
     expect(lines.length).toBeGreaterThan(1);
     for (const line of lines) expect(line['correlationId']).toBe(event.requestContext.requestId);
     for (const secret of [PASSWORD, Buffer.from(`admin:${PASSWORD}`).toString('base64'), 'Basic ']) expect(raw).not.toContain(secret);

@@ -24,12 +24,17 @@ const loadHandler = async (env: Record<string, string> = {}): Promise<Handler> =
   // As deployed: the stack binds this function to the trees and adapters tables, and the
   // profiles table that every function using DynamoDB reads (createTables sets every table's
   // variable, the idempotency, compliance and changelog tables included).
-  const base = { SECRETS_BACKEND: 'local', SECRETS_FILE: path.join(dir, 'secrets.json'), LOG_LEVEL: 'warn', IDEMPOTENCY_TABLE: '', COMPLIANCE_TABLE: '', CHANGELOG_TABLE: '' };
+  const base = {
+    SECRETS_BACKEND: 'local',
+    SECRETS_FILE: path.join(dir, 'secrets.json'),
+    LOG_LEVEL: 'warn',
+    IDEMPOTENCY_TABLE: '',
+    COMPLIANCE_TABLE: '',
+    CHANGELOG_TABLE: '',
+  };
   for (const [k, v] of Object.entries({ ...base, ...env })) vi.stubEnv(k, v);
   return (await import('../../functions/health/handlers/system.js')).handler;
 };
-
-
 
 beforeAll(async () => {
   tables = await createTables();

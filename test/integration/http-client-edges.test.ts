@@ -100,7 +100,10 @@ describe('guardedLookup on its own', () => {
     { address: '10.0.0.7', family: 4 },
     { address: '2001:db8::7', family: 6 },
   ];
-  const resolveTo = (answer: { address: string; family: number }[]): ResolveAll => async () => answer;
+  const resolveTo =
+    (answer: { address: string; family: number }[]): ResolveAll =>
+    async () =>
+      answer;
   const lookupWith = (lookup: ReturnType<typeof guardedLookup>, options: { all?: boolean }) =>
     new Promise<unknown[]>((resolve) => lookup('nso.example.test', options as never, (...args: unknown[]) => resolve(args)));
 
@@ -121,7 +124,9 @@ describe('guardedLookup on its own', () => {
   });
 
   it('fails with its own code when an address is refused, or when there is none', async () => {
-    const [refused] = (await lookupWith(guardedLookup(false, resolveTo([...addresses, { address: '127.0.0.1', family: 4 }])), { all: true })) as [NodeJS.ErrnoException];
+    const [refused] = (await lookupWith(guardedLookup(false, resolveTo([...addresses, { address: '127.0.0.1', family: 4 }])), { all: true })) as [
+      NodeJS.ErrnoException,
+    ];
     expect([refused.code, refused.message]).toEqual([
       'ERR_RELAY_BLOCKED_ADDRESS',
       'host name resolves to a refused address (is a loopback address (allowed in local mode only))',

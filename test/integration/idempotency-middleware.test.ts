@@ -61,7 +61,11 @@ const service = (business: Business, options: Partial<Omit<IdempotencyOptions, '
   const { client = documentClient, ...rest } = options;
   const runs: HttpEvent<unknown>[] = [];
   const handler = httpHandler(
-    { operation: OPERATION, timeoutEarlyInMillis: 0, idempotency: idempotent({ store: createIdempotencyStore(client, table), fingerprintKey: async () => KEY, ...rest }) },
+    {
+      operation: OPERATION,
+      timeoutEarlyInMillis: 0,
+      idempotency: idempotent({ store: createIdempotencyStore(client, table), fingerprintKey: async () => KEY, ...rest }),
+    },
     async (event, _context) => {
       runs.push(event);
       return business(event, runs.length);
@@ -330,12 +334,9 @@ describe('what the table keeps of a request that carries a secret', () => {
         expect((await send(key, body)).statusCode).toBe(201);
         const stored = String((await itemOf(key))!['fingerprint']);
         const request = { httpMethod: 'POST', resource: '/things/{group}', path: '/things/g1', pathParameters: { group: 'g1' }, body };
-        const guesses = [
-          canonicalJson(['POST', '/things/{group}', { group: 'g1' }, body]),
-          canonicalJson(body),
-          JSON.stringify(body),
-          ...strings(body),
-        ].map(sha256);
+        const guesses = [canonicalJson(['POST', '/things/{group}', { group: 'g1' }, body]), canonicalJson(body), JSON.stringify(body), ...strings(body)].map(
+          sha256,
+        );
         expect(guesses).not.toContain(stored);
         // What it is: the HMAC under this stack's key; another stack's key gives another value.
         expect(stored).toBe(requestFingerprint(request, KEY));
@@ -356,7 +357,10 @@ describe('what the table keeps of a request that carries a secret', () => {
 });
 
 describe('records written before fingerprints were keyed', () => {
-  const legacy = (body: unknown) => createHash('sha256').update(canonicalJson(['POST', '/things/{group}', { group: 'g1' }, body])).digest('hex');
+  const legacy = (body: unknown) =>
+    createHash('sha256')
+      .update(canonicalJson(['POST', '/things/{group}', { group: 'g1' }, body]))
+      .digest('hex');
   /** A completed record as the release before keyed fingerprints wrote it: a plain SHA-256, no version prefix. */
   const oldRecord = async (key: string, body: unknown) => {
     const answer = created(7);

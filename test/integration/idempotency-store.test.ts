@@ -41,14 +41,12 @@ const stored = (text: string): StoredResponse => ({
   body: new Uint8Array(Buffer.from(text)),
 });
 
-const itemOf = async (pk: string) =>
-  (await documentClient.send(new GetCommand({ TableName: table, Key: { pk }, ConsistentRead: true }))).Item;
+const itemOf = async (pk: string) => (await documentClient.send(new GetCommand({ TableName: table, Key: { pk }, ConsistentRead: true }))).Item;
 
 const putItem = (item: Record<string, unknown>) => documentClient.send(new PutCommand({ TableName: table, Item: item }));
 
 /** A document client whose DynamoDB is down: nothing listens on its port. */
-const downClient = async () =>
-  DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: `http://127.0.0.1:${await freePort()}`, maxAttempts: 1 }));
+const downClient = async () => DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: `http://127.0.0.1:${await freePort()}`, maxAttempts: 1 }));
 /** Up for the first call (the claim), down from then on. */
 const upForTheClaimOnly = async () => {
   const down = await downClient();
@@ -58,12 +56,16 @@ const upForTheClaimOnly = async () => {
 /** Down for writes, up for reads: the claim's put fails for a reason other than its condition. */
 const writesDown = async () => {
   const down = await downClient();
-  return { send: (command: unknown) => (command instanceof PutCommand ? down : documentClient).send(command as PutCommand) } as unknown as DynamoDBDocumentClient;
+  return {
+    send: (command: unknown) => (command instanceof PutCommand ? down : documentClient).send(command as PutCommand),
+  } as unknown as DynamoDBDocumentClient;
 };
 /** Up for writes, down for reads: a claim whose put loses its condition cannot read the holder. */
 const readsDown = async () => {
   const down = await downClient();
-  return { send: (command: unknown) => (command instanceof GetCommand ? down : documentClient).send(command as PutCommand) } as unknown as DynamoDBDocumentClient;
+  return {
+    send: (command: unknown) => (command instanceof GetCommand ? down : documentClient).send(command as PutCommand),
+  } as unknown as DynamoDBDocumentClient;
 };
 
 beforeAll(async () => {
@@ -179,7 +181,14 @@ describe('complete', () => {
     const answer = stored('{"done":true}');
     expect(await store().complete(mine.pk, mine.attempt, answer, NOW_SEC + 86_400)).toBe(true);
     const item = await itemOf(mine.pk);
-    expect(item).toEqual({ pk: mine.pk, status: 'COMPLETED', fingerprint: mine.fingerprint, attempt: mine.attempt, expiresAt: NOW_SEC + 86_400, response: answer });
+    expect(item).toEqual({
+      pk: mine.pk,
+      status: 'COMPLETED',
+      fingerprint: mine.fingerprint,
+      attempt: mine.attempt,
+      expiresAt: NOW_SEC + 86_400,
+      response: answer,
+    });
   });
 
   it('changes nothing for a stale attempt whose claim another attempt took over', async () => {
@@ -287,18 +296,34 @@ describe('the table', () => {
 
 /** A handler that honours Idempotency-Key over the store on `client`; `runs` records each run of its business function. */
 const handlerOver = (client: Pick<DynamoDBDocumentClient, 'send'>, runs: string[], status = 201, tableName = table) =>
-  httpHandler({ operation: 'storeTest', timeoutEarlyInMillis: 0, idempotency: idempotent({ store: createIdempotencyStore(client, tableName) }) }, async (event) => {
-    runs.push(event.path);
-    return status < 400 ? json(status, { ran: true }) : json(status, { type: 'urn:netconfig:problem:unavailable', status });
-  });
+  httpHandler(
+    { operation: 'storeTest', timeoutEarlyInMillis: 0, idempotency: idempotent({ store: createIdempotencyStore(client, tableName) }) },
+    async (event) => {
+      runs.push(event.path);
+      return status < 400 ? json(status, { ran: true }) : json(status, { type: 'urn:netconfig:problem:unavailable', status });
+    },
+  );
 const event = (key?: string) =>
-  apiEvent({ method: 'POST', resource: '/things', body: { a: 1 }, headers: key === undefined ? {} : { 'Idempotency-Key': key }, authorizer: { principal: 'p' } });
+  apiEvent({
+    method: 'POST',
+    resource: '/things',
+    body: { a: 1 },
+    headers: key === undefined ? {} : { 'Idempotency-Key': key },
+    authorizer: { principal: 'p' },
+  });
 const body = (result: APIGatewayProxyResult) => JSON.parse(result.body) as Record<string, unknown>;
 
 describe('a keyed request through idempotent() while the key changes hands', () => {
   /** Another attempt, for another request, holds `pk` for the next minute. */
   const anotherAttemptHolds = (pk: unknown) =>
-    putItem({ pk, status: 'IN_PROGRESS', fingerprint: 'other', attempt: 'other', lockedUntil: Date.now() + 60_000, expiresAt: Math.ceil(Date.now() / 1000) + 60 });
+    putItem({
+      pk,
+      status: 'IN_PROGRESS',
+      fingerprint: 'other',
+      attempt: 'other',
+      lockedUntil: Date.now() + 60_000,
+      expiresAt: Math.ceil(Date.now() / 1000) + 60,
+    });
   /** The record of `key` as `handlerOver` stores it, read from the table. */
   const keyItems = async (key: string) => {
     const { Items } = await documentClient.send(new ScanCommand({ TableName: table, ConsistentRead: true }));

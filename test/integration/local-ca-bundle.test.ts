@@ -64,7 +64,15 @@ beforeAll(async () => {
   codeDir = await mkdtemp(path.join(tmpdir(), 'ca-bundle-fn-'));
   const entry = path.join(codeDir, 'entry.mjs');
   await writeFile(entry, HANDLER);
-  await build({ entryPoints: [entry], outfile: path.join(codeDir, 'index.mjs'), bundle: true, platform: 'node', format: 'esm', target: 'node22', logLevel: 'silent' });
+  await build({
+    entryPoints: [entry],
+    outfile: path.join(codeDir, 'index.mjs'),
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node22',
+    logLevel: 'silent',
+  });
   await mkdir(path.join(codeDir, 'certs'));
   await writeFile(path.join(codeDir, 'certs', 'private-ca.pem'), ca.cert);
   await writeFile(path.join(codeDir, 'certs', 'broken.pem'), '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n');

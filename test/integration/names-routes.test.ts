@@ -28,7 +28,17 @@ const HANDLERS = {
 };
 
 const call = (name: keyof typeof HANDLERS, method: string, resource: string, pathParameters: Record<string, string> | undefined, body: unknown) =>
-  invoke(h[name]!, apiEvent({ method, resource, ...(pathParameters ? { pathParameters } : {}), body, authorizer: { principalId: 'alice', principal: 'alice', roles: 'admin' } }), lambdaContext(20_000));
+  invoke(
+    h[name]!,
+    apiEvent({
+      method,
+      resource,
+      ...(pathParameters ? { pathParameters } : {}),
+      body,
+      authorizer: { principalId: 'alice', principal: 'alice', roles: 'admin' },
+    }),
+    lambdaContext(20_000),
+  );
 
 /** Names that break the rule, each one way: blank, edge spaces, invisible, bidirectional, not NFC. */
 const BAD = { blank: '   ', edgeSpace: ' core', zeroWidth: 'core\u200b', bidi: 'core\u202eX', notNfc: 'cafe\u0301' };
@@ -65,16 +75,53 @@ describe.each(Object.entries(BAD))('a %s name', (_, bad) => {
 
   it('is refused as a version label, a new node name and a device name', async () => {
     expectRefused(await call('createVersion', 'POST', '/configuration_manager/configs/{treeId}', { treeId }, { name: bad, base: 'initial' }), 'body', 'name');
-    expectRefused(await call('putNode', 'PUT', '/configuration_manager/configs/{treeId}/{version}/nodes/{nodePath+}', { treeId, version: 'initial', nodePath: `base/${encodeURIComponent(bad)}` }, {}), 'path', 'nodePath');
-    expectRefused(await call('putNode', 'PUT', '/configuration_manager/configs/{treeId}/{version}/nodes/{nodePath+}', { treeId, version: 'initial', nodePath: 'base' }, { devices: ['pe1', bad] }), 'body', 'devices.1');
+    expectRefused(
+      await call(
+        'putNode',
+        'PUT',
+        '/configuration_manager/configs/{treeId}/{version}/nodes/{nodePath+}',
+        { treeId, version: 'initial', nodePath: `base/${encodeURIComponent(bad)}` },
+        {},
+      ),
+      'path',
+      'nodePath',
+    );
+    expectRefused(
+      await call(
+        'putNode',
+        'PUT',
+        '/configuration_manager/configs/{treeId}/{version}/nodes/{nodePath+}',
+        { treeId, version: 'initial', nodePath: 'base' },
+        { devices: ['pe1', bad] },
+      ),
+      'body',
+      'devices.1',
+    );
   });
 
   it('is refused in an import: tree name, label, node and device names', async () => {
-    const doc = (over: Record<string, unknown>, root: Record<string, unknown> = { name: 'base' }) => ({ name: 'names-import', deviceType: 'x', versions: [{ name: 'v', root }], ...over });
+    const doc = (over: Record<string, unknown>, root: Record<string, unknown> = { name: 'base' }) => ({
+      name: 'names-import',
+      deviceType: 'x',
+      versions: [{ name: 'v', root }],
+      ...over,
+    });
     expectRefused(await call('importTree', 'POST', '/configuration_manager/imports', undefined, doc({ name: bad })), 'body', 'name');
-    expectRefused(await call('importTree', 'POST', '/configuration_manager/imports', undefined, doc({ versions: [{ name: bad, root: { name: 'base' } }] })), 'body', 'versions.0.name');
-    expectRefused(await call('importTree', 'POST', '/configuration_manager/imports', undefined, doc({}, { name: 'base', children: [{ name: bad }] })), 'body', 'versions.0.root.children.0.name');
-    expectRefused(await call('importTree', 'POST', '/configuration_manager/imports', undefined, doc({}, { name: 'base', devices: [bad] })), 'body', 'versions.0.root.devices.0');
+    expectRefused(
+      await call('importTree', 'POST', '/configuration_manager/imports', undefined, doc({ versions: [{ name: bad, root: { name: 'base' } }] })),
+      'body',
+      'versions.0.name',
+    );
+    expectRefused(
+      await call('importTree', 'POST', '/configuration_manager/imports', undefined, doc({}, { name: 'base', children: [{ name: bad }] })),
+      'body',
+      'versions.0.root.children.0.name',
+    );
+    expectRefused(
+      await call('importTree', 'POST', '/configuration_manager/imports', undefined, doc({}, { name: 'base', devices: [bad] })),
+      'body',
+      'versions.0.root.devices.0',
+    );
   });
 
   it('is refused as an adapter name and a profile id', async () => {
@@ -86,11 +133,14 @@ describe.each(Object.entries(BAD))('a %s name', (_, bad) => {
 
 describe('identifiers unique without regard to case', () => {
   it('refuses an adapter name that differs from a stored one only by case (409), by POST and by PUT', async () => {
-    for (const res of [await call('createAdapter', 'POST', '/adapters', undefined, { name: 'LAB', ...ADAPTER }), await call('putAdapter', 'PUT', '/adapters/{name}', { name: 'Lab' }, ADAPTER)]) {
+    for (const res of [
+      await call('createAdapter', 'POST', '/adapters', undefined, { name: 'LAB', ...ADAPTER }),
+      await call('putAdapter', 'PUT', '/adapters/{name}', { name: 'Lab' }, ADAPTER),
+    ]) {
       expect(res.status, JSON.stringify(res.body)).toBe(409);
       expect(res.body).toMatchObject({ type: 'urn:netconfig:problem:adapter-exists', detail: expect.stringContaining('"lab"') });
     }
-    expect((await world.adapters.get('LAB'))).toBeUndefined();
+    expect(await world.adapters.get('LAB')).toBeUndefined();
   });
 
   it('refuses a profile id that differs from a stored one only by case (409), and takes a new one', async () => {
@@ -102,21 +152,34 @@ describe('identifiers unique without regard to case', () => {
   });
 
   it.each([
-    ['adapters', (name: string) => call('createAdapter', 'POST', '/adapters', undefined, { name, ...ADAPTER, auth: { ...ADAPTER.auth, password: 'plain-Pa55' } }), (name: string) => call('deleteAdapter', 'DELETE', '/adapters/{name}', { name }, undefined), 'adapter-exists'],
-    ['profiles', (id: string) => call('createProfile', 'POST', '/profiles', undefined, { id }), (id: string) => call('deleteProfile', 'DELETE', '/profiles/{id}', { id }, undefined), 'profile-exists'],
-  ] as const)('%s: of two concurrent creates of case twins exactly one lands and the other is 409; a delete frees the name', async (_kind, create, remove, conflict) => {
-    for (const round of [1, 2, 3]) {
-      const [upper, lower] = [`RACE${round}`, `race${round}`];
-      const answers = await Promise.all([create(upper), create(lower)]);
-      expect(answers.map((a) => a.status).sort(), JSON.stringify(answers.map((a) => a.body))).toEqual([201, 409]);
-      const loser = answers.find((a) => a.status === 409)!;
-      const winner = answers[0]!.status === 201 ? upper : lower;
-      expect(loser.body).toMatchObject({ type: `urn:netconfig:problem:${conflict}`, detail: expect.stringContaining(winner) });
-      // Deleting the winner frees the name for the other spelling, and then for none else.
-      expect((await remove(winner)).status).toBe(204);
-      const other = winner === upper ? lower : upper;
-      expect((await create(other)).status).toBe(201);
-      expect((await create(winner)).status).toBe(409);
-    }
-  });
+    [
+      'adapters',
+      (name: string) => call('createAdapter', 'POST', '/adapters', undefined, { name, ...ADAPTER, auth: { ...ADAPTER.auth, password: 'plain-Pa55' } }),
+      (name: string) => call('deleteAdapter', 'DELETE', '/adapters/{name}', { name }, undefined),
+      'adapter-exists',
+    ],
+    [
+      'profiles',
+      (id: string) => call('createProfile', 'POST', '/profiles', undefined, { id }),
+      (id: string) => call('deleteProfile', 'DELETE', '/profiles/{id}', { id }, undefined),
+      'profile-exists',
+    ],
+  ] as const)(
+    '%s: of two concurrent creates of case twins exactly one lands and the other is 409; a delete frees the name',
+    async (_kind, create, remove, conflict) => {
+      for (const round of [1, 2, 3]) {
+        const [upper, lower] = [`RACE${round}`, `race${round}`];
+        const answers = await Promise.all([create(upper), create(lower)]);
+        expect(answers.map((a) => a.status).sort(), JSON.stringify(answers.map((a) => a.body))).toEqual([201, 409]);
+        const loser = answers.find((a) => a.status === 409)!;
+        const winner = answers[0]!.status === 201 ? upper : lower;
+        expect(loser.body).toMatchObject({ type: `urn:netconfig:problem:${conflict}`, detail: expect.stringContaining(winner) });
+        // Deleting the winner frees the name for the other spelling, and then for none else.
+        expect((await remove(winner)).status).toBe(204);
+        const other = winner === upper ? lower : upper;
+        expect((await create(other)).status).toBe(201);
+        expect((await create(winner)).status).toBe(409);
+      }
+    },
+  );
 });

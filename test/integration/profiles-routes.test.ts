@@ -19,13 +19,30 @@ const admin = { principalId: 'ops-admin', roles: 'admin' };
 
 const answers = conformanceRecorder();
 /** Calls a handler as API Gateway would, keeping its answer for the openapi.json check at the end. */
-const call = (name: string, method: string, resource: string, o: { id?: string; body?: unknown; query?: Record<string, string>; headers?: Record<string, string> } = {}) => {
-  const event = apiEvent({ method, resource, authorizer: admin, ...(o.id !== undefined ? { pathParameters: { id: o.id } } : {}), ...(o.body !== undefined ? { body: o.body } : {}), ...(o.query ? { query: o.query } : {}), ...(o.headers ? { headers: o.headers } : {}) });
-  return invoke(async (e, c) => {
-    const result = await h[name]!(e, c);
-    answers.record(e, result);
-    return result;
-  }, event, lambdaContext(20_000));
+const call = (
+  name: string,
+  method: string,
+  resource: string,
+  o: { id?: string; body?: unknown; query?: Record<string, string>; headers?: Record<string, string> } = {},
+) => {
+  const event = apiEvent({
+    method,
+    resource,
+    authorizer: admin,
+    ...(o.id !== undefined ? { pathParameters: { id: o.id } } : {}),
+    ...(o.body !== undefined ? { body: o.body } : {}),
+    ...(o.query ? { query: o.query } : {}),
+    ...(o.headers ? { headers: o.headers } : {}),
+  });
+  return invoke(
+    async (e, c) => {
+      const result = await h[name]!(e, c);
+      answers.record(e, result);
+      return result;
+    },
+    event,
+    lambdaContext(20_000),
+  );
 };
 const list = (query?: Record<string, string>) => call('list', 'GET', '/profiles', query ? { query } : {});
 const get = (id: string) => call('get', 'GET', '/profiles/{id}', { id });
@@ -38,7 +55,15 @@ const activeIds = async () => ((await list({ limit: '100' })).body.items as { id
 beforeAll(async () => {
   await createTables();
   vi.resetModules();
-  for (const [key, file] of Object.entries({ list: 'list', get: 'get', create: 'create', put: 'put', delete: 'delete', activate: 'activate', schema: 'schema' })) {
+  for (const [key, file] of Object.entries({
+    list: 'list',
+    get: 'get',
+    create: 'create',
+    put: 'put',
+    delete: 'delete',
+    activate: 'activate',
+    schema: 'schema',
+  })) {
     const url = pathToFileURL(path.join(PROJECT_ROOT, 'functions', 'profiles', 'handlers', `${file}.ts`)).href;
     h[key] = ((await import(/* @vite-ignore */ url)) as { handler: Handler }).handler;
   }
@@ -52,7 +77,10 @@ describe('profiles', () => {
     expect(res.body.items[0]).toMatchObject({
       id: 'default',
       active: true,
-      applications: { orch_manager: { orchestratorTimeoutMs: 10_000, adapterCacheSeconds: 5 }, configuration_manager: { complianceConcurrency: 10, reportRetentionDays: 90 } },
+      applications: {
+        orch_manager: { orchestratorTimeoutMs: 10_000, adapterCacheSeconds: 5 },
+        configuration_manager: { complianceConcurrency: 10, reportRetentionDays: 90 },
+      },
     });
     expect((await get('default')).body).toEqual(res.body.items[0]);
     expect((await get('other')).status).toBe(404);

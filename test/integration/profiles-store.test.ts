@@ -38,16 +38,24 @@ beforeAll(async () => {
 describe('the profile store under concurrent writes', () => {
   it("refuses an application's settings when another profile became active meanwhile, writing nothing", async () => {
     const store = storeWithWriteBefore(() => other.activate('blue', change));
-    await expect(store.setApplicationSettings('configuration_manager', { complianceConcurrency: 3, reportRetentionDays: 9 }, change)).rejects.toEqual(new ProfileWriteRefused('contended'));
+    await expect(store.setApplicationSettings('configuration_manager', { complianceConcurrency: 3, reportRetentionDays: 9 }, change)).rejects.toEqual(
+      new ProfileWriteRefused('contended'),
+    );
     expect((await other.get('default'))!.applications.configuration_manager.complianceConcurrency).toBe(10);
     expect((await other.get('blue'))!.applications.configuration_manager.complianceConcurrency).toBe(10);
     await other.activate('default', change);
   });
 
   it("refuses a log level when the application's settings changed meanwhile", async () => {
-    const store = storeWithWriteBefore(() => other.setApplicationSettings('orch_manager', { orchestratorTimeoutMs: 2_000, adapterCacheSeconds: 5, maxConcurrentCallsPerAdapter: 0 }, change));
+    const store = storeWithWriteBefore(() =>
+      other.setApplicationSettings('orch_manager', { orchestratorTimeoutMs: 2_000, adapterCacheSeconds: 5, maxConcurrentCallsPerAdapter: 0 }, change),
+    );
     await expect(store.setApplicationLogLevel('orch_manager', 'debug', change)).rejects.toEqual(new ProfileWriteRefused('contended'));
-    expect((await other.get('default'))!.applications.orch_manager).toEqual({ orchestratorTimeoutMs: 2_000, adapterCacheSeconds: 5, maxConcurrentCallsPerAdapter: 0 });
+    expect((await other.get('default'))!.applications.orch_manager).toEqual({
+      orchestratorTimeoutMs: 2_000,
+      adapterCacheSeconds: 5,
+      maxConcurrentCallsPerAdapter: 0,
+    });
   });
 
   it('refuses a state change when the state changed meanwhile', async () => {
@@ -72,7 +80,8 @@ describe('the profile store under concurrent writes', () => {
 });
 
 describe("the applications' audit trail, whichever route changes what they run with", () => {
-  const trail = async (name: 'orch_manager' | 'configuration_manager') => (await listChangelog(documentClient, { kind: 'application', name }, {}, tables.changelog)).items;
+  const trail = async (name: 'orch_manager' | 'configuration_manager') =>
+    (await listChangelog(documentClient, { kind: 'application', name }, {}, tables.changelog)).items;
   // The profile's own level as the deployment's LOG_LEVEL made it: configuration_manager inherits it.
   const settings = (orchestratorTimeoutMs: number) =>
     profileSettings({ applications: { orch_manager: { logLevel: 'trace', orchestratorTimeoutMs, adapterCacheSeconds: 5, maxConcurrentCallsPerAdapter: 0 } } });
@@ -85,7 +94,12 @@ describe("the applications' audit trail, whichever route changes what they run w
     const [entry] = await trail('orch_manager');
     expect((await trail('orch_manager')).length).toBe(orchBefore + 1);
     expect(entry).toMatchObject({ by: 'mallory', action: 'replaced', at: '2026-01-02T00:00:00.000Z' });
-    expect(entry!.changes).toEqual(expect.arrayContaining([{ field: 'logLevel', to: 'trace' }, { field: 'orchestratorTimeoutMs', from: expect.any(Number), to: 4_000 }]));
+    expect(entry!.changes).toEqual(
+      expect.arrayContaining([
+        { field: 'logLevel', to: 'trace' },
+        { field: 'orchestratorTimeoutMs', from: expect.any(Number), to: 4_000 },
+      ]),
+    );
     // configuration_manager's settings did not change: no entry.
     expect((await trail('configuration_manager')).length).toBe(configBefore);
     // A new profile log level is a change of every application that inherits it.

@@ -140,7 +140,15 @@ describe('orchestrator client over plain HTTP', () => {
       await c.send(get(sim.url));
       sim.setKnobs({ resetReusedConnections: true });
       const requestsBefore = sim.requests.length;
-      const failure = await failureOf(c.send(get(sim.url, undefined, { method, body: '{}', headers: { Accept: 'application/yang-data+json', 'Content-Type': 'application/yang-data+json', Authorization: AUTH } })));
+      const failure = await failureOf(
+        c.send(
+          get(sim.url, undefined, {
+            method,
+            body: '{}',
+            headers: { Accept: 'application/yang-data+json', 'Content-Type': 'application/yang-data+json', Authorization: AUTH },
+          }),
+        ),
+      );
       expect(failure, method).toBe('connect');
       expect(sim.requests.length - requestsBefore, method).toBeLessThanOrEqual(1);
       sim.setKnobs({});

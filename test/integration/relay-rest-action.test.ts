@@ -151,11 +151,7 @@ describe('relaying to the orchestrator', () => {
   });
 
   it('replaces with PUT and removes with DELETE (a later GET answers 404 as a result)', async () => {
-    const put = await relay(
-      'lab',
-      { method: 'PUT', path: '/restconf/data/tailf-ncs:devices/device=pe0/address' },
-      { 'tailf-ncs:address': '10.9.9.9' },
-    );
+    const put = await relay('lab', { method: 'PUT', path: '/restconf/data/tailf-ncs:devices/device=pe0/address' }, { 'tailf-ncs:address': '10.9.9.9' });
     expect(put.body).toEqual([{ result: '204' }]);
     expect((await relay('lab', { method: 'GET', path: '/restconf/data/tailf-ncs:devices/device=pe0/address' })).body).toEqual([
       { result: '200', data: { 'tailf-ncs:address': '10.9.9.9' } },
@@ -365,7 +361,16 @@ describe('when the orchestrator does not answer properly', () => {
     await documentClient.send(
       new PutCommand({
         TableName: tables['adapters'],
-        Item: { pk: 'ADAPTER#legacy-enc', kind: 'adapter', name: 'legacy-enc', type: 'nso', baseUrl: nso.url, auth: { type: 'basic', username: 'admin', password: '$ENC(c2VjcmV0)' }, created: 'x', lastUpdated: 'x' },
+        Item: {
+          pk: 'ADAPTER#legacy-enc',
+          kind: 'adapter',
+          name: 'legacy-enc',
+          type: 'nso',
+          baseUrl: nso.url,
+          auth: { type: 'basic', username: 'admin', password: '$ENC(c2VjcmV0)' },
+          created: 'x',
+          lastUpdated: 'x',
+        },
       }),
     );
     const res = await relay('legacy-enc', { method: 'GET', path: CONFIG });
@@ -406,9 +411,7 @@ describe('logging', () => {
       containerSettings()!.forget();
     }
     const calls = out.entries().filter((l) => l['message'] === 'relay call');
-    expect(calls).toEqual([
-      expect.objectContaining({ adapter: 'lab', method: 'PATCH', path: CONFIG, queryKeys: ['depth'], status: 200, outcome: 'answered' }),
-    ]);
+    expect(calls).toEqual([expect.objectContaining({ adapter: 'lab', method: 'PATCH', path: CONFIG, queryKeys: ['depth'], status: 200, outcome: 'answered' })]);
     expect(calls[0]!['durationMs']).toEqual(expect.any(Number));
     const all = out.raw();
     expect(all).not.toContain(PASSWORD);

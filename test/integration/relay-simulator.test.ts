@@ -117,7 +117,10 @@ describe('NSO simulator: data', () => {
     const again = await call('DELETE', `${DEVICES}/device=pe0`);
     expect(again.status).toBe(404);
     expect(errorTag(again.body)).toBe('data-missing');
-    expect(sim.data()['tailf-ncs:devices']).toEqual({ ...defaultNsoData()['tailf-ncs:devices'] as object, device: [expect.objectContaining({ name: 'ce0' })] });
+    expect(sim.data()['tailf-ncs:devices']).toEqual({
+      ...(defaultNsoData()['tailf-ncs:devices'] as object),
+      device: [expect.objectContaining({ name: 'ce0' })],
+    });
   });
 
   it('restores its data with resetData', async () => {
@@ -157,7 +160,9 @@ describe('NSO simulator: protocol', () => {
   });
 
   it('serves the RESTCONF root resource', async () => {
-    expect((await call('GET', '/restconf')).body).toEqual({ 'ietf-restconf:restconf': expect.objectContaining({ 'yang-library-version': expect.any(String) }) });
+    expect((await call('GET', '/restconf')).body).toEqual({
+      'ietf-restconf:restconf': expect.objectContaining({ 'yang-library-version': expect.any(String) }),
+    });
   });
 
   it('answers 404 outside /restconf', async () => {

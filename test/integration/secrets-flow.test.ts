@@ -60,7 +60,11 @@ afterAll(async () => {
   await sm.close();
 });
 
-const adapter = (password: string, baseUrl = 'https://nso.example.net:8888') => ({ type: 'nso', baseUrl, auth: { type: 'basic', username: 'relay', password } });
+const adapter = (password: string, baseUrl = 'https://nso.example.net:8888') => ({
+  type: 'nso',
+  baseUrl,
+  auth: { type: 'basic', username: 'relay', password },
+});
 const putAdapter = (name: string, payload: unknown) =>
   invoke(put, apiEvent({ method: 'PUT', resource: '/adapters/{name}', pathParameters: { name: encodeURIComponent(name) }, body: payload }));
 const reads = (path: string) => vault.requests.filter((r) => r.method === 'GET' && r.path === `secret/data/${path}`).length;

@@ -125,7 +125,11 @@ describe('local secrets store', () => {
       await writeFile(file, text, { mode: 0o600 });
       const out = await stdoutDuring(() => expect(createLocalBackend({ file }).read('a'), name).rejects.toBeInstanceOf(SecretsUnavailable));
       expect(out.entries(), name).toEqual([
-        expect.objectContaining({ level: 'error', message: 'local secrets store: the file is not a secrets store (expected {"version":1,"secrets":{...}})', backend: 'local' }),
+        expect.objectContaining({
+          level: 'error',
+          message: 'local secrets store: the file is not a secrets store (expected {"version":1,"secrets":{...}})',
+          backend: 'local',
+        }),
       ]);
       expect(out.entries()[0], name).not.toHaveProperty('code');
     }
@@ -135,14 +139,18 @@ describe('local secrets store', () => {
     const folder = path.join(dir, 'is-a-directory.json');
     await mkdir(folder);
     const unreadable = await stdoutDuring(() => expect(createLocalBackend({ file: folder }).read('a')).rejects.toBeInstanceOf(SecretsUnavailable));
-    expect(unreadable.entries()).toEqual([expect.objectContaining({ level: 'error', message: 'local secrets store: cannot read the file', backend: 'local', code: 'EISDIR' })]);
+    expect(unreadable.entries()).toEqual([
+      expect.objectContaining({ level: 'error', message: 'local secrets store: cannot read the file', backend: 'local', code: 'EISDIR' }),
+    ]);
     const blocker = path.join(dir, 'plain-file');
     await writeFile(blocker, '');
     const under = createLocalBackend({ file: path.join(blocker, 'secrets.json') });
     const health = await stdoutDuring(() => expect(under.health()).rejects.toBeInstanceOf(SecretsUnavailable));
     expect(health.entries()).toEqual([expect.objectContaining({ message: 'local secrets store: cannot stat the file', code: 'ENOTDIR' })]);
     const write = await stdoutDuring(() => expect(under.write('a', { password: 'x' })).rejects.toBeInstanceOf(SecretsUnavailable));
-    expect(write.entries()).toEqual([expect.objectContaining({ message: 'local secrets store: cannot create the directory', code: expect.stringMatching(/^(ENOTDIR|EEXIST)$/) })]);
+    expect(write.entries()).toEqual([
+      expect.objectContaining({ message: 'local secrets store: cannot create the directory', code: expect.stringMatching(/^(ENOTDIR|EEXIST)$/) }),
+    ]);
   });
 
   it('health reads an existing file as it is (a damaged one is unhealthy) and does not rewrite it', async () => {
@@ -166,13 +174,19 @@ describe('local secrets store', () => {
     // Half the default age: "not before" holds with seconds to spare on a loaded machine.
     const recent = new Date(Date.now() - 5_000);
     await utimes(lock, recent, recent);
-    const waiting = await stdoutDuring(() => expect(createLocalBackend({ file, lockTimeoutMs: 300 }).write('a', { password: '1' })).rejects.toBeInstanceOf(SecretsUnavailable));
-    expect(waiting.entries()).toEqual([expect.objectContaining({ level: 'error', message: 'local secrets store: timed out waiting for the lock', backend: 'local' })]);
+    const waiting = await stdoutDuring(() =>
+      expect(createLocalBackend({ file, lockTimeoutMs: 300 }).write('a', { password: '1' })).rejects.toBeInstanceOf(SecretsUnavailable),
+    );
+    expect(waiting.entries()).toEqual([
+      expect.objectContaining({ level: 'error', message: 'local secrets store: timed out waiting for the lock', backend: 'local' }),
+    ]);
     expect(waiting.entries()[0]).not.toHaveProperty('code');
     const old = new Date(Date.now() - 11_000);
     await utimes(lock, old, old);
     const taken = await stdoutDuring(() => createLocalBackend({ file }).write('a', { password: '1' }));
-    expect(taken.entries()).toEqual([expect.objectContaining({ level: 'warn', message: 'local secrets store: took over an abandoned lock', backend: 'local' })]);
+    expect(taken.entries()).toEqual([
+      expect.objectContaining({ level: 'warn', message: 'local secrets store: took over an abandoned lock', backend: 'local' }),
+    ]);
     expect((await readdir(dir)).filter((f) => f.startsWith('default-stale.json'))).toEqual(['default-stale.json']);
   });
 
@@ -195,7 +209,9 @@ describe('local secrets store', () => {
     const backend = createLocalBackend({ file, lockTimeoutMs: 200 });
     await expect(backend.read('a')).resolves.toBeUndefined();
     const out = await stdoutDuring(() => expect(backend.write('a', { password: 'x' })).rejects.toBeInstanceOf(SecretsUnavailable));
-    expect(out.entries()).toEqual([expect.objectContaining({ level: 'error', message: 'local secrets store: cannot create the lock file', code: 'ENAMETOOLONG' })]);
+    expect(out.entries()).toEqual([
+      expect.objectContaining({ level: 'error', message: 'local secrets store: cannot create the lock file', code: 'ENAMETOOLONG' }),
+    ]);
   });
 
   it('answers 503, logs why, and leaves the store and the lock as they were when the new content cannot be written', async () => {

@@ -175,8 +175,13 @@ describe('Vault token leases (AppRole), on an injected clock', () => {
 
 describe('Vault AppRole login answers', () => {
   it('sends the role id and the secret id, to the configured auth mount, without a token', async () => {
-    answer = (r) => (r.url.endsWith('/login') ? { status: 200, body: { auth: { client_token: 'tok', lease_duration: 0 } } } : { status: 200, body: kv({ password: 'p' }) });
-    const backend = createVaultBackend({ address: url, mount: 'secret', auth: { method: 'approle', roleId: 'role-1', secretId: () => Promise.resolve('sid-1'), mount: 'team approle' } });
+    answer = (r) =>
+      r.url.endsWith('/login') ? { status: 200, body: { auth: { client_token: 'tok', lease_duration: 0 } } } : { status: 200, body: kv({ password: 'p' }) };
+    const backend = createVaultBackend({
+      address: url,
+      mount: 'secret',
+      auth: { method: 'approle', roleId: 'role-1', secretId: () => Promise.resolve('sid-1'), mount: 'team approle' },
+    });
     await backend.read('a');
     const login = received[0]!;
     expect(login.url).toBe('/v1/auth/team%20approle/login');
@@ -216,15 +221,22 @@ describe('Vault AppRole login answers', () => {
       answer = () => ({ status: 200, body: body === null ? 'null' : body });
       const backend = createVaultBackend({ address: url, mount: 'secret', auth: { method: 'approle', roleId: 'r', secretId: () => Promise.resolve('sid') } });
       const out = await stdoutDuring(() => expect(backend.read('a'), JSON.stringify(body)).rejects.toBeInstanceOf(SecretsUnavailable));
-      expect(out.entries(), JSON.stringify(body)).toContainEqual(expect.objectContaining({ level: 'error', message: 'the AppRole login answer holds no token', backend: 'vault' }));
-      expect(received.filter((r) => !isLogin(r)), JSON.stringify(body)).toEqual([]);
+      expect(out.entries(), JSON.stringify(body)).toContainEqual(
+        expect.objectContaining({ level: 'error', message: 'the AppRole login answer holds no token', backend: 'vault' }),
+      );
+      expect(
+        received.filter((r) => !isLogin(r)),
+        JSON.stringify(body),
+      ).toEqual([]);
     }
   });
 
   it('logs a successful login', async () => {
     const backend = appRole(0);
     const out = await infoLinesDuring(() => backend.read('a'));
-    expect(out.entries()).toContainEqual(expect.objectContaining({ level: 'info', message: 'logged in to the secrets store', backend: 'vault', method: 'approle' }));
+    expect(out.entries()).toContainEqual(
+      expect.objectContaining({ level: 'info', message: 'logged in to the secrets store', backend: 'vault', method: 'approle' }),
+    );
   });
 });
 
@@ -285,7 +297,11 @@ describe('Vault answers to reads, writes, deletes and health checks', () => {
     await backend.read('a/b c');
     await backend.write('a/b c', { password: 'q' });
     await backend.delete('a/b c');
-    expect(received.map((r) => `${r.method} ${r.url}`)).toEqual(['GET /v1/secret/data/a/b%20c', 'POST /v1/secret/data/a/b%20c', 'DELETE /v1/secret/data/a/b%20c']);
+    expect(received.map((r) => `${r.method} ${r.url}`)).toEqual([
+      'GET /v1/secret/data/a/b%20c',
+      'POST /v1/secret/data/a/b%20c',
+      'DELETE /v1/secret/data/a/b%20c',
+    ]);
     for (const r of received) {
       expect(r.headers['x-vault-token']).toBe('tok');
       expect(r.headers['x-vault-namespace']).toBe('admin/team');
@@ -313,7 +329,9 @@ describe('Vault answers to reads, writes, deletes and health checks', () => {
     for (const status of [201, 400, 404, 500]) {
       answer = () => ({ status });
       const out = await stdoutDuring(() => expect(tokenBackend().write('a', { password: 'p' }), String(status)).rejects.toBeInstanceOf(SecretsUnavailable));
-      expect(out.entries()).toContainEqual(expect.objectContaining({ message: 'the secrets store answered with an unexpected status', operation: 'write', status }));
+      expect(out.entries()).toContainEqual(
+        expect.objectContaining({ message: 'the secrets store answered with an unexpected status', operation: 'write', status }),
+      );
     }
   });
 
@@ -361,7 +379,12 @@ describe('Vault answers to reads, writes, deletes and health checks', () => {
     expect(token.calls).toEqual([false, true]);
     expect(out.entries()).toEqual([
       expect.objectContaining({ level: 'info', message: 'the secrets store refused the token; renewing it', backend: 'vault' }),
-      expect.objectContaining({ level: 'error', message: 'the secrets store refused the renewed token (check the Vault policy)', backend: 'vault', method: 'POST' }),
+      expect.objectContaining({
+        level: 'error',
+        message: 'the secrets store refused the renewed token (check the Vault policy)',
+        backend: 'vault',
+        method: 'POST',
+      }),
     ]);
   });
 });
@@ -387,7 +410,9 @@ describe('Vault address and time limit', () => {
     answer = () => ({ status: 200, body: kv({ password: 'p' }), delayMs: 400 });
     await expect(tokenBackend().read('a')).resolves.toEqual({ password: 'p' });
     const out = await stdoutDuring(() => expect(tokenBackend({ timeoutMs: 150 }).read('a')).rejects.toBeInstanceOf(SecretsUnavailable));
-    expect(out.entries()).toContainEqual(expect.objectContaining({ level: 'warn', message: 'the secrets store did not answer', backend: 'vault', method: 'GET', reason: 'timeout' }));
+    expect(out.entries()).toContainEqual(
+      expect.objectContaining({ level: 'warn', message: 'the secrets store did not answer', backend: 'vault', method: 'GET', reason: 'timeout' }),
+    );
   });
 
   it('logs the system error code when the store cannot be reached', async () => {

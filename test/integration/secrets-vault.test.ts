@@ -123,7 +123,9 @@ describe('Vault KV v2 with a token', () => {
   it('gives up with 503 when the renewed token is refused too (a policy that denies the path)', async () => {
     vault.put('denied', { password: 'x' });
     vault.deniedPaths.add('secret/data/denied');
-    const error = await tokenBackend().read('denied').catch((e: unknown) => e);
+    const error = await tokenBackend()
+      .read('denied')
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SecretsUnavailable);
     expect(vault.requests.filter((r) => r.path === 'secret/data/denied')).toHaveLength(2);
   });
@@ -142,7 +144,9 @@ describe('Vault KV v2 with a token', () => {
   });
 
   it('refuses a Vault address with credentials or a query', () => {
-    expect(() => createVaultBackend({ address: 'https://u:p@vault', mount: 'secret', auth: { method: 'token', token: staticCredential('t') } })).toThrow(/VAULT_ADDR/);
+    expect(() => createVaultBackend({ address: 'https://u:p@vault', mount: 'secret', auth: { method: 'token', token: staticCredential('t') } })).toThrow(
+      /VAULT_ADDR/,
+    );
     expect(() => createVaultBackend({ address: 'vault:8200', mount: 'secret', auth: { method: 'token', token: staticCredential('t') } })).toThrow(/VAULT_ADDR/);
   });
 });
@@ -151,7 +155,11 @@ describe('Vault KV v2 with AppRole', () => {
   it('logs in once with the role id and the secret id from Secrets Manager, then reuses the token', async () => {
     vault.addAppRole('role-a', 'secret-id-a');
     const arn = sm.set('approle-a', 'secret-id-a\n');
-    const backend = createVaultBackend({ address: vault.url, mount: 'secret', auth: { method: 'approle', roleId: 'role-a', secretId: secretsManagerCredential(arn) } });
+    const backend = createVaultBackend({
+      address: vault.url,
+      mount: 'secret',
+      auth: { method: 'approle', roleId: 'role-a', secretId: secretsManagerCredential(arn) },
+    });
     vault.put('approle/x', { password: 'y' });
     await expect(readReference(backend, '$VAULT_approle/x')).resolves.toBe('y');
     await expect(readReference(backend, '$VAULT_approle/x')).resolves.toBe('y');
@@ -161,7 +169,11 @@ describe('Vault KV v2 with AppRole', () => {
 
   it('shares one login among concurrent first calls', async () => {
     vault.addAppRole('role-c', 'sid-c');
-    const backend = createVaultBackend({ address: vault.url, mount: 'secret', auth: { method: 'approle', roleId: 'role-c', secretId: staticCredential('sid-c') } });
+    const backend = createVaultBackend({
+      address: vault.url,
+      mount: 'secret',
+      auth: { method: 'approle', roleId: 'role-c', secretId: staticCredential('sid-c') },
+    });
     vault.put('c', { password: 'z' });
     await Promise.all(Array.from({ length: 5 }, () => backend.read('c')));
     expect(vault.requests.filter((r) => r.path === 'auth/approle/login')).toHaveLength(1);
@@ -169,7 +181,11 @@ describe('Vault KV v2 with AppRole', () => {
 
   it('logs in again once when Vault refuses the token (403), and retries the call', async () => {
     vault.addAppRole('role-b', 'sid-b');
-    const backend = createVaultBackend({ address: vault.url, mount: 'secret', auth: { method: 'approle', roleId: 'role-b', secretId: staticCredential('sid-b') } });
+    const backend = createVaultBackend({
+      address: vault.url,
+      mount: 'secret',
+      auth: { method: 'approle', roleId: 'role-b', secretId: staticCredential('sid-b') },
+    });
     vault.put('renew', { password: 'p' });
     await backend.read('renew');
     vault.revokeAllTokens();
@@ -186,7 +202,11 @@ describe('Vault KV v2 with AppRole', () => {
   it('re-reads a rotated secret id from Secrets Manager when the login is refused', async () => {
     vault.addAppRole('role-r', 'old-sid');
     const arn = sm.set('approle-r', 'old-sid');
-    const backend = createVaultBackend({ address: vault.url, mount: 'secret', auth: { method: 'approle', roleId: 'role-r', secretId: secretsManagerCredential(arn) } });
+    const backend = createVaultBackend({
+      address: vault.url,
+      mount: 'secret',
+      auth: { method: 'approle', roleId: 'role-r', secretId: secretsManagerCredential(arn) },
+    });
     vault.put('r', { password: 'p' });
     await backend.read('r');
     vault.addAppRole('role-r', 'new-sid');
@@ -197,17 +217,29 @@ describe('Vault KV v2 with AppRole', () => {
   });
 
   it('answers 503 when the AppRole login is refused', async () => {
-    const backend = createVaultBackend({ address: vault.url, mount: 'secret', auth: { method: 'approle', roleId: 'nobody', secretId: staticCredential('wrong') } });
+    const backend = createVaultBackend({
+      address: vault.url,
+      mount: 'secret',
+      auth: { method: 'approle', roleId: 'nobody', secretId: staticCredential('wrong') },
+    });
     await expect(backend.read('x')).rejects.toBeInstanceOf(SecretsUnavailable);
   });
 
   it('answers 503 when Secrets Manager cannot give the credential', async () => {
-    const missing = createVaultBackend({ address: vault.url, mount: 'secret', auth: { method: 'approle', roleId: 'r', secretId: secretsManagerCredential('no-such-secret') } });
+    const missing = createVaultBackend({
+      address: vault.url,
+      mount: 'secret',
+      auth: { method: 'approle', roleId: 'r', secretId: secretsManagerCredential('no-such-secret') },
+    });
     await expect(missing.read('x')).rejects.toBeInstanceOf(SecretsUnavailable);
     const arn = sm.set('flaky', 'sid');
     vault.addAppRole('flaky-role', 'sid');
     sm.failNext(5);
-    const flaky = createVaultBackend({ address: vault.url, mount: 'secret', auth: { method: 'approle', roleId: 'flaky-role', secretId: secretsManagerCredential(arn) } });
+    const flaky = createVaultBackend({
+      address: vault.url,
+      mount: 'secret',
+      auth: { method: 'approle', roleId: 'flaky-role', secretId: secretsManagerCredential(arn) },
+    });
     await expect(flaky.read('x')).rejects.toBeInstanceOf(SecretsUnavailable);
     sm.failNext(0);
     // The failure was not cached: the next call reads the credential again and succeeds.
@@ -232,12 +264,14 @@ describe('the Vault credential in Secrets Manager', () => {
     const arn = sm.set('cred-empty', ' \n');
     const credential = secretsManagerCredential(arn);
     const out = await stdoutDuring(() => expect(credential()).rejects.toBeInstanceOf(SecretsUnavailable));
-    expect(out.entries()).toContainEqual(expect.objectContaining({ level: 'error', message: 'the Vault credential in Secrets Manager is empty; set its value' }));
+    expect(out.entries()).toContainEqual(
+      expect.objectContaining({ level: 'error', message: 'the Vault credential in Secrets Manager is empty; set its value' }),
+    );
     sm.set('cred-empty', 'now-set');
     await expect(credential()).resolves.toBe('now-set');
   });
 
-  it('logs only the HTTP status of a failed read (never the secret\'s ARN), and reads again next time', async () => {
+  it("logs only the HTTP status of a failed read (never the secret's ARN), and reads again next time", async () => {
     const credential = secretsManagerCredential('arn:aws:secretsmanager:eu-west-1:123456789012:secret:absent-XyZ');
     const out = await stdoutDuring(() => expect(credential()).rejects.toBeInstanceOf(SecretsUnavailable));
     expect(out.entries()).toEqual([
@@ -291,7 +325,17 @@ describe('the Vault credential in Secrets Manager', () => {
 });
 
 describe('Vault configured from the environment', () => {
-  const KEYS = ['SECRETS_BACKEND', 'SECRETS_ACCESS', 'VAULT_ADDR', 'VAULT_MOUNT', 'VAULT_AUTH_METHOD', 'VAULT_ROLE_ID', 'VAULT_CREDENTIALS_SECRET_ARN', 'VAULT_NAMESPACE', 'VAULT_TIMEOUT_MS'];
+  const KEYS = [
+    'SECRETS_BACKEND',
+    'SECRETS_ACCESS',
+    'VAULT_ADDR',
+    'VAULT_MOUNT',
+    'VAULT_AUTH_METHOD',
+    'VAULT_ROLE_ID',
+    'VAULT_CREDENTIALS_SECRET_ARN',
+    'VAULT_NAMESPACE',
+    'VAULT_TIMEOUT_MS',
+  ];
   const withEnv = async (env: Record<string, string>, fn: () => Promise<void>) => {
     const saved = Object.fromEntries(KEYS.map((k) => [k, process.env[k]]));
     for (const k of KEYS) delete process.env[k];
@@ -326,7 +370,16 @@ describe('Vault configured from the environment', () => {
     vault.addAppRole('env-role', 'env-sid');
     const arn = sm.set('env-approle', 'env-sid');
     vault.put('env/c', { password: 'team' }, 'kv/team');
-    const env = { SECRETS_BACKEND: 'vault', VAULT_ADDR: vault.url, VAULT_CREDENTIALS_SECRET_ARN: arn, VAULT_MOUNT: 'kv/team', VAULT_NAMESPACE: 'admin/team', VAULT_AUTH_METHOD: 'approle', VAULT_ROLE_ID: 'env-role', VAULT_TIMEOUT_MS: '10000' };
+    const env = {
+      SECRETS_BACKEND: 'vault',
+      VAULT_ADDR: vault.url,
+      VAULT_CREDENTIALS_SECRET_ARN: arn,
+      VAULT_MOUNT: 'kv/team',
+      VAULT_NAMESPACE: 'admin/team',
+      VAULT_AUTH_METHOD: 'approle',
+      VAULT_ROLE_ID: 'env-role',
+      VAULT_TIMEOUT_MS: '10000',
+    };
     await withEnv(env, async () => {
       await expect(readReference(backendFromEnv(), '$VAULT_env/c')).resolves.toBe('team');
       expect(vault.requests.map((r) => [r.path, r.status, r.namespace])).toEqual([

@@ -11,8 +11,7 @@ let get: Parameters<typeof invoke>[0];
 
 const post = (body: unknown, headers?: Record<string, string>) =>
   invoke(create, apiEvent({ method: 'POST', resource: COLLECTION, body, ...(headers ? { headers } : {}) }));
-const read = (treeId: string) =>
-  invoke(get, apiEvent({ method: 'GET', resource: `${COLLECTION}/{treeId}`, pathParameters: { treeId } }));
+const read = (treeId: string) => invoke(get, apiEvent({ method: 'GET', resource: `${COLLECTION}/{treeId}`, pathParameters: { treeId } }));
 
 /** Every item of the table whose key starts with `prefix`, read consistently. */
 const itemsWith = async (prefix: string) => {
@@ -83,9 +82,7 @@ describe('POST /configuration_manager/configs', () => {
   });
 
   it('leaves exactly one tree when ten creates of one name race', async () => {
-    const results = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => post({ name: 'raced-name', deviceType: `type-${i}` })),
-    );
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => post({ name: 'raced-name', deviceType: `type-${i}` })));
     const statuses = results.map((r) => r.status).sort();
     expect(statuses).toEqual([201, 409, 409, 409, 409, 409, 409, 409, 409, 409]);
     const winner = results.find((r) => r.status === 201)?.body;

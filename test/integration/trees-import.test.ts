@@ -88,7 +88,14 @@ describe('version labels on import', () => {
 
   it('refuses a label ending in ~N with 400 and writes nothing', async () => {
     const before = await itemCount();
-    const res = await importDoc({ name: uniqueName('tilde'), deviceType: 'x', versions: [{ name: 'draft', root: base() }, { name: 'draft~1', root: base() }] });
+    const res = await importDoc({
+      name: uniqueName('tilde'),
+      deviceType: 'x',
+      versions: [
+        { name: 'draft', root: base() },
+        { name: 'draft~1', root: base() },
+      ],
+    });
     expect(res.status).toBe(400);
     expect(JSON.stringify(res.body.errors)).toContain('versions');
     expect(await itemCount()).toBe(before);
@@ -214,7 +221,10 @@ describe('Idempotency-Key on the creating POSTs', () => {
     expect(again.body).toEqual(first.body);
     expect(again.headers['Idempotent-Replayed']).toBe('true');
     // One tree: its item, its name lock, its version's content.
-    expect((await items()).filter((i) => String(i['pk']).startsWith('TREE#') || String(i['pk']).startsWith('NAME#') || String(i['pk']).startsWith('CONTENT#')).length - before).toBe(3);
+    expect(
+      (await items()).filter((i) => String(i['pk']).startsWith('TREE#') || String(i['pk']).startsWith('NAME#') || String(i['pk']).startsWith('CONTENT#'))
+        .length - before,
+    ).toBe(3);
     const other = await importDoc({ ...doc, name: uniqueName('idem-i') }, key);
     expect(other.status).toBe(422);
   });
@@ -228,7 +238,9 @@ describe('sizes', () => {
   const fullRoot = (): Node => {
     const rules: Rule[] = [];
     const value = worstValue(CONFIG_LIMITS.ruleValueBytes);
-    while (Buffer.byteLength(JSON.stringify({ variables: {}, root: base({ rules: [...rules, rule(`r${rules.length}`, value)] }) })) <= CONFIG_LIMITS.versionBytes) {
+    while (
+      Buffer.byteLength(JSON.stringify({ variables: {}, root: base({ rules: [...rules, rule(`r${rules.length}`, value)] }) })) <= CONFIG_LIMITS.versionBytes
+    ) {
       rules.push(rule(`r${rules.length}`, value));
     }
     return base({ rules });
@@ -244,7 +256,15 @@ describe('sizes', () => {
         deviceType: doc.deviceType,
         created: AT,
         lastUpdated: AT,
-        versions: doc.versions.map((v) => ({ name: v.name, variables: v.variables ?? {}, root: v.root, created: AT, createdBy: 'alice', lastUpdated: AT, lastUpdatedBy: 'alice' })),
+        versions: doc.versions.map((v) => ({
+          name: v.name,
+          variables: v.variables ?? {},
+          root: v.root,
+          created: AT,
+          createdBy: 'alice',
+          lastUpdated: AT,
+          lastUpdatedBy: 'alice',
+        })),
       }),
     );
 
@@ -272,7 +292,10 @@ describe('sizes', () => {
     rules.push(rule('part', ''));
     const room = limit - 512 - exportedBytes(doc);
     const perWorst = transportBytes(JSON.stringify(WORST).slice(1, -1));
-    rules[rules.length - 1] = rule('part', WORST.repeat(Math.min(Math.max(0, Math.floor(room / perWorst)), worstValue(CONFIG_LIMITS.ruleValueBytes).length / WORST.length)));
+    rules[rules.length - 1] = rule(
+      'part',
+      WORST.repeat(Math.min(Math.max(0, Math.floor(room / perWorst)), worstValue(CONFIG_LIMITS.ruleValueBytes).length / WORST.length)),
+    );
     rules.push(rule('pad', ''));
     rules[rules.length - 1] = rule('pad', 'a'.repeat(limit - exportedBytes(doc)));
     expect(exportedBytes(doc)).toBe(limit);
@@ -299,7 +322,10 @@ describe('sizes', () => {
     expect(reimported.status).toBe(201);
 
     // Growing a tree at the limit is refused; the one-byte-larger document is refused whole.
-    const grow = await call('putNode', event('PUT', `${CONFIGS}/{treeId}/{version}/nodes/{nodePath+}`, { treeId: reimported.body.id, version: 'v0', nodePath: 'base/more' }, {}));
+    const grow = await call(
+      'putNode',
+      event('PUT', `${CONFIGS}/{treeId}/{version}/nodes/{nodePath+}`, { treeId: reimported.body.id, version: 'v0', nodePath: 'base/more' }, {}),
+    );
     expect(grow.status).toBe(413);
     const before = await itemCount();
     const over = { ...structuredClone(doc), name: uniqueName('at-limit') };
@@ -342,7 +368,11 @@ describe('sizes', () => {
     expect((await summaryOf(imported.body.id)).body.versions).toHaveLength(1000);
 
     const before = await itemCount();
-    const emojiLabels = await importDoc({ ...doc, name: uniqueName('emoji-labels'), versions: versions.map((v, i) => ({ ...v, name: `${i}${'😀'.repeat(120)}` })) });
+    const emojiLabels = await importDoc({
+      ...doc,
+      name: uniqueName('emoji-labels'),
+      versions: versions.map((v, i) => ({ ...v, name: `${i}${'😀'.repeat(120)}` })),
+    });
     expect(emojiLabels.status).toBe(400);
     expect(await itemCount()).toBe(before);
   }, 60_000);

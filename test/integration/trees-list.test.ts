@@ -91,18 +91,20 @@ describe('GET /configuration_manager/configs', () => {
     const cursor = encodeCursor({ name: 'core~', id: 'ffffffffffffffffffffffff' });
     const res = await page({ cursor, limit: '2' });
     expect(res.status).toBe(200);
-    expect(res.body.items.map((t: TreeSummary) => t.name)).toEqual(sorted.filter((t) => byteOrder(t.name, 'core~') > 0).slice(0, 2).map((t) => t.name));
+    expect(res.body.items.map((t: TreeSummary) => t.name)).toEqual(
+      sorted
+        .filter((t) => byteOrder(t.name, 'core~') > 0)
+        .slice(0, 2)
+        .map((t) => t.name),
+    );
   });
 
-  it.each(['0', '101', '-1', '1.5', 'abc', '', '050', ' 5', '1e2', '99999999999999999999'])(
-    'answers 400 naming limit for limit=%j',
-    async (limit) => {
-      const res = await page({ limit });
-      expect(res.status).toBe(400);
-      expect(res.contentType).toBe('application/problem+json');
-      expect(res.body.errors).toContainEqual(expect.objectContaining({ in: 'query', field: 'limit' }));
-    },
-  );
+  it.each(['0', '101', '-1', '1.5', 'abc', '', '050', ' 5', '1e2', '99999999999999999999'])('answers 400 naming limit for limit=%j', async (limit) => {
+    const res = await page({ limit });
+    expect(res.status).toBe(400);
+    expect(res.contentType).toBe('application/problem+json');
+    expect(res.body.errors).toContainEqual(expect.objectContaining({ in: 'query', field: 'limit' }));
+  });
 
   const cursorOf = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
   it.each([
@@ -146,9 +148,7 @@ describe('GET /configuration_manager/configs with a damaged tree', () => {
     const res = await page({ limit: '2' });
     out.restore();
     expect(res.status).toBe(500);
-    expect(out.entries()).toContainEqual(
-      expect.objectContaining({ level: 'error', message: 'damaged tree item', treeIds: ['eeeeeeeeeeeeeeeeeeeeeeee'] }),
-    );
+    expect(out.entries()).toContainEqual(expect.objectContaining({ level: 'error', message: 'damaged tree item', treeIds: ['eeeeeeeeeeeeeeeeeeeeeeee'] }));
     expect(res.contentType).toBe('application/problem+json');
     expect(JSON.stringify(res.body)).not.toMatch(/eeeeeeee|versions|AAA-broken/);
     // Pages that do not hold it are still served.

@@ -15,8 +15,7 @@ let table: string;
 let get: Parameters<typeof invoke>[0];
 let dir: string;
 
-const read = (treeId: string) =>
-  invoke(get, apiEvent({ method: 'GET', resource: '/configuration_manager/configs/{treeId}', pathParameters: { treeId } }));
+const read = (treeId: string) => invoke(get, apiEvent({ method: 'GET', resource: '/configuration_manager/configs/{treeId}', pathParameters: { treeId } }));
 
 const items = async () => (await documentClient.send(new ScanCommand({ TableName: table, ConsistentRead: true }))).Items ?? [];
 const lockOf = async (name: string) => (await items()).find((i) => i['pk'] === `NAME#${name}`);
@@ -119,7 +118,9 @@ describe('seedTrees', () => {
   });
 
   it('loads the sample trees, which keep repeated labels, and is idempotent', async () => {
-    const file = JSON.parse(readFileSync(SAMPLE_TREES_FILE, 'utf8')) as { trees: (Omit<TreeSummary, 'versions'> & { versions: (string | { name: string })[] })[] };
+    const file = JSON.parse(readFileSync(SAMPLE_TREES_FILE, 'utf8')) as {
+      trees: (Omit<TreeSummary, 'versions'> & { versions: (string | { name: string })[] })[];
+    };
     // Versions with content are listed as objects; the summary lists their labels.
     const sample = { trees: file.trees.map((t) => ({ ...t, versions: t.versions.map((v) => (typeof v === 'string' ? v : v.name)) })) };
     expect(sample.trees.some((t) => new Set(t.versions).size < t.versions.length)).toBe(true);

@@ -29,8 +29,7 @@ const tree = (overrides: Partial<TreeSummary> = {}): TreeSummary => ({
   lastUpdated: '2026-01-01T00:00:00.000Z',
   ...overrides,
 });
-const itemAt = async (key: Record<string, string>) =>
-  (await documentClient.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item;
+const itemAt = async (key: Record<string, string>) => (await documentClient.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item;
 const count = async () => (await documentClient.send(new ScanCommand({ TableName: table, ConsistentRead: true, Select: 'COUNT' }))).Count;
 
 beforeAll(async () => {
@@ -122,7 +121,11 @@ describe('createTree over DynamoDB Local', () => {
 });
 
 describe('importTree over DynamoDB Local', () => {
-  const input = (name: string): ImportInput => ({ name, deviceType: 'x', versions: [{ name: 'v1', root: { name: 'base', devices: ['ce0'], rules: [], children: [] } }] });
+  const input = (name: string): ImportInput => ({
+    name,
+    deviceType: 'x',
+    versions: [{ name: 'v1', root: { name: 'base', devices: ['ce0'], rules: [], children: [] } }],
+  });
   const importDeps = (newId: () => string) => ({ store: new DynamoVersionStore(documentClient, table), now: () => new Date(), newId, pause: async () => {} });
 
   it('draws a fresh id after an id collision, and leaves no content of the failed attempt behind', async () => {
@@ -131,7 +134,11 @@ describe('importTree over DynamoDB Local', () => {
     const before = await count();
     const fresh = id();
     const ids = [holder.id, fresh];
-    const imported = await importTree(importDeps(() => ids.shift()!), input('imported-after-collision'), 'alice');
+    const imported = await importTree(
+      importDeps(() => ids.shift()!),
+      input('imported-after-collision'),
+      'alice',
+    );
     expect(imported.id).toBe(fresh);
     expect(ids).toEqual([]);
     expect(await store.get(holder.id)).toEqual({ ok: true, tree: holder });
@@ -143,7 +150,11 @@ describe('importTree over DynamoDB Local', () => {
     const holder = tree();
     await store.create(holder);
     const before = await count();
-    const error = await importTree(importDeps(() => holder.id), input('never-imported'), 'alice').then(
+    const error = await importTree(
+      importDeps(() => holder.id),
+      input('never-imported'),
+      'alice',
+    ).then(
       () => undefined,
       (e: unknown) => e,
     );

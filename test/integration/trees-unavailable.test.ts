@@ -20,7 +20,11 @@ beforeAll(async () => {
 });
 
 afterAll(() => {
-  for (const [name, value] of [['AWS_ENDPOINT_URL_DYNAMODB', saved.endpoint], ['TREES_TABLE', saved.table], ['IDEMPOTENCY_TABLE', saved.idempotency]] as const) {
+  for (const [name, value] of [
+    ['AWS_ENDPOINT_URL_DYNAMODB', saved.endpoint],
+    ['TREES_TABLE', saved.table],
+    ['IDEMPOTENCY_TABLE', saved.idempotency],
+  ] as const) {
     if (value === undefined) delete process.env[name];
     else process.env[name] = value;
   }
@@ -39,8 +43,6 @@ describe('tree routes when DynamoDB cannot be reached', () => {
     expect(res.contentType).toBe('application/problem+json');
     expect(res.headers['Retry-After']).toMatch(/^\d+$/);
     expect(JSON.stringify(res.body)).not.toMatch(/ECONN|127\.0\.0\.1|Dynamo|trees-unreachable|stack/i);
-    expect(out.entries()).toContainEqual(
-      expect.objectContaining({ level: 'warn', message: 'trees store unavailable', reason: 'unreachable' }),
-    );
+    expect(out.entries()).toContainEqual(expect.objectContaining({ level: 'warn', message: 'trees store unavailable', reason: 'unreachable' }));
   });
 });

@@ -14,7 +14,10 @@ let table: string;
 const h: Record<string, Handler> = {};
 
 const call = (name: string, method: string, resource: string, pathParameters: Record<string, string>, body?: unknown, principal = 'alice') =>
-  invoke(h[name] as Handler, apiEvent({ method, resource, pathParameters, ...(body !== undefined ? { body } : {}), authorizer: { principalId: principal, principal, roles: 'admin' } }));
+  invoke(
+    h[name] as Handler,
+    apiEvent({ method, resource, pathParameters, ...(body !== undefined ? { body } : {}), authorizer: { principalId: principal, principal, roles: 'admin' } }),
+  );
 
 const VERSION = `${CONFIGS}/{treeId}/{version}`;
 const NODE = `${VERSION}/nodes/{nodePath+}`;
@@ -28,7 +31,8 @@ const copy = (treeId: string, name: string, base: string) => call('createVersion
 const getVersion = (treeId: string, version: string) => call('getVersion', 'GET', VERSION, { treeId, version });
 const putVersion = (treeId: string, version: string, body: unknown) => call('updateVersion', 'PUT', VERSION, { treeId, version }, body);
 const deleteVersion = (treeId: string, version: string) => call('deleteVersion', 'DELETE', VERSION, { treeId, version });
-const putNode = (treeId: string, version: string, nodePath: string, body: unknown, principal?: string) => call('putNode', 'PUT', NODE, { treeId, version, nodePath }, body, principal);
+const putNode = (treeId: string, version: string, nodePath: string, body: unknown, principal?: string) =>
+  call('putNode', 'PUT', NODE, { treeId, version, nodePath }, body, principal);
 const getNode = (treeId: string, version: string, nodePath: string) => call('getNode', 'GET', NODE, { treeId, version, nodePath });
 const deleteNode = (treeId: string, version: string, nodePath: string) => call('deleteNode', 'DELETE', NODE, { treeId, version, nodePath });
 const exportTree = (treeId: string) => call('exportTree', 'GET', '/configuration_manager/exports/{treeId}', { treeId });
@@ -62,7 +66,13 @@ describe('versions', () => {
     const treeId = await newTree('v-empty');
     const res = await getVersion(treeId, 'initial');
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ treeId, name: 'initial', address: 'initial', variables: {}, root: { name: 'base', devices: [], rules: [], children: [] } });
+    expect(res.body).toMatchObject({
+      treeId,
+      name: 'initial',
+      address: 'initial',
+      variables: {},
+      root: { name: 'base', devices: [], rules: [], children: [] },
+    });
   });
 
   it('copies a version deeply: nodes, rules, devices and variables; later changes to either stay apart', async () => {
@@ -145,7 +155,14 @@ describe('versions', () => {
     const at = '2020-01-01T00:00:00.000Z';
     const report = await seedTrees(documentClient, table, {
       trees: [
-        { id, name: 'seeded-content', deviceType: 'cisco-ios', versions: ['initial', { name: '1', variables: { ntp1: '10.0.0.1' }, root }], created: at, lastUpdated: at },
+        {
+          id,
+          name: 'seeded-content',
+          deviceType: 'cisco-ios',
+          versions: ['initial', { name: '1', variables: { ntp1: '10.0.0.1' }, root }],
+          created: at,
+          lastUpdated: at,
+        },
         { id: 'abcdefabcdefabcdef000002', name: 'seeded-bad', deviceType: 'x', versions: [{ name: '1', root }], created: at, lastUpdated: at },
       ],
     });
@@ -153,7 +170,11 @@ describe('versions', () => {
     expect(report.rejected[0]?.reasons.join()).toContain('ntp1');
     expect((await summary(id)).body.versions).toEqual(['initial', '1']);
     const version = (await getVersion(id, '1')).body;
-    expect(version).toMatchObject({ variables: { ntp1: '10.0.0.1' }, createdBy: 'seed', root: { rules: [{ id: 'ntp' }], children: [{ name: 'wan', devices: ['pe0'], rules: [], children: [] }] } });
+    expect(version).toMatchObject({
+      variables: { ntp1: '10.0.0.1' },
+      createdBy: 'seed',
+      root: { rules: [{ id: 'ntp' }], children: [{ name: 'wan', devices: ['pe0'], rules: [], children: [] }] },
+    });
     // Written to like any other version afterwards.
     expect((await putNode(id, '1', 'base/wan', { devices: ['pe0', 'pe1'] })).status).toBe(200);
   });
@@ -173,7 +194,16 @@ describe('versions', () => {
   it('addresses a repeated seeded label as label, label~2, …', async () => {
     const id = 'abcdefabcdefabcdefabcdef';
     const report = await seedTrees(documentClient, table, {
-      trees: [{ id, name: 'seeded-repeats', deviceType: 'cisco-ios', versions: ['initial', 'draft', '1', 'draft'], created: '2019-04-12T14:42:47.958Z', lastUpdated: '2019-04-12T14:42:47.958Z' }],
+      trees: [
+        {
+          id,
+          name: 'seeded-repeats',
+          deviceType: 'cisco-ios',
+          versions: ['initial', 'draft', '1', 'draft'],
+          created: '2019-04-12T14:42:47.958Z',
+          lastUpdated: '2019-04-12T14:42:47.958Z',
+        },
+      ],
     });
     expect(report.rejected).toEqual([]);
     await putNode(id, 'draft~2', 'base', { devices: ['second'] });
@@ -331,10 +361,16 @@ describe('export and import', () => {
     for (let i = 1; i <= names.length; i++) expect((await putNode(treeId, 'initial', ['base', ...names.slice(0, i)].join('/'), {})).status).toBe(201);
     const deepest = ['base', ...names].join('/');
     const nested = (depth: number): unknown => JSON.parse(`${'['.repeat(depth)}${']'.repeat(depth)}`);
-    const over = await putNode(treeId, 'initial', deepest, { rules: [rule('deep', { mode: 'exact', value: nested(CONFIG_LIMITS.ruleValueDepth + 1) as never })] });
+    const over = await putNode(treeId, 'initial', deepest, {
+      rules: [rule('deep', { mode: 'exact', value: nested(CONFIG_LIMITS.ruleValueDepth + 1) as never })],
+    });
     expect(over.status).toBe(400);
-    expect(over.body.errors).toEqual([expect.objectContaining({ field: 'rules.0.value', message: `nests deeper than ${CONFIG_LIMITS.ruleValueDepth} levels` })]);
-    expect((await putNode(treeId, 'initial', deepest, { rules: [rule('deep', { mode: 'exact', value: nested(CONFIG_LIMITS.ruleValueDepth) as never })] })).status).toBe(200);
+    expect(over.body.errors).toEqual([
+      expect.objectContaining({ field: 'rules.0.value', message: `nests deeper than ${CONFIG_LIMITS.ruleValueDepth} levels` }),
+    ]);
+    expect(
+      (await putNode(treeId, 'initial', deepest, { rules: [rule('deep', { mode: 'exact', value: nested(CONFIG_LIMITS.ruleValueDepth) as never })] })).status,
+    ).toBe(200);
     const exported = await exportTree(treeId);
     expect(exported.status).toBe(200);
     const imported = await importTree({ ...exported.body, name: 'x-deep-copy' });
@@ -377,7 +413,12 @@ describe('field errors of the tree checks', () => {
         {
           name: 'w',
           variables: { 'a.b': 'x' },
-          root: { name: 'base', devices: ['d1'], rules: [rule('r', { path: 'no-slash' })], children: [{ name: 'a', rules: [rule('x', { mode: 'exact' })] }, { name: 'a' }] },
+          root: {
+            name: 'base',
+            devices: ['d1'],
+            rules: [rule('r', { path: 'no-slash' })],
+            children: [{ name: 'a', rules: [rule('x', { mode: 'exact' })] }, { name: 'a' }],
+          },
         },
       ],
     };

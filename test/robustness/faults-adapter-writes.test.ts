@@ -59,22 +59,31 @@ const body = (password: string) => ({ type: 'nso', baseUrl: world.nso.url, auth:
 const create = (name: string, password: string) =>
   handlers.create(apiEvent({ method: 'POST', resource: '/adapters', body: { name, ...body(password) }, authorizer: caller }), lambdaContext(10_000));
 const put = (name: string, password: string) =>
-  handlers.put(apiEvent({ method: 'PUT', resource: '/adapters/{name}', pathParameters: { name }, body: body(password), authorizer: caller }), lambdaContext(10_000));
-const remove = (name: string) => handlers.delete(apiEvent({ method: 'DELETE', resource: '/adapters/{name}', pathParameters: { name }, authorizer: caller }), lambdaContext(10_000));
+  handlers.put(
+    apiEvent({ method: 'PUT', resource: '/adapters/{name}', pathParameters: { name }, body: body(password), authorizer: caller }),
+    lambdaContext(10_000),
+  );
+const remove = (name: string) =>
+  handlers.delete(apiEvent({ method: 'DELETE', resource: '/adapters/{name}', pathParameters: { name }, authorizer: caller }), lambdaContext(10_000));
 
 /** Managed secrets in the store, the ones records name, and the ones listed pending. */
 const inventory = async () => {
-  const stored = Object.keys((JSON.parse(readFileSync(world.secretsFile, 'utf8')) as { secrets: Record<string, unknown> }).secrets).filter((p) => p.startsWith('netconfig/adapters/') && p !== 'netconfig/adapters/lab');
+  const stored = Object.keys((JSON.parse(readFileSync(world.secretsFile, 'utf8')) as { secrets: Record<string, unknown> }).secrets).filter(
+    (p) => p.startsWith('netconfig/adapters/') && p !== 'netconfig/adapters/lab',
+  );
   const items = await world.items('adapters');
-  const named = items.flatMap((i) => {
-    const password = (i['auth'] as { password?: string } | undefined)?.password ?? '';
-    return password.startsWith('$VAULT_netconfig/adapters/') ? [password.slice('$VAULT_'.length).replace(/#.*$/, '')] : [];
-  }).filter((p) => p !== 'netconfig/adapters/lab');
+  const named = items
+    .flatMap((i) => {
+      const password = (i['auth'] as { password?: string } | undefined)?.password ?? '';
+      return password.startsWith('$VAULT_netconfig/adapters/') ? [password.slice('$VAULT_'.length).replace(/#.*$/, '')] : [];
+    })
+    .filter((p) => p !== 'netconfig/adapters/lab');
   const pending = items.flatMap((i) => [...((i['pending'] as Set<string> | undefined) ?? [])].map((e) => e.slice(e.indexOf(' ') + 1)));
   return { stored: stored.sort(), named: named.sort(), pending };
 };
 
-const passwordOf = async (name: string) => (await world.items('adapters')).find((i) => i['pk'] === `ADAPTER#${name}`)?.['auth'] as { password: string } | undefined;
+const passwordOf = async (name: string) =>
+  (await world.items('adapters')).find((i) => i['pk'] === `ADAPTER#${name}`)?.['auth'] as { password: string } | undefined;
 
 /** No secret without a record naming it, or without being listed for a sweep. */
 const expectNoLostSecret = async () => {
@@ -86,7 +95,11 @@ const expectNoLostSecret = async () => {
 /** A later write, once no request of the cases can still run, settles every pending secret. */
 const expectSweptClean = async (name: string) => {
   const later = () => new Date(Date.now() + service.PENDING_SECRET_GRACE_MS + 60_000);
-  await service.putAdapter({ ...deps, now: later }, name, { type: 'nso', baseUrl: world.nso.url, auth: { type: 'basic', username: 'admin', password: 'after-sweep' } });
+  await service.putAdapter({ ...deps, now: later }, name, {
+    type: 'nso',
+    baseUrl: world.nso.url,
+    auth: { type: 'basic', username: 'admin', password: 'after-sweep' },
+  });
   await service.deleteAdapter({ ...deps, now: later }, name);
   const { stored, named } = await inventory();
   expect(stored).toEqual(named);
@@ -184,18 +197,22 @@ describe('DELETE /adapters/{name} with DynamoDB frozen mid-write', () => {
     ['landed', 204],
     ['not-landed', 503],
     ['unknown', 503],
-  ])('when the delete is %s: answers %i and leaves no secret that no record names, once swept', async (frozen, expected) => {
-    const name = `delete-${frozen}`;
-    freeze('pass');
-    expect((await put(name, 'delete-Pa55')).statusCode).toBe(201);
-    freeze(frozen);
-    const result = await remove(name);
-    freeze('pass');
-    expect(result.statusCode, result.body).toBe(expected);
-    await expectNoLostSecret();
-    if (frozen === 'landed') expect((await inventory()).stored.filter((p) => p.includes(name))).toEqual([]);
-    await expectSweptClean(name);
-  }, 60_000);
+  ])(
+    'when the delete is %s: answers %i and leaves no secret that no record names, once swept',
+    async (frozen, expected) => {
+      const name = `delete-${frozen}`;
+      freeze('pass');
+      expect((await put(name, 'delete-Pa55')).statusCode).toBe(201);
+      freeze(frozen);
+      const result = await remove(name);
+      freeze('pass');
+      expect(result.statusCode, result.body).toBe(expected);
+      await expectNoLostSecret();
+      if (frozen === 'landed') expect((await inventory()).stored.filter((p) => p.includes(name))).toEqual([]);
+      await expectSweptClean(name);
+    },
+    60_000,
+  );
 });
 
 describe.each<['stop' | 'loglevel', Record<string, unknown>]>([
@@ -204,7 +221,13 @@ describe.each<['stop' | 'loglevel', Record<string, unknown>]>([
 ])('PUT /adapters/{name}/%s with DynamoDB frozen mid-write', (route, changed) => {
   const send = (name: string) =>
     handlers[route](
-      apiEvent({ method: 'PUT', resource: `/adapters/{name}/${route}`, pathParameters: { name }, ...(route === 'loglevel' ? { body: { level: 'trace' } } : {}), authorizer: caller }),
+      apiEvent({
+        method: 'PUT',
+        resource: `/adapters/{name}/${route}`,
+        pathParameters: { name },
+        ...(route === 'loglevel' ? { body: { level: 'trace' } } : {}),
+        authorizer: caller,
+      }),
       lambdaContext(10_000),
     );
   const recordOf = async (name: string) => (await world.items('adapters')).find((i) => i['pk'] === `ADAPTER#${name}`);
@@ -213,17 +236,21 @@ describe.each<['stop' | 'loglevel', Record<string, unknown>]>([
     ['landed', 200, true],
     ['not-landed', 503, false],
     ['unknown', 503, true],
-  ])('when the write is %s: answers %i, and a 503 says "nothing changed" only when nothing did', async (frozen, expected, lands) => {
-    const name = `${route}-${frozen}`;
-    freeze('pass');
-    expect((await put(name, 'state-Pa55')).statusCode).toBe(201);
-    freeze(frozen);
-    const result = await send(name);
-    freeze('pass');
-    const [status, detail] = statusAndDetail(result);
-    expect(status, result.body).toBe(expected);
-    expect(await recordOf(name)).toMatchObject(lands ? changed : { state: 'RUNNING' });
-    if (status === 503) expect(detail.includes('could not be checked')).toBe(lands);
-    if (status === 200) expect(JSON.parse(result.body)).toMatchObject(changed);
-  }, 60_000);
+  ])(
+    'when the write is %s: answers %i, and a 503 says "nothing changed" only when nothing did',
+    async (frozen, expected, lands) => {
+      const name = `${route}-${frozen}`;
+      freeze('pass');
+      expect((await put(name, 'state-Pa55')).statusCode).toBe(201);
+      freeze(frozen);
+      const result = await send(name);
+      freeze('pass');
+      const [status, detail] = statusAndDetail(result);
+      expect(status, result.body).toBe(expected);
+      expect(await recordOf(name)).toMatchObject(lands ? changed : { state: 'RUNNING' });
+      if (status === 503) expect(detail.includes('could not be checked')).toBe(lands);
+      if (status === 200) expect(JSON.parse(result.body)).toMatchObject(changed);
+    },
+    60_000,
+  );
 });

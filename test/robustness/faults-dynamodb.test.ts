@@ -66,7 +66,12 @@ const validBody = (route: LiveRoute): unknown => {
     case 'createTree':
       return { name: unique, deviceType: 'x' };
     case 'createAdapter':
-      return { name: `fault-${Math.random().toString(36).slice(2, 8)}`, type: 'nso', baseUrl: world.nso.url, auth: { type: 'basic', username: 'admin', password: 'fault-Pa55' } };
+      return {
+        name: `fault-${Math.random().toString(36).slice(2, 8)}`,
+        type: 'nso',
+        baseUrl: world.nso.url,
+        auth: { type: 'basic', username: 'admin', password: 'fault-Pa55' },
+      };
     case 'putAdapter':
       return { type: 'nso', baseUrl: world.nso.url, auth: { type: 'basic', username: 'admin', password: 'fault-Pa55' } };
     case 'createVersion':
@@ -89,7 +94,8 @@ const validBody = (route: LiveRoute): unknown => {
     case 'setApplicationLogLevel':
       return { level: 'warn' };
     default:
-      if (route.request.body && route.request.body !== EMPTY_BODY && ['POST', 'PUT', 'PATCH'].includes(route.method)) throw new Error(`no test body for ${route.operationId}: add one`);
+      if (route.request.body && route.request.body !== EMPTY_BODY && ['POST', 'PUT', 'PATCH'].includes(route.method))
+        throw new Error(`no test body for ${route.operationId}: add one`);
       return undefined;
   }
 };
@@ -108,7 +114,9 @@ const OWN_PATH_VALUES: Readonly<Record<string, Readonly<Record<string, string>>>
   deleteProfile: { id: 'ghost' },
   activateProfile: { id: 'default' },
   ...Object.fromEntries(
-    liveRoutes.filter((r) => r.path.startsWith('/applications/') || r.path.startsWith('/health/applications/')).map((r) => [r.operationId, { name: 'configuration_manager' }]),
+    liveRoutes
+      .filter((r) => r.path.startsWith('/applications/') || r.path.startsWith('/health/applications/'))
+      .map((r) => [r.operationId, { name: 'configuration_manager' }]),
   ),
 };
 
@@ -117,7 +125,13 @@ const validEvent = (route: LiveRoute): APIGatewayProxyEvent => {
   const names = [...route.path.matchAll(/\{(\w+)\+?\}/g)].map((m) => m[1]!);
   const pathParameters = names.length > 0 ? Object.fromEntries(names.map((n) => [n, OWN_PATH_VALUES[route.operationId]?.[n] ?? pathValue(n)])) : undefined;
   const body = validBody(route);
-  return apiEvent({ method: route.method, resource: route.path, authorizer: caller, ...(pathParameters ? { pathParameters } : {}), ...(body === undefined ? {} : { body }) });
+  return apiEvent({
+    method: route.method,
+    resource: route.path,
+    authorizer: caller,
+    ...(pathParameters ? { pathParameters } : {}),
+    ...(body === undefined ? {} : { body }),
+  });
 };
 
 const call = (operationId: string, event?: APIGatewayProxyEvent, context = lambdaContext(10_000)) =>
@@ -125,10 +139,15 @@ const call = (operationId: string, event?: APIGatewayProxyEvent, context = lambd
 
 const relayEvent = (headers: Record<string, string> = {}) => {
   const event = validEvent(liveRoutes.find((r) => r.operationId === 'relayRestAction')!);
-  return { ...event, headers: { ...event.headers, ...headers }, multiValueHeaders: { ...event.multiValueHeaders, ...Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, [v]])) } };
+  return {
+    ...event,
+    headers: { ...event.headers, ...headers },
+    multiValueHeaders: { ...event.multiValueHeaders, ...Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, [v]])) },
+  };
 };
 
-const createTree = (name: string) => call('createTree', apiEvent({ method: 'POST', resource: '/configuration_manager/configs', body: { name, deviceType: 'x' }, authorizer: caller }));
+const createTree = (name: string) =>
+  call('createTree', apiEvent({ method: 'POST', resource: '/configuration_manager/configs', body: { name, deviceType: 'x' }, authorizer: caller }));
 const getTree = (treeId: string) =>
   call('getTree', apiEvent({ method: 'GET', resource: '/configuration_manager/configs/{treeId}', pathParameters: { treeId }, authorizer: caller }));
 
@@ -150,7 +169,9 @@ const createStream = async (prefix: string, count: number, parallel: number, onR
  */
 const processName = (pid: number): string => readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
 const childrenOf = (pid: number): number[] =>
-  readdirSync(`/proc/${pid}/task`).flatMap((task) => readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number));
+  readdirSync(`/proc/${pid}/task`).flatMap((task) =>
+    readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number),
+  );
 const jvmPid = (pid: number, depth = 0): number | undefined => {
   if (processName(pid) === 'java') return pid;
   if (depth >= 3) return undefined;

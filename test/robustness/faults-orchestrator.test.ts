@@ -101,9 +101,13 @@ describe('an orchestrator that drips its answer', () => {
 });
 
 describe('an orchestrator that misbehaves in every way, in turn', () => {
-  it.each(FAULTS.map((f) => [f.name, f] as const))('%s: the documented status in time, and the next call succeeds', async (_name, fault) => {
-    await survive(fault);
-  }, 30_000);
+  it.each(FAULTS.map((f) => [f.name, f] as const))(
+    '%s: the documented status in time, and the next call succeeds',
+    async (_name, fault) => {
+      await survive(fault);
+    },
+    30_000,
+  );
 
   it('leaves the process as it found it after three rounds of every fault: memory and sockets back to the first round’s', async () => {
     // The first round warms everything up (pools, caches, JIT); later rounds must not add to it.

@@ -100,7 +100,10 @@ beforeAll(async () => {
   getAdapter = (await import('../../functions/adapters/handlers/get.js')).handler as Handler;
   getTree = (await import('../../functions/trees/handlers/get.js')).handler as Handler;
   const create = (await import('../../functions/trees/handlers/create.js')).handler as Handler;
-  const tree = await create(apiEvent({ method: 'POST', resource: '/configuration_manager/configs', body: { name: 'secrets-fault', deviceType: 'x' } }), lambdaContext());
+  const tree = await create(
+    apiEvent({ method: 'POST', resource: '/configuration_manager/configs', body: { name: 'secrets-fault', deviceType: 'x' } }),
+    lambdaContext(),
+  );
   treeId = (JSON.parse(tree.body) as { id: string }).id;
 });
 
@@ -158,7 +161,9 @@ describe('the secrets store down', () => {
 
   it('does not disturb calls that need no secret', async () => {
     await forwarder.down();
-    expect((await getTree(apiEvent({ method: 'GET', resource: '/configuration_manager/configs/{treeId}', pathParameters: { treeId } }), lambdaContext())).statusCode).toBe(200);
+    expect(
+      (await getTree(apiEvent({ method: 'GET', resource: '/configuration_manager/configs/{treeId}', pathParameters: { treeId } }), lambdaContext())).statusCode,
+    ).toBe(200);
     const adapter = await getAdapter(apiEvent({ method: 'GET', resource: '/adapters/{name}', pathParameters: { name: 'lab' } }), lambdaContext());
     expect(adapter.statusCode).toBe(200);
     expect(adapter.body).toContain(ADAPTER_REF);
@@ -184,7 +189,12 @@ describe('the secrets store down', () => {
   it('answers 503 when the store answers errors rather than refusing connections (sealed)', async () => {
     vault.put('netconfig/adapters/sealed', { password: NSO_PASSWORD });
     await world.adapters.put(
-      { name: 'lab-sealed', type: 'nso', baseUrl: world.nso.url, auth: { type: 'basic', username: 'admin', password: '$VAULT_netconfig/adapters/sealed#password' } },
+      {
+        name: 'lab-sealed',
+        type: 'nso',
+        baseUrl: world.nso.url,
+        auth: { type: 'basic', username: 'admin', password: '$VAULT_netconfig/adapters/sealed#password' },
+      },
       new Date().toISOString(),
     );
     vault.sealed = true;

@@ -25,7 +25,11 @@ beforeAll(async () => {
   proxy = await startWithholdingProxy(process.env['AWS_ENDPOINT_URL_DYNAMODB']!);
   const { maxAttempts, connectionTimeoutMs, requestTimeoutMs } = DYNAMODB_CLIENT_LIMITS;
   client = DynamoDBDocumentClient.from(
-    new DynamoDBClient({ endpoint: proxy.endpoint, maxAttempts, requestHandler: { connectionTimeout: connectionTimeoutMs, requestTimeout: requestTimeoutMs, throwOnRequestTimeout: true } }),
+    new DynamoDBClient({
+      endpoint: proxy.endpoint,
+      maxAttempts,
+      requestHandler: { connectionTimeout: connectionTimeoutMs, requestTimeout: requestTimeoutMs, throwOnRequestTimeout: true },
+    }),
     { marshallOptions: { removeUndefinedValues: true } },
   );
 }, 60_000);
@@ -37,13 +41,24 @@ afterAll(async () => {
 
 const newBatch = (batchId: string) =>
   new ComplianceStore(client, tables.compliance).create(
-    { batchId, treeId: 'a1b2c3d4e5f6a1b2c3d4e5f6', version: 'v1', adapterId: 'lab', total: 1, started: '2026-11-25T10:00:00.000Z', chunks: 1, concurrency: 1, expiresAt: Math.floor(Date.now() / 1000) + 86_400 },
+    {
+      batchId,
+      treeId: 'a1b2c3d4e5f6a1b2c3d4e5f6',
+      version: 'v1',
+      adapterId: 'lab',
+      total: 1,
+      started: '2026-11-25T10:00:00.000Z',
+      chunks: 1,
+      concurrency: 1,
+      expiresAt: Math.floor(Date.now() / 1000) + 86_400,
+    },
     { variables: {}, rulesByNode: {}, nodes: ['base'] },
     [[{ device: 'd0', node: 'base' }]],
   );
 
 /** The stored batch record, read directly. */
-const batchRecord = async (batchId: string) => (await documentClient.send(new GetCommand({ TableName: tables.compliance, Key: { pk: `B#${batchId}`, sk: 'META' }, ConsistentRead: true }))).Item;
+const batchRecord = async (batchId: string) =>
+  (await documentClient.send(new GetCommand({ TableName: tables.compliance, Key: { pk: `B#${batchId}`, sk: 'META' }, ConsistentRead: true }))).Item;
 
 describe('an "only if new" write whose first attempt landed unanswered', () => {
   it('starts a compliance batch: the resend meeting its own record is no conflict', async () => {

@@ -127,13 +127,26 @@ const text = fc.oneof(
 );
 const anything = fc.oneof(text, fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.jsonValue({ maxDepth: 2 }));
 const partial = <T extends Record<string, unknown>>(model: { [K in keyof T]: fc.Arbitrary<T[K]> }) =>
-  fc.tuple(fc.record(model, { requiredKeys: [] }), fc.option(fc.dictionary(fc.string({ maxLength: 10 }), anything, { maxKeys: 2 }), { freq: 5, nil: undefined })).map(
-    ([value, extra]) => ({ ...extra, ...value }),
-  );
+  fc
+    .tuple(
+      fc.record(model, { requiredKeys: [] }),
+      fc.option(fc.dictionary(fc.string({ maxLength: 10 }), anything, { maxKeys: 2 }), { freq: 5, nil: undefined }),
+    )
+    .map(([value, extra]) => ({ ...extra, ...value }));
 
 const relayPath = fc.oneof(
   text,
-  fc.constantFrom(CONFIG_PATH, '/restconf/data', '/restconf', '/restconf/data/tailf-ncs:devices?depth=1', '//evil.example/x', '/a/../b', 'http://x/y', '/%2e%2e/x', '/a\r\nX: y'),
+  fc.constantFrom(
+    CONFIG_PATH,
+    '/restconf/data',
+    '/restconf',
+    '/restconf/data/tailf-ncs:devices?depth=1',
+    '//evil.example/x',
+    '/a/../b',
+    'http://x/y',
+    '/%2e%2e/x',
+    '/a\r\nX: y',
+  ),
   fc.string({ unit: 'grapheme', maxLength: 60 }).map((s) => `/restconf/data/${s}`),
   fc.string({ unit: 'grapheme', maxLength: 60 }).map((s) => `/restconf/data/${encodeURIComponent(s)}`),
 );
@@ -143,7 +156,13 @@ const method = fc.oneof(text, fc.constantFrom('GET', 'get', 'POST', 'PATCH', 'pu
 const password = fc.oneof(fc.constantFrom('$VAULT_netconfig/adapters/lab#password', '$VAULT_nowhere#password', '$ENCabcdef', '$VAULT_', '$VAULT_a#'), text);
 const baseUrl = fc.oneof(
   // Valid in local mode: loopback addresses where nothing listens (nothing leaves the machine).
-  { weight: 4, arbitrary: fc.oneof(fc.constant('http://127.0.0.1'), fc.constant(0).map(() => `http://127.0.0.1:${closedPort}`)) },
+  {
+    weight: 4,
+    arbitrary: fc.oneof(
+      fc.constant('http://127.0.0.1'),
+      fc.constant(0).map(() => `http://127.0.0.1:${closedPort}`),
+    ),
+  },
   {
     weight: 3,
     arbitrary: fc.constantFrom(
@@ -168,7 +187,13 @@ const shapedBodies = (): Readonly<Record<string, fc.Arbitrary<unknown>>> => ({
       params: fc.record(
         {
           path: fc.oneof(
-            fc.constantFrom(CONFIG_PATH, `${CONFIG_PATH}/tailf-ned-cisco-ios:hostname`, '/restconf/data/tailf-ncs:devices', '/restconf/data?depth=1', '/restconf/data/tailf-ncs:devices/device=ce0/sync-from'),
+            fc.constantFrom(
+              CONFIG_PATH,
+              `${CONFIG_PATH}/tailf-ned-cisco-ios:hostname`,
+              '/restconf/data/tailf-ncs:devices',
+              '/restconf/data?depth=1',
+              '/restconf/data/tailf-ncs:devices/device=ce0/sync-from',
+            ),
             fc.stringMatching(/^\/restconf\/data\/[A-Za-z0-9:=,_-]{0,30}$/),
             relayPath,
           ),
@@ -182,8 +207,14 @@ const shapedBodies = (): Readonly<Record<string, fc.Arbitrary<unknown>>> => ({
     }),
     relayShaped(),
   ),
-  setAdapterLogLevel: fc.oneof(fc.record({ level: fc.constantFrom('error', 'warn', 'info', 'debug', 'trace', 'TRACE', 'verbose') }), partial({ level: anything })),
-  createVersion: fc.oneof(fc.record({ name: fc.stringMatching(/^[A-Za-z0-9._-]{1,12}$/), base: fc.constantFrom('initial', 'nope') }), partial({ name: text, base: text })),
+  setAdapterLogLevel: fc.oneof(
+    fc.record({ level: fc.constantFrom('error', 'warn', 'info', 'debug', 'trace', 'TRACE', 'verbose') }),
+    partial({ level: anything }),
+  ),
+  createVersion: fc.oneof(
+    fc.record({ name: fc.stringMatching(/^[A-Za-z0-9._-]{1,12}$/), base: fc.constantFrom('initial', 'nope') }),
+    partial({ name: text, base: text }),
+  ),
   startComplianceBatch: fc.oneof(
     fc.record(
       {
@@ -196,9 +227,23 @@ const shapedBodies = (): Readonly<Record<string, fc.Arbitrary<unknown>>> => ({
     ),
     partial({ treeId: text, version: text, adapterId: text, devices: anything }),
   ),
-  updateVersion: fc.oneof(fc.record({ variables: fc.dictionary(fc.stringMatching(/^[a-z]{1,5}$/), fc.string({ maxLength: 5 }), { maxKeys: 2 }) }), partial({ name: text, variables: anything })),
+  updateVersion: fc.oneof(
+    fc.record({ variables: fc.dictionary(fc.stringMatching(/^[a-z]{1,5}$/), fc.string({ maxLength: 5 }), { maxKeys: 2 }) }),
+    partial({ name: text, variables: anything }),
+  ),
   putNode: fc.oneof(
-    fc.record({ devices: fc.array(fc.stringMatching(/^[a-z0-9]{1,6}$/), { maxLength: 2 }), rules: fc.array(fc.record({ id: fc.stringMatching(/^[a-z]{1,4}$/), path: fc.constantFrom('/a', '', 'x'), mode: fc.constantFrom('required', 'exact', 'disallowed'), severity: fc.constant('error') }), { maxLength: 2 }) }),
+    fc.record({
+      devices: fc.array(fc.stringMatching(/^[a-z0-9]{1,6}$/), { maxLength: 2 }),
+      rules: fc.array(
+        fc.record({
+          id: fc.stringMatching(/^[a-z]{1,4}$/),
+          path: fc.constantFrom('/a', '', 'x'),
+          mode: fc.constantFrom('required', 'exact', 'disallowed'),
+          severity: fc.constant('error'),
+        }),
+        { maxLength: 2 },
+      ),
+    }),
     partial({ devices: anything, rules: anything }),
   ),
   importTree: fc.oneof(
@@ -212,16 +257,32 @@ const shapedBodies = (): Readonly<Record<string, fc.Arbitrary<unknown>>> => ({
   ),
   createProfile: fc.oneof(
     fc.record({ id: fc.stringMatching(/^[a-z][a-z0-9-]{0,10}$/), logLevel: fc.constantFrom('error', 'info', 'loud') }, { requiredKeys: ['id'] }),
-    partial({ id: text, logLevel: text, applications: fc.oneof(anything, fc.record({ orch_manager: partial({ orchestratorTimeoutMs: fc.integer(), adapterCacheSeconds: anything }) })) }),
+    partial({
+      id: text,
+      logLevel: text,
+      applications: fc.oneof(anything, fc.record({ orch_manager: partial({ orchestratorTimeoutMs: fc.integer(), adapterCacheSeconds: anything }) })),
+    }),
   ),
-  putProfile: partial({ description: text, logLevel: fc.oneof(fc.constantFrom('debug', 'warn'), text), applications: fc.oneof(anything, fc.record({ configuration_manager: partial({ complianceConcurrency: fc.integer(), reportRetentionDays: anything }) })) }),
-  putApplication: partial({ complianceConcurrency: fc.oneof(fc.integer({ min: 1, max: 100 }), fc.integer()), reportRetentionDays: anything, orchestratorTimeoutMs: fc.integer(), logLevel: fc.oneof(fc.constantFrom('info'), text) }),
+  putProfile: partial({
+    description: text,
+    logLevel: fc.oneof(fc.constantFrom('debug', 'warn'), text),
+    applications: fc.oneof(anything, fc.record({ configuration_manager: partial({ complianceConcurrency: fc.integer(), reportRetentionDays: anything }) })),
+  }),
+  putApplication: partial({
+    complianceConcurrency: fc.oneof(fc.integer({ min: 1, max: 100 }), fc.integer()),
+    reportRetentionDays: anything,
+    orchestratorTimeoutMs: fc.integer(),
+    logLevel: fc.oneof(fc.constantFrom('info'), text),
+  }),
   setApplicationLogLevel: partial({ level: fc.oneof(fc.constantFrom('error', 'warn', 'info', 'debug', 'trace'), text) }),
 });
 
 const relayShaped = () =>
   partial({
-    params: fc.oneof(partial({ path: relayPath, accept, contentType: fc.oneof(text, fc.constantFrom('application/yang-data+json', 'text/plain')), method }), anything),
+    params: fc.oneof(
+      partial({ path: relayPath, accept, contentType: fc.oneof(text, fc.constantFrom('application/yang-data+json', 'text/plain')), method }),
+      anything,
+    ),
     body: fc.oneof(fc.dictionary(fc.string({ maxLength: 20 }), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 4 }), anything),
   });
 
@@ -245,10 +306,15 @@ const pathValues = (): Readonly<Record<string, Readonly<Record<string, fc.Arbitr
   ...Object.fromEntries(['stopAdapter', 'startAdapter', 'restartAdapter'].map((op) => [op, { name: fc.constantFrom('fuzz-life', 'ghost') }])),
   getAdapterSchema: { name: fc.constantFrom('lab', 'ghost') },
   ...Object.fromEntries(
-    ['getApplication', 'putApplication', 'startApplication', 'restartApplication', 'setApplicationLogLevel', 'getApplicationSchema', 'getApplicationHealth'].map((op) => [
-      op,
-      { name: fc.constantFrom('orch_manager', 'configuration_manager', 'ghost') },
-    ]),
+    [
+      'getApplication',
+      'putApplication',
+      'startApplication',
+      'restartApplication',
+      'setApplicationLogLevel',
+      'getApplicationSchema',
+      'getApplicationHealth',
+    ].map((op) => [op, { name: fc.constantFrom('orch_manager', 'configuration_manager', 'ghost') }]),
   ),
   stopApplication: { name: fc.constantFrom('ghost', 'module_x') },
   ...Object.fromEntries(['getProfile', 'deleteProfile', 'activateProfile'].map((op) => [op, { id: fc.constantFrom('default', 'ghost') }])),
@@ -265,7 +331,10 @@ const pathValues = (): Readonly<Record<string, Readonly<Record<string, fc.Arbitr
       {
         treeId: fc.oneof(fc.constantFrom(...knownTreeIds), fc.stringMatching(/^[0-9a-f]{24}$/), fc.constantFrom('x', '0'.repeat(25))),
         version: fc.oneof(fc.constantFrom('initial', 'initial~2', 'v2'), fc.stringMatching(/^[A-Za-z0-9 ._~%-]{1,12}$/)),
-        nodePath: fc.oneof(fc.constantFrom('base', 'base/wan', 'base/wan/pe', 'other', 'base//x', 'base/%2F'), fc.stringMatching(/^base(\/[A-Za-z0-9 ._%-]{1,8}){0,3}$/)),
+        nodePath: fc.oneof(
+          fc.constantFrom('base', 'base/wan', 'base/wan/pe', 'other', 'base//x', 'base/%2F'),
+          fc.stringMatching(/^base(\/[A-Za-z0-9 ._%-]{1,8}){0,3}$/),
+        ),
       },
     ]),
   ),
@@ -316,7 +385,10 @@ beforeAll(async () => {
     handlers.set(route.operationId, module.handler);
   }
   for (const name of ['fuzz-a', 'fuzz-b']) {
-    const created = await handlers.get('createTree')!(fuzzEvent(liveRoute('createTree'), { pathParameters: null, query: null, headers: {}, body: JSON.stringify({ name, deviceType: 'x' }), base64: false }), lambdaContext());
+    const created = await handlers.get('createTree')!(
+      fuzzEvent(liveRoute('createTree'), { pathParameters: null, query: null, headers: {}, body: JSON.stringify({ name, deviceType: 'x' }), base64: false }),
+      lambdaContext(),
+    );
     knownTreeIds.push((JSON.parse(created.body) as { id: string }).id);
   }
 });
@@ -340,34 +412,30 @@ describe('the allowed statuses', () => {
 });
 
 describe.each(liveRoutes.map((route) => [route.operationId, route] as const))('%s with arbitrary input', (operationId, route) => {
-  it(
-    'answers a documented status with a problem body for every error, never 500, and the relay sends nothing it refuses',
-    async () => {
-      const handler = handlers.get(operationId)!;
-      const shaped = shapedBodies()[operationId];
-      const values = pathValues()[operationId];
-      await fc.assert(
-        fc.asyncProperty(fuzzInputArb(route, { ...(shaped ? { shapedBody: shaped } : {}), ...(values ? { pathValues: values } : {}) }), async (input) => {
-          if (ADAPTER_WRITES.has(operationId)) {
-            fc.pre(!FIXTURE_ADAPTERS.has(safeDecode(input.pathParameters?.['name']) ?? ''));
-          }
-          const fixture = RUNTIME_FIXTURES[operationId];
-          if (fixture) fc.pre(!fixture.names.has(input.pathParameters?.[fixture.param] ?? ''));
-          const sentBefore = world.nso.requests.length;
-          const event = fuzzEvent(route, input);
-          const request = requestParts(event);
-          const result = await handler(event, lambdaContext(10_000));
-          expectWellFormed(route, result, request);
-          count(operationId, result.statusCode);
-          if (operationId === 'relayRestAction' && result.statusCode >= 400) {
-            expect(world.nso.requests.length, `sent for a refused request: ${result.body.slice(0, 200)}`).toBe(sentBefore);
-          }
-        }),
-        { numRuns: RUNS },
-      );
-    },
-    120_000,
-  );
+  it('answers a documented status with a problem body for every error, never 500, and the relay sends nothing it refuses', async () => {
+    const handler = handlers.get(operationId)!;
+    const shaped = shapedBodies()[operationId];
+    const values = pathValues()[operationId];
+    await fc.assert(
+      fc.asyncProperty(fuzzInputArb(route, { ...(shaped ? { shapedBody: shaped } : {}), ...(values ? { pathValues: values } : {}) }), async (input) => {
+        if (ADAPTER_WRITES.has(operationId)) {
+          fc.pre(!FIXTURE_ADAPTERS.has(safeDecode(input.pathParameters?.['name']) ?? ''));
+        }
+        const fixture = RUNTIME_FIXTURES[operationId];
+        if (fixture) fc.pre(!fixture.names.has(input.pathParameters?.[fixture.param] ?? ''));
+        const sentBefore = world.nso.requests.length;
+        const event = fuzzEvent(route, input);
+        const request = requestParts(event);
+        const result = await handler(event, lambdaContext(10_000));
+        expectWellFormed(route, result, request);
+        count(operationId, result.statusCode);
+        if (operationId === 'relayRestAction' && result.statusCode >= 400) {
+          expect(world.nso.requests.length, `sent for a refused request: ${result.body.slice(0, 200)}`).toBe(sentBefore);
+        }
+      }),
+      { numRuns: RUNS },
+    );
+  }, 120_000);
 });
 
 describe('the relay with near-valid requests (one part arbitrary)', () => {
@@ -388,7 +456,9 @@ describe('the relay with near-valid requests (one part arbitrary)', () => {
       weight: 1,
       arbitrary: fc
         .integer({ min: 100, max: 30_000 })
-        .map((depth) => JSON.stringify({ ...valid, params: { ...valid.params, method: 'PATCH' }, body: { deep: '@' } }).replace('"@"', deepJson(depth, 'object'))),
+        .map((depth) =>
+          JSON.stringify({ ...valid, params: { ...valid.params, method: 'PATCH' }, body: { deep: '@' } }).replace('"@"', deepJson(depth, 'object')),
+        ),
     },
   );
 
@@ -437,24 +507,32 @@ const existing = (route: LiveRoute): Record<string, string> | null => {
 /** As Lambda receives it: parsed from JSON, so `__proto__` is an own member, not a prototype. */
 const onTheWire = (event: APIGatewayProxyEvent): APIGatewayProxyEvent => JSON.parse(JSON.stringify(event)) as APIGatewayProxyEvent;
 
-describe.each(liveRoutes.filter((r) => r.method === 'GET').map((route) => [route.operationId, route] as const))('%s with prototype member names', (operationId, route) => {
-  it.each(PROTOTYPE_NAMES)('treats a header named %s as data, and refuses a query parameter of that name with 400', async (name) => {
-    const handler = handlers.get(operationId)!;
-    const withHeader = onTheWire(fuzzEvent(route, { pathParameters: existing(route), query: null, headers: { [name]: 'x' }, body: undefined, base64: false }));
-    const headerParts = requestParts(withHeader);
-    expectWellFormed(route, await handler(withHeader, lambdaContext(10_000)), headerParts);
-    const withQuery = onTheWire(fuzzEvent(route, { pathParameters: existing(route), query: { [name]: 'x' }, headers: {}, body: undefined, base64: false }));
-    const asSent = requestParts(withQuery);
-    const query = await handler(withQuery, lambdaContext(10_000));
-    expectWellFormed(route, query, asSent);
-    expect(query.statusCode, query.body).toBe(400);
-    expect(JSON.parse(query.body)).toMatchObject({ errors: [{ in: 'query', field: name, message: 'is not allowed' }] });
-  });
-});
+describe.each(liveRoutes.filter((r) => r.method === 'GET').map((route) => [route.operationId, route] as const))(
+  '%s with prototype member names',
+  (operationId, route) => {
+    it.each(PROTOTYPE_NAMES)('treats a header named %s as data, and refuses a query parameter of that name with 400', async (name) => {
+      const handler = handlers.get(operationId)!;
+      const withHeader = onTheWire(
+        fuzzEvent(route, { pathParameters: existing(route), query: null, headers: { [name]: 'x' }, body: undefined, base64: false }),
+      );
+      const headerParts = requestParts(withHeader);
+      expectWellFormed(route, await handler(withHeader, lambdaContext(10_000)), headerParts);
+      const withQuery = onTheWire(fuzzEvent(route, { pathParameters: existing(route), query: { [name]: 'x' }, headers: {}, body: undefined, base64: false }));
+      const asSent = requestParts(withQuery);
+      const query = await handler(withQuery, lambdaContext(10_000));
+      expectWellFormed(route, query, asSent);
+      expect(query.statusCode, query.body).toBe(400);
+      expect(JSON.parse(query.body)).toMatchObject({ errors: [{ in: 'query', field: name, message: 'is not allowed' }] });
+    });
+  },
+);
 
 describe.each(liveRoutes.map((route) => [route.operationId, route] as const))('%s with unknown or ill-formed input', (operationId, route) => {
   it('refuses an unknown query parameter with 400 naming it', async () => {
-    const result = await handlers.get(operationId)!(fuzzEvent(route, { pathParameters: existing(route), query: { surprise: '1' }, headers: {}, body: undefined, base64: false }), lambdaContext(10_000));
+    const result = await handlers.get(operationId)!(
+      fuzzEvent(route, { pathParameters: existing(route), query: { surprise: '1' }, headers: {}, body: undefined, base64: false }),
+      lambdaContext(10_000),
+    );
     expect(result.statusCode, result.body).toBe(400);
     expect(JSON.parse(result.body)).toMatchObject({ errors: expect.arrayContaining([{ in: 'query', field: 'surprise', message: 'is not allowed' }]) });
   });
@@ -481,7 +559,15 @@ describe.each(liveRoutes.map((route) => [route.operationId, route] as const))('%
       fuzzEvent(route, { pathParameters: existing(route), query: { limit: '1\ud800' }, headers: {}, body: undefined, base64: false }),
       ...bodies.map((body) => fuzzEvent(route, { pathParameters: existing(route), query: null, headers: {}, body, base64: false })),
       ...(existing(route)
-        ? [fuzzEvent(route, { pathParameters: Object.fromEntries(Object.keys(existing(route)!).map((k) => [k, 'lab\udc00'])), query: null, headers: {}, body: undefined, base64: false })]
+        ? [
+            fuzzEvent(route, {
+              pathParameters: Object.fromEntries(Object.keys(existing(route)!).map((k) => [k, 'lab\udc00'])),
+              query: null,
+              headers: {},
+              body: undefined,
+              base64: false,
+            }),
+          ]
         : []),
     ];
     for (const event of events) {

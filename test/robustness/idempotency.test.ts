@@ -129,7 +129,10 @@ describe('a retry with the same key and the same request', () => {
     const trees = await treesNamed('idem-core');
     expect(trees).toHaveLength(1);
     expect(trees[0]!['id']).toBe(parsed(first)['id']);
-    const read = await call(getHandler, apiEvent({ method: 'GET', resource: `${TREES_RESOURCE}/{treeId}`, pathParameters: { treeId: String(parsed(first)['id']) } }));
+    const read = await call(
+      getHandler,
+      apiEvent({ method: 'GET', resource: `${TREES_RESOURCE}/{treeId}`, pathParameters: { treeId: String(parsed(first)['id']) } }),
+    );
     expect(read.statusCode).toBe(200);
   });
 
@@ -399,7 +402,11 @@ describe('answers that are not kept', () => {
       failed = await call(relayHandler, relayEvent(addDevice('ce18'), { key }));
     });
     expect(failed!.statusCode).toBe(502);
-    expect(parsed(failed!)).toMatchObject({ type: 'urn:netconfig:problem:bad-gateway', status: 502, detail: expect.stringMatching(/nested deeper than 128 levels/) });
+    expect(parsed(failed!)).toMatchObject({
+      type: 'urn:netconfig:problem:bad-gateway',
+      status: 502,
+      detail: expect.stringMatching(/nested deeper than 128 levels/),
+    });
     expect(world.nso.requests).toHaveLength(1);
     const line = logged.entries().find((e) => e['message'] === 'relay call');
     expect(line).toMatchObject({ level: 'error', status: 502, upstreamStatus: 200, outcome: 'too-deep' });

@@ -26,7 +26,12 @@ const MINUTES = 60_000;
 
 type Operation = 'getTree' | 'listTrees' | 'createTree' | 'relay';
 /** Out of 20: 10 reads, 3 lists, 3 creates, 4 relays. */
-const MIX: readonly Operation[] = [...Array<Operation>(10).fill('getTree'), ...Array<Operation>(3).fill('listTrees'), ...Array<Operation>(3).fill('createTree'), ...Array<Operation>(4).fill('relay')];
+const MIX: readonly Operation[] = [
+  ...Array<Operation>(10).fill('getTree'),
+  ...Array<Operation>(3).fill('listTrees'),
+  ...Array<Operation>(3).fill('createTree'),
+  ...Array<Operation>(4).fill('relay'),
+];
 /** The function (its label in the template) behind each operation. */
 const LABELS: Readonly<Record<string, Operation>> = { GetTree: 'getTree', ListTrees: 'listTrees', CreateTree: 'createTree', RelayRestAction: 'relay' };
 const EXPECTED: Readonly<Record<Operation, number>> = { getTree: 200, listTrees: 200, createTree: 201, relay: 200 };
@@ -169,136 +174,145 @@ describe('Idempotency-Key through the local gateway', () => {
 });
 
 describe(`a mixed workload of ${TOTAL} requests at ${CONNECTIONS} connections through the local gateway`, () => {
-  it('answers every request as it should, keeps every tree it created, and the functions’ memory stays flat', async () => {
-    const seeded = await send('GET', '/configuration_manager/configs?limit=100');
-    expect(seeded.status).toBe(200);
-    const treeIds: string[] = (JSON.parse(seeded.body) as { items: { id: string }[] }).items.map((t) => t.id);
-    expect(treeIds.length).toBeGreaterThan(0);
-    const created = new Map<string, string>();
-    const latencies: number[] = [];
-    const byStatus = new Map<string, number>();
-    const unexpected: string[] = [];
-    let networkErrors = 0;
-    const networkErrorCodes: string[] = [];
-    const counts = new Map<Operation, number>();
+  it(
+    'answers every request as it should, keeps every tree it created, and the functions’ memory stays flat',
+    async () => {
+      const seeded = await send('GET', '/configuration_manager/configs?limit=100');
+      expect(seeded.status).toBe(200);
+      const treeIds: string[] = (JSON.parse(seeded.body) as { items: { id: string }[] }).items.map((t) => t.id);
+      expect(treeIds.length).toBeGreaterThan(0);
+      const created = new Map<string, string>();
+      const latencies: number[] = [];
+      const byStatus = new Map<string, number>();
+      const unexpected: string[] = [];
+      let networkErrors = 0;
+      const networkErrorCodes: string[] = [];
+      const counts = new Map<Operation, number>();
 
-    const one = async (i: number): Promise<void> => {
-      const op = MIX[i % MIX.length]!;
-      counts.set(op, (counts.get(op) ?? 0) + 1);
-      const started = performance.now();
-      let answer: Answer;
-      try {
-        switch (op) {
-          case 'getTree':
-            answer = await send('GET', `/configuration_manager/configs/${treeIds[i % treeIds.length]}`);
-            break;
-          case 'listTrees':
-            answer = await send('GET', '/configuration_manager/configs?limit=20');
-            break;
-          case 'createTree':
-            answer = await send('POST', '/configuration_manager/configs', { name: `load-${i}`, deviceType: 'cisco-ios-xr', description: `created by request ${i}` });
-            break;
-          case 'relay':
-            answer = await send('POST', `/orch_manager/restAction/${SIMULATOR_ADAPTER}`, {
-              params: { method: 'GET', path: '/restconf/data/tailf-ncs:devices/device=ce0/config', accept: 'application/yang-data+json' },
-              body: {},
-            });
-            break;
+      const one = async (i: number): Promise<void> => {
+        const op = MIX[i % MIX.length]!;
+        counts.set(op, (counts.get(op) ?? 0) + 1);
+        const started = performance.now();
+        let answer: Answer;
+        try {
+          switch (op) {
+            case 'getTree':
+              answer = await send('GET', `/configuration_manager/configs/${treeIds[i % treeIds.length]}`);
+              break;
+            case 'listTrees':
+              answer = await send('GET', '/configuration_manager/configs?limit=20');
+              break;
+            case 'createTree':
+              answer = await send('POST', '/configuration_manager/configs', {
+                name: `load-${i}`,
+                deviceType: 'cisco-ios-xr',
+                description: `created by request ${i}`,
+              });
+              break;
+            case 'relay':
+              answer = await send('POST', `/orch_manager/restAction/${SIMULATOR_ADAPTER}`, {
+                params: { method: 'GET', path: '/restconf/data/tailf-ncs:devices/device=ce0/config', accept: 'application/yang-data+json' },
+                body: {},
+              });
+              break;
+          }
+        } catch (error) {
+          networkErrors++;
+          if (networkErrorCodes.length < 10) networkErrorCodes.push(`${op} #${i}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+          return;
         }
-      } catch (error) {
-        networkErrors++;
-        if (networkErrorCodes.length < 10) networkErrorCodes.push(`${op} #${i}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-        return;
-      }
-      latencies.push(performance.now() - started);
-      byStatus.set(`${op} ${answer.status}`, (byStatus.get(`${op} ${answer.status}`) ?? 0) + 1);
-      if (answer.status !== EXPECTED[op]) {
-        if (unexpected.length < 20) unexpected.push(`${op} ${answer.status} ${answer.body.slice(0, 200)}`);
-        return;
-      }
-      if (op === 'createTree') created.set((JSON.parse(answer.body) as { id: string }).id, `load-${i}`);
-    };
+        latencies.push(performance.now() - started);
+        byStatus.set(`${op} ${answer.status}`, (byStatus.get(`${op} ${answer.status}`) ?? 0) + 1);
+        if (answer.status !== EXPECTED[op]) {
+          if (unexpected.length < 20) unexpected.push(`${op} ${answer.status} ${answer.body.slice(0, 200)}`);
+          return;
+        }
+        if (op === 'createTree') created.set((JSON.parse(answer.body) as { id: string }).id, `load-${i}`);
+      };
 
-    /** Requests `from` to `to` (exclusive) over {@link CONNECTIONS} connections; resolves when all are answered. */
-    const phase = async (from: number, to: number): Promise<number> => {
-      let next = from;
-      const started = performance.now();
+      /** Requests `from` to `to` (exclusive) over {@link CONNECTIONS} connections; resolves when all are answered. */
+      const phase = async (from: number, to: number): Promise<number> => {
+        let next = from;
+        const started = performance.now();
+        await Promise.all(
+          Array.from({ length: CONNECTIONS }, async () => {
+            while (next < to) await one(next++);
+          }),
+        );
+        return (performance.now() - started) / 1000;
+      };
+
+      const warmupSeconds = await phase(0, WARMUP);
+      let sampling = performance.now();
+      const warm = await snapshot();
+      reconnect();
+      const seconds = await phase(WARMUP, TOTAL);
+      const end = await snapshot();
+      sampling = performance.now() - sampling - seconds * 1000;
+      reconnect();
+
+      // Every created tree, read back.
+      const ids = [...created.keys()];
+      let unreadable = 0;
+      let cursor = 0;
       await Promise.all(
         Array.from({ length: CONNECTIONS }, async () => {
-          while (next < to) await one(next++);
+          while (cursor < ids.length) {
+            const id = ids[cursor++]!;
+            const read = await send('GET', `/configuration_manager/configs/${id}`);
+            if (read.status !== 200 || (JSON.parse(read.body) as { name: string }).name !== created.get(id)) unreadable++;
+          }
         }),
       );
-      return (performance.now() - started) / 1000;
-    };
 
-    const warmupSeconds = await phase(0, WARMUP);
-    let sampling = performance.now();
-    const warm = await snapshot();
-    reconnect();
-    const seconds = await phase(WARMUP, TOTAL);
-    const end = await snapshot();
-    sampling = performance.now() - sampling - seconds * 1000;
-    reconnect();
+      const sorted = [...latencies].sort((a, b) => a - b);
+      const fivexx = [...byStatus].filter(([k]) => / 5\d\d$/.test(k)).reduce((n, [, c]) => n + c, 0);
+      const largest = (heaps: readonly number[] | undefined) => (heaps?.length ? Math.max(...heaps) : 0);
+      const memory = Object.fromEntries(
+        Object.entries(end.live).map(([label, bytes]) => [
+          label,
+          `${warm.used[label]?.length ?? 0} -> ${end.used[label]?.length ?? 0} envs; busiest live ${mib(warm.live[label] ?? 0)} -> ${mib(bytes)}; largest in use ${mib(largest(warm.used[label]))} -> ${mib(largest(end.used[label]))}`,
+        ]),
+      );
+      // With the environments sharing the work, each served about (invocations / environments).
+      const detectable = Object.fromEntries(
+        Object.entries(LABELS).map(([label, op]) => {
+          const perEnvironment =
+            ((counts.get(op) ?? 0) - Math.round((WARMUP * MIX.filter((m) => m === op).length) / MIX.length)) / Math.max(1, end.used[label]?.length ?? 1);
+          return [label, `${Math.round(perEnvironment)} invocations/env -> ${(FLAT_MARGIN_BYTES / Math.max(1, perEnvironment) / 1024).toFixed(1)} KiB`];
+        }),
+      );
+      console.log(
+        [
+          `load: ${TOTAL} requests at ${CONNECTIONS} connections: warm-up ${WARMUP} in ${warmupSeconds.toFixed(1)} s, then ${TOTAL - WARMUP} in ${seconds.toFixed(1)} s (${((TOTAL - WARMUP) / seconds).toFixed(0)} req/s)`,
+          `load: mix ${JSON.stringify(Object.fromEntries(counts))}; answers ${JSON.stringify(Object.fromEntries([...byStatus].sort()))}`,
+          `load: 5xx ${fivexx}, other unexpected answers ${unexpected.length}, network errors ${networkErrors} ${networkErrorCodes.join('; ')}`,
+          `load: latency p50 ${percentile(sorted, 50).toFixed(1)} ms, p90 ${percentile(sorted, 90).toFixed(1)} ms, p99 ${percentile(sorted, 99).toFixed(1)} ms, max ${(sorted.at(-1) ?? 0).toFixed(1)} ms`,
+          `load: created ${created.size} trees, unreadable afterwards ${unreadable}`,
+          `load: function heaps, warm-up end -> end: ${JSON.stringify(memory, null, 1)}`,
+          `load: "flat" = busiest environment's live heap grows <= ${mib(FLAT_MARGIN_BYTES)}, which catches leaks above, per invocation: ${JSON.stringify(detectable)}`,
+          `load: gateway process (all functions' threads) rss ${mib(warm.rss)} -> ${mib(end.rss)}; memory sampling took ${(sampling / 1000).toFixed(1)} s`,
+        ].join('\n'),
+      );
 
-    // Every created tree, read back.
-    const ids = [...created.keys()];
-    let unreadable = 0;
-    let cursor = 0;
-    await Promise.all(
-      Array.from({ length: CONNECTIONS }, async () => {
-        while (cursor < ids.length) {
-          const id = ids[cursor++]!;
-          const read = await send('GET', `/configuration_manager/configs/${id}`);
-          if (read.status !== 200 || (JSON.parse(read.body) as { name: string }).name !== created.get(id)) unreadable++;
-        }
-      }),
-    );
-
-    const sorted = [...latencies].sort((a, b) => a - b);
-    const fivexx = [...byStatus].filter(([k]) => / 5\d\d$/.test(k)).reduce((n, [, c]) => n + c, 0);
-    const largest = (heaps: readonly number[] | undefined) => (heaps?.length ? Math.max(...heaps) : 0);
-    const memory = Object.fromEntries(
-      Object.entries(end.live).map(([label, bytes]) => [
-        label,
-        `${warm.used[label]?.length ?? 0} -> ${end.used[label]?.length ?? 0} envs; busiest live ${mib(warm.live[label] ?? 0)} -> ${mib(bytes)}; largest in use ${mib(largest(warm.used[label]))} -> ${mib(largest(end.used[label]))}`,
-      ]),
-    );
-    // With the environments sharing the work, each served about (invocations / environments).
-    const detectable = Object.fromEntries(
-      Object.entries(LABELS).map(([label, op]) => {
-        const perEnvironment = ((counts.get(op) ?? 0) - Math.round((WARMUP * MIX.filter((m) => m === op).length) / MIX.length)) / Math.max(1, end.used[label]?.length ?? 1);
-        return [label, `${Math.round(perEnvironment)} invocations/env -> ${(FLAT_MARGIN_BYTES / Math.max(1, perEnvironment) / 1024).toFixed(1)} KiB`];
-      }),
-    );
-    console.log(
-      [
-        `load: ${TOTAL} requests at ${CONNECTIONS} connections: warm-up ${WARMUP} in ${warmupSeconds.toFixed(1)} s, then ${TOTAL - WARMUP} in ${seconds.toFixed(1)} s (${((TOTAL - WARMUP) / seconds).toFixed(0)} req/s)`,
-        `load: mix ${JSON.stringify(Object.fromEntries(counts))}; answers ${JSON.stringify(Object.fromEntries([...byStatus].sort()))}`,
-        `load: 5xx ${fivexx}, other unexpected answers ${unexpected.length}, network errors ${networkErrors} ${networkErrorCodes.join('; ')}`,
-        `load: latency p50 ${percentile(sorted, 50).toFixed(1)} ms, p90 ${percentile(sorted, 90).toFixed(1)} ms, p99 ${percentile(sorted, 99).toFixed(1)} ms, max ${(sorted.at(-1) ?? 0).toFixed(1)} ms`,
-        `load: created ${created.size} trees, unreadable afterwards ${unreadable}`,
-        `load: function heaps, warm-up end -> end: ${JSON.stringify(memory, null, 1)}`,
-        `load: "flat" = busiest environment's live heap grows <= ${mib(FLAT_MARGIN_BYTES)}, which catches leaks above, per invocation: ${JSON.stringify(detectable)}`,
-        `load: gateway process (all functions' threads) rss ${mib(warm.rss)} -> ${mib(end.rss)}; memory sampling took ${(sampling / 1000).toFixed(1)} s`,
-      ].join('\n'),
-    );
-
-    expect(unexpected, `${unexpected.join('\n')}\n${gatewayLines.slice(0, 20).join('\n')}\n${problems.slice(0, 10).join('\n')}`).toEqual([]);
-    expect(networkErrors).toBe(0);
-    expect(fivexx).toBe(0);
-    expect(latencies).toHaveLength(TOTAL);
-    expect(created.size).toBe(byStatus.get('createTree 201'));
-    expect(unreadable).toBe(0);
-    // Flat: each function's busiest environment may not hold more than FLAT_MARGIN_BYTES more
-    // live heap at the end than after the warm-up (the detectable leak per invocation is printed).
-    // Every function that served the load has both figures: a missing one fails, never skips.
-    const measured = [...new Set([...Object.keys(LABELS), ...Object.keys(warm.live), ...Object.keys(end.live)])].sort();
-    for (const label of measured) {
-      const before = warm.live[label];
-      const after = end.live[label];
-      expect(before, `${label}: no live heap after the warm-up`).toEqual(expect.any(Number));
-      expect(after, `${label}: no live heap at the end`).toEqual(expect.any(Number));
-      expect(after, `${label}: ${memory[label]}`).toBeLessThanOrEqual(before! + FLAT_MARGIN_BYTES);
-    }
-  }, 30 * MINUTES);
+      expect(unexpected, `${unexpected.join('\n')}\n${gatewayLines.slice(0, 20).join('\n')}\n${problems.slice(0, 10).join('\n')}`).toEqual([]);
+      expect(networkErrors).toBe(0);
+      expect(fivexx).toBe(0);
+      expect(latencies).toHaveLength(TOTAL);
+      expect(created.size).toBe(byStatus.get('createTree 201'));
+      expect(unreadable).toBe(0);
+      // Flat: each function's busiest environment may not hold more than FLAT_MARGIN_BYTES more
+      // live heap at the end than after the warm-up (the detectable leak per invocation is printed).
+      // Every function that served the load has both figures: a missing one fails, never skips.
+      const measured = [...new Set([...Object.keys(LABELS), ...Object.keys(warm.live), ...Object.keys(end.live)])].sort();
+      for (const label of measured) {
+        const before = warm.live[label];
+        const after = end.live[label];
+        expect(before, `${label}: no live heap after the warm-up`).toEqual(expect.any(Number));
+        expect(after, `${label}: no live heap at the end`).toEqual(expect.any(Number));
+        expect(after, `${label}: ${memory[label]}`).toBeLessThanOrEqual(before! + FLAT_MARGIN_BYTES);
+      }
+    },
+    30 * MINUTES,
+  );
 });

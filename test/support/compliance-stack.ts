@@ -81,9 +81,11 @@ export const startComplianceStack = async (devices: number): Promise<ComplianceS
   return {
     adapterId,
     tables,
-    importTree: (body) => invoke(importHandler, apiEvent({ method: 'POST', resource: '/configuration_manager/imports', body, authorizer: ADMIN }), lambdaContext(30_000)),
+    importTree: (body) =>
+      invoke(importHandler, apiEvent({ method: 'POST', resource: '/configuration_manager/imports', body, authorizer: ADMIN }), lambdaContext(30_000)),
     start: (body) => invoke(startHandler, apiEvent({ method: 'POST', resource: COLLECTION, body, authorizer: ADMIN }), lambdaContext(30_000)),
-    batch: (batchId) => invoke(getBatch, apiEvent({ method: 'GET', resource: `${COLLECTION}/batches/{batchId}`, pathParameters: { batchId } }), lambdaContext(10_000)),
+    batch: (batchId) =>
+      invoke(getBatch, apiEvent({ method: 'GET', resource: `${COLLECTION}/batches/{batchId}`, pathParameters: { batchId } }), lambdaContext(10_000)),
     idle: () => lambda.idle(),
     close: async () => {
       await lambda.close();

@@ -39,8 +39,7 @@ export const shellCommands = (block: string): DocCommand[] => {
  * One bash script that runs the commands in order (so `export`s carry over) and prints, after
  * each, a marker line with its index and exit code: `@@@<index> <code>`.
  */
-export const markedScript = (commands: readonly DocCommand[]): string =>
-  commands.map((c, i) => `${c.command}\n__rc=$?; echo; echo "@@@${i} $__rc"`).join('\n');
+export const markedScript = (commands: readonly DocCommand[]): string => commands.map((c, i) => `${c.command}\n__rc=$?; echo; echo "@@@${i} $__rc"`).join('\n');
 
 /** Splits the script's output back into one `{ output, code }` per command. */
 export const splitMarked = (stdout: string, count: number): { output: string; code: number }[] => {

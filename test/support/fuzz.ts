@@ -39,10 +39,7 @@ export const headersArb: fc.Arbitrary<Record<string, string>> = fc
   .record({
     extra: fc.dictionary(headerName, headerValue, { maxKeys: 6 }),
     // Mostly absent (the event then says application/json when a body is sent).
-    contentType: fc.oneof(
-      { weight: 7, arbitrary: fc.constant(undefined) },
-      { weight: 3, arbitrary: fc.oneof(fc.constantFrom(...CONTENT_TYPES), headerValue) },
-    ),
+    contentType: fc.oneof({ weight: 7, arbitrary: fc.constant(undefined) }, { weight: 3, arbitrary: fc.oneof(fc.constantFrom(...CONTENT_TYPES), headerValue) }),
     key: fc.oneof({ weight: 8, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.uuid() }, { weight: 1, arbitrary: headerValue }),
   })
   .map(({ extra, contentType, key }) => ({
@@ -58,13 +55,35 @@ export const pathValueArb: fc.Arbitrary<string> = fc.oneof(
   fc.stringMatching(/^(?:%[0-9A-Fa-f]{0,2}|%u[0-9a-f]{0,4}|[a-z0-9 ._~-]){0,24}$/),
   fc.string({ unit: 'grapheme-ascii', minLength: 200, maxLength: 4000 }),
   fc.string({ unit: 'grapheme', minLength: 129, maxLength: 400 }).map(encodeURIComponent),
-  fc.constantFrom('lab', 'ghost', '..', '.', '%2e%2e', '%2E', 'lab%20x', '', ' ', 'a'.repeat(129), '000000000000000000000000', 'ffffffffffffffffffffffff', 'FFFFFFFFFFFFFFFFFFFFFFFF', '%00', '%ff', '%C0%AF', 'lab%2Fx'),
+  fc.constantFrom(
+    'lab',
+    'ghost',
+    '..',
+    '.',
+    '%2e%2e',
+    '%2E',
+    'lab%20x',
+    '',
+    ' ',
+    'a'.repeat(129),
+    '000000000000000000000000',
+    'ffffffffffffffffffffffff',
+    'FFFFFFFFFFFFFFFFFFFFFFFF',
+    '%00',
+    '%ff',
+    '%C0%AF',
+    'lab%2Fx',
+  ),
 );
 
 const queryArb: fc.Arbitrary<Record<string, string> | null> = fc.option(
-  fc.dictionary(fc.oneof(fc.constantFrom('limit', 'cursor', 'next', 'depth'), headerName), fc.oneof(headerValue, fc.string({ unit: 'grapheme', maxLength: 60 }), fc.integer().map(String)), {
-    maxKeys: 4,
-  }),
+  fc.dictionary(
+    fc.oneof(fc.constantFrom('limit', 'cursor', 'next', 'depth'), headerName),
+    fc.oneof(headerValue, fc.string({ unit: 'grapheme', maxLength: 60 }), fc.integer().map(String)),
+    {
+      maxKeys: 4,
+    },
+  ),
   { nil: null },
 );
 
@@ -83,13 +102,19 @@ const DEEP_TEMPLATES: readonly ((value: string) => string)[] = [
 
 /** Absurd bodies: deeply nested, megabytes long, very many members. */
 export const absurdBodyArb: fc.Arbitrary<string> = fc.oneof(
-  fc.record({ depth: fc.integer({ min: 100, max: 60_000 }), kind: fc.constantFrom('object' as const, 'array' as const, 'mixed' as const) }).map(({ depth, kind }) => deepJson(depth, kind)),
-  fc.record({ depth: fc.integer({ min: 1_000, max: 20_000 }), field: fc.constantFrom('params', 'body', 'name', 'auth') }).map(
-    ({ depth, field }) => `{"${field}":${deepJson(depth, 'object')}}`,
-  ),
+  fc
+    .record({ depth: fc.integer({ min: 100, max: 60_000 }), kind: fc.constantFrom('object' as const, 'array' as const, 'mixed' as const) })
+    .map(({ depth, kind }) => deepJson(depth, kind)),
+  fc
+    .record({ depth: fc.integer({ min: 1_000, max: 20_000 }), field: fc.constantFrom('params', 'body', 'name', 'auth') })
+    .map(({ depth, field }) => `{"${field}":${deepJson(depth, 'object')}}`),
   // Deep values where a route's schema accepts any object: only a depth limit stops them.
-  fc.record({ depth: fc.integer({ min: 200, max: 20_000 }), wrap: fc.constantFrom(...DEEP_TEMPLATES) }).map(({ depth, wrap }) => wrap(deepJson(depth, 'object'))),
-  fc.integer({ min: 100_000, max: 2_000_000 }).map((n) => JSON.stringify({ name: 'x'.repeat(n), deviceType: 'x', params: { path: `/${'y'.repeat(n)}`, accept: 'a/b' }, body: {} })),
+  fc
+    .record({ depth: fc.integer({ min: 200, max: 20_000 }), wrap: fc.constantFrom(...DEEP_TEMPLATES) })
+    .map(({ depth, wrap }) => wrap(deepJson(depth, 'object'))),
+  fc
+    .integer({ min: 100_000, max: 2_000_000 })
+    .map((n) => JSON.stringify({ name: 'x'.repeat(n), deviceType: 'x', params: { path: `/${'y'.repeat(n)}`, accept: 'a/b' }, body: {} })),
   fc.integer({ min: 1_000, max: 30_000 }).map((n) => `{${Array.from({ length: n }, (_, i) => `"k${i}":${i}`).join(',')}}`),
   fc.integer({ min: 1_000, max: 100_000 }).map((n) => JSON.stringify(Array.from({ length: n }, (_, i) => i))),
 );
@@ -128,7 +153,11 @@ export const fuzzInputArb = (route: LiveRoute, options: FuzzOptions = {}): fc.Ar
 };
 
 /** The proxy event API Gateway would send for the input (path parameters passed raw, as it does). */
-export const fuzzEvent = (route: LiveRoute, input: FuzzInput, authorizer = { principalId: 'fuzzer', principal: 'fuzzer', roles: 'admin' }): APIGatewayProxyEvent => {
+export const fuzzEvent = (
+  route: LiveRoute,
+  input: FuzzInput,
+  authorizer = { principalId: 'fuzzer', principal: 'fuzzer', roles: 'admin' },
+): APIGatewayProxyEvent => {
   const event = apiEvent({ method: route.method, resource: route.path, authorizer });
   const headers: Record<string, string> = { Accept: '*/*', ...(input.body !== undefined ? { 'Content-Type': 'application/json' } : {}), ...input.headers };
   event.headers = headers;
@@ -194,6 +223,7 @@ export const requestParts = (event: APIGatewayProxyEvent): RequestParts => {
  */
 export const misplacedFields = (parts: RequestParts, errors: readonly FieldErrorMember[]): FieldErrorMember[] =>
   errors.filter((e) => {
-    if (e.in === 'header') return !e.message.startsWith('is required') && !Object.keys(parts.header as object).some((name) => name.toLowerCase() === e.field.toLowerCase());
+    if (e.in === 'header')
+      return !e.message.startsWith('is required') && !Object.keys(parts.header as object).some((name) => name.toLowerCase() === e.field.toLowerCase());
     return !(e.in in parts) || !namesPlaceIn(parts[e.in as keyof RequestParts], e.field, e.message);
   });

@@ -79,9 +79,23 @@ export const FIXTURE_SYNTH_PORT = 3999;
 
 const apiRef = { Ref: 'Api' };
 const lambdaUri = (fn: string) => ({
-  'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':apigateway:', { Ref: 'AWS::Region' }, ':lambda:path/2015-03-31/functions/', { 'Fn::GetAtt': [fn, 'Arn'] }, '/invocations']],
+  'Fn::Join': [
+    '',
+    [
+      'arn:',
+      { Ref: 'AWS::Partition' },
+      ':apigateway:',
+      { Ref: 'AWS::Region' },
+      ':lambda:path/2015-03-31/functions/',
+      { 'Fn::GetAtt': [fn, 'Arn'] },
+      '/invocations',
+    ],
+  ],
 });
-const resource = (parent: unknown, part: string) => ({ Type: 'AWS::ApiGateway::Resource', Properties: { ParentId: parent, PathPart: part, RestApiId: apiRef } });
+const resource = (parent: unknown, part: string) => ({
+  Type: 'AWS::ApiGateway::Resource',
+  Properties: { ParentId: parent, PathPart: part, RestApiId: apiRef },
+});
 const root = { 'Fn::GetAtt': ['Api', 'RootResourceId'] };
 const proxyMethod = (resourceId: unknown, method: string, fn: string, auth?: string, timeoutMs?: number) => ({
   Type: 'AWS::ApiGateway::Method',
@@ -96,12 +110,24 @@ const proxyMethod = (resourceId: unknown, method: string, fn: string, auth?: str
 });
 const fn = (hash: string, props: Record<string, unknown>) => ({
   Type: 'AWS::Lambda::Function',
-  Properties: { Code: { S3Bucket: { 'Fn::Sub': 'cdk-hnb659fds-assets-${AWS::AccountId}-${AWS::Region}' }, S3Key: `${hash}.zip` }, Handler: 'index.handler', Runtime: 'nodejs22.x', ...props },
+  Properties: {
+    Code: { S3Bucket: { 'Fn::Sub': 'cdk-hnb659fds-assets-${AWS::AccountId}-${AWS::Region}' }, S3Key: `${hash}.zip` },
+    Handler: 'index.handler',
+    Runtime: 'nodejs22.x',
+    ...props,
+  },
   Metadata: { 'aws:asset:path': `asset.${hash}`, 'aws:asset:property': 'Code' },
 });
 const authorizer = (ttl: number) => ({
   Type: 'AWS::ApiGateway::Authorizer',
-  Properties: { Type: 'REQUEST', IdentitySource: 'method.request.header.Authorization', AuthorizerResultTtlInSeconds: ttl, AuthorizerUri: lambdaUri('AuthFunction'), RestApiId: apiRef, Name: `Auth${ttl}` },
+  Properties: {
+    Type: 'REQUEST',
+    IdentitySource: 'method.request.header.Authorization',
+    AuthorizerResultTtlInSeconds: ttl,
+    AuthorizerUri: lambdaUri('AuthFunction'),
+    RestApiId: apiRef,
+    Name: `Auth${ttl}`,
+  },
 });
 const mock = (resourceId: unknown, method: string, passthrough: string) => ({
   Type: 'AWS::ApiGateway::Method',
@@ -119,7 +145,7 @@ const mock = (resourceId: unknown, method: string, passthrough: string) => ({
           StatusCode: '410',
           ResponseParameters: {
             'method.response.header.Content-Type': "'application/problem+json'",
-            'method.response.header.Link': "'</items>; rel=\"successor-version\"'",
+            'method.response.header.Link': '\'</items>; rel="successor-version"\'',
             'method.response.header.X-Request': 'context.requestId',
           },
           ResponseTemplates: { 'application/json': '{"title":"Gone","status":410,"stage":"$context.stage","env":"$stageVariables.env"}' },
@@ -225,7 +251,10 @@ export const writeFixtureAssembly = (): string => {
   writeFileSync(path.join(dir, `${FIXTURE_STACK}.template.json`), JSON.stringify(fixtureTemplate(hashes)));
   writeFileSync(
     path.join(dir, `${FIXTURE_STACK}.assets.json`),
-    JSON.stringify({ version: '55.0.0', files: Object.fromEntries(Object.values(hashes).map((h) => [h, { source: { path: `asset.${h}`, packaging: 'zip' } }])) }),
+    JSON.stringify({
+      version: '55.0.0',
+      files: Object.fromEntries(Object.values(hashes).map((h) => [h, { source: { path: `asset.${h}`, packaging: 'zip' } }])),
+    }),
   );
   writeFileSync(
     path.join(dir, 'manifest.json'),

@@ -134,14 +134,17 @@ const checkContent = (schemas: OpenApiSchemas, response: Json, at: string, excha
   const errors = schemas.errors(schemaAt, body).map((e) => `${at} ${media}: ${e}`);
   // RFC 9457: a problem's `status` member is the HTTP status.
   const member = media === 'application/problem+json' ? (body as { status?: unknown } | null)?.status : undefined;
-  return member === undefined || member === exchange.status ? errors : [...errors, `${at}: the problem says status ${String(member)}, the answer is ${exchange.status}`];
+  return member === undefined || member === exchange.status
+    ? errors
+    : [...errors, `${at}: the problem says status ${String(member)}, the answer is ${exchange.status}`];
 };
 
 /** A method and path no operation documents: the document promises a 404 GatewayProblem of type not-found. */
 const checkNoRoute = (schemas: OpenApiSchemas, exchange: Exchange, concrete: string): string[] => {
   const name = `${exchange.method} ${concrete} (no operation)`;
   if (exchange.status !== 404) return [`${name}: answered ${exchange.status}, but a method and path no operation documents answer 404`];
-  if (bareMediaType(exchange.contentType) !== 'application/problem+json') return [`${name}: the 404 is ${exchange.contentType ?? '(no content type)'}, not application/problem+json`];
+  if (bareMediaType(exchange.contentType) !== 'application/problem+json')
+    return [`${name}: the 404 is ${exchange.contentType ?? '(no content type)'}, not application/problem+json`];
   let body: unknown;
   try {
     body = JSON.parse(exchange.body);
@@ -167,14 +170,31 @@ export const checkExchange = (schemas: OpenApiSchemas, exchange: Exchange): Verd
   const template = matchPath(doc, concrete);
   const method = exchange.method.toLowerCase();
   const operation = template ? ((doc['paths'] as Record<string, Json>)[template]![method] as Json | undefined) : undefined;
-  if (!template || !operation || !METHODS.includes(method)) return { kind: 'checked', operation: 'no operation', problems: checkNoRoute(schemas, exchange, concrete) };
+  if (!template || !operation || !METHODS.includes(method))
+    return { kind: 'checked', operation: 'no operation', problems: checkNoRoute(schemas, exchange, concrete) };
   const name = `${exchange.method} ${template}`;
   const responses = operation['responses'] as Record<string, Json>;
-  const key = String(exchange.status) in responses ? String(exchange.status) : `${String(exchange.status)[0]}XX` in responses ? `${String(exchange.status)[0]}XX` : 'default' in responses ? 'default' : undefined;
-  if (!key) return { kind: 'checked', operation: name, problems: [`${name}: status ${exchange.status} is not documented (${Object.keys(responses).join(', ')}): ${exchange.body.slice(0, 300)}`] };
+  const key =
+    String(exchange.status) in responses
+      ? String(exchange.status)
+      : `${String(exchange.status)[0]}XX` in responses
+        ? `${String(exchange.status)[0]}XX`
+        : 'default' in responses
+          ? 'default'
+          : undefined;
+  if (!key)
+    return {
+      kind: 'checked',
+      operation: name,
+      problems: [`${name}: status ${exchange.status} is not documented (${Object.keys(responses).join(', ')}): ${exchange.body.slice(0, 300)}`],
+    };
   const raw = responses[key]!;
   const ref = typeof raw['$ref'] === 'string' ? (raw['$ref'] as string) : pointer('paths', template, method, 'responses', key);
-  return { kind: 'checked', operation: name, problems: checkResponse(schemas, schemas.resolve(raw), ref, exchange).map((p) => `${name} ${exchange.status}: ${p}`) };
+  return {
+    kind: 'checked',
+    operation: name,
+    problems: checkResponse(schemas, schemas.resolve(raw), ref, exchange).map((p) => `${name} ${exchange.status}: ${p}`),
+  };
 };
 
 /** Checks exchanges; the problems of all of them, and what was checked and left out. */

@@ -173,4 +173,8 @@ export const unrecorded = (logs: readonly string[], prefix: string, exchanges: r
 
 /** The request ids the gateway answered itself (a gateway response, or a request it could not parse), by its access log. */
 export const gatewayAnsweredIds = (logs: readonly string[]): Set<string> =>
-  new Set(accessLog(logs).filter((entry) => entry.error !== undefined).map((entry) => entry.requestId));
+  new Set(
+    accessLog(logs)
+      .filter((entry) => entry.error !== undefined)
+      .map((entry) => entry.requestId),
+  );

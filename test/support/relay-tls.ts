@@ -70,12 +70,14 @@ const time = (date: Date): Buffer => {
   return date.getUTCFullYear() < 2050 ? tlv(0x17, Buffer.from(text.slice(2))) : tlv(0x18, Buffer.from(text));
 };
 const commonName = (name: string): Buffer => sequence(tlv(0x31, sequence(oid('2.5.4.3'), tlv(0x0c, Buffer.from(name)))));
-const extension = (id: string, critical: boolean, value: Buffer): Buffer =>
-  sequence(oid(id), ...(critical ? [TRUE] : []), octetString(value));
+const extension = (id: string, critical: boolean, value: Buffer): Buffer => sequence(oid(id), ...(critical ? [TRUE] : []), octetString(value));
 const ECDSA_SHA256 = sequence(oid('1.2.840.10045.4.3.2'));
 
 const generateKey = () => generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
-const keyIdOf = (publicKey: KeyObject): Buffer => createHash('sha1').update(publicKey.export({ type: 'spki', format: 'der' })).digest();
+const keyIdOf = (publicKey: KeyObject): Buffer =>
+  createHash('sha1')
+    .update(publicKey.export({ type: 'spki', format: 'der' }))
+    .digest();
 
 const certificate = (options: {
   readonly subject: string;
@@ -110,8 +112,7 @@ const certificate = (options: {
 };
 
 /** A general name of a subjectAltName: an IPv4 address `[7]`, else a DNS name `[2]`. */
-const generalName = (host: string): Buffer =>
-  isIPv4(host) ? tlv(0x87, Buffer.from(host.split('.').map(Number))) : tlv(0x82, Buffer.from(host));
+const generalName = (host: string): Buffer => (isIPv4(host) ? tlv(0x87, Buffer.from(host.split('.').map(Number))) : tlv(0x82, Buffer.from(host)));
 
 /**
  * A new certificate authority (P-256, valid from an hour ago for a day), generated with

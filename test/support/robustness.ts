@@ -65,7 +65,9 @@ export const startRelayWorld = async (): Promise<RelayWorld> => {
       const items: Record<string, unknown>[] = [];
       let start: Record<string, unknown> | undefined;
       for (let page = 0; page < 1000; page++) {
-        const out = await documentClient.send(new ScanCommand({ TableName: tables[table], ConsistentRead: true, ...(start ? { ExclusiveStartKey: start } : {}) }));
+        const out = await documentClient.send(
+          new ScanCommand({ TableName: tables[table], ConsistentRead: true, ...(start ? { ExclusiveStartKey: start } : {}) }),
+        );
         items.push(...(out.Items ?? []));
         start = out.LastEvaluatedKey;
         if (!start) break;

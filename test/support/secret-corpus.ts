@@ -70,25 +70,74 @@ export const SECRET_CORPUS: readonly CorpusEntry[] = [
   cli('nx-os', 'snmp-server user admin network-admin auth md5 {S} priv aes-128 {S} localizedkey', '0x1f2e3d4c5b6a'),
   cli('nx-os', 'snmp-server host 10.1.1.6 traps version 2c {S} udp-port 162', 'NxTrapComm5'),
   // Junos
-  cli('junos', 'system {\n    root-authentication {\n        encrypted-password "{S}"; ## SECRET-DATA\n    }\n}', '$6$Xo0Q$2vLw0Cq1R5GZUu3M1eVbN0wHkYtJpLmQrSs.xyz'),
+  cli(
+    'junos',
+    'system {\n    root-authentication {\n        encrypted-password "{S}"; ## SECRET-DATA\n    }\n}',
+    '$6$Xo0Q$2vLw0Cq1R5GZUu3M1eVbN0wHkYtJpLmQrSs.xyz',
+  ),
   cli('junos', 'set system login user ops authentication encrypted-password "{S}"', '$1$kJ9d$3mZc8yq0WwPpR2uVv1tL7/'),
-  cli('junos', 'protocols {\n    bgp {\n        group EXT {\n            authentication-key "{S}"; ## SECRET-DATA\n        }\n    }\n}', '$9$Hk5FCtu1hSeK8LxNdsYoaUjq.5T3nCu'),
+  cli(
+    'junos',
+    'protocols {\n    bgp {\n        group EXT {\n            authentication-key "{S}"; ## SECRET-DATA\n        }\n    }\n}',
+    '$9$Hk5FCtu1hSeK8LxNdsYoaUjq.5T3nCu',
+  ),
   cli('junos', 'set system radius-server 10.1.1.5 secret "{S}"', '$9$dAbwgJZjqPf-VYoaZ.mQF3'),
   cli('junos', 'set security ike policy P pre-shared-key ascii-text "{S}"', '$9$Kb4W87NbsYoJ.P5QFn/CuOB'),
   cli('junos', 'snmp {\n    community {S} {\n        authorization read-only;\n    }\n}', 'JunosComm-RO'),
   cli('junos', 'set snmp community {S} authorization read-only', 'JunosComm-set'),
   // Junos XML: an element named like a secret hides the text of its whole subtree.
-  { platform: 'junos', form: 'xml', template: '<configuration><snmp><community><name>{S}</name><authorization>read-only</authorization></community></snmp></configuration>', secret: 'JunComm1-xml' },
-  { platform: 'junos', form: 'xml', template: '<system><login><user><name>ops</name><authentication><password><value>{S}</value></password></authentication></user></login></system>', secret: 'NestedXml-Pw6' },
-  { platform: 'junos', form: 'xml', template: '<snmp><v3><usm><local-engine><user><name>a</name><authentication-sha><authentication-password>{S}</authentication-password></authentication-sha></user></local-engine></usm></v3></snmp>', secret: 'UsmXml-Auth7' },
+  {
+    platform: 'junos',
+    form: 'xml',
+    template: '<configuration><snmp><community><name>{S}</name><authorization>read-only</authorization></community></snmp></configuration>',
+    secret: 'JunComm1-xml',
+  },
+  {
+    platform: 'junos',
+    form: 'xml',
+    template: '<system><login><user><name>ops</name><authentication><password><value>{S}</value></password></authentication></user></login></system>',
+    secret: 'NestedXml-Pw6',
+  },
+  {
+    platform: 'junos',
+    form: 'xml',
+    template:
+      '<snmp><v3><usm><local-engine><user><name>a</name><authentication-sha><authentication-password>{S}</authentication-password></authentication-sha></user></local-engine></usm></v3></snmp>',
+    secret: 'UsmXml-Auth7',
+  },
   // NSO JSON (a device's configuration as RESTCONF returns it)
-  { platform: 'nso-json', form: 'json', template: '{"tailf-ned-cisco-ios:enable":{"secret":{"type":"9","secret":"{S}"}},"hostname":"r1"}', secret: 'Nso-Json-Enable!' },
+  {
+    platform: 'nso-json',
+    form: 'json',
+    template: '{"tailf-ned-cisco-ios:enable":{"secret":{"type":"9","secret":"{S}"}},"hostname":"r1"}',
+    secret: 'Nso-Json-Enable!',
+  },
   { platform: 'nso-json', form: 'json', template: '{"tailf-ned-cisco-ios:snmp-server":{"community":[{"name":"{S}","RO":[null]}]}}', secret: 'NsoCommunity9' },
   { platform: 'nso-json', form: 'json', template: '{"junos:system":{"root-authentication":{"encrypted-password":"{S}"}}}', secret: 'JsonRootPw-55' },
-  { platform: 'nso-json', form: 'json', template: '{"tailf-ned-cisco-ios:snmp-server":{"user":[{"name":"admin","group":"grp","v3":{"auth":{"sha":{"auth-password":"{S}"}}}}]}}', secret: 'NsoUsmAuth-8' },
-  { platform: 'nso-json', form: 'json', template: '{"usm":{"user":[{"name":"admin","auth":{"sha":{"password":"{S}"}},"priv":{"aes":{"password":"{S}"}}}]}}', secret: 'NsoUsmPriv-9' },
-  { platform: 'nso-json', form: 'json', template: '{"tailf-ned-cisco-ios:snmp-server":{"host":[{"ip-address":"10.1.1.1","community-string":"{S}","version":"2c"}]}}', secret: 'NsoTrapHost-10' },
-  { platform: 'nso-json', form: 'json', template: '{"junos:configuration":{"snmp":{"community":[{"name":"{S}","authorization":"read-only"}]}}}', secret: 'NsoJunComm-11' },
+  {
+    platform: 'nso-json',
+    form: 'json',
+    template: '{"tailf-ned-cisco-ios:snmp-server":{"user":[{"name":"admin","group":"grp","v3":{"auth":{"sha":{"auth-password":"{S}"}}}}]}}',
+    secret: 'NsoUsmAuth-8',
+  },
+  {
+    platform: 'nso-json',
+    form: 'json',
+    template: '{"usm":{"user":[{"name":"admin","auth":{"sha":{"password":"{S}"}},"priv":{"aes":{"password":"{S}"}}}]}}',
+    secret: 'NsoUsmPriv-9',
+  },
+  {
+    platform: 'nso-json',
+    form: 'json',
+    template: '{"tailf-ned-cisco-ios:snmp-server":{"host":[{"ip-address":"10.1.1.1","community-string":"{S}","version":"2c"}]}}',
+    secret: 'NsoTrapHost-10',
+  },
+  {
+    platform: 'nso-json',
+    form: 'json',
+    template: '{"junos:configuration":{"snmp":{"community":[{"name":"{S}","authorization":"read-only"}]}}}',
+    secret: 'NsoJunComm-11',
+  },
   // A URL carries its password percent-encoded, in JSON as anywhere.
   { platform: 'nso-json', form: 'pair', template: '{"tailf-ned-cisco-ios:archive":{"path":"scp://admin:{S}@10.1.1.9/cfg"}}', secret: 'NsoUrlPw-12' },
   // name=value pairs after the characters that used to hide them

@@ -93,7 +93,11 @@ const fakeSecrets = () => {
   return { secrets, data, calls, state };
 };
 
-const input = (password: string, baseUrl = 'https://nso.example.net') => ({ type: 'nso' as const, baseUrl, auth: { type: 'basic' as const, username: 'u', password } });
+const input = (password: string, baseUrl = 'https://nso.example.net') => ({
+  type: 'nso' as const,
+  baseUrl,
+  auth: { type: 'basic' as const, username: 'u', password },
+});
 
 describe('putAdapter', () => {
   it('writes the plain value to a new version before the adapter, and keeps only the reference', async () => {
@@ -186,7 +190,9 @@ describe('putAdapter: a stored secret never follows an adapter to another origin
     const before = { ...items.get('lab')! };
     const error = await putAdapter(deps, 'lab', body(own, baseUrl, username)).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(BadRequest);
-    expect((error as BadRequest).toBody()['errors']).toEqual([expect.objectContaining({ field: 'auth.password', message: expect.stringMatching(/given again/) })]);
+    expect((error as BadRequest).toBody()['errors']).toEqual([
+      expect.objectContaining({ field: 'auth.password', message: expect.stringMatching(/given again/) }),
+    ]);
     expect(items.get('lab')).toEqual(before);
     expect(calls.filter((c) => !c.startsWith('read '))).toEqual([]);
     expect([...data.keys()]).toEqual(['netconfig/adapters/lab/v1']);
@@ -233,7 +239,9 @@ describe('putAdapter: a stored secret never follows an adapter to another origin
 
   it('is enforced by the store too: a write that keeps the reference and moves the origin is refused there', async () => {
     const { deps, items, own } = await setUp();
-    await expect(deps.store.put({ ...items.get('lab')!, baseUrl: 'https://evil.example.net' }, new Date().toISOString())).rejects.toBeInstanceOf(AdapterWriteRefused);
+    await expect(deps.store.put({ ...items.get('lab')!, baseUrl: 'https://evil.example.net' }, new Date().toISOString())).rejects.toBeInstanceOf(
+      AdapterWriteRefused,
+    );
     expect(items.get('lab')!.auth.password).toBe(own);
   });
 });
@@ -345,7 +353,10 @@ describe('log level and state writes that keep losing the race', () => {
     };
     await expect(setAdapterLogLevel({ store: racing }, 'busy', 'trace', 'ops')).rejects.toMatchObject({ status: 409, slug: 'adapter-changed' });
     await expect(changeAdapterState({ store: racing }, 'busy', 'stop', 'ops')).rejects.toMatchObject({ status: 409, slug: 'adapter-changed' });
-    await expect(deleteAdapter({ store: racing, secrets: fakeSecrets().secrets }, 'busy', 'ops')).rejects.toMatchObject({ status: 409, slug: 'adapter-changed' });
+    await expect(deleteAdapter({ store: racing, secrets: fakeSecrets().secrets }, 'busy', 'ops')).rejects.toMatchObject({
+      status: 409,
+      slug: 'adapter-changed',
+    });
     expect(writes).toEqual(['logLevel', 'state', 'delete']);
     items.set('busy', { ...items.get('busy')!, logLevel: 'trace' });
     await expect(setAdapterLogLevel({ store: racing }, 'busy', 'trace', 'ops')).resolves.toMatchObject({ logLevel: 'trace' });
@@ -393,16 +404,41 @@ describe('putAdapter: what each refusal says', () => {
     ]);
     expect(body.detail).toBe(`The request is invalid: auth.password ${body.errors![0]!.message}.`);
     expect(calls).toEqual([]);
-    const user = await problemOf(putAdapter(deps, 'lab', { ...input('$VAULT_netconfig/adapters/lab/v1#password'), auth: { type: 'basic', username: 'root', password: '$VAULT_netconfig/adapters/lab/v1#password' } }));
+    const user = await problemOf(
+      putAdapter(deps, 'lab', {
+        ...input('$VAULT_netconfig/adapters/lab/v1#password'),
+        auth: { type: 'basic', username: 'root', password: '$VAULT_netconfig/adapters/lab/v1#password' },
+      }),
+    );
     expect(user.errors![0]!.message).toMatch(/^must be given again/);
     expect(calls).toEqual([]);
   });
 
   it.each<[string, string, string[] | undefined, string]>([
-    ['its own managed path it does not hold', '$VAULT_netconfig/adapters/lab/v7#password', undefined, 'refers to a secret the service manages that this adapter does not hold; give the plain value'],
-    ["another adapter's managed path", '$VAULT_netconfig/adapters/other/v1#password', ['netconfig'], 'refers to a path the service manages for another adapter; give the plain value'],
-    ['a path no prefix allows', '$VAULT_team/nso#password', ['shared', 'ops'], 'refers to a secret outside the paths this deployment lets adapters name (shared, ops); give the plain value'],
-    ['a path, with no prefixes configured', '$VAULT_team/nso#password', undefined, 'refers to a secret this deployment does not let adapters name (no SECRETS_REFERENCE_PREFIXES); give the plain value'],
+    [
+      'its own managed path it does not hold',
+      '$VAULT_netconfig/adapters/lab/v7#password',
+      undefined,
+      'refers to a secret the service manages that this adapter does not hold; give the plain value',
+    ],
+    [
+      "another adapter's managed path",
+      '$VAULT_netconfig/adapters/other/v1#password',
+      ['netconfig'],
+      'refers to a path the service manages for another adapter; give the plain value',
+    ],
+    [
+      'a path no prefix allows',
+      '$VAULT_team/nso#password',
+      ['shared', 'ops'],
+      'refers to a secret outside the paths this deployment lets adapters name (shared, ops); give the plain value',
+    ],
+    [
+      'a path, with no prefixes configured',
+      '$VAULT_team/nso#password',
+      undefined,
+      'refers to a secret this deployment does not let adapters name (no SECRETS_REFERENCE_PREFIXES); give the plain value',
+    ],
   ])('refuses %s, reading nothing', async (_label, reference, prefixes, message) => {
     const { deps, calls, data } = await setUp(prefixes);
     data.set('netconfig/adapters/lab/v7', { password: 'x' });
@@ -416,7 +452,9 @@ describe('putAdapter: what each refusal says', () => {
   it('refuses a malformed reference, saying why and the form', async () => {
     const { deps } = await setUp(['team']);
     const body = await problemOf(putAdapter(deps, 'lab', input('$VAULT_team/nso#')));
-    expect(body.errors).toEqual([{ in: 'body', field: 'auth.password', message: expect.stringMatching(/^is not a valid \$VAULT_ reference: .+ \(form: "\$VAULT_<path>#<key>"\)$/) }]);
+    expect(body.errors).toEqual([
+      { in: 'body', field: 'auth.password', message: expect.stringMatching(/^is not a valid \$VAULT_ reference: .+ \(form: "\$VAULT_<path>#<key>"\)$/) },
+    ]);
   });
 
   it.each([
@@ -427,7 +465,9 @@ describe('putAdapter: what each refusal says', () => {
     if (secret) data.set('team/nso', secret);
     const before = { ...items.get('lab')! };
     const body = await problemOf(putAdapter(deps, 'lab', input('$VAULT_team/nso')));
-    expect(body.errors).toEqual([{ in: 'body', field: 'auth.password', message: 'refers to a secret that does not exist or is empty ($VAULT_team/nso#password)' }]);
+    expect(body.errors).toEqual([
+      { in: 'body', field: 'auth.password', message: 'refers to a secret that does not exist or is empty ($VAULT_team/nso#password)' },
+    ]);
     expect(items.get('lab')).toEqual(before);
   });
 
@@ -456,7 +496,13 @@ describe('putAdapter: what each refusal says', () => {
         const before = { ...items.get('lab')! };
         const value = `${before1}${space}${sign}${inside}${fullwidth(word, wide)}${sep}${rest}`;
         const body = await problemOf(putAdapter(deps, 'lab', input(value)));
-        expect(body.errors).toEqual([{ in: 'body', field: 'auth.password', message: expect.stringMatching(/^is not a valid \$VAULT_ reference: a reference starts with \$VAULT_ exactly .+ \(form: "\$VAULT_<path>#<key>"\)$/) }]);
+        expect(body.errors).toEqual([
+          {
+            in: 'body',
+            field: 'auth.password',
+            message: expect.stringMatching(/^is not a valid \$VAULT_ reference: a reference starts with \$VAULT_ exactly .+ \(form: "\$VAULT_<path>#<key>"\)$/),
+          },
+        ]);
         expect(calls.filter((c) => c.startsWith('write'))).toEqual([]);
         expect(items.get('lab')).toEqual(before);
       }),
@@ -465,14 +511,17 @@ describe('putAdapter: what each refusal says', () => {
 
   it('refuses a malformed $VAULT_ reference the same way, whatever follows the prefix', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.string().filter((s) => typeof parseReference(`$VAULT_${s}`) === 'string'), async (rest) => {
-        const { deps, items, calls } = await setUp(['team']);
-        const before = { ...items.get('lab')! };
-        const body = await problemOf(putAdapter(deps, 'lab', input(`$VAULT_${rest}`)));
-        expect(body.status).toBe(400);
-        expect(calls.filter((c) => c.startsWith('write'))).toEqual([]);
-        expect(items.get('lab')).toEqual(before);
-      }),
+      fc.asyncProperty(
+        fc.string().filter((s) => typeof parseReference(`$VAULT_${s}`) === 'string'),
+        async (rest) => {
+          const { deps, items, calls } = await setUp(['team']);
+          const before = { ...items.get('lab')! };
+          const body = await problemOf(putAdapter(deps, 'lab', input(`$VAULT_${rest}`)));
+          expect(body.status).toBe(400);
+          expect(calls.filter((c) => c.startsWith('write'))).toEqual([]);
+          expect(items.get('lab')).toEqual(before);
+        },
+      ),
       { numRuns: 50 },
     );
   });
@@ -486,7 +535,11 @@ describe('putAdapter: what each refusal says', () => {
   it('refuses to create over an existing adapter (409 adapter-exists), writing no secret', async () => {
     const { deps, calls } = await setUp();
     const body = await problemOf(putAdapter(deps, 'lab', input('pw2'), 'create'));
-    expect(body).toMatchObject({ status: 409, type: 'urn:netconfig:problem:adapter-exists', detail: 'An adapter is already named "lab"; replace it with PUT /adapters/{name}.' });
+    expect(body).toMatchObject({
+      status: 409,
+      type: 'urn:netconfig:problem:adapter-exists',
+      detail: 'An adapter is already named "lab"; replace it with PUT /adapters/{name}.',
+    });
     expect(calls).toEqual([]);
   });
 
@@ -585,7 +638,11 @@ describe('changeAdapterState and setAdapterLogLevel', () => {
     await changeAdapterState(deps, 'lab', 'stop');
     writes.length = 0;
     const body = await problemOf(changeAdapterState(deps, 'lab', 'restart'));
-    expect(body).toMatchObject({ status: 409, type: 'urn:netconfig:problem:adapter-stopped', detail: "Adapter 'lab' is stopped: start it (PUT /adapters/lab/start) rather than restart it." });
+    expect(body).toMatchObject({
+      status: 409,
+      type: 'urn:netconfig:problem:adapter-stopped',
+      detail: "Adapter 'lab' is stopped: start it (PUT /adapters/lab/start) rather than restart it.",
+    });
     expect(writes).toEqual([]);
   });
 
@@ -598,13 +655,27 @@ describe('changeAdapterState and setAdapterLogLevel', () => {
 
   it('answer 404 for no such adapter, and when it is deleted between the read and the write', async () => {
     const { deps, items } = await setUp();
-    for (const call of [changeAdapterState(deps, 'none', 'stop'), setAdapterLogLevel(deps, 'none', 'debug'), deleteAdapter({ store: deps.store, secrets: fakeSecrets().secrets }, 'none')]) {
+    for (const call of [
+      changeAdapterState(deps, 'none', 'stop'),
+      setAdapterLogLevel(deps, 'none', 'debug'),
+      deleteAdapter({ store: deps.store, secrets: fakeSecrets().secrets }, 'none'),
+    ]) {
       expect(await problemOf(call)).toMatchObject({ status: 404, detail: 'No adapter is named "none".' });
     }
-    const vanishing: AdapterStore = { ...deps.store, setState: async () => (items.delete('lab'), undefined), setLogLevel: async () => (items.delete('lab'), undefined) };
-    expect(await problemOf(changeAdapterState({ ...deps, store: vanishing }, 'lab', 'stop'))).toMatchObject({ status: 404, detail: 'No adapter is named "lab".' });
+    const vanishing: AdapterStore = {
+      ...deps.store,
+      setState: async () => (items.delete('lab'), undefined),
+      setLogLevel: async () => (items.delete('lab'), undefined),
+    };
+    expect(await problemOf(changeAdapterState({ ...deps, store: vanishing }, 'lab', 'stop'))).toMatchObject({
+      status: 404,
+      detail: 'No adapter is named "lab".',
+    });
     await putAdapter({ store: deps.store, secrets: fakeSecrets().secrets, localMode: false }, 'lab', input('pw'));
-    expect(await problemOf(setAdapterLogLevel({ ...deps, store: vanishing }, 'lab', 'trace'))).toMatchObject({ status: 404, detail: 'No adapter is named "lab".' });
+    expect(await problemOf(setAdapterLogLevel({ ...deps, store: vanishing }, 'lab', 'trace'))).toMatchObject({
+      status: 404,
+      detail: 'No adapter is named "lab".',
+    });
   });
 
   it('log each change, and a deletion', async () => {

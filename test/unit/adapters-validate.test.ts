@@ -1,13 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  adapterNameFromPath,
-  checkBaseUrl,
-  encErrors,
-  isAdapterName,
-  normalizeBaseUrl,
-  withEncRejection,
-} from '../../functions/adapters/validate.js';
+import { adapterNameFromPath, checkBaseUrl, encErrors, isAdapterName, normalizeBaseUrl, withEncRejection } from '../../functions/adapters/validate.js';
 import type { CompiledValidator } from '../../functions/runtime/http.js';
 import { BadRequest } from '../../functions/platform/problem.js';
 

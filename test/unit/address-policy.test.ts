@@ -39,7 +39,18 @@ describe('addressRefusal', () => {
     expect(addressRefusal(address, { allowLoopback: false })).toContain(reason);
   });
 
-  it.each(['10.1.2.3', '192.168.0.10', '172.16.0.1', '2001:db8::1', 'fd12:3456::1', '100.64.0.1', '8.8.8.8', '2002:808:808::1', '64:ff9b::8.8.8.8', '2001:0:808:808::f7f7:f7f7'])('allows %s', (address) => {
+  it.each([
+    '10.1.2.3',
+    '192.168.0.10',
+    '172.16.0.1',
+    '2001:db8::1',
+    'fd12:3456::1',
+    '100.64.0.1',
+    '8.8.8.8',
+    '2002:808:808::1',
+    '64:ff9b::8.8.8.8',
+    '2001:0:808:808::f7f7:f7f7',
+  ])('allows %s', (address) => {
     expect(addressRefusal(address, { allowLoopback: false })).toBeUndefined();
   });
 

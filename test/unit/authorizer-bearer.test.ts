@@ -47,9 +47,7 @@ describe('bearerToken', () => {
 
   it('refuses two Authorization headers instead of picking one', () => {
     expect(reason(() => bearerToken({ Authorization: `Bearer ${JWT}`, authorization: `Bearer ${JWT}` }))).toBe('malformed');
-    expect(
-      reason(() => bearerToken({ Authorization: `Bearer ${JWT}` }, { Authorization: [`Bearer ${JWT}`, 'Bearer other.token.x'] })),
-    ).toBe('malformed');
+    expect(reason(() => bearerToken({ Authorization: `Bearer ${JWT}` }, { Authorization: [`Bearer ${JWT}`, 'Bearer other.token.x'] }))).toBe('malformed');
   });
 
   it('reads one Authorization header beside other repeated headers', () => {

@@ -34,10 +34,7 @@ describe('usableJwk', () => {
     expect(usableJwk({ ...EC_JWK, alg: 'ES256' })).toEqual({ kty: 'EC', crv: 'P-256', x: EC_JWK.x, y: EC_JWK.y, kid: 'e1', use: 'sig', alg: 'ES256' });
   });
 
-  it.each([
-    [['verify']],
-    [['sign', 'verify']],
-  ])('uses a key whose key_ops are %j', (ops) => {
+  it.each([[['verify']], [['sign', 'verify']]])('uses a key whose key_ops are %j', (ops) => {
     expect(usableJwk({ ...RSA_JWK, key_ops: ops })).toMatchObject({ kid: 'r1' });
   });
 
@@ -95,7 +92,11 @@ describe('parseJwks', () => {
   it.each([
     ['text that is not JSON', bytes('<html>not json</html>'), 'the document is not JSON'],
     ['a document nested 100,000 levels deep', bytes(`{"keys":[${'['.repeat(100_000)}${']'.repeat(100_000)}]}`), 'the document nests deeper than 128 levels'],
-    ['invalid UTF-8 (a byte no decoder may replace)', bytes(Buffer.concat([Buffer.from(`{"keys":[${JSON.stringify({ ...EC_JWK, kid: 'e' }).slice(0, -2)}`), Buffer.from([0xff]), Buffer.from('"}]}')])), 'the document is not JSON'],
+    [
+      'invalid UTF-8 (a byte no decoder may replace)',
+      bytes(Buffer.concat([Buffer.from(`{"keys":[${JSON.stringify({ ...EC_JWK, kid: 'e' }).slice(0, -2)}`), Buffer.from([0xff]), Buffer.from('"}]}')])),
+      'the document is not JSON',
+    ],
     ['JSON null', bytes('null'), 'the document is not a JWKS'],
     ['a JSON number', bytes('5'), 'the document is not a JWKS'],
     ['an object without keys', bytes('{"notKeys":[]}'), 'the document is not a JWKS'],

@@ -20,8 +20,7 @@ const TREE_ARN = methodArn('GET', '/configuration_manager/configs/0123456789abcd
 
 /** A concrete request path of a route: every `{param}` filled with a plausible value. */
 const concretePath = (route: LiveRoute, value = 'x1'): string => route.path.replaceAll(/\{[^}]+\}/g, value);
-const mayCall = (roles: readonly Role[], route: LiveRoute): boolean =>
-  route.roles !== 'public' && route.roles.some((r) => roles.includes(r));
+const mayCall = (roles: readonly Role[], route: LiveRoute): boolean => route.roles !== 'public' && route.roles.some((r) => roles.includes(r));
 
 describe('policyFor over the route table', () => {
   for (const roles of ROLE_SETS) {
@@ -87,7 +86,12 @@ describe('policyFor over the route table', () => {
       for (const resource of (statement as { Resource: string[] }).Resource) {
         const suffix = resource.slice(PREFIX.length);
         expect(suffix).toMatch(/^(GET|POST|PUT|PATCH|DELETE)\/[A-Za-z0-9_/*-]+$/);
-        expect(suffix.split('/').filter((s) => s.includes('*')).every((s) => s === '*')).toBe(true);
+        expect(
+          suffix
+            .split('/')
+            .filter((s) => s.includes('*'))
+            .every((s) => s === '*'),
+        ).toBe(true);
         expect(suffix.startsWith('*')).toBe(false);
       }
     }
@@ -96,12 +100,18 @@ describe('policyFor over the route table', () => {
   it('denies explicitly every route the roles may not call that an allowed pattern covers (IAM * spans slashes), and nothing else', () => {
     for (const roles of ROLE_SETS) {
       const policy = policyFor(roles, TREE_ARN);
-      const resources = (effect: string): string[] => policy.Statement.filter((s) => s.Effect === effect).flatMap((s) => ('Resource' in s && s.Resource !== undefined ? [s.Resource].flat() : []));
+      const resources = (effect: string): string[] =>
+        policy.Statement.filter((s) => s.Effect === effect).flatMap((s) => ('Resource' in s && s.Resource !== undefined ? [s.Resource].flat() : []));
       const allows = resources('Allow');
       const denies = resources('Deny');
       for (const route of liveRoutes) {
         // A path with one trailing slash is served as the route itself: it must be refused alike.
-        for (const [value, slash] of [['x1', ''], ['x1', '/'], ['a/b', ''], ['a/b', '/']] as const) {
+        for (const [value, slash] of [
+          ['x1', ''],
+          ['x1', '/'],
+          ['a/b', ''],
+          ['a/b', '/'],
+        ] as const) {
           const arn = methodArn(route.method, `${concretePath(route, value)}${slash}`);
           const covered = allows.some((p) => resourceMatches(p, arn));
           const denied = denies.some((p) => resourceMatches(p, arn));

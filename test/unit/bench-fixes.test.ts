@@ -97,7 +97,12 @@ describe('policyFor', () => {
 describe('Metrics.flush', () => {
   it('writes nothing when nothing was recorded, and each recorded value once', () => {
     const lines: string[] = [];
-    const metrics = new Metrics('Netconfig', 'svc', (line) => lines.push(line), () => 0);
+    const metrics = new Metrics(
+      'Netconfig',
+      'svc',
+      (line) => lines.push(line),
+      () => 0,
+    );
     metrics.flush();
     expect(lines).toEqual([]);
     metrics.add('Calls', 'Count', 1);

@@ -81,7 +81,13 @@ describe('rotation', () => {
 
 describe('formatTable', () => {
   it('pads columns to their widest cell, left-aligns the first column and right-aligns the others', () => {
-    const table = formatTable(['name', 'ms'], [['getTree', '1.5'], ['bare', '12.25']]);
+    const table = formatTable(
+      ['name', 'ms'],
+      [
+        ['getTree', '1.5'],
+        ['bare', '12.25'],
+      ],
+    );
     expect(table.split('\n')).toEqual(['name        ms', '-------  -----', 'getTree    1.5', 'bare     12.25']);
   });
 

@@ -62,12 +62,17 @@ describe('parseJson', () => {
   it('agrees on pretty-printed text with strings full of brackets, quotes and backslashes', () => {
     const noisy = fc.string({ unit: fc.constantFrom('[', ']', '{', '}', '"', '\\', 'a', ' ', '\n') });
     fc.assert(
-      fc.property(fc.letrec((tie) => ({ v: fc.oneof({ depthSize: 'small' }, noisy, fc.array(tie('v'), { maxLength: 3 }), fc.dictionary(noisy, tie('v'), { maxKeys: 3 })) })).v, (value) => {
-        const text = JSON.stringify(value, null, 2);
-        const depth = depthOf(value);
-        expect(jsonNestsDeeperThan(text, depth)).toBe(false);
-        if (depth > 0) expect(jsonNestsDeeperThan(text, depth - 1)).toBe(true);
-      }),
+      fc.property(
+        fc.letrec((tie) => ({
+          v: fc.oneof({ depthSize: 'small' }, noisy, fc.array(tie('v'), { maxLength: 3 }), fc.dictionary(noisy, tie('v'), { maxKeys: 3 })),
+        })).v,
+        (value) => {
+          const text = JSON.stringify(value, null, 2);
+          const depth = depthOf(value);
+          expect(jsonNestsDeeperThan(text, depth)).toBe(false);
+          if (depth > 0) expect(jsonNestsDeeperThan(text, depth - 1)).toBe(true);
+        },
+      ),
     );
   });
 });

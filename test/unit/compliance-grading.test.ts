@@ -26,19 +26,42 @@ describe('grading', () => {
   });
 
   it('counts failed rules by severity and passed rules', () => {
-    expect(ruleTotals([o('error', false), o('warning', false), o('info', false), o('info', false), o('error', true)])).toEqual({ errors: 1, warnings: 1, infos: 2, passes: 1 });
+    expect(ruleTotals([o('error', false), o('warning', false), o('info', false), o('info', false), o('error', true)])).toEqual({
+      errors: 1,
+      warnings: 1,
+      infos: 2,
+      passes: 1,
+    });
   });
 });
 
-describe('a report\'s size', () => {
+describe("a report's size", () => {
   it('keeps every issue, in order, when they fit together, and one at the cap that fits alone', async () => {
     const check = (messages: readonly string[]) =>
       checkDevice(
         { device: 'edge-1', node: 'base' },
-        { batchId: 'a'.repeat(24), treeId: 'b'.repeat(24), version: 'v1', adapterId: 'lab', plan: { variables: {}, nodes: ['base'], rulesByNode: { base: messages.map((_, i) => ({ id: `r${i}`, node: 'base', path: '/x', mode: 'required' as const, severity: 'warning' as const })) } } },
+        {
+          batchId: 'a'.repeat(24),
+          treeId: 'b'.repeat(24),
+          version: 'v1',
+          adapterId: 'lab',
+          plan: {
+            variables: {},
+            nodes: ['base'],
+            rulesByNode: { base: messages.map((_, i) => ({ id: `r${i}`, node: 'base', path: '/x', mode: 'required' as const, severity: 'warning' as const })) },
+          },
+        },
         {
           relayGet: async () => [{ result: '200', data: { 'tailf-ncs:config': {} } }] as never,
-          evaluate: (_config, _variables, planned) => planned.map((r, i) => ({ id: r.id, path: r.path, mode: r.mode, severity: r.severity, status: i % 3 === 2 ? ('pass' as const) : ('fail' as const), message: messages[i]! })),
+          evaluate: (_config, _variables, planned) =>
+            planned.map((r, i) => ({
+              id: r.id,
+              path: r.path,
+              mode: r.mode,
+              severity: r.severity,
+              status: i % 3 === 2 ? ('pass' as const) : ('fail' as const),
+              message: messages[i]!,
+            })),
           gate: { run: (fetch) => fetch(), pause: () => undefined },
           now: () => new Date('2026-11-25T10:00:00.000Z'),
         },
@@ -64,10 +87,17 @@ describe('a report\'s size', () => {
     const rules = Array.from({ length: 10 }, (_, i) => ({ id: `r${i}`, node: 'base', path: '/x', mode: 'required' as const, severity: 'error' as const }));
     const report = await checkDevice(
       { device: 'edge-1', node: 'base' },
-      { batchId: 'a'.repeat(24), treeId: 'b'.repeat(24), version: 'v1', adapterId: 'lab', plan: { variables: {}, nodes: ['base'], rulesByNode: { base: rules } } },
+      {
+        batchId: 'a'.repeat(24),
+        treeId: 'b'.repeat(24),
+        version: 'v1',
+        adapterId: 'lab',
+        plan: { variables: {}, nodes: ['base'], rulesByNode: { base: rules } },
+      },
       {
         relayGet: async () => [{ result: '200', data: { 'tailf-ncs:config': {} } }] as never,
-        evaluate: (_config, _variables, planned) => planned.map((r) => ({ id: r.id, path: r.path, mode: r.mode, severity: r.severity, status: 'fail' as const, message: 'é'.repeat(50_000) })),
+        evaluate: (_config, _variables, planned) =>
+          planned.map((r) => ({ id: r.id, path: r.path, mode: r.mode, severity: r.severity, status: 'fail' as const, message: 'é'.repeat(50_000) })),
         gate: { run: (fetch) => fetch(), pause: () => undefined },
         now: () => new Date('2026-11-25T10:00:00.000Z'),
       },
@@ -197,7 +227,13 @@ describe('configPath', () => {
 });
 
 describe('a device check that fails', () => {
-  const target = { batchId: 'a'.repeat(24), treeId: 'b'.repeat(24), version: 'v1', adapterId: 'lab', plan: { variables: {}, nodes: ['base'], rulesByNode: {} } };
+  const target = {
+    batchId: 'a'.repeat(24),
+    treeId: 'b'.repeat(24),
+    version: 'v1',
+    adapterId: 'lab',
+    plan: { variables: {}, nodes: ['base'], rulesByNode: {} },
+  };
   const check = (device: string, relayGet: () => Promise<never>) => {
     let fetched = 0;
     const report = checkDevice({ device, node: 'base' }, target, {
@@ -231,7 +267,10 @@ describe('a device check that fails', () => {
 
   it('grades error, saying the orchestrator answered, on a failure of the relay after the answer', async () => {
     const { report } = check('edge-1', () => Promise.reject(new InternalError('the relay failed on the answer', {}).afterSending()));
-    await expect(report).resolves.toMatchObject({ grade: 'error', reason: expect.stringMatching(/^The orchestrator answered, and its answer could not be used/) });
+    await expect(report).resolves.toMatchObject({
+      grade: 'error',
+      reason: expect.stringMatching(/^The orchestrator answered, and its answer could not be used/),
+    });
   });
 });
 

@@ -26,7 +26,14 @@ const version = (root: Node, variables: Record<string, string> = {}): Version =>
 /** Node trees of any shape the limits allow, with names, rules, devices and text that take many bytes. */
 const text = fc.string({ unit: fc.constantFrom('a', '"', '\\', '\u0001', '設', '😀'), maxLength: 12 });
 const ruleArb = fc.record(
-  { id: fc.stringMatching(/^[a-z0-9]{1,6}$/), path: text.map((t) => `/${t}`), mode: fc.constantFrom('required' as const, 'disallowed' as const), severity: fc.constantFrom('error' as const, 'info' as const), value: fc.option(fc.jsonValue({ maxDepth: 2 }), { nil: undefined }), description: fc.option(text, { nil: undefined }) },
+  {
+    id: fc.stringMatching(/^[a-z0-9]{1,6}$/),
+    path: text.map((t) => `/${t}`),
+    mode: fc.constantFrom('required' as const, 'disallowed' as const),
+    severity: fc.constantFrom('error' as const, 'info' as const),
+    value: fc.option(fc.jsonValue({ maxDepth: 2 }), { nil: undefined }),
+    description: fc.option(text, { nil: undefined }),
+  },
   { requiredKeys: ['id', 'path', 'mode', 'severity'] },
 );
 /** A version: `base` then nodes each under an earlier one, names unique among siblings, each device on one node. */
@@ -36,7 +43,10 @@ const versionArb = fc
       fc.record({
         parent: fc.nat(),
         name: fc.stringMatching(/^[A-Za-z0-9 ._-]{1,16}$/),
-        devices: fc.array(text.filter((t) => t.length > 0), { maxLength: 3 }),
+        devices: fc.array(
+          text.filter((t) => t.length > 0),
+          { maxLength: 3 },
+        ),
         rules: fc.array(ruleArb, { maxLength: 3 }),
       }),
       { minLength: 1, maxLength: 30 },

@@ -68,7 +68,13 @@ const RULES: readonly PlanRule[] = [
 const check = () =>
   checkDevice(
     { device: 'edge-1', node: 'base' },
-    { batchId: 'a'.repeat(24), treeId: 'b'.repeat(24), version: 'v1', adapterId: 'lab', plan: { variables: {}, rulesByNode: { base: RULES }, nodes: ['base'] } },
+    {
+      batchId: 'a'.repeat(24),
+      treeId: 'b'.repeat(24),
+      version: 'v1',
+      adapterId: 'lab',
+      plan: { variables: {}, rulesByNode: { base: RULES }, nodes: ['base'] },
+    },
     {
       relayGet: async () => [{ result: '200', data: { 'tailf-ncs:config': config } }] as never,
       evaluate: evaluateRules,
@@ -91,12 +97,24 @@ describe('a report of a device with secrets', () => {
   it('would hold them without the masking (the check can fail)', () => {
     const verdicts = evaluateRules(config, {}, RULES);
     const raw = JSON.stringify(verdicts);
-    for (const name of ['enable', 'admin', 'ops', 'community', 'vty', 'root', 'banner', 'rule', 'blob'] as const) expect(raw, name).toContain(SECRETS[name].slice(0, 12));
+    for (const name of ['enable', 'admin', 'ops', 'community', 'vty', 'root', 'banner', 'rule', 'blob'] as const)
+      expect(raw, name).toContain(SECRETS[name].slice(0, 12));
   });
 
   it('is graded on the real values: the rules the real secrets satisfy pass', async () => {
     const report = await check();
-    expect(report.issues.map((i) => i.ruleId)).toEqual(['enable-exact', 'enable-type', 'users', 'no-community', 'vty-required', 'root-exact', 'banner', 'long', 'big', 'hostname']);
+    expect(report.issues.map((i) => i.ruleId)).toEqual([
+      'enable-exact',
+      'enable-type',
+      'users',
+      'no-community',
+      'vty-required',
+      'root-exact',
+      'banner',
+      'long',
+      'big',
+      'hostname',
+    ]);
     expect(report.totals).toEqual({ errors: 10, warnings: 0, infos: 0, passes: 2 });
     expect(report.score).toBe(16.7);
   });
@@ -105,11 +123,21 @@ describe('a report of a device with secrets', () => {
     const report = await check();
     const byId = (id: string) => report.issues.find((i) => i.ruleId === id)!;
     expect(byId('hostname')).toMatchObject({ expected: 'r2', actual: 'r1', message: 'expected the string "r2", found the string "r1"' });
-    expect(byId('enable-exact')).toMatchObject({ at: '/tailf-ned-cisco-ios:enable/secret/secret', expected: '[redacted]', actual: '[redacted]', message: 'expected the string "[redacted]", found the string "[redacted]"' });
+    expect(byId('enable-exact')).toMatchObject({
+      at: '/tailf-ned-cisco-ios:enable/secret/secret',
+      expected: '[redacted]',
+      actual: '[redacted]',
+      message: 'expected the string "[redacted]", found the string "[redacted]"',
+    });
     expect(byId('root-exact')).toMatchObject({ at: '/junos:system/root-authentication', actual: { 'encrypted-password': '[redacted]' } });
     expect(byId('banner')).toMatchObject({ expected: 'authorised access only', actual: 'call the NOC; enable secret [redacted]' });
     expect(byId('banner').message).toBe('expected the string "authorised access only", found the string "call the NOC; enable secret [redacted]"');
-    expect(byId('long')).toMatchObject({ expected: '[redacted]', actual: '[redacted]', truncated: ['actual'], message: 'expected the string "[redacted]", found the string "[redacted]"' });
+    expect(byId('long')).toMatchObject({
+      expected: '[redacted]',
+      actual: '[redacted]',
+      truncated: ['actual'],
+      message: 'expected the string "[redacted]", found the string "[redacted]"',
+    });
     expect(byId('big').truncated).toEqual(['actual']);
     expect(byId('big').actual).toMatch(/^\{"password":"\[redacted\]","filler":"fff/);
   });
@@ -120,12 +148,36 @@ describe('a report of a device with secrets', () => {
   });
 
   it('returns an issue with nothing to mask as it is', () => {
-    const issue: ReportIssue = { ruleId: 'r', node: 'base', path: '/mtu', severity: 'info', mode: 'exact', message: 'expected the number 1500, found the number 9000', at: '/mtu', expected: 1500, actual: 9000 };
+    const issue: ReportIssue = {
+      ruleId: 'r',
+      node: 'base',
+      path: '/mtu',
+      severity: 'info',
+      mode: 'exact',
+      message: 'expected the number 1500, found the number 9000',
+      at: '/mtu',
+      expected: 1500,
+      actual: 9000,
+    };
     expect(shownIssue(issue)).toEqual(issue);
   });
 
   it('masks a number at a secret path in the message too', () => {
-    const issue: ReportIssue = { ruleId: 'r', node: 'base', path: '/ntp/authentication-key', severity: 'info', mode: 'exact', message: 'expected the number 424242, found the number 171717', at: '/ntp/authentication-key', expected: 424242, actual: 171717 };
-    expect(shownIssue(issue)).toMatchObject({ expected: '[redacted]', actual: '[redacted]', message: 'expected the number [redacted], found the number [redacted]' });
+    const issue: ReportIssue = {
+      ruleId: 'r',
+      node: 'base',
+      path: '/ntp/authentication-key',
+      severity: 'info',
+      mode: 'exact',
+      message: 'expected the number 424242, found the number 171717',
+      at: '/ntp/authentication-key',
+      expected: 424242,
+      actual: 171717,
+    };
+    expect(shownIssue(issue)).toMatchObject({
+      expected: '[redacted]',
+      actual: '[redacted]',
+      message: 'expected the number [redacted], found the number [redacted]',
+    });
   });
 });

@@ -7,14 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../functions/platform/canonical-json.js';
-import {
-  MAX_STORED_RESPONSE_BYTES,
-  callerOf,
-  idempotencyKey,
-  recordKey,
-  requestFingerprint,
-  toStored,
-} from '../../functions/platform/idempotency.js';
+import { MAX_STORED_RESPONSE_BYTES, callerOf, idempotencyKey, recordKey, requestFingerprint, toStored } from '../../functions/platform/idempotency.js';
 import { BadRequest } from '../../functions/platform/problem.js';
 import { apiEvent } from '../../tools/simulators/api-events.js';
 
@@ -61,7 +54,9 @@ describe('idempotencyKey', () => {
   });
 
   it('accepts every string of 1 to 255 printable ASCII characters that does not look quoted, unchanged', () => {
-    const key = fc.string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)), minLength: 1, maxLength: 255 }).filter((k) => !k.startsWith('"'));
+    const key = fc
+      .string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)), minLength: 1, maxLength: 255 })
+      .filter((k) => !k.startsWith('"'));
     fc.assert(fc.property(key, (k) => idempotencyKey(headers(k)) === k));
   });
 });
@@ -134,7 +129,8 @@ describe('idempotencyKey: edges and wording', () => {
   };
 
   // API Gateway gives null for the header maps of a request without headers.
-  const event = (headerMap: unknown, multiValueHeaders: unknown = null) => ({ headers: headerMap, multiValueHeaders }) as unknown as Parameters<typeof idempotencyKey>[0];
+  const event = (headerMap: unknown, multiValueHeaders: unknown = null) =>
+    ({ headers: headerMap, multiValueHeaders }) as unknown as Parameters<typeof idempotencyKey>[0];
 
   it('reads no key from an event without headers, or with the header null', () => {
     expect(idempotencyKey(event(null))).toBeUndefined();
@@ -172,8 +168,12 @@ describe('callerOf and requestFingerprint: edges', () => {
 
   it('tells requests apart by their resource, and by their path only when there is no resource', () => {
     const event = { httpMethod: 'POST', pathParameters: null, body: null };
-    expect(requestFingerprint({ ...event, resource: '/a/{id}', path: '/a/1' }, KEY)).toBe(requestFingerprint({ ...event, resource: '/a/{id}', path: '/a/2' }, KEY));
-    expect(requestFingerprint({ ...event, resource: '/a/{id}', path: '/a/1' }, KEY)).not.toBe(requestFingerprint({ ...event, resource: '/b/{id}', path: '/a/1' }, KEY));
+    expect(requestFingerprint({ ...event, resource: '/a/{id}', path: '/a/1' }, KEY)).toBe(
+      requestFingerprint({ ...event, resource: '/a/{id}', path: '/a/2' }, KEY),
+    );
+    expect(requestFingerprint({ ...event, resource: '/a/{id}', path: '/a/1' }, KEY)).not.toBe(
+      requestFingerprint({ ...event, resource: '/b/{id}', path: '/a/1' }, KEY),
+    );
     expect(requestFingerprint({ ...event, resource: '', path: '/a/1' }, KEY)).not.toBe(requestFingerprint({ ...event, resource: '', path: '/a/2' }, KEY));
   });
 });

@@ -1,12 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  AuthorizerCache,
-  evaluatePolicy,
-  identityValues,
-  methodArn,
-  parseAuthorizerResult,
-  wildcardMatch,
-} from '../../tools/local/authorizer.js';
+import { AuthorizerCache, evaluatePolicy, identityValues, methodArn, parseAuthorizerResult, wildcardMatch } from '../../tools/local/authorizer.js';
 
 const ARN = 'arn:aws:execute-api:eu-west-1:123456789012:localapi01/v1/GET/configuration_manager/configs/abc';
 const allow = (resource: unknown, action: unknown = 'execute-api:Invoke') => ({ Effect: 'Allow', Action: action, Resource: resource });
@@ -34,7 +27,16 @@ describe('identity sources', () => {
 
 describe('method ARN', () => {
   it('is arn:aws:execute-api:<region>:<account>:<api>/<stage>/<METHOD>/<path>', () => {
-    expect(methodArn({ region: 'eu-west-1', accountId: '123456789012', apiId: 'localapi01', stage: 'v1', httpMethod: 'GET', path: '/configuration_manager/configs/abc' })).toBe(ARN);
+    expect(
+      methodArn({
+        region: 'eu-west-1',
+        accountId: '123456789012',
+        apiId: 'localapi01',
+        stage: 'v1',
+        httpMethod: 'GET',
+        path: '/configuration_manager/configs/abc',
+      }),
+    ).toBe(ARN);
     expect(methodArn({ region: 'r', accountId: 'a', apiId: 'i', stage: 's', httpMethod: 'GET', path: '/' })).toBe('arn:aws:execute-api:r:a:i/s/GET/');
   });
 });
@@ -51,7 +53,7 @@ describe('policy evaluation', () => {
 
   it('allows only when a statement allows the ARN, and an explicit Deny wins', () => {
     expect(evaluatePolicy({ Statement: [allow(ARN)] }, ARN)).toBe('allow');
-    expect(evaluatePolicy({ Statement: allow([ 'x', ARN ]) }, ARN)).toBe('allow');
+    expect(evaluatePolicy({ Statement: allow(['x', ARN]) }, ARN)).toBe('allow');
     expect(evaluatePolicy({ Statement: [] }, ARN)).toBe('deny');
     expect(evaluatePolicy({ Statement: [allow('arn:aws:execute-api:*:*:other/*')] }, ARN)).toBe('deny');
     expect(evaluatePolicy({ Statement: [allow('*'), deny(ARN)] }, ARN)).toBe('explicit-deny');

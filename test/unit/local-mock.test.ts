@@ -21,7 +21,9 @@ const stackResponses: Record<string, GatewayResponseSpec> = Object.fromEntries(
     {
       type: p.type.responseType,
       ...(p.status ? { statusCode: p.status } : {}),
-      responseParameters: Object.fromEntries(Object.entries({ 'Content-Type': 'application/problem+json', ...p.headers }).map(([k, v]) => [`gatewayresponse.header.${k}`, `'${v}'`])),
+      responseParameters: Object.fromEntries(
+        Object.entries({ 'Content-Type': 'application/problem+json', ...p.headers }).map(([k, v]) => [`gatewayresponse.header.${k}`, `'${v}'`]),
+      ),
       responseTemplates: { 'application/json': gatewayProblemTemplate(p) },
     },
   ]),
@@ -66,13 +68,24 @@ describe('gateway responses', () => {
     const r = renderGatewayResponse(stackResponses, { type: 'UNAUTHORIZED', message: 'Unauthorized' }, input());
     expect(r.statusCode).toBe(401);
     expect(r.headers).toEqual({ 'Content-Type': 'application/problem+json', 'WWW-Authenticate': 'Bearer' });
-    expect(JSON.parse(r.body)).toEqual({ type: 'urn:netconfig:problem:unauthorized', title: 'Unauthorized', status: 401, detail: 'A valid bearer token is required.', requestId: 'req-1' });
+    expect(JSON.parse(r.body)).toEqual({
+      type: 'urn:netconfig:problem:unauthorized',
+      title: 'Unauthorized',
+      status: 401,
+      detail: 'A valid bearer token is required.',
+      requestId: 'req-1',
+    });
   });
 
   it('use DEFAULT_5XX with the status API Gateway sets when the type has no response, quoting the message', () => {
     const r = renderGatewayResponse(stackResponses, { type: 'DEFAULT_5XX', message: 'Internal server error', status: 502 }, input());
     expect(r.statusCode).toBe(502);
-    expect(JSON.parse(r.body)).toEqual({ type: 'urn:netconfig:problem:server-error', title: 'Server Error', detail: 'Internal server error', requestId: 'req-1' });
+    expect(JSON.parse(r.body)).toEqual({
+      type: 'urn:netconfig:problem:server-error',
+      title: 'Server Error',
+      detail: 'Internal server error',
+      requestId: 'req-1',
+    });
     const { WAF_FILTERED: _, ...rest } = stackResponses;
     const waf = renderGatewayResponse(rest, { type: 'WAF_FILTERED', message: 'Forbidden' }, input());
     expect(waf.statusCode).toBe(403);
@@ -101,7 +114,10 @@ describe('mock integrations', () => {
       { statusCode: '400', selectionPattern: '40\\d', responseParameters: {}, responseTemplates: { 'application/json': '{"client":true}' } },
       {
         statusCode: '410',
-        responseParameters: { 'method.response.header.Content-Type': "'application/problem+json'", 'method.response.header.Link': "'</x>; rel=\"successor-version\"'" },
+        responseParameters: {
+          'method.response.header.Content-Type': "'application/problem+json'",
+          'method.response.header.Link': '\'</x>; rel="successor-version"\'',
+        },
         responseTemplates: { 'application/json': '{"id":"$context.requestId"}' },
       },
     ],
@@ -109,7 +125,7 @@ describe('mock integrations', () => {
   };
 
   it('choose the request template by content type: exact, bare media type, $default; JSON when there is none', () => {
-    const t = { 'application/json': 'j', '$default': 'd' };
+    const t = { 'application/json': 'j', $default: 'd' };
     expect(requestTemplateFor(t, undefined)).toBe('j');
     expect(requestTemplateFor(t, 'Application/JSON; charset=utf-8')).toBe('j');
     expect(requestTemplateFor(t, 'text/plain')).toBe('d');
@@ -147,7 +163,11 @@ describe('mock integrations', () => {
   });
 
   it('answer the integration response whose selection pattern matches', () => {
-    expect(runMock(integration, { ...input({ stageVariables: { code: '404' } }), body: '' })).toMatchObject({ kind: 'response', statusCode: 400, body: '{"client":true}' });
+    expect(runMock(integration, { ...input({ stageVariables: { code: '404' } }), body: '' })).toMatchObject({
+      kind: 'response',
+      statusCode: 400,
+      body: '{"client":true}',
+    });
   });
 
   it('fail with 500 when the request JSON names no integer status, and 415 when passthrough is refused', () => {
@@ -155,6 +175,9 @@ describe('mock integrations', () => {
     expect(runMock(integration, plain)).toMatchObject({ kind: 'error', error: { type: 'DEFAULT_5XX', status: 500 } });
     expect(runMock(integration, { ...plain, body: '{"statusCode": 410}' })).toMatchObject({ kind: 'response', statusCode: 410 });
     expect(runMock({ ...integration, passthroughBehavior: 'NEVER' }, plain)).toMatchObject({ kind: 'error', error: { type: 'UNSUPPORTED_MEDIA_TYPE' } });
-    expect(runMock({ ...integration, passthroughBehavior: 'WHEN_NO_TEMPLATES' }, plain)).toMatchObject({ kind: 'error', error: { type: 'UNSUPPORTED_MEDIA_TYPE' } });
+    expect(runMock({ ...integration, passthroughBehavior: 'WHEN_NO_TEMPLATES' }, plain)).toMatchObject({
+      kind: 'error',
+      error: { type: 'UNSUPPORTED_MEDIA_TYPE' },
+    });
   });
 });

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { eventBody, groupHeaders, isBinaryMediaType, parseQuery, readProxyResult, requestTime } from '../../tools/local/proxy.js';
 
-const read = (result: unknown, accept?: string, binaryMediaTypes: string[] = []) =>
-  readProxyResult(JSON.stringify(result), { binaryMediaTypes, accept });
+const read = (result: unknown, accept?: string, binaryMediaTypes: string[] = []) => readProxyResult(JSON.stringify(result), { binaryMediaTypes, accept });
 
 describe('request headers', () => {
   it('keep the first spelling, the last value in headers, every value in multiValueHeaders', () => {
@@ -13,7 +12,10 @@ describe('request headers', () => {
   });
 
   it('capitalise Authorization and User-Agent, drop hop-by-hop headers, and add the gateway headers the client did not send', () => {
-    const h = groupHeaders(['authorization', 'Bearer t', 'user-agent', 'curl', 'Connection', 'keep-alive', 'Content-Length', '2'], { 'X-Forwarded-For': '127.0.0.1', authorization: 'ignored' });
+    const h = groupHeaders(['authorization', 'Bearer t', 'user-agent', 'curl', 'Connection', 'keep-alive', 'Content-Length', '2'], {
+      'X-Forwarded-For': '127.0.0.1',
+      authorization: 'ignored',
+    });
     expect(h.single).toEqual({ Authorization: 'Bearer t', 'User-Agent': 'curl', 'X-Forwarded-For': '127.0.0.1' });
   });
 });
@@ -88,8 +90,12 @@ describe('proxy results', () => {
 
   it('decode a base64 body only for a binary media type, else pass the base64 text as API Gateway does', () => {
     const b64 = Buffer.from([1, 2, 3]).toString('base64');
-    expect(read({ body: b64, isBase64Encoded: true, headers: { 'Content-Type': 'image/png' } }, undefined, ['image/png'])?.body).toEqual(Buffer.from([1, 2, 3]));
-    expect(read({ body: b64, isBase64Encoded: true, headers: { 'Content-Type': 'text/plain' } }, 'image/png', ['image/png'])?.body).toEqual(Buffer.from([1, 2, 3]));
+    expect(read({ body: b64, isBase64Encoded: true, headers: { 'Content-Type': 'image/png' } }, undefined, ['image/png'])?.body).toEqual(
+      Buffer.from([1, 2, 3]),
+    );
+    expect(read({ body: b64, isBase64Encoded: true, headers: { 'Content-Type': 'text/plain' } }, 'image/png', ['image/png'])?.body).toEqual(
+      Buffer.from([1, 2, 3]),
+    );
     expect(read({ body: b64, isBase64Encoded: true, headers: { 'Content-Type': 'image/png' } })?.body.toString()).toBe(b64);
   });
 });

@@ -30,7 +30,10 @@ describe('template parsing', () => {
         'POST /open',
       ].sort(),
     );
-    expect(byKey['GET /items/{id}']).toMatchObject({ authorizerId: 'Auth300', integration: { type: 'AWS_PROXY', functionId: 'EchoFunction', timeoutMs: 29_000 } });
+    expect(byKey['GET /items/{id}']).toMatchObject({
+      authorizerId: 'Auth300',
+      integration: { type: 'AWS_PROXY', functionId: 'EchoFunction', timeoutMs: 29_000 },
+    });
     expect(byKey['GET /slow']?.integration).toMatchObject({ timeoutMs: 1000 });
     expect(byKey['GET /open']?.authorizerId).toBeUndefined();
     expect(byKey['ANY /gone']?.integration).toMatchObject({
@@ -50,7 +53,10 @@ describe('template parsing', () => {
       identitySources: ['method.request.header.Authorization'],
       ttlSeconds: 1,
     });
-    expect(model.gatewayResponses['UNAUTHORIZED']).toMatchObject({ statusCode: 401, responseParameters: { 'gatewayresponse.header.WWW-Authenticate': "'Bearer'" } });
+    expect(model.gatewayResponses['UNAUTHORIZED']).toMatchObject({
+      statusCode: 401,
+      responseParameters: { 'gatewayresponse.header.WWW-Authenticate': "'Bearer'" },
+    });
     expect(model.gatewayResponses['DEFAULT_5XX']?.statusCode).toBeUndefined();
     expect(model.stageName).toBe('v1');
     expect(model.stageVariables).toEqual({ env: 'test' });
@@ -58,7 +64,13 @@ describe('template parsing', () => {
   });
 
   it('maps each function to its bundled asset (asset manifest first, metadata otherwise) with timeout and memory', () => {
-    expect(model.functions['EchoFunction']).toMatchObject({ codeDir: '/assets/echo', handler: 'index.handler', timeoutSeconds: 3, memoryMb: 256, name: 'Fixture-EchoFunction' });
+    expect(model.functions['EchoFunction']).toMatchObject({
+      codeDir: '/assets/echo',
+      handler: 'index.handler',
+      timeoutSeconds: 3,
+      memoryMb: 256,
+      name: 'Fixture-EchoFunction',
+    });
     expect(model.functions['AuthFunction']?.codeDir).toBe(`/out/asset.${'a'.repeat(64)}`);
   });
 
@@ -99,7 +111,9 @@ describe('intrinsics', () => {
     );
     expect(resolve({ 'Fn::Sub': ['${a}/${b}', { a: 'x', b: { Ref: 'AWS::URLSuffix' } }] })).toBe('x/amazonaws.com');
     expect(resolve({ 'Fn::Select': [1, { 'Fn::Split': [':', 'a:b:c'] }] })).toBe('b');
-    expect(resolveIntrinsics({ 'Fn::If': ['IsLocal', 'yes', 'no'] }, { ...template, Conditions: { IsLocal: { 'Fn::Equals': ['a', 'a'] } } }, names)).toBe('yes');
+    expect(resolveIntrinsics({ 'Fn::If': ['IsLocal', 'yes', 'no'] }, { ...template, Conditions: { IsLocal: { 'Fn::Equals': ['a', 'a'] } } }, names)).toBe(
+      'yes',
+    );
     expect(resolve({ list: ['a', { Ref: 'AWS::NoValue' }], gone: { Ref: 'AWS::NoValue' } })).toEqual({ list: ['a'] });
   });
 
@@ -119,7 +133,13 @@ describe('function environment', () => {
     { from: FIXTURE_SYNTH_DIR, to: '/data/run' },
     { from: `http://127.0.0.1:${FIXTURE_SYNTH_PORT}`, to: 'http://127.0.0.1:4567' },
   ];
-  const facts = { region: 'eu-west-1', dynamodbEndpoint: 'http://127.0.0.1:8000', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, rewrites, path: '/bin' };
+  const facts = {
+    region: 'eu-west-1',
+    dynamodbEndpoint: 'http://127.0.0.1:8000',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    rewrites,
+    path: '/bin',
+  };
 
   it('resolves the template’s variables, moves synth-time paths and URLs, and adds the Lambda runtime variables', () => {
     const { environment, unresolved } = functionEnvironment(model.functions['EchoFunction']!, template, names, facts);

@@ -21,7 +21,12 @@ type Emf = { _aws: { Timestamp: number; CloudWatchMetrics: Directive[] } } & Rec
 
 const sink = () => {
   const lines: string[] = [];
-  const m = new Metrics('Test', 'svc', (line) => lines.push(line), () => 1_700_000_000_000);
+  const m = new Metrics(
+    'Test',
+    'svc',
+    (line) => lines.push(line),
+    () => 1_700_000_000_000,
+  );
   const docs = () => lines.map((l) => JSON.parse(l) as Emf);
   return { m, lines, docs };
 };

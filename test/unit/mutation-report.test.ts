@@ -26,14 +26,34 @@ describe('reasonsIn', () => {
 });
 
 describe('withRun', () => {
-  const mutant = (status: string, line: number, covered: string[] = []) => ({ mutatorName: 'ConditionalExpression', replacement: 'true', status, location: { start: { line } }, coveredBy: covered });
+  const mutant = (status: string, line: number, covered: string[] = []) => ({
+    mutatorName: 'ConditionalExpression',
+    replacement: 'true',
+    status,
+    location: { start: { line } },
+    coveredBy: covered,
+  });
   const report = {
     files: {
-      'functions/x.ts': { mutants: [mutant('Killed', 1, ['t1']), mutant('Timeout', 1), mutant('Survived', 4, ['t2']), mutant('Survived', 7), mutant('NoCoverage', 1), mutant('CompileError', 1), mutant('Ignored', 1)] },
+      'functions/x.ts': {
+        mutants: [
+          mutant('Killed', 1, ['t1']),
+          mutant('Timeout', 1),
+          mutant('Survived', 4, ['t2']),
+          mutant('Survived', 7),
+          mutant('NoCoverage', 1),
+          mutant('CompileError', 1),
+          mutant('Ignored', 1),
+        ],
+      },
     },
     testFiles: { 'test/unit/x.test.ts': { tests: [{ id: 't1' }] }, 'test/unit/y.test.ts': { tests: [{ id: 't2' }] } },
   };
-  const before = { modules: { 'functions/other.ts': { killed: 1, timeouts: 0, survived: 0, noCoverage: 0, compileErrors: 0, runtimeErrors: 0, date: '2026-01-01', tests: [] } } };
+  const before = {
+    modules: {
+      'functions/other.ts': { killed: 1, timeouts: 0, survived: 0, noCoverage: 0, compileErrors: 0, runtimeErrors: 0, date: '2026-01-01', tests: [] },
+    },
+  };
 
   it("replaces the mutated module's figures, keeps the others, and lists the survivors no comment explains", () => {
     const after = withRun(before, report, '2026-12-01', 90, () => SOURCE);
@@ -57,7 +77,10 @@ describe('withRun', () => {
   });
 
   it('renders the score over all valid mutants and over the covered ones, and each reason with its line', () => {
-    const page = renderPage(withRun(before, report, '2026-12-01', 90, () => SOURCE), () => SOURCE);
+    const page = renderPage(
+      withRun(before, report, '2026-12-01', 90, () => SOURCE),
+      () => SOURCE,
+    );
     // 2 detected (killed, timeout) of 5 (with 2 survived, 1 uncovered), of 4 covered.
     expect(page).toContain('| `functions/x.ts` | 40.00 % / 50.00 % | 1 | 1 | 2 | 1 | 1 | 1 | 1.5 min | 2026-12-01 |');
     expect(page).toContain('- line 4 `if (a > 0) run();`: first part and its continuation.');

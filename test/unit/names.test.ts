@@ -3,17 +3,67 @@ import { describe, expect, it } from 'vitest';
 import { namePatternSource, nameProblem, pathNameProblem } from '../../functions/platform/names.js';
 
 /** Characters a name may not hold: controls (Cc), formats (Cf: zero-width, bidirectional), separators but the space. */
-const INVISIBLE = ['\u0000', '\t', '\n', '\r', '\u001f', '\u007f', '\u0085', '\u00ad', '\u061c', '\u180e', '\u200b', '\u200c', '\u200d', '\u200e', '\u200f', '\u202a', '\u202e', '\u2060', '\u2066', '\u2069', '\ufeff', '\u2028', '\u2029', '\u00a0', '\u2003', '\u3000'];
+const INVISIBLE = [
+  '\u0000',
+  '\t',
+  '\n',
+  '\r',
+  '\u001f',
+  '\u007f',
+  '\u0085',
+  '\u00ad',
+  '\u061c',
+  '\u180e',
+  '\u200b',
+  '\u200c',
+  '\u200d',
+  '\u200e',
+  '\u200f',
+  '\u202a',
+  '\u202e',
+  '\u2060',
+  '\u2066',
+  '\u2069',
+  '\ufeff',
+  '\u2028',
+  '\u2029',
+  '\u00a0',
+  '\u2003',
+  '\u3000',
+];
 /**
  * Characters that are invisible or mean nothing by themselves: surrogates (Cs), private use (Co),
  * unassigned (Cn), non-characters, default-ignorables outside Cf, and the Braille blank.
  */
 const MEANINGLESS = [
-  '\ud800', '\udbff', '\udc00', '\udfff',
-  '\ue000', '\uf8ff', '\u{f0000}', '\u{10fffd}',
-  '\u0378', '\u{e0080}', '\u{2fffd}',
-  '\ufdd0', '\ufdef', '\ufffe', '\uffff', '\u{1fffe}', '\u{10ffff}',
-  '\u034f', '\ufe00', '\ufe0f', '\u{e0100}', '\u3164', '\uffa0', '\u115f', '\u1160', '\u17b4', '\u17b5', '\u180b',
+  '\ud800',
+  '\udbff',
+  '\udc00',
+  '\udfff',
+  '\ue000',
+  '\uf8ff',
+  '\u{f0000}',
+  '\u{10fffd}',
+  '\u0378',
+  '\u{e0080}',
+  '\u{2fffd}',
+  '\ufdd0',
+  '\ufdef',
+  '\ufffe',
+  '\uffff',
+  '\u{1fffe}',
+  '\u{10ffff}',
+  '\u034f',
+  '\ufe00',
+  '\ufe0f',
+  '\u{e0100}',
+  '\u3164',
+  '\uffa0',
+  '\u115f',
+  '\u1160',
+  '\u17b4',
+  '\u17b5',
+  '\u180b',
   '\u2800',
 ];
 /** Visible characters, some with a canonical decomposition (so their NFD form differs). */
@@ -103,4 +153,3 @@ describe('path names (adapters, nodes, version labels)', () => {
     for (const name of [' lab', 'lab ', ' ', '', '.', '..', 'lab\u200b', 'läb', 'a/b', 'x'.repeat(129)]) expect(pathNameProblem(name), name).toBeDefined();
   });
 });
-

@@ -10,7 +10,14 @@ import type { Exchange } from '../support/recording.js';
 const schemas = new OpenApiSchemas(readOpenApi());
 const PROBLEM = 'application/problem+json';
 
-const answer = (method: string, path: string, status: number, contentType: string | undefined, body: unknown, headers: Record<string, string> = {}): Exchange => ({
+const answer = (
+  method: string,
+  path: string,
+  status: number,
+  contentType: string | undefined,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Exchange => ({
   method,
   path,
   status,
@@ -48,8 +55,12 @@ describe('matching a concrete path to the document', () => {
     const doc = schemas.doc;
     expect(matchPath(doc, '/adapters/lab-nso/stop')).toBe('/adapters/{name}/stop');
     expect(matchPath(doc, '/adapters/lab-nso')).toBe('/adapters/{name}');
-    expect(matchPath(doc, '/configuration_manager/configs/5cb0a3b7e1c4f20012a9d3e1/1/nodes/a/b/c')).toBe('/configuration_manager/configs/{treeId}/{version}/nodes/{nodePath}');
-    expect(matchPath(doc, '/configuration_manager/compliance_reports/batches/x/reports')).toBe('/configuration_manager/compliance_reports/batches/{batchId}/reports');
+    expect(matchPath(doc, '/configuration_manager/configs/5cb0a3b7e1c4f20012a9d3e1/1/nodes/a/b/c')).toBe(
+      '/configuration_manager/configs/{treeId}/{version}/nodes/{nodePath}',
+    );
+    expect(matchPath(doc, '/configuration_manager/compliance_reports/batches/x/reports')).toBe(
+      '/configuration_manager/compliance_reports/batches/{batchId}/reports',
+    );
     expect(matchPath(doc, '/appUpdate/changeLog/')).toBe('/appUpdate/changeLog');
     expect(matchPath(doc, '/no/such/route')).toBeUndefined();
   });
@@ -58,7 +69,17 @@ describe('matching a concrete path to the document', () => {
 describe('checking an answer', () => {
   it('passes documented answers: a success, a handler problem, an API Gateway problem, a 410', () => {
     expect(problems(answer('GET', '/v1/status', 200, 'application/json', STATUS))).toEqual([]);
-    expect(problems(answer('GET', '/v1/adapters/x', 404, PROBLEM, { type: 'urn:netconfig:problem:not-found', title: 'Not Found', status: 404, detail: 'D', requestId: 'r' }))).toEqual([]);
+    expect(
+      problems(
+        answer('GET', '/v1/adapters/x', 404, PROBLEM, {
+          type: 'urn:netconfig:problem:not-found',
+          title: 'Not Found',
+          status: 404,
+          detail: 'D',
+          requestId: 'r',
+        }),
+      ),
+    ).toEqual([]);
     expect(problems(answer('GET', '/v1/adapters/x', 401, PROBLEM, gatewayProblem('unauthorized', 401), { 'www-authenticate': 'Bearer' }))).toEqual([]);
     expect(problems(answer('POST', '/v1/configuration_manager/configs', 502, PROBLEM, gatewayProblem('server-error')))).toEqual([]);
     expect(problems(answer('GET', '/v1/providers', 410, `${PROBLEM}; charset=utf-8`, gone, { link: '</v1/adapters>; rel="successor-version"' }))).toEqual([]);
@@ -78,9 +99,24 @@ describe('checking an answer', () => {
   });
 
   it('fails a missing required header, and a header that is not what the document says', () => {
-    const created = { id: '0123456789abcdef01234567', name: 'n', deviceType: 'd', versions: ['initial'], created: '2020-01-01T00:00:00.000Z', lastUpdated: '2020-01-01T00:00:00.000Z' };
-    expect(problems(answer('POST', '/v1/configuration_manager/configs', 201, 'application/json', created, { location: '/v1/configuration_manager/configs/0123456789abcdef01234567' }))).toEqual([]);
-    expect(problems(answer('POST', '/v1/configuration_manager/configs', 201, 'application/json', created)).join()).toMatch(/required header Location is missing/);
+    const created = {
+      id: '0123456789abcdef01234567',
+      name: 'n',
+      deviceType: 'd',
+      versions: ['initial'],
+      created: '2020-01-01T00:00:00.000Z',
+      lastUpdated: '2020-01-01T00:00:00.000Z',
+    };
+    expect(
+      problems(
+        answer('POST', '/v1/configuration_manager/configs', 201, 'application/json', created, {
+          location: '/v1/configuration_manager/configs/0123456789abcdef01234567',
+        }),
+      ),
+    ).toEqual([]);
+    expect(problems(answer('POST', '/v1/configuration_manager/configs', 201, 'application/json', created)).join()).toMatch(
+      /required header Location is missing/,
+    );
     expect(problems(answer('GET', '/v1/providers', 410, PROBLEM, gone)).join()).toMatch(/required header Link is missing/);
     expect(problems(answer('GET', '/v1/providers', 410, PROBLEM, gone, { link: '/v1/adapters' })).join()).toMatch(/header Link: .*must match pattern/);
     expect(problems(answer('GET', '/v1/adapters/x', 401, PROBLEM, gatewayProblem('unauthorized', 401), { 'www-authenticate': 'Bearer' }))).toEqual([]);
@@ -89,7 +125,9 @@ describe('checking an answer', () => {
 
   it('fails an undocumented member and a missing one', () => {
     expect(problems(answer('GET', '/v1/providers', 410, PROBLEM, { ...gone, hint: 'x' })).join()).toMatch(/additional properties/);
-    expect(problems(answer('GET', '/v1/adapters/x', 401, PROBLEM, { ...gatewayProblem('unauthorized', 401), message: 'Unauthorized' })).join()).toMatch(/additional properties/);
+    expect(problems(answer('GET', '/v1/adapters/x', 401, PROBLEM, { ...gatewayProblem('unauthorized', 401), message: 'Unauthorized' })).join()).toMatch(
+      /additional properties/,
+    );
     const { route: _route, ...withoutRoute } = gone;
     expect(problems(answer('GET', '/v1/providers', 410, PROBLEM, withoutRoute)).join()).toMatch(/must have required property 'route'/);
     expect(problems(answer('GET', '/v1/status', 200, 'application/json', 'not json')).join()).toMatch(/not JSON/);
@@ -103,7 +141,9 @@ describe('checking an answer', () => {
     expect(problems(answer('GET', '/v1/no/such/route', 404, PROBLEM, gatewayProblem('not-found', 404)))).toEqual([]);
     expect(problems(answer('PATCH', '/v1/status', 404, PROBLEM, gatewayProblem('not-found', 404)))).toEqual([]);
     expect(problems(answer('GET', '/v1/no/such/route', 403, PROBLEM, gatewayProblem('forbidden', 403))).join()).toMatch(/answer 404/);
-    expect(problems(answer('GET', '/v1/no/such/route', 404, 'application/json', { message: 'Missing Authentication Token' })).join()).toMatch(/not application\/problem\+json/);
+    expect(problems(answer('GET', '/v1/no/such/route', 404, 'application/json', { message: 'Missing Authentication Token' })).join()).toMatch(
+      /not application\/problem\+json/,
+    );
   });
 
   it('leaves out what is not under the stage, and fails a request that got no answer', () => {

@@ -28,7 +28,9 @@ const examples = examplesOf(doc);
 
 describe('openapi.json examples', () => {
   it('has examples: one per removed operation at least', () => {
-    const removed = Object.values(doc['paths'] as Record<string, Record<string, Json>>).flatMap((ops) => Object.values(ops)).filter((op) => op['deprecated']);
+    const removed = Object.values(doc['paths'] as Record<string, Record<string, Json>>)
+      .flatMap((ops) => Object.values(ops))
+      .filter((op) => op['deprecated']);
     expect(examples.length).toBeGreaterThanOrEqual(removed.length);
   });
 

@@ -47,7 +47,9 @@ describe('Redocly lint of openapi.json', () => {
   });
 
   it('still wants a 2XX answer on every operation that is not a removed (deprecated) route', () => {
-    const doc = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'openapi.json'), 'utf8')) as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    const doc = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'openapi.json'), 'utf8')) as {
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    };
     delete doc.paths['/status']!['get']!.responses['200'];
     writeFileSync(path.join(scratch, 'openapi.json'), JSON.stringify(doc));
     copyFileSync(path.join(PROJECT_ROOT, 'redocly.yaml'), path.join(scratch, 'redocly.yaml'));
@@ -56,7 +58,9 @@ describe('Redocly lint of openapi.json', () => {
   });
 
   it('reports a removed route that does not declare its path parameter', () => {
-    const doc = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'openapi.json'), 'utf8')) as { paths: Record<string, Record<string, { parameters?: unknown[] }>> };
+    const doc = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'openapi.json'), 'utf8')) as {
+      paths: Record<string, Record<string, { parameters?: unknown[] }>>;
+    };
     delete doc.paths['/providers/{id}']!['get']!.parameters;
     writeFileSync(path.join(scratch, 'openapi.json'), JSON.stringify(doc));
     copyFileSync(path.join(PROJECT_ROOT, 'redocly.yaml'), path.join(scratch, 'redocly.yaml'));

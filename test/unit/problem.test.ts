@@ -62,7 +62,8 @@ describe('the typed problems', () => {
 
   it(`lists at most ${MAX_LISTED_ERRORS} fields in a 400 and a 413, and its detail counts the rest`, () => {
     const many = Array.from({ length: MAX_LISTED_ERRORS + 7 }, (_, i): FieldError => ({ in: 'body', field: `k${i}`, message: 'is not allowed' }));
-    for (const problem of [new BadRequest('d', many), new ContentTooLarge('d', many)]) expect(problem.toBody()['errors']).toEqual(many.slice(0, MAX_LISTED_ERRORS));
+    for (const problem of [new BadRequest('d', many), new ContentTooLarge('d', many)])
+      expect(problem.toBody()['errors']).toEqual(many.slice(0, MAX_LISTED_ERRORS));
     const detail = describeFieldErrors(many);
     expect(detail).toMatch(/^k0 is not allowed; k1 is not allowed; /);
     expect(detail).toContain(`k${MAX_LISTED_ERRORS - 1} is not allowed; and 7 more`);

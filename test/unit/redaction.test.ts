@@ -15,7 +15,9 @@ const decodedViews = (text: string): string[] => {
   // URLSearchParams decodes as a form does (+ as space), tolerating stray %.
   const percent = new URLSearchParams(`v=${text.replaceAll('&', '%26')}`).get('v')!;
   const entities = text.replace(/&(#x[0-9a-f]+|#\d+|amp|lt|gt|quot|apos);/gi, (_, e: string) =>
-    e[0] === '#' ? String.fromCodePoint(e[1] === 'x' || e[1] === 'X' ? parseInt(e.slice(2), 16) : Number(e.slice(1))) : ({ amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" } as Record<string, string>)[e.toLowerCase()]!,
+    e[0] === '#'
+      ? String.fromCodePoint(e[1] === 'x' || e[1] === 'X' ? parseInt(e.slice(2), 16) : Number(e.slice(1)))
+      : ({ amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" } as Record<string, string>)[e.toLowerCase()]!,
   );
   const json = text.replace(/\\u([0-9a-f]{4})|\\(.)/gi, (_, hex: string | undefined, c: string) => (hex ? String.fromCharCode(parseInt(hex, 16)) : c));
   const base64 = [...text.matchAll(/[A-Za-z0-9+/]{8,}={0,2}/g)].map((m) => Buffer.from(m[0], 'base64').toString('utf8'));
@@ -23,11 +25,31 @@ const decodedViews = (text: string): string[] => {
 };
 
 describe('isSecretField', () => {
-  it.each(['password', 'remote-password', 'Passphrase', 'authorisation', 'Proxy-Authorization', 'clientSecret', 'accessToken', 'Authorization', 'credentials', 'Cookie', 'key', 'apiKey', 'API_KEY', 'private-key', 'ssh_key_data', 'x-api-key', 'community', 'snmp-community', 'ike-psk', 'pskValue'])(
-    'treats %s as a secret',
-    (name) => expect(isSecretField(name)).toBe(true),
+  it.each([
+    'password',
+    'remote-password',
+    'Passphrase',
+    'authorisation',
+    'Proxy-Authorization',
+    'clientSecret',
+    'accessToken',
+    'Authorization',
+    'credentials',
+    'Cookie',
+    'key',
+    'apiKey',
+    'API_KEY',
+    'private-key',
+    'ssh_key_data',
+    'x-api-key',
+    'community',
+    'snmp-community',
+    'ike-psk',
+    'pskValue',
+  ])('treats %s as a secret', (name) => expect(isSecretField(name)).toBe(true));
+  it.each(['name', 'hostname', 'queryKeys', 'keyboard', 'monkeys', 'address', 'username', 'path'])('does not treat %s as a secret', (name) =>
+    expect(isSecretField(name)).toBe(false),
   );
-  it.each(['name', 'hostname', 'queryKeys', 'keyboard', 'monkeys', 'address', 'username', 'path'])('does not treat %s as a secret', (name) => expect(isSecretField(name)).toBe(false));
 });
 
 describe('redact', () => {
@@ -270,7 +292,11 @@ describe('loggedBody and loggedHeaders', () => {
       ['JSON text escaping / as \\/', 'text/plain', JSON.stringify({ v: PW }).replaceAll('/', '\\/')],
       ['JSON text with every character \\u-escaped', 'text/plain', `{"v":"${unicodeEscaped}"`],
       ['base64 of a longer text holding it', 'text/plain', Buffer.from(`user:${PW}`).toString('base64')],
-      ['percent-encoded inside a JSON string', 'application/json', JSON.stringify({ query: `a=1&remote=${new URLSearchParams({ x: PW }).toString().slice(2)}` })],
+      [
+        'percent-encoded inside a JSON string',
+        'application/json',
+        JSON.stringify({ query: `a=1&remote=${new URLSearchParams({ x: PW }).toString().slice(2)}` }),
+      ],
     ])('never shows it %s', (_, contentType, body) => {
       const logged = loggedBody(body, contentType, [PW]);
       for (const view of decodedViews(logged.text)) expect(view).not.toContain(PW);

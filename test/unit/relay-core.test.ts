@@ -390,15 +390,18 @@ describe('relayRestAction: a cached adapter that may be stale', () => {
     expect(h.forgotten).toEqual(['nso-lab']);
   });
 
-  it.each(['connect', 'tls', 'blocked', 'timeout', 'protocol'] as const)('drops the adapter after a %s failure (its orchestrator may have moved)', async (failure) => {
-    const h = forgetting({
-      answer: () => {
-        throw new OutboundError(failure, 'details for the log');
-      },
-    });
-    await problemOf(relayRestAction({ adapterId: 'nso-lab', request: request() }, h.deps));
-    expect(h.forgotten).toEqual(['nso-lab']);
-  });
+  it.each(['connect', 'tls', 'blocked', 'timeout', 'protocol'] as const)(
+    'drops the adapter after a %s failure (its orchestrator may have moved)',
+    async (failure) => {
+      const h = forgetting({
+        answer: () => {
+          throw new OutboundError(failure, 'details for the log');
+        },
+      });
+      await problemOf(relayRestAction({ adapterId: 'nso-lab', request: request() }, h.deps));
+      expect(h.forgotten).toEqual(['nso-lab']);
+    },
+  );
 
   it('drops the adapter when its secret reference points at nothing (it may name another secret by now)', async () => {
     const missing = new HttpProblem(500, 'secret-missing', 'Secret Missing', 'The secret that … refers to does not exist.');

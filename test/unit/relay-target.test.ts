@@ -3,7 +3,6 @@ import { describe, expect, it } from 'vitest';
 import { InvalidBaseUrl, adapterOrigin, buildTarget, checkRelayPath, targetOnOrigin } from '../../functions/outbound/target.js';
 import { REFUSED_PATHS } from '../support/relay-paths.js';
 
-
 describe('checkRelayPath', () => {
   it.each([
     '/restconf/data',
@@ -23,8 +22,7 @@ describe('checkRelayPath', () => {
     expect(checkRelayPath(path)).toEqual(expect.any(String));
   });
 
-  const ENCODED =
-    'must not contain encoded dots, slashes, backslashes, percent signs or control characters (%2e, %2f, %5c, %25, %00-%1f, %7f)';
+  const ENCODED = 'must not contain encoded dots, slashes, backslashes, percent signs or control characters (%2e, %2f, %5c, %25, %00-%1f, %7f)';
   it.each([
     ['/restconf/data\r\nHost: evil.example', 'must not contain control characters'],
     ['/a\u0000', 'must not contain control characters'],
@@ -78,19 +76,22 @@ describe('buildTarget', () => {
     let accepted = 0;
     let refused = 0;
     fc.assert(
-      fc.property(fc.array(alphabet, { maxLength: 24 }).map((chars) => chars.join('')), (tail) => {
-        const path = `/${tail}`;
-        const target = buildTarget(origin, path);
-        if (!target) {
-          refused++;
-          return;
-        }
-        accepted++;
-        const url = new URL(`${target.origin.origin}${target.path}`);
-        expect(url.origin).toBe(origin.origin);
-        // No dot segment survived (the parser would have removed it, changing the path).
-        expect(url.pathname).toBe(path.split('?')[0]);
-      }),
+      fc.property(
+        fc.array(alphabet, { maxLength: 24 }).map((chars) => chars.join('')),
+        (tail) => {
+          const path = `/${tail}`;
+          const target = buildTarget(origin, path);
+          if (!target) {
+            refused++;
+            return;
+          }
+          accepted++;
+          const url = new URL(`${target.origin.origin}${target.path}`);
+          expect(url.origin).toBe(origin.origin);
+          // No dot segment survived (the parser would have removed it, changing the path).
+          expect(url.pathname).toBe(path.split('?')[0]);
+        },
+      ),
       { numRuns: 2000 },
     );
     // The property says something only if many generated paths got through (about three in

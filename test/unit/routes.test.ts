@@ -51,14 +51,11 @@ describe('route table', () => {
 
   it('has unique operation ids and no method and path served twice', () => {
     expect(new Set(liveRoutes.map((r) => r.operationId)).size).toBe(liveRoutes.length);
-    const keys = [
-      ...liveRoutes.map((r) => `${r.method} ${r.path}`),
-      ...removedRoutes.map((r) => `${r.method} ${resourcePath(r.path)}`),
-    ];
+    const keys = [...liveRoutes.map((r) => `${r.method} ${r.path}`), ...removedRoutes.map((r) => `${r.method} ${resourcePath(r.path)}`)];
     expect(new Set(keys).size).toBe(keys.length);
   });
 
-  it('links every replacement path, its parameters filled by the removed route\'s own, in order', () => {
+  it("links every replacement path, its parameters filled by the removed route's own, in order", () => {
     const link = (method: string, path: string) => successorLinks(removedRoutes.find((r) => (r.method === method || r.method === 'ANY') && r.path === path)!);
     expect(link('GET', '/isAlive')).toEqual(['/status']);
     expect(link('GET', '/config/services')).toEqual(['/adapters', '/applications']);

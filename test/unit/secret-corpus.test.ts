@@ -28,7 +28,12 @@ const linesFor = (encoding: string, text: string): string[] => {
   const log = new Logger('svc', 'debug', (line) => lines.push(line));
   log.info('field', { text, nested: { list: [text] } });
   const exchange = {
-    request: { method: 'POST', path: '/restconf/data', headers: loggedHeaders({ Accept: 'application/json', 'X-Config': ENCODINGS['header value']!(text) }, []), body: loggedBody(text, MEDIA_TYPES[encoding], []) },
+    request: {
+      method: 'POST',
+      path: '/restconf/data',
+      headers: loggedHeaders({ Accept: 'application/json', 'X-Config': ENCODINGS['header value']!(text) }, []),
+      body: loggedBody(text, MEDIA_TYPES[encoding], []),
+    },
   };
   log.log('trace', 'relay exchange', { adapter: 'lab', ...exchange }, 'trace');
   return lines;
@@ -69,17 +74,25 @@ describe('the secret corpus', () => {
     }
   });
 
-  describe.each(SECRET_CORPUS.map((entry) => [`${entry.platform}: ${entry.template.split('\n').find((l) => l.includes('{S}'))!.trim()}`, entry] as const))(
-    '%s',
-    (_label, entry) => {
-      it('never shows its secret, in any encoding, as a field or in a trace line', () => {
-        for (const { encoding, lines } of cases(entry, entry.secret)) {
-          expect(lines).toHaveLength(2);
-          for (const line of lines) expect(shows(line, entry.secret), `${encoding}: ${line}`).toBe(false);
-        }
-      });
-    },
-  );
+  describe.each(
+    SECRET_CORPUS.map(
+      (entry) =>
+        [
+          `${entry.platform}: ${entry.template
+            .split('\n')
+            .find((l) => l.includes('{S}'))!
+            .trim()}`,
+          entry,
+        ] as const,
+    ),
+  )('%s', (_label, entry) => {
+    it('never shows its secret, in any encoding, as a field or in a trace line', () => {
+      for (const { encoding, lines } of cases(entry, entry.secret)) {
+        expect(lines).toHaveLength(2);
+        for (const line of lines) expect(shows(line, entry.secret), `${encoding}: ${line}`).toBe(false);
+      }
+    });
+  });
 
   it('keeps what is no secret: the text around a masked value stays readable', () => {
     const [line] = linesFor('plain text', excerptOf(SECRET_CORPUS[0]!, SECRET_CORPUS[0]!.secret));

@@ -1,7 +1,17 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { backendFromEnv, cacheTtlFromEnv } from '../../functions/outbound/secrets/environment.js';
 
-const KEYS = ['SECRETS_BACKEND', 'SECRETS_FILE', 'SECRETS_ACCESS', 'VAULT_ADDR', 'VAULT_MOUNT', 'VAULT_AUTH_METHOD', 'VAULT_ROLE_ID', 'VAULT_CREDENTIALS_SECRET_ARN', 'SECRETS_CACHE_TTL_SECONDS'];
+const KEYS = [
+  'SECRETS_BACKEND',
+  'SECRETS_FILE',
+  'SECRETS_ACCESS',
+  'VAULT_ADDR',
+  'VAULT_MOUNT',
+  'VAULT_AUTH_METHOD',
+  'VAULT_ROLE_ID',
+  'VAULT_CREDENTIALS_SECRET_ARN',
+  'SECRETS_CACHE_TTL_SECONDS',
+];
 const saved = Object.fromEntries(KEYS.map((k) => [k, process.env[k]]));
 const setEnv = (env: Record<string, string>) => {
   for (const k of KEYS) delete process.env[k];

@@ -69,11 +69,17 @@ describe('$VAULT_ references', () => {
     fc.assert(
       // Prefixed with text that no reason contains, so a hit can only be an echo.
       // Every value is malformed by construction: "~" is in no path segment, and the first form lacks the prefix.
-      fc.property(fc.oneof(fc.string().map((s) => `Zq~${s}`), fc.string().map((s) => `$VAULT_Zq~${s}`)), (value) => {
-        const result = parseReference(value);
-        expect(typeof result).toBe('string');
-        expect((result as string).includes(value)).toBe(false);
-      }),
+      fc.property(
+        fc.oneof(
+          fc.string().map((s) => `Zq~${s}`),
+          fc.string().map((s) => `$VAULT_Zq~${s}`),
+        ),
+        (value) => {
+          const result = parseReference(value);
+          expect(typeof result).toBe('string');
+          expect((result as string).includes(value)).toBe(false);
+        },
+      ),
     );
   });
 
@@ -120,10 +126,22 @@ describe('$VAULT_ references', () => {
 
 describe('the paths an adapter may name, and the ones the service manages', () => {
   it('takes anything that starts like a reference, in any case, for one (to be checked, never stored as a password)', () => {
-    for (const value of ['$VAULT_a', '$VAULT_', ' $VAULT_a', '\t$vault_a', '$Vault_a', '$vAuLt-a', '$VAULTa', '$vault']) expect(isVaultReference(value), value).toBe(true);
+    for (const value of ['$VAULT_a', '$VAULT_', ' $VAULT_a', '\t$vault_a', '$Vault_a', '$vAuLt-a', '$VAULTa', '$vault'])
+      expect(isVaultReference(value), value).toBe(true);
     for (const value of ['x$VAULT_a', 'VAULT_a', '$vaul', 'hunter2', '$ENCabc']) expect(isVaultReference(value), value).toBe(false);
     // As a reader could take it: invisible characters left out, fullwidth forms, percent-decoded once.
-    for (const value of ['\u200b$vault_x', '$\u200dVAULT_x', '\uff04\uff36\uff21\uff35\uff2c\uff34_x', '\ufe69vault_x', '%24VAULT_x', '%24vault', '\uff0524VAULT_x', '%EF%BC%84VAULT_x', '%e2%80%8b%24vault_x', '%24VAULT_x%ff'])
+    for (const value of [
+      '\u200b$vault_x',
+      '$\u200dVAULT_x',
+      '\uff04\uff36\uff21\uff35\uff2c\uff34_x',
+      '\ufe69vault_x',
+      '%24VAULT_x',
+      '%24vault',
+      '\uff0524VAULT_x',
+      '%EF%BC%84VAULT_x',
+      '%e2%80%8b%24vault_x',
+      '%24VAULT_x%ff',
+    ])
       expect(isVaultReference(value), value).toBe(true);
     // Passwords that hold such characters but do not read as a reference (escapes that do not decode as UTF-8 among them).
     for (const value of ['pa\u200bss$vault', 'x%24VAULT_a', '%2524VAULT_x', '100%\uff04vault', '%E0%A4%A$vault', '%ff%24VAULT_x'])

@@ -70,13 +70,15 @@ describe('readReference', () => {
     expect(await detailOf('$VAULT_none')).toBe(
       'The secret that $VAULT_none#password refers to does not exist (never written, deleted or destroyed) in the secrets store; store it again or update the reference.',
     );
-    expect(await detailOf('$VAULT_c')).toBe('The secret that $VAULT_c#password refers to has no key "password" in the secrets store; store it again or update the reference.');
+    expect(await detailOf('$VAULT_c')).toBe(
+      'The secret that $VAULT_c#password refers to has no key "password" in the secrets store; store it again or update the reference.',
+    );
     expect(await detailOf('$VAULT_c#other')).toContain('has no key "other"');
     expect(await detailOf('$VAULT_a')).toContain('$VAULT_a#password refers to is empty or not a string');
     expect(await detailOf('$VAULT_b')).toContain('is empty or not a string');
   });
 
-  it('reads only the secret\'s own keys, never what every object inherits', async () => {
+  it("reads only the secret's own keys, never what every object inherits", async () => {
     const { backend } = memoryBackend({ a: { password: 'v' } });
     for (const key of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
       const error = await readReference(backend, `$VAULT_a#${key}`).catch((e: unknown) => e);
@@ -322,7 +324,12 @@ describe('withAccess', () => {
 describe('the secrets errors', () => {
   it('are problems with their status, type, title and detail', () => {
     const unavailable = new SecretsUnavailable();
-    expect([unavailable.status, unavailable.slug, unavailable.title, unavailable.detail]).toEqual([503, 'unavailable', 'Service Unavailable', 'The secrets store is unavailable; try again shortly.']);
+    expect([unavailable.status, unavailable.slug, unavailable.title, unavailable.detail]).toEqual([
+      503,
+      'unavailable',
+      'Service Unavailable',
+      'The secrets store is unavailable; try again shortly.',
+    ]);
     expect(unavailable.headers).toEqual({ 'Retry-After': '5' });
     expect(new SecretsUnavailable('Vault is sealed.').detail).toBe('Vault is sealed.');
     const missing = new SecretMissing('$VAULT_a#password');

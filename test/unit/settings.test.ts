@@ -1,14 +1,25 @@
 import { describe, expect, it, vi } from 'vitest';
 import { DEFAULT_PROFILE_ID, profileSettings, type Profile } from '../../functions/runtime/profile-model.js';
 import type { RuntimeRecord } from '../../functions/runtime/profile-store.js';
-import { SETTINGS_CACHE_MS, SETTINGS_RETRY_MS, builtInSettings, createRuntimeSettings, logLevelOf, type SettingsSource } from '../../functions/runtime/settings.js';
+import {
+  SETTINGS_CACHE_MS,
+  SETTINGS_RETRY_MS,
+  builtInSettings,
+  createRuntimeSettings,
+  logLevelOf,
+  type SettingsSource,
+} from '../../functions/runtime/settings.js';
 
 const running: RuntimeRecord['applications'] = { orch_manager: { state: 'RUNNING' }, configuration_manager: { state: 'RUNNING' } };
 const profile = (id: string, logLevel: Profile['logLevel']): Profile => ({ id, active: true, ...profileSettings({ logLevel }) });
 
 /** A source whose answer the test changes, counting reads; `fail` makes reads throw. */
 const source = () => {
-  const state = { reads: 0, fail: false, answer: { runtime: { activeProfile: 'a', applications: running, stored: true } as RuntimeRecord, profile: profile('a', 'info') } };
+  const state = {
+    reads: 0,
+    fail: false,
+    answer: { runtime: { activeProfile: 'a', applications: running, stored: true } as RuntimeRecord, profile: profile('a', 'info') },
+  };
   const src: SettingsSource = {
     active: async () => {
       state.reads++;
@@ -93,7 +104,14 @@ describe('runtime settings', () => {
 
   it("logs an application at its own level, else at the profile's", () => {
     const base = builtInSettings();
-    const own = { ...base, profile: { ...base.profile, logLevel: 'warn' as const, applications: { ...base.profile.applications, orch_manager: { ...base.profile.applications.orch_manager, logLevel: 'trace' as const } } } };
+    const own = {
+      ...base,
+      profile: {
+        ...base.profile,
+        logLevel: 'warn' as const,
+        applications: { ...base.profile.applications, orch_manager: { ...base.profile.applications.orch_manager, logLevel: 'trace' as const } },
+      },
+    };
     expect(logLevelOf(own, 'orch_manager')).toBe('trace');
     expect(logLevelOf(own, 'configuration_manager')).toBe('warn');
     expect(logLevelOf(own)).toBe('warn');
@@ -118,7 +136,9 @@ describe('profile settings', () => {
       const fresh = await import('../../functions/runtime/profile-model.js');
       vi.stubEnv('COMPLIANCE_RETENTION_DAYS', '60');
       expect(fresh.profileSettings({}).applications.configuration_manager.reportRetentionDays).toBe(30);
-      expect(fresh.profileSettings({ applications: { configuration_manager: { reportRetentionDays: 7 } } }).applications.configuration_manager.reportRetentionDays).toBe(7);
+      expect(
+        fresh.profileSettings({ applications: { configuration_manager: { reportRetentionDays: 7 } } }).applications.configuration_manager.reportRetentionDays,
+      ).toBe(7);
       expect(() => fresh.builtInDefaults({ ADAPTER_CACHE_TTL_SECONDS: '301' })).toThrow(/ADAPTER_CACHE_TTL_SECONDS must be an integer from 0 to 300/);
     } finally {
       vi.unstubAllEnvs();

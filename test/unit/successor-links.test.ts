@@ -60,7 +60,50 @@ const carriable = (value: string): boolean => {
   return decoded !== '' && decoded !== '.' && decoded !== '..' && !decoded.includes('/') && !decoded.includes('\\');
 };
 
-const PIECES = ['..', '.', '%2e', '%2E', '%2F', '%2f', '%5C', '/', '\\', '"', "'", '<', '>', ',', ';', ' ', '\t', '\r\n', '\u0000', '\u007f', '%', '%4', '%41', '%25', 'a', 'Z', '9', '-', '_', '~', '(', ')', '@', ':', '=', '$', '#', '{', '}', 'é', '\u2028', '\u200b'];
+const PIECES = [
+  '..',
+  '.',
+  '%2e',
+  '%2E',
+  '%2F',
+  '%2f',
+  '%5C',
+  '/',
+  '\\',
+  '"',
+  "'",
+  '<',
+  '>',
+  ',',
+  ';',
+  ' ',
+  '\t',
+  '\r\n',
+  '\u0000',
+  '\u007f',
+  '%',
+  '%4',
+  '%41',
+  '%25',
+  'a',
+  'Z',
+  '9',
+  '-',
+  '_',
+  '~',
+  '(',
+  ')',
+  '@',
+  ':',
+  '=',
+  '$',
+  '#',
+  '{',
+  '}',
+  'é',
+  '\u2028',
+  '\u200b',
+];
 const value = fc.oneof(
   fc.array(fc.constantFrom(...PIECES), { minLength: 1, maxLength: 8 }).map((p) => p.join('')),
   fc.string({ unit: 'binary', minLength: 1, maxLength: 20 }),
@@ -73,39 +116,44 @@ const LINK = /^<([^<>"\s,;]*)>; rel="successor-version"$/;
 describe('successor links of removed routes', () => {
   it('has routes with path parameters to test, and every template is one the local stack renders', () => {
     expect(withParams.length).toBeGreaterThan(5);
-    for (const route of removedRoutes) expect(unsupportedMapping(mockOf(route).integrationResponses[0]!.responseTemplates['application/json']!), route.path).toBeUndefined();
+    for (const route of removedRoutes)
+      expect(unsupportedMapping(mockOf(route).integrationResponses[0]!.responseTemplates['application/json']!), route.path).toBeUndefined();
   });
 
-  it.each(withParams.map((r) => [`${r.method} ${r.path}`, r] as const))('%s: links a value only when it can be carried safely, the body unchanged', (_, route) => {
-    const param = /\{(\w+)\}/.exec(route.path)![1]!;
-    const body = JSON.stringify(goneProblem(route));
-    fc.assert(
-      fc.property(value, (v) => {
-        const r = answer(route, { [param]: v });
-        expect(r.statusCode).toBe(410);
-        expect(r.body).toBe(body);
-        const expected = successorLinks(route)
-          .filter((p) => !p.includes(`{${param}}`) || carriable(v))
-          .map((p) => `</v1${p.replace(`{${param}}`, v)}>; rel="successor-version"`);
-        const link = r.headers['Link'];
-        if (!expected.length) {
-          expect(link).toBeUndefined();
-          return;
-        }
-        expect(link).toBe(expected.join(', '));
-        for (const one of link!.split(', ')) {
-          const target = LINK.exec(one)?.[1];
-          expect(target, one).toBeDefined();
-          for (const segment of target!.split('/').slice(1)) expect(carriable(segment), segment).toBe(true);
-        }
-      }),
-      { numRuns: 300 },
-    );
-  });
+  it.each(withParams.map((r) => [`${r.method} ${r.path}`, r] as const))(
+    '%s: links a value only when it can be carried safely, the body unchanged',
+    (_, route) => {
+      const param = /\{(\w+)\}/.exec(route.path)![1]!;
+      const body = JSON.stringify(goneProblem(route));
+      fc.assert(
+        fc.property(value, (v) => {
+          const r = answer(route, { [param]: v });
+          expect(r.statusCode).toBe(410);
+          expect(r.body).toBe(body);
+          const expected = successorLinks(route)
+            .filter((p) => !p.includes(`{${param}}`) || carriable(v))
+            .map((p) => `</v1${p.replace(`{${param}}`, v)}>; rel="successor-version"`);
+          const link = r.headers['Link'];
+          if (!expected.length) {
+            expect(link).toBeUndefined();
+            return;
+          }
+          expect(link).toBe(expected.join(', '));
+          for (const one of link!.split(', ')) {
+            const target = LINK.exec(one)?.[1];
+            expect(target, one).toBeDefined();
+            for (const segment of target!.split('/').slice(1)) expect(carriable(segment), segment).toBe(true);
+          }
+        }),
+        { numRuns: 300 },
+      );
+    },
+  );
 
   it('refuses dot segments and Link syntax, and keeps ordinary names', () => {
     const pattern = new RegExp(`^(?:${LINK_SEGMENT})$`);
-    for (const bad of ['.', '..', '%2e', '%2E%2e', '.%2E', 'a"b', 'a b', 'a,b', 'a;b', '<a>', 'a%2Fb', 'a%5cb', '%', '%4g', '', 'é']) expect(pattern.test(bad), bad).toBe(false);
+    for (const bad of ['.', '..', '%2e', '%2E%2e', '.%2E', 'a"b', 'a b', 'a,b', 'a;b', '<a>', 'a%2Fb', 'a%5cb', '%', '%4g', '', 'é'])
+      expect(pattern.test(bad), bad).toBe(false);
     for (const good of ['42', 'lab-nso', 'a.b', '...', 'a%20b', 'x_y~z', 'a%C3%A9']) expect(pattern.test(good), good).toBe(true);
   });
 

@@ -71,7 +71,11 @@ describe('safeUrl', () => {
 describe('Tracer', () => {
   it('sends a completed subsegment to the daemon under the invocation’s segment', async () => {
     let now = 1_700_000_000_000;
-    const tracer = new Tracer({ host: '127.0.0.1', port }, () => header(1), () => (now += 250));
+    const tracer = new Tracer(
+      { host: '127.0.0.1', port },
+      () => header(1),
+      () => (now += 250),
+    );
     const result = await tracer.trace(
       'orchestrator lab-nso',
       { http: { method: 'patch', url: 'https://admin:s3cret@nso.example.net/restconf/data/x?secret=1' }, annotations: { adapter: 'lab-nso' } },

@@ -168,7 +168,14 @@ describe('listTreeSummaries', () => {
   });
 
   it('answers 500 when any tree of the page is damaged', async () => {
-    const store = new ScriptedStore({ page: async () => ({ items: [{ ok: true, tree }, { ok: false, id: 'x', problems: ['name is missing'] }] }) });
+    const store = new ScriptedStore({
+      page: async () => ({
+        items: [
+          { ok: true, tree },
+          { ok: false, id: 'x', problems: ['name is missing'] },
+        ],
+      }),
+    });
     await expect(listTreeSummaries(store, { limit: 5 })).rejects.toBeInstanceOf(InternalError);
   });
 });

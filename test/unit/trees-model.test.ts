@@ -109,12 +109,16 @@ describe('the create schema and the seed rules agree', () => {
 describe('cursor', () => {
   it('round-trips any page key a tree name allows, within the token length limit', () => {
     fc.assert(
-      fc.property(fc.string({ minLength: 1, maxLength: TREE_LIMITS.name, unit: 'binary' }).filter((n) => !/\p{Cc}/u.test(n)), fc.stringMatching(/^[0-9a-f]{24}$/), (name, id) => {
-        const token = encodeCursor({ name, id });
-        expect(token).toMatch(/^[A-Za-z0-9_-]+$/);
-        expect(token.length).toBeLessThanOrEqual(1024);
-        expect(decodeCursor(token)).toEqual({ name, id });
-      }),
+      fc.property(
+        fc.string({ minLength: 1, maxLength: TREE_LIMITS.name, unit: 'binary' }).filter((n) => !/\p{Cc}/u.test(n)),
+        fc.stringMatching(/^[0-9a-f]{24}$/),
+        (name, id) => {
+          const token = encodeCursor({ name, id });
+          expect(token).toMatch(/^[A-Za-z0-9_-]+$/);
+          expect(token.length).toBeLessThanOrEqual(1024);
+          expect(decodeCursor(token)).toEqual({ name, id });
+        },
+      ),
     );
   });
 
@@ -145,9 +149,12 @@ describe('transientReason', () => {
 });
 
 describe('tree names refuse format characters', () => {
-  it.each(['rt\u202eevil', 'rt\u200b1', '\u2066rt', 'rt\ufeff', 'rt\u00ad1', 'rt\u0000', 'rt\u007f'])('refuses %j (bidirectional override, zero-width, control)', (name) => {
-    expect(new RegExp(LABEL_PATTERN_SOURCE, 'u').test(name)).toBe(false);
-  });
+  it.each(['rt\u202eevil', 'rt\u200b1', '\u2066rt', 'rt\ufeff', 'rt\u00ad1', 'rt\u0000', 'rt\u007f'])(
+    'refuses %j (bidirectional override, zero-width, control)',
+    (name) => {
+      expect(new RegExp(LABEL_PATTERN_SOURCE, 'u').test(name)).toBe(false);
+    },
+  );
   it.each(['rt-1', 'Zürich core', 'ルーター'])('accepts %j', (name) => {
     expect(new RegExp(LABEL_PATTERN_SOURCE, 'u').test(name)).toBe(true);
   });

@@ -42,7 +42,7 @@ const list = fc.array(
 
 /** `v` with parts left out by the bits of `seed`: a value `v` contains (NaN aside), or nearly. */
 const trimmed = (v: JsonValue, seed: number): JsonValue => {
-  if (Array.isArray(v)) return v.filter((_, i) => (seed >> i % 16) & 1).map((x, i) => trimmed(x, seed * 7 + i));
+  if (Array.isArray(v)) return v.filter((_, i) => (seed >> (i % 16)) & 1).map((x, i) => trimmed(x, seed * 7 + i));
   if (typeof v === 'object' && v !== null) {
     const out: Record<string, JsonValue> = {};
     Object.keys(v).forEach((k, i) => {
@@ -70,14 +70,23 @@ describe('indexed list search', () => {
     const cases = list.chain((entries) =>
       fc.tuple(
         fc.constant(entries),
-        fc.array(fc.tuple(fc.constantFrom('', '/list', '/list/0', '/other'), fc.constantFrom(...MODES), expectedFor(entries), fc.boolean()), { minLength: 1, maxLength: 6 }),
+        fc.array(fc.tuple(fc.constantFrom('', '/list', '/list/0', '/other'), fc.constantFrom(...MODES), expectedFor(entries), fc.boolean()), {
+          minLength: 1,
+          maxLength: 6,
+        }),
       ),
     );
     fc.assert(
       fc.property(cases, value, ([entries, specs], other) => {
         const config = { list: entries, other };
         // Several rules share one index, so later rules meet lists already indexed.
-        const rules: Rule[] = specs.map(([path, mode, expected, whole], i) => ({ id: `r${i}`, path, mode, severity: 'error', value: whole ? expected : (expected[0] ?? []) }));
+        const rules: Rule[] = specs.map(([path, mode, expected, whole], i) => ({
+          id: `r${i}`,
+          path,
+          mode,
+          severity: 'error',
+          value: whole ? expected : (expected[0] ?? []),
+        }));
         expect(evaluateRules(config, {}, rules)).toEqual(referenceEvaluateRules(config, {}, rules));
       }),
       { numRuns: 400 },
@@ -86,12 +95,15 @@ describe('indexed list search', () => {
 
   it('answers each element question as asking every element does, once the list is indexed', () => {
     fc.assert(
-      fc.property(list.chain((entries) => fc.tuple(fc.constant(entries), expectedFor(entries))), ([entries, expected]) => {
-        const lists = new ListIndex();
-        // A question nothing answers reads the whole list: the next one is answered from its index.
-        expect(lists.someContains(entries, { '\u0000': '\u0000' })).toBe(false);
-        for (const element of expected) expect(lists.someContains(entries, element)).toBe(entries.some((a) => referenceContains(a, element)));
-      }),
+      fc.property(
+        list.chain((entries) => fc.tuple(fc.constant(entries), expectedFor(entries))),
+        ([entries, expected]) => {
+          const lists = new ListIndex();
+          // A question nothing answers reads the whole list: the next one is answered from its index.
+          expect(lists.someContains(entries, { '\u0000': '\u0000' })).toBe(false);
+          for (const element of expected) expect(lists.someContains(entries, element)).toBe(entries.some((a) => referenceContains(a, element)));
+        },
+      ),
       { numRuns: 400 },
     );
   });
@@ -103,9 +115,12 @@ describe('indexed list search', () => {
       }),
     );
     fc.assert(
-      fc.property(list.chain((entries) => fc.tuple(fc.constant(entries), expectedFor(entries))), ([a, b]) => {
-        expect(contains(a, b)).toBe(referenceContains(a, b));
-      }),
+      fc.property(
+        list.chain((entries) => fc.tuple(fc.constant(entries), expectedFor(entries))),
+        ([a, b]) => {
+          expect(contains(a, b)).toBe(referenceContains(a, b));
+        },
+      ),
     );
   });
 

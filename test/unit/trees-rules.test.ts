@@ -221,13 +221,21 @@ const json: fc.Arbitrary<JsonValue> = fc.jsonValue({ maxDepth: 4 }) as fc.Arbitr
 const containedIn = (v: JsonValue): fc.Arbitrary<JsonValue> => {
   if (Array.isArray(v)) {
     if (v.length === 0) return fc.constant<JsonValue>([]);
-    return fc.array(fc.nat(v.length - 1), { maxLength: 4 }).chain((idx): fc.Arbitrary<JsonValue> => (idx.length ? fc.tuple(...idx.map((i) => containedIn(v[i] as JsonValue))) : fc.constant([])));
+    return fc
+      .array(fc.nat(v.length - 1), { maxLength: 4 })
+      .chain((idx): fc.Arbitrary<JsonValue> => (idx.length ? fc.tuple(...idx.map((i) => containedIn(v[i] as JsonValue))) : fc.constant([])));
   }
   if (v !== null && typeof v === 'object') {
     const keys = Object.keys(v);
-    return fc.subarray(keys).chain((picked) =>
-      picked.length ? fc.tuple(...picked.map((k) => containedIn((v as Record<string, JsonValue>)[k] as JsonValue))).map((vals) => Object.fromEntries(picked.map((k, i) => [k, vals[i]]))) : fc.constant({}),
-    );
+    return fc
+      .subarray(keys)
+      .chain((picked) =>
+        picked.length
+          ? fc
+              .tuple(...picked.map((k) => containedIn((v as Record<string, JsonValue>)[k] as JsonValue)))
+              .map((vals) => Object.fromEntries(picked.map((k, i) => [k, vals[i]])))
+          : fc.constant({}),
+      );
   }
   return fc.constant(v);
 };
@@ -242,68 +250,95 @@ const shuffled = (v: JsonValue, seed: number): JsonValue => {
     }
     return items;
   }
-  if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).reverse().map(([k, x]) => [k, shuffled(x, seed + 1)]));
+  if (v !== null && typeof v === 'object')
+    return Object.fromEntries(
+      Object.entries(v)
+        .reverse()
+        .map(([k, x]) => [k, shuffled(x, seed + 1)]),
+    );
   return v;
 };
 
 describe('properties', () => {
   it('every value contains itself and every value derived from it by dropping parts', () => {
-    fc.assert(fc.property(json.chain((v) => fc.tuple(fc.constant(v), containedIn(v))), ([v, part]) => {
-      expect(contains(v, v)).toBe(true);
-      expect(contains(v, part)).toBe(true);
-      expect(evaluateRule({ x: v }, {}, rule({ path: '/x', mode: 'required', value: part })).status).toBe('pass');
-      expect(evaluateRule({ x: v }, {}, rule({ path: '/x', mode: 'disallowed', value: part })).status).toBe('fail');
-    }));
+    fc.assert(
+      fc.property(
+        json.chain((v) => fc.tuple(fc.constant(v), containedIn(v))),
+        ([v, part]) => {
+          expect(contains(v, v)).toBe(true);
+          expect(contains(v, part)).toBe(true);
+          expect(evaluateRule({ x: v }, {}, rule({ path: '/x', mode: 'required', value: part })).status).toBe('pass');
+          expect(evaluateRule({ x: v }, {}, rule({ path: '/x', mode: 'disallowed', value: part })).status).toBe('fail');
+        },
+      ),
+    );
   });
 
   it('exact passes on any reordering of arrays and members, and agrees with canonical equality', () => {
-    fc.assert(fc.property(json, fc.nat(1000), (v, seed) => {
-      const s = shuffled(v, seed);
-      expect(evaluateRule({ x: s }, {}, rule({ path: '/x', mode: 'exact', value: v })).status).toBe('pass');
-      const ordered = evaluateRule({ x: s }, {}, rule({ path: '/x', mode: 'exact', value: v, ordered: true })).status;
-      expect(ordered === 'pass').toBe(canonical(s, true) === canonical(v, true));
-    }));
+    fc.assert(
+      fc.property(json, fc.nat(1000), (v, seed) => {
+        const s = shuffled(v, seed);
+        expect(evaluateRule({ x: s }, {}, rule({ path: '/x', mode: 'exact', value: v })).status).toBe('pass');
+        const ordered = evaluateRule({ x: s }, {}, rule({ path: '/x', mode: 'exact', value: v, ordered: true })).status;
+        expect(ordered === 'pass').toBe(canonical(s, true) === canonical(v, true));
+      }),
+    );
   });
 
   it('exact pass implies required pass; required and disallowed disagree whenever the path exists', () => {
-    fc.assert(fc.property(json, json, fc.boolean(), (actual, value, ordered) => {
-      const exact = evaluateRule({ x: actual }, {}, rule({ path: '/x', mode: 'exact', value, ordered }));
-      const required = evaluateRule({ x: actual }, {}, rule({ path: '/x', mode: 'required', value }));
-      const disallowed = evaluateRule({ x: actual }, {}, rule({ path: '/x', mode: 'disallowed', value }));
-      if (exact.status === 'pass') expect(required.status).toBe('pass');
-      expect(exact.status === 'pass').toBe(canonical(actual, ordered) === canonical(value, ordered));
-      expect(required.status === 'pass').toBe(disallowed.status === 'fail');
-      for (const r of [exact, required]) if (r.status === 'fail') expect(r.at?.startsWith('/x')).toBe(true);
-    }));
+    fc.assert(
+      fc.property(json, json, fc.boolean(), (actual, value, ordered) => {
+        const exact = evaluateRule({ x: actual }, {}, rule({ path: '/x', mode: 'exact', value, ordered }));
+        const required = evaluateRule({ x: actual }, {}, rule({ path: '/x', mode: 'required', value }));
+        const disallowed = evaluateRule({ x: actual }, {}, rule({ path: '/x', mode: 'disallowed', value }));
+        if (exact.status === 'pass') expect(required.status).toBe('pass');
+        expect(exact.status === 'pass').toBe(canonical(actual, ordered) === canonical(value, ordered));
+        expect(required.status === 'pass').toBe(disallowed.status === 'fail');
+        for (const r of [exact, required]) if (r.status === 'fail') expect(r.at?.startsWith('/x')).toBe(true);
+      }),
+    );
   });
 
   it('a failing result points at a place whose content is the reported actual', () => {
     let checked = 0;
-    fc.assert(fc.property(json, json, (actual, value) => {
-      const r = evaluateRule({ x: actual }, {}, rule({ path: '/x', mode: 'required', value }));
-      if (r.status !== 'fail' || r.truncated) return;
-      const there = resolvePointer({ x: actual }, parsePointer(r.at as string) as string[]);
-      if (Array.isArray(there) || r.actual === undefined) return;
-      expect(there).toEqual(r.actual);
-      checked++;
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(json, json, (actual, value) => {
+        const r = evaluateRule({ x: actual }, {}, rule({ path: '/x', mode: 'required', value }));
+        if (r.status !== 'fail' || r.truncated) return;
+        const there = resolvePointer({ x: actual }, parsePointer(r.at as string) as string[]);
+        if (Array.isArray(there) || r.actual === undefined) return;
+        expect(there).toEqual(r.actual);
+        checked++;
+      }),
+      { numRuns: 300 },
+    );
     // About half the runs fail the rule at a place that holds a value (150 to 170 of 300): a
     // rule that never failed, or never said where, would leave nothing checked.
     expect(checked).toBeGreaterThan(100);
   });
 
   it('never throws, whatever the configuration and rule', () => {
-    fc.assert(fc.property(fc.anything(), fc.string(), fc.constantFrom('required', 'exact', 'disallowed' as const), fc.option(json, { nil: undefined }), (cfg, path, mode, value) => {
-      const r = evaluateRule(cfg, { a: 'b' }, rule({ path, mode, ...(value !== undefined ? { value } : {}) }));
-      expect(['pass', 'fail', 'invalid']).toContain(r.status);
-    }));
+    fc.assert(
+      fc.property(
+        fc.anything(),
+        fc.string(),
+        fc.constantFrom('required', 'exact', 'disallowed' as const),
+        fc.option(json, { nil: undefined }),
+        (cfg, path, mode, value) => {
+          const r = evaluateRule(cfg, { a: 'b' }, rule({ path, mode, ...(value !== undefined ? { value } : {}) }));
+          expect(['pass', 'fail', 'invalid']).toContain(r.status);
+        },
+      ),
+    );
   });
 
   it('formats and parses pointers as inverses, and resolves to what it names', () => {
-    fc.assert(fc.property(fc.array(fc.string(), { maxLength: 5 }), fc.jsonValue(), (tokens, leaf) => {
-      expect(parsePointer(formatPointer(tokens))).toEqual(tokens);
-      const doc = tokens.reduceRight<unknown>((inner, t) => Object.defineProperty({}, t, { value: inner, enumerable: true }), leaf);
-      expect(resolvePointer(doc, tokens)).toEqual(leaf);
-    }));
+    fc.assert(
+      fc.property(fc.array(fc.string(), { maxLength: 5 }), fc.jsonValue(), (tokens, leaf) => {
+        expect(parsePointer(formatPointer(tokens))).toEqual(tokens);
+        const doc = tokens.reduceRight<unknown>((inner, t) => Object.defineProperty({}, t, { value: inner, enumerable: true }), leaf);
+        expect(resolvePointer(doc, tokens)).toEqual(leaf);
+      }),
+    );
   });
 });

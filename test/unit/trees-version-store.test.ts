@@ -15,18 +15,45 @@ const summary = (versions: string[]) => ({
 
 describe('readTreeState', () => {
   it('numbers the versions of a label by occurrence when a tree item has no ordinals (addresses as they were handed out)', () => {
-    const read = readTreeState({ ...summary(['draft', 'a', 'draft']), contents: [{ id: 'x', bytes: 10 }, { id: '', bytes: 0 }, { id: 'y', bytes: 0 }] });
+    const read = readTreeState({
+      ...summary(['draft', 'a', 'draft']),
+      contents: [
+        { id: 'x', bytes: 10 },
+        { id: '', bytes: 0 },
+        { id: 'y', bytes: 0 },
+      ],
+    });
     expect(read).toEqual({
       ok: true,
-      state: expect.objectContaining({ contents: [{ id: 'x', wireBytes: 2 * 10 + 2048, ordinal: 1 }, { id: '', wireBytes: 0, ordinal: 1 }, { id: 'y', wireBytes: 0, ordinal: 2 }] }),
+      state: expect.objectContaining({
+        contents: [
+          { id: 'x', wireBytes: 2 * 10 + 2048, ordinal: 1 },
+          { id: '', wireBytes: 0, ordinal: 1 },
+          { id: 'y', wireBytes: 0, ordinal: 2 },
+        ],
+      }),
     });
     expect(readTreeState(summary(['draft', 'draft']))).toMatchObject({ ok: true, state: { contents: [{ ordinal: 1 }, { ordinal: 2 }] } });
   });
 
   it('keeps stored ordinals, and calls a tree with one address twice damaged', () => {
-    const kept = readTreeState({ ...summary(['draft', 'draft']), contents: [{ id: 'b', wireBytes: 5, ordinal: 3 }, { id: 'c', wireBytes: 5, ordinal: 2 }] });
+    const kept = readTreeState({
+      ...summary(['draft', 'draft']),
+      contents: [
+        { id: 'b', wireBytes: 5, ordinal: 3 },
+        { id: 'c', wireBytes: 5, ordinal: 2 },
+      ],
+    });
     expect(kept).toMatchObject({ ok: true, state: { contents: [{ ordinal: 3 }, { ordinal: 2 }] } });
-    expect(readTreeState({ ...summary(['draft', 'draft']), contents: [{ id: 'b', wireBytes: 5, ordinal: 2 }, { id: 'c', wireBytes: 5, ordinal: 2 }] })).toMatchObject({ ok: false });
+    expect(
+      readTreeState({
+        ...summary(['draft', 'draft']),
+        contents: [
+          { id: 'b', wireBytes: 5, ordinal: 2 },
+          { id: 'c', wireBytes: 5, ordinal: 2 },
+        ],
+      }),
+    ).toMatchObject({ ok: false });
     expect(readTreeState({ ...summary(['draft']), contents: [{ id: 'b', wireBytes: 5, ordinal: 0 }] })).toMatchObject({ ok: false });
   });
 });

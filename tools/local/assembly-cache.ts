@@ -38,9 +38,7 @@ const INPUT_FILES = [
 export const assemblyKey = (root = PROJECT_ROOT): string => {
   const files = [
     ...INPUT_DIRS.flatMap((dir) =>
-      existsSync(path.join(root, dir))
-        ? readdirSync(path.join(root, dir), { recursive: true, encoding: 'utf8' }).map((f) => path.join(dir, f))
-        : [],
+      existsSync(path.join(root, dir)) ? readdirSync(path.join(root, dir), { recursive: true, encoding: 'utf8' }).map((f) => path.join(dir, f)) : [],
     ),
     ...INPUT_FILES,
   ]
@@ -48,7 +46,15 @@ export const assemblyKey = (root = PROJECT_ROOT): string => {
     .filter((f) => existsSync(path.join(root, f)) && statSync(path.join(root, f)).isFile())
     .sort();
   const hash = createHash('sha256').update(`node ${process.version}\n`);
-  for (const f of files) hash.update(`${f}\n`).update(createHash('sha256').update(readFileSync(path.join(root, f))).digest('hex')).update('\n');
+  for (const f of files)
+    hash
+      .update(`${f}\n`)
+      .update(
+        createHash('sha256')
+          .update(readFileSync(path.join(root, f)))
+          .digest('hex'),
+      )
+      .update('\n');
   return hash.digest('hex');
 };
 
@@ -68,7 +74,11 @@ export interface LocalAssembly {
  * The local assembly for the current sources: the one in `cacheDir` under their key, or a
  * new one built there (and the older ones but the last pruned).
  */
-export const localAssembly = async (o: { readonly cacheDir?: string; readonly port: number; readonly log?: (line: string) => void }): Promise<LocalAssembly> => {
+export const localAssembly = async (o: {
+  readonly cacheDir?: string;
+  readonly port: number;
+  readonly log?: (line: string) => void;
+}): Promise<LocalAssembly> => {
   const cacheDir = path.resolve(o.cacheDir ?? defaultCacheDir());
   const key = assemblyKey();
   const slot = path.join(cacheDir, key);

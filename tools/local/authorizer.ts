@@ -63,7 +63,10 @@ const list = (v: unknown): string[] => (Array.isArray(v) ? v : v === undefined ?
 
 /** IAM's wildcard match: `*` any run of characters (`/` included), `?` exactly one. */
 export const wildcardMatch = (pattern: string, value: string, ignoreCase = false): boolean => {
-  const source = pattern.replaceAll(/[.+^${}()|[\]\\]/g, '\\$&').replaceAll('*', '.*').replaceAll('?', '.');
+  const source = pattern
+    .replaceAll(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replaceAll('*', '.*')
+    .replaceAll('?', '.');
   return new RegExp(`^${source}$`, ignoreCase ? 'is' : 's').test(value);
 };
 

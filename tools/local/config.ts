@@ -34,4 +34,3 @@ export const LOCAL_ACCOUNT = '123456789012';
 export const LOCAL_API_ID = 'localapi01';
 /** Credentials the functions get: DynamoDB Local accepts any, and real ones must never leak in. */
 export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
-

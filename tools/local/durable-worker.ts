@@ -61,7 +61,8 @@ if (port) {
   const runner = load();
   runner.then(
     () => port.postMessage({ type: 'ready' } satisfies DurableWorkerMessage),
-    (error: unknown) => port.postMessage({ type: 'init-error', message: error instanceof Error ? error.message : String(error) } satisfies DurableWorkerMessage),
+    (error: unknown) =>
+      port.postMessage({ type: 'init-error', message: error instanceof Error ? error.message : String(error) } satisfies DurableWorkerMessage),
   );
   port.on('message', (message: { type: 'run'; id: number; payload: string }) => {
     if (message.type !== 'run') return;
@@ -69,9 +70,19 @@ if (port) {
       try {
         const execution = await (await runner)().run({ payload: JSON.parse(message.payload) as unknown });
         const status = execution.getStatus();
-        port.postMessage({ type: 'done', id: message.id, status, ...(status === 'SUCCEEDED' ? {} : { error: JSON.stringify(execution.getError()) }) } satisfies DurableWorkerMessage);
+        port.postMessage({
+          type: 'done',
+          id: message.id,
+          status,
+          ...(status === 'SUCCEEDED' ? {} : { error: JSON.stringify(execution.getError()) }),
+        } satisfies DurableWorkerMessage);
       } catch (error) {
-        port.postMessage({ type: 'done', id: message.id, status: 'FAILED', error: error instanceof Error ? error.message : String(error) } satisfies DurableWorkerMessage);
+        port.postMessage({
+          type: 'done',
+          id: message.id,
+          status: 'FAILED',
+          error: error instanceof Error ? error.message : String(error),
+        } satisfies DurableWorkerMessage);
       }
     })();
   });

@@ -96,7 +96,9 @@ const signal = (child: ChildProcess, sig: NodeJS.Signals): void => {
 export const startDynamoDbLocal = async (options: { port?: number; path?: string; jvmOptions?: readonly string[] } = {}): Promise<DynamoDbLocal> => {
   const port = options.port ?? (await freePort());
   if (options.path) mkdirSync(options.path, { recursive: true });
-  const child = watchedSpawn(options.jvmOptions)({ port, sharedDb: true, ...(options.path ? { path: options.path } : {}), stdio: 'ignore' } as Parameters<typeof spawn>[0]);
+  const child = watchedSpawn(options.jvmOptions)({ port, sharedDb: true, ...(options.path ? { path: options.path } : {}), stdio: 'ignore' } as Parameters<
+    typeof spawn
+  >[0]);
   // The watchdog's stdin stays open (it ends the JVM when it closes) without keeping this process alive.
   child.unref();
   (child.stdin as unknown as { unref?: () => void } | null)?.unref?.();

@@ -99,11 +99,7 @@ export const chooseTemplate = (templates: Readonly<Record<string, string>>, acce
  * Renders a gateway error. `input.context` must hold the request's context variables; the
  * error's own (`error.message`, `error.messageString`, `error.responseType`) are added here.
  */
-export const renderGatewayResponse = (
-  responses: Readonly<Record<string, GatewayResponseSpec>>,
-  error: GatewayError,
-  input: MappingInput,
-): RenderedResponse => {
+export const renderGatewayResponse = (responses: Readonly<Record<string, GatewayResponseSpec>>, error: GatewayError, input: MappingInput): RenderedResponse => {
   const typeStatus = DEFAULT_STATUS[error.type];
   const fallbackType = (error.status ?? typeStatus ?? 500) >= 500 ? 'DEFAULT_5XX' : 'DEFAULT_4XX';
   const spec = responses[error.type] ?? responses[fallbackType];

@@ -8,28 +8,12 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { PROBLEM_CONTENT_TYPE, problemType } from '../../functions/platform/problem.js';
-import {
-  AuthorizerCache,
-  evaluatePolicy,
-  identityValues,
-  methodArn,
-  parseAuthorizerResult,
-  type AuthorizerGrant,
-} from './authorizer.js';
+import { AuthorizerCache, evaluatePolicy, identityValues, methodArn, parseAuthorizerResult, type AuthorizerGrant } from './authorizer.js';
 import { GATEWAY_MESSAGES, renderGatewayResponse, type GatewayError } from './gateway-responses.js';
 import { MAX_PAYLOAD_BYTES, type InvokeOutcome } from './lambda-pool.js';
 import type { MappingInput } from './mapping.js';
 import { runMock } from './mock.js';
-import {
-  eventBody,
-  groupHeaders,
-  newRequestContext,
-  parseQuery,
-  proxyEvent,
-  readProxyResult,
-  type RequestContext,
-  type RequestHeaders,
-} from './proxy.js';
+import { eventBody, groupHeaders, newRequestContext, parseQuery, proxyEvent, readProxyResult, type RequestContext, type RequestHeaders } from './proxy.js';
 import { Router, type RouteMatch } from './router.js';
 import type { ApiModel, AuthorizerSpec } from './template.js';
 
@@ -45,7 +29,9 @@ export type Invoker = (functionId: string, eventJson: string, options: { request
 export interface ExtraRoute {
   readonly method: string;
   readonly path: string;
-  handle(): { statusCode: number; headers: Record<string, string>; body: string } | Promise<{ statusCode: number; headers: Record<string, string>; body: string }>;
+  handle():
+    | { statusCode: number; headers: Record<string, string>; body: string }
+    | Promise<{ statusCode: number; headers: Record<string, string>; body: string }>;
 }
 
 export interface GatewayOptions {
@@ -145,7 +131,12 @@ const fixedProblem = (error: GatewayError, problem: { status: number; slug: stri
 const ownFailure = (requestId: string): Answer =>
   fixedProblem(
     { type: 'API_CONFIGURATION_ERROR', message: null },
-    { status: 500, slug: 'internal', title: 'Internal Server Error', detail: 'The gateway failed to handle the request. Quote the request id when reporting it.' },
+    {
+      status: 500,
+      slug: 'internal',
+      title: 'Internal Server Error',
+      detail: 'The gateway failed to handle the request. Quote the request id when reporting it.',
+    },
     requestId,
   );
 
@@ -173,7 +164,12 @@ export const createGateway = (options: GatewayOptions): LocalGateway => {
   const maxRequestBytes = options.maxRequestBytes ?? MAX_REQUEST_BYTES;
   const stagePrefix = `/${model.stageName}`;
 
-  const mappingInput = (context: RequestContext | Record<string, unknown>, headers: RequestHeaders, query: Record<string, string>, pathParameters: Record<string, string>): MappingInput => ({
+  const mappingInput = (
+    context: RequestContext | Record<string, unknown>,
+    headers: RequestHeaders,
+    query: Record<string, string>,
+    pathParameters: Record<string, string>,
+  ): MappingInput => ({
     context: context as Record<string, unknown>,
     stageVariables: model.stageVariables,
     headers: headers.lower,
@@ -201,7 +197,11 @@ export const createGateway = (options: GatewayOptions): LocalGateway => {
     });
     const unauthorized: GatewayError = { type: 'UNAUTHORIZED', message: GATEWAY_MESSAGES.UNAUTHORIZED };
     if (!identity) return { error: unauthorized };
-    if (authorizer.type === 'TOKEN' && authorizer.identityValidationExpression && !new RegExp(`^(?:${authorizer.identityValidationExpression})$`).test(identity[0]!)) {
+    if (
+      authorizer.type === 'TOKEN' &&
+      authorizer.identityValidationExpression &&
+      !new RegExp(`^(?:${authorizer.identityValidationExpression})$`).test(identity[0]!)
+    ) {
       return { error: unauthorized };
     }
     const cache = caches.get(authorizer.logicalId)!;
@@ -231,7 +231,9 @@ export const createGateway = (options: GatewayOptions): LocalGateway => {
     });
     if (outcome.kind === 'function-error' && outcome.errorMessage === 'Unauthorized') return { error: unauthorized };
     if (outcome.kind !== 'result') {
-      log(`authorizer ${authorizer.name} failed (${outcome.kind === 'function-error' ? outcome.errorType : outcome.kind}) for request ${request.context.requestId}`);
+      log(
+        `authorizer ${authorizer.name} failed (${outcome.kind === 'function-error' ? outcome.errorType : outcome.kind}) for request ${request.context.requestId}`,
+      );
       return { error: { type: 'AUTHORIZER_FAILURE', message: null } };
     }
     const grant = parseAuthorizerResult(JSON.parse(outcome.payload));

@@ -57,8 +57,7 @@ interface Environment {
 const WORKER_URL = new URL('./lambda-worker.ts', import.meta.url);
 
 /** Node runs the worker's TypeScript itself (type stripping); older runtimes need tsx's loader. */
-const workerExecArgv = (): string[] =>
-  (process.features as { typescript?: unknown }).typescript ? [] : ['--import', import.meta.resolve('tsx')];
+const workerExecArgv = (): string[] => ((process.features as { typescript?: unknown }).typescript ? [] : ['--import', import.meta.resolve('tsx')]);
 
 const pipeLines = (stream: Readable, label: string, kind: 'stdout' | 'stderr', log: LogSink): void => {
   createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => log(label, kind, line));
@@ -206,7 +205,10 @@ export class FunctionPool {
         throw error;
       }
       try {
-        await Promise.race([env.ready, new Promise((_, reject) => abort.signal.addEventListener('abort', () => reject(new Error('caller-timeout')), { once: true }))]);
+        await Promise.race([
+          env.ready,
+          new Promise((_, reject) => abort.signal.addEventListener('abort', () => reject(new Error('caller-timeout')), { once: true })),
+        ]);
       } catch (error) {
         // A failed init is an invocation error, and the environment is discarded (the next invocation re-initialises).
         this.#kill(env);
@@ -226,7 +228,11 @@ export class FunctionPool {
           resolve(o);
         };
         const timer = setTimeout(
-          () => finish({ kind: 'function-error', errorType: 'Sandbox.Timedout', errorMessage: `Task timed out after ${this.fn.timeoutSeconds.toFixed(2)} seconds` }, true),
+          () =>
+            finish(
+              { kind: 'function-error', errorType: 'Sandbox.Timedout', errorMessage: `Task timed out after ${this.fn.timeoutSeconds.toFixed(2)} seconds` },
+              true,
+            ),
           Math.max(0, deadline - Date.now()),
         );
         // API Gateway gave up: the function is stuck as far as anyone can tell; restart its environment.

@@ -90,7 +90,11 @@ export const isBinaryMediaType = (contentType: string | undefined, binaryMediaTy
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** The event body: text when it is UTF-8 and not a binary media type, base64 otherwise. */
-export const eventBody = (body: Buffer, contentType: string | undefined, binaryMediaTypes: readonly string[]): { body: string | null; isBase64Encoded: boolean } => {
+export const eventBody = (
+  body: Buffer,
+  contentType: string | undefined,
+  binaryMediaTypes: readonly string[],
+): { body: string | null; isBase64Encoded: boolean } => {
   if (body.length === 0) return { body: null, isBase64Encoded: false };
   if (!isBinaryMediaType(contentType, binaryMediaTypes)) {
     try {
@@ -234,10 +238,7 @@ const headerValue = (v: unknown): string | undefined => {
  * header values that are not strings (booleans pass). `multiValueHeaders` win over `headers`
  * for the same name. Without a `Content-Type`, API Gateway answers `application/json`.
  */
-export const readProxyResult = (
-  payload: string,
-  options: { binaryMediaTypes: readonly string[]; accept: string | undefined },
-): ProxyResponse | undefined => {
+export const readProxyResult = (payload: string, options: { binaryMediaTypes: readonly string[]; accept: string | undefined }): ProxyResponse | undefined => {
   let result: unknown;
   try {
     result = JSON.parse(payload);

@@ -84,7 +84,10 @@ export class Router {
         if (viaParam) return viaParam;
       }
       if (current.greedy?.node.methods.size) {
-        return { node: current.greedy.node, params: Object.assign(Object.create(null) as Record<string, string>, params, { [current.greedy.name]: parts.slice(i).join('/') }) };
+        return {
+          node: current.greedy.node,
+          params: Object.assign(Object.create(null) as Record<string, string>, params, { [current.greedy.name]: parts.slice(i).join('/') }),
+        };
       }
       return undefined;
     };

@@ -126,7 +126,10 @@ const resolveImports = (value: unknown, exports: Readonly<Record<string, unknown
  * One template of several stacks (each with its nested stacks inlined), in the order given:
  * a stack's exports are visible to all. Logical ids of top-level stacks keep no prefix.
  */
-export const mergeStacks = (stacks: readonly { readonly name: string; readonly template: StackTemplate }[], read: NestedReader): StackTemplate & { Resources: Record<string, StackTemplate['Resources'][string]> } => {
+export const mergeStacks = (
+  stacks: readonly { readonly name: string; readonly template: StackTemplate }[],
+  read: NestedReader,
+): StackTemplate & { Resources: Record<string, StackTemplate['Resources'][string]> } => {
   const resources: Record<string, StackTemplate['Resources'][string]> = {};
   const exports: Record<string, unknown> = {};
   const conditions: Record<string, unknown> = {};

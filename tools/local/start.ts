@@ -16,15 +16,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { PROJECT_ROOT } from '../../infra/paths.js';
-import {
-  LOCAL_ACCOUNT,
-  LOCAL_API_ID,
-  LOCAL_CREDENTIALS,
-  LOCAL_DIR,
-  LOCAL_REGION,
-  localPort,
-  type LocalState,
-} from './config.js';
+import { LOCAL_ACCOUNT, LOCAL_API_ID, LOCAL_CREDENTIALS, LOCAL_DIR, LOCAL_REGION, localPort, type LocalState } from './config.js';
 import { freePort, QUICK_START_JVM_OPTIONS, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.js';
 import { functionEnvironment, type Rewrite } from './environment.js';
 import { createGateway, type ExtraRoute } from './gateway.js';
@@ -168,7 +160,13 @@ export interface ServedApi {
 export const serveAssembly = async (o: ServeOptions): Promise<ServedApi> => {
   const say = (line: string) => o.log('local', 'stdout', line);
   const { model } = o;
-  const names = localNames(o.assembly.template, { stackName: model.stackName, region: LOCAL_REGION, accountId: LOCAL_ACCOUNT, apiId: LOCAL_API_ID, stageName: model.stageName });
+  const names = localNames(o.assembly.template, {
+    stackName: model.stackName,
+    region: LOCAL_REGION,
+    accountId: LOCAL_ACCOUNT,
+    apiId: LOCAL_API_ID,
+    stageName: model.stageName,
+  });
   const rewrites: Rewrite[] = [
     { from: o.synthInfo.localDir, to: o.dataDir },
     { from: `http://127.0.0.1:${o.synthInfo.port}`, to: `http://127.0.0.1:${o.port}` },
@@ -209,14 +207,26 @@ export const serveAssembly = async (o: ServeOptions): Promise<ServedApi> => {
     pools.set(
       fn.logicalId,
       new FunctionPool(
-        { name: fn.name, label: fn.label, arn, codeDir: fn.codeDir, handler: fn.handler, memoryMb: fn.memoryMb, timeoutSeconds: fn.timeoutSeconds, environment },
+        {
+          name: fn.name,
+          label: fn.label,
+          arn,
+          codeDir: fn.codeDir,
+          handler: fn.handler,
+          memoryMb: fn.memoryMb,
+          timeoutSeconds: fn.timeoutSeconds,
+          environment,
+        },
         { log: o.log, ...(o.maxConcurrency ? { maxConcurrency: o.maxConcurrency } : {}) },
       ),
     );
   }
   for (const m of model.methods) {
     if (m.integration.type !== 'MOCK') continue;
-    const templates = [...Object.values(m.integration.requestTemplates), ...m.integration.integrationResponses.flatMap((r) => Object.values(r.responseTemplates))];
+    const templates = [
+      ...Object.values(m.integration.requestTemplates),
+      ...m.integration.integrationResponses.flatMap((r) => Object.values(r.responseTemplates)),
+    ];
     const why = templates.map(unsupportedMapping).find(Boolean);
     if (why) say(`warning: ${m.httpMethod} ${m.resourcePath} uses ${why}, which the local gateway does not evaluate`);
   }
@@ -289,7 +299,9 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     } else if (!outDir) {
       const built = await localAssembly({ port, log: say, ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}) });
       outDir = built.outDir;
-      say(`${built.reused ? 'serving the assembly built before from unchanged sources' : 'built the assembly'} (${path.relative(PROJECT_ROOT, outDir) || outDir})`);
+      say(
+        `${built.reused ? 'serving the assembly built before from unchanged sources' : 'built the assembly'} (${path.relative(PROJECT_ROOT, outDir) || outDir})`,
+      );
     }
     const assembly = readCloudAssembly(outDir, options.stackName);
     const model = parseTemplate(assembly);
@@ -343,7 +355,8 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
         body: JSON.stringify({ type: 'nso', baseUrl: sim.url, auth: { type: 'basic', ...credentials } }),
       });
       const text = await res.text();
-      if (res.status !== 200 && res.status !== 201) throw new Error(`registering the NSO simulator as adapter ${SIMULATOR_ADAPTER} failed: ${res.status} ${text}`);
+      if (res.status !== 200 && res.status !== 201)
+        throw new Error(`registering the NSO simulator as adapter ${SIMULATOR_ADAPTER} failed: ${res.status} ${text}`);
       say(`NSO simulator on ${sim.url}, registered as adapter ${SIMULATOR_ADAPTER}`);
     }
 

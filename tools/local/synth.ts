@@ -43,7 +43,11 @@ export interface SynthOptions {
 /** Synthesizes the local stack (and records its synth info); throws with CDK's last lines of output when it fails. */
 export const synthesize = (options: SynthOptions): Promise<void> =>
   new Promise((resolve, reject) => {
-    const context = Object.entries({ local: 'true', ...(options.bundlesDir ? { [LOCAL_BUNDLES_CONTEXT]: options.bundlesDir } : {}), ...options.context }).flatMap(([k, v]) => ['-c', `${k}=${v}`]);
+    const context = Object.entries({
+      local: 'true',
+      ...(options.bundlesDir ? { [LOCAL_BUNDLES_CONTEXT]: options.bundlesDir } : {}),
+      ...options.context,
+    }).flatMap(([k, v]) => ['-c', `${k}=${v}`]);
     const binDirs = [path.dirname(process.execPath), path.join(PROJECT_ROOT, 'node_modules', '.bin')];
     // The app as cdk.json runs it, without the `npx` in front. CDK's built-in template
     // validation (half of the synth's CPU time, ~14 s of 27 on 2 cores) is left out: it never
@@ -71,7 +75,6 @@ export const synthesize = (options: SynthOptions): Promise<void> =>
       if (code === 0) {
         writeFileSync(path.join(options.outDir, SYNTH_INFO_FILE), JSON.stringify({ port: options.port, localDir: LOCAL_DIR } satisfies SynthInfo));
         resolve();
-      }
-      else reject(new Error(`cdk synth failed (exit ${code}):\n${tail.join('\n')}`));
+      } else reject(new Error(`cdk synth failed (exit ${code}):\n${tail.join('\n')}`));
     });
   });

@@ -16,7 +16,10 @@ import type { IndexSpec, TableSpec } from './template.js';
 const index = (i: IndexSpec) => ({
   IndexName: i.IndexName,
   KeySchema: i.KeySchema.map((k) => ({ AttributeName: k.AttributeName, KeyType: k.KeyType })),
-  Projection: { ProjectionType: (i.Projection.ProjectionType ?? 'ALL') as 'ALL' | 'KEYS_ONLY' | 'INCLUDE', ...(i.Projection.NonKeyAttributes ? { NonKeyAttributes: i.Projection.NonKeyAttributes } : {}) },
+  Projection: {
+    ProjectionType: (i.Projection.ProjectionType ?? 'ALL') as 'ALL' | 'KEYS_ONLY' | 'INCLUDE',
+    ...(i.Projection.NonKeyAttributes ? { NonKeyAttributes: i.Projection.NonKeyAttributes } : {}),
+  },
 });
 
 const tableNames = async (client: DynamoDBClient): Promise<Set<string>> => {

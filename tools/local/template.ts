@@ -154,7 +154,9 @@ export const DEFAULT_INTEGRATION_TIMEOUT_MS = 29_000;
  */
 export const readCloudAssembly = (outDir: string, stackName?: string): CloudAssembly => {
   const readJson = (file: string): Json => JSON.parse(readFileSync(path.join(outDir, file), 'utf8')) as Json;
-  const manifest = readJson('manifest.json') as { artifacts?: Record<string, { type: string; properties?: Json; displayName?: string; dependencies?: string[] }> };
+  const manifest = readJson('manifest.json') as {
+    artifacts?: Record<string, { type: string; properties?: Json; displayName?: string; dependencies?: string[] }>;
+  };
   const artifacts = Object.entries(manifest.artifacts ?? {});
   const stacks = artifacts.filter(([, a]) => a.type === 'aws:cloudformation:stack');
   if (!stacks.length) throw new TemplateError(`the assembly in ${outDir} has no stack`);
@@ -174,7 +176,10 @@ export const readCloudAssembly = (outDir: string, stackName?: string): CloudAsse
   const nestedStackPaths: string[] = [];
   try {
     template = mergeStacks(
-      ordered.map(([id, stack]) => ({ name: id, template: readJson(String(stack.properties?.['templateFile'] ?? `${id}.template.json`)) as unknown as StackTemplate })),
+      ordered.map(([id, stack]) => ({
+        name: id,
+        template: readJson(String(stack.properties?.['templateFile'] ?? `${id}.template.json`)) as unknown as StackTemplate,
+      })),
       (resource) => {
         const file = resource.Metadata?.['aws:asset:path'];
         const at = /^(.*)\.NestedStack\/[^/]+\.NestedStackResource$/.exec(String(resource.Metadata?.['aws:cdk:path'] ?? ''));
@@ -234,8 +239,7 @@ export const shortId = (logicalId: string): string => {
 };
 
 /** The physical name CloudFormation would generate, `<stack>-<logical id>`, cut to `max` characters. */
-export const physicalName = (stackName: string, logicalId: string, max: number): string =>
-  `${stackName}-${logicalId}`.slice(0, max);
+export const physicalName = (stackName: string, logicalId: string, max: number): string => `${stackName}-${logicalId}`.slice(0, max);
 
 /** The local names of the template's resources, for {@link resolveIntrinsics}. */
 export const localNames = (
@@ -422,7 +426,10 @@ export const parseTemplate = (assembly: Pick<CloudAssembly, 'stackName' | 'templ
       name: asString(p['Name']) ?? id,
       type,
       functionId: resolveFunctionId(template, p['AuthorizerUri'], `authorizer ${id}`),
-      identitySources: source.split(',').map((s) => s.trim()).filter(Boolean),
+      identitySources: source
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
       ttlSeconds: typeof p['AuthorizerResultTtlInSeconds'] === 'number' ? p['AuthorizerResultTtlInSeconds'] : 300,
       ...(asString(p['IdentityValidationExpression']) ? { identityValidationExpression: asString(p['IdentityValidationExpression'])! } : {}),
     };

@@ -68,7 +68,11 @@ export const reasonsIn = (source: string): Reason[] => {
     }
     let next = i + 1;
     while (next < lines.length && /^\s*\/\/(?!\s*Mutation:)/.test(lines[next]!)) {
-      parts.push(lines[next]!.trim().replace(/^\/\/\s?/, '').trim());
+      parts.push(
+        lines[next]!.trim()
+          .replace(/^\/\/\s?/, '')
+          .trim(),
+      );
       next += 1;
     }
     reasons.push({ line: next + 1, text: parts.filter((p) => p !== '').join(' ') });
@@ -94,7 +98,13 @@ interface StrykerReport {
 const relative = (file: string): string => path.relative(ROOT, path.resolve(ROOT, file)).split(path.sep).join('/');
 
 /** The data updated with one Stryker run: each module it mutated gets that run's figures. */
-export const withRun = (data: MutationData, report: StrykerReport, date: string, runSeconds?: number, sourceOf = (f: string) => readFileSync(path.join(ROOT, f), 'utf8')): MutationData => {
+export const withRun = (
+  data: MutationData,
+  report: StrykerReport,
+  date: string,
+  runSeconds?: number,
+  sourceOf = (f: string) => readFileSync(path.join(ROOT, f), 'utf8'),
+): MutationData => {
   const testFileOf = new Map<string, string>();
   for (const [file, { tests }] of Object.entries(report.testFiles ?? {})) for (const t of tests) testFileOf.set(t.id, relative(file));
   const modules = { ...data.modules };

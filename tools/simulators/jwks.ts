@@ -69,8 +69,7 @@ export interface TestKey {
 
 /** A fresh RSA (RS256) or P-256 (ES256) key pair with its public JWK. */
 export const testKey = (type: 'rsa' | 'ec', kid: string = randomUUID()): TestKey => {
-  const { privateKey, publicKey } =
-    type === 'rsa' ? generateKeyPairSync('rsa', { modulusLength: 2048 }) : generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const { privateKey, publicKey } = type === 'rsa' ? generateKeyPairSync('rsa', { modulusLength: 2048 }) : generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const alg = type === 'rsa' ? 'RS256' : 'ES256';
   const jwk = { ...(publicKey.export({ format: 'jwk' }) as Record<string, string>), kid, alg, use: 'sig' };
   return { kid, alg, privateKey, publicKey, jwk };
@@ -130,7 +129,12 @@ export const authorizerEvent = (input: {
 
 /** IAM resource matching: `*` any run of characters (`/` included), `?` one character. */
 export const resourceMatches = (pattern: string, arn: string): boolean =>
-  new RegExp(`^${pattern.replaceAll(/[.+^${}()|[\]\\]/g, '\\$&').replaceAll('*', '.*').replaceAll('?', '.')}$`).test(arn);
+  new RegExp(
+    `^${pattern
+      .replaceAll(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replaceAll('*', '.*')
+      .replaceAll('?', '.')}$`,
+  ).test(arn);
 
 /** Whether API Gateway would let `arn` through this policy (an explicit Deny wins). */
 export const policyAllows = (policy: PolicyDocument, arn: string): boolean => {

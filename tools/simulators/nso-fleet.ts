@@ -51,7 +51,9 @@ export const fleetConfig = (index: number, name: string): { [member: string]: Js
     'tailf-ned-cisco-ios:ip': { http: { server: kind === 7 }, 'domain-name': 'lab.example' },
     ...(kind === 3 ? {} : { 'tailf-ned-cisco-ios:banner': { motd: 'Authorized access only' } }),
     'tailf-ned-cisco-ios:interface': {
-      Loopback: [{ name: '0', ip: { address: { primary: { address: `10.${(index >> 16) & 255}.${(index >> 8) & 255}.${index & 255}`, mask: '255.255.255.255' } } } }],
+      Loopback: [
+        { name: '0', ip: { address: { primary: { address: `10.${(index >> 16) & 255}.${(index >> 8) & 255}.${index & 255}`, mask: '255.255.255.255' } } } },
+      ],
     },
   };
 };
@@ -62,7 +64,13 @@ export const fleetConfig = (index: number, name: string): { [member: string]: Js
  */
 export const FLEET_RULES = [
   { id: 'hostname', path: '/tailf-ned-cisco-ios:hostname', mode: 'required', severity: 'error' },
-  { id: 'ntp-servers', path: '/tailf-ned-cisco-ios:ntp/server/peer-list', mode: 'required', severity: 'error', value: [{ name: '{{ntp1}}' }, { name: '{{ntp2}}' }] },
+  {
+    id: 'ntp-servers',
+    path: '/tailf-ned-cisco-ios:ntp/server/peer-list',
+    mode: 'required',
+    severity: 'error',
+    value: [{ name: '{{ntp1}}' }, { name: '{{ntp2}}' }],
+  },
   { id: 'syslog-host', path: '/tailf-ned-cisco-ios:logging/host/ipv4', mode: 'required', severity: 'warning', value: [{ host: '{{syslog}}' }] },
   { id: 'no-http-server', path: '/tailf-ned-cisco-ios:ip/http/server', mode: 'disallowed', severity: 'error', value: true },
   { id: 'motd-banner', path: '/tailf-ned-cisco-ios:banner/motd', mode: 'required', severity: 'info' },

@@ -203,7 +203,13 @@ const parseSegments = (raw: string): Segment[] =>
       const eq = s.indexOf('=');
       try {
         if (eq === -1) return { name: decodeURIComponent(s) };
-        return { name: decodeURIComponent(s.slice(0, eq)), keys: s.slice(eq + 1).split(',').map((k) => decodeURIComponent(k)) };
+        return {
+          name: decodeURIComponent(s.slice(0, eq)),
+          keys: s
+            .slice(eq + 1)
+            .split(',')
+            .map((k) => decodeURIComponent(k)),
+        };
       } catch {
         throw new RestconfError(400, 'malformed-message', 'bad percent-encoding in the path', 'protocol');
       }
@@ -313,7 +319,10 @@ const toXml = (name: string, value: Json, parentModule = ''): string => {
   const tag = localName(name);
   const ns = module !== parentModule ? ` xmlns="urn:${module}"` : '';
   if (Array.isArray(value)) return value.map((v) => toXml(name, v, parentModule)).join('');
-  if (isObject(value)) return `<${tag}${ns}>${Object.entries(value).map(([k, v]) => toXml(k, v, module)).join('')}</${tag}>`;
+  if (isObject(value))
+    return `<${tag}${ns}>${Object.entries(value)
+      .map(([k, v]) => toXml(k, v, module))
+      .join('')}</${tag}>`;
   return `<${tag}${ns}>${value === null ? '' : escapeXml(String(value))}</${tag}>`;
 };
 
@@ -470,7 +479,13 @@ export const startNsoSimulator = async (options: NsoSimulatorOptions = {}): Prom
     if (!answerAs) throw new RestconfError(406, 'invalid-value', 'no acceptable media type', 'protocol');
     const render = (status: number, value: JsonObject): [number, Record<string, string>, string] =>
       answerAs.xml
-        ? [status, { 'Content-Type': answerAs.type }, Object.entries(value).map(([k, v]) => toXml(k, v)).join('')]
+        ? [
+            status,
+            { 'Content-Type': answerAs.type },
+            Object.entries(value)
+              .map(([k, v]) => toXml(k, v))
+              .join(''),
+          ]
         : [status, { 'Content-Type': answerAs.type }, JSON.stringify(value)];
 
     if (url.pathname === '/restconf' || url.pathname === '/restconf/') {

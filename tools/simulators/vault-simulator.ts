@@ -284,7 +284,9 @@ export const startVaultSimulator = async (options: VaultSimulatorOptions = {}): 
           200,
           response({
             current_version: secret.versions.length,
-            versions: Object.fromEntries(secret.versions.map((v, i) => [String(i + 1), { created_time: v.created_time, deletion_time: v.deletion_time, destroyed: v.destroyed }])),
+            versions: Object.fromEntries(
+              secret.versions.map((v, i) => [String(i + 1), { created_time: v.created_time, deletion_time: v.deletion_time, destroyed: v.destroyed }]),
+            ),
           }),
         );
         return 200;

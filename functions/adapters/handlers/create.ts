@@ -23,9 +23,12 @@ const adapterLocation = (name: string, requestPath?: string): string => `${(requ
 
 const idempotency = idempotent({ store: createIdempotencyStore() });
 
-export const handler = httpHandler<AdapterInput & { readonly name: string }>({ operation: 'createAdapter', validate: withEncRejection(validate), idempotency }, async (event) => {
-  const { name, ...input } = event.body;
-  checkNewAdapterName(name, 'body', 'name');
-  const { adapter } = await putAdapter({ store, secrets: secretsBackend, localMode, referencePrefixes }, name, input, 'create', callerOf(event));
-  return json(201, adapter, { Location: adapterLocation(name, event.requestContext?.path) });
-});
+export const handler = httpHandler<AdapterInput & { readonly name: string }>(
+  { operation: 'createAdapter', validate: withEncRejection(validate), idempotency },
+  async (event) => {
+    const { name, ...input } = event.body;
+    checkNewAdapterName(name, 'body', 'name');
+    const { adapter } = await putAdapter({ store, secrets: secretsBackend, localMode, referencePrefixes }, name, input, 'create', callerOf(event));
+    return json(201, adapter, { Location: adapterLocation(name, event.requestContext?.path) });
+  },
+);

@@ -8,5 +8,8 @@ const store = createAdapterStore();
 
 export const handler = httpHandler({ operation: 'listAdapters', validate }, async (event) => {
   const query = event.queryStringParameters ?? {};
-  return json(200, await listAdapters(store, { ...(query['limit'] ? { limit: query['limit'] } : {}), ...(query['cursor'] ? { cursor: query['cursor'] } : {}) }));
+  return json(
+    200,
+    await listAdapters(store, { ...(query['limit'] ? { limit: query['limit'] } : {}), ...(query['cursor'] ? { cursor: query['cursor'] } : {}) }),
+  );
 });

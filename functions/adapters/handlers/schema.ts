@@ -14,5 +14,8 @@ const store = createAdapterStore();
 export const handler = httpHandler({ operation: 'getAdapterSchema', validate }, async (event) => {
   const adapter = await getAdapter(store, adapterNameFromPath(event.pathParameters?.['name']));
   // One adapter type today (`nso`); the schema is the type's, whatever the adapter holds.
-  return json(200, { type: adapter.type, schema: { $schema: 'https://json-schema.org/draft/2020-12/schema', title: `Adapter of type ${adapter.type}`, ...ADAPTER_BODY } });
+  return json(200, {
+    type: adapter.type,
+    schema: { $schema: 'https://json-schema.org/draft/2020-12/schema', title: `Adapter of type ${adapter.type}`, ...ADAPTER_BODY },
+  });
 });

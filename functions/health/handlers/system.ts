@@ -17,10 +17,7 @@ import { NO_STORE } from '../about.js';
 
 const TIMEOUT_MS = integerEnv('HEALTH_CHECK_TIMEOUT_MS', 2_000, 50, 10_000);
 
-const checks: readonly Check[] = [
-  ...boundTables().map(({ key, name }) => dynamoTableCheck(documentClient, key, name)),
-  secretsCheck(secretsBackend),
-];
+const checks: readonly Check[] = [...boundTables().map(({ key, name }) => dynamoTableCheck(documentClient, key, name)), secretsCheck(secretsBackend)];
 
 /** Runs the checks; throws {@link DependencyDown} (503) when one is down. */
 export const systemHealth = async (all: readonly Check[], timeoutMs: number) => {
@@ -29,6 +26,4 @@ export const systemHealth = async (all: readonly Check[], timeoutMs: number) => 
   return { health: report.status, ...report };
 };
 
-export const handler = httpHandler({ operation: 'getSystemHealth', validate }, async () =>
-  json(200, await systemHealth(checks, TIMEOUT_MS), NO_STORE),
-);
+export const handler = httpHandler({ operation: 'getSystemHealth', validate }, async () => json(200, await systemHealth(checks, TIMEOUT_MS), NO_STORE));

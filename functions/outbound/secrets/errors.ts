@@ -19,8 +19,16 @@ export class SecretsUnavailable extends ServiceUnavailable {
 }
 
 export class SecretMissing extends HttpProblem {
-  constructor(readonly reference: string, why = 'does not exist (never written, deleted or destroyed)') {
-    super(500, 'secret-missing', 'Secret Missing', `The secret that ${reference} refers to ${why} in the secrets store; store it again or update the reference.`);
+  constructor(
+    readonly reference: string,
+    why = 'does not exist (never written, deleted or destroyed)',
+  ) {
+    super(
+      500,
+      'secret-missing',
+      'Secret Missing',
+      `The secret that ${reference} refers to ${why} in the secrets store; store it again or update the reference.`,
+    );
   }
 }
 

@@ -97,7 +97,13 @@ export const createLocalBackend = (options: LocalStoreOptions): SecretsBackend =
         const aside = `${lockFile}.${randomUUID()}.stale`;
         // Mutation: the failure arm → `true` (uncovered) or `undefined` is equivalent: unlinking a lock another
         // writer moved fails into the `catch`, and `undefined` is as false.
-        if (await rename(lockFile, aside).then(() => true, () => false)) await unlink(aside).catch(() => undefined);
+        if (
+          await rename(lockFile, aside).then(
+            () => true,
+            () => false,
+          )
+        )
+          await unlink(aside).catch(() => undefined);
         logger.warn('local secrets store: took over an abandoned lock', { backend: 'local' });
         continue;
       }

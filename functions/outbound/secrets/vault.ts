@@ -21,7 +21,7 @@ import { SecretsUnavailable } from './errors.js';
 
 export type VaultAuth =
   | { readonly method: 'token'; readonly token: CredentialSource }
-  | { readonly method: 'approle'; readonly roleId: string; readonly secretId: CredentialSource; /** default `approle` */ readonly mount?: string };
+  | { readonly method: 'approle'; readonly roleId: string; readonly secretId: CredentialSource /** default `approle` */; readonly mount?: string };
 
 export interface VaultOptions {
   /** Vault's address, e.g. `https://vault.example.net:8200` (a path prefix is kept). */

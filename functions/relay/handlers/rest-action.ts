@@ -97,7 +97,10 @@ export const handler = httpHandler<RestActionRequest>({ operation: 'relayRestAct
     adapters = cachedAdapters(adapterStore, { ttlMs: adapterCacheSeconds * 1000, maxEntries: ADAPTER_CACHE_MAX_ENTRIES });
   }
   // A cap on the calls in flight through the adapter (0: none); the lease cannot outlive this function.
-  const release = settings.maxConcurrentCallsPerAdapter > 0 ? await callSlots.acquire(adapterId, settings.maxConcurrentCallsPerAdapter, context.getRemainingTimeInMillis()) : undefined;
+  const release =
+    settings.maxConcurrentCallsPerAdapter > 0
+      ? await callSlots.acquire(adapterId, settings.maxConcurrentCallsPerAdapter, context.getRemainingTimeInMillis())
+      : undefined;
   let results;
   try {
     results = await relayRestAction(
