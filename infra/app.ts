@@ -6,6 +6,7 @@
  */
 import { App, Aspects } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { staleRouteIndex } from './build/route-index.js';
 import { DeployConfigError, loadDeployConfig, RETIRED_CONTEXT_KEYS } from './config.js';
 import { localStackProps } from './local-mode.js';
 import { addNagSuppressions } from './nag.js';
@@ -27,6 +28,9 @@ if (retired.length) {
       retired.map((key) => `  -c ${key}: set ${RETIRED_CONTEXT_KEYS[key]} in the config file`).join('\n'),
   );
 }
+
+const stale = staleRouteIndex();
+if (stale) fail(`${stale}: the authorizer reads its roles from it. Run npm run generate, then synth again.`);
 
 const service = (() => {
   if (local) {

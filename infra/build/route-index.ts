@@ -4,9 +4,15 @@
  * application's dependencies. The authorizer, the health routes and the application routes read
  * it, so that their bundles carry neither schemas nor documentation.
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { APPLICATIONS } from '../../functions/platform/applications.js';
 import type { IndexedRoute } from '../../functions/platform/route.js';
 import { applicationDependencies, liveRoutes } from '../../functions/api/routes.js';
+import { PROJECT_ROOT } from '../paths.js';
+
+/** Where the index is kept, from the project's root. */
+export const ROUTE_INDEX_FILE = 'functions/generated/route-index.ts';
 
 /** A live route as the index holds it, members in a fixed order. */
 export const indexedRoute = (route: IndexedRoute): IndexedRoute => ({
@@ -35,3 +41,19 @@ export const routeIndexSource = (): string =>
     '};',
     '',
   ].join('\n');
+
+/**
+ * Why the kept route index is not what the route table makes of it (missing, or another text),
+ * or undefined when it is current. The authorizer decides roles from the index while the stack
+ * builds methods from the table: a synth refuses a stale index, so that a deploy never enforces
+ * other roles than the routes declare.
+ */
+export const staleRouteIndex = (file = path.join(PROJECT_ROOT, ROUTE_INDEX_FILE)): string | undefined => {
+  let kept: string;
+  try {
+    kept = readFileSync(file, 'utf8');
+  } catch {
+    return `${file} is missing`;
+  }
+  return kept === routeIndexSource() ? undefined : `${file} does not match the route table`;
+};

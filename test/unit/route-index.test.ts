@@ -1,15 +1,31 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { applicationDependencies, liveRoutes } from '../../functions/api/routes.js';
 import { applicationNeeds, indexedRoutes } from '../../functions/generated/route-index.js';
 import { APPLICATIONS } from '../../functions/platform/applications.js';
-import { indexedRoute, routeIndexSource } from '../../infra/build/route-index.js';
+import { indexedRoute, ROUTE_INDEX_FILE, routeIndexSource, staleRouteIndex } from '../../infra/build/route-index.js';
 import { PROJECT_ROOT } from '../../infra/paths.js';
 
 describe('the generated route index', () => {
   it('is up to date with the route table (run npm run generate)', () => {
     expect(readFileSync(path.join(PROJECT_ROOT, 'functions/generated/route-index.ts'), 'utf8')).toBe(routeIndexSource());
+  });
+
+  it('is refused by a synth when stale or missing, so the authorizer never enforces other roles than the routes declare', () => {
+    expect(staleRouteIndex()).toBeUndefined();
+    const dir = mkdtempSync(path.join(tmpdir(), 'route-index-'));
+    try {
+      const file = path.join(dir, 'route-index.ts');
+      // One role of one route changed by hand, as a route edited without npm run generate would leave it.
+      writeFileSync(file, routeIndexSource().replace('"roles":["admin","apiread"]', '"roles":["admin"]'));
+      expect(staleRouteIndex(file)).toBe(`${file} does not match the route table`);
+      expect(staleRouteIndex(path.join(dir, 'absent.ts'))).toBe(`${path.join(dir, 'absent.ts')} is missing`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect(ROUTE_INDEX_FILE).toBe('functions/generated/route-index.ts');
   });
 
   it('holds every live route, in order, with what runtime code reads of it', () => {
