@@ -2,11 +2,11 @@
  * The local assembly is reused only while none of its inputs changed: the key is a content
  * hash of the functions, the CDK app, the lockfile and the project's configuration.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { assemblyKey } from '../../tools/local/assembly-cache.js';
+import { assemblyKey, guardCacheDir } from '../../tools/local/assembly-cache.js';
 import { handlerModules } from '../../tools/local/bundles.js';
 
 let root: string;
@@ -57,6 +57,23 @@ describe('assemblyKey', () => {
     write('docs/x.md', 'x\n');
     write('.local/state.json', '{}\n');
     expect(assemblyKey(root)).toBe(before);
+  });
+});
+
+describe('guardCacheDir', () => {
+  it('makes the cache for its owner only, and refuses one others may write to', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'start-cache-'));
+    try {
+      const cache = path.join(dir, 'cache');
+      guardCacheDir(cache);
+      expect(statSync(cache).mode & 0o777).toBe(0o700);
+      chmodSync(cache, 0o777);
+      expect(() => guardCacheDir(cache)).toThrow(/writable by others \(mode 777\)/);
+      chmodSync(cache, 0o755);
+      expect(() => guardCacheDir(cache)).not.toThrow();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

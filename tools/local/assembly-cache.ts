@@ -62,6 +62,18 @@ const READY_FILE = 'ready.json';
 /** Assemblies kept besides the current one (another checkout state, or a stack still running on it). */
 const KEEP_OTHERS = 1;
 
+/**
+ * Makes the cache directory (owner only) and refuses one another user owns or may write to: a
+ * start runs the code it finds there, so a cache pointed at a shared place (`NETCONFIG_START_CACHE`
+ * under `/tmp`, say) must not let anyone else plant an assembly.
+ */
+export const guardCacheDir = (cacheDir: string): void => {
+  mkdirSync(cacheDir, { recursive: true, mode: 0o700 });
+  const { uid, mode } = statSync(cacheDir);
+  if (process.getuid !== undefined && uid !== process.getuid()) throw new Error(`${cacheDir} belongs to another user: npm start runs no code from it`);
+  if (mode & 0o022) throw new Error(`${cacheDir} is writable by others (mode ${(mode & 0o777).toString(8)}): npm start runs no code from it; chmod go-w it`);
+};
+
 export interface LocalAssembly {
   /** The assembly directory (`cdk.out` layout). */
   readonly outDir: string;
@@ -80,6 +92,7 @@ export const localAssembly = async (o: {
   readonly log?: (line: string) => void;
 }): Promise<LocalAssembly> => {
   const cacheDir = path.resolve(o.cacheDir ?? defaultCacheDir());
+  guardCacheDir(cacheDir);
   const key = assemblyKey();
   const slot = path.join(cacheDir, key);
   const outDir = path.join(slot, 'cdk.out');
@@ -88,7 +101,6 @@ export const localAssembly = async (o: {
     utimesSync(slot, now, now);
     return { outDir, key, reused: true };
   }
-  mkdirSync(cacheDir, { recursive: true });
   // Built aside and renamed into place: a start that fails half-way leaves nothing that looks ready.
   const work = path.join(cacheDir, `${key}.building-${process.pid}`);
   rmSync(work, { recursive: true, force: true });
@@ -105,6 +117,8 @@ export const localAssembly = async (o: {
     o.log?.(`synthesized in ${((Date.now() - t) / 1000).toFixed(1)} s`);
     // CDK copied each bundle into the assembly (asset.<hash>/).
     rmSync(bundlesDir, { recursive: true, force: true });
+    // A source saved while building may be in this assembly or not: it is kept under no key.
+    if (assemblyKey() !== key) throw new Error('the sources changed while the stack was being built; start again');
     writeFileSync(path.join(work, READY_FILE), `${JSON.stringify({ key, built: new Date().toISOString() })}\n`);
     if (existsSync(path.join(slot, READY_FILE))) {
       // Another start built the same key meanwhile (and may be serving it): its assembly is this one.
