@@ -161,7 +161,11 @@ describe('FunctionRoles', () => {
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [], '@aws-cdk/aws-iam:minimizePolicies': true } });
     const stack = new Stack(app, 'Merged');
     const tables = ['One', 'Two'].map((id) => new TableV2(stack, id, { partitionKey: { name: 'pk', type: AttributeType.STRING } }));
-    const fn = new ServiceFunction(stack, 'A', { handler: 'health/handlers/status', description: 'A', permissions: tables.map((t) => tablePermission(t, 'read')) });
+    const fn = new ServiceFunction(stack, 'A', {
+      handler: 'health/handlers/status',
+      description: 'A',
+      permissions: tables.map((t) => tablePermission(t, 'read')),
+    });
     // Resolved before the synth validates (cdk-nag does so): the two reads become one statement.
     const policy = fn.function.role!.node.findChild('DefaultPolicy') as unknown as { document: unknown };
     const merged = stack.resolve(policy.document) as { Statement: unknown[] };
