@@ -2,7 +2,7 @@
  * The stateful resources keep their logical ids and key schemas: a change that would make
  * CloudFormation replace one (a construct moved or renamed, a key changed) fails here, before
  * a deploy swaps in a new, empty table. The ids are those of the single stack of earlier
- * versions, which the stateful stack continues (docs/deployment.md, "Moving to the split").
+ * versions, which the stateful stack continues (docs/deployment.md, "Moving an existing deployment to the split").
  */
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
