@@ -216,6 +216,9 @@ export interface ChunkRun {
  * and the SDK ends an invocation only when no step is executing. So no earlier run is still writing when a chunk runs again, and
  * the devices it finds without a report are the ones no run has written: it writes them
  * without a condition, and its counts are exactly what it stored.
+ *
+ * One function of about 80 lines on purpose: the guarantees above hold over one sequence (read
+ * what is stored, take devices until the reserve, settle, write, count), easier to check whole.
  */
 export const runChunk = async (
   batchId: string,
