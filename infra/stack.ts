@@ -17,7 +17,6 @@
  */
 import { CfnOutput, Duration, NestedStack, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import {
-  AccessLogFormat,
   AuthorizationType,
   AwsIntegration,
   EndpointType,
@@ -39,6 +38,7 @@ import path from 'node:path';
 import { liveRoutes as routeTable } from '../functions/api/routes.js';
 import { removedRoutes } from '../functions/api/removed.js';
 import type { LiveRoute, TableAccess, TableKey } from '../functions/platform/route.js';
+import { accessLogFormat } from './access-log.js';
 import { callsOutside, concurrencyGroup, EXAMPLE_CONFIG_FILE, loadDeployConfig, type DeploySettings } from './config.js';
 import { Auth, UserDirectory, type AuthProps } from './constructs/auth.js';
 import { PrivateNetwork } from './constructs/network.js';
@@ -299,7 +299,7 @@ export class NetconfigApiStack extends Stack {
         throttlingRateLimit: 200,
         throttlingBurstLimit: 400,
         accessLogDestination: new LogGroupLogDestination(accessLogs),
-        accessLogFormat: AccessLogFormat.jsonWithStandardFields(),
+        accessLogFormat: accessLogFormat(),
       },
     });
     // The methods of the parts name the authorizer by id; it belongs to this stack's API.

@@ -12,6 +12,7 @@ import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import validator from '@middy/validator';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { MAX_JSON_DEPTH, JsonTooDeep, parseJson } from './bounded-json.js';
+import { requestCaller } from './caller.js';
 import { illFormedStringAt } from './canonical-json.js';
 import { logger } from './logger.js';
 import { metrics, recordValidationFailure } from './metrics.js';
@@ -199,9 +200,15 @@ const problems = (operation: string): middy.MiddlewareObj<APIGatewayProxyEvent, 
   },
 });
 
+/**
+ * The fields every line of the request carries: its correlation id (API Gateway's request id),
+ * the operation and, on a route behind the authorizer, the caller (`{ subject, roles }`), so
+ * that each line, the relay's call line included, says who asked.
+ */
 const correlation = (operation: string): middy.MiddlewareObj<APIGatewayProxyEvent> => ({
   before: (request) => {
-    logger.setContext({ correlationId: request.event.requestContext?.requestId, operation });
+    const caller = requestCaller(request.event);
+    logger.setContext({ correlationId: request.event.requestContext?.requestId, operation, ...(caller ? { caller } : {}) });
     metrics.setContext({ correlationId: request.event.requestContext?.requestId });
   },
 });

@@ -419,6 +419,36 @@ describe('logging', () => {
     expect(all).not.toContain('secret-looking-value');
     expect(all).not.toContain(Buffer.from(`admin:${PASSWORD}`).toString('base64'));
   });
+
+  it('names the caller (token subject and roles) on the call line of what was sent to NSO', async () => {
+    const { createProfileStore } = await import('../../functions/runtime/profile-store.js');
+    const { containerSettings } = await import('../../functions/runtime/settings.js');
+    const profiles = createProfileStore(documentClient, tables['profiles'], () => tables['changelog']);
+    const change = { now: new Date().toISOString(), by: 'test' };
+    await profiles.setApplicationLogLevel('orch_manager', 'info', change);
+    containerSettings()!.forget();
+    const out = captureStdout();
+    try {
+      const body = { params: { method: 'GET', path: CONFIG, accept: 'application/yang-data+json' }, body: {} };
+      const authorizer = { principalId: 'ops-7f3a@bank.example', principal: 'ops-7f3a@bank.example', roles: 'admin' };
+      const res = await invoke(handler, apiEvent({ method: 'POST', resource: RESOURCE, pathParameters: { adapterId: 'lab' }, body, authorizer }));
+      expect(res.status).toBe(200);
+    } finally {
+      out.restore();
+      await profiles.setApplicationLogLevel('orch_manager', 'warn', change);
+      containerSettings()!.forget();
+    }
+    const calls = out.entries().filter((l) => l['message'] === 'relay call');
+    expect(calls).toEqual([
+      expect.objectContaining({
+        adapter: 'lab',
+        method: 'GET',
+        path: CONFIG,
+        operation: 'relayRestAction',
+        caller: { subject: 'ops-7f3a@bank.example', roles: ['admin'] },
+      }),
+    ]);
+  });
 });
 
 describe('outside local mode', () => {

@@ -3,6 +3,8 @@ import { getTree, relayRestAction } from '../../functions/generated/validators.j
 import { httpHandler, json, staticHttpHandler } from '../../functions/runtime/http.js';
 import { Conflict, InternalError, ServiceUnavailable } from '../../functions/platform/problem.js';
 import { apiEvent, invoke } from '../../tools/simulators/api-events.js';
+import { logger } from '../../functions/platform/logger.js';
+import { stdoutDuring } from '../support/stdout.js';
 
 const RELAY = '/orch_manager/restAction/{adapterId}';
 const echo = httpHandler({ operation: 'relayRestAction', validate: relayRestAction, timeoutEarlyInMillis: 0 }, async (event) =>
@@ -114,5 +116,38 @@ describe('staticHttpHandler (no active profile)', () => {
       expect(res.contentType).toBe('application/problem+json');
     }
     expect(ran).toBe(1);
+  });
+});
+
+describe('the caller on every line of a request', () => {
+  const logging = staticHttpHandler({ operation: 'getStatus', timeoutEarlyInMillis: 0 }, async (event) => {
+    logger.error('first line');
+    logger.warn('second line', { detail: 1 });
+    if (event.queryStringParameters?.['fail']) throw new Error('boom');
+    return json(200, { ok: true });
+  });
+  const authorized = (principal: string, roles: string, query?: Record<string, string>) =>
+    apiEvent({ method: 'GET', resource: '/status', authorizer: { principalId: principal, principal, roles }, ...(query ? { query } : {}) });
+
+  it('names the subject and roles on each line, the failure lines of the request included', async () => {
+    const ok = await stdoutDuring(() => invoke(logging, authorized('alice@bank.example', 'admin,apiread')));
+    const failed = await stdoutDuring(() => invoke(logging, authorized('bob@bank.example', 'apiread', { fail: '1' })));
+    expect(ok.entries().map((l) => l['message'])).toEqual(['first line', 'second line']);
+    for (const line of ok.entries()) expect(line['caller']).toEqual({ subject: 'alice@bank.example', roles: ['admin', 'apiread'] });
+    // The error lines toProblem writes belong to the request as well.
+    expect(failed.entries().map((l) => l['message'])).toEqual(['first line', 'second line', 'unhandled error', 'request failed']);
+    for (const line of failed.entries()) expect(line['caller']).toEqual({ subject: 'bob@bank.example', roles: ['apiread'] });
+  });
+
+  it('takes the subject from principalId when the context has no principal, and names no caller where no authorizer ran', async () => {
+    const byId = await stdoutDuring(() => invoke(logging, apiEvent({ method: 'GET', resource: '/status', authorizer: { principalId: 'carol', roles: '' } })));
+    expect(byId.entries().map((l) => l['caller'])).toEqual([
+      { subject: 'carol', roles: [] },
+      { subject: 'carol', roles: [] },
+    ]);
+    // A public route after an authorized one in the same container: the previous caller is gone.
+    const open = await stdoutDuring(() => invoke(logging, apiEvent({ method: 'GET', resource: '/status', authorizer: {} })));
+    expect(open.entries()).toHaveLength(2);
+    for (const line of open.entries()) expect(line).not.toHaveProperty('caller');
   });
 });
