@@ -28,7 +28,7 @@ import {
   type IResource,
 } from 'aws-cdk-lib/aws-apigateway';
 import { AttributeType, Billing, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
-import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { AnyPrincipal, Effect, PolicyDocument, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Alias, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -135,6 +135,37 @@ export const apiPartOf = (route: Pick<LiveRoute, 'tag'>): string =>
     .map(pascal)
     .join('');
 
+/**
+ * What an append-only table's resource policy denies every principal (`TableSpec.appendOnly`):
+ * each way to change or remove an item. PutItem stays allowed, to whom IAM grants it: the
+ * functions put new entries with `attribute_not_exists` (functions/runtime/changelog.ts).
+ */
+export const APPEND_ONLY_DENIED = [
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:BatchWriteItem',
+  'dynamodb:PartiQLUpdate',
+  'dynamodb:PartiQLDelete',
+] as const;
+
+/**
+ * The resource policy of an append-only table: an explicit Deny of {@link APPEND_ONLY_DENIED}
+ * to any principal, which no identity policy can override (an administrator's included). `*`
+ * as the resource is the table the policy is attached to (its own ARN would be a circular reference).
+ */
+const appendOnlyPolicy = (): PolicyDocument =>
+  new PolicyDocument({
+    statements: [
+      new PolicyStatement({
+        sid: 'AppendOnly',
+        effect: Effect.DENY,
+        principals: [new AnyPrincipal()],
+        actions: [...APPEND_ONLY_DENIED],
+        resources: ['*'],
+      }),
+    ],
+  });
+
 /** The stateful stack: tables, user pool, secrets. Terminated by no one, and none of its resources is ever deleted with it. */
 export class NetconfigDataStack extends Stack {
   readonly tables: Record<TableKey, TableV2>;
@@ -161,6 +192,7 @@ export class NetconfigDataStack extends Stack {
           deletionProtection: !props.local,
           removalPolicy: RemovalPolicy.RETAIN,
           ...(spec.timeToLive ? { timeToLiveAttribute: spec.timeToLive } : {}),
+          ...(spec.appendOnly ? { resourcePolicy: appendOnlyPolicy() } : {}),
           globalSecondaryIndexes: spec.globalIndexes?.map((g) => ({
             indexName: g.name,
             partitionKey: attr(g.partitionKey),
@@ -312,6 +344,11 @@ export class NetconfigApiStack extends Stack {
     // the Vault credential, starting compliance batches. Functions with the same needs (in one part) share a role.
     const tableNeeds = (tables: Partial<Record<TableKey, TableAccess>>) => {
       const entries = Object.entries(tables) as [TableKey, TableAccess][];
+      for (const [key, access] of entries) {
+        if (tableSpecs[key].appendOnly && access === 'write') {
+          throw new Error(`the ${key} table is append-only: a function may have 'append' access to it (PutItem of new items), never 'write'`);
+        }
+      }
       return {
         permissions: entries.map(([key, access]) => tablePermission(data.tables[key], access)),
         environment: Object.fromEntries(entries.map(([key]) => [tableEnv(key), data.tables[key].tableName])),

@@ -26,7 +26,7 @@ export const adapterRoutes: readonly LiveRoute[] = [
       409: 'Another request changed the adapter meanwhile, or another adapter has a name that differs from this one only by case (`adapter-exists`); nothing was changed',
       503: 'The secrets store or the database is unavailable; nothing was changed',
     },
-    needs: { tables: { adapters: 'write', changelog: 'write' }, secrets: 'write' },
+    needs: { tables: { adapters: 'write', changelog: 'append' }, secrets: 'write' },
   },
   {
     method: 'POST',
@@ -57,7 +57,7 @@ export const adapterRoutes: readonly LiveRoute[] = [
       422: 'The Idempotency-Key was already used for a different request',
       503: 'The secrets store or the database is unavailable; nothing was changed',
     },
-    needs: { tables: { adapters: 'write', idempotency: 'write', changelog: 'write' }, secrets: 'write' },
+    needs: { tables: { adapters: 'write', idempotency: 'write', changelog: 'append' }, secrets: 'write' },
   },
   {
     method: 'PUT',
@@ -75,7 +75,7 @@ export const adapterRoutes: readonly LiveRoute[] = [
       409: ADAPTER_CHANGED,
       503: 'The database is unavailable; nothing was changed',
     },
-    needs: { tables: { adapters: 'write', changelog: 'write' } },
+    needs: { tables: { adapters: 'write', changelog: 'append' } },
   },
   {
     method: 'PUT',
@@ -93,7 +93,7 @@ export const adapterRoutes: readonly LiveRoute[] = [
       409: ADAPTER_CHANGED,
       503: 'The database is unavailable; nothing was changed',
     },
-    needs: { tables: { adapters: 'write', changelog: 'write' } },
+    needs: { tables: { adapters: 'write', changelog: 'append' } },
   },
   {
     method: 'PUT',
@@ -111,7 +111,7 @@ export const adapterRoutes: readonly LiveRoute[] = [
       409: 'The adapter is stopped (`adapter-stopped`): start it instead; or other requests kept changing it meanwhile (`adapter-changed`)',
       503: 'The database is unavailable; nothing was changed',
     },
-    needs: { tables: { adapters: 'write', changelog: 'write' }, secrets: 'read', orchestrator: true },
+    needs: { tables: { adapters: 'write', changelog: 'append' }, secrets: 'read', orchestrator: true },
   },
   {
     method: 'PUT',
@@ -145,7 +145,7 @@ export const adapterRoutes: readonly LiveRoute[] = [
       500: 'The stored adapter record is damaged (logged)',
       503: 'The database is unavailable; nothing was changed',
     },
-    needs: { tables: { adapters: 'write', changelog: 'write' } },
+    needs: { tables: { adapters: 'write', changelog: 'append' } },
   },
   {
     method: 'GET',
@@ -235,6 +235,6 @@ export const adapterReadRoutes: readonly LiveRoute[] = [
       404: 'No adapter has this name',
       409: ADAPTER_CHANGED,
     },
-    needs: { tables: { adapters: 'write', changelog: 'write' }, secrets: 'write' },
+    needs: { tables: { adapters: 'write', changelog: 'append' }, secrets: 'write' },
   },
 ];

@@ -96,7 +96,7 @@ export const applicationRoutes: readonly LiveRoute[] = [
       404: NO_APPLICATION,
       409: 'Another profile became active meanwhile (`profile-contended`); nothing was changed',
     },
-    needs: { tables: { profiles: 'write', changelog: 'write' } },
+    needs: { tables: { profiles: 'write', changelog: 'append' } },
   },
   ...(['stop', 'start', 'restart'] as const).map(
     (action): LiveRoute => ({
@@ -121,7 +121,7 @@ export const applicationRoutes: readonly LiveRoute[] = [
             ? 'The application is stopped (`application-stopped`): start it instead; or another change landed meanwhile'
             : 'Another change of its state landed meanwhile; nothing was changed',
       },
-      needs: { tables: { profiles: 'write', changelog: 'write' } },
+      needs: { tables: { profiles: 'write', changelog: 'append' } },
     }),
   ),
   {
@@ -142,7 +142,7 @@ export const applicationRoutes: readonly LiveRoute[] = [
       404: NO_APPLICATION,
       409: 'Another profile became active meanwhile (`profile-contended`); nothing was changed',
     },
-    needs: { tables: { profiles: 'write', changelog: 'write' } },
+    needs: { tables: { profiles: 'write', changelog: 'append' } },
   },
   {
     method: 'GET',

@@ -12,7 +12,11 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** The DynamoDB tables a function may be granted, and how. */
 export type TableKey = 'trees' | 'adapters' | 'idempotency' | 'compliance' | 'changelog' | 'profiles';
-export type TableAccess = 'read' | 'write';
+/**
+ * `read`: reads only. `append`: reads, and PutItem of new items (the only write an append-only
+ * table takes, `TableSpec.appendOnly`). `write`: reads and every item write.
+ */
+export type TableAccess = 'read' | 'append' | 'write';
 
 /** The request parts a live route validates before its handler runs. */
 export interface RequestSchema {

@@ -15,6 +15,12 @@ export interface TableSpec {
   readonly globalIndexes?: readonly { readonly name: string; readonly partitionKey: KeySpec; readonly sortKey?: KeySpec }[];
   /** Attribute holding an epoch-seconds expiry. */
   readonly timeToLive?: string;
+  /**
+   * Items are only ever added: functions get `append` access (PutItem of a new key, and reads),
+   * never `write`, and the table's resource policy denies every principal the item updates and
+   * deletes (infra/stack.ts, `APPEND_ONLY_DENIED`).
+   */
+  readonly appendOnly?: boolean;
 }
 
 export const tableSpecs: Readonly<Record<TableKey, TableSpec>> = {
@@ -53,11 +59,13 @@ export const tableSpecs: Readonly<Record<TableKey, TableSpec>> = {
   /**
    * The audit trail of adapters and applications (`functions/runtime/changelog.ts`): one
    * partition per subject (`pk` `<kind>#<name>`), entries sorted by time (`sk` `<at>#<seq>`),
-   * read newest first. Entries never expire and outlive the adapter they describe.
+   * read newest first. Entries never expire and outlive the adapter they describe; nothing
+   * updates or deletes one (append-only).
    */
   changelog: {
     partitionKey: { name: 'pk', type: 'S' },
     sortKey: { name: 'sk', type: 'S' },
+    appendOnly: true,
   },
   /**
    * Profiles and the applications' run state (`functions/runtime/profile-store.ts`): `pk` is

@@ -67,7 +67,7 @@ export const profileRoutes: readonly LiveRoute[] = [
       404: 'No profile has this id (create it with POST /profiles)',
       409: 'The profile was changed, activated or deactivated meanwhile (`profile-contended`); nothing was changed',
     },
-    needs: { tables: { profiles: 'write', changelog: 'write' } },
+    needs: { tables: { profiles: 'write', changelog: 'append' } },
   },
   {
     method: 'DELETE',
@@ -101,7 +101,7 @@ export const profileRoutes: readonly LiveRoute[] = [
       404: 'No profile has this id',
       409: 'Another activation, or a change of either profile, landed meanwhile (`profile-contended`); nothing was changed',
     },
-    needs: { tables: { profiles: 'write', changelog: 'write' } },
+    needs: { tables: { profiles: 'write', changelog: 'append' } },
   },
   {
     method: 'GET',

@@ -109,10 +109,17 @@ export interface FunctionPermission {
   readonly grant: (grantee: IGrantable) => void;
 }
 
-/** Read or read-write access to a table's items (and its indexes). */
+/**
+ * Access to a table's items (and its indexes): reads; reads and PutItem (`append`: a transaction's
+ * `Put` needs PutItem only, so no update, delete or batch write is granted); or reads and writes.
+ */
 export const tablePermission = (table: ITable, access: TableAccess): FunctionPermission => ({
   key: `table:${table.node.path}:${access}`,
-  grant: (grantee) => (access === 'write' ? table.grantReadWriteData(grantee) : table.grantReadData(grantee)),
+  grant: (grantee) => {
+    if (access === 'write') table.grantReadWriteData(grantee);
+    else table.grantReadData(grantee);
+    if (access === 'append') table.grant(grantee, 'dynamodb:PutItem');
+  },
 });
 
 /** What a function's role must allow: its permissions, and what its placement and kind add. */

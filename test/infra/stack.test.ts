@@ -197,12 +197,21 @@ describe('stack', () => {
       statementsOf(roleId)
         .filter((s) => JSON.stringify(s.Resource).includes(`"${tableLogicalId(key)}"`))
         .flatMap((s) => [s.Action].flat());
-    // What the role allows on each table: write (items put and deleted), read, or nothing.
+    // What the role allows on each table: write (items put and deleted), append (items put, never
+    // updated, deleted or batch-written), read, or nothing.
     const tableAccess = (roleId: string) =>
       Object.fromEntries(
         Object.keys(tableSpecs).flatMap((key) => {
           const actions = actionsOn(roleId, key);
           if (actions.includes('dynamodb:PutItem') && actions.includes('dynamodb:DeleteItem')) return [[key, 'write']];
+          if (actions.includes('dynamodb:PutItem')) {
+            expect(
+              actions.filter((a) => /Put|Update|Delete|Write|PartiQL/.test(a)),
+              key,
+            ).toEqual(['dynamodb:PutItem']);
+            expect(actions, key).toContain('dynamodb:GetItem');
+            return [[key, 'append']];
+          }
           if (actions.includes('dynamodb:GetItem')) {
             expect(
               actions.filter((a) => /Put|Update|Delete|Write/.test(a)),
