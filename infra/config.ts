@@ -15,6 +15,7 @@ import type { LogLevel } from '../functions/platform/logger.js';
 import { liveRoutes } from '../functions/api/routes.js';
 import type { LiveRoute } from '../functions/platform/route.js';
 import type { ObservabilityThresholds } from './constructs/observability.js';
+import type { LogArchive } from './constructs/log-policy.js';
 import type { VaultCredential } from './constructs/secrets.js';
 import { PROJECT_ROOT } from './paths.js';
 
@@ -79,9 +80,20 @@ export interface NetworkSettings {
   readonly dynamodbPrefixListId?: string;
 }
 
+/** Retention and archive of every log group (`logs`). */
+export interface LogSettings {
+  /** Days CloudWatch Logs keeps events; one of the values it accepts. */
+  readonly retentionDays: number;
+  readonly archive?: LogArchive;
+}
+
+/** The retention of every log group when the config names none: a year, the least an audit needs at hand. */
+export const DEFAULT_LOG_RETENTION_DAYS = 365;
+
 /** What the stack is built from, the file's values with defaults applied. */
 export interface DeploySettings {
   readonly logLevel: LogLevel;
+  readonly logs: LogSettings;
   /** Absolute path of the PEM CA bundle. */
   readonly caBundle?: string;
   readonly vault: VaultSettings;
@@ -253,6 +265,31 @@ const listOf = (value: unknown): unknown[] => (Array.isArray(value) ? value : []
 /** The key a problem names (what comes before its first `: `). */
 const keyOfProblem = (problem: string): string => problem.slice(0, problem.indexOf(': ') >>> 0);
 
+/**
+ * `logs` against itself: less than a year of retention only with an archive that keeps the rest,
+ * and the archive's role exactly where CloudWatch Logs uses one (a Firehose or Kinesis destination).
+ */
+const logsProblems = (logs: Json): string[] => {
+  const problems: string[] = [];
+  const archive = logs['archive'] === undefined ? undefined : objectOf(logs['archive']);
+  if (typeof logs['retentionDays'] === 'number' && logs['retentionDays'] < DEFAULT_LOG_RETENTION_DAYS && !archive) {
+    problems.push(
+      `logs.retentionDays: ${logs['retentionDays']} keeps less than a year of logs; give logs.archive (where they are kept longer) or at least ${DEFAULT_LOG_RETENTION_DAYS}`,
+    );
+  }
+  const destination = archive?.['destinationArn'];
+  if (typeof destination === 'string') {
+    const stream = /^arn:[^:]+:(?:firehose|kinesis):/.test(destination);
+    if (stream && !archive?.['roleArn'])
+      problems.push('logs.archive.roleArn: required with a Firehose or Kinesis destination (the role CloudWatch Logs assumes to put records on it)');
+    if (!stream && archive?.['roleArn'])
+      problems.push(
+        'logs.archive.roleArn: only used with a Firehose or Kinesis destination; a CloudWatch Logs destination authorizes the account by its own policy',
+      );
+  }
+  return problems;
+};
+
 const crossChecks = (config: Json, dir: string): string[] => {
   const problems: string[] = [];
   // A deployment is two stacks, `<stackName>` and `<stackName>Api` (infra/stack.ts): a name whose
@@ -289,6 +326,8 @@ const crossChecks = (config: Json, dir: string): string[] => {
       if (identity[key] !== undefined) problems.push(`identity.${key}: only used with identity.provider "oidc" (the Cognito pool is the issuer)`);
     }
   }
+
+  problems.push(...logsProblems(objectOf(config['logs'])));
 
   const alarms = objectOf(config['alarms']);
   if (alarms['email'] && alarms['topicArn']) problems.push('alarms: give email (a topic is created) or topicArn (an existing topic), not both');
@@ -364,6 +403,7 @@ export const parseDeployConfig = (raw: unknown, source: string, dir: string): De
   return {
     stackName: config['stackName'],
     logLevel: config['logLevel'] ?? 'info',
+    logs: { retentionDays: DEFAULT_LOG_RETENTION_DAYS, ...(config['logs'] as Json | undefined) } as LogSettings,
     ...(config['caBundle'] ? { caBundle: path.resolve(dir, config['caBundle']) } : {}),
     vault: { ...vault, mount: vault['mount'] ?? 'secret', authMethod: vault['authMethod'] ?? 'token' } as VaultSettings,
     identity,

@@ -15,7 +15,7 @@
  * Everything per route is derived from the route table; everything per deployment from the
  * deployment settings (the config file, infra/config.ts).
  */
-import { CfnOutput, Duration, NestedStack, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { Aspects, CfnOutput, Duration, NestedStack, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import {
   AuthorizationType,
   AwsIntegration,
@@ -30,7 +30,7 @@ import {
 import { AttributeType, Billing, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { AnyPrincipal, Effect, PolicyDocument, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Alias, type IFunction } from 'aws-cdk-lib/aws-lambda';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { createHash } from 'node:crypto';
@@ -39,8 +39,9 @@ import { liveRoutes as routeTable } from '../functions/api/routes.js';
 import { removedRoutes } from '../functions/api/removed.js';
 import type { LiveRoute, TableAccess, TableKey } from '../functions/platform/route.js';
 import { accessLogFormat } from './access-log.js';
-import { callsOutside, concurrencyGroup, EXAMPLE_CONFIG_FILE, loadDeployConfig, type DeploySettings } from './config.js';
+import { callsOutside, concurrencyGroup, DEFAULT_LOG_RETENTION_DAYS, EXAMPLE_CONFIG_FILE, loadDeployConfig, type DeploySettings } from './config.js';
 import { Auth, UserDirectory, type AuthProps } from './constructs/auth.js';
+import { LogPolicy } from './constructs/log-policy.js';
 import { PrivateNetwork } from './constructs/network.js';
 import { Observability } from './constructs/observability.js';
 import { Secrets, type SecretsAccess, type SecretsProps } from './constructs/secrets.js';
@@ -315,7 +316,8 @@ export class NetconfigApiStack extends Stack {
       ...(typeof deployed?.concurrency.authorizer === 'number' ? { reservedConcurrentExecutions: deployed.concurrency.authorizer } : {}),
     });
 
-    const accessLogs = new LogGroup(this, 'AccessLogs', { retention: RetentionDays.THREE_MONTHS, removalPolicy: RemovalPolicy.DESTROY });
+    // Retention, removal and archive: the deployment's log policy (NetconfigService, LogPolicy).
+    const accessLogs = new LogGroup(this, 'AccessLogs');
     this.api = new RestApi(this, 'Api', {
       restApiName: serviceName,
       description: 'Network configuration management service',
@@ -521,6 +523,14 @@ export class NetconfigService {
       data: this.data,
       description: `${description ?? 'Network configuration management service'}: the API`,
     });
+    // Every log group of both stacks (the nested ones included) follows the deployment's log
+    // settings; a deployment keeps its logs when a stack is deleted, local mode does not.
+    const policy = new LogPolicy({
+      retentionDays: deployed?.logs.retentionDays ?? DEFAULT_LOG_RETENTION_DAYS,
+      removalPolicy: props.local ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
+      ...(deployed?.logs.archive ? { archive: deployed.logs.archive } : {}),
+    });
+    for (const stack of [this.data, this.api]) Aspects.of(stack).add(policy);
   }
 
   get stacks(): Stack[] {

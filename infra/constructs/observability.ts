@@ -1,7 +1,7 @@
 /**
- * What platform engineers watch: CloudWatch alarms, a dashboard, and a retention on the API
- * Gateway execution log group (API Gateway would otherwise create it with no expiry). Function
- * log groups get their retention from `ServiceFunction`. docs/operations.md lists every alarm,
+ * What platform engineers watch: CloudWatch alarms, a dashboard, and the API Gateway execution
+ * log group (created here, else API Gateway creates it outside the stack with no expiry; its
+ * retention, like every log group's, is the deployment's log policy, `LogPolicy`). docs/operations.md lists every alarm,
  * what it means and what to do.
  *
  * Each alarm says one thing, and only this deployment feeds it:
@@ -37,7 +37,7 @@
  * topic is created and the address subscribed). Without any the alarms have no action and show
  * in the CloudWatch console only. Thresholds: `thresholds`, each with a default.
  */
-import { Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
+import { Duration, Stack, Token } from 'aws-cdk-lib';
 import type { CfnStage, RestApi } from 'aws-cdk-lib/aws-apigateway';
 import {
   Alarm,
@@ -55,7 +55,7 @@ import {
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Operation, type ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { FilterPattern, LogGroup, MetricFilter, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { FilterPattern, LogGroup, MetricFilter } from 'aws-cdk-lib/aws-logs';
 import { Topic, type ITopic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
@@ -121,8 +121,6 @@ export interface ObservabilityProps {
   /** Where alarms notify: an address, subscribed to an SSL-only topic created here. */
   readonly alarmEmail?: string;
   readonly thresholds?: ObservabilityThresholds;
-  /** Retention of the API Gateway execution logs. Default one month. */
-  readonly executionLogRetention?: RetentionDays;
   /** The key of the Lambda authorizer in `functions`. Default `authorizer`. */
   readonly authorizerKey?: string;
   /**
@@ -170,6 +168,15 @@ const TABLE_OPERATIONS = [
 
 /** CloudWatch's hard limit on the metrics one metric-math alarm may read. */
 export const MAX_ALARM_METRICS = 10;
+
+/** CloudWatch Logs Insights' limit on the log groups one query names. */
+export const MAX_QUERY_LOG_GROUPS = 50;
+
+/** `items` in the fewest runs of at most `size`, as even as can be (56 groups: 28 and 28, not 50 and 6). */
+export const evenChunks = <T>(items: readonly T[], size: number): T[][] => {
+  const count = Math.ceil(items.length / size);
+  return Array.from({ length: count }, (_, i) => items.slice(Math.floor((i * items.length) / count), Math.floor(((i + 1) * items.length) / count)));
+};
 
 /**
  * Lines the Lambda runtime writes (text log format) when an invocation or the init phase dies
@@ -518,13 +525,11 @@ export class Observability extends Construct {
       });
     }
 
-    // API Gateway writes execution logs to this group; created here so that it has a retention.
+    // API Gateway writes execution logs to this group; created here so that the log policy applies to it.
     // The stage's literal name (from its L1 resource): `stage.stageName` is a Ref to the stage itself.
     const stageName = (stage.node.defaultChild as CfnStage).stageName ?? stage.stageName;
     const executionLogs = new LogGroup(this, 'ExecutionLogs', {
       logGroupName: `API-Gateway-Execution-Logs_${props.api.restApiId}/${stageName}`,
-      retention: props.executionLogRetention ?? RetentionDays.ONE_MONTH,
-      removalPolicy: RemovalPolicy.DESTROY,
     });
     stage.node.addDependency(executionLogs);
 
@@ -626,13 +631,25 @@ export class Observability extends Construct {
         right: tableMetrics.map((m) => m.table.metricConsumedWriteCapacityUnits({ period: FIVE_MINUTES, label: `${m.key} write` })),
         width: 8,
       }),
-      new LogQueryWidget({
-        title: 'Recent errors (by correlation id = API Gateway request id)',
-        logGroupNames: fns.map(([, fn]) => fn.logGroup.logGroupName),
-        queryLines: ['fields @timestamp, correlationId, operation, message', 'filter level = "error" or level = "warn"', 'sort @timestamp desc', 'limit 50'],
-        width: 16,
-        height: 6,
-      }),
+    );
+    // Logs Insights takes at most 50 log groups a query: one widget per even share of the functions.
+    const shares = evenChunks(fns, MAX_QUERY_LOG_GROUPS);
+    this.dashboard.addWidgets(
+      ...shares.map(
+        (share, i) =>
+          new LogQueryWidget({
+            title: `Recent errors (by correlation id = API Gateway request id)${shares.length > 1 ? ` (${i + 1} of ${shares.length})` : ''}`,
+            logGroupNames: share.map(([, fn]) => fn.logGroup.logGroupName),
+            queryLines: [
+              'fields @timestamp, correlationId, operation, caller.subject, message',
+              'filter level = "error" or level = "warn"',
+              'sort @timestamp desc',
+              'limit 50',
+            ],
+            width: 12,
+            height: 6,
+          }),
+      ),
     );
   }
 

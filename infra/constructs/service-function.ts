@@ -1,16 +1,16 @@
 /**
  * Shared defaults for every function: Node.js 22 on arm64, ESM bundle minified by esbuild,
- * a log group with retention, X-Ray tracing, and least-privilege grants on a role shared by the
+ * a log group of its own (kept by the deployment's log policy), X-Ray tracing, and least-privilege grants on a role shared by the
  * functions whose needs are identical (`FunctionRoles`).
  */
 import { createHash } from 'node:crypto';
-import { AssetHashType, DockerImage, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { AssetHashType, DockerImage, Duration, Stack } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { ISecurityGroup, ISubnet, IVpc } from 'aws-cdk-lib/aws-ec2';
 import { ManagedPolicy, type Policy, PolicyStatement, Role, ServicePrincipal, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Code, Runtime, Tracing, type DurableConfig } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct, type IConstruct } from 'constructs';
 import { cpSync, existsSync } from 'node:fs';
 import path from 'node:path';
@@ -78,7 +78,6 @@ export interface ServiceFunctionProps {
   readonly environment?: Record<string, string>;
   readonly timeout?: Duration;
   readonly memorySize?: number;
-  readonly logRetention?: RetentionDays;
   /** Makes it a durable function (Lambda durable functions: checkpointed, replayed, up to a year). */
   readonly durableConfig?: DurableConfig;
   /**
@@ -307,10 +306,8 @@ export class ServiceFunction extends Construct {
 
   constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
     super(scope, id);
-    this.logGroup = new LogGroup(this, 'Logs', {
-      retention: props.logRetention ?? RetentionDays.ONE_MONTH,
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
+    // Retention, removal and archive: the deployment's log policy (infra/constructs/log-policy.ts).
+    this.logGroup = new LogGroup(this, 'Logs');
     const role = FunctionRoles.of(this).roleFor(
       { permissions: props.permissions ?? [], vpc: props.network !== undefined, durable: props.durableConfig !== undefined },
       this.node.path,

@@ -65,6 +65,7 @@ describe('the deployment config file', () => {
     expect(config.network).toMatchObject({ vpcId: 'vpc-0a1b2c3d4e5f60718', awsServices: 'endpoints' });
     expect(config.identity).toMatchObject({ provider: 'oidc', audience: 'netconfig-api' });
     expect(config.alarms.topicArn).toBe('arn:aws:sns:eu-west-1:123456789012:noc-paging');
+    expect(config.logs).toEqual({ retentionDays: 731, archive: { destinationArn: 'arn:aws:logs:eu-west-1:111122223333:destination:netconfig-log-archive' } });
   });
 
   it('fills in every default of a minimal file', () => {
@@ -73,8 +74,39 @@ describe('the deployment config file', () => {
       logLevel: 'info',
       vault: { address: 'https://vault.example.net:8200', mount: 'secret', authMethod: 'token' },
       identity: { provider: 'cognito' },
+      logs: { retentionDays: 365 },
       alarms: {},
       concurrency: { accountLimit: 1000, authorizer: 50, relay: 100, health: 10 },
+    });
+  });
+
+  it('keeps a year of logs unless an archive keeps them, and asks for the archive role exactly where CloudWatch Logs uses one', () => {
+    const destination = 'arn:aws:logs:eu-west-1:111122223333:destination:central-log-archive';
+    const firehose = 'arn:aws:firehose:eu-west-1:123456789012:deliverystream/log-archive';
+    const role = 'arn:aws:iam::123456789012:role/cwl-to-firehose';
+    expect(problemsOf({ ...base(), logs: { retentionDays: 90 } })).toEqual([
+      'logs.retentionDays: 90 keeps less than a year of logs; give logs.archive (where they are kept longer) or at least 365',
+    ]);
+    expect(problemsOf({ ...base(), logs: { retentionDays: 42 } })).toEqual([
+      expect.stringMatching(/^logs\.retentionDays: must be one of 1, 3, 5, .* 3653, got 42$/),
+    ]);
+    expect(problemsOf({ ...base(), logs: { archive: { destinationArn: firehose } } })).toEqual([
+      'logs.archive.roleArn: required with a Firehose or Kinesis destination (the role CloudWatch Logs assumes to put records on it)',
+    ]);
+    expect(problemsOf({ ...base(), logs: { archive: { destinationArn: destination, roleArn: role } } })).toEqual([
+      'logs.archive.roleArn: only used with a Firehose or Kinesis destination; a CloudWatch Logs destination authorizes the account by its own policy',
+    ]);
+    expect(problemsOf({ ...base(), logs: { archive: { destinationArn: 'arn:aws:s3:::log-bucket' } } })).toEqual([
+      'logs.archive.destinationArn: must be a CloudWatch Logs destination, Firehose delivery stream or Kinesis stream ARN, e.g. arn:aws:logs:eu-west-1:111122223333:destination:central-log-archive, got "arn:aws:s3:::log-bucket"',
+    ]);
+    // Accepted: a short retention with an archive; a stream with its role; the default year.
+    expect(parseDeployConfig({ ...base(), logs: { retentionDays: 30, archive: { destinationArn: destination } } }, 'a.json', FIXTURES).logs).toEqual({
+      retentionDays: 30,
+      archive: { destinationArn: destination },
+    });
+    expect(parseDeployConfig({ ...base(), logs: { archive: { destinationArn: firehose, roleArn: role } } }, 'b.json', FIXTURES).logs).toEqual({
+      retentionDays: 365,
+      archive: { destinationArn: firehose, roleArn: role },
     });
   });
 
@@ -91,7 +123,7 @@ describe('the deployment config file', () => {
     [
       'an unknown top-level key',
       { logLevl: 'info' },
-      'logLevl: unknown key (top-level keys: stackName, logLevel, caBundle, vault, identity, alarms, concurrency, network)',
+      'logLevl: unknown key (top-level keys: stackName, logLevel, logs, caBundle, vault, identity, alarms, concurrency, network)',
     ],
     ['a wrong type', { vault: { address: 'https://v.example.net', cacheTtlSeconds: '60' } }, 'vault.cacheTtlSeconds: must be integer, got "60"'],
     ['a bad enum value', { logLevel: 'verbose' }, 'logLevel: must be one of "debug", "info", "warn", "error", got "verbose"'],
