@@ -152,15 +152,19 @@ describe('API exposure', () => {
     const keyed = ofType('AWS::ApiGateway::Method').filter(([, r]) => r.Properties['ApiKeyRequired']);
     expect(keyed.map(([, r]) => r.Properties['OperationName'])).toEqual(['relayRestAction']);
 
-    const plans = Object.fromEntries(ofType('AWS::ApiGateway::UsagePlan').map(([, r]) => [r.Properties['UsagePlanName'], r.Properties]));
+    const plans: Record<string, Record<string, any>> = Object.fromEntries(
+      ofType('AWS::ApiGateway::UsagePlan').map(([, r]) => [r.Properties['UsagePlanName'], r.Properties]),
+    );
     expect(Object.keys(plans).sort()).toEqual(['netconfig-default', 'netconfig-noc', 'netconfig-pipeline']);
     expect(plans['netconfig-default']).toMatchObject({ Throttle: { RateLimit: 5, BurstLimit: 10 }, Quota: { Limit: 20000, Period: 'DAY' } });
     expect(plans['netconfig-pipeline']).toMatchObject({ Throttle: { RateLimit: 50, BurstLimit: 100 } });
-    expect(plans['netconfig-pipeline']['Quota']).toBeUndefined();
+    expect(plans['netconfig-pipeline']?.['Quota']).toBeUndefined();
     expect(plans['netconfig-noc']).toMatchObject({ Quota: { Limit: 1000, Period: 'WEEK' } });
     for (const plan of Object.values(plans)) expect(plan['ApiStages']).toEqual([expect.objectContaining({ Stage: expect.anything() })]);
 
-    const keys = Object.fromEntries(ofType('AWS::ApiGateway::ApiKey').map(([id, r]) => [r.Properties['Name'], { id, value: r.Properties['Value'] }]));
+    const keys: Record<string, { id: string; value: string }> = Object.fromEntries(
+      ofType('AWS::ApiGateway::ApiKey').map(([id, r]) => [r.Properties['Name'], { id, value: r.Properties['Value'] }]),
+    );
     expect(Object.keys(keys).sort()).toEqual(['netconfig-default', 'netconfig-noc', 'netconfig-pipeline']);
     for (const name of ['default', 'noc', 'pipeline']) expect(keys[`netconfig-${name}`]!.value).toBe(usageKeyValue('netconfig', name));
     // Each key in its own plan.
