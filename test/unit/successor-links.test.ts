@@ -1,6 +1,6 @@
 /**
  * The 410 answers of removed routes as the local gateway renders their Mock integrations: for
- * any path parameter value, a `Link` target is a well-formed, stage-qualified path whose
+ * any path parameter value, a `Link` target is a well-formed path under the request's prefix whose
  * filled segment is the value as sent, and a value that cannot be carried safely (dot
  * segments, encoded separators, anything of the `Link` syntax or outside RFC 3986 segment
  * characters) leaves its link out while the problem body stays the same.
