@@ -14,6 +14,7 @@ import { isManagedPath, pathProblem } from '../functions/outbound/secrets/refere
 import type { LogLevel } from '../functions/platform/logger.js';
 import { liveRoutes } from '../functions/api/routes.js';
 import type { LiveRoute } from '../functions/platform/route.js';
+import { serializeUsageKeys } from '../functions/authorizer/usage.js';
 import type { ObservabilityThresholds } from './constructs/observability.js';
 import type { LogArchive } from './constructs/log-policy.js';
 import type { VaultCredential } from './constructs/secrets.js';
@@ -89,6 +90,53 @@ export interface LogSettings {
 
 /** The retention of every log group when the config names none: a year, the least an audit needs at hand. */
 export const DEFAULT_LOG_RETENTION_DAYS = 365;
+/** A throttle: steady requests per second and the burst above it. */
+export interface ThrottleSettings {
+  readonly rateLimit: number;
+  readonly burstLimit: number;
+}
+
+/** One usage plan of the relay: its throttle and, optionally, a quota per period. */
+export interface UsagePlanSettings extends ThrottleSettings {
+  readonly quota?: { readonly limit: number; readonly period: 'DAY' | 'WEEK' | 'MONTH' };
+}
+
+/** A named client of the relay, recognised by its token subjects or client ids. */
+export interface UsageClientSettings extends UsagePlanSettings {
+  readonly name: string;
+  readonly subjects?: readonly string[];
+  readonly clientIds?: readonly string[];
+}
+
+export interface UsagePlansSettings {
+  /** The claim holding the client id (default `client_id`). */
+  readonly clientIdClaim: string;
+  readonly default: UsagePlanSettings;
+  readonly clients: readonly UsageClientSettings[];
+}
+
+/** How the API is exposed (docs/deployment.md, "API exposure"). */
+export interface ApiSettings {
+  readonly endpointType: 'regional' | 'private';
+  /** The execute-api interface endpoints allowed to call a private API. */
+  readonly vpcEndpointIds?: readonly string[];
+  /** The only source addresses allowed to call the API. */
+  readonly sourceCidrs?: readonly string[];
+  readonly webAclArn?: string;
+  /** The stage's throttle for all callers together. */
+  readonly throttling: ThrottleSettings;
+  /** Per-method metrics: only for the methods the alarms read, or for every method. */
+  readonly detailedMetrics: 'alarmed' | 'all';
+  readonly usagePlans?: UsagePlansSettings;
+}
+
+/** The name of the plan of every caller no client names; no client may take it. */
+export const DEFAULT_PLAN_NAME = 'default';
+/** Characters of a usage-plan key value (infra/constructs/api-exposure.ts). */
+export const USAGE_KEY_LENGTH = 40;
+
+/** The API as it was before the `api` key: regional, no resource policy, 200 rps / burst 400 for everyone. */
+export const DEFAULT_API: ApiSettings = { endpointType: 'regional', throttling: { rateLimit: 200, burstLimit: 400 }, detailedMetrics: 'alarmed' };
 
 /** What the stack is built from, the file's values with defaults applied. */
 export interface DeploySettings {
@@ -101,6 +149,7 @@ export interface DeploySettings {
   readonly alarms: AlarmSettings;
   readonly concurrency: ConcurrencySettings;
   readonly network?: NetworkSettings;
+  readonly api: ApiSettings;
 }
 
 export interface DeployConfig extends DeploySettings {
@@ -233,12 +282,21 @@ export const WIDEST_EGRESS_PREFIX = 8;
  * widen the group silently), and no block wider than {@link WIDEST_EGRESS_PREFIX}.
  */
 export const egressCidrProblem = (cidr: string): string | undefined => {
+  if (Number(cidr.split('/')[1]) < WIDEST_EGRESS_PREFIX && cidrProblem(cidr) === undefined)
+    return `${shown(cidr)} spans more than a /${WIDEST_EGRESS_PREFIX}: name the networks NSO and Vault are in (the created group allows nothing else)`;
+  return cidrProblem(cidr);
+};
+
+/**
+ * The problem of a CIDR block the schema's pattern let through, or none: octets and prefix
+ * length in range, and no host bits (`10.20.30.5/16` would open the whole /16: a typo for /32
+ * must not widen a rule silently).
+ */
+export const cidrProblem = (cidr: string): string | undefined => {
   const [address = '', length = ''] = cidr.split('/');
   const octets = address.split('.').map(Number);
   const prefix = Number(length);
   if (octets.some((o) => o > 255) || prefix > 32) return `${shown(cidr)} is not an IPv4 CIDR block (an octet above 255, or a prefix length above 32)`;
-  if (prefix < WIDEST_EGRESS_PREFIX)
-    return `${shown(cidr)} spans more than a /${WIDEST_EGRESS_PREFIX}: name the networks NSO and Vault are in (the created group allows nothing else)`;
   const value = octets.reduce((v, o) => v * 256 + o, 0);
   const block = 2 ** (32 - prefix);
   const network = value - (value % block);
@@ -381,10 +439,75 @@ const crossChecks = (config: Json, dir: string): string[] => {
     if (new Set([...zones].map(region)).size > 1) problems.push(`network.subnets: availability zones of more than one region (${[...zones].join(', ')})`);
   }
 
+  problems.push(...apiProblems(objectOf(config['api'])));
+
   if (typeof config['caBundle'] === 'string') {
     const problem = caBundleProblem(path.resolve(dir, config['caBundle']));
     if (problem) problems.push(`caBundle: ${problem}`);
   }
+  return problems;
+};
+
+/**
+ * Most characters the authorizer's usage-plan mapping may take in its environment: Lambda allows
+ * 4 KB for all of a function's variables, and the authorizer's others take under 1 KB.
+ */
+export const USAGE_KEYS_BUDGET = 2500;
+
+/** The problems of the `api` settings between their keys (docs/deployment.md, "API exposure"). */
+const apiProblems = (api: Json): string[] => {
+  const problems: string[] = [];
+  const privateApi = api['endpointType'] === 'private';
+  if (privateApi && api['vpcEndpointIds'] === undefined)
+    problems.push('api.vpcEndpointIds: required with api.endpointType "private": a private API is callable only through the VPC endpoints its policy names');
+  if (!privateApi && api['vpcEndpointIds'] !== undefined)
+    problems.push(`api.vpcEndpointIds: only used with api.endpointType "private" (endpointType is "${api['endpointType'] ?? 'regional'}")`);
+  for (const [i, cidr] of listOf(api['sourceCidrs']).entries()) {
+    const problem = typeof cidr === 'string' && CIDR_SHAPE.test(cidr) ? cidrProblem(cidr) : undefined;
+    if (problem) problems.push(`api.sourceCidrs[${i}]: ${problem}`);
+  }
+  const stage = { ...DEFAULT_API.throttling, ...objectOf(api['throttling']) };
+  const plans = api['usagePlans'] === undefined ? undefined : objectOf(api['usagePlans']);
+  if (!plans) return problems;
+  const named = [
+    ['api.usagePlans.default', objectOf(plans['default'])] as const,
+    ...listOf(plans['clients']).map((c, i) => [`api.usagePlans.clients[${i}]`, objectOf(c)] as const),
+  ];
+  // A plan's throttle above the stage's is never reached: the stage throttles first.
+  for (const [key, plan] of named) {
+    for (const limit of ['rateLimit', 'burstLimit'] as const) {
+      if (typeof plan[limit] === 'number' && typeof stage[limit] === 'number' && plan[limit] > stage[limit])
+        problems.push(`${key}.${limit}: ${plan[limit]} is above the stage's ${stage[limit]} (api.throttling.${limit}), so it would never apply`);
+    }
+  }
+  const names = new Set<string>();
+  const owners = new Map<string, string>();
+  for (const [key, client] of named.slice(1)) {
+    const name = client['name'];
+    if (name === DEFAULT_PLAN_NAME) problems.push(`${key}.name: "${DEFAULT_PLAN_NAME}" is the plan of every caller no client names (api.usagePlans.default)`);
+    else if (typeof name === 'string' && names.has(name)) problems.push(`${key}.name: "${name}" is listed twice`);
+    names.add(name);
+    if (client['subjects'] === undefined && client['clientIds'] === undefined) problems.push(`${key}: give subjects or clientIds (who this client is)`);
+    for (const field of ['subjects', 'clientIds'] as const) {
+      for (const value of listOf(client[field])) {
+        const id = `${field}:${String(value)}`;
+        const other = owners.get(id);
+        if (other !== undefined && other !== key) problems.push(`${key}.${field}: ${shown(value)} also names ${other}: a caller must have one plan`);
+        owners.set(id, key);
+      }
+    }
+  }
+  const size = serializeUsageKeys({
+    claim: typeof plans['clientIdClaim'] === 'string' ? plans['clientIdClaim'] : 'client_id',
+    defaultKey: 'k'.repeat(USAGE_KEY_LENGTH),
+    clients: named
+      .slice(1)
+      .map(([, c]) => ({ key: 'k'.repeat(USAGE_KEY_LENGTH), subjects: listOf(c['subjects']) as string[], clientIds: listOf(c['clientIds']) as string[] })),
+  }).length;
+  if (size > USAGE_KEYS_BUDGET)
+    problems.push(
+      `api.usagePlans.clients: the mapping takes ${size} characters of the authorizer's environment, at most ${USAGE_KEYS_BUDGET}: name fewer subjects (a client id covers a whole application)`,
+    );
   return problems;
 };
 
@@ -410,7 +533,19 @@ export const parseDeployConfig = (raw: unknown, source: string, dir: string): De
     alarms: (config['alarms'] ?? {}) as AlarmSettings,
     concurrency: { ...DEFAULT_CONCURRENCY, ...(config['concurrency'] as Json | undefined) },
     ...(network ? { network: { ...network, awsServices: network['awsServices'] ?? 'endpoints' } as NetworkSettings } : {}),
+    api: apiSettingsOf(objectOf(config['api'])),
   };
+};
+
+/** The `api` settings of a checked file, with their defaults. */
+const apiSettingsOf = (api: Json): ApiSettings => {
+  const plans = api['usagePlans'] as Json | undefined;
+  return {
+    ...DEFAULT_API,
+    ...api,
+    throttling: { ...DEFAULT_API.throttling, ...api['throttling'] },
+    ...(plans ? { usagePlans: { clientIdClaim: plans['clientIdClaim'] ?? 'client_id', default: plans['default'], clients: plans['clients'] ?? [] } } : {}),
+  } as ApiSettings;
 };
 
 /** Reads and checks a configuration file. */

@@ -13,7 +13,8 @@ export const addNagSuppressions = (stack: Stack): void => {
       },
       {
         id: 'AwsSolutions-APIG3',
-        reason: 'WAF is an account-level choice (web ACLs are shared and priced per ACL); attach one to the stage where the organisation requires it.',
+        reason:
+          'A web ACL is the organisation’s choice (shared and priced per ACL): the stack associates the one api.webAclArn names with the stage; a config without one has none.',
       },
       {
         id: 'AwsSolutions-APIG4',

@@ -55,9 +55,12 @@ export const LINK_SEGMENT = '(?!(?:[.]|%2[eE]){1,2}$)(?!.*%(?:2[fF]|5[cC]))(?:[A
 
 /**
  * The mapping-template lines that set a removed route's `Link` header, or undefined when no
- * replacement has a concrete path. Each target is stage-qualified and concrete: the stage from
- * `$context.stage`, path parameters from the request (`$input.params`), so that
- * `GET /v1/config/property/id/42` links `</v1/profiles/42>`. A target whose parameters are not
+ * replacement has a concrete path. Each target is concrete and carries the prefix the caller
+ * used: `$context.path` (the path as requested) without the route's own segments, so the stage
+ * on the execute-api URL (`GET /v1/config/property/id/42` links `</v1/profiles/42>`) and the
+ * base path on a custom domain (`GET /netconfig/config/property/id/42` links
+ * `</netconfig/profiles/42>`; none with an empty base path); path parameters from the request
+ * (`$input.params`). A target whose parameters are not
  * all {@link LINK_SEGMENT}s is left out (the problem body still names the replacement), and no
  * header is set when none is left. API Gateway sets the header from
  * `$context.responseOverride` (a response parameter mapping cannot concatenate).
@@ -65,16 +68,27 @@ export const LINK_SEGMENT = '(?!(?:[.]|%2[eE]){1,2}$)(?!.*%(?:2[fF]|5[cC]))(?:[A
 export const successorLinkTemplate = (route: RemovedRoute): string | undefined => {
   const links = successorLinks(route);
   if (!links.length) return undefined;
-  const lines = [`#set($q = '"')`, `#set($link = '')`, `#set($sep = '')`];
+  const lines = [`#set($q = '"')`, `#set($link = '')`, `#set($sep = '')`, `#set($base = ${requestPrefix(route.path)})`];
   for (const path of links) {
     const params = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
     const target = path.replace(/\{(\w+)\}/g, (_, name: string) => `$input.params('${name}')`);
-    const add = `#set($link = "$link$sep</$context.stage${target}>; rel=\${q}successor-version\${q}")#set($sep = ', ')`;
+    const add = `#set($link = "$link$sep<$base${target}>; rel=\${q}successor-version\${q}")#set($sep = ', ')`;
     const safe = params.map((name) => `$input.params('${name}').matches('${LINK_SEGMENT}')`).join(' && ');
     lines.push(safe ? `#if(${safe})${add}#end` : add);
   }
   lines.push(`#if($link != '')#set($context.responseOverride.header.Link = "$link")#end`);
   return `${lines.join('\n')}\n`;
+};
+
+/**
+ * The VTL expression of the prefix before a route's path in the request: `$context.path` less as
+ * many trailing segments as the route has (and a trailing slash, which API Gateway serves as the
+ * route). Path parameters are single segments, and one holding an encoded `/` gets no link
+ * ({@link LINK_SEGMENT}), so the count holds for every linked request.
+ */
+export const requestPrefix = (routePath: string): string => {
+  const segments = routePath.split('/').filter(Boolean).length;
+  return `$context.path.replaceAll('(?:/[^/]+){${segments}}/?$', '')`;
 };
 
 /**

@@ -19,7 +19,6 @@ import { Aspects, CfnOutput, Duration, NestedStack, RemovalPolicy, Stack, type S
 import {
   AuthorizationType,
   AwsIntegration,
-  EndpointType,
   LogGroupLogDestination,
   MethodLoggingLevel,
   Resource,
@@ -39,11 +38,12 @@ import { liveRoutes as routeTable } from '../functions/api/routes.js';
 import { removedRoutes } from '../functions/api/removed.js';
 import type { LiveRoute, TableAccess, TableKey } from '../functions/platform/route.js';
 import { accessLogFormat } from './access-log.js';
-import { callsOutside, concurrencyGroup, DEFAULT_LOG_RETENTION_DAYS, EXAMPLE_CONFIG_FILE, loadDeployConfig, type DeploySettings } from './config.js';
+import { callsOutside, concurrencyGroup, DEFAULT_API, DEFAULT_LOG_RETENTION_DAYS, EXAMPLE_CONFIG_FILE, loadDeployConfig, type DeploySettings } from './config.js';
+import { ApiExposure, restApiExposure, usageKeysEnvironment } from './constructs/api-exposure.js';
 import { Auth, UserDirectory, type AuthProps } from './constructs/auth.js';
 import { LogPolicy } from './constructs/log-policy.js';
 import { PrivateNetwork } from './constructs/network.js';
-import { Observability } from './constructs/observability.js';
+import { alarmedRoutes, Observability } from './constructs/observability.js';
 import { Secrets, type SecretsAccess, type SecretsProps } from './constructs/secrets.js';
 import { ServiceFunction, tablePermission, type FunctionPermission } from './constructs/service-function.js';
 import { addGatewayResponses } from './gateway-responses.js';
@@ -310,32 +310,45 @@ export class NetconfigApiStack extends Stack {
       ...(props.local ? { LOCAL_MODE: 'true' } : {}),
     };
     const identity = deployed?.identity;
+    const exposure = deployed?.api ?? DEFAULT_API;
     const auth = new Auth(this, 'Auth', {
       ...(props.local?.auth ?? (identity?.provider === 'oidc' ? { ...identity, rolesClaim: identity.rolesClaim ?? 'roles' } : { directory: data.directory! })),
-      environment: common,
+      environment: { ...common, ...usageKeysEnvironment(serviceName, exposure) },
       ...(typeof deployed?.concurrency.authorizer === 'number' ? { reservedConcurrentExecutions: deployed.concurrency.authorizer } : {}),
     });
 
     // Retention, removal and archive: the deployment's log policy (NetconfigService, LogPolicy).
     const accessLogs = new LogGroup(this, 'AccessLogs');
+    // Every method's settings: a method with settings of its own takes none from the stage's `*/*`, so each repeats them.
+    const methodSettings = {
+      loggingLevel: MethodLoggingLevel.ERROR,
+      dataTraceEnabled: false,
+      throttlingRateLimit: exposure.throttling.rateLimit,
+      throttlingBurstLimit: exposure.throttling.burstLimit,
+    };
+    // Per-method metrics cost per metric: by default only the methods the latency alarms read have them.
+    const allMetrics = exposure.detailedMetrics === 'all';
     this.api = new RestApi(this, 'Api', {
       restApiName: serviceName,
       description: 'Network configuration management service',
-      endpointTypes: [EndpointType.REGIONAL],
+      ...restApiExposure(this, exposure),
       cloudWatchRole: true,
       cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
       deployOptions: {
         stageName: STAGE_NAME,
         tracingEnabled: true,
-        metricsEnabled: true,
-        loggingLevel: MethodLoggingLevel.ERROR,
-        dataTraceEnabled: false,
-        throttlingRateLimit: 200,
-        throttlingBurstLimit: 400,
+        metricsEnabled: allMetrics,
+        ...methodSettings,
+        ...(allMetrics
+          ? {}
+          : {
+              methodOptions: Object.fromEntries(alarmedRoutes(liveRoutes).map((r) => [`${r.path}/${r.method}`, { ...methodSettings, metricsEnabled: true }])),
+            }),
         accessLogDestination: new LogGroupLogDestination(accessLogs),
         accessLogFormat: accessLogFormat(),
       },
     });
+    new ApiExposure(this, 'Exposure', { api: this.api, settings: exposure, serviceName });
     // The methods of the parts name the authorizer by id; it belongs to this stack's API.
     auth.authorizer._attachToApi(this.api);
     const authorizer: IAuthorizer = { authorizerId: auth.authorizer.authorizerId, authorizationType: AuthorizationType.CUSTOM };
@@ -458,7 +471,13 @@ export class NetconfigApiStack extends Stack {
         }),
         route.roles === 'public'
           ? { authorizationType: AuthorizationType.NONE, operationName: route.operationId }
-          : { authorizer, authorizationType: AuthorizationType.CUSTOM, operationName: route.operationId },
+          : {
+              authorizer,
+              authorizationType: AuthorizationType.CUSTOM,
+              operationName: route.operationId,
+              // The relay counts against the caller's usage plan (the authorizer names its key).
+              ...(exposure.usagePlans && route.tag === 'relay' ? { apiKeyRequired: true } : {}),
+            },
       );
       methods.push([
         route.method,
@@ -476,7 +495,10 @@ export class NetconfigApiStack extends Stack {
     // made after them reaches the stage. The deployment waits for every part, and its logical id
     // (a new deployment) follows what the parts' methods are, as it follows this stack's own.
     const deployment = this.api.latestDeployment!;
-    deployment.addToLogicalId({ parts: methods });
+    // The resource policy and the key source reach callers only with a new deployment too.
+    const { endpointType, vpcEndpointIds, sourceCidrs, usagePlans } = exposure;
+    const served = { endpointType, vpcEndpointIds, sourceCidrs, keys: usagePlans?.clients.map((c) => c.name) };
+    deployment.addToLogicalId({ parts: methods, ...(JSON.stringify(served) === JSON.stringify({ endpointType: 'regional' }) ? {} : { served }) });
     for (const part of Object.values(this.parts)) deployment.node.addDependency(part);
 
     for (const route of removedRoutes) addRemovedRoute(this.api.root, route);

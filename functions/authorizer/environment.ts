@@ -4,6 +4,7 @@
  */
 import { optionalEnv, requiredEnv } from '../platform/env.js';
 import { checkJwksUrl } from './jwks.js';
+import { parseUsageKeys, type UsageKeys } from './usage.js';
 
 export interface AuthorizerConfig {
   /** The exact `iss` every token must carry. */
@@ -14,12 +15,21 @@ export interface AuthorizerConfig {
   readonly jwksUrl: string;
   /** The claim holding the caller's roles as an array of names. */
   readonly rolesClaim: string;
+  /** The usage plans of the relay, when the deployment has them (`usage.ts`). */
+  readonly usage?: UsageKeys;
 }
 
-/** Reads `JWT_ISSUER`, `JWT_AUDIENCE`, `JWKS_URL` (required) and `ROLES_CLAIM` (default `cognito:groups`). */
-export const readAuthorizerConfig = (): AuthorizerConfig => ({
-  issuer: requiredEnv('JWT_ISSUER'),
-  audience: requiredEnv('JWT_AUDIENCE'),
-  jwksUrl: checkJwksUrl(requiredEnv('JWKS_URL')).href,
-  rolesClaim: optionalEnv('ROLES_CLAIM', 'cognito:groups'),
-});
+/**
+ * Reads `JWT_ISSUER`, `JWT_AUDIENCE`, `JWKS_URL` (required), `ROLES_CLAIM` (default
+ * `cognito:groups`) and `USAGE_PLAN_KEYS` (optional: the relay's usage plans).
+ */
+export const readAuthorizerConfig = (): AuthorizerConfig => {
+  const usage = optionalEnv('USAGE_PLAN_KEYS', '');
+  return {
+    issuer: requiredEnv('JWT_ISSUER'),
+    audience: requiredEnv('JWT_AUDIENCE'),
+    jwksUrl: checkJwksUrl(requiredEnv('JWKS_URL')).href,
+    rolesClaim: optionalEnv('ROLES_CLAIM', 'cognito:groups'),
+    ...(usage ? { usage: parseUsageKeys(usage) } : {}),
+  };
+};

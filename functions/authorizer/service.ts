@@ -13,6 +13,7 @@ import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } fro
 import type { Logger } from '../platform/logger.js';
 import { recordAuthorizerDenial, recordAuthorizerFailure } from '../platform/metrics.js';
 import { allowedRoutes, policyFor } from './policy.js';
+import { usageKeyFor, type UsageKeys } from './usage.js';
 import { bearerToken, IssuerKeysUnavailable, TokenRejected, type VerifiedCaller } from './verify.js';
 
 /** The exact message API Gateway maps to 401 for a Lambda authorizer. */
@@ -26,11 +27,14 @@ export interface RoleAuthorizerResult extends APIGatewayAuthorizerResult {
 export interface AuthorizeDeps {
   readonly verify: (token: string) => Promise<VerifiedCaller>;
   readonly logger: Pick<Logger, 'debug' | 'info' | 'error'>;
+  /** The relay's usage plans: each answer names the caller's plan key (`usageIdentifierKey`). */
+  readonly usage?: UsageKeys;
 }
 
 /**
  * Verifies the bearer token of the event and returns the policy of the caller's roles over the
- * API and stage of the invoked method. Throws `Error('Unauthorized')` for any unusable token
+ * API and stage of the invoked method, and with usage plans the key of the caller's plan
+ * (`usage.ts`). Throws `Error('Unauthorized')` for any unusable token
  * (→ 401); a token whose roles allow nothing gets an explicit Deny (→ 403). Any other error
  * (→ 500) is logged, counted as an authorizer failure and rethrown.
  */
@@ -70,5 +74,7 @@ const decide = async (event: APIGatewayRequestAuthorizerEvent, deps: AuthorizeDe
     principalId: caller.sub,
     policyDocument,
     context: { principal: caller.sub, roles: caller.roles.join(',') },
+    // API Gateway caches the whole answer per token, so the plan key goes with the policy.
+    ...(deps.usage ? { usageIdentifierKey: usageKeyFor(deps.usage, caller) } : {}),
   };
 };

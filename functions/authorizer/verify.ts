@@ -117,6 +117,8 @@ export interface VerifiedCaller {
   readonly sub: string;
   /** The known roles the token holds (possibly none). */
   readonly roles: readonly Role[];
+  /** The client id claim (a non-empty string), when one was asked for and the token has it. */
+  readonly clientId?: string;
 }
 
 type Headers = Readonly<Record<string, string | undefined>> | null | undefined;
@@ -199,7 +201,7 @@ const precheck = (token: string, issuer: string): void => {
  * own claim checks: `exp` required, the exact expiry instant, the lifetime cap, `sub`. Returns
  * the caller. Throws {@link TokenRejected}.
  */
-export const callerOf = (payload: Readonly<Record<string, unknown>>, rolesClaim: string, nowSeconds: number): VerifiedCaller => {
+export const callerOf = (payload: Readonly<Record<string, unknown>>, rolesClaim: string, nowSeconds: number, clientIdClaim?: string): VerifiedCaller => {
   const { exp, nbf, iat, sub } = payload;
   // Without `exp` a token would never expire.
   if (!isNumericDate(exp)) throw new TokenRejected('claims');
@@ -210,7 +212,8 @@ export const callerOf = (payload: Readonly<Record<string, unknown>>, rolesClaim:
   if (exp - nowSeconds > MAX_TOKEN_LIFETIME_SECONDS + CLOCK_SKEW_SECONDS) throw new TokenRejected('lifetime');
   if (isNumericDate(iat) && exp - iat > MAX_TOKEN_LIFETIME_SECONDS) throw new TokenRejected('lifetime');
   if (typeof sub !== 'string' || sub.length === 0 || sub.length > MAX_SUB_LENGTH) throw new TokenRejected('claims');
-  return { sub, roles: rolesFromClaim(payload[rolesClaim]) };
+  const clientId = clientIdClaim === undefined ? undefined : payload[clientIdClaim];
+  return { sub, roles: rolesFromClaim(payload[rolesClaim]), ...(typeof clientId === 'string' && clientId ? { clientId } : {}) };
 };
 
 /** The reason for a refusal raised inside `aws-jwt-verify`; undefined for errors that are not about the token. */
@@ -266,7 +269,7 @@ export const createTokenVerifier = (
         await verifier.verify(token, {
           customJwtCheck: ({ payload }) => {
             // Read once, after the key was fetched: every check of step 4 sees the same instant.
-            caller = callerOf(payload, config.rolesClaim, now() / 1000);
+            caller = callerOf(payload, config.rolesClaim, now() / 1000, config.usage?.claim);
           },
         });
       } catch (err) {

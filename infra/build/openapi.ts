@@ -322,7 +322,7 @@ const removedOperation = (route: RemovedRoute, method: string) => ({
         Link: {
           ...(successorLinks(route).some((path) => !path.includes('{')) ? { required: true } : {}),
           description:
-            'Each replacement that is a path, stage-qualified and concrete: `</v1/adapters>; rel="successor-version"`, comma-separated; absent when no replacement is a path. A link whose path parameter is not a plain segment (a dot segment, an encoded separator, characters outside RFC 3986 segments) is left out',
+            'Each replacement that is a path, concrete and under the prefix of the request (the stage, or a custom domain\'s base path): `</v1/adapters>; rel="successor-version"`, comma-separated; absent when no replacement is a path. A link whose path parameter is not a plain segment (a dot segment, an encoded separator, characters outside RFC 3986 segments) is left out',
           schema: { type: 'string', pattern: '^<[^>]+>; rel="successor-version"(, <[^>]+>; rel="successor-version")*$' },
         },
       },

@@ -199,8 +199,16 @@ const ONE_MINUTE = Duration.minutes(1);
 const SERVICE_NAME_RULE = /^[A-Za-z0-9_-]{1,200}$/;
 
 const apiMethod = ({ method, path }: ApiMethod): ApiMethod => ({ method, path });
+const RELAY_OPERATION = 'relayRestAction';
 /** The default orchestrator-bound methods: the route table's routes that call orchestrators. */
 const orchestratorRoutes = (routes: readonly LiveRoute[]): ApiMethod[] => routes.filter((r) => r.needs.orchestrator).map(apiMethod);
+/**
+ * The routes whose per-method metrics (ApiName + Method + Resource + Stage) the alarms and the
+ * dashboard read with the default methods: every route that does not wait on an orchestrator
+ * (the API latency alarms) and the relay (its own latency alarm). Only these need the stage's
+ * detailed metrics.
+ */
+export const alarmedRoutes = (routes: readonly LiveRoute[]): LiveRoute[] => routes.filter((r) => !r.needs.orchestrator || r.operationId === RELAY_OPERATION);
 
 /** `SUM([...])` rather than `a + b`: a sum stays defined when some operations have no data. */
 const sumOf = (idPrefix: string, label: string, metrics: readonly IMetric[], period: Duration): MathExpression => {
@@ -291,7 +299,7 @@ export class Observability extends Construct {
       args.length === 2 ? alarmIn(this, ...args) : alarmIn(...args);
 
     // API Gateway: the stage's own metrics (ApiName + Stage dimensions), and per method
-    // (ApiName + Method + Resource + Stage; the stage has detailed metrics enabled).
+    // (ApiName + Method + Resource + Stage; detailed metrics of the methods {@link alarmedRoutes} names).
     const stage = props.api.deploymentStage;
     const requests = stage.metricCount({ period: ONE_MINUTE, statistic: Stats.SUM });
     const errors5xx = stage.metricServerError({ period: ONE_MINUTE, statistic: Stats.SUM });
@@ -426,7 +434,7 @@ export class Observability extends Construct {
       });
     }
 
-    const relay = props.relayMethod ?? apiMethod((props.routes ?? routeTable).find((r) => r.operationId === 'relayRestAction')!);
+    const relay = props.relayMethod ?? apiMethod((props.routes ?? routeTable).find((r) => r.operationId === RELAY_OPERATION)!);
     const relayP99 = t.relayLatencyP99Ms ?? DEFAULT_TIMEOUT_MS;
     alarm('RelayLatencyP99', {
       alarmName: name('relay-latency-p99'),

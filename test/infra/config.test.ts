@@ -77,6 +77,7 @@ describe('the deployment config file', () => {
       logs: { retentionDays: 365 },
       alarms: {},
       concurrency: { accountLimit: 1000, authorizer: 50, relay: 100, health: 10 },
+      api: { endpointType: 'regional', throttling: { rateLimit: 200, burstLimit: 400 }, detailedMetrics: 'alarmed' },
     });
   });
 
@@ -123,7 +124,7 @@ describe('the deployment config file', () => {
     [
       'an unknown top-level key',
       { logLevl: 'info' },
-      'logLevl: unknown key (top-level keys: stackName, logLevel, logs, caBundle, vault, identity, alarms, concurrency, network)',
+      'logLevl: unknown key (top-level keys: stackName, logLevel, logs, caBundle, vault, identity, alarms, concurrency, network, api)',
     ],
     ['a wrong type', { vault: { address: 'https://v.example.net', cacheTtlSeconds: '60' } }, 'vault.cacheTtlSeconds: must be integer, got "60"'],
     ['a bad enum value', { logLevel: 'verbose' }, 'logLevel: must be one of "debug", "info", "warn", "error", got "verbose"'],
@@ -267,6 +268,94 @@ describe('the deployment config file', () => {
     ],
   ])('names the key of %s', (_what, change, problem) => {
     expect(problemsOf({ ...base(), ...change })).toContainEqual(problem);
+  });
+
+  describe('api', () => {
+    const plans = (extra: Record<string, unknown> = {}) => ({ default: { rateLimit: 5, burstLimit: 10 }, ...extra });
+    const client = (name: string, extra: Record<string, unknown>) => ({ name, rateLimit: 20, burstLimit: 40, ...extra });
+
+    it('fills in the defaults of usage plans and keeps the rest as given', () => {
+      const api = parseDeployConfig(
+        { ...base(), api: { endpointType: 'private', vpcEndpointIds: ['vpce-0123456789abcdef0'], throttling: { rateLimit: 50 }, usagePlans: plans() } },
+        'api.json',
+        FIXTURES,
+      ).api;
+      expect(api).toEqual({
+        endpointType: 'private',
+        vpcEndpointIds: ['vpce-0123456789abcdef0'],
+        throttling: { rateLimit: 50, burstLimit: 400 },
+        detailedMetrics: 'alarmed',
+        usagePlans: { clientIdClaim: 'client_id', default: { rateLimit: 5, burstLimit: 10 }, clients: [] },
+      });
+    });
+
+    it.each<[string, Record<string, unknown>, string[]]>([
+      [
+        'a private API without endpoints',
+        { endpointType: 'private' },
+        ['api.vpcEndpointIds: required with api.endpointType "private": a private API is callable only through the VPC endpoints its policy names'],
+      ],
+      [
+        'endpoints of a regional API',
+        { vpcEndpointIds: ['vpce-0123456789abcdef0'] },
+        ['api.vpcEndpointIds: only used with api.endpointType "private" (endpointType is "regional")'],
+      ],
+      [
+        'a source CIDR with host bits',
+        { sourceCidrs: ['10.0.0.0/8', '192.168.1.7/24'] },
+        ['api.sourceCidrs[1]: "192.168.1.7/24" has host bits set: it opens 192.168.1.0/24; write that, or 192.168.1.7/32 for the one host'],
+      ],
+      [
+        'a web ACL of CloudFront scope',
+        { webAclArn: 'arn:aws:wafv2:us-east-1:123456789012:global/webacl/edge/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b' },
+        [
+          'api.webAclArn: must be a regional AWS WAFv2 web ACL ARN, e.g. arn:aws:wafv2:eu-west-1:123456789012:regional/webacl/netconfig/01234567-89ab-cdef-0123-456789abcdef, got "arn:aws:wafv2:us-east-1:123456789012:global/webacl/edge/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b"',
+        ],
+      ],
+      [
+        'a plan throttle above the stage’s',
+        { throttling: { rateLimit: 100, burstLimit: 200 }, usagePlans: plans({ clients: [client('pipeline', { clientIds: ['p'], rateLimit: 150 })] }) },
+        ["api.usagePlans.clients[0].rateLimit: 150 is above the stage's 100 (api.throttling.rateLimit), so it would never apply"],
+      ],
+      [
+        'a client named default, or twice, or by nobody',
+        { usagePlans: plans({ clients: [client('default', { subjects: ['a'] }), client('noc', { subjects: ['b'] }), client('noc', {})] }) },
+        [
+          'api.usagePlans.clients[0].name: "default" is the plan of every caller no client names (api.usagePlans.default)',
+          'api.usagePlans.clients[2].name: "noc" is listed twice',
+          'api.usagePlans.clients[2]: give subjects or clientIds (who this client is)',
+        ],
+      ],
+      [
+        'a caller named by two clients',
+        {
+          usagePlans: plans({
+            clients: [client('noc', { subjects: ['alice'], clientIds: ['app'] }), client('ops', { subjects: ['alice'], clientIds: ['app'] })],
+          }),
+        },
+        [
+          'api.usagePlans.clients[1].subjects: "alice" also names api.usagePlans.clients[0]: a caller must have one plan',
+          'api.usagePlans.clients[1].clientIds: "app" also names api.usagePlans.clients[0]: a caller must have one plan',
+        ],
+      ],
+      [
+        'more subjects than the authorizer’s environment holds',
+        { usagePlans: plans({ clients: [client('noc', { subjects: Array.from({ length: 100 }, (_, i) => `operator-${String(i).padStart(20, '0')}`) })] }) },
+        [
+          expect.stringMatching(
+            /^api\.usagePlans\.clients: the mapping takes \d+ characters of the authorizer's environment, at most 2500: name fewer subjects/,
+          ) as unknown as string,
+        ],
+      ],
+    ])('refuses %s, naming the key', (_, api, problems) => {
+      expect(problemsOf({ ...base(), api })).toEqual(problems);
+    });
+
+    it('accepts the private example’s exposure as is', () => {
+      const config = loadDeployConfig(path.join(PROJECT_ROOT, 'deploy', 'config.private.example.json'));
+      expect(config.api).toMatchObject({ endpointType: 'private', detailedMetrics: 'alarmed' });
+      expect(config.api.usagePlans?.clients).toHaveLength(1);
+    });
   });
 
   it('refuses a CA bundle that carries a private key, or a certificate that does not parse', () => {

@@ -79,15 +79,16 @@ describe('stack', () => {
         replacement: row.replacement,
       });
       expect(response.ResponseParameters['method.response.header.Content-Type']).toBe("'application/problem+json'");
-      // One stage-qualified link per replacement path whose parameters the removed route has, filled in order;
-      // a link that carries a path parameter is added only when the value is a safe segment.
+      // One link per replacement path whose parameters the removed route has, filled in order, under the prefix
+      // the caller used (the request path less the route's own segments); a link that carries a path parameter is
+      // added only when the value is a safe segment.
       const own = [...row.path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
       const links = row.replacement.flatMap((r) => {
         let i = 0;
         const used: string[] = [];
         const p = r.replace(/^[A-Z]+ /, '').replace(/:\w+/g, () => (i < own.length ? (used.push(own[i]!), `$input.params('${own[i++]}')`) : ':'));
         if (p.includes(':')) return [];
-        const add = `#set($link = "$link$sep</$context.stage${p}>; rel=\${q}successor-version\${q}")#set($sep = ', ')`;
+        const add = `#set($link = "$link$sep<$base${p}>; rel=\${q}successor-version\${q}")#set($sep = ', ')`;
         const guard = used.map((name) => `$input.params('${name}').matches('${LINK_SEGMENT}')`).join(' && ');
         return [guard ? `#if(${guard})${add}#end` : add];
       });
@@ -97,6 +98,7 @@ describe('stack', () => {
           `#set($q = '"')`,
           `#set($link = '')`,
           `#set($sep = '')`,
+          `#set($base = $context.path.replaceAll('(?:/[^/]+){${row.path.split('/').filter(Boolean).length}}/?$', ''))`,
           ...links,
           `#if($link != '')#set($context.responseOverride.header.Link = "$link")#end`,
         ]);

@@ -1,6 +1,6 @@
 /**
  * The 410 answers of removed routes as the local gateway renders their Mock integrations: for
- * any path parameter value, a `Link` target is a well-formed, stage-qualified path whose
+ * any path parameter value, a `Link` target is a well-formed path under the request's prefix whose
  * filled segment is the value as sent, and a value that cannot be carried safely (dot
  * segments, encoded separators, anything of the `Link` syntax or outside RFC 3986 segment
  * characters) leaves its link out while the problem body stays the same.
@@ -29,9 +29,19 @@ const mockOf = (route: RemovedRoute): MockIntegration => ({
   timeoutMs: 29_000,
 });
 
-const answer = (route: RemovedRoute, pathParameters: Record<string, string>) => {
+/**
+ * The answer to a request of the route with these parameters, its path as API Gateway gives it
+ * in `$context.path`: after the stage on the execute-api URL (`/v1`), after the base path on a
+ * custom domain (`prefix`, `''` for an empty base path), with a trailing slash when asked.
+ */
+const answer = (
+  route: RemovedRoute,
+  pathParameters: Record<string, string>,
+  { prefix = '/v1', domainName = 'abc123.execute-api.eu-west-1.amazonaws.com', slash = '' } = {},
+) => {
+  const path = `${prefix}${route.path.replace(/\{(\w+)\}/g, (_, name: string) => pathParameters[name]!)}${slash}`;
   const r = runMock(mockOf(route), {
-    context: { stage: 'v1', requestId: 'req-1' },
+    context: { stage: 'v1', requestId: 'req-1', path, domainName },
     stageVariables: null,
     headers: {},
     query: {},
@@ -155,6 +165,22 @@ describe('successor links of removed routes', () => {
     for (const bad of ['.', '..', '%2e', '%2E%2e', '.%2E', 'a"b', 'a b', 'a,b', 'a;b', '<a>', 'a%2Fb', 'a%5cb', '%', '%4g', '', 'é'])
       expect(pattern.test(bad), bad).toBe(false);
     for (const good of ['42', 'lab-nso', 'a.b', '...', 'a%20b', 'x_y~z', 'a%C3%A9']) expect(pattern.test(good), good).toBe(true);
+  });
+
+  it('links under the prefix the caller used: the stage, a custom domain base path, or none', () => {
+    const route = removedRoutes.find((r) => r.path === '/config/property/id/{id}')!;
+    const custom = { domainName: 'netconfig.bank.example' };
+    expect(answer(route, { id: '42' }).headers['Link']).toBe('</v1/profiles/42>; rel="successor-version"');
+    expect(answer(route, { id: '42' }, { ...custom, prefix: '/netconfig' }).headers['Link']).toBe('</netconfig/profiles/42>; rel="successor-version"');
+    expect(answer(route, { id: '42' }, { ...custom, prefix: '/network/config' }).headers['Link']).toBe(
+      '</network/config/profiles/42>; rel="successor-version"',
+    );
+    expect(answer(route, { id: '42' }, { ...custom, prefix: '' }).headers['Link']).toBe('</profiles/42>; rel="successor-version"');
+    expect(answer(route, { id: '42' }, { ...custom, prefix: '/netconfig', slash: '/' }).headers['Link']).toBe(
+      '</netconfig/profiles/42>; rel="successor-version"',
+    );
+    const plain = removedRoutes.find((r) => r.method === 'GET' && r.path === '/providers')!;
+    expect(answer(plain, {}, { ...custom, prefix: '/netconfig' }).headers['Link']).toBe('</netconfig/adapters>; rel="successor-version"');
   });
 
   it('leaves the header out when every link needs a value that cannot be carried', () => {

@@ -2,7 +2,8 @@
  * The small part of API Gateway's mapping language the template uses: `$context.*` and
  * `$stageVariables.*` references in body templates; in response templates, `#set` of variables
  * and response headers (`#set($context.responseOverride.header.X = "…")`, with `$context.*`,
- * `$input.params('p')` and variables), and `#if(…)`/`#end` over `matches` and `!= ''` tests
+ * `$input.params('p')` and variables; or `$context.x.replaceAll('re', 'text')`), and
+ * `#if(…)`/`#end` over `matches` and `!= ''` tests
  * (see {@link renderResponseTemplate}); and `'literal'` /
  * `method.request.*` / `context.*` / `stageVariables.*` sources in header mappings. Other VTL
  * directives and `$input`/`$util` are not evaluated; {@link unsupportedMapping} finds them so
@@ -74,6 +75,7 @@ export const mapHeaders = (parameters: Readonly<Record<string, string>>, prefix:
 type Piece =
   | { readonly kind: 'text'; readonly text: string }
   | { readonly kind: 'set'; readonly name: string; readonly quote: string; readonly value: string }
+  | { readonly kind: 'replace'; readonly name: string; readonly source: string; readonly pattern: string; readonly replacement: string }
   | { readonly kind: 'if'; readonly conditions: readonly Condition[] }
   | { readonly kind: 'end' };
 type Condition = { readonly param: string; readonly pattern: string } | { readonly variable: string };
@@ -96,6 +98,8 @@ const parenthesized = (template: string, open: number): [string, number] => {
 };
 
 const SET_BODY = /^\$([A-Za-z][\w.-]*) = (['"])(.*)\2$/s;
+/** `$v = $context.x.replaceAll('re', 'text')`: Java's `String.replaceAll`, with a replacement free of `$` and `\`. */
+const SET_REPLACE = /^\$([A-Za-z]\w*) = \$context\.([\w.]+)\.replaceAll\('([^']*)', '([^'$\\]*)'\)$/s;
 const MATCHES = /^\$input\.params\('([^']+)'\)\.matches\('([^']*)'\)/;
 const NOT_EMPTY = /^\$(\w+) != ''/;
 
@@ -137,8 +141,10 @@ const pieces = (template: string): Piece[] => {
       if (keyword === 'if') out.push({ kind: 'if', conditions: conditions(inner) });
       else {
         const set = SET_BODY.exec(inner.trim());
-        if (!set) throw new Unsupported(`#set(${inner})`);
-        out.push({ kind: 'set', name: set[1]!, quote: set[2]!, value: set[3]! });
+        const replace = set ? null : SET_REPLACE.exec(inner.trim());
+        if (replace) out.push({ kind: 'replace', name: replace[1]!, source: replace[2]!, pattern: replace[3]!, replacement: replace[4]! });
+        else if (!set) throw new Unsupported(`#set(${inner})`);
+        else out.push({ kind: 'set', name: set[1]!, quote: set[2]!, value: set[3]! });
       }
     } else throw new Unsupported(`#${keyword}`);
     at = template[end] === '\n' ? end + 1 : end;
@@ -180,6 +186,8 @@ export const renderResponseTemplate = (template: string, input: MappingInput): {
     else if (piece.kind === 'end') open.pop();
     else if (!open.every(Boolean)) continue;
     else if (piece.kind === 'text') body.push(renderTemplate(piece.text, input));
+    else if (piece.kind === 'replace')
+      variables[piece.name] = String(lookup(input.context, piece.source) ?? '').replace(new RegExp(piece.pattern, 'g'), piece.replacement);
     else {
       const value = piece.quote === '"' ? interpolate(piece.value, input, variables) : piece.value;
       if (piece.name.startsWith(HEADER_TARGET)) headers[piece.name.slice(HEADER_TARGET.length)] = value;

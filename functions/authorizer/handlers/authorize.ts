@@ -10,11 +10,12 @@ import { authorize, type RoleAuthorizerResult } from '../service.js';
 import { readAuthorizerConfig } from '../environment.js';
 import { createTokenVerifier } from '../verify.js';
 
-const verifier = createTokenVerifier(readAuthorizerConfig());
+const config = readAuthorizerConfig();
+const verifier = createTokenVerifier(config);
 
 /** The authorizer entry point. */
 export const handler = async (event: APIGatewayRequestAuthorizerEvent): Promise<RoleAuthorizerResult> => {
   logger.setContext({ correlationId: event.requestContext?.requestId, operation: 'authorize' });
   metrics.setContext({ correlationId: event.requestContext?.requestId });
-  return authorize(event, { verify: (token) => verifier.verify(token), logger });
+  return authorize(event, { verify: (token) => verifier.verify(token), logger, ...(config.usage ? { usage: config.usage } : {}) });
 };
