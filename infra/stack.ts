@@ -48,6 +48,7 @@ import { ServiceFunction, tablePermission, type FunctionPermission } from './con
 import { addGatewayResponses } from './gateway-responses.js';
 import { addRemovedRoute } from './removed-routes.js';
 import { tableEnv, tableSpecs } from '../functions/platform/tables.js';
+import { ROUTE_ROLES_VARIABLE, routeRolesValue } from '../functions/platform/route-authorization.js';
 
 export const STAGE_NAME = 'v1';
 
@@ -389,6 +390,8 @@ export class NetconfigApiStack extends Stack {
         environment: {
           ...common,
           ...tables.environment,
+          // The function checks the caller's roles again (functions/platform/route-authorization.ts).
+          [ROUTE_ROLES_VARIABLE]: routeRolesValue(route.roles),
           ...(route.needs.startsCompliance ? { COMPLIANCE_FUNCTION: this.complianceBatchAlias.functionArn } : {}),
           ...(route.needs.tables?.idempotency ? fingerprintKeyNeeds.environment : {}),
         },
