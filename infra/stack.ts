@@ -15,7 +15,7 @@
  * Everything per route is derived from the route table; everything per deployment from the
  * deployment settings (the config file, infra/config.ts).
  */
-import { CfnOutput, Duration, NestedStack, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { ArnFormat, CfnOutput, Duration, NestedStack, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import {
   AccessLogFormat,
   AuthorizationType,
@@ -86,11 +86,29 @@ export const FUNCTIONS_PER_INVOKE_ROLE = 60;
  * The roles API Gateway assumes to call the route functions (the integrations' credentials),
  * instead of a resource policy statement (`AWS::Lambda::Permission`) on each function: one role
  * and one policy per {@link FUNCTIONS_PER_INVOKE_ROLE} functions, each allowed to invoke exactly
- * the functions it was given, and assumable by API Gateway only.
+ * the functions it was given, and assumable by API Gateway only, for this stack's REST API only.
  */
 class ApiInvokeRoles {
   readonly #roles: { role: Role; statement: PolicyStatement; count: number }[] = [];
-  constructor(private readonly scope: Construct) {}
+  /**
+   * @param restApiId the REST API whose integrations use the roles (the parent stack's): API
+   *   Gateway assumes them for that API only (`aws:SourceArn`), in this account only
+   *   (`aws:SourceAccount`), so no other API, here or in another account, can be a deputy that
+   *   invokes the functions with them.
+   */
+  constructor(
+    private readonly scope: Construct,
+    private readonly restApiId: string,
+  ) {}
+
+  /** API Gateway, when it calls on behalf of this account's REST API. */
+  #apiGateway(): ServicePrincipal {
+    const stack = Stack.of(this.scope);
+    const apiArn = stack.formatArn({ service: 'execute-api', resource: this.restApiId, resourceName: '*', arnFormat: ArnFormat.SLASH_RESOURCE_NAME });
+    return new ServicePrincipal('apigateway.amazonaws.com', {
+      conditions: { StringEquals: { 'aws:SourceAccount': stack.account }, ArnLike: { 'aws:SourceArn': apiArn } },
+    });
+  }
 
   /** The role that may invoke `fn`: `fn` added to the newest role, or to a new one when that is full. */
   roleFor(fn: IFunction): Role {
@@ -98,7 +116,7 @@ class ApiInvokeRoles {
     if (!last || last.count >= FUNCTIONS_PER_INVOKE_ROLE) {
       const n = this.#roles.length + 1;
       const role = new Role(this.scope, n === 1 ? 'ApiInvokeRole' : `ApiInvokeRole${n}`, {
-        assumedBy: new ServicePrincipal('apigateway.amazonaws.com'),
+        assumedBy: this.#apiGateway(),
         description: 'API Gateway invokes the route functions with this role (the credentials of their integrations)',
       });
       const statement = new PolicyStatement({ actions: ['lambda:InvokeFunction'] });
@@ -204,13 +222,14 @@ export class ApiPart extends NestedStack {
   readonly functions: Record<string, ServiceFunction> = {};
   /** The methods it serves (for its latency alarms). */
   readonly methods: { method: string; path: string }[] = [];
-  readonly invokeRoles = new ApiInvokeRoles(this);
+  readonly invokeRoles: ApiInvokeRoles;
   readonly #api;
   readonly #resources = new Map<string, IResource>();
 
   constructor(scope: Construct, id: string, api: RestApi, description: string) {
     super(scope, id, { description });
     this.#api = RestApi.fromRestApiAttributes(this, 'Api', { restApiId: api.restApiId, rootResourceId: api.restApiRootResourceId });
+    this.invokeRoles = new ApiInvokeRoles(this, this.#api.restApiId);
   }
 
   /** A path resource the parent stack made (a path other parts or removed routes use too), imported here. */
