@@ -39,7 +39,7 @@ import path from 'node:path';
 import { liveRoutes as routeTable } from '../functions/api/routes.js';
 import { removedRoutes } from '../functions/api/removed.js';
 import type { LiveRoute, TableAccess, TableKey } from '../functions/platform/route.js';
-import { callsOutside, concurrencyGroup, EXAMPLE_CONFIG_FILE, loadDeployConfig, type DeploySettings } from './config.js';
+import { callsOutside, concurrencyGroup, EXAMPLE_CONFIG_FILE, loadDeployConfig, type DeploySettings, type IdentitySettings } from './config.js';
 import { Auth, UserDirectory, type AuthProps } from './constructs/auth.js';
 import { PrivateNetwork } from './constructs/network.js';
 import { Observability } from './constructs/observability.js';
@@ -296,9 +296,16 @@ export class NetconfigApiStack extends Stack {
       LOG_LEVEL: deployed?.logLevel ?? 'info',
       ...(props.local ? { LOCAL_MODE: 'true' } : {}),
     };
+    // The functions that call NSO or Vault (and the authorizer, when asked): in the VPC when one is given, and carrying the CA bundle.
+    const network = deployed?.network ? new PrivateNetwork(this, 'Network', deployed.network) : undefined;
+    const outside = {
+      ...(network ? { network: network.placement } : {}),
+      ...(deployed?.caBundle ? { caBundle: deployed.caBundle } : {}),
+    };
+
     const identity = deployed?.identity;
     const auth = new Auth(this, 'Auth', {
-      ...(props.local?.auth ?? (identity?.provider === 'oidc' ? { ...identity, rolesClaim: identity.rolesClaim ?? 'roles' } : { directory: data.directory! })),
+      ...(props.local?.auth ?? (identity?.provider === 'oidc' ? oidcAuth(identity, outside) : { directory: data.directory! })),
       environment: common,
       ...(typeof deployed?.concurrency.authorizer === 'number' ? { reservedConcurrentExecutions: deployed.concurrency.authorizer } : {}),
     });
@@ -343,13 +350,6 @@ export class NetconfigApiStack extends Stack {
     });
     // `secrets.bind` below sets the Vault environment; the read grant it also makes on the function
     // is this permission's own statement again, which the role's policy keeps once.
-
-    // The functions that call NSO or Vault: in the VPC when one is given, and carrying the CA bundle.
-    const network = deployed?.network ? new PrivateNetwork(this, 'Network', deployed.network) : undefined;
-    const outside = {
-      ...(network ? { network: network.placement } : {}),
-      ...(deployed?.caBundle ? { caBundle: deployed.caBundle } : {}),
-    };
 
     // Compliance batches run on a durable function: checkpointed chunks, replayed after a crash
     // or a 15-minute invocation limit, for up to a day per batch (docs/compliance.md has the
@@ -481,6 +481,20 @@ export class NetconfigApiStack extends Stack {
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Stage base URL' });
   }
 }
+
+/**
+ * The authorizer of an external OIDC issuer: its keys from the JWKS URL (through the CA bundle,
+ * when one is given) or pinned in the config, and in the VPC when `identity.inVpc` asks.
+ */
+const oidcAuth = (identity: Extract<IdentitySettings, { provider: 'oidc' }>, outside: Pick<AuthProps, 'network' | 'caBundle'>): AuthProps => ({
+  issuer: identity.issuer,
+  audience: identity.audience,
+  rolesClaim: identity.rolesClaim ?? 'roles',
+  ...(identity.jwksUrl ? { jwksUrl: identity.jwksUrl } : {}),
+  ...(identity.jwks ? { jwksFile: identity.jwks } : {}),
+  ...(identity.inVpc && outside.network ? { network: outside.network } : {}),
+  ...(outside.caBundle ? { caBundle: outside.caBundle } : {}),
+});
 
 /** The two stacks of one deployment: `<stackName>` (stateful) and `<stackName>Api`. */
 export class NetconfigService {
