@@ -252,7 +252,7 @@ describe('the deployment config file', () => {
   describe('identity.inVpc and identity.jwks', () => {
     const oidc = (extra: Record<string, unknown>) => ({ provider: 'oidc', issuer: 'https://login.corp.example/realms/ops', audience: 'netconfig', ...extra });
     const JWKS = path.join(FIXTURES, 'jwks.json');
-    const publicKeys = () => (JSON.parse(readFileSync(JWKS, 'utf8')) as { keys: Record<string, unknown>[] }).keys;
+    const publicKeys = () => (JSON.parse(readFileSync(JWKS, 'utf8')) as { keys: [Record<string, unknown>, Record<string, unknown>] }).keys;
     /** A JWKS file of these keys, in a directory of its own; the config names it `keys.json`. */
     const jwksDir = (keys: unknown[] | unknown) => {
       const dir = mkdtempSync(path.join(tmpdir(), 'netconfig-jwks-'));
@@ -294,12 +294,13 @@ describe('the deployment config file', () => {
 
     it('refuses a private key in the set, naming its kid and members', () => {
       const [rsa, ec] = publicKeys();
-      for (const [key, members] of [
+      const cases: [Record<string, unknown>, string][] = [
         [{ ...rsa, d: 'AQAB', p: 'AQAB', q: 'AQAB' }, 'd, p, q'],
         [{ ...rsa, dp: 'AQAB', qi: 'AQAB' }, 'dp, qi'],
         [{ ...ec, d: 'AQAB' }, 'd'],
         [{ kid: 'hmac', kty: 'oct', alg: 'HS256', k: 'c2VjcmV0' }, 'k'],
-      ] as const) {
+      ];
+      for (const [key, members] of cases) {
         const { file, problems } = problemsOfKeys([key]);
         expect(problems).toEqual([
           `identity.jwks: ${file}: key 0 (kid ${JSON.stringify(key.kid)}) holds private key material (${members}): pin the provider's public keys only`,
