@@ -28,6 +28,9 @@ export const COMMON_TEST_SETTINGS = {
     AWS_SECRET_ACCESS_KEY: 'local',
     LOG_LEVEL: 'warn',
     METRICS_DISABLED: 'true',
+    // The roles a route function lets through (the stack sets its route's on each function): the
+    // handlers under test serve routes of either role; test/unit/route-authorization.test.ts sets each route's own.
+    ROUTE_ROLES: 'admin,apiread',
     // The fingerprint key of keyed requests, as the local stack keeps one (created at first use).
     IDEMPOTENCY_KEY_FILE: path.join(tmpdir(), 'netconfig-vitest', 'idempotency.key'),
   },

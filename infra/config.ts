@@ -18,6 +18,7 @@ import { serializeUsageKeys } from '../functions/authorizer/usage.js';
 import type { ObservabilityThresholds } from './constructs/observability.js';
 import type { LogArchive } from './constructs/log-policy.js';
 import type { VaultCredential } from './constructs/secrets.js';
+import { jwksFileProblems } from './jwks-file.js';
 import { PROJECT_ROOT } from './paths.js';
 
 export const CONFIG_SCHEMA_FILE = path.join(PROJECT_ROOT, 'deploy', 'config.schema.json');
@@ -40,7 +41,17 @@ export interface VaultSettings {
 
 export type IdentitySettings =
   | { readonly provider: 'cognito' }
-  | { readonly provider: 'oidc'; readonly issuer: string; readonly audience: string; readonly jwksUrl?: string; readonly rolesClaim?: string };
+  | {
+      readonly provider: 'oidc';
+      readonly issuer: string;
+      readonly audience: string;
+      readonly jwksUrl?: string;
+      readonly rolesClaim?: string;
+      /** The authorizer runs in the VPC of `network`. */
+      readonly inVpc?: boolean;
+      /** Absolute path of the pinned JWKS file: the authorizer verifies with its keys only, and never fetches. */
+      readonly jwks?: string;
+    };
 
 export interface AlarmSettings {
   readonly email?: string;
@@ -348,6 +359,18 @@ const logsProblems = (logs: Json): string[] => {
   return problems;
 };
 
+/** Where an OIDC authorizer's keys come from and where it runs: a pinned JWKS or a URL, in the VPC or not. */
+const identityKeyProblems = (identity: Json, config: Json, dir: string): string[] => {
+  const problems: string[] = [];
+  if (identity['inVpc'] === true && config['network'] === undefined) problems.push('identity.inVpc: requires network (the VPC the authorizer joins)');
+  if (typeof identity['jwks'] !== 'string') return problems;
+  if (identity['jwksUrl'] !== undefined) problems.push('identity.jwks: pinned keys are never fetched: give identity.jwks or identity.jwksUrl, not both');
+  const file = path.resolve(dir, identity['jwks']);
+  const unreadable = readableFileProblem(file);
+  problems.push(...(unreadable ? [unreadable] : jwksFileProblems(file)).map((p) => `identity.jwks: ${p}`));
+  return problems;
+};
+
 const crossChecks = (config: Json, dir: string): string[] => {
   const problems: string[] = [];
   // A deployment is two stacks, `<stackName>` and `<stackName>Api` (infra/stack.ts): a name whose
@@ -379,8 +402,9 @@ const crossChecks = (config: Json, dir: string): string[] => {
   const identity = config['identity'] === undefined ? undefined : objectOf(config['identity']);
   if (identity?.['provider'] === 'oidc') {
     for (const key of ['issuer', 'audience']) if (!identity[key]) problems.push(`identity.${key}: required with identity.provider "oidc"`);
+    problems.push(...identityKeyProblems(identity, config, dir));
   } else if (identity) {
-    for (const key of ['issuer', 'audience', 'jwksUrl', 'rolesClaim']) {
+    for (const key of ['issuer', 'audience', 'jwksUrl', 'rolesClaim', 'inVpc', 'jwks']) {
       if (identity[key] !== undefined) problems.push(`identity.${key}: only used with identity.provider "oidc" (the Cognito pool is the issuer)`);
     }
   }
@@ -521,7 +545,11 @@ export const parseDeployConfig = (raw: unknown, source: string, dir: string): De
   if (problems.length) throw new DeployConfigError(source, problems);
   const config = raw as Json;
   const vault = config['vault'] as Json;
-  const identity = (config['identity'] ?? { provider: 'cognito' }) as IdentitySettings;
+  const identity = (
+    config['identity']?.['jwks']
+      ? { ...config['identity'], jwks: path.resolve(dir, config['identity']['jwks']) }
+      : (config['identity'] ?? { provider: 'cognito' })
+  ) as IdentitySettings;
   const network = config['network'] as Json | undefined;
   return {
     stackName: config['stackName'],

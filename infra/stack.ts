@@ -15,7 +15,7 @@
  * Everything per route is derived from the route table; everything per deployment from the
  * deployment settings (the config file, infra/config.ts).
  */
-import { Aspects, CfnOutput, Duration, NestedStack, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { ArnFormat, Aspects, CfnOutput, Duration, NestedStack, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import {
   AuthorizationType,
   AwsIntegration,
@@ -38,7 +38,16 @@ import { liveRoutes as routeTable } from '../functions/api/routes.js';
 import { removedRoutes } from '../functions/api/removed.js';
 import type { LiveRoute, TableAccess, TableKey } from '../functions/platform/route.js';
 import { accessLogFormat } from './access-log.js';
-import { callsOutside, concurrencyGroup, DEFAULT_API, DEFAULT_LOG_RETENTION_DAYS, EXAMPLE_CONFIG_FILE, loadDeployConfig, type DeploySettings } from './config.js';
+import {
+  callsOutside,
+  concurrencyGroup,
+  DEFAULT_API,
+  DEFAULT_LOG_RETENTION_DAYS,
+  EXAMPLE_CONFIG_FILE,
+  loadDeployConfig,
+  type DeploySettings,
+  type IdentitySettings,
+} from './config.js';
 import { ApiExposure, restApiExposure, usageKeysEnvironment } from './constructs/api-exposure.js';
 import { Auth, UserDirectory, type AuthProps } from './constructs/auth.js';
 import { LogPolicy } from './constructs/log-policy.js';
@@ -49,6 +58,7 @@ import { ServiceFunction, tablePermission, type FunctionPermission } from './con
 import { addGatewayResponses } from './gateway-responses.js';
 import { addRemovedRoute } from './removed-routes.js';
 import { tableEnv, tableSpecs } from '../functions/platform/tables.js';
+import { ROUTE_ROLES_VARIABLE, routeRolesValue } from '../functions/platform/route-authorization.js';
 
 export const STAGE_NAME = 'v1';
 
@@ -86,11 +96,29 @@ export const FUNCTIONS_PER_INVOKE_ROLE = 60;
  * The roles API Gateway assumes to call the route functions (the integrations' credentials),
  * instead of a resource policy statement (`AWS::Lambda::Permission`) on each function: one role
  * and one policy per {@link FUNCTIONS_PER_INVOKE_ROLE} functions, each allowed to invoke exactly
- * the functions it was given, and assumable by API Gateway only.
+ * the functions it was given, and assumable by API Gateway only, for this stack's REST API only.
  */
 class ApiInvokeRoles {
   readonly #roles: { role: Role; statement: PolicyStatement; count: number }[] = [];
-  constructor(private readonly scope: Construct) {}
+  /**
+   * @param restApiId the REST API whose integrations use the roles (the parent stack's): API
+   *   Gateway assumes them for that API only (`aws:SourceArn`), in this account only
+   *   (`aws:SourceAccount`), so no other API, here or in another account, can be a deputy that
+   *   invokes the functions with them.
+   */
+  constructor(
+    private readonly scope: Construct,
+    private readonly restApiId: string,
+  ) {}
+
+  /** API Gateway, when it calls on behalf of this account's REST API. */
+  #apiGateway(): ServicePrincipal {
+    const stack = Stack.of(this.scope);
+    const apiArn = stack.formatArn({ service: 'execute-api', resource: this.restApiId, resourceName: '*', arnFormat: ArnFormat.SLASH_RESOURCE_NAME });
+    return new ServicePrincipal('apigateway.amazonaws.com', {
+      conditions: { StringEquals: { 'aws:SourceAccount': stack.account }, ArnLike: { 'aws:SourceArn': apiArn } },
+    });
+  }
 
   /** The role that may invoke `fn`: `fn` added to the newest role, or to a new one when that is full. */
   roleFor(fn: IFunction): Role {
@@ -98,7 +126,7 @@ class ApiInvokeRoles {
     if (!last || last.count >= FUNCTIONS_PER_INVOKE_ROLE) {
       const n = this.#roles.length + 1;
       const role = new Role(this.scope, n === 1 ? 'ApiInvokeRole' : `ApiInvokeRole${n}`, {
-        assumedBy: new ServicePrincipal('apigateway.amazonaws.com'),
+        assumedBy: this.#apiGateway(),
         description: 'API Gateway invokes the route functions with this role (the credentials of their integrations)',
       });
       const statement = new PolicyStatement({ actions: ['lambda:InvokeFunction'] });
@@ -236,13 +264,14 @@ export class ApiPart extends NestedStack {
   readonly functions: Record<string, ServiceFunction> = {};
   /** The methods it serves (for its latency alarms). */
   readonly methods: { method: string; path: string }[] = [];
-  readonly invokeRoles = new ApiInvokeRoles(this);
+  readonly invokeRoles: ApiInvokeRoles;
   readonly #api;
   readonly #resources = new Map<string, IResource>();
 
   constructor(scope: Construct, id: string, api: RestApi, description: string) {
     super(scope, id, { description });
     this.#api = RestApi.fromRestApiAttributes(this, 'Api', { restApiId: api.restApiId, rootResourceId: api.restApiRootResourceId });
+    this.invokeRoles = new ApiInvokeRoles(this, this.#api.restApiId);
   }
 
   /** A path resource the parent stack made (a path other parts or removed routes use too), imported here. */
@@ -309,10 +338,17 @@ export class NetconfigApiStack extends Stack {
       LOG_LEVEL: deployed?.logLevel ?? 'info',
       ...(props.local ? { LOCAL_MODE: 'true' } : {}),
     };
+    // The functions that call NSO or Vault (and the authorizer, when asked): in the VPC when one is given, and carrying the CA bundle.
+    const network = deployed?.network ? new PrivateNetwork(this, 'Network', deployed.network) : undefined;
+    const outside = {
+      ...(network ? { network: network.placement } : {}),
+      ...(deployed?.caBundle ? { caBundle: deployed.caBundle } : {}),
+    };
+
     const identity = deployed?.identity;
     const exposure = deployed?.api ?? DEFAULT_API;
     const auth = new Auth(this, 'Auth', {
-      ...(props.local?.auth ?? (identity?.provider === 'oidc' ? { ...identity, rolesClaim: identity.rolesClaim ?? 'roles' } : { directory: data.directory! })),
+      ...(props.local?.auth ?? (identity?.provider === 'oidc' ? oidcAuth(identity, outside) : { directory: data.directory! })),
       environment: { ...common, ...usageKeysEnvironment(serviceName, exposure) },
       ...(typeof deployed?.concurrency.authorizer === 'number' ? { reservedConcurrentExecutions: deployed.concurrency.authorizer } : {}),
     });
@@ -376,13 +412,6 @@ export class NetconfigApiStack extends Stack {
     // `secrets.bind` below sets the Vault environment; the read grant it also makes on the function
     // is this permission's own statement again, which the role's policy keeps once.
 
-    // The functions that call NSO or Vault: in the VPC when one is given, and carrying the CA bundle.
-    const network = deployed?.network ? new PrivateNetwork(this, 'Network', deployed.network) : undefined;
-    const outside = {
-      ...(network ? { network: network.placement } : {}),
-      ...(deployed?.caBundle ? { caBundle: deployed.caBundle } : {}),
-    };
-
     // Compliance batches run on a durable function: checkpointed chunks, replayed after a crash
     // or a 15-minute invocation limit, for up to a day per batch (docs/compliance.md has the
     // arithmetic for 50,000 devices). Started through its `live` alias: durable executions run
@@ -441,6 +470,8 @@ export class NetconfigApiStack extends Stack {
         environment: {
           ...common,
           ...tables.environment,
+          // The function checks the caller's roles again (functions/platform/route-authorization.ts).
+          [ROUTE_ROLES_VARIABLE]: routeRolesValue(route.roles),
           ...(route.needs.startsCompliance ? { COMPLIANCE_FUNCTION: this.complianceBatchAlias.functionArn } : {}),
           ...(route.needs.tables?.idempotency ? fingerprintKeyNeeds.environment : {}),
         },
@@ -520,6 +551,20 @@ export class NetconfigApiStack extends Stack {
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Stage base URL' });
   }
 }
+
+/**
+ * The authorizer of an external OIDC issuer: its keys from the JWKS URL (through the CA bundle,
+ * when one is given) or pinned in the config, and in the VPC when `identity.inVpc` asks.
+ */
+const oidcAuth = (identity: Extract<IdentitySettings, { provider: 'oidc' }>, outside: Pick<AuthProps, 'network' | 'caBundle'>): AuthProps => ({
+  issuer: identity.issuer,
+  audience: identity.audience,
+  rolesClaim: identity.rolesClaim ?? 'roles',
+  ...(identity.jwksUrl ? { jwksUrl: identity.jwksUrl } : {}),
+  ...(identity.jwks ? { jwksFile: identity.jwks } : {}),
+  ...(identity.inVpc && outside.network ? { network: outside.network } : {}),
+  ...(outside.caBundle ? { caBundle: outside.caBundle } : {}),
+});
 
 /** The two stacks of one deployment: `<stackName>` (stateful) and `<stackName>Api`. */
 export class NetconfigService {

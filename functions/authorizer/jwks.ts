@@ -15,6 +15,8 @@
  *   filtered on arrival ({@link parseJwks}): only signature keys of RSA (2048 bits and more) and
  *   the NIST curves stay, so an OKP (EdDSA) key or a weak RSA key is never used, and one bad
  *   entry does not discard the others (the library's parser refuses the whole document).
+ * - Keys pinned in the deployment (`identity.jwks`, {@link IssuerJwksOptions}) replace the
+ *   endpoint: nothing is fetched, and a `kid` they do not hold is refused at once.
  * - An algorithm is used only with a key of its own family ({@link IssuerJwksCache}): the
  *   library binds the two only when the JWK names its `alg`.
  */
@@ -23,6 +25,7 @@ import { JsonTooDeep, parseJson } from '../platform/bounded-json.js';
 import { createHttpClient, OutboundError, type HttpClient } from '../outbound/http-client.js';
 import { SimpleJwksCache, type Jwk, type Jwks, type JwkWithKid, type PenaltyBox } from 'aws-jwt-verify/jwk';
 import type { DecomposedJwt } from 'aws-jwt-verify/jwt';
+import { KidNotFoundInJwksError } from 'aws-jwt-verify/error';
 
 /** How often an unknown `kid` may send the authorizer back to the JWKS endpoint. */
 export const DEFAULT_REFETCH_INTERVAL_MS = 5_000;
@@ -232,6 +235,22 @@ const SPACED_BY_THE_FETCHER: PenaltyBox = {
   registerSuccessfulAttempt: () => undefined,
 };
 
+export interface IssuerJwksOptions extends RateLimitedFetcherOptions {
+  /**
+   * Keys pinned in the deployment (`identity.jwks`): the only keys verified with, and nothing is
+   * ever fetched; a token of any other `kid` is refused as of an unknown key.
+   */
+  readonly pinned?: Jwks;
+}
+
+/** The pinned key of the token's `kid`; an unknown `kid` is refused without any fetch. */
+const pinnedJwk = (pinned: Jwks, decomposedJwt: DecomposedJwt): JwkWithKid => {
+  const kid = decomposedJwt.header.kid;
+  const jwk = pinned.keys.find((key): key is JwkWithKid => key.kid === kid);
+  if (!jwk) throw new KidNotFoundInJwksError(`JWK for kid ${String(kid)} not found in the pinned JWKS`);
+  return jwk;
+};
+
 /**
  * The container's JWKS cache: `aws-jwt-verify`'s, with the rate-limited fetcher, the filtering
  * parser, and algorithm-to-key-family binding on every key it hands out.
@@ -239,14 +258,16 @@ const SPACED_BY_THE_FETCHER: PenaltyBox = {
 export class IssuerJwksCache extends SimpleJwksCache {
   declare readonly fetcher: RateLimitedJwksFetcher;
   #hasKeys = false;
+  readonly #pinned: Jwks | undefined;
 
-  constructor(options: RateLimitedFetcherOptions = {}) {
+  constructor(options: IssuerJwksOptions = {}) {
     super({ fetcher: new RateLimitedJwksFetcher(options), penaltyBox: SPACED_BY_THE_FETCHER, jwksParser: parseJwks });
+    this.#pinned = options.pinned;
   }
 
-  /** True once a JWKS document was downloaded and parsed: keys are cached from then on. */
+  /** True with pinned keys, or once a JWKS document was downloaded and parsed: keys are cached from then on. */
   hasKeys(): boolean {
-    return this.#hasKeys;
+    return this.#pinned !== undefined || this.#hasKeys;
   }
 
   override async getJwks(jwksUri: string): Promise<Jwks> {
@@ -262,7 +283,7 @@ export class IssuerJwksCache extends SimpleJwksCache {
    * library lets that through.
    */
   override async getJwk(jwksUri: string, decomposedJwt: DecomposedJwt): Promise<JwkWithKid> {
-    const jwk = await super.getJwk(jwksUri, decomposedJwt);
+    const jwk = this.#pinned ? pinnedJwk(this.#pinned, decomposedJwt) : await super.getJwk(jwksUri, decomposedJwt);
     const alg = decomposedJwt.header.alg;
     if (!algorithmFitsKey(alg, jwk)) throw new JwkFamilyMismatch();
     const ecdsaBytes = alg === undefined ? undefined : ECDSA_SIGNATURE_BYTES[alg];

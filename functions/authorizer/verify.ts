@@ -255,7 +255,7 @@ export const createTokenVerifier = (
   jwksOptions: RateLimitedFetcherOptions = {},
   now: () => number = () => Date.now(),
 ): TokenVerifier => {
-  const jwks = new IssuerJwksCache(jwksOptions);
+  const jwks = new IssuerJwksCache({ ...jwksOptions, ...(config.pinnedJwks ? { pinned: config.pinnedJwks } : {}) });
   const verifier = JwtVerifier.create(
     { issuer: config.issuer, audience: config.audience, jwksUri: config.jwksUrl, graceSeconds: CLOCK_SKEW_SECONDS },
     { jwksCache: jwks },

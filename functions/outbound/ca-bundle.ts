@@ -5,6 +5,7 @@
  * request. The shared HTTP client (http-client.ts) is its only user.
  */
 import type { SecureContext } from 'node:tls';
+import { bundledFileFromEnv } from '../platform/env.js';
 
 /** Names a PEM file of CA certificates that https connections trust besides Node's public roots. */
 export const CA_BUNDLE_VARIABLE = 'NETCONFIG_CA_BUNDLE';
@@ -22,17 +23,8 @@ const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----([^-]*)-----END ([A-Z0-9 ]+)-----
  *   resolved, the file cannot be read, or it holds anything but valid certificates, or none.
  */
 export const caBundleFromEnv = (env: NodeJS.ProcessEnv = process.env): readonly string[] | undefined => {
-  const configured = env[CA_BUNDLE_VARIABLE]?.trim();
-  if (!configured) return undefined;
-  // Built-ins obtained here, not imported: a container without a bundle loads nothing for it.
-  const path = process.getBuiltinModule('node:path');
-  const root = env['LAMBDA_TASK_ROOT'];
-  if (!path.isAbsolute(configured) && !root) {
-    throw new Error(
-      `configuration error: ${CA_BUNDLE_VARIABLE} is a relative path (${configured}), and LAMBDA_TASK_ROOT, which it resolves against, is not set`,
-    );
-  }
-  const file = path.isAbsolute(configured) ? configured : path.resolve(root!, configured);
+  const file = bundledFileFromEnv(CA_BUNDLE_VARIABLE, env);
+  if (file === undefined) return undefined;
   const refused = (why: string): Error => new Error(`configuration error: ${CA_BUNDLE_VARIABLE} names ${file}, which ${why}`);
   let text: string;
   try {

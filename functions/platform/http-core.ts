@@ -1,6 +1,6 @@
 /**
- * The one middleware stack every HTTP function uses: correlation id → (the active profile, see
- * `http.ts`) → header normalizer → JSON body → validator (schemas compiled at build time) →
+ * The one middleware stack every HTTP function uses: correlation id → the caller's roles
+ * against the route's (`route-authorization.ts`) → (the active profile, see `http.ts`) → header normalizer → JSON body → validator (schemas compiled at build time) →
  * handler; one error middleware renders every failure as `application/problem+json`.
  *
  * Functions import `http.ts`, which adds the active profile. Only a function that reads no table
@@ -30,6 +30,7 @@ import {
 } from './problem.js';
 import { transientReason } from './transient.js';
 import { applicationOf } from './applications.js';
+import { routeAuthorization } from './route-authorization.js';
 
 type ValidatorSchema = NonNullable<NonNullable<Parameters<typeof validator>[0]>['eventSchema']>;
 
@@ -230,7 +231,8 @@ export const buildHttpHandler = <TBody = unknown>(options: HandlerOptions, run: 
     timeoutEarlyResponse: () => problemResponse(new GatewayTimeout('The function ran out of time.')),
   })
     .use(flushMetrics())
-    .use(correlation(options.operation));
+    .use(correlation(options.operation))
+    .use(routeAuthorization());
   if (settings) stack.use(settings);
   stack.use(httpHeaderNormalizer()).use(proxyEvent());
   if (options.validate) stack.use(validator({ eventSchema: options.validate as unknown as ValidatorSchema }));

@@ -96,6 +96,17 @@ export class UnsupportedMediaType extends HttpProblem {
   }
 }
 
+/**
+ * 403: the function itself refuses the request: it came without the authorizer's context, or
+ * the caller's roles do not allow the route (`route-authorization.ts`). The type and title are
+ * those of the gateway's own 403, so a client meets one 403 whichever side refused.
+ */
+export class Forbidden extends HttpProblem {
+  constructor(detail: string) {
+    super(403, 'forbidden', 'Forbidden', detail);
+  }
+}
+
 export class NotFound extends HttpProblem {
   constructor(detail: string) {
     super(404, 'not-found', 'Not Found', detail);

@@ -8,7 +8,8 @@ import { IdentitySource, RequestAuthorizer } from 'aws-cdk-lib/aws-apigateway';
 import { CfnUserPoolGroup, UserPool, UserPoolClient } from 'aws-cdk-lib/aws-cognito';
 import { Construct } from 'constructs';
 import { ROLES } from '../../functions/platform/route.js';
-import { ServiceFunction } from './service-function.js';
+import { JWKS_FILE_VARIABLE } from '../../functions/authorizer/environment.js';
+import { ServiceFunction, type FunctionNetwork } from './service-function.js';
 
 export interface AuthProps {
   /** The user pool whose tokens the authorizer verifies (the stateful stack's); used when no issuer is given. */
@@ -22,6 +23,15 @@ export interface AuthProps {
   /** How long API Gateway caches a token's policy. */
   readonly cacheTtl?: Duration;
   readonly environment?: Record<string, string>;
+  /**
+   * The issuer's public keys, pinned: a JWKS file shipped with the authorizer, which verifies
+   * with these keys only and never fetches (`jwksUrl` is then unused).
+   */
+  readonly jwksFile?: string;
+  /** Runs the authorizer in these subnets: to reach an issuer on a private network. */
+  readonly network?: FunctionNetwork;
+  /** Private CAs the authorizer trusts, besides the public roots, when it fetches the JWKS. */
+  readonly caBundle?: string;
   /**
    * Reserved concurrency of the authorizer: every authorized route waits on it, so it keeps
    * instances of its own however many slow relays are running.
@@ -69,6 +79,20 @@ export class UserDirectory extends Construct {
   }
 }
 
+/** Where a pinned JWKS lands in the authorizer's bundle, and the value of `JWKS_FILE`. */
+export const PINNED_JWKS_FILE = 'jwks.json';
+
+/**
+ * The authorizer's memory, which sets its CPU share (Lambda gives a full vCPU at 1,769 MB). Every
+ * request that misses the policy cache waits on it, and its cold start is CPU-bound: importing
+ * the verifier, the TLS handshake of the JWKS fetch (with a private CA bundle, a secure context
+ * of ~120 roots), the first signature check. About 120 ms of CPU on a full core
+ * (docs/performance.md) take about 830 ms at 256 MB and about 210 ms at 1,024 MB; a warm call
+ * is a few tens of microseconds of CPU either way, billed at the 1 ms minimum, so the larger
+ * size costs little more per call and takes most of the cold start off the request's path.
+ */
+export const AUTHORIZER_MEMORY_MB = 1024;
+
 export class Auth extends Construct {
   readonly authorizer: RequestAuthorizer;
   readonly function: ServiceFunction;
@@ -84,13 +108,17 @@ export class Auth extends Construct {
     this.function = new ServiceFunction(this, 'Authorizer', {
       handler: 'authorizer/handlers/authorize',
       description: 'Verifies bearer JWTs and returns the policy of the caller’s roles',
-      memorySize: 256,
+      memorySize: AUTHORIZER_MEMORY_MB,
       timeout: Duration.seconds(5),
       ...(props.reservedConcurrentExecutions !== undefined ? { reservedConcurrentExecutions: props.reservedConcurrentExecutions } : {}),
+      ...(props.network ? { network: props.network } : {}),
+      // Pinned keys are never fetched: no CA to trust for them.
+      ...(props.caBundle && !props.jwksFile ? { caBundle: props.caBundle } : {}),
+      ...(props.jwksFile ? { bundledFiles: { [PINNED_JWKS_FILE]: props.jwksFile } } : {}),
       environment: {
         JWT_ISSUER: issuer,
         JWT_AUDIENCE: audience,
-        JWKS_URL: props.jwksUrl ?? `${issuer}/.well-known/jwks.json`,
+        ...(props.jwksFile ? { [JWKS_FILE_VARIABLE]: PINNED_JWKS_FILE } : { JWKS_URL: props.jwksUrl ?? `${issuer}/.well-known/jwks.json` }),
         ROLES_CLAIM: props.rolesClaim ?? 'cognito:groups',
         ...props.environment,
       },

@@ -86,6 +86,8 @@ export interface ServiceFunctionProps {
    * shared HTTP client trusts those certificates in addition to the public roots.
    */
   readonly caBundle?: string;
+  /** Other files shipped in the bundle, by their name in it (its root): name → file on this machine. */
+  readonly bundledFiles?: Readonly<Record<string, string>>;
   /** Runs the function in these subnets with these security groups. */
   readonly network?: FunctionNetwork;
   /** Reserved concurrency: both a guarantee and a cap. */
@@ -251,10 +253,11 @@ export interface FunctionNetwork {
 /** Where the CA bundle lands in a function's bundle, and the value of `NETCONFIG_CA_BUNDLE`. */
 export const CA_BUNDLE_FILE = 'ca-bundle.pem';
 
-/** Bundling that also copies the CA bundle into the asset (after esbuild, into its output directory). */
-const bundlingWithCa = (caBundle: string): BundlingOptions => {
-  const relative = path.relative(PROJECT_ROOT, caBundle);
-  const inside = !relative.startsWith('..') && !path.isAbsolute(relative);
+/**
+ * Bundling that also copies files of the deployment (a CA bundle, a pinned JWKS) into the
+ * asset, after esbuild, into its output directory: name in the bundle → file on this machine.
+ */
+const bundlingWithFiles = (files: Readonly<Record<string, string>>): BundlingOptions => {
   const quote = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
   return {
     ...FUNCTION_BUNDLING,
@@ -262,20 +265,30 @@ const bundlingWithCa = (caBundle: string): BundlingOptions => {
       beforeBundling: () => [],
       beforeInstall: () => [],
       // inputDir is the project root (or its mount when bundling in Docker).
-      afterBundling: (inputDir: string, outputDir: string) => [
-        `cp ${quote(inside ? path.posix.join(inputDir, ...relative.split(path.sep)) : caBundle)} ${quote(path.posix.join(outputDir, CA_BUNDLE_FILE))}`,
-      ],
+      afterBundling: (inputDir: string, outputDir: string) =>
+        Object.entries(files).map(([name, source]) => {
+          const relative = path.relative(PROJECT_ROOT, source);
+          const inside = !relative.startsWith('..') && !path.isAbsolute(relative);
+          return `cp ${quote(inside ? path.posix.join(inputDir, ...relative.split(path.sep)) : source)} ${quote(path.posix.join(outputDir, name))}`;
+        }),
     },
   };
 };
 
+/** The files a function ships beside its code: `bundledFiles` and the CA bundle. */
+const filesOf = (props: ServiceFunctionProps): Record<string, string> => ({
+  ...props.bundledFiles,
+  ...(props.caBundle ? { [CA_BUNDLE_FILE]: props.caBundle } : {}),
+});
+
 /**
  * In local mode, the bundle built ahead of the synth for this handler (see
- * `LOCAL_BUNDLES_CONTEXT`), when there is one; functions that ship a CA bundle are bundled as usual.
+ * `LOCAL_BUNDLES_CONTEXT`), when there is one; functions that ship files (a CA bundle, a pinned JWKS) are bundled as usual.
  */
 const prebuiltBundle = (scope: Construct, props: ServiceFunctionProps): string | undefined => {
   const dir: unknown = scope.node.tryGetContext(LOCAL_BUNDLES_CONTEXT);
-  if (typeof dir !== 'string' || !dir || props.caBundle || ![true, 'true'].includes(scope.node.tryGetContext('local'))) return undefined;
+  if (typeof dir !== 'string' || !dir || Object.keys(filesOf(props)).length > 0 || ![true, 'true'].includes(scope.node.tryGetContext('local')))
+    return undefined;
   const bundle = localBundleDir(dir, props.handler);
   return existsSync(path.join(bundle, 'index.mjs')) ? bundle : undefined;
 };
@@ -313,6 +326,7 @@ export class ServiceFunction extends Construct {
       this.node.path,
     );
     const prebuilt = prebuiltBundle(this, props);
+    const files = filesOf(props);
     this.function = new NodejsFunction(this, 'Function', {
       role,
       ...(prebuilt
@@ -328,7 +342,7 @@ export class ServiceFunction extends Construct {
       environment: { NODE_ENV: 'production', ...props.environment, ...(props.caBundle ? { NETCONFIG_CA_BUNDLE: CA_BUNDLE_FILE } : {}) },
       projectRoot: PROJECT_ROOT,
       depsLockFilePath: path.join(PROJECT_ROOT, 'package-lock.json'),
-      bundling: props.caBundle ? bundlingWithCa(props.caBundle) : FUNCTION_BUNDLING,
+      bundling: Object.keys(files).length > 0 ? bundlingWithFiles(files) : FUNCTION_BUNDLING,
       ...(props.durableConfig ? { durableConfig: props.durableConfig } : {}),
       ...(props.network
         ? { vpc: props.network.vpc, vpcSubnets: { subnets: [...props.network.subnets] }, securityGroups: [...props.network.securityGroups] }

@@ -51,14 +51,20 @@ describe('function bundles', () => {
   });
 });
 
-describe('the private CA bundle', () => {
+describe('the files of the deployment in a bundle (CA bundle, pinned JWKS)', () => {
   it('lands in the asset of a function given one, where NETCONFIG_CA_BUNDLE (relative to the bundle root) names it', () => {
     const outdir = mkdtempSync(path.join(tmpdir(), 'netconfig-bundle-'));
     const ca = path.join(PROJECT_ROOT, 'test', 'infra', 'fixtures', 'private-ca.pem');
     // Asset metadata (the asset's directory on each function) is what the CDK CLI turns on.
     const app = new App({ outdir, context: { 'aws:cdk:enable-asset-metadata': true } });
     const stack = new Stack(app, 'CaBundle');
-    const withCa = new ServiceFunction(stack, 'WithCa', { handler: 'health/handlers/status', description: 'with the CA bundle', caBundle: ca });
+    const jwks = path.join(PROJECT_ROOT, 'test', 'infra', 'fixtures', 'jwks.json');
+    const withCa = new ServiceFunction(stack, 'WithCa', {
+      handler: 'health/handlers/status',
+      description: 'with the CA bundle and a pinned JWKS',
+      caBundle: ca,
+      bundledFiles: { 'jwks.json': jwks },
+    });
     const without = new ServiceFunction(stack, 'Without', { handler: 'health/handlers/status', description: 'without' });
     app.synth();
     const assetDir = (fn: ServiceFunction) => path.join(outdir, (fn.function.node.defaultChild as CfnFunction).getMetadata('aws:asset:path') as string);
@@ -69,6 +75,9 @@ describe('the private CA bundle', () => {
     // LAMBDA_TASK_ROOT is the asset's root: the function finds exactly the configured file there.
     expect(existsSync(path.join(assetDir(withCa), 'index.mjs'))).toBe(true);
     expect(readFileSync(path.join(assetDir(withCa), relative), 'utf8')).toBe(readFileSync(ca, 'utf8'));
+    // Other files of the deployment (the authorizer's pinned JWKS) land beside it, by their own name.
+    expect(readFileSync(path.join(assetDir(withCa), 'jwks.json'), 'utf8')).toBe(readFileSync(jwks, 'utf8'));
+    expect(existsSync(path.join(assetDir(without), 'jwks.json'))).toBe(false);
     expect(env(without)['NETCONFIG_CA_BUNDLE']).toBeUndefined();
     expect(existsSync(path.join(assetDir(without), 'index.mjs'))).toBe(true);
     expect(existsSync(path.join(assetDir(without), 'ca-bundle.pem'))).toBe(false);

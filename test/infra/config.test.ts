@@ -4,6 +4,7 @@
  * without a file and refuses the retired `-c` settings.
  */
 import { spawnSync } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
 import fc from 'fast-check';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -367,6 +368,103 @@ describe('the deployment config file', () => {
       `caBundle: ${path.join(dir, 'with-key.pem')} holds a PRIVATE KEY block: a CA bundle carries certificates only (never a key)`,
     ]);
     expect(problemsOf({ ...base(), caBundle: 'broken.pem' }, dir)).toEqual([expect.stringMatching(/^caBundle: .*broken\.pem: certificate 1 does not parse/)]);
+  });
+
+  describe('identity.inVpc and identity.jwks', () => {
+    const oidc = (extra: Record<string, unknown>) => ({ provider: 'oidc', issuer: 'https://login.corp.example/realms/ops', audience: 'netconfig', ...extra });
+    const JWKS = path.join(FIXTURES, 'jwks.json');
+    const publicKeys = () => (JSON.parse(readFileSync(JWKS, 'utf8')) as { keys: [Record<string, unknown>, Record<string, unknown>] }).keys;
+    /** A JWKS file of these keys, in a directory of its own; the config names it `keys.json`. */
+    const jwksDir = (keys: unknown[] | unknown) => {
+      const dir = mkdtempSync(path.join(tmpdir(), 'netconfig-jwks-'));
+      writeFileSync(path.join(dir, 'keys.json'), JSON.stringify(Array.isArray(keys) ? { keys } : keys));
+      return dir;
+    };
+    const problemsOfKeys = (keys: unknown[] | unknown) => {
+      const dir = jwksDir(keys);
+      return { file: path.join(dir, 'keys.json'), problems: problemsOf({ ...base(), identity: oidc({ jwks: 'keys.json' }) }, dir) };
+    };
+
+    it('resolves a pinned JWKS against the file’s directory, and accepts inVpc with a network', () => {
+      const config = parseDeployConfig({ ...base(), identity: oidc({ jwks: 'jwks.json', inVpc: true }), network: network() }, 'test.json', FIXTURES);
+      expect(config.identity).toMatchObject({ provider: 'oidc', jwks: JWKS, inVpc: true });
+    });
+
+    it('refuses inVpc without a network, and both keys with the Cognito pool', () => {
+      expect(problemsOf({ ...base(), identity: oidc({ inVpc: true }) })).toEqual(['identity.inVpc: requires network (the VPC the authorizer joins)']);
+      expect(problemsOf({ ...base(), identity: { provider: 'cognito', inVpc: true, jwks: 'jwks.json' } })).toEqual([
+        'identity.inVpc: only used with identity.provider "oidc" (the Cognito pool is the issuer)',
+        'identity.jwks: only used with identity.provider "oidc" (the Cognito pool is the issuer)',
+      ]);
+    });
+
+    it('refuses pinned keys beside a JWKS URL, and a JWKS file that is missing or not a JWKS', () => {
+      expect(problemsOf({ ...base(), identity: oidc({ jwks: 'jwks.json', jwksUrl: 'https://login.corp.example/certs' }) })).toEqual([
+        'identity.jwks: pinned keys are never fetched: give identity.jwks or identity.jwksUrl, not both',
+      ]);
+      expect(problemsOf({ ...base(), identity: oidc({ jwks: 'nowhere.json' }) })).toEqual([
+        `identity.jwks: no such file: ${path.join(FIXTURES, 'nowhere.json')}`,
+      ]);
+      const notJson = problemsOf({ ...base(), identity: oidc({ jwks: 'private-ca.pem' }) });
+      expect(notJson).toEqual([expect.stringMatching(/^identity\.jwks: .*private-ca\.pem is not JSON/)]);
+      for (const doc of [{}, { keys: [] }, { keys: {} }, []]) {
+        const { file, problems } = problemsOfKeys(doc);
+        expect(problems, JSON.stringify(doc)).toEqual([`identity.jwks: ${file} is not a JWKS: a JSON object whose "keys" lists one key or more`]);
+      }
+    });
+
+    it('refuses a private key in the set, naming its kid and members', () => {
+      const [rsa, ec] = publicKeys();
+      const cases: [Record<string, unknown>, string][] = [
+        [{ ...rsa, d: 'AQAB', p: 'AQAB', q: 'AQAB' }, 'd, p, q'],
+        [{ ...rsa, dp: 'AQAB', qi: 'AQAB' }, 'dp, qi'],
+        [{ ...ec, d: 'AQAB' }, 'd'],
+        [{ kid: 'hmac', kty: 'oct', alg: 'HS256', k: 'c2VjcmV0' }, 'k'],
+      ];
+      for (const [key, members] of cases) {
+        const { file, problems } = problemsOfKeys([key]);
+        expect(problems).toEqual([
+          `identity.jwks: ${file}: key 0 (kid ${JSON.stringify(key.kid)}) holds private key material (${members}): pin the provider's public keys only`,
+        ]);
+      }
+    });
+
+    it('refuses a key without kid, kty or alg, a repeated kid, an algorithm of another family, and a weak key, each by its place', () => {
+      const [rsa, ec] = publicKeys() as [Record<string, unknown>, Record<string, unknown>];
+      const { kid: _kid, ...noKid } = rsa;
+      const { alg: _alg, ...noAlg } = ec;
+      const weak = (() => {
+        const { publicKey } = generateKeyPairSync('rsa', { modulusLength: 1024 });
+        return { ...(publicKey.export({ format: 'jwk' }) as Record<string, unknown>), kid: 'weak', alg: 'RS256' };
+      })();
+      const { file, problems } = problemsOfKeys([
+        noKid,
+        rsa,
+        { ...rsa },
+        noAlg,
+        { ...ec, kid: 'ec-as-rsa', alg: 'RS256' },
+        { ...rsa, kid: 'okp', kty: 'OKP' },
+        weak,
+        'x',
+      ]);
+      const at = (p: string) => `identity.jwks: ${file}: ${p}`;
+      expect(problems).toEqual([
+        at('key 0 has no kid: tokens name their key by it'),
+        at(`key 2 (kid "${rsa['kid']}"): the kid is listed twice`),
+        at(`key 3 (kid "${ec['kid']}") has no alg: name the algorithm its tokens are signed with (RS256, RS384, RS512, ES256, ES384, ES512)`),
+        at('key 4 (kid "ec-as-rsa"): alg "RS256" is not one the authorizer accepts for this key'),
+        at('key 5 (kid "okp"): kty must be "RSA" or "EC", got "OKP"'),
+        at(
+          'key 6 (kid "weak") is not a usable signature key (use "sig"; RSA of 2048 bits or more, or EC on P-256, P-384 or P-521, with all its public members)',
+        ),
+        at('key 7 is not a JSON object'),
+      ]);
+    });
+
+    it('accepts the checked-in private example’s pinned keys', () => {
+      const config = loadDeployConfig(path.join(PROJECT_ROOT, 'deploy', 'config.private.example.json'));
+      expect(config.identity).toMatchObject({ inVpc: true, jwks: path.join(PROJECT_ROOT, 'deploy', 'identity-jwks.example.json') });
+    });
   });
 
   it('reports every problem at once', () => {

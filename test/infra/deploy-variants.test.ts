@@ -13,6 +13,7 @@ import { liveRoutes } from '../../functions/api/routes.js';
 import { callsOutside, concurrencyGroup, parseDeployConfig } from '../../infra/config.js';
 import { addNagSuppressions } from '../../infra/nag.js';
 import { PROJECT_ROOT } from '../../infra/paths.js';
+import { AUTHORIZER_MEMORY_MB, PINNED_JWKS_FILE } from '../../infra/constructs/auth.js';
 import { NetconfigService } from '../../infra/stack.js';
 import { logicalIdOf, NO_BUNDLING, serviceTemplate } from './service-template.js';
 
@@ -217,6 +218,38 @@ describe('deployment variants', () => {
       JWKS_URL: 'https://login.example.net/realms/ops/certs',
       ROLES_CLAIM: 'roles',
     });
+  });
+
+  it('runs an OIDC authorizer in the VPC when identity.inVpc asks, trusting the CA bundle for its JWKS fetch', () => {
+    const identity = { provider: 'oidc', issuer: 'https://login.corp.example/realms/ops', audience: 'netconfig', inVpc: true };
+    const { fn, resources, stack } = synth({ network: ENDPOINTS_NETWORK, caBundle: 'private-ca.pem', identity }, { nag: true });
+    expect(nagErrors(stack)).toEqual([]);
+    const authorizer = fn('authorizer').Properties;
+    expect(authorizer['VpcConfig']).toEqual(fn('relayRestAction').Properties['VpcConfig']);
+    expect(authorizer['VpcConfig']['SubnetIds']).toEqual(SUBNETS.map((s) => s.subnetId));
+    expect(authorizer['Environment']['Variables']).toMatchObject({
+      NETCONFIG_CA_BUNDLE: 'ca-bundle.pem',
+      JWKS_URL: 'https://login.corp.example/realms/ops/.well-known/jwks.json',
+    });
+    expect(authorizer['MemorySize']).toBe(AUTHORIZER_MEMORY_MB);
+    // Its role may manage the network interfaces of a VPC function.
+    const role = resources[authorizer['Role']['Fn::GetAtt'][0]]!;
+    expect(JSON.stringify(role.Properties['ManagedPolicyArns'])).toContain('AWSLambdaVPCAccessExecutionRole');
+
+    // Without inVpc it stays outside the VPC, and still trusts the CA bundle.
+    const outside = synth({ network: ENDPOINTS_NETWORK, caBundle: 'private-ca.pem', identity: { ...identity, inVpc: false } }).fn('authorizer').Properties;
+    expect(outside['VpcConfig']).toBeUndefined();
+    expect(outside['Environment']['Variables']['NETCONFIG_CA_BUNDLE']).toBe('ca-bundle.pem');
+  });
+
+  it('ships a pinned JWKS with the authorizer, which then has no JWKS URL and no CA to trust for it', () => {
+    const identity = { provider: 'oidc', issuer: 'https://login.corp.example/realms/ops', audience: 'netconfig', jwks: 'jwks.json' };
+    const { fn } = synth({ caBundle: 'private-ca.pem', identity });
+    const variables = fn('authorizer').Properties['Environment']['Variables'];
+    expect(variables).toMatchObject({ JWKS_FILE: PINNED_JWKS_FILE, JWT_ISSUER: identity.issuer });
+    expect(variables).not.toHaveProperty('JWKS_URL');
+    expect(variables).not.toHaveProperty('NETCONFIG_CA_BUNDLE');
+    // test/infra/bundling.test.ts: the file lands in the bundle where JWKS_FILE names it.
   });
 
   it('reserves concurrency for the authorizer and caps the relay and the orchestrator health probes, from the file', () => {

@@ -28,6 +28,14 @@ const synth = () => {
 };
 
 /** The logical ids (in the service's template) of the CloudFormation resources under a construct. */
+/** `arn:<partition>:execute-api:<region>:<account>:<the REST API>` followed by `rest`, as CloudFormation joins it. */
+const executeApiArn = (restApiId: string, ...rest: unknown[]) => ({
+  'Fn::Join': [
+    '',
+    ['arn:', { Ref: 'AWS::Partition' }, ':execute-api:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':', { Ref: restApiId }, ...rest],
+  ],
+});
+
 const resourcesUnder = (_service: NetconfigService, construct: { node: { findAll(): readonly unknown[] } }): string[] =>
   construct.node
     .findAll()
@@ -97,6 +105,10 @@ describe('stack size', () => {
     const permissions = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::Permission');
     expect(permissions).toHaveLength(1);
     expect(JSON.stringify(permissions[0])).toContain(logicalIdOf(stack.functions['authorizer']!.function));
+    // For this API's authorizer only: no other API can call the authorizer.
+    expect(permissions[0]!.Properties['SourceArn']).toEqual(
+      executeApiArn(logicalIdOf(stack.api.api), '/authorizers/', { Ref: logicalIdOf(stack.api.node.findChild('Auth').node.findChild('RoleAuthorizer')) }),
+    );
   });
 
   it('lets API Gateway invoke exactly the route functions, through roles whose policies stay under IAM’s 10,240 characters', () => {
@@ -104,12 +116,19 @@ describe('stack size', () => {
     const live = methods(template).filter((m) => m.props['Integration']?.['Type'] === 'AWS_PROXY');
     expect(live).toHaveLength(liveRoutes.length);
     const invokeRoles = new Set(live.map((m) => m.props['Integration']['Credentials']['Fn::GetAtt'][0] as string));
+    const restApiId = logicalIdOf(stack.api.api);
     // Invoke roles are made per part: one per FUNCTIONS_PER_INVOKE_ROLE of its methods.
     expect(invokeRoles.size).toBe(Object.values(stack.api.parts).reduce((n, part) => n + Math.ceil(part.methods.length / FUNCTIONS_PER_INVOKE_ROLE), 0));
     const invocable: unknown[] = [];
     for (const roleId of invokeRoles) {
+      // Assumable by API Gateway only for this stack's REST API, in this account (no confused deputy).
       expect(resources[roleId]!.Properties['AssumeRolePolicyDocument']['Statement']).toEqual([
-        { Action: 'sts:AssumeRole', Effect: 'Allow', Principal: { Service: 'apigateway.amazonaws.com' } },
+        {
+          Action: 'sts:AssumeRole',
+          Effect: 'Allow',
+          Principal: { Service: 'apigateway.amazonaws.com' },
+          Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } }, ArnLike: { 'aws:SourceArn': executeApiArn(restApiId, '/*') } },
+        },
       ]);
       const statements = Object.values(resources)
         .filter((r) => r.Type === 'AWS::IAM::Policy' && JSON.stringify(r.Properties['Roles']).includes(`"${roleId}"`))

@@ -12,6 +12,7 @@ import { LINK_SEGMENT, successorLinkTemplate } from '../../infra/removed-routes.
 import { callsOutside } from '../../infra/config.js';
 import { tableSpecs } from '../../functions/platform/tables.js';
 import { addNagSuppressions } from '../../infra/nag.js';
+import { ROUTE_ROLES_VARIABLE } from '../../functions/platform/route-authorization.js';
 import { apiPartOf, type NetconfigService } from '../../infra/stack.js';
 import { specRows, type SpecRow } from '../support/spec-table.js';
 import { methods, type Method, type Resources } from './api-template.js';
@@ -152,6 +153,15 @@ describe('stack', () => {
       }
     }
     expect(all).toHaveLength(liveRoutes.length + 34);
+  });
+
+  it('gives each route function the roles of its route, which it checks again (and none to the authorizer and the batch function)', () => {
+    const resources = template.toJSON()['Resources'] as Resources;
+    const variablesOf = (name: string) => resources[logicalIdOf(stack.functions[name]!.function)]!.Properties['Environment']['Variables'];
+    for (const route of liveRoutes) {
+      expect(variablesOf(route.operationId)[ROUTE_ROLES_VARIABLE], route.operationId).toBe(route.roles === 'public' ? 'public' : route.roles.join(','));
+    }
+    for (const name of ['authorizer', 'complianceBatch']) expect(variablesOf(name)).not.toHaveProperty(ROUTE_ROLES_VARIABLE);
   });
 
   it('keeps trees in an on-demand, encrypted, point-in-time-recoverable table retained on deletion', () => {

@@ -23,7 +23,8 @@ afterEach(() => {
 
 describe('GET /status', () => {
   it('answers 200 with the service name, the package version and "running", uncached', async () => {
-    const handler = await fresh('../../functions/health/handlers/status.js', { SERVICE_NAME: 'netconfig' });
+    // A public route: the stack gives its function `ROUTE_ROLES=public`, and no authorizer runs.
+    const handler = await fresh('../../functions/health/handlers/status.js', { SERVICE_NAME: 'netconfig', ROUTE_ROLES: 'public' });
     const res = await invoke(handler, apiEvent({ method: 'GET', resource: '/status', authorizer: {} }));
     expect(res.status).toBe(200);
     expect(res.contentType).toBe('application/json');

@@ -83,7 +83,7 @@ const request = (key: string | undefined, body: unknown, principal: string) =>
     pathParameters: { group: 'g1' },
     body,
     headers: key === undefined ? {} : { 'Idempotency-Key': key },
-    authorizer: { principalId: principal, principal },
+    authorizer: { principalId: principal, principal, roles: 'admin' },
   });
 
 const newKey = () => `key-${randomUUID()}`;

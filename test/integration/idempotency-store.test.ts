@@ -309,7 +309,7 @@ const event = (key?: string) =>
     resource: '/things',
     body: { a: 1 },
     headers: key === undefined ? {} : { 'Idempotency-Key': key },
-    authorizer: { principal: 'p' },
+    authorizer: { principal: 'p', roles: 'admin' },
   });
 const body = (result: APIGatewayProxyResult) => JSON.parse(result.body) as Record<string, unknown>;
 
