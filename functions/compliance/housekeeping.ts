@@ -38,13 +38,13 @@ export interface BatchFunctionApi {
   listVersions(): Promise<FunctionVersion[]>;
   /** The versions the function's aliases point at, routing weights included. */
   aliasTargets(): Promise<string[]>;
-  /** Executions in these statuses that started after `startedAfter` (every page). */
-  listExecutions(statuses: readonly DurableExecution['status'][], startedAfter?: Date): Promise<DurableExecution[]>;
+  /** The executions on one version in these statuses, started after `startedAfter` when given (every page). */
+  listExecutions(version: string, statuses: readonly DurableExecution['status'][], startedAfter?: Date): Promise<DurableExecution[]>;
   deleteVersion(version: string): Promise<void>;
 }
 
 /** Why a version is kept, or that it is deleted. */
-export type PruneReason = 'alias-target' | 'running-executions' | 'executions-unknown' | 'newest' | 'recently-superseded' | 'unused';
+export type PruneReason = 'alias-target' | 'running-executions' | 'newest' | 'recently-superseded' | 'unused';
 
 export interface PruneDecision {
   readonly version: string;
@@ -58,40 +58,33 @@ export interface PruneDecision {
  */
 export const SUPERSEDED_GRACE_MS = (START_DELAY_SECONDS + BATCH_EXECUTION_TIMEOUT_SECONDS + INVOCATION_SECONDS) * 1000;
 
-/** The version an execution runs on, from its ARN (`…:function:<name>:<version>/durable-execution/…`). */
-export const executionVersion = (arn: string): string | undefined => /:function:[^:/]+:([^:/]+)\/durable-execution\//.exec(arn)?.[1];
-
 /**
  * Which versions to keep and which to delete. Kept: an alias's target; a version with a running
- * execution; every version when the running executions' versions are not all known (an ARN
- * that names none); the newest; a version whose successor was published less than
+ * execution; the newest; a version whose successor was published less than
  * {@link SUPERSEDED_GRACE_MS} ago (an execution started on it may still be queued or running,
  * even if the listing has not shown it yet). The rest is deleted.
  */
 export const planPruning = (input: {
   readonly versions: readonly FunctionVersion[];
   readonly aliasTargets: readonly string[];
-  readonly running: readonly DurableExecution[];
+  /** The versions with at least one running execution. */
+  readonly running: readonly string[];
   readonly now: Date;
 }): { readonly keep: readonly PruneDecision[]; readonly delete: readonly PruneDecision[] } => {
   const ordered = [...input.versions].sort((a, b) => Number(a.version) - Number(b.version));
   const targets = new Set(input.aliasTargets);
-  const runningOn = input.running.map((e) => executionVersion(e.arn));
-  const unknown = runningOn.includes(undefined);
-  const inUse = new Set(runningOn);
+  const inUse = new Set(input.running);
   const decisions = ordered.map((v, i): PruneDecision => {
     const successor = ordered[i + 1];
     const reason: PruneReason = targets.has(v.version)
       ? 'alias-target'
       : inUse.has(v.version)
         ? 'running-executions'
-        : unknown
-          ? 'executions-unknown'
-          : !successor
-            ? 'newest'
-            : input.now.getTime() - successor.published.getTime() < SUPERSEDED_GRACE_MS
-              ? 'recently-superseded'
-              : 'unused';
+        : !successor
+          ? 'newest'
+          : input.now.getTime() - successor.published.getTime() < SUPERSEDED_GRACE_MS
+            ? 'recently-superseded'
+            : 'unused';
     return { version: v.version, reason };
   });
   return { keep: decisions.filter((d) => d.reason !== 'unused'), delete: decisions.filter((d) => d.reason === 'unused') };
@@ -115,10 +108,12 @@ export interface HousekeepingOutcome {
 }
 
 /**
- * One run: ends the batches of executions that ended without them, then prunes the versions.
- * A version is listed before the running executions are, so a version published in between
- * is not considered, and one whose execution started in between is newer than its successor's
- * grace (see {@link planPruning}).
+ * One run, version by version (the listings are asked with the version as qualifier): ends the
+ * batches of the executions that ended without them, notes the versions with running
+ * executions, then deletes what {@link planPruning} does not keep. A version published after
+ * the listing is not considered; an execution that starts after its version's listing does so
+ * through the alias (its target is kept) or from an invoke queued before the switch (the grace
+ * keeps its version).
  */
 export const runHousekeeping = async (deps: {
   readonly lambda: BatchFunctionApi;
@@ -126,22 +121,14 @@ export const runHousekeeping = async (deps: {
   readonly now: () => Date;
 }): Promise<HousekeepingOutcome> => {
   const now = deps.now();
-  const endedBatches: string[] = [];
-  for (const execution of await deps.lambda.listExecutions(['TIMED_OUT', 'FAILED', 'STOPPED'], new Date(now.getTime() - SWEEP_LOOKBACK_MS))) {
-    if (execution.status === 'RUNNING' || execution.status === 'SUCCEEDED') continue;
-    const batchId = executionBatchId(execution.name);
-    if (!batchId) continue;
-    const ended = await endBatchFailed(deps.store, {
-      batchId,
-      finished: (execution.ended ?? now).toISOString(),
-      reason: endedReason(execution.status),
-      foundBy: 'sweep',
-    });
-    if (ended) endedBatches.push(batchId);
-  }
   const versions = await deps.lambda.listVersions();
   const aliasTargets = await deps.lambda.aliasTargets();
-  const running = await deps.lambda.listExecutions(['RUNNING']);
+  const endedBatches: string[] = [];
+  const running: string[] = [];
+  for (const { version } of versions) {
+    endedBatches.push(...(await endBatchesOfEnded(deps, version, new Date(now.getTime() - SWEEP_LOOKBACK_MS))));
+    if ((await deps.lambda.listExecutions(version, ['RUNNING'])).length > 0) running.push(version);
+  }
   const plan = planPruning({ versions, aliasTargets, running, now });
   const deleted: string[] = [];
   for (const { version } of plan.delete) {
@@ -149,4 +136,20 @@ export const runHousekeeping = async (deps: {
     deleted.push(version);
   }
   return { endedBatches, deleted, kept: plan.keep };
+};
+
+/** Ends the batches of the executions on `version` that timed out, failed or were stopped; the batches it ended. */
+const endBatchesOfEnded = async (
+  deps: Pick<Parameters<typeof runHousekeeping>[0], 'lambda' | 'store' | 'now'>,
+  version: string,
+  startedAfter: Date,
+): Promise<string[]> => {
+  const ended: string[] = [];
+  for (const execution of await deps.lambda.listExecutions(version, ['TIMED_OUT', 'FAILED', 'STOPPED'], startedAfter)) {
+    const batchId = executionBatchId(execution.name);
+    if (!batchId || execution.status === 'RUNNING' || execution.status === 'SUCCEEDED') continue;
+    const finished = (execution.ended ?? deps.now()).toISOString();
+    if (await endBatchFailed(deps.store, { batchId, finished, reason: endedReason(execution.status), foundBy: 'sweep' })) ended.push(batchId);
+  }
+  return ended;
 };

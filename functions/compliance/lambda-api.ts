@@ -30,12 +30,12 @@ export const lambdaBatchFunctionApi = (client: LambdaClient, functionName: strin
       ...(a.FunctionVersion ? [a.FunctionVersion] : []),
       ...Object.keys(a.RoutingConfig?.AdditionalVersionWeights ?? {}),
     ]),
-  listExecutions: async (statuses, startedAfter) =>
+  listExecutions: async (version, statuses, startedAfter) =>
     (
       await collect(
         paginateListDurableExecutionsByFunction(
           { client },
-          { FunctionName: functionName, Statuses: [...statuses], ...(startedAfter ? { StartedAfter: startedAfter } : {}), MaxItems: 1000 },
+          { FunctionName: functionName, Qualifier: version, Statuses: [...statuses], ...(startedAfter ? { StartedAfter: startedAfter } : {}), MaxItems: 1000 },
         ),
         (p) => p.DurableExecutions,
       )

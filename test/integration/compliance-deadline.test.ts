@@ -93,7 +93,7 @@ describe('a batch read past its deadline', () => {
 /** An in-memory batch function: versions, aliases, executions; records deletions. */
 class FakeBatchFunction implements BatchFunctionApi {
   readonly deleted: string[] = [];
-  readonly asked: { statuses: readonly string[]; startedAfter?: Date }[] = [];
+  readonly asked: { version: string; statuses: readonly string[]; startedAfter?: Date }[] = [];
   constructor(
     public versions: FunctionVersion[],
     public aliases: string[],
@@ -105,9 +105,9 @@ class FakeBatchFunction implements BatchFunctionApi {
   async aliasTargets() {
     return this.aliases;
   }
-  async listExecutions(statuses: readonly DurableExecution['status'][], startedAfter?: Date) {
-    this.asked.push({ statuses, ...(startedAfter ? { startedAfter } : {}) });
-    return this.executions.filter((e) => statuses.includes(e.status) && (!startedAfter || e.started > startedAfter));
+  async listExecutions(version: string, statuses: readonly DurableExecution['status'][], startedAfter?: Date) {
+    this.asked.push({ version, statuses, ...(startedAfter ? { startedAfter } : {}) });
+    return this.executions.filter((e) => e.arn.includes(`:${version}/`) && statuses.includes(e.status) && (!startedAfter || e.started > startedAfter));
   }
   async deleteVersion(version: string) {
     if (this.aliases.includes(version)) throw new Error(`version ${version} is an alias target`);
@@ -155,7 +155,7 @@ describe('the scheduled housekeeping', () => {
     expect(await store.getBatch(running!)).toMatchObject({ status: 'running' });
     expect(await store.getBatch(alreadyFailed!)).toMatchObject({ status: 'failed', reason: 'a chunk failed' });
     // Only ended executions of the look-back window are asked for.
-    expect(lambda.asked[0]).toMatchObject({ statuses: ['TIMED_OUT', 'FAILED', 'STOPPED'] });
+    expect(lambda.asked[0]).toMatchObject({ version: '3', statuses: ['TIMED_OUT', 'FAILED', 'STOPPED'] });
     expect(now.getTime() - lambda.asked[0]!.startedAfter!.getTime()).toBeGreaterThan(SUPERSEDED_GRACE_MS);
 
     // The next run finds nothing more to end.
@@ -196,7 +196,7 @@ describe('the scheduled housekeeping', () => {
       ['2'],
       [],
     );
-    lambda.listExecutions = async (statuses) => {
+    lambda.listExecutions = async (_version, statuses) => {
       if (statuses.includes('RUNNING')) throw new Error('TooManyRequestsException');
       return [];
     };
@@ -254,14 +254,14 @@ describe('the housekeeping API over the Lambda SDK', () => {
     ]);
     expect((await api.aliasTargets()).sort()).toEqual(['1', '2']);
     const after = new Date('2026-11-20T00:00:00.000Z');
-    expect(await api.listExecutions(['TIMED_OUT', 'FAILED'], after)).toEqual([
+    expect(await api.listExecutions('2', ['TIMED_OUT', 'FAILED'], after)).toEqual([
       { name: 'batch-a', arn: arnOn('1', 'batch-a'), status: 'TIMED_OUT', started: new Date(0), ended: new Date(5) },
       { name: 'batch-b', arn: arnOn('2', 'batch-b'), status: 'FAILED', started: new Date(1) },
     ]);
     await api.deleteVersion('1');
     expect(sent.filter((s) => s.name === 'ListDurableExecutionsByFunctionCommand').map((s) => s.input)).toEqual([
-      { FunctionName: 'svc-ComplianceBatch', Statuses: ['TIMED_OUT', 'FAILED'], StartedAfter: after, MaxItems: 1000 },
-      { FunctionName: 'svc-ComplianceBatch', Statuses: ['TIMED_OUT', 'FAILED'], StartedAfter: after, MaxItems: 1000, Marker: 'n' },
+      { FunctionName: 'svc-ComplianceBatch', Qualifier: '2', Statuses: ['TIMED_OUT', 'FAILED'], StartedAfter: after, MaxItems: 1000 },
+      { FunctionName: 'svc-ComplianceBatch', Qualifier: '2', Statuses: ['TIMED_OUT', 'FAILED'], StartedAfter: after, MaxItems: 1000, Marker: 'n' },
     ]);
     expect(sent.at(-1)).toEqual({ name: 'DeleteFunctionCommand', input: { FunctionName: 'svc-ComplianceBatch', Qualifier: '1' } });
   });
