@@ -297,9 +297,12 @@ const prebuiltCode = (bundleDir: string): Code =>
 export class ServiceFunction extends Construct {
   readonly function: NodejsFunction;
   readonly logGroup: LogGroup;
+  /** A durable function (`durableConfig`): its executions run on published versions, which are retained. */
+  readonly durable: boolean;
 
   constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
     super(scope, id);
+    this.durable = props.durableConfig !== undefined;
     this.logGroup = new LogGroup(this, 'Logs', {
       retention: props.logRetention ?? RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.DESTROY,
@@ -325,7 +328,10 @@ export class ServiceFunction extends Construct {
       projectRoot: PROJECT_ROOT,
       depsLockFilePath: path.join(PROJECT_ROOT, 'package-lock.json'),
       bundling: props.caBundle ? bundlingWithCa(props.caBundle) : FUNCTION_BUNDLING,
-      ...(props.durableConfig ? { durableConfig: props.durableConfig } : {}),
+      // A durable execution stays on the version it started on (up to its execution timeout) and
+      // replays on it after every wait: a deploy must not delete that version. Retained here,
+      // pruned once unused by the function's housekeeping (functions/compliance/housekeeping.ts).
+      ...(props.durableConfig ? { durableConfig: props.durableConfig, currentVersionOptions: { removalPolicy: RemovalPolicy.RETAIN } } : {}),
       ...(props.network
         ? { vpc: props.network.vpc, vpcSubnets: { subnets: [...props.network.subnets] }, securityGroups: [...props.network.securityGroups] }
         : {}),
