@@ -383,7 +383,9 @@ describe('stack', () => {
       );
     const operations = labels.map(operationOfLabel);
     expect(new Set(operations).size).toBe(operations.length);
-    expect(operations.filter((o) => o !== 'ComplianceBatch').sort()).toEqual(['authorizer', ...liveRoutes.map((r) => r.operationId)].sort());
+    // The batch function and its housekeeping answer no request: nothing of theirs is a first call.
+    const answering = operations.filter((o) => o !== 'ComplianceBatch' && o !== 'ComplianceHousekeeping');
+    expect(answering.sort()).toEqual(['authorizer', ...liveRoutes.map((r) => r.operationId)].sort());
     const ctx = {
       round: 1,
       treeId: 'a'.repeat(24),
@@ -392,6 +394,6 @@ describe('stack', () => {
       token: 't',
       runId: 'r',
     };
-    for (const o of operations) if (o !== 'ComplianceBatch') expect(() => firstCallEvent(o, ctx), o).not.toThrow();
+    for (const o of answering) expect(() => firstCallEvent(o, ctx), o).not.toThrow();
   });
 });
