@@ -62,7 +62,11 @@ export interface BuiltStack {
 const pascal = (s: string): string => s[0]!.toUpperCase() + s.slice(1);
 
 /** The functions that serve no route, by CDK label. */
-const OTHER_FUNCTIONS: Readonly<Record<string, string>> = { 'Auth/Authorizer': 'authorizer/handlers/authorize', ComplianceBatch: 'compliance/handlers/batch' };
+const OTHER_FUNCTIONS: Readonly<Record<string, string>> = {
+  'Auth/Authorizer': 'authorizer/handlers/authorize',
+  ComplianceBatch: 'compliance/handlers/batch',
+  ComplianceHousekeeping: 'compliance/handlers/housekeeping',
+};
 
 /**
  * The handler module of a function, from its CDK label: `GetTree` is the function of route

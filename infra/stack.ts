@@ -27,6 +27,8 @@ import {
   type IResource,
 } from 'aws-cdk-lib/aws-apigateway';
 import { AttributeType, Billing, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { AnyPrincipal, Effect, PolicyDocument, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Alias, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
@@ -35,6 +37,7 @@ import type { Construct } from 'constructs';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { liveRoutes as routeTable } from '../functions/api/routes.js';
+import { BATCH_EXECUTION_TIMEOUT_SECONDS } from '../functions/compliance/deadline.js';
 import { removedRoutes } from '../functions/api/removed.js';
 import type { LiveRoute, TableAccess, TableKey } from '../functions/platform/route.js';
 import { accessLogFormat } from './access-log.js';
@@ -424,7 +427,7 @@ export class NetconfigApiStack extends Stack {
       environment: { ...common, ...batchTables.environment },
       timeout: Duration.minutes(15),
       memorySize: 1024,
-      durableConfig: { executionTimeout: Duration.hours(24), retentionPeriod: Duration.days(14) },
+      durableConfig: { executionTimeout: Duration.seconds(BATCH_EXECUTION_TIMEOUT_SECONDS), retentionPeriod: Duration.days(14) },
       permissions: [...batchTables.permissions, secretsPermission('read')],
       ...outside,
     });
@@ -432,6 +435,43 @@ export class NetconfigApiStack extends Stack {
     this.functions['complianceBatch'] = complianceBatch;
     batchPart.functions['complianceBatch'] = complianceBatch;
     this.complianceBatchAlias = new Alias(batchPart, 'ComplianceBatchLive', { aliasName: 'live', version: complianceBatch.function.currentVersion });
+
+    // Its housekeeping, every hour: ends the batches whose execution ended without them (timed
+    // out, failed, stopped) and deletes the versions no execution can use any more. It may
+    // read this function's versions, aliases and executions and delete its versions, nothing
+    // else: `DeleteFunction` only on qualified ARNs (`:*`), so never the function itself.
+    const batchFunction = complianceBatch.function;
+    const housekeepingTables = tableNeeds({ compliance: 'write' });
+    const housekeeping = new ServiceFunction(batchPart, 'ComplianceHousekeeping', {
+      handler: 'compliance/handlers/housekeeping',
+      description: 'Hourly: ends compliance batches whose durable execution ended without them, prunes the batch function versions no execution uses',
+      environment: { ...common, ...housekeepingTables.environment, COMPLIANCE_FUNCTION_NAME: batchFunction.functionName },
+      timeout: Duration.minutes(5),
+      permissions: [
+        ...housekeepingTables.permissions,
+        {
+          key: `versions:${batchFunction.node.path}`,
+          grant: (grantee) => {
+            grantee.grantPrincipal.addToPrincipalPolicy(
+              new PolicyStatement({ actions: ['lambda:ListVersionsByFunction', 'lambda:ListAliases'], resources: [batchFunction.functionArn] }),
+            );
+            grantee.grantPrincipal.addToPrincipalPolicy(
+              new PolicyStatement({
+                actions: ['lambda:ListDurableExecutionsByFunction', 'lambda:DeleteFunction'],
+                resources: [`${batchFunction.functionArn}:*`],
+              }),
+            );
+          },
+        },
+      ],
+    });
+    this.functions['complianceHousekeeping'] = housekeeping;
+    batchPart.functions['complianceHousekeeping'] = housekeeping;
+    new Rule(batchPart, 'ComplianceHousekeepingSchedule', {
+      description: 'Runs the compliance housekeeping every hour',
+      schedule: Schedule.rate(Duration.hours(1)),
+      targets: [new LambdaFunction(housekeeping.function, { retryAttempts: 2 })],
+    });
 
     const startsCompliance: FunctionPermission = {
       key: `invoke:${this.complianceBatchAlias.node.path}`,

@@ -1,6 +1,8 @@
 /** The read side of compliance: a batch, a page of its reports, one report. */
 import { decodeCursor, encodeCursor, invalidCursor } from '../platform/cursor.js';
 import { NotFound } from '../platform/problem.js';
+import { batchDeadline, PAST_DEADLINE_REASON } from './deadline.js';
+import { endBatchFailed } from './ended.js';
 import type { Grade } from './grading.js';
 import type { Batch, Report } from './model.js';
 import { REPORTS_SK_PATTERN, type ComplianceStore, type ReportCursor } from './store.js';
@@ -8,10 +10,17 @@ import { REPORTS_SK_PATTERN, type ComplianceStore, type ReportCursor } from './s
 /** Reports per page: default and most. */
 export const REPORT_PAGE_LIMIT = { default: 50, max: 200 } as const;
 
-export const readBatch = async (store: ComplianceStore, batchId: string): Promise<Batch> => {
+/**
+ * A batch as it stands. One still `running` past its deadline ({@link batchDeadline}) cannot
+ * run any more: it is ended `failed` here (once, whoever reads it first) and answered so.
+ */
+export const readBatch = async (store: ComplianceStore, batchId: string, now: Date = new Date()): Promise<Batch> => {
   const batch = await store.getBatch(batchId);
   if (!batch) throw new NotFound(`No compliance batch has the id '${batchId}'.`);
-  return batch;
+  if (batch.status !== 'running' || now.getTime() <= batchDeadline(batch.started)) return batch;
+  const ended = await endBatchFailed(store, { batchId, finished: now.toISOString(), reason: PAST_DEADLINE_REASON, foundBy: 'read' });
+  // Not running any more when written: another reader or the sweep ended it first.
+  return ended ?? (await store.getBatch(batchId)) ?? batch;
 };
 
 export const readReport = async (store: ComplianceStore, reportId: string): Promise<Report> => {

@@ -520,6 +520,33 @@ export class ComplianceStore {
   }
 
   /**
+   * Ends a batch `failed` that is still `running` (its execution ended without its own end
+   * step): a conditional write, so that of the readers and sweeps that find it, one ends it.
+   * The batch as stored after the change; `undefined` when it was not running (or is gone).
+   */
+  async failIfRunning(batchId: string, finished: string, reason: string): Promise<Batch | undefined> {
+    try {
+      const out = await this.#send(() =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: { pk: batchPk(batchId), sk: 'META' },
+            UpdateExpression: 'SET #status = :failed, finished = :finished, reason = :reason',
+            ConditionExpression: '#status = :running',
+            ExpressionAttributeNames: { '#status': 'status' },
+            ExpressionAttributeValues: { ':failed': 'failed', ':running': 'running', ':finished': finished, ':reason': reason },
+            ReturnValues: 'ALL_NEW',
+          }),
+        ),
+      );
+      return out.Attributes ? toBatch(out.Attributes) : undefined;
+    } catch (error) {
+      if (error instanceof Error && error.name === 'ConditionalCheckFailedException') return undefined;
+      throw error;
+    }
+  }
+
+  /**
    * A page of up to `limit` of the batch's reports, optionally of one grade. Reports come by
    * grade (error, fail, pass, review), then by chunk, then in the order the chunk stored them.
    */

@@ -432,6 +432,37 @@ export class Observability extends Construct {
         });
         groupLabels.push({ label, members, functions: part.functions });
       });
+
+      // Durable functions: an execution that fails or times out as a whole (AWS/Lambda
+      // publishes both per function). A compliance batch whose execution ends so is also ended
+      // `failed` by its housekeeping, which the compliance-batch-failed alarm then reports.
+      for (const [key, fn] of Object.entries(part.functions).filter(([, f]) => f.durable)) {
+        const durable = (metricName: string) =>
+          new Metric({
+            namespace: 'AWS/Lambda',
+            metricName,
+            statistic: Stats.SUM,
+            period: FIVE_MINUTES,
+            dimensionsMap: { FunctionName: fn.function.functionName },
+          });
+        const id = key[0]!.toUpperCase() + key.slice(1);
+        alarm(scope, `${id}DurableFailed`, {
+          alarmName: name(`fn-${key}-durable-failed`),
+          alarmDescription: `A durable execution of ${key} ended FAILED in the last 5 minutes (DurableExecutionFailed): its handler threw out of the workflow.`,
+          metric: durable('DurableExecutionFailed'),
+          threshold: 1,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          evaluationPeriods: 1,
+        });
+        alarm(scope, `${id}DurableTimedOut`, {
+          alarmName: name(`fn-${key}-durable-timed-out`),
+          alarmDescription: `A durable execution of ${key} reached its execution timeout in the last 5 minutes (DurableExecutionTimedOut) and was stopped by Lambda.`,
+          metric: durable('DurableExecutionTimedOut'),
+          threshold: 1,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          evaluationPeriods: 1,
+        });
+      }
     }
 
     const relay = props.relayMethod ?? apiMethod((props.routes ?? routeTable).find((r) => r.operationId === RELAY_OPERATION)!);
@@ -546,7 +577,8 @@ export class Observability extends Construct {
     // Compliance (functions/compliance/metrics.ts): any batch that ends `failed` is worth a look.
     alarm('ComplianceBatchFailed', {
       alarmName: name('compliance-batch-failed'),
-      alarmDescription: 'A compliance batch ended failed: a chunk of devices could not be checked after all its retries (see the batch function logs).',
+      alarmDescription:
+        'A compliance batch ended failed: a chunk of devices could not be checked after all its retries, or its durable execution timed out, failed or was stopped without it (see docs/operations.md, "A compliance batch failed").',
       metric: own('ComplianceBatches', Stats.SUM, { Status: 'failed' }),
       threshold: 1,
       evaluationPeriods: 1,

@@ -4,7 +4,7 @@
  * functions whose needs are identical (`FunctionRoles`).
  */
 import { createHash } from 'node:crypto';
-import { AssetHashType, DockerImage, Duration, Stack } from 'aws-cdk-lib';
+import { AssetHashType, DockerImage, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { ISecurityGroup, ISubnet, IVpc } from 'aws-cdk-lib/aws-ec2';
 import { ManagedPolicy, type Policy, PolicyStatement, Role, ServicePrincipal, type IGrantable } from 'aws-cdk-lib/aws-iam';
@@ -316,9 +316,12 @@ const prebuiltCode = (bundleDir: string): Code =>
 export class ServiceFunction extends Construct {
   readonly function: NodejsFunction;
   readonly logGroup: LogGroup;
+  /** A durable function (`durableConfig`): its executions run on published versions, which are retained. */
+  readonly durable: boolean;
 
   constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
     super(scope, id);
+    this.durable = props.durableConfig !== undefined;
     // Retention, removal and archive: the deployment's log policy (infra/constructs/log-policy.ts).
     this.logGroup = new LogGroup(this, 'Logs');
     const role = FunctionRoles.of(this).roleFor(
@@ -343,7 +346,10 @@ export class ServiceFunction extends Construct {
       projectRoot: PROJECT_ROOT,
       depsLockFilePath: path.join(PROJECT_ROOT, 'package-lock.json'),
       bundling: Object.keys(files).length > 0 ? bundlingWithFiles(files) : FUNCTION_BUNDLING,
-      ...(props.durableConfig ? { durableConfig: props.durableConfig } : {}),
+      // A durable execution stays on the version it started on (up to its execution timeout) and
+      // replays on it after every wait: a deploy must not delete that version. Retained here,
+      // pruned once unused by the function's housekeeping (functions/compliance/housekeeping.ts).
+      ...(props.durableConfig ? { durableConfig: props.durableConfig, currentVersionOptions: { removalPolicy: RemovalPolicy.RETAIN } } : {}),
       ...(props.network
         ? { vpc: props.network.vpc, vpcSubnets: { subnets: [...props.network.subnets] }, securityGroups: [...props.network.securityGroups] }
         : {}),

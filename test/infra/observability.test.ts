@@ -618,7 +618,8 @@ describe('service signals', () => {
     // API 5xx rate, relay p99; per API part, errors and throttles per group of at most 10 of its
     // functions (routes, compliance batch) and p99 latency per group of at most 5 of its methods
     // that do not wait on an orchestrator; the authorizer's throttles, failures and crashes;
-    // two per table; failed compliance batches.
+    // two per table; failed compliance batches; durable executions of the batch function that
+    // fail or time out.
     const parts = Object.entries(stack.api.parts);
     const fnGroups = parts.reduce((n, [, part]) => n + Math.ceil(Object.keys(part.functions).length / 10), 0);
     const waits = new Set(liveRoutes.filter((r) => r.needs.orchestrator).map((r) => `${r.method} ${r.path}`));
@@ -626,12 +627,12 @@ describe('service signals', () => {
       (n, [, part]) => n + Math.ceil(part.methods.filter((m) => !waits.has(`${m.method} ${m.path}`)).length / METHODS_PER_LATENCY_ALARM),
       0,
     );
-    expect(all).toHaveLength(2 + 2 * fnGroups + latencyGroups + 3 + 2 * Object.keys(tableSpecs).length + 1);
+    expect(all).toHaveLength(2 + 2 * fnGroups + latencyGroups + 3 + 2 * Object.keys(tableSpecs).length + 1 + 2);
     const grouped = all.filter((a) => /-fn-(errors|throttles)-[a-z-]+-\d+$/.test(a['AlarmName']));
     expect(grouped).toHaveLength(2 * fnGroups);
-    // Every route function and the batch function in exactly one errors group, named in its description.
+    // Every route function, the batch function and its housekeeping in exactly one errors group, named in its description.
     const errorGroups = grouped.filter((a) => a['AlarmName'].includes('-fn-errors-'));
-    for (const op of [...liveRoutes.map((r) => r.operationId), 'complianceBatch']) {
+    for (const op of [...liveRoutes.map((r) => r.operationId), 'complianceBatch', 'complianceHousekeeping']) {
       const fnId = logicalIdOf(stack.functions[op]!.function);
       const containing = errorGroups.filter((a) => JSON.stringify(a['Metrics']).includes(`"${fnId}"`));
       expect(containing, op).toHaveLength(1);
@@ -641,7 +642,10 @@ describe('service signals', () => {
     for (const [name, part] of parts) {
       const own = alarms(Template.fromStack(part)).map((a) => a['AlarmName'] as string);
       expect(own.length, name).toBeGreaterThan(0);
-      for (const n of own) expect(n, name).toMatch(new RegExp(`-(fn-errors|fn-throttles|api-latency-p99)-${partSlug(name)}-\\d+$`));
+      for (const n of own)
+        expect(n, name).toMatch(
+          new RegExp(`-(fn-errors|fn-throttles|api-latency-p99)-${partSlug(name)}-\\d+$|-fn-complianceBatch-durable-(failed|timed-out)$`),
+        );
     }
     expect(alarms(Template.fromStack(stack.api)).filter((a) => /-(fn-errors|fn-throttles|api-latency-p99)-/.test(a['AlarmName']))).toEqual([]);
     // Every method of the route table that does not wait on an orchestrator, in exactly one latency alarm of its part, of at most 10 metrics.
@@ -660,6 +664,8 @@ describe('service signals', () => {
       '-fn-throttles-runtime-1',
       '-api-latency-p99-runtime-1',
       '-compliance-batch-failed',
+      '-fn-complianceBatch-durable-failed',
+      '-fn-complianceBatch-durable-timed-out',
       '-fn-authorizer-failures',
       '-fn-authorizer-crashes',
       '-fn-authorizer-throttles',

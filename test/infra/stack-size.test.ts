@@ -101,12 +101,17 @@ describe('stack size', () => {
         .sort();
       expect(own, route.operationId).toEqual(['AWS::Lambda::Function', 'AWS::Logs::LogGroup']);
     }
-    // API Gateway calls the route functions with an invoke role: the authorizer's is the only permission.
+    // API Gateway calls the route functions with an invoke role: the only permissions are the
+    // authorizer's and the compliance housekeeping's schedule.
     const permissions = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::Permission');
-    expect(permissions).toHaveLength(1);
-    expect(JSON.stringify(permissions[0])).toContain(logicalIdOf(stack.functions['authorizer']!.function));
+    expect(permissions.map((p) => p.Properties['FunctionName']['Fn::GetAtt'][0]).sort()).toEqual(
+      [logicalIdOf(stack.functions['authorizer']!.function), logicalIdOf(stack.functions['complianceHousekeeping']!.function)].sort(),
+    );
+    const authorizerPermission = permissions.find(
+      (p) => p.Properties['FunctionName']['Fn::GetAtt'][0] === logicalIdOf(stack.functions['authorizer']!.function),
+    );
     // For this API's authorizer only: no other API can call the authorizer.
-    expect(permissions[0]!.Properties['SourceArn']).toEqual(
+    expect(authorizerPermission!.Properties['SourceArn']).toEqual(
       executeApiArn(logicalIdOf(stack.api.api), '/authorizers/', { Ref: logicalIdOf(stack.api.node.findChild('Auth').node.findChild('RoleAuthorizer')) }),
     );
   });
