@@ -15,7 +15,7 @@
  * Everything per route is derived from the route table; everything per deployment from the
  * deployment settings (the config file, infra/config.ts).
  */
-import { CfnOutput, Duration, NestedStack, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { Aspects, CfnOutput, Duration, NestedStack, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import {
   AccessLogFormat,
   AuthorizationType,
@@ -30,6 +30,7 @@ import {
 } from 'aws-cdk-lib/aws-apigateway';
 import { AttributeType, Billing, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Key, type IKey } from 'aws-cdk-lib/aws-kms';
 import { Alias, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -39,8 +40,11 @@ import path from 'node:path';
 import { liveRoutes as routeTable } from '../functions/api/routes.js';
 import { removedRoutes } from '../functions/api/removed.js';
 import type { LiveRoute, TableAccess, TableKey } from '../functions/platform/route.js';
-import { callsOutside, concurrencyGroup, EXAMPLE_CONFIG_FILE, loadDeployConfig, type DeploySettings } from './config.js';
+import { callsOutside, concurrencyGroup, EXAMPLE_CONFIG_FILE, kmsKeyArn, loadDeployConfig, type DeploySettings, type KmsUse } from './config.js';
 import { Auth, UserDirectory, type AuthProps } from './constructs/auth.js';
+import { TableBackup } from './constructs/backup.js';
+import { releaseTarget } from './constructs/canary.js';
+import { LogEncryption } from './constructs/log-encryption.js';
 import { PrivateNetwork } from './constructs/network.js';
 import { Observability } from './constructs/observability.js';
 import { Secrets, type SecretsAccess, type SecretsProps } from './constructs/secrets.js';
@@ -73,6 +77,17 @@ export interface NetconfigStackProps extends StackProps {
 }
 
 const pascal = (s: string): string => s[0]!.toUpperCase() + s.slice(1);
+
+/**
+ * The customer-managed key of a use in a stack (imported by ARN, once per key and stack), or
+ * none: an AWS-managed key. The log groups of every stack take `kms.logs` ({@link LogEncryption}).
+ */
+const customerKey = (scope: Stack, settings: DeploySettings | undefined, use: KmsUse): IKey | undefined => {
+  const arn = kmsKeyArn(settings?.kms, use);
+  if (!arn) return undefined;
+  const id = `Key${createHash('sha256').update(arn).digest('hex').slice(0, 8)}`;
+  return (scope.node.tryFindChild(id) as IKey | undefined) ?? Key.fromKeyArn(scope, id, arn);
+};
 
 /**
  * Functions one API invoke role may name. Its policy lists each function's ARN (up to ~120
@@ -135,6 +150,18 @@ export const apiPartOf = (route: Pick<LiveRoute, 'tag'>): string =>
     .map(pascal)
     .join('');
 
+/**
+ * A customer-managed table key in a region-agnostic stack. CDK renders a global table's replica
+ * key per region and refuses when the stack's region is a token; these tables have one replica,
+ * in the stack's own region, so its key is the table key wherever that is (kms.* keys of one
+ * region are checked by infra/config.ts; the table and the key must share it).
+ */
+const singleRegionKey = (key: IKey): TableEncryptionV2 => {
+  const encryption = TableEncryptionV2.customerManagedKey(key);
+  encryption._renderReplicaSseSpecification = () => ({ kmsMasterKeyId: key.keyArn });
+  return encryption;
+};
+
 /** The stateful stack: tables, user pool, secrets. Terminated by no one, and none of its resources is ever deleted with it. */
 export class NetconfigDataStack extends Stack {
   readonly tables: Record<TableKey, TableV2>;
@@ -147,6 +174,8 @@ export class NetconfigDataStack extends Stack {
   constructor(scope: Construct, id: string, props: NetconfigStackProps & { readonly serviceName: string; readonly deployed?: DeploySettings }) {
     super(scope, id, { ...props, terminationProtection: props.terminationProtection ?? !props.local });
     const { deployed, serviceName } = props;
+    const tableKey = customerKey(this, deployed, 'tables');
+    const secretsKey = customerKey(this, deployed, 'secrets');
     // Construct ids as in the single stack of earlier versions: the logical ids stay those of the deployed tables.
     this.tables = Object.fromEntries(
       (Object.keys(tableSpecs) as TableKey[]).map((key) => {
@@ -157,7 +186,8 @@ export class NetconfigDataStack extends Stack {
           ...(spec.sortKey ? { sortKey: attr(spec.sortKey) } : {}),
           billing: Billing.onDemand(),
           pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-          encryption: TableEncryptionV2.awsManagedKey(),
+          // A change of key is an update in place (SSESpecification): the table keeps its logical id and data.
+          encryption: tableKey ? singleRegionKey(tableKey) : TableEncryptionV2.awsManagedKey(),
           deletionProtection: !props.local,
           removalPolicy: RemovalPolicy.RETAIN,
           ...(spec.timeToLive ? { timeToLiveAttribute: spec.timeToLive } : {}),
@@ -171,9 +201,18 @@ export class NetconfigDataStack extends Stack {
       }),
     ) as Record<TableKey, TableV2>;
 
-    const secretsProps: SecretsProps = props.local ? { backend: 'local', file: props.local.secretsFile } : { backend: 'vault', ...deployed!.vault };
+    const secretsProps: SecretsProps = props.local
+      ? { backend: 'local', file: props.local.secretsFile }
+      : { backend: 'vault', ...deployed!.vault, ...(secretsKey ? { encryptionKey: secretsKey } : {}) };
     this.secrets = new Secrets(this, 'Secrets', secretsProps);
-    if (!props.local && deployed?.identity.provider !== 'oidc') this.directory = new UserDirectory(this, 'Auth');
+    const identity = deployed?.identity;
+    if (!props.local && identity?.provider !== 'oidc') this.directory = new UserDirectory(this, 'Auth', identity?.mfa);
+    const backupKey = customerKey(this, deployed, 'backup');
+    if (deployed?.backup) {
+      new TableBackup(this, 'Backup', { settings: deployed.backup, tables: Object.values(this.tables), serviceName, ...(backupKey ? { key: backupKey } : {}) });
+    }
+    const logKey = kmsKeyArn(deployed?.kms, 'logs');
+    if (logKey) Aspects.of(this).add(new LogEncryption(logKey));
 
     // The key of the idempotency fingerprints (functions/platform/fingerprint-key.ts): a random
     // secret of this deployment, kept (a new key would turn every retry within a day into a 422).
@@ -183,6 +222,7 @@ export class NetconfigDataStack extends Stack {
         description: `${serviceName}: key of the Idempotency-Key request fingerprints (HMAC-SHA-256)`,
         generateSecretString: { passwordLength: 64, excludePunctuation: true },
         removalPolicy: RemovalPolicy.RETAIN,
+        ...(secretsKey ? { encryptionKey: secretsKey } : {}),
       });
     }
     if (this.directory) {
@@ -266,10 +306,14 @@ export class NetconfigApiStack extends Stack {
     id: string,
     props: NetconfigStackProps & { readonly serviceName: string; readonly deployed?: DeploySettings; readonly data: NetconfigDataStack },
   ) {
-    super(scope, id, props);
+    super(scope, id, { ...props, terminationProtection: props.terminationProtection ?? props.deployed?.deployment.terminationProtection ?? false });
     const { deployed, serviceName, data } = props;
     const liveRoutes = props.routes ?? routeTable;
     this.addStackDependency(data);
+    const logKey = kmsKeyArn(deployed?.kms, 'logs');
+    // Every log group of this stack and its parts, whoever creates it.
+    if (logKey) Aspects.of(this).add(new LogEncryption(logKey));
+    const canary = deployed?.deployment.canary;
 
     const common = {
       SERVICE_NAME: serviceName,
@@ -281,6 +325,7 @@ export class NetconfigApiStack extends Stack {
       ...(props.local?.auth ?? (identity?.provider === 'oidc' ? { ...identity, rolesClaim: identity.rolesClaim ?? 'roles' } : { directory: data.directory! })),
       environment: common,
       ...(typeof deployed?.concurrency.authorizer === 'number' ? { reservedConcurrentExecutions: deployed.concurrency.authorizer } : {}),
+      ...(canary ? { canary } : {}),
     });
 
     const accessLogs = new LogGroup(this, 'AccessLogs', { retention: RetentionDays.THREE_MONTHS, removalPolicy: RemovalPolicy.DESTROY });
@@ -405,7 +450,9 @@ export class NetconfigApiStack extends Stack {
       if (route.needs.secrets) data.secrets.bind(fn, route.needs.secrets);
       this.functions[route.operationId] = fn;
       part.functions[route.operationId] = fn;
-      const credentialsRole = part.invokeRoles.roleFor(fn.function);
+      // The relay takes traffic through a canary release; the other routes' functions are updated in place.
+      const target = releaseTarget(part, `${pascal(route.operationId)}Release`, fn, group === 'relay' ? canary : undefined);
+      const credentialsRole = part.invokeRoles.roleFor(target);
       part.methods.push({ method: route.method, path: route.path });
       resourceIn(part, partName, route.path).addMethod(
         route.method,
@@ -414,7 +461,7 @@ export class NetconfigApiStack extends Stack {
         new AwsIntegration({
           proxy: true,
           service: 'lambda',
-          path: `2015-03-31/functions/${fn.function.functionArn}/invocations`,
+          path: `2015-03-31/functions/${target.functionArn}/invocations`,
           options: { credentialsRole },
         }),
         route.roles === 'public'
@@ -444,6 +491,7 @@ export class NetconfigApiStack extends Stack {
     addGatewayResponses(this.api);
 
     // Alarm destination and thresholds are passed explicitly: the settings are their only source.
+    const alarmTopicKey = customerKey(this, deployed, 'alarmTopic');
     new Observability(this, 'Observability', {
       api: this.api,
       functions: this.functions,
@@ -454,6 +502,7 @@ export class NetconfigApiStack extends Stack {
       ...(props.routes ? { routes: props.routes } : {}),
       ...(deployed?.alarms.topicArn ? { alarmTopicArn: deployed.alarms.topicArn } : {}),
       ...(deployed?.alarms.email ? { alarmEmail: deployed.alarms.email } : {}),
+      ...(alarmTopicKey ? { alarmTopicKey } : {}),
       ...(deployed?.alarms.thresholds ? { thresholds: deployed.alarms.thresholds } : {}),
     });
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Stage base URL' });
