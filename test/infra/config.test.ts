@@ -75,6 +75,7 @@ describe('the deployment config file', () => {
       identity: { provider: 'cognito' },
       alarms: {},
       concurrency: { accountLimit: 1000, authorizer: 50, relay: 100, health: 10 },
+      deployment: { terminationProtection: true, canary: 'canary-10-percent-5-minutes' },
     });
   });
 
@@ -91,7 +92,7 @@ describe('the deployment config file', () => {
     [
       'an unknown top-level key',
       { logLevl: 'info' },
-      'logLevl: unknown key (top-level keys: stackName, logLevel, caBundle, vault, identity, alarms, concurrency, network)',
+      'logLevl: unknown key (top-level keys: stackName, logLevel, caBundle, vault, identity, alarms, concurrency, network, kms, backup, deployment)',
     ],
     ['a wrong type', { vault: { address: 'https://v.example.net', cacheTtlSeconds: '60' } }, 'vault.cacheTtlSeconds: must be integer, got "60"'],
     ['a bad enum value', { logLevel: 'verbose' }, 'logLevel: must be one of "debug", "info", "warn", "error", got "verbose"'],
