@@ -39,8 +39,11 @@ export interface VaultSettings {
   readonly cacheTtlSeconds?: number;
 }
 
+/** Multi-factor sign-in of the Cognito user pool (TOTP); absent: the template leaves the pool's setting alone. */
+export type MfaSetting = 'required' | 'optional' | 'off';
+
 export type IdentitySettings =
-  | { readonly provider: 'cognito' }
+  | { readonly provider: 'cognito'; readonly mfa?: MfaSetting }
   | {
       readonly provider: 'oidc';
       readonly issuer: string;
@@ -148,6 +151,39 @@ export const USAGE_KEY_LENGTH = 40;
 
 /** The API as it was before the `api` key: regional, no resource policy, 200 rps / burst 400 for everyone. */
 export const DEFAULT_API: ApiSettings = { endpointType: 'regional', throttling: { rateLimit: 200, burstLimit: 400 }, detailedMetrics: 'alarmed' };
+/** What a customer-managed KMS key encrypts. */
+export type KmsUse = 'tables' | 'logs' | 'secrets' | 'alarmTopic' | 'backup';
+/** Key ARNs per use; `key` stands for every use not named. */
+export type KmsSettings = Partial<Record<KmsUse | 'key', string>>;
+
+/** The key ARN of a use (its own, else `kms.key`), or none: an AWS-managed key. */
+export const kmsKeyArn = (kms: KmsSettings | undefined, use: KmsUse): string | undefined => kms?.[use] ?? kms?.key;
+
+export interface BackupSettings {
+  /** EventBridge cron expression (UTC). */
+  readonly schedule: string;
+  readonly retentionDays: number;
+  /** An existing vault; absent: one is created. */
+  readonly vaultArn?: string;
+  readonly copyTo?: { readonly vaultArn: string; readonly retentionDays?: number };
+}
+
+export type CanaryMode =
+  | 'canary-10-percent-5-minutes'
+  | 'canary-10-percent-10-minutes'
+  | 'canary-10-percent-30-minutes'
+  | 'linear-10-percent-every-1-minute'
+  | 'linear-10-percent-every-10-minutes'
+  | 'all-at-once'
+  | 'off';
+
+export interface DeploymentSettings {
+  /** Termination protection of the API stack. */
+  readonly terminationProtection: boolean;
+  readonly canary: CanaryMode;
+}
+
+const DEFAULT_DEPLOYMENT: DeploymentSettings = { terminationProtection: true, canary: 'canary-10-percent-5-minutes' };
 
 /** What the stack is built from, the file's values with defaults applied. */
 export interface DeploySettings {
@@ -161,6 +197,9 @@ export interface DeploySettings {
   readonly concurrency: ConcurrencySettings;
   readonly network?: NetworkSettings;
   readonly api: ApiSettings;
+  readonly kms?: KmsSettings;
+  readonly backup?: BackupSettings;
+  readonly deployment: DeploymentSettings;
 }
 
 export interface DeployConfig extends DeploySettings {
@@ -371,6 +410,26 @@ const identityKeyProblems = (identity: Json, config: Json, dir: string): string[
   return problems;
 };
 
+/** The region of an ARN (its fourth field). */
+const regionOfArn = (arn: unknown): string | undefined => (typeof arn === 'string' ? arn.split(':')[3] : undefined);
+
+/** Keys and backup: keys of one region, each use set only where it has something to encrypt, a copy to another vault. */
+const keyChecks = (config: Json): string[] => {
+  const problems: string[] = [];
+  const kms = objectOf(config['kms']);
+  const backup = config['backup'] === undefined ? undefined : objectOf(config['backup']);
+  const regions = new Set(Object.values(kms).map(regionOfArn).filter(Boolean));
+  if (regions.size > 1)
+    problems.push(`kms: keys of more than one region (${[...regions].join(', ')}): tables, log groups and secrets use a key of their own region only`);
+  if (kms['alarmTopic'] && !objectOf(config['alarms'])['email'])
+    problems.push('kms.alarmTopic: only used for the topic created for alarms.email (a topic given by alarms.topicArn keeps its own key)');
+  if (kms['backup'] && !(backup && !backup['vaultArn']))
+    problems.push('kms.backup: only used for the vault created for backup (backup given without backup.vaultArn)');
+  const copy = objectOf(backup?.['copyTo'])['vaultArn'];
+  if (copy && copy === backup?.['vaultArn']) problems.push('backup.copyTo.vaultArn: the copy goes to another vault than backup.vaultArn');
+  return problems;
+};
+
 const crossChecks = (config: Json, dir: string): string[] => {
   const problems: string[] = [];
   // A deployment is two stacks, `<stackName>` and `<stackName>Api` (infra/stack.ts): a name whose
@@ -408,6 +467,9 @@ const crossChecks = (config: Json, dir: string): string[] => {
       if (identity[key] !== undefined) problems.push(`identity.${key}: only used with identity.provider "oidc" (the Cognito pool is the issuer)`);
     }
   }
+  if (identity?.['provider'] === 'oidc' && identity['mfa'] !== undefined)
+    problems.push('identity.mfa: only used with identity.provider "cognito" (an external issuer enforces its own MFA)');
+  problems.push(...keyChecks(config));
 
   problems.push(...logsProblems(objectOf(config['logs'])));
 
@@ -562,6 +624,9 @@ export const parseDeployConfig = (raw: unknown, source: string, dir: string): De
     concurrency: { ...DEFAULT_CONCURRENCY, ...(config['concurrency'] as Json | undefined) },
     ...(network ? { network: { ...network, awsServices: network['awsServices'] ?? 'endpoints' } as NetworkSettings } : {}),
     api: apiSettingsOf(objectOf(config['api'])),
+    ...(config['kms'] ? { kms: config['kms'] as KmsSettings } : {}),
+    ...(config['backup'] ? { backup: config['backup'] as BackupSettings } : {}),
+    deployment: { ...DEFAULT_DEPLOYMENT, ...(config['deployment'] as Json | undefined) },
   };
 };
 

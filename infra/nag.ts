@@ -47,7 +47,7 @@ export const addNagSuppressions = (stack: Stack): void => {
       },
       {
         id: 'AwsSolutions-COG2',
-        reason: 'Users are created by administrators (no self sign-up); MFA is enabled per organisation policy in the user pool after deployment.',
+        reason: 'Users are created by administrators (no self sign-up); MFA is set by identity.mfa in the deployment config ("required" passes this rule).',
       },
       {
         id: 'AwsSolutions-COG3',

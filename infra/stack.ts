@@ -30,6 +30,7 @@ import { AttributeType, Billing, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { AnyPrincipal, Effect, PolicyDocument, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Key, type IKey } from 'aws-cdk-lib/aws-kms';
 import { Alias, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -47,12 +48,17 @@ import {
   DEFAULT_API,
   DEFAULT_LOG_RETENTION_DAYS,
   EXAMPLE_CONFIG_FILE,
+  kmsKeyArn,
   loadDeployConfig,
   type DeploySettings,
   type IdentitySettings,
+  type KmsUse,
 } from './config.js';
 import { ApiExposure, restApiExposure, usageKeysEnvironment } from './constructs/api-exposure.js';
 import { Auth, UserDirectory, type AuthProps } from './constructs/auth.js';
+import { TableBackup } from './constructs/backup.js';
+import { releaseTarget } from './constructs/canary.js';
+import { LogEncryption } from './constructs/log-encryption.js';
 import { LogPolicy } from './constructs/log-policy.js';
 import { PrivateNetwork } from './constructs/network.js';
 import { alarmedRoutes, Observability } from './constructs/observability.js';
@@ -87,6 +93,17 @@ export interface NetconfigStackProps extends StackProps {
 }
 
 const pascal = (s: string): string => s[0]!.toUpperCase() + s.slice(1);
+
+/**
+ * The customer-managed key of a use in a stack (imported by ARN, once per key and stack), or
+ * none: an AWS-managed key. The log groups of every stack take `kms.logs` ({@link LogEncryption}).
+ */
+const customerKey = (scope: Stack, settings: DeploySettings | undefined, use: KmsUse): IKey | undefined => {
+  const arn = kmsKeyArn(settings?.kms, use);
+  if (!arn) return undefined;
+  const id = `Key${createHash('sha256').update(arn).digest('hex').slice(0, 8)}`;
+  return (scope.node.tryFindChild(id) as IKey | undefined) ?? Key.fromKeyArn(scope, id, arn);
+};
 
 /**
  * Functions one API invoke role may name. Its policy lists each function's ARN (up to ~120
@@ -198,6 +215,18 @@ const appendOnlyPolicy = (): PolicyDocument =>
     ],
   });
 
+/**
+ * A customer-managed table key in a region-agnostic stack. CDK renders a global table's replica
+ * key per region and refuses when the stack's region is a token; these tables have one replica,
+ * in the stack's own region, so its key is the table key wherever that is (kms.* keys of one
+ * region are checked by infra/config.ts; the table and the key must share it).
+ */
+const singleRegionKey = (key: IKey): TableEncryptionV2 => {
+  const encryption = TableEncryptionV2.customerManagedKey(key);
+  encryption._renderReplicaSseSpecification = () => ({ kmsMasterKeyId: key.keyArn });
+  return encryption;
+};
+
 /** The stateful stack: tables, user pool, secrets. Terminated by no one, and none of its resources is ever deleted with it. */
 export class NetconfigDataStack extends Stack {
   readonly tables: Record<TableKey, TableV2>;
@@ -210,6 +239,8 @@ export class NetconfigDataStack extends Stack {
   constructor(scope: Construct, id: string, props: NetconfigStackProps & { readonly serviceName: string; readonly deployed?: DeploySettings }) {
     super(scope, id, { ...props, terminationProtection: props.terminationProtection ?? !props.local });
     const { deployed, serviceName } = props;
+    const tableKey = customerKey(this, deployed, 'tables');
+    const secretsKey = customerKey(this, deployed, 'secrets');
     // Construct ids as in the single stack of earlier versions: the logical ids stay those of the deployed tables.
     this.tables = Object.fromEntries(
       (Object.keys(tableSpecs) as TableKey[]).map((key) => {
@@ -220,7 +251,8 @@ export class NetconfigDataStack extends Stack {
           ...(spec.sortKey ? { sortKey: attr(spec.sortKey) } : {}),
           billing: Billing.onDemand(),
           pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-          encryption: TableEncryptionV2.awsManagedKey(),
+          // A change of key is an update in place (SSESpecification): the table keeps its logical id and data.
+          encryption: tableKey ? singleRegionKey(tableKey) : TableEncryptionV2.awsManagedKey(),
           deletionProtection: !props.local,
           removalPolicy: RemovalPolicy.RETAIN,
           ...(spec.timeToLive ? { timeToLiveAttribute: spec.timeToLive } : {}),
@@ -235,9 +267,18 @@ export class NetconfigDataStack extends Stack {
       }),
     ) as Record<TableKey, TableV2>;
 
-    const secretsProps: SecretsProps = props.local ? { backend: 'local', file: props.local.secretsFile } : { backend: 'vault', ...deployed!.vault };
+    const secretsProps: SecretsProps = props.local
+      ? { backend: 'local', file: props.local.secretsFile }
+      : { backend: 'vault', ...deployed!.vault, ...(secretsKey ? { encryptionKey: secretsKey } : {}) };
     this.secrets = new Secrets(this, 'Secrets', secretsProps);
-    if (!props.local && deployed?.identity.provider !== 'oidc') this.directory = new UserDirectory(this, 'Auth');
+    const identity = deployed?.identity;
+    if (!props.local && identity?.provider !== 'oidc') this.directory = new UserDirectory(this, 'Auth', identity?.mfa);
+    const backupKey = customerKey(this, deployed, 'backup');
+    if (deployed?.backup) {
+      new TableBackup(this, 'Backup', { settings: deployed.backup, tables: Object.values(this.tables), serviceName, ...(backupKey ? { key: backupKey } : {}) });
+    }
+    const logKey = kmsKeyArn(deployed?.kms, 'logs');
+    if (logKey) Aspects.of(this).add(new LogEncryption(logKey));
 
     // The key of the idempotency fingerprints (functions/platform/fingerprint-key.ts): a random
     // secret of this deployment, kept (a new key would turn every retry within a day into a 422).
@@ -247,6 +288,7 @@ export class NetconfigDataStack extends Stack {
         description: `${serviceName}: key of the Idempotency-Key request fingerprints (HMAC-SHA-256)`,
         generateSecretString: { passwordLength: 64, excludePunctuation: true },
         removalPolicy: RemovalPolicy.RETAIN,
+        ...(secretsKey ? { encryptionKey: secretsKey } : {}),
       });
     }
     if (this.directory) {
@@ -331,10 +373,14 @@ export class NetconfigApiStack extends Stack {
     id: string,
     props: NetconfigStackProps & { readonly serviceName: string; readonly deployed?: DeploySettings; readonly data: NetconfigDataStack },
   ) {
-    super(scope, id, props);
+    super(scope, id, { ...props, terminationProtection: props.terminationProtection ?? props.deployed?.deployment.terminationProtection ?? false });
     const { deployed, serviceName, data } = props;
     const liveRoutes = props.routes ?? routeTable;
     this.addStackDependency(data);
+    const logKey = kmsKeyArn(deployed?.kms, 'logs');
+    // Every log group of this stack and its parts, whoever creates it.
+    if (logKey) Aspects.of(this).add(new LogEncryption(logKey));
+    const canary = deployed?.deployment.canary;
 
     const common = {
       SERVICE_NAME: serviceName,
@@ -354,6 +400,7 @@ export class NetconfigApiStack extends Stack {
       ...(props.local?.auth ?? (identity?.provider === 'oidc' ? oidcAuth(identity, outside) : { directory: data.directory! })),
       environment: { ...common, ...usageKeysEnvironment(serviceName, exposure) },
       ...(typeof deployed?.concurrency.authorizer === 'number' ? { reservedConcurrentExecutions: deployed.concurrency.authorizer } : {}),
+      ...(canary ? { canary } : {}),
     });
 
     // Retention, removal and archive: the deployment's log policy (NetconfigService, LogPolicy).
@@ -528,7 +575,9 @@ export class NetconfigApiStack extends Stack {
       if (route.needs.secrets) data.secrets.bind(fn, route.needs.secrets);
       this.functions[route.operationId] = fn;
       part.functions[route.operationId] = fn;
-      const credentialsRole = part.invokeRoles.roleFor(fn.function);
+      // The relay takes traffic through a canary release; the other routes' functions are updated in place.
+      const target = releaseTarget(part, `${pascal(route.operationId)}Release`, fn, group === 'relay' ? canary : undefined);
+      const credentialsRole = part.invokeRoles.roleFor(target);
       part.methods.push({ method: route.method, path: route.path });
       resourceIn(part, partName, route.path).addMethod(
         route.method,
@@ -537,7 +586,7 @@ export class NetconfigApiStack extends Stack {
         new AwsIntegration({
           proxy: true,
           service: 'lambda',
-          path: `2015-03-31/functions/${fn.function.functionArn}/invocations`,
+          path: `2015-03-31/functions/${target.functionArn}/invocations`,
           options: { credentialsRole },
         }),
         route.roles === 'public'
@@ -576,6 +625,7 @@ export class NetconfigApiStack extends Stack {
     addGatewayResponses(this.api);
 
     // Alarm destination and thresholds are passed explicitly: the settings are their only source.
+    const alarmTopicKey = customerKey(this, deployed, 'alarmTopic');
     new Observability(this, 'Observability', {
       api: this.api,
       functions: this.functions,
@@ -586,6 +636,7 @@ export class NetconfigApiStack extends Stack {
       ...(props.routes ? { routes: props.routes } : {}),
       ...(deployed?.alarms.topicArn ? { alarmTopicArn: deployed.alarms.topicArn } : {}),
       ...(deployed?.alarms.email ? { alarmEmail: deployed.alarms.email } : {}),
+      ...(alarmTopicKey ? { alarmTopicKey } : {}),
       ...(deployed?.alarms.thresholds ? { thresholds: deployed.alarms.thresholds } : {}),
     });
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Stage base URL' });

@@ -5,10 +5,12 @@
  */
 import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { IdentitySource, RequestAuthorizer } from 'aws-cdk-lib/aws-apigateway';
-import { CfnUserPoolGroup, UserPool, UserPoolClient } from 'aws-cdk-lib/aws-cognito';
+import { CfnUserPoolGroup, Mfa, UserPool, UserPoolClient } from 'aws-cdk-lib/aws-cognito';
 import { Construct } from 'constructs';
 import { ROLES } from '../../functions/platform/route.js';
 import { JWKS_FILE_VARIABLE } from '../../functions/authorizer/environment.js';
+import type { CanaryMode, MfaSetting } from '../config.js';
+import { releaseTarget } from './canary.js';
 import { ServiceFunction, type FunctionNetwork } from './service-function.js';
 
 export interface AuthProps {
@@ -37,7 +39,11 @@ export interface AuthProps {
    * instances of its own however many slow relays are running.
    */
   readonly reservedConcurrentExecutions?: number;
+  /** How a new version of the authorizer takes traffic (through its `live` alias); absent or "off": updated in place. */
+  readonly canary?: CanaryMode;
 }
+
+const MFA: Readonly<Record<MfaSetting, Mfa>> = { required: Mfa.REQUIRED, optional: Mfa.OPTIONAL, off: Mfa.OFF };
 
 /**
  * The default issuer: a Cognito user pool with one group per role, and the app client whose id
@@ -49,9 +55,11 @@ export class UserDirectory extends Construct {
   readonly userPool: UserPool;
   readonly userPoolClient: UserPoolClient;
 
-  constructor(scope: Construct, id: string) {
+  /** `mfa`: multi-factor sign-in with an authenticator app (TOTP; SMS is never offered); absent: the template does not set it. */
+  constructor(scope: Construct, id: string, mfa?: MfaSetting) {
     super(scope, id);
     const pool = new UserPool(this, 'Users', {
+      ...(mfa ? { mfa: MFA[mfa], ...(mfa === 'off' ? {} : { mfaSecondFactor: { otp: true, sms: false } }) } : {}),
       selfSignUpEnabled: false,
       signInAliases: { username: true, email: true },
       passwordPolicy: { minLength: 12, requireDigits: true, requireLowercase: true, requireUppercase: true, requireSymbols: true },
@@ -124,7 +132,7 @@ export class Auth extends Construct {
       },
     });
     this.authorizer = new RequestAuthorizer(this, 'RoleAuthorizer', {
-      handler: this.function.function,
+      handler: releaseTarget(this, 'Release', this.function, props.canary),
       identitySources: [IdentitySource.header('Authorization')],
       resultsCacheTtl: props.cacheTtl ?? Duration.minutes(5),
     });

@@ -56,6 +56,7 @@ import {
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Operation, type ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { FilterPattern, LogGroup, MetricFilter } from 'aws-cdk-lib/aws-logs';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Topic, type ITopic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
@@ -118,6 +119,8 @@ export interface ObservabilityProps {
   readonly alarmTopic?: ITopic;
   /** Where alarms notify: the ARN of an existing SNS topic. */
   readonly alarmTopicArn?: string;
+  /** Encrypts the topic created for `alarmEmail` (a customer-managed key whose policy lets CloudWatch use it). */
+  readonly alarmTopicKey?: IKey;
   /** Where alarms notify: an address, subscribed to an SSL-only topic created here. */
   readonly alarmEmail?: string;
   readonly thresholds?: ObservabilityThresholds;
@@ -700,9 +703,13 @@ export class Observability extends Construct {
     if (props.alarmTopic) return props.alarmTopic;
     if (props.alarmTopicArn) return Topic.fromTopicArn(this, 'AlarmTopic', props.alarmTopicArn);
     if (!props.alarmEmail) return undefined;
-    // SSL-only (cdk-nag AwsSolutions-SNS3). Not KMS-encrypted: CloudWatch cannot publish to a topic
-    // under the AWS managed SNS key; pass your own encrypted topic (alarmTopicArn) if you need one.
-    const topic = new Topic(this, 'AlarmTopic', { displayName: `${props.serviceName} alarms`, enforceSSL: true });
+    // SSL-only (cdk-nag AwsSolutions-SNS3). Encrypted only with a customer-managed key
+    // (alarmTopicKey): CloudWatch cannot publish to a topic under the AWS managed SNS key.
+    const topic = new Topic(this, 'AlarmTopic', {
+      displayName: `${props.serviceName} alarms`,
+      enforceSSL: true,
+      ...(props.alarmTopicKey ? { masterKey: props.alarmTopicKey } : {}),
+    });
     topic.addSubscription(new EmailSubscription(props.alarmEmail));
     return topic;
   }

@@ -7,9 +7,11 @@
  * reader credential; only the adapter routes that store and delete secrets get the writer one.
  * Give the two credentials Vault policies to match (see docs/adapters-and-relay.md, "Vault").
  */
-import { RemovalPolicy } from 'aws-cdk-lib';
+import { RemovalPolicy, SecretValue } from 'aws-cdk-lib';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Secret, type ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
+import { UNSET_CREDENTIAL } from '../../functions/outbound/secrets/credentials.js';
 import { isManagedPath, pathProblem } from '../../functions/outbound/secrets/reference.js';
 import type { ServiceFunction } from './service-function.js';
 
@@ -44,6 +46,8 @@ export type SecretsProps =
        * secrets with any orchestrator: list only secrets meant for that.
        */
       readonly referencePrefixes?: readonly string[];
+      /** Encrypts the credential secrets created here (a customer-managed key); absent: the AWS-managed key. */
+      readonly encryptionKey?: IKey;
     };
 
 interface Identity {
@@ -81,8 +85,13 @@ export class Secrets extends Construct {
         ? Secret.fromSecretNameV2(this, logicalId, credential.secretName)
         : new Secret(this, logicalId, {
             description: `Vault token or AppRole secret id of the functions that ${what}. Set its value after the first deploy.`,
+            // A placeholder the functions recognise (503, "not set") rather than a generated
+            // random value they would send to Vault. It is no secret; the template keeps it
+            // unchanged, so CloudFormation never writes over the value set by hand.
+            secretStringValue: SecretValue.unsafePlainText(UNSET_CREDENTIAL),
             // Its value is set by hand after the first deploy: kept when the stack lets go of it.
             removalPolicy: RemovalPolicy.RETAIN,
+            ...(props.encryptionKey ? { encryptionKey: props.encryptionKey } : {}),
           }),
       ...(credential.roleId ? { roleId: credential.roleId } : {}),
     });

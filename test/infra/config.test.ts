@@ -79,6 +79,7 @@ describe('the deployment config file', () => {
       alarms: {},
       concurrency: { accountLimit: 1000, authorizer: 50, relay: 100, health: 10 },
       api: { endpointType: 'regional', throttling: { rateLimit: 200, burstLimit: 400 }, detailedMetrics: 'alarmed' },
+      deployment: { terminationProtection: true, canary: 'canary-10-percent-5-minutes' },
     });
   });
 
@@ -125,7 +126,7 @@ describe('the deployment config file', () => {
     [
       'an unknown top-level key',
       { logLevl: 'info' },
-      'logLevl: unknown key (top-level keys: stackName, logLevel, logs, caBundle, vault, identity, alarms, concurrency, network, api)',
+      'logLevl: unknown key (top-level keys: stackName, logLevel, logs, caBundle, vault, identity, alarms, concurrency, network, api, kms, backup, deployment)',
     ],
     ['a wrong type', { vault: { address: 'https://v.example.net', cacheTtlSeconds: '60' } }, 'vault.cacheTtlSeconds: must be integer, got "60"'],
     ['a bad enum value', { logLevel: 'verbose' }, 'logLevel: must be one of "debug", "info", "warn", "error", got "verbose"'],

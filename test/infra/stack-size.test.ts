@@ -11,6 +11,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { AttributeType, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { liveRoutes } from '../../functions/api/routes.js';
+import { EXAMPLE_CONFIG_FILE, loadDeployConfig } from '../../infra/config.js';
 import { FunctionRoles, ServiceFunction, tablePermission } from '../../infra/constructs/service-function.js';
 import { FUNCTIONS_PER_INVOKE_ROLE, type NetconfigService } from '../../infra/stack.js';
 import { methods, resourcePaths, type Resources } from './api-template.js';
@@ -21,9 +22,15 @@ const PART_COST = 6;
 /** Average resources per live route: its own (function, log group, method) plus its share of what it shares (5.2 measured with 36 routes). */
 const ROUTE_COST = 5.5;
 
-/** The service's stacks read as one template (service-template.ts). */
+/**
+ * The service's stacks read as one template (service-template.ts), with the example config's
+ * settings but no canary release: a canary is what two functions (relay and authorizer) cost once
+ * per deployment, not a cost of a route; test/infra/guarded-state.test.ts covers it, and
+ * test/infra/stack-split.test.ts's budgets include it.
+ */
 const synth = () => {
-  const { service, template } = synthService();
+  const example = loadDeployConfig(EXAMPLE_CONFIG_FILE);
+  const { service, template } = synthService('Netconfig', { settings: { ...example, deployment: { ...example.deployment, canary: 'off' } } });
   return { stack: service, template, resources: template.toJSON().Resources as Resources };
 };
 

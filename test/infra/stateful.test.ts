@@ -73,10 +73,12 @@ const STATEFUL = {
   private: {
     ...Object.fromEntries(Object.keys(TABLES).map((id) => [id, 'AWS::DynamoDB::GlobalTable'])),
     IdempotencyKeyDBB712AD: 'AWS::SecretsManager::Secret',
+    // The vault the table backups land in (backup without vaultArn).
+    BackupVaultADF21B19: 'AWS::Backup::BackupVault',
   },
 } as const;
 
-const STATEFUL_TYPE = /^AWS::(DynamoDB::|Cognito::UserPool|SecretsManager::Secret$|S3::Bucket$|RDS::|EFS::|KMS::Key$)/;
+const STATEFUL_TYPE = /^AWS::(DynamoDB::|Cognito::UserPool|SecretsManager::Secret$|S3::Bucket$|RDS::|EFS::|KMS::Key$|Backup::BackupVault$)/;
 
 const synth = (variant: 'default' | 'private') => {
   const app = new App({ context: NO_BUNDLING });

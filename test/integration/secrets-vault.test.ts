@@ -6,7 +6,7 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { secretsManagerCredential, staticCredential } from '../../functions/outbound/secrets/credentials.js';
+import { secretsManagerCredential, staticCredential, UNSET_CREDENTIAL, UNSET_DETAIL } from '../../functions/outbound/secrets/credentials.js';
 import { SecretMissing, SecretsUnavailable } from '../../functions/outbound/secrets/errors.js';
 import { readReference } from '../../functions/outbound/secrets/resolve.js';
 import { backendFromEnv } from '../../functions/outbound/secrets/environment.js';
@@ -393,5 +393,29 @@ describe('Vault configured from the environment', () => {
     await withEnv({ ...env, SECRETS_ACCESS: 'admin' }, async () => {
       expect(() => backendFromEnv()).toThrow('configuration error: SECRETS_ACCESS must be one of read, write, got admin');
     });
+  });
+});
+
+describe('a Vault credential never set', () => {
+  it('answers 503 "not set" for the placeholder the stack creates, never calls Vault with it, and reads again next time', async () => {
+    const arn = sm.set('cred-placeholder', UNSET_CREDENTIAL);
+    vault.addAppRole('placeholder-role', 'sid-1');
+    const backend = createVaultBackend({
+      address: vault.url,
+      mount: 'secret',
+      auth: { method: 'approle', roleId: 'placeholder-role', secretId: secretsManagerCredential(arn) },
+    });
+    const out = await stdoutDuring(async () => {
+      const error = await backend.read('x').catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(SecretsUnavailable);
+      expect((error as SecretsUnavailable).status).toBe(503);
+      expect((error as SecretsUnavailable).detail).toBe(UNSET_DETAIL);
+    });
+    expect(out.entries()).toContainEqual(
+      expect.objectContaining({ level: 'error', message: 'the Vault credential in Secrets Manager is still the placeholder the stack created; set its value' }),
+    );
+    expect(vault.requests).toEqual([]);
+    sm.set('cred-placeholder', 'sid-1');
+    await expect(backend.read('x')).resolves.toBeUndefined();
   });
 });

@@ -83,6 +83,23 @@ describe('template parsing', () => {
     });
   });
 
+  it('resolves an integration or authorizer URI that names an alias (a canary release) to the alias’ function', () => {
+    const aliased = structuredClone(template) as { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> };
+    const aliasUri = (alias: string) => ({
+      'Fn::Join': ['', ['arn:aws:apigateway:eu-west-1:lambda:path/2015-03-31/functions/', { Ref: alias }, '/invocations']],
+    });
+    const alias = (fn: string) => ({ Type: 'AWS::Lambda::Alias', Properties: { FunctionName: { Ref: fn }, FunctionVersion: '1', Name: 'live' } });
+    aliased.Resources['EchoLive'] = alias('EchoFunction');
+    aliased.Resources['AuthLive'] = alias('AuthFunction');
+    (aliased.Resources['OpenGet']!.Properties['Integration'] as Record<string, unknown>)['Uri'] = aliasUri('EchoLive');
+    aliased.Resources['Auth300']!.Properties['AuthorizerUri'] = aliasUri('AuthLive');
+    const parsed = parseTemplate({ ...assembly, template: aliased as unknown as CfnTemplate });
+    expect(parsed.methods.find((m) => m.httpMethod === 'GET' && m.resourcePath === '/open')?.integration).toMatchObject({ functionId: 'EchoFunction' });
+    expect(parsed.authorizers['Auth300']).toMatchObject({ functionId: 'AuthFunction' });
+    aliased.Resources['EchoLive']!.Properties['FunctionName'] = 'elsewhere';
+    expect(() => parseTemplate({ ...assembly, template: aliased as unknown as CfnTemplate })).toThrow(/does not name a Lambda function of this stack/);
+  });
+
   it('rejects what the local gateway cannot serve, naming it', () => {
     const withCognito = structuredClone(template) as { Resources: Record<string, { Properties: Record<string, unknown> }> };
     withCognito.Resources['Auth1']!.Properties['Type'] = 'COGNITO_USER_POOLS';

@@ -318,9 +318,15 @@ export const localNames = (
 };
 
 const resolveFunctionId = (template: CfnTemplate, uri: unknown, where: string): string => {
-  const fn = referencedIds(uri).find((id) => template.Resources[id]?.Type === 'AWS::Lambda::Function');
-  if (!fn) throw new TemplateError(`${where}: its URI does not name a Lambda function of this stack`);
-  return fn;
+  const isFunction = (id: string) => template.Resources[id]?.Type === 'AWS::Lambda::Function';
+  for (const id of referencedIds(uri)) {
+    if (isFunction(id)) return id;
+    // An alias (the `live` alias of a canary release): locally, its function serves every version.
+    const resource = template.Resources[id];
+    const fn = resource?.Type === 'AWS::Lambda::Alias' ? referencedIds(resource.Properties?.['FunctionName']).find(isFunction) : undefined;
+    if (fn) return fn;
+  }
+  throw new TemplateError(`${where}: its URI does not name a Lambda function of this stack`);
 };
 
 /**

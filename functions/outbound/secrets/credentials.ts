@@ -7,6 +7,17 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import { logger } from '../../platform/logger.js';
 import { SecretsUnavailable } from './errors.js';
 
+/**
+ * The value the stack gives a Vault credential secret it creates (infra/constructs/secrets.ts):
+ * CloudFormation cannot create a secret without a value, and a generated random one would be
+ * sent to Vault as if it were a token. A function that reads it answers 503 saying the
+ * credential is not set, and never calls Vault with it.
+ */
+export const UNSET_CREDENTIAL = 'UNSET: put the Vault token or AppRole secret_id here (docs/deployment.md, "Vault credentials")';
+
+/** What a caller is told while the credential is unset (or empty): nothing about the secret but that. */
+export const UNSET_DETAIL = 'The secrets store cannot be used: the service’s Vault credential has not been set yet (docs/deployment.md, "Vault credentials").';
+
 /** Gives the credential; `refresh` forces a fresh read instead of the cached one. */
 export type CredentialSource = (options?: { refresh?: boolean }) => Promise<string>;
 
@@ -40,7 +51,11 @@ export const secretsManagerCredential = (
     }
     if (!value) {
       logger.error('the Vault credential in Secrets Manager is empty; set its value', {});
-      throw new SecretsUnavailable();
+      throw new SecretsUnavailable(UNSET_DETAIL);
+    }
+    if (value === UNSET_CREDENTIAL) {
+      logger.error('the Vault credential in Secrets Manager is still the placeholder the stack created; set its value', {});
+      throw new SecretsUnavailable(UNSET_DETAIL);
     }
     return value;
   };
