@@ -106,59 +106,33 @@ const customerKey = (scope: Stack, settings: DeploySettings | undefined, use: Km
 };
 
 /**
- * Functions one API invoke role may name. Its policy lists each function's ARN (up to ~120
- * characters with a 64-character function name) and IAM allows 10,240 characters of inline
- * policy per role: 60 leaves room for the rest. test/infra/stack-size.test.ts checks the worst case.
+ * The execute-api ARN of one method of a REST API on the stage: `…:<api-id>/v1/POST/orch_manager/restAction/*`,
+ * path parameters as `*` (as API Gateway names the method it invokes a function for).
  */
-export const FUNCTIONS_PER_INVOKE_ROLE = 60;
+export const methodArn = (scope: Construct, restApiId: string, method: string, routePath: string): string =>
+  Stack.of(scope).formatArn({
+    service: 'execute-api',
+    resource: restApiId,
+    resourceName: `${STAGE_NAME}/${method}${routePath.replace(/\{[^}]+\}/g, '*')}`,
+    arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+  });
 
 /**
- * The roles API Gateway assumes to call the route functions (the integrations' credentials),
- * instead of a resource policy statement (`AWS::Lambda::Permission`) on each function: one role
- * and one policy per {@link FUNCTIONS_PER_INVOKE_ROLE} functions, each allowed to invoke exactly
- * the functions it was given, and assumable by API Gateway only, for this stack's REST API only.
+ * Lets API Gateway invoke a route's function (or its release alias) for that one method of this
+ * stack's REST API, in this account: a resource policy statement on the function with
+ * `aws:SourceArn` (the method's ARN on the stage) and `aws:SourceAccount`. No other API, method
+ * or account can make API Gateway a deputy that calls it, and the function's other routes cannot
+ * reach it either. (An integration role assumed by API Gateway cannot be scoped so: API Gateway
+ * sets neither key when it assumes an integration's credentials.)
  */
-class ApiInvokeRoles {
-  readonly #roles: { role: Role; statement: PolicyStatement; count: number }[] = [];
-  /**
-   * @param restApiId the REST API whose integrations use the roles (the parent stack's): API
-   *   Gateway assumes them for that API only (`aws:SourceArn`), in this account only
-   *   (`aws:SourceAccount`), so no other API, here or in another account, can be a deputy that
-   *   invokes the functions with them.
-   */
-  constructor(
-    private readonly scope: Construct,
-    private readonly restApiId: string,
-  ) {}
-
-  /** API Gateway, when it calls on behalf of this account's REST API. */
-  #apiGateway(): ServicePrincipal {
-    const stack = Stack.of(this.scope);
-    const apiArn = stack.formatArn({ service: 'execute-api', resource: this.restApiId, resourceName: '*', arnFormat: ArnFormat.SLASH_RESOURCE_NAME });
-    return new ServicePrincipal('apigateway.amazonaws.com', {
-      conditions: { StringEquals: { 'aws:SourceAccount': stack.account }, ArnLike: { 'aws:SourceArn': apiArn } },
-    });
-  }
-
-  /** The role that may invoke `fn`: `fn` added to the newest role, or to a new one when that is full. */
-  roleFor(fn: IFunction): Role {
-    let last = this.#roles.at(-1);
-    if (!last || last.count >= FUNCTIONS_PER_INVOKE_ROLE) {
-      const n = this.#roles.length + 1;
-      const role = new Role(this.scope, n === 1 ? 'ApiInvokeRole' : `ApiInvokeRole${n}`, {
-        assumedBy: this.#apiGateway(),
-        description: 'API Gateway invokes the route functions with this role (the credentials of their integrations)',
-      });
-      const statement = new PolicyStatement({ actions: ['lambda:InvokeFunction'] });
-      role.addToPrincipalPolicy(statement);
-      last = { role, statement, count: 0 };
-      this.#roles.push(last);
-    }
-    last.statement.addResources(fn.functionArn);
-    last.count++;
-    return last.role;
-  }
-}
+const allowMethodInvoke = (target: IFunction, restApiId: string, method: string, routePath: string): void => {
+  target.addPermission('ApiInvoke', {
+    principal: new ServicePrincipal('apigateway.amazonaws.com'),
+    action: 'lambda:InvokeFunction',
+    sourceArn: methodArn(target, restApiId, method, routePath),
+    sourceAccount: Stack.of(target).account,
+  });
+};
 
 /**
  * The nested stack (API part) of a route: its application (`/orch_manager`,
@@ -309,14 +283,15 @@ export class ApiPart extends NestedStack {
   readonly functions: Record<string, ServiceFunction> = {};
   /** The methods it serves (for its latency alarms). */
   readonly methods: { method: string; path: string }[] = [];
-  readonly invokeRoles: ApiInvokeRoles;
+  /** The REST API's id, as this nested stack receives it. */
+  readonly restApiId: string;
   readonly #api;
   readonly #resources = new Map<string, IResource>();
 
   constructor(scope: Construct, id: string, api: RestApi, description: string) {
     super(scope, id, { description });
     this.#api = RestApi.fromRestApiAttributes(this, 'Api', { restApiId: api.restApiId, rootResourceId: api.restApiRootResourceId });
-    this.invokeRoles = new ApiInvokeRoles(this, this.#api.restApiId);
+    this.restApiId = this.#api.restApiId;
   }
 
   /** A path resource the parent stack made (a path other parts or removed routes use too), imported here. */
@@ -401,6 +376,7 @@ export class NetconfigApiStack extends Stack {
       environment: { ...common, ...usageKeysEnvironment(serviceName, exposure) },
       ...(typeof deployed?.concurrency.authorizer === 'number' ? { reservedConcurrentExecutions: deployed.concurrency.authorizer } : {}),
       ...(canary ? { canary } : {}),
+      serviceName,
     });
 
     // Retention, removal and archive: the deployment's log policy (NetconfigService, LogPolicy).
@@ -576,19 +552,19 @@ export class NetconfigApiStack extends Stack {
       this.functions[route.operationId] = fn;
       part.functions[route.operationId] = fn;
       // The relay takes traffic through a canary release; the other routes' functions are updated in place.
-      const target = releaseTarget(part, `${pascal(route.operationId)}Release`, fn, group === 'relay' ? canary : undefined);
-      const credentialsRole = part.invokeRoles.roleFor(target);
+      const target = releaseTarget(
+        part,
+        `${pascal(route.operationId)}Release`,
+        fn,
+        group === 'relay' ? canary : undefined,
+        `${serviceName}-release-${partSlug(pascal(route.operationId))}`,
+      );
+      allowMethodInvoke(target, part.restApiId, route.method, route.path);
       part.methods.push({ method: route.method, path: route.path });
       resourceIn(part, partName, route.path).addMethod(
         route.method,
-        // API Gateway calls the function with an invoke role (the integration's credentials)
-        // rather than through a permission on each function: no AWS::Lambda::Permission per route.
-        new AwsIntegration({
-          proxy: true,
-          service: 'lambda',
-          path: `2015-03-31/functions/${target.functionArn}/invocations`,
-          options: { credentialsRole },
-        }),
+        // API Gateway calls the function under the permission above (no integration credentials).
+        new AwsIntegration({ proxy: true, service: 'lambda', path: `2015-03-31/functions/${target.functionArn}/invocations` }),
         route.roles === 'public'
           ? { authorizationType: AuthorizationType.NONE, operationName: route.operationId }
           : {
@@ -599,15 +575,7 @@ export class NetconfigApiStack extends Stack {
               ...(exposure.usagePlans && route.tag === 'relay' ? { apiKeyRequired: true } : {}),
             },
       );
-      methods.push([
-        route.method,
-        route.path,
-        route.operationId,
-        route.roles === 'public',
-        route.timeoutSeconds ?? null,
-        fn.node.path,
-        credentialsRole.node.path,
-      ]);
+      methods.push([route.method, route.path, route.operationId, route.roles === 'public', route.timeoutSeconds ?? null, target.node.path]);
     }
     this.functions['authorizer'] = auth.function;
 

@@ -41,6 +41,8 @@ export interface AuthProps {
   readonly reservedConcurrentExecutions?: number;
   /** How a new version of the authorizer takes traffic (through its `live` alias); absent or "off": updated in place. */
   readonly canary?: CanaryMode;
+  /** The service's name, the stem of the release alarms' names. */
+  readonly serviceName?: string;
 }
 
 const MFA: Readonly<Record<MfaSetting, Mfa>> = { required: Mfa.REQUIRED, optional: Mfa.OPTIONAL, off: Mfa.OFF };
@@ -132,7 +134,7 @@ export class Auth extends Construct {
       },
     });
     this.authorizer = new RequestAuthorizer(this, 'RoleAuthorizer', {
-      handler: releaseTarget(this, 'Release', this.function, props.canary),
+      handler: releaseTarget(this, 'Release', this.function, props.canary, `${props.serviceName ?? 'netconfig'}-release-authorizer`),
       identitySources: [IdentitySource.header('Authorization')],
       resultsCacheTtl: props.cacheTtl ?? Duration.minutes(5),
     });

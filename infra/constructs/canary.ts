@@ -34,7 +34,8 @@ export class CanaryRelease extends Construct {
   /** The alarms that roll a deployment back: errors and throttles of the alias, any in a minute. */
   readonly alarms: readonly Alarm[];
 
-  constructor(scope: Construct, id: string, fn: ServiceFunction, mode: Exclude<CanaryMode, 'off'>) {
+  /** @param alarmStem the alarms' names before `-errors` and `-throttles` (`<service>-release-<function>`). */
+  constructor(scope: Construct, id: string, fn: ServiceFunction, mode: Exclude<CanaryMode, 'off'>, alarmStem: string) {
     super(scope, id);
     this.alias = new Alias(this, 'Live', { aliasName: LIVE_ALIAS, version: fn.function.currentVersion });
     // A function error (an unhandled failure: problem answers are not errors) or a throttle while
@@ -42,6 +43,7 @@ export class CanaryRelease extends Construct {
     // so a single failing invocation of either version rolls back, which errs on the safe side.
     const alarm = (name: string, metric: ReturnType<Alias['metricErrors']>, what: string) =>
       new Alarm(this, name, {
+        alarmName: `${alarmStem}-${name.toLowerCase()}`,
         metric,
         threshold: 1,
         evaluationPeriods: 1,
@@ -79,5 +81,5 @@ export class CanaryRelease extends Construct {
  * What API Gateway invokes for a function: its `live` alias under a canary release, or the
  * function itself with `deployment.canary` "off" (and in local mode).
  */
-export const releaseTarget = (scope: Construct, id: string, fn: ServiceFunction, mode: CanaryMode | undefined): IFunction =>
-  mode && mode !== 'off' ? new CanaryRelease(scope, id, fn, mode).alias : fn.function;
+export const releaseTarget = (scope: Construct, id: string, fn: ServiceFunction, mode: CanaryMode | undefined, alarmStem: string): IFunction =>
+  mode && mode !== 'off' ? new CanaryRelease(scope, id, fn, mode, alarmStem).alias : fn.function;

@@ -13,14 +13,14 @@ import { describe, expect, it } from 'vitest';
 import { liveRoutes } from '../../functions/api/routes.js';
 import { EXAMPLE_CONFIG_FILE, loadDeployConfig } from '../../infra/config.js';
 import { FunctionRoles, ServiceFunction, tablePermission } from '../../infra/constructs/service-function.js';
-import { FUNCTIONS_PER_INVOKE_ROLE, type NetconfigService } from '../../infra/stack.js';
+import { STAGE_NAME, type NetconfigService } from '../../infra/stack.js';
 import { methods, resourcePaths, type Resources } from './api-template.js';
 import { logicalIdOf, synthService } from './service-template.js';
 
-/** What a part (nested stack) has once, whatever its routes: an execution role and an invoke role, each with its policy, and two function alarms. */
-const PART_COST = 6;
-/** Average resources per live route: its own (function, log group, method) plus its share of what it shares (5.2 measured with 36 routes). */
-const ROUTE_COST = 5.5;
+/** What a part (nested stack) has once, whatever its routes: an execution role with its policy, and two function alarms. */
+const PART_COST = 4;
+/** Average resources per live route: its own (function, log group, permission, method) plus its share of what it shares (6.08 measured with 53 routes). */
+const ROUTE_COST = 6.25;
 
 /**
  * The service's stacks read as one template (service-template.ts), with the example config's
@@ -53,7 +53,7 @@ const resourcesUnder = (_service: NetconfigService, construct: { node: { findAll
  * What each live route costs: 1 for each resource it owns, and for each resource it shares with
  * others, 1 divided by the number of users (an alarm over 10 functions costs each 0.1; a path
  * segment, each method at or below it; an execution role with its policy, each function that
- * assumes it; an invoke role with its policy, each method that uses it).
+ * assumes it); its permission for API Gateway is its own.
  */
 const routeCosts = ({ stack, template, resources }: ReturnType<typeof synth>): Map<string, number> => {
   const paths = resourcePaths(resources);
@@ -68,19 +68,12 @@ const routeCosts = ({ stack, template, resources }: ReturnType<typeof synth>): M
     const fn = stack.functions[route.operationId]!;
     const fnId = logicalIdOf(fn.function);
     let cost = resourcesUnder(stack, fn).length;
-    const method = all.find((m) => m.method === route.method && m.path === route.path)!;
-    cost += 1;
+    cost += 1; // its method
     const under = (p: string) => (q: string) => q === p || q.startsWith(`${p}/`);
     for (const p of paths.values()) if (under(p)(route.path)) cost += 1 / all.filter((m) => under(p)(m.path)).length;
     const role = roles.find((r) => r.users.includes(fn.node.path))!;
     cost += resourcesUnder(stack, role.role).length / role.users.length;
     for (const alarm of alarms.filter((a) => referenced(a, fnId))) cost += 1 / fnIds.filter((id) => referenced(alarm, id)).length;
-    const invokeRole = method.props['Integration']['Credentials']['Fn::GetAtt'][0] as string;
-    const invokeRoleResources = Object.entries(resources).filter(
-      ([id, r]) => id === invokeRole || (r.Type === 'AWS::IAM::Policy' && referenced(r.Properties['Roles'], invokeRole)),
-    ).length;
-    cost += invokeRoleResources / all.filter((m) => m.props['Integration']?.['Credentials']?.['Fn::GetAtt']?.[0] === invokeRole).length;
-    cost += Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::Permission' && referenced(r, fnId)).length;
     costs.set(route.operationId, cost);
   }
   return costs;
@@ -94,26 +87,29 @@ describe('stack size', () => {
     expect(average).toBeLessThanOrEqual(ROUTE_COST);
     // No route pays for alarms, roles or permissions of its own: even one with new needs on a new
     // path stays near it. But the only route of a part (the relay) pays what a part has once:
-    // its execution role and invoke role with their policies, its errors and throttles alarms.
+    // its execution role with its policy, its errors and throttles alarms.
     const alone = new Set(Object.values(synthesized.stack.api.parts).flatMap((part) => (part.methods.length === 1 ? Object.keys(part.functions) : [])));
     expect([...alone]).toEqual(['relayRestAction']);
     for (const [op, cost] of costs) expect(cost, op).toBeLessThanOrEqual(ROUTE_COST + 3 + (alone.has(op) ? PART_COST : 0));
   });
 
-  it('gives a live route no resource of its own but its function, its log group and its method', () => {
+  it('gives a live route no resource of its own but its function, its log group, its permission for API Gateway and its method', () => {
     const { stack, resources } = synth();
     for (const route of liveRoutes) {
       const own = resourcesUnder(stack, stack.functions[route.operationId]!)
         .map((id) => resources[id]!.Type)
         .sort();
-      expect(own, route.operationId).toEqual(['AWS::Lambda::Function', 'AWS::Logs::LogGroup']);
+      expect(own, route.operationId).toEqual(['AWS::Lambda::Function', 'AWS::Lambda::Permission', 'AWS::Logs::LogGroup']);
     }
-    // API Gateway calls the route functions with an invoke role: the only permissions are the
-    // authorizer's and the compliance housekeeping's schedule.
+    // Besides the routes' own: the authorizer's and the compliance housekeeping's schedule.
     const permissions = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::Permission');
-    expect(permissions.map((p) => p.Properties['FunctionName']['Fn::GetAtt'][0]).sort()).toEqual(
-      [logicalIdOf(stack.functions['authorizer']!.function), logicalIdOf(stack.functions['complianceHousekeeping']!.function)].sort(),
-    );
+    const routeFunctions = new Set(liveRoutes.map((r) => logicalIdOf(stack.functions[r.operationId]!.function)));
+    expect(
+      permissions
+        .map((p) => p.Properties['FunctionName']['Fn::GetAtt'][0])
+        .filter((id) => !routeFunctions.has(id))
+        .sort(),
+    ).toEqual([logicalIdOf(stack.functions['authorizer']!.function), logicalIdOf(stack.functions['complianceHousekeeping']!.function)].sort());
     const authorizerPermission = permissions.find(
       (p) => p.Properties['FunctionName']['Fn::GetAtt'][0] === logicalIdOf(stack.functions['authorizer']!.function),
     );
@@ -123,42 +119,38 @@ describe('stack size', () => {
     );
   });
 
-  it('lets API Gateway invoke exactly the route functions, through roles whose policies stay under IAM’s 10,240 characters', () => {
+  it('lets API Gateway invoke each route function for its own method of this API only, in this account', () => {
     const { stack, template, resources } = synth();
     const live = methods(template).filter((m) => m.props['Integration']?.['Type'] === 'AWS_PROXY');
     expect(live).toHaveLength(liveRoutes.length);
-    const invokeRoles = new Set(live.map((m) => m.props['Integration']['Credentials']['Fn::GetAtt'][0] as string));
-    const restApiId = logicalIdOf(stack.api.api);
-    // Invoke roles are made per part: one per FUNCTIONS_PER_INVOKE_ROLE of its methods.
-    expect(invokeRoles.size).toBe(Object.values(stack.api.parts).reduce((n, part) => n + Math.ceil(part.methods.length / FUNCTIONS_PER_INVOKE_ROLE), 0));
-    const invocable: unknown[] = [];
-    for (const roleId of invokeRoles) {
-      // Assumable by API Gateway only for this stack's REST API, in this account (no confused deputy).
-      expect(resources[roleId]!.Properties['AssumeRolePolicyDocument']['Statement']).toEqual([
-        {
-          Action: 'sts:AssumeRole',
-          Effect: 'Allow',
-          Principal: { Service: 'apigateway.amazonaws.com' },
-          Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } }, ArnLike: { 'aws:SourceArn': executeApiArn(restApiId, '/*') } },
-        },
+    // No integration credentials: API Gateway calls under each function's resource policy.
+    for (const m of live) expect(m.props['Integration']['Credentials'], `${m.method} ${m.path}`).toBeUndefined();
+    const permissions = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::Permission');
+    for (const route of liveRoutes) {
+      const fnId = logicalIdOf(stack.functions[route.operationId]!.function);
+      const own = permissions.filter((p) => p.Properties['FunctionName']['Fn::GetAtt']?.[0] === fnId);
+      expect(own, route.operationId).toHaveLength(1);
+      const { Action, Principal, SourceAccount, SourceArn } = own[0]!.Properties;
+      expect({ Action, Principal, SourceAccount }, route.operationId).toEqual({
+        Action: 'lambda:InvokeFunction',
+        Principal: 'apigateway.amazonaws.com',
+        SourceAccount: { Ref: 'AWS::AccountId' },
+      });
+      // arn:<partition>:execute-api:<region>:<account>:<this API>/v1/<METHOD>/<path, parameters as *>
+      const [, parts] = SourceArn['Fn::Join'];
+      expect(parts.slice(0, 8), route.operationId).toEqual([
+        'arn:',
+        { Ref: 'AWS::Partition' },
+        ':execute-api:',
+        { Ref: 'AWS::Region' },
+        ':',
+        { Ref: 'AWS::AccountId' },
+        ':',
+        expect.anything(),
       ]);
-      const statements = Object.values(resources)
-        .filter((r) => r.Type === 'AWS::IAM::Policy' && JSON.stringify(r.Properties['Roles']).includes(`"${roleId}"`))
-        .flatMap((p) => p.Properties['PolicyDocument']['Statement']);
-      expect(statements).toHaveLength(1);
-      expect(statements[0]).toMatchObject({ Action: 'lambda:InvokeFunction', Effect: 'Allow' });
-      invocable.push(...[statements[0].Resource].flat());
+      expect(JSON.stringify(parts[7])).toContain(logicalIdOf(stack.api.api));
+      expect(parts.slice(8).join(''), route.operationId).toBe(`/${STAGE_NAME}/${route.method}${route.path.replace(/\{[^}]+\}/g, '*')}`);
     }
-    const arnOf = (op: string) => ({ 'Fn::GetAtt': [logicalIdOf(stack.functions[op]!.function), 'Arn'] });
-    expect(invocable).toEqual(expect.arrayContaining(liveRoutes.map((r) => arnOf(r.operationId))));
-    expect(invocable).toHaveLength(liveRoutes.length);
-    // Worst case: a 64-character function name in the longest partition and region names.
-    const arn = `arn:aws-iso-b:lambda:ap-southeast-3:123456789012:function:${'x'.repeat(64)}`;
-    const policy = JSON.stringify({
-      Version: '2012-10-17',
-      Statement: [{ Action: 'lambda:InvokeFunction', Effect: 'Allow', Resource: Array.from({ length: FUNCTIONS_PER_INVOKE_ROLE }, () => arn) }],
-    });
-    expect(policy.length).toBeLessThan(10_240);
   });
 });
 

@@ -18,6 +18,7 @@ import { createVersion, deleteVersion, getVersion, importTree, updateVersion, ty
 import { documentClientWith } from '../support/dynamo-hook.js';
 import { apiEvent, invoke, lambdaContext } from '../../tools/simulators/api-events.js';
 import { createTables } from '../../tools/local/table-copies.js';
+import { HANG_MS } from '../support/timeouts.js';
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 const CONFIGS = '/configuration_manager/configs';
@@ -133,64 +134,68 @@ describe('version addresses', () => {
     fc.record({ kind: fc.constant('rename' as const), pick: fc.nat(), label: labels }),
   );
 
-  it('never lets an address handed out name another version: it names its version or is 404', async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(labels, { minLength: 1, maxLength: 5 }), fc.array(op, { maxLength: 8 }), async (initial, ops) => {
-        let next = 0;
-        const tag = () => `t${next++}`;
-        // Every address handed out: the version (its tag) it named, and whether it was retired
-        // by a rename. `live`: the tags of the versions that exist.
-        const handed = new Map<string, { tag: string; retired: boolean }>();
-        const live = new Set<string>();
-        const handOut = (address: string, t: string) => {
-          const before = handed.get(address);
-          // A new address may only reuse one whose version is gone or that a rename retired.
-          expect(before === undefined || before.retired || !live.has(before.tag), `${address} re-pointed while its version exists`).toBe(true);
-          handed.set(address, { tag: t, retired: false });
-          live.add(t);
-        };
-        const doc = { name: uniqueName('addr'), deviceType: 'x', versions: initial.map((name) => ({ name, variables: { tag: tag() }, root: base() })) };
-        const tree = await importTree(deps(), doc, 'alice');
-        const seen = new Map<string, number>();
-        doc.versions.forEach((v) => {
-          const n = (seen.get(v.name) ?? 0) + 1;
-          seen.set(v.name, n);
-          handOut(n === 1 ? v.name : `${v.name}~${n}`, v.variables.tag);
-        });
-        const current = () => [...handed].filter(([, e]) => !e.retired && live.has(e.tag)).map(([a]) => a);
-        for (const o of ops) {
-          const addresses = current();
-          const target = addresses[(o.kind === 'create' ? o.from : o.pick) % addresses.length] as string;
-          if (o.kind === 'create') {
-            const made = await createVersion(deps(), tree.id, { name: o.label, base: target }, 'alice').catch(() => undefined);
-            if (!made) continue;
-            const t = tag();
-            await updateVersion(deps(), tree.id, made.address, { variables: { tag: t } }, 'alice');
-            handOut(made.address, t);
-          } else if (o.kind === 'delete') {
-            const gone = await deleteVersion(deps(), tree.id, target).then(
-              () => true,
-              () => false,
-            );
-            if (gone) live.delete(handed.get(target)!.tag);
-          } else {
-            const renamed = await updateVersion(deps(), tree.id, target, { name: o.label }, 'alice').catch(() => undefined);
-            if (!renamed || renamed.address === target) continue;
-            const entry = handed.get(target)!;
-            handed.set(target, { ...entry, retired: true });
-            handOut(renamed.address, entry.tag);
+  it(
+    'never lets an address handed out name another version: it names its version or is 404',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(labels, { minLength: 1, maxLength: 5 }), fc.array(op, { maxLength: 8 }), async (initial, ops) => {
+          let next = 0;
+          const tag = () => `t${next++}`;
+          // Every address handed out: the version (its tag) it named, and whether it was retired
+          // by a rename. `live`: the tags of the versions that exist.
+          const handed = new Map<string, { tag: string; retired: boolean }>();
+          const live = new Set<string>();
+          const handOut = (address: string, t: string) => {
+            const before = handed.get(address);
+            // A new address may only reuse one whose version is gone or that a rename retired.
+            expect(before === undefined || before.retired || !live.has(before.tag), `${address} re-pointed while its version exists`).toBe(true);
+            handed.set(address, { tag: t, retired: false });
+            live.add(t);
+          };
+          const doc = { name: uniqueName('addr'), deviceType: 'x', versions: initial.map((name) => ({ name, variables: { tag: tag() }, root: base() })) };
+          const tree = await importTree(deps(), doc, 'alice');
+          const seen = new Map<string, number>();
+          doc.versions.forEach((v) => {
+            const n = (seen.get(v.name) ?? 0) + 1;
+            seen.set(v.name, n);
+            handOut(n === 1 ? v.name : `${v.name}~${n}`, v.variables.tag);
+          });
+          const current = () => [...handed].filter(([, e]) => !e.retired && live.has(e.tag)).map(([a]) => a);
+          for (const o of ops) {
+            const addresses = current();
+            const target = addresses[(o.kind === 'create' ? o.from : o.pick) % addresses.length] as string;
+            if (o.kind === 'create') {
+              const made = await createVersion(deps(), tree.id, { name: o.label, base: target }, 'alice').catch(() => undefined);
+              if (!made) continue;
+              const t = tag();
+              await updateVersion(deps(), tree.id, made.address, { variables: { tag: t } }, 'alice');
+              handOut(made.address, t);
+            } else if (o.kind === 'delete') {
+              const gone = await deleteVersion(deps(), tree.id, target).then(
+                () => true,
+                () => false,
+              );
+              if (gone) live.delete(handed.get(target)!.tag);
+            } else {
+              const renamed = await updateVersion(deps(), tree.id, target, { name: o.label }, 'alice').catch(() => undefined);
+              if (!renamed || renamed.address === target) continue;
+              const entry = handed.get(target)!;
+              handed.set(target, { ...entry, retired: true });
+              handOut(renamed.address, entry.tag);
+            }
+            for (const [address, entry] of handed) {
+              const found = await tagOf(tree.id, address);
+              if (found !== undefined) expect(found, `${address} names another version`).toBe(entry.tag);
+              const named = !entry.retired && live.has(entry.tag);
+              expect(found !== undefined, `${address} ${named ? 'lost its version' : 'still answers'}`).toBe(named);
+            }
           }
-          for (const [address, entry] of handed) {
-            const found = await tagOf(tree.id, address);
-            if (found !== undefined) expect(found, `${address} names another version`).toBe(entry.tag);
-            const named = !entry.retired && live.has(entry.tag);
-            expect(found !== undefined, `${address} ${named ? 'lost its version' : 'still answers'}`).toBe(named);
-          }
-        }
-      }),
-      { numRuns: 15 },
-    );
-  }, 120_000);
+        }),
+        { numRuns: 15 },
+      );
+    },
+    HANG_MS,
+  );
 });
 
 describe('Idempotency-Key on the creating POSTs', () => {
@@ -302,80 +307,92 @@ describe('sizes', () => {
     return doc;
   };
 
-  it('exports and imports again a tree exactly at the transport limit, written with the worst-escaping characters; one byte more is 413', async () => {
-    const name = uniqueName('at-limit');
-    const doc = docAtLimit(name);
-    const importEvent = event('POST', IMPORTS, {}, doc);
-    expect(Buffer.byteLength(JSON.stringify(importEvent))).toBeLessThanOrEqual(MAX_PAYLOAD_BYTES);
-    const imported = await call('importTree', importEvent);
-    expect(imported.status).toBe(201);
+  it(
+    'exports and imports again a tree exactly at the transport limit, written with the worst-escaping characters; one byte more is 413',
+    async () => {
+      const name = uniqueName('at-limit');
+      const doc = docAtLimit(name);
+      const importEvent = event('POST', IMPORTS, {}, doc);
+      expect(Buffer.byteLength(JSON.stringify(importEvent))).toBeLessThanOrEqual(MAX_PAYLOAD_BYTES);
+      const imported = await call('importTree', importEvent);
+      expect(imported.status).toBe(201);
 
-    const exported = await (h['exportTree'] as Handler)(event('GET', EXPORTS, { treeId: imported.body.id }), lambdaContext(600_000));
-    expect(exported.statusCode).toBe(200);
-    expect(transportBytes(exported.body)).toBe(CONFIG_LIMITS.treeTransportBytes);
-    // Lambda's answer: the proxy result as JSON, the body escaped once more.
-    expect(Buffer.byteLength(JSON.stringify(exported))).toBeLessThanOrEqual(MAX_PAYLOAD_BYTES);
+      const exported = await (h['exportTree'] as Handler)(event('GET', EXPORTS, { treeId: imported.body.id }), lambdaContext(600_000));
+      expect(exported.statusCode).toBe(200);
+      expect(transportBytes(exported.body)).toBe(CONFIG_LIMITS.treeTransportBytes);
+      // Lambda's answer: the proxy result as JSON, the body escaped once more.
+      expect(Buffer.byteLength(JSON.stringify(exported))).toBeLessThanOrEqual(MAX_PAYLOAD_BYTES);
 
-    const again = event('POST', IMPORTS, {}, JSON.stringify({ ...JSON.parse(exported.body), name: uniqueName('at-limit') }));
-    expect(Buffer.byteLength(JSON.stringify(again))).toBeLessThanOrEqual(MAX_PAYLOAD_BYTES);
-    const reimported = await call('importTree', again);
-    expect(reimported.status).toBe(201);
+      const again = event('POST', IMPORTS, {}, JSON.stringify({ ...JSON.parse(exported.body), name: uniqueName('at-limit') }));
+      expect(Buffer.byteLength(JSON.stringify(again))).toBeLessThanOrEqual(MAX_PAYLOAD_BYTES);
+      const reimported = await call('importTree', again);
+      expect(reimported.status).toBe(201);
 
-    // Growing a tree at the limit is refused; the one-byte-larger document is refused whole.
-    const grow = await call(
-      'putNode',
-      event('PUT', `${CONFIGS}/{treeId}/{version}/nodes/{nodePath+}`, { treeId: reimported.body.id, version: 'v0', nodePath: 'base/more' }, {}),
-    );
-    expect(grow.status).toBe(413);
-    const before = await itemCount();
-    const over = { ...structuredClone(doc), name: uniqueName('at-limit') };
-    const lastRules = over.versions.at(-1)!.root.rules as Rule[];
-    lastRules[lastRules.length - 1] = rule('pad', `${lastRules.at(-1)!.value as string}a`);
-    const refused = await importDoc(over);
-    expect(refused.status).toBe(413);
-    expect(await itemCount()).toBe(before);
-  }, 120_000);
+      // Growing a tree at the limit is refused; the one-byte-larger document is refused whole.
+      const grow = await call(
+        'putNode',
+        event('PUT', `${CONFIGS}/{treeId}/{version}/nodes/{nodePath+}`, { treeId: reimported.body.id, version: 'v0', nodePath: 'base/more' }, {}),
+      );
+      expect(grow.status).toBe(413);
+      const before = await itemCount();
+      const over = { ...structuredClone(doc), name: uniqueName('at-limit') };
+      const lastRules = over.versions.at(-1)!.root.rules as Rule[];
+      lastRules[lastRules.length - 1] = rule('pad', `${lastRules.at(-1)!.value as string}a`);
+      const refused = await importDoc(over);
+      expect(refused.status).toBe(413);
+      expect(await itemCount()).toBe(before);
+    },
+    HANG_MS,
+  );
 
-  it('counts a version in stored UTF-8 bytes: 4-byte characters up to the limit are kept, one byte more is 413', async () => {
-    const emoji = '😀'.repeat(Math.floor((CONFIG_LIMITS.ruleValueBytes - 2) / 4));
-    // Device names are counted in characters (code points), as the schema counts them.
-    const devices = Array.from({ length: 20 }, (_, i) => `${i}${'😀'.repeat(CONFIG_LIMITS.deviceName - String(i).length)}`);
-    const rules: Rule[] = [];
-    const stored = () => Buffer.byteLength(JSON.stringify({ variables: {}, root: base({ devices, rules }) }));
-    while (stored() + Buffer.byteLength(JSON.stringify(rule('rX', emoji))) + 1 < CONFIG_LIMITS.versionBytes) rules.push(rule(`r${rules.length}`, emoji));
-    rules.push(rule('pad', ''));
-    rules[rules.length - 1] = rule('pad', 'a'.repeat(CONFIG_LIMITS.versionBytes - stored()));
-    expect(stored()).toBe(CONFIG_LIMITS.versionBytes);
-    const doc = { name: uniqueName('emoji'), deviceType: 'x', versions: [{ name: 'v', root: base({ devices, rules }) }] };
-    const kept = await importDoc(doc);
-    expect(kept.status).toBe(201);
-    const read = await call('getVersion', event('GET', `${CONFIGS}/{treeId}/{version}`, { treeId: kept.body.id, version: 'v' }));
-    expect(read.body.root).toEqual(doc.versions[0]!.root);
+  it(
+    'counts a version in stored UTF-8 bytes: 4-byte characters up to the limit are kept, one byte more is 413',
+    async () => {
+      const emoji = '😀'.repeat(Math.floor((CONFIG_LIMITS.ruleValueBytes - 2) / 4));
+      // Device names are counted in characters (code points), as the schema counts them.
+      const devices = Array.from({ length: 20 }, (_, i) => `${i}${'😀'.repeat(CONFIG_LIMITS.deviceName - String(i).length)}`);
+      const rules: Rule[] = [];
+      const stored = () => Buffer.byteLength(JSON.stringify({ variables: {}, root: base({ devices, rules }) }));
+      while (stored() + Buffer.byteLength(JSON.stringify(rule('rX', emoji))) + 1 < CONFIG_LIMITS.versionBytes) rules.push(rule(`r${rules.length}`, emoji));
+      rules.push(rule('pad', ''));
+      rules[rules.length - 1] = rule('pad', 'a'.repeat(CONFIG_LIMITS.versionBytes - stored()));
+      expect(stored()).toBe(CONFIG_LIMITS.versionBytes);
+      const doc = { name: uniqueName('emoji'), deviceType: 'x', versions: [{ name: 'v', root: base({ devices, rules }) }] };
+      const kept = await importDoc(doc);
+      expect(kept.status).toBe(201);
+      const read = await call('getVersion', event('GET', `${CONFIGS}/{treeId}/{version}`, { treeId: kept.body.id, version: 'v' }));
+      expect(read.body.root).toEqual(doc.versions[0]!.root);
 
-    const before = await itemCount();
-    rules[rules.length - 1] = rule('pad', `${rules.at(-1)!.value as string}a`);
-    const refused = await importDoc({ ...doc, name: uniqueName('emoji') });
-    expect(refused.status).toBe(413);
-    expect(refused.body.errors).toEqual([expect.objectContaining({ field: 'versions.0.root' })]);
-    expect(await itemCount()).toBe(before);
-  }, 60_000);
+      const before = await itemCount();
+      rules[rules.length - 1] = rule('pad', `${rules.at(-1)!.value as string}a`);
+      const refused = await importDoc({ ...doc, name: uniqueName('emoji') });
+      expect(refused.status).toBe(413);
+      expect(refused.body.errors).toEqual([expect.objectContaining({ field: 'versions.0.root' })]);
+      expect(await itemCount()).toBe(before);
+    },
+    HANG_MS,
+  );
 
-  it('stores the largest tree item the limits allow (1000 longest labels, name and description of 4-byte characters); labels of them are 400', async () => {
-    const versions = Array.from({ length: 1000 }, (_, i) => ({ name: `${i}`.padStart(128, 'v'), root: base() }));
-    const doc = { name: '😀'.repeat(120) + randomUUID().slice(0, 8), deviceType: '😀'.repeat(128), description: '😀'.repeat(1024), versions };
-    const imported = await importDoc(doc);
-    expect(imported.status).toBe(201);
-    expect((await summaryOf(imported.body.id)).body.versions).toHaveLength(1000);
+  it(
+    'stores the largest tree item the limits allow (1000 longest labels, name and description of 4-byte characters); labels of them are 400',
+    async () => {
+      const versions = Array.from({ length: 1000 }, (_, i) => ({ name: `${i}`.padStart(128, 'v'), root: base() }));
+      const doc = { name: '😀'.repeat(120) + randomUUID().slice(0, 8), deviceType: '😀'.repeat(128), description: '😀'.repeat(1024), versions };
+      const imported = await importDoc(doc);
+      expect(imported.status).toBe(201);
+      expect((await summaryOf(imported.body.id)).body.versions).toHaveLength(1000);
 
-    const before = await itemCount();
-    const emojiLabels = await importDoc({
-      ...doc,
-      name: uniqueName('emoji-labels'),
-      versions: versions.map((v, i) => ({ ...v, name: `${i}${'😀'.repeat(120)}` })),
-    });
-    expect(emojiLabels.status).toBe(400);
-    expect(await itemCount()).toBe(before);
-  }, 60_000);
+      const before = await itemCount();
+      const emojiLabels = await importDoc({
+        ...doc,
+        name: uniqueName('emoji-labels'),
+        versions: versions.map((v, i) => ({ ...v, name: `${i}${'😀'.repeat(120)}` })),
+      });
+      expect(emojiLabels.status).toBe(400);
+      expect(await itemCount()).toBe(before);
+    },
+    HANG_MS,
+  );
 });
 
 describe('an import that fails midway', () => {
