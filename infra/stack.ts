@@ -46,6 +46,7 @@ import { Observability } from './constructs/observability.js';
 import { Secrets, type SecretsAccess, type SecretsProps } from './constructs/secrets.js';
 import { ServiceFunction, tablePermission, type FunctionPermission } from './constructs/service-function.js';
 import { addGatewayResponses } from './gateway-responses.js';
+import { applyLandingZone, stackPlacement } from './landing-zone.js';
 import { addRemovedRoute } from './removed-routes.js';
 import { tableEnv, tableSpecs } from '../functions/platform/tables.js';
 
@@ -277,7 +278,15 @@ export class NetconfigApiStack extends Stack {
       ...(props.local ? { LOCAL_MODE: 'true' } : {}),
     };
     const identity = deployed?.identity;
+    // The functions that call NSO or Vault run in the VPC when one is given (and carry the CA
+    // bundle); with network.placement "all", every function does.
+    const network = deployed?.network ? new PrivateNetwork(this, 'Network', deployed.network) : undefined;
+    const inVpc = network ? { network: network.placement } : {};
+    const everyInVpc = deployed?.network?.placement === 'all' ? inVpc : {};
+    const outside = { ...inVpc, ...(deployed?.caBundle ? { caBundle: deployed.caBundle } : {}) };
+
     const auth = new Auth(this, 'Auth', {
+      ...everyInVpc,
       ...(props.local?.auth ?? (identity?.provider === 'oidc' ? { ...identity, rolesClaim: identity.rolesClaim ?? 'roles' } : { directory: data.directory! })),
       environment: common,
       ...(typeof deployed?.concurrency.authorizer === 'number' ? { reservedConcurrentExecutions: deployed.concurrency.authorizer } : {}),
@@ -288,8 +297,11 @@ export class NetconfigApiStack extends Stack {
       restApiName: serviceName,
       description: 'Network configuration management service',
       endpointTypes: [EndpointType.REGIONAL],
-      cloudWatchRole: true,
-      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+      // The account's API Gateway logging role is region-wide: set by the stack only when the
+      // config says so, and then kept when the stack goes (or stops managing it).
+      ...(deployed?.landingZone.apiGatewayAccountRole === 'manage'
+        ? { cloudWatchRole: true, cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN }
+        : { cloudWatchRole: false }),
       deployOptions: {
         stageName: STAGE_NAME,
         tracingEnabled: true,
@@ -323,13 +335,6 @@ export class NetconfigApiStack extends Stack {
     });
     // `secrets.bind` below sets the Vault environment; the read grant it also makes on the function
     // is this permission's own statement again, which the role's policy keeps once.
-
-    // The functions that call NSO or Vault: in the VPC when one is given, and carrying the CA bundle.
-    const network = deployed?.network ? new PrivateNetwork(this, 'Network', deployed.network) : undefined;
-    const outside = {
-      ...(network ? { network: network.placement } : {}),
-      ...(deployed?.caBundle ? { caBundle: deployed.caBundle } : {}),
-    };
 
     // Compliance batches run on a durable function: checkpointed chunks, replayed after a crash
     // or a 15-minute invocation limit, for up to a day per batch (docs/compliance.md has the
@@ -393,7 +398,7 @@ export class NetconfigApiStack extends Stack {
           ...(route.needs.tables?.idempotency ? fingerprintKeyNeeds.environment : {}),
         },
         ...(route.timeoutSeconds ? { timeout: Duration.seconds(route.timeoutSeconds) } : {}),
-        ...(callsOutside(route) ? outside : {}),
+        ...(callsOutside(route) ? outside : everyInVpc),
         ...(cap !== undefined && cap !== null ? { reservedConcurrentExecutions: cap } : {}),
         permissions: [
           ...tables.permissions,
@@ -464,12 +469,16 @@ export class NetconfigApiStack extends Stack {
 export class NetconfigService {
   readonly data: NetconfigDataStack;
   readonly api: NetconfigApiStack;
+  /** The deployment settings the stacks were built from (none in local mode). */
+  readonly settings: DeploySettings | undefined;
 
   constructor(scope: Construct, stackName: string, props: NetconfigStackProps = {}) {
     const serviceName = serviceNameOf(stackName);
     // Local mode takes its settings from props.local; the rest are the defaults.
     const deployed = props.local ? undefined : (props.settings ?? loadDeployConfig(EXAMPLE_CONFIG_FILE));
-    const { description, routes, ...rest } = props;
+    this.settings = deployed;
+    const { description, routes, ...given } = props;
+    const rest = { ...(deployed ? stackPlacement(deployed.landingZone) : {}), ...given };
     this.data = new NetconfigDataStack(scope, stackName, {
       ...rest,
       serviceName,
@@ -481,9 +490,11 @@ export class NetconfigService {
       ...(routes ? { routes } : {}),
       serviceName,
       ...(deployed ? { deployed } : {}),
+      ...(deployed?.landingZone.bootstrapQualifier ? { synthesizer: stackPlacement(deployed.landingZone).synthesizer } : {}),
       data: this.data,
       description: `${description ?? 'Network configuration management service'}: the API`,
     });
+    if (deployed) applyLandingZone([this.data, this.api], deployed.landingZone);
   }
 
   get stacks(): Stack[] {
@@ -491,6 +502,10 @@ export class NetconfigService {
   }
   get functions(): Record<string, ServiceFunction> {
     return this.api.functions;
+  }
+  /** The constructs of the Vault credential secrets (cdk-nag suppressions, infra/nag.ts). */
+  get vaultSecrets(): Construct[] {
+    return [this.data.secrets];
   }
   get tables(): Record<TableKey, TableV2> {
     return this.data.tables;

@@ -60,7 +60,7 @@ const build = (configFile: string, aspects: (app: App) => IAspect[] = () => []) 
   const { stackName, ...settings } = loadDeployConfig(configFile);
   const app = new App({ context: { ...appContext(), 'aws:cdk:bundling-stacks': [] } });
   const service = new NetconfigService(app, stackName, { settings });
-  for (const stack of [service.data, service.api]) addNagSuppressions(stack);
+  addNagSuppressions(service);
   for (const aspect of aspects(app)) Aspects.of(app).add(aspect);
   return { app, service };
 };

@@ -8,7 +8,7 @@ import { IdentitySource, RequestAuthorizer } from 'aws-cdk-lib/aws-apigateway';
 import { CfnUserPoolGroup, UserPool, UserPoolClient } from 'aws-cdk-lib/aws-cognito';
 import { Construct } from 'constructs';
 import { ROLES } from '../../functions/platform/route.js';
-import { ServiceFunction } from './service-function.js';
+import { type FunctionNetwork, ServiceFunction } from './service-function.js';
 
 export interface AuthProps {
   /** The user pool whose tokens the authorizer verifies (the stateful stack's); used when no issuer is given. */
@@ -27,6 +27,8 @@ export interface AuthProps {
    * instances of its own however many slow relays are running.
    */
   readonly reservedConcurrentExecutions?: number;
+  /** Runs the authorizer in these subnets (network.placement "all"). */
+  readonly network?: FunctionNetwork;
 }
 
 /**
@@ -87,6 +89,7 @@ export class Auth extends Construct {
       memorySize: 256,
       timeout: Duration.seconds(5),
       ...(props.reservedConcurrentExecutions !== undefined ? { reservedConcurrentExecutions: props.reservedConcurrentExecutions } : {}),
+      ...(props.network ? { network: props.network } : {}),
       environment: {
         JWT_ISSUER: issuer,
         JWT_AUDIENCE: audience,

@@ -6,7 +6,7 @@
  */
 import { App, Aspects } from 'aws-cdk-lib';
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
-import { AwsSolutionsChecks } from 'cdk-nag';
+import { AwsSolutionsChecks, NIST80053R5Checks } from 'cdk-nag';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { liveRoutes } from '../../functions/api/routes.js';
@@ -35,9 +35,10 @@ const build = (app: App, config: Record<string, unknown>, nag = false): Netconfi
   const { stackName, settings } = settingsOf(config);
   const service = new NetconfigService(app, stackName, { settings });
   if (nag) {
+    addNagSuppressions(service);
     for (const stack of [service.data, service.api]) {
-      addNagSuppressions(stack);
       Aspects.of(stack).add(new AwsSolutionsChecks());
+      Aspects.of(stack).add(new NIST80053R5Checks());
     }
   }
   return service;

@@ -581,7 +581,7 @@ describe('service signals', () => {
   /** The service's stacks read as one template (service-template.ts), cdk-nag run over them. */
   const synth = () => {
     const { app, service } = synthService();
-    for (const stack of [service.data, service.api]) addNagSuppressions(stack);
+    addNagSuppressions(service);
     Aspects.of(app).add(new AwsSolutionsChecks());
     app.synth();
     return { stack: service, template: serviceTemplate(service) };

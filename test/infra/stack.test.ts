@@ -23,7 +23,7 @@ import { logicalIdOf, serviceTemplate, synthService } from './service-template.j
  */
 const synth = () => {
   const { app, service } = synthService();
-  for (const stack of [service.data, service.api]) addNagSuppressions(stack);
+  addNagSuppressions(service);
   Aspects.of(app).add(new AwsSolutionsChecks());
   app.synth();
   return { stack: service, template: serviceTemplate(service) };
