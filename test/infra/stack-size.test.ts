@@ -14,7 +14,7 @@ import { liveRoutes } from '../../functions/api/routes.js';
 import { FunctionRoles, ServiceFunction, tablePermission } from '../../infra/constructs/service-function.js';
 import { FUNCTIONS_PER_INVOKE_ROLE, type NetconfigService } from '../../infra/stack.js';
 import { methods, resourcePaths, type Resources } from './api-template.js';
-import { logicalIdOf, synthService } from './service-template.js';
+import { logicalIdOf, NO_BUNDLING, synthService } from './service-template.js';
 
 /** What a part (nested stack) has once, whatever its routes: an execution role and an invoke role, each with its policy, and two function alarms. */
 const PART_COST = 6;
@@ -133,7 +133,7 @@ describe('stack size', () => {
 
 describe('FunctionRoles', () => {
   const setup = () => {
-    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const app = new App({ context: NO_BUNDLING });
     const stack = new Stack(app, 'Roles');
     const table = new TableV2(stack, 'Items', { partitionKey: { name: 'pk', type: AttributeType.STRING } });
     const fn = (id: string, permissions = [tablePermission(table, 'read')]) =>
@@ -158,7 +158,7 @@ describe('FunctionRoles', () => {
   });
 
   it('accepts the statements CDK merged in place (minimizePolicies, as cdk.json sets it)', () => {
-    const app = new App({ context: { 'aws:cdk:bundling-stacks': [], '@aws-cdk/aws-iam:minimizePolicies': true } });
+    const app = new App({ context: NO_BUNDLING });
     const stack = new Stack(app, 'Merged');
     const tables = ['One', 'Two'].map((id) => new TableV2(stack, id, { partitionKey: { name: 'pk', type: AttributeType.STRING } }));
     const fn = new ServiceFunction(stack, 'A', {
