@@ -9,6 +9,7 @@
  */
 import { CfnResource, Stack } from 'aws-cdk-lib';
 import { CfnMethod, CfnRestApi, CfnStage } from 'aws-cdk-lib/aws-apigateway';
+import { CfnAlarm } from 'aws-cdk-lib/aws-cloudwatch';
 import { CfnUserPool } from 'aws-cdk-lib/aws-cognito';
 import { CfnPolicy, CfnRole } from 'aws-cdk-lib/aws-iam';
 import { CfnFunction } from 'aws-cdk-lib/aws-lambda';
@@ -201,6 +202,12 @@ const RULES: readonly SuppressionRule<CfnResource>[] = [
     when: ({ resource }) => resource.node.path.includes('/IdempotencyKey/'),
     reason:
       'The key of the Idempotency-Key fingerprints: a new key would answer every retry within the idempotency window with 422, so it is kept for the life of the deployment.',
+  }),
+  rule({
+    type: CfnAlarm,
+    ids: ['NIST.800.53.R5-CloudWatchAlarmAction'],
+    when: ({ resource }) => resource.alarmActions === undefined && resource.okActions === undefined && resource.insufficientDataActions === undefined,
+    reason: 'This deployment’s config names no alarm destination (alarms.email or alarms.topicArn): its alarms show in the console and on the dashboard only.',
   }),
   rule({
     type: CfnUserPool,
