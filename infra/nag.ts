@@ -120,7 +120,13 @@ const RULES: readonly SuppressionRule<CfnResource>[] = [
     type: CfnPolicy,
     ids: ['AwsSolutions-IAM5'],
     reason: 'A table grant includes the table’s own indexes (<table>/index/*), which the queries by index need.',
-    appliesTo: [{ regex: '/^Resource::<[A-Za-z0-9]+Table[0-9A-F]{8}\\.Arn>\\/index\\/\\*$/' }],
+    // The table's ARN as a reference, or (once synthesized) as the stateful stack's export of it.
+    appliesTo: [
+      {
+        regex:
+          '/^Resource::(<[A-Za-z0-9]+Table[0-9A-F]{8}\\.Arn>|[A-Za-z0-9]+:ExportsOutputFnGetAtt[A-Za-z0-9]+Table[0-9A-F]{8}Arn[0-9A-F]{8})\\/index\\/\\*$/',
+      },
+    ],
   }),
   rule({
     type: CfnPolicy,
