@@ -212,7 +212,8 @@ const RULES: readonly SuppressionRule<CfnResource>[] = [
   rule({
     type: CfnAlarm,
     ids: ['NIST.800.53.R5-CloudWatchAlarmAction'],
-    when: ({ resource }) => resource.alarmActions === undefined && resource.okActions === undefined && resource.insufficientDataActions === undefined,
+    when: ({ resource }) =>
+      [resource.alarmActions, resource.okActions, resource.insufficientDataActions].every((actions) => [resolved(resource, actions) ?? []].flat().length === 0),
     reason: 'This deployment’s config names no alarm destination (alarms.email or alarms.topicArn): its alarms show in the console and on the dashboard only.',
   }),
   rule({
