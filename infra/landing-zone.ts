@@ -11,7 +11,7 @@ import type { LandingZoneSettings } from './config.js';
 
 /** The environment and synthesizer of a stack of this deployment (each stack needs its own synthesizer). */
 export const stackPlacement = (settings: LandingZoneSettings): Pick<StackProps, 'env' | 'synthesizer' | 'tags'> => ({
-  // The stacks' own tags (cdk.json's @aws-cdk/core:explicitStackTags: Tags.of tags the resources, not the stacks).
+  // The stacks' own tags, given explicitly: with @aws-cdk/core:explicitStackTags, Tags.of tags the resources only.
   ...(Object.keys(settings.tags).length ? { tags: { ...settings.tags } } : {}),
   ...(settings.account && settings.region ? { env: { account: settings.account, region: settings.region } } : {}),
   ...(settings.bootstrapQualifier ? { synthesizer: new DefaultStackSynthesizer({ qualifier: settings.bootstrapQualifier }) } : {}),
