@@ -1,13 +1,14 @@
 /**
- * The CDK app. `cdk synth` needs no AWS account: no lookups, the environment is left
- * agnostic. Two stacks per deployment (infra/stack.ts): `<stackName>` (tables, users, secrets)
+ * The CDK app. `cdk synth` needs no AWS account: no lookups; the environment is the config's
+ * `landingZone` (account and region, refused when the CLI's credentials are for another), or
+ * left agnostic. Two stacks per deployment (infra/stack.ts): `<stackName>` (tables, users, secrets)
  * and `<stackName>Api`, which depends on it; `npm run deploy` deploys both. A deployment is configured by one file, `-c config=<file>` (see
  * docs/deployment.md); local mode (`npm start`) by `-c local=true` alone.
  */
 import { App, Aspects } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { staleRouteIndex } from './build/route-index.js';
-import { DeployConfigError, loadDeployConfig, RETIRED_CONTEXT_KEYS } from './config.js';
+import { DeployConfigError, environmentMismatch, loadDeployConfig, RETIRED_CONTEXT_KEYS } from './config.js';
 import { localStackProps } from './local-mode.js';
 import { addNagSuppressions } from './nag.js';
 import { NetconfigService } from './stack.js';
@@ -44,11 +45,13 @@ const service = (() => {
   }
   try {
     const { stackName, ...settings } = loadDeployConfig(configFile);
+    const mismatch = environmentMismatch(settings.landingZone, { account: process.env['CDK_DEFAULT_ACCOUNT'], region: process.env['CDK_DEFAULT_REGION'] });
+    if (mismatch) fail(`${configFile}: ${mismatch}`);
     return new NetconfigService(app, stackName, { description: 'Network configuration management service', settings });
   } catch (error) {
     if (error instanceof DeployConfigError) return fail(error.message);
     throw error;
   }
 })();
-for (const stack of [service.data, service.api]) addNagSuppressions(stack);
+addNagSuppressions(service);
 Aspects.of(app).add(new AwsSolutionsChecks({ verbose: true }));

@@ -90,7 +90,11 @@ export interface NetworkSettings {
   /** The created security group's egress (NSO and Vault), besides what reaching AWS needs. */
   readonly egress?: readonly EgressRule[];
   /** How the functions in the VPC reach DynamoDB, Secrets Manager and Lambda. */
-  readonly awsServices: 'endpoints' | 'nat';
+  readonly awsServices: 'endpoints' | 'existing-endpoints' | 'nat';
+  /** Which functions run in the VPC: those that call NSO or Vault, or every one. */
+  readonly placement: 'outside-callers' | 'all';
+  /** Subnets in one availability zone accepted. */
+  readonly allowSingleAz: boolean;
   /** DynamoDB's managed prefix list in the region (egress of the created group to the gateway endpoint). */
   readonly dynamodbPrefixListId?: string;
 }
@@ -185,10 +189,24 @@ export interface DeploymentSettings {
 
 const DEFAULT_DEPLOYMENT: DeploymentSettings = { terminationProtection: true, canary: 'canary-10-percent-5-minutes' };
 
+/** Where and how the stacks deploy in a governed account (docs/deployment.md, "Landing zone"). */
+export interface LandingZoneSettings {
+  readonly account?: string;
+  readonly region?: string;
+  readonly bootstrapQualifier?: string;
+  /** A managed policy name or ARN. */
+  readonly permissionsBoundary?: string;
+  readonly rolePath?: string;
+  readonly tags: Readonly<Record<string, string>>;
+  /** Whether the stack sets the account's API Gateway CloudWatch Logs role. */
+  readonly apiGatewayAccountRole: 'existing' | 'manage';
+}
+
 /** What the stack is built from, the file's values with defaults applied. */
 export interface DeploySettings {
   readonly logLevel: LogLevel;
   readonly logs: LogSettings;
+  readonly landingZone: LandingZoneSettings;
   /** Absolute path of the PEM CA bundle. */
   readonly caBundle?: string;
   readonly vault: VaultSettings;
@@ -489,9 +507,21 @@ const crossChecks = (config: Json, dir: string): string[] => {
     );
   }
 
+  const landingZone = objectOf(config['landingZone']);
+  // A stack's environment is an account and a region: one without the other would deploy wherever the shell points.
+  for (const [key, other] of [
+    ['account', 'region'],
+    ['region', 'account'],
+  ] as const) {
+    if (landingZone[key] !== undefined && landingZone[other] === undefined) problems.push(`landingZone.${other}: required with landingZone.${key}`);
+  }
+
   const network = config['network'] === undefined ? undefined : objectOf(config['network']);
   if (network) {
-    const endpoints = (network['awsServices'] ?? 'endpoints') === 'endpoints';
+    const awsServices = network['awsServices'] ?? 'endpoints';
+    const endpoints = awsServices === 'endpoints';
+    // Both endpoint modes reach DynamoDB through a gateway endpoint, whose prefix list the created group needs.
+    const gateway = endpoints || awsServices === 'existing-endpoints';
     const given = Array.isArray(network['securityGroupIds']);
     if (given && network['egress'])
       problems.push('network.egress: only for the security group the stack creates; with network.securityGroupIds, those groups carry the rules');
@@ -499,13 +529,20 @@ const crossChecks = (config: Json, dir: string): string[] => {
       problems.push('network.egress: required unless network.securityGroupIds is given: where NSO and Vault listen (cidr, port)');
     if (given && network['dynamodbPrefixListId'])
       problems.push('network.dynamodbPrefixListId: only used for the created security group; with network.securityGroupIds, those groups carry the rules');
-    if (!given && endpoints && !network['dynamodbPrefixListId']) {
+    if (!given && gateway && !network['dynamodbPrefixListId']) {
       problems.push(
-        'network.dynamodbPrefixListId: required with awsServices "endpoints" and a created security group (aws ec2 describe-managed-prefix-lists --filters Name=prefix-list-name,Values=com.amazonaws.<region>.dynamodb)',
+        `network.dynamodbPrefixListId: required with awsServices "${awsServices}" and a created security group (aws ec2 describe-managed-prefix-lists --filters Name=prefix-list-name,Values=com.amazonaws.<region>.dynamodb)`,
       );
     }
-    if (!endpoints && network['dynamodbPrefixListId'])
-      problems.push('network.dynamodbPrefixListId: only used with awsServices "endpoints" (through a NAT, DynamoDB is reached at its public addresses)');
+    if (!gateway && network['dynamodbPrefixListId'])
+      problems.push(
+        'network.dynamodbPrefixListId: only used with the endpoint modes of awsServices (through a NAT, DynamoDB is reached at its public addresses)',
+      );
+    if (!given && awsServices === 'existing-endpoints' && !listOf(network['egress']).some((rule) => objectOf(rule)['port'] === 443)) {
+      problems.push(
+        'network.egress: with awsServices "existing-endpoints", add the addresses of the VPC\'s interface endpoints (Secrets Manager, Lambda) on port 443: the created group allows nothing else',
+      );
+    }
     for (const [i, rule] of listOf(network['egress']).entries()) {
       const cidr = objectOf(rule)['cidr'];
       const problem = typeof cidr === 'string' && CIDR_SHAPE.test(cidr) ? egressCidrProblem(cidr) : undefined;
@@ -518,11 +555,21 @@ const crossChecks = (config: Json, dir: string): string[] => {
       seen.add(subnet['subnetId']);
       if (endpoints && !subnet['routeTableId'])
         problems.push(`network.subnets[${i}].routeTableId: required with awsServices "endpoints" (the DynamoDB gateway endpoint is added to it)`);
-      if (!endpoints && subnet['routeTableId']) problems.push(`network.subnets[${i}].routeTableId: only used with awsServices "endpoints"`);
-      zones.add(subnet['availabilityZone']);
+      if (!endpoints && subnet['routeTableId'])
+        problems.push(`network.subnets[${i}].routeTableId: only used with awsServices "endpoints" (the stack changes no route table otherwise)`);
+      if (typeof subnet['availabilityZone'] === 'string') zones.add(subnet['availabilityZone']);
     }
-    const region = (zone: unknown) => String(zone).slice(0, -1);
-    if (new Set([...zones].map(region)).size > 1) problems.push(`network.subnets: availability zones of more than one region (${[...zones].join(', ')})`);
+    const regionOf = (zone: string) => zone.slice(0, -1);
+    const regions = [...new Set([...zones].map(regionOf))];
+    const region = objectOf(config['landingZone'])['region'];
+    if (regions.length > 1) problems.push(`network.subnets: availability zones of more than one region (${[...zones].join(', ')})`);
+    else if (regions.length === 1 && typeof region === 'string' && regions[0] !== region)
+      problems.push(`network.subnets: availability zones of ${regions[0]} (${[...zones].join(', ')}), but landingZone.region is ${region}`);
+    if (zones.size === 1 && network['allowSingleAz'] !== true) {
+      problems.push(
+        `network.subnets: all in one availability zone (${[...zones][0]}): an outage of that zone stops every function in the VPC; add a subnet in another zone, or set network.allowSingleAz to true to accept it`,
+      );
+    }
   }
 
   problems.push(...apiProblems(objectOf(config['api'])));
@@ -597,6 +644,21 @@ const apiProblems = (api: Json): string[] => {
   return problems;
 };
 
+/**
+ * Why the CLI's account or region is not the config's, or none. `resolved` is what the CLI
+ * resolved from its credentials and profile (`CDK_DEFAULT_ACCOUNT`, `CDK_DEFAULT_REGION`); a
+ * value the CLI could not resolve (no credentials: a synth in CI) is not compared, so a template
+ * can be synthesized anywhere, and `cdk deploy`, which needs credentials, is always checked.
+ */
+export const environmentMismatch = (
+  landingZone: Pick<LandingZoneSettings, 'account' | 'region'>,
+  resolved: { account?: string; region?: string },
+): string | undefined => {
+  const differ = (['account', 'region'] as const).filter((key) => landingZone[key] && resolved[key] && landingZone[key] !== resolved[key]);
+  if (!differ.length) return undefined;
+  return `The config deploys to ${differ.map((k) => `${k} ${landingZone[k]}`).join(', ')} (landingZone), but the CLI's credentials are for ${differ.map((k) => `${k} ${resolved[k]}`).join(', ')}: switch the profile or fix the config`;
+};
+
 /** Checks a parsed configuration; `dir` resolves relative paths (the file's own directory). */
 export const parseDeployConfig = (raw: unknown, source: string, dir: string): DeployConfig => {
   const schemaProblems = validateSchema(raw) ? [] : [...new Set((validateSchema.errors ?? []).map(describe).filter((p): p is string => p !== undefined))];
@@ -617,12 +679,13 @@ export const parseDeployConfig = (raw: unknown, source: string, dir: string): De
     stackName: config['stackName'],
     logLevel: config['logLevel'] ?? 'info',
     logs: { retentionDays: DEFAULT_LOG_RETENTION_DAYS, ...(config['logs'] as Json | undefined) } as LogSettings,
+    landingZone: { tags: {}, apiGatewayAccountRole: 'existing', ...(config['landingZone'] as Json | undefined) } as LandingZoneSettings,
     ...(config['caBundle'] ? { caBundle: path.resolve(dir, config['caBundle']) } : {}),
     vault: { ...vault, mount: vault['mount'] ?? 'secret', authMethod: vault['authMethod'] ?? 'token' } as VaultSettings,
     identity,
     alarms: (config['alarms'] ?? {}) as AlarmSettings,
     concurrency: { ...DEFAULT_CONCURRENCY, ...(config['concurrency'] as Json | undefined) },
-    ...(network ? { network: { ...network, awsServices: network['awsServices'] ?? 'endpoints' } as NetworkSettings } : {}),
+    ...(network ? { network: { awsServices: 'endpoints', placement: 'outside-callers', allowSingleAz: false, ...network } as NetworkSettings } : {}),
     api: apiSettingsOf(objectOf(config['api'])),
     ...(config['kms'] ? { kms: config['kms'] as KmsSettings } : {}),
     ...(config['backup'] ? { backup: config['backup'] as BackupSettings } : {}),

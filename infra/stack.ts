@@ -65,6 +65,7 @@ import { alarmedRoutes, Observability } from './constructs/observability.js';
 import { Secrets, type SecretsAccess, type SecretsProps } from './constructs/secrets.js';
 import { ServiceFunction, tablePermission, type FunctionPermission } from './constructs/service-function.js';
 import { addGatewayResponses } from './gateway-responses.js';
+import { applyLandingZone, stackPlacement } from './landing-zone.js';
 import { addRemovedRoute } from './removed-routes.js';
 import { tableEnv, tableSpecs } from '../functions/platform/tables.js';
 import { ROUTE_ROLES_VARIABLE, routeRolesValue } from '../functions/platform/route-authorization.js';
@@ -371,7 +372,10 @@ export class NetconfigApiStack extends Stack {
 
     const identity = deployed?.identity;
     const exposure = deployed?.api ?? DEFAULT_API;
+    // With network.placement "all", every function runs in the VPC, the authorizer included.
+    const everyInVpc = network && deployed?.network?.placement === 'all' ? { network: network.placement } : {};
     const auth = new Auth(this, 'Auth', {
+      ...everyInVpc,
       ...(props.local?.auth ?? (identity?.provider === 'oidc' ? oidcAuth(identity, outside) : { directory: data.directory! })),
       environment: { ...common, ...usageKeysEnvironment(serviceName, exposure) },
       ...(typeof deployed?.concurrency.authorizer === 'number' ? { reservedConcurrentExecutions: deployed.concurrency.authorizer } : {}),
@@ -394,8 +398,11 @@ export class NetconfigApiStack extends Stack {
       restApiName: serviceName,
       description: 'Network configuration management service',
       ...restApiExposure(this, exposure),
-      cloudWatchRole: true,
-      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+      // The account's API Gateway logging role is region-wide: set by the stack only when the
+      // config says so, and then kept when the stack goes (or stops managing it).
+      ...(deployed?.landingZone.apiGatewayAccountRole === 'manage'
+        ? { cloudWatchRole: true, cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN }
+        : { cloudWatchRole: false }),
       deployOptions: {
         stageName: STAGE_NAME,
         tracingEnabled: true,
@@ -470,6 +477,7 @@ export class NetconfigApiStack extends Stack {
       description: 'Hourly: ends compliance batches whose durable execution ended without them, prunes the batch function versions no execution uses',
       environment: { ...common, ...housekeepingTables.environment, COMPLIANCE_FUNCTION_NAME: batchFunction.functionName },
       timeout: Duration.minutes(5),
+      ...everyInVpc,
       permissions: [
         ...housekeepingTables.permissions,
         {
@@ -539,7 +547,7 @@ export class NetconfigApiStack extends Stack {
           ...(route.needs.tables?.idempotency ? fingerprintKeyNeeds.environment : {}),
         },
         ...(route.timeoutSeconds ? { timeout: Duration.seconds(route.timeoutSeconds) } : {}),
-        ...(callsOutside(route) ? outside : {}),
+        ...(callsOutside(route) ? outside : everyInVpc),
         ...(cap !== undefined && cap !== null ? { reservedConcurrentExecutions: cap } : {}),
         permissions: [
           ...tables.permissions,
@@ -629,12 +637,16 @@ const oidcAuth = (identity: Extract<IdentitySettings, { provider: 'oidc' }>, out
 export class NetconfigService {
   readonly data: NetconfigDataStack;
   readonly api: NetconfigApiStack;
+  /** The deployment settings the stacks were built from (none in local mode). */
+  readonly settings: DeploySettings | undefined;
 
   constructor(scope: Construct, stackName: string, props: NetconfigStackProps = {}) {
     const serviceName = serviceNameOf(stackName);
     // Local mode takes its settings from props.local; the rest are the defaults.
     const deployed = props.local ? undefined : (props.settings ?? loadDeployConfig(EXAMPLE_CONFIG_FILE));
-    const { description, routes, ...rest } = props;
+    this.settings = deployed;
+    const { description, routes, ...given } = props;
+    const rest = { ...(deployed ? stackPlacement(deployed.landingZone) : {}), ...given };
     this.data = new NetconfigDataStack(scope, stackName, {
       ...rest,
       serviceName,
@@ -646,6 +658,7 @@ export class NetconfigService {
       ...(routes ? { routes } : {}),
       serviceName,
       ...(deployed ? { deployed } : {}),
+      ...(deployed?.landingZone.bootstrapQualifier ? { synthesizer: stackPlacement(deployed.landingZone).synthesizer } : {}),
       data: this.data,
       description: `${description ?? 'Network configuration management service'}: the API`,
     });
@@ -657,6 +670,7 @@ export class NetconfigService {
       ...(deployed?.logs.archive ? { archive: deployed.logs.archive } : {}),
     });
     for (const stack of [this.data, this.api]) Aspects.of(stack).add(policy);
+    if (deployed) applyLandingZone([this.data, this.api], deployed.landingZone);
   }
 
   get stacks(): Stack[] {
@@ -664,6 +678,10 @@ export class NetconfigService {
   }
   get functions(): Record<string, ServiceFunction> {
     return this.api.functions;
+  }
+  /** The constructs of the Vault credential secrets (cdk-nag suppressions, infra/nag.ts). */
+  get vaultSecrets(): Construct[] {
+    return [this.data.secrets];
   }
   get tables(): Record<TableKey, TableV2> {
     return this.data.tables;

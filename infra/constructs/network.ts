@@ -1,11 +1,13 @@
 /**
- * VPC placement of the functions that call NSO or Vault: an existing VPC and its private
- * subnets, imported from their ids (no lookup: synth stays offline), a security group whose
- * egress is only what those functions need (or groups given by id), and the way to AWS's own
- * APIs: a DynamoDB gateway endpoint plus Secrets Manager and Lambda interface endpoints (the
- * durable compliance function checkpoints through the Lambda API), or a NAT the VPC has.
+ * VPC placement of the functions: an existing VPC and its private subnets, imported from their
+ * ids (no lookup: synth stays offline), a security group whose egress is only what the functions
+ * need (or groups given by id), and the way to AWS's own APIs: a DynamoDB gateway endpoint plus
+ * Secrets Manager and Lambda interface endpoints (the durable compliance function checkpoints
+ * through the Lambda API), each with a policy that admits this account's principals on this
+ * account's resources only; or endpoints the VPC already has (a shared VPC, whose route tables
+ * a participant cannot change); or a NAT the VPC has.
  */
-import { Annotations } from 'aws-cdk-lib';
+import { Annotations, Aws } from 'aws-cdk-lib';
 import {
   GatewayVpcEndpoint,
   GatewayVpcEndpointAwsService,
@@ -19,9 +21,23 @@ import {
   type ISecurityGroup,
   type ISubnet,
 } from 'aws-cdk-lib/aws-ec2';
+import { AnyPrincipal, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import type { NetworkSettings } from '../config.js';
 import type { FunctionNetwork } from './service-function.js';
+
+/**
+ * The policy of an endpoint the stack creates: every action of the service, by this account's
+ * principals on this account's resources (`aws:PrincipalAccount`, `aws:ResourceAccount`), so the
+ * endpoint carries no call to or from another account. Nothing else in the VPC is meant to use it.
+ */
+const accountOnly = (service: string): PolicyStatement =>
+  new PolicyStatement({
+    principals: [new AnyPrincipal()],
+    actions: [`${service}:*`],
+    resources: ['*'],
+    conditions: { StringEquals: { 'aws:PrincipalAccount': Aws.ACCOUNT_ID, 'aws:ResourceAccount': Aws.ACCOUNT_ID } },
+  });
 
 export class PrivateNetwork extends Construct {
   /** Where the functions that call NSO or Vault run. */
@@ -49,6 +65,8 @@ export class PrivateNetwork extends Construct {
       return subnet;
     });
     const endpoints = settings.awsServices === 'endpoints';
+    // Both endpoint modes reach DynamoDB through a gateway endpoint: the created group's egress names its prefix list.
+    const gateway = settings.awsServices !== 'nat';
 
     let securityGroups: ISecurityGroup[];
     if (settings.securityGroupIds) {
@@ -63,8 +81,9 @@ export class PrivateNetwork extends Construct {
       for (const rule of settings.egress ?? []) {
         group.addEgressRule(Peer.ipv4(rule.cidr), Port.tcp(rule.port), rule.description ?? `NSO or Vault at ${rule.cidr} port ${rule.port}`);
       }
-      if (endpoints) {
-        // The gateway endpoint routes DynamoDB's public prefixes; the interface endpoints add their own rules below.
+      if (gateway) {
+        // The gateway endpoint routes DynamoDB's public prefixes; the interface endpoints add their own rules below
+        // (the VPC's existing ones are in the egress entries, config.ts requires one on port 443).
         group.addEgressRule(Peer.prefixList(settings.dynamodbPrefixListId!), Port.tcp(443), 'DynamoDB through the gateway endpoint');
       } else {
         group.addEgressRule(Peer.anyIpv4(), Port.tcp(443), 'DynamoDB, Secrets Manager and Lambda APIs through the NAT');
@@ -74,6 +93,7 @@ export class PrivateNetwork extends Construct {
 
     if (endpoints) {
       this.dynamodbEndpoint = new GatewayVpcEndpoint(this, 'DynamoDbEndpoint', { vpc, service: GatewayVpcEndpointAwsService.DYNAMODB, subnets: [{ subnets }] });
+      this.dynamodbEndpoint.addToPolicy(accountOnly('dynamodb'));
       // An interface endpoint takes one subnet per availability zone.
       const onePerZone = zones.map((zone) => subnets[settings.subnets.findIndex((s) => s.availabilityZone === zone)]!);
       // The endpoints' own group: HTTPS in from the functions' groups; endpoints start no connection, so no egress.
@@ -94,6 +114,7 @@ export class PrivateNetwork extends Construct {
           open: false,
           securityGroups: [endpointGroup],
         });
+        made[name].addToPolicy(accountOnly(service.shortName));
       }
       this.interfaceEndpoints = made;
     }

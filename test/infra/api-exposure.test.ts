@@ -29,10 +29,8 @@ const configOf = (api?: Record<string, unknown>): DeployConfig =>
 const synth = ({ stackName, ...settings }: DeployConfig, nag = false) => {
   const service = new NetconfigService(new App({ context: NO_BUNDLING }), stackName, { settings });
   if (nag) {
-    for (const stack of [service.data, service.api]) {
-      addNagSuppressions(stack);
-      Aspects.of(stack).add(new AwsSolutionsChecks());
-    }
+    addNagSuppressions(service);
+    for (const stack of [service.data, service.api]) Aspects.of(stack).add(new AwsSolutionsChecks());
   }
   const resources = serviceTemplate(service).toJSON().Resources as Record<string, Resource>;
   const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);

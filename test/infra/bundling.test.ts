@@ -12,6 +12,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { esbuildOptionsFor } from '../../tools/local/bundles.js';
 import { NODE_BUILTIN_ALIASES, ServiceFunction } from '../../infra/constructs/service-function.js';
+import { appContext } from '../../infra/app-context.js';
 import { PROJECT_ROOT } from '../../infra/paths.js';
 
 const bundle = async (entry: string): Promise<{ inputs: string[]; code: string }> => {
@@ -56,7 +57,7 @@ describe('the files of the deployment in a bundle (CA bundle, pinned JWKS)', () 
     const outdir = mkdtempSync(path.join(tmpdir(), 'netconfig-bundle-'));
     const ca = path.join(PROJECT_ROOT, 'test', 'infra', 'fixtures', 'private-ca.pem');
     // Asset metadata (the asset's directory on each function) is what the CDK CLI turns on.
-    const app = new App({ outdir, context: { 'aws:cdk:enable-asset-metadata': true } });
+    const app = new App({ outdir, context: { ...appContext(), 'aws:cdk:enable-asset-metadata': true } });
     const stack = new Stack(app, 'CaBundle');
     const jwks = path.join(PROJECT_ROOT, 'test', 'infra', 'fixtures', 'jwks.json');
     const withCa = new ServiceFunction(stack, 'WithCa', {

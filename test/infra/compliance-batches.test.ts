@@ -30,7 +30,7 @@ describe('compliance batches across deploys', () => {
 
   beforeAll(() => {
     ({ app, service } = synthService());
-    for (const stack of [service.data, service.api]) addNagSuppressions(stack);
+    addNagSuppressions(service);
     Aspects.of(app).add(new AwsSolutionsChecks());
     app.synth();
     template = serviceTemplate(service);

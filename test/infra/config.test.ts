@@ -10,7 +10,15 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CONFIG_SCHEMA_FILE, DeployConfigError, EXAMPLE_CONFIG_FILE, loadDeployConfig, parseDeployConfig, reservedFunctionCounts } from '../../infra/config.js';
+import {
+  CONFIG_SCHEMA_FILE,
+  DeployConfigError,
+  environmentMismatch,
+  EXAMPLE_CONFIG_FILE,
+  loadDeployConfig,
+  parseDeployConfig,
+  reservedFunctionCounts,
+} from '../../infra/config.js';
 import { PROJECT_ROOT } from '../../infra/paths.js';
 import { serviceNameOf } from '../../infra/stack.js';
 
@@ -80,6 +88,7 @@ describe('the deployment config file', () => {
       concurrency: { accountLimit: 1000, authorizer: 50, relay: 100, health: 10 },
       api: { endpointType: 'regional', throttling: { rateLimit: 200, burstLimit: 400 }, detailedMetrics: 'alarmed' },
       deployment: { terminationProtection: true, canary: 'canary-10-percent-5-minutes' },
+      landingZone: { tags: {}, apiGatewayAccountRole: 'existing' },
     });
   });
 
@@ -113,6 +122,31 @@ describe('the deployment config file', () => {
     });
   });
 
+  it('accepts one availability zone when told so, and subnets of the landing zone’s region', () => {
+    const single = network({ allowSingleAz: true, subnets: [network().subnets[0]] });
+    expect(parseDeployConfig({ ...base(), network: single }, 'az.json', FIXTURES).network).toMatchObject({ allowSingleAz: true, placement: 'outside-callers' });
+    const landingZone = { account: '123456789012', region: 'eu-west-1' };
+    expect(parseDeployConfig({ ...base(), landingZone, network: network() }, 'lz.json', FIXTURES).landingZone).toEqual({
+      ...landingZone,
+      tags: {},
+      apiGatewayAccountRole: 'existing',
+    });
+  });
+
+  it('names the account and the region the CLI resolved when they are not the config’s, and compares only what both know', () => {
+    const config = { account: '123456789012', region: 'eu-west-1' };
+    expect(environmentMismatch(config, { account: '210987654321', region: 'eu-west-1' })).toBe(
+      "The config deploys to account 123456789012 (landingZone), but the CLI's credentials are for account 210987654321: switch the profile or fix the config",
+    );
+    expect(environmentMismatch(config, { account: '210987654321', region: 'us-east-1' })).toBe(
+      "The config deploys to account 123456789012, region eu-west-1 (landingZone), but the CLI's credentials are for account 210987654321, region us-east-1: switch the profile or fix the config",
+    );
+    expect(environmentMismatch(config, { account: '123456789012', region: 'eu-west-1' })).toBeUndefined();
+    // No credentials (a synth in CI): nothing resolved, nothing to compare.
+    expect(environmentMismatch(config, {})).toBeUndefined();
+    expect(environmentMismatch({}, { account: '210987654321', region: 'us-east-1' })).toBeUndefined();
+  });
+
   it('resolves caBundle against the file’s own directory', () => {
     expect(parseDeployConfig({ ...base(), caBundle: 'private-ca.pem' }, 'ca.json', FIXTURES).caBundle).toBe(CA);
   });
@@ -126,7 +160,7 @@ describe('the deployment config file', () => {
     [
       'an unknown top-level key',
       { logLevl: 'info' },
-      'logLevl: unknown key (top-level keys: stackName, logLevel, logs, caBundle, vault, identity, alarms, concurrency, network, api, kms, backup, deployment)',
+      'logLevl: unknown key (top-level keys: stackName, logLevel, logs, caBundle, vault, identity, alarms, concurrency, network, api, kms, backup, deployment, landingZone)',
     ],
     ['a wrong type', { vault: { address: 'https://v.example.net', cacheTtlSeconds: '60' } }, 'vault.cacheTtlSeconds: must be integer, got "60"'],
     ['a bad enum value', { logLevel: 'verbose' }, 'logLevel: must be one of "debug", "info", "warn", "error", got "verbose"'],
@@ -208,7 +242,7 @@ describe('the deployment config file', () => {
     [
       'a prefix list with a NAT',
       { network: network({ awsServices: 'nat', subnets: [{ subnetId: 'subnet-0a000000000000001', availabilityZone: 'eu-west-1a' }] }) },
-      'network.dynamodbPrefixListId: only used with awsServices "endpoints" (through a NAT, DynamoDB is reached at its public addresses)',
+      'network.dynamodbPrefixListId: only used with the endpoint modes of awsServices (through a NAT, DynamoDB is reached at its public addresses)',
     ],
     [
       'a subnet listed twice',
@@ -261,6 +295,67 @@ describe('the deployment config file', () => {
       'an egress CIDR with host bits set',
       { network: network({ egress: [{ cidr: '10.20.30.5/16', port: 443 }] }) },
       'network.egress[0].cidr: "10.20.30.5/16" has host bits set: it opens 10.20.0.0/16; write that, or 10.20.30.5/32 for the one host',
+    ],
+    ['an account without a region', { landingZone: { account: '123456789012' } }, 'landingZone.region: required with landingZone.account'],
+    ['a region without an account', { landingZone: { region: 'eu-west-1' } }, 'landingZone.account: required with landingZone.region'],
+    [
+      'a short account id',
+      { landingZone: { account: '12345', region: 'eu-west-1' } },
+      'landingZone.account: must be a 12-digit AWS account id such as 123456789012, got "12345"',
+    ],
+    [
+      'a bootstrap qualifier cdk bootstrap would refuse',
+      { landingZone: { bootstrapQualifier: 'NetOps' } },
+      'landingZone.bootstrapQualifier: must be 1 to 10 lowercase letters or digits, as cdk bootstrap --qualifier takes, got "NetOps"',
+    ],
+    [
+      'a role path without its trailing slash',
+      { landingZone: { rolePath: '/netconfig' } },
+      'landingZone.rolePath: must be an IAM path that starts and ends with /, such as /netconfig/, got "/netconfig"',
+    ],
+    [
+      'a tag key AWS reserves',
+      { landingZone: { tags: { 'aws:owner': 'x' } } },
+      'landingZone.tags: must be a tag key of 1 to 128 letters, digits, spaces or _.:/=+-@, not starting with aws:, got "aws:owner"',
+    ],
+    [
+      'subnets of another region than the landing zone’s',
+      { landingZone: { account: '123456789012', region: 'eu-central-1' }, network: network() },
+      'network.subnets: availability zones of eu-west-1 (eu-west-1a, eu-west-1b), but landingZone.region is eu-central-1',
+    ],
+    [
+      'subnets in one availability zone',
+      {
+        network: network({
+          subnets: [
+            { subnetId: 'subnet-0a000000000000001', availabilityZone: 'eu-west-1a', routeTableId: 'rtb-0a000000000000001' },
+            { subnetId: 'subnet-0a000000000000003', availabilityZone: 'eu-west-1a', routeTableId: 'rtb-0a000000000000001' },
+          ],
+        }),
+      },
+      'network.subnets: all in one availability zone (eu-west-1a): an outage of that zone stops every function in the VPC; add a subnet in another zone, or set network.allowSingleAz to true to accept it',
+    ],
+    [
+      'route tables with existing endpoints (the stack changes none)',
+      { network: network({ awsServices: 'existing-endpoints', egress: [{ cidr: '10.0.8.0/24', port: 443 }] }) },
+      'network.subnets[0].routeTableId: only used with awsServices "endpoints" (the stack changes no route table otherwise)',
+    ],
+    [
+      'existing endpoints the created group cannot reach',
+      { network: network({ awsServices: 'existing-endpoints', subnets: network().subnets.map(({ routeTableId: _, ...s }) => s) }) },
+      'network.egress: with awsServices "existing-endpoints", add the addresses of the VPC\'s interface endpoints (Secrets Manager, Lambda) on port 443: the created group allows nothing else',
+    ],
+    [
+      'existing endpoints without the DynamoDB prefix list',
+      {
+        network: network({
+          awsServices: 'existing-endpoints',
+          dynamodbPrefixListId: undefined,
+          subnets: network().subnets.map(({ routeTableId: _, ...s }) => s),
+          egress: [{ cidr: '10.0.8.0/24', port: 443 }],
+        }),
+      },
+      'network.dynamodbPrefixListId: required with awsServices "existing-endpoints" and a created security group (aws ec2 describe-managed-prefix-lists --filters Name=prefix-list-name,Values=com.amazonaws.<region>.dynamodb)',
     ],
     ['a missing CA bundle', { caBundle: 'nowhere.pem' }, `caBundle: no such file: ${path.join(FIXTURES, 'nowhere.pem')}`],
     [
@@ -574,10 +669,10 @@ describe('the deployment config file', () => {
 });
 
 describe('the CDK app', () => {
-  const runApp = (context: Record<string, unknown>) =>
+  const runApp = (context: Record<string, unknown>, env: Record<string, string> = {}) =>
     spawnSync(process.execPath, [path.join(PROJECT_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), path.join(PROJECT_ROOT, 'infra', 'app.ts')], {
       cwd: PROJECT_ROOT,
-      env: { ...process.env, CDK_CONTEXT_JSON: JSON.stringify(context), CDK_OUTDIR: mkdtempSync(path.join(tmpdir(), 'netconfig-cdk-')) },
+      env: { ...process.env, ...env, CDK_CONTEXT_JSON: JSON.stringify(context), CDK_OUTDIR: mkdtempSync(path.join(tmpdir(), 'netconfig-cdk-')) },
       encoding: 'utf8',
     });
 
@@ -592,6 +687,17 @@ describe('the CDK app', () => {
     expect(run.status).toBe(1);
     expect(run.stderr).toContain('-c vaultAuthMethod: set vault.authMethod in the config file');
     expect(run.stderr).toContain('-c alarmEmail: set alarms.email in the config file');
+  });
+
+  it('refuses credentials of another account than the config’s, naming both', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'netconfig-config-'));
+    const file = path.join(dir, 'prod.json');
+    writeFileSync(file, JSON.stringify({ ...base(), landingZone: { account: '123456789012', region: 'eu-west-1' } }));
+    const run = runApp({ config: file }, { CDK_DEFAULT_ACCOUNT: '210987654321', CDK_DEFAULT_REGION: 'eu-west-1' });
+    expect(run.status).toBe(1);
+    expect(run.stderr.trim()).toBe(
+      `${file}: The config deploys to account 123456789012 (landingZone), but the CLI's credentials are for account 210987654321: switch the profile or fix the config`,
+    );
   });
 
   it('prints the problems of a bad file and exits 1', () => {

@@ -4,13 +4,13 @@
  * an external OIDC issuer; concurrency and alarm settings; and two stacks side by side.
  * Synthesized without bundling; cdk-nag runs on the VPC variants.
  */
-import { App, Aspects } from 'aws-cdk-lib';
-import { Annotations, Match } from 'aws-cdk-lib/assertions';
-import { AwsSolutionsChecks } from 'cdk-nag';
+import { App, Aspects, CfnResource, type DefaultStackSynthesizer, type ITaggable, TagManager, Token } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks, NIST80053R5Checks } from 'cdk-nag';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { liveRoutes } from '../../functions/api/routes.js';
-import { callsOutside, concurrencyGroup, parseDeployConfig } from '../../infra/config.js';
+import { callsOutside, concurrencyGroup, loadDeployConfig, parseDeployConfig } from '../../infra/config.js';
 import { addNagSuppressions } from '../../infra/nag.js';
 import { PROJECT_ROOT } from '../../infra/paths.js';
 import { AUTHORIZER_MEMORY_MB, PINNED_JWKS_FILE } from '../../infra/constructs/auth.js';
@@ -36,9 +36,10 @@ const build = (app: App, config: Record<string, unknown>, nag = false): Netconfi
   const { stackName, settings } = settingsOf(config);
   const service = new NetconfigService(app, stackName, { settings });
   if (nag) {
+    addNagSuppressions(service);
     for (const stack of [service.data, service.api]) {
-      addNagSuppressions(stack);
       Aspects.of(stack).add(new AwsSolutionsChecks());
+      Aspects.of(stack).add(new NIST80053R5Checks());
     }
   }
   return service;
@@ -70,12 +71,81 @@ const ENDPOINTS_NETWORK = { vpcId: 'vpc-0123456789abcdef0', subnets: SUBNETS, eg
 const NAT_NETWORK = { vpcId: 'vpc-0123456789abcdef0', subnets: SUBNETS.map(({ routeTableId: _, ...s }) => s), egress: EGRESS, awsServices: 'nat' };
 
 const ofType = (resources: Record<string, Resource>, type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
+/** The open AwsSolutions and NIST 800-53 R5 findings (errors and warnings) of both stacks (the nested stacks' are reported on their parent's). */
 const nagErrors = (service: NetconfigService) =>
   [service.data, service.api]
-    .flatMap((stack) => Annotations.fromStack(stack).findError('*', Match.stringLikeRegexp('AwsSolutions-.*')))
+    .flatMap((stack) => {
+      const annotations = Annotations.fromStack(stack);
+      const finding = Match.stringLikeRegexp('^(AwsSolutions|NIST\\.800\\.53\\.R5)-');
+      return [...annotations.findError('*', finding), ...annotations.findWarning('*', finding)];
+    })
     .map((e) => `${e.id}: ${String(e.entry.data).split('\n')[0]}`);
 
 // Each synthesizes the whole stack (with cdk-nag for the VPC variants): seconds each, more on a busy machine.
+describe('the example configs under cdk-nag', () => {
+  it.each(['deploy/config.example.json', 'deploy/config.private.example.json'])('%s has no open AwsSolutions or NIST 800-53 R5 finding', (file) => {
+    const { stackName, ...settings } = loadDeployConfig(path.join(PROJECT_ROOT, file));
+    const service = new NetconfigService(newApp(), stackName, { settings });
+    addNagSuppressions(service);
+    for (const stack of [service.data, service.api]) {
+      Aspects.of(stack).add(new AwsSolutionsChecks());
+      Aspects.of(stack).add(new NIST80053R5Checks());
+    }
+    expect(nagErrors(service)).toEqual([]);
+  });
+});
+
+describe('the landing zone', () => {
+  const LANDING_ZONE = {
+    account: '123456789012',
+    region: 'eu-west-1',
+    bootstrapQualifier: 'netops',
+    permissionsBoundary: 'netops-boundary',
+    rolePath: '/netconfig/',
+    tags: { 'cost-center': 'NET-4711', owner: 'netops' },
+  };
+
+  it('deploys both stacks to the configured account and region with the qualifier’s bootstrap', () => {
+    const { stack } = synth({ landingZone: LANDING_ZONE });
+    for (const s of [stack.data, stack.api]) {
+      expect([s.account, s.region], s.stackName).toEqual(['123456789012', 'eu-west-1']);
+      expect((s.synthesizer as DefaultStackSynthesizer).bootstrapQualifier, s.stackName).toBe('netops');
+      expect(Template.fromStack(s).toJSON()['Parameters']['BootstrapVersion']['Default'], s.stackName).toBe('/cdk-bootstrap/netops/version');
+      expect(s.tags.tagValues(), s.stackName).toEqual(LANDING_ZONE.tags);
+    }
+    // Without a landing zone the stacks stay environment-agnostic, on the default bootstrap.
+    const agnostic = synth({}).stack;
+    expect(Token.isUnresolved(agnostic.api.account)).toBe(true);
+    expect(Template.fromStack(agnostic.api).toJSON()['Parameters']['BootstrapVersion']['Default']).toBe('/cdk-bootstrap/hnb659fds/version');
+  });
+
+  it('puts the boundary and the path on every role, and the tags on every taggable resource, in every stack', () => {
+    const { stack, resources } = synth({ landingZone: LANDING_ZONE, network: ENDPOINTS_NETWORK, alarms: { email: 'noc@example.net' } });
+    const roles = ofType(resources, 'AWS::IAM::Role');
+    expect(roles.length).toBeGreaterThan(10);
+    for (const [id, role] of roles) {
+      expect(role.Properties['Path'], id).toBe('/netconfig/');
+      expect(JSON.stringify(role.Properties['PermissionsBoundary']), id).toContain(':policy/netops-boundary');
+    }
+    const taggable = stack.stacks.flatMap((s) => s.node.findAll()).filter((c): c is CfnResource => CfnResource.isCfnResource(c) && TagManager.isTaggable(c));
+    expect(taggable.length).toBeGreaterThan(100);
+    for (const resource of taggable) {
+      expect((resource as unknown as ITaggable).tags.tagValues(), resource.node.path).toMatchObject(LANDING_ZONE.tags);
+    }
+  });
+
+  it('leaves the account’s API Gateway logging role alone unless told to manage it, and then keeps it', () => {
+    const existing = synth({});
+    expect(ofType(existing.resources, 'AWS::ApiGateway::Account')).toEqual([]);
+    // Access logs go to the stage's log group either way.
+    expect(ofType(existing.resources, 'AWS::ApiGateway::Stage')[0]![1].Properties['AccessLogSetting']).toBeDefined();
+    const managed = synth({ landingZone: { apiGatewayAccountRole: 'manage' } });
+    const accounts = Object.values(managed.template.findResources('AWS::ApiGateway::Account'));
+    expect(accounts).toHaveLength(1);
+    expect(accounts[0]).toMatchObject({ DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+  });
+});
+
 describe('deployment variants', () => {
   it('without a network, runs every function outside any VPC and makes no EC2 resources', () => {
     const { resources, fn } = synth({});
@@ -134,6 +204,19 @@ describe('deployment variants', () => {
 
     const endpoints = ofType(resources, 'AWS::EC2::VPCEndpoint').map(([, r]) => r.Properties);
     expect(endpoints).toHaveLength(3);
+    // Each endpoint carries its service's calls by this account's principals on this account's resources only.
+    for (const endpoint of endpoints) {
+      const service = JSON.stringify(endpoint['ServiceName']).match(/\.(dynamodb|secretsmanager|lambda)"/)![1];
+      expect(endpoint['PolicyDocument']['Statement'], service).toEqual([
+        {
+          Effect: 'Allow',
+          Principal: { AWS: '*' },
+          Action: `${service}:*`,
+          Resource: '*',
+          Condition: { StringEquals: { 'aws:PrincipalAccount': { Ref: 'AWS::AccountId' }, 'aws:ResourceAccount': { Ref: 'AWS::AccountId' } } },
+        },
+      ]);
+    }
     const byService = (name: string) => endpoints.find((e) => JSON.stringify(e['ServiceName']).includes(name))!;
     expect(byService('dynamodb')).toMatchObject({
       VpcEndpointType: 'Gateway',
@@ -180,6 +263,44 @@ describe('deployment variants', () => {
     expect(nagErrors(stack)).toEqual([]);
     // Subnets without route tables are fine here (no gateway endpoint): synth prints no warning about them.
     expect([stack.data, stack.api].flatMap((s) => Annotations.fromStack(s).findWarning('*', Match.stringLikeRegexp('routeTableId')))).toEqual([]);
+  });
+
+  it('with the VPC’s own endpoints (a shared VPC), creates none and changes no route table', () => {
+    const subnets = SUBNETS.map(({ routeTableId: _, ...subnet }) => subnet);
+    const egress = [...EGRESS, { cidr: '10.0.8.0/24', port: 443, description: 'Interface endpoints of the shared VPC' }];
+    const { stack, resources, fn } = synth(
+      { network: { vpcId: 'vpc-0123456789abcdef0', subnets, egress, awsServices: 'existing-endpoints', dynamodbPrefixListId: 'pl-6da54004' } },
+      { nag: true },
+    );
+    expect(ofType(resources, 'AWS::EC2::VPCEndpoint')).toEqual([]);
+    expect(JSON.stringify(resources)).not.toContain('rtb-');
+    const [groupId, group] = ofType(resources, 'AWS::EC2::SecurityGroup')[0]!;
+    expect(ofType(resources, 'AWS::EC2::SecurityGroup')).toHaveLength(1);
+    // The prefix-list rule is a resource of its own; the CIDR rules are inline.
+    const groupRef = JSON.stringify({ 'Fn::GetAtt': [groupId, 'GroupId'] });
+    const egressRules = [
+      ...(group.Properties['SecurityGroupEgress'] as Record<string, unknown>[]),
+      ...ofType(resources, 'AWS::EC2::SecurityGroupEgress')
+        .map(([, r]) => r.Properties)
+        .filter((p) => JSON.stringify(p['GroupId']) === groupRef),
+    ];
+    expect(egressRules).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ DestinationPrefixListId: 'pl-6da54004', FromPort: 443, ToPort: 443 }),
+        expect.objectContaining({ CidrIp: '10.0.8.0/24', FromPort: 443, ToPort: 443 }),
+      ]),
+    );
+    expect(egressRules).toHaveLength(4);
+    expect(JSON.stringify(group)).not.toContain('0.0.0.0/0');
+    expect(fn('relayRestAction').Properties['VpcConfig']['SecurityGroupIds']).toEqual([{ 'Fn::GetAtt': [groupId, 'GroupId'] }]);
+    expect(nagErrors(stack)).toEqual([]);
+  });
+
+  it('with network.placement "all", runs every function in the VPC, the authorizer and the batch function included', () => {
+    const { stack, fn } = synth({ network: { ...ENDPOINTS_NETWORK, placement: 'all' } }, { nag: true });
+    for (const op of ALL) expect(fn(op).Properties['VpcConfig']?.['SubnetIds'], op).toEqual(SUBNETS.map((s) => s.subnetId));
+    // No suppression of NIST's LambdaInsideVPC is left to hide a function outside it.
+    expect(nagErrors(stack)).toEqual([]);
   });
 
   it('with security groups given by id, creates none and lets the endpoints admit them', () => {

@@ -39,10 +39,8 @@ const synth = (config: Record<string, unknown>, nag: boolean) => {
   const { stackName, ...settings } = parse(config);
   const service = new NetconfigService(app, stackName, { settings });
   if (nag) {
-    for (const stack of [service.data, service.api]) {
-      addNagSuppressions(stack);
-      Aspects.of(stack).add(new AwsSolutionsChecks());
-    }
+    addNagSuppressions(service);
+    for (const stack of [service.data, service.api]) Aspects.of(stack).add(new AwsSolutionsChecks());
   }
   const resources = serviceTemplate(service).toJSON().Resources as Record<string, Resource>;
   return { service, resources };

@@ -22,7 +22,7 @@ import { ServiceFunction } from '../../infra/constructs/service-function.js';
 import { PROJECT_ROOT } from '../../infra/paths.js';
 import { addNagSuppressions } from '../../infra/nag.js';
 import { partSlug } from '../../infra/stack.js';
-import { logicalIdOf, serviceTemplate, synthService } from './service-template.js';
+import { logicalIdOf, NO_BUNDLING, serviceTemplate, synthService } from './service-template.js';
 
 type Resource = { Type: string; Properties: Record<string, any>; DependsOn?: string[] };
 type AlarmMetric = {
@@ -30,7 +30,6 @@ type AlarmMetric = {
   Expression?: string;
   MetricStat?: { Metric: { Namespace: string; MetricName: string; Dimensions: { Name: string; Value: unknown }[] }; Stat: string };
 };
-const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] };
 
 /** API, functions (the authorizer among them) and tables of one deployment, under `scope`. */
 const deployment = (scope: Construct, serviceName: string, props: Partial<ObservabilityProps> = {}) => {
@@ -582,7 +581,7 @@ describe('service signals', () => {
   /** The service's stacks read as one template (service-template.ts), cdk-nag run over them. */
   const synth = () => {
     const { app, service } = synthService();
-    for (const stack of [service.data, service.api]) addNagSuppressions(stack);
+    addNagSuppressions(service);
     Aspects.of(app).add(new AwsSolutionsChecks());
     app.synth();
     return { stack: service, template: serviceTemplate(service) };

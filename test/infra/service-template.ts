@@ -3,9 +3,13 @@ import { App, NestedStack, Stack, type CfnElement } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { mergeStacks, type StackTemplate } from '../../tools/local/stacks.js';
+import { appContext } from '../../infra/app-context.js';
 import { NetconfigService, type NetconfigStackProps } from '../../infra/stack.js';
 
-export const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] };
+/**
+ * The context of a test app: cdk.json's (the feature flags a deploy synthesizes with), assets not bundled.
+ */
+export const NO_BUNDLING: Record<string, unknown> = { ...appContext(), 'aws:cdk:bundling-stacks': [] };
 
 /** One template of the stacks of a service (nested stacks inlined, their ids prefixed with the part's name). */
 export const serviceTemplate = (service: NetconfigService): Template => {

@@ -15,7 +15,7 @@ import { EXAMPLE_CONFIG_FILE, loadDeployConfig } from '../../infra/config.js';
 import { FunctionRoles, ServiceFunction, tablePermission } from '../../infra/constructs/service-function.js';
 import { STAGE_NAME, type NetconfigService } from '../../infra/stack.js';
 import { methods, resourcePaths, type Resources } from './api-template.js';
-import { logicalIdOf, synthService } from './service-template.js';
+import { logicalIdOf, NO_BUNDLING, synthService } from './service-template.js';
 
 /** What a part (nested stack) has once, whatever its routes: an execution role with its policy, and two function alarms. */
 const PART_COST = 4;
@@ -156,7 +156,7 @@ describe('stack size', () => {
 
 describe('FunctionRoles', () => {
   const setup = () => {
-    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const app = new App({ context: NO_BUNDLING });
     const stack = new Stack(app, 'Roles');
     const table = new TableV2(stack, 'Items', { partitionKey: { name: 'pk', type: AttributeType.STRING } });
     const fn = (id: string, permissions = [tablePermission(table, 'read')]) =>
@@ -181,7 +181,7 @@ describe('FunctionRoles', () => {
   });
 
   it('accepts the statements CDK merged in place (minimizePolicies, as cdk.json sets it)', () => {
-    const app = new App({ context: { 'aws:cdk:bundling-stacks': [], '@aws-cdk/aws-iam:minimizePolicies': true } });
+    const app = new App({ context: NO_BUNDLING });
     const stack = new Stack(app, 'Merged');
     const tables = ['One', 'Two'].map((id) => new TableV2(stack, id, { partitionKey: { name: 'pk', type: AttributeType.STRING } }));
     const fn = new ServiceFunction(stack, 'A', {
