@@ -428,6 +428,25 @@ const identityKeyProblems = (identity: Json, config: Json, dir: string): string[
   return problems;
 };
 
+/**
+ * An authorizer in the VPC (`network.placement` "all", or `identity.inVpc`) must reach its
+ * issuer's keys: through a NAT, or an egress rule on HTTPS (443) of the created group, or
+ * security groups given by id (their rules are the owner's), unless the keys are pinned.
+ * Otherwise every authorized request would answer 500 (keys unavailable) after a clean deploy.
+ */
+const authorizerReachProblems = (config: Json): string[] => {
+  const network = config['network'] === undefined ? undefined : objectOf(config['network']);
+  const identity = objectOf(config['identity']);
+  const inVpc = network?.['placement'] === 'all' || (identity['provider'] === 'oidc' && identity['inVpc'] === true);
+  if (!network || !inVpc || typeof identity['jwks'] === 'string') return [];
+  if (network['awsServices'] === 'nat' || Array.isArray(network['securityGroupIds'])) return [];
+  if (listOf(network['egress']).some((rule) => objectOf(rule)['port'] === 443)) return [];
+  const why = network['placement'] === 'all' ? 'network.placement "all"' : 'identity.inVpc';
+  return [
+    `network.egress: with ${why} the authorizer runs in the VPC and fetches the issuer's keys (JWKS) over HTTPS: add an egress rule on port 443 to the issuer, use awsServices "nat", or pin the keys (identity.jwks)`,
+  ];
+};
+
 /** The region of an ARN (its fourth field). */
 const regionOfArn = (arn: unknown): string | undefined => (typeof arn === 'string' ? arn.split(':')[3] : undefined);
 
@@ -572,6 +591,7 @@ const crossChecks = (config: Json, dir: string): string[] => {
     }
   }
 
+  problems.push(...authorizerReachProblems(config));
   problems.push(...apiProblems(objectOf(config['api'])));
 
   if (typeof config['caBundle'] === 'string') {

@@ -49,6 +49,8 @@ const nistPci = (...checks: string[]): string[] => checks.flatMap((check) => [`N
 const resolved = (resource: CfnResource, value: unknown): unknown => Stack.of(resource).resolve(value);
 
 const isDurable = (fn: CfnFunction) => resolved(fn, fn.durableConfig) !== undefined;
+/** The compliance housekeeping, run by its hourly EventBridge schedule (infra/stack.ts). */
+const isHousekeeping = (fn: CfnFunction) => fn.node.path.includes('/ComplianceHousekeeping/');
 const isNode22 = (fn: CfnFunction) => fn.runtime === 'nodejs22.x';
 
 /** The actions of the policy's statements whose resource is `*`. */
@@ -137,15 +139,29 @@ const RULES: readonly SuppressionRule<CfnResource>[] = [
   }),
   rule({
     type: CfnPolicy,
+    ids: ['AwsSolutions-IAM5'],
+    reason:
+      'The compliance housekeeping lists and deletes versions of the batch function: `<function ARN>:*` names its qualified versions only, never the function itself nor another function.',
+    appliesTo: [{ regex: '/^Resource::<ComplianceBatch[A-Za-z0-9]*\\.Arn>:\\*$/' }],
+  }),
+  rule({
+    type: CfnPolicy,
+    ids: ['AwsSolutions-IAM5'],
+    reason:
+      'CDK’s grant of a table or secret under a customer-managed key (kms.*): the KMS action families DynamoDB and Secrets Manager use on that key (data keys, re-encryption); the statement’s resource is the one key.',
+    appliesTo: ['Action::kms:ReEncrypt*', 'Action::kms:GenerateDataKey*'],
+  }),
+  rule({
+    type: CfnPolicy,
     ids: nistPci('IAMNoInlinePolicy'),
     reason:
-      'The policy holds the grants of the one role it is attached to (FunctionRoles, the API invoke roles): least privilege per role, created and deleted with it; a managed policy would share nothing and add a resource per role.',
+      'The policy holds the grants of the one role it is attached to (FunctionRoles, the backup selection and CodeDeploy roles): least privilege per role, created and deleted with it; a managed policy would share nothing and add a resource per role.',
   }),
   rule({ type: CfnFunction, ids: ['AwsSolutions-L1', 'Serverless-LambdaLatestVersion'], when: ({ resource }) => isNode22(resource), reason: NODE_22 }),
   rule({
     type: CfnFunction,
     ids: ['NIST.800.53.R5-LambdaDLQ', 'Serverless-LambdaDLQ'],
-    when: ({ resource }) => resource.deadLetterConfig === undefined && !isDurable(resource),
+    when: ({ resource }) => resource.deadLetterConfig === undefined && !isDurable(resource) && !isHousekeeping(resource),
     reason:
       'Invoked synchronously only (by API Gateway, as a route or as the authorizer): the caller gets the error, and a dead-letter queue applies to asynchronous invocations only.',
   }),
@@ -155,6 +171,13 @@ const RULES: readonly SuppressionRule<CfnResource>[] = [
     when: ({ resource }) => resource.deadLetterConfig === undefined && isDurable(resource),
     reason:
       'The durable compliance batch function: each execution keeps its own state and outcome (failed batches are recorded on the batch item and in the execution history), which a dead-letter queue would duplicate.',
+  }),
+  rule({
+    type: CfnFunction,
+    ids: ['NIST.800.53.R5-LambdaDLQ', 'Serverless-LambdaDLQ'],
+    when: ({ resource }) => resource.deadLetterConfig === undefined && isHousekeeping(resource),
+    reason:
+      'The compliance housekeeping runs hourly from its schedule (two retries): a failed run loses nothing, since the next one lists the same versions and executions again, and its errors alarm pages.',
   }),
   rule({
     type: CfnFunction,

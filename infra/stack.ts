@@ -27,6 +27,7 @@ import {
   type IResource,
 } from 'aws-cdk-lib/aws-apigateway';
 import { AttributeType, Billing, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { AnyPrincipal, Effect, PolicyDocument, PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
@@ -57,7 +58,7 @@ import {
 import { ApiExposure, restApiExposure, usageKeysEnvironment } from './constructs/api-exposure.js';
 import { Auth, UserDirectory, type AuthProps } from './constructs/auth.js';
 import { TableBackup } from './constructs/backup.js';
-import { releaseTarget } from './constructs/canary.js';
+import { CanaryRelease, releaseTarget } from './constructs/canary.js';
 import { LogEncryption } from './constructs/log-encryption.js';
 import { LogPolicy } from './constructs/log-policy.js';
 import { PrivateNetwork } from './constructs/network.js';
@@ -602,7 +603,7 @@ export class NetconfigApiStack extends Stack {
 
     // Alarm destination and thresholds are passed explicitly: the settings are their only source.
     const alarmTopicKey = customerKey(this, deployed, 'alarmTopic');
-    new Observability(this, 'Observability', {
+    const observability = new Observability(this, 'Observability', {
       api: this.api,
       functions: this.functions,
       tables: data.tables,
@@ -615,6 +616,16 @@ export class NetconfigApiStack extends Stack {
       ...(alarmTopicKey ? { alarmTopicKey } : {}),
       ...(deployed?.alarms.thresholds ? { thresholds: deployed.alarms.thresholds } : {}),
     });
+    // A release rolled back notifies as every other alarm does.
+    if (observability.alarmTopic) {
+      const action = new SnsAction(observability.alarmTopic);
+      for (const release of this.node.findAll().filter((c): c is CanaryRelease => c instanceof CanaryRelease)) {
+        for (const a of release.alarms) {
+          a.addAlarmAction(action);
+          a.addOkAction(action);
+        }
+      }
+    }
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Stage base URL' });
   }
 }

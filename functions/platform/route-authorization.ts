@@ -2,9 +2,12 @@
  * The function's own check of the caller, behind the authorizer's: every route function
  * refuses a request that does not carry the authorizer's context (a principal and roles), and
  * one whose roles do not allow the function's route. API Gateway only invokes a function after
- * the authorizer allowed the route, so for the API this check never refuses; it stops anyone
- * else who can invoke the function (a confused deputy, a misconfigured method without the
- * authorizer) from reaching it with a hand-made event.
+ * the authorizer allowed the route, so for the API this check never refuses. It stops what
+ * reaches a function without the authorizer's decision: a method left without the authorizer,
+ * a deputy that passes on an event it did not get from the authorizer, a role set the route
+ * does not allow. It is not authentication: whoever may call `lambda:InvokeFunction` on the
+ * function can write any context into an event. That is kept to API Gateway, for this method of
+ * this API in this account, by the function's resource policy (infra/stack.ts, `allowMethodInvoke`).
  *
  * The roles of the route are the function's own, never the event's: the stack sets
  * `ROUTE_ROLES` on each function from its route table entry (one function per route), so an

@@ -5,9 +5,11 @@
  */
 import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { IdentitySource, RequestAuthorizer } from 'aws-cdk-lib/aws-apigateway';
+import { Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import { CfnUserPoolGroup, Mfa, UserPool, UserPoolClient } from 'aws-cdk-lib/aws-cognito';
 import { Construct } from 'constructs';
 import { ROLES } from '../../functions/platform/route.js';
+import { AUTHORIZER_FAILURES_METRIC, DEFAULT_METRICS_NAMESPACE } from '../../functions/platform/metrics.js';
 import { JWKS_FILE_VARIABLE } from '../../functions/authorizer/environment.js';
 import type { CanaryMode, MfaSetting } from '../config.js';
 import { releaseTarget } from './canary.js';
@@ -134,7 +136,21 @@ export class Auth extends Construct {
       },
     });
     this.authorizer = new RequestAuthorizer(this, 'RoleAuthorizer', {
-      handler: releaseTarget(this, 'Release', this.function, props.canary, `${props.serviceName ?? 'netconfig'}-release-authorizer`),
+      handler: releaseTarget(
+        this,
+        'Release',
+        this.function,
+        props.canary,
+        `${props.serviceName ?? 'netconfig'}-release-authorizer`,
+        // Requests it could not decide (refused tokens are not counted), as its failures alarm reads them.
+        new Metric({
+          namespace: DEFAULT_METRICS_NAMESPACE,
+          metricName: AUTHORIZER_FAILURES_METRIC,
+          dimensionsMap: { Service: props.serviceName ?? 'netconfig' },
+          statistic: 'Sum',
+          period: Duration.minutes(1),
+        }),
+      ),
       identitySources: [IdentitySource.header('Authorization')],
       resultsCacheTtl: props.cacheTtl ?? Duration.minutes(5),
     });

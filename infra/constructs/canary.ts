@@ -7,7 +7,7 @@
  * rollback", says what an operator sees.
  */
 import { Duration } from 'aws-cdk-lib';
-import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { Alarm, ComparisonOperator, type IMetric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { type ILambdaDeploymentConfig, LambdaDeploymentConfig, LambdaDeploymentGroup } from 'aws-cdk-lib/aws-codedeploy';
 import { Alias, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { NagSuppressions } from 'cdk-nag';
@@ -31,30 +31,31 @@ export const LIVE_ALIAS = 'live';
 export class CanaryRelease extends Construct {
   readonly alias: Alias;
   readonly deploymentGroup: LambdaDeploymentGroup;
-  /** The alarms that roll a deployment back: errors and throttles of the alias, any in a minute. */
+  /** The alarm that rolls a deployment back. */
   readonly alarms: readonly Alarm[];
 
-  /** @param alarmStem the alarms' names before `-errors` and `-throttles` (`<service>-release-<function>`). */
-  constructor(scope: Construct, id: string, fn: ServiceFunction, mode: Exclude<CanaryMode, 'off'>, alarmStem: string) {
+  /**
+   * @param alarmStem the alarm's name before `-errors` (`<service>-release-<function>`).
+   * @param failures what counts as the function failing, per minute (default: the alias' function
+   *   errors). The authorizer passes its own failure metric: it refuses a bad token by throwing,
+   *   which Lambda counts as an error, so any client's expired token would roll a release back.
+   */
+  constructor(scope: Construct, id: string, fn: ServiceFunction, mode: Exclude<CanaryMode, 'off'>, alarmStem: string, failures?: IMetric) {
     super(scope, id);
     this.alias = new Alias(this, 'Live', { aliasName: LIVE_ALIAS, version: fn.function.currentVersion });
-    // A function error (an unhandled failure: problem answers are not errors) or a throttle while
-    // the new version takes traffic is reason enough to go back: both count across the alias,
-    // so a single failing invocation of either version rolls back, which errs on the safe side.
-    const alarm = (name: string, metric: ReturnType<Alias['metricErrors']>, what: string) =>
-      new Alarm(this, name, {
-        alarmName: `${alarmStem}-${name.toLowerCase()}`,
-        metric,
+    // One failure while the new version takes traffic is reason enough to go back (it counts
+    // across both versions, which errs on the safe side). Throttles are not: they come from the
+    // function's reserved concurrency, whatever the version.
+    this.alarms = [
+      new Alarm(this, 'Errors', {
+        alarmName: `${alarmStem}-errors`,
+        metric: failures ?? this.alias.metricErrors({ period: Duration.minutes(1), statistic: 'Sum' }),
         threshold: 1,
         evaluationPeriods: 1,
         comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         treatMissingData: TreatMissingData.NOT_BREACHING,
-        alarmDescription: `${fn.node.path}: ${what} of its ${LIVE_ALIAS} alias; during a deployment, CodeDeploy rolls the alias back to the previous version`,
-      });
-    const period = { period: Duration.minutes(1), statistic: 'Sum' };
-    this.alarms = [
-      alarm('Errors', this.alias.metricErrors(period), 'function errors'),
-      alarm('Throttles', this.alias.metricThrottles(period), 'throttled invocations'),
+        alarmDescription: `${fn.node.path}: ${failures ? 'failures' : `function errors of its ${LIVE_ALIAS} alias`}; during a deployment, CodeDeploy rolls the alias back to the previous version`,
+      }),
     ];
     this.deploymentGroup = new LambdaDeploymentGroup(this, 'Deployment', {
       alias: this.alias,
@@ -81,5 +82,11 @@ export class CanaryRelease extends Construct {
  * What API Gateway invokes for a function: its `live` alias under a canary release, or the
  * function itself with `deployment.canary` "off" (and in local mode).
  */
-export const releaseTarget = (scope: Construct, id: string, fn: ServiceFunction, mode: CanaryMode | undefined, alarmStem: string): IFunction =>
-  mode && mode !== 'off' ? new CanaryRelease(scope, id, fn, mode, alarmStem).alias : fn.function;
+export const releaseTarget = (
+  scope: Construct,
+  id: string,
+  fn: ServiceFunction,
+  mode: CanaryMode | undefined,
+  alarmStem: string,
+  failures?: IMetric,
+): IFunction => (mode && mode !== 'off' ? new CanaryRelease(scope, id, fn, mode, alarmStem, failures).alias : fn.function);

@@ -119,7 +119,11 @@ export const tablePermission = (table: ITable, access: TableAccess): FunctionPer
   grant: (grantee) => {
     if (access === 'write') table.grantReadWriteData(grantee);
     else table.grantReadData(grantee);
-    if (access === 'append') table.grant(grantee, 'dynamodb:PutItem');
+    if (access === 'append') {
+      table.grant(grantee, 'dynamodb:PutItem');
+      // A put under a customer-managed key encrypts, as CDK's write grant allows it.
+      table.encryptionKey?.grant(grantee, 'kms:Encrypt', 'kms:ReEncrypt*', 'kms:GenerateDataKey*');
+    }
   },
 });
 

@@ -488,6 +488,25 @@ describe('the deployment config file', () => {
 
     it('refuses inVpc without a network, and both keys with the Cognito pool', () => {
       expect(problemsOf({ ...base(), identity: oidc({ inVpc: true }) })).toEqual(['identity.inVpc: requires network (the VPC the authorizer joins)']);
+      // In the VPC, the authorizer must reach its issuer's keys: a NAT, HTTPS egress, given groups, or pinned keys.
+      const refusal = (why: string) =>
+        `network.egress: with ${why} the authorizer runs in the VPC and fetches the issuer's keys (JWKS) over HTTPS: add an egress rule on port 443 to the issuer, use awsServices "nat", or pin the keys (identity.jwks)`;
+      expect(problemsOf({ ...base(), identity: oidc({ inVpc: true }), network: network() })).toEqual([refusal('identity.inVpc')]);
+      expect(problemsOf({ ...base(), network: { ...network(), placement: 'all' } })).toEqual([refusal('network.placement "all"')]);
+      const https = { cidr: '10.50.0.10/32', port: 443 };
+      const accepted = (raw: Record<string, unknown>) => expect(() => parseDeployConfig(raw, 'test.json', FIXTURES)).not.toThrow();
+      accepted({ ...base(), identity: oidc({ inVpc: true }), network: { ...network(), egress: [...network().egress, https] } });
+      accepted({ ...base(), network: { ...network(), placement: 'all', egress: [...network().egress, https] } });
+      accepted({
+        ...base(),
+        network: {
+          ...network(),
+          placement: 'all',
+          awsServices: 'nat',
+          dynamodbPrefixListId: undefined,
+          subnets: network().subnets.map(({ routeTableId: _, ...rest }) => rest),
+        },
+      });
       expect(problemsOf({ ...base(), identity: { provider: 'cognito', inVpc: true, jwks: 'jwks.json' } })).toEqual([
         'identity.inVpc: only used with identity.provider "oidc" (the Cognito pool is the issuer)',
         'identity.jwks: only used with identity.provider "oidc" (the Cognito pool is the issuer)',

@@ -68,6 +68,8 @@ const EGRESS = [
   { cidr: '10.30.1.5/32', port: 8200, description: 'Vault' },
 ];
 const ENDPOINTS_NETWORK = { vpcId: 'vpc-0123456789abcdef0', subnets: SUBNETS, egress: EGRESS, dynamodbPrefixListId: 'pl-6da54004' };
+/** An egress rule on HTTPS to the issuer: what an authorizer in the VPC needs to fetch its keys. */
+const TO_ISSUER = { cidr: '10.50.0.10/32', port: 443, description: 'identity provider' };
 const NAT_NETWORK = { vpcId: 'vpc-0123456789abcdef0', subnets: SUBNETS.map(({ routeTableId: _, ...s }) => s), egress: EGRESS, awsServices: 'nat' };
 
 const ofType = (resources: Record<string, Resource>, type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
@@ -297,7 +299,7 @@ describe('deployment variants', () => {
   });
 
   it('with network.placement "all", runs every function in the VPC, the authorizer and the batch function included', () => {
-    const { stack, fn } = synth({ network: { ...ENDPOINTS_NETWORK, placement: 'all' } }, { nag: true });
+    const { stack, fn } = synth({ network: { ...ENDPOINTS_NETWORK, egress: [...EGRESS, TO_ISSUER], placement: 'all' } }, { nag: true });
     for (const op of ALL) expect(fn(op).Properties['VpcConfig']?.['SubnetIds'], op).toEqual(SUBNETS.map((s) => s.subnetId));
     // No suppression of NIST's LambdaInsideVPC is left to hide a function outside it.
     expect(nagErrors(stack)).toEqual([]);
@@ -343,7 +345,10 @@ describe('deployment variants', () => {
 
   it('runs an OIDC authorizer in the VPC when identity.inVpc asks, trusting the CA bundle for its JWKS fetch', () => {
     const identity = { provider: 'oidc', issuer: 'https://login.corp.example/realms/ops', audience: 'netconfig', inVpc: true };
-    const { fn, resources, stack } = synth({ network: ENDPOINTS_NETWORK, caBundle: 'private-ca.pem', identity }, { nag: true });
+    const { fn, resources, stack } = synth(
+      { network: { ...ENDPOINTS_NETWORK, egress: [...EGRESS, TO_ISSUER] }, caBundle: 'private-ca.pem', identity },
+      { nag: true },
+    );
     expect(nagErrors(stack)).toEqual([]);
     const authorizer = fn('authorizer').Properties;
     expect(authorizer['VpcConfig']).toEqual(fn('relayRestAction').Properties['VpcConfig']);

@@ -197,7 +197,7 @@ describe('canary releases of the relay and the authorizer', () => {
     }
   });
 
-  it('shifts traffic by CodeDeploy, 10 % for five minutes, rolled back on the alias’ error or throttle alarm', () => {
+  it('shifts traffic by CodeDeploy, 10 % for five minutes, rolled back on the relay’s errors or the authorizer’s failures, and notifies', () => {
     const groups = ofType(resources, 'AWS::CodeDeploy::DeploymentGroup');
     expect(groups).toHaveLength(2);
     for (const [, group] of groups) {
@@ -206,16 +206,23 @@ describe('canary releases of the relay and the authorizer', () => {
         Enabled: true,
         Events: ['DEPLOYMENT_FAILURE', 'DEPLOYMENT_STOP_ON_REQUEST', 'DEPLOYMENT_STOP_ON_ALARM'],
       });
-      expect(group.Properties['AlarmConfiguration'].Alarms).toHaveLength(2);
+      expect(group.Properties['AlarmConfiguration'].Alarms).toHaveLength(1);
     }
-    const alarms = ofType(resources, 'AWS::CloudWatch::Alarm').filter(([id]) => /ReleaseErrors|ReleaseThrottles/.test(id));
-    expect(alarms.map(([, a]) => [a.Properties['MetricName'], a.Properties['Threshold']]).sort()).toEqual([
-      ['Errors', 1],
-      ['Errors', 1],
-      ['Throttles', 1],
-      ['Throttles', 1],
+    const alarms = ofType(resources, 'AWS::CloudWatch::Alarm').filter(([, a]) => /-release-/.test(a.Properties['AlarmName']));
+    // The relay by its alias' errors; the authorizer by the requests it could not decide, since it
+    // refuses a bad token by throwing (a Lambda error): no client's expired token rolls a release back.
+    expect(alarms.map(([, a]) => [a.Properties['AlarmName'], a.Properties['MetricName'], a.Properties['Threshold']]).sort()).toEqual([
+      ['netconfig-release-authorizer-errors', 'AuthorizerFailures', 1],
+      ['netconfig-release-relay-rest-action-errors', 'Errors', 1],
     ]);
-    for (const [, a] of alarms) expect(a.Properties['Dimensions']).toContainEqual({ Name: 'Resource', Value: expect.anything() });
+    const relayAlarm = alarms.find(([, a]) => a.Properties['MetricName'] === 'Errors')![1];
+    expect(relayAlarm.Properties['Dimensions']).toContainEqual({ Name: 'Resource', Value: expect.anything() });
+    // With an alarm topic, a rollback notifies as every other alarm does.
+    const notified = ofType(build({ alarms: { email: 'noc@example.net' } }).resources, 'AWS::CloudWatch::Alarm').filter(([, a]) =>
+      /-release-/.test(a.Properties['AlarmName']),
+    );
+    expect(notified).toHaveLength(2);
+    for (const [, a] of notified) expect(a.Properties['AlarmActions'], a.Properties['AlarmName']).toHaveLength(1);
   });
 
   it('makes API Gateway invoke the aliases, and lets it invoke them', () => {

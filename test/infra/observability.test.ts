@@ -626,8 +626,8 @@ describe('service signals', () => {
       (n, [, part]) => n + Math.ceil(part.methods.filter((m) => !waits.has(`${m.method} ${m.path}`)).length / METHODS_PER_LATENCY_ALARM),
       0,
     );
-    // The batch function's durable alarms (2), and the canary releases' errors and throttles alarms of the relay's and the authorizer's `live` alias.
-    expect(all).toHaveLength(2 + 2 * fnGroups + latencyGroups + 3 + 2 * Object.keys(tableSpecs).length + 1 + 2 + 2 * 2);
+    // The batch function's durable alarms (2), and the canary releases' rollback alarms of the relay and the authorizer (2).
+    expect(all).toHaveLength(2 + 2 * fnGroups + latencyGroups + 3 + 2 * Object.keys(tableSpecs).length + 1 + 2 + 2);
     const grouped = all.filter((a) => /-fn-(errors|throttles)-[a-z-]+-\d+$/.test(a['AlarmName']));
     expect(grouped).toHaveLength(2 * fnGroups);
     // Every route function, the batch function and its housekeeping in exactly one errors group, named in its description.

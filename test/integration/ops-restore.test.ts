@@ -5,7 +5,8 @@
  * point-in-time recovery nor AWS Backup: a copy of the table taken at the "restore point"
  * stands for the table they restore (same keys, same items), which is what the procedure starts from.
  */
-import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -29,7 +30,7 @@ const runbook = (() => {
   const restore = text.slice(text.indexOf('\n## Restore\n'), text.indexOf('\n## Rollback\n'));
   const commands = [...restore.matchAll(/npm run ops:copy-table -- ([^`\n]+)/g)].map((m) => m[1]!.trim().split(/\s+/));
   const find = (flag: string) => commands.find((argv) => argv.includes(flag)) ?? [];
-  return { snapshot: find('--create'), swapIn: find('--prune') };
+  return { snapshot: find('--create'), swapIn: find('--prune'), appendBack: find('--append-only') };
 })();
 
 /** A runbook command with `<table>` standing for `table`. */
@@ -88,5 +89,25 @@ describe('restoring a table from a restored copy', () => {
     await expect(copyTable({ from: tables.trees, to: target, create: true })).resolves.toEqual({ copied: 60, deleted: 0 });
     for (const item of items.slice(0, 30)) await documentClient.send(new DeleteCommand({ TableName: tables.trees, Key: { pk: item.pk } }));
     await expect(copyTable({ from: tables.trees, to: target, prune: true })).resolves.toEqual({ copied: 30, deleted: 30 });
+  });
+
+  it('restores an append-only table by adding back only what it lost: no entry overwritten, none deleted, no batch write', async () => {
+    expect(runbook.appendBack).toEqual(['--from', '<table>-restored', '--to', '<table>', '--append-only']);
+    const { changelog } = await createTables();
+    const entry = (pk: string, text: string) => ({ pk, sk: pk, text });
+    for (const item of [entry('a', 'kept'), entry('b', 'lost')]) await documentClient.send(new PutCommand({ TableName: changelog, Item: item }));
+    expect(await run(...withTable(runbook.snapshot, changelog))).toBe(0);
+    // After the restore point: an entry lost, a later one written, and the restored copy holding a different text for a key the table still has.
+    await documentClient.send(new DeleteCommand({ TableName: changelog, Key: { pk: 'b', sk: 'b' } }));
+    await documentClient.send(new PutCommand({ TableName: changelog, Item: entry('c', 'later') }));
+    await documentClient.send(new PutCommand({ TableName: `${changelog}-restored`, Item: entry('a', 'altered') }));
+    const sent: string[] = [];
+    const client = new DynamoDBClient({});
+    client.middlewareStack.add((next, context) => (args) => (sent.push(String(context.commandName)), next(args)), { step: 'initialize' });
+    expect(await main(withTable(runbook.appendBack, changelog), client)).toBe(0);
+    const rows = (await documentClient.send(new ScanCommand({ TableName: changelog, ConsistentRead: true }))).Items ?? [];
+    expect(Object.fromEntries(rows.map((r) => [r['pk'], r['text']]))).toEqual({ a: 'kept', b: 'lost', c: 'later' });
+    expect(sent.filter((c) => /Write|Delete|Update/.test(c))).toEqual([]);
+    expect(await run('--from', `${changelog}-restored`, '--to', changelog, '--append-only', '--prune')).toBe(1);
   });
 });

@@ -4,12 +4,15 @@
  * Items are copied as DynamoDB stores them (attribute values untouched); the two tables must
  * have the same key schema.
  *
- *   npx tsx tools/ops/copy-table.ts --from <table> --to <table> [--create] [--prune]
+ *   npx tsx tools/ops/copy-table.ts --from <table> --to <table> [--create] [--prune | --append-only]
  *
  * --create  creates the target first (on demand, the source's keys and indexes) and waits for it.
  * --prune   deletes the target's items that the source does not hold, so that the target ends
  *           exactly as the source (a restore to a point in time); without it, items are only
  *           added or overwritten.
+ * --append-only  adds only the items the target lacks, one conditional PutItem each
+ *           (`attribute_not_exists`), never overwriting or deleting one: for an append-only
+ *           table (the changelog), whose resource policy refuses BatchWriteItem.
  *
  * The region and credentials are the AWS SDK's usual ones (AWS_REGION, AWS_PROFILE, ...);
  * AWS_ENDPOINT_URL_DYNAMODB points it at DynamoDB Local.
@@ -17,9 +20,11 @@
 import {
   type AttributeValue,
   BatchWriteItemCommand,
+  ConditionalCheckFailedException,
   CreateTableCommand,
   DescribeTableCommand,
   DynamoDBClient,
+  PutItemCommand,
   ScanCommand,
   type TableDescription,
   type WriteRequest,
@@ -35,6 +40,8 @@ export interface CopyOptions {
   readonly to: string;
   readonly create?: boolean;
   readonly prune?: boolean;
+  /** Add only what the target lacks, by conditional PutItem (an append-only table). */
+  readonly appendOnly?: boolean;
 }
 
 export interface CopyResult {
@@ -126,6 +133,27 @@ export const copyTable = async (
   if (keySchemaOf(source) !== keySchemaOf(target)) throw new Error(`${options.to}: its key schema differs from ${options.from}'s: items cannot be copied`);
   const keys = (source.KeySchema ?? []).map((k) => k.AttributeName!);
 
+  if (options.appendOnly) {
+    if (options.prune) throw new Error('--append-only adds items only: it takes no --prune');
+    let copied = 0;
+    // Each item only where its key is free: an entry the target holds is never overwritten.
+    for await (const item of scan(client, options.from)) {
+      try {
+        await client.send(
+          new PutItemCommand({
+            TableName: options.to,
+            Item: item,
+            ConditionExpression: 'attribute_not_exists(#k)',
+            ExpressionAttributeNames: { '#k': keys[0]! },
+          }),
+        );
+        copied++;
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      }
+    }
+    return { copied, deleted: 0 };
+  }
   const kept = new Set<string>();
   const puts: WriteRequest[] = [];
   for await (const item of scan(client, options.from)) {
@@ -145,14 +173,17 @@ export const copyTable = async (
 export const main = async (argv: readonly string[], client?: DynamoDBClient): Promise<number> => {
   const { values } = parseArgs({
     args: [...argv],
-    options: { from: { type: 'string' }, to: { type: 'string' }, create: { type: 'boolean' }, prune: { type: 'boolean' } },
+    options: { from: { type: 'string' }, to: { type: 'string' }, create: { type: 'boolean' }, prune: { type: 'boolean' }, 'append-only': { type: 'boolean' } },
   });
   if (!values.from || !values.to || values.from === values.to) {
-    process.stderr.write('usage: copy-table.ts --from <table> --to <another table> [--create] [--prune]\n');
+    process.stderr.write('usage: copy-table.ts --from <table> --to <another table> [--create] [--prune | --append-only]\n');
     return 2;
   }
   try {
-    const { copied, deleted } = await copyTable({ from: values.from, to: values.to, create: values.create ?? false, prune: values.prune ?? false }, client);
+    const { copied, deleted } = await copyTable(
+      { from: values.from, to: values.to, create: values.create ?? false, prune: values.prune ?? false, appendOnly: values['append-only'] ?? false },
+      client,
+    );
     process.stdout.write(`${values.from} -> ${values.to}: ${copied} item(s) copied${values.prune ? `, ${deleted} deleted` : ''}\n`);
     return 0;
   } catch (error) {
