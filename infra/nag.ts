@@ -10,6 +10,7 @@
 import { CfnResource, Stack } from 'aws-cdk-lib';
 import { CfnMethod, CfnRestApi, CfnStage } from 'aws-cdk-lib/aws-apigateway';
 import { CfnAlarm } from 'aws-cdk-lib/aws-cloudwatch';
+import { CfnRule } from 'aws-cdk-lib/aws-events';
 import { CfnUserPool } from 'aws-cdk-lib/aws-cognito';
 import { CfnPolicy, CfnRole } from 'aws-cdk-lib/aws-iam';
 import { CfnFunction } from 'aws-cdk-lib/aws-lambda';
@@ -178,6 +179,13 @@ const RULES: readonly SuppressionRule<CfnResource>[] = [
     when: ({ resource }) => resource.deadLetterConfig === undefined && isHousekeeping(resource),
     reason:
       'The compliance housekeeping runs hourly from its schedule (two retries): a failed run loses nothing, since the next one lists the same versions and executions again, and its errors alarm pages.',
+  }),
+  rule({
+    type: CfnRule,
+    ids: ['Serverless-EventBusDLQ'],
+    when: ({ resource }) => resource.node.path.includes('/ComplianceHousekeepingSchedule/'),
+    reason:
+      'The hourly schedule of the compliance housekeeping (two retries): an event that could not be delivered loses nothing, since the next hour’s run lists the same versions and executions again.',
   }),
   rule({
     type: CfnFunction,
