@@ -87,6 +87,7 @@ const READS_OWN_DATA = new Set([
   'functions/trees/version-store.ts', // a stored version's body
   'functions/compliance/store.ts', // stored reports
   'functions/compliance/plan.ts', // stored plans and chunks
+  'functions/authorizer/usage.ts', // the usage-plan mapping the stack writes into the authorizer's environment
 ]);
 
 const sources = (dir: string): string[] =>

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { getTree, relayRestAction } from '../../functions/generated/validators.js';
 import { httpHandler, json, staticHttpHandler } from '../../functions/runtime/http.js';
 import { Conflict, InternalError, ServiceUnavailable } from '../../functions/platform/problem.js';
@@ -140,13 +140,17 @@ describe('the caller on every line of a request', () => {
   });
 
   it('takes the subject from principalId when the context has no principal, and names no caller where no authorizer ran', async () => {
-    const byId = await stdoutDuring(() => invoke(logging, apiEvent({ method: 'GET', resource: '/status', authorizer: { principalId: 'carol', roles: '' } })));
+    const byId = await stdoutDuring(() =>
+      invoke(logging, apiEvent({ method: 'GET', resource: '/status', authorizer: { principalId: 'carol', roles: 'apiread' } })),
+    );
     expect(byId.entries().map((l) => l['caller'])).toEqual([
-      { subject: 'carol', roles: [] },
-      { subject: 'carol', roles: [] },
+      { subject: 'carol', roles: ['apiread'] },
+      { subject: 'carol', roles: ['apiread'] },
     ]);
     // A public route after an authorized one in the same container: the previous caller is gone.
+    vi.stubEnv('ROUTE_ROLES', 'public');
     const open = await stdoutDuring(() => invoke(logging, apiEvent({ method: 'GET', resource: '/status', authorizer: {} })));
+    vi.unstubAllEnvs();
     expect(open.entries()).toHaveLength(2);
     for (const line of open.entries()) expect(line).not.toHaveProperty('caller');
   });
