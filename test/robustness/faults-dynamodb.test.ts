@@ -14,7 +14,7 @@ import { EMPTY_BODY, type LiveRoute } from '../../functions/platform/route.js';
 import { liveRoutes } from '../../functions/api/routes.js';
 import { transientReason } from '../../functions/platform/transient.js';
 import { PROJECT_ROOT } from '../../infra/paths.js';
-import { freePort, startDynamoDbLocal, type DynamoDbLocal } from '../support/dynamodb-local.js';
+import { startDynamoDbLocal, type DynamoDbLocal } from '../support/dynamodb-local.js';
 import { apiEvent, lambdaContext } from '../../tools/simulators/api-events.js';
 import type { RelayWorld } from '../support/robustness.js';
 
@@ -255,8 +255,9 @@ const expectWholeTrees = async (unavailable: readonly string[]) => {
 
 beforeAll(async () => {
   dataDir = await mkdtemp(path.join(tmpdir(), 'faults-dynamodb-'));
-  port = await freePort();
-  dynamo = await startDynamoDbLocal({ port, path: dataDir });
+  // A free port of its choosing (tried again if another process takes it first); restarts reuse it.
+  dynamo = await startDynamoDbLocal({ path: dataDir });
+  port = Number(new URL(dynamo.endpoint).port);
   // Everything below, the handlers included, talks to this DynamoDB Local.
   process.env['AWS_ENDPOINT_URL_DYNAMODB'] = dynamo.endpoint;
   // As the stack configures putAdapter and deleteAdapter.

@@ -89,12 +89,31 @@ const signal = (child: ChildProcess, sig: NodeJS.Signals): void => {
   }
 };
 
+/** The emulator's process ended before it answered (Java missing, or the port taken meanwhile). */
+class DynamoDbExited extends Error {}
+
+type StartOptions = { port?: number; path?: string; jvmOptions?: readonly string[] };
+
 /**
  * Starts DynamoDB Local; `path` keeps data on disk (the directory is created), otherwise it
  * is in memory. Throws when Java is missing or the emulator does not answer within 60 s.
+ *
+ * Without `port`, a free one is chosen; between choosing it and the JVM binding it, another
+ * process may take it (other servers start on free ports too), so a start whose emulator ended
+ * before answering is tried again on a new port, twice at most.
  */
-export const startDynamoDbLocal = async (options: { port?: number; path?: string; jvmOptions?: readonly string[] } = {}): Promise<DynamoDbLocal> => {
-  const port = options.port ?? (await freePort());
+export const startDynamoDbLocal = async (options: StartOptions = {}): Promise<DynamoDbLocal> => {
+  if (options.port !== undefined) return startOn(options.port, options);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOn(await freePort(), options);
+    } catch (error) {
+      if (!(error instanceof DynamoDbExited) || attempt >= 3) throw error;
+    }
+  }
+};
+
+const startOn = async (port: number, options: StartOptions): Promise<DynamoDbLocal> => {
   if (options.path) mkdirSync(options.path, { recursive: true });
   const child = watchedSpawn(options.jvmOptions)({ port, sharedDb: true, ...(options.path ? { path: options.path } : {}), stdio: 'ignore' } as Parameters<
     typeof spawn
@@ -117,11 +136,12 @@ export const startDynamoDbLocal = async (options: { port?: number; path?: string
   const deadline = Date.now() + 60_000;
   for (;;) {
     if (spawnError) throw new Error(`DynamoDB Local could not start: ${spawnError.message} (is Java installed?)`);
-    if (child.exitCode !== null) throw new Error(`DynamoDB Local exited with code ${child.exitCode} (is Java installed?)`);
+    if (child.exitCode !== null) throw new DynamoDbExited(`DynamoDB Local exited with code ${child.exitCode} (is Java installed? is port ${port} taken?)`);
     try {
       const res = await fetch(endpoint, { method: 'POST', headers: PROBE_HEADERS, body: '{}' });
-      await res.arrayBuffer();
-      break;
+      // Only DynamoDB's answer to ListTables counts: another server on the port is not ready.
+      if (res.ok && Array.isArray(((await res.json()) as { TableNames?: unknown }).TableNames)) break;
+      throw new Error('not DynamoDB');
     } catch {
       if (Date.now() > deadline) {
         signal(child, 'SIGKILL');
