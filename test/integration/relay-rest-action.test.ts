@@ -390,8 +390,11 @@ describe('when the orchestrator does not answer properly', () => {
 });
 
 describe('logging', () => {
-  it('writes one line per call without secrets, bodies or query values', async () => {
-    // The relay logs at orch_manager's level in the active profile, read again once forgotten.
+  /**
+   * The stdout lines of `run` with orch_manager at `info` in the active profile (the relay logs
+   * at that level, read again once forgotten), and `warn` again afterwards.
+   */
+  const atInfoLevel = async (run: () => Promise<void>) => {
     const { createProfileStore } = await import('../../functions/runtime/profile-store.js');
     const { containerSettings } = await import('../../functions/runtime/settings.js');
     const profiles = createProfileStore(documentClient, tables['profiles'], () => tables['changelog']);
@@ -400,16 +403,23 @@ describe('logging', () => {
     containerSettings()!.forget();
     const out = captureStdout();
     try {
-      await relay(
-        'lab',
-        { method: 'PATCH', path: `${CONFIG}?depth=secret-looking-value` },
-        { 'tailf-ncs:config': { 'tailf-ned-cisco-ios:hostname': 'body-marker' } },
-      );
+      await run();
     } finally {
       out.restore();
       await profiles.setApplicationLogLevel('orch_manager', 'warn', change);
       containerSettings()!.forget();
     }
+    return out;
+  };
+
+  it('writes one line per call without secrets, bodies or query values', async () => {
+    const out = await atInfoLevel(async () => {
+      await relay(
+        'lab',
+        { method: 'PATCH', path: `${CONFIG}?depth=secret-looking-value` },
+        { 'tailf-ncs:config': { 'tailf-ned-cisco-ios:hostname': 'body-marker' } },
+      );
+    });
     const calls = out.entries().filter((l) => l['message'] === 'relay call');
     expect(calls).toEqual([expect.objectContaining({ adapter: 'lab', method: 'PATCH', path: CONFIG, queryKeys: ['depth'], status: 200, outcome: 'answered' })]);
     expect(calls[0]!['durationMs']).toEqual(expect.any(Number));
@@ -421,23 +431,12 @@ describe('logging', () => {
   });
 
   it('names the caller (token subject and roles) on the call line of what was sent to NSO', async () => {
-    const { createProfileStore } = await import('../../functions/runtime/profile-store.js');
-    const { containerSettings } = await import('../../functions/runtime/settings.js');
-    const profiles = createProfileStore(documentClient, tables['profiles'], () => tables['changelog']);
-    const change = { now: new Date().toISOString(), by: 'test' };
-    await profiles.setApplicationLogLevel('orch_manager', 'info', change);
-    containerSettings()!.forget();
-    const out = captureStdout();
-    try {
+    const out = await atInfoLevel(async () => {
       const body = { params: { method: 'GET', path: CONFIG, accept: 'application/yang-data+json' }, body: {} };
       const authorizer = { principalId: 'ops-7f3a@bank.example', principal: 'ops-7f3a@bank.example', roles: 'admin' };
       const res = await invoke(handler, apiEvent({ method: 'POST', resource: RESOURCE, pathParameters: { adapterId: 'lab' }, body, authorizer }));
       expect(res.status).toBe(200);
-    } finally {
-      out.restore();
-      await profiles.setApplicationLogLevel('orch_manager', 'warn', change);
-      containerSettings()!.forget();
-    }
+    });
     const calls = out.entries().filter((l) => l['message'] === 'relay call');
     expect(calls).toEqual([
       expect.objectContaining({
