@@ -17,6 +17,7 @@ import { gradeOf, ruleTotals, score } from './grading.js';
 import type { BatchPlan, DeviceAssignment, PlanRule, ReportIssue } from './model.js';
 import { shownIssue } from './shown.js';
 import type { DeviceReport } from './store.js';
+import type { SyncStep, SyncVerdict } from './sync.js';
 
 /** The evaluator (functions/trees/rules.ts `evaluateRules`): one result per rule, in order. */
 export type EvaluateRules = (config: unknown, variables: Readonly<Record<string, string>>, rules: readonly PlanRule[]) => readonly RuleResult[];
@@ -34,6 +35,8 @@ export interface CheckDeps {
   readonly maxBusyRetries?: number;
   /** Each config fetch that did not give a configuration, by adapter (metric). */
   readonly onFetchFailure?: (adapterId: string, kind: string) => void;
+  /** Asks NSO whether its copy matches the device before grading (sync.ts); absent: nothing is asked. */
+  readonly sync?: SyncStep;
 }
 
 /** What the batch is checking against. */
@@ -50,18 +53,21 @@ const BUSY = new Set([429, 503]);
 /** Issues kept in one report, as UTF-8 bytes of JSON: with the rest of the report, inside DynamoDB's 400 KB item. */
 export const MAX_ISSUE_BYTES = 300_000;
 
-/** The RESTCONF path of a device's configuration, or `undefined` when the name cannot be put in one. */
-export const configPath = (device: string): string | undefined => {
+/** The RESTCONF path of `leaf` (`config`, an action) under a device, or `undefined` when the name cannot be put in one. */
+export const devicePath = (device: string, leaf: string): string | undefined => {
   // The relay refuses encoded "/", "." "%" and control characters (traversal), so does this. A
   // lone surrogate has no UTF-8 form, so no percent-encoding (encodeURIComponent would throw).
   if (/[/%\\\x00-\x1f\x7f]/.test(device) || device === '.' || device === '..' || /\p{Cs}/u.test(device)) return undefined;
-  return `/restconf/data/tailf-ncs:devices/device=${encodeURIComponent(device).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}/config`;
+  return `/restconf/data/tailf-ncs:devices/device=${encodeURIComponent(device).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}/${leaf}`;
 };
+
+/** The RESTCONF path of a device's configuration, or `undefined` when the name cannot be put in one. */
+export const configPath = (device: string): string | undefined => devicePath(device, 'config');
 
 type Fetched = { readonly config: unknown } | DeviceFailure;
 
 /** Why a device gets the grade `error`; `fault` is the error behind it when it is a fault of ours (logged, never shown). */
-interface DeviceFailure {
+export interface DeviceFailure {
   readonly kind: string;
   readonly reason: string;
   readonly fault?: unknown;
@@ -79,7 +85,7 @@ type Sent = { readonly results: RestActionResult[] } | { readonly error: unknown
  * DynamoDB throttled, timed out or refused) happened before the orchestrator answered, and says
  * nothing about the device.
  */
-const fetchFailureKind = (error: unknown): string | undefined => {
+export const fetchFailureKind = (error: unknown): string | undefined => {
   if (!(error instanceof HttpProblem)) return undefined;
   if (error instanceof AnswerTooDeep) return 'too-deep';
   if (error.status === 504) return 'timeout';
@@ -92,7 +98,7 @@ const fetchFailureKind = (error: unknown): string | undefined => {
 };
 
 /** A fetch that failed with `error` (of kind {@link fetchFailureKind}), as the report and the log tell it. */
-const fetchFailure = (error: HttpProblem, kind: string): DeviceFailure =>
+export const fetchFailure = (error: HttpProblem, kind: string): DeviceFailure =>
   kind === 'unusable-answer'
     ? { kind, reason: 'The orchestrator answered, and its answer could not be used (an internal error, logged with the batch and device).', fault: error }
     : { kind, reason: error.detail };
@@ -101,7 +107,7 @@ const fetchFailure = (error: HttpProblem, kind: string): DeviceFailure =>
  * Logs a failed fetch that is no fact about the device, before the chunk fails with it: kind
  * `before-answer`, and whether a retry may help (`transient`: why) or the fault is ours for good.
  */
-const logChunkFailure = (device: string, target: CheckTarget, error: unknown): void => {
+export const logChunkFailure = (device: string, target: CheckTarget, error: unknown): void => {
   const transient = transientReason(error);
   logger.error('compliance fetch failed before the orchestrator answered; the chunk fails', {
     batchId: target.batchId,
@@ -219,19 +225,37 @@ const errorReport = (head: ReportHead, failure: DeviceFailure, deps: CheckDeps):
   };
 };
 
-type ReportHead = Pick<DeviceReport, 'batchId' | 'device' | 'treeId' | 'version' | 'node'>;
+type ReportHead = Pick<DeviceReport, 'batchId' | 'device' | 'treeId' | 'version' | 'node' | 'sync'>;
+
+/** The report of a device whose NSO copy differs from the device: NSO's diff, no score, no rule evaluated. */
+const outOfSyncReport = (head: ReportHead, synced: Extract<SyncVerdict, { diff: string }>, deps: CheckDeps): DeviceReport => ({
+    ...head,
+    grade: 'out-of-sync',
+    totals: { errors: 0, warnings: 0, infos: 0, passes: 0 },
+    issues: [],
+    diff: synced.diff,
+    ...(synced.diffTruncated ? { diffTruncated: true } : {}),
+    checkedAt: isoTimestamp(deps.now()),
+});
 type Graded = Pick<DeviceReport, 'grade' | 'score' | 'totals' | 'issues' | 'issuesOmitted'>;
 
 /** Checks one device and returns its report (not yet stored). */
 export const checkDevice = async (assignment: DeviceAssignment, target: CheckTarget, deps: CheckDeps): Promise<DeviceReport> => {
-  const fetched = await fetchConfig(assignment.device, target, deps);
+  const synced = await deps.sync?.before(assignment.device, deps.gate);
   const head: ReportHead = {
     batchId: target.batchId,
     device: assignment.device,
     treeId: target.treeId,
     version: target.version,
     node: assignment.node,
+    ...(synced ? { sync: synced.sync } : {}),
   };
+  if (synced && 'failure' in synced) {
+    deps.onFetchFailure?.(target.adapterId, synced.failure.kind);
+    return errorReport(head, synced.failure, deps);
+  }
+  if (synced && 'diff' in synced) return outOfSyncReport(head, synced, deps);
+  const fetched = await fetchConfig(assignment.device, target, deps);
   if (!('config' in fetched)) {
     deps.onFetchFailure?.(target.adapterId, fetched.kind);
     return errorReport(head, fetched, deps);

@@ -13,6 +13,7 @@ import { MAX_TIMEOUT_MS } from '../adapters/validate.js';
 import { gateFor } from './gate.js';
 import { checkDevice, type CheckDeps, type RelayGet } from './check.js';
 import { addCounts, emptyCounts, type BatchPlan, type ChunkCounts } from './model.js';
+import { syncStep, type RelayPost } from './sync.js';
 import { MAX_ATTEMPTS, type BatchWork, type ChunkReport, type ComplianceStore, type DeviceReport } from './store.js';
 import type { Grade, RuleTotals } from './grading.js';
 
@@ -21,10 +22,12 @@ export interface BatchEvent {
   readonly batchId: string;
 }
 
-export interface EngineDeps extends Omit<CheckDeps, 'gate' | 'relayGet'> {
+export interface EngineDeps extends Omit<CheckDeps, 'gate' | 'relayGet' | 'sync'> {
   readonly store: ComplianceStore;
   /** The relay's GET, given how much time the invocation has left. */
   readonly relayGet: (remainingTimeMs: () => number) => RelayGet;
+  /** The relay's POST for NSO's sync actions (same client and rules as the GET); needed by batches whose sync is not `none`. */
+  readonly relayPost?: (remainingTimeMs: () => number) => RelayPost;
   /** Chunks checked at once (default 3: enough to keep the adapter's fetch slots busy across chunk ends). */
   readonly chunkConcurrency?: number;
   /** Seconds before a failed chunk runs again (doubling, at most 60); default 2. */
@@ -239,6 +242,13 @@ export const runChunk = async (
   const target = { batchId, treeId: work.treeId, version: work.version, adapterId: work.adapterId, plan };
   const relayGet = deps.relayGet(remainingTimeMs);
   const unreported = devices.map((assignment, position) => ({ assignment, position })).filter(({ assignment }) => !reported.has(assignment.device));
+  const sync = syncStep(
+    work.sync,
+    target,
+    unreported.map(({ assignment }) => assignment.device),
+    deps.relayPost?.(remainingTimeMs),
+    deps.maxBusyRetries,
+  );
   let failure: { readonly error: unknown } | undefined;
   const writer = new ReportWriter({
     put: (reports) => deps.store.putReports(batchId, { chunk: index, attempt: run }, reports, work.expiresAt),
@@ -268,6 +278,7 @@ export const runChunk = async (
       const checkDeps: CheckDeps = {
         ...deps,
         relayGet,
+        sync,
         gate: {
           run: (fetch) =>
             slot.run(() => {

@@ -3,13 +3,14 @@
  * weights error 2, warning 1, info 0.5; `score` = 100 × (weight of passed rules) / (weight of
  * all rules evaluated), rounded to one decimal, 100 when no rule applies; `grade` is `pass`
  * at 90 or more, `review` at 80 or more, `fail` below. A device whose configuration could not
- * be read gets the grade `error` and no score.
+ * be read gets the grade `error` and no score; one whose device differs from NSO's copy (sync
+ * mode `check`) gets `out-of-sync` and no score.
  */
 
 export const SEVERITY_WEIGHTS = { error: 2, warning: 1, info: 0.5 } as const;
 export type RuleSeverity = keyof typeof SEVERITY_WEIGHTS;
 
-export const GRADES = ['pass', 'review', 'fail', 'error'] as const;
+export const GRADES = ['pass', 'review', 'fail', 'error', 'out-of-sync'] as const;
 export type Grade = (typeof GRADES)[number];
 
 /** Per-severity counts of failed rules, and the count of passed rules. */
@@ -38,7 +39,7 @@ export const score = (outcomes: readonly { readonly severity: RuleSeverity; read
 };
 
 /** The grade of a score. */
-export const gradeOf = (value: number): Exclude<Grade, 'error'> => (value >= PASS_THRESHOLD ? 'pass' : value >= REVIEW_THRESHOLD ? 'review' : 'fail');
+export const gradeOf = (value: number): Exclude<Grade, 'error' | 'out-of-sync'> => (value >= PASS_THRESHOLD ? 'pass' : value >= REVIEW_THRESHOLD ? 'review' : 'fail');
 
 /** Failed rules by severity, and passed rules. */
 export const ruleTotals = (outcomes: readonly { readonly severity: RuleSeverity; readonly passed: boolean }[]): RuleTotals => {

@@ -14,7 +14,7 @@ export const BATCH_ID_PATTERN = '^[0-9a-f]{24}$';
  * report's pack and of its own device (4 each). Reports stored before packs have 32 hex digits
  * (of the device name's SHA-256) after the `-`.
  */
-export const REPORT_ID_PATTERN = '^[0-9a-f]{24}-([efpr][0-9]{16}|[0-9a-f]{32})$';
+export const REPORT_ID_PATTERN = '^[0-9a-f]{24}-([efopr][0-9]{16}|[0-9a-f]{32})$';
 
 /** A rule as a tree version holds it, with the path of the node that defines it. */
 export interface PlanRule extends Rule {
@@ -59,7 +59,7 @@ export interface ChunkCounts {
 
 export const emptyCounts = (): ChunkCounts => ({
   devices: 0,
-  grades: { pass: 0, review: 0, fail: 0, error: 0 },
+  grades: { pass: 0, review: 0, fail: 0, error: 0, 'out-of-sync': 0 },
   totals: { errors: 0, warnings: 0, infos: 0, passes: 0 },
 });
 
@@ -70,6 +70,7 @@ export const addCounts = (a: ChunkCounts, b: ChunkCounts): ChunkCounts => ({
     review: a.grades.review + b.grades.review,
     fail: a.grades.fail + b.grades.fail,
     error: a.grades.error + b.grades.error,
+    'out-of-sync': a.grades['out-of-sync'] + b.grades['out-of-sync'],
   },
   totals: {
     errors: a.totals.errors + b.totals.errors,
@@ -90,6 +91,8 @@ export interface Batch {
   readonly done: number;
   readonly totals: RuleTotals;
   readonly grades: GradeCounts;
+  /** Whether NSO's copy is checked against each device before grading (see sync.ts). */
+  readonly sync: SyncMode;
   readonly started: string;
   readonly finished?: string;
   /** Why a failed batch failed (no internals: a sentence for people). */
@@ -122,7 +125,7 @@ export interface Report {
   readonly version: string;
   readonly node: string;
   readonly grade: Grade;
-  /** Absent for grade `error`. */
+  /** Absent for grades `error` and `out-of-sync`. */
   readonly score?: number;
   readonly totals: RuleTotals;
   readonly issues: readonly ReportIssue[];
@@ -130,5 +133,34 @@ export interface Report {
   readonly issuesOmitted?: number;
   /** Grade `error` only: why the configuration could not be checked. */
   readonly reason?: string;
+  /** Whether NSO's copy was checked against the device before grading, and what came of it. */
+  readonly sync?: ReportSync;
+  /** Grade `out-of-sync` only: NSO's diff of the device against its copy (secrets masked, bounded). */
+  readonly diff?: string;
+  /** The diff was cut to {@link MAX_DIFF_BYTES}. */
+  readonly diffTruncated?: true;
   readonly checkedAt: string;
 }
+
+/**
+ * What a batch asks NSO before grading a device: `check` (default) whether NSO's copy matches
+ * the device, `sync-from` to take the device's configuration first, `none` nothing.
+ */
+export const SYNC_MODES = ['check', 'sync-from', 'none'] as const;
+export type SyncMode = (typeof SYNC_MODES)[number];
+
+/**
+ * What came of the sync step: `in-sync` / `out-of-sync` (mode `check`), `synced` (mode
+ * `sync-from`), `not-checked` (mode `none`, or an orchestrator without the actions: `note` says so).
+ */
+export const SYNC_RESULTS = ['in-sync', 'out-of-sync', 'synced', 'not-checked'] as const;
+export type SyncResult = (typeof SYNC_RESULTS)[number];
+
+export interface ReportSync {
+  readonly mode: SyncMode;
+  readonly result: SyncResult;
+  readonly note?: string;
+}
+
+/** UTF-8 bytes of a report's diff at most: with the rest of the report, inside DynamoDB's item. */
+export const MAX_DIFF_BYTES = 60_000;

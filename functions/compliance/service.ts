@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { walkNodes, type Version } from '../trees/config-model.js';
 import { BadRequest, Conflict, NotFound, ServiceUnavailable } from '../platform/problem.js';
-import type { BatchPlan, DeviceAssignment, PlanRule } from './model.js';
+import type { BatchPlan, DeviceAssignment, PlanRule, SyncMode } from './model.js';
 import { chunkEntries, type ChunkEntry } from './plan.js';
 import { MAX_CHUNK_DEVICES, MAX_CHUNKS, type ComplianceStore } from './store.js';
 
@@ -16,6 +16,8 @@ export interface StartBatchInput {
   readonly adapterId: string;
   /** Only these devices of the version; default every device assigned to one of its nodes. */
   readonly devices?: readonly string[];
+  /** What NSO is asked before each device is graded; default `check`. */
+  readonly sync?: SyncMode;
 }
 
 export interface StartedBatch {
@@ -160,6 +162,7 @@ export const startBatch = async (input: StartBatchInput, deps: StartDeps): Promi
       started: started.toISOString(),
       chunks: chunks.length,
       concurrency: adapter.complianceConcurrency ?? deps.concurrency,
+      sync: input.sync ?? 'check',
       expiresAt: Math.floor(started.getTime() / 1000) + deps.retentionDays * 86_400,
     },
     plan,

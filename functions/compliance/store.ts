@@ -34,7 +34,7 @@ import { ServiceUnavailable } from '../platform/problem.js';
 import { transientReason } from '../platform/transient.js';
 import { WRITE_ID_ATTRIBUTE, holdsWrite, newWriteId, refusedOnCondition, settleWrite } from '../platform/settled-write.js';
 import { GRADES, type Grade } from './grading.js';
-import { REPORT_ID_PATTERN, type Batch, type BatchPlan, type BatchStatus, type ChunkCounts, type DeviceAssignment, type Report } from './model.js';
+import { emptyCounts, REPORT_ID_PATTERN, type SyncMode, type Batch, type BatchPlan, type BatchStatus, type ChunkCounts, type DeviceAssignment, type Report } from './model.js';
 import { chunkEntries, decodeChunk, decodePlan, encodePlan } from './plan.js';
 import { shownIssue } from './shown.js';
 import { documentClient } from '../platform/dynamo.js';
@@ -66,8 +66,8 @@ const pad = (n: number, digits: number): string => String(n).padStart(digits, '0
 const packPrefix = (grade: Grade, chunk: number): string => `R#${grade}#${pad(chunk, 6)}#`;
 const REPORT_ID = new RegExp(REPORT_ID_PATTERN);
 /** A pack's sort key: its grade, chunk, run and first position. */
-const PACK_SK = /^R#(error|fail|pass|review)#([0-9]{6})#([0-9]{2})#([0-9]{4})$/;
-const INITIAL: Readonly<Record<string, Grade>> = { e: 'error', f: 'fail', p: 'pass', r: 'review' };
+const PACK_SK = /^R#(error|fail|out-of-sync|pass|review)#([0-9]{6})#([0-9]{2})#([0-9]{4})$/;
+const INITIAL: Readonly<Record<string, Grade>> = { e: 'error', f: 'fail', o: 'out-of-sync', p: 'pass', r: 'review' };
 
 /** A report's id: its batch, its pack's key (grade, chunk, attempt, first position) and its own position. */
 const reportIdOf = (batchId: string, grade: Grade, pack: PackOf, first: number, position: number): string =>
@@ -106,15 +106,14 @@ export interface ReportCursor {
 }
 
 /** The sort key of a pack, or of a report stored on its own before packs: where a page of reports may start. */
-export const REPORTS_SK_PATTERN = /^R#((error|fail|pass|review)#[0-9]{6}#[0-9]{2}#[0-9]{4}|[0-9a-f]{32})$/;
+export const REPORTS_SK_PATTERN = /^R#((error|fail|out-of-sync|pass|review)#[0-9]{6}#[0-9]{2}#[0-9]{4}|[0-9a-f]{32})$/;
 
-const COUNT_FIELDS = [...GRADES.map((g) => `g_${g}`), 't_errors', 't_warnings', 't_infos', 't_passes'] as const;
+/** The batch item's count attribute of a grade (`out-of-sync` → `g_out_of_sync`: expression names take no `-`). */
+const gradeField = (grade: Grade): string => `g_${grade.replace(/-/g, '_')}`;
+const COUNT_FIELDS = [...GRADES.map(gradeField), 't_errors', 't_warnings', 't_infos', 't_passes'] as const;
 
 const countValues = (c: ChunkCounts): Record<(typeof COUNT_FIELDS)[number], number> => ({
-  g_pass: c.grades.pass,
-  g_review: c.grades.review,
-  g_fail: c.grades.fail,
-  g_error: c.grades.error,
+  ...Object.fromEntries(GRADES.map((g) => [gradeField(g), c.grades[g]])),
   t_errors: c.totals.errors,
   t_warnings: c.totals.warnings,
   t_infos: c.totals.infos,
@@ -132,6 +131,8 @@ export interface NewBatch {
   readonly chunks: number;
   /** Concurrent config fetches allowed on the adapter for this batch. */
   readonly concurrency: number;
+  /** What NSO is asked before each device is graded; absent: `none` (as a batch started before sync modes). */
+  readonly sync?: SyncMode;
   /** Epoch seconds after which DynamoDB removes the batch and its reports. */
   readonly expiresAt: number;
 }
@@ -143,6 +144,7 @@ export interface BatchWork {
   readonly concurrency: number;
   readonly treeId: string;
   readonly version: string;
+  readonly sync: SyncMode;
   readonly expiresAt: number;
 }
 
@@ -166,7 +168,9 @@ const toBatch = (item: Record<string, unknown>): Batch => ({
   total: num(item['total']),
   done: num(item['done']),
   totals: { errors: num(item['t_errors']), warnings: num(item['t_warnings']), infos: num(item['t_infos']), passes: num(item['t_passes']) },
-  grades: { pass: num(item['g_pass']), review: num(item['g_review']), fail: num(item['g_fail']), error: num(item['g_error']) },
+  grades: Object.fromEntries(GRADES.map((g) => [g, num(item[gradeField(g)])])) as Batch['grades'],
+  // A batch started before sync modes graded NSO's copy as it was.
+  sync: (item['sync'] as SyncMode | undefined) ?? 'none',
   started: item['started'] as string,
   ...(typeof item['finished'] === 'string' ? { finished: item['finished'] } : {}),
   ...(typeof item['reason'] === 'string' ? { reason: item['reason'] } : {}),
@@ -281,7 +285,7 @@ export class ComplianceStore {
       ...batch,
       status: 'running',
       done: 0,
-      ...countValues({ devices: 0, grades: { pass: 0, review: 0, fail: 0, error: 0 }, totals: { errors: 0, warnings: 0, infos: 0, passes: 0 } }),
+      ...countValues(emptyCounts()),
       [WRITE_ID_ATTRIBUTE]: writeId,
     };
     const outcome = await this.#send(() =>
@@ -315,6 +319,7 @@ export class ComplianceStore {
       adapterId: item['adapterId'] as string,
       chunks: num(item['chunks']),
       concurrency: num(item['concurrency']),
+      sync: (item['sync'] as SyncMode | undefined) ?? 'none',
       treeId: item['treeId'] as string,
       version: item['version'] as string,
       expiresAt: num(item['expiresAt']),

@@ -10602,6 +10602,7 @@ validate51.evaluated = {"props":{"pathParameters":true,"queryStringParameters":t
 return validate51;
 })();
 export const startComplianceBatch = /* @__PURE__ */ (() => {
+const schema63 = {"$id":"startComplianceBatch","type":"object","required":["queryStringParameters","body"],"properties":{"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"required":["treeId","version","adapterId"],"properties":{"treeId":{"type":"string","pattern":"^[0-9a-f]{24}$"},"version":{"type":"string","minLength":1,"maxLength":256,"description":"The version label (`label~2` for the second of a repeated label)"},"adapterId":{"type":"string","pattern":"^[A-Za-z0-9 ._-]{1,128}$","description":"The adapter name"},"devices":{"type":"array","minItems":1,"maxItems":50000,"items":{"type":"string","minLength":1,"maxLength":253},"description":"Only these devices (each must be assigned to a node of the version); default every device of the version"},"sync":{"type":"string","enum":["check","sync-from","none"],"default":"check","description":"What NSO is asked before each device is graded: `check` (default) whether its copy matches the device (check-sync, or compare-config where the NED cannot check-sync), and an out-of-sync device is graded `out-of-sync` with NSO's diff; `sync-from` to take the device's configuration first; `none` nothing (NSO's copy is graded as it is)"}}}}};
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
 const pattern56 = new RegExp("^[A-Za-z0-9 ._-]{1,128}$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
@@ -10697,7 +10698,7 @@ vErrors.push(err6);
 errors++;
 }
 for(const key1 in data1){
-if(!((((key1 === "treeId") || (key1 === "version")) || (key1 === "adapterId")) || (key1 === "devices"))){
+if(!(((((key1 === "treeId") || (key1 === "version")) || (key1 === "adapterId")) || (key1 === "devices")) || (key1 === "sync"))){
 const err7 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err7];
@@ -10864,9 +10865,10 @@ vErrors.push(err20);
 errors++;
 }
 }
-}
-else {
-const err21 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data1.sync !== undefined){
+let data7 = data1.sync;
+if(typeof data7 !== "string"){
+const err21 = {instancePath:instancePath+"/body/sync",schemaPath:"#/properties/body/properties/sync/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -10875,15 +10877,37 @@ vErrors.push(err21);
 }
 errors++;
 }
-}
-}
-else {
-const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!(((data7 === "check") || (data7 === "sync-from")) || (data7 === "none"))){
+const err22 = {instancePath:instancePath+"/body/sync",schemaPath:"#/properties/body/properties/sync/enum",keyword:"enum",params:{allowedValues: schema63.properties.body.properties.sync.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
 else {
 vErrors.push(err22);
+}
+errors++;
+}
+}
+}
+else {
+const err23 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+}
+else {
+const err24 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
 }
 errors++;
 }
@@ -11046,7 +11070,7 @@ validate53.evaluated = {"props":{"pathParameters":true,"queryStringParameters":t
 return validate53;
 })();
 export const listComplianceReports = /* @__PURE__ */ (() => {
-const schema65 = {"$id":"listComplianceReports","type":"object","required":["pathParameters","queryStringParameters"],"properties":{"pathParameters":{"type":"object","required":["batchId"],"properties":{"batchId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"The batchId that starting the batch answered"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{"limit":{"type":"string","pattern":"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$","description":"Page size: an integer from 1 to 200 (default 50)."},"cursor":{"type":"string","minLength":1,"maxLength":1024,"pattern":"^[A-Za-z0-9_-]+$","description":"Continuation token: the `next` value of the previous page, passed back unchanged."},"grade":{"type":"string","enum":["pass","review","fail","error"],"description":"Only reports of this grade"}}},"body":{"type":"object","additionalProperties":false,"properties":{}}}};
+const schema65 = {"$id":"listComplianceReports","type":"object","required":["pathParameters","queryStringParameters"],"properties":{"pathParameters":{"type":"object","required":["batchId"],"properties":{"batchId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"The batchId that starting the batch answered"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{"limit":{"type":"string","pattern":"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$","description":"Page size: an integer from 1 to 200 (default 50)."},"cursor":{"type":"string","minLength":1,"maxLength":1024,"pattern":"^[A-Za-z0-9_-]+$","description":"Continuation token: the `next` value of the previous page, passed back unchanged."},"grade":{"type":"string","enum":["pass","review","fail","error","out-of-sync"],"description":"Only reports of this grade"}}},"body":{"type":"object","additionalProperties":false,"properties":{}}}};
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
 const pattern59 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$", "u");
 const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
@@ -11231,7 +11255,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!((((data5 === "pass") || (data5 === "review")) || (data5 === "fail")) || (data5 === "error"))){
+if(!(((((data5 === "pass") || (data5 === "review")) || (data5 === "fail")) || (data5 === "error")) || (data5 === "out-of-sync"))){
 const err14 = {instancePath:instancePath+"/queryStringParameters/grade",schemaPath:"#/properties/queryStringParameters/properties/grade/enum",keyword:"enum",params:{allowedValues: schema65.properties.queryStringParameters.properties.grade.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
@@ -11297,7 +11321,7 @@ validate54.evaluated = {"props":{"pathParameters":true,"queryStringParameters":t
 return validate54;
 })();
 export const getComplianceReport = /* @__PURE__ */ (() => {
-const pattern61 = new RegExp("^[0-9a-f]{24}-([efpr][0-9]{16}|[0-9a-f]{32})$", "u");
+const pattern61 = new RegExp("^[0-9a-f]{24}-([efopr][0-9]{16}|[0-9a-f]{32})$", "u");
 
 function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getComplianceReport" */;
@@ -11348,7 +11372,7 @@ if(data0.reportId !== undefined){
 let data1 = data0.reportId;
 if(typeof data1 === "string"){
 if(!pattern61.test(data1)){
-const err3 = {instancePath:instancePath+"/pathParameters/reportId",schemaPath:"#/properties/pathParameters/properties/reportId/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{24}-([efpr][0-9]{16}|[0-9a-f]{32})$"},message:"must match pattern \""+"^[0-9a-f]{24}-([efpr][0-9]{16}|[0-9a-f]{32})$"+"\""};
+const err3 = {instancePath:instancePath+"/pathParameters/reportId",schemaPath:"#/properties/pathParameters/properties/reportId/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{24}-([efopr][0-9]{16}|[0-9a-f]{32})$"},message:"must match pattern \""+"^[0-9a-f]{24}-([efopr][0-9]{16}|[0-9a-f]{32})$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
 }

@@ -170,5 +170,12 @@ export const startBatchBody: JsonSchema = {
       items: { type: 'string', minLength: 1, maxLength: CONFIG_LIMITS.deviceName },
       description: 'Only these devices (each must be assigned to a node of the version); default every device of the version',
     },
+    sync: {
+      type: 'string',
+      enum: ['check', 'sync-from', 'none'],
+      default: 'check',
+      description:
+        "What NSO is asked before each device is graded: `check` (default) whether its copy matches the device (check-sync, or compare-config where the NED cannot check-sync), and an out-of-sync device is graded `out-of-sync` with NSO's diff; `sync-from` to take the device's configuration first; `none` nothing (NSO's copy is graded as it is)",
+    },
   },
 };

@@ -6,7 +6,7 @@
  */
 import type { JsonSchema } from '../../functions/platform/json-schema.js';
 import { GRADES } from '../../functions/compliance/grading.js';
-import { BATCH_ID_PATTERN, BATCH_STATUSES, REPORT_ID_PATTERN } from '../../functions/compliance/model.js';
+import { BATCH_ID_PATTERN, BATCH_STATUSES, REPORT_ID_PATTERN, SYNC_MODES, SYNC_RESULTS } from '../../functions/compliance/model.js';
 import { RULE_MODES, SEVERITIES } from '../../functions/trees/config-model.js';
 import { TREE_ID_PATTERN } from '../../functions/trees/model.js';
 import { importBody, ruleSchema, variablesSchema } from '../../functions/trees/schemas.js';
@@ -77,7 +77,7 @@ export const responseComponents: Record<string, JsonSchema> = {
   ComplianceBatch: {
     description: 'A compliance batch: its status, progress, rule totals and device counts by grade.',
     type: 'object',
-    required: ['batchId', 'treeId', 'version', 'adapterId', 'status', 'total', 'done', 'totals', 'grades', 'started'],
+    required: ['batchId', 'treeId', 'version', 'adapterId', 'status', 'total', 'done', 'totals', 'grades', 'sync', 'started'],
     additionalProperties: false,
     properties: {
       batchId: BATCH_ID,
@@ -89,6 +89,7 @@ export const responseComponents: Record<string, JsonSchema> = {
       done: COUNT,
       totals: ref('RuleTotals'),
       grades: { type: 'object', required: [...GRADES], additionalProperties: false, properties: Object.fromEntries(GRADES.map((g) => [g, COUNT])) },
+      sync: { enum: [...SYNC_MODES], description: 'What NSO was asked before each device was graded (`none` for a batch started before sync modes)' },
       started: ISO_TIME,
       finished: ISO_TIME,
       reason: { type: 'string', description: 'Why a failed batch failed' },
@@ -107,7 +108,7 @@ export const responseComponents: Record<string, JsonSchema> = {
       version: { type: 'string' },
       node: { type: 'string', description: 'The node the device is assigned to, as a path from the root' },
       grade: { enum: [...GRADES] },
-      score: { type: 'number', minimum: 0, maximum: 100, description: 'Absent for grade error' },
+      score: { type: 'number', minimum: 0, maximum: 100, description: 'Absent for grades error and out-of-sync' },
       totals: ref('RuleTotals'),
       issues: {
         type: 'array',
@@ -131,6 +132,19 @@ export const responseComponents: Record<string, JsonSchema> = {
       },
       issuesOmitted: { ...COUNT, description: 'Failed rules left out of `issues` to keep the report within the item size limit' },
       reason: { type: 'string', description: 'Grade error only: why the configuration could not be checked' },
+      sync: {
+        type: 'object',
+        description: "Whether NSO's copy was checked against the device before grading (the batch's `sync` mode), and what came of it",
+        required: ['mode', 'result'],
+        additionalProperties: false,
+        properties: {
+          mode: { enum: [...SYNC_MODES] },
+          result: { enum: [...SYNC_RESULTS], description: '`not-checked` for mode `none`, an orchestrator without the actions (see `note`) or a failed action (see `reason`)' },
+          note: { type: 'string' },
+        },
+      },
+      diff: { type: 'string', description: "Grade out-of-sync only: NSO's diff of the device against its copy, secrets masked" },
+      diffTruncated: { const: true, description: 'The diff was cut to keep the report within the item size limit' },
       checkedAt: ISO_TIME,
     },
   },

@@ -204,7 +204,8 @@ describe('a compliance batch on the durable engine', () => {
   const chunkOne = new Set([...version.root.devices, ...version.root.children[0]!.devices].slice(7, 14));
 
   it('resumes after a crash in the middle of a chunk: nothing checked twice, totals exact', async () => {
-    const { batchId } = await startBatch({ treeId: TREE, version: 'v1', adapterId: ADAPTER }, startDeps(3));
+    // Sync `none`: the fetches counted below are the configuration GETs alone.
+    const { batchId } = await startBatch({ treeId: TREE, version: 'v1', adapterId: ADAPTER, sync: 'none' }, startDeps(3));
     let crashedAfter: string[] | undefined;
     let fetchedBeforeCrash = 0;
     // The first write of chunk 1 (two reports) lands, then the step dies: chunk 0 is counted, chunk 1 is cut short.
@@ -422,7 +423,7 @@ describe('a compliance batch on the durable engine', () => {
 
   it('backs off when NSO answers 429 and still checks every device', async () => {
     const { batchId } = await startBatch(
-      { treeId: TREE, version: 'v1', adapterId: ADAPTER, devices: [fleetName(1), fleetName(2), fleetName(3)] },
+      { treeId: TREE, version: 'v1', adapterId: ADAPTER, devices: [fleetName(1), fleetName(2), fleetName(3)], sync: 'none' },
       startDeps(2),
     );
     sim.setKnobs({ busy: { status: 429, count: 3 } });

@@ -128,7 +128,7 @@ describe('POST /configuration_manager/compliance_reports', () => {
     await lambda.idle();
     const done = await batch(body.batchId);
     expect(done.body).toMatchObject({ status: 'completed', total: DEVICES, done: DEVICES });
-    const grades = { pass: 0, review: 0, fail: 0, error: 0 };
+    const grades = { pass: 0, review: 0, fail: 0, error: 0, 'out-of-sync': 0 };
     for (let i = 0; i < DEVICES; i++) grades[expectedGrade(i)]++;
     expect((done.body as { grades: unknown }).grades).toEqual(grades);
   });
@@ -213,7 +213,7 @@ describe('POST /configuration_manager/compliance_reports', () => {
     expect(res.status).toBe(202);
     await lambda.idle();
     const done = await batch((res.body as { batchId: string }).batchId);
-    const grades = { pass: 0, review: 0, fail: 0, error: 0 };
+    const grades = { pass: 0, review: 0, fail: 0, error: 0, 'out-of-sync': 0 };
     for (const i of [7, 8]) grades[expectedGrade(i)]++;
     expect(done.body).toMatchObject({ status: 'completed', done: 2, grades });
   });

@@ -46,7 +46,11 @@ const deviceReport = (batchId: string, device: string, grade: Grade, extra: Part
   version: 'v1',
   node: 'base',
   grade,
-  ...(grade === 'error' ? { reason: 'The orchestrator does not know the device.' } : { score: grade === 'pass' ? 100 : grade === 'review' ? 85 : 40 }),
+  ...(grade === 'error'
+    ? { reason: 'The orchestrator does not know the device.' }
+    : grade === 'out-of-sync'
+      ? { diff: '-  "hostname": "a"\n+  "hostname": "b"\n', sync: { mode: 'check', result: 'out-of-sync' } }
+      : { score: grade === 'pass' ? 100 : grade === 'review' ? 85 : 40 }),
   totals: { errors: grade === 'fail' ? 2 : 0, warnings: grade === 'review' ? 1 : 0, infos: 0, passes: 3 },
   issues: [],
   checkedAt: '2026-11-25T10:00:00.000Z',
@@ -54,7 +58,7 @@ const deviceReport = (batchId: string, device: string, grade: Grade, extra: Part
 });
 
 /** The grade of position `p` in a mixed chunk: mostly pass, every kind present. */
-const gradeAt = (p: number): Grade => (p % 7 === 3 ? 'fail' : p % 11 === 5 ? 'review' : p % 13 === 6 ? 'error' : 'pass');
+const gradeAt = (p: number): Grade => (p % 7 === 3 ? 'fail' : p % 11 === 5 ? 'review' : p % 13 === 6 ? 'error' : p % 17 === 8 ? 'out-of-sync' : 'pass');
 
 const chunkReports = (batchId: string, chunk: number, positions: readonly number[]): ChunkReport[] =>
   positions.map((position) => ({ position, report: deviceReport(batchId, `d${chunk}-${position}`, gradeAt(position)) }));
@@ -456,7 +460,7 @@ describe('compliance report packs', () => {
     const counts = {
       ...emptyCounts(),
       devices: 5,
-      grades: { pass: 3, review: 1, fail: 1, error: 0 },
+      grades: { pass: 3, review: 1, fail: 1, error: 0, 'out-of-sync': 0 },
       totals: { errors: 2, warnings: 1, infos: 0, passes: 12 },
     };
     await store.countChunk(batchId, 0, counts);
@@ -465,7 +469,7 @@ describe('compliance report packs', () => {
     await store.countChunk(batchId, 1, counts);
     expect(await store.getBatch(batchId)).toMatchObject({
       done: 10,
-      grades: { pass: 6, review: 2, fail: 2, error: 0 },
+      grades: { pass: 6, review: 2, fail: 2, error: 0, 'out-of-sync': 0 },
       totals: { errors: 4, warnings: 2, infos: 0, passes: 24 },
     });
     const ghost = 'e'.repeat(24);

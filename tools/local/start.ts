@@ -24,6 +24,7 @@ import { localJwks, mintToken } from '../simulators/issuer.js';
 import { durableWorkerRunner, startLambdaInvokeEndpoint } from './lambda-invoke.js';
 import { FunctionPool, type LogSink } from './lambda-pool.js';
 import { unsupportedMapping } from './mapping.js';
+import type { FleetSpec } from '../simulators/nso-fleet.js';
 import { startNsoSimulator, type NsoSimulator } from '../simulators/nso-simulator.js';
 import { documentClientFor, seedSampleTrees } from './seed.js';
 import { readSynthInfo, synthesize, type SynthInfo } from './synth.js';
@@ -32,6 +33,12 @@ import { ensureTables } from './tables.js';
 import { localNames, parseTemplate, readCloudAssembly, type ApiModel, type CloudAssembly } from './template.js';
 
 /** The adapter name the NSO simulator is registered under. */
+
+/**
+ * The fleet the local NSO simulator adds to ce0 and pe0: 20 devices, every fifth out of sync
+ * (edge-00002, -00007, -00012, -00017), so a batch with sync `check` shows drift at once.
+ */
+export const LOCAL_FLEET = { devices: 20, outOfSyncEvery: 5 } as const satisfies FleetSpec;
 export const SIMULATOR_ADAPTER = 'lab-nso';
 
 export interface LocalStackOptions {
@@ -346,7 +353,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     let simulator: NsoSimulator | undefined;
     if (options.simulator ?? true) {
       const credentials = { username: 'admin', password: randomBytes(18).toString('base64url') };
-      const sim = await startNsoSimulator({ credentials });
+      const sim = await startNsoSimulator({ credentials, fleet: LOCAL_FLEET });
       simulator = sim;
       stops.push(() => sim.close());
       const res = await fetch(`${baseUrl}/adapters/${SIMULATOR_ADAPTER}`, {
@@ -357,7 +364,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       const text = await res.text();
       if (res.status !== 200 && res.status !== 201)
         throw new Error(`registering the NSO simulator as adapter ${SIMULATOR_ADAPTER} failed: ${res.status} ${text}`);
-      say(`NSO simulator on ${sim.url}, registered as adapter ${SIMULATOR_ADAPTER}`);
+      say(`NSO simulator on ${sim.url}, registered as adapter ${SIMULATOR_ADAPTER} (fleet edge-00000…edge-${String(LOCAL_FLEET.devices - 1).padStart(5, '0')}, some out of sync)`);
     }
 
     // 6. Sample trees on the first start.

@@ -19,6 +19,11 @@ export interface FleetSpec {
   readonly slowMs?: number;
   /** Names listed by {@link fleetNames} that NSO does not know (`<prefix>-missing-0` …); default 0. */
   readonly missing?: number;
+  /**
+   * Every `outOfSyncEvery`-th device (index 2, 2+n, …) starts changed behind NSO's back: its own
+   * configuration is {@link fleetDrift} merged into NSO's copy; 0: none (default 0).
+   */
+  readonly outOfSyncEvery?: number;
 }
 
 /**
@@ -101,3 +106,24 @@ export const isSlow = (spec: FleetSpec, name: string): boolean => {
   const index = Number(name.slice(prefix.length));
   return Number.isInteger(index) && index < spec.devices && index % every === 1 % every;
 };
+
+/** Whether fleet device `name` is one that starts out of sync. */
+export const isOutOfSync = (spec: FleetSpec, name: string): boolean => {
+  const every = spec.outOfSyncEvery ?? 0;
+  const prefix = `${spec.prefix ?? 'edge'}-`;
+  if (every <= 0 || !name.startsWith(prefix)) return false;
+  const index = Number(name.slice(prefix.length));
+  return Number.isInteger(index) && index < spec.devices && index % every === 2 % every;
+};
+
+/**
+ * What was changed on an out-of-sync fleet device behind NSO's back (merged into its
+ * configuration): a console login with a password, and a second syslog host; `undefined` for a device in sync.
+ */
+export const fleetDrift = (spec: FleetSpec, name: string): { [member: string]: Json } | undefined =>
+  isOutOfSync(spec, name)
+    ? {
+        'tailf-ned-cisco-ios:username': [{ name: 'oncall', password: { secret: 'drift-Secret-42' } }],
+        'tailf-ned-cisco-ios:logging': { host: { ipv4: [{ host: '198.51.100.7' }] } },
+      }
+    : undefined;

@@ -8,6 +8,17 @@
  * `application/yang-data+json` or NSO's legacy `application/vnd.yang.data+json` (by Accept),
  * XML for `+xml` Accept types; basic auth; `ietf-restconf:errors` bodies.
  *
+ * NSO's copy of each device's configuration (CDB, what `…/device=<d>/config` shows) is kept
+ * apart from the device's own: they match until the device is changed "behind NSO's back"
+ * ({@link NsoSimulator.drift}, or `POST /simulator/devices/<d>/drift` with a JSON merge body,
+ * outside `/restconf`), or the fleet starts some devices out of sync (`outOfSyncEvery`). The sync
+ * actions compare the two as NSO does: `check-sync` (per device, or `devices check-sync` with
+ * the `device` leaf-list: `sync-result` per device), `compare-config` (a unified diff of the
+ * pretty-printed JSON of NSO's copy against the device's; empty output when equal; NSO itself
+ * answers its CLI diff) and `sync-from` (NSO takes the device's configuration). A write to a
+ * device's configuration through RESTCONF is committed to the device too, as NSO does, unless
+ * the device is out of sync (then only NSO's copy changes).
+ *
  * Knobs let tests make it misbehave: delay, reset the connection, redirect, a huge body, a
  * forced 5xx, a slow drip, malformed JSON. It records every request (the Authorization value
  * redacted) and counts TCP connections, so tests can prove what was (not) sent and that
@@ -16,7 +27,8 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
-import { fleetEntries, isSlow, type FleetSpec } from './nso-fleet.js';
+import { createTwoFilesPatch } from 'diff';
+import { fleetDrift, fleetEntries, isSlow, type FleetSpec } from './nso-fleet.js';
 
 type Json = null | boolean | number | string | Json[] | { [member: string]: Json };
 type JsonObject = { [member: string]: Json };
@@ -61,7 +73,21 @@ export interface NsoKnobs {
    * nests `depth` levels in all, to requests whose path names `device` (every request without it).
    */
   readonly nestedBody?: { readonly depth: number; readonly device?: string };
+  /** An orchestrator without the sync actions: `check-sync`, `compare-config` and `sync-from` answer this status (404 or 501). */
+  readonly noSyncActions?: 404 | 501;
+  /** Devices whose NED cannot check-sync (`true`: all): `check-sync` answers `unsupported`, compare-config still works. */
+  readonly checkSyncUnsupported?: true | readonly string[];
+  /**
+   * Sync actions that fail: for `devices` (default all) and `actions` (default all three), answer
+   * `status` when set (a 5xx), else NSO's own failure (check-sync `error`, sync-from `false`,
+   * both with `info`; compare-config a 500).
+   */
+  readonly syncFailure?: { readonly actions?: readonly SyncAction[]; readonly devices?: readonly string[]; readonly status?: number };
 }
+
+/** The sync actions the simulator implements. */
+export type SyncAction = 'check-sync' | 'compare-config' | 'sync-from';
+const SYNC_ACTIONS: ReadonlySet<string> = new Set<SyncAction>(['check-sync', 'compare-config', 'sync-from']);
 
 /** One request as the simulator received it. */
 export interface NsoRequestRecord {
@@ -108,8 +134,12 @@ export interface NsoSimulator {
   setKnobs(knobs: NsoKnobs): void;
   /** A copy of the datastore. */
   data(): JsonObject;
-  /** Restores the initial datastore. */
+  /** Restores the initial datastore (and the devices' own configurations). */
   resetData(): void;
+  /** Changes device `name` behind NSO's back: merges `patch` into the device's own configuration. */
+  drift(name: string, patch: JsonObject): void;
+  /** The device's own configuration (what `sync-from` would take), or `undefined` for a device NSO does not know. */
+  deviceConfig(name: string): JsonObject | undefined;
   close(): Promise<void>;
 }
 
@@ -155,9 +185,7 @@ export const defaultNsoData = (): JsonObject => ({
 const LIST_KEYS: Readonly<Record<string, readonly string[]>> = { Loopback: ['name'], device: ['name'], group: ['name'] };
 /** Device actions that POST can invoke (`.../device=ce0/sync-from`), and their output. */
 const DEVICE_ACTIONS: Readonly<Record<string, JsonObject>> = {
-  'sync-from': { result: true },
   'sync-to': { result: true },
-  'check-sync': { result: 'in-sync' },
   connect: { result: true, info: '(admin) Connected to device - 127.0.0.1:22' },
 };
 const KNOWN_QUERY = new Set(['depth', 'fields', 'content', 'with-defaults', 'filter', 'insert', 'point']);
@@ -378,6 +406,134 @@ export const startNsoSimulator = async (options: NsoSimulatorOptions = {}): Prom
   let peakInFlight = 0;
   let busyLeft = 0;
   let root: JsonObject = clone(initial);
+  /** The devices' own configurations where they differ from NSO's copy (the others equal it). */
+  const initialDrift = (): Map<string, JsonObject> => {
+    const drifted = new Map<string, JsonObject>();
+    if (!fleet) return drifted;
+    for (const entry of deviceList()) {
+      const patch = isObject(entry) && typeof entry['name'] === 'string' ? fleetDrift(fleet, entry['name']) : undefined;
+      if (patch && isObject(entry) && isObject(entry['config'])) {
+        const own = clone(entry['config']);
+        merge(own, patch);
+        drifted.set(entry['name'] as string, own);
+      }
+    }
+    return drifted;
+  };
+  const deviceList = (): Json[] => {
+    const list = (root['tailf-ncs:devices'] as JsonObject | undefined)?.['device'];
+    return Array.isArray(list) ? list : [];
+  };
+  /** Device `name`'s entry in NSO's copy. */
+  const deviceEntry = (name: string): JsonObject | undefined => {
+    const list = deviceList();
+    const entry = list[entryIndex(list, ['name'], [name])];
+    return isObject(entry) ? entry : undefined;
+  };
+  let drifted = initialDrift();
+  /** The device's own configuration: its drifted one, else NSO's copy. */
+  const ownConfig = (name: string): JsonObject | undefined => {
+    const entry = deviceEntry(name);
+    if (!entry) return undefined;
+    return drifted.get(name) ?? (isObject(entry['config']) ? entry['config'] : {});
+  };
+  const pretty = (value: Json | undefined): string => `${JSON.stringify(value ?? {}, null, 2)}\n`;
+
+  /** What a sync knob says of `action` on `device`: a status to answer, an NSO failure, or nothing. */
+  const failureOf = (action: SyncAction, device: string): { status?: number } | undefined => {
+    const failure = knobs.syncFailure;
+    if (!failure || !(failure.actions ?? [...SYNC_ACTIONS]).includes(action)) return undefined;
+    if (failure.devices && !failure.devices.includes(device)) return undefined;
+    return failure.status === undefined ? {} : { status: failure.status };
+  };
+  const unsupported = (device: string): boolean => {
+    const knob = knobs.checkSyncUnsupported;
+    return knob === true || (Array.isArray(knob) && knob.includes(device));
+  };
+
+  /** One device's answer to `action` (the members of its output), or an error to answer. */
+  const deviceSync = (action: SyncAction, name: string): JsonObject => {
+    const failure = failureOf(action, name);
+    if (failure?.status) throw new RestconfError(failure.status, 'operation-failed', `${action} failed on the orchestrator`);
+    const entry = deviceEntry(name);
+    if (!entry) throw new RestconfError(404, 'invalid-value', 'uri keypath not found');
+    const copy = isObject(entry['config']) ? entry['config'] : {};
+    const own = ownConfig(name)!;
+    switch (action) {
+      case 'check-sync':
+        if (failure) return { result: 'error', info: `Failed to connect to device ${name}: connection refused` };
+        if (unsupported(name)) return { result: 'unsupported' };
+        return { result: JSON.stringify(copy) === JSON.stringify(own) ? 'in-sync' : 'out-of-sync' };
+      case 'sync-from':
+        if (failure) return { result: false, info: `Failed to connect to device ${name}: connection refused` };
+        entry['config'] = clone(own);
+        drifted.delete(name);
+        return { result: true };
+      case 'compare-config': {
+        if (failure) throw new RestconfError(500, 'operation-failed', `compare-config failed on device ${name}`);
+        const [a, b] = [pretty(copy), pretty(own)];
+        return a === b ? {} : { diff: createTwoFilesPatch(`nso/${name}`, `device/${name}`, a, b, undefined, undefined, { context: 2 }) };
+      }
+    }
+  };
+
+  /** `POST …/devices/<action>` (the `device` leaf-list) or `…/device=<d>/<action>`; `undefined` when the path is neither. */
+  const syncAction = (segments: readonly Segment[], action: SyncAction, body: JsonObject): JsonObject | undefined => {
+    if (knobs.noSyncActions) throw new RestconfError(knobs.noSyncActions, 'operation-not-supported', `no ${action} action`);
+    const parent = segments[segments.length - 2];
+    const input = body['input'] ?? body['tailf-ncs:input'] ?? {};
+    if (!isObject(input)) throw new RestconfError(400, 'malformed-message', 'the input must be an object', 'protocol');
+    if (segments.length === 3 && parent?.keys?.length === 1 && localName(parent.name) === 'device' && localName(segments[0]!.name) === 'devices') {
+      return { 'tailf-ncs:output': deviceSync(action, parent.keys[0]!) };
+    }
+    if (segments.length !== 2 || localName(segments[0]!.name) !== 'devices' || action === 'compare-config') return undefined;
+    const named = input['device'];
+    if (named !== undefined && (!Array.isArray(named) || named.some((d) => typeof d !== 'string'))) {
+      throw new RestconfError(400, 'invalid-value', 'device must be a list of device names');
+    }
+    const names = (named as string[] | undefined) ?? deviceList().map((e) => (isObject(e) ? String(e['name']) : ''));
+    const unknown = names.find((d) => !deviceEntry(d));
+    // A leafref to a device NSO does not have: the whole request is refused, as NSO does.
+    if (unknown !== undefined) throw new RestconfError(400, 'invalid-value', `illegal reference: device ${unknown}`);
+    return {
+      'tailf-ncs:output': {
+        'sync-result': names.map((device): JsonObject => {
+          try {
+            return { device, ...deviceSync(action, device) };
+          } catch (error) {
+            return { device, result: action === 'sync-from' ? false : 'error', info: error instanceof Error ? error.message : String(error) };
+          }
+        }),
+      },
+    };
+  };
+
+  /** `POST /simulator/devices/<d>/drift`: the simulator's own route (no auth), outside RESTCONF. */
+  const simulatorRoute = (method: string, path: string, rawBody: string): [number, Record<string, string>, string] | undefined => {
+    const match = /^\/simulator\/devices\/([^/?]+)\/(drift|config)$/.exec(path);
+    if (!match) return path.startsWith('/simulator/') ? [404, { 'Content-Type': 'application/json' }, '{"error":"no such simulator route"}'] : undefined;
+    const name = decodeURIComponent(match[1]!);
+    if (!deviceEntry(name)) return [404, { 'Content-Type': 'application/json' }, JSON.stringify({ error: `no device ${name}` })];
+    if (match[2] === 'config' && method === 'GET') return [200, { 'Content-Type': 'application/json' }, JSON.stringify(ownConfig(name))];
+    if (match[2] !== 'drift' || method !== 'POST') return [405, { 'Content-Type': 'application/json' }, '{"error":"method not allowed"}'];
+    let patch: Json;
+    try {
+      patch = JSON.parse(rawBody) as Json;
+    } catch {
+      patch = null;
+    }
+    if (!isObject(patch)) return [400, { 'Content-Type': 'application/json' }, '{"error":"the body must be a JSON object merged into the device\'s configuration"}'];
+    drift(name, patch);
+    return [200, { 'Content-Type': 'application/json' }, JSON.stringify(ownConfig(name))];
+  };
+
+  const drift = (name: string, patch: JsonObject): void => {
+    const own = ownConfig(name);
+    if (!own) throw new Error(`the simulator has no device ${name}`);
+    const changed = clone(own);
+    merge(changed, patch);
+    drifted.set(name, changed);
+  };
   let knobs: NsoKnobs = {};
   let connections = 0;
   const requests: NsoRequestRecord[] = [];
@@ -521,8 +677,13 @@ export const startNsoSimulator = async (options: NsoSimulatorOptions = {}): Prom
       throw new RestconfError(405, 'operation-not-supported', 'method not allowed on the datastore root', 'protocol', { Allow: 'GET, PATCH' });
     }
 
-    // A device action: POST …/device=<name>/<action>.
     const last = segments[segments.length - 1]!;
+    if (method === 'POST' && SYNC_ACTIONS.has(localName(last.name)) && !last.keys) {
+      const answer = syncAction(segments, localName(last.name) as SyncAction, body!);
+      if (answer) return render(200, answer);
+    }
+    // A device action: POST …/device=<name>/<action>.
+
     const action = DEVICE_ACTIONS[localName(last.name)];
     if (method === 'POST' && action && !last.keys) {
       const parent = locate(root, segments.slice(0, -1));
@@ -615,6 +776,11 @@ export const startNsoSimulator = async (options: NsoSimulatorOptions = {}): Prom
     };
     requests.push(record);
     const socket = req.socket;
+    const own = simulatorRoute(record.method, record.path, rawBody);
+    if (own) {
+      await send(res, ...own);
+      return;
+    }
 
     const served = (perSocket.get(socket) ?? 0) + 1;
     perSocket.set(socket, served);
@@ -714,6 +880,12 @@ export const startNsoSimulator = async (options: NsoSimulatorOptions = {}): Prom
     data: () => clone(root),
     resetData() {
       root = clone(initial);
+      drifted = initialDrift();
+    },
+    drift,
+    deviceConfig: (name) => {
+      const own = ownConfig(name);
+      return own === undefined ? undefined : clone(own);
     },
     close: () =>
       new Promise<void>((resolve) => {

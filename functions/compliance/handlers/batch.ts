@@ -31,7 +31,7 @@ const client = createHttpClient({ allowLoopback: optionalEnv('LOCAL_MODE', 'fals
 const limits = { ...DEFAULT_LIMITS, maxBodyBytes: integerEnv('RELAY_MAX_BODY_BYTES', DEFAULT_LIMITS.maxBodyBytes, 1024, DEFAULT_LIMITS.maxBodyBytes) };
 
 const TIMED_OUT = new Set(['timeout', 'aborted']);
-/** One debug line per fetch (a batch makes thousands); the metrics count them all. */
+/** One debug line per fetch or sync action (a batch makes thousands); the metrics count them all. */
 const log = (line: RelayLogLine): void => {
   logger.debug('compliance fetch', { ...line });
   if (line.upstreamMs !== undefined) {
@@ -45,6 +45,14 @@ export const engineDeps: EngineDeps = {
   relayGet: (remainingTimeMs) => (adapterId, path) =>
     relayRestAction(
       { adapterId, request: { params: { method: 'GET', path, accept: 'application/yang-data+json' }, body: {} } },
+      { adapters, secrets: secretResolver, client, remainingTimeMs, log, limits },
+    ),
+  relayPost: (remainingTimeMs) => (adapterId, path, body) =>
+    relayRestAction(
+      {
+        adapterId,
+        request: { params: { method: 'POST', path, accept: 'application/yang-data+json', contentType: 'application/yang-data+json' }, body },
+      },
       { adapters, secrets: secretResolver, client, remainingTimeMs, log, limits },
     ),
   evaluate: evaluateRules,
