@@ -229,13 +229,13 @@ type ReportHead = Pick<DeviceReport, 'batchId' | 'device' | 'treeId' | 'version'
 
 /** The report of a device whose NSO copy differs from the device: NSO's diff, no score, no rule evaluated. */
 const outOfSyncReport = (head: ReportHead, synced: Extract<SyncVerdict, { diff: string }>, deps: CheckDeps): DeviceReport => ({
-    ...head,
-    grade: 'out-of-sync',
-    totals: { errors: 0, warnings: 0, infos: 0, passes: 0 },
-    issues: [],
-    diff: synced.diff,
-    ...(synced.diffTruncated ? { diffTruncated: true } : {}),
-    checkedAt: isoTimestamp(deps.now()),
+  ...head,
+  grade: 'out-of-sync',
+  totals: { errors: 0, warnings: 0, infos: 0, passes: 0 },
+  issues: [],
+  diff: synced.diff,
+  ...(synced.diffTruncated ? { diffTruncated: true } : {}),
+  checkedAt: isoTimestamp(deps.now()),
 });
 type Graded = Pick<DeviceReport, 'grade' | 'score' | 'totals' | 'issues' | 'issuesOmitted'>;
 

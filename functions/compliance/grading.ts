@@ -39,7 +39,8 @@ export const score = (outcomes: readonly { readonly severity: RuleSeverity; read
 };
 
 /** The grade of a score. */
-export const gradeOf = (value: number): Exclude<Grade, 'error' | 'out-of-sync'> => (value >= PASS_THRESHOLD ? 'pass' : value >= REVIEW_THRESHOLD ? 'review' : 'fail');
+export const gradeOf = (value: number): Exclude<Grade, 'error' | 'out-of-sync'> =>
+  value >= PASS_THRESHOLD ? 'pass' : value >= REVIEW_THRESHOLD ? 'review' : 'fail';
 
 /** Failed rules by severity, and passed rules. */
 export const ruleTotals = (outcomes: readonly { readonly severity: RuleSeverity; readonly passed: boolean }[]): RuleTotals => {

@@ -34,7 +34,17 @@ import { ServiceUnavailable } from '../platform/problem.js';
 import { transientReason } from '../platform/transient.js';
 import { WRITE_ID_ATTRIBUTE, holdsWrite, newWriteId, refusedOnCondition, settleWrite } from '../platform/settled-write.js';
 import { GRADES, type Grade } from './grading.js';
-import { emptyCounts, REPORT_ID_PATTERN, type SyncMode, type Batch, type BatchPlan, type BatchStatus, type ChunkCounts, type DeviceAssignment, type Report } from './model.js';
+import {
+  emptyCounts,
+  REPORT_ID_PATTERN,
+  type SyncMode,
+  type Batch,
+  type BatchPlan,
+  type BatchStatus,
+  type ChunkCounts,
+  type DeviceAssignment,
+  type Report,
+} from './model.js';
 import { chunkEntries, decodeChunk, decodePlan, encodePlan } from './plan.js';
 import { shownIssue } from './shown.js';
 import { documentClient } from '../platform/dynamo.js';

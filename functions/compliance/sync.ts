@@ -68,7 +68,13 @@ export const shownDiff = (diff: string, secrets: readonly string[] = []): { read
   const masked = redactText(diff, secrets);
   const bytes = Buffer.from(masked, 'utf8');
   if (bytes.length <= MAX_DIFF_BYTES) return { diff: masked };
-  return { diff: bytes.subarray(0, MAX_DIFF_BYTES).toString('utf8').replace(/\uFFFD+$/, ''), diffTruncated: true };
+  return {
+    diff: bytes
+      .subarray(0, MAX_DIFF_BYTES)
+      .toString('utf8')
+      .replace(/\uFFFD+$/, ''),
+    diffTruncated: true,
+  };
 };
 
 const noteAbsent = (action: string, status: number): string =>
@@ -78,13 +84,7 @@ const noteAbsent = (action: string, status: number): string =>
  * The sync step of a chunk of `devices` (in the order its workers take them) on `target`'s adapter.
  * `maxBusyRetries`: busy answers (429, 503) retried per request, as for a configuration fetch.
  */
-export const syncStep = (
-  mode: SyncMode,
-  target: CheckTarget,
-  devices: readonly string[],
-  relayPost: RelayPost | undefined,
-  maxBusyRetries = 5,
-): SyncStep => {
+export const syncStep = (mode: SyncMode, target: CheckTarget, devices: readonly string[], relayPost: RelayPost | undefined, maxBusyRetries = 5): SyncStep => {
   if (mode === 'none') {
     const verdict: SyncVerdict = { sync: { mode, result: 'not-checked' } };
     return { before: async () => verdict };
@@ -170,7 +170,8 @@ export const syncStep = (
     if ('absent' in answer) return { sync: { mode, result: 'not-checked', note: noteAbsent('compare-config', answer.absent) } };
     if ('kind' in answer) return { sync: { mode, result: 'not-checked' }, failure: answer };
     const { diff } = answer;
-    if (typeof diff !== 'string' || diff.trim() === '') return { sync: { mode, result: 'in-sync', note: 'Compared with compare-config: NSO cannot check-sync this device.' } };
+    if (typeof diff !== 'string' || diff.trim() === '')
+      return { sync: { mode, result: 'in-sync', note: 'Compared with compare-config: NSO cannot check-sync this device.' } };
     return { sync: { mode, result: 'out-of-sync' }, ...shownDiff(diff) };
   };
 
@@ -178,7 +179,10 @@ export const syncStep = (
     const info = typeof answer.info === 'string' && answer.info ? `: ${redactText(answer.info)}` : '';
     if (mode === 'sync-from') {
       if (answer.result === true || answer.result === 'true') return { sync: { mode, result: 'synced' } };
-      return { sync: { mode, result: 'not-checked' }, failure: { kind: 'sync-failed', reason: `NSO could not take the device's configuration (sync-from)${info}.` } };
+      return {
+        sync: { mode, result: 'not-checked' },
+        failure: { kind: 'sync-failed', reason: `NSO could not take the device's configuration (sync-from)${info}.` },
+      };
     }
     if (answer.result === 'in-sync') return { sync: { mode, result: 'in-sync' } };
     if (answer.result === 'out-of-sync' || answer.result === 'unsupported') return compare(device, gate);

@@ -139,7 +139,10 @@ export const responseComponents: Record<string, JsonSchema> = {
         additionalProperties: false,
         properties: {
           mode: { enum: [...SYNC_MODES] },
-          result: { enum: [...SYNC_RESULTS], description: '`not-checked` for mode `none`, an orchestrator without the actions (see `note`) or a failed action (see `reason`)' },
+          result: {
+            enum: [...SYNC_RESULTS],
+            description: '`not-checked` for mode `none`, an orchestrator without the actions (see `note`) or a failed action (see `reason`)',
+          },
           note: { type: 'string' },
         },
       },

@@ -102,7 +102,12 @@ describe('compliance read routes', () => {
     await store.countChunk(BATCH, 0, counts); // counted once
     await store.finish(BATCH, 'completed', '2026-11-23T10:05:00.000Z', counts);
     const done = await call(getBatch, BATCH_PATH, { batchId: BATCH });
-    expect(done.body).toMatchObject({ status: 'completed', done: 5, grades: { pass: 2, review: 0, fail: 1, error: 2, 'out-of-sync': 0 }, finished: '2026-11-23T10:05:00.000Z' });
+    expect(done.body).toMatchObject({
+      status: 'completed',
+      done: 5,
+      grades: { pass: 2, review: 0, fail: 1, error: 2, 'out-of-sync': 0 },
+      finished: '2026-11-23T10:05:00.000Z',
+    });
   });
 
   it('answers one report by id, and 404 for an unknown one', async () => {

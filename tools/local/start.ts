@@ -364,7 +364,9 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       const text = await res.text();
       if (res.status !== 200 && res.status !== 201)
         throw new Error(`registering the NSO simulator as adapter ${SIMULATOR_ADAPTER} failed: ${res.status} ${text}`);
-      say(`NSO simulator on ${sim.url}, registered as adapter ${SIMULATOR_ADAPTER} (fleet edge-00000…edge-${String(LOCAL_FLEET.devices - 1).padStart(5, '0')}, some out of sync)`);
+      say(
+        `NSO simulator on ${sim.url}, registered as adapter ${SIMULATOR_ADAPTER} (fleet edge-00000…edge-${String(LOCAL_FLEET.devices - 1).padStart(5, '0')}, some out of sync)`,
+      );
     }
 
     // 6. Sample trees on the first start.

@@ -495,6 +495,9 @@ export const startNsoSimulator = async (options: NsoSimulatorOptions = {}): Prom
     const unknown = names.find((d) => !deviceEntry(d));
     // A leafref to a device NSO does not have: the whole request is refused, as NSO does.
     if (unknown !== undefined) throw new RestconfError(400, 'invalid-value', `illegal reference: device ${unknown}`);
+    // A failure status for any device named fails the whole request.
+    const failing = names.map((d) => failureOf(action, d)?.status).find((code) => code !== undefined);
+    if (failing !== undefined) throw new RestconfError(failing, 'operation-failed', `${action} failed on the orchestrator`);
     return {
       'tailf-ncs:output': {
         'sync-result': names.map((device): JsonObject => {
@@ -522,7 +525,8 @@ export const startNsoSimulator = async (options: NsoSimulatorOptions = {}): Prom
     } catch {
       patch = null;
     }
-    if (!isObject(patch)) return [400, { 'Content-Type': 'application/json' }, '{"error":"the body must be a JSON object merged into the device\'s configuration"}'];
+    if (!isObject(patch))
+      return [400, { 'Content-Type': 'application/json' }, '{"error":"the body must be a JSON object merged into the device\'s configuration"}'];
     drift(name, patch);
     return [200, { 'Content-Type': 'application/json' }, JSON.stringify(ownConfig(name))];
   };

@@ -1,0 +1,216 @@
+/** The sync step before grading (functions/compliance/sync.ts) and its reports, against a fake relay and gate: every mode and answer. */
+import { describe, expect, it } from 'vitest';
+import { checkDevice, type CheckDeps, type CheckTarget } from '../../functions/compliance/check.js';
+import type { FetchGate } from '../../functions/compliance/gate.js';
+import { MAX_DIFF_BYTES, type SyncMode } from '../../functions/compliance/model.js';
+import { SYNC_GROUP, syncStep, type RelayPost, type SyncStep } from '../../functions/compliance/sync.js';
+import { GatewayTimeout, ServiceUnavailable } from '../../functions/platform/problem.js';
+import type { RestActionResult } from '../../functions/relay/service.js';
+
+const target: CheckTarget = {
+  batchId: 'a'.repeat(24),
+  treeId: 'b'.repeat(24),
+  version: 'v1',
+  adapterId: 'lab',
+  plan: { variables: {}, nodes: ['base'], rulesByNode: { base: [{ id: 'r', node: 'base', path: '/x', mode: 'required', severity: 'error' }] } },
+};
+
+/** A gate that sends at once and counts its pauses. */
+const gate = (): FetchGate & { pauses: number; sent: number } => {
+  const g = {
+    pauses: 0,
+    sent: 0,
+    run: <T>(fetch: () => Promise<T>) => {
+      g.sent++;
+      return fetch();
+    },
+    pause: () => void g.pauses++,
+  };
+  return g;
+};
+
+type Answer = RestActionResult[] | Error;
+/** A relay POST answering by path (`(path, body) => answer`), recording each request. */
+const relay = (answer: (path: string, body: Record<string, unknown>) => Answer) => {
+  const sent: { path: string; body: Record<string, unknown> }[] = [];
+  const post: RelayPost = async (_adapter, path, body) => {
+    sent.push({ path, body });
+    const a = answer(path, body);
+    if (a instanceof Error) throw a;
+    return a;
+  };
+  return { post, sent };
+};
+const ok = (output: Record<string, unknown>): RestActionResult[] => [{ result: '200', data: { 'tailf-ncs:output': output } } as RestActionResult];
+const status = (code: number): RestActionResult[] => [{ result: String(code), data: {} } as RestActionResult];
+const grouped = (results: (device: string) => Record<string, unknown>) => (_path: string, body: Record<string, unknown>) =>
+  ok({ 'sync-result': ((body['input'] as { device: string[] }).device ?? []).map((device) => ({ device, ...results(device) })) });
+const names = (n: number) => Array.from({ length: n }, (_, i) => `d${i}`);
+const step = (mode: SyncMode, post: RelayPost, devices = names(3)): SyncStep => syncStep(mode, target, devices, post, 2);
+const GROUP_PATH = '/restconf/data/tailf-ncs:devices/check-sync';
+
+describe('sync none', () => {
+  it('asks nothing and says the device was not checked', async () => {
+    const r = relay(() => new Error('never'));
+    expect(await step('none', r.post).before('d0', gate())).toEqual({ sync: { mode: 'none', result: 'not-checked' } });
+    expect(r.sent).toHaveLength(0);
+  });
+});
+
+describe('sync check', () => {
+  it('asks check-sync for a group of the chunk in one request, the device leaf-list as input', async () => {
+    const r = relay(grouped(() => ({ result: 'in-sync' })));
+    const devices = names(SYNC_GROUP + 5);
+    const s = step('check', r.post, devices);
+    const g = gate();
+    const verdicts = await Promise.all(devices.map((d) => s.before(d, g)));
+    expect(verdicts.every((v) => 'sync' in v && v.sync.result === 'in-sync' && Object.keys(v).length === 1)).toBe(true);
+    expect(r.sent.map((x) => x.path)).toEqual([GROUP_PATH, GROUP_PATH]);
+    expect(r.sent[0]!.body).toEqual({ input: { device: devices.slice(0, SYNC_GROUP) } });
+    expect(r.sent[1]!.body).toEqual({ input: { device: devices.slice(SYNC_GROUP) } });
+    expect(g.sent).toBe(2);
+  });
+
+  it('gives an out-of-sync device compare-config diff, its secrets masked', async () => {
+    const diff = '-  "hostname": "a"\n+  "hostname": "b"\n+  "secret": "drift-Secret-42"\n';
+    const r = relay((path, body) => (path === GROUP_PATH ? grouped((d) => ({ result: d === 'd1' ? 'out-of-sync' : 'in-sync' }))(path, body) : ok({ diff })));
+    const s = step('check', r.post);
+    const verdict = await s.before('d1', gate());
+    expect(r.sent[1]).toEqual({ path: '/restconf/data/tailf-ncs:devices/device=d1/compare-config', body: { input: { outformat: 'cli' } } });
+    expect(verdict).toEqual({ sync: { mode: 'check', result: 'out-of-sync' }, diff: expect.stringContaining('"hostname": "b"') });
+    expect((verdict as { diff: string }).diff).not.toContain('drift-Secret-42');
+    expect((verdict as { diff: string }).diff).toContain('[redacted]');
+    expect(await s.before('d0', gate())).toEqual({ sync: { mode: 'check', result: 'in-sync' } });
+  });
+
+  it('cuts a diff past its bound on a character boundary and says so', async () => {
+    const diff = `+ ${'é'.repeat(MAX_DIFF_BYTES)}\n`;
+    const r = relay((path, body) => (path === GROUP_PATH ? grouped(() => ({ result: 'out-of-sync' }))(path, body) : ok({ diff })));
+    const verdict = (await step('check', r.post).before('d0', gate())) as { diff: string; diffTruncated?: true };
+    expect(verdict.diffTruncated).toBe(true);
+    expect(Buffer.byteLength(verdict.diff, 'utf8')).toBeLessThanOrEqual(MAX_DIFF_BYTES);
+    expect(Buffer.byteLength(verdict.diff, 'utf8')).toBeGreaterThan(MAX_DIFF_BYTES - 4);
+    expect(verdict.diff).not.toContain('\uFFFD');
+  });
+
+  it('lets compare-config decide where NSO answers unsupported: empty output in sync, a diff out of sync', async () => {
+    const r = relay((path, body) =>
+      path === GROUP_PATH ? grouped(() => ({ result: 'unsupported' }))(path, body) : ok(path.includes('device=d2') ? { diff: '+ x\n' } : {}),
+    );
+    const s = step('check', r.post);
+    expect(await s.before('d0', gate())).toEqual({ sync: { mode: 'check', result: 'in-sync', note: expect.stringContaining('compare-config') } });
+    expect(await s.before('d2', gate())).toMatchObject({ sync: { result: 'out-of-sync' }, diff: '+ x\n' });
+    expect(r.sent.filter((x) => x.path.endsWith('/compare-config'))).toHaveLength(2);
+  });
+
+  it("reports NSO's error result as the device's failure, its info masked", async () => {
+    const r = relay(grouped(() => ({ result: 'error', info: 'connect failed password=hunter2' })));
+    const verdict = await step('check', r.post).before('d0', gate());
+    expect(verdict).toMatchObject({ sync: { mode: 'check', result: 'not-checked' }, failure: { kind: 'sync-failed' } });
+    const reason = (verdict as { failure: { reason: string } }).failure.reason;
+    expect(reason).toContain('check-sync: error');
+    expect(reason).not.toContain('hunter2');
+  });
+
+  it('gives every device of a group a 5xx answer as its failure, and retries busy answers after a pause', async () => {
+    let busy = 2;
+    const r = relay((path, body) => {
+      if ((body['input'] as { device: string[] }).device.includes('d0')) return status(500);
+      return busy-- > 0 ? status(503) : grouped(() => ({ result: 'in-sync' }))(path, body);
+    });
+    const s = step('check', r.post, ['d0', 'd1']);
+    expect(await s.before('d0', gate())).toMatchObject({ failure: { kind: 'status', reason: expect.stringContaining('500 to check-sync') } });
+    expect(await s.before('d1', gate())).toMatchObject({ failure: { kind: 'status' } });
+    const g = gate();
+    expect(await step('check', r.post, ['d5']).before('d5', g)).toEqual({ sync: { mode: 'check', result: 'in-sync' } });
+    expect(g.pauses).toBe(2);
+  });
+
+  it('grades as none would, with a note, when the orchestrator has no check-sync (404 or 501), and asks nothing more', async () => {
+    for (const code of [404, 501]) {
+      const r = relay(() => status(code));
+      const s = step('check', r.post, names(60));
+      for (const d of names(60))
+        expect(await s.before(d, gate())).toEqual({ sync: { mode: 'check', result: 'not-checked', note: expect.stringContaining(`answered ${code}`) } });
+      expect(r.sent).toHaveLength(1);
+    }
+  });
+
+  it('asks device by device when the grouped input is refused (400), and for a device the group answer left out', async () => {
+    const r = relay((path, body) => {
+      if (path === GROUP_PATH) return (body['input'] as { device: string[] }).device.includes('d0') ? status(400) : ok({ 'sync-result': [] });
+      return ok({ result: path.includes('device=d1') ? 'out-of-sync' : 'in-sync' });
+    });
+    const s = step('check', r.post, ['d0', 'd1']);
+    expect(await s.before('d0', gate())).toEqual({ sync: { mode: 'check', result: 'in-sync' } });
+    expect(r.sent.map((x) => x.path)).toEqual([GROUP_PATH, '/restconf/data/tailf-ncs:devices/device=d0/check-sync']);
+    // A device asked on its own that the orchestrator does not have the action for: graded, with a note.
+    const absent = relay((path) => (path === GROUP_PATH ? ok({ 'sync-result': [] }) : status(404)));
+    expect(await step('check', absent.post, ['x']).before('x', gate())).toMatchObject({
+      sync: { result: 'not-checked', note: expect.stringContaining('404') },
+    });
+  });
+
+  it("makes a timeout the device's failure and fails the chunk on a fault of ours before NSO answered", async () => {
+    const timedOut = relay(() => new GatewayTimeout('The orchestrator did not answer within 10 s.'));
+    expect(await step('check', timedOut.post).before('d0', gate())).toMatchObject({ failure: { kind: 'timeout' } });
+    const ours = relay(() => new ServiceUnavailable('The secrets store is unavailable.'));
+    await expect(step('check', ours.post).before('d0', gate())).rejects.toBeInstanceOf(ServiceUnavailable);
+    const crash = relay(() => new Error('socket hang up before sending'));
+    await expect(step('check', crash.post).before('d0', gate())).rejects.toThrow('socket hang up');
+  });
+});
+
+describe('sync sync-from', () => {
+  it('has NSO take the device configuration first, in groups, and reports a refusal as the device failure', async () => {
+    const r = relay(grouped((d) => (d === 'd1' ? { result: false, info: 'Failed to connect to device d1' } : { result: true })));
+    const s = step('sync-from', r.post);
+    expect(await s.before('d0', gate())).toEqual({ sync: { mode: 'sync-from', result: 'synced' } });
+    expect(r.sent[0]!.path).toBe('/restconf/data/tailf-ncs:devices/sync-from');
+    expect(await s.before('d1', gate())).toMatchObject({ failure: { kind: 'sync-failed', reason: expect.stringContaining('Failed to connect') } });
+  });
+
+  it('needs the relay POST', () => {
+    expect(() => syncStep('sync-from', target, [], undefined)).toThrow('needs the relay');
+  });
+});
+
+describe('a report after the sync step', () => {
+  const deps = (sync: SyncStep): CheckDeps => ({
+    relayGet: async () => [{ result: '200', data: { 'tailf-ncs:config': { x: 1 } } }] as RestActionResult[],
+    evaluate: (_c, _v, rules) => rules.map((r) => ({ id: r.id, path: r.path, mode: r.mode, severity: r.severity, status: 'pass' as const, message: 'ok' })),
+    gate: gate(),
+    now: () => new Date('2026-11-27T10:00:00.000Z'),
+    sync,
+  });
+  const device = { device: 'd0', node: 'base' };
+
+  it('of an out-of-sync device: grade out-of-sync, the diff, no score, no rule evaluated', async () => {
+    const report = await checkDevice(device, target, deps({ before: async () => ({ sync: { mode: 'check', result: 'out-of-sync' }, diff: '+ x\n' }) }));
+    expect(report).toEqual({
+      batchId: target.batchId,
+      device: 'd0',
+      treeId: target.treeId,
+      version: 'v1',
+      node: 'base',
+      sync: { mode: 'check', result: 'out-of-sync' },
+      grade: 'out-of-sync',
+      totals: { errors: 0, warnings: 0, infos: 0, passes: 0 },
+      issues: [],
+      diff: '+ x\n',
+      checkedAt: '2026-11-27T10:00:00.000Z',
+    });
+  });
+
+  it('of a device in sync: graded, and says how sync was checked; of a failed action: grade error with its reason', async () => {
+    const graded = await checkDevice(device, target, deps({ before: async () => ({ sync: { mode: 'sync-from', result: 'synced' } }) }));
+    expect(graded).toMatchObject({ grade: 'pass', score: 100, sync: { mode: 'sync-from', result: 'synced' } });
+    const failed = await checkDevice(
+      device,
+      target,
+      deps({ before: async () => ({ sync: { mode: 'check', result: 'not-checked' }, failure: { kind: 'timeout', reason: 'no answer' } }) }),
+    );
+    expect(failed).toMatchObject({ grade: 'error', reason: 'no answer', sync: { result: 'not-checked' } });
+    expect(failed).not.toHaveProperty('score');
+  });
+});
