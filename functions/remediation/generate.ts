@@ -108,6 +108,7 @@ const address = (config: unknown, tokens: readonly string[], lists: ListKeys): A
     if (entry?.includes(token)) return `${here} is the key ${token} of its list entry, which names the entry and cannot be changed`;
     entry = undefined;
     if (current !== undefined && !isObject(current)) return `${formatPointer(tokens.slice(0, i))} is a value, not a container`;
+    if (current === undefined && ARRAY_INDEX.test(token)) return `${here} names a list entry, and the configuration has no list there`;
     if (!NODE_NAME.test(token)) return `${JSON.stringify(token)} is not a YANG node name`;
     if (i === 0 && !token.includes(':')) return `${JSON.stringify(token)} is a top-level member without its module (RFC 7951 names it module:name)`;
     steps.push({ name: token });
@@ -269,6 +270,8 @@ const planRule = (rule: Rule, config: unknown, variables: Readonly<Record<string
     if (reason) return { unremediable: reason };
     if (where.entry && isObject(expected) && where.entry.some((name) => Object.hasOwn(expected, name) && expected[name] !== (where.actual as JsonObject)[name]))
       return { unremediable: `the value changes a key of the list entry ${rule.path}, which names the entry` };
+    if (where.entry && rule.mode === 'exact' && !where.entry.every((name) => Object.hasOwn(expected as JsonObject, name)))
+      return { unremediable: `an exact value for the list entry ${rule.path} must hold its keys (${where.entry.join(', ')})` };
   }
   if (rule.mode === 'required') return planRequired(where, expected, lists);
   if (rule.ordered && hasLongArray(expected)) return { unremediable: 'the rule compares arrays in order, and NSO orders the entries of its lists itself' };

@@ -128,6 +128,8 @@ describe('remediation: exact', () => {
       },
     ]);
     expect(allPassAfter(remediate(ok), ok)).toEqual(['pass']);
+    const keyless = remediate([rule('e', 'exact', `/${IOS}:interface/GigabitEthernet/0`, { mtu: 9000 })]);
+    expect(keyless.rules).toEqual([{ ruleId: 'e', unremediable: expect.stringMatching(/must hold its keys \(name\)/) }]);
     const moved = remediate([rule('e', 'exact', `/${IOS}:interface/GigabitEthernet/0`, { name: '0/9' })]);
     expect(moved.rules).toEqual([{ ruleId: 'e', unremediable: expect.stringMatching(/changes a key/) }]);
   });
@@ -180,6 +182,7 @@ describe('remediation: what cannot be remediated', () => {
     ['a leaf-list value by position', `/${IOS}:ntp/server/0`, 'x', /leaf-list value by its position/],
     ['a list entry that does not exist', `/${IOS}:interface/GigabitEthernet/7/mtu`, 1, /no entry/],
     ['a key of a list entry', `/${IOS}:interface/GigabitEthernet/0/name`, 'x', /is the key name/],
+    ['an entry of a list that is not there', `/${IOS}:vlan/0/id`, 1, /no list there/],
     ['a path below a value', `/${IOS}:hostname/x`, 1, /not a container/],
     ['an empty list', `/${IOS}:ntp/peer`, [], /empty list/],
     ['entries without their key', `/${IOS}:interface/GigabitEthernet`, [{ mtu: 1 }], /no value for a key/],
