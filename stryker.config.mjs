@@ -33,6 +33,8 @@ export default {
     'functions/platform/problem.ts',
     'functions/platform/logger.ts',
     'functions/platform/redaction.ts',
+    'functions/remediation/generate.ts',
+    'functions/remediation/patch.ts',
   ],
   reporters: ['clear-text', 'progress', 'json', 'html'],
   jsonReporter: { fileName: 'reports/mutation/mutation.json' },

@@ -113,6 +113,23 @@ const substitute = (value: JsonValue, variables: Readonly<Record<string, string>
   return value;
 };
 
+/**
+ * The rule's value with the variables substituted (`value` is `undefined` when the rule has
+ * none), or the first variable it names that `variables` lacks. What the evaluator compares,
+ * and what remediation writes.
+ */
+export const ruleValue = (
+  rule: Pick<Rule, 'value'>,
+  variables: Readonly<Record<string, string>>,
+): { readonly value: JsonValue | undefined } | { readonly unknownVariable: string } => {
+  try {
+    return { value: rule.value === undefined ? undefined : substitute(rule.value, variables) };
+  } catch (error) {
+    if (error instanceof UnknownVariable) return { unknownVariable: error.variable };
+    throw error;
+  }
+};
+
 /** The reference tokens of a JSON Pointer (RFC 6901), or `undefined` when it is not one. */
 export const parsePointer = (pointer: string): string[] | undefined => {
   if (pointer === '') return [];
@@ -125,7 +142,8 @@ export const parsePointer = (pointer: string): string[] | undefined => {
 /** The JSON Pointer of `tokens`. */
 export const formatPointer = (tokens: readonly string[]): string => tokens.map((t) => `/${t.replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
 
-const ARRAY_INDEX = /^(?:0|[1-9][0-9]*)$/;
+/** A JSON Pointer token that names an array element: a plain decimal index. */
+export const ARRAY_INDEX = /^(?:0|[1-9][0-9]*)$/;
 
 /** The value `tokens` point at in `document`, or `undefined` when there is none. */
 export const resolvePointer = (document: unknown, tokens: readonly string[]): JsonValue | undefined => {
@@ -451,14 +469,10 @@ export const evaluateRule = (config: unknown, variables: Readonly<Record<string,
   const head = { id: rule.id, path: rule.path, mode: rule.mode, severity: rule.severity };
   const tokens = parsePointer(rule.path);
   if (!tokens) return { ...head, status: 'invalid', message: 'path is not a JSON Pointer (RFC 6901)' };
-  let expected: JsonValue | undefined;
-  try {
-    expected = rule.value === undefined ? undefined : substitute(rule.value, variables);
-  } catch (error) {
-    if (error instanceof UnknownVariable)
-      return { ...head, status: 'invalid', message: `value names the variable ${JSON.stringify(error.variable)}, which the version does not define` };
-    throw error;
-  }
+  const resolved = ruleValue(rule, variables);
+  if ('unknownVariable' in resolved)
+    return { ...head, status: 'invalid', message: `value names the variable ${JSON.stringify(resolved.unknownVariable)}, which the version does not define` };
+  const expected = resolved.value;
   const actual = resolvePointer(config, tokens);
   const pass = (message: string): RuleResult => ({ ...head, status: 'pass', message });
   const fail = (m: Mismatch): RuleResult =>

@@ -17,7 +17,7 @@ import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../infra/paths.js';
 
 const FUNCTIONS = path.join(PROJECT_ROOT, 'functions');
-const FEATURES = ['adapters', 'applications', 'authorizer', 'compliance', 'configs', 'health', 'profiles', 'relay', 'trees'];
+const FEATURES = ['adapters', 'applications', 'authorizer', 'compliance', 'configs', 'health', 'profiles', 'relay', 'remediation', 'trees'];
 const LAYERS: readonly (readonly string[])[] = [['platform'], ['outbound'], ['runtime'], ['generated'], FEATURES, ['api']];
 const OUTSIDE = ['infra', 'tools', 'test', 'bench'];
 

@@ -1,0 +1,417 @@
+/**
+ * Remediation generation: for each failing rule of one device, the YANG Patch edits that make
+ * it pass, worked out from the rules, the version's variables and the device's configuration.
+ * Pure: no I/O, no clock. docs/compliance.md ("Remediation: how fixes are generated") says the
+ * same with examples.
+ *
+ * - `required` merges the expected value at the rule's path (a list's entries one by one, by key).
+ * - `exact` replaces the node with the expected value (a list: its entries by key, and the
+ *   entries the value lacks removed).
+ * - `disallowed` removes what is there: the node, or the parts of it that hold the value.
+ *
+ * Each rule's edits are checked by applying them ({@link applyEdits}) and evaluating the rule
+ * again with the evaluator itself; all rules' edits together are checked the same way against
+ * every rule of the device, and rules whose edits undo each other (or break a rule that passed)
+ * are reported as conflicting instead of sent. A rule nothing can be generated for says why.
+ */
+import type { Rule } from '../trees/config-model.js';
+import type { JsonValue } from '../trees/config-model.js';
+import { ARRAY_INDEX, canonical, contains, evaluateRule, evaluateRules, formatPointer, parsePointer, type RuleResult, ruleValue } from '../trees/rules.js';
+import {
+  applyEdits,
+  type EditOperation,
+  entryKeys,
+  formatTarget,
+  type ListKeys,
+  NODE_NAME,
+  PatchError,
+  type Step,
+  type YangPatch,
+  type YangPatchEdit,
+} from './patch.js';
+
+/** A rule as a batch plan holds it (with its node) or as a version holds it. */
+export type RemediatedRule = Rule & { readonly node?: string };
+
+export interface RemediationInput {
+  readonly device: string;
+  /** The device's configuration: the object inside `tailf-ncs:config`, as fetched now. */
+  readonly config: unknown;
+  /** Every rule the device is checked against, in inheritance order. */
+  readonly rules: readonly RemediatedRule[];
+  readonly variables: Readonly<Record<string, string>>;
+  readonly listKeys: ListKeys;
+  /** Only these rules are remediated (all failing rules when absent); every rule is still checked. */
+  readonly ruleIds?: ReadonlySet<string>;
+  /** The patch's `patch-id`; `remediation-<device>` when absent. */
+  readonly patchId?: string;
+}
+
+/** A failing rule's remediation: the ids of its edits in the patch, or why there are none. */
+export type RuleRemediation =
+  | { readonly ruleId: string; readonly node?: string; readonly edits: readonly string[] }
+  | { readonly ruleId: string; readonly node?: string; readonly unremediable: string; readonly conflictsWith?: readonly string[] };
+
+/** One device's remediation: one transaction (absent when nothing is to be sent), and one entry per failing rule. */
+export interface DeviceRemediation {
+  readonly device: string;
+  readonly patch?: YangPatch;
+  readonly rules: readonly RuleRemediation[];
+}
+
+/** An edit before it has an id, with the JSON Pointer (tokens) of the place it changes. */
+interface Edit {
+  readonly operation: Extract<EditOperation, 'merge' | 'replace' | 'remove'>;
+  readonly steps: readonly Step[];
+  readonly value?: JsonValue;
+  readonly at: readonly string[];
+}
+
+type Planned = { readonly edits: readonly Edit[] } | { readonly unremediable: string };
+
+type JsonObject = { readonly [member: string]: JsonValue };
+const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isScalar = (v: unknown): boolean => v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
+
+/** Where a rule's path leads in the configuration, as target steps. */
+interface Address {
+  readonly tokens: readonly string[];
+  readonly steps: readonly Step[];
+  /** The schema path of the node (member names, no positions). */
+  readonly schema: readonly string[];
+  readonly actual: JsonValue | undefined;
+  /** Set when the path ends at a list entry: the list's key names. */
+  readonly entry?: readonly string[];
+}
+
+/** The steps of `tokens` in `config`, or why they cannot be a RESTCONF target. */
+const address = (config: unknown, tokens: readonly string[], lists: ListKeys): Address | string => {
+  const steps: Step[] = [];
+  const schema: string[] = [];
+  let current: unknown = config;
+  let entry: readonly string[] | undefined;
+  for (const [i, token] of tokens.entries()) {
+    const here = formatPointer(tokens.slice(0, i + 1));
+    if (Array.isArray(current)) {
+      const element: unknown = ARRAY_INDEX.test(token) ? current[Number(token)] : undefined;
+      if (element === undefined) return `${here} is no entry of the list`;
+      if (!isObject(element)) return `${here} names a leaf-list value by its position, which a target cannot`;
+      const names = lists(schema);
+      if (!names) return `the keys of the list ${schema.join('/')} are not known`;
+      const keys = entryKeys(element, names);
+      if (!keys) return `the entry ${here} has no value for a key of ${schema.join('/')} (${names.join(', ')})`;
+      steps.push({ name: (steps.pop() as Step).name, keys });
+      entry = names;
+      current = element;
+      continue;
+    }
+    if (entry?.includes(token)) return `${here} is the key ${token} of its list entry, which names the entry and cannot be changed`;
+    entry = undefined;
+    if (current !== undefined && !isObject(current)) return `${formatPointer(tokens.slice(0, i))} is a value, not a container`;
+    if (current === undefined && ARRAY_INDEX.test(token)) return `${here} names a list entry, and the configuration has no list there`;
+    if (!NODE_NAME.test(token)) return `${JSON.stringify(token)} is not a YANG node name`;
+    if (i === 0 && !token.includes(':')) return `${JSON.stringify(token)} is a top-level member without its module (RFC 7951 names it module:name)`;
+    steps.push({ name: token });
+    schema.push(token);
+    current = isObject(current) && Object.hasOwn(current, token) ? current[token] : undefined;
+  }
+  return { tokens, steps, schema, actual: current as JsonValue | undefined, ...(entry ? { entry } : {}) };
+};
+
+/** Why `value` cannot be written at `schema` (lists need their keys, RFC 7951 has no empty list), or `undefined`. */
+const unwritable = (value: JsonValue, schema: readonly string[], lists: ListKeys): string | undefined => {
+  if (Array.isArray(value)) {
+    const where = schema.join('/');
+    if (value.length === 0) return `${where}: an empty list cannot be written`;
+    if (value.every(isScalar)) {
+      return new Set(value.map((v) => canonical(v, false))).size === value.length ? undefined : `${where}: a leaf-list holds each value once`;
+    }
+    if (!value.every(isObject)) return `${where}: a list's entries are all objects or all values`;
+    const names = lists(schema);
+    if (!names) return `the keys of the list ${where} are not known`;
+    const seen = new Set<string>();
+    for (const element of value) {
+      const keys = entryKeys(element, names);
+      if (!keys) return `an entry of ${where} has no value for a key (${names.join(', ')})`;
+      const id = JSON.stringify(keys);
+      if (seen.has(id)) return `two entries of ${where} have the same key ${keys.join(',')}`;
+      seen.add(id);
+      const inner = unwritable(element, schema, lists);
+      if (inner) return inner;
+    }
+    return undefined;
+  }
+  if (!isObject(value)) return undefined;
+  for (const [name, member] of Object.entries(value)) {
+    if (!NODE_NAME.test(name)) return `${JSON.stringify(name)} is not a YANG node name`;
+    const inner = unwritable(member, [...schema, name], lists);
+    if (inner) return inner;
+  }
+  return undefined;
+};
+
+/** The steps of the entry of the list at `steps` whose keys are `keys`. */
+const entryStep = (steps: readonly Step[], keys: readonly string[]): Step[] => [...steps.slice(0, -1), { name: (steps.at(-1) as Step).name, keys }];
+
+/** The list `schema` holds `elements` of: its key names, `undefined` for a leaf-list. */
+const listNames = (schema: readonly string[], elements: readonly JsonValue[], lists: ListKeys): readonly string[] | undefined =>
+  elements.some(isObject) ? lists(schema) : undefined;
+
+/** One edit per element of a list value, each at its entry. */
+const entryEdits = (operation: Edit['operation'], where: Address, elements: readonly JsonValue[], names: readonly string[] | undefined): Edit[] =>
+  elements.map((element) => ({
+    operation,
+    steps: entryStep(where.steps, entryKeys(element, names) as string[]),
+    ...(operation === 'remove' ? {} : { value: [element] }),
+    at: where.tokens,
+  }));
+
+/** The edits of a `required` rule, expecting `expected`. */
+const planRequired = (where: Address, expected: JsonValue | undefined, lists: ListKeys): Planned => {
+  if (expected === undefined) return { unremediable: 'a required rule without a value asks only that the path exists: there is nothing to write' };
+  if (Array.isArray(expected)) {
+    if (where.entry || (where.actual !== undefined && !Array.isArray(where.actual))) return { unremediable: `${formatPointer(where.tokens)} is not a list` };
+    const missing = expected.filter((element) => !contains(where.actual, [element]));
+    return { edits: entryEdits('merge', where, missing, listNames(where.schema, expected, lists)) };
+  }
+  return { edits: [{ operation: 'merge', steps: where.steps, value: where.entry ? [withKeys(where, expected as JsonObject)] : expected, at: where.tokens }] };
+};
+
+/** `value` for the list entry at `where`, with the entry's keys first: a YANG Patch entry carries its keys. */
+const withKeys = (where: Address, value: JsonObject): JsonObject =>
+  Object.fromEntries([...(where.entry as readonly string[]).map((name) => [name, (where.actual as JsonObject)[name]]), ...Object.entries(value)]);
+
+/** The edits of an `exact` rule. */
+const planExact = (where: Address, expected: JsonValue, lists: ListKeys): Planned => {
+  if (!Array.isArray(expected)) return { edits: [{ operation: 'replace', steps: where.steps, value: where.entry ? [expected] : expected, at: where.tokens }] };
+  if (where.entry || (where.actual !== undefined && !Array.isArray(where.actual))) return { unremediable: `${formatPointer(where.tokens)} is not a list` };
+  const actual = (where.actual ?? []) as readonly JsonValue[];
+  const names = listNames(where.schema, expected, lists);
+  if (!actual.every((element) => entryKeys(element, names)))
+    return { unremediable: `the entries at ${formatPointer(where.tokens)} are not of the kind the rule expects` };
+  const wanted = new Set(expected.map((element) => JSON.stringify(entryKeys(element, names))));
+  const present = new Set(actual.map((element) => canonical(element, false)));
+  return {
+    edits: [
+      ...entryEdits(
+        'remove',
+        where,
+        actual.filter((element) => !wanted.has(JSON.stringify(entryKeys(element, names)))),
+        names,
+      ),
+      ...entryEdits(
+        'replace',
+        where,
+        expected.filter((element) => !present.has(canonical(element, false))),
+        names,
+      ),
+    ],
+  };
+};
+
+/** The edits that remove the node at `where`: a list's entries one by one. */
+const removeNode = (where: Address, lists: ListKeys): Planned => {
+  if (!Array.isArray(where.actual)) return { edits: [{ operation: 'remove', steps: where.steps, at: where.tokens }] };
+  return removeEntries(where, where.actual, lists);
+};
+
+const removeEntries = (where: Address, elements: readonly JsonValue[], lists: ListKeys): Planned => {
+  const names = listNames(where.schema, elements, lists);
+  if (!elements.every((element) => entryKeys(element, names))) return { unremediable: `the entries at ${formatPointer(where.tokens)} cannot be named by key` };
+  return { edits: entryEdits('remove', where, elements, names) };
+};
+
+/**
+ * The edits that make the node at `where` stop containing `expected`: a value, an empty object
+ * or list, or a list entry the value names a key of, is removed whole; an object loses each
+ * member the value holds; a list loses each entry that holds one of the value's entries.
+ */
+const planDisallowed = (where: Address, expected: JsonValue, lists: ListKeys): Planned => {
+  const touchesKey = where.entry !== undefined && isObject(expected) && where.entry.some((name) => Object.hasOwn(expected, name));
+  if (isScalar(expected) || (isObject(expected) ? Object.keys(expected).length === 0 : (expected as readonly JsonValue[]).length === 0) || touchesKey)
+    return removeNode(where, lists);
+  if (Array.isArray(expected)) {
+    const actual = where.actual as readonly JsonValue[];
+    return removeEntries(
+      where,
+      actual.filter((element) => expected.some((e) => contains(element, e))),
+      lists,
+    );
+  }
+  const edits: Edit[] = [];
+  for (const [name, member] of Object.entries(expected as JsonObject)) {
+    if (!NODE_NAME.test(name)) return { unremediable: `${JSON.stringify(name)} is not a YANG node name` };
+    const below: Address = {
+      tokens: [...where.tokens, name],
+      steps: [...where.steps, { name }],
+      schema: [...where.schema, name],
+      actual: (where.actual as JsonObject)[name],
+    };
+    const planned = planDisallowed(below, member, lists);
+    if ('unremediable' in planned) return planned;
+    edits.push(...planned.edits);
+  }
+  return { edits };
+};
+
+/** The edits of one failing rule, or why there are none. */
+const planRule = (rule: Rule, config: unknown, variables: Readonly<Record<string, string>>, lists: ListKeys): Planned => {
+  const where = address(config, parsePointer(rule.path) as string[], lists);
+  if (typeof where === 'string') return { unremediable: where };
+  const expected = (ruleValue(rule, variables) as { readonly value: JsonValue | undefined }).value;
+  if (rule.mode === 'disallowed') {
+    if (where.tokens.length === 0 && expected === undefined) return { unremediable: 'the whole configuration always exists' };
+    return expected === undefined ? removeNode(where, lists) : planDisallowed(where, expected, lists);
+  }
+  if (expected !== undefined) {
+    if (where.tokens.length === 0 && !isObject(expected)) return { unremediable: 'the whole configuration is an object' };
+    const reason =
+      where.entry && !isObject(expected) ? `${rule.path} is a list entry and the value is not an object` : unwritable(expected, where.schema, lists);
+    if (reason) return { unremediable: reason };
+    if (where.entry && isObject(expected) && where.entry.some((name) => Object.hasOwn(expected, name) && expected[name] !== (where.actual as JsonObject)[name]))
+      return { unremediable: `the value changes a key of the list entry ${rule.path}, which names the entry` };
+    if (where.entry && rule.mode === 'exact' && !where.entry.every((name) => Object.hasOwn(expected as JsonObject, name)))
+      return { unremediable: `an exact value for the list entry ${rule.path} must hold its keys (${where.entry.join(', ')})` };
+  }
+  if (rule.mode === 'required') return planRequired(where, expected, lists);
+  if (rule.ordered && hasLongArray(expected)) return { unremediable: 'the rule compares arrays in order, and NSO orders the entries of its lists itself' };
+  return planExact(where, expected as JsonValue, lists);
+};
+
+const hasLongArray = (value: JsonValue | undefined): boolean =>
+  Array.isArray(value) ? value.length > 1 || value.some(hasLongArray) : isObject(value) && Object.values(value).some(hasLongArray);
+
+/** The module-qualified name of the node a target's last step names: RFC 7951 qualifies the top of a value. */
+const qualifiedName = (steps: readonly Step[]): string => {
+  const last = steps.at(-1);
+  if (last === undefined) return 'tailf-ncs:config';
+  if (last.name.includes(':')) return last.name;
+  const module = steps.findLast((step) => step.name.includes(':')) as Step;
+  return `${module.name.slice(0, module.name.indexOf(':'))}:${last.name}`;
+};
+
+const toPatchEdit = (device: string, edit: Edit, editId: string): YangPatchEdit => ({
+  'edit-id': editId,
+  operation: edit.operation,
+  target: formatTarget(device, edit.steps),
+  ...(edit.value === undefined ? {} : { value: { [qualifiedName(edit.steps)]: edit.value } }),
+});
+
+/** Whether one pointer is the other or lies below it. */
+const overlaps = (a: readonly string[], b: readonly string[]): boolean =>
+  a.slice(0, b.length).every((t, i) => t === b[i]) || b.slice(0, a.length).every((t, i) => t === a[i]);
+
+interface Candidate {
+  readonly rule: RemediatedRule;
+  readonly edits: readonly Edit[];
+  readonly patchEdits: readonly YangPatchEdit[];
+}
+
+/** The configuration after `edits`, or the id of the edit refused. */
+const tryApply = (
+  config: unknown,
+  edits: readonly YangPatchEdit[],
+  lists: ListKeys,
+): { readonly after: unknown } | { readonly refused: string; readonly reason: string } => {
+  try {
+    return { after: applyEdits(config, edits, lists) };
+  } catch (error) {
+    if (error instanceof PatchError) return { refused: error.editId, reason: error.message };
+    throw error;
+  }
+};
+
+/** The rule's candidate edits, checked alone: applied, then evaluated. */
+const candidateFor = (rule: RemediatedRule, input: RemediationInput): Candidate | string => {
+  const planned = planRule(rule, input.config, input.variables, input.listKeys);
+  if ('unremediable' in planned) return planned.unremediable;
+  let patchEdits: YangPatchEdit[];
+  try {
+    patchEdits = planned.edits.map((edit, i) => toPatchEdit(input.device, edit, `${rule.id}#${i + 1}`));
+  } catch (error) {
+    // A name with a lone surrogate has no percent-encoding.
+    if (error instanceof URIError) return 'the device name or a key on the path cannot be percent-encoded (it is not valid Unicode)';
+    throw error;
+  }
+  const applied = tryApply(input.config, patchEdits, input.listKeys);
+  if ('refused' in applied) return `the operations would be refused: ${applied.reason}`;
+  const after = evaluateRule(applied.after, input.variables, rule);
+  if (after.status !== 'pass') return `the operations found would not make the rule pass: ${after.message}`;
+  return { rule, edits: planned.edits, patchEdits };
+};
+
+/**
+ * Drops candidates until all of them applied together leave every candidate passing and every
+ * rule that passed still passing. A rule that fails afterwards takes down with it every
+ * candidate whose edits change a place at, above or below its path; each is reported with the
+ * others. Returns the conflicts by rule id.
+ */
+const settle = (candidates: Candidate[], input: RemediationInput, before: readonly RuleResult[]): Map<string, Set<string>> => {
+  const conflicts = new Map<string, Set<string>>();
+  for (;;) {
+    const applied = tryApply(
+      input.config,
+      candidates.flatMap((c) => c.patchEdits),
+      input.listKeys,
+    );
+    const ids = new Set(candidates.map((c) => c.rule.id));
+    const broken =
+      'refused' in applied
+        ? input.rules.filter((rule) => candidates.some((c) => c.rule === rule && c.patchEdits.some((e) => e['edit-id'] === applied.refused)))
+        : evaluateRules(applied.after, input.variables, input.rules)
+            .map((result, i) => ({ result, rule: input.rules[i] as RemediatedRule, passed: before[i]?.status === 'pass' }))
+            .filter(({ result, rule, passed }) => result.status !== 'pass' && (passed || ids.has(rule.id)))
+            .map(({ rule }) => rule);
+    if (broken.length === 0) return conflicts;
+    for (const rule of broken) {
+      const tokens = parsePointer(rule.path) as string[];
+      const touching = candidates.filter((c) => c.edits.some((e) => overlaps(e.at, tokens)));
+      const culprits = touching.length ? touching : [...candidates];
+      for (const culprit of culprits) {
+        const others = conflicts.get(culprit.rule.id) ?? new Set<string>();
+        for (const id of [...culprits.map((c) => c.rule.id), rule.id]) if (id !== culprit.rule.id) others.add(id);
+        conflicts.set(culprit.rule.id, others);
+      }
+      for (const culprit of culprits) candidates.splice(candidates.indexOf(culprit), 1);
+    }
+  }
+};
+
+/**
+ * One device's remediation: for each failing rule (of `ruleIds` when given), the edits that
+ * make it pass, all in one YANG Patch; or, per rule, why it cannot be remediated (no RESTCONF
+ * target, nothing to write, a value NSO would refuse, a conflict with another rule).
+ * Passing rules produce nothing.
+ */
+export const remediateDevice = (input: RemediationInput): DeviceRemediation => {
+  const before = evaluateRules(input.config, input.variables, input.rules);
+  const failing = input.rules.filter((rule, i) => before[i]?.status !== 'pass' && (input.ruleIds?.has(rule.id) ?? true));
+  const outcome = new Map<string, RuleRemediation>();
+  const candidates: Candidate[] = [];
+  for (const rule of failing) {
+    const head = { ruleId: rule.id, ...(rule.node === undefined ? {} : { node: rule.node }) };
+    const verdict = before[input.rules.indexOf(rule)] as RuleResult;
+    const candidate = verdict.status === 'invalid' ? `the rule cannot be evaluated: ${verdict.message}` : candidateFor(rule, input);
+    if (typeof candidate === 'string') outcome.set(rule.id, { ...head, unremediable: candidate });
+    else candidates.push(candidate);
+  }
+  const conflicts = settle(candidates, input, before);
+  for (const [id, others] of conflicts) {
+    const rule = failing.find((r) => r.id === id) as RemediatedRule;
+    const conflictsWith = [...others].sort();
+    outcome.set(id, {
+      ruleId: id,
+      ...(rule.node === undefined ? {} : { node: rule.node }),
+      unremediable: `its operations conflict with those of ${conflictsWith.join(', ')}: they cannot all hold`,
+      conflictsWith,
+    });
+  }
+  for (const c of candidates)
+    outcome.set(c.rule.id, { ruleId: c.rule.id, ...(c.rule.node === undefined ? {} : { node: c.rule.node }), edits: c.patchEdits.map((e) => e['edit-id']) });
+  const edit = candidates.flatMap((c) => c.patchEdits);
+  return {
+    device: input.device,
+    ...(edit.length ? { patch: { 'ietf-yang-patch:yang-patch': { 'patch-id': input.patchId ?? `remediation-${input.device}`, edit } } } : {}),
+    rules: failing.map((rule) => outcome.get(rule.id) as RuleRemediation),
+  };
+};

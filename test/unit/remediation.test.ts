@@ -1,0 +1,365 @@
+import { describe, expect, it } from 'vitest';
+import { type RemediatedRule, type RemediationInput, remediateDevice } from '../../functions/remediation/generate.js';
+import { applyEdits, formatTarget, listKeysFrom, PatchError, parseTarget, type YangPatchEdit } from '../../functions/remediation/patch.js';
+import type { JsonValue } from '../../functions/trees/config-model.js';
+import { evaluateRules } from '../../functions/trees/rules.js';
+
+const IOS = 'tailf-ned-cisco-ios';
+const lists = listKeysFrom({ [`${IOS}:interface/GigabitEthernet`]: ['name'], [`${IOS}:logging/host`]: ['ip', 'vrf'] });
+const BASE = `/tailf-ncs:devices/device=R1/config`;
+
+const rule = (
+  id: string,
+  mode: RemediatedRule['mode'],
+  path: string,
+  value?: RemediatedRule['value'],
+  extra: Partial<RemediatedRule> = {},
+): RemediatedRule => ({
+  id,
+  mode,
+  path,
+  severity: 'error',
+  ...(value === undefined ? {} : { value }),
+  ...extra,
+});
+
+const config = () => ({
+  [`${IOS}:hostname`]: 'r1',
+  [`${IOS}:ntp`]: { server: ['10.0.0.9'], source: 'Loopback0' },
+  [`${IOS}:interface`]: {
+    GigabitEthernet: [
+      { name: '0/1', description: 'uplink', mtu: 1500 },
+      { name: '0/2', shutdown: [null] },
+    ],
+  },
+  [`${IOS}:logging`]: { host: [{ ip: '10.1.1.1', vrf: 'mgmt' }] },
+});
+
+const remediate = (rules: RemediatedRule[], over: Partial<RemediationInput> = {}) =>
+  remediateDevice({ device: 'R1', config: config(), rules, variables: { ntp: '10.0.0.1', site: 'Paris' }, listKeys: lists, ...over });
+
+const edits = (r: ReturnType<typeof remediate>): readonly YangPatchEdit[] => r.patch?.['ietf-yang-patch:yang-patch'].edit ?? [];
+
+/** The patch applied to the configuration: every rule passes afterwards. */
+const allPassAfter = (r: ReturnType<typeof remediate>, rules: RemediatedRule[], variables = { ntp: '10.0.0.1', site: 'Paris' }) => {
+  const after = applyEdits(config(), edits(r), lists);
+  return evaluateRules(after, variables, rules).map((v) => v.status);
+};
+
+describe('remediation: required', () => {
+  it('merges the expected value at its path, with variables substituted', () => {
+    const rules = [rule('ntp', 'required', `/${IOS}:ntp`, { source: 'Loopback0', 'server-{{site}}': '{{ntp}}' })];
+    const r = remediate(rules);
+    expect(edits(r)).toEqual([
+      { 'edit-id': 'ntp#1', operation: 'merge', target: `${BASE}/${IOS}:ntp`, value: { [`${IOS}:ntp`]: { source: 'Loopback0', 'server-Paris': '10.0.0.1' } } },
+    ]);
+    expect(r.rules).toEqual([{ ruleId: 'ntp', edits: ['ntp#1'] }]);
+    expect(allPassAfter(r, rules)).toEqual(['pass']);
+  });
+
+  it('adds only the missing list entries, each at its key, and a leaf-list value at its value', () => {
+    const rules = [
+      rule('gi', 'required', `/${IOS}:interface/GigabitEthernet`, [{ name: '0/1' }, { name: '0/3', description: 'new' }]),
+      rule('ntp', 'required', `/${IOS}:ntp/server`, ['10.0.0.9', '{{ntp}}']),
+    ];
+    const r = remediate(rules);
+    expect(edits(r)).toEqual([
+      {
+        'edit-id': 'gi#1',
+        operation: 'merge',
+        target: `${BASE}/${IOS}:interface/GigabitEthernet=0%2F3`,
+        value: { [`${IOS}:GigabitEthernet`]: [{ name: '0/3', description: 'new' }] },
+      },
+      { 'edit-id': 'ntp#1', operation: 'merge', target: `${BASE}/${IOS}:ntp/server=10.0.0.1`, value: { [`${IOS}:server`]: ['10.0.0.1'] } },
+    ]);
+    expect(allPassAfter(r, rules)).toEqual(['pass', 'pass']);
+  });
+
+  it('addresses a path through a list entry by the entry keys, composite keys joined by a comma', () => {
+    const rules = [
+      rule('desc', 'required', `/${IOS}:interface/GigabitEthernet/1/description`, 'spare'),
+      rule('host', 'required', `/${IOS}:logging/host/0`, { severity: 'debugging' }),
+    ];
+    const r = remediate(rules);
+    expect(edits(r).map((e) => [e.target, e.value])).toEqual([
+      [`${BASE}/${IOS}:interface/GigabitEthernet=0%2F2/description`, { [`${IOS}:description`]: 'spare' }],
+      [`${BASE}/${IOS}:logging/host=10.1.1.1,mgmt`, { [`${IOS}:host`]: [{ ip: '10.1.1.1', vrf: 'mgmt', severity: 'debugging' }] }],
+    ]);
+  });
+
+  it('passing rules produce nothing', () => {
+    const r = remediate([rule('ok', 'required', `/${IOS}:hostname`, 'r1')]);
+    expect(r).toEqual({ device: 'R1', rules: [] });
+  });
+
+  it('says why a required rule without a value cannot be remediated', () => {
+    const r = remediate([rule('x', 'required', `/${IOS}:banner`)]);
+    expect(r.patch).toBeUndefined();
+    expect(r.rules).toEqual([{ ruleId: 'x', unremediable: expect.stringMatching(/nothing to write/) }]);
+  });
+});
+
+describe('remediation: exact', () => {
+  it('replaces the node with the expected value', () => {
+    const rules = [rule('ntp', 'exact', `/${IOS}:ntp`, { server: ['{{ntp}}'] })];
+    const r = remediate(rules);
+    expect(edits(r)).toEqual([{ 'edit-id': 'ntp#1', operation: 'replace', target: `${BASE}/${IOS}:ntp`, value: { [`${IOS}:ntp`]: { server: ['10.0.0.1'] } } }]);
+    expect(allPassAfter(r, rules)).toEqual(['pass']);
+  });
+
+  it('makes a list exact: removes entries the value lacks, replaces the ones that differ', () => {
+    const rules = [rule('gi', 'exact', `/${IOS}:interface/GigabitEthernet`, [{ name: '0/2', shutdown: [null] }, { name: '0/4' }])];
+    const r = remediate(rules);
+    expect(edits(r).map((e) => [e.operation, e.target])).toEqual([
+      ['remove', `${BASE}/${IOS}:interface/GigabitEthernet=0%2F1`],
+      ['replace', `${BASE}/${IOS}:interface/GigabitEthernet=0%2F4`],
+    ]);
+    expect(allPassAfter(r, rules)).toEqual(['pass']);
+  });
+
+  it('replaces a list entry in place, and refuses to change its key', () => {
+    const ok = [rule('e', 'exact', `/${IOS}:interface/GigabitEthernet/0`, { name: '0/1', mtu: 9000 })];
+    expect(edits(remediate(ok))).toEqual([
+      {
+        'edit-id': 'e#1',
+        operation: 'replace',
+        target: `${BASE}/${IOS}:interface/GigabitEthernet=0%2F1`,
+        value: { [`${IOS}:GigabitEthernet`]: [{ name: '0/1', mtu: 9000 }] },
+      },
+    ]);
+    expect(allPassAfter(remediate(ok), ok)).toEqual(['pass']);
+    const keyless = remediate([rule('e', 'exact', `/${IOS}:interface/GigabitEthernet/0`, { mtu: 9000 })]);
+    expect(keyless.rules).toEqual([{ ruleId: 'e', unremediable: expect.stringMatching(/must hold its keys \(name\)/) }]);
+    const moved = remediate([rule('e', 'exact', `/${IOS}:interface/GigabitEthernet/0`, { name: '0/9' })]);
+    expect(moved.rules).toEqual([{ ruleId: 'e', unremediable: expect.stringMatching(/changes a key/) }]);
+  });
+
+  it('refuses an ordered comparison of lists, which NSO orders itself', () => {
+    const r = remediate([rule('o', 'exact', `/${IOS}:ntp/server`, ['b', 'a'], { ordered: true })]);
+    expect(r.rules).toEqual([{ ruleId: 'o', unremediable: expect.stringMatching(/in order/) }]);
+    const single = [rule('o', 'exact', `/${IOS}:ntp/server`, ['b'], { ordered: true })];
+    expect(allPassAfter(remediate(single), single)).toEqual(['pass']);
+  });
+});
+
+describe('remediation: disallowed', () => {
+  it('removes what is there: a node, a list entry holding the value, the members of an object', () => {
+    const rules = [
+      rule('host', 'disallowed', `/${IOS}:logging/host`, [{ vrf: 'mgmt' }]),
+      rule('gone', 'disallowed', `/${IOS}:hostname`),
+      rule('src', 'disallowed', `/${IOS}:ntp`, { source: 'Loopback0' }),
+    ];
+    const r = remediate(rules);
+    expect(edits(r)).toEqual([
+      { 'edit-id': 'host#1', operation: 'remove', target: `${BASE}/${IOS}:logging/host=10.1.1.1,mgmt` },
+      { 'edit-id': 'gone#1', operation: 'remove', target: `${BASE}/${IOS}:hostname` },
+      { 'edit-id': 'src#1', operation: 'remove', target: `${BASE}/${IOS}:ntp/source` },
+    ]);
+    expect(allPassAfter(r, rules)).toEqual(['pass', 'pass', 'pass']);
+  });
+
+  it('removes a whole entry when the value names one of its keys, and every entry of a disallowed list', () => {
+    const rules = [rule('e', 'disallowed', `/${IOS}:logging/host/0`, { ip: '10.1.1.1' }), rule('l', 'disallowed', `/${IOS}:ntp/server`)];
+    const r = remediate(rules);
+    expect(edits(r).map((e) => e.target)).toEqual([`${BASE}/${IOS}:logging/host=10.1.1.1,mgmt`, `${BASE}/${IOS}:ntp/server=10.0.0.9`]);
+    expect(allPassAfter(r, rules)).toEqual(['pass', 'pass']);
+  });
+
+  it('refuses to disallow the whole configuration, or an entry whose removal moves the next one in its place', () => {
+    const r = remediate([rule('all', 'disallowed', ''), rule('pos', 'disallowed', `/${IOS}:interface/GigabitEthernet/0`)]);
+    expect(r.rules).toEqual([
+      { ruleId: 'all', unremediable: 'the whole configuration always exists' },
+      { ruleId: 'pos', unremediable: expect.stringMatching(/would not make the rule pass/) },
+    ]);
+  });
+});
+
+describe('remediation: what cannot be remediated', () => {
+  it.each<[string, string, JsonValue, RegExp]>([
+    ['a list whose keys are not known', `/${IOS}:unknown`, [{ a: 1 }], /keys of the list/],
+    ['a member that is no YANG name', `/${IOS}:ntp/bad name`, 1, /not a YANG node name/],
+    ['a top-level member without its module', '/hostname', 'x', /without its module/],
+    ['a leaf-list value by position', `/${IOS}:ntp/server/0`, 'x', /leaf-list value by its position/],
+    ['a list entry that does not exist', `/${IOS}:interface/GigabitEthernet/7/mtu`, 1, /no entry/],
+    ['a key of a list entry', `/${IOS}:interface/GigabitEthernet/0/name`, 'x', /is the key name/],
+    ['an entry of a list that is not there', `/${IOS}:vlan/0/id`, 1, /no list there/],
+    ['a path below a value', `/${IOS}:hostname/x`, 1, /not a container/],
+    ['an empty list', `/${IOS}:ntp/peer`, [], /empty list/],
+    ['entries without their key', `/${IOS}:interface/GigabitEthernet`, [{ mtu: 1 }], /no value for a key/],
+    ['two entries with one key', `/${IOS}:interface/GigabitEthernet`, [{ name: 'a' }, { name: 'a', mtu: 1 }], /same key/],
+  ])('says so for %s', (_, path, value, reason) => {
+    const r = remediate([rule('r', 'required', path, value)]);
+    expect(r.patch).toBeUndefined();
+    expect(r.rules).toEqual([{ ruleId: 'r', unremediable: expect.stringMatching(reason) }]);
+  });
+
+  it('says so for a rule the evaluator cannot evaluate, and keeps the node of a plan rule', () => {
+    const r = remediate([rule('v', 'required', `/${IOS}:x`, '{{missing}}', { node: 'base/wan' })]);
+    expect(r.rules).toEqual([{ ruleId: 'v', node: 'base/wan', unremediable: expect.stringMatching(/cannot be evaluated.*missing/) }]);
+  });
+
+  it('remediates only the rules asked for', () => {
+    const rules = [rule('a', 'required', `/${IOS}:a`, 1), rule('b', 'required', `/${IOS}:b`, 2)];
+    const r = remediate(rules, { ruleIds: new Set(['b']), patchId: 'p1' });
+    expect(r.patch).toEqual({ 'ietf-yang-patch:yang-patch': { 'patch-id': 'p1', edit: [expect.objectContaining({ 'edit-id': 'b#1' })] } });
+    expect(r.rules.map((x) => x.ruleId)).toEqual(['b']);
+  });
+});
+
+describe('remediation: conflicting rules', () => {
+  it('reports rules whose operations contradict, and sends the others', () => {
+    const rules = [
+      rule('want', 'required', `/${IOS}:ntp/source`, 'Loopback1'),
+      rule('only', 'exact', `/${IOS}:ntp`, { server: ['10.0.0.9'], source: 'Loopback2' }),
+      rule('fine', 'required', `/${IOS}:banner`, 'hi'),
+    ];
+    const r = remediate(rules);
+    expect(r.rules).toEqual([
+      { ruleId: 'want', unremediable: 'its operations conflict with those of only: they cannot all hold', conflictsWith: ['only'] },
+      { ruleId: 'only', unremediable: 'its operations conflict with those of want: they cannot all hold', conflictsWith: ['want'] },
+      { ruleId: 'fine', edits: ['fine#1'] },
+    ]);
+    expect(edits(r).map((e) => e['edit-id'])).toEqual(['fine#1']);
+  });
+
+  it('never breaks a rule that passed', () => {
+    const rules = [rule('keep', 'required', `/${IOS}:ntp/source`, 'Loopback0'), rule('only', 'exact', `/${IOS}:ntp`, { server: ['10.0.0.9'] })];
+    const r = remediate(rules);
+    expect(r.patch).toBeUndefined();
+    expect(r.rules).toEqual([{ ruleId: 'only', unremediable: expect.stringMatching(/conflict with those of keep/), conflictsWith: ['keep'] }]);
+  });
+});
+
+describe('targets', () => {
+  it.each([
+    ['a/b', 'a%2Fb'],
+    ['k=v,w', 'k%3Dv%2Cw'],
+    ['two words', 'two%20words'],
+    ["it's (x)*!", 'it%27s%20%28x%29%2A%21'],
+    ['café-Ω-😀', 'caf%C3%A9-%CE%A9-%F0%9F%98%80'],
+  ])('percent-encodes %j in device names and keys, and parses it back', (name, encoded) => {
+    const target = formatTarget(name, [{ name: `${IOS}:interface` }, { name: 'GigabitEthernet', keys: [name, '1'] }]);
+    expect(target).toBe(`/tailf-ncs:devices/device=${encoded}/config/${IOS}:interface/GigabitEthernet=${encoded},1`);
+    expect(parseTarget(target, 'e')).toEqual({ device: name, steps: [{ name: `${IOS}:interface` }, { name: 'GigabitEthernet', keys: [name, '1'] }] });
+  });
+
+  it('generates those targets for a device and a key with such names', () => {
+    const named = { [`${IOS}:interface`]: { GigabitEthernet: [{ name: 'a/b=c, d é' }] } };
+    const r = remediateDevice({
+      device: 'edge/1=a, b',
+      config: named,
+      rules: [rule('d', 'required', `/${IOS}:interface/GigabitEthernet/0/description`, 'x')],
+      variables: {},
+      listKeys: lists,
+    });
+    expect(edits(r)[0]?.target).toBe(
+      `/tailf-ncs:devices/device=edge%2F1%3Da%2C%20b/config/${IOS}:interface/GigabitEthernet=a%2Fb%3Dc%2C%20d%20%C3%A9/description`,
+    );
+  });
+
+  it('says a name without a UTF-8 form cannot be remediated', () => {
+    const r = remediateDevice({ device: '\ud800', config: {}, rules: [rule('d', 'required', `/${IOS}:x`, 1)], variables: {}, listKeys: lists });
+    expect(r.rules).toEqual([{ ruleId: 'd', unremediable: expect.stringMatching(/percent-encoded/) }]);
+  });
+
+  it.each([
+    ['/tailf-ncs:devices/device=R1', /not under/],
+    ['/other/device=R1/config', /not under/],
+    ['/tailf-ncs:devices/device=R1/config/a b', /not a YANG node name/],
+    ['/tailf-ncs:devices/device=%E0%A4/config', /percent-encoded/],
+  ])('refuses the target %s', (target, reason) => {
+    expect(() => parseTarget(target, 'e')).toThrow(reason);
+  });
+});
+
+describe('applyEdits (RFC 8072 over JSON)', () => {
+  const merge = (target: string, value: Record<string, unknown>, operation: YangPatchEdit['operation'] = 'merge'): YangPatchEdit => ({
+    'edit-id': 'e',
+    operation,
+    target: `${BASE}${target}`,
+    value: value as YangPatchEdit['value'],
+  });
+
+  it('merges containers member by member, list entries by key, leaf-list values once, and creates containers', () => {
+    const after = applyEdits(
+      config(),
+      [
+        merge('', { 'tailf-ncs:config': { [`${IOS}:ntp`]: { server: ['10.0.0.9', 'x'] }, [`${IOS}:new`]: { a: 1 } } }),
+        merge(`/${IOS}:interface`, { [`${IOS}:interface`]: { GigabitEthernet: [{ name: '0/1', mtu: 9000 }, { name: '0/3' }] } }),
+        merge(`/${IOS}:deep/er`, { [`${IOS}:er`]: 1 }),
+      ],
+      lists,
+    );
+    expect(after[`${IOS}:ntp`]).toEqual({ server: ['10.0.0.9', 'x'], source: 'Loopback0' });
+    expect(after[`${IOS}:interface`]).toEqual({
+      GigabitEthernet: [{ name: '0/1', description: 'uplink', mtu: 9000 }, { name: '0/2', shutdown: [null] }, { name: '0/3' }],
+    });
+    expect(after[`${IOS}:deep`]).toEqual({ er: 1 });
+    expect(after[`${IOS}:new`]).toEqual({ a: 1 });
+  });
+
+  it('replaces, creates, deletes and removes; the last entry of a list takes the list with it', () => {
+    const host = `/${IOS}:logging/host=10.1.1.1,mgmt`;
+    const after = applyEdits(
+      config(),
+      [
+        merge(`/${IOS}:ntp`, { [`${IOS}:ntp`]: { source: 'L1' } }, 'replace'),
+        merge(`/${IOS}:banner`, { [`${IOS}:banner`]: 'hi' }, 'create'),
+        { 'edit-id': 'd', operation: 'delete', target: `${BASE}${host}` },
+        { 'edit-id': 'r', operation: 'remove', target: `${BASE}/${IOS}:nothing` },
+        { 'edit-id': 'r2', operation: 'remove', target: `${BASE}/${IOS}:nothing/at=all` },
+      ],
+      lists,
+    );
+    expect(after[`${IOS}:ntp`]).toEqual({ source: 'L1' });
+    expect(after[`${IOS}:banner`]).toBe('hi');
+    expect(after[`${IOS}:logging`]).toEqual({});
+    expect(applyEdits(config(), [{ 'edit-id': 'x', operation: 'remove', target: BASE }], lists)).toEqual({});
+    expect(applyEdits(config(), [merge('', { 'tailf-ncs:config': { a: 1 } }, 'replace')], lists)).toEqual({ a: 1 });
+  });
+
+  it('never changes the configuration it is given, and keeps __proto__ a plain member', () => {
+    const original = config();
+    const after = applyEdits(original, [merge(`/${IOS}:ntp`, { [`${IOS}:ntp`]: JSON.parse('{"__proto__":{"polluted":1}}') })], lists);
+    expect(original).toEqual(config());
+    expect(Object.hasOwn(after[`${IOS}:ntp`] as object, '__proto__')).toBe(true);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it.each<[string, YangPatchEdit, RegExp]>([
+    ['create of what exists', merge(`/${IOS}:hostname`, { [`${IOS}:hostname`]: 'x' }, 'create'), /already exists/],
+    ['create of an entry that exists', merge(`/${IOS}:logging/host=10.1.1.1,mgmt`, { host: [{ ip: '10.1.1.1', vrf: 'mgmt' }] }, 'create'), /already exists/],
+    ['create of the configuration', merge('', { 'tailf-ncs:config': {} }, 'create'), /already exists/],
+    ['delete of what is missing', { 'edit-id': 'e', operation: 'delete', target: `${BASE}/${IOS}:none` }, /does not exist/],
+    ['delete of a missing entry', { 'edit-id': 'e', operation: 'delete', target: `${BASE}/${IOS}:ntp/server=1.2.3.4` }, /no entry/],
+    ['a value naming another node', merge(`/${IOS}:hostname`, { [`${IOS}:other`]: 'x' }), /exactly the target node/],
+    ['a value of two members', merge(`/${IOS}:hostname`, { [`${IOS}:hostname`]: 'x', b: 1 }), /exactly the target node/],
+    ['an entry value that is not a one-entry list', merge(`/${IOS}:ntp/server=a`, { server: ['a', 'b'] }), /one entry/],
+    ['an entry value naming another entry', merge(`/${IOS}:ntp/server=a`, { server: ['b'] }), /not the entry/],
+    ['a path through a missing entry', merge(`/${IOS}:interface/GigabitEthernet=9/mtu`, { mtu: 1 }), /no entry 9/],
+    ['a path through a value', merge(`/${IOS}:hostname/x`, { x: 1 }), /not a container/],
+    ['an entry of what is no list', merge(`/${IOS}:hostname=a`, { hostname: ['a'] }), /not a list/],
+    ['a list whose keys are unknown', merge(`/${IOS}:x=1`, { x: [{ a: 1 }] }), /keys of the list/],
+    ['a merged entry without its key', merge(`/${IOS}:interface`, { interface: { GigabitEthernet: [{ mtu: 1 }] } }), /has no key/],
+    ['a configuration that is not an object', merge('', { 'tailf-ncs:config': [1] }, 'replace'), /must be an object/],
+    ['insert', { 'edit-id': 'e', operation: 'insert', target: `${BASE}/${IOS}:x` }, /not supported/],
+    ['move', { 'edit-id': 'e', operation: 'move', target: `${BASE}/${IOS}:x` }, /not supported/],
+  ])('refuses %s, naming the edit, and changes nothing', (_, edit, reason) => {
+    const original = config();
+    let thrown: unknown;
+    try {
+      applyEdits(original, [merge(`/${IOS}:banner`, { [`${IOS}:banner`]: 'first' }), edit], lists);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(PatchError);
+    expect((thrown as PatchError).message).toMatch(reason);
+    expect((thrown as PatchError).editId).toBe(edit['edit-id']);
+    expect(original).toEqual(config());
+  });
+
+  it('refuses edits of two devices', () => {
+    const other = { 'edit-id': 'o', operation: 'remove', target: '/tailf-ncs:devices/device=R2/config/x' } as const;
+    expect(() => applyEdits({}, [{ 'edit-id': 'a', operation: 'remove', target: `${BASE}/x` }, other], lists)).toThrow(/more than one device/);
+  });
+});
