@@ -182,7 +182,8 @@ export const measureCompliance = async (
     };
     const stop = startRun();
     const started = performance.now();
-    const { batchId } = await startBatch({ treeId: 'b'.repeat(24), version: 'bench', adapterId: 'bench-nso' }, startDeps);
+    // Sync `none`: the engine's own cost over the floor of configuration fetches, as measured before sync modes.
+    const { batchId } = await startBatch({ treeId: 'b'.repeat(24), version: 'bench', adapterId: 'bench-nso', sync: 'none' }, startDeps);
     // The clock stops when the handler returns: the batch is complete then (its finish step
     // has stored status and totals). The local runner's `run()` resolves a fixed 100 ms
     // later, a pause of the runner's own before it stops polling, which Lambda does not have.

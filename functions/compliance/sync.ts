@@ -165,13 +165,13 @@ export const syncStep = (mode: SyncMode, target: CheckTarget, devices: readonly 
   };
 
   /** compare-config decides: empty output is in sync, a diff is out of sync. */
-  const compare = async (device: string, gate: FetchGate): Promise<SyncVerdict> => {
+  const compare = async (device: string, gate: FetchGate, why: string): Promise<SyncVerdict> => {
     const answer = await askOne(device, 'compare-config', { input: { outformat: 'cli' } }, gate);
     if ('absent' in answer) return { sync: { mode, result: 'not-checked', note: noteAbsent('compare-config', answer.absent) } };
     if ('kind' in answer) return { sync: { mode, result: 'not-checked' }, failure: answer };
     const { diff } = answer;
     if (typeof diff !== 'string' || diff.trim() === '')
-      return { sync: { mode, result: 'in-sync', note: 'Compared with compare-config: NSO cannot check-sync this device.' } };
+      return { sync: { mode, result: 'in-sync', note: `compare-config found no difference (check-sync answered ${why}).` } };
     return { sync: { mode, result: 'out-of-sync' }, ...shownDiff(diff) };
   };
 
@@ -185,7 +185,7 @@ export const syncStep = (mode: SyncMode, target: CheckTarget, devices: readonly 
       };
     }
     if (answer.result === 'in-sync') return { sync: { mode, result: 'in-sync' } };
-    if (answer.result === 'out-of-sync' || answer.result === 'unsupported') return compare(device, gate);
+    if (answer.result === 'out-of-sync' || answer.result === 'unsupported') return compare(device, gate, answer.result);
     return {
       sync: { mode, result: 'not-checked' },
       failure: { kind: 'sync-failed', reason: `NSO could not check whether its copy matches the device (check-sync: ${String(answer.result)})${info}.` },

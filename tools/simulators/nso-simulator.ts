@@ -424,11 +424,19 @@ export const startNsoSimulator = async (options: NsoSimulatorOptions = {}): Prom
     const list = (root['tailf-ncs:devices'] as JsonObject | undefined)?.['device'];
     return Array.isArray(list) ? list : [];
   };
+  /**
+   * The device entries by name, built when first needed after a write: the sync actions look up
+   * each device of a group, and a scan of a fleet's list per device made them cost far more than a GET.
+   */
+  let byName: Map<string, JsonObject> | undefined;
   /** Device `name`'s entry in NSO's copy. */
   const deviceEntry = (name: string): JsonObject | undefined => {
-    const list = deviceList();
-    const entry = list[entryIndex(list, ['name'], [name])];
-    return isObject(entry) ? entry : undefined;
+    if (!byName) {
+      byName = new Map();
+      for (const entry of deviceList())
+        if (isObject(entry) && typeof entry['name'] === 'string' && !byName.has(entry['name'])) byName.set(entry['name'], entry);
+    }
+    return byName.get(name);
   };
   let drifted = initialDrift();
   /** The device's own configuration: its drifted one, else NSO's copy. */
@@ -675,6 +683,7 @@ export const startNsoSimulator = async (options: NsoSimulatorOptions = {}): Prom
     if (segments.length === 0) {
       if (method === 'GET') return render(200, { 'ietf-restconf:data': root });
       if (method === 'PATCH') {
+        byName = undefined;
         merge(root, isObject(body!['ietf-restconf:data']) ? body!['ietf-restconf:data'] : body!);
         return [204, {}, ''] as [number, Record<string, string>, string];
       }
@@ -696,6 +705,8 @@ export const startNsoSimulator = async (options: NsoSimulatorOptions = {}): Prom
       }
     }
 
+    // A write may add, replace or remove device entries (the actions above change none).
+    if (method !== 'GET') byName = undefined;
     const location = locate(root, segments);
     switch (method) {
       case 'GET':
@@ -884,6 +895,7 @@ export const startNsoSimulator = async (options: NsoSimulatorOptions = {}): Prom
     data: () => clone(root),
     resetData() {
       root = clone(initial);
+      byName = undefined;
       drifted = initialDrift();
     },
     drift,
