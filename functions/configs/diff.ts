@@ -212,9 +212,9 @@ const shownLine = (real: string): string => {
 
 /** Thrown when two configurations differ in more lines than a unified diff is computed for (422). */
 export class DiffTooLarge extends UnprocessableContent {
-  constructor() {
+  constructor(readonly maxEditLines: number) {
     super(
-      `The two configurations differ in more than ${MAX_UNIFIED_EDIT_LINES} lines, more than a unified diff is computed for. Ask for the JSON Patch instead (leave out format=unified).`,
+      `The two configurations differ in more than ${maxEditLines} lines, more than a unified diff is computed for. Ask for the JSON Patch instead (leave out format=unified).`,
       'diff-too-large',
     );
   }
@@ -234,7 +234,7 @@ export const unifiedConfigDiff = (against: JsonValue, config: JsonValue, labels:
     context: CONTEXT_LINES,
     maxEditLength: maxEditLines,
   });
-  if (!patch) throw new DiffTooLarge();
+  if (!patch) throw new DiffTooLarge(maxEditLines);
   const hunks = patch.hunks.map((hunk) => ({ ...hunk, lines: hunk.lines.map((line) => `${line[0]}${shownLine(line.slice(1))}`) }));
   return formatPatch({ ...patch, hunks }, { includeIndex: false, includeUnderline: false, includeFileHeaders: true });
 };
