@@ -29,11 +29,13 @@ export const DIFF_MEDIA_TYPES: Readonly<Record<DiffFormat, string>> = {
 
 /**
  * The most changed lines (removed plus added) a unified diff is computed for. The line diff
- * (Myers, O((N+M)·D) for D changed lines) stops once it has gone past this many, so that two
- * large, very different configurations cost a bounded time and memory; the JSON Patch, linear in
- * the configurations' size, has no such limit. See docs/compliance.md, "Diffs", for the numbers.
+ * (jsdiff's Myers diff) costs about D² steps for D changed lines, whatever the size: it stops once
+ * it has gone past this many, so that two large, very different configurations cost a bounded
+ * time (seconds) and memory; the JSON Patch, linear in the configurations' size, has no such
+ * limit. Deterministic, unlike a time budget: the same pair always gets the same answer. See
+ * docs/compliance.md, "Diffs", for the numbers.
  */
-export const MAX_UNIFIED_EDIT_LINES = 20_000;
+export const MAX_UNIFIED_EDIT_LINES = 2_000;
 
 /** Lines of context around each change, as `diff -u` writes them. */
 const CONTEXT_LINES = 3;
@@ -117,28 +119,17 @@ export const maskPatch = (patch: readonly JsonPatchOperation[], against: JsonVal
 /** {@link configPatch}, masked ({@link maskPatch}): the diff route's JSON answer. */
 export const maskedConfigPatch = (against: JsonValue, config: JsonValue): JsonPatchOperation[] => maskPatch(configPatch(against, config), against, config);
 
-/**
- * One line of a pretty-printed configuration: `shown`, what a reader sees (masked), and `real`,
- * what it stands for (the real value of a masked scalar or subtree, else the shown text): two
- * lines are the same line only when both agree.
- */
-interface RenderedLine {
-  readonly shown: string;
-  readonly real: string;
-}
-
 const INDENT = '  ';
 
 /** A value still to print, or the closing line of a container printed already. */
 type Pending =
   | {
       readonly value: JsonValue;
-      readonly depth: number;
-      /** Its member name and `: ` as shown and as it really is (empty for an array entry). */
-      readonly lead: { readonly shown: string; readonly real: string };
+      readonly indent: string;
+      /** Its member name and `: ` as JSON (empty for an array entry or the root). */
+      readonly lead: string;
       /** `,` when an entry follows it. */
       readonly trail: string;
-      /** Whether it is the value of a member named like a secret. */
       readonly secret: boolean;
     }
   | { readonly close: string };
@@ -153,77 +144,77 @@ const entriesOf = (value: object): [string | undefined, JsonValue][] =>
 
 /**
  * `value` pretty-printed as `JSON.stringify(…, null, 2)` writes it, object members in canonical
- * order, masked as {@link redact} masks: the value of a member named like a secret is one line
- * reading {@link REDACTED} whatever it holds; every other string and member name is shown
- * {@link redact}ed. Iterative, so no depth of nesting can exhaust the stack.
+ * order, with real values: the lines the line diff compares. The value of a member named like a
+ * secret is one line, its canonical JSON, so that {@link shownLine} can mask it whole. Iterative,
+ * so no depth of nesting can exhaust the stack.
  */
-const renderLines = (value: JsonValue): RenderedLine[] => {
-  const lines: RenderedLine[] = [];
-  const same = (text: string): RenderedLine => ({ shown: text, real: text });
-  const stack: Pending[] = [{ value, depth: 0, lead: { shown: '', real: '' }, trail: '', secret: false }];
+const renderLines = (value: JsonValue): string[] => {
+  const lines: string[] = [];
+  const stack: Pending[] = [{ value, indent: '', lead: '', trail: '', secret: false }];
   while (stack.length > 0) {
     const item = stack.pop()!;
     if ('close' in item) {
-      lines.push(same(item.close));
+      lines.push(item.close);
       continue;
     }
-    const indent = INDENT.repeat(item.depth);
-    const line = (shown: string, real: string): RenderedLine => ({
-      shown: `${indent}${item.lead.shown}${shown}${item.trail}`,
-      real: `${indent}${item.lead.real}${real}${item.trail}`,
-    });
-    if (item.secret) lines.push(line(JSON.stringify(REDACTED), canonicalJson(item.value)));
-    else if (!isContainer(item.value)) lines.push(line(JSON.stringify(redact(item.value)), JSON.stringify(item.value)));
+    const { value: node, indent, lead, trail } = item;
+    if (item.secret) lines.push(`${indent}${lead}${canonicalJson(node)}${trail}`);
+    else if (!isContainer(node)) lines.push(`${indent}${lead}${JSON.stringify(node)}${trail}`);
     else {
-      const entries = entriesOf(item.value);
-      const [open, close] = Array.isArray(item.value) ? ['[', ']'] : ['{', '}'];
+      const entries = entriesOf(node);
+      const [open, close] = Array.isArray(node) ? ['[', ']'] : ['{', '}'];
       if (entries.length === 0) {
-        lines.push(line(`${open}${close}`, `${open}${close}`));
+        lines.push(`${indent}${lead}${open}${close}${trail}`);
         continue;
       }
-      lines.push({ shown: `${indent}${item.lead.shown}${open}`, real: `${indent}${item.lead.real}${open}` });
-      stack.push({ close: `${indent}${close}${item.trail}` });
+      lines.push(`${indent}${lead}${open}`);
+      stack.push({ close: `${indent}${close}${trail}` });
+      const inner = `${indent}${INDENT}`;
       // Pushed last to first, so that they are printed first to last.
       for (let i = entries.length - 1; i >= 0; i--) {
         const [name, child] = entries[i]!;
-        const lead = name === undefined ? { shown: '', real: '' } : { shown: `${JSON.stringify(redact(name))}: `, real: `${JSON.stringify(name)}: ` };
-        const trail = i < entries.length - 1 ? ',' : '';
-        stack.push({ value: child, depth: item.depth + 1, lead, trail, secret: name !== undefined && isSecretField(name) });
+        const secret = name !== undefined && isSecretField(name);
+        stack.push({
+          value: child,
+          indent: inner,
+          lead: name === undefined ? '' : `${JSON.stringify(name)}: `,
+          trail: i < entries.length - 1 ? ',' : '',
+          secret,
+        });
       }
     }
   }
   return lines;
 };
 
+/** A line of {@link renderLines}: indentation, member name (a JSON string) if any, value or bracket, trailing comma. */
+const LINE = /^( *)(?:("(?:[^"\\]|\\.)*"): )?(.*?)(,?)$/s;
+const BRACKETS = new Set(['{', '[', '}', ']', '{}', '[]']);
+
 /**
- * Both configurations' lines as texts the line diff can compare: each distinct line (its shown
- * and real text together) becomes one number, so that the diff sees real values while the
- * output is built from the shown ones only.
+ * What a reader sees of a line of {@link renderLines}: the value of a member named like a secret
+ * as {@link REDACTED} whatever it holds, every other member name and value as {@link redact}
+ * shows it. A line's masking depends on the line alone (a member is masked by its own name, on
+ * the same line), so it is computed only for the lines a diff prints.
  */
-const internLines = (against: readonly RenderedLine[], config: readonly RenderedLine[]) => {
-  const ids = new Map<string, number>();
-  const shown: string[] = [];
-  const text = (lines: readonly RenderedLine[]): string =>
-    lines
-      .map((line) => {
-        const key = `${line.shown}\u0000${line.real}`;
-        let id = ids.get(key);
-        if (id === undefined) {
-          id = shown.length;
-          ids.set(key, id);
-          shown.push(line.shown);
-        }
-        return `${id}\n`;
-      })
-      .join('');
-  return { againstText: text(against), configText: text(config), shown };
+const shownLine = (real: string): string => {
+  const [, indent, nameJson, valueJson, trail] = LINE.exec(real)!;
+  const name = nameJson === undefined ? undefined : (JSON.parse(nameJson) as string);
+  const lead = name === undefined ? '' : `${JSON.stringify(redact(name))}: `;
+  const shown =
+    name !== undefined && isSecretField(name)
+      ? JSON.stringify(REDACTED)
+      : BRACKETS.has(valueJson!)
+        ? valueJson
+        : JSON.stringify(redact(JSON.parse(valueJson!)));
+  return `${indent}${lead}${shown}${trail}`;
 };
 
 /** Thrown when two configurations differ in more lines than a unified diff is computed for (422). */
 export class DiffTooLarge extends UnprocessableContent {
-  constructor() {
+  constructor(readonly maxEditLines: number) {
     super(
-      `The two configurations differ in more than ${MAX_UNIFIED_EDIT_LINES} lines, more than a unified diff is computed for. Ask for the JSON Patch instead (leave out format=unified).`,
+      `The two configurations differ in more than ${maxEditLines} lines, more than a unified diff is computed for. Ask for the JSON Patch instead (leave out format=unified).`,
       'diff-too-large',
     );
   }
@@ -238,13 +229,13 @@ export class DiffTooLarge extends UnprocessableContent {
  * {@link MAX_UNIFIED_EDIT_LINES} changed lines.
  */
 export const unifiedConfigDiff = (against: JsonValue, config: JsonValue, labels: DiffLabels, maxEditLines = MAX_UNIFIED_EDIT_LINES): string => {
-  const { againstText, configText, shown } = internLines(renderLines(against), renderLines(config));
-  const patch = structuredPatch(labels.against.name, labels.config.name, againstText, configText, labels.against.header, labels.config.header, {
+  const text = (value: JsonValue): string => `${renderLines(value).join('\n')}\n`;
+  const patch = structuredPatch(labels.against.name, labels.config.name, text(against), text(config), labels.against.header, labels.config.header, {
     context: CONTEXT_LINES,
     maxEditLength: maxEditLines,
   });
-  if (!patch) throw new DiffTooLarge();
-  const hunks = patch.hunks.map((hunk) => ({ ...hunk, lines: hunk.lines.map((line) => `${line[0]}${shown[Number(line.slice(1))]}`) }));
+  if (!patch) throw new DiffTooLarge(maxEditLines);
+  const hunks = patch.hunks.map((hunk) => ({ ...hunk, lines: hunk.lines.map((line) => `${line[0]}${shownLine(line.slice(1))}`) }));
   return formatPatch({ ...patch, hunks }, { includeIndex: false, includeUnderline: false, includeFileHeaders: true });
 };
 

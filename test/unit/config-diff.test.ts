@@ -114,7 +114,8 @@ describe('unifiedConfigDiff', () => {
     })();
     expect(problem?.status).toBe(422);
     expect(problem?.toBody()).toMatchObject({ type: 'urn:netconfig:problem:diff-too-large', status: 422 });
-    expect(problem?.detail).toContain(String(MAX_UNIFIED_EDIT_LINES));
+    expect(problem?.detail).toContain('more than 5 lines');
+    expect(new DiffTooLarge(MAX_UNIFIED_EDIT_LINES).detail).toContain('more than 2000 lines');
     expect(changedLines(unifiedConfigDiff(against, config, LABELS, 20))).toHaveLength(20);
     expect(configPatch(against, config)).toHaveLength(10);
   });
