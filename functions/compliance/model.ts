@@ -14,7 +14,7 @@ export const BATCH_ID_PATTERN = '^[0-9a-f]{24}$';
  * report's pack and of its own device (4 each). Reports stored before packs have 32 hex digits
  * (of the device name's SHA-256) after the `-`.
  */
-export const REPORT_ID_PATTERN = '^[0-9a-f]{24}-([efpr][0-9]{16}|[0-9a-f]{32})$';
+export const REPORT_ID_PATTERN = '^[0-9a-f]{24}-([efkpr][0-9]{16}|[0-9a-f]{32})$';
 
 /** A rule as a tree version holds it, with the path of the node that defines it. */
 export interface PlanRule extends Rule {
@@ -44,6 +44,16 @@ export interface DeviceAssignment {
   readonly node: string;
 }
 
+/** A device of a chunk: a compliance batch's is on a node of its plan, a backup's on none. */
+export interface ChunkDevice {
+  readonly device: string;
+  readonly node?: string;
+}
+
+/** What a batch does: grade configurations against a tree version, or only keep them. */
+export const BATCH_KINDS = ['compliance', 'backup'] as const;
+export type BatchKind = (typeof BATCH_KINDS)[number];
+
 export const BATCH_STATUSES = ['running', 'completed', 'failed'] as const;
 export type BatchStatus = (typeof BATCH_STATUSES)[number];
 
@@ -59,7 +69,7 @@ export interface ChunkCounts {
 
 export const emptyCounts = (): ChunkCounts => ({
   devices: 0,
-  grades: { pass: 0, review: 0, fail: 0, error: 0 },
+  grades: { pass: 0, review: 0, fail: 0, error: 0, kept: 0 },
   totals: { errors: 0, warnings: 0, infos: 0, passes: 0 },
 });
 
@@ -70,6 +80,7 @@ export const addCounts = (a: ChunkCounts, b: ChunkCounts): ChunkCounts => ({
     review: a.grades.review + b.grades.review,
     fail: a.grades.fail + b.grades.fail,
     error: a.grades.error + b.grades.error,
+    kept: a.grades.kept + b.grades.kept,
   },
   totals: {
     errors: a.totals.errors + b.totals.errors,
@@ -82,8 +93,10 @@ export const addCounts = (a: ChunkCounts, b: ChunkCounts): ChunkCounts => ({
 /** The batch as `GET …/batches/{batchId}` shows it. */
 export interface Batch {
   readonly batchId: string;
-  readonly treeId: string;
-  readonly version: string;
+  readonly kind: BatchKind;
+  /** The tree version a compliance batch checks against (a backup has none). */
+  readonly treeId?: string;
+  readonly version?: string;
   readonly adapterId: string;
   readonly status: BatchStatus;
   readonly total: number;
@@ -118,9 +131,10 @@ export interface Report {
   readonly reportId: string;
   readonly batchId: string;
   readonly device: string;
-  readonly treeId: string;
-  readonly version: string;
-  readonly node: string;
+  /** The tree version and node the device was checked against (compliance batches). */
+  readonly treeId?: string;
+  readonly version?: string;
+  readonly node?: string;
   readonly grade: Grade;
   /** Absent for grade `error`. */
   readonly score?: number;
@@ -130,5 +144,7 @@ export interface Report {
   readonly issuesOmitted?: number;
   /** Grade `error` only: why the configuration could not be checked. */
   readonly reason?: string;
+  /** The configuration kept in the history (backups: grade `kept`). */
+  readonly configId?: string;
   readonly checkedAt: string;
 }

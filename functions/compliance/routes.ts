@@ -1,4 +1,5 @@
 /** The routes of compliance batches and reports. */
+import { GRADES } from './grading.js';
 import { BATCH_ID_PATTERN, REPORT_ID_PATTERN } from './model.js';
 import type { JsonSchema } from '../platform/json-schema.js';
 import { EMPTY_BODY, type LiveRoute, pageQuery } from '../platform/route.js';
@@ -41,7 +42,7 @@ export const complianceRoutes: readonly LiveRoute[] = [
       body: EMPTY_BODY,
     },
     responses: {
-      200: 'The batch: `{ batchId, treeId, version, adapterId, status, total, done, totals, grades, started, finished? }`',
+      200: 'The batch: `{ batchId, kind, treeId?, version?, adapterId, status, total, done, totals, grades, started, finished?, reason? }`; `kind` is `compliance` (with its tree version) or `backup`',
       400: 'batchId is not 24 lowercase hexadecimal characters, or a body was sent',
       404: 'No batch has this id (or it expired)',
       503: 'The compliance store is unavailable; retry later',
@@ -63,7 +64,7 @@ export const complianceRoutes: readonly LiveRoute[] = [
         ...pageQuery(200, 50),
         properties: {
           ...(pageQuery(200, 50).properties as Record<string, JsonSchema>),
-          grade: { type: 'string', enum: ['pass', 'review', 'fail', 'error'], description: 'Only reports of this grade' },
+          grade: { type: 'string', enum: [...GRADES], description: 'Only reports of this grade' },
         },
       },
       body: EMPTY_BODY,
@@ -89,7 +90,7 @@ export const complianceRoutes: readonly LiveRoute[] = [
       body: EMPTY_BODY,
     },
     responses: {
-      200: 'The report: `{ reportId, batchId, device, treeId, version, node, grade, score?, totals, issues, reason?, checkedAt }`',
+      200: "The report: `{ reportId, batchId, device, treeId?, version?, node?, grade, score?, totals, issues, reason?, configId?, checkedAt }` (a backup's report has no tree version or node)",
       400: 'reportId is not a report id (batch id, "-", then a grade initial and 16 digits, or 32 hexadecimal digits for a report stored before packs), or a body was sent',
       404: 'No report has this id (or it expired)',
       503: 'The compliance store is unavailable; retry later',

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { walkNodes, type Version } from '../trees/config-model.js';
 import { BadRequest, Conflict, NotFound, ServiceUnavailable } from '../platform/problem.js';
-import type { BatchPlan, DeviceAssignment, PlanRule } from './model.js';
+import type { BatchPlan, ChunkDevice, DeviceAssignment, PlanRule } from './model.js';
 import { chunkEntries, type ChunkEntry } from './plan.js';
 import { MAX_CHUNK_DEVICES, MAX_CHUNKS, type ComplianceStore } from './store.js';
 
@@ -71,13 +71,9 @@ export const CHUNK_BYTES = 300_000;
  * Splits devices into chunks of at most `size` devices and {@link CHUNK_BYTES} of stored JSON, in
  * order; `entry` is how the chunk's item stores a device (see plan.ts).
  */
-export const chunkDevices = (
-  devices: readonly DeviceAssignment[],
-  entry: (assignment: DeviceAssignment) => ChunkEntry,
-  size: number = CHUNK_SIZE,
-): DeviceAssignment[][] => {
-  const chunks: DeviceAssignment[][] = [];
-  let chunk: DeviceAssignment[] = [];
+export const chunkDevices = <D extends ChunkDevice>(devices: readonly D[], entry: (assignment: D) => ChunkEntry | string, size: number = CHUNK_SIZE): D[][] => {
+  const chunks: D[][] = [];
+  let chunk: D[] = [];
   let bytes = 2; // the list's brackets
   for (const assignment of devices) {
     // After a comma unless first: the item's own encoding (ComplianceStore.create).

@@ -456,7 +456,7 @@ describe('compliance report packs', () => {
     const counts = {
       ...emptyCounts(),
       devices: 5,
-      grades: { pass: 3, review: 1, fail: 1, error: 0 },
+      grades: { pass: 3, review: 1, fail: 1, error: 0, kept: 0 },
       totals: { errors: 2, warnings: 1, infos: 0, passes: 12 },
     };
     await store.countChunk(batchId, 0, counts);
