@@ -50,6 +50,9 @@ export interface ChunkDevice {
   readonly node?: string;
 }
 
+/** Devices one batch takes at most (compliance and backup alike): name more in several batches. */
+export const MAX_BATCH_DEVICES = 50_000;
+
 /** What a batch does: grade configurations against a tree version, or only keep them. */
 export const BATCH_KINDS = ['compliance', 'backup'] as const;
 export type BatchKind = (typeof BATCH_KINDS)[number];
