@@ -47,7 +47,12 @@ const pageNames = (status: number, data: unknown): string[] | string => {
  * again (one that ignores `offset`) is a 502 naming the page; more than
  * {@link MAX_BATCH_DEVICES} devices is a 400 (name them in `devices`, in several batches).
  */
-export const listDevices = async (adapterId: string, relayGet: RelayGet, pageSize: number = DEVICE_PAGE): Promise<string[]> => {
+export const listDevices = async (
+  adapterId: string,
+  relayGet: RelayGet,
+  pageSize: number = DEVICE_PAGE,
+  max: number = MAX_BATCH_DEVICES,
+): Promise<string[]> => {
   const names = new Set<string>();
   for (let offset = 0; ; offset += pageSize) {
     const where = `page ${offset / pageSize + 1} of its device list (offset ${offset}, limit ${pageSize})`;
@@ -60,10 +65,10 @@ export const listDevices = async (adapterId: string, relayGet: RelayGet, pageSiz
       );
     }
     for (const name of page) names.add(name);
-    if (names.size > MAX_BATCH_DEVICES) {
+    if (names.size > max) {
       throw new BadRequest(
-        `The orchestrator behind adapter '${adapterId}' knows more than ${MAX_BATCH_DEVICES} devices, more than one batch takes: name at most ${MAX_BATCH_DEVICES} of them in \`devices\`, in several batches.`,
-        [{ in: 'body', field: 'devices', message: `is required when the orchestrator knows more than ${MAX_BATCH_DEVICES} devices` }],
+        `The orchestrator behind adapter '${adapterId}' knows more than ${max} devices, more than one batch takes: name at most ${max} of them in \`devices\`, in several batches.`,
+        [{ in: 'body', field: 'devices', message: `is required when the orchestrator knows more than ${max} devices` }],
       );
     }
     if (page.length < pageSize) return [...names];

@@ -13,7 +13,7 @@
  * node's path; chunks of `[device, node path]`) are still read.
  */
 import type { Rule } from '../trees/config-model.js';
-import type { BatchPlan, ChunkDevice, DeviceAssignment, PlanRule } from './model.js';
+import type { BatchPlan, ChunkDevice, PlanRule } from './model.js';
 
 /** A node as the stored plan holds it: no path, no devices, no children. */
 interface StoredNode {

@@ -119,7 +119,9 @@ afterEach(() => {
 
 /** The device-list requests sent, as their query parameters. */
 const pageRequests = () =>
-  sim.requests.filter((r) => r.path.startsWith('/restconf/data/tailf-ncs:devices/device?')).map((r) => Object.fromEntries(new URL(r.path, 'http://x').searchParams));
+  sim.requests
+    .filter((r) => r.path.startsWith('/restconf/data/tailf-ncs:devices/device?'))
+    .map((r) => Object.fromEntries(new URL(r.path, 'http://x').searchParams));
 
 describe("reading NSO's device list a page at a time", () => {
   it('reads every device over several pages, in order, each asking for names only', async () => {
@@ -136,20 +138,32 @@ describe("reading NSO's device list a page at a time", () => {
   it('fails with 502 naming the page when NSO answers one page with an error', async () => {
     sim.setKnobs({ answer: { match: (p) => p.includes('&offset=200&'), status: 500, body: '{"ietf-restconf:errors":{"error":[]}}' } });
     const failed = backups.listDevices(ADAPTER, relayGet, 100);
-    await expect(failed).rejects.toMatchObject({ status: 502, detail: expect.stringMatching(/answered 500 to page 3 of its device list \(offset 200, limit 100\)/) });
+    await expect(failed).rejects.toMatchObject({
+      status: 502,
+      detail: expect.stringMatching(/answered 500 to page 3 of its device list \(offset 200, limit 100\)/),
+    });
     expect(pageRequests()).toHaveLength(3);
   });
 
   it('fails with 502 when a page is not a device list, or has an entry without a name', async () => {
     sim.setKnobs({ answer: { match: (p) => p.includes('&offset=100&'), status: 200, body: '{"tailf-ncs:devices":{}}' } });
-    await expect(backups.listDevices(ADAPTER, relayGet, 100)).rejects.toMatchObject({ status: 502, detail: expect.stringMatching(/without a tailf-ncs:device list to page 2/) });
+    await expect(backups.listDevices(ADAPTER, relayGet, 100)).rejects.toMatchObject({
+      status: 502,
+      detail: expect.stringMatching(/without a tailf-ncs:device list to page 2/),
+    });
     sim.setKnobs({ answer: { match: (p) => p.includes('&offset=0&'), status: 200, body: '{"tailf-ncs:device":[{"name":"a"},{"address":"10.0.0.1"}]}' } });
-    await expect(backups.listDevices(ADAPTER, relayGet, 100)).rejects.toMatchObject({ status: 502, detail: expect.stringMatching(/entry without a name to page 1/) });
+    await expect(backups.listDevices(ADAPTER, relayGet, 100)).rejects.toMatchObject({
+      status: 502,
+      detail: expect.stringMatching(/entry without a name to page 1/),
+    });
   });
 
   it('fails with 502 when NSO does not page (it answers the whole list to every page)', async () => {
     sim.setKnobs({ ignorePaging: true });
-    await expect(backups.listDevices(ADAPTER, relayGet, 100)).rejects.toMatchObject({ status: 502, detail: expect.stringMatching(/602 devices: it does not page/) });
+    await expect(backups.listDevices(ADAPTER, relayGet, 100)).rejects.toMatchObject({
+      status: 502,
+      detail: expect.stringMatching(/602 devices: it does not page/),
+    });
     expect(pageRequests()).toHaveLength(1);
   });
 
@@ -188,7 +202,11 @@ describe('a backup batch on the durable engine', () => {
     expect(archive.calls).toHaveLength(KNOWN);
     expect([...archive.callsPerDevice().values()].every((n) => n === 1)).toBe(true);
     const take = archive.calls.find((t) => t.device === fleetName(42))!;
-    expect(take).toMatchObject({ adapterId: ADAPTER, config: fleetConfig(42, fleetName(42)), source: { kind: 'backup', batchId, batchStarted: batch.started } });
+    expect(take).toMatchObject({
+      adapterId: ADAPTER,
+      config: fleetConfig(42, fleetName(42)),
+      source: { kind: 'backup', batchId, batchStarted: batch.started },
+    });
     // The adapter's fetch cap holds across the chunks running at once.
     expect(sim.peakInFlight).toBeLessThanOrEqual(4);
 

@@ -21,7 +21,10 @@ export class RecordingArchive implements ConfigArchive {
     if (this.failWhen(take)) throw Object.assign(new Error('the archive is unreachable'), { name: 'TimeoutError' });
     const json = JSON.stringify(take.config);
     const sha256 = createHash('sha256').update(json).digest('hex');
-    const configId = createHash('sha256').update(`${take.source.kind}|${take.source.batchId}|${take.source.batchStarted}|${take.adapterId}|${take.device}`).digest('hex').slice(0, 32);
+    const configId = createHash('sha256')
+      .update(`${take.source.kind}|${take.source.batchId}|${take.source.batchStarted}|${take.adapterId}|${take.device}`)
+      .digest('hex')
+      .slice(0, 32);
     this.entries.set(configId, take);
     return { configId, sha256, size: Buffer.byteLength(json), uploaded: true };
   }
