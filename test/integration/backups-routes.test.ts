@@ -40,7 +40,6 @@ let lambda: LambdaInvokeEndpoint;
 let start: Handler;
 let getBatch: Handler;
 let listReports: Handler;
-let adaptersTable: string;
 let testing: DurableTesting;
 const archive = new RecordingArchive();
 const executions: string[] = [];
@@ -58,7 +57,6 @@ const reports = (batchId: string, grade: string) =>
 
 beforeAll(async () => {
   const tables = await createTables();
-  adaptersTable = tables['adapters'];
   dir = await mkdtemp(path.join(tmpdir(), 'backups-routes-'));
   sim = await startNsoSimulator({ credentials: { username: 'admin', password: PASSWORD }, fleet: { devices: FLEET } });
   const secretsFile = path.join(dir, 'secrets.json');
