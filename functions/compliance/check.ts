@@ -64,7 +64,7 @@ export const devicePath = (device: string, leaf: string): string | undefined => 
 /** The RESTCONF path of a device's configuration, or `undefined` when the name cannot be put in one. */
 export const configPath = (device: string): string | undefined => devicePath(device, 'config');
 
-type Fetched = { readonly config: unknown } | DeviceFailure;
+export type Fetched = { readonly config: unknown } | DeviceFailure;
 
 /** Why a device gets the grade `error`; `fault` is the error behind it when it is a fault of ours (logged, never shown). */
 export interface DeviceFailure {
@@ -107,7 +107,7 @@ export const fetchFailure = (error: HttpProblem, kind: string): DeviceFailure =>
  * Logs a failed fetch that is no fact about the device, before the chunk fails with it: kind
  * `before-answer`, and whether a retry may help (`transient`: why) or the fault is ours for good.
  */
-export const logChunkFailure = (device: string, target: CheckTarget, error: unknown): void => {
+export const logChunkFailure = (device: string, target: FetchTarget, error: unknown): void => {
   const transient = transientReason(error);
   logger.error('compliance fetch failed before the orchestrator answered; the chunk fails', {
     batchId: target.batchId,
@@ -118,7 +118,14 @@ export const logChunkFailure = (device: string, target: CheckTarget, error: unkn
   });
 };
 
-const fetchConfig = async (device: string, target: CheckTarget, deps: CheckDeps): Promise<Fetched> => {
+/** The batch and adapter a fetch is for. */
+export type FetchTarget = Pick<CheckTarget, 'batchId' | 'adapterId'>;
+
+/**
+ * Fetches a device's configuration (retrying busy answers), or says why it could not; throws
+ * what is no fact about the device (see {@link fetchFailureKind}).
+ */
+export const fetchConfig = async (device: string, target: FetchTarget, deps: CheckDeps): Promise<Fetched> => {
   const path = configPath(device);
   if (!path) return { kind: 'unaddressable', reason: 'The device name cannot be addressed in a RESTCONF path.' };
   const retries = deps.maxBusyRetries ?? 5;
@@ -207,7 +214,7 @@ export const rulesFor = (plan: BatchPlan, node: string): readonly PlanRule[] => 
 };
 
 /** The report of a device that could not be graded; a log line says why. */
-const errorReport = (head: ReportHead, failure: DeviceFailure, deps: CheckDeps): DeviceReport => {
+export const errorReport = (head: ReportHead, failure: DeviceFailure, deps: CheckDeps): DeviceReport => {
   const { batchId, device } = head;
   if (failure.fault !== undefined) {
     // A fault of ours: the cause goes to the log, never into the report.

@@ -11,8 +11,10 @@
 import { StepSemantics, type DurableContext } from '@aws/durable-execution-sdk-js';
 import { MAX_TIMEOUT_MS } from '../adapters/validate.js';
 import { gateFor } from './gate.js';
+import type { ConfigArchive } from '../configs/model.js';
+import { backupDevice } from './backup.js';
 import { checkDevice, type CheckDeps, type RelayGet } from './check.js';
-import { addCounts, emptyCounts, type BatchPlan, type ChunkCounts } from './model.js';
+import { addCounts, emptyCounts, type BatchPlan, type ChunkCounts, type ChunkDevice, type DeviceAssignment } from './model.js';
 import { syncStep, type RelayPost } from './sync.js';
 import { MAX_ATTEMPTS, type BatchWork, type ChunkReport, type ComplianceStore, type DeviceReport } from './store.js';
 import type { Grade, RuleTotals } from './grading.js';
@@ -44,6 +46,8 @@ export interface EngineDeps extends Omit<CheckDeps, 'gate' | 'relayGet' | 'sync'
   readonly afterStep?: () => void;
   /** Time the invocation has left; default: the Lambda context's (tests end an invocation early). */
   readonly remainingTimeMs?: () => number;
+  /** Keeps the configurations backup batches fetch; without it, their chunks fail. */
+  readonly archive?: ConfigArchive;
 }
 
 export interface BatchOutcome {
@@ -171,6 +175,24 @@ class ReportWriter {
   }
 }
 
+/** What a chunk does with each of its devices, given the fetch gate's slot of the worker. */
+type DeviceTask = (device: ChunkDevice, checkDeps: CheckDeps) => Promise<DeviceReport>;
+
+/**
+ * Checks a compliance batch's device against its plan, or keeps a backup batch's configuration.
+ * A compliance batch's chunks always name each device's node, and its work its tree version.
+ */
+const deviceTask = (batchId: string, work: BatchWork, plan: BatchPlan | undefined, deps: EngineDeps): DeviceTask => {
+  if (work.kind === 'backup') {
+    const { archive } = deps;
+    if (!archive) throw new Error('no configuration archive is configured: a backup batch has nowhere to keep configurations');
+    const target = { batchId, adapterId: work.adapterId, started: work.started };
+    return ({ device }, checkDeps) => backupDevice(device, target, { ...checkDeps, archive });
+  }
+  const target = { batchId, treeId: work.treeId!, version: work.version!, adapterId: work.adapterId, plan: plan! };
+  return (assignment, checkDeps) => checkDevice(assignment as DeviceAssignment, target, checkDeps);
+};
+
 /** What a device left unchecked after its chunk failed throws (never counted, never reported). */
 class ChunkAbandoned extends Error {}
 
@@ -233,18 +255,19 @@ export const runChunk = async (
 ): Promise<ChunkOutcome> => {
   const run = runsBefore + attempt;
   if (run > MAX_ATTEMPTS) throw new RangeError(`chunk ${index} has run ${MAX_ATTEMPTS} times, as many as its report keys can tell apart`);
-  const plan = await planOf(deps.store, batchId);
+  // A backup batch has no tree, so no plan.
+  const plan = work.kind === 'backup' ? undefined : await planOf(deps.store, batchId);
   const devices = await deps.store.getChunk(batchId, index, plan);
   const reported = run > 1 ? await deps.store.existingReports(batchId, index) : new Map<string, never>();
   const counts = tally(emptyCounts());
   for (const r of reported.values()) counts.add(r.grade, r.totals);
   const gate = gateFor(work.adapterId, work.concurrency);
-  const target = { batchId, treeId: work.treeId, version: work.version, adapterId: work.adapterId, plan };
+  const task = deviceTask(batchId, work, plan, deps);
   const relayGet = deps.relayGet(remainingTimeMs);
   const unreported = devices.map((assignment, position) => ({ assignment, position })).filter(({ assignment }) => !reported.has(assignment.device));
   const sync = syncStep(
     work.sync,
-    target,
+    { batchId, adapterId: work.adapterId },
     unreported.map(({ assignment }) => assignment.device),
     deps.relayPost?.(remainingTimeMs),
     deps.maxBusyRetries,
@@ -298,7 +321,7 @@ export const runChunk = async (
         started = undefined;
         let checked: DeviceReport;
         try {
-          checked = await checkDevice(assignment, target, checkDeps);
+          checked = await task(assignment, checkDeps);
         } catch (error) {
           writer.skip();
           failure ??= { error };

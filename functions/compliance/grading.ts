@@ -4,13 +4,14 @@
  * all rules evaluated), rounded to one decimal, 100 when no rule applies; `grade` is `pass`
  * at 90 or more, `review` at 80 or more, `fail` below. A device whose configuration could not
  * be read gets the grade `error` and no score; one whose device differs from NSO's copy (sync
- * mode `check`) gets `out-of-sync` and no score.
+ * mode `check`) gets `out-of-sync` and no score. A backup batch grades nothing: a device whose
+ * configuration it fetched and kept gets `kept` (see docs/compliance.md, "Backups").
  */
 
 export const SEVERITY_WEIGHTS = { error: 2, warning: 1, info: 0.5 } as const;
 export type RuleSeverity = keyof typeof SEVERITY_WEIGHTS;
 
-export const GRADES = ['pass', 'review', 'fail', 'error', 'out-of-sync'] as const;
+export const GRADES = ['pass', 'review', 'fail', 'error', 'out-of-sync', 'kept'] as const;
 export type Grade = (typeof GRADES)[number];
 
 /** Per-severity counts of failed rules, and the count of passed rules. */

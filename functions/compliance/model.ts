@@ -14,7 +14,7 @@ export const BATCH_ID_PATTERN = '^[0-9a-f]{24}$';
  * report's pack and of its own device (4 each). Reports stored before packs have 32 hex digits
  * (of the device name's SHA-256) after the `-`.
  */
-export const REPORT_ID_PATTERN = '^[0-9a-f]{24}-([efopr][0-9]{16}|[0-9a-f]{32})$';
+export const REPORT_ID_PATTERN = '^[0-9a-f]{24}-([efkopr][0-9]{16}|[0-9a-f]{32})$';
 
 /** A rule as a tree version holds it, with the path of the node that defines it. */
 export interface PlanRule extends Rule {
@@ -44,6 +44,19 @@ export interface DeviceAssignment {
   readonly node: string;
 }
 
+/** A device of a chunk: a compliance batch's is on a node of its plan, a backup's on none. */
+export interface ChunkDevice {
+  readonly device: string;
+  readonly node?: string;
+}
+
+/** Devices one batch takes at most (compliance and backup alike): name more in several batches. */
+export const MAX_BATCH_DEVICES = 50_000;
+
+/** What a batch does: grade configurations against a tree version, or only keep them. */
+export const BATCH_KINDS = ['compliance', 'backup'] as const;
+export type BatchKind = (typeof BATCH_KINDS)[number];
+
 export const BATCH_STATUSES = ['running', 'completed', 'failed'] as const;
 export type BatchStatus = (typeof BATCH_STATUSES)[number];
 
@@ -59,7 +72,7 @@ export interface ChunkCounts {
 
 export const emptyCounts = (): ChunkCounts => ({
   devices: 0,
-  grades: { pass: 0, review: 0, fail: 0, error: 0, 'out-of-sync': 0 },
+  grades: { pass: 0, review: 0, fail: 0, error: 0, 'out-of-sync': 0, kept: 0 },
   totals: { errors: 0, warnings: 0, infos: 0, passes: 0 },
 });
 
@@ -71,6 +84,7 @@ export const addCounts = (a: ChunkCounts, b: ChunkCounts): ChunkCounts => ({
     fail: a.grades.fail + b.grades.fail,
     error: a.grades.error + b.grades.error,
     'out-of-sync': a.grades['out-of-sync'] + b.grades['out-of-sync'],
+    kept: a.grades.kept + b.grades.kept,
   },
   totals: {
     errors: a.totals.errors + b.totals.errors,
@@ -83,8 +97,10 @@ export const addCounts = (a: ChunkCounts, b: ChunkCounts): ChunkCounts => ({
 /** The batch as `GET …/batches/{batchId}` shows it. */
 export interface Batch {
   readonly batchId: string;
-  readonly treeId: string;
-  readonly version: string;
+  readonly kind: BatchKind;
+  /** The tree version a compliance batch checks against (a backup has none). */
+  readonly treeId?: string;
+  readonly version?: string;
   readonly adapterId: string;
   readonly status: BatchStatus;
   readonly total: number;
@@ -121,9 +137,10 @@ export interface Report {
   readonly reportId: string;
   readonly batchId: string;
   readonly device: string;
-  readonly treeId: string;
-  readonly version: string;
-  readonly node: string;
+  /** The tree version and node the device was checked against (compliance batches). */
+  readonly treeId?: string;
+  readonly version?: string;
+  readonly node?: string;
   readonly grade: Grade;
   /** Absent for grades `error` and `out-of-sync`. */
   readonly score?: number;
@@ -139,6 +156,8 @@ export interface Report {
   readonly diff?: string;
   /** The diff was cut to {@link MAX_DIFF_BYTES}. */
   readonly diffTruncated?: true;
+  /** The configuration kept in the history (backups: grade `kept`). */
+  readonly configId?: string;
   readonly checkedAt: string;
 }
 

@@ -13,7 +13,7 @@
  * node's path; chunks of `[device, node path]`) are still read.
  */
 import type { Rule } from '../trees/config-model.js';
-import type { BatchPlan, DeviceAssignment, PlanRule } from './model.js';
+import type { BatchPlan, ChunkDevice, PlanRule } from './model.js';
 
 /** A node as the stored plan holds it: no path, no devices, no children. */
 interface StoredNode {
@@ -71,19 +71,24 @@ export const decodePlan = (json: string): BatchPlan => {
 export type ChunkEntry = readonly [device: string, node: number];
 
 /** Makes the chunk entries of devices assigned to the plan's nodes. */
-export const chunkEntries = (plan: BatchPlan): ((assignment: DeviceAssignment) => ChunkEntry) => {
+export const chunkEntries = (plan: BatchPlan): ((assignment: ChunkDevice) => ChunkEntry) => {
   const places = placesOf(plan);
   return ({ device, node }) => {
-    const place = places.get(node);
+    const place = node === undefined ? undefined : places.get(node);
     if (place === undefined) throw new RangeError(`device ${device} is on node ${node}, which the plan does not list`);
     return [device, place];
   };
 };
 
-/** The devices of a chunk's JSON: entries of node places in `plan`, or (earlier releases) of node paths. */
-export const decodeChunk = (json: string, plan: BatchPlan): DeviceAssignment[] =>
-  (JSON.parse(json) as [string, number | string][]).map(([device, node]) => {
-    const path = typeof node === 'string' ? node : plan.nodes[node];
+/**
+ * The devices of a chunk's JSON: entries of node places in `plan`, or (earlier releases) of node
+ * paths; or, in a backup batch (no plan), device names.
+ */
+export const decodeChunk = (json: string, plan?: BatchPlan): ChunkDevice[] =>
+  (JSON.parse(json) as ([string, number | string] | string)[]).map((entry) => {
+    if (typeof entry === 'string') return { device: entry };
+    const [device, node] = entry;
+    const path = typeof node === 'string' ? node : plan?.nodes[node];
     if (path === undefined) throw new RangeError(`a chunk names node ${node}, which the plan does not list`);
     return { device, node: path };
   });

@@ -1,11 +1,27 @@
 /** The routes of compliance batches and reports. */
+import { GRADES } from './grading.js';
 import { BATCH_ID_PATTERN, REPORT_ID_PATTERN } from './model.js';
 import type { JsonSchema } from '../platform/json-schema.js';
-import { GRADES } from './grading.js';
 import { EMPTY_BODY, type LiveRoute, pageQuery } from '../platform/route.js';
 import { startBatchBody } from '../trees/schemas.js';
 
 const BATCH_ID = { type: 'string', pattern: BATCH_ID_PATTERN, description: 'The batchId that starting the batch answered' } as const;
+const { adapterId, devices } = startBatchBody.properties as Record<string, JsonSchema>;
+/** `POST /configuration_manager/backups`: the adapter, and the devices when not all of its NSO's. */
+const startBackupBody: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['adapterId'],
+  properties: {
+    adapterId: adapterId!,
+    devices: {
+      ...devices!,
+      description:
+        "Only these devices (a name NSO does not know gets a report with grade `error`); default every device the adapter's NSO knows, read a page at a time",
+    },
+  },
+};
+
 const REPORT_ID = { type: 'string', pattern: REPORT_ID_PATTERN, description: "A reportId from the batch's reports" } as const;
 
 /** Start a batch, follow it, read its reports. */
@@ -30,6 +46,28 @@ export const complianceRoutes: readonly LiveRoute[] = [
     needs: { tables: { trees: 'read', adapters: 'read', compliance: 'write', idempotency: 'write' }, startsCompliance: true },
   },
   {
+    method: 'POST',
+    path: '/configuration_manager/backups',
+    operationId: 'startBackupBatch',
+    summary: "Keep the configuration of an adapter's devices in the history, grading nothing: starts a backup batch",
+    tag: 'compliance',
+    handler: 'compliance/handlers/start-backup',
+    roles: ['admin'],
+    request: { body: startBackupBody },
+    responses: {
+      202: 'The batch started: `{ batchId, status: "running", total }`; its path (a compliance batch path: the same status and report routes) in `Location`',
+      400: 'The request is invalid (the Idempotency-Key header included), or `devices` is absent and the NSO knows more devices than a batch takes (50,000)',
+      404: 'No adapter has this name',
+      409: 'The adapter is stopped (`adapter-stopped`), or a request with the same Idempotency-Key is still running (retry after `Retry-After`)',
+      422: 'The NSO knows no devices (`no-devices`), or the Idempotency-Key was already used for a different request',
+      502: "The NSO's device list could not be read: a page answered an error, an unusable body, or more devices than asked (nothing was started)",
+      503: 'A store or the compliance engine is unavailable; retry later (nothing was started)',
+      504: 'The NSO did not answer a page of its device list in time (nothing was started)',
+    },
+    needs: { tables: { adapters: 'read', compliance: 'write', idempotency: 'write' }, secrets: 'read', orchestrator: true, startsCompliance: true },
+    timeoutSeconds: 28,
+  },
+  {
     method: 'GET',
     path: '/configuration_manager/compliance_reports/batches/{batchId}',
     operationId: 'getComplianceBatch',
@@ -42,7 +80,7 @@ export const complianceRoutes: readonly LiveRoute[] = [
       body: EMPTY_BODY,
     },
     responses: {
-      200: 'The batch: `{ batchId, treeId, version, adapterId, status, total, done, totals, grades, sync, started, finished? }`',
+      200: 'The batch: `{ batchId, kind, treeId?, version?, adapterId, status, total, done, totals, grades, sync, started, finished?, reason? }`; `kind` is `compliance` (with its tree version) or `backup`',
       400: 'batchId is not 24 lowercase hexadecimal characters, or a body was sent',
       404: 'No batch has this id (or it expired)',
       503: 'The compliance store is unavailable; retry later',
@@ -90,7 +128,7 @@ export const complianceRoutes: readonly LiveRoute[] = [
       body: EMPTY_BODY,
     },
     responses: {
-      200: 'The report: `{ reportId, batchId, device, treeId, version, node, grade, score?, totals, issues, reason?, sync, diff?, checkedAt }`',
+      200: "The report: `{ reportId, batchId, device, treeId?, version?, node?, grade, score?, totals, issues, reason?, sync, diff?, configId?, checkedAt }` (a backup's report has no tree version or node)",
       400: 'reportId is not a report id (batch id, "-", then a grade initial and 16 digits, or 32 hexadecimal digits for a report stored before packs), or a body was sent',
       404: 'No report has this id (or it expired)',
       503: 'The compliance store is unavailable; retry later',

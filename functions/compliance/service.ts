@@ -6,9 +6,9 @@
 import { randomBytes } from 'node:crypto';
 import { walkNodes, type Version } from '../trees/config-model.js';
 import { BadRequest, Conflict, NotFound, ServiceUnavailable } from '../platform/problem.js';
-import type { BatchPlan, DeviceAssignment, PlanRule, SyncMode } from './model.js';
+import type { BatchPlan, ChunkDevice, DeviceAssignment, PlanRule, SyncMode } from './model.js';
 import { chunkEntries, type ChunkEntry } from './plan.js';
-import { MAX_CHUNK_DEVICES, MAX_CHUNKS, type ComplianceStore } from './store.js';
+import { MAX_CHUNK_DEVICES, MAX_CHUNKS, type ComplianceStore, type NewBatch } from './store.js';
 
 export interface StartBatchInput {
   readonly treeId: string;
@@ -73,13 +73,9 @@ export const CHUNK_BYTES = 300_000;
  * Splits devices into chunks of at most `size` devices and {@link CHUNK_BYTES} of stored JSON, in
  * order; `entry` is how the chunk's item stores a device (see plan.ts).
  */
-export const chunkDevices = (
-  devices: readonly DeviceAssignment[],
-  entry: (assignment: DeviceAssignment) => ChunkEntry,
-  size: number = CHUNK_SIZE,
-): DeviceAssignment[][] => {
-  const chunks: DeviceAssignment[][] = [];
-  let chunk: DeviceAssignment[] = [];
+export const chunkDevices = <D extends ChunkDevice>(devices: readonly D[], entry: (assignment: D) => ChunkEntry | string, size: number = CHUNK_SIZE): D[][] => {
+  const chunks: D[][] = [];
+  let chunk: D[] = [];
   let bytes = 2; // the list's brackets
   for (const assignment of devices) {
     // After a comma unless first: the item's own encoding (ComplianceStore.create).
@@ -137,32 +133,52 @@ export const planBatch = (version: Version, only?: readonly string[]): { plan: B
   return { plan: { variables: version.variables, rulesByNode, nodes: paths.filter((path) => used.has(path)) }, devices };
 };
 
+/** The adapter a batch runs through: 404 when there is none, 409 `adapter-stopped` when it is stopped. */
+export const batchAdapter = (adapter: AdapterInfo | undefined, name: string, work: string): AdapterInfo => {
+  if (!adapter) throw new NotFound(`No adapter is named '${name}'.`);
+  if (adapter.state === 'STOPPED') throw new Conflict(`Adapter '${adapter.name}' is stopped; start it before running ${work} through it.`, 'adapter-stopped');
+  return adapter;
+};
+
 export const startBatch = async (input: StartBatchInput, deps: StartDeps): Promise<StartedBatch> => {
-  const [found, adapter] = await Promise.all([deps.versions(input.treeId, input.version), deps.adapters.get(input.adapterId)]);
+  const [found, named] = await Promise.all([deps.versions(input.treeId, input.version), deps.adapters.get(input.adapterId)]);
   if (!found.tree) throw new NotFound(`No tree has the id '${input.treeId}'.`);
   if (!found.version) throw new NotFound(`Tree '${input.treeId}' has no version '${input.version}'.`);
-  if (!adapter) throw new NotFound(`No adapter is named '${input.adapterId}'.`);
-  if (adapter.state === 'STOPPED')
-    throw new Conflict(`Adapter '${adapter.name}' is stopped; start it before running compliance through it.`, 'adapter-stopped');
+  const adapter = batchAdapter(named, input.adapterId, 'compliance');
   const { plan, devices } = planBatch(found.version, input.devices);
+  return launchBatch({ treeId: input.treeId, version: input.version, sync: input.sync ?? 'check' }, adapter, plan, devices, deps);
+};
+
+/** What recording and starting a batch needs. */
+export type LaunchDeps = Omit<StartDeps, 'versions' | 'adapters'>;
+
+/**
+ * Chunks a batch's devices, records the batch (with its plan: a backup has none) and starts its
+ * durable execution; a batch that cannot be started is ended `failed` and the caller told 503.
+ */
+export const launchBatch = async (
+  what: Pick<NewBatch, 'kind' | 'treeId' | 'version' | 'sync'>,
+  adapter: AdapterInfo,
+  plan: BatchPlan | undefined,
+  devices: readonly ChunkDevice[],
+  deps: LaunchDeps,
+): Promise<StartedBatch> => {
   const size = deps.chunkSize ?? CHUNK_SIZE;
   // Report keys hold a device's position in its chunk in 4 digits, and the batch item the set of counted chunks.
   if (!Number.isInteger(size) || size < 1 || size > MAX_CHUNK_DEVICES) throw new RangeError(`a chunk of ${size} devices is out of range`);
-  const chunks = chunkDevices(devices, chunkEntries(plan), size);
+  const chunks = chunkDevices(devices, plan ? chunkEntries(plan) : ({ device }) => device, size);
   if (chunks.length > MAX_CHUNKS) throw new RangeError(`${chunks.length} chunks are more than a batch can count (${MAX_CHUNKS})`);
   const batchId = (deps.newId ?? newBatchId)();
   const started = deps.now();
   await deps.store.create(
     {
       batchId,
-      treeId: input.treeId,
-      version: input.version,
+      ...what,
       adapterId: adapter.name,
       total: devices.length,
       started: started.toISOString(),
       chunks: chunks.length,
       concurrency: adapter.complianceConcurrency ?? deps.concurrency,
-      sync: input.sync ?? 'check',
       expiresAt: Math.floor(started.getTime() / 1000) + deps.retentionDays * 86_400,
     },
     plan,

@@ -35,14 +35,15 @@ import { transientReason } from '../platform/transient.js';
 import { WRITE_ID_ATTRIBUTE, holdsWrite, newWriteId, refusedOnCondition, settleWrite } from '../platform/settled-write.js';
 import { GRADES, type Grade } from './grading.js';
 import {
-  emptyCounts,
   REPORT_ID_PATTERN,
-  type SyncMode,
+  emptyCounts,
   type Batch,
+  type BatchKind,
   type BatchPlan,
   type BatchStatus,
   type ChunkCounts,
-  type DeviceAssignment,
+  type ChunkDevice,
+  type SyncMode,
   type Report,
 } from './model.js';
 import { chunkEntries, decodeChunk, decodePlan, encodePlan } from './plan.js';
@@ -76,8 +77,8 @@ const pad = (n: number, digits: number): string => String(n).padStart(digits, '0
 const packPrefix = (grade: Grade, chunk: number): string => `R#${grade}#${pad(chunk, 6)}#`;
 const REPORT_ID = new RegExp(REPORT_ID_PATTERN);
 /** A pack's sort key: its grade, chunk, run and first position. */
-const PACK_SK = /^R#(error|fail|out-of-sync|pass|review)#([0-9]{6})#([0-9]{2})#([0-9]{4})$/;
-const INITIAL: Readonly<Record<string, Grade>> = { e: 'error', f: 'fail', o: 'out-of-sync', p: 'pass', r: 'review' };
+const PACK_SK = /^R#(error|fail|kept|out-of-sync|pass|review)#([0-9]{6})#([0-9]{2})#([0-9]{4})$/;
+const INITIAL: Readonly<Record<string, Grade>> = { e: 'error', f: 'fail', k: 'kept', o: 'out-of-sync', p: 'pass', r: 'review' };
 
 /** A report's id: its batch, its pack's key (grade, chunk, attempt, first position) and its own position. */
 const reportIdOf = (batchId: string, grade: Grade, pack: PackOf, first: number, position: number): string =>
@@ -116,7 +117,7 @@ export interface ReportCursor {
 }
 
 /** The sort key of a pack, or of a report stored on its own before packs: where a page of reports may start. */
-export const REPORTS_SK_PATTERN = /^R#((error|fail|out-of-sync|pass|review)#[0-9]{6}#[0-9]{2}#[0-9]{4}|[0-9a-f]{32})$/;
+export const REPORTS_SK_PATTERN = /^R#((error|fail|kept|out-of-sync|pass|review)#[0-9]{6}#[0-9]{2}#[0-9]{4}|[0-9a-f]{32})$/;
 
 /** The batch item's count attribute of a grade (`out-of-sync` → `g_out_of_sync`: expression names take no `-`). */
 const gradeField = (grade: Grade): string => `g_${grade.replace(/-/g, '_')}`;
@@ -133,8 +134,11 @@ const countValues = (c: ChunkCounts): Record<(typeof COUNT_FIELDS)[number], numb
 /** The batch's own fields when it is created. */
 export interface NewBatch {
   readonly batchId: string;
-  readonly treeId: string;
-  readonly version: string;
+  /** Default `compliance`. */
+  readonly kind?: BatchKind;
+  /** The tree version a compliance batch checks against; a backup has none. */
+  readonly treeId?: string;
+  readonly version?: string;
   readonly adapterId: string;
   readonly total: number;
   readonly started: string;
@@ -149,13 +153,16 @@ export interface NewBatch {
 
 /** The engine's view of a batch. */
 export interface BatchWork {
+  readonly kind: BatchKind;
   readonly adapterId: string;
   readonly chunks: number;
   readonly concurrency: number;
-  readonly treeId: string;
-  readonly version: string;
+  readonly treeId?: string;
+  readonly version?: string;
   readonly sync: SyncMode;
   readonly expiresAt: number;
+  /** When the batch started (ISO 8601): with its id, what names the configurations it keeps. */
+  readonly started: string;
 }
 
 export interface ReportPage {
@@ -169,10 +176,16 @@ export type ReportCounts = Pick<Report, 'grade' | 'totals'>;
 
 const num = (value: unknown): number => (typeof value === 'number' ? value : 0);
 
+/** A batch's kind: batches stored before backups existed are compliance batches. */
+const kindOf = (item: Record<string, unknown>): BatchKind => (item['kind'] === 'backup' ? 'backup' : 'compliance');
+/** The tree version a compliance batch checks against; nothing for a backup. */
+const versionOf = (item: Record<string, unknown>): Pick<Batch, 'treeId' | 'version'> =>
+  typeof item['treeId'] === 'string' ? { treeId: item['treeId'], version: item['version'] as string } : {};
+
 const toBatch = (item: Record<string, unknown>): Batch => ({
   batchId: item['batchId'] as string,
-  treeId: item['treeId'] as string,
-  version: item['version'] as string,
+  kind: kindOf(item),
+  ...versionOf(item),
   adapterId: item['adapterId'] as string,
   status: item['status'] as BatchStatus,
   total: num(item['total']),
@@ -214,13 +227,19 @@ const rowFieldsOf = (report: DeviceReport): RowFields => {
  * masked before they are stored, and masked again here, which changes nothing for them but
  * masks what an earlier release stored unmasked, for every reader.
  */
-const reportOf = (reportId: string, batchId: string, treeId: string, version: string, grade: Grade, { device, node, ...rest }: RowFields): Report => ({
+const reportOf = (
+  reportId: string,
+  batchId: string,
+  treeId: string | undefined,
+  version: string | undefined,
+  grade: Grade,
+  { device, node, ...rest }: RowFields,
+): Report => ({
   reportId,
   batchId,
   device,
-  treeId,
-  version,
-  node,
+  ...(treeId === undefined ? {} : { treeId, version }),
+  ...(node === undefined ? {} : { node }),
   grade,
   ...rest,
   ...shownIssues(rest),
@@ -242,8 +261,8 @@ const packOf = (item: Record<string, unknown>): Report[] => {
     if (!key || !Array.isArray(rows)) return [];
     const [, grade, chunk, run, first] = key as unknown as [string, Grade, string, string, string];
     const batchId = String(item['pk']).slice(2);
-    const treeId = item['treeId'] as string;
-    const version = item['version'] as string;
+    const treeId = item['treeId'] as string | undefined;
+    const version = item['version'] as string | undefined;
     const idPrefix = `${batchId}-${grade[0]}${chunk}${run}${first}`;
     return (rows as (PackRow | null)[])
       .filter(
@@ -277,13 +296,14 @@ export class ComplianceStore {
   /**
    * Writes the plan and the chunks, then the batch record (conditionally: an id is used once).
    * Until the record exists the batch does not: a failure half way leaves only items that
-   * expire with the retention. Every device must be on a node `plan.nodes` lists.
+   * expire with the retention. Every device of a compliance batch must be on a node `plan.nodes`
+   * lists; a backup batch has no plan, and its chunks hold device names only.
    */
-  async create(batch: NewBatch, plan: BatchPlan, chunks: readonly (readonly DeviceAssignment[])[]): Promise<void> {
+  async create(batch: NewBatch, plan: BatchPlan | undefined, chunks: readonly (readonly ChunkDevice[])[]): Promise<void> {
     const pk = batchPk(batch.batchId);
-    const entry = chunkEntries(plan);
+    const entry: (device: ChunkDevice) => unknown = plan ? chunkEntries(plan) : ({ device }) => device;
     const items = [
-      { pk, sk: 'PLAN', plan: encodePlan(plan), expiresAt: batch.expiresAt },
+      ...(plan ? [{ pk, sk: 'PLAN', plan: encodePlan(plan), expiresAt: batch.expiresAt }] : []),
       ...chunks.map((devices, i) => ({ pk, sk: chunkSk(i), devices: JSON.stringify(devices.map(entry)), expiresAt: batch.expiresAt })),
     ];
     await this.#putAll(items);
@@ -326,13 +346,14 @@ export class ComplianceStore {
     const item = await this.#get(batchPk(batchId), 'META');
     if (!item) throw new Error(`batch ${batchId} does not exist`);
     return {
+      kind: kindOf(item),
       adapterId: item['adapterId'] as string,
       chunks: num(item['chunks']),
       concurrency: num(item['concurrency']),
       sync: (item['sync'] as SyncMode | undefined) ?? 'none',
-      treeId: item['treeId'] as string,
-      version: item['version'] as string,
+      ...versionOf(item),
       expiresAt: num(item['expiresAt']),
+      started: item['started'] as string,
     };
   }
 
@@ -342,8 +363,8 @@ export class ComplianceStore {
     return decodePlan(item['plan'] as string);
   }
 
-  /** A chunk's devices, with their nodes' paths from the batch's plan. */
-  async getChunk(batchId: string, index: number, plan: BatchPlan): Promise<DeviceAssignment[]> {
+  /** A chunk's devices, with their nodes' paths from the batch's plan (a backup batch has none). */
+  async getChunk(batchId: string, index: number, plan?: BatchPlan): Promise<ChunkDevice[]> {
     const item = await this.#get(batchPk(batchId), chunkSk(index));
     if (!item) throw new Error(`batch ${batchId} has no chunk ${index}`);
     return decodeChunk(item['devices'] as string, plan);

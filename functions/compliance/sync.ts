@@ -18,7 +18,7 @@
  */
 import { redactText } from '../platform/redaction.js';
 import type { RestActionResult } from '../relay/service.js';
-import { devicePath, fetchFailure, fetchFailureKind, logChunkFailure, type CheckTarget, type DeviceFailure } from './check.js';
+import { devicePath, fetchFailure, fetchFailureKind, logChunkFailure, type DeviceFailure, type FetchTarget } from './check.js';
 import { backoffMs, type FetchGate } from './gate.js';
 import { MAX_DIFF_BYTES, type ReportSync, type SyncMode } from './model.js';
 
@@ -84,7 +84,7 @@ const noteAbsent = (action: string, status: number): string =>
  * The sync step of a chunk of `devices` (in the order its workers take them) on `target`'s adapter.
  * `maxBusyRetries`: busy answers (429, 503) retried per request, as for a configuration fetch.
  */
-export const syncStep = (mode: SyncMode, target: CheckTarget, devices: readonly string[], relayPost: RelayPost | undefined, maxBusyRetries = 5): SyncStep => {
+export const syncStep = (mode: SyncMode, target: FetchTarget, devices: readonly string[], relayPost: RelayPost | undefined, maxBusyRetries = 5): SyncStep => {
   if (mode === 'none') {
     const verdict: SyncVerdict = { sync: { mode, result: 'not-checked' } };
     return { before: async () => verdict };

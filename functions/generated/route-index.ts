@@ -37,6 +37,7 @@ export const indexedRoutes: readonly IndexedRoute[] = [
   {"operationId":"getAdaptersHealth","method":"GET","path":"/health/adapters","roles":["admin","apiread"],"needs":{"tables":{"adapters":"read","profiles":"read"},"secrets":"read","orchestrator":true}},
   {"operationId":"getAdapterHealth","method":"GET","path":"/health/adapters/{name}","roles":["admin","apiread"],"needs":{"tables":{"adapters":"read","profiles":"read"},"secrets":"read","orchestrator":true}},
   {"operationId":"startComplianceBatch","method":"POST","path":"/configuration_manager/compliance_reports","roles":["admin"],"application":"configuration_manager","needs":{"tables":{"trees":"read","adapters":"read","compliance":"write","idempotency":"write","profiles":"read"},"startsCompliance":true}},
+  {"operationId":"startBackupBatch","method":"POST","path":"/configuration_manager/backups","roles":["admin"],"application":"configuration_manager","needs":{"tables":{"adapters":"read","compliance":"write","idempotency":"write","profiles":"read"},"secrets":"read","orchestrator":true,"startsCompliance":true}},
   {"operationId":"getComplianceBatch","method":"GET","path":"/configuration_manager/compliance_reports/batches/{batchId}","roles":["admin","apiread"],"application":"configuration_manager","needs":{"tables":{"compliance":"read","profiles":"read"}}},
   {"operationId":"listComplianceReports","method":"GET","path":"/configuration_manager/compliance_reports/batches/{batchId}/reports","roles":["admin","apiread"],"application":"configuration_manager","needs":{"tables":{"compliance":"read","profiles":"read"}}},
   {"operationId":"getComplianceReport","method":"GET","path":"/configuration_manager/compliance_reports/{reportId}","roles":["admin","apiread"],"application":"configuration_manager","needs":{"tables":{"compliance":"read","profiles":"read"}}},
@@ -62,5 +63,5 @@ export const indexedRoutes: readonly IndexedRoute[] = [
 /** What each application depends on: the tables its routes use (read), and the secrets store when one of them resolves secrets. */
 export const applicationNeeds: Readonly<Record<ApplicationName, LiveRoute['needs']>> = {
   orch_manager: {"tables":{"adapters":"read","idempotency":"read","profiles":"read"},"secrets":"read"},
-  configuration_manager: {"tables":{"trees":"read","idempotency":"read","adapters":"read","compliance":"read","profiles":"read"}},
+  configuration_manager: {"tables":{"trees":"read","idempotency":"read","adapters":"read","compliance":"read","profiles":"read"},"secrets":"read"},
 };

@@ -33,6 +33,7 @@ export declare const getServerHealth: CompiledValidator;
 export declare const getAdaptersHealth: CompiledValidator;
 export declare const getAdapterHealth: CompiledValidator;
 export declare const startComplianceBatch: CompiledValidator;
+export declare const startBackupBatch: CompiledValidator;
 export declare const getComplianceBatch: CompiledValidator;
 export declare const listComplianceReports: CompiledValidator;
 export declare const getComplianceReport: CompiledValidator;

@@ -10917,14 +10917,225 @@ return errors === 0;
 validate52.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
 return validate52;
 })();
-export const getComplianceBatch = /* @__PURE__ */ (() => {
-const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
+export const startBackupBatch = /* @__PURE__ */ (() => {
+const pattern56 = new RegExp("^[A-Za-z0-9 ._-]{1,128}$", "u");
+const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
 function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="getComplianceBatch" */;
+/*# sourceURL="startBackupBatch" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate53.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.queryStringParameters === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.body === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "body"},message:"must have required property '"+"body"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.queryStringParameters !== undefined){
+let data0 = data.queryStringParameters;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+for(const key0 in data0){
+const err2 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.body !== undefined){
+let data1 = data.body;
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.adapterId === undefined){
+const err4 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/required",keyword:"required",params:{missingProperty: "adapterId"},message:"must have required property '"+"adapterId"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+for(const key1 in data1){
+if(!((key1 === "adapterId") || (key1 === "devices"))){
+const err5 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data1.adapterId !== undefined){
+let data2 = data1.adapterId;
+if(typeof data2 === "string"){
+if(!pattern56.test(data2)){
+const err6 = {instancePath:instancePath+"/body/adapterId",schemaPath:"#/properties/body/properties/adapterId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9 ._-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9 ._-]{1,128}$"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/body/adapterId",schemaPath:"#/properties/body/properties/adapterId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data1.devices !== undefined){
+let data3 = data1.devices;
+if(Array.isArray(data3)){
+if(data3.length > 50000){
+const err8 = {instancePath:instancePath+"/body/devices",schemaPath:"#/properties/body/properties/devices/maxItems",keyword:"maxItems",params:{limit: 50000},message:"must NOT have more than 50000 items"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data3.length < 1){
+const err9 = {instancePath:instancePath+"/body/devices",schemaPath:"#/properties/body/properties/devices/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+const len0 = data3.length;
+for(let i0=0; i0<len0; i0++){
+let data4 = data3[i0];
+if(typeof data4 === "string"){
+if(func1(data4) > 253){
+const err10 = {instancePath:instancePath+"/body/devices/" + i0,schemaPath:"#/properties/body/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(func1(data4) < 1){
+const err11 = {instancePath:instancePath+"/body/devices/" + i0,schemaPath:"#/properties/body/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/body/devices/" + i0,schemaPath:"#/properties/body/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/body/devices",schemaPath:"#/properties/body/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+validate53.errors = vErrors;
+return errors === 0;
+}
+validate53.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate53;
+})();
+export const getComplianceBatch = /* @__PURE__ */ (() => {
+const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
+
+function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="getComplianceBatch" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate54.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11063,24 +11274,24 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate53.errors = vErrors;
+validate54.errors = vErrors;
 return errors === 0;
 }
-validate53.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate53;
+validate54.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate54;
 })();
 export const listComplianceReports = /* @__PURE__ */ (() => {
-const schema65 = {"$id":"listComplianceReports","type":"object","required":["pathParameters","queryStringParameters"],"properties":{"pathParameters":{"type":"object","required":["batchId"],"properties":{"batchId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"The batchId that starting the batch answered"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{"limit":{"type":"string","pattern":"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$","description":"Page size: an integer from 1 to 200 (default 50)."},"cursor":{"type":"string","minLength":1,"maxLength":1024,"pattern":"^[A-Za-z0-9_-]+$","description":"Continuation token: the `next` value of the previous page, passed back unchanged."},"grade":{"type":"string","enum":["pass","review","fail","error","out-of-sync"],"description":"Only reports of this grade"}}},"body":{"type":"object","additionalProperties":false,"properties":{}}}};
+const schema66 = {"$id":"listComplianceReports","type":"object","required":["pathParameters","queryStringParameters"],"properties":{"pathParameters":{"type":"object","required":["batchId"],"properties":{"batchId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"The batchId that starting the batch answered"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{"limit":{"type":"string","pattern":"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$","description":"Page size: an integer from 1 to 200 (default 50)."},"cursor":{"type":"string","minLength":1,"maxLength":1024,"pattern":"^[A-Za-z0-9_-]+$","description":"Continuation token: the `next` value of the previous page, passed back unchanged."},"grade":{"type":"string","enum":["pass","review","fail","error","out-of-sync","kept"],"description":"Only reports of this grade"}}},"body":{"type":"object","additionalProperties":false,"properties":{}}}};
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
-const pattern59 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$", "u");
+const pattern60 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$", "u");
 const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="listComplianceReports" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate54.evaluated;
+const evaluated0 = validate55.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11176,7 +11387,7 @@ errors++;
 if(data2.limit !== undefined){
 let data3 = data2.limit;
 if(typeof data3 === "string"){
-if(!pattern59.test(data3)){
+if(!pattern60.test(data3)){
 const err7 = {instancePath:instancePath+"/queryStringParameters/limit",schemaPath:"#/properties/queryStringParameters/properties/limit/pattern",keyword:"pattern",params:{pattern: "^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$"},message:"must match pattern \""+"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -11255,8 +11466,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!(((((data5 === "pass") || (data5 === "review")) || (data5 === "fail")) || (data5 === "error")) || (data5 === "out-of-sync"))){
-const err14 = {instancePath:instancePath+"/queryStringParameters/grade",schemaPath:"#/properties/queryStringParameters/properties/grade/enum",keyword:"enum",params:{allowedValues: schema65.properties.queryStringParameters.properties.grade.enum},message:"must be equal to one of the allowed values"};
+if(!((((((data5 === "pass") || (data5 === "review")) || (data5 === "fail")) || (data5 === "error")) || (data5 === "out-of-sync")) || (data5 === "kept"))){
+const err14 = {instancePath:instancePath+"/queryStringParameters/grade",schemaPath:"#/properties/queryStringParameters/properties/grade/enum",keyword:"enum",params:{allowedValues: schema66.properties.queryStringParameters.properties.grade.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -11314,20 +11525,20 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate54.errors = vErrors;
+validate55.errors = vErrors;
 return errors === 0;
 }
-validate54.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate54;
+validate55.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate55;
 })();
 export const getComplianceReport = /* @__PURE__ */ (() => {
-const pattern61 = new RegExp("^[0-9a-f]{24}-([efopr][0-9]{16}|[0-9a-f]{32})$", "u");
+const pattern62 = new RegExp("^[0-9a-f]{24}-([efkopr][0-9]{16}|[0-9a-f]{32})$", "u");
 
-function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getComplianceReport" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate55.evaluated;
+const evaluated0 = validate56.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11371,8 +11582,8 @@ errors++;
 if(data0.reportId !== undefined){
 let data1 = data0.reportId;
 if(typeof data1 === "string"){
-if(!pattern61.test(data1)){
-const err3 = {instancePath:instancePath+"/pathParameters/reportId",schemaPath:"#/properties/pathParameters/properties/reportId/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{24}-([efopr][0-9]{16}|[0-9a-f]{32})$"},message:"must match pattern \""+"^[0-9a-f]{24}-([efopr][0-9]{16}|[0-9a-f]{32})$"+"\""};
+if(!pattern62.test(data1)){
+const err3 = {instancePath:instancePath+"/pathParameters/reportId",schemaPath:"#/properties/pathParameters/properties/reportId/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{24}-([efkopr][0-9]{16}|[0-9a-f]{32})$"},message:"must match pattern \""+"^[0-9a-f]{24}-([efkopr][0-9]{16}|[0-9a-f]{32})$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -11466,22 +11677,22 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate55.errors = vErrors;
+validate56.errors = vErrors;
 return errors === 0;
 }
-validate55.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate55;
+validate56.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate56;
 })();
 export const listProfiles = /* @__PURE__ */ (() => {
 const pattern6 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100)$", "u");
 const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="listProfiles" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate56.evaluated;
+const evaluated0 = validate57.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11632,22 +11843,22 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate56.errors = vErrors;
+validate57.errors = vErrors;
 return errors === 0;
 }
-validate56.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate56;
+validate57.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate57;
 })();
 export const createProfile = /* @__PURE__ */ (() => {
-const schema68 = {"$id":"createProfile","type":"object","required":["queryStringParameters","body"],"properties":{"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$","description":"1 to 64 letters, digits, \".\", \"_\" or \"-\", starting with a letter or digit"},"description":{"type":"string","maxLength":1024},"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The service's log level, unless an application sets its own","default":"info"},"applications":{"type":"object","additionalProperties":false,"properties":{"orch_manager":{"type":"object","additionalProperties":false,"properties":{"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The relay's log level; absent: the profile's logLevel"},"orchestratorTimeoutMs":{"type":"integer","minimum":100,"maximum":25000,"default":10000,"description":"Per-call orchestrator timeout (ms) when the adapter sets no timeoutMs"},"adapterCacheSeconds":{"type":"integer","minimum":0,"maximum":300,"default":5,"description":"How long a warm relay reuses an adapter it read (s); 0 reads it on every call"},"maxConcurrentCallsPerAdapter":{"type":"integer","minimum":0,"maximum":1000,"default":0,"description":"Relay calls in flight through one adapter at once, across every container (more answer 429 with Retry-After); 0: no limit"}}},"configuration_manager":{"type":"object","additionalProperties":false,"properties":{"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The trees' and compliance functions' log level; absent: the profile's logLevel"},"complianceConcurrency":{"type":"integer","minimum":1,"maximum":100,"default":10,"description":"Concurrent configuration fetches of one compliance batch, unless the adapter sets its own complianceConcurrency"},"reportRetentionDays":{"type":"integer","minimum":1,"maximum":3650,"default":90,"description":"How long a compliance batch and its reports are kept (days), counted from its start"}}}}}},"required":["id"]}}};
-const pattern64 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
+const schema69 = {"$id":"createProfile","type":"object","required":["queryStringParameters","body"],"properties":{"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$","description":"1 to 64 letters, digits, \".\", \"_\" or \"-\", starting with a letter or digit"},"description":{"type":"string","maxLength":1024},"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The service's log level, unless an application sets its own","default":"info"},"applications":{"type":"object","additionalProperties":false,"properties":{"orch_manager":{"type":"object","additionalProperties":false,"properties":{"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The relay's log level; absent: the profile's logLevel"},"orchestratorTimeoutMs":{"type":"integer","minimum":100,"maximum":25000,"default":10000,"description":"Per-call orchestrator timeout (ms) when the adapter sets no timeoutMs"},"adapterCacheSeconds":{"type":"integer","minimum":0,"maximum":300,"default":5,"description":"How long a warm relay reuses an adapter it read (s); 0 reads it on every call"},"maxConcurrentCallsPerAdapter":{"type":"integer","minimum":0,"maximum":1000,"default":0,"description":"Relay calls in flight through one adapter at once, across every container (more answer 429 with Retry-After); 0: no limit"}}},"configuration_manager":{"type":"object","additionalProperties":false,"properties":{"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The trees' and compliance functions' log level; absent: the profile's logLevel"},"complianceConcurrency":{"type":"integer","minimum":1,"maximum":100,"default":10,"description":"Concurrent configuration fetches of one compliance batch, unless the adapter sets its own complianceConcurrency"},"reportRetentionDays":{"type":"integer","minimum":1,"maximum":3650,"default":90,"description":"How long a compliance batch and its reports are kept (days), counted from its start"}}}}}},"required":["id"]}}};
+const pattern65 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="createProfile" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate57.evaluated;
+const evaluated0 = validate58.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11728,7 +11939,7 @@ errors++;
 if(data1.id !== undefined){
 let data2 = data1.id;
 if(typeof data2 === "string"){
-if(!pattern64.test(data2)){
+if(!pattern65.test(data2)){
 const err6 = {instancePath:instancePath+"/body/id",schemaPath:"#/properties/body/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -11788,7 +11999,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!(((((data4 === "error") || (data4 === "warn")) || (data4 === "info")) || (data4 === "debug")) || (data4 === "trace"))){
-const err11 = {instancePath:instancePath+"/body/logLevel",schemaPath:"#/properties/body/properties/logLevel/enum",keyword:"enum",params:{allowedValues: schema68.properties.body.properties.logLevel.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/body/logLevel",schemaPath:"#/properties/body/properties/logLevel/enum",keyword:"enum",params:{allowedValues: schema69.properties.body.properties.logLevel.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -11841,7 +12052,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!(((((data7 === "error") || (data7 === "warn")) || (data7 === "info")) || (data7 === "debug")) || (data7 === "trace"))){
-const err15 = {instancePath:instancePath+"/body/applications/orch_manager/logLevel",schemaPath:"#/properties/body/properties/applications/properties/orch_manager/properties/logLevel/enum",keyword:"enum",params:{allowedValues: schema68.properties.body.properties.applications.properties.orch_manager.properties.logLevel.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/body/applications/orch_manager/logLevel",schemaPath:"#/properties/body/properties/applications/properties/orch_manager/properties/logLevel/enum",keyword:"enum",params:{allowedValues: schema69.properties.body.properties.applications.properties.orch_manager.properties.logLevel.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -11996,7 +12207,7 @@ vErrors.push(err27);
 errors++;
 }
 if(!(((((data12 === "error") || (data12 === "warn")) || (data12 === "info")) || (data12 === "debug")) || (data12 === "trace"))){
-const err28 = {instancePath:instancePath+"/body/applications/configuration_manager/logLevel",schemaPath:"#/properties/body/properties/applications/properties/configuration_manager/properties/logLevel/enum",keyword:"enum",params:{allowedValues: schema68.properties.body.properties.applications.properties.configuration_manager.properties.logLevel.enum},message:"must be equal to one of the allowed values"};
+const err28 = {instancePath:instancePath+"/body/applications/configuration_manager/logLevel",schemaPath:"#/properties/body/properties/applications/properties/configuration_manager/properties/logLevel/enum",keyword:"enum",params:{allowedValues: schema69.properties.body.properties.applications.properties.configuration_manager.properties.logLevel.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -12123,20 +12334,20 @@ vErrors.push(err38);
 }
 errors++;
 }
-validate57.errors = vErrors;
+validate58.errors = vErrors;
 return errors === 0;
 }
-validate57.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate57;
+validate58.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate58;
 })();
 export const getProfile = /* @__PURE__ */ (() => {
-const pattern64 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
+const pattern65 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
 
-function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getProfile" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate58.evaluated;
+const evaluated0 = validate59.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12180,7 +12391,7 @@ errors++;
 if(data0.id !== undefined){
 let data1 = data0.id;
 if(typeof data1 === "string"){
-if(!pattern64.test(data1)){
+if(!pattern65.test(data1)){
 const err3 = {instancePath:instancePath+"/pathParameters/id",schemaPath:"#/properties/pathParameters/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -12275,22 +12486,22 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate58.errors = vErrors;
+validate59.errors = vErrors;
 return errors === 0;
 }
-validate58.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate58;
+validate59.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate59;
 })();
 export const putProfile = /* @__PURE__ */ (() => {
-const schema70 = {"$id":"putProfile","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["id"],"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$","description":"1 to 64 letters, digits, \".\", \"_\" or \"-\", starting with a letter or digit"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"properties":{"description":{"type":"string","maxLength":1024},"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The service's log level, unless an application sets its own","default":"info"},"applications":{"type":"object","additionalProperties":false,"properties":{"orch_manager":{"type":"object","additionalProperties":false,"properties":{"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The relay's log level; absent: the profile's logLevel"},"orchestratorTimeoutMs":{"type":"integer","minimum":100,"maximum":25000,"default":10000,"description":"Per-call orchestrator timeout (ms) when the adapter sets no timeoutMs"},"adapterCacheSeconds":{"type":"integer","minimum":0,"maximum":300,"default":5,"description":"How long a warm relay reuses an adapter it read (s); 0 reads it on every call"},"maxConcurrentCallsPerAdapter":{"type":"integer","minimum":0,"maximum":1000,"default":0,"description":"Relay calls in flight through one adapter at once, across every container (more answer 429 with Retry-After); 0: no limit"}}},"configuration_manager":{"type":"object","additionalProperties":false,"properties":{"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The trees' and compliance functions' log level; absent: the profile's logLevel"},"complianceConcurrency":{"type":"integer","minimum":1,"maximum":100,"default":10,"description":"Concurrent configuration fetches of one compliance batch, unless the adapter sets its own complianceConcurrency"},"reportRetentionDays":{"type":"integer","minimum":1,"maximum":3650,"default":90,"description":"How long a compliance batch and its reports are kept (days), counted from its start"}}}}}}}}};
-const pattern64 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
+const schema71 = {"$id":"putProfile","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["id"],"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$","description":"1 to 64 letters, digits, \".\", \"_\" or \"-\", starting with a letter or digit"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"properties":{"description":{"type":"string","maxLength":1024},"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The service's log level, unless an application sets its own","default":"info"},"applications":{"type":"object","additionalProperties":false,"properties":{"orch_manager":{"type":"object","additionalProperties":false,"properties":{"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The relay's log level; absent: the profile's logLevel"},"orchestratorTimeoutMs":{"type":"integer","minimum":100,"maximum":25000,"default":10000,"description":"Per-call orchestrator timeout (ms) when the adapter sets no timeoutMs"},"adapterCacheSeconds":{"type":"integer","minimum":0,"maximum":300,"default":5,"description":"How long a warm relay reuses an adapter it read (s); 0 reads it on every call"},"maxConcurrentCallsPerAdapter":{"type":"integer","minimum":0,"maximum":1000,"default":0,"description":"Relay calls in flight through one adapter at once, across every container (more answer 429 with Retry-After); 0: no limit"}}},"configuration_manager":{"type":"object","additionalProperties":false,"properties":{"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The trees' and compliance functions' log level; absent: the profile's logLevel"},"complianceConcurrency":{"type":"integer","minimum":1,"maximum":100,"default":10,"description":"Concurrent configuration fetches of one compliance batch, unless the adapter sets its own complianceConcurrency"},"reportRetentionDays":{"type":"integer","minimum":1,"maximum":3650,"default":90,"description":"How long a compliance batch and its reports are kept (days), counted from its start"}}}}}}}}};
+const pattern65 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="putProfile" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate59.evaluated;
+const evaluated0 = validate60.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12344,7 +12555,7 @@ errors++;
 if(data0.id !== undefined){
 let data1 = data0.id;
 if(typeof data1 === "string"){
-if(!pattern64.test(data1)){
+if(!pattern65.test(data1)){
 const err4 = {instancePath:instancePath+"/pathParameters/id",schemaPath:"#/properties/pathParameters/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -12456,7 +12667,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!(((((data5 === "error") || (data5 === "warn")) || (data5 === "info")) || (data5 === "debug")) || (data5 === "trace"))){
-const err13 = {instancePath:instancePath+"/body/logLevel",schemaPath:"#/properties/body/properties/logLevel/enum",keyword:"enum",params:{allowedValues: schema70.properties.body.properties.logLevel.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/body/logLevel",schemaPath:"#/properties/body/properties/logLevel/enum",keyword:"enum",params:{allowedValues: schema71.properties.body.properties.logLevel.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -12509,7 +12720,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!(((((data8 === "error") || (data8 === "warn")) || (data8 === "info")) || (data8 === "debug")) || (data8 === "trace"))){
-const err17 = {instancePath:instancePath+"/body/applications/orch_manager/logLevel",schemaPath:"#/properties/body/properties/applications/properties/orch_manager/properties/logLevel/enum",keyword:"enum",params:{allowedValues: schema70.properties.body.properties.applications.properties.orch_manager.properties.logLevel.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/body/applications/orch_manager/logLevel",schemaPath:"#/properties/body/properties/applications/properties/orch_manager/properties/logLevel/enum",keyword:"enum",params:{allowedValues: schema71.properties.body.properties.applications.properties.orch_manager.properties.logLevel.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -12664,7 +12875,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!(((((data13 === "error") || (data13 === "warn")) || (data13 === "info")) || (data13 === "debug")) || (data13 === "trace"))){
-const err30 = {instancePath:instancePath+"/body/applications/configuration_manager/logLevel",schemaPath:"#/properties/body/properties/applications/properties/configuration_manager/properties/logLevel/enum",keyword:"enum",params:{allowedValues: schema70.properties.body.properties.applications.properties.configuration_manager.properties.logLevel.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/body/applications/configuration_manager/logLevel",schemaPath:"#/properties/body/properties/applications/properties/configuration_manager/properties/logLevel/enum",keyword:"enum",params:{allowedValues: schema71.properties.body.properties.applications.properties.configuration_manager.properties.logLevel.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -12791,169 +13002,17 @@ vErrors.push(err40);
 }
 errors++;
 }
-validate59.errors = vErrors;
-return errors === 0;
-}
-validate59.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate59;
-})();
-export const deleteProfile = /* @__PURE__ */ (() => {
-const pattern64 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
-
-function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="deleteProfile" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate60.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.pathParameters === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pathParameters"},message:"must have required property '"+"pathParameters"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.queryStringParameters === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.pathParameters !== undefined){
-let data0 = data.pathParameters;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-if(data0.id === undefined){
-const err2 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data0.id !== undefined){
-let data1 = data0.id;
-if(typeof data1 === "string"){
-if(!pattern64.test(data1)){
-const err3 = {instancePath:instancePath+"/pathParameters/id",schemaPath:"#/properties/pathParameters/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"+"\""};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-else {
-const err4 = {instancePath:instancePath+"/pathParameters/id",schemaPath:"#/properties/pathParameters/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-}
-else {
-const err5 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-if(data.queryStringParameters !== undefined){
-let data2 = data.queryStringParameters;
-if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-for(const key0 in data2){
-const err6 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-else {
-const err7 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-}
-if(data.body !== undefined){
-let data3 = data.body;
-if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-for(const key1 in data3){
-const err8 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-else {
-const err9 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-}
-else {
-const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
 validate60.errors = vErrors;
 return errors === 0;
 }
 validate60.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
 return validate60;
 })();
-export const activateProfile = /* @__PURE__ */ (() => {
-const pattern64 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
+export const deleteProfile = /* @__PURE__ */ (() => {
+const pattern65 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
 
 function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="activateProfile" */;
+/*# sourceURL="deleteProfile" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate61.evaluated;
@@ -13000,7 +13059,7 @@ errors++;
 if(data0.id !== undefined){
 let data1 = data0.id;
 if(typeof data1 === "string"){
-if(!pattern64.test(data1)){
+if(!pattern65.test(data1)){
 const err3 = {instancePath:instancePath+"/pathParameters/id",schemaPath:"#/properties/pathParameters/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -13101,9 +13160,11 @@ return errors === 0;
 validate61.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
 return validate61;
 })();
-export const getProfileSchema = /* @__PURE__ */ (() => {
+export const activateProfile = /* @__PURE__ */ (() => {
+const pattern65 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
+
 function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="getProfileSchema" */;
+/*# sourceURL="activateProfile" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate62.evaluated;
@@ -13114,8 +13175,8 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.queryStringParameters === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
+if(data.pathParameters === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pathParameters"},message:"must have required property '"+"pathParameters"+"'"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -13124,11 +13185,8 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.queryStringParameters !== undefined){
-let data0 = data.queryStringParameters;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-for(const key0 in data0){
-const err1 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(data.queryStringParameters === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -13137,9 +13195,11 @@ vErrors.push(err1);
 }
 errors++;
 }
-}
-else {
-const err2 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.pathParameters !== undefined){
+let data0 = data.pathParameters;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.id === undefined){
+const err2 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -13148,12 +13208,11 @@ vErrors.push(err2);
 }
 errors++;
 }
-}
-if(data.body !== undefined){
-let data1 = data.body;
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-for(const key1 in data1){
-const err3 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(data0.id !== undefined){
+let data1 = data0.id;
+if(typeof data1 === "string"){
+if(!pattern65.test(data1)){
+const err3 = {instancePath:instancePath+"/pathParameters/id",schemaPath:"#/properties/pathParameters/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -13164,7 +13223,7 @@ errors++;
 }
 }
 else {
-const err4 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err4 = {instancePath:instancePath+"/pathParameters/id",schemaPath:"#/properties/pathParameters/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -13176,7 +13235,7 @@ errors++;
 }
 }
 else {
-const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err5 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -13185,15 +13244,77 @@ vErrors.push(err5);
 }
 errors++;
 }
+}
+if(data.queryStringParameters !== undefined){
+let data2 = data.queryStringParameters;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+for(const key0 in data2){
+const err6 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.body !== undefined){
+let data3 = data.body;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+for(const key1 in data3){
+const err8 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+else {
+const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
 validate62.errors = vErrors;
 return errors === 0;
 }
-validate62.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+validate62.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
 return validate62;
 })();
-export const listApplications = /* @__PURE__ */ (() => {
+export const getProfileSchema = /* @__PURE__ */ (() => {
 function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="listApplications" */;
+/*# sourceURL="getProfileSchema" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate63.evaluated;
@@ -13281,14 +13402,104 @@ return errors === 0;
 validate63.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
 return validate63;
 })();
-export const getApplication = /* @__PURE__ */ (() => {
-const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
-
+export const listApplications = /* @__PURE__ */ (() => {
 function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="getApplication" */;
+/*# sourceURL="listApplications" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate64.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.queryStringParameters === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.queryStringParameters !== undefined){
+let data0 = data.queryStringParameters;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+for(const key0 in data0){
+const err1 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.body !== undefined){
+let data1 = data.body;
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+for(const key1 in data1){
+const err3 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+else {
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+validate64.errors = vErrors;
+return errors === 0;
+}
+validate64.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate64;
+})();
+export const getApplication = /* @__PURE__ */ (() => {
+const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
+
+function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="getApplication" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate65.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13437,21 +13648,21 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate64.errors = vErrors;
+validate65.errors = vErrors;
 return errors === 0;
 }
-validate64.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate64;
+validate65.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate65;
 })();
 export const putApplication = /* @__PURE__ */ (() => {
-const schema76 = {"$id":"putApplication","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":64,"description":"orch_manager or configuration_manager"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"properties":{"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The trees' and compliance functions' log level; absent: the profile's logLevel"},"orchestratorTimeoutMs":{"type":"integer","minimum":100,"maximum":25000,"default":10000,"description":"Per-call orchestrator timeout (ms) when the adapter sets no timeoutMs"},"adapterCacheSeconds":{"type":"integer","minimum":0,"maximum":300,"default":5,"description":"How long a warm relay reuses an adapter it read (s); 0 reads it on every call"},"maxConcurrentCallsPerAdapter":{"type":"integer","minimum":0,"maximum":1000,"default":0,"description":"Relay calls in flight through one adapter at once, across every container (more answer 429 with Retry-After); 0: no limit"},"complianceConcurrency":{"type":"integer","minimum":1,"maximum":100,"default":10,"description":"Concurrent configuration fetches of one compliance batch, unless the adapter sets its own complianceConcurrency"},"reportRetentionDays":{"type":"integer","minimum":1,"maximum":3650,"default":90,"description":"How long a compliance batch and its reports are kept (days), counted from its start"}}}}};
+const schema77 = {"$id":"putApplication","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":64,"description":"orch_manager or configuration_manager"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"properties":{"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The trees' and compliance functions' log level; absent: the profile's logLevel"},"orchestratorTimeoutMs":{"type":"integer","minimum":100,"maximum":25000,"default":10000,"description":"Per-call orchestrator timeout (ms) when the adapter sets no timeoutMs"},"adapterCacheSeconds":{"type":"integer","minimum":0,"maximum":300,"default":5,"description":"How long a warm relay reuses an adapter it read (s); 0 reads it on every call"},"maxConcurrentCallsPerAdapter":{"type":"integer","minimum":0,"maximum":1000,"default":0,"description":"Relay calls in flight through one adapter at once, across every container (more answer 429 with Retry-After); 0: no limit"},"complianceConcurrency":{"type":"integer","minimum":1,"maximum":100,"default":10,"description":"Concurrent configuration fetches of one compliance batch, unless the adapter sets its own complianceConcurrency"},"reportRetentionDays":{"type":"integer","minimum":1,"maximum":3650,"default":90,"description":"How long a compliance batch and its reports are kept (days), counted from its start"}}}}};
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="putApplication" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate65.evaluated;
+const evaluated0 = validate66.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13602,7 +13813,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!(((((data4 === "error") || (data4 === "warn")) || (data4 === "info")) || (data4 === "debug")) || (data4 === "trace"))){
-const err12 = {instancePath:instancePath+"/body/logLevel",schemaPath:"#/properties/body/properties/logLevel/enum",keyword:"enum",params:{allowedValues: schema76.properties.body.properties.logLevel.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/body/logLevel",schemaPath:"#/properties/body/properties/logLevel/enum",keyword:"enum",params:{allowedValues: schema77.properties.body.properties.logLevel.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -13810,179 +14021,17 @@ vErrors.push(err29);
 }
 errors++;
 }
-validate65.errors = vErrors;
-return errors === 0;
-}
-validate65.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate65;
-})();
-export const stopApplication = /* @__PURE__ */ (() => {
-const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
-
-function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="stopApplication" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate66.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.pathParameters === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pathParameters"},message:"must have required property '"+"pathParameters"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.queryStringParameters === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.pathParameters !== undefined){
-let data0 = data.pathParameters;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-if(data0.name === undefined){
-const err2 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data0.name !== undefined){
-let data1 = data0.name;
-if(typeof data1 === "string"){
-if(func1(data1) > 64){
-const err3 = {instancePath:instancePath+"/pathParameters/name",schemaPath:"#/properties/pathParameters/properties/name/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(func1(data1) < 1){
-const err4 = {instancePath:instancePath+"/pathParameters/name",schemaPath:"#/properties/pathParameters/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-else {
-const err5 = {instancePath:instancePath+"/pathParameters/name",schemaPath:"#/properties/pathParameters/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-}
-else {
-const err6 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-if(data.queryStringParameters !== undefined){
-let data2 = data.queryStringParameters;
-if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-for(const key0 in data2){
-const err7 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-}
-else {
-const err8 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data.body !== undefined){
-let data3 = data.body;
-if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-for(const key1 in data3){
-const err9 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-else {
-const err10 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-}
-else {
-const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
 validate66.errors = vErrors;
 return errors === 0;
 }
 validate66.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
 return validate66;
 })();
-export const startApplication = /* @__PURE__ */ (() => {
+export const stopApplication = /* @__PURE__ */ (() => {
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
 function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="startApplication" */;
+/*# sourceURL="stopApplication" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate67.evaluated;
@@ -14140,11 +14189,11 @@ return errors === 0;
 validate67.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
 return validate67;
 })();
-export const restartApplication = /* @__PURE__ */ (() => {
+export const startApplication = /* @__PURE__ */ (() => {
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
 function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="restartApplication" */;
+/*# sourceURL="startApplication" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate68.evaluated;
@@ -14302,15 +14351,177 @@ return errors === 0;
 validate68.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
 return validate68;
 })();
-export const setApplicationLogLevel = /* @__PURE__ */ (() => {
-const schema80 = {"$id":"setApplicationLogLevel","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":64,"description":"orch_manager or configuration_manager"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","required":["level"],"additionalProperties":false,"properties":{"level":{"type":"string","enum":["error","warn","info","debug","trace"]}}}}};
+export const restartApplication = /* @__PURE__ */ (() => {
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
 function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="setApplicationLogLevel" */;
+/*# sourceURL="restartApplication" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate69.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.pathParameters === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pathParameters"},message:"must have required property '"+"pathParameters"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.queryStringParameters === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.pathParameters !== undefined){
+let data0 = data.pathParameters;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.name === undefined){
+const err2 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.name !== undefined){
+let data1 = data0.name;
+if(typeof data1 === "string"){
+if(func1(data1) > 64){
+const err3 = {instancePath:instancePath+"/pathParameters/name",schemaPath:"#/properties/pathParameters/properties/name/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(func1(data1) < 1){
+const err4 = {instancePath:instancePath+"/pathParameters/name",schemaPath:"#/properties/pathParameters/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/pathParameters/name",schemaPath:"#/properties/pathParameters/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.queryStringParameters !== undefined){
+let data2 = data.queryStringParameters;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+for(const key0 in data2){
+const err7 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.body !== undefined){
+let data3 = data.body;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+for(const key1 in data3){
+const err9 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+else {
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+validate69.errors = vErrors;
+return errors === 0;
+}
+validate69.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate69;
+})();
+export const setApplicationLogLevel = /* @__PURE__ */ (() => {
+const schema81 = {"$id":"setApplicationLogLevel","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":64,"description":"orch_manager or configuration_manager"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","required":["level"],"additionalProperties":false,"properties":{"level":{"type":"string","enum":["error","warn","info","debug","trace"]}}}}};
+const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
+
+function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="setApplicationLogLevel" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate70.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14471,7 +14682,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!(((((data4 === "error") || (data4 === "warn")) || (data4 === "info")) || (data4 === "debug")) || (data4 === "trace"))){
-const err13 = {instancePath:instancePath+"/body/level",schemaPath:"#/properties/body/properties/level/enum",keyword:"enum",params:{allowedValues: schema80.properties.body.properties.level.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/body/level",schemaPath:"#/properties/body/properties/level/enum",keyword:"enum",params:{allowedValues: schema81.properties.body.properties.level.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -14504,20 +14715,20 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate69.errors = vErrors;
+validate70.errors = vErrors;
 return errors === 0;
 }
-validate69.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate69;
+validate70.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate70;
 })();
 export const getApplicationSchema = /* @__PURE__ */ (() => {
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getApplicationSchema" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate70.evaluated;
+const evaluated0 = validate71.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14666,18 +14877,18 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate70.errors = vErrors;
+validate71.errors = vErrors;
 return errors === 0;
 }
-validate70.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate70;
+validate71.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate71;
 })();
 export const getApplicationsHealth = /* @__PURE__ */ (() => {
-function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getApplicationsHealth" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate71.evaluated;
+const evaluated0 = validate72.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14756,20 +14967,20 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate71.errors = vErrors;
+validate72.errors = vErrors;
 return errors === 0;
 }
-validate71.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate71;
+validate72.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate72;
 })();
 export const getApplicationHealth = /* @__PURE__ */ (() => {
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getApplicationHealth" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate72.evaluated;
+const evaluated0 = validate73.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14918,9 +15129,9 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate72.errors = vErrors;
+validate73.errors = vErrors;
 return errors === 0;
 }
-validate72.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate72;
+validate73.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate73;
 })();

@@ -3,8 +3,8 @@
  * by every deploy, an hourly housekeeping function may read them and delete them (and nothing
  * else of Lambda), and executions that fail or time out alarm, on the alarm topic.
  */
-import { Aspects } from 'aws-cdk-lib';
-import { Annotations, Match, type Template } from 'aws-cdk-lib/assertions';
+import { Aspects, type CfnElement, Stack } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BATCH_EXECUTION_TIMEOUT_SECONDS } from '../../functions/compliance/deadline.js';
@@ -87,6 +87,25 @@ describe('compliance batches across deploys', () => {
       .filter((p) => lambdaStatements(p.Properties['PolicyDocument']['Statement']).some((s) => [s.Action].flat().includes('lambda:DeleteFunction')));
     expect(deleters).toHaveLength(1);
     expect(JSON.stringify(deleters[0]!.Properties['Roles'])).toBe(JSON.stringify([roleRef]));
+  });
+
+  it('lets both batch starts, compliance and backups, start executions of the live alias; the backups start reads NSO with the relay timeout', () => {
+    for (const operation of ['startComplianceBatch', 'startBackupBatch']) {
+      const fn = service.api.functions[operation]!.function;
+      const part = Template.fromStack(Stack.of(fn));
+      const own = (part.toJSON().Resources as Resources)[Stack.of(fn).getLogicalId(fn.node.defaultChild as CfnElement)]!;
+      expect(Object.keys(own.Properties['Environment']['Variables']), operation).toContain('COMPLIANCE_FUNCTION');
+      const invokes = Object.values(part.toJSON().Resources as Resources)
+        .filter((r) => r.Type === 'AWS::IAM::Policy' && JSON.stringify(r.Properties['Roles']).includes(JSON.stringify(own.Properties['Role']['Fn::GetAtt'][0])))
+        .flatMap((p) => p.Properties['PolicyDocument']['Statement'] as Statement[])
+        .filter((st) => [st.Action].flat().includes('lambda:InvokeFunction'));
+      expect(invokes, operation).toHaveLength(1);
+    }
+    const backups = service.api.functions['startBackupBatch']!.function;
+    const own = (Template.fromStack(Stack.of(backups)).toJSON().Resources as Resources)[
+      Stack.of(backups).getLogicalId(backups.node.defaultChild as CfnElement)
+    ]!;
+    expect(own.Properties['Timeout']).toBe(28);
   });
 
   it('alarms on the topic when a durable execution fails or times out, and when a batch ends failed', () => {

@@ -97,7 +97,7 @@ describe('compliance read routes', () => {
     const failed = await call(listReports, REPORTS_PATH, { batchId: BATCH }, { grade: 'fail' });
     expect(failed.body.items.map((r: Report) => r.device)).toEqual(['d2']);
 
-    const counts = { ...emptyCounts(), devices: 5, grades: { pass: 2, review: 0, fail: 1, error: 2, 'out-of-sync': 0 } };
+    const counts = { ...emptyCounts(), devices: 5, grades: { pass: 2, review: 0, fail: 1, error: 2, 'out-of-sync': 0, kept: 0 } };
     await store.countChunk(BATCH, 0, counts);
     await store.countChunk(BATCH, 0, counts); // counted once
     await store.finish(BATCH, 'completed', '2026-11-23T10:05:00.000Z', counts);

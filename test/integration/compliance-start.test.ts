@@ -128,8 +128,9 @@ describe('POST /configuration_manager/compliance_reports', () => {
     await lambda.idle();
     const done = await batch(body.batchId);
     expect(done.body).toMatchObject({ status: 'completed', total: DEVICES, done: DEVICES });
-    const grades = { pass: 0, review: 0, fail: 0, error: 0, 'out-of-sync': 0 };
+    const grades = { pass: 0, review: 0, fail: 0, error: 0, 'out-of-sync': 0, kept: 0 };
     for (let i = 0; i < DEVICES; i++) grades[expectedGrade(i)]++;
+    expect(done.body).toMatchObject({ kind: 'compliance', treeId });
     expect((done.body as { grades: unknown }).grades).toEqual(grades);
   });
 

@@ -58,7 +58,8 @@ const deviceReport = (batchId: string, device: string, grade: Grade, extra: Part
 });
 
 /** The grade of position `p` in a mixed chunk: mostly pass, every kind present. */
-const gradeAt = (p: number): Grade => (p % 7 === 3 ? 'fail' : p % 11 === 5 ? 'review' : p % 13 === 6 ? 'error' : p % 17 === 8 ? 'out-of-sync' : 'pass');
+const gradeAt = (p: number): Grade =>
+  p % 7 === 3 ? 'fail' : p % 11 === 5 ? 'review' : p % 13 === 6 ? 'error' : p % 17 === 8 ? 'out-of-sync' : p % 19 === 9 ? 'kept' : 'pass';
 
 const chunkReports = (batchId: string, chunk: number, positions: readonly number[]): ChunkReport[] =>
   positions.map((position) => ({ position, report: deviceReport(batchId, `d${chunk}-${position}`, gradeAt(position)) }));
@@ -460,7 +461,7 @@ describe('compliance report packs', () => {
     const counts = {
       ...emptyCounts(),
       devices: 5,
-      grades: { pass: 3, review: 1, fail: 1, error: 0, 'out-of-sync': 0 },
+      grades: { pass: 3, review: 1, fail: 1, error: 0, 'out-of-sync': 0, kept: 0 },
       totals: { errors: 2, warnings: 1, infos: 0, passes: 12 },
     };
     await store.countChunk(batchId, 0, counts);

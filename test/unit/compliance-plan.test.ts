@@ -112,6 +112,14 @@ describe('a stored plan', () => {
     expect(() => encodePlan(plan)).toThrow(RangeError);
     expect(() => chunkEntries({ ...plan, nodes: ['base'] })({ device: 'd', node: 'base/lan' })).toThrow(RangeError);
     expect(() => decodeChunk('[["d",3]]', { ...plan, nodes: ['base'] })).toThrow(RangeError);
+    // A device on no node (a backup's) has no place in a compliance batch's chunk.
+    expect(() => chunkEntries({ ...plan, nodes: ['base'] })({ device: 'd' })).toThrow(RangeError);
+    // A chunk of node places read without the plan they refer to.
+    expect(() => decodeChunk('[["d",0]]')).toThrow(RangeError);
+  });
+
+  it("reads a backup batch's chunks without a plan: device names, on no node", () => {
+    expect(decodeChunk('["ce0","pe 1"]')).toEqual([{ device: 'ce0' }, { device: 'pe 1' }]);
   });
 
   it('reads plans and chunks stored by earlier releases: rules by node path, devices with their paths', () => {

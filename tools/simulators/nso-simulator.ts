@@ -83,6 +83,10 @@ export interface NsoKnobs {
    * both with `info`; compare-config a 500).
    */
   readonly syncFailure?: { readonly actions?: readonly SyncAction[]; readonly devices?: readonly string[]; readonly status?: number };
+  /** Answer requests whose path and query `match` with this status and body (JSON): one bad page of a list, one odd device. */
+  readonly answer?: { readonly match: (path: string) => boolean; readonly status: number; readonly body: string };
+  /** Ignore the `offset` and `limit` query parameters, as an orchestrator without list paging would: every page is the whole list. */
+  readonly ignorePaging?: boolean;
 }
 
 /** The sync actions the simulator implements. */
@@ -188,7 +192,7 @@ const DEVICE_ACTIONS: Readonly<Record<string, JsonObject>> = {
   'sync-to': { result: true },
   connect: { result: true, info: '(admin) Connected to device - 127.0.0.1:22' },
 };
-const KNOWN_QUERY = new Set(['depth', 'fields', 'content', 'with-defaults', 'filter', 'insert', 'point']);
+const KNOWN_QUERY = new Set(['depth', 'fields', 'content', 'with-defaults', 'filter', 'insert', 'point', 'offset', 'limit']);
 const YANG_JSON = 'application/yang-data+json';
 
 class RestconfError extends Error {
@@ -340,6 +344,63 @@ const payloadFor = (body: JsonObject, location: Location): Json => {
 const wrap = (location: Location): JsonObject => ({
   [location.qname]: location.segment.keys ? [location.value ?? null] : (location.value ?? null),
 });
+
+/** A query parameter that must be a whole number from `min`; undefined when absent. */
+const wholeParameter = (params: URLSearchParams, name: string, min: number): number | undefined => {
+  const raw = params.get(name);
+  if (raw === null) return undefined;
+  if (!/^[0-9]{1,9}$/.test(raw) || Number(raw) < min) throw new RestconfError(400, 'invalid-value', `${name} must be a whole number from ${min}`, 'protocol');
+  return Number(raw);
+};
+
+/**
+ * Only the members `fields` names (RFC 8040 4.8.3: `a;b`, `a/b`); nested groups `a(b;c)` are
+ * refused, which the simulator does not need.
+ */
+const selectFields = (value: Json, fields: string): Json => {
+  if (/[()]/.test(fields)) throw new RestconfError(400, 'invalid-value', 'nested field groups are not supported by the simulator', 'protocol');
+  const paths = fields.split(';').map((f) => f.split('/').filter(Boolean));
+  if (paths.some((p) => p.length === 0)) throw new RestconfError(400, 'invalid-value', 'fields has an empty path', 'protocol');
+  const pick = (node: Json, path: readonly string[]): Json | undefined => {
+    if (Array.isArray(node)) return node.map((entry) => pick(entry, path) ?? {});
+    if (!isObject(node)) return undefined;
+    const member = findMember(node, path[0]!);
+    if (member === undefined) return undefined;
+    if (path.length === 1) return { [member]: clone(node[member]!) };
+    const inner = pick(node[member]!, path.slice(1));
+    return inner === undefined ? undefined : { [member]: inner };
+  };
+  const combine = (a: Json | undefined, b: Json | undefined): Json | undefined => {
+    if (a === undefined) return b;
+    if (b === undefined) return a;
+    if (Array.isArray(a) && Array.isArray(b)) return a.map((entry, i) => combine(entry, b[i]) ?? {});
+    if (isObject(a) && isObject(b)) {
+      const out: JsonObject = { ...a };
+      for (const [k, v] of Object.entries(b)) out[k] = combine(out[k], v) ?? v;
+      return out;
+    }
+    return b;
+  };
+  return paths.reduce<Json | undefined>((acc, path) => combine(acc, pick(value, path)), undefined) ?? (Array.isArray(value) ? value.map(() => ({})) : {});
+};
+
+/**
+ * A GET's answer under NSO's partial responses: `offset` and `limit` take a window of a list's
+ * entries (NSO's list paging, only on a list resource), `fields` the named members of each.
+ */
+const partial = (location: Location, params: URLSearchParams, ignorePaging: boolean): JsonObject => {
+  const offset = wholeParameter(params, 'offset', 0);
+  const limit = wholeParameter(params, 'limit', 1);
+  const fields = params.get('fields');
+  let value: Json = location.value ?? null;
+  if (offset !== undefined || limit !== undefined) {
+    if (!Array.isArray(value) || location.segment.keys)
+      throw new RestconfError(400, 'invalid-value', 'offset and limit apply to a list resource only', 'protocol');
+    if (!ignorePaging) value = value.slice(offset ?? 0, limit === undefined ? undefined : (offset ?? 0) + limit);
+  }
+  if (fields !== null) value = selectFields(value, fields);
+  return { [location.qname]: location.segment.keys ? [value] : value };
+};
 
 const escapeXml = (s: string): string => s.replace(/[<>&'"]/g, (c) => `&#${c.charCodeAt(0)};`);
 const toXml = (name: string, value: Json, parentModule = ''): string => {
@@ -711,7 +772,7 @@ export const startNsoSimulator = async (options: NsoSimulatorOptions = {}): Prom
     switch (method) {
       case 'GET':
         if (location.value === undefined) throw new RestconfError(404, 'invalid-value', 'uri keypath not found');
-        return render(200, wrap(location));
+        return render(200, url.search ? partial(location, url.searchParams, knobs.ignorePaging === true) : wrap(location));
       case 'DELETE':
         if (location.value === undefined) throw new RestconfError(404, 'data-missing', 'the data node does not exist');
         if (location.index !== undefined) (location.parent[location.member] as Json[]).splice(location.index, 1);
@@ -828,6 +889,10 @@ export const startNsoSimulator = async (options: NsoSimulatorOptions = {}): Prom
     }
     if (knobs.hugeBodyBytes !== undefined) {
       sendHuge(res, knobs.hugeBodyBytes);
+      return;
+    }
+    if (knobs.answer?.match(record.path)) {
+      await send(res, knobs.answer.status, { 'Content-Type': YANG_JSON }, knobs.answer.body);
       return;
     }
     if (knobs.malformedJson) {
