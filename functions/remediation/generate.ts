@@ -366,6 +366,9 @@ const settle = (candidates: Candidate[], input: RemediationInput, before: readon
     for (const rule of broken) {
       const tokens = parsePointer(rule.path) as string[];
       const touching = candidates.filter((c) => c.edits.some((e) => overlaps(e.at, tokens)));
+      // A rule reads only its path and below, and an edit changes only its place and below, so
+      // some candidate always touches a rule that broke; all of them go if none did, so that
+      // the loop ends whatever happens.
       const culprits = touching.length ? touching : [...candidates];
       for (const culprit of culprits) {
         const others = conflicts.get(culprit.rule.id) ?? new Set<string>();

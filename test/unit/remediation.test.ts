@@ -186,11 +186,42 @@ describe('remediation: what cannot be remediated', () => {
     ['a path below a value', `/${IOS}:hostname/x`, 1, /not a container/],
     ['an empty list', `/${IOS}:ntp/peer`, [], /empty list/],
     ['entries without their key', `/${IOS}:interface/GigabitEthernet`, [{ mtu: 1 }], /no value for a key/],
+    ['a leaf-list with a value twice', `/${IOS}:ntp/peer`, ['a', 'a'], /each value once/],
+    ['entries mixing objects and values', `/${IOS}:ntp/peer`, ['a', { b: 1 }], /all objects or all values/],
+    ['an entry with a member that is no YANG name', `/${IOS}:interface/GigabitEthernet`, [{ name: 'x', 'a b': 1 }], /not a YANG node name/],
+    ['a scalar for the whole configuration', '', 1, /whole configuration is an object/],
+    ['a scalar for a list entry', `/${IOS}:interface/GigabitEthernet/0`, 'x', /list entry and the value is not an object/],
+    ['a list where the configuration has a value', `/${IOS}:hostname`, ['a'], /is not a list/],
+    ['a list value for a list entry', `/${IOS}:interface/GigabitEthernet/0`, [{ name: '0/1' }], /list entry and the value is not an object/],
     ['two entries with one key', `/${IOS}:interface/GigabitEthernet`, [{ name: 'a' }, { name: 'a', mtu: 1 }], /same key/],
   ])('says so for %s', (_, path, value, reason) => {
     const r = remediate([rule('r', 'required', path, value)]);
     expect(r.patch).toBeUndefined();
     expect(r.rules).toEqual([{ ruleId: 'r', unremediable: expect.stringMatching(reason) }]);
+  });
+
+  it.each<[string, RemediatedRule, RegExp]>([
+    ['an exact list where the configuration has a container', rule('x', 'exact', `/${IOS}:ntp`, ['a']), /is not a list/],
+    ['an exact leaf-list where the configuration has entries', rule('x', 'exact', `/${IOS}:interface/GigabitEthernet`, ['a']), /not of the kind/],
+    ['removing entries whose keys are not known', rule('x', 'disallowed', `/${IOS}:route`), /cannot be named by key/],
+    ['an ordered value holding a long list below', rule('x', 'exact', `/${IOS}:ntp`, { server: ['a', 'b'] }, { ordered: true }), /in order/],
+  ])('says so for %s', (_, r, reason) => {
+    const result = remediate([r], { config: { ...config(), [`${IOS}:route`]: [{ prefix: 'p' }] } });
+    expect(result.rules).toEqual([{ ruleId: 'x', unremediable: expect.stringMatching(reason) }]);
+  });
+
+  it('merges a value into the whole configuration', () => {
+    const rules = [rule('root', 'required', '', { [`${IOS}:banner`]: 'hi' })];
+    const r = remediate(rules);
+    expect(edits(r)).toEqual([{ 'edit-id': 'root#1', operation: 'merge', target: BASE, value: { 'tailf-ncs:config': { [`${IOS}:banner`]: 'hi' } } }]);
+    expect(allPassAfter(r, rules)).toEqual(['pass']);
+  });
+
+  it('removes a node whose disallowed value is empty', () => {
+    const rules = [rule('x', 'disallowed', `/${IOS}:ntp`, {})];
+    const r = remediate(rules);
+    expect(edits(r)).toEqual([{ 'edit-id': 'x#1', operation: 'remove', target: `${BASE}/${IOS}:ntp` }]);
+    expect(allPassAfter(r, rules)).toEqual(['pass']);
   });
 
   it('says so for a rule the evaluator cannot evaluate, and keeps the node of a plan rule', () => {
@@ -220,6 +251,22 @@ describe('remediation: conflicting rules', () => {
       { ruleId: 'fine', edits: ['fine#1'] },
     ]);
     expect(edits(r).map((e) => e['edit-id'])).toEqual(['fine#1']);
+  });
+
+  it('reports a rule that would remove the entry another writes into', () => {
+    const rules = [
+      rule('drop', 'disallowed', `/${IOS}:interface/GigabitEthernet`, [{ name: '0/1' }]),
+      rule('desc', 'required', `/${IOS}:interface/GigabitEthernet/0/description`, 'core'),
+      rule('mtu', 'required', `/${IOS}:interface/GigabitEthernet/0/mtu`, 9000),
+    ];
+    const r = remediate(rules);
+    // The removal makes the first write into the entry refused: those two conflict; with the
+    // removal out, the other write goes through.
+    expect(r.rules.map((x) => ('conflictsWith' in x ? [x.ruleId, x.conflictsWith] : x))).toEqual([
+      ['drop', ['desc']],
+      ['desc', ['drop']],
+      { ruleId: 'mtu', edits: ['mtu#1'] },
+    ]);
   });
 
   it('never breaks a rule that passed', () => {
