@@ -193,7 +193,7 @@ describe('a backup batch on the durable engine', () => {
       status: 'completed',
       total: KNOWN,
       done: KNOWN,
-      grades: { pass: 0, review: 0, fail: 0, error: 0, kept: KNOWN },
+      grades: { pass: 0, review: 0, fail: 0, error: 0, 'out-of-sync': 0, kept: KNOWN },
       totals: { errors: 0, warnings: 0, infos: 0, passes: 0 },
       started: expect.any(String),
       finished: expect.any(String),

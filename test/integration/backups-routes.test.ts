@@ -123,7 +123,7 @@ describe('POST /configuration_manager/backups', () => {
     const done = await batch(batchId);
     expect(done.status).toBe(200);
     expect(done.body).toMatchObject({ batchId, kind: 'backup', adapterId: 'fleet-nso', status: 'completed', total: KNOWN, done: KNOWN });
-    expect((done.body as { grades: unknown }).grades).toEqual({ pass: 0, review: 0, fail: 0, error: 0, kept: KNOWN });
+    expect((done.body as { grades: unknown }).grades).toEqual({ pass: 0, review: 0, fail: 0, error: 0, 'out-of-sync': 0, kept: KNOWN });
     expect(done.body).not.toHaveProperty('treeId');
     const kept = await reports(batchId, 'kept');
     expect(kept.status).toBe(200);

@@ -82,7 +82,7 @@ const runBatch = async (sync?: SyncMode) => {
 
 /** The grades of the fleet when NSO's copy is graded (as `none` grades it). */
 const copyGrades = () => {
-  const grades = { pass: 0, review: 0, fail: 0, error: 0, 'out-of-sync': 0 };
+  const grades = { pass: 0, review: 0, fail: 0, error: 0, 'out-of-sync': 0, kept: 0 };
   for (let i = 0; i < FLEET.devices; i++) grades[expectedGrade(i)]++;
   return grades;
 };
