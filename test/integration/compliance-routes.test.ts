@@ -105,7 +105,7 @@ describe('compliance read routes', () => {
     expect(done.body).toMatchObject({
       status: 'completed',
       done: 5,
-      grades: { pass: 2, review: 0, fail: 1, error: 2, 'out-of-sync': 0 },
+      grades: { pass: 2, review: 0, fail: 1, error: 2, 'out-of-sync': 0, kept: 0 },
       finished: '2026-11-23T10:05:00.000Z',
     });
   });

@@ -214,7 +214,7 @@ describe('POST /configuration_manager/compliance_reports', () => {
     expect(res.status).toBe(202);
     await lambda.idle();
     const done = await batch((res.body as { batchId: string }).batchId);
-    const grades = { pass: 0, review: 0, fail: 0, error: 0, 'out-of-sync': 0 };
+    const grades = { pass: 0, review: 0, fail: 0, error: 0, 'out-of-sync': 0, kept: 0 };
     for (const i of [7, 8]) grades[expectedGrade(i)]++;
     expect(done.body).toMatchObject({ status: 'completed', done: 2, grades });
   });

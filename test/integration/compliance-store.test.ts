@@ -470,7 +470,7 @@ describe('compliance report packs', () => {
     await store.countChunk(batchId, 1, counts);
     expect(await store.getBatch(batchId)).toMatchObject({
       done: 10,
-      grades: { pass: 6, review: 2, fail: 2, error: 0, 'out-of-sync': 0 },
+      grades: { pass: 6, review: 2, fail: 2, error: 0, 'out-of-sync': 0, kept: 0 },
       totals: { errors: 4, warnings: 2, infos: 0, passes: 24 },
     });
     const ghost = 'e'.repeat(24);
