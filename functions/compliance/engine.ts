@@ -11,7 +11,7 @@
 import { StepSemantics, type DurableContext } from '@aws/durable-execution-sdk-js';
 import { MAX_TIMEOUT_MS } from '../adapters/validate.js';
 import { gateFor } from './gate.js';
-import { checkDevice, type CheckDeps, type RelayGet } from './check.js';
+import { checkDevice, type CheckDeps, type CheckTarget, type RelayGet } from './check.js';
 import { addCounts, emptyCounts, type BatchPlan, type ChunkCounts } from './model.js';
 import { MAX_ATTEMPTS, type BatchWork, type ChunkReport, type ComplianceStore, type DeviceReport } from './store.js';
 import type { Grade, RuleTotals } from './grading.js';
@@ -236,7 +236,14 @@ export const runChunk = async (
   const counts = tally(emptyCounts());
   for (const r of reported.values()) counts.add(r.grade, r.totals);
   const gate = gateFor(work.adapterId, work.concurrency);
-  const target = { batchId, treeId: work.treeId, version: work.version, adapterId: work.adapterId, plan };
+  const target: CheckTarget = {
+    batchId,
+    treeId: work.treeId,
+    version: work.version,
+    adapterId: work.adapterId,
+    plan,
+    ...(work.started ? { source: { kind: 'compliance', batchId, batchStarted: work.started } } : {}),
+  };
   const relayGet = deps.relayGet(remainingTimeMs);
   const unreported = devices.map((assignment, position) => ({ assignment, position })).filter(({ assignment }) => !reported.has(assignment.device));
   let failure: { readonly error: unknown } | undefined;

@@ -130,5 +130,7 @@ export interface Report {
   readonly issuesOmitted?: number;
   /** Grade `error` only: why the configuration could not be checked. */
   readonly reason?: string;
+  /** The configuration graded, in the device's history (absent when none was fetched, or none is kept). */
+  readonly configId?: string;
   readonly checkedAt: string;
 }

@@ -144,6 +144,8 @@ export interface BatchWork {
   readonly treeId: string;
   readonly version: string;
   readonly expiresAt: number;
+  /** When the batch started (ISO 8601): names its takes in the configuration history. */
+  readonly started?: string;
 }
 
 export interface ReportPage {
@@ -318,6 +320,7 @@ export class ComplianceStore {
       treeId: item['treeId'] as string,
       version: item['version'] as string,
       expiresAt: num(item['expiresAt']),
+      ...(typeof item['started'] === 'string' ? { started: item['started'] } : {}),
     };
   }
 
