@@ -265,7 +265,14 @@ export const checkDevice = async (assignment: DeviceAssignment, target: CheckTar
 const archived = async (config: unknown, grade: string, device: string, target: CheckTarget, deps: CheckDeps): Promise<Pick<DeviceReport, 'configId'>> => {
   if (!deps.archive || !target.source) return {};
   try {
-    const { configId } = await deps.archive.record({ adapterId: target.adapterId, device, config: config as JsonValue, source: target.source, takenAt: deps.now(), grade });
+    const { configId } = await deps.archive.record({
+      adapterId: target.adapterId,
+      device,
+      config: config as JsonValue,
+      source: target.source,
+      takenAt: deps.now(),
+      grade,
+    });
     return { configId };
   } catch (error) {
     logger.error('configuration history unavailable; the chunk fails', { batchId: target.batchId, device, transient: transientReason(error), error });

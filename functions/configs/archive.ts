@@ -58,7 +58,19 @@ export class ConfigHistory implements ConfigArchive {
     const at = takenAt.toISOString();
     const expiresAt = Math.floor(takenAt.getTime() / 1000) + retentionDays * 86_400;
     const grade = take.grade === undefined ? {} : { grade: take.grade };
-    await this.deps.index.putEntry({ configId, adapterId, device, takenAt: at, sha256, size, batchId: source.batchId, source: source.kind, ...grade, objectKey, expiresAt });
+    await this.deps.index.putEntry({
+      configId,
+      adapterId,
+      device,
+      takenAt: at,
+      sha256,
+      size,
+      batchId: source.batchId,
+      source: source.kind,
+      ...grade,
+      objectKey,
+      expiresAt,
+    });
     await this.deps.index.putLastTake(adapterId, {
       device,
       configId,

@@ -5,12 +5,7 @@
  * own: a deploy would put back its own days, and a shorter expiry than the profile's would
  * delete content that entries still name.
  */
-import {
-  GetBucketLifecycleConfigurationCommand,
-  PutBucketLifecycleConfigurationCommand,
-  type LifecycleRule,
-  type S3Client,
-} from '@aws-sdk/client-s3';
+import { GetBucketLifecycleConfigurationCommand, PutBucketLifecycleConfigurationCommand, type LifecycleRule, type S3Client } from '@aws-sdk/client-s3';
 import { canonicalJson } from '../platform/canonical-json.js';
 import { REFRESH_DAYS } from './archive.js';
 

@@ -45,7 +45,11 @@ const after = (cursor: string | undefined, scope: string, valid: (at: string) =>
 };
 
 /** The devices with a configuration in the history of an adapter, by name: `{ items, next? }`. */
-export const listDevices = async (deps: Pick<ReadDeps, 'index' | 'now'>, adapterId: string, query: PageQuery): Promise<{ items: KnownDevice[]; next?: string }> => {
+export const listDevices = async (
+  deps: Pick<ReadDeps, 'index' | 'now'>,
+  adapterId: string,
+  query: PageQuery,
+): Promise<{ items: KnownDevice[]; next?: string }> => {
   const scope = `devices#${adapterId}`;
   const from = after(query.cursor, scope, () => true);
   const page = await deps.index.listDevices(adapterId, { limit: query.limit, ...(from !== undefined ? { after: from } : {}), now: deps.now() });
