@@ -247,7 +247,7 @@ export class NetconfigDataStack extends Stack {
       }),
     ) as Record<TableKey, TableV2>;
 
-    this.configArchive = new ConfigArchiveBucket(this, 'Configs', {
+    this.configArchive = new ConfigArchiveBucket(this, 'ConfigArchive', {
       key: customerKey(this, deployed, 'configs'),
       accessLogDays: deployed?.logs.retentionDays ?? DEFAULT_LOG_RETENTION_DAYS,
     });

@@ -32,13 +32,13 @@ export class ConfigArchiveBucket extends Construct {
   constructor(scope: Construct, id: string, props: ConfigArchiveProps) {
     super(scope, id);
     this.key = props.key;
-    // S3 delivers server access logs only to a bucket encrypted with S3-managed keys.
+    // S3 delivers server access logs only to a bucket encrypted with S3-managed keys (and, the
+    // app not opting into log delivery by bucket policy, through the log delivery group's ACL).
     this.accessLogs = new Bucket(this, 'AccessLogs', {
       encryption: BucketEncryption.S3_MANAGED,
       blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
       enforceSSL: true,
       versioned: true,
-      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
       removalPolicy: RemovalPolicy.RETAIN,
       lifecycleRules: [{ expiration: Duration.days(props.accessLogDays), noncurrentVersionExpiration: Duration.days(1) }],
     });
