@@ -98,6 +98,12 @@ export const measureCompliance = async (
   process.env['AWS_SECRET_ACCESS_KEY'] ??= 'local';
   process.env['METRICS_DISABLED'] = 'true';
   process.env['LOG_LEVEL'] = 'warn';
+  // The configuration history's bucket, on the local S3 server (the batch function keeps every configuration).
+  const { startS3Local } = await import('../tools/local/s3-local.js');
+  const s3 = await startS3Local({ buckets: ['bench-configs'], credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  process.env['AWS_ENDPOINT_URL_S3'] = s3.endpoint;
+  process.env['S3_FORCE_PATH_STYLE'] = 'true';
+  process.env['CONFIGS_BUCKET'] = 'bench-configs';
   const sim = await startNsoSimulator({ credentials: { username: 'admin', password: 'bench-Pa55' }, fleet: { devices } });
   const { createTables } = await import('../tools/local/table-copies.js');
   const tables = await createTables();
@@ -212,6 +218,7 @@ export const measureCompliance = async (
     await LocalDurableTestRunner.teardownTestEnvironment();
     await sim.close();
     await dynamo.stop();
+    await s3.stop();
     await rm(dir, { recursive: true, force: true });
   }
   return runs;

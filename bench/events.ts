@@ -91,6 +91,8 @@ const GENERIC_PATH_VALUES: Readonly<Record<string, (ctx: CallContext) => string>
   id: () => 'bench-absent',
   batchId: () => '0'.repeat(24),
   reportId: () => `${'0'.repeat(24)}-p${'0'.repeat(16)}`,
+  device: () => 'bench-absent',
+  configId: () => `20200101T000000000Z-${'0'.repeat(24)}`,
 };
 
 /** Bodies that pass validation, for the routes that take one and have no call of their own. */
@@ -158,7 +160,13 @@ const generic = (operationId: string, ctx: CallContext): APIGatewayProxyEvent =>
   if (body === undefined && r.request.body && ['POST', 'PUT', 'PATCH'].includes(r.method) && r.request.body !== EMPTY_BODY) {
     throw new Error(`bench: no first-call body for ${operationId}: add one in bench/events.ts`);
   }
-  return call(operationId, { ...(names.length ? { pathParameters } : {}), ...(body === undefined ? {} : { body }) });
+  const query = GENERIC_QUERIES[operationId];
+  return call(operationId, { ...(names.length ? { pathParameters } : {}), ...(body === undefined ? {} : { body }), ...(query ? { query } : {}) });
+};
+
+/** Queries a route requires, for the routes that have no call of their own. */
+const GENERIC_QUERIES: Readonly<Record<string, Record<string, string>>> = {
+  listConfigDevices: { adapterId: 'bench-absent' },
 };
 
 /** The route a Lambda-lith first call goes to, for each operation the lith serves. */

@@ -156,7 +156,7 @@ export const USAGE_KEY_LENGTH = 40;
 /** The API as it was before the `api` key: regional, no resource policy, 200 rps / burst 400 for everyone. */
 export const DEFAULT_API: ApiSettings = { endpointType: 'regional', throttling: { rateLimit: 200, burstLimit: 400 }, detailedMetrics: 'alarmed' };
 /** What a customer-managed KMS key encrypts. */
-export type KmsUse = 'tables' | 'logs' | 'secrets' | 'alarmTopic' | 'backup';
+export type KmsUse = 'tables' | 'logs' | 'secrets' | 'alarmTopic' | 'backup' | 'configs';
 /** Key ARNs per use; `key` stands for every use not named. */
 export type KmsSettings = Partial<Record<KmsUse | 'key', string>>;
 

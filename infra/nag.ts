@@ -15,6 +15,7 @@ import { CfnUserPool } from 'aws-cdk-lib/aws-cognito';
 import { CfnPolicy, CfnRole } from 'aws-cdk-lib/aws-iam';
 import { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { CfnLogGroup } from 'aws-cdk-lib/aws-logs';
+import { CfnBucket } from 'aws-cdk-lib/aws-s3';
 import { CfnSecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { CfnSubscription, CfnTopic } from 'aws-cdk-lib/aws-sns';
 import { NagSuppressions, type NagPackSuppression } from 'cdk-nag';
@@ -134,6 +135,19 @@ const RULES: readonly SuppressionRule<CfnResource>[] = [
   rule({
     type: CfnPolicy,
     ids: ['AwsSolutions-IAM5'],
+    reason:
+      'The configuration history’s objects are named by adapter, device and content hash (functions/configs/keys.ts): a grant names their prefix (<bucket>/configs/*), and only GetObject or PutObject on it.',
+    // The bucket's ARN as a reference, or (once synthesized) as the stateful stack's export of it.
+    appliesTo: [
+      {
+        regex:
+          '/^Resource::(<ConfigArchiveBucket[0-9A-F]{8}\\.Arn>|[A-Za-z0-9]+:ExportsOutputFnGetAttConfigArchiveBucket[0-9A-F]{8}Arn[0-9A-F]{8})\\/configs\\/\\*$/',
+      },
+    ],
+  }),
+  rule({
+    type: CfnPolicy,
+    ids: ['AwsSolutions-IAM5'],
     when: ({ resource }) => wildcardActions(resource).every((action) => action.startsWith('xray:')),
     reason: 'The only statement on every resource is the X-Ray segment and telemetry writes of a traced function, which have no resource-level permissions.',
     appliesTo: ['Resource::*'],
@@ -202,6 +216,19 @@ const RULES: readonly SuppressionRule<CfnResource>[] = [
       settings?.network
         ? 'Calls neither NSO nor Vault: with network.placement "outside-callers" it runs outside the VPC (placement "all" puts every function in it).'
         : 'This deployment’s config gives no network: every function runs outside any VPC (network, with placement "all", puts every function in one).',
+  }),
+  rule({
+    type: CfnBucket,
+    ids: nistPci('S3BucketReplicationEnabled'),
+    when: ({ resource }) => resource.node.path.includes('/ConfigArchive/'),
+    reason:
+      'The configuration history and its access logs are kept in the service’s region, with the tables they describe: versioned and retained with the stack; a copy in another region is a disaster-recovery choice of the deployment, not of the service.',
+  }),
+  rule({
+    type: CfnBucket,
+    ids: nistPci('S3DefaultEncryptionKMS'),
+    when: ({ resource }) => resource.node.path.endsWith('/ConfigArchive/AccessLogs/Resource'),
+    reason: 'The bucket receives S3 server access logs, which S3 delivers only to buckets encrypted with S3-managed keys (SSE-S3).',
   }),
   rule({
     type: CfnLogGroup,

@@ -58,6 +58,7 @@ import {
 import { ApiExposure, restApiExposure, usageKeysEnvironment } from './constructs/api-exposure.js';
 import { Auth, UserDirectory, type AuthProps } from './constructs/auth.js';
 import { TableBackup } from './constructs/backup.js';
+import { ConfigArchiveBucket } from './constructs/config-archive.js';
 import { CanaryRelease, releaseTarget } from './constructs/canary.js';
 import { LogEncryption } from './constructs/log-encryption.js';
 import { LogPolicy } from './constructs/log-policy.js';
@@ -147,6 +148,7 @@ const PARTS: Readonly<Record<string, string>> = {
   trees: 'ConfigurationManager',
   versions: 'ConfigurationManager',
   compliance: 'ConfigurationManager',
+  configurations: 'ConfigurationManager',
   adapters: 'Adapters',
   applications: 'Runtime',
   profiles: 'Runtime',
@@ -211,6 +213,8 @@ export class NetconfigDataStack extends Stack {
   readonly directory?: UserDirectory;
   /** The key of the idempotency fingerprints (absent in local mode: a key file). */
   readonly fingerprintKey?: Secret;
+  /** The configuration history's bucket. */
+  readonly configArchive: ConfigArchiveBucket;
 
   constructor(scope: Construct, id: string, props: NetconfigStackProps & { readonly serviceName: string; readonly deployed?: DeploySettings }) {
     super(scope, id, { ...props, terminationProtection: props.terminationProtection ?? !props.local });
@@ -242,6 +246,11 @@ export class NetconfigDataStack extends Stack {
         return [key, table];
       }),
     ) as Record<TableKey, TableV2>;
+
+    this.configArchive = new ConfigArchiveBucket(this, 'ConfigArchive', {
+      key: customerKey(this, deployed, 'configs'),
+      accessLogDays: deployed?.logs.retentionDays ?? DEFAULT_LOG_RETENTION_DAYS,
+    });
 
     const secretsProps: SecretsProps = props.local
       ? { backend: 'local', file: props.local.secretsFile }
@@ -451,15 +460,16 @@ export class NetconfigApiStack extends Stack {
     // arithmetic for 50,000 devices). Started through its `live` alias: durable executions run
     // a published version, so a deployment never changes the code under a running batch.
     const batchPart = partOf(apiPartOf({ tag: 'compliance' }));
-    const batchTables = tableNeeds({ compliance: 'write', adapters: 'read' });
+    const batchTables = tableNeeds({ compliance: 'write', adapters: 'read', configs: 'write', profiles: 'read' });
+    const archive = data.configArchive;
     const complianceBatch = new ServiceFunction(batchPart, 'ComplianceBatch', {
       handler: 'compliance/handlers/batch',
       description: 'Runs compliance batches (durable execution): fetches device configurations through the relay client and grades them',
-      environment: { ...common, ...batchTables.environment },
+      environment: { ...common, ...batchTables.environment, ...archive.environment() },
       timeout: Duration.minutes(15),
       memorySize: 1024,
       durableConfig: { executionTimeout: Duration.seconds(BATCH_EXECUTION_TIMEOUT_SECONDS), retentionPeriod: Duration.days(14) },
-      permissions: [...batchTables.permissions, secretsPermission('read')],
+      permissions: [...batchTables.permissions, archive.permission('write'), secretsPermission('read')],
       ...outside,
     });
     data.secrets.bind(complianceBatch, 'read');
@@ -472,15 +482,21 @@ export class NetconfigApiStack extends Stack {
     // read this function's versions, aliases and executions and delete its versions, nothing
     // else: `DeleteFunction` only on qualified ARNs (`:*`), so never the function itself.
     const batchFunction = complianceBatch.function;
-    const housekeepingTables = tableNeeds({ compliance: 'write' });
+    const housekeepingTables = tableNeeds({ compliance: 'write', profiles: 'read' });
     const housekeeping = new ServiceFunction(batchPart, 'ComplianceHousekeeping', {
       handler: 'compliance/handlers/housekeeping',
       description: 'Hourly: ends compliance batches whose durable execution ended without them, prunes the batch function versions no execution uses',
-      environment: { ...common, ...housekeepingTables.environment, COMPLIANCE_FUNCTION_NAME: batchFunction.functionName },
+      environment: {
+        ...common,
+        ...housekeepingTables.environment,
+        COMPLIANCE_FUNCTION_NAME: batchFunction.functionName,
+        CONFIGS_BUCKET: archive.bucket.bucketName,
+      },
       timeout: Duration.minutes(5),
       ...everyInVpc,
       permissions: [
         ...housekeepingTables.permissions,
+        archive.lifecyclePermission(),
         {
           key: `versions:${batchFunction.node.path}`,
           grant: (grantee) => {
@@ -546,6 +562,7 @@ export class NetconfigApiStack extends Stack {
           [ROUTE_ROLES_VARIABLE]: routeRolesValue(route.roles),
           ...(route.needs.startsCompliance ? { COMPLIANCE_FUNCTION: this.complianceBatchAlias.functionArn } : {}),
           ...(route.needs.tables?.idempotency ? fingerprintKeyNeeds.environment : {}),
+          ...(route.needs.configsBucket ? archive.environment() : {}),
         },
         ...(route.timeoutSeconds ? { timeout: Duration.seconds(route.timeoutSeconds) } : {}),
         ...(callsOutside(route) ? outside : everyInVpc),
@@ -555,6 +572,7 @@ export class NetconfigApiStack extends Stack {
           ...(route.needs.secrets ? [secretsPermission(route.needs.secrets)] : []),
           ...(route.needs.startsCompliance ? [startsCompliance] : []),
           ...(route.needs.tables?.idempotency ? fingerprintKeyNeeds.permissions : []),
+          ...(route.needs.configsBucket ? [archive.permission(route.needs.configsBucket)] : []),
         ],
       });
       if (route.needs.secrets) data.secrets.bind(fn, route.needs.secrets);

@@ -9,6 +9,7 @@ import type { LiveRoute, TableAccess, TableKey } from '../platform/route.js';
 import { adapterReadRoutes, adapterRoutes } from '../adapters/routes.js';
 import { applicationChangelogRoutes, applicationRoutes } from '../applications/routes.js';
 import { complianceRoutes } from '../compliance/routes.js';
+import { configRoutes } from '../configs/routes.js';
 import { applicationHealthRoutes, operationsRoutes } from '../health/routes.js';
 import { profileRoutes } from '../profiles/routes.js';
 import { relayRoutes } from '../relay/routes.js';
@@ -23,6 +24,7 @@ const serviceRoutes: readonly LiveRoute[] = [
   ...adapterReadRoutes,
   ...operationsRoutes,
   ...complianceRoutes,
+  ...configRoutes,
 ];
 
 /** Applications and profiles: the service's own runtime settings. */

@@ -6,16 +6,14 @@
  * history that cannot store it throws: the chunk fails and runs again, the device is never
  * reported `error` for it.
  */
-import type { ConfigArchive } from '../configs/model.js';
-import { logger } from '../platform/logger.js';
-import type { JsonValue } from '../trees/config-model.js';
-import { errorReport, fetchConfig, isoTimestamp, type CheckDeps, type FetchTarget } from './check.js';
+import type { ConfigArchive, ConfigSource } from '../configs/model.js';
+import { archived, errorReport, fetchConfig, isoTimestamp, type CheckDeps, type FetchTarget } from './check.js';
 import type { DeviceReport } from './store.js';
 
 /** The backup batch a device is kept for. */
 export interface BackupTarget extends FetchTarget {
-  /** When the batch started (ISO 8601): names the takes, so a device kept again after a crash replaces its entry. */
-  readonly started: string;
+  /** The batch as the history names its takes: a device kept again after a crash replaces its entry. */
+  readonly source: ConfigSource;
 }
 
 export interface BackupDeps extends CheckDeps {
@@ -32,19 +30,6 @@ export const backupDevice = async (device: string, target: BackupTarget, deps: B
     deps.onFetchFailure?.(target.adapterId, fetched.kind);
     return errorReport(head, fetched, deps);
   }
-  const takenAt = deps.now();
-  let configId: string;
-  try {
-    ({ configId } = await deps.archive.record({
-      adapterId: target.adapterId,
-      device,
-      config: fetched.config as JsonValue,
-      source: { kind: 'backup', batchId: target.batchId, batchStarted: target.started },
-      takenAt,
-    }));
-  } catch (error) {
-    logger.error('backup could not keep a configuration; the chunk fails', { batchId: target.batchId, device, error });
-    throw error;
-  }
-  return { ...head, grade: 'kept', totals: NO_RULES, issues: [], configId, checkedAt: isoTimestamp(takenAt) };
+  const { configId } = await archived(fetched.config, 'kept', device, target, deps);
+  return { ...head, grade: 'kept', totals: NO_RULES, issues: [], ...(configId ? { configId } : {}), checkedAt: isoTimestamp(deps.now()) };
 };

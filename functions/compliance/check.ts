@@ -7,10 +7,12 @@
  * batch. Only failures that are no fact about the device (secrets store or database down, any
  * failure before the orchestrator answered) fail the chunk, which the engine retries.
  */
+import type { ConfigArchive, ConfigSource } from '../configs/model.js';
 import { logger } from '../platform/logger.js';
 import { HttpProblem } from '../platform/problem.js';
 import { transientReason } from '../platform/transient.js';
 import { AnswerTooDeep, type RestActionResult } from '../relay/service.js';
+import type { JsonValue } from '../trees/config-model.js';
 import type { RuleResult } from '../trees/rules.js';
 import { backoffMs, type FetchGate } from './gate.js';
 import { gradeOf, ruleTotals, score } from './grading.js';
@@ -37,6 +39,8 @@ export interface CheckDeps {
   readonly onFetchFailure?: (adapterId: string, kind: string) => void;
   /** Asks NSO whether its copy matches the device before grading (sync.ts); absent: nothing is asked. */
   readonly sync?: SyncStep;
+  /** Keeps each configuration fetched (absent: none is kept, reports name none). */
+  readonly archive?: ConfigArchive;
 }
 
 /** What the batch is checking against. */
@@ -46,6 +50,8 @@ export interface CheckTarget {
   readonly version: string;
   readonly adapterId: string;
   readonly plan: BatchPlan;
+  /** The batch as the configuration history names it (with `archive`). */
+  readonly source?: ConfigSource;
 }
 
 /** Orchestrator statuses that mean "not now": back off and ask again. */
@@ -272,13 +278,43 @@ export const checkDevice = async (assignment: DeviceAssignment, target: CheckTar
     graded = gradeConfig(fetched.config, rulesFor(target.plan, assignment.node), target.plan.variables, deps);
   } catch (error) {
     // The same configuration fails the same way every time: this device's report says so, the batch goes on.
-    return errorReport(
+    const report = errorReport(
       head,
       { kind: 'evaluation', reason: 'The configuration could not be evaluated (an internal error, logged with the batch and device).', fault: error },
       deps,
     );
+    return { ...report, ...(await archived(fetched.config, report.grade, assignment.device, target, deps)) };
   }
-  return { ...head, ...graded, checkedAt: isoTimestamp(deps.now()) };
+  return { ...head, ...graded, ...(await archived(fetched.config, graded.grade, assignment.device, target, deps)), checkedAt: isoTimestamp(deps.now()) };
+};
+
+/**
+ * Keeps a fetched configuration in the device's history, with the grade it got; the report
+ * names it (`configId`). A store that fails is no fact about the device: the error fails the
+ * chunk, which the engine retries (the same take then overwrites its entry).
+ */
+export const archived = async (
+  config: unknown,
+  grade: string,
+  device: string,
+  target: Pick<CheckTarget, 'batchId' | 'adapterId' | 'source'>,
+  deps: Pick<CheckDeps, 'archive' | 'now'>,
+): Promise<Pick<DeviceReport, 'configId'>> => {
+  if (!deps.archive || !target.source) return {};
+  try {
+    const { configId } = await deps.archive.record({
+      adapterId: target.adapterId,
+      device,
+      config: config as JsonValue,
+      source: target.source,
+      takenAt: deps.now(),
+      grade,
+    });
+    return { configId };
+  } catch (error) {
+    logger.error('configuration history unavailable; the chunk fails', { batchId: target.batchId, device, transient: transientReason(error), error });
+    throw error;
+  }
 };
 
 /** Evaluates a configuration against the device's rules and grades it. */

@@ -11,9 +11,8 @@
 import { StepSemantics, type DurableContext } from '@aws/durable-execution-sdk-js';
 import { MAX_TIMEOUT_MS } from '../adapters/validate.js';
 import { gateFor } from './gate.js';
-import type { ConfigArchive } from '../configs/model.js';
 import { backupDevice } from './backup.js';
-import { checkDevice, type CheckDeps, type RelayGet } from './check.js';
+import { checkDevice, type CheckDeps, type CheckTarget, type RelayGet } from './check.js';
 import { addCounts, emptyCounts, type BatchPlan, type ChunkCounts, type ChunkDevice, type DeviceAssignment } from './model.js';
 import { syncStep, type RelayPost } from './sync.js';
 import { MAX_ATTEMPTS, type BatchWork, type ChunkReport, type ComplianceStore, type DeviceReport } from './store.js';
@@ -46,8 +45,6 @@ export interface EngineDeps extends Omit<CheckDeps, 'gate' | 'relayGet' | 'sync'
   readonly afterStep?: () => void;
   /** Time the invocation has left; default: the Lambda context's (tests end an invocation early). */
   readonly remainingTimeMs?: () => number;
-  /** Keeps the configurations backup batches fetch; without it, their chunks fail. */
-  readonly archive?: ConfigArchive;
 }
 
 export interface BatchOutcome {
@@ -186,10 +183,17 @@ const deviceTask = (batchId: string, work: BatchWork, plan: BatchPlan | undefine
   if (work.kind === 'backup') {
     const { archive } = deps;
     if (!archive) throw new Error('no configuration archive is configured: a backup batch has nowhere to keep configurations');
-    const target = { batchId, adapterId: work.adapterId, started: work.started };
+    const target = { batchId, adapterId: work.adapterId, source: { kind: 'backup', batchId, batchStarted: work.started } } as const;
     return ({ device }, checkDeps) => backupDevice(device, target, { ...checkDeps, archive });
   }
-  const target = { batchId, treeId: work.treeId!, version: work.version!, adapterId: work.adapterId, plan: plan! };
+  const target: CheckTarget = {
+    batchId,
+    treeId: work.treeId!,
+    version: work.version!,
+    adapterId: work.adapterId,
+    plan: plan!,
+    source: { kind: 'compliance', batchId, batchStarted: work.started },
+  };
   return (assignment, checkDeps) => checkDevice(assignment as DeviceAssignment, target, checkDeps);
 };
 

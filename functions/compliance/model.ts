@@ -156,7 +156,7 @@ export interface Report {
   readonly diff?: string;
   /** The diff was cut to {@link MAX_DIFF_BYTES}. */
   readonly diffTruncated?: true;
-  /** The configuration kept in the history (backups: grade `kept`). */
+  /** The configuration graded or kept, in the device's history (absent when none was fetched, or none is kept). */
   readonly configId?: string;
   readonly checkedAt: string;
 }

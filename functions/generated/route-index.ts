@@ -41,6 +41,9 @@ export const indexedRoutes: readonly IndexedRoute[] = [
   {"operationId":"getComplianceBatch","method":"GET","path":"/configuration_manager/compliance_reports/batches/{batchId}","roles":["admin","apiread"],"application":"configuration_manager","needs":{"tables":{"compliance":"read","profiles":"read"}}},
   {"operationId":"listComplianceReports","method":"GET","path":"/configuration_manager/compliance_reports/batches/{batchId}/reports","roles":["admin","apiread"],"application":"configuration_manager","needs":{"tables":{"compliance":"read","profiles":"read"}}},
   {"operationId":"getComplianceReport","method":"GET","path":"/configuration_manager/compliance_reports/{reportId}","roles":["admin","apiread"],"application":"configuration_manager","needs":{"tables":{"compliance":"read","profiles":"read"}}},
+  {"operationId":"listConfigDevices","method":"GET","path":"/configuration_manager/devices","roles":["admin","apiread"],"application":"configuration_manager","needs":{"tables":{"configs":"read","profiles":"read"}}},
+  {"operationId":"listDeviceConfigs","method":"GET","path":"/configuration_manager/devices/{adapterId}/{device}/configs","roles":["admin","apiread"],"application":"configuration_manager","needs":{"tables":{"configs":"read","profiles":"read"}}},
+  {"operationId":"getDeviceConfig","method":"GET","path":"/configuration_manager/devices/{adapterId}/{device}/configs/{configId}","roles":["admin","apiread"],"application":"configuration_manager","needs":{"tables":{"configs":"read","profiles":"read"},"configsBucket":"read"}},
   {"operationId":"listProfiles","method":"GET","path":"/profiles","roles":["admin","apiread"],"needs":{"tables":{"profiles":"read"}}},
   {"operationId":"createProfile","method":"POST","path":"/profiles","roles":["admin"],"needs":{"tables":{"profiles":"write","idempotency":"write"}}},
   {"operationId":"getProfile","method":"GET","path":"/profiles/{id}","roles":["admin","apiread"],"needs":{"tables":{"profiles":"read"}}},
@@ -56,12 +59,12 @@ export const indexedRoutes: readonly IndexedRoute[] = [
   {"operationId":"restartApplication","method":"PUT","path":"/applications/{name}/restart","roles":["admin"],"needs":{"tables":{"profiles":"write","changelog":"append"}}},
   {"operationId":"setApplicationLogLevel","method":"PUT","path":"/applications/{name}/loglevel","roles":["admin"],"needs":{"tables":{"profiles":"write","changelog":"append"}}},
   {"operationId":"getApplicationSchema","method":"GET","path":"/schema/applications/{name}","roles":["admin","apiread"],"needs":{}},
-  {"operationId":"getApplicationsHealth","method":"GET","path":"/health/applications","roles":["admin","apiread"],"needs":{"tables":{"adapters":"read","idempotency":"read","profiles":"read","trees":"read","compliance":"read"},"secrets":"read"}},
-  {"operationId":"getApplicationHealth","method":"GET","path":"/health/applications/{name}","roles":["admin","apiread"],"needs":{"tables":{"adapters":"read","idempotency":"read","profiles":"read","trees":"read","compliance":"read"},"secrets":"read"}},
+  {"operationId":"getApplicationsHealth","method":"GET","path":"/health/applications","roles":["admin","apiread"],"needs":{"tables":{"adapters":"read","idempotency":"read","profiles":"read","trees":"read","compliance":"read","configs":"read"},"secrets":"read"}},
+  {"operationId":"getApplicationHealth","method":"GET","path":"/health/applications/{name}","roles":["admin","apiread"],"needs":{"tables":{"adapters":"read","idempotency":"read","profiles":"read","trees":"read","compliance":"read","configs":"read"},"secrets":"read"}},
 ];
 
 /** What each application depends on: the tables its routes use (read), and the secrets store when one of them resolves secrets. */
 export const applicationNeeds: Readonly<Record<ApplicationName, LiveRoute['needs']>> = {
   orch_manager: {"tables":{"adapters":"read","idempotency":"read","profiles":"read"},"secrets":"read"},
-  configuration_manager: {"tables":{"trees":"read","idempotency":"read","adapters":"read","compliance":"read","profiles":"read"},"secrets":"read"},
+  configuration_manager: {"tables":{"trees":"read","idempotency":"read","adapters":"read","compliance":"read","configs":"read","profiles":"read"},"secrets":"read"},
 };

@@ -11,7 +11,7 @@ export type Role = (typeof ROLES)[number];
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** The DynamoDB tables a function may be granted, and how. */
-export type TableKey = 'trees' | 'adapters' | 'idempotency' | 'compliance' | 'changelog' | 'profiles';
+export type TableKey = 'trees' | 'adapters' | 'idempotency' | 'compliance' | 'changelog' | 'profiles' | 'configs';
 /**
  * `read`: reads only. `append`: reads, and PutItem of new items (the only write an append-only
  * table takes, `TableSpec.appendOnly`). `write`: reads and every item write.
@@ -54,6 +54,11 @@ export interface LiveRoute {
     readonly orchestrator?: boolean;
     /** Starts compliance batches (invokes the durable batch function). */
     readonly startsCompliance?: boolean;
+    /**
+     * The configuration archive's bucket (its name in `CONFIGS_BUCKET`): `read` gets its
+     * objects, `write` also puts them (and uses its KMS key to encrypt).
+     */
+    readonly configsBucket?: 'read' | 'write';
   };
   /**
    * Function timeout; defaults to the shared construct's. At most 28 s: API Gateway gives up

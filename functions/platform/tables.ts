@@ -76,6 +76,17 @@ export const tableSpecs: Readonly<Record<TableKey, TableSpec>> = {
     partitionKey: { name: 'pk', type: 'S' },
     globalIndexes: [{ name: 'byId', partitionKey: { name: 'kind', type: 'S' }, sortKey: { name: 'id', type: 'S' } }],
   },
+  /**
+   * The configuration history's index (`functions/configs/store.ts`): per device (`pk`
+   * `D#<adapterId>#<device>`) one entry per take (`sk` `C#<configId>`, newest last), and per
+   * adapter (`pk` `A#<adapterId>`, `sk` the device) the device's last take. Entries expire after
+   * the active profile's `configRetentionDays` (`expiresAt`); the content is in S3.
+   */
+  configs: {
+    partitionKey: { name: 'pk', type: 'S' },
+    sortKey: { name: 'sk', type: 'S' },
+    timeToLive: 'expiresAt',
+  },
 };
 
 /** The environment variable that carries a table's name to the functions. */

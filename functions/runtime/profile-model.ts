@@ -25,6 +25,7 @@ export const SETTING_BOUNDS = {
   maxConcurrentCallsPerAdapter: { minimum: 0, maximum: 1_000, default: 0, env: undefined },
   complianceConcurrency: { minimum: 1, maximum: 100, default: 10, env: 'COMPLIANCE_CONCURRENCY' },
   reportRetentionDays: { minimum: 1, maximum: 3_650, default: 90, env: 'COMPLIANCE_RETENTION_DAYS' },
+  configRetentionDays: { minimum: 1, maximum: 3_650, default: 365, env: undefined },
 } as const;
 export type NumericSetting = keyof typeof SETTING_BOUNDS;
 
@@ -45,6 +46,7 @@ export interface ConfigurationManagerSettings {
   readonly logLevel?: ProfileLogLevel;
   readonly complianceConcurrency: number;
   readonly reportRetentionDays: number;
+  readonly configRetentionDays: number;
 }
 
 export interface ApplicationSettings {
@@ -94,6 +96,10 @@ export const APPLICATION_SETTINGS_SCHEMAS: Readonly<Record<ApplicationName, Json
         'Concurrent configuration fetches of one compliance batch, unless the adapter sets its own complianceConcurrency',
       ),
       reportRetentionDays: integer('reportRetentionDays', 'How long a compliance batch and its reports are kept (days), counted from its start'),
+      configRetentionDays: integer(
+        'configRetentionDays',
+        "How long each configuration a batch fetches is kept in the history (days), counted from when it was taken; the archive bucket's lifecycle follows within the hour",
+      ),
     },
   },
 };
@@ -177,6 +183,7 @@ export const applicationSettings = <A extends ApplicationName>(name: A, input: u
           ...level,
           complianceConcurrency: numberOr(given['complianceConcurrency'], 'complianceConcurrency'),
           reportRetentionDays: numberOr(given['reportRetentionDays'], 'reportRetentionDays'),
+          configRetentionDays: numberOr(given['configRetentionDays'], 'configRetentionDays'),
         };
   return settings as ApplicationSettings[A];
 };

@@ -339,6 +339,7 @@ const TAG_DESCRIPTIONS: Readonly<Record<string, string>> = {
   versions: 'The versions of a tree, their nodes, and whole-tree export and import.',
   adapters: 'Named connections to orchestrators (Cisco NSO): registration and lifecycle.',
   compliance: 'Compliance batches: devices checked against a tree version, and their reports.',
+  configurations: 'The history of device configurations the batches fetched: every take, content-addressed, secrets masked when shown.',
   operations: 'Liveness and health of the service, its dependencies and its adapters.',
   removed: 'Routes removed in 2021.1 and 2021.2: each answers 410 with its replacement.',
 };

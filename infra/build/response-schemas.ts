@@ -9,6 +9,8 @@ import { GRADES } from '../../functions/compliance/grading.js';
 import { BATCH_ID_PATTERN, BATCH_STATUSES, REPORT_ID_PATTERN, SYNC_MODES, SYNC_RESULTS } from '../../functions/compliance/model.js';
 import { RULE_MODES, SEVERITIES } from '../../functions/trees/config-model.js';
 import { TREE_ID_PATTERN } from '../../functions/trees/model.js';
+import { CONFIG_ID_PATTERN } from '../../functions/configs/keys.js';
+import { CONFIG_SOURCES } from '../../functions/configs/model.js';
 import { importBody, ruleSchema, variablesSchema } from '../../functions/trees/schemas.js';
 import { CHANGE_ACTIONS, SUBJECT_KINDS } from '../../functions/runtime/changelog.js';
 import { LOG_LEVELS } from '../../functions/platform/logger.js';
@@ -148,7 +150,29 @@ export const responseComponents: Record<string, JsonSchema> = {
       },
       diff: { type: 'string', description: "Grade out-of-sync only: NSO's diff of the device against its copy, secrets masked" },
       diffTruncated: { const: true, description: 'The diff was cut to keep the report within the item size limit' },
+      configId: {
+        type: 'string',
+        pattern: CONFIG_ID_PATTERN,
+        description: 'The configuration graded or kept, in the device’s history (absent when none was fetched, or none is kept)',
+      },
       checkedAt: ISO_TIME,
+    },
+  },
+  ConfigEntry: {
+    description: 'One take of a device’s configuration.',
+    type: 'object',
+    required: ['configId', 'adapterId', 'device', 'takenAt', 'sha256', 'size', 'batchId', 'source'],
+    additionalProperties: false,
+    properties: {
+      configId: { type: 'string', pattern: CONFIG_ID_PATTERN },
+      adapterId: { type: 'string' },
+      device: { type: 'string' },
+      takenAt: ISO_TIME,
+      sha256: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'SHA-256 of the configuration’s canonical JSON (members sorted)' },
+      size: { ...COUNT, description: 'Bytes of the canonical JSON' },
+      batchId: { type: 'string' },
+      source: { enum: [...CONFIG_SOURCES] },
+      grade: { type: 'string', description: 'The grade the compliance batch gave it' },
     },
   },
   Node: {
@@ -420,6 +444,26 @@ export const responseSchemas: Readonly<Record<string, Readonly<Record<number, Js
   getComplianceReport: { 200: ref('ComplianceReport') },
   listComplianceReports: {
     200: page(ref('ComplianceReport')),
+  },
+  listConfigDevices: {
+    200: page({
+      type: 'object',
+      required: ['device', 'configId', 'takenAt'],
+      additionalProperties: false,
+      properties: { device: { type: 'string' }, configId: { type: 'string', pattern: CONFIG_ID_PATTERN }, takenAt: ISO_TIME, grade: { type: 'string' } },
+    }),
+  },
+  listDeviceConfigs: { 200: page(ref('ConfigEntry')) },
+  getDeviceConfig: {
+    200: {
+      type: 'object',
+      required: [...((responseComponents['ConfigEntry']!['required'] as string[]) ?? []), 'config'],
+      additionalProperties: false,
+      properties: {
+        ...(responseComponents['ConfigEntry']!['properties'] as Record<string, JsonSchema>),
+        config: { type: 'object', description: 'The configuration (`tailf-ncs:config`) as NSO gave it, secret members `[redacted]`' },
+      },
+    },
   },
 };
 

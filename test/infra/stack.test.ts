@@ -248,7 +248,7 @@ describe('stack', () => {
       expect(policies.length, route.operationId).toBeGreaterThan(0);
       for (const [policyId] of policies) expect(resources[fnId(route.operationId)]!.DependsOn, route.operationId).toContain(policyId);
     }
-    expect(tableAccess(roleOf('complianceBatch'))).toEqual({ compliance: 'write', adapters: 'read' });
+    expect(tableAccess(roleOf('complianceBatch'))).toEqual({ compliance: 'write', adapters: 'read', configs: 'write', profiles: 'read' });
     // The relay: adapters read only, idempotency keys written (claims and answers), trees nothing.
     const relay = roleOf('relayRestAction');
     expect(actionsOn(relay, 'adapters')).toContain('dynamodb:GetItem');
@@ -263,6 +263,7 @@ describe('stack', () => {
         Object.entries(route.needs.tables ?? {}).sort(),
         route.needs.secrets ?? null,
         Boolean(route.needs.startsCompliance),
+        route.needs.configsBucket ?? null,
         callsOutside(route),
       ]);
     const routesByRole = new Map<string, Set<string>>();

@@ -47,6 +47,13 @@ const TABLES = {
     ],
     indexes: {},
   },
+  ConfigsTable591905F6: {
+    keys: [
+      ['pk', 'HASH', 'S'],
+      ['sk', 'RANGE', 'S'],
+    ],
+    indexes: {},
+  },
   ProfilesTable3B48B4C6: {
     keys: [['pk', 'HASH', 'S']],
     indexes: {
@@ -56,6 +63,12 @@ const TABLES = {
       ],
     },
   },
+} as const;
+
+/** The configuration history's bucket and the bucket of its access logs. */
+const CONFIG_ARCHIVE = {
+  ConfigArchiveBucketB0A5FA8C: 'AWS::S3::Bucket',
+  ConfigArchiveAccessLogsA37158F0: 'AWS::S3::Bucket',
 } as const;
 
 /** Every stateful resource of each variant, by logical id and type. */
@@ -69,10 +82,12 @@ const STATEFUL = {
     AuthGroupadmin6F753BE8: 'AWS::Cognito::UserPoolGroup',
     AuthGroupapiread99778442: 'AWS::Cognito::UserPoolGroup',
     IdempotencyKeyDBB712AD: 'AWS::SecretsManager::Secret',
+    ...CONFIG_ARCHIVE,
   },
   private: {
     ...Object.fromEntries(Object.keys(TABLES).map((id) => [id, 'AWS::DynamoDB::GlobalTable'])),
     IdempotencyKeyDBB712AD: 'AWS::SecretsManager::Secret',
+    ...CONFIG_ARCHIVE,
     // The vault the table backups land in (backup without vaultArn).
     BackupVaultADF21B19: 'AWS::Backup::BackupVault',
   },

@@ -18,6 +18,10 @@ import { startBatch, type StartDeps } from '../../functions/compliance/service.j
 import { ComplianceStore, type ReportCursor } from '../../functions/compliance/store.js';
 import type { Report } from '../../functions/compliance/model.js';
 import { createAdapterStore } from '../../functions/adapters/store.js';
+import { ConfigHistory } from '../../functions/configs/archive.js';
+import { s3Blobs, type ConfigBlobs } from '../../functions/configs/blobs.js';
+import { createS3Client } from '../../functions/configs/s3.js';
+import { ConfigIndex } from '../../functions/configs/store.js';
 import { createLocalBackend } from '../../functions/outbound/secrets/local.js';
 import { documentClient } from '../../functions/platform/dynamo.js';
 import type { Version } from '../../functions/trees/config-model.js';
@@ -261,6 +265,46 @@ describe('a compliance batch on the durable engine', () => {
     const reports = await allReports(batchId);
     expect(reports).toHaveLength(DEVICES + 2);
     expect(new Set(reports.map((r) => r.device)).size).toBe(DEVICES + 2);
+  });
+
+  it('stores each configuration once when a chunk runs again after a crash: one history entry and one upload per device', async () => {
+    const { batchId } = await startBatch({ treeId: TREE, version: 'v1', adapterId: ADAPTER }, startDeps(3));
+    // A history of its own (a new index): the uploads it counts are this batch's alone.
+    const index = new ConfigIndex(documentClient, (await createTables())['configs']);
+    const blobs = s3Blobs(createS3Client(), { bucket: process.env['CONFIGS_BUCKET']! });
+    const puts = new Map<string, number>();
+    const counted: ConfigBlobs = {
+      get: (key) => blobs.get(key),
+      put: async (key, canonical) => {
+        puts.set(key, (puts.get(key) ?? 0) + 1);
+        await blobs.put(key, canonical);
+      },
+    };
+    const history = new ConfigHistory({ blobs: counted, index, retentionDays: async () => 30 });
+    let lost: string[] | undefined;
+    // The first write of chunk 1 never reaches DynamoDB: its devices were checked (and their configurations recorded), not reported.
+    const crashing = storeWith(async (batch, of, reports, expiresAt) => {
+      if (!lost && reports.some((r) => chunkOne.has(r.report.device))) {
+        lost = reports.map((r) => r.report.device);
+        throw new Error('simulated crash before the reports were written');
+      }
+      return store.putReports(batch, of, reports, expiresAt);
+    });
+    const execution = await run(batchId, { ...engineDeps, archive: history, store: crashing, chunkConcurrency: 1, reportsPerWrite: 2 });
+    expect(execution.getStatus()).toBe('SUCCEEDED');
+    expect(lost!.length).toBeGreaterThan(0);
+    // The lost devices were fetched and recorded twice: the second record of each uploaded nothing.
+    const fetchedTwice = [...fetchesPerDevice()].filter(([, n]) => n === 2).map(([device]) => device);
+    expect(fetchedTwice.sort()).toEqual([...lost!].sort());
+    const archived = (await allReports(batchId)).filter((r) => r.configId !== undefined);
+    expect(archived.length).toBe(DEVICES);
+    expect([history.uploads, history.unchanged]).toEqual([DEVICES, lost!.length]);
+    expect([...puts.values()].every((n) => n === 1)).toBe(true);
+    expect(puts.size).toBe(DEVICES);
+    for (const report of archived) {
+      const entries = (await index.listEntries(ADAPTER, report.device, { limit: 10, now: new Date() })).items;
+      expect(entries.map((e) => [e.configId, e.batchId, e.grade])).toEqual([[report.configId, batchId, report.grade]]);
+    }
   });
 
   it('fails a chunk whose stored hand-in cannot be counted only after its writes ended; the retry counts what was stored and checks nothing twice', async () => {

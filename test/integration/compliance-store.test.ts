@@ -58,8 +58,7 @@ const deviceReport = (batchId: string, device: string, grade: Grade, extra: Part
 });
 
 /** The grade of position `p` in a mixed chunk: mostly pass, every kind present. */
-const gradeAt = (p: number): Grade =>
-  p % 7 === 3 ? 'fail' : p % 11 === 5 ? 'review' : p % 13 === 6 ? 'error' : p % 17 === 8 ? 'out-of-sync' : 'pass';
+const gradeAt = (p: number): Grade => (p % 7 === 3 ? 'fail' : p % 11 === 5 ? 'review' : p % 13 === 6 ? 'error' : p % 17 === 8 ? 'out-of-sync' : 'pass');
 
 const chunkReports = (batchId: string, chunk: number, positions: readonly number[]): ChunkReport[] =>
   positions.map((position) => ({ position, report: deviceReport(batchId, `d${chunk}-${position}`, gradeAt(position)) }));

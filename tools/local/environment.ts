@@ -17,6 +17,8 @@ export interface Rewrite {
 export interface RuntimeFacts {
   readonly region: string;
   readonly dynamodbEndpoint: string;
+  /** The local S3 server (absent: the functions get no S3 endpoint). */
+  readonly s3Endpoint?: string;
   readonly credentials: { readonly accessKeyId: string; readonly secretAccessKey: string };
   readonly rewrites: readonly Rewrite[];
   /** The host's PATH, so that the function can spawn what Lambda's image would have. */
@@ -66,6 +68,8 @@ export const functionEnvironment = (
       AWS_SAM_LOCAL: 'true',
       // Not set by Lambda: points the SDK's DynamoDB client at DynamoDB Local.
       AWS_ENDPOINT_URL_DYNAMODB: facts.dynamodbEndpoint,
+      // Likewise S3, at the local S3 server, with the bucket in the path (no DNS names on loopback).
+      ...(facts.s3Endpoint ? { AWS_ENDPOINT_URL_S3: facts.s3Endpoint, S3_FORCE_PATH_STYLE: 'true' } : {}),
     },
   };
 };

@@ -18,6 +18,7 @@ import { parseArgs } from 'node:util';
 import { PROJECT_ROOT } from '../../infra/paths.js';
 import { LOCAL_ACCOUNT, LOCAL_API_ID, LOCAL_CREDENTIALS, LOCAL_DIR, LOCAL_REGION, localPort, type LocalState } from './config.js';
 import { freePort, QUICK_START_JVM_OPTIONS, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.js';
+import { startS3Local } from './s3-local.js';
 import { functionEnvironment, type Rewrite } from './environment.js';
 import { createGateway, type ExtraRoute } from './gateway.js';
 import { localJwks, mintToken } from '../simulators/issuer.js';
@@ -78,6 +79,8 @@ export interface LocalStack {
   readonly dynamodbEndpoint: string;
   /** The DynamoDB Local (Java) process. */
   readonly dynamodbPid: number | undefined;
+  /** The local S3 server (the configuration history's bucket). */
+  readonly s3Endpoint: string;
   /** Physical table names by table key (`trees`, `adapters`). */
   readonly tables: Readonly<Record<string, string>>;
   readonly model: ApiModel;
@@ -147,6 +150,8 @@ export interface ServeOptions {
   readonly port: number;
   readonly dataDir: string;
   readonly dynamodbEndpoint: string;
+  /** The local S3 server the functions use. */
+  readonly s3Endpoint?: string;
   readonly log: LogSink;
   readonly maxConcurrency?: number;
   readonly extraRoutes?: readonly ExtraRoute[];
@@ -185,6 +190,7 @@ export const serveAssembly = async (o: ServeOptions): Promise<ServedApi> => {
     const { environment, unresolved } = functionEnvironment(fn, o.assembly.template, names, {
       region: LOCAL_REGION,
       dynamodbEndpoint: o.dynamodbEndpoint,
+      ...(o.s3Endpoint ? { s3Endpoint: o.s3Endpoint } : {}),
       credentials: LOCAL_CREDENTIALS,
       rewrites,
       ...(process.env['PATH'] ? { path: process.env['PATH'] } : {}),
@@ -322,6 +328,9 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     const report = await ensureTables(client, tableSpecs);
     const firstStart = report.created.length > 0 && report.existing.length === 0;
     const tables = Object.fromEntries(tableSpecs.filter((t) => t.key).map((t) => [t.key!, t.name]));
+    // The local S3 server and the template's buckets (objects under the data directory).
+    const s3 = await startS3Local({ directory: path.join(dataDir, 's3'), buckets: Object.values(model.buckets), credentials: LOCAL_CREDENTIALS });
+    stops.push(() => s3.stop());
 
     // 3. The token issuer (its key pair lives in the data directory) and the API with its functions.
     const issuerDir = path.join(dataDir, 'issuer');
@@ -333,6 +342,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       port,
       dataDir,
       dynamodbEndpoint: dynamo.endpoint,
+      s3Endpoint: s3.endpoint,
       log,
       ...(options.maxConcurrency ? { maxConcurrency: options.maxConcurrency } : {}),
       extraRoutes: [
@@ -396,6 +406,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       stateFile,
       dynamodbEndpoint: dynamo.endpoint,
       dynamodbPid: dynamo.process.pid,
+      s3Endpoint: s3.endpoint,
       tables,
       model,
       firstStart,
@@ -417,7 +428,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
 };
 
 /** The lines `npm start` prints once the stack answers. */
-export const readyBanner = (stack: Pick<LocalStack, 'baseUrl' | 'dataDir' | 'model'>, token: string, seconds: number): string => {
+export const readyBanner = (stack: Pick<LocalStack, 'baseUrl' | 'dataDir' | 'model' | 's3Endpoint'>, token: string, seconds: number): string => {
   const functions = Object.keys(stack.model.functions).length;
   const relative = path.relative(process.cwd(), stack.dataDir);
   const where = relative === '' ? '.' : relative.startsWith('..') ? stack.dataDir : relative;
@@ -426,6 +437,7 @@ export const readyBanner = (stack: Pick<LocalStack, 'baseUrl' | 'dataDir' | 'mod
     '',
     `Local stack ready in ${seconds.toFixed(1)} s: ${methods} methods, ${functions} functions, data in ${where}`,
     `  Base URL: ${stack.baseUrl}`,
+    `  S3 (configuration history): ${stack.s3Endpoint}`,
     '',
     '  Try it (the token below is valid for one hour):',
     `    export BASE=${stack.baseUrl}`,

@@ -132,6 +132,8 @@ export interface ApiModel {
   readonly gatewayResponses: Readonly<Record<string, GatewayResponseSpec>>;
   readonly functions: Readonly<Record<string, FunctionSpec>>;
   readonly tables: Readonly<Record<string, TableSpec>>;
+  /** The local names of the S3 buckets it declares, by logical id (created on the local S3 server). */
+  readonly buckets: Readonly<Record<string, string>>;
 }
 
 /** Why a template cannot be served locally. */
@@ -241,6 +243,13 @@ export const shortId = (logicalId: string): string => {
 /** The physical name CloudFormation would generate, `<stack>-<logical id>`, cut to `max` characters. */
 export const physicalName = (stackName: string, logicalId: string, max: number): string => `${stackName}-${logicalId}`.slice(0, max);
 
+/** A bucket's local name: as {@link physicalName}, in the lowercase letters, digits and `-` S3 allows, at most 63. */
+export const bucketName = (stackName: string, logicalId: string): string =>
+  physicalName(stackName, logicalId, 63)
+    .toLowerCase()
+    .replace(/[^a-z0-9-]/g, '-')
+    .replace(/-+$/, '');
+
 /** The local names of the template's resources, for {@link resolveIntrinsics}. */
 export const localNames = (
   template: CfnTemplate,
@@ -260,6 +269,8 @@ export const localNames = (
         return asString(p['RoleName']) ?? physicalName(stackName, logicalId, 64);
       case 'AWS::Logs::LogGroup':
         return asString(p['LogGroupName']) ?? physicalName(stackName, logicalId, 512);
+      case 'AWS::S3::Bucket':
+        return asString(p['BucketName']) ?? bucketName(stackName, logicalId);
       default:
         return physicalName(stackName, logicalId, 255);
     }
@@ -306,6 +317,8 @@ export const localNames = (
           return `arn:aws:iam::${accountId}:role/${n}`;
         case 'AWS::Logs::LogGroup.Arn':
           return `arn:aws:logs:${region}:${accountId}:log-group:${n}:*`;
+        case 'AWS::S3::Bucket.Arn':
+          return `arn:aws:s3:::${n}`;
         case 'AWS::ApiGateway::RestApi.RootResourceId':
           return shortId(`${logicalId}/root`);
         case 'AWS::SecretsManager::Secret.Id':
@@ -523,6 +536,9 @@ export const parseTemplate = (assembly: Pick<CloudAssembly, 'stackName' | 'templ
     gatewayResponses,
     functions,
     tables,
+    buckets: Object.fromEntries(
+      resources.filter(([, r]) => r.Type === 'AWS::S3::Bucket').map(([id, r]) => [id, asString(r.Properties?.['BucketName']) ?? bucketName(stackName, id)]),
+    ),
   };
 };
 

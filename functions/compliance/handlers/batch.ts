@@ -6,7 +6,11 @@
  * The container's clients are created once, as the relay's are: the adapter store (cached a
  * few seconds), the secrets resolver, and the orchestrator client with its keep-alive agents.
  *
- * Configuration: `COMPLIANCE_TABLE`, `ADAPTERS_TABLE`, the secrets variables, `LOCAL_MODE`,
+ * Every configuration fetched is kept in the configuration history (functions/configs/archive.ts),
+ * for the active profile's `configRetentionDays`.
+ *
+ * Configuration: `COMPLIANCE_TABLE`, `ADAPTERS_TABLE`, `CONFIGS_TABLE`, `CONFIGS_BUCKET` (and
+ * `CONFIGS_KMS_KEY`), `PROFILES_TABLE`, the secrets variables, `LOCAL_MODE`,
  * `COMPLIANCE_CHUNK_CONCURRENCY` (chunks at once, default 3), `RELAY_MAX_BODY_BYTES`.
  */
 import { withDurableExecution } from '@aws/durable-execution-sdk-js';
@@ -15,9 +19,12 @@ import { createAdapterStore } from '../../adapters/store.js';
 import { createHttpClient } from '../../outbound/http-client.js';
 import { DEFAULT_LIMITS, relayRestAction, type RelayLogLine } from '../../relay/service.js';
 import { secretResolver } from '../../outbound/secrets/resolver.js';
+import { ConfigHistory } from '../../configs/archive.js';
+import { archiveStores } from '../../configs/wiring.js';
 import { integerEnv, optionalEnv } from '../../platform/env.js';
 import { logger } from '../../platform/logger.js';
 import { metrics, recordRelayCall } from '../../platform/metrics.js';
+import { currentSettings } from '../../runtime/settings.js';
 import { evaluateRules } from '../../trees/rules.js';
 import { runBatch, type BatchEvent, type EngineDeps } from '../engine.js';
 import { recordBatchEnd, recordDeviceChecked, recordFetchFailure } from '../metrics.js';
@@ -39,6 +46,12 @@ const log = (line: RelayLogLine): void => {
   }
 };
 
+/** The container's configuration history: what it uploaded and found unchanged is counted on it. */
+export const configArchive = new ConfigHistory({
+  ...archiveStores(),
+  retentionDays: async () => (await currentSettings()).profile.applications.configuration_manager.configRetentionDays,
+});
+
 /** The engine's dependencies in this container (tests wrap them to inject faults). */
 export const engineDeps: EngineDeps = {
   store: createComplianceStore(),
@@ -56,6 +69,7 @@ export const engineDeps: EngineDeps = {
       { adapters, secrets: secretResolver, client, remainingTimeMs, log, limits },
     ),
   evaluate: evaluateRules,
+  archive: configArchive,
   now: () => new Date(),
   chunkConcurrency: integerEnv('COMPLIANCE_CHUNK_CONCURRENCY', 3, 1, 20),
   onDeviceChecked: (report) => recordDeviceChecked(report.grade),

@@ -1,0 +1,101 @@
+/**
+ * The read side of the configuration history: an adapter's devices, a device's takes, one
+ * configuration. Configurations are stored as NSO gave them and shown with secret members
+ * masked (`redact`), to every reader, as reports and logs are.
+ */
+import { MAX_JSON_DEPTH, parseJson } from '../platform/bounded-json.js';
+import { decodeCursor, encodeCursor, invalidCursor } from '../platform/cursor.js';
+import { NotFound } from '../platform/problem.js';
+import { redact } from '../platform/redaction.js';
+import type { ConfigBlobs } from './blobs.js';
+import { CONFIG_ID_PATTERN } from './keys.js';
+import type { ConfigEntry } from './model.js';
+import type { ConfigIndex, StoredEntry } from './store.js';
+
+/** Items per page: default and most. */
+export const CONFIG_PAGE_LIMIT = { default: 50, max: 200 } as const;
+
+export interface ReadDeps {
+  readonly index: ConfigIndex;
+  readonly blobs: ConfigBlobs;
+  readonly now: () => Date;
+}
+
+interface PageQuery {
+  readonly limit: number;
+  readonly cursor?: string | undefined;
+}
+
+/** A device as the list shows it: its last take. */
+export interface KnownDevice {
+  readonly device: string;
+  readonly configId: string;
+  readonly takenAt: string;
+  readonly grade?: string;
+}
+
+const CONFIG_ID = new RegExp(CONFIG_ID_PATTERN);
+
+/** The cursor's fields, checked to belong to this list (`scope`); a cursor of another list is a 400. */
+const after = (cursor: string | undefined, scope: string, valid: (at: string) => boolean): string | undefined => {
+  if (cursor === undefined) return undefined;
+  const fields = decodeCursor(cursor, ['s', 'at'], (f) => f.s === scope && valid(f.at));
+  if (!fields) throw invalidCursor();
+  return fields.at;
+};
+
+/** The devices with a configuration in the history of an adapter, by name: `{ items, next? }`. */
+export const listDevices = async (
+  deps: Pick<ReadDeps, 'index' | 'now'>,
+  adapterId: string,
+  query: PageQuery,
+): Promise<{ items: KnownDevice[]; next?: string }> => {
+  const scope = `devices#${adapterId}`;
+  const from = after(query.cursor, scope, () => true);
+  const page = await deps.index.listDevices(adapterId, { limit: query.limit, ...(from !== undefined ? { after: from } : {}), now: deps.now() });
+  return {
+    items: page.items.map(({ device, configId, takenAt, grade }) => ({ device, configId, takenAt, ...(grade !== undefined ? { grade } : {}) })),
+    ...(page.next !== undefined ? { next: encodeCursor({ s: scope, at: page.next }) } : {}),
+  };
+};
+
+const shownEntry = ({ objectKey: _key, expiresAt: _expires, ...entry }: StoredEntry): ConfigEntry => entry;
+
+/** A device's takes, newest first: `{ items, next? }`. 404 when the history has none of it. */
+export const listConfigs = async (
+  deps: Pick<ReadDeps, 'index' | 'now'>,
+  adapterId: string,
+  device: string,
+  query: PageQuery,
+): Promise<{ items: ConfigEntry[]; next?: string }> => {
+  const scope = `configs#${adapterId}#${device}`;
+  const from = after(query.cursor, scope, (at) => CONFIG_ID.test(at));
+  const page = await deps.index.listEntries(adapterId, device, { limit: query.limit, ...(from !== undefined ? { after: from } : {}), now: deps.now() });
+  if (from === undefined && page.items.length === 0) throw unknownDevice(adapterId, device);
+  return {
+    items: page.items.map(shownEntry),
+    ...(page.next !== undefined ? { next: encodeCursor({ s: scope, at: page.next }) } : {}),
+  };
+};
+
+const unknownDevice = (adapterId: string, device: string): NotFound =>
+  new NotFound(`The configuration history of adapter '${adapterId}' has no device '${device}' (or its configurations expired).`);
+
+/**
+ * One take and its configuration as NSO gave it, unmasked: for the views that compare
+ * configurations before showing them (a diff masks what it shows). 404 when the take is unknown
+ * or expired, or its content has expired (a retention shortened after it was taken).
+ */
+export const loadConfig = async (deps: ReadDeps, adapterId: string, device: string, configId: string): Promise<{ entry: ConfigEntry; config: unknown }> => {
+  const entry = await deps.index.getEntry(adapterId, device, configId, deps.now());
+  if (!entry) throw new NotFound(`Device '${device}' of adapter '${adapterId}' has no configuration '${configId}' (or it expired).`);
+  const canonical = await deps.blobs.get(entry.objectKey);
+  if (canonical === undefined) throw new NotFound(`The content of configuration '${configId}' of device '${device}' has expired.`);
+  return { entry: shownEntry(entry), config: parseJson(canonical) };
+};
+
+/** One take with its configuration, secret members masked: `{ ...entry, config }`. */
+export const readConfig = async (deps: ReadDeps, adapterId: string, device: string, configId: string): Promise<ConfigEntry & { config: unknown }> => {
+  const { entry, config } = await loadConfig(deps, adapterId, device, configId);
+  return { ...entry, config: redact(config, { maxDepth: MAX_JSON_DEPTH }) };
+};
