@@ -5,9 +5,11 @@
  */
 import { MAX_JSON_DEPTH, parseJson } from '../platform/bounded-json.js';
 import { decodeCursor, encodeCursor, invalidCursor } from '../platform/cursor.js';
-import { NotFound } from '../platform/problem.js';
+import { NotFound, UnprocessableContent } from '../platform/problem.js';
 import { redact } from '../platform/redaction.js';
+import type { JsonValue } from '../trees/config-model.js';
 import type { ConfigBlobs } from './blobs.js';
+import { configDiff, type DiffFormat } from './diff.js';
 import { CONFIG_ID_PATTERN } from './keys.js';
 import type { ConfigEntry } from './model.js';
 import type { ConfigIndex, StoredEntry } from './store.js';
@@ -98,4 +100,38 @@ export const loadConfig = async (deps: ReadDeps, adapterId: string, device: stri
 export const readConfig = async (deps: ReadDeps, adapterId: string, device: string, configId: string): Promise<ConfigEntry & { config: unknown }> => {
   const { entry, config } = await loadConfig(deps, adapterId, device, configId);
   return { ...entry, config: redact(config, { maxDepth: MAX_JSON_DEPTH }) };
+};
+
+/**
+ * Bytes of a diff's answer at most: Lambda answers at most 6 MB, and the gateway adds its own
+ * headers. A JSON Patch of two large, very different configurations can pass it.
+ */
+export const MAX_DIFF_ANSWER_BYTES = 5_000_000;
+
+/**
+ * The diff from take `against` to take `configId` of one device, in `format`, secret values
+ * masked: computed on the real values (a changed secret shows, masked) and never cached.
+ * 404 when either take is unknown; 422 (`diff-too-large`) when the unified diff has too many
+ * changed lines or the answer would pass {@link MAX_DIFF_ANSWER_BYTES}.
+ */
+export const diffConfigs = async (
+  deps: ReadDeps,
+  adapterId: string,
+  device: string,
+  configId: string,
+  against: string,
+  format: DiffFormat,
+): Promise<{ readonly contentType: string; readonly body: string }> => {
+  const [from, to] = await Promise.all([loadConfig(deps, adapterId, device, against), loadConfig(deps, adapterId, device, configId)]);
+  const labels = {
+    against: { name: `configs/${against}`, header: from.entry.takenAt },
+    config: { name: `configs/${configId}`, header: to.entry.takenAt },
+  };
+  const answer = configDiff(from.config as JsonValue, to.config as JsonValue, format, labels);
+  if (Buffer.byteLength(answer.body, 'utf8') > MAX_DIFF_ANSWER_BYTES)
+    throw new UnprocessableContent(
+      `The diff is larger than an answer may be (${MAX_DIFF_ANSWER_BYTES} bytes): compare takes closer in time, or read both configurations.`,
+      'diff-too-large',
+    );
+  return answer;
 };

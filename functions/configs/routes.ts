@@ -1,6 +1,7 @@
 /** The routes of the configuration history: the devices it knows, a device's takes, one configuration. */
 import type { JsonSchema } from '../platform/json-schema.js';
 import { EMPTY_BODY, type LiveRoute, pageQuery } from '../platform/route.js';
+import { DIFF_FORMATS } from './diff.js';
 import { CONFIG_ID_PATTERN } from './keys.js';
 import { CONFIG_PAGE_LIMIT } from './read.js';
 
@@ -75,6 +76,36 @@ export const configRoutes: readonly LiveRoute[] = [
       200: 'The take and its configuration: `{ configId, adapterId, device, takenAt, sha256, size, batchId, source, grade?, config }`',
       400: 'adapterId or configId is invalid, or a body was sent',
       404: 'The device has no such configuration, or it (or its content) expired',
+      503: UNAVAILABLE,
+    },
+    needs: READS,
+  },
+  {
+    method: 'GET',
+    path: '/configuration_manager/devices/{adapterId}/{device}/configs/{configId}/diff',
+    operationId: 'diffDeviceConfigs',
+    summary: 'Compare two configurations of a device: an RFC 6902 JSON Patch from `against` to this one, or a unified diff',
+    tag: 'configurations',
+    handler: 'configs/handlers/diff-configs',
+    roles: ['admin', 'apiread'],
+    request: {
+      pathParameters: deviceParameters({ configId: CONFIG_ID }),
+      queryStringParameters: {
+        type: 'object',
+        required: ['against'],
+        additionalProperties: false,
+        properties: {
+          against: { ...CONFIG_ID, description: 'The configId the diff starts from (another take of the same device)' },
+          format: { enum: [...DIFF_FORMATS], description: '`json-patch` (default): `application/json-patch+json`; `unified`: `text/x-diff`' },
+        },
+      },
+      body: EMPTY_BODY,
+    },
+    responses: {
+      200: 'The diff from `against` to `configId`, secret values masked: a JSON Patch (`application/json-patch+json`, `[]` when the two are equal) or, with `format=unified`, a unified diff of the two pretty-printed configurations (`text/x-diff`, only the headers when equal)',
+      400: 'adapterId, configId, against or format is invalid, an unknown query parameter was sent, or a body was sent',
+      404: 'The device has no configuration with one of the two ids, or it (or its content) expired',
+      422: 'The unified diff has more changed lines than a diff is made for (`diff-too-large`): ask for the JSON Patch',
       503: UNAVAILABLE,
     },
     needs: READS,

@@ -44,6 +44,7 @@ export const indexedRoutes: readonly IndexedRoute[] = [
   {"operationId":"listConfigDevices","method":"GET","path":"/configuration_manager/devices","roles":["admin","apiread"],"application":"configuration_manager","needs":{"tables":{"configs":"read","profiles":"read"}}},
   {"operationId":"listDeviceConfigs","method":"GET","path":"/configuration_manager/devices/{adapterId}/{device}/configs","roles":["admin","apiread"],"application":"configuration_manager","needs":{"tables":{"configs":"read","profiles":"read"}}},
   {"operationId":"getDeviceConfig","method":"GET","path":"/configuration_manager/devices/{adapterId}/{device}/configs/{configId}","roles":["admin","apiread"],"application":"configuration_manager","needs":{"tables":{"configs":"read","profiles":"read"},"configsBucket":"read"}},
+  {"operationId":"diffDeviceConfigs","method":"GET","path":"/configuration_manager/devices/{adapterId}/{device}/configs/{configId}/diff","roles":["admin","apiread"],"application":"configuration_manager","needs":{"tables":{"configs":"read","profiles":"read"},"configsBucket":"read"}},
   {"operationId":"listProfiles","method":"GET","path":"/profiles","roles":["admin","apiread"],"needs":{"tables":{"profiles":"read"}}},
   {"operationId":"createProfile","method":"POST","path":"/profiles","roles":["admin"],"needs":{"tables":{"profiles":"write","idempotency":"write"}}},
   {"operationId":"getProfile","method":"GET","path":"/profiles/{id}","roles":["admin","apiread"],"needs":{"tables":{"profiles":"read"}}},

@@ -40,6 +40,7 @@ export declare const getComplianceReport: CompiledValidator;
 export declare const listConfigDevices: CompiledValidator;
 export declare const listDeviceConfigs: CompiledValidator;
 export declare const getDeviceConfig: CompiledValidator;
+export declare const diffDeviceConfigs: CompiledValidator;
 export declare const listProfiles: CompiledValidator;
 export declare const createProfile: CompiledValidator;
 export declare const getProfile: CompiledValidator;

@@ -10,7 +10,7 @@ import { problemType } from '../../functions/platform/problem.js';
 import { APPLICATIONS } from '../../functions/platform/applications.js';
 import { gatewayProblems } from '../gateway-responses.js';
 import { goneProblem } from '../removed-routes.js';
-import { responseComponents, responseHeaders, responseSchemas } from './response-schemas.js';
+import { responseComponents, responseHeaders, responseMedia, responseSchemas } from './response-schemas.js';
 
 const SERVICE_VERSION = '2021.2';
 const ANY_METHODS = ['get', 'post', 'put', 'patch', 'delete', 'head', 'options'] as const;
@@ -257,6 +257,13 @@ const ownProblemSchema = (route: LiveRoute, status: number): JsonSchema => {
 
 const RETRY_AFTER = { 'Retry-After': { required: true, description: 'Seconds to wait before retrying', schema: { type: 'string', pattern: '^[0-9]+$' } } };
 
+/** A success answer's content: its own media types (responseMedia), else JSON with its schema. */
+const successContent = (operationId: string, status: number) => {
+  const media = responseMedia[operationId]?.[status];
+  if (media) return Object.fromEntries(Object.entries(media).map(([type, schema]) => [type, { schema }]));
+  return { 'application/json': { schema: responseSchemas[operationId]?.[status] ?? {} } };
+};
+
 const liveOperation = (route: LiveRoute) => {
   const { body } = route.request;
   const takesBody = body !== undefined && body !== EMPTY_BODY;
@@ -272,7 +279,7 @@ const liveOperation = (route: LiveRoute) => {
       return {
         description,
         ...(headers ? { headers } : {}),
-        ...(status === 204 ? {} : { content: { 'application/json': { schema: responseSchemas[route.operationId]?.[status] ?? {} } } }),
+        ...(status === 204 ? {} : { content: successContent(route.operationId, status) }),
       };
     }
     const mine = ownProblemSchema(route, status);

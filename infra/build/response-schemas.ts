@@ -472,6 +472,34 @@ const LOCATION = {
 };
 
 /** Headers a success answer always carries, by operation and status. */
+/** RFC 6902 operations, as the diff route answers them (values of secret members masked). */
+const JSON_PATCH: JsonSchema = {
+  type: 'array',
+  items: {
+    type: 'object',
+    required: ['op', 'path'],
+    properties: {
+      op: { enum: ['add', 'remove', 'replace', 'move', 'copy', 'test'] },
+      path: { type: 'string', description: 'JSON Pointer (RFC 6901) into the configuration' },
+      from: { type: 'string' },
+      value: {},
+    },
+  },
+};
+
+/**
+ * Success answers that are not `application/json`: their media types and schemas, by operation
+ * and status (every other success answer is `application/json` with its schema above).
+ */
+export const responseMedia: Readonly<Record<string, Readonly<Record<number, Readonly<Record<string, JsonSchema>>>>>> = {
+  diffDeviceConfigs: {
+    200: {
+      'application/json-patch+json': JSON_PATCH,
+      'text/x-diff': { type: 'string', description: 'A unified diff (`format=unified`) of the two configurations, pretty-printed' },
+    },
+  },
+};
+
 export const responseHeaders: Readonly<Record<string, Readonly<Record<number, Readonly<Record<string, JsonSchema>>>>>> = {
   createTree: { 201: LOCATION },
   createVersion: { 201: LOCATION },

@@ -11,6 +11,7 @@ import { createS3Client } from '../../functions/configs/s3.js';
 import { ConfigIndex } from '../../functions/configs/store.js';
 import { documentClient } from '../../functions/platform/dynamo.js';
 import { REDACTED } from '../../functions/platform/redaction.js';
+import { applyPatch } from 'fast-json-patch/commonjs/core.js';
 import { freePort } from '../../tools/local/dynamodb-local.js';
 import { createTables } from '../../tools/local/table-copies.js';
 import { apiEvent, invoke, lambdaContext } from '../../tools/simulators/api-events.js';
@@ -21,7 +22,13 @@ const DEVICE = 'core/1';
 const DEVICES_PATH = '/configuration_manager/devices';
 const CONFIGS_PATH = `${DEVICES_PATH}/{adapterId}/{device}/configs`;
 const CONFIG_PATH = `${CONFIGS_PATH}/{configId}`;
-const MODULES = { devices: 'configs/handlers/list-devices', configs: 'configs/handlers/list-configs', config: 'configs/handlers/get-config' } as const;
+const DIFF_PATH = `${CONFIG_PATH}/diff`;
+const MODULES = {
+  devices: 'configs/handlers/list-devices',
+  configs: 'configs/handlers/list-configs',
+  config: 'configs/handlers/get-config',
+  diff: 'configs/handlers/diff-configs',
+} as const;
 
 let handlers: Record<keyof typeof MODULES, Handler>;
 /** The configIds of DEVICE's takes, oldest first. */
@@ -166,6 +173,54 @@ describe('GET …/configs/{configId}', () => {
     expect(unknown.status).toBe(404);
     expect(unknown.contentType).toBe('application/problem+json');
     expect((await get(handlers.config, CONFIG_PATH, { adapterId: ADAPTER, device: DEVICE, configId: 'latest' })).status).toBe(400);
+  });
+});
+
+describe('GET …/configs/{configId}/diff', () => {
+  const diff = (configId: string, against: string, format?: string) =>
+    get(handlers.diff, DIFF_PATH, { adapterId: ADAPTER, device: DEVICE, configId }, { against, ...(format ? { format } : {}) });
+
+  it('answers the JSON Patch from against to configId: applied to against it gives configId, secrets masked', async () => {
+    const res = await diff(taken[3]!, taken[1]!);
+    expect(res.status).toBe(200);
+    expect(res.contentType).toBe('application/json-patch+json');
+    // The banner changed in the clear; the two secrets changed too, and show only masked.
+    expect(res.body).toContainEqual({ op: 'replace', path: '/banner', value: 'release 3' });
+    const text = JSON.stringify(res.body);
+    expect(text).not.toMatch(/s3cr3t|\$9\$/);
+    expect(text).toContain(REDACTED);
+    // Without secrets in the way, the patch is exact: the public parts of the two agree once applied.
+    const plain = res.body.filter((op: { path: string }) => op.path === '/banner');
+    const patched = applyPatch(structuredClone(config(1)), plain, true, false).newDocument;
+    expect(patched.banner).toBe(config(3).banner);
+  });
+
+  it('answers an empty patch for a configuration against itself, and a unified diff with only its headers', async () => {
+    const same = await diff(taken[2]!, taken[2]!);
+    expect(same.body).toEqual([]);
+    const unified = await diff(taken[2]!, taken[2]!, 'unified');
+    expect(unified.status).toBe(200);
+    expect(unified.contentType).toMatch(/^text\/x-diff/);
+    const [minus, plus] = (unified.body as string).split('\n');
+    expect([minus?.split('\t')[0], plus?.split('\t')[0]]).toEqual([`--- configs/${taken[2]}`, `+++ configs/${taken[2]}`]);
+    expect(unified.body).not.toContain('@@');
+  });
+
+  it('answers a unified diff of the two pretty-printed configurations with format=unified, secrets masked', async () => {
+    const res = await diff(taken[4]!, taken[0]!, 'unified');
+    expect(res.status).toBe(200);
+    expect(res.body).toContain('-  "banner": "release 0",');
+    expect(res.body).toContain('+  "banner": "release 4",');
+    expect(res.body).not.toMatch(/s3cr3t|\$9\$/);
+  });
+
+  it('answers 404 when either take is unknown, 400 for an unknown format or no against', async () => {
+    const unknown = await diff(taken[4]!, '20200101T000000000Z-nope');
+    expect(unknown.status).toBe(404);
+    expect(unknown.contentType).toBe('application/problem+json');
+    expect((await diff(taken[4]!, taken[0]!, 'html')).status).toBe(400);
+    const missing = await get(handlers.diff, DIFF_PATH, { adapterId: ADAPTER, device: DEVICE, configId: taken[4]! });
+    expect(missing.status).toBe(400);
   });
 });
 
