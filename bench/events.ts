@@ -114,6 +114,8 @@ const GENERIC_BODIES: Readonly<Record<string, (ctx: CallContext) => unknown>> = 
   putApplication: () => ({}),
   // A tree that does not exist (404): a started batch would outlive the round it was measured in.
   startComplianceBatch: () => ({ treeId: 'f'.repeat(24), version: 'initial', adapterId: SIMULATOR_ADAPTER }),
+  // An adapter that does not exist (404), for the same reason.
+  startBackupBatch: () => ({ adapterId: 'bench-absent' }),
 };
 
 /** Writes that would change the sample tree: sent to a tree or version that does not exist (404). */
@@ -167,6 +169,7 @@ const generic = (operationId: string, ctx: CallContext): APIGatewayProxyEvent =>
 /** Queries a route requires, for the routes that have no call of their own. */
 const GENERIC_QUERIES: Readonly<Record<string, Record<string, string>>> = {
   listConfigDevices: { adapterId: 'bench-absent' },
+  diffDeviceConfigs: { against: '20260101T000000000Z-bench' },
 };
 
 /** The route a Lambda-lith first call goes to, for each operation the lith serves. */

@@ -63,6 +63,7 @@ describe('GET /health/system', () => {
         'dynamodb:trees': { status: 'up', latencyMs: expect.any(Number) },
         'dynamodb:adapters': { status: 'up', latencyMs: expect.any(Number) },
         'dynamodb:profiles': { status: 'up', latencyMs: expect.any(Number) },
+        'dynamodb:configs': { status: 'up', latencyMs: expect.any(Number) },
         secrets: { status: 'up', backend: 'local', latencyMs: expect.any(Number) },
       },
     });
@@ -89,10 +90,10 @@ describe('GET /health/system', () => {
         secrets: { status: 'up' },
       },
     });
-    expect(res.body.detail).toBe('A dependency is down: dynamodb:trees, dynamodb:adapters, dynamodb:profiles.');
+    expect(res.body.detail).toBe('A dependency is down: dynamodb:trees, dynamodb:adapters, dynamodb:profiles, dynamodb:configs.');
     // Neither the endpoint nor an SDK error name reaches the client or the log.
     const failures = log.entries().filter((l) => l['message'] === 'health check failed');
-    expect(failures.map((l) => l['dependency']).sort()).toEqual(['dynamodb:adapters', 'dynamodb:profiles', 'dynamodb:trees']);
+    expect(failures.map((l) => l['dependency']).sort()).toEqual(['dynamodb:adapters', 'dynamodb:configs', 'dynamodb:profiles', 'dynamodb:trees']);
     for (const text of [JSON.stringify(res.body), ...failures.map((l) => JSON.stringify(l))]) {
       expect(text).not.toContain(String(port));
       expect(text).not.toMatch(/ECONNREFUSED|Exception|TimeoutError/);

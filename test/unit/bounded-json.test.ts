@@ -88,6 +88,7 @@ const READS_OWN_DATA = new Set([
   'functions/compliance/store.ts', // stored reports
   'functions/compliance/plan.ts', // stored plans and chunks
   'functions/authorizer/usage.ts', // the usage-plan mapping the stack writes into the authorizer's environment
+  'functions/configs/diff.ts', // the JSON text of the lines it rendered itself from a stored configuration
 ]);
 
 const sources = (dir: string): string[] =>
