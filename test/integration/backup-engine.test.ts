@@ -189,6 +189,7 @@ describe('a backup batch on the durable engine', () => {
     expect(batch).toEqual({
       batchId,
       kind: 'backup',
+      sync: 'none',
       adapterId: ADAPTER,
       status: 'completed',
       total: KNOWN,

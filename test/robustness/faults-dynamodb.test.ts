@@ -52,6 +52,10 @@ const pathValue = (name: string): string => {
       return '0'.repeat(24);
     case 'reportId':
       return `${'0'.repeat(24)}-${'0'.repeat(32)}`;
+    case 'device':
+      return 'ce0';
+    case 'configId':
+      return '20260101T000000000Z-fault';
     default:
       throw new Error(`no test value for path parameter ${name}: add one`);
   }
@@ -86,6 +90,8 @@ const validBody = (route: LiveRoute): unknown => {
       return { level: 'debug' };
     case 'startComplianceBatch':
       return { treeId: knownTreeId, version: 'initial', adapterId: 'lab' };
+    case 'startBackupBatch':
+      return { adapterId: 'lab', devices: ['ce0'] };
     case 'createProfile':
       return { id: unique };
     case 'putProfile':
@@ -120,6 +126,12 @@ const OWN_PATH_VALUES: Readonly<Record<string, Readonly<Record<string, string>>>
   ),
 };
 
+/** Query parameters the routes that require some are sent. */
+const OWN_QUERY: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  listConfigDevices: { adapterId: 'lab' },
+  diffDeviceConfigs: { against: '20260101T000000000Z-fault' },
+};
+
 /** A request each route accepts, with path parameters filled by name from the route's path. */
 const validEvent = (route: LiveRoute): APIGatewayProxyEvent => {
   const names = [...route.path.matchAll(/\{(\w+)\+?\}/g)].map((m) => m[1]!);
@@ -130,6 +142,7 @@ const validEvent = (route: LiveRoute): APIGatewayProxyEvent => {
     resource: route.path,
     authorizer: caller,
     ...(pathParameters ? { pathParameters } : {}),
+    ...(OWN_QUERY[route.operationId] ? { query: { ...OWN_QUERY[route.operationId] } } : {}),
     ...(body === undefined ? {} : { body }),
   });
 };
@@ -347,9 +360,9 @@ describe('DynamoDB stopped in the middle of a run', () => {
     const after = await onceServed('create after restart', (n) => createTree(`after-restart-${n}`));
     expect(after.statusCode).toBe(201);
     expect((await getTree((JSON.parse(after.body) as { id: string }).id)).statusCode).toBe(200);
-    // Every read answers from DynamoDB again: 200, or 404 for the compliance ids no batch has.
+    // Every read answers from DynamoDB again: 200, or 404 for the compliance ids no batch has and the device with no history.
     for (const route of liveRoutes.filter((r) => r.method === 'GET' && Object.keys(r.needs.tables ?? {}).length > 0)) {
-      const expected = route.path.includes('{batchId}') || route.path.includes('{reportId}') ? 404 : 200;
+      const expected = /\{(batchId|reportId|device)\}/.test(route.path) ? 404 : 200;
       expect((await onceServed(route.operationId, () => call(route.operationId))).statusCode, route.operationId).toBe(expected);
     }
     expect((await onceServed('relay', () => call('relayRestAction'))).statusCode).toBe(200);
