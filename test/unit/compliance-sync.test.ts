@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { checkDevice, type CheckDeps, type CheckTarget } from '../../functions/compliance/check.js';
 import type { FetchGate } from '../../functions/compliance/gate.js';
 import { MAX_DIFF_BYTES, type SyncMode } from '../../functions/compliance/model.js';
-import { SYNC_GROUP, syncStep, type RelayPost, type SyncStep } from '../../functions/compliance/sync.js';
+import { MAX_NSO_TEXT, nsoText, SYNC_GROUP, syncStep, type RelayPost, type SyncStep } from '../../functions/compliance/sync.js';
 import { GatewayTimeout, ServiceUnavailable } from '../../functions/platform/problem.js';
 import type { RestActionResult } from '../../functions/relay/service.js';
 
@@ -103,6 +103,58 @@ describe('sync check', () => {
     expect(r.sent.filter((x) => x.path.endsWith('/compare-config'))).toHaveLength(2);
   });
 
+  it('never takes a compare-config answer it cannot read as in sync: NSO info (200), another shape', async () => {
+    const info = 'Failed to connect to device d0: connection refused password=hunter2';
+    const cases: [Answer, string][] = [
+      [ok({ info }), 'Failed to connect to device d0'],
+      [ok({ diff: null }), 'another shape'],
+      [ok({ result: 'in-sync', info: 'partial' }), 'partial'],
+      [[{ result: '200', data: { unexpected: true } } as RestActionResult], 'another shape'],
+    ];
+    for (const [answer, says] of cases) {
+      const r = relay((path, body) => (path === GROUP_PATH ? grouped(() => ({ result: 'unsupported' }))(path, body) : answer));
+      const verdict = await step('check', r.post).before('d0', gate());
+      expect(verdict).toMatchObject({
+        sync: { mode: 'check', result: 'not-checked' },
+        failure: { kind: 'sync-failed', reason: expect.stringContaining(says) },
+      });
+      expect(JSON.stringify(verdict)).not.toContain('hunter2');
+    }
+    // In sync only on no output: 204, an empty body, an empty output, an explicitly empty diff.
+    for (const answer of [status(204), [{ result: '200' } as RestActionResult], ok({}), ok({ diff: '' })]) {
+      const r = relay((path, body) => (path === GROUP_PATH ? grouped(() => ({ result: 'unsupported' }))(path, body) : answer));
+      expect(await step('check', r.post).before('d0', gate())).toMatchObject({ sync: { result: 'in-sync' } });
+    }
+  });
+
+  it('keeps out-of-sync when check-sync said so and compare-config fails or is absent, with a note', async () => {
+    for (const answer of [ok({ info: 'Failed to connect to device d0' }), status(404), status(501), status(500), new GatewayTimeout('no answer in 10 s')]) {
+      const r = relay((path, body) => (path === GROUP_PATH ? grouped(() => ({ result: 'out-of-sync' }))(path, body) : answer));
+      expect(await step('check', r.post).before('d0', gate())).toEqual({
+        sync: { mode: 'check', result: 'out-of-sync', note: expect.stringContaining("NSO's diff could not be read") },
+        diff: '',
+      });
+    }
+  });
+
+  it('bounds and masks every NSO text a reason quotes: a hostile 400 KB check-sync result and info', async () => {
+    const hostile = `password=hunter2 ${'x'.repeat(400_000)}`;
+    for (const entry of [{ result: hostile }, { result: 'error', info: hostile }, { result: { nested: hostile } }]) {
+      const r = relay(grouped(() => entry));
+      const verdict = (await step('check', r.post).before('d0', gate())) as { failure: { kind: string; reason: string } };
+      expect(verdict.failure.kind).toBe('sync-failed');
+      expect(verdict.failure.reason).not.toContain('hunter2');
+      expect(verdict.failure.reason.length).toBeLessThan(2 * MAX_NSO_TEXT + 200);
+      expect(verdict.failure.reason).toContain('…');
+    }
+    const from = relay(grouped(() => ({ result: false, info: hostile })));
+    const reason = ((await step('sync-from', from.post).before('d0', gate())) as { failure: { reason: string } }).failure.reason;
+    expect(reason).not.toContain('hunter2');
+    expect(reason.length).toBeLessThan(MAX_NSO_TEXT + 200);
+    // A short text is kept whole, masked.
+    expect(nsoText('Failed: secret=abc')).toBe('Failed: secret=[redacted]');
+  });
+
   it("reports NSO's error result as the device's failure, its info masked", async () => {
     const r = relay(grouped(() => ({ result: 'error', info: 'connect failed password=hunter2' })));
     const verdict = await step('check', r.post).before('d0', gate());
@@ -126,13 +178,24 @@ describe('sync check', () => {
     expect(g.pauses).toBe(2);
   });
 
-  it('grades as none would, with a note, when the orchestrator has no check-sync (404 or 501), and asks nothing more', async () => {
+  it('grades as none would, with a note, when the orchestrator has no check-sync (404 or 501, confirmed by one device), and asks nothing more', async () => {
     for (const code of [404, 501]) {
       const r = relay(() => status(code));
       const s = step('check', r.post, names(60));
       for (const d of names(60))
         expect(await s.before(d, gate())).toEqual({ sync: { mode: 'check', result: 'not-checked', note: expect.stringContaining(`answered ${code}`) } });
-      expect(r.sent).toHaveLength(1);
+      expect(r.sent.map((x) => x.path)).toEqual([GROUP_PATH, '/restconf/data/tailf-ncs:devices/device=d0/check-sync']);
+    }
+  });
+
+  it('asks device by device when the grouped request is answered 404 or 501 but a device has its own check-sync (a proxy, a bad name)', async () => {
+    for (const code of [404, 501]) {
+      const r = relay((path) => (path === GROUP_PATH ? status(code) : ok({ result: path.includes('device=d1') ? 'error' : 'in-sync' })));
+      const s = step('check', r.post, names(3));
+      expect(await s.before('d0', gate())).toEqual({ sync: { mode: 'check', result: 'in-sync' } });
+      expect(await s.before('d1', gate())).toMatchObject({ failure: { kind: 'sync-failed' } });
+      expect(await s.before('d2', gate())).toEqual({ sync: { mode: 'check', result: 'in-sync' } });
+      expect(r.sent.map((x) => x.path)).toEqual([GROUP_PATH, ...names(3).map((d) => `/restconf/data/tailf-ncs:devices/device=${d}/check-sync`)]);
     }
   });
 
