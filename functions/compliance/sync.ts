@@ -17,7 +17,7 @@
  * (check.ts): a fact about the device is its report's `error`, a failure of ours before NSO
  * answered fails the chunk.
  */
-import { redactText } from '../platform/redaction.js';
+import { redactCliDiff, redactText } from '../platform/redaction.js';
 import type { RestActionResult } from '../relay/service.js';
 import { devicePath, fetchFailure, fetchFailureKind, logChunkFailure, type DeviceFailure, type FetchTarget } from './check.js';
 import { backoffMs, type FetchGate } from './gate.js';
@@ -85,11 +85,11 @@ export const nsoText = (value: unknown): string => {
 };
 
 /**
- * The diff as a report keeps it: secrets masked (`redactText`, the rule of reports and logs),
+ * The diff as a report keeps it: secrets masked (`redactCliDiff`: the rule of reports and logs, and by block),
  * then cut to {@link MAX_DIFF_BYTES} of UTF-8 on a character boundary.
  */
 export const shownDiff = (diff: string, secrets: readonly string[] = []): { readonly diff: string; readonly diffTruncated?: true } => {
-  const masked = redactText(diff, secrets);
+  const masked = redactCliDiff(diff, secrets);
   const bytes = Buffer.from(masked, 'utf8');
   if (bytes.length <= MAX_DIFF_BYTES) return { diff: masked };
   return {

@@ -348,9 +348,10 @@ const NAME_THEN_VALUE = new RegExp(
 /**
  * CLI statements whose secret stands at a position rather than after a name: the community of
  * `snmp-server host <address> [traps|informs] [version 1|2c|3 [auth|noauth|priv]] <community> …`
- * (IOS, NX-OS). The rest of the line after the address is the value.
+ * (IOS, NX-OS). The rest of the line after the address is the value. A `-` before it is a diff's
+ * marker (`-snmp-server host …`), unless a name runs into it (`no-snmp-server`).
  */
-const POSITIONAL_STATEMENT = new RegExp(String.raw`(?<![\w.-])snmp-server(?:${BLANK})+host(?:${BLANK})+(?:(?!${BLANK})\S)+(?:${BLANK})+`, 'giu');
+const POSITIONAL_STATEMENT = new RegExp(String.raw`(?<![\w.]|[\w.]-)snmp-server(?:${BLANK})+host(?:${BLANK})+(?:(?!${BLANK})\S)+(?:${BLANK})+`, 'giu');
 /** A value that is a marker already: masking twice changes nothing. */
 const MASKED = /^(?:"\[redacted\]"|'\[redacted\]'|\[redacted\])$/;
 
@@ -533,4 +534,83 @@ const walk = (value: unknown, forms: readonly string[], maxDepth: number, depth:
     out[redactString(k, forms)] = isSecretField(k) ? REDACTED : walk(v, forms, maxDepth, depth + 1);
   }
   return out;
+};
+
+/** A line of a diff of CLI text: its marker column (`+`, `-` or a space), indentation, statement (group 3). */
+const DIFF_LINE = /^([+\- ]?)([ \t]*)(.*?)(\r?)$/;
+/** A statement's name (group 2, quoted or not, perhaps with a module prefix `ios:`), the `:` of a JSON member after it (group 3). */
+const STATEMENT_NAME = /^(["']?)((?:[\w.-]+:)?[\w.-]+)\1(:?)/;
+/** What ends a statement and is kept when it is masked: an opening brace, `;` or `,`. */
+const STATEMENT_TAIL = /\s*([{;,])\s*$/;
+/** Lines that only close a block (`}`, `};`, `]`, IOS `!`): kept as they are. */
+const BLOCK_CLOSE = /^(?:[}\]]+[;,]?|!)$/;
+
+/** A statement masked whole, its block brace or terminator kept. */
+const maskedStatement = (statement: string): string => {
+  const tail = STATEMENT_TAIL.exec(statement)?.[1];
+  return tail === undefined ? REDACTED : `${REDACTED}${tail === '{' ? ' {' : tail}`;
+};
+
+/** A statement with what follows its first `keep` characters masked (the tail kept), or as it is when nothing follows. */
+const maskedAfter = (statement: string, keep: number): string => {
+  const tail = STATEMENT_TAIL.exec(statement);
+  const rest = statement.slice(keep, tail ? tail.index : statement.length);
+  if (rest.trim() === '') return statement;
+  return `${statement.slice(0, keep)} ${REDACTED}${tail ? (tail[1] === '{' ? ' {' : tail[1]) : ''}`;
+};
+
+const localName = (name: string): string => name.slice(name.lastIndexOf(':') + 1).toLowerCase();
+
+/**
+ * A diff of CLI text (NSO's `compare-config` with `outformat cli`: one marker column, then
+ * brace-nested Junos-style blocks or IOS-style indented blocks) masked as {@link redactText}
+ * masks any text, and also by block, as a reader of the nesting sees it: every line inside a
+ * block whose statement is named like a secret ({@link isSecretField}: `key {`, `password {`,
+ * `key chain K1`) becomes `[redacted]`, its marker, indentation and braces kept; the statement
+ * opening such a block keeps its name only; and inside an `snmp-server` block, what follows the
+ * address of a `host <address> …` statement (the community) is masked. A child is a later line
+ * indented deeper than its parent, so both styles nest the same way.
+ */
+export const redactCliDiff = (text: string, secrets: readonly string[] = []): string => {
+  const lines = text.split('\n').map((raw) => {
+    const [, marker = '', indent = '', statement = '', cr = ''] = DIFF_LINE.exec(raw) ?? [];
+    const name = STATEMENT_NAME.exec(statement);
+    return { raw, lead: marker + indent, depth: indent.replaceAll('\t', '        ').length, statement, cr, name };
+  });
+  const out: string[] = [];
+  let run: string[] = [];
+  const flush = () => {
+    if (run.length > 0) out.push(redactText(run.join('\n'), secrets));
+    run = [];
+  };
+  /** The open blocks around the line: their depth, whether named like a secret, whether `snmp-server`. */
+  const open: { depth: number; secret: boolean; snmp: boolean }[] = [];
+  let nextDepth = -1;
+  const opens = lines.map(() => false);
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const line = lines[i]!;
+    if (line.statement.trim() === '') continue;
+    opens[i] = line.statement.trimEnd().endsWith('{') || nextDepth > line.depth;
+    nextDepth = line.depth;
+  }
+  lines.forEach((line, i) => {
+    if (line.statement.trim() === '') return void run.push(line.raw);
+    while (open.length > 0 && open[open.length - 1]!.depth >= line.depth) open.pop();
+    const name = line.name ? localName(line.name[2]!) : '';
+    const secret = line.name !== null && isSecretField(line.name[2]!);
+    let shown: string | undefined;
+    if (open.some((block) => block.secret)) shown = BLOCK_CLOSE.test(line.statement.trim()) ? line.statement : maskedStatement(line.statement);
+    else if (secret && opens[i]) shown = maskedAfter(line.statement, line.name![0].length);
+    else if (name === 'host' && open.some((block) => block.snmp)) {
+      const address = /^\S+\s+\S+/.exec(line.statement);
+      if (address) shown = maskedAfter(line.statement, address[0].length);
+    }
+    open.push({ depth: line.depth, secret, snmp: name === 'snmp-server' });
+    if (shown === undefined) return void run.push(line.raw);
+    flush();
+    out.push(line.lead + shown + line.cr);
+  });
+  flush();
+  const masked = out.join('\n');
+  return holdsSecret(masked, secrets) ? WITHHELD : masked;
 };

@@ -3,9 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { checkDevice, type CheckDeps, type CheckTarget } from '../../functions/compliance/check.js';
 import type { FetchGate } from '../../functions/compliance/gate.js';
 import { MAX_DIFF_BYTES, type SyncMode } from '../../functions/compliance/model.js';
-import { MAX_NSO_TEXT, nsoText, SYNC_GROUP, syncStep, type RelayPost, type SyncStep } from '../../functions/compliance/sync.js';
+import { MAX_NSO_TEXT, nsoText, shownDiff, SYNC_GROUP, syncStep, type RelayPost, type SyncStep } from '../../functions/compliance/sync.js';
 import { GatewayTimeout, ServiceUnavailable } from '../../functions/platform/problem.js';
 import type { RestActionResult } from '../../functions/relay/service.js';
+import { excerptOf, SECRET_CORPUS } from '../support/secret-corpus.js';
 
 const target: CheckTarget = {
   batchId: 'a'.repeat(24),
@@ -221,6 +222,107 @@ describe('sync check', () => {
     await expect(step('check', ours.post).before('d0', gate())).rejects.toBeInstanceOf(ServiceUnavailable);
     const crash = relay(() => new Error('socket hang up before sending'));
     await expect(step('check', crash.post).before('d0', gate())).rejects.toThrow('socket hang up');
+  });
+});
+
+describe("NSO's compare-config diff in a report", () => {
+  const shown = (diff: string) => shownDiff(diff).diff;
+
+  it('masks every line of a block named like a secret, keeping markers, indentation and braces (NSO CLI, brace-nested)', () => {
+    const diff = [
+      ' devices {',
+      '     device ce0 {',
+      '         config {',
+      '             ios:crypto {',
+      '                 isakmp {',
+      '-                    key mykey123 address 1.1.1.1;',
+      '+                    key {',
+      '+                        name mykey456;',
+      '+                    }',
+      '                 }',
+      '                 pki {',
+      '                     certificate chain TP {',
+      '+                        certificate ca 01;',
+      '                     }',
+      '                 }',
+      '             }',
+      '             ios:username admin {',
+      '-                password {',
+      '-                    enc-type 0;',
+      '-                    value hunter2;',
+      '-                }',
+      '             }',
+      '             ios:snmp-server {',
+      '-                community private {',
+      '-                    RW;',
+      '-                }',
+      '+                host 10.0.0.1 public {',
+      '+                    version 2c;',
+      '+                }',
+      '             }',
+      '         }',
+      '     }',
+      ' }',
+    ].join('\n');
+    const out = shown(diff);
+    for (const secret of ['mykey123', 'mykey456', 'hunter2', 'private', 'public', 'RW;']) expect(out).not.toContain(secret);
+    expect(out).toContain(['+                    key {', '+                        [redacted];', '+                    }'].join('\n'));
+    expect(out).toContain(
+      ['-                password {', '-                    [redacted];', '-                    [redacted];', '-                }'].join('\n'),
+    );
+    expect(out).toContain('-                community [redacted] {\n-                    [redacted];\n-                }');
+    expect(out).toContain('+                host 10.0.0.1 [redacted] {\n+                    version 2c;\n+                }');
+    // What names no secret stays readable.
+    for (const kept of ['             ios:username admin {', '+                        certificate ca 01;', '                     certificate chain TP {'])
+      expect(out).toContain(kept);
+    expect(out.split('\n')).toHaveLength(diff.split('\n').length);
+  });
+
+  it('masks Junos-style blocks and IOS-style indented blocks closed by !', () => {
+    const junos =
+      ' snmp {\n-    community OldComm {\n-        authorization read-only;\n-        clients {\n-            10.0.0.0/8;\n-        }\n-    }\n+    community NewComm {\n+        authorization read-write;\n+    }\n }';
+    const junosOut = shown(junos);
+    expect(junosOut).not.toMatch(/OldComm|NewComm|10\.0\.0\.0/);
+    expect(junosOut).toContain('-    community [redacted] {\n-        [redacted];\n-        [redacted] {\n-            [redacted];\n-        }\n-    }');
+    const ios = [
+      ' key chain OSPF',
+      '  key 1',
+      '-  key-string 7 110A1016141D5A5E57',
+      '+  key-string 7 0822455D0A16',
+      '   cryptographic-algorithm hmac-sha-256',
+      '  !',
+      ' !',
+      ' interface GigabitEthernet0/1',
+      '+ description uplink',
+      ' !',
+    ].join('\n');
+    const iosOut = shown(ios);
+    expect(iosOut).not.toMatch(/110A1016141D5A5E57|0822455D0A16|hmac-sha-256/);
+    expect(iosOut.split('\n')).toEqual([
+      ' key [redacted]',
+      '  [redacted]',
+      '-  [redacted]',
+      '+  [redacted]',
+      '   [redacted]',
+      '  !',
+      ' !',
+      ' interface GigabitEthernet0/1',
+      '+ description uplink',
+      ' !',
+    ]);
+  });
+
+  it('hides every CLI secret of the corpus in a diff of it, added, removed or unchanged, at any depth', () => {
+    const cliEntries = SECRET_CORPUS.filter((entry) => entry.form === 'cli');
+    expect(cliEntries.length).toBeGreaterThan(20);
+    for (const entry of cliEntries) {
+      const lines = excerptOf(entry, entry.secret).split('\n');
+      for (const marker of ['+', '-', ' '])
+        for (const indent of ['', '    ']) {
+          const out = shown(['  devices {', ...lines.map((line) => `${marker}${indent}${line}`), ' }'].join('\n'));
+          expect(out, `${entry.platform}: ${entry.template}`).not.toContain(entry.secret);
+        }
+    }
   });
 });
 
