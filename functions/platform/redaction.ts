@@ -9,6 +9,8 @@
  * - the text of the whole subtree of an XML element named like a secret, a community after
  *   `snmp-server host <address>`, SNMPv3 passphrases after `auth`/`priv` statements, the
  *   password of a URL's user information, and all of these inside percent-encoded runs;
+ * - in a diff of CLI text ({@link redactCliDiff}), every line nested in a block whose statement
+ *   is named like a secret, and the community of `host <address> …` inside `snmp-server`;
  * - every value in a device-encrypted or hashed form (`$1$…`, `$5$…`, `$6$…`, `$8$…`, `$9$…`
  *   and the other crypt-style `$id$…` forms: IOS types 5, 8 and 9, NX-OS type 5, IOS-XR
  *   type 10, Junos `$9$` and `$6$`);
@@ -572,11 +574,8 @@ const localName = (name: string): string => name.slice(name.lastIndexOf(':') + 1
  * indented deeper than its parent, so both styles nest the same way.
  */
 export const redactCliDiff = (text: string, secrets: readonly string[] = []): string => {
-  const lines = text.split('\n').map((raw) => {
-    const [, marker = '', indent = '', statement = '', cr = ''] = DIFF_LINE.exec(raw) ?? [];
-    const name = STATEMENT_NAME.exec(statement);
-    return { raw, lead: marker + indent, depth: indent.replaceAll('\t', '        ').length, statement, cr, name };
-  });
+  const lines = text.split('\n').map(diffLine);
+  const opens = blockOpeners(lines);
   const out: string[] = [];
   let run: string[] = [];
   const flush = () => {
@@ -585,32 +584,57 @@ export const redactCliDiff = (text: string, secrets: readonly string[] = []): st
   };
   /** The open blocks around the line: their depth, whether named like a secret, whether `snmp-server`. */
   const open: { depth: number; secret: boolean; snmp: boolean }[] = [];
-  let nextDepth = -1;
+  for (const [i, line] of lines.entries()) {
+    if (line.statement.trim() === '') {
+      run.push(line.raw);
+      continue;
+    }
+    while (open.length > 0 && open[open.length - 1]!.depth >= line.depth) open.pop();
+    const name = line.name ? localName(line.name[2]!) : '';
+    const secret = line.name !== null && isSecretField(line.name[2]!);
+    const shown = shownStatement(
+      line,
+      open.some((block) => block.secret),
+      secret && opens[i]!,
+      name === 'host' && open.some((block) => block.snmp),
+    );
+    open.push({ depth: line.depth, secret, snmp: name === 'snmp-server' });
+    if (shown === undefined) {
+      run.push(line.raw);
+      continue;
+    }
+    flush();
+    out.push(line.lead + shown + line.cr);
+  }
+  flush();
+  const masked = out.join('\n');
+  return holdsSecret(masked, secrets) ? WITHHELD : masked;
+};
+
+type DiffLine = ReturnType<typeof diffLine>;
+
+const diffLine = (raw: string) => {
+  const [, marker = '', indent = '', statement = '', cr = ''] = DIFF_LINE.exec(raw) ?? [];
+  return { raw, lead: marker + indent, depth: indent.replaceAll('\t', '        ').length, statement, cr, name: STATEMENT_NAME.exec(statement) };
+};
+
+/** Which lines open a block: they end with `{`, or the next statement is indented deeper. */
+const blockOpeners = (lines: readonly DiffLine[]): boolean[] => {
   const opens = lines.map(() => false);
+  let nextDepth = -1;
   for (let i = lines.length - 1; i >= 0; i--) {
     const line = lines[i]!;
     if (line.statement.trim() === '') continue;
     opens[i] = line.statement.trimEnd().endsWith('{') || nextDepth > line.depth;
     nextDepth = line.depth;
   }
-  lines.forEach((line, i) => {
-    if (line.statement.trim() === '') return void run.push(line.raw);
-    while (open.length > 0 && open[open.length - 1]!.depth >= line.depth) open.pop();
-    const name = line.name ? localName(line.name[2]!) : '';
-    const secret = line.name !== null && isSecretField(line.name[2]!);
-    let shown: string | undefined;
-    if (open.some((block) => block.secret)) shown = BLOCK_CLOSE.test(line.statement.trim()) ? line.statement : maskedStatement(line.statement);
-    else if (secret && opens[i]) shown = maskedAfter(line.statement, line.name![0].length);
-    else if (name === 'host' && open.some((block) => block.snmp)) {
-      const address = /^\S+\s+\S+/.exec(line.statement);
-      if (address) shown = maskedAfter(line.statement, address[0].length);
-    }
-    open.push({ depth: line.depth, secret, snmp: name === 'snmp-server' });
-    if (shown === undefined) return void run.push(line.raw);
-    flush();
-    out.push(line.lead + shown + line.cr);
-  });
-  flush();
-  const masked = out.join('\n');
-  return holdsSecret(masked, secrets) ? WITHHELD : masked;
+  return opens;
+};
+
+/** A statement as the block rule shows it, or `undefined` when the rule leaves it to {@link redactText}. */
+const shownStatement = (line: DiffLine, inSecret: boolean, opensSecret: boolean, snmpHost: boolean): string | undefined => {
+  if (inSecret) return BLOCK_CLOSE.test(line.statement.trim()) ? line.statement : maskedStatement(line.statement);
+  if (opensSecret) return maskedAfter(line.statement, line.name![0].length);
+  const address = snmpHost ? /^\S+\s+\S+/.exec(line.statement) : null;
+  return address ? maskedAfter(line.statement, address[0].length) : undefined;
 };
