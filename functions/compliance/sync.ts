@@ -5,18 +5,19 @@
  *   (`POST /restconf/data/tailf-ncs:devices/check-sync` with the `device` leaf-list), so a
  *   batch adds about one request per {@link SYNC_GROUP} devices. A device NSO answers
  *   `out-of-sync` for, or `unsupported` (its NED cannot compare transaction ids), is compared
- *   with `compare-config`: an empty diff is in sync, any other is the device's report.
+ *   with `compare-config`: no output is in sync, a diff is the device's report, anything else
+ *   (NSO's `info`: it could not compare) is never taken for in sync.
  * - `sync-from`: NSO's `sync-from` action for the group, then the device is graded.
  * - `none`: nothing is asked.
  *
- * An orchestrator without the action (404 or 501 to the grouped request, or 404/501 to a
- * device's own) is graded as `none` would, with a note. An orchestrator that refuses the
+ * An orchestrator without the action (404 or 501 to the grouped request confirmed by one
+ * device's own, or 404/501 to a device's own) is graded as `none` would, with a note. An orchestrator that refuses the
  * grouped input (400: an NSO without the `device` leaf-list, or a name it does not know) is
  * asked device by device. The other failures follow the rules of a failed configuration fetch
  * (check.ts): a fact about the device is its report's `error`, a failure of ours before NSO
  * answered fails the chunk.
  */
-import { redactText } from '../platform/redaction.js';
+import { redactCliDiff, redactText } from '../platform/redaction.js';
 import type { RestActionResult } from '../relay/service.js';
 import { devicePath, fetchFailure, fetchFailureKind, logChunkFailure, type DeviceFailure, type FetchTarget } from './check.js';
 import { backoffMs, type FetchGate } from './gate.js';
@@ -48,24 +49,47 @@ const ABSENT = new Set([404, 501]);
 interface Answer {
   readonly result: unknown;
   readonly info?: unknown;
-  /** compare-config's output. */
-  readonly diff?: unknown;
+}
+
+/** An action's answer: its status and `tailf-ncs:output` (`{}` for an empty body; `undefined` for a body of another shape). */
+interface Answered {
+  readonly status: number;
+  readonly output: Record<string, unknown> | undefined;
 }
 
 /** What one action request came to. */
-type Sent = { readonly status: number; readonly output: Record<string, unknown> } | { readonly failure: DeviceFailure };
+type Sent = Answered | { readonly failure: DeviceFailure };
 
-const outputOf = (data: unknown): Record<string, unknown> => {
-  const output = typeof data === 'object' && data !== null ? (data as Record<string, unknown>)['tailf-ncs:output'] : undefined;
-  return typeof output === 'object' && output !== null ? (output as Record<string, unknown>) : {};
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const outputOf = (data: unknown): Record<string, unknown> | undefined => {
+  if (data === undefined || data === null || data === '' || (isRecord(data) && Object.keys(data).length === 0)) return {};
+  const output = isRecord(data) ? data['tailf-ncs:output'] : undefined;
+  return isRecord(output) ? output : undefined;
+};
+
+/** Characters of an NSO text (check-sync's `result`, an `info`) a report keeps. */
+export const MAX_NSO_TEXT = 300;
+
+/**
+ * A text NSO sent, as a report's reason shows it: masked (`redactText`, the rule of reports and
+ * logs) and cut to {@link MAX_NSO_TEXT} characters (`…` when cut), so that no answer, however
+ * large, makes a report outgrow its item. A value that is no string is shown as JSON.
+ */
+export const nsoText = (value: unknown): string => {
+  const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
+  // Only the start is ever shown: masking the whole of a huge answer would cost for nothing.
+  const masked = redactText(text.slice(0, MAX_NSO_TEXT * 4));
+  if (masked.length <= MAX_NSO_TEXT && text.length <= MAX_NSO_TEXT * 4) return masked;
+  return `${masked.slice(0, MAX_NSO_TEXT).replace(/[\uD800-\uDBFF]$/, '')}…`;
 };
 
 /**
- * The diff as a report keeps it: secrets masked (`redactText`, the rule of reports and logs),
+ * The diff as a report keeps it: secrets masked (`redactCliDiff`: the rule of reports and logs, and by block),
  * then cut to {@link MAX_DIFF_BYTES} of UTF-8 on a character boundary.
  */
 export const shownDiff = (diff: string, secrets: readonly string[] = []): { readonly diff: string; readonly diffTruncated?: true } => {
-  const masked = redactText(diff, secrets);
+  const masked = redactCliDiff(diff, secrets);
   const bytes = Buffer.from(masked, 'utf8');
   if (bytes.length <= MAX_DIFF_BYTES) return { diff: masked };
   return {
@@ -127,6 +151,10 @@ export const syncStep = (mode: SyncMode, target: FetchTarget, devices: readonly 
     reason: `The orchestrator answered ${status} to ${name}${BUSY.has(status) ? ` after ${maxBusyRetries} retries` : ''}.`,
   });
 
+  /** A device's own answer to check-sync or sync-from, as the grouped answer gives it. */
+  const answerOf = (own: Answered | DeviceFailure): Answer | DeviceFailure =>
+    'kind' in own ? own : { result: own.output?.['result'], info: own.output?.['info'] };
+
   /** One grouped request for the devices from `device` on that no group holds yet. */
   const askGroup = (device: string, gate: FetchGate): Promise<Map<string, Answer | DeviceFailure>> => {
     const start = place.get(device) ?? -1;
@@ -138,9 +166,13 @@ export const syncStep = (mode: SyncMode, target: FetchTarget, devices: readonly 
       if ('failure' in sent) {
         for (const name of names) answers.set(name, sent.failure);
       } else if (ABSENT.has(sent.status)) {
-        absent = { mode, result: 'not-checked', note: noteAbsent(action, sent.status) };
+        // A 404 may come from a proxy or a name NSO does not know: only the device's own action,
+        // absent too, shows that the orchestrator lacks it. Otherwise the group is asked device by device.
+        const own = await askOne(device, action, {}, gate);
+        if ('absent' in own) absent = { mode, result: 'not-checked', note: noteAbsent(action, own.absent) };
+        else answers.set(device, answerOf(own));
       } else if (sent.status === 200) {
-        const list = sent.output['sync-result'];
+        const list = sent.output?.['sync-result'];
         for (const entry of Array.isArray(list) ? (list as Record<string, unknown>[]) : []) {
           if (typeof entry?.['device'] === 'string') answers.set(entry['device'], { result: entry['result'], info: entry['info'] });
         }
@@ -153,30 +185,55 @@ export const syncStep = (mode: SyncMode, target: FetchTarget, devices: readonly 
     return asked;
   };
 
-  /** A device asked on its own: its answer, or that the action is absent (`undefined`). */
-  const askOne = async (device: string, name: string, body: Record<string, unknown>, gate: FetchGate): Promise<Answer | DeviceFailure | { absent: number }> => {
+  /** A device asked on its own: NSO's answer, a failure, or that the action is absent (its status). */
+  const askOne = async (
+    device: string,
+    name: string,
+    body: Record<string, unknown>,
+    gate: FetchGate,
+  ): Promise<Answered | DeviceFailure | { absent: number }> => {
     const path = devicePath(device, name);
     if (!path) return { kind: 'unaddressable', reason: 'The device name cannot be addressed in a RESTCONF path.' };
     const sent = await send(path, body, gate, device);
     if ('failure' in sent) return sent.failure;
     if (ABSENT.has(sent.status)) return { absent: sent.status };
     if (sent.status !== 200 && sent.status !== 204) return statusFailure(name, sent.status);
-    return { result: sent.output['result'], info: sent.output['info'], diff: sent.output['diff'] };
+    return sent;
   };
 
-  /** compare-config decides: empty output is in sync, a diff is out of sync. */
-  const compare = async (device: string, gate: FetchGate, why: string): Promise<SyncVerdict> => {
+  /**
+   * compare-config decides, after check-sync answered `said`: no output (204, or an empty
+   * `diff`) is in sync, a diff is out of sync. Anything else is NSO saying it could not compare
+   * (its `info`, answered 200) or an answer of another shape: never taken for "in sync". Where
+   * check-sync said `out-of-sync` already, a compare-config that fails or is absent leaves that
+   * fact standing: grade `out-of-sync`, without NSO's diff, the note saying why.
+   */
+  const compare = async (device: string, gate: FetchGate, said: string): Promise<SyncVerdict> => {
     const answer = await askOne(device, 'compare-config', { input: { outformat: 'cli' } }, gate);
-    if ('absent' in answer) return { sync: { mode, result: 'not-checked', note: noteAbsent('compare-config', answer.absent) } };
-    if ('kind' in answer) return { sync: { mode, result: 'not-checked' }, failure: answer };
-    const { diff } = answer;
-    if (typeof diff !== 'string' || diff.trim() === '')
-      return { sync: { mode, result: 'in-sync', note: `compare-config found no difference (check-sync answered ${why}).` } };
-    return { sync: { mode, result: 'out-of-sync' }, ...shownDiff(diff) };
+    const unread = (why: string): SyncVerdict | undefined =>
+      said === 'out-of-sync'
+        ? { sync: { mode, result: 'out-of-sync', note: `check-sync answered out-of-sync; NSO's diff could not be read: ${why}` }, diff: '' }
+        : undefined;
+    if ('absent' in answer)
+      return (
+        unread(`the orchestrator answered ${answer.absent} to compare-config.`) ?? {
+          sync: { mode, result: 'not-checked', note: noteAbsent('compare-config', answer.absent) },
+        }
+      );
+    if ('kind' in answer) return unread(answer.reason) ?? { sync: { mode, result: 'not-checked' }, failure: answer };
+    const { output } = answer;
+    const diff = output?.['diff'];
+    if (typeof diff === 'string' && diff.trim() !== '') return { sync: { mode, result: 'out-of-sync' }, ...shownDiff(diff) };
+    const empty = answer.status === 204 || (output !== undefined && Object.keys(output).every((member) => member === 'diff' && typeof diff === 'string'));
+    if (empty) return { sync: { mode, result: 'in-sync', note: `compare-config found no difference (check-sync answered ${said}).` } };
+    const info = output?.['info'];
+    const what = typeof info === 'string' && info.trim() !== '' ? nsoText(info) : `an answer of another shape (${nsoText(output ?? 'not tailf-ncs:output')})`;
+    const reason = `NSO could not compare its copy with the device (compare-config): ${what}.`;
+    return unread(reason) ?? { sync: { mode, result: 'not-checked' }, failure: { kind: 'sync-failed', reason } };
   };
 
   const verdictOf = async (device: string, answer: Answer, gate: FetchGate): Promise<SyncVerdict> => {
-    const info = typeof answer.info === 'string' && answer.info ? `: ${redactText(answer.info)}` : '';
+    const info = typeof answer.info === 'string' && answer.info ? `: ${nsoText(answer.info)}` : '';
     if (mode === 'sync-from') {
       if (answer.result === true || answer.result === 'true') return { sync: { mode, result: 'synced' } };
       return {
@@ -188,7 +245,7 @@ export const syncStep = (mode: SyncMode, target: FetchTarget, devices: readonly 
     if (answer.result === 'out-of-sync' || answer.result === 'unsupported') return compare(device, gate, answer.result);
     return {
       sync: { mode, result: 'not-checked' },
-      failure: { kind: 'sync-failed', reason: `NSO could not check whether its copy matches the device (check-sync: ${String(answer.result)})${info}.` },
+      failure: { kind: 'sync-failed', reason: `NSO could not check whether its copy matches the device (check-sync: ${nsoText(answer.result)})${info}.` },
     };
   };
 
@@ -201,7 +258,7 @@ export const syncStep = (mode: SyncMode, target: FetchTarget, devices: readonly 
       if (answer === undefined) {
         const own = await askOne(device, action, {}, gate);
         if ('absent' in own) return { sync: { mode, result: 'not-checked', note: noteAbsent(action, own.absent) } };
-        answer = own;
+        answer = answerOf(own);
       }
       if ('kind' in answer) return { sync: { mode, result: 'not-checked' }, failure: answer as DeviceFailure };
       return verdictOf(device, answer, gate);

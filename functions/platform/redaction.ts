@@ -9,6 +9,8 @@
  * - the text of the whole subtree of an XML element named like a secret, a community after
  *   `snmp-server host <address>`, SNMPv3 passphrases after `auth`/`priv` statements, the
  *   password of a URL's user information, and all of these inside percent-encoded runs;
+ * - in a diff of CLI text ({@link redactCliDiff}), every line nested in a block whose statement
+ *   is named like a secret, and the community of `host <address> …` inside `snmp-server`;
  * - every value in a device-encrypted or hashed form (`$1$…`, `$5$…`, `$6$…`, `$8$…`, `$9$…`
  *   and the other crypt-style `$id$…` forms: IOS types 5, 8 and 9, NX-OS type 5, IOS-XR
  *   type 10, Junos `$9$` and `$6$`);
@@ -348,9 +350,10 @@ const NAME_THEN_VALUE = new RegExp(
 /**
  * CLI statements whose secret stands at a position rather than after a name: the community of
  * `snmp-server host <address> [traps|informs] [version 1|2c|3 [auth|noauth|priv]] <community> …`
- * (IOS, NX-OS). The rest of the line after the address is the value.
+ * (IOS, NX-OS). The rest of the line after the address is the value. A `-` before it is a diff's
+ * marker (`-snmp-server host …`), unless a name runs into it (`no-snmp-server`).
  */
-const POSITIONAL_STATEMENT = new RegExp(String.raw`(?<![\w.-])snmp-server(?:${BLANK})+host(?:${BLANK})+(?:(?!${BLANK})\S)+(?:${BLANK})+`, 'giu');
+const POSITIONAL_STATEMENT = new RegExp(String.raw`(?<![\w.]|[\w.]-)snmp-server(?:${BLANK})+host(?:${BLANK})+(?:(?!${BLANK})\S)+(?:${BLANK})+`, 'giu');
 /** A value that is a marker already: masking twice changes nothing. */
 const MASKED = /^(?:"\[redacted\]"|'\[redacted\]'|\[redacted\])$/;
 
@@ -533,4 +536,105 @@ const walk = (value: unknown, forms: readonly string[], maxDepth: number, depth:
     out[redactString(k, forms)] = isSecretField(k) ? REDACTED : walk(v, forms, maxDepth, depth + 1);
   }
   return out;
+};
+
+/** A line of a diff of CLI text: its marker column (`+`, `-` or a space), indentation, statement (group 3). */
+const DIFF_LINE = /^([+\- ]?)([ \t]*)(.*?)(\r?)$/;
+/** A statement's name (group 2, quoted or not, perhaps with a module prefix `ios:`), the `:` of a JSON member after it (group 3). */
+const STATEMENT_NAME = /^(["']?)((?:[\w.-]+:)?[\w.-]+)\1(:?)/;
+/** What ends a statement and is kept when it is masked: an opening brace, `;` or `,`. */
+const STATEMENT_TAIL = /\s*([{;,])\s*$/;
+/** Lines that only close a block (`}`, `};`, `]`, IOS `!`): kept as they are. */
+const BLOCK_CLOSE = /^(?:[}\]]+[;,]?|!)$/;
+
+/** A statement masked whole, its block brace or terminator kept. */
+const maskedStatement = (statement: string): string => {
+  const tail = STATEMENT_TAIL.exec(statement)?.[1];
+  return tail === undefined ? REDACTED : `${REDACTED}${tail === '{' ? ' {' : tail}`;
+};
+
+/** A statement with what follows its first `keep` characters masked (the tail kept), or as it is when nothing follows. */
+const maskedAfter = (statement: string, keep: number): string => {
+  const tail = STATEMENT_TAIL.exec(statement);
+  const rest = statement.slice(keep, tail ? tail.index : statement.length);
+  if (rest.trim() === '') return statement;
+  return `${statement.slice(0, keep)} ${REDACTED}${tail ? (tail[1] === '{' ? ' {' : tail[1]) : ''}`;
+};
+
+const localName = (name: string): string => name.slice(name.lastIndexOf(':') + 1).toLowerCase();
+
+/**
+ * A diff of CLI text (NSO's `compare-config` with `outformat cli`: one marker column, then
+ * brace-nested Junos-style blocks or IOS-style indented blocks) masked as {@link redactText}
+ * masks any text, and also by block, as a reader of the nesting sees it: every line inside a
+ * block whose statement is named like a secret ({@link isSecretField}: `key {`, `password {`,
+ * `key chain K1`) becomes `[redacted]`, its marker, indentation and braces kept; the statement
+ * opening such a block keeps its name only; and inside an `snmp-server` block, what follows the
+ * address of a `host <address> …` statement (the community) is masked. A child is a later line
+ * indented deeper than its parent, so both styles nest the same way.
+ */
+export const redactCliDiff = (text: string, secrets: readonly string[] = []): string => {
+  const lines = text.split('\n').map(diffLine);
+  const opens = blockOpeners(lines);
+  const out: string[] = [];
+  let run: string[] = [];
+  const flush = () => {
+    if (run.length > 0) out.push(redactText(run.join('\n'), secrets));
+    run = [];
+  };
+  /** The open blocks around the line: their depth, whether named like a secret, whether `snmp-server`. */
+  const open: { depth: number; secret: boolean; snmp: boolean }[] = [];
+  for (const [i, line] of lines.entries()) {
+    if (line.statement.trim() === '') {
+      run.push(line.raw);
+      continue;
+    }
+    while (open.length > 0 && open[open.length - 1]!.depth >= line.depth) open.pop();
+    const name = line.name ? localName(line.name[2]!) : '';
+    const secret = line.name !== null && isSecretField(line.name[2]!);
+    const shown = shownStatement(
+      line,
+      open.some((block) => block.secret),
+      secret && opens[i]!,
+      name === 'host' && open.some((block) => block.snmp),
+    );
+    open.push({ depth: line.depth, secret, snmp: name === 'snmp-server' });
+    if (shown === undefined) {
+      run.push(line.raw);
+      continue;
+    }
+    flush();
+    out.push(line.lead + shown + line.cr);
+  }
+  flush();
+  const masked = out.join('\n');
+  return holdsSecret(masked, secrets) ? WITHHELD : masked;
+};
+
+type DiffLine = ReturnType<typeof diffLine>;
+
+const diffLine = (raw: string) => {
+  const [, marker = '', indent = '', statement = '', cr = ''] = DIFF_LINE.exec(raw) ?? [];
+  return { raw, lead: marker + indent, depth: indent.replaceAll('\t', '        ').length, statement, cr, name: STATEMENT_NAME.exec(statement) };
+};
+
+/** Which lines open a block: they end with `{`, or the next statement is indented deeper. */
+const blockOpeners = (lines: readonly DiffLine[]): boolean[] => {
+  const opens = lines.map(() => false);
+  let nextDepth = -1;
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const line = lines[i]!;
+    if (line.statement.trim() === '') continue;
+    opens[i] = line.statement.trimEnd().endsWith('{') || nextDepth > line.depth;
+    nextDepth = line.depth;
+  }
+  return opens;
+};
+
+/** A statement as the block rule shows it, or `undefined` when the rule leaves it to {@link redactText}. */
+const shownStatement = (line: DiffLine, inSecret: boolean, opensSecret: boolean, snmpHost: boolean): string | undefined => {
+  if (inSecret) return BLOCK_CLOSE.test(line.statement.trim()) ? line.statement : maskedStatement(line.statement);
+  if (opensSecret) return maskedAfter(line.statement, line.name![0].length);
+  const address = snmpHost ? /^\S+\s+\S+/.exec(line.statement) : null;
+  return address ? maskedAfter(line.statement, address[0].length) : undefined;
 };

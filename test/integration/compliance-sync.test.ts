@@ -188,14 +188,42 @@ describe('sync check (the default)', () => {
     expect(sim.requests.filter((r) => r.method === 'GET')).toHaveLength(0);
   });
 
+  it('never grades a device in sync when compare-config fails the NSO way (200 with only info)', async () => {
+    const [drifted, kept] = [DRIFTED[0]!, fleetName(3)];
+    sim.setKnobs({ checkSyncUnsupported: [kept], syncFailure: { devices: [drifted, kept], actions: ['compare-config'] } });
+    const { batch, byDevice } = await runBatch('check');
+    expect(batch.status).toBe('completed');
+    // check-sync said out-of-sync: that stands, without NSO's diff.
+    expect(byDevice.get(drifted)).toMatchObject({
+      grade: 'out-of-sync',
+      diff: '',
+      sync: { mode: 'check', result: 'out-of-sync', note: expect.stringContaining(`Failed to connect to device ${drifted}`) },
+    });
+    // check-sync answered unsupported: nothing says whether NSO's copy matches, so the device is not graded.
+    expect(byDevice.get(kept)).toMatchObject({
+      grade: 'error',
+      sync: { result: 'not-checked' },
+      reason: expect.stringContaining(`compare-config): Failed to connect to device ${kept}`),
+    });
+  });
+
+  it('asks device by device when a proxy answers 404 to the grouped check-sync, and grades as usual', async () => {
+    sim.setKnobs({ answer: { match: (p) => p === '/restconf/data/tailf-ncs:devices/check-sync', status: 404, body: '{}' } });
+    const { batch, byDevice } = await runBatch('check');
+    expect(batch.grades['out-of-sync']).toBe(DRIFTED.length);
+    expect(byDevice.get(fleetName(0))?.sync).toEqual({ mode: 'check', result: 'in-sync' });
+    expect(actions('check-sync').filter((r) => r.path.includes('/device=')).length).toBe(FLEET.devices);
+  });
+
   for (const code of [404, 501] as const) {
     it(`grades as none would, with a note on each report, when the orchestrator has no sync actions (${code})`, async () => {
       sim.setKnobs({ noSyncActions: code });
       const { batch, reports } = await runBatch('check');
       expect(batch).toMatchObject({ status: 'completed', grades: copyGrades() });
       for (const r of reports) expect(r.sync).toEqual({ mode: 'check', result: 'not-checked', note: expect.stringContaining(`answered ${code}`) });
-      // Asked once per chunk, then no more.
-      expect(actions('check-sync').length).toBeLessThanOrEqual(3);
+      // Asked once per chunk and confirmed by one device's own check-sync, then no more.
+      expect(actions('check-sync').filter((r) => r.path.endsWith(':devices/check-sync'))).toHaveLength(3);
+      expect(actions('check-sync').filter((r) => r.path.includes('/device='))).toHaveLength(3);
     });
   }
 });

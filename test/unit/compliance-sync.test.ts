@@ -3,9 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { checkDevice, type CheckDeps, type CheckTarget } from '../../functions/compliance/check.js';
 import type { FetchGate } from '../../functions/compliance/gate.js';
 import { MAX_DIFF_BYTES, type SyncMode } from '../../functions/compliance/model.js';
-import { SYNC_GROUP, syncStep, type RelayPost, type SyncStep } from '../../functions/compliance/sync.js';
+import { MAX_NSO_TEXT, nsoText, shownDiff, SYNC_GROUP, syncStep, type RelayPost, type SyncStep } from '../../functions/compliance/sync.js';
 import { GatewayTimeout, ServiceUnavailable } from '../../functions/platform/problem.js';
 import type { RestActionResult } from '../../functions/relay/service.js';
+import { excerptOf, SECRET_CORPUS } from '../support/secret-corpus.js';
 
 const target: CheckTarget = {
   batchId: 'a'.repeat(24),
@@ -103,6 +104,58 @@ describe('sync check', () => {
     expect(r.sent.filter((x) => x.path.endsWith('/compare-config'))).toHaveLength(2);
   });
 
+  it('never takes a compare-config answer it cannot read as in sync: NSO info (200), another shape', async () => {
+    const info = 'Failed to connect to device d0: connection refused password=hunter2';
+    const cases: [Answer, string][] = [
+      [ok({ info }), 'Failed to connect to device d0'],
+      [ok({ diff: null }), 'another shape'],
+      [ok({ result: 'in-sync', info: 'partial' }), 'partial'],
+      [[{ result: '200', data: { unexpected: true } } as RestActionResult], 'another shape'],
+    ];
+    for (const [answer, says] of cases) {
+      const r = relay((path, body) => (path === GROUP_PATH ? grouped(() => ({ result: 'unsupported' }))(path, body) : answer));
+      const verdict = await step('check', r.post).before('d0', gate());
+      expect(verdict).toMatchObject({
+        sync: { mode: 'check', result: 'not-checked' },
+        failure: { kind: 'sync-failed', reason: expect.stringContaining(says) },
+      });
+      expect(JSON.stringify(verdict)).not.toContain('hunter2');
+    }
+    // In sync only on no output: 204, an empty body, an empty output, an explicitly empty diff.
+    for (const answer of [status(204), [{ result: '200' } as RestActionResult], ok({}), ok({ diff: '' })]) {
+      const r = relay((path, body) => (path === GROUP_PATH ? grouped(() => ({ result: 'unsupported' }))(path, body) : answer));
+      expect(await step('check', r.post).before('d0', gate())).toMatchObject({ sync: { result: 'in-sync' } });
+    }
+  });
+
+  it('keeps out-of-sync when check-sync said so and compare-config fails or is absent, with a note', async () => {
+    for (const answer of [ok({ info: 'Failed to connect to device d0' }), status(404), status(501), status(500), new GatewayTimeout('no answer in 10 s')]) {
+      const r = relay((path, body) => (path === GROUP_PATH ? grouped(() => ({ result: 'out-of-sync' }))(path, body) : answer));
+      expect(await step('check', r.post).before('d0', gate())).toEqual({
+        sync: { mode: 'check', result: 'out-of-sync', note: expect.stringContaining("NSO's diff could not be read") },
+        diff: '',
+      });
+    }
+  });
+
+  it('bounds and masks every NSO text a reason quotes: a hostile 400 KB check-sync result and info', async () => {
+    const hostile = `password=hunter2 ${'x'.repeat(400_000)}`;
+    for (const entry of [{ result: hostile }, { result: 'error', info: hostile }, { result: { nested: hostile } }]) {
+      const r = relay(grouped(() => entry));
+      const verdict = (await step('check', r.post).before('d0', gate())) as { failure: { kind: string; reason: string } };
+      expect(verdict.failure.kind).toBe('sync-failed');
+      expect(verdict.failure.reason).not.toContain('hunter2');
+      expect(verdict.failure.reason.length).toBeLessThan(2 * MAX_NSO_TEXT + 200);
+      expect(verdict.failure.reason).toContain('…');
+    }
+    const from = relay(grouped(() => ({ result: false, info: hostile })));
+    const reason = ((await step('sync-from', from.post).before('d0', gate())) as { failure: { reason: string } }).failure.reason;
+    expect(reason).not.toContain('hunter2');
+    expect(reason.length).toBeLessThan(MAX_NSO_TEXT + 200);
+    // A short text is kept whole, masked.
+    expect(nsoText('Failed: secret=abc')).toBe('Failed: secret=[redacted]');
+  });
+
   it("reports NSO's error result as the device's failure, its info masked", async () => {
     const r = relay(grouped(() => ({ result: 'error', info: 'connect failed password=hunter2' })));
     const verdict = await step('check', r.post).before('d0', gate());
@@ -126,13 +179,24 @@ describe('sync check', () => {
     expect(g.pauses).toBe(2);
   });
 
-  it('grades as none would, with a note, when the orchestrator has no check-sync (404 or 501), and asks nothing more', async () => {
+  it('grades as none would, with a note, when the orchestrator has no check-sync (404 or 501, confirmed by one device), and asks nothing more', async () => {
     for (const code of [404, 501]) {
       const r = relay(() => status(code));
       const s = step('check', r.post, names(60));
       for (const d of names(60))
         expect(await s.before(d, gate())).toEqual({ sync: { mode: 'check', result: 'not-checked', note: expect.stringContaining(`answered ${code}`) } });
-      expect(r.sent).toHaveLength(1);
+      expect(r.sent.map((x) => x.path)).toEqual([GROUP_PATH, '/restconf/data/tailf-ncs:devices/device=d0/check-sync']);
+    }
+  });
+
+  it('asks device by device when the grouped request is answered 404 or 501 but a device has its own check-sync (a proxy, a bad name)', async () => {
+    for (const code of [404, 501]) {
+      const r = relay((path) => (path === GROUP_PATH ? status(code) : ok({ result: path.includes('device=d1') ? 'error' : 'in-sync' })));
+      const s = step('check', r.post, names(3));
+      expect(await s.before('d0', gate())).toEqual({ sync: { mode: 'check', result: 'in-sync' } });
+      expect(await s.before('d1', gate())).toMatchObject({ failure: { kind: 'sync-failed' } });
+      expect(await s.before('d2', gate())).toEqual({ sync: { mode: 'check', result: 'in-sync' } });
+      expect(r.sent.map((x) => x.path)).toEqual([GROUP_PATH, ...names(3).map((d) => `/restconf/data/tailf-ncs:devices/device=${d}/check-sync`)]);
     }
   });
 
@@ -158,6 +222,107 @@ describe('sync check', () => {
     await expect(step('check', ours.post).before('d0', gate())).rejects.toBeInstanceOf(ServiceUnavailable);
     const crash = relay(() => new Error('socket hang up before sending'));
     await expect(step('check', crash.post).before('d0', gate())).rejects.toThrow('socket hang up');
+  });
+});
+
+describe("NSO's compare-config diff in a report", () => {
+  const shown = (diff: string) => shownDiff(diff).diff;
+
+  it('masks every line of a block named like a secret, keeping markers, indentation and braces (NSO CLI, brace-nested)', () => {
+    const diff = [
+      ' devices {',
+      '     device ce0 {',
+      '         config {',
+      '             ios:crypto {',
+      '                 isakmp {',
+      '-                    key mykey123 address 1.1.1.1;',
+      '+                    key {',
+      '+                        name mykey456;',
+      '+                    }',
+      '                 }',
+      '                 pki {',
+      '                     certificate chain TP {',
+      '+                        certificate ca 01;',
+      '                     }',
+      '                 }',
+      '             }',
+      '             ios:username admin {',
+      '-                password {',
+      '-                    enc-type 0;',
+      '-                    value hunter2;',
+      '-                }',
+      '             }',
+      '             ios:snmp-server {',
+      '-                community private {',
+      '-                    RW;',
+      '-                }',
+      '+                host 10.0.0.1 public {',
+      '+                    version 2c;',
+      '+                }',
+      '             }',
+      '         }',
+      '     }',
+      ' }',
+    ].join('\n');
+    const out = shown(diff);
+    for (const secret of ['mykey123', 'mykey456', 'hunter2', 'private', 'public', 'RW;']) expect(out).not.toContain(secret);
+    expect(out).toContain(['+                    key {', '+                        [redacted];', '+                    }'].join('\n'));
+    expect(out).toContain(
+      ['-                password {', '-                    [redacted];', '-                    [redacted];', '-                }'].join('\n'),
+    );
+    expect(out).toContain('-                community [redacted] {\n-                    [redacted];\n-                }');
+    expect(out).toContain('+                host 10.0.0.1 [redacted] {\n+                    version 2c;\n+                }');
+    // What names no secret stays readable.
+    for (const kept of ['             ios:username admin {', '+                        certificate ca 01;', '                     certificate chain TP {'])
+      expect(out).toContain(kept);
+    expect(out.split('\n')).toHaveLength(diff.split('\n').length);
+  });
+
+  it('masks Junos-style blocks and IOS-style indented blocks closed by !', () => {
+    const junos =
+      ' snmp {\n-    community OldComm {\n-        authorization read-only;\n-        clients {\n-            10.0.0.0/8;\n-        }\n-    }\n+    community NewComm {\n+        authorization read-write;\n+    }\n }';
+    const junosOut = shown(junos);
+    expect(junosOut).not.toMatch(/OldComm|NewComm|10\.0\.0\.0/);
+    expect(junosOut).toContain('-    community [redacted] {\n-        [redacted];\n-        [redacted] {\n-            [redacted];\n-        }\n-    }');
+    const ios = [
+      ' key chain OSPF',
+      '  key 1',
+      '-  key-string 7 110A1016141D5A5E57',
+      '+  key-string 7 0822455D0A16',
+      '   cryptographic-algorithm hmac-sha-256',
+      '  !',
+      ' !',
+      ' interface GigabitEthernet0/1',
+      '+ description uplink',
+      ' !',
+    ].join('\n');
+    const iosOut = shown(ios);
+    expect(iosOut).not.toMatch(/110A1016141D5A5E57|0822455D0A16|hmac-sha-256/);
+    expect(iosOut.split('\n')).toEqual([
+      ' key [redacted]',
+      '  [redacted]',
+      '-  [redacted]',
+      '+  [redacted]',
+      '   [redacted]',
+      '  !',
+      ' !',
+      ' interface GigabitEthernet0/1',
+      '+ description uplink',
+      ' !',
+    ]);
+  });
+
+  it('hides every CLI secret of the corpus in a diff of it, added, removed or unchanged, at any depth', () => {
+    const cliEntries = SECRET_CORPUS.filter((entry) => entry.form === 'cli');
+    expect(cliEntries.length).toBeGreaterThan(20);
+    for (const entry of cliEntries) {
+      const lines = excerptOf(entry, entry.secret).split('\n');
+      for (const marker of ['+', '-', ' '])
+        for (const indent of ['', '    ']) {
+          const out = shown(['  devices {', ...lines.map((line) => `${marker}${indent}${line}`), ' }'].join('\n'));
+          expect(out, `${entry.platform}: ${entry.template}`).not.toContain(entry.secret);
+        }
+    }
   });
 });
 

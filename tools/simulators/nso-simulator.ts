@@ -79,8 +79,9 @@ export interface NsoKnobs {
   readonly checkSyncUnsupported?: true | readonly string[];
   /**
    * Sync actions that fail: for `devices` (default all) and `actions` (default all three), answer
-   * `status` when set (a 5xx), else NSO's own failure (check-sync `error`, sync-from `false`,
-   * both with `info`; compare-config a 500).
+   * `status` when set (a 5xx), else NSO's own failure, as NSO answers an unreachable device:
+   * check-sync `error` and sync-from `false`, both with `info`; compare-config 200 with only
+   * `info` (no diff).
    */
   readonly syncFailure?: { readonly actions?: readonly SyncAction[]; readonly devices?: readonly string[]; readonly status?: number };
   /** Answer requests whose path and query `match` with this status and body (JSON): one bad page of a list, one odd device. */
@@ -539,7 +540,7 @@ export const startNsoSimulator = async (options: NsoSimulatorOptions = {}): Prom
         drifted.delete(name);
         return { result: true };
       case 'compare-config': {
-        if (failure) throw new RestconfError(500, 'operation-failed', `compare-config failed on device ${name}`);
+        if (failure) return { info: `Failed to connect to device ${name}: connection refused` };
         const [a, b] = [pretty(copy), pretty(own)];
         return a === b ? {} : { diff: createTwoFilesPatch(`nso/${name}`, `device/${name}`, a, b, undefined, undefined, { context: 2 }) };
       }
