@@ -6,7 +6,7 @@
  */
 import type { JsonSchema } from '../../functions/platform/json-schema.js';
 import { GRADES } from '../../functions/compliance/grading.js';
-import { BATCH_ID_PATTERN, BATCH_STATUSES, REPORT_ID_PATTERN, SYNC_MODES, SYNC_RESULTS } from '../../functions/compliance/model.js';
+import { BATCH_ID_PATTERN, BATCH_KINDS, BATCH_STATUSES, REPORT_ID_PATTERN, SYNC_MODES, SYNC_RESULTS } from '../../functions/compliance/model.js';
 import { RULE_MODES, SEVERITIES } from '../../functions/trees/config-model.js';
 import { TREE_ID_PATTERN } from '../../functions/trees/model.js';
 import { CONFIG_ID_PATTERN } from '../../functions/configs/keys.js';
@@ -77,12 +77,13 @@ export const responseComponents: Record<string, JsonSchema> = {
     properties: Object.fromEntries(['errors', 'warnings', 'infos', 'passes'].map((k) => [k, COUNT])),
   },
   ComplianceBatch: {
-    description: 'A compliance batch: its status, progress, rule totals and device counts by grade.',
+    description: 'A compliance or backup batch: its status, progress, rule totals and device counts by grade.',
     type: 'object',
-    required: ['batchId', 'treeId', 'version', 'adapterId', 'status', 'total', 'done', 'totals', 'grades', 'sync', 'started'],
+    required: ['batchId', 'kind', 'adapterId', 'status', 'total', 'done', 'totals', 'grades', 'sync', 'started'],
     additionalProperties: false,
     properties: {
       batchId: BATCH_ID,
+      kind: { enum: [...BATCH_KINDS], description: 'A `compliance` batch has its tree version (`treeId`, `version`); a `backup` has none' },
       treeId: { type: 'string', pattern: TREE_ID_PATTERN.source },
       version: { type: 'string' },
       adapterId: { type: 'string' },
@@ -100,7 +101,7 @@ export const responseComponents: Record<string, JsonSchema> = {
   ComplianceReport: {
     description: 'One device’s compliance report.',
     type: 'object',
-    required: ['reportId', 'batchId', 'device', 'treeId', 'version', 'node', 'grade', 'totals', 'issues', 'checkedAt'],
+    required: ['reportId', 'batchId', 'device', 'grade', 'totals', 'issues', 'checkedAt'],
     additionalProperties: false,
     properties: {
       reportId: { type: 'string', pattern: REPORT_ID_PATTERN },
@@ -108,7 +109,10 @@ export const responseComponents: Record<string, JsonSchema> = {
       device: { type: 'string' },
       treeId: { type: 'string', pattern: TREE_ID_PATTERN.source },
       version: { type: 'string' },
-      node: { type: 'string', description: 'The node the device is assigned to, as a path from the root' },
+      node: {
+        type: 'string',
+        description: 'The node the device is assigned to, as a path from the root (absent in a backup’s report, as are `treeId` and `version`)',
+      },
       grade: { enum: [...GRADES] },
       score: { type: 'number', minimum: 0, maximum: 100, description: 'Absent for grades error and out-of-sync' },
       totals: ref('RuleTotals'),

@@ -18,7 +18,7 @@ import { PROJECT_ROOT } from '../../infra/paths.js';
 import type { LocalState } from '../../tools/local/config.js';
 import { freePort } from '../../tools/local/dynamodb-local.js';
 import { runSeedCli } from '../../tools/local/seed.js';
-import { startLocalStack, type LocalStack } from '../../tools/local/start.js';
+import { LOCAL_FLEET, startLocalStack, type LocalStack } from '../../tools/local/start.js';
 import { synthesize } from '../../tools/local/synth.js';
 import { markedScript, shellBlockUnder, shellCommands, splitMarked } from '../support/doc-commands.js';
 import { checkExchanges, OpenApiSchemas, readOpenApi } from '../support/openapi-conformance.js';
@@ -453,6 +453,99 @@ describe('npm start (the local stack)', () => {
     }
   });
 
+  it('runs the drift and history walkthroughs as written: out-of-sync after a drift, graded after sync-from, kept, history and diffs', async () => {
+    for (const [page, heading, changed] of [
+      ['README.md', '## Drift and configuration history', 'changed on the console'],
+      ['docs/compliance.md', '## Walkthrough: drift and history', 'console-admin'],
+    ] as const) {
+      const commands = shellCommands(shellBlockUnder(readFileSync(path.join(PROJECT_ROOT, page), 'utf8'), heading));
+      const outputs = await runDocBlock(page, heading);
+      /** What the first command that contains `text` printed. */
+      const outputOf = (text: string): string => {
+        const index = commands.findIndex((c) => c.command.includes(text));
+        expect(index, `${page}: a command with ${text}`).toBeGreaterThanOrEqual(0);
+        return outputs[index]!;
+      };
+      const json = <T>(o: string | undefined): T => JSON.parse(o!.trim()) as T;
+      type Report = { device: string; grade: string; score?: number; sync: { mode: string; result: string }; diff?: string; configId?: string };
+      const reportsOf = (o: string) => json<{ items: Report[] }>(o).items;
+      const runs = outputs.filter((_, i) => commands[i]!.command.startsWith('run ')).map(reportsOf);
+      expect(runs, page).toHaveLength(4);
+      const [before, drifted, synced, backup] = runs as [Report[], Report[], Report[], Report[]];
+      // In sync, graded, its configuration named.
+      expect(before, page).toEqual([
+        expect.objectContaining({ device: 'ce0', grade: 'pass', sync: expect.objectContaining({ mode: 'check', result: 'in-sync' }) }),
+      ]);
+      // After the drift: out-of-sync, no score, NSO's diff with the changed line.
+      expect(drifted, page).toEqual([expect.objectContaining({ device: 'ce0', grade: 'out-of-sync', sync: expect.objectContaining({ mode: 'check' }) })]);
+      expect(drifted[0]!.score, page).toBeUndefined();
+      expect(drifted[0]!.diff, page).toMatch(new RegExp(`^\\+.*${changed}`, 'm'));
+      // sync-from: graded on the device's configuration, and the report says so.
+      expect(synced, page).toEqual([
+        expect.objectContaining({ device: 'ce0', grade: 'pass', sync: expect.objectContaining({ mode: 'sync-from', result: 'synced' }) }),
+      ]);
+      const [beforeId, afterId] = [before[0]!.configId!, synced[0]!.configId!];
+      expect(beforeId < afterId, page).toBe(true);
+      expect(backup.length, page).toBeGreaterThanOrEqual(1);
+      expect(
+        backup.every((r) => r.grade === 'kept' && r.configId),
+        page,
+      ).toBe(true);
+      const backupId = backup.find((r) => r.device === 'ce0')!.configId!;
+      // The device list names ce0 with its last take.
+      const devices = json<{ items: { device: string; configId: string }[] }>(outputOf('/configuration_manager/devices?adapterId=')).items;
+      expect(devices.find((d) => d.device === 'ce0')?.configId, page).toBe(backupId);
+      // The history, newest first: the backup's take, then sync-from's.
+      const history = json<{ items: { configId: string; takenAt: string; sha256: string; source: string }[] }>(outputOf('/ce0/configs')).items;
+      expect(
+        history.slice(0, 2).map((h) => h.configId),
+        page,
+      ).toEqual([backupId, afterId]);
+      expect(
+        history.map((h) => h.takenAt),
+        page,
+      ).toEqual(
+        history
+          .map((h) => h.takenAt)
+          .sort()
+          .reverse(),
+      );
+      expect(history[0]!.sha256, page).toBe(history[1]!.sha256);
+      // One take: the configuration as NSO gave it, the drifted member in it.
+      const take = json<{ configId: string; config: Record<string, unknown> }>(outputOf(`/configs/$AFTER"`));
+      expect(take.configId, page).toBe(afterId);
+      expect(JSON.stringify(take.config), page).toContain(changed);
+      // The diff of the two takes: a patch adding the drifted member, and a unified diff with its + line.
+      const patch = json<{ op: string; path: string; value?: unknown }[]>(outputOf('/diff?against=$BEFORE"'));
+      expect(patch.length, page).toBeGreaterThan(0);
+      expect(
+        patch.some((op) => op.op === 'add' && JSON.stringify(op).includes(changed)),
+        JSON.stringify(patch),
+      ).toBe(true);
+      const unified = outputOf('format=unified').trim();
+      expect(unified, page).toMatch(new RegExp(`^--- configs/${beforeId}`, 'm'));
+      expect(unified, page).toMatch(new RegExp(`^\\+\\+\\+ configs/${afterId}`, 'm'));
+      expect(unified, page).toMatch(new RegExp(`^\\+.*${changed}`, 'm'));
+      // The secret the drift put on the device is shown by the simulator, and by no answer of the service.
+      const service = outputs.filter((_, i) => !commands[i]!.command.includes('/drift'));
+      expect(
+        service.filter((o) => o.includes('Console-Secret-7')),
+        page,
+      ).toEqual([]);
+      if (page !== 'docs/compliance.md') continue;
+      // A backup without devices: every device the simulator's NSO knows, read a page at a time.
+      const fleet = Array.from({ length: LOCAL_FLEET.devices }, (_, i) => `edge-${String(i).padStart(5, '0')}`);
+      expect(backup.map((r) => r.device).sort()).toEqual(['ce0', ...fleet, 'pe0'].sort());
+      // The fuller walkthrough's extras: the batch's counts, the grade filter, the next page, a take against itself.
+      expect(json(outputOf('/batches/$B"')), page).toMatchObject({ status: 'completed', sync: 'check', grades: { 'out-of-sync': 1 } });
+      expect(reportsOf(outputOf('?grade=out-of-sync')).map((r) => [r.device, r.grade])).toEqual([['ce0', 'out-of-sync']]);
+      const older = json<{ items: { configId: string }[] }>(outputOf('&cursor=')).items;
+      expect(older.length).toBeGreaterThan(0);
+      expect(older.every((h) => h.configId < history.at(-1)!.configId)).toBe(true);
+      expect(json(outputOf('against=$AFTER"'))).toEqual([]);
+    }
+  });
+
   it('writes the state file that npm run seed uses to load trees into the running stack', async () => {
     const state = JSON.parse(readFileSync(stack!.stateFile, 'utf8')) as LocalState;
     expect(state).toMatchObject({ baseUrl: stack!.baseUrl, dynamodbEndpoint: stack!.dynamodbEndpoint, tables: stack!.tables, pid: process.pid });
@@ -523,6 +616,12 @@ describe('the npm start command', () => {
       while (!output.includes('Local stack ready') && child.exitCode === null) await new Promise((r) => setTimeout(r, 250));
       expect(output).toContain('Local stack ready');
       expect(output).toContain(`Base URL: http://127.0.0.1:${cliPort}/v1`);
+      // The S3 server of the configuration history answers where the banner says, with the template's bucket on it.
+      const s3 = /S3 \(configuration history\): (http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1];
+      expect(s3, output).toBeDefined();
+      const buckets = await fetch(`${s3}/`);
+      expect(buckets.status).toBe(200);
+      expect(await buckets.text()).toMatch(/<Bucket><Name>[^<]+<\/Name>/);
       const token = /export TOKEN=(\S+)/.exec(output)?.[1];
       expect(output).toContain('curl -s -H "Authorization: Bearer $TOKEN" "$BASE/configuration_manager/configs"');
       const res = await recordingFetch(direct)(`http://127.0.0.1:${cliPort}/v1/configuration_manager/configs`, {
@@ -540,6 +639,7 @@ describe('the npm start command', () => {
       expect(await exited).toBe(0);
       // DynamoDB Local is gone: its port no longer answers.
       await expect(fetch(state.dynamodbEndpoint, { method: 'POST' })).rejects.toThrow();
+      await expect(fetch(`${s3}/`)).rejects.toThrow();
       await expect(fetch(`http://127.0.0.1:${cliPort}/v1/status`)).rejects.toThrow();
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
