@@ -18,7 +18,7 @@ import { NetconfigService } from '../../infra/stack.js';
 import type { Resources } from './api-template.js';
 import { logicalIdOf, NO_BUNDLING, serviceTemplate } from './service-template.js';
 
-type Statement = { Action: string | string[]; Resource: unknown; Effect: string };
+type Statement = { Action: string | string[]; Resource: unknown; Effect: string; Condition?: unknown };
 const KEY = 'arn:aws:kms:eu-west-1:123456789012:key/0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9';
 
 const build = (variant: 'default' | 'private') => {
