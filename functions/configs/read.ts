@@ -104,6 +104,10 @@ export const loadConfig = async (deps: ReadDeps, adapterId: string, device: stri
   if (!entry) throw new NotFound(`Device '${device}' of adapter '${adapterId}' has no configuration '${configId}' (or it expired).`);
   const canonical = await deps.blobs.get(entry.objectKey);
   if (canonical === undefined) throw new NotFound(`The content of configuration '${configId}' of device '${device}' has expired.`);
+  // The store's integrity, not the request's: a content that is not the take's is never served (500, logged).
+  if (createHash('sha256').update(canonical, 'utf8').digest('hex') !== entry.sha256) {
+    throw new Error(`Integrity: the content of configuration '${configId}' of device '${device}' (${entry.objectKey}) does not have the take's SHA-256.`);
+  }
   return { entry: shownEntry(entry), config: parseJson(canonical) };
 };
 

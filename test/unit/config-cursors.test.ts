@@ -4,7 +4,8 @@
  * another list is refused.
  */
 import { describe, expect, it } from 'vitest';
-import { listConfigs, listDevices } from '../../functions/configs/read.js';
+import { createHash } from 'node:crypto';
+import { listConfigs, listDevices, loadConfig } from '../../functions/configs/read.js';
 import type { ConfigIndex, DeviceSummary, StoredEntry } from '../../functions/configs/store.js';
 import { CONFIG_LIMITS } from '../../functions/trees/config-checks.js';
 import { CURSOR_MAX_LENGTH } from '../../functions/platform/cursor.js';
@@ -55,5 +56,19 @@ describe('cursors of the configuration history, with the longest names', () => {
     expect(first.next!.length).toBeLessThanOrEqual(CURSOR_MAX_LENGTH);
     await expect(listDevices(deps, ADAPTER, { limit: 1, cursor: first.next })).resolves.toMatchObject({ items: [{ device: LONGEST_DEVICE }] });
     await expect(listDevices(deps, 'B'.repeat(128), { limit: 1, cursor: first.next })).rejects.toMatchObject({ status: 400 });
+  });
+});
+
+describe('reading a configuration whose content is not the take', () => {
+  it("refuses to serve a content whose SHA-256 is not the take's, and serves the one that is", async () => {
+    const canonical = '{"hostname":"r1"}';
+    const sha256 = createHash('sha256').update(canonical, 'utf8').digest('hex');
+    const readDeps = (stored: string) => ({
+      index: { getEntry: async () => ({ ...entry('r1'), sha256 }) } as unknown as ConfigIndex,
+      blobs: { get: async () => stored, put: async () => undefined },
+      now: () => new Date('2026-01-02T00:00:00Z'),
+    });
+    await expect(loadConfig(readDeps(canonical), ADAPTER, 'r1', CONFIG_ID)).resolves.toMatchObject({ config: { hostname: 'r1' } });
+    await expect(loadConfig(readDeps('{"hostname":"r2"}'), ADAPTER, 'r1', CONFIG_ID)).rejects.toThrow(/Integrity/);
   });
 });
