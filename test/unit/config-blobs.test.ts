@@ -5,7 +5,8 @@
  */
 import { NoSuchKey, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
-import { s3Blobs } from '../../functions/configs/blobs.js';
+import { gzipSync } from 'node:zlib';
+import { MAX_CONTENT_BYTES, s3Blobs } from '../../functions/configs/blobs.js';
 import { transientReason } from '../../functions/platform/transient.js';
 
 const s3Error = (name: string, httpStatusCode: number): S3ServiceException =>
@@ -38,5 +39,14 @@ describe('reading a configuration content when S3 fails', () => {
     const error = s3Error('AccessDenied', 403);
     await expect(failingWith(error).get('configs/x')).rejects.toBe(error);
     expect(transientReason(error)).toBeUndefined();
+  });
+});
+
+describe('unpacking a stored content', () => {
+  it('refuses one that unpacks past the bound (a gzip bomb) instead of filling memory', async () => {
+    const client = new S3Client({ region: 'eu-west-1' });
+    const packed = gzipSync(Buffer.alloc(MAX_CONTENT_BYTES + 1, 32));
+    client.send = (() => Promise.resolve({ Body: { transformToByteArray: async () => packed } })) as unknown as S3Client['send'];
+    await expect(s3Blobs(client, { bucket: 'b' }).get('configs/x')).rejects.toThrow(RangeError);
   });
 });
