@@ -4,7 +4,9 @@
  * grading nothing. It runs on the compliance engine (chunks, caps, retries, status routes) as a
  * batch of kind `backup`; see docs/compliance.md, "Backups".
  */
+import { logger } from '../platform/logger.js';
 import { BadGateway, BadRequest, UnprocessableContent } from '../platform/problem.js';
+import { deviceNameProblem } from '../trees/config-checks.js';
 import type { RelayGet } from './check.js';
 import { MAX_BATCH_DEVICES } from './model.js';
 import { batchAdapter, launchBatch, type AdapterInfo, type LaunchDeps, type StartedBatch } from './service.js';
@@ -71,8 +73,27 @@ export const listDevices = async (
         [{ in: 'body', field: 'devices', message: `is required when the orchestrator knows more than ${max} devices` }],
       );
     }
-    if (page.length < pageSize) return [...names];
+    if (page.length < pageSize) return storableNames(adapterId, [...names]);
   }
+};
+
+/**
+ * The names a batch can keep, the others left out with a warning: a name NSO allows but a
+ * device name may not be (longer than 253 characters, a `/`, a control character) cannot key a
+ * report or a configuration, and would fail its chunk at every retry. The same rule as the names
+ * a compliance batch or a backup's `devices` accepts ({@link deviceNameProblem}).
+ */
+const storableNames = (adapterId: string, names: string[]): string[] => {
+  const refused = names.filter((name) => deviceNameProblem(name) !== undefined);
+  if (refused.length > 0) {
+    logger.warn('backup leaves out devices whose names cannot be stored', {
+      adapterId,
+      skipped: refused.length,
+      reason: deviceNameProblem(refused[0]!),
+      examples: refused.slice(0, 3).map((name) => `${[...name].slice(0, 64).join('')}${[...name].length > 64 ? '…' : ''}`),
+    });
+  }
+  return refused.length > 0 ? names.filter((name) => deviceNameProblem(name) === undefined) : names;
 };
 
 /** Starts a backup batch: 202 at once, the execution fetches and keeps each device's configuration. */

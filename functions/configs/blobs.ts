@@ -11,6 +11,9 @@ import { gunzip, gzip } from 'node:zlib';
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
 
+/** Bytes of canonical JSON a stored content may unpack to at most. */
+export const MAX_CONTENT_BYTES = 16 * 1024 * 1024;
+
 /** The contents of configurations, by object key. */
 export interface ConfigBlobs {
   /** Stores `canonical` (the configuration's canonical JSON) under `key`, compressed. */
@@ -46,7 +49,8 @@ export const s3Blobs = (client: S3Client, { bucket, kmsKeyId }: BucketSettings):
     try {
       const answer = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
       const bytes = await answer.Body!.transformToByteArray();
-      return (await gunzipAsync(bytes)).toString('utf8');
+      // A content is at most a few MB of JSON: a larger output is not one of ours (a gzip bomb), refused before it fills memory.
+      return (await gunzipAsync(bytes, { maxOutputLength: MAX_CONTENT_BYTES })).toString('utf8');
     } catch (error) {
       if (error instanceof NoSuchKey) return undefined;
       throw error;

@@ -37,6 +37,17 @@ export const DIFF_MEDIA_TYPES: Readonly<Record<DiffFormat, string>> = {
  */
 export const MAX_UNIFIED_EDIT_LINES = 2_000;
 
+/**
+ * The most lines (both sides together) the line diff compares once the lines the two
+ * configurations share at their head and at their tail are set aside. The Myers diff costs about
+ * (lines × changed lines) on top of its D² steps: on 2 MB configurations with changes scattered
+ * end to end it ran 15 s and 700 MB before giving up at {@link MAX_UNIFIED_EDIT_LINES}; bounded
+ * here, the worst case (this many lines, giving up at the edit limit) runs in a few seconds and
+ * under 200 MB. A change confined to part of a configuration of any size is unaffected.
+ * docs/compliance.md, "Diffs", has the numbers.
+ */
+export const MAX_UNIFIED_DIFF_LINES = 200_000;
+
 /** Lines of context around each change, as `diff -u` writes them. */
 const CONTEXT_LINES = 3;
 
@@ -212,31 +223,75 @@ const shownLine = (real: string): string => {
 
 /** Thrown when two configurations differ in more lines than a unified diff is computed for (422). */
 export class DiffTooLarge extends UnprocessableContent {
-  constructor(readonly maxEditLines: number) {
-    super(
-      `The two configurations differ in more than ${maxEditLines} lines, more than a unified diff is computed for. Ask for the JSON Patch instead (leave out format=unified).`,
-      'diff-too-large',
-    );
+  constructor(detail: string) {
+    super(`${detail}, more than a unified diff is computed for. Ask for the JSON Patch instead (leave out format=unified).`, 'diff-too-large');
   }
 }
+
+/** How many lines `a` and `b` share at their head, and then at their tail (the two never overlap). */
+const sharedEnds = (a: readonly string[], b: readonly string[]): { readonly head: number; readonly tail: number } => {
+  const shorter = Math.min(a.length, b.length);
+  let head = 0;
+  while (head < shorter && a[head] === b[head]) head++;
+  let tail = 0;
+  while (tail < shorter - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++;
+  return { head, tail };
+};
+
+const textOf = (lines: readonly string[]): string => (lines.length === 0 ? '' : `${lines.join('\n')}\n`);
 
 /**
  * A unified text diff (`diff -u`, 3 lines of context) from `against` to `config`, each
  * pretty-printed with 2 spaces and members in canonical order (a reordering of members is no
  * change), with `---`/`+++` headers naming both (`labels`). Equal configurations give the two
  * headers and no hunk. Masked as {@link renderLines} masks: a changed secret shows as a `-` and a
- * `+` line that both read {@link REDACTED}. Throws {@link DiffTooLarge} past
- * {@link MAX_UNIFIED_EDIT_LINES} changed lines.
+ * `+` line that both read {@link REDACTED}. The lines both share at their head and tail (but for
+ * the context kept around the changes) are set aside before the line diff, whose hunks are then
+ * numbered back in the whole texts. Throws {@link DiffTooLarge} past {@link MAX_UNIFIED_DIFF_LINES}
+ * lines left to compare or past `maxEditLines` changed lines.
  */
 export const unifiedConfigDiff = (against: JsonValue, config: JsonValue, labels: DiffLabels, maxEditLines = MAX_UNIFIED_EDIT_LINES): string => {
-  const text = (value: JsonValue): string => `${renderLines(value).join('\n')}\n`;
-  const patch = structuredPatch(labels.against.name, labels.config.name, text(against), text(config), labels.against.header, labels.config.header, {
+  const before = renderLines(against);
+  const after = renderLines(config);
+  const { head, tail } = sharedEnds(before, after);
+  // Keep the context lines next to the first and last change; the rest of the shared ends cannot be in a hunk.
+  const start = Math.max(0, head - CONTEXT_LINES);
+  const kept = Math.max(0, tail - CONTEXT_LINES);
+  const left = before.slice(start, before.length - kept);
+  const right = after.slice(start, after.length - kept);
+  if (left.length + right.length > MAX_UNIFIED_DIFF_LINES) {
+    throw new DiffTooLarge(`The changes between the two configurations span ${left.length + right.length} lines (both sides)`);
+  }
+  const patch = structuredPatch(labels.against.name, labels.config.name, textOf(left), textOf(right), labels.against.header, labels.config.header, {
     context: CONTEXT_LINES,
     maxEditLength: maxEditLines,
   });
-  if (!patch) throw new DiffTooLarge(maxEditLines);
-  const hunks = patch.hunks.map((hunk) => ({ ...hunk, lines: hunk.lines.map((line) => `${line[0]}${shownLine(line.slice(1))}`) }));
-  return formatPatch({ ...patch, hunks }, { includeIndex: false, includeUnderline: false, includeFileHeaders: true });
+  if (!patch) throw new DiffTooLarge(`The two configurations differ in more than ${maxEditLines} lines`);
+  // A hunk of the slices starts at its first context line, which exists whenever start > 0 (head > 0): shifting by start is exact.
+  const hunks = patch.hunks.map((hunk) => ({ ...hunk, oldStart: hunk.oldStart + start, newStart: hunk.newStart + start }));
+  const last = hunks.at(-1);
+  if (last) completeTrailingContext(last, before, start + left.length);
+  const shown = hunks.map((hunk) => ({ ...hunk, lines: hunk.lines.map((line) => `${line[0]}${shownLine(line.slice(1))}`) }));
+  return formatPatch({ ...patch, hunks: shown }, { includeIndex: false, includeUnderline: false, includeFileHeaders: true });
+};
+
+/**
+ * Gives the last hunk its full trailing context when the line diff, choosing among equally short
+ * edits, put a change within the last context lines of the slice: the lines of `before` after the
+ * slice's end (`sliceEnd`, shared by both sides) continue its context.
+ */
+const completeTrailingContext = (
+  hunk: { oldStart: number; oldLines: number; newLines: number; lines: string[] },
+  before: readonly string[],
+  sliceEnd: number,
+): void => {
+  if (hunk.oldStart - 1 + hunk.oldLines !== sliceEnd) return;
+  let trailing = 0;
+  while (trailing < hunk.lines.length && hunk.lines[hunk.lines.length - 1 - trailing]!.startsWith(' ')) trailing++;
+  const extra = before.slice(sliceEnd, sliceEnd + Math.max(0, CONTEXT_LINES - trailing));
+  hunk.lines.push(...extra.map((line) => ` ${line}`));
+  hunk.oldLines += extra.length;
+  hunk.newLines += extra.length;
 };
 
 /**

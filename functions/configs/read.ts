@@ -3,6 +3,7 @@
  * configuration. Configurations are stored as NSO gave them and shown with secret members
  * masked (`redact`), to every reader, as reports and logs are.
  */
+import { createHash } from 'node:crypto';
 import { MAX_JSON_DEPTH, parseJson } from '../platform/bounded-json.js';
 import { decodeCursor, encodeCursor, invalidCursor } from '../platform/cursor.js';
 import { NotFound, UnprocessableContent } from '../platform/problem.js';
@@ -38,10 +39,20 @@ export interface KnownDevice {
 
 const CONFIG_ID = new RegExp(CONFIG_ID_PATTERN);
 
+/**
+ * What a cursor names its list by: a digest of the list's scope (adapter and device), not the
+ * scope itself, so that a cursor stays short whatever the names (a device name of 253 CJK
+ * characters is 759 bytes; with the adapter's, twice over the cursor's bound).
+ */
+const scopeTag = (scope: string): string => createHash('sha256').update(scope, 'utf8').digest('base64url').slice(0, 16);
+
+/** The cursor of the page after `at` in the list `scope`. */
+const cursorOf = (scope: string, at: string): string => encodeCursor({ s: scopeTag(scope), at });
+
 /** The cursor's fields, checked to belong to this list (`scope`); a cursor of another list is a 400. */
 const after = (cursor: string | undefined, scope: string, valid: (at: string) => boolean): string | undefined => {
   if (cursor === undefined) return undefined;
-  const fields = decodeCursor(cursor, ['s', 'at'], (f) => f.s === scope && valid(f.at));
+  const fields = decodeCursor(cursor, ['s', 'at'], (f) => f.s === scopeTag(scope) && valid(f.at));
   if (!fields) throw invalidCursor();
   return fields.at;
 };
@@ -57,7 +68,7 @@ export const listDevices = async (
   const page = await deps.index.listDevices(adapterId, { limit: query.limit, ...(from !== undefined ? { after: from } : {}), now: deps.now() });
   return {
     items: page.items.map(({ device, configId, takenAt, grade }) => ({ device, configId, takenAt, ...(grade !== undefined ? { grade } : {}) })),
-    ...(page.next !== undefined ? { next: encodeCursor({ s: scope, at: page.next }) } : {}),
+    ...(page.next !== undefined ? { next: cursorOf(scope, page.next) } : {}),
   };
 };
 
@@ -76,7 +87,7 @@ export const listConfigs = async (
   if (from === undefined && page.items.length === 0) throw unknownDevice(adapterId, device);
   return {
     items: page.items.map(shownEntry),
-    ...(page.next !== undefined ? { next: encodeCursor({ s: scope, at: page.next }) } : {}),
+    ...(page.next !== undefined ? { next: cursorOf(scope, page.next) } : {}),
   };
 };
 
@@ -93,6 +104,10 @@ export const loadConfig = async (deps: ReadDeps, adapterId: string, device: stri
   if (!entry) throw new NotFound(`Device '${device}' of adapter '${adapterId}' has no configuration '${configId}' (or it expired).`);
   const canonical = await deps.blobs.get(entry.objectKey);
   if (canonical === undefined) throw new NotFound(`The content of configuration '${configId}' of device '${device}' has expired.`);
+  // The store's integrity, not the request's: a content that is not the take's is never served (500, logged).
+  if (createHash('sha256').update(canonical, 'utf8').digest('hex') !== entry.sha256) {
+    throw new Error(`Integrity: the content of configuration '${configId}' of device '${device}' (${entry.objectKey}) does not have the take's SHA-256.`);
+  }
   return { entry: shownEntry(entry), config: parseJson(canonical) };
 };
 

@@ -7,8 +7,11 @@ import { parseJson } from './bounded-json.js';
 import { BadRequest } from './problem.js';
 
 const VERSION = 1;
-/** Longer than any token issued (keys ≤ 128 code points ≤ 512 UTF-8 bytes each, base64 ×4/3). */
-export const CURSOR_MAX_LENGTH = 1024;
+/**
+ * Longer than any token issued: the longest field is a device name (≤ 253 code points ≤ 1,012
+ * UTF-8 bytes) next to a few short ones, about 1,060 bytes, base64 ×4/3 about 1,420 characters.
+ */
+export const CURSOR_MAX_LENGTH = 2048;
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 
 export const encodeCursor = (fields: Readonly<Record<string, string>>): string =>

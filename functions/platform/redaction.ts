@@ -533,7 +533,13 @@ const walk = (value: unknown, forms: readonly string[], maxDepth: number, depth:
   if (Array.isArray(value)) return value.map((v) => walk(v, forms, maxDepth, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
-    out[redactString(k, forms)] = isSecretField(k) ? REDACTED : walk(v, forms, maxDepth, depth + 1);
+    // Defined, not assigned: an assignment to a member named `__proto__` would set the copy's prototype and drop the member.
+    Object.defineProperty(out, redactString(k, forms), {
+      value: isSecretField(k) ? REDACTED : walk(v, forms, maxDepth, depth + 1),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return out;
 };

@@ -12,6 +12,10 @@ const TRANSIENT_ERRORS = new Set([
   'ServiceUnavailable',
   'TimeoutError',
   'RequestTimeout',
+  // S3's names for a failure on its side (it answers them with 500 or 503).
+  'SlowDown',
+  'InternalError',
+  'ServiceUnavailableException',
 ]);
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE']);
 
@@ -22,6 +26,9 @@ export const transientReason = (error: unknown, depth = 0): string | undefined =
   if (typeof code === 'string' && NETWORK_CODES.has(code)) return 'unreachable';
   if (TRANSIENT_ERRORS.has(error.name)) return 'throttled or failing';
   if ((error as { $retryable?: unknown }).$retryable) return 'transient failure';
+  // Any 5xx answer of an AWS service is its failure, not the request's: a retry may succeed.
+  const status = (error as { $metadata?: { httpStatusCode?: unknown } }).$metadata?.httpStatusCode;
+  if (typeof status === 'number' && status >= 500) return 'failing';
   // The SDK wraps socket errors; the code sits on the cause.
   if (error.cause !== undefined && error.cause !== error) return transientReason(error.cause, depth + 1);
   return undefined;

@@ -56,20 +56,25 @@ export class ConfigArchiveBucket extends Construct {
   }
 
   /**
-   * What a function may do with the contents: `read` gets them, `write` also puts them; both
-   * use the customer key when there is one. The bucket's name (and the key) reach it in the
-   * environment ({@link ConfigArchiveBucket.environment}).
+   * What a function may do with the contents: `read` gets them, `write` only puts them (the
+   * batches never read a stored configuration back); both use the customer key when there is
+   * one. A reader may also list the contents' prefix: without s3:ListBucket, S3 answers a get of
+   * a missing (expired) object with 403 AccessDenied instead of 404 NoSuchKey, and an expired
+   * configuration would read as a failure. The bucket's name (and the key) reach the function
+   * in the environment ({@link ConfigArchiveBucket.environment}).
    */
   permission(access: 'read' | 'write'): FunctionPermission {
     return {
       key: `bucket:${this.bucket.node.path}:${access}`,
       grant: (grantee: IGrantable) => {
         grantee.grantPrincipal.addToPrincipalPolicy(
-          new PolicyStatement({
-            actions: access === 'write' ? ['s3:GetObject', 's3:PutObject'] : ['s3:GetObject'],
-            resources: [this.bucket.arnForObjects(CONTENTS)],
-          }),
+          new PolicyStatement({ actions: [access === 'write' ? 's3:PutObject' : 's3:GetObject'], resources: [this.bucket.arnForObjects(CONTENTS)] }),
         );
+        if (access === 'read') {
+          grantee.grantPrincipal.addToPrincipalPolicy(
+            new PolicyStatement({ actions: ['s3:ListBucket'], resources: [this.bucket.bucketArn], conditions: { StringLike: { 's3:prefix': CONTENTS } } }),
+          );
+        }
         // S3 asks KMS for a data key on a put and decrypts it on a get, as the caller.
         this.key?.grant(grantee, ...(access === 'write' ? ['kms:Decrypt', 'kms:GenerateDataKey'] : ['kms:Decrypt']));
       },

@@ -18,7 +18,7 @@ import { NetconfigService } from '../../infra/stack.js';
 import type { Resources } from './api-template.js';
 import { logicalIdOf, NO_BUNDLING, serviceTemplate } from './service-template.js';
 
-type Statement = { Action: string | string[]; Resource: unknown; Effect: string };
+type Statement = { Action: string | string[]; Resource: unknown; Effect: string; Condition?: unknown };
 const KEY = 'arn:aws:kms:eu-west-1:123456789012:key/0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9';
 
 const build = (variant: 'default' | 'private') => {
@@ -95,9 +95,13 @@ describe.each(['default', 'private'] as const)('the configuration history (%s co
     expect(table.Properties['TimeToLiveSpecification']).toEqual({ AttributeName: 'expiresAt', Enabled: true });
   });
 
-  it('grants each function only what it does with the bucket: nobody lists or deletes', () => {
-    expect(built.s3Actions('complianceBatch')).toEqual(['s3:GetObject', 's3:PutObject']);
-    expect(built.s3Actions('getDeviceConfig')).toEqual(['s3:GetObject']);
+  it('grants each function only what it does with the bucket: batches only put, readers get and list the contents prefix, nobody deletes', () => {
+    expect(built.s3Actions('complianceBatch')).toEqual(['s3:PutObject']);
+    expect(built.s3Actions('getDeviceConfig')).toEqual(['s3:GetObject', 's3:ListBucket']);
+    // Without s3:ListBucket, S3 answers a get of an expired object with 403 instead of 404.
+    const list = built.statementsOf('getDeviceConfig').find((st) => [st.Action].flat().includes('s3:ListBucket'))!;
+    expect(list.Resource).toEqual({ 'Fn::GetAtt': [built.bucketId, 'Arn'] });
+    expect(list.Condition).toEqual({ StringLike: { 's3:prefix': 'configs/*' } });
     expect(built.s3Actions('listDeviceConfigs')).toEqual([]);
     expect(built.s3Actions('listConfigDevices')).toEqual([]);
     expect(built.s3Actions('complianceHousekeeping')).toEqual(['s3:GetLifecycleConfiguration', 's3:PutLifecycleConfiguration']);

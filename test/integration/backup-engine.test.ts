@@ -130,6 +130,13 @@ describe("reading NSO's device list a page at a time", () => {
     expect(pageRequests()).toEqual(Array.from({ length: 7 }, (_, i) => ({ fields: 'name', offset: String(i * 100), limit: '100' })));
   });
 
+  it('leaves out the names a device name may not be (too long, a `/`), keeping the others', async () => {
+    const names = ['ok-1', 'x'.repeat(1100), 'a/b', '路'.repeat(254), '路'.repeat(253)];
+    const body = JSON.stringify({ 'tailf-ncs:device': names.map((name) => ({ name })) });
+    sim.setKnobs({ answer: { match: (p) => p.includes('device?fields=name&offset=0&'), status: 200, body } });
+    expect(await backups.listDevices(ADAPTER, relayGet, 100)).toEqual(['ok-1', '路'.repeat(253)]);
+  });
+
   it('stops at the empty page after a last full one', async () => {
     expect(await backups.listDevices(ADAPTER, relayGet, KNOWN / 2)).toHaveLength(KNOWN);
     expect(pageRequests().map((p) => p['offset'])).toEqual(['0', '301', '602']);

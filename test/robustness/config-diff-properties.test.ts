@@ -5,7 +5,7 @@
  * the RFC (own properties only, so `__proto__` is a member like any other), and by fast-json-patch
  * where no member is named `__proto__` (which it refuses to write).
  */
-import { applyPatch as applyTextPatch } from 'diff';
+import { applyPatch as applyTextPatch, formatPatch, structuredPatch } from 'diff';
 import fc from 'fast-check';
 import { applyPatch } from 'fast-json-patch/commonjs/core.js';
 import { describe, expect, it } from 'vitest';
@@ -179,7 +179,45 @@ describe('unifiedConfigDiff, for generated configurations', () => {
       { numRuns: 300 },
     );
   });
+
+  it('is as short as the line diff of the whole pretty-printed texts, with full context: setting the shared head and tail aside loses nothing', () => {
+    fc.assert(
+      fc.property(pair, ([against, config]) => {
+        fc.pre(unmasked(against) && unmasked(config));
+        const diff = unifiedConfigDiff(against, config, labels, Number.POSITIVE_INFINITY);
+        const whole = structuredPatch('configs/a', 'configs/b', pretty(against), pretty(config), undefined, undefined, { context: 3 });
+        const expected = formatPatch(whole, { includeIndex: false, includeUnderline: false, includeFileHeaders: true });
+        expect(changeCount(diff)).toBe(changeCount(expected));
+        const oldLength = pretty(against).split('\n').length - 1;
+        for (const hunk of hunksOf(diff)) {
+          // Three lines of context, fewer only at the start or the end of the text.
+          expect(hunk.leading === 3 || hunk.oldStart <= 1).toBe(true);
+          expect(hunk.trailing === 3 || hunk.oldStart - 1 + hunk.oldLines >= oldLength).toBe(true);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
 });
+
+const changeCount = (diff: string): number => diff.split('\n').filter((line) => /^[-+]/.test(line) && !/^(?:---|\+\+\+) /.test(line)).length;
+
+/** Each hunk of a unified diff: where it starts in the old text, its old length, and its leading and trailing context lines. */
+const hunksOf = (diff: string) =>
+  diff
+    .split('\n@@ ')
+    .slice(1)
+    .map((text) => {
+      const [header, ...lines] = text.replace(/\n$/, '').split('\n');
+      const [, oldStart, oldLines] = /^-(\d+)(?:,(\d+))?/.exec(header!)!;
+      const context = (ordered: string[]): number => ordered.findIndex((line) => !line.startsWith(' '));
+      return {
+        oldStart: Number(oldStart),
+        oldLines: oldLines === undefined ? 1 : Number(oldLines),
+        leading: context(lines),
+        trailing: context([...lines].reverse()),
+      };
+    });
 
 /** A secret nobody could mistake for anything else in a diff. */
 const secretValue = fc.stringMatching(/^[A-Za-z0-9]{10,16}$/).map((s) => `Sx${s}`);

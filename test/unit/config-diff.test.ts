@@ -10,6 +10,7 @@ import {
   DIFF_MEDIA_TYPES,
   DiffTooLarge,
   diffFormatOf,
+  MAX_UNIFIED_DIFF_LINES,
   MAX_UNIFIED_EDIT_LINES,
   maskedConfigPatch,
   unifiedConfigDiff,
@@ -115,9 +116,43 @@ describe('unifiedConfigDiff', () => {
     expect(problem?.status).toBe(422);
     expect(problem?.toBody()).toMatchObject({ type: 'urn:netconfig:problem:diff-too-large', status: 422 });
     expect(problem?.detail).toContain('more than 5 lines');
-    expect(new DiffTooLarge(MAX_UNIFIED_EDIT_LINES).detail).toContain('more than 2000 lines');
+    expect(new DiffTooLarge(`differ in more than ${MAX_UNIFIED_EDIT_LINES} lines`).detail).toContain('more than 2000 lines');
     expect(changedLines(unifiedConfigDiff(against, config, LABELS, 20))).toHaveLength(20);
     expect(configPatch(against, config)).toHaveLength(10);
+  });
+});
+
+describe('the lines the unified diff compares', () => {
+  // Each list entry is one line: the configurations below print as about `length` lines.
+  const list = (length: number, changedAt: readonly number[] = []): JsonValue => ({
+    l: Array.from({ length }, (_, i) => (changedAt.includes(i) ? i + 0.5 : i)),
+  });
+
+  it('sets the shared head and tail aside, so one change in a configuration past the bound still answers, numbered in the whole text', () => {
+    const length = MAX_UNIFIED_DIFF_LINES;
+    const middle = length / 2;
+    const diff = unifiedConfigDiff(list(length), list(length, [middle]), LABELS);
+    // Line 1 is `{`, line 2 `"l": [`, so entry i is on line i + 3; the hunk starts 3 lines above it.
+    expect(diff).toContain(`@@ -${middle} ,7 +${middle} ,7 @@`.replaceAll(' ,', ','));
+    expect(changedLines(diff)).toEqual([`-    ${middle},`, `+    ${middle + 0.5},`]);
+  });
+
+  it('refuses with 422 once the lines between the first and the last change pass the bound, whatever the number of changes', () => {
+    // Each side prints as length + 4 lines, all of them between the first and the last change: 2 past the bound.
+    const length = MAX_UNIFIED_DIFF_LINES / 2 - 3;
+    const problem = (() => {
+      try {
+        unifiedConfigDiff(list(length), list(length, [0, length - 1]), LABELS);
+      } catch (error) {
+        return error as DiffTooLarge;
+      }
+      return undefined;
+    })();
+    expect(problem).toBeInstanceOf(DiffTooLarge);
+    expect(problem?.toBody()).toMatchObject({ type: 'urn:netconfig:problem:diff-too-large', status: 422 });
+    expect(problem?.detail).toContain(`span ${2 * (length + 4)} lines`);
+    // One line fewer on each side (the bound exactly), and the same two changes answer.
+    expect(changedLines(unifiedConfigDiff(list(length - 1), list(length - 1, [0, length - 2]), LABELS))).toHaveLength(4);
   });
 });
 

@@ -240,6 +240,17 @@ describe('redactText: values named like secrets', () => {
   });
 });
 
+describe('redact: members named like Object.prototype', () => {
+  it('keeps a member named `__proto__` as a member, masked when it holds a secret, and sets no prototype', () => {
+    const parsed = JSON.parse('{"__proto__":{"password":"hunter2","mtu":1500},"constructor":"x"}') as Record<string, unknown>;
+    const shown = redact(parsed) as Record<string, unknown>;
+    expect(Object.getPrototypeOf(shown)).toBe(Object.prototype);
+    expect(Object.hasOwn(shown, '__proto__')).toBe(true);
+    expect(JSON.stringify(shown)).toBe('{"__proto__":{"password":"[redacted]","mtu":1500},"constructor":"x"}');
+    expect(JSON.stringify(redact(JSON.parse('{"a":{"__proto__":"$9$abcdefgh"}}')))).not.toContain('abcdefgh');
+  });
+});
+
 describe('redact: what it walks', () => {
   it('redacts the values a key names like secrets, in the key too', () => {
     expect(redact({ 'token=abc&x=1': 1, nested: { 'user=x&password=y': { a: 1 } } })).toEqual({
