@@ -30,6 +30,6 @@ export const backupDevice = async (device: string, target: BackupTarget, deps: B
     deps.onFetchFailure?.(target.adapterId, fetched.kind);
     return errorReport(head, fetched, deps);
   }
-  const { configId } = await archived(fetched.config, 'kept', device, target, deps);
+  const { configId } = await archived(fetched.config, undefined, device, target, deps);
   return { ...head, grade: 'kept', totals: NO_RULES, issues: [], ...(configId ? { configId } : {}), checkedAt: isoTimestamp(deps.now()) };
 };

@@ -295,7 +295,7 @@ export const checkDevice = async (assignment: DeviceAssignment, target: CheckTar
  */
 export const archived = async (
   config: unknown,
-  grade: string,
+  grade: string | undefined,
   device: string,
   target: Pick<CheckTarget, 'batchId' | 'adapterId' | 'source'>,
   deps: Pick<CheckDeps, 'archive' | 'now'>,
@@ -308,7 +308,7 @@ export const archived = async (
       config: config as JsonValue,
       source: target.source,
       takenAt: deps.now(),
-      grade,
+      ...(grade === undefined ? {} : { grade }),
     });
     return { configId };
   } catch (error) {

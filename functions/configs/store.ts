@@ -99,9 +99,10 @@ export class ConfigIndex {
         new UpdateCommand({
           TableName: this.tableName,
           Key: { pk: adapterPk(adapterId), sk: summarySk(summary.device) },
-          UpdateExpression: `SET ${names.map((n) => `#${n} = :${n}`).join(', ')}${summary.grade === undefined ? ' REMOVE #grade' : ''}`,
+          // A take without a grade (a backup's) keeps the last compliance grade the device got.
+          UpdateExpression: `SET ${names.map((n) => `#${n} = :${n}`).join(', ')}`,
           ConditionExpression: 'attribute_not_exists(pk) OR #configId <= :configId',
-          ExpressionAttributeNames: Object.fromEntries([...names, 'grade'].map((n) => [`#${n}`, n])),
+          ExpressionAttributeNames: Object.fromEntries(names.map((n) => [`#${n}`, n])),
           ExpressionAttributeValues: Object.fromEntries(names.map((n) => [`:${n}`, summary[n as keyof DeviceSummary]])),
         }),
       );

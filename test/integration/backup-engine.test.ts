@@ -215,6 +215,8 @@ describe('a backup batch on the durable engine', () => {
       config: fleetConfig(42, fleetName(42)),
       source: { kind: 'backup', batchId, batchStarted: batch.started },
     });
+    // A backup grades nothing: the device list keeps the last compliance grade.
+    expect(take).not.toHaveProperty('grade');
     // The adapter's fetch cap holds across the chunks running at once.
     expect(sim.peakInFlight).toBeLessThanOrEqual(4);
 

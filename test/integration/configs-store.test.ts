@@ -133,6 +133,23 @@ describe('recording a take', () => {
     });
     expect(await index.lastTake(adapterId, 'r1', at('2026-11-22T00:00:00.000Z'))).toMatchObject({ configId: '20261121T100000000Z-late', grade: 'pass' });
   });
+
+  it('keeps the last compliance grade when a backup (a take without a grade) comes after it', async () => {
+    const history = archive();
+    const adapterId = `grade-${table}`;
+    await history.record({ adapterId, device: 'r1', config: CONFIG, source: source('checked'), takenAt: at('2026-11-20T10:01:00.000Z'), grade: 'fail' });
+    const backup = await history.record({
+      adapterId,
+      device: 'r1',
+      config: CONFIG,
+      source: { kind: 'backup', batchId: 'kept', batchStarted: '2026-11-21T10:00:00.000Z' },
+      takenAt: at('2026-11-21T10:01:00.000Z'),
+    });
+    const last = await index.lastTake(adapterId, 'r1', at('2026-11-22T00:00:00.000Z'));
+    expect(last).toMatchObject({ configId: backup.configId, grade: 'fail' });
+    const [entry] = (await index.listEntries(adapterId, 'r1', { limit: 1, now: at('2026-11-22T00:00:00.000Z') })).items;
+    expect(entry).not.toHaveProperty('grade');
+  });
 });
 
 describe('when S3 is down', () => {
