@@ -63,6 +63,8 @@ export class ConfigHistory implements ConfigArchive {
 
   /** Takes waiting for their group, by adapter, and the timer that sends each group. */
   readonly #waiting = new Map<string, { readonly takes: Pending[]; readonly timer: NodeJS.Timeout }>();
+  /** Groups being recorded, with their adapter and devices: a group with one of those devices waits for them. */
+  readonly #sending = new Set<{ readonly adapterId: string; readonly devices: ReadonlySet<string>; readonly done: Promise<unknown> }>();
 
   constructor(private readonly deps: ArchiveDeps) {}
 
@@ -86,7 +88,17 @@ export class ConfigHistory implements ConfigArchive {
     if (!group) return;
     this.#waiting.delete(adapterId);
     clearTimeout(group.timer);
-    this.#recordGroup(adapterId, group.takes).then(
+    const devices = new Set(group.takes.map((p) => p.take.device));
+    // A device's later take reads its last take only once the earlier one has written it.
+    const before = [...this.#sending].filter((g) => g.adapterId === adapterId && [...devices].some((d) => g.devices.has(d))).map((g) => g.done);
+    const done = Promise.allSettled(before).then(() => this.#recordGroup(adapterId, group.takes));
+    const sending = { adapterId, devices, done };
+    this.#sending.add(sending);
+    void done.then(
+      () => this.#sending.delete(sending),
+      () => this.#sending.delete(sending),
+    );
+    done.then(
       (recorded) => {
         for (const [i, p] of group.takes.entries()) p.resolve(recorded[i]!);
       },
