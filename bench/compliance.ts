@@ -8,6 +8,14 @@
  * high-water mark, the CPU seconds of this process and of DynamoDB Local's JVM, and the ratio of
  * the engine's wall time to the floor's (target ≤ 1.25 at 50).
  *
+ * Each round at concurrency 50 also runs the same batch as a production batch runs by default: `sync: check` (NSO's
+ * grouped `check-sync` before grading) with every configuration kept by the real archive (gzip to
+ * the local S3 server, run in a process of its own as S3 is elsewhere, and the index in DynamoDB
+ * Local), against the engine's run above (`sync: none`, no archive): target ≤ 1.2 at 50. Each such
+ * run is a first take (a fresh adapter name, so every configuration is uploaded); after the rounds
+ * one more run over the last adapter's unchanged configurations must upload nothing (counted by
+ * the archive's `uploads`).
+ *
  * `npx tsx bench/compliance.ts [devices] [concurrencies] [rounds]` (default `10000 10,50 12`):
  * each round measures floor and engine back to back, taking turns at going first, after an
  * unrecorded warm-up round, and the ratio is the median of the rounds' ratios (on a shared
@@ -43,7 +51,23 @@ export interface ComplianceRun {
   readonly cpuSeconds: number;
   /** CPU seconds of DynamoDB Local's JVM during the run (Linux; absent elsewhere). */
   readonly dynamoCpuSeconds?: number;
+  /** CPU seconds of the local S3 server's process during the run (Linux; absent elsewhere). */
+  readonly s3CpuSeconds?: number;
+  /** Runs with the archive: configurations it uploaded, and found unchanged. */
+  readonly uploads?: number;
+  readonly unchanged?: number;
 }
+
+/** The concurrency the archive's target is measured at. */
+export const ARCHIVE_CONCURRENCY = 50;
+
+/** The variants a round measures, and the run over unchanged configurations after the rounds. */
+export const VARIANTS = {
+  floor: 'floor',
+  engine: 'durable engine',
+  archived: 'check + archive',
+  unchanged: 'check + archive, unchanged',
+} as const;
 
 const highWater = () => {
   let max = process.memoryUsage.rss();
@@ -68,19 +92,63 @@ const treeCpuSeconds = (pid: number | undefined): number | undefined => {
   }
 };
 
+/** CPU seconds `pid` used from now until the returned function is called, or undefined off Linux. */
+const cpuWindow = (pid: number | undefined): (() => number | undefined) => {
+  const before = treeCpuSeconds(pid);
+  return () => {
+    const after = treeCpuSeconds(pid);
+    return before === undefined || after === undefined ? undefined : Math.round((after - before) * 100) / 100;
+  };
+};
+
 /** Starts measuring a run's resources; the returned function ends it. */
-const resources = (dynamoPid: number | undefined) => {
+const resources = (dynamoPid: number | undefined, s3Pid: number | undefined) => {
   const rss = highWater();
   const cpu = process.cpuUsage();
-  const dynamo = treeCpuSeconds(dynamoPid);
+  const dynamo = cpuWindow(dynamoPid);
+  const s3 = cpuWindow(s3Pid);
   return () => {
     const used = process.cpuUsage(cpu);
-    const dynamoNow = treeCpuSeconds(dynamoPid);
+    const [dynamoCpuSeconds, s3CpuSeconds] = [dynamo(), s3()];
     return {
       rssHighWaterMiB: rss(),
       cpuSeconds: Math.round((used.user + used.system) / 1e4) / 100,
-      ...(dynamo !== undefined && dynamoNow !== undefined ? { dynamoCpuSeconds: Math.round((dynamoNow - dynamo) * 100) / 100 } : {}),
+      ...(dynamoCpuSeconds !== undefined ? { dynamoCpuSeconds } : {}),
+      ...(s3CpuSeconds !== undefined ? { s3CpuSeconds } : {}),
     };
+  };
+};
+
+/** Environment variable that makes the bundle run only the local S3 server (in the child process {@link startS3Process} starts). */
+const S3_CHILD_ENV = 'BENCH_S3_SERVER';
+const S3_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
+
+/**
+ * The local S3 server in a process of its own, started from this same script: S3 is another
+ * machine in AWS, so its work must not share the batch's thread, and its CPU is counted apart
+ * (as DynamoDB Local's JVM is).
+ */
+const startS3Process = async (bucket: string): Promise<{ endpoint: string; pid: number | undefined; stop: () => Promise<void> }> => {
+  const { spawn } = await import('node:child_process');
+  const child = spawn(process.execPath, [process.argv[1]!], { env: { ...process.env, [S3_CHILD_ENV]: bucket }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const endpoint = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString('utf8');
+      const line = out.split('\n').find((l) => l.startsWith('S3_ENDPOINT '));
+      if (line) resolve(line.slice('S3_ENDPOINT '.length).trim());
+    });
+    child.once('exit', (code) => reject(new Error(`the local S3 server exited (${code}) before it listened`)));
+  });
+  return {
+    endpoint,
+    pid: child.pid,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    },
   };
 };
 
@@ -98,9 +166,8 @@ export const measureCompliance = async (
   process.env['AWS_SECRET_ACCESS_KEY'] ??= 'local';
   process.env['METRICS_DISABLED'] = 'true';
   process.env['LOG_LEVEL'] = 'warn';
-  // The configuration history's bucket, on the local S3 server (the batch function keeps every configuration).
-  const { startS3Local } = await import('../tools/local/s3-local.js');
-  const s3 = await startS3Local({ buckets: ['bench-configs'], credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  // The configuration history's bucket, on the local S3 server.
+  const s3 = await startS3Process('bench-configs');
   process.env['AWS_ENDPOINT_URL_S3'] = s3.endpoint;
   process.env['S3_FORCE_PATH_STYLE'] = 'true';
   process.env['CONFIGS_BUCKET'] = 'bench-configs';
@@ -115,11 +182,19 @@ export const measureCompliance = async (
   process.env['LOCAL_MODE'] = 'true';
   const { createAdapterStore } = await import('../functions/adapters/store.js');
   const { documentClient } = await import('../functions/platform/dynamo.js');
-  await createAdapterStore(documentClient, tables['adapters']).put(
-    { name: 'bench-nso', type: 'nso', baseUrl: sim.url, auth: { type: 'basic', username: 'admin', password: '$VAULT_netconfig/adapters/bench#password' } },
-    new Date().toISOString(),
-  );
+  const adapterStore = createAdapterStore(documentClient, tables['adapters']);
+  /** Registers an adapter on the simulator: each archived run takes its configurations under a name of its own. */
+  const addAdapter = async (name: string): Promise<string> => {
+    await adapterStore.put(
+      { name, type: 'nso', baseUrl: sim.url, auth: { type: 'basic', username: 'admin', password: '$VAULT_netconfig/adapters/bench#password' } },
+      new Date().toISOString(),
+    );
+    return name;
+  };
+  await addAdapter('bench-nso');
   const { engineDeps } = await import('../functions/compliance/handlers/batch.js');
+  const { ConfigHistory } = await import('../functions/configs/archive.js');
+  const { archiveStores } = await import('../functions/configs/wiring.js');
   const { runBatch } = await import('../functions/compliance/engine.js');
   const { startBatch } = await import('../functions/compliance/service.js');
   const { ComplianceStore } = await import('../functions/compliance/store.js');
@@ -144,7 +219,7 @@ export const measureCompliance = async (
   const startRun = () => {
     sim.requests.length = 0;
     (globalThis as { gc?: () => void }).gc?.();
-    return resources(dynamo.process.pid);
+    return resources(dynamo.process.pid, s3.pid);
   };
   // Round 0 of each concurrency warms both up (code optimized, sockets open) and is not recorded.
   const record = (run: ComplianceRun) => {
@@ -171,12 +246,20 @@ export const measureCompliance = async (
         }
       }),
     );
-    record(summarizeRun('floor', concurrency, devices, (performance.now() - started) / 1000, times, round, stop()));
+    record(summarizeRun(VARIANTS.floor, concurrency, devices, (performance.now() - started) / 1000, times, round, stop()));
   };
-  // Engine: the production handler under the local runner, reports in DynamoDB Local.
-  const engine = async (concurrency: number, round: number): Promise<void> => {
+  /** The last archived run's adapter and its number: the run over unchanged configurations goes over it again. */
+  let archivedRuns = 0;
+  // Engine: the production handler under the local runner, reports in DynamoDB Local. `none`:
+  // sync `none` and no archive, the engine's own cost over the floor of configuration fetches
+  // (as measured before sync modes and the archive); `archived`: sync `check` and every
+  // configuration kept, on a new adapter name (every configuration uploaded) unless `unchanged`.
+  const engine = async (concurrency: number, round: number, variant: 'none' | 'archived' | 'unchanged' = 'none'): Promise<void> => {
     const times: number[] = [];
-    const deps: EngineDeps = { ...engineDeps, onDeviceChecked: (_report, ms) => times.push(ms) };
+    const archive = variant === 'none' ? undefined : new ConfigHistory({ ...archiveStores(), retentionDays: async () => 30 });
+    if (variant === 'archived') archivedRuns++;
+    const adapterId = variant === 'none' ? 'bench-nso' : await addAdapter(`bench-nso-${archivedRuns}`);
+    const deps: EngineDeps = { ...engineDeps, archive, onDeviceChecked: (_report, ms) => times.push(ms) };
     const startDeps: StartDeps = {
       versions: async () => ({ tree: true, version }),
       adapters: { get: async (name) => ({ name }) },
@@ -188,8 +271,7 @@ export const measureCompliance = async (
     };
     const stop = startRun();
     const started = performance.now();
-    // Sync `none`: the engine's own cost over the floor of configuration fetches, as measured before sync modes.
-    const { batchId } = await startBatch({ treeId: 'b'.repeat(24), version: 'bench', adapterId: 'bench-nso', sync: 'none' }, startDeps);
+    const { batchId } = await startBatch({ treeId: 'b'.repeat(24), version: 'bench', adapterId, sync: variant === 'none' ? 'none' : 'check' }, startDeps);
     // The clock stops when the handler returns: the batch is complete then (its finish step
     // has stored status and totals). The local runner's `run()` resolves a fixed 100 ms
     // later, a pause of the runner's own before it stops polling, which Lambda does not have.
@@ -205,15 +287,24 @@ export const measureCompliance = async (
     });
     const execution = await runner.run({ payload: { batchId } });
     if (execution.getStatus() !== 'SUCCEEDED' || !used) throw new Error(`batch ${batchId} ended ${execution.getStatus()}`);
-    record(summarizeRun('durable engine', concurrency, devices, (finished - started) / 1000, times, round, used));
+    const counted = archive ? { uploads: archive.uploads, unchanged: archive.unchanged } : {};
+    const name = variant === 'none' ? VARIANTS.engine : variant === 'archived' ? VARIANTS.archived : VARIANTS.unchanged;
+    record(summarizeRun(name, concurrency, devices, (finished - started) / 1000, times, round, { ...used, ...counted }));
   };
+  const archived = (concurrency: number, round: number) => engine(concurrency, round, 'archived');
   try {
-    // Floor and engine take turns going first (floor, engine; engine, floor; …), so that neither
-    // always runs in the state the other leaves behind.
-    for (const concurrency of concurrencies)
+    // The three take turns going first (floor, engine, archived; engine, archived, floor; …), so
+    // that none always runs in the state another leaves behind.
+    // The archived variant runs at the target's concurrency only (it is the longest run by far).
+    for (const concurrency of concurrencies) {
+      const order = [floor, (c: number, r: number) => engine(c, r), ...(concurrency === ARCHIVE_CONCURRENCY ? [archived] : [])];
       for (let round = 0; round <= rounds; round++) {
-        for (const run of round % 2 ? [floor, engine] : [engine, floor]) await run(concurrency, round);
+        const first = (round + 1) % order.length;
+        for (const run of [...order.slice(first), ...order.slice(0, first)]) await run(concurrency, round);
       }
+      // A second run over the last archived run's configurations, unchanged: it must upload nothing.
+      if (concurrency === ARCHIVE_CONCURRENCY) await engine(concurrency, rounds, 'unchanged');
+    }
   } finally {
     await LocalDurableTestRunner.teardownTestEnvironment();
     await sim.close();
@@ -231,7 +322,7 @@ const summarizeRun = (
   seconds: number,
   times: number[],
   round: number,
-  used: Pick<ComplianceRun, 'rssHighWaterMiB' | 'cpuSeconds' | 'dynamoCpuSeconds'>,
+  used: Pick<ComplianceRun, 'rssHighWaterMiB' | 'cpuSeconds' | 'dynamoCpuSeconds' | 's3CpuSeconds' | 'uploads' | 'unchanged'>,
 ): ComplianceRun => ({
   variant,
   concurrency,
@@ -244,16 +335,38 @@ const summarizeRun = (
   ...used,
 });
 
+/** At each concurrency, the median over rounds of `variant`'s wall time over `base`'s in the same round. */
+const medianRatios = (runs: readonly ComplianceRun[], variant: string, base: string): { concurrency: number; ratio: number }[] =>
+  [...new Set(runs.map((r) => r.concurrency))].flatMap((concurrency) => {
+    const ratios = runs
+      .filter((r) => r.concurrency === concurrency && r.variant === variant)
+      .flatMap((run) => {
+        const pair = runs.find((r) => r.concurrency === concurrency && r.variant === base && (r.round ?? 1) === (run.round ?? 1));
+        return pair ? [run.seconds / pair.seconds] : [];
+      });
+    return ratios.length ? [{ concurrency, ratio: Math.round(percentile(ratios, 50) * 100) / 100 }] : [];
+  });
+
 /** The engine's wall time over the floor's at each concurrency: the median over rounds of each round's ratio. */
 export const complianceRatios = (runs: readonly ComplianceRun[]): { concurrency: number; ratio: number }[] =>
-  [...new Set(runs.map((r) => r.concurrency))].map((concurrency) => {
-    const ratios = runs
-      .filter((r) => r.concurrency === concurrency && r.variant !== 'floor')
-      .map(
-        (engine) =>
-          engine.seconds / runs.find((r) => r.concurrency === concurrency && r.variant === 'floor' && (r.round ?? 1) === (engine.round ?? 1))!.seconds,
-      );
-    return { concurrency, ratio: Math.round(percentile(ratios, 50) * 100) / 100 };
+  medianRatios(runs, VARIANTS.engine, VARIANTS.floor);
+
+/**
+ * At each concurrency: the median ratio of the `check` + archive run's wall time to the `none`
+ * run's of the same round, and the uploads of the first archived run and of the run over its
+ * configurations unchanged.
+ */
+export const archiveFigures = (
+  runs: readonly ComplianceRun[],
+): { concurrency: number; ratio: number; firstUploads: number | undefined; secondUploads: number | undefined }[] =>
+  medianRatios(runs, VARIANTS.archived, VARIANTS.engine).map(({ concurrency, ratio }) => {
+    const at = runs.filter((r) => r.concurrency === concurrency);
+    return {
+      concurrency,
+      ratio,
+      firstUploads: at.findLast((r) => r.variant === VARIANTS.archived)?.uploads,
+      secondUploads: at.find((r) => r.variant === VARIANTS.unchanged)?.uploads,
+    };
   });
 
 /** The last line a run prints: what `bench/run.ts` reads back. */
@@ -280,13 +393,24 @@ if (isMain && typeof COMPLIANCE_BENCH_BUNDLED === 'undefined') {
   process.exit();
 }
 
-if (isMain && typeof COMPLIANCE_BENCH_BUNDLED !== 'undefined') {
+if (isMain && typeof COMPLIANCE_BENCH_BUNDLED !== 'undefined' && process.env[S3_CHILD_ENV]) {
+  // The child startS3Process starts: the local S3 server alone, until it is told to stop.
+  const { startS3Local } = await import('../tools/local/s3-local.js');
+  const server = await startS3Local({ buckets: [process.env[S3_CHILD_ENV]], credentials: S3_CREDENTIALS });
+  process.once('SIGTERM', () => void server.stop().then(() => process.exit(0)));
+  console.log(`S3_ENDPOINT ${server.endpoint}`);
+} else if (isMain && typeof COMPLIANCE_BENCH_BUNDLED !== 'undefined') {
   // [devices] [concurrencies, comma-separated] [rounds]
   const devices = Number(process.argv[2] ?? 10_000);
   const concurrencies = process.argv[3] ? process.argv[3].split(',').map(Number) : [10, 50];
   const rounds = Number(process.argv[4] ?? 12);
   const runs = await measureCompliance(devices, concurrencies, (line) => console.error(line), rounds);
   for (const { concurrency, ratio } of complianceRatios(runs)) console.error(`concurrency ${concurrency}: engine/floor wall-time ratio ${ratio}`);
+  for (const { concurrency, ratio, firstUploads, secondUploads } of archiveFigures(runs)) {
+    console.error(
+      `concurrency ${concurrency}: check + archive / none wall-time ratio ${ratio}; uploads: ${firstUploads} in the last first take, ${secondUploads} in the run over it unchanged`,
+    );
+  }
   console.log(`${RESULT_PREFIX}${JSON.stringify(runs)}`);
   process.exit(0);
 }

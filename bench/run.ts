@@ -30,7 +30,7 @@ import { answersRequests, buildFixtures, buildScript, buildStack, type Bundle, t
 import { bundleContents, sdkBytes, type BundleContents } from './bundles.js';
 import { measureCold, probeCompilations, runCold, type ColdSample, type ColdVariant } from './cold.js';
 import { LITH_OPERATIONS, RELAY_BODY, firstCallAccepts, firstCallEvent, putAdapterName, type CallContext } from './events.js';
-import { RESULT_PREFIX, complianceRatios, type ComplianceRun } from './compliance.js';
+import { RESULT_PREFIX, archiveFigures, complianceRatios, VARIANTS, type ComplianceRun } from './compliance.js';
 import { RULES_RESULT_PREFIX, type RulesRun } from './rules.js';
 import { START_RESULT_PREFIX, START_TARGETS, type StartRun } from './start.js';
 import { measureGateway, type GatewayRun } from './gateway.js';
@@ -656,13 +656,22 @@ try {
       if (!line) throw new Error('no result line');
       const runs = JSON.parse(line.slice(RESULT_PREFIX.length)) as ComplianceRun[];
       const ratios = complianceRatios(runs);
-      output['compliance'] = { runs, ratios };
+      const archive = archiveFigures(runs);
+      output['compliance'] = { runs, ratios, archive };
       const at50 = ratios.find((r) => r.concurrency === 50)?.ratio;
       targets.push(atMost('compliance: durable engine / plain loop wall time, concurrency 50', at50, 1.25, '×'));
+      const archived50 = archive.find((r) => r.concurrency === 50);
+      targets.push(atMost('compliance: sync check + archive / sync none, no archive, wall time, concurrency 50', archived50?.ratio, 1.2, '×'));
+      targets.push({
+        name: `compliance: uploads of a second run over unchanged configurations (first run: ${archived50?.firstUploads ?? '?'})`,
+        measured: String(archived50?.secondUploads ?? 'not measured'),
+        limit: '= 0',
+        pass: archived50?.secondUploads === 0,
+      });
       tables.push(
         `Compliance batch, ${options.devices} simulated devices (per-device time: first fetch sent to report stored)\n` +
           formatTable(
-            ['variant', 'concurrency', 'seconds', 'devices/s', 'p50 ms', 'p99 ms', 'RSS high-water MiB', 'ratio'],
+            ['variant', 'concurrency', 'seconds', 'devices/s', 'p50 ms', 'p99 ms', 'RSS high-water MiB', 'uploads', 'ratio'],
             runs.map((r) => [
               r.variant,
               String(r.concurrency),
@@ -671,7 +680,12 @@ try {
               String(r.p50Ms),
               String(r.p99Ms),
               String(r.rssHighWaterMiB),
-              r.variant === 'floor' ? '' : `${ratios.find((x) => x.concurrency === r.concurrency)?.ratio}×`,
+              r.uploads === undefined ? '' : String(r.uploads),
+              r.variant === VARIANTS.engine
+                ? `${ratios.find((x) => x.concurrency === r.concurrency)?.ratio}× of floor`
+                : r.variant === VARIANTS.archived
+                  ? `${archive.find((x) => x.concurrency === r.concurrency)?.ratio}× of none`
+                  : '',
             ]),
             ['left', 'right'],
           ),
@@ -680,6 +694,7 @@ try {
       say(`compliance measurement failed: ${(error as Error).message}`);
       output['compliance'] = { error: (error as Error).message };
       targets.push({ name: 'compliance: durable engine / plain loop, concurrency 50', measured: 'failed to run', limit: '≤ 1.25×', pass: false });
+      targets.push({ name: 'compliance: sync check + archive / sync none, concurrency 50', measured: 'failed to run', limit: '≤ 1.2×', pass: false });
     }
   }
 

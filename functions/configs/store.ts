@@ -5,8 +5,7 @@
  * compares a new take with. Both expire with the take (`expiresAt`); reads skip what has expired
  * but DynamoDB has not removed yet.
  */
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { BatchGetCommand, BatchWriteCommand, GetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../platform/dynamo.js';
 import { requiredEnv } from '../platform/env.js';
 import { tableEnv } from '../platform/tables.js';
@@ -43,6 +42,17 @@ const adapterPk = (adapterId: string): string => `A#${adapterId}`;
 const entrySk = (configId: string): string => `C#${configId}`;
 const summarySk = (device: string): string => `D#${device}`;
 const epochSeconds = (now: Date): number => Math.floor(now.getTime() / 1000);
+
+/** Keys one `BatchGetItem` reads at most. */
+export const MAX_GET = 100;
+/** Sends of a batch request's unprocessed part before the index counts as unavailable. */
+const MAX_SENDS = 8;
+
+/** Waits before the `attempt`-th resend of what DynamoDB left unprocessed (none before the first send). */
+const pauseBefore = async (attempt: number): Promise<void> => {
+  if (attempt >= MAX_SENDS) throw new Error('The configuration index kept leaving requests unprocessed (throttled); retry later.');
+  if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 50 * 2 ** attempt)));
+};
 
 const entryOf = (item: Record<string, unknown>): StoredEntry => ({
   configId: item['configId'] as string,
@@ -82,33 +92,51 @@ export class ConfigIndex {
     return Item && (Item['expiresAt'] as number) > epochSeconds(now) ? summaryOf(Item) : undefined;
   }
 
-  /** Writes a take's entry (replacing the one of an earlier run of the same batch). */
-  async putEntry(entry: StoredEntry): Promise<void> {
-    const { adapterId, device, configId } = entry;
-    await this.client.send(new PutCommand({ TableName: this.tableName, Item: { pk: devicePk(adapterId, device), sk: entrySk(configId), ...entry } }));
+  /**
+   * The last takes, unexpired at `now`, of up to {@link MAX_GET} distinct devices of an adapter, by
+   * device, in one `BatchGetItem` (what DynamoDB leaves unprocessed is asked again).
+   */
+  async lastTakes(adapterId: string, devices: readonly string[], now: Date): Promise<Map<string, DeviceSummary>> {
+    if (devices.length > MAX_GET) throw new RangeError(`at most ${MAX_GET} devices are read at once`);
+    const found = new Map<string, DeviceSummary>();
+    let keys: Record<string, unknown>[] = devices.map((device) => ({ pk: adapterPk(adapterId), sk: summarySk(device) }));
+    for (let attempt = 0; keys.length > 0; attempt++) {
+      await pauseBefore(attempt);
+      const answer = await this.client.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keys } } }));
+      for (const item of answer.Responses?.[this.tableName] ?? []) {
+        if ((item['expiresAt'] as number) > epochSeconds(now)) found.set(item['device'] as string, summaryOf(item));
+      }
+      keys = answer.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
+    }
+    return found;
   }
 
   /**
-   * Makes `summary` the device's last take, unless a later batch's take is there already (two
-   * batches of one adapter may run at once, and the earlier may finish last).
+   * Writes takes of distinct devices: every entry first (replacing the one of an earlier run of
+   * the same batch), then the devices' last takes that are given, 25 to a `BatchWriteItem`, so no
+   * last take names an entry that was not written. The caller leaves out a last take when the
+   * device's is a later batch's (two batches of one adapter may run at once).
    */
-  async putLastTake(adapterId: string, summary: DeviceSummary): Promise<void> {
-    const names = Object.keys(summary);
-    try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: adapterPk(adapterId), sk: summarySk(summary.device) },
-          // A take without a grade (a backup's) keeps the last compliance grade the device got.
-          UpdateExpression: `SET ${names.map((n) => `#${n} = :${n}`).join(', ')}`,
-          ConditionExpression: 'attribute_not_exists(pk) OR #configId <= :configId',
-          ExpressionAttributeNames: Object.fromEntries(names.map((n) => [`#${n}`, n])),
-          ExpressionAttributeValues: Object.fromEntries(names.map((n) => [`:${n}`, summary[n as keyof DeviceSummary]])),
-        }),
-      );
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    }
+  async putTakes(adapterId: string, takes: readonly { readonly entry: StoredEntry; readonly last?: DeviceSummary }[]): Promise<void> {
+    await this.#putAll(takes.map(({ entry }) => ({ pk: devicePk(adapterId, entry.device), sk: entrySk(entry.configId), ...entry })));
+    await this.#putAll(takes.flatMap(({ last }) => (last ? [{ pk: adapterPk(adapterId), sk: summarySk(last.device), ...last }] : [])));
+  }
+
+  /** Puts items 25 to a request, in parallel, sending back what DynamoDB leaves unprocessed with a growing pause. */
+  async #putAll(items: readonly Record<string, unknown>[]): Promise<void> {
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: Math.ceil(items.length / 25) }, async (_, n) => {
+        let pending = items.slice(n * 25, n * 25 + 25).map((Item) => ({ PutRequest: { Item } }));
+        for (let attempt = 0; pending.length > 0; attempt++) {
+          await pauseBefore(attempt);
+          const answer = await this.client.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: pending } }));
+          pending = (answer.UnprocessedItems?.[this.tableName] ?? []) as typeof pending;
+        }
+      }),
+    );
+    // Settled only when every request has: no write of a call is on its way when it fails.
+    const failed = outcomes.find((o) => o.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 
   /** One take's entry, unless it has expired. */

@@ -152,6 +152,40 @@ describe('recording a take', () => {
   });
 });
 
+describe('recording in groups', () => {
+  it('records the takes of one adapter made together in groups of 25: one read and one write of each kind per group', async () => {
+    const adapterId = `group-${table}`;
+    const calls = { reads: 0, writes: 0 };
+    const counted = {
+      lastTakes: (...a: Parameters<ConfigIndex['lastTakes']>) => (calls.reads++, index.lastTakes(...a)),
+      putTakes: (...a: Parameters<ConfigIndex['putTakes']>) => (calls.writes++, index.putTakes(...a)),
+    };
+    const history = new ConfigHistory({ blobs, index: counted, retentionDays: async () => 30 });
+    const taken = at('2026-11-20T10:01:00.000Z');
+    const devices = Array.from({ length: 30 }, (_, i) => `r${i}`);
+    const recorded = await Promise.all(
+      devices.map((device) => history.record({ adapterId, device, config: { ...CONFIG, hostname: device }, source: source('b1'), takenAt: taken })),
+    );
+    expect(calls).toEqual({ reads: 2, writes: 2 });
+    expect(history.uploads).toBe(30);
+    for (const [i, device] of devices.entries()) {
+      expect(await index.lastTake(adapterId, device, taken)).toMatchObject({ configId: recorded[i]!.configId, sha256: recorded[i]!.sha256 });
+    }
+  });
+
+  it('puts a second take of a device made at the same time in the next group: both entries, the later batch’s take last', async () => {
+    const history = archive();
+    const adapterId = `same-${table}`;
+    const takes = [source('late', '2026-11-21T10:00:00.000Z'), source('early', '2026-11-20T10:00:00.000Z')].map((s) =>
+      history.record({ adapterId, device: 'r1', config: CONFIG, source: s, takenAt: at('2026-11-21T10:01:00.000Z') }),
+    );
+    await Promise.all(takes);
+    const page = await index.listEntries(adapterId, 'r1', { limit: 10, now: at('2026-11-22T00:00:00.000Z') });
+    expect(page.items.map((e) => e.batchId)).toEqual(['late', 'early']);
+    expect(await index.lastTake(adapterId, 'r1', at('2026-11-22T00:00:00.000Z'))).toMatchObject({ configId: '20261121T100000000Z-late' });
+  });
+});
+
 describe('when S3 is down', () => {
   it('throws and writes no index entry (nothing half-written)', async () => {
     const closed = await freePort();
