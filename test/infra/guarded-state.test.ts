@@ -63,7 +63,7 @@ describe('customer-managed keys', () => {
 
   it('encrypt the tables with the table key, under their pinned logical ids', () => {
     const tables = ofType(resources, 'AWS::DynamoDB::GlobalTable');
-    expect(tables).toHaveLength(6);
+    expect(tables).toHaveLength(7);
     for (const [id, table] of tables) {
       expect([id, table.Properties['SSESpecification']]).toEqual([id, { SSEEnabled: true, SSEType: 'KMS' }]);
       expect([id, table.Properties['Replicas'].map((r: Record<string, unknown>) => r['SSESpecification'])]).toEqual([id, [{ KMSMasterKeyId: KEY }]]);
