@@ -25,7 +25,6 @@ const NO_RULES = { errors: 0, warnings: 0, infos: 0, passes: 0 } as const;
 /** Fetches one device's configuration and keeps it; returns its report (not yet stored). */
 export const backupDevice = async (device: string, target: BackupTarget, deps: BackupDeps): Promise<DeviceReport> => {
   const fetched = await fetchConfig(device, target, deps);
-  deps.onFetched?.();
   const head = { batchId: target.batchId, device };
   if (!('config' in fetched)) {
     deps.onFetchFailure?.(target.adapterId, fetched.kind);

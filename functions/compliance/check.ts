@@ -41,11 +41,6 @@ export interface CheckDeps {
   readonly sync?: SyncStep;
   /** Keeps each configuration fetched (absent: none is kept, reports name none). */
   readonly archive?: ConfigArchive;
-  /**
-   * The device's configuration fetch has ended: it sends nothing more through the gate, so its
-   * worker may take the next device while this one is graded and archived (engine.ts).
-   */
-  readonly onFetched?: () => void;
 }
 
 /** What the batch is checking against. */
@@ -274,7 +269,6 @@ export const checkDevice = async (assignment: DeviceAssignment, target: CheckTar
   }
   if (synced && 'diff' in synced) return outOfSyncReport(head, synced, deps);
   const fetched = await fetchConfig(assignment.device, target, deps);
-  deps.onFetched?.();
   if (!('config' in fetched)) {
     deps.onFetchFailure?.(target.adapterId, fetched.kind);
     return errorReport(head, fetched, deps);

@@ -197,13 +197,6 @@ const deviceTask = (batchId: string, work: BatchWork, plan: BatchPlan | undefine
   return (assignment, checkDeps) => checkDevice(assignment as DeviceAssignment, target, checkDeps);
 };
 
-/**
- * Devices a worker may have fetched and not yet seen stored (graded, archived, handed in) before it
- * takes another: enough to keep its slot busy while the archive's group requests are on their
- * way, few enough that a chunk holds at most this many configurations per slot.
- */
-const MAX_BEHIND = 4;
-
 /** What a device left unchecked after its chunk failed throws (never counted, never reported). */
 class ChunkAbandoned extends Error {}
 
@@ -305,18 +298,14 @@ export const runChunk = async (
   let next = 0;
   const worker = async (): Promise<void> => {
     const slot = await gate.hold();
-    /** Devices of this worker fetched and still being graded, archived or handed in. */
-    const behind = new Set<Promise<void>>();
     try {
       // A device's time runs from when its first fetch is sent (not from when its worker waited
       // for a slot) to when its report is stored.
       let started: number | undefined;
-      let onFetched: (() => void) | undefined;
       const checkDeps: CheckDeps = {
         ...deps,
         relayGet,
         sync,
-        onFetched: () => onFetched?.(),
         gate: {
           run: (fetch) =>
             slot.run(() => {
@@ -332,34 +321,20 @@ export const runChunk = async (
         },
       };
       while (next < unreported.length && !failure) {
-        while (behind.size >= MAX_BEHIND) await Promise.race(behind);
-        if (failure) break;
         const { assignment, position } = unreported[next++]!;
         started = undefined;
-        // Once its fetch has ended the device needs the slot no more: the worker takes the next
-        // one while it is graded and archived (an archive's requests would otherwise hold the
-        // adapter's fetch slot idle).
-        let deviceStarted: number | undefined;
-        const handedOff = new Promise<void>((resolve) => {
-          onFetched = () => {
-            deviceStarted = started;
-            resolve();
-          };
-        });
-        const checked: Promise<void> = task(assignment, checkDeps).then(
-          (report) => writer.write({ position, report }, deviceStarted ?? started ?? performance.now()),
-          (error: unknown) => {
-            writer.skip();
-            failure ??= { error };
-          },
-        );
-        behind.add(checked);
-        void checked.then(() => behind.delete(checked));
-        await Promise.race([handedOff, checked]);
+        let checked: DeviceReport;
+        try {
+          checked = await task(assignment, checkDeps);
+        } catch (error) {
+          writer.skip();
+          failure ??= { error };
+          return;
+        }
+        writer.write({ position, report: checked }, started ?? performance.now());
       }
     } finally {
       slot.release();
-      await Promise.all(behind);
     }
   };
   await Promise.all(Array.from({ length: Math.min(Math.max(1, work.concurrency), unreported.length) }, worker));

@@ -20,7 +20,6 @@ import type { Report } from '../../functions/compliance/model.js';
 import { createAdapterStore } from '../../functions/adapters/store.js';
 import { ConfigHistory } from '../../functions/configs/archive.js';
 import { s3Blobs, type ConfigBlobs } from '../../functions/configs/blobs.js';
-import type { ConfigArchive } from '../../functions/configs/model.js';
 import { createS3Client } from '../../functions/configs/s3.js';
 import { ConfigIndex } from '../../functions/configs/store.js';
 import { createLocalBackend } from '../../functions/outbound/secrets/local.js';
@@ -306,43 +305,6 @@ describe('a compliance batch on the durable engine', () => {
       const entries = (await index.listEntries(ADAPTER, report.device, { limit: 10, now: new Date() })).items;
       expect(entries.map((e) => [e.configId, e.batchId, e.grade])).toEqual([[report.configId, batchId, report.grade]]);
     }
-  });
-
-  it('takes the next device while the one before is being archived: an archive request never holds the fetch slot idle', async () => {
-    const { batchId } = await startBatch({ treeId: TREE, version: 'v1', adapterId: ADAPTER, sync: 'none' }, startDeps(1));
-    // One fetch slot, and an archive that records a configuration only once the next device's
-    // fetch has been sent (or when no device is left to fetch). A worker that held its slot
-    // while archiving would never send that fetch, and the batch would not end. Two chunks at
-    // once: a chunk's last device is followed by the next chunk's first, sent through the slot
-    // its worker gave back.
-    let fetches = 0;
-    let waiting: (() => void)[] = [];
-    const relayGet: EngineDeps['relayGet'] = (remaining) => {
-      const get = engineDeps.relayGet(remaining);
-      return (adapterId, path) => {
-        fetches++;
-        for (const release of waiting) release();
-        waiting = [];
-        return get(adapterId, path);
-      };
-    };
-    let overlapped = 0;
-    const archive: ConfigArchive = {
-      record: async ({ source, config }) => {
-        // The version names two devices NSO does not know: fetched, never archived.
-        if (fetches < DEVICES + 2) {
-          await new Promise<void>((resolve) => waiting.push(resolve));
-          overlapped++;
-        }
-        return { configId: `${source.batchId}-x`, sha256: '0'.repeat(64), size: JSON.stringify(config).length, uploaded: true };
-      },
-    };
-    const execution = await run(batchId, { ...engineDeps, relayGet, archive, chunkConcurrency: 2 });
-    expect(execution.getStatus()).toBe('SUCCEEDED');
-    // Every device recorded before the last fetch was sent waited for a later one (the last ones fetched need not).
-    expect(overlapped).toBeGreaterThanOrEqual(DEVICES - 2);
-    const reports = await allReports(batchId);
-    expect(reports.filter((r) => r.configId === `${batchId}-x`)).toHaveLength(DEVICES);
   });
 
   it('fails a chunk whose stored hand-in cannot be counted only after its writes ended; the retry counts what was stored and checks nothing twice', async () => {
