@@ -79,8 +79,31 @@ export interface DeviceFailure {
   readonly fault?: unknown;
 }
 
-/** A fetch's results, or what the relay threw: the gate's own refusals (the chunk stops) are not caught. */
-type Sent = { readonly results: RestActionResult[] } | { readonly error: unknown };
+/**
+ * Sends one relay call in the worker's gate slot: its results, or the failure it tells of the
+ * device. A failure that is no fact about the device (before the orchestrator answered) is logged
+ * and thrown: the chunk fails and runs again. The gate's own refusals are not caught.
+ */
+export const sendRelayed = async (
+  gate: FetchGate,
+  call: () => Promise<RestActionResult[]>,
+  device: string,
+  target: FetchTarget,
+): Promise<{ readonly results: RestActionResult[] } | { readonly failure: DeviceFailure }> => {
+  const sent = await gate.run(() =>
+    call().then(
+      (results) => ({ results }),
+      (error: unknown) => ({ error }),
+    ),
+  );
+  if (!('error' in sent)) return sent;
+  const kind = fetchFailureKind(sent.error);
+  if (kind === undefined) {
+    logChunkFailure(device, target, sent.error);
+    throw sent.error;
+  }
+  return { failure: fetchFailure(sent.error as HttpProblem, kind) };
+};
 
 /**
  * Why a failed fetch is a fact about the device, as a failure kind; undefined when it is not,
@@ -91,7 +114,7 @@ type Sent = { readonly results: RestActionResult[] } | { readonly error: unknown
  * DynamoDB throttled, timed out or refused) happened before the orchestrator answered, and says
  * nothing about the device.
  */
-export const fetchFailureKind = (error: unknown): string | undefined => {
+const fetchFailureKind = (error: unknown): string | undefined => {
   if (!(error instanceof HttpProblem)) return undefined;
   if (error instanceof AnswerTooDeep) return 'too-deep';
   if (error.status === 504) return 'timeout';
@@ -104,7 +127,7 @@ export const fetchFailureKind = (error: unknown): string | undefined => {
 };
 
 /** A fetch that failed with `error` (of kind {@link fetchFailureKind}), as the report and the log tell it. */
-export const fetchFailure = (error: HttpProblem, kind: string): DeviceFailure =>
+const fetchFailure = (error: HttpProblem, kind: string): DeviceFailure =>
   kind === 'unusable-answer'
     ? { kind, reason: 'The orchestrator answered, and its answer could not be used (an internal error, logged with the batch and device).', fault: error }
     : { kind, reason: error.detail };
@@ -113,7 +136,7 @@ export const fetchFailure = (error: HttpProblem, kind: string): DeviceFailure =>
  * Logs a failed fetch that is no fact about the device, before the chunk fails with it: kind
  * `before-answer`, and whether a retry may help (`transient`: why) or the fault is ours for good.
  */
-export const logChunkFailure = (device: string, target: FetchTarget, error: unknown): void => {
+const logChunkFailure = (device: string, target: FetchTarget, error: unknown): void => {
   const transient = transientReason(error);
   logger.error('compliance fetch failed before the orchestrator answered; the chunk fails', {
     batchId: target.batchId,
@@ -136,20 +159,8 @@ export const fetchConfig = async (device: string, target: FetchTarget, deps: Che
   if (!path) return { kind: 'unaddressable', reason: 'The device name cannot be addressed in a RESTCONF path.' };
   const retries = deps.maxBusyRetries ?? 5;
   for (let attempt = 1; ; attempt++) {
-    const sent: Sent = await deps.gate.run(() =>
-      deps.relayGet(target.adapterId, path).then(
-        (results) => ({ results }),
-        (error: unknown) => ({ error }),
-      ),
-    );
-    if ('error' in sent) {
-      const kind = fetchFailureKind(sent.error);
-      if (kind === undefined) {
-        logChunkFailure(device, target, sent.error);
-        throw sent.error;
-      }
-      return fetchFailure(sent.error as HttpProblem, kind);
-    }
+    const sent = await sendRelayed(deps.gate, () => deps.relayGet(target.adapterId, path), device, target);
+    if ('failure' in sent) return sent.failure;
     const { results } = sent;
     const status = Number(results[0]?.result);
     const data = results[0]?.data;

@@ -19,7 +19,7 @@
  */
 import { redactCliDiff, redactText } from '../platform/redaction.js';
 import type { RestActionResult } from '../relay/service.js';
-import { devicePath, fetchFailure, fetchFailureKind, logChunkFailure, type DeviceFailure, type FetchTarget } from './check.js';
+import { devicePath, sendRelayed, type DeviceFailure, type FetchTarget } from './check.js';
 import { backoffMs, type FetchGate } from './gate.js';
 import { MAX_DIFF_BYTES, type ReportSync, type SyncMode } from './model.js';
 
@@ -123,20 +123,8 @@ export const syncStep = (mode: SyncMode, target: FetchTarget, devices: readonly 
 
   const send = async (path: string, body: Record<string, unknown>, gate: FetchGate, device: string): Promise<Sent> => {
     for (let attempt = 1; ; attempt++) {
-      const sent = await gate.run(() =>
-        relayPost(target.adapterId, path, body).then(
-          (results) => ({ results }),
-          (error: unknown) => ({ error }),
-        ),
-      );
-      if ('error' in sent) {
-        const kind = fetchFailureKind(sent.error);
-        if (kind === undefined) {
-          logChunkFailure(device, target, sent.error);
-          throw sent.error;
-        }
-        return { failure: fetchFailure(sent.error as never, kind) };
-      }
+      const sent = await sendRelayed(gate, () => relayPost(target.adapterId, path, body), device, target);
+      if ('failure' in sent) return sent;
       const status = Number(sent.results[0]?.result);
       if (BUSY.has(status) && attempt <= maxBusyRetries) {
         gate.pause(backoffMs(attempt));
