@@ -1,0 +1,200 @@
+/**
+ * Remediation runs: what a compliance batch found, fixed through NSO. A run takes a completed
+ * batch's failing devices, generates each one's transaction (generate.ts), and sends it to NSO
+ * as a dry-run (`dry-run=native`: NSO says what it would send, nothing is committed) or commits
+ * it (NSO gives the commit's rollback id, recorded before anything else happens to the device),
+ * then fetches the device again and grades it. A rollback run applies the recorded rollback ids.
+ *
+ * This module is the contract between the routes that start and show runs, the durable engine
+ * that runs them, the store that keeps them, and the NSO client that sends transactions.
+ */
+import type { DeviceFailure } from '../compliance/check.js';
+import type { Grade } from '../compliance/grading.js';
+import type { RuleRemediation } from './generate.js';
+import type { YangPatch } from './patch.js';
+
+/** Remediation ids: 24 lowercase hex digits (96 random bits), as batch ids. */
+export const REMEDIATION_ID_PATTERN = '^[0-9a-f]{24}$';
+
+export const REMEDIATION_MODES = ['dry-run', 'apply'] as const;
+export type RemediationMode = (typeof REMEDIATION_MODES)[number];
+
+export const REMEDIATION_STATUSES = ['running', 'completed', 'failed'] as const;
+export type RemediationStatus = (typeof REMEDIATION_STATUSES)[number];
+
+/**
+ * A run's counts. `planned`: devices with a transaction to send. `dryRun`: dry-runs NSO
+ * answered. `applied`: commits NSO accepted (a rollback id is recorded for each). `fixed` /
+ * `stillFailing`: applied devices graded again (every remediated rule passes / some still
+ * fails). `failed`: devices whose step failed (the device's `error` says why).
+ * `rolledBack`: devices whose commit a rollback run undid.
+ */
+export interface RemediationTotals {
+  readonly planned: number;
+  readonly dryRun: number;
+  readonly applied: number;
+  readonly fixed: number;
+  readonly stillFailing: number;
+  readonly failed: number;
+  readonly rolledBack: number;
+}
+
+export const emptyRemediationTotals = (): RemediationTotals => ({ planned: 0, dryRun: 0, applied: 0, fixed: 0, stillFailing: 0, failed: 0, rolledBack: 0 });
+
+/** Who started a run or its rollback, as the authorizer named them. */
+export interface Actor {
+  readonly subject: string;
+  readonly roles: readonly string[];
+}
+
+/** A rollback of an applied run. */
+export interface RollbackRun {
+  readonly status: RemediationStatus;
+  readonly startedBy: Actor;
+  readonly started: string;
+  readonly finished?: string;
+}
+
+/** A run as `GET /configuration_manager/remediations/{remediationId}` shows it. */
+export interface Remediation {
+  readonly remediationId: string;
+  readonly batchId: string;
+  readonly adapterId: string;
+  readonly treeId: string;
+  readonly version: string;
+  readonly mode: RemediationMode;
+  readonly commitQueue: boolean;
+  /** The rules asked for (all failing rules when absent). */
+  readonly ruleIds?: readonly string[];
+  readonly status: RemediationStatus;
+  /** Devices the run takes (the batch's failing devices, or those asked for). */
+  readonly devices: number;
+  readonly totals: RemediationTotals;
+  readonly startedBy: Actor;
+  readonly started: string;
+  readonly finished?: string;
+  /** Why a failed run failed (a sentence for people). */
+  readonly reason?: string;
+  readonly rollback?: RollbackRun;
+}
+
+/**
+ * Where a device stands. `pending`: not run yet. `nothing-to-do`: no failing rule could be
+ * remediated (its `rules` say why). `dry-run`: NSO answered the dry-run. `committing`: the
+ * commit was sent and its outcome is not recorded yet (after a crash the engine finds the
+ * commit's rollback file by its label instead of committing again). `applied`: committed,
+ * not graded yet. `fixed` / `still-failing`: graded after the commit. `failed`: see `error`.
+ * `rolled-back`: a rollback run applied its rollback file.
+ */
+export const DEVICE_STATES = ['pending', 'nothing-to-do', 'dry-run', 'committing', 'applied', 'fixed', 'still-failing', 'failed', 'rolled-back'] as const;
+export type DeviceState = (typeof DEVICE_STATES)[number];
+
+/** One device of a run, as `GET …/remediations/{remediationId}/devices` shows it. */
+export interface RemediationDevice {
+  readonly device: string;
+  readonly state: DeviceState;
+  /** The transaction sent (or to be sent): one YANG Patch, secrets masked when shown. */
+  readonly patch?: YangPatch;
+  /** One entry per failing rule: its edits in the patch, or why it has none. */
+  readonly rules: readonly RuleRemediation[];
+  /** NSO's native dry-run output: what it would send to the device (masked, bounded). */
+  readonly dryRun?: string;
+  readonly dryRunTruncated?: true;
+  /** The commit's rollback id (NSO's rollback file number). */
+  readonly rollbackId?: number;
+  /** The commit queue item, when the commit went through the commit queue. */
+  readonly commitQueueId?: string;
+  /** The grade after the commit. */
+  readonly gradeAfter?: Grade;
+  /** Why the device's step failed (`kind` as in compliance reports, `reason` for people). */
+  readonly error?: { readonly kind: string; readonly reason: string };
+  /** What the rollback run did for this device. */
+  readonly rollback?: { readonly state: 'rolled-back' | 'failed'; readonly at: string; readonly error?: { readonly kind: string; readonly reason: string } };
+  readonly updatedAt: string;
+}
+
+/** What the commit was told, so that it can be found again in NSO's rollback files. */
+export interface CommitOptions {
+  /** Through NSO's commit queue (`commit-queue=sync`). */
+  readonly commitQueue: boolean;
+  /** The rollback file's label: `remediation-<remediationId>-<device>`, unique per device of a run. */
+  readonly label: string;
+  /** The commit comment (who started the run, and the batch). */
+  readonly comment: string;
+}
+
+/** A device's result from NSO, or the failure that is a fact about the device (a fault of ours throws). */
+export type NsoOutcome<T> = T | DeviceFailure;
+
+/** Sends remediation's transactions to NSO through the relay (its client, SSRF rules, secrets, timeouts). */
+export interface NsoTransactions {
+  /** NSO's native dry-run of the patch: the device's own commands or diff, nothing committed. */
+  dryRun(adapterId: string, patch: YangPatch): Promise<NsoOutcome<{ readonly output: string }>>;
+  /** Commits the patch; NSO's rollback id of the commit (and the queue item when queued). */
+  commit(adapterId: string, patch: YangPatch, options: CommitOptions): Promise<NsoOutcome<{ readonly rollbackId: number; readonly commitQueueId?: string }>>;
+  /** The rollback id of the commit made with `label`, when NSO has one (recovery after a crash between commit and record). */
+  findRollback(adapterId: string, label: string): Promise<NsoOutcome<{ readonly rollbackId?: number }>>;
+  /** Applies one rollback file (`apply-rollback-file`), undoing that commit. */
+  applyRollback(
+    adapterId: string,
+    rollbackId: number,
+    options: Pick<CommitOptions, 'commitQueue' | 'label' | 'comment'>,
+  ): Promise<NsoOutcome<{ readonly rollbackId?: number }>>;
+}
+
+/** What starting a run stores. */
+export interface NewRemediation {
+  readonly remediationId: string;
+  readonly batchId: string;
+  readonly adapterId: string;
+  readonly treeId: string;
+  readonly version: string;
+  readonly mode: RemediationMode;
+  readonly commitQueue: boolean;
+  readonly ruleIds?: readonly string[];
+  /** Schema paths of lists to their key names (see patch.ts `listKeysFrom`). */
+  readonly listKeys: Readonly<Record<string, readonly string[]>>;
+  /** The devices to run, each with the node of the batch's plan it was checked on. */
+  readonly devices: readonly { readonly device: string; readonly node: string }[];
+  readonly startedBy: Actor;
+  readonly started: string;
+  /** When the run's items expire (epoch seconds): the batch's own expiry. */
+  readonly expiresAt: number;
+}
+
+/** A page of a run's devices, by name. */
+export interface DevicePage {
+  readonly items: readonly RemediationDevice[];
+  readonly next?: string;
+}
+
+/** Keeps runs and their devices (DynamoDB, the compliance table). */
+export interface RemediationStore {
+  /** Stores a new run (status `running`) and its devices (`pending`). */
+  create(run: NewRemediation): Promise<void>;
+  get(remediationId: string): Promise<Remediation | undefined>;
+  /** What the engine needs to run: the run, its list keys and its devices with their nodes. */
+  getWork(
+    remediationId: string,
+  ): Promise<{ readonly run: Remediation; readonly listKeys: NewRemediation['listKeys']; readonly devices: NewRemediation['devices'] } | undefined>;
+  listDevices(remediationId: string, page: { readonly limit: number; readonly after?: string }): Promise<DevicePage>;
+  /** A device's record (for the engine's recovery). */
+  getDevice(remediationId: string, device: string): Promise<RemediationDevice | undefined>;
+  /** Replaces a device's record; counts what changed in the run's totals exactly once per state reached. */
+  putDevice(remediationId: string, record: RemediationDevice): Promise<void>;
+  /** Ends the run. */
+  finish(remediationId: string, status: Exclude<RemediationStatus, 'running'>, at: string, reason?: string): Promise<void>;
+  /**
+   * Starts the rollback of a completed `apply` run: refused (false) when the run is not a
+   * completed apply or a rollback has already started.
+   */
+  startRollback(remediationId: string, by: Actor, at: string): Promise<boolean>;
+  finishRollback(remediationId: string, status: Exclude<RemediationStatus, 'running'>, at: string): Promise<void>;
+}
+
+/** The event that starts a durable run: small by design. */
+export interface RemediationEvent {
+  readonly remediationId: string;
+  /** `rollback`: apply the run's recorded rollback ids, newest commit first. */
+  readonly action: 'run' | 'rollback';
+}
