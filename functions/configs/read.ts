@@ -111,23 +111,36 @@ export const loadConfig = async (deps: ReadDeps, adapterId: string, device: stri
   return { entry: shownEntry(entry), config: parseJson(canonical) };
 };
 
-/** One take with its configuration, secret members masked: `{ ...entry, config }`. */
-export const readConfig = async (deps: ReadDeps, adapterId: string, device: string, configId: string): Promise<ConfigEntry & { config: unknown }> => {
-  const { entry, config } = await loadConfig(deps, adapterId, device, configId);
-  return { ...entry, config: redact(config, { maxDepth: MAX_JSON_DEPTH }) };
-};
+/**
+ * Bytes of an answer that carries configurations at most: Lambda answers at most 6 MB, and the
+ * gateway adds its own headers. A JSON Patch of two large, very different configurations can
+ * pass it, and so can one configuration (the history keeps up to 16 MB (blobs.ts `MAX_CONTENT_BYTES`) of
+ * it, and masking can lengthen short secrets).
+ */
+export const MAX_ANSWER_BYTES = 5_000_000;
 
 /**
- * Bytes of a diff's answer at most: Lambda answers at most 6 MB, and the gateway adds its own
- * headers. A JSON Patch of two large, very different configurations can pass it.
+ * One take with its configuration, secret members masked: `{ ...entry, config }`. 422
+ * (`config-too-large`) when the answer would pass {@link MAX_ANSWER_BYTES}: such a configuration
+ * can still be compared with another take (the diff answers what changed).
  */
-export const MAX_DIFF_ANSWER_BYTES = 5_000_000;
+export const readConfig = async (deps: ReadDeps, adapterId: string, device: string, configId: string): Promise<ConfigEntry & { config: unknown }> => {
+  const { entry, config } = await loadConfig(deps, adapterId, device, configId);
+  const shown = { ...entry, config: redact(config, { maxDepth: MAX_JSON_DEPTH }) };
+  const bytes = Buffer.byteLength(JSON.stringify(shown), 'utf8');
+  if (bytes > MAX_ANSWER_BYTES)
+    throw new UnprocessableContent(
+      `Configuration '${configId}' of device '${device}' is ${bytes} bytes as JSON, more than an answer may be (${MAX_ANSWER_BYTES}): compare it with another take instead (…/diff?against=).`,
+      'config-too-large',
+    );
+  return shown;
+};
 
 /**
  * The diff from take `against` to take `configId` of one device, in `format`, secret values
  * masked: computed on the real values (a changed secret shows, masked) and never cached.
  * 404 when either take is unknown; 422 (`diff-too-large`) when the unified diff has too many
- * changed lines or the answer would pass {@link MAX_DIFF_ANSWER_BYTES}.
+ * changed lines or the answer would pass {@link MAX_ANSWER_BYTES}.
  */
 export const diffConfigs = async (
   deps: ReadDeps,
@@ -143,9 +156,9 @@ export const diffConfigs = async (
     config: { name: `configs/${configId}`, header: to.entry.takenAt },
   };
   const answer = configDiff(from.config as JsonValue, to.config as JsonValue, format, labels);
-  if (Buffer.byteLength(answer.body, 'utf8') > MAX_DIFF_ANSWER_BYTES)
+  if (Buffer.byteLength(answer.body, 'utf8') > MAX_ANSWER_BYTES)
     throw new UnprocessableContent(
-      `The diff is larger than an answer may be (${MAX_DIFF_ANSWER_BYTES} bytes): compare takes closer in time, or read both configurations.`,
+      `The diff is larger than an answer may be (${MAX_ANSWER_BYTES} bytes): compare takes closer in time, or read both configurations.`,
       'diff-too-large',
     );
   return answer;

@@ -76,6 +76,7 @@ export const configRoutes: readonly LiveRoute[] = [
       200: 'The take and its configuration: `{ configId, adapterId, device, takenAt, sha256, size, batchId, source, grade?, config }`',
       400: 'adapterId or configId is invalid, or a body was sent',
       404: 'The device has no such configuration, or it (or its content) expired',
+      422: 'The configuration is larger than an answer may be (`config-too-large`, 5,000,000 bytes of JSON): compare it with another take instead',
       503: UNAVAILABLE,
     },
     needs: READS,

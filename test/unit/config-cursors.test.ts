@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import { listConfigs, listDevices, loadConfig } from '../../functions/configs/read.js';
+import { MAX_ANSWER_BYTES, listConfigs, listDevices, loadConfig, readConfig } from '../../functions/configs/read.js';
 import type { ConfigIndex, DeviceSummary, StoredEntry } from '../../functions/configs/store.js';
 import { CONFIG_LIMITS } from '../../functions/trees/config-checks.js';
 import { CURSOR_MAX_LENGTH } from '../../functions/platform/cursor.js';
@@ -70,5 +70,36 @@ describe('reading a configuration whose content is not the take', () => {
     });
     await expect(loadConfig(readDeps(canonical), ADAPTER, 'r1', CONFIG_ID)).resolves.toMatchObject({ config: { hostname: 'r1' } });
     await expect(loadConfig(readDeps('{"hostname":"r2"}'), ADAPTER, 'r1', CONFIG_ID)).rejects.toThrow(/Integrity/);
+  });
+});
+
+describe('reading a configuration larger than an answer may be', () => {
+  const readDeps = (canonical: string) => ({
+    index: { getEntry: async () => ({ ...entry('r1'), sha256: createHash('sha256').update(canonical, 'utf8').digest('hex') }) } as unknown as ConfigIndex,
+    blobs: { get: async () => canonical, put: async () => undefined },
+    now: () => new Date('2026-01-02T00:00:00Z'),
+  });
+  const TOO_LARGE = { status: 422, type: 'urn:netconfig:problem:config-too-large' };
+  /** The problem body a read was refused with. */
+  const problemOf = (read: Promise<unknown>): Promise<unknown> =>
+    read.then(
+      () => undefined,
+      (error: { toBody: () => unknown }) => error.toBody(),
+    );
+  // A configuration's JSON is what the answer carries, with the take's fields around it.
+  const sized = (bytes: number): string => JSON.stringify({ banner: 'x'.repeat(bytes - 13) });
+
+  it('answers 422 config-too-large past the bound, and serves one just within it', async () => {
+    expect(sized(1000)).toHaveLength(1000);
+    expect(await problemOf(readConfig(readDeps(sized(MAX_ANSWER_BYTES)), ADAPTER, 'r1', CONFIG_ID))).toMatchObject(TOO_LARGE);
+    const within = await readConfig(readDeps(sized(MAX_ANSWER_BYTES - 2000)), ADAPTER, 'r1', CONFIG_ID);
+    expect(Buffer.byteLength(JSON.stringify(within))).toBeLessThanOrEqual(MAX_ANSWER_BYTES);
+  });
+
+  it('counts the masked answer: short secrets that mask longer can pass the bound', async () => {
+    // Each entry is 16 bytes stored and 25 masked (`[redacted]`).
+    const canonical = JSON.stringify({ users: Array.from({ length: 250_000 }, () => ({ password: 'a' })) });
+    expect(Buffer.byteLength(canonical)).toBeLessThan(MAX_ANSWER_BYTES);
+    expect(await problemOf(readConfig(readDeps(canonical), ADAPTER, 'r2', CONFIG_ID))).toMatchObject(TOO_LARGE);
   });
 });
