@@ -25,6 +25,25 @@ export interface BackupStartDeps extends LaunchDeps {
   readonly pageSize?: number;
 }
 
+/** Names NSO knows that a batch cannot keep: how many, and a few of them (each cut to 64 characters). */
+export interface SkippedNames {
+  readonly count: number;
+  /** Why (the rule the first of them breaks). */
+  readonly reason: string;
+  readonly examples: readonly string[];
+}
+
+/** The names of NSO's device list a backup can keep, and those it leaves out. */
+export interface DeviceList {
+  readonly names: string[];
+  readonly skipped?: SkippedNames;
+}
+
+/** A backup's start answer: the batch, and the devices NSO knows that it leaves out. */
+export interface StartedBackup extends StartedBatch {
+  readonly skipped?: SkippedNames;
+}
+
 /** Devices read from NSO per request: a page of names is about 30 KB of JSON. */
 export const DEVICE_PAGE = 1000;
 /** NSO's device list, names only (RFC 8040 `fields`). */
@@ -54,7 +73,7 @@ export const listDevices = async (
   relayGet: RelayGet,
   pageSize: number = DEVICE_PAGE,
   max: number = MAX_BATCH_DEVICES,
-): Promise<string[]> => {
+): Promise<DeviceList> => {
   const names = new Set<string>();
   for (let offset = 0; ; offset += pageSize) {
     const where = `page ${offset / pageSize + 1} of its device list (offset ${offset}, limit ${pageSize})`;
@@ -78,35 +97,44 @@ export const listDevices = async (
 };
 
 /**
- * The names a batch can keep, the others left out with a warning: a name NSO allows but a
- * device name may not be (longer than 253 characters, a `/`, a control character) cannot key a
- * report or a configuration, and would fail its chunk at every retry. The same rule as the names
- * a compliance batch or a backup's `devices` accepts ({@link deviceNameProblem}).
+ * The names a batch can keep, the others left out (counted, with a few examples, in the answer
+ * and a warning line): a name NSO allows but a device name may not be (longer than 253
+ * characters, a `/`, a control character) cannot key a report or a configuration, and would fail
+ * its chunk at every retry. The same rule as the names a compliance batch or a backup's `devices`
+ * accepts ({@link deviceNameProblem}).
  */
-const storableNames = (adapterId: string, names: string[]): string[] => {
+const storableNames = (adapterId: string, names: string[]): DeviceList => {
   const refused = names.filter((name) => deviceNameProblem(name) !== undefined);
-  if (refused.length > 0) {
-    logger.warn('backup leaves out devices whose names cannot be stored', {
-      adapterId,
-      skipped: refused.length,
-      reason: deviceNameProblem(refused[0]!),
-      examples: refused.slice(0, 3).map((name) => `${[...name].slice(0, 64).join('')}${[...name].length > 64 ? '…' : ''}`),
-    });
-  }
-  return refused.length > 0 ? names.filter((name) => deviceNameProblem(name) === undefined) : names;
+  if (refused.length === 0) return { names };
+  const skipped: SkippedNames = {
+    count: refused.length,
+    reason: deviceNameProblem(refused[0]!)!,
+    examples: refused.slice(0, 3).map((name) => `${[...name].slice(0, 64).join('')}${[...name].length > 64 ? '…' : ''}`),
+  };
+  logger.warn('backup leaves out devices whose names cannot be stored', {
+    adapterId,
+    skipped: skipped.count,
+    reason: skipped.reason,
+    examples: skipped.examples,
+  });
+  return { names: names.filter((name) => deviceNameProblem(name) === undefined), skipped };
 };
 
 /** Starts a backup batch: 202 at once, the execution fetches and keeps each device's configuration. */
-export const startBackup = async (input: StartBackupInput, deps: BackupStartDeps): Promise<StartedBatch> => {
+export const startBackup = async (input: StartBackupInput, deps: BackupStartDeps): Promise<StartedBackup> => {
   const adapter = batchAdapter(await deps.adapters.get(input.adapterId), input.adapterId, 'backups');
-  const devices = input.devices ? [...new Set(input.devices)] : await listDevices(adapter.name, deps.relayGet, deps.pageSize);
+  const { names: devices, skipped } = input.devices ? { names: [...new Set(input.devices)] } : await listDevices(adapter.name, deps.relayGet, deps.pageSize);
   if (!devices.length)
-    throw new UnprocessableContent(`The orchestrator behind adapter '${adapter.name}' knows no devices: there is nothing to back up.`, 'no-devices');
-  return launchBatch(
+    throw new UnprocessableContent(
+      `The orchestrator behind adapter '${adapter.name}' knows no devices${skipped ? ` whose names can be kept (${skipped.count} left out: ${skipped.reason})` : ''}: there is nothing to back up.`,
+      'no-devices',
+    );
+  const started = await launchBatch(
     { kind: 'backup', sync: 'none' },
     adapter,
     undefined,
     devices.map((device) => ({ device })),
     deps,
   );
+  return skipped ? { ...started, skipped } : started;
 };

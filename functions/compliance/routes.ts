@@ -55,7 +55,7 @@ export const complianceRoutes: readonly LiveRoute[] = [
     roles: ['admin'],
     request: { body: startBackupBody },
     responses: {
-      202: 'The batch started: `{ batchId, status: "running", total }`; its path (a compliance batch path: the same status and report routes) in `Location`',
+      202: 'The batch started: `{ batchId, status: "running", total, skipped? }` (`skipped`: the devices NSO knows whose names cannot be kept, `{ count, reason, examples }`); its path (a compliance batch path: the same status and report routes) in `Location`',
       400: 'The request is invalid (the Idempotency-Key header included), or `devices` is absent and the NSO knows more devices than a batch takes (50,000)',
       404: 'No adapter has this name',
       409: 'The adapter is stopped (`adapter-stopped`), or a request with the same Idempotency-Key is still running (retry after `Retry-After`)',

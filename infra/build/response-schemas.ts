@@ -444,6 +444,26 @@ export const responseSchemas: Readonly<Record<string, Readonly<Record<number, Js
       properties: { batchId: BATCH_ID, status: { const: 'running' }, total: COUNT },
     },
   },
+  startBackupBatch: {
+    202: {
+      type: 'object',
+      required: ['batchId', 'status', 'total'],
+      additionalProperties: false,
+      properties: {
+        batchId: BATCH_ID,
+        status: { const: 'running' },
+        total: COUNT,
+        skipped: {
+          type: 'object',
+          description:
+            'Devices NSO knows whose names cannot be kept (longer than 253 characters, a `/`, a control character): how many, why, and up to three of them',
+          required: ['count', 'reason', 'examples'],
+          additionalProperties: false,
+          properties: { count: COUNT, reason: { type: 'string' }, examples: { type: 'array', maxItems: 3, items: { type: 'string' } } },
+        },
+      },
+    },
+  },
   getComplianceBatch: { 200: ref('ComplianceBatch') },
   getComplianceReport: { 200: ref('ComplianceReport') },
   listComplianceReports: {
@@ -510,4 +530,5 @@ export const responseHeaders: Readonly<Record<string, Readonly<Record<number, Re
   importTree: { 201: LOCATION },
   createAdapter: { 201: LOCATION },
   startComplianceBatch: { 202: LOCATION },
+  startBackupBatch: { 202: LOCATION },
 };

@@ -125,7 +125,8 @@ const pageRequests = () =>
 
 describe("reading NSO's device list a page at a time", () => {
   it('reads every device over several pages, in order, each asking for names only', async () => {
-    const names = await backups.listDevices(ADAPTER, relayGet, 100);
+    const { names, skipped } = await backups.listDevices(ADAPTER, relayGet, 100);
+    expect(skipped).toBeUndefined();
     expect(names).toEqual(['ce0', 'pe0', ...fleet(0, FLEET)]);
     expect(pageRequests()).toEqual(Array.from({ length: 7 }, (_, i) => ({ fields: 'name', offset: String(i * 100), limit: '100' })));
   });
@@ -134,11 +135,14 @@ describe("reading NSO's device list a page at a time", () => {
     const names = ['ok-1', 'x'.repeat(1100), 'a/b', '路'.repeat(254), '路'.repeat(253)];
     const body = JSON.stringify({ 'tailf-ncs:device': names.map((name) => ({ name })) });
     sim.setKnobs({ answer: { match: (p) => p.includes('device?fields=name&offset=0&'), status: 200, body } });
-    expect(await backups.listDevices(ADAPTER, relayGet, 100)).toEqual(['ok-1', '路'.repeat(253)]);
+    expect(await backups.listDevices(ADAPTER, relayGet, 100)).toEqual({
+      names: ['ok-1', '路'.repeat(253)],
+      skipped: { count: 3, reason: expect.any(String), examples: [`${'x'.repeat(64)}…`, 'a/b', `${'路'.repeat(64)}…`] },
+    });
   });
 
   it('stops at the empty page after a last full one', async () => {
-    expect(await backups.listDevices(ADAPTER, relayGet, KNOWN / 2)).toHaveLength(KNOWN);
+    expect((await backups.listDevices(ADAPTER, relayGet, KNOWN / 2)).names).toHaveLength(KNOWN);
     expect(pageRequests().map((p) => p['offset'])).toEqual(['0', '301', '602']);
   });
 

@@ -190,6 +190,22 @@ describe('POST /configuration_manager/backups', () => {
     expect(executions.length).toBe(before);
   });
 
+  it('says in its 202 answer how many devices NSO knows that it leaves out, and why; none that can be kept is a 422', async () => {
+    const names = ['ok-1', 'a/b', 'x'.repeat(300)];
+    const body = JSON.stringify({ 'tailf-ncs:device': names.map((name) => ({ name })) });
+    sim.setKnobs({ answer: { match: (p) => p.includes('fields=name&offset=0&'), status: 200, body } });
+    const res = await post({ adapterId: 'fleet-nso' });
+    expect(res.status).toBe(202);
+    expect(res.body).toMatchObject({ total: 1, skipped: { count: 2, reason: expect.any(String), examples: ['a/b', `${'x'.repeat(64)}…`] } });
+    await lambda.idle();
+    sim.setKnobs({
+      answer: { match: (p) => p.includes('fields=name&offset=0&'), status: 200, body: JSON.stringify({ 'tailf-ncs:device': [{ name: 'a/b' }] }) },
+    });
+    const none = await post({ adapterId: 'fleet-nso' });
+    expect(none.status).toBe(422);
+    expect(none.body).toMatchObject({ type: 'urn:netconfig:problem:no-devices', detail: expect.stringContaining('1 left out') });
+  });
+
   it('answers 503 when Lambda refuses to start the execution', async () => {
     vi.stubEnv('COMPLIANCE_FUNCTION', 'no-such-function');
     try {
