@@ -92,13 +92,31 @@ const rollbackNumber = (value: unknown): number | undefined => {
   return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
 };
 
-/** The `error-message`s of an `ietf-restconf:errors` answer (or the body as text), masked and cut. */
+/** The `error-message`s of an `error` list (`ietf-restconf:errors`, or a YANG Patch status's). */
+const messagesOf = (errors: unknown): string[] => {
+  const list = member(errors, 'error', 'ietf-restconf');
+  return Array.isArray(list)
+    ? list.map((e) => member(e, 'error-message', 'ietf-restconf')).filter((m): m is string => typeof m === 'string' && m.trim() !== '')
+    : [];
+};
+
+/**
+ * What NSO said went wrong, masked and cut: the messages of `ietf-restconf:errors`, or of an
+ * RFC 8072 `yang-patch-status` (global errors and each edit's), else the body itself.
+ */
 const errorText = (data: unknown): string => {
-  const errors = member(member(data, 'errors', 'ietf-restconf'), 'error', 'ietf-restconf');
-  if (Array.isArray(errors)) {
-    const messages = errors.map((e) => member(e, 'error-message', 'ietf-restconf')).filter((m) => typeof m === 'string' && m.trim() !== '');
-    if (messages.length) return nsoText(messages.join('; '));
-  }
+  const status = member(data, 'yang-patch-status', 'ietf-yang-patch');
+  const edits = member(member(status, 'edit-status', 'ietf-yang-patch'), 'edit', 'ietf-yang-patch');
+  const messages = [
+    ...messagesOf(member(data, 'errors', 'ietf-restconf')),
+    ...messagesOf(member(status, 'errors', 'ietf-yang-patch')),
+    ...(Array.isArray(edits)
+      ? edits.flatMap((edit) =>
+          messagesOf(member(edit, 'errors', 'ietf-yang-patch')).map((m) => `edit ${nsoText(member(edit, 'edit-id', 'ietf-yang-patch'))}: ${m}`),
+        )
+      : []),
+  ];
+  if (messages.length) return nsoText(messages.join('; '));
   return data === undefined ? 'no details' : nsoText(data);
 };
 
@@ -125,7 +143,7 @@ export const createNsoTransactions = (deps: NsoClientDeps): NsoTransactions => {
     adapterId: string,
     params: { method: 'GET' | 'PATCH' | 'POST'; path: string; contentType?: string },
     body: Record<string, unknown>,
-  ): Promise<{ readonly status: number; readonly data: unknown } | { readonly failure: DeviceFailure }> => {
+  ): Promise<{ readonly status: number; readonly data: unknown } | { readonly failure: DeviceFailure; readonly mayHaveRun: boolean }> => {
     const request = { params: { accept: YANG_JSON, ...params }, body };
     for (let attempt = 1; ; attempt++) {
       let results;
@@ -134,7 +152,7 @@ export const createNsoTransactions = (deps: NsoClientDeps): NsoTransactions => {
       } catch (error) {
         const kind = fetchFailureKind(error);
         if (kind === undefined) throw error;
-        return { failure: fetchFailure(error as HttpProblem, kind) };
+        return { failure: fetchFailure(error as HttpProblem, kind), mayHaveRun: (error as HttpProblem).outcomeUnknown };
       }
       const status = Number(results[0]?.result);
       if (BUSY.has(status) && attempt <= retries) {
@@ -189,9 +207,6 @@ export const createNsoTransactions = (deps: NsoClientDeps): NsoTransactions => {
     return { rollbackId, ...(commitQueueId ? { commitQueueId } : {}) };
   };
 
-  /** Kinds of failure after which the commit may have landed: its rollback file is looked up by label. */
-  const MAYBE_LANDED = new Set(['timeout', 'unreachable', 'unusable-answer', 'too-deep']);
-
   return {
     async dryRun(adapterId, patch) {
       const sent = await patchOnce(adapterId, patch, [['dry-run', 'native']]);
@@ -215,7 +230,8 @@ export const createNsoTransactions = (deps: NsoClientDeps): NsoTransactions => {
       const label = commitText(options.label);
       const sent = await patchOnce(adapterId, patch, commitParams(options));
       if ('failure' in sent) {
-        if (!MAYBE_LANDED.has(sent.failure.kind)) return sent.failure;
+        // Lost after it was sent (a timeout, an answer too large or too deep): it may have landed.
+        if (!sent.mayHaveRun) return sent.failure;
         const found = await findRollback(adapterId, label);
         if ('kind' in found)
           return {
