@@ -172,7 +172,8 @@ export const createNsoTransactions = (deps: NsoClientDeps): NsoTransactions => {
 
   /** The rollback files NSO lists with `label`, newest (highest fixed number) first; a failure when they cannot be read. */
   const findRollback: NsoTransactions['findRollback'] = async (adapterId, label) => {
-    const sent = await call(adapterId, { method: 'GET', path: `${ROLLBACK_FILES}/file` }, {});
+    // Only the two leaves read: NSO keeps hundreds of files (`history-size`).
+    const sent = await call(adapterId, { method: 'GET', path: `${ROLLBACK_FILES}/file?fields=fixed-number;label` }, {});
     if ('failure' in sent) return sent.failure;
     if (sent.status === 404 || sent.status === 204) return {};
     if (sent.status !== 200) return statusFailure('rollback file list', sent.status, sent.data, retries);

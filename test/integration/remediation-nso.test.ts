@@ -311,3 +311,47 @@ describe('hostile answers never count as success', () => {
     expect(answer.reason.length).toBeLessThan(400);
   });
 });
+
+describe('the simulator speaks NSO over HTTP', () => {
+  const auth = `Basic ${Buffer.from(`admin:${PASSWORD}`).toString('base64')}`;
+  const call = (method: string, path: string, body?: unknown, contentType = 'application/yang-data+json') =>
+    fetch(`${sim.url}${path}`, {
+      method,
+      headers: { Authorization: auth, Accept: 'application/yang-data+json', ...(body === undefined ? {} : { 'Content-Type': contentType }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+
+  it('lists rollback files newest first, with the fields asked for, and applies one by its place', async () => {
+    const nso = createNsoTransactions(deps);
+    await nso.commit(CLASSIC, banner(), OPTIONS);
+    await nso.commit(CLASSIC, banner(fleetName(1)), { ...OPTIONS, label: 'second' });
+    const list = await call('GET', '/restconf/data/tailf-rollback:rollback-files/file?fields=fixed-number;label');
+    expect(await list.json()).toEqual({
+      'tailf-rollback:file': [
+        { 'fixed-number': 10001, label: 'second' },
+        { 'fixed-number': 10000, label: OPTIONS.label },
+      ],
+    });
+    const whole = (await (await call('GET', '/restconf/data/tailf-rollback:rollback-files')).json()) as Record<string, { file: unknown[] }>;
+    expect(whole['tailf-rollback:rollback-files']!.file[0]).toMatchObject({ id: 0, 'fixed-number': 10001, creator: 'admin', via: 'rest' });
+    // `id` 1 is the older commit: the first device loses its banner again, the second keeps it.
+    expect((await call('POST', '/restconf/data/tailf-rollback:rollback-files/apply-rollback-file', { input: { id: 1 } })).status).toBe(204);
+    expect(configOf(BANNERLESS)).not.toHaveProperty('tailf-ned-cisco-ios:banner');
+    expect(configOf(fleetName(1))).toHaveProperty('tailf-ned-cisco-ios:banner');
+  });
+
+  it('refuses query parameters on the action, writes to the file list, and a patch that is no YANG Patch', async () => {
+    const apply = await call('POST', '/restconf/data/tailf-rollback:rollback-files/apply-rollback-file?rollback-id=true', { input: { 'fixed-number': 1 } });
+    expect(apply.status).toBe(400);
+    expect((await call('DELETE', '/restconf/data/tailf-rollback:rollback-files/file')).status).toBe(405);
+    const notPatch = await call('PATCH', '/restconf/data', { 'ietf-yang-patch:yang-patch': { 'patch-id': 'p', edit: [] } }, 'application/yang-patch+json');
+    expect(notPatch.status).toBe(400);
+    expect(await notPatch.json()).toMatchObject({ 'ietf-restconf:errors': { error: [{ 'error-tag': 'malformed-message' }] } });
+  });
+
+  it('a committed patch shows in the device configuration read over RESTCONF', async () => {
+    await createNsoTransactions(deps).commit(CLASSIC, banner(), OPTIONS);
+    const read = await call('GET', `/restconf/data/tailf-ncs:devices/device=${BANNERLESS}/config`);
+    expect(await read.json()).toMatchObject({ 'tailf-ncs:config': { 'tailf-ned-cisco-ios:banner': { motd: 'Authorized access only' } } });
+  });
+});

@@ -255,7 +255,10 @@ export const createTransactions = (host: TransactionHost) => {
         return applyRollback(body, user);
       }
       if (method !== 'GET') throw new TransactionRefused(405, 'operation-not-supported', 'the rollback files are read only');
-      return json(200, leaf === '/file' ? { 'tailf-rollback:file': listed() } : { 'tailf-rollback:rollback-files': { file: listed() } });
+      // `fields=a;b` (RFC 8040 4.8.3, leaves of each file only): just those members.
+      const fields = new URLSearchParams(rawQuery).get('fields')?.split(';');
+      const shown = listed().map((file) => (fields ? Object.fromEntries(Object.entries(file).filter(([name]) => fields.includes(name))) : file));
+      return json(200, leaf === '/file' ? { 'tailf-rollback:file': shown } : { 'tailf-rollback:rollback-files': { file: shown } });
     },
     /** The rollback files, oldest first (tests). */
     files: (): readonly RollbackFile[] => files,
