@@ -4,6 +4,14 @@ import type { LogLevel } from '../platform/logger.js';
 export type AdapterLogLevel = LogLevel;
 export const DEFAULT_ADAPTER_LOG_LEVEL: AdapterLogLevel = 'info';
 
+/**
+ * How the adapter's NSO takes commit parameters (dry-run, rollback label…) on a write: `query`,
+ * NSO's separate query parameters (`?dry-run=native&rollback-id=true`); `params`, NSO 6.7's one
+ * `params` query value. Absent: `query`.
+ */
+export const NSO_COMMIT_PARAMS = ['query', 'params'] as const;
+export type NsoCommitParams = (typeof NSO_COMMIT_PARAMS)[number];
+
 /** Whether the relay and compliance may use an adapter: `STOPPED` refuses them (409 `adapter-stopped`). */
 export type AdapterState = 'RUNNING' | 'STOPPED';
 
@@ -21,6 +29,8 @@ export interface Adapter {
   readonly timeoutMs?: number;
   /** Concurrent configuration fetches of one compliance batch through this adapter; default the service's (10). */
   readonly complianceConcurrency?: number;
+  /** How remediation sends commit parameters to this NSO; absent: `query` (see {@link NSO_COMMIT_PARAMS}). */
+  readonly nsoCommitParams?: NsoCommitParams;
   /** Absent only on records written before adapters had a lifecycle: those run. */
   readonly state?: AdapterState;
   /** The relay's log level for calls through this adapter; absent only on records written before it existed (`info`). */

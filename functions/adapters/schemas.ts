@@ -54,5 +54,11 @@ export const ADAPTER_BODY: JsonSchema = {
       maximum: 100,
       description: 'Concurrent configuration fetches of one compliance batch through this adapter; default 10',
     },
+    nsoCommitParams: {
+      type: 'string',
+      enum: ['query', 'params'],
+      description:
+        'How remediation sends commit parameters (dry-run, rollback label, commit queue) to this NSO: "query", the separate query parameters of NSO before 6.7; "params", the one params query value of NSO 6.7 and later. Default "query"',
+    },
   },
 };

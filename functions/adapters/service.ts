@@ -28,7 +28,7 @@ import {
   parseReference,
 } from '../outbound/secrets/reference.js';
 import { readReference } from '../outbound/secrets/resolve.js';
-import { DEFAULT_ADAPTER_LOG_LEVEL, type Adapter, type AdapterLogLevel } from './model.js';
+import { DEFAULT_ADAPTER_LOG_LEVEL, type Adapter, type AdapterLogLevel, type NsoCommitParams } from './model.js';
 import {
   AdapterWriteRefused,
   WriteOutcomeUnknown,
@@ -49,6 +49,7 @@ export interface AdapterInput {
   readonly auth: { readonly type: 'basic'; readonly username: string; readonly password: string };
   readonly timeoutMs?: number;
   readonly complianceConcurrency?: number;
+  readonly nsoCommitParams?: NsoCommitParams;
 }
 
 export interface RegistryDeps {
@@ -274,6 +275,7 @@ export const putAdapter = async (
         // No stored default: an adapter without its own timeout follows the active profile's.
         ...(input.timeoutMs !== undefined ? { timeoutMs: input.timeoutMs } : {}),
         ...(input.complianceConcurrency !== undefined ? { complianceConcurrency: input.complianceConcurrency } : {}),
+        ...(input.nsoCommitParams !== undefined ? { nsoCommitParams: input.nsoCommitParams } : {}),
       },
       at,
       previous,

@@ -23,7 +23,7 @@ import { WRITE_ID_ATTRIBUTE, holdsWrite, newWriteId, settleWrite } from '../plat
 import { transientReason } from '../platform/transient.js';
 import { SecretReferenceInvalid } from '../outbound/secrets/errors.js';
 import { ENC_REMOVED, VAULT_PREFIX, isEncValue } from '../outbound/secrets/reference.js';
-import { DEFAULT_ADAPTER_LOG_LEVEL, type Adapter, type AdapterLogLevel, type AdapterState } from './model.js';
+import { DEFAULT_ADAPTER_LOG_LEVEL, NSO_COMMIT_PARAMS, type Adapter, type AdapterLogLevel, type AdapterState, type NsoCommitParams } from './model.js';
 
 export const ADAPTER_KIND = 'adapter';
 export const BY_NAME_INDEX = 'byName';
@@ -203,6 +203,7 @@ export const toAdapter = (item: Record<string, unknown>): Adapter => {
   const complianceConcurrency = item['complianceConcurrency'];
   const state = item['state'];
   const logLevel = item['logLevel'];
+  const nsoCommitParams = item['nsoCommitParams'];
   const name = item['name'];
   const ok =
     isString(name) &&
@@ -220,6 +221,7 @@ export const toAdapter = (item: Record<string, unknown>): Adapter => {
     (complianceConcurrency === undefined || (typeof complianceConcurrency === 'number' && Number.isInteger(complianceConcurrency))) &&
     (state === undefined || state === 'RUNNING' || state === 'STOPPED') &&
     (logLevel === undefined || isLogLevel(logLevel)) &&
+    (nsoCommitParams === undefined || (NSO_COMMIT_PARAMS as readonly unknown[]).includes(nsoCommitParams)) &&
     isString(item['created']) &&
     isString(item['lastUpdated']);
   const password = auth !== null && typeof auth === 'object' ? auth['password'] : undefined;
@@ -241,6 +243,7 @@ export const toAdapter = (item: Record<string, unknown>): Adapter => {
     auth: { type: 'basic', username: auth['username'] as string, password: auth['password'] as string },
     ...(timeoutMs !== undefined ? { timeoutMs: timeoutMs as number } : {}),
     ...(complianceConcurrency !== undefined ? { complianceConcurrency: complianceConcurrency as number } : {}),
+    ...(nsoCommitParams !== undefined ? { nsoCommitParams: nsoCommitParams as NsoCommitParams } : {}),
     state: state === 'STOPPED' ? 'STOPPED' : 'RUNNING',
     logLevel: isLogLevel(logLevel) ? logLevel : DEFAULT_ADAPTER_LOG_LEVEL,
     created: item['created'] as string,
@@ -255,7 +258,7 @@ const nameOf = (item: Record<string, unknown>): string =>
   isString(item['name']) ? item['name'] : String(item['pk'] ?? '').replace(/^ADAPTER#/, '');
 
 /** The fields of a record the changelog compares (`state` and `logLevel` with their defaults). */
-const AUDITED = ['type', 'baseUrl', 'auth', 'timeoutMs', 'complianceConcurrency'] as const;
+const AUDITED = ['type', 'baseUrl', 'auth', 'timeoutMs', 'complianceConcurrency', 'nsoCommitParams'] as const;
 
 /** What the changelog shows of a record: its settings, the password as its `$VAULT_` reference. */
 export const auditView = (item: Record<string, unknown>): Record<string, unknown> => {
@@ -308,6 +311,7 @@ const putUpdate = (
     '#created': 'created',
     '#timeoutMs': 'timeoutMs',
     '#complianceConcurrency': 'complianceConcurrency',
+    '#nsoCommitParams': 'nsoCommitParams',
     '#state': 'state',
     '#revision': 'revision',
     '#writeId': WRITE_ID_ATTRIBUTE,
@@ -317,7 +321,7 @@ const putUpdate = (
     'SET #writeId = :writeId, #kind = :kind, #name = :name, #type = :type, #baseUrl = :baseUrl, #auth = :auth, #lastUpdated = :now, #created = if_not_exists(#created, :now), #revision = if_not_exists(#revision, :zero) + :one, #state = if_not_exists(#state, :running)';
   // Optional settings: set when given, else removed (a PUT replaces the whole record).
   const removed: string[] = [];
-  for (const field of ['timeoutMs', 'complianceConcurrency'] as const) {
+  for (const field of ['timeoutMs', 'complianceConcurrency', 'nsoCommitParams'] as const) {
     const value = fields[field];
     if (value !== undefined) {
       expression += `, #${field} = :${field}`;

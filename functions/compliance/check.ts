@@ -114,7 +114,7 @@ export const sendRelayed = async (
  * DynamoDB throttled, timed out or refused) happened before the orchestrator answered, and says
  * nothing about the device.
  */
-const fetchFailureKind = (error: unknown): string | undefined => {
+export const fetchFailureKind = (error: unknown): string | undefined => {
   if (!(error instanceof HttpProblem)) return undefined;
   if (error instanceof AnswerTooDeep) return 'too-deep';
   if (error.status === 504) return 'timeout';
@@ -127,7 +127,7 @@ const fetchFailureKind = (error: unknown): string | undefined => {
 };
 
 /** A fetch that failed with `error` (of kind {@link fetchFailureKind}), as the report and the log tell it. */
-const fetchFailure = (error: HttpProblem, kind: string): DeviceFailure =>
+export const fetchFailure = (error: HttpProblem, kind: string): DeviceFailure =>
   kind === 'unusable-answer'
     ? { kind, reason: 'The orchestrator answered, and its answer could not be used (an internal error, logged with the batch and device).', fault: error }
     : { kind, reason: error.detail };

@@ -7018,7 +7018,7 @@ validate33.evaluated = {"props":{"queryStringParameters":true,"body":true},"dyna
 return validate33;
 })();
 export const putAdapter = /* @__PURE__ */ (() => {
-const schema45 = {"$id":"putAdapter","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":384,"description":"1 to 128 letters, digits, spaces, \"-\", \"_\" or \".\" (percent-encoded in the URL)"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","required":["type","baseUrl","auth"],"additionalProperties":false,"properties":{"type":{"type":"string","enum":["nso"],"description":"Orchestrator type"},"baseUrl":{"type":"string","minLength":1,"maxLength":2048,"description":"http(s)://host[:port], no path, query, fragment or credentials; stored as its origin"},"auth":{"type":"object","required":["type","username","password"],"additionalProperties":false,"properties":{"type":{"type":"string","enum":["basic"]},"username":{"type":"string","minLength":1,"maxLength":256},"password":{"type":"string","minLength":1,"maxLength":4096,"description":"A $VAULT_<path>#<key> reference, or the plain value (stored in the secrets store, replaced by its reference)"}}},"timeoutMs":{"type":"integer","minimum":100,"maximum":25000,"description":"Per-call timeout of the relay; absent: the active profile's orch_manager.orchestratorTimeoutMs (default 10000)"},"complianceConcurrency":{"type":"integer","minimum":1,"maximum":100,"description":"Concurrent configuration fetches of one compliance batch through this adapter; default 10"}}}}};
+const schema45 = {"$id":"putAdapter","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":384,"description":"1 to 128 letters, digits, spaces, \"-\", \"_\" or \".\" (percent-encoded in the URL)"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","required":["type","baseUrl","auth"],"additionalProperties":false,"properties":{"type":{"type":"string","enum":["nso"],"description":"Orchestrator type"},"baseUrl":{"type":"string","minLength":1,"maxLength":2048,"description":"http(s)://host[:port], no path, query, fragment or credentials; stored as its origin"},"auth":{"type":"object","required":["type","username","password"],"additionalProperties":false,"properties":{"type":{"type":"string","enum":["basic"]},"username":{"type":"string","minLength":1,"maxLength":256},"password":{"type":"string","minLength":1,"maxLength":4096,"description":"A $VAULT_<path>#<key> reference, or the plain value (stored in the secrets store, replaced by its reference)"}}},"timeoutMs":{"type":"integer","minimum":100,"maximum":25000,"description":"Per-call timeout of the relay; absent: the active profile's orch_manager.orchestratorTimeoutMs (default 10000)"},"complianceConcurrency":{"type":"integer","minimum":1,"maximum":100,"description":"Concurrent configuration fetches of one compliance batch through this adapter; default 10"},"nsoCommitParams":{"type":"string","enum":["query","params"],"description":"How remediation sends commit parameters (dry-run, rollback label, commit queue) to this NSO: \"query\", the separate query parameters of NSO before 6.7; \"params\", the one params query value of NSO 6.7 and later. Default \"query\""}}}}};
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
 function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -7182,7 +7182,7 @@ vErrors.push(err12);
 errors++;
 }
 for(const key1 in data3){
-if(!(((((key1 === "type") || (key1 === "baseUrl")) || (key1 === "auth")) || (key1 === "timeoutMs")) || (key1 === "complianceConcurrency"))){
+if(!((((((key1 === "type") || (key1 === "baseUrl")) || (key1 === "auth")) || (key1 === "timeoutMs")) || (key1 === "complianceConcurrency")) || (key1 === "nsoCommitParams"))){
 const err13 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err13];
@@ -7471,9 +7471,10 @@ errors++;
 }
 }
 }
-}
-else {
-const err38 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data3.nsoCommitParams !== undefined){
+let data12 = data3.nsoCommitParams;
+if(typeof data12 !== "string"){
+const err38 = {instancePath:instancePath+"/body/nsoCommitParams",schemaPath:"#/properties/body/properties/nsoCommitParams/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -7482,15 +7483,37 @@ vErrors.push(err38);
 }
 errors++;
 }
-}
-}
-else {
-const err39 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!((data12 === "query") || (data12 === "params"))){
+const err39 = {instancePath:instancePath+"/body/nsoCommitParams",schemaPath:"#/properties/body/properties/nsoCommitParams/enum",keyword:"enum",params:{allowedValues: schema45.properties.body.properties.nsoCommitParams.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err39];
 }
 else {
 vErrors.push(err39);
+}
+errors++;
+}
+}
+}
+else {
+const err40 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+}
+else {
+const err41 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
 }
 errors++;
 }
@@ -7501,7 +7524,7 @@ validate34.evaluated = {"props":{"pathParameters":true,"queryStringParameters":t
 return validate34;
 })();
 export const createAdapter = /* @__PURE__ */ (() => {
-const schema46 = {"$id":"createAdapter","type":"object","required":["queryStringParameters","body"],"properties":{"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","required":["name","type","baseUrl","auth"],"additionalProperties":false,"properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9._-](?:[A-Za-z0-9 ._-]{0,126}[A-Za-z0-9._-])?$","description":"1 to 128 letters, digits, spaces, \"-\", \"_\" or \".\", no space at either end; unique without regard to case"},"type":{"type":"string","enum":["nso"],"description":"Orchestrator type"},"baseUrl":{"type":"string","minLength":1,"maxLength":2048,"description":"http(s)://host[:port], no path, query, fragment or credentials; stored as its origin"},"auth":{"type":"object","required":["type","username","password"],"additionalProperties":false,"properties":{"type":{"type":"string","enum":["basic"]},"username":{"type":"string","minLength":1,"maxLength":256},"password":{"type":"string","minLength":1,"maxLength":4096,"description":"A $VAULT_<path>#<key> reference, or the plain value (stored in the secrets store, replaced by its reference)"}}},"timeoutMs":{"type":"integer","minimum":100,"maximum":25000,"description":"Per-call timeout of the relay; absent: the active profile's orch_manager.orchestratorTimeoutMs (default 10000)"},"complianceConcurrency":{"type":"integer","minimum":1,"maximum":100,"description":"Concurrent configuration fetches of one compliance batch through this adapter; default 10"}}}}};
+const schema46 = {"$id":"createAdapter","type":"object","required":["queryStringParameters","body"],"properties":{"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","required":["name","type","baseUrl","auth"],"additionalProperties":false,"properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9._-](?:[A-Za-z0-9 ._-]{0,126}[A-Za-z0-9._-])?$","description":"1 to 128 letters, digits, spaces, \"-\", \"_\" or \".\", no space at either end; unique without regard to case"},"type":{"type":"string","enum":["nso"],"description":"Orchestrator type"},"baseUrl":{"type":"string","minLength":1,"maxLength":2048,"description":"http(s)://host[:port], no path, query, fragment or credentials; stored as its origin"},"auth":{"type":"object","required":["type","username","password"],"additionalProperties":false,"properties":{"type":{"type":"string","enum":["basic"]},"username":{"type":"string","minLength":1,"maxLength":256},"password":{"type":"string","minLength":1,"maxLength":4096,"description":"A $VAULT_<path>#<key> reference, or the plain value (stored in the secrets store, replaced by its reference)"}}},"timeoutMs":{"type":"integer","minimum":100,"maximum":25000,"description":"Per-call timeout of the relay; absent: the active profile's orch_manager.orchestratorTimeoutMs (default 10000)"},"complianceConcurrency":{"type":"integer","minimum":1,"maximum":100,"description":"Concurrent configuration fetches of one compliance batch through this adapter; default 10"},"nsoCommitParams":{"type":"string","enum":["query","params"],"description":"How remediation sends commit parameters (dry-run, rollback label, commit queue) to this NSO: \"query\", the separate query parameters of NSO before 6.7; \"params\", the one params query value of NSO 6.7 and later. Default \"query\""}}}}};
 const pattern12 = new RegExp("^[A-Za-z0-9._-](?:[A-Za-z0-9 ._-]{0,126}[A-Za-z0-9._-])?$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
@@ -7606,7 +7629,7 @@ vErrors.push(err7);
 errors++;
 }
 for(const key1 in data1){
-if(!((((((key1 === "name") || (key1 === "type")) || (key1 === "baseUrl")) || (key1 === "auth")) || (key1 === "timeoutMs")) || (key1 === "complianceConcurrency"))){
+if(!(((((((key1 === "name") || (key1 === "type")) || (key1 === "baseUrl")) || (key1 === "auth")) || (key1 === "timeoutMs")) || (key1 === "complianceConcurrency")) || (key1 === "nsoCommitParams"))){
 const err8 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err8];
@@ -7920,9 +7943,10 @@ errors++;
 }
 }
 }
-}
-else {
-const err35 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data1.nsoCommitParams !== undefined){
+let data11 = data1.nsoCommitParams;
+if(typeof data11 !== "string"){
+const err35 = {instancePath:instancePath+"/body/nsoCommitParams",schemaPath:"#/properties/body/properties/nsoCommitParams/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -7931,15 +7955,37 @@ vErrors.push(err35);
 }
 errors++;
 }
-}
-}
-else {
-const err36 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!((data11 === "query") || (data11 === "params"))){
+const err36 = {instancePath:instancePath+"/body/nsoCommitParams",schemaPath:"#/properties/body/properties/nsoCommitParams/enum",keyword:"enum",params:{allowedValues: schema46.properties.body.properties.nsoCommitParams.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err36];
 }
 else {
 vErrors.push(err36);
+}
+errors++;
+}
+}
+}
+else {
+const err37 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+}
+else {
+const err38 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
 }
 errors++;
 }

@@ -128,8 +128,8 @@ export type NsoOutcome<T> = T | DeviceFailure;
 
 /** Sends remediation's transactions to NSO through the relay (its client, SSRF rules, secrets, timeouts). */
 export interface NsoTransactions {
-  /** NSO's native dry-run of the patch: the device's own commands or diff, nothing committed. */
-  dryRun(adapterId: string, patch: YangPatch): Promise<NsoOutcome<{ readonly output: string }>>;
+  /** NSO's native dry-run of the patch: the device's own commands or diff, nothing committed (masked; `truncated` when cut). */
+  dryRun(adapterId: string, patch: YangPatch): Promise<NsoOutcome<{ readonly output: string; readonly truncated?: true }>>;
   /** Commits the patch; NSO's rollback id of the commit (and the queue item when queued). */
   commit(adapterId: string, patch: YangPatch, options: CommitOptions): Promise<NsoOutcome<{ readonly rollbackId: number; readonly commitQueueId?: string }>>;
   /** The rollback id of the commit made with `label`, when NSO has one (recovery after a crash between commit and record). */

@@ -117,7 +117,8 @@ describe('PUT /adapters/{name}', () => {
   });
 
   it('replaces an adapter (200): created is kept, lastUpdated moves, the new password is a new Vault version', async () => {
-    const first = await putAdapter('nso-replace', body('first-pw', { timeoutMs: 5000 }));
+    const first = await putAdapter('nso-replace', body('first-pw', { timeoutMs: 5000, nsoCommitParams: 'params' }));
+    expect(first.body).toMatchObject({ nsoCommitParams: 'params' });
     await new Promise((r) => setTimeout(r, 5));
     const second = await putAdapter('nso-replace', body('second-pw', { baseUrl: 'https://nso2.example.net/' }));
     expect(first.status).toBe(201);
@@ -254,6 +255,7 @@ describe('PUT /adapters/{name}', () => {
     [{ ...body('pw'), complianceConcurrency: 0 }, 'body:complianceConcurrency'],
     [{ ...body('pw'), complianceConcurrency: 101 }, 'body:complianceConcurrency'],
     [{ ...body('pw'), complianceConcurrency: '5' }, 'body:complianceConcurrency'],
+    [{ ...body('pw'), nsoCommitParams: 'header' }, 'body:nsoCommitParams'],
     [{ ...body('') }, 'body:auth.password'],
     [{ ...body('pw'), auth: { type: 'digest', username: 'a', password: 'b' } }, 'body:auth.type'],
   ])('answers 400 naming the field for an invalid body (%#)', async (payload, field) => {

@@ -166,7 +166,17 @@ const cancelledOnce = (reasons?: { Code: string }[]) => {
 describe('reading an adapter', () => {
   it('reads a record as the adapter, with its own settings and nothing of how it is stored', async () => {
     const name = unique('read-full');
-    await putRaw(rawRecord(name, { timeoutMs: 2500, complianceConcurrency: 4, state: 'STOPPED', logLevel: 'debug', revision: 3, lastUpdated: LATER }));
+    await putRaw(
+      rawRecord(name, {
+        timeoutMs: 2500,
+        complianceConcurrency: 4,
+        nsoCommitParams: 'params',
+        state: 'STOPPED',
+        logLevel: 'debug',
+        revision: 3,
+        lastUpdated: LATER,
+      }),
+    );
     expect(await store().get(name)).toStrictEqual({
       name,
       type: 'nso',
@@ -174,6 +184,7 @@ describe('reading an adapter', () => {
       auth: { type: 'basic', username: 'admin', password: reference(name) },
       timeoutMs: 2500,
       complianceConcurrency: 4,
+      nsoCommitParams: 'params',
       state: 'STOPPED',
       logLevel: 'debug',
       created: NOW,
@@ -237,6 +248,7 @@ describe('reading an adapter', () => {
     ['a fetch cap that is not an integer', { complianceConcurrency: 1.5 }],
     ['an unknown state', { state: 'PAUSED' }],
     ['an unknown log level', { logLevel: 'verbose' }],
+    ['an unknown form of NSO commit parameters', { nsoCommitParams: 'header' }],
     ['no creation time', { created: undefined }],
     ['a creation time that is not a string', { created: 1_700_000_000 }],
     ['no update time', { lastUpdated: undefined }],
@@ -332,7 +344,8 @@ describe('put', () => {
   it('replaces it keeping its creation time, state and log level, dropping the settings left out, and returns the reference it held', async () => {
     const name = unique('replace');
     const s = store();
-    await s.put({ ...fields(name, reference(name)), timeoutMs: 3000, complianceConcurrency: 2 }, NOW);
+    await s.put({ ...fields(name, reference(name)), timeoutMs: 3000, complianceConcurrency: 2, nsoCommitParams: 'params' }, NOW);
+    expect(await s.get(name)).toMatchObject({ nsoCommitParams: 'params' });
     await s.setState(name, 'STOPPED', NOW);
     await s.setLogLevel(name, 'trace', NOW);
     const result = await s.put(fields(name, reference(name, 'v2')), LATER, undefined, 'alice');
@@ -342,11 +355,13 @@ describe('put', () => {
     expect(await itemOf(name)).toMatchObject({ revision: 4 });
     expect(Object.keys((await itemOf(name))!)).not.toContain('timeoutMs');
     expect(Object.keys((await itemOf(name))!)).not.toContain('complianceConcurrency');
+    expect(Object.keys((await itemOf(name))!)).not.toContain('nsoCommitParams');
     const replaced = (await entriesOf(name)).find((e) => e['action'] === 'replaced')!;
     expect(replaced).toMatchObject({ by: 'alice', at: LATER });
     expect(replaced['changes']).toEqual([
       { field: 'auth.password', from: reference(name), to: reference(name, 'v2') },
       { field: 'complianceConcurrency', from: 2 },
+      { field: 'nsoCommitParams', from: 'params' },
       { field: 'timeoutMs', from: 3000 },
     ]);
   });

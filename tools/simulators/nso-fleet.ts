@@ -127,3 +127,17 @@ export const fleetDrift = (spec: FleetSpec, name: string): { [member: string]: J
         'tailf-ned-cisco-ios:logging': { host: { ipv4: [{ host: '198.51.100.7' }] } },
       }
     : undefined;
+
+/**
+ * The keys of the lists in the fleet's and the default devices' configurations, by schema path
+ * (functions/remediation/patch.ts `listKeysFrom`): what a remediation start request sends as
+ * `listKeys`, and what the simulator applies a YANG Patch with.
+ */
+export const FLEET_LIST_KEYS: Readonly<Record<string, readonly string[]>> = {
+  'tailf-ned-cisco-ios:ntp/server/peer-list': ['name'],
+  'tailf-ned-cisco-ios:logging/host/ipv4': ['host'],
+  'tailf-ned-cisco-ios:interface/Loopback': ['name'],
+  'tailf-ned-cisco-ios:interface/GigabitEthernet': ['name'],
+  'tailf-ned-cisco-ios:username': ['name'],
+  'tailf-ned-cisco-ios-xr:interface/Loopback': ['id'],
+};

@@ -19,6 +19,10 @@
  * device's configuration through RESTCONF is committed to the device too, as NSO does, unless
  * the device is out of sync (then only NSO's copy changes).
  *
+ * Remediation's transactions (nso-transactions.ts): a YANG Patch on `/restconf/data` with
+ * `dry-run=native` or committed with a rollback file, the rollback files and
+ * `apply-rollback-file`; the `commitFailure` knob fails commits for named devices.
+ *
  * Knobs let tests make it misbehave: delay, reset the connection, redirect, a huge body, a
  * forced 5xx, a slow drip, malformed JSON. It records every request (the Authorization value
  * redacted) and counts TCP connections, so tests can prove what was (not) sent and that
@@ -29,6 +33,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { createTwoFilesPatch } from 'diff';
 import { fleetDrift, fleetEntries, isSlow, type FleetSpec } from './nso-fleet.js';
+import { createTransactions, TransactionRefused, type CommitFailureKnob, type RollbackFile } from './nso-transactions.js';
 
 type Json = null | boolean | number | string | Json[] | { [member: string]: Json };
 type JsonObject = { [member: string]: Json };
@@ -88,6 +93,8 @@ export interface NsoKnobs {
   readonly answer?: { readonly match: (path: string) => boolean; readonly status: number; readonly body: string };
   /** Ignore the `offset` and `limit` query parameters, as an orchestrator without list paging would: every page is the whole list. */
   readonly ignorePaging?: boolean;
+  /** Commits (YANG Patch, apply-rollback-file) touching these devices fail with NSO's error answer (see nso-transactions.ts). */
+  readonly commitFailure?: CommitFailureKnob;
 }
 
 /** The sync actions the simulator implements. */
@@ -145,6 +152,8 @@ export interface NsoSimulator {
   drift(name: string, patch: JsonObject): void;
   /** The device's own configuration (what `sync-from` would take), or `undefined` for a device NSO does not know. */
   deviceConfig(name: string): JsonObject | undefined;
+  /** The rollback files the commits kept, oldest first. */
+  rollbackFiles(): readonly RollbackFile[];
   close(): Promise<void>;
 }
 
@@ -501,6 +510,20 @@ export const startNsoSimulator = async (options: NsoSimulatorOptions = {}): Prom
     return byName.get(name);
   };
   let drifted = initialDrift();
+  /** YANG Patch commits, dry-runs and rollback files (nso-transactions.ts). */
+  const transactions = createTransactions({
+    config: (name) => {
+      const entry = deviceEntry(name);
+      if (!entry) return undefined;
+      if (!isObject(entry['config'])) entry['config'] = {};
+      return entry['config'] as JsonObject;
+    },
+    setConfig: (name, config) => {
+      deviceEntry(name)!['config'] = config;
+    },
+    outOfSync: (name) => drifted.has(name),
+    commitFailure: () => knobs.commitFailure,
+  });
   /** The device's own configuration: its drifted one, else NSO's copy. */
   const ownConfig = (name: string): JsonObject | undefined => {
     const entry = deviceEntry(name);
@@ -902,10 +925,14 @@ export const startNsoSimulator = async (options: NsoSimulatorOptions = {}): Prom
     }
     try {
       record.user = authorize(req);
-      const [status, answerHeaders, body] = operate(record.method, record.path, req.headers['content-type'], rawBody, req.headers.accept);
+      const url = new URL(record.path, 'http://nso.invalid');
+      const [status, answerHeaders, body] =
+        transactions.handle(record.method, url.pathname, url.search, req.headers['content-type'], rawBody, record.user) ??
+        operate(record.method, record.path, req.headers['content-type'], rawBody, req.headers.accept);
       await send(res, status, answerHeaders, body);
     } catch (error) {
       if (error instanceof RestconfError) await sendError(res, error);
+      else if (error instanceof TransactionRefused) await sendError(res, new RestconfError(error.status, error.tag, error.message));
       else await sendError(res, new RestconfError(500, 'operation-failed', 'internal error'));
     }
   };
@@ -963,12 +990,14 @@ export const startNsoSimulator = async (options: NsoSimulatorOptions = {}): Prom
       root = clone(initial);
       byName = undefined;
       drifted = initialDrift();
+      transactions.reset();
     },
     drift,
     deviceConfig: (name) => {
       const own = ownConfig(name);
       return own === undefined ? undefined : clone(own);
     },
+    rollbackFiles: () => transactions.files(),
     close: () =>
       new Promise<void>((resolve) => {
         for (const timer of timers) clearTimeout(timer);
