@@ -196,6 +196,55 @@ const contended = (error: unknown): boolean => {
   return reasons.every((r) => r.Code === undefined || r.Code === 'None' || r.Code === 'ConditionalCheckFailed' || r.Code === 'TransactionConflict');
 };
 
+/** A device's revision and the counters it has added, as this store last saw them. */
+interface Seen {
+  readonly rev: number;
+  readonly counted: readonly string[];
+}
+/** Where `create` leaves every device. */
+const CREATED: Seen = { rev: 0, counted: [] };
+/** Devices whose revisions a store keeps in mind: a run's worth, a few MB at most. */
+const MAX_SEEN = 50_000;
+/** A device record's attributes that a record may lack: removed when a write's record has none. */
+const OPTIONAL_FIELDS = [
+  'patch',
+  'patchOmitted',
+  'rulesOmitted',
+  'dryRun',
+  'dryRunTruncated',
+  'rollbackId',
+  'commitQueueId',
+  'gradeAfter',
+  'error',
+  'rollback',
+];
+
+/** The update that makes a device item hold `fields` (and no other optional attribute), if its revision is `rev`. */
+const deviceUpdate = (tableName: string, key: { readonly pk: string; readonly sk: string }, fields: Record<string, unknown>, rev: number) => {
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = { ':rev': rev };
+  const sets = Object.entries(fields)
+    .filter(([, value]) => value !== undefined)
+    .map(([name, value], i) => {
+      names[`#s${i}`] = name;
+      values[`:s${i}`] = value;
+      return `#s${i} = :s${i}`;
+    });
+  const removes = OPTIONAL_FIELDS.filter((name) => fields[name] === undefined).map((name, i) => {
+    names[`#r${i}`] = name;
+    return `#r${i}`;
+  });
+  names['#rev'] = 'rev';
+  return {
+    TableName: tableName,
+    Key: key,
+    UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+    ConditionExpression: '#rev = :rev',
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: values,
+  };
+};
+
 export class DynamoRemediationStore implements RemediationStore {
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -332,38 +381,29 @@ export class DynamoRemediationStore implements RemediationStore {
 
   /**
    * Replaces a device's record and adds to the run's totals the counters its state adds that
-   * the device has not added before, in one transaction conditional on the revision read.
-   * Throws when the run has no such device.
+   * the device has not added before, in one transaction conditional on the device's revision.
+   * The revision is the one this store last wrote or read (a device it has not seen yet: the
+   * one `create` left), so a write usually takes one request; when the condition fails, the
+   * device is read and the write made again. Throws when the run has no such device.
    */
   async putDevice(remediationId: string, record: RemediationDevice): Promise<void> {
     const pk = runPk(remediationId);
     const sk = deviceSk(record.device);
+    const key = `${remediationId}/${record.device}`;
+    const fields = boundedFields(record);
     for (let attempt = 1; ; attempt++) {
-      const current = await this.#get(pk, sk);
-      if (!current) throw new Error(`remediation ${remediationId} has no device ${record.device}`);
-      const counted = (current['counted'] as string[] | undefined) ?? [];
-      const add = newCounters(record.state, counted);
+      const seen = this.#seen.get(key) ?? CREATED;
+      const add = newCounters(record.state, seen.counted);
+      const next: Seen = { rev: seen.rev + 1, counted: [...seen.counted, ...add] };
       const writeId = newWriteId();
-      const rev = num(current['rev']);
-      const item = {
-        pk,
-        sk,
-        device: record.device,
-        node: current['node'],
-        expiresAt: current['expiresAt'],
-        ...boundedFields(record),
-        rev: rev + 1,
-        counted: [...counted, ...add],
-        [WRITE_ID_ATTRIBUTE]: writeId,
-      };
-      const put = { TableName: this.tableName, Item: item, ConditionExpression: 'rev = :rev', ExpressionAttributeValues: { ':rev': rev } };
+      const update = deviceUpdate(this.tableName, { pk, sk }, { ...fields, rev: next.rev, counted: next.counted, [WRITE_ID_ATTRIBUTE]: writeId }, seen.rev);
       try {
-        if (add.length === 0) await this.client.send(new PutCommand(put));
+        if (add.length === 0) await this.client.send(new UpdateCommand(update));
         else
           await this.client.send(
             new TransactWriteCommand({
               TransactItems: [
-                { Put: put },
+                { Update: update },
                 {
                   Update: {
                     TableName: this.tableName,
@@ -376,19 +416,37 @@ export class DynamoRemediationStore implements RemediationStore {
               ],
             }),
           );
+        this.#remember(key, next);
         return;
       } catch (error) {
         // An answer that never came: the write (the device and its counts, atomically) may have landed.
-        if (unconfirmed(error) && holdsWrite(await this.#get(pk, sk), writeId)) return;
+        if (unconfirmed(error)) {
+          const item = await this.#get(pk, sk);
+          if (holdsWrite(item, writeId)) return this.#remember(key, next);
+        }
         if (!contended(error) && !unconfirmed(error)) throw error;
         if (attempt >= MAX_CONTENDED_ATTEMPTS) {
           throw new ServiceUnavailable(
             `The remediation store could not record device ${record.device} (${transientReason(error) ?? 'contended'}); retry later.`,
           );
         }
-        await this.sleep(Math.round(Math.random() * Math.min(1000, 10 * 2 ** attempt)));
+        // Another write came first (or the revision known here was stale): read where the device stands.
+        const current = await this.#get(pk, sk);
+        if (!current) throw new Error(`remediation ${remediationId} has no device ${record.device}`);
+        const known = { rev: num(current['rev']), counted: (current['counted'] as string[] | undefined) ?? [] };
+        // Refused although the revision was right: a transaction on the run's item was in the way.
+        if (known.rev === seen.rev) await this.sleep(Math.round(Math.random() * Math.min(1000, 10 * 2 ** attempt)));
+        this.#remember(key, known);
       }
     }
+  }
+
+  /** What this store knows of devices' revisions, by run and device (bounded: the oldest are forgotten). */
+  readonly #seen = new Map<string, Seen>();
+  #remember(key: string, seen: Seen): void {
+    this.#seen.delete(key);
+    this.#seen.set(key, seen);
+    if (this.#seen.size > MAX_SEEN) this.#seen.delete(this.#seen.keys().next().value!);
   }
 
   async #update(

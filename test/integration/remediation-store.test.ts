@@ -133,6 +133,22 @@ describe('totals', () => {
     expect((await store.get(run.remediationId))!.totals).toMatchObject({ planned: 30, dryRun: 30 });
   });
 
+  it('counts once when stores of several containers write the same device, each knowing an older revision, and replaces the whole record', async () => {
+    const run = newRun();
+    await store.create(run);
+    const id = run.remediationId;
+    const first = new DynamoRemediationStore(documentClient, table, async () => undefined);
+    const second = new DynamoRemediationStore(documentClient, table, async () => undefined);
+    await first.putDevice(id, record('edge-0', 'committing', { error: { kind: 'x', reason: 'y' } }));
+    await second.putDevice(id, record('edge-0', 'applied', { rollbackId: 3 }));
+    await first.putDevice(id, record('edge-0', 'fixed', { rollbackId: 3, gradeAfter: 'pass' }));
+    await second.putDevice(id, record('edge-0', 'fixed', { rollbackId: 3, gradeAfter: 'pass' }));
+    expect((await store.get(id))!.totals).toEqual({ ...emptyRemediationTotals(), planned: 1, applied: 1, fixed: 1 });
+    const kept = (await store.getDevice(id, 'edge-0'))!;
+    expect(kept).toEqual(record('edge-0', 'fixed', { rollbackId: 3, gradeAfter: 'pass' }));
+    expect(kept.error).toBeUndefined();
+  });
+
   it('refuses a device the run does not have, and counts nothing for it', async () => {
     const run = newRun();
     await store.create(run);
