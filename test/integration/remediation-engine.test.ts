@@ -26,7 +26,9 @@ import {
   type RemediationTotals,
 } from '../../functions/remediation/model.js';
 import { applyEdits, listKeysFrom, parseTarget, type YangPatch } from '../../functions/remediation/patch.js';
-import { COUNTERS } from '../../functions/remediation/store.js';
+import { COUNTERS, DynamoRemediationStore } from '../../functions/remediation/store.js';
+import { documentClient } from '../../functions/platform/dynamo.js';
+import { createTables } from '../../tools/local/table-copies.js';
 import { evaluateRules } from '../../functions/trees/rules.js';
 import { loadDurableTesting, type DurableTesting } from '../../tools/local/durable.js';
 
@@ -430,5 +432,45 @@ describe('a rollback', () => {
     const execution = await execute(s, 'rollback');
     expect(execution.getResult()).toMatchObject({ skipped: expect.any(String) });
     expect(s.nso.rollbacks).toEqual([]);
+  });
+});
+
+describe('on the DynamoDB store', () => {
+  it('applies, recovers a commit a crash left unrecorded, and rolls back, with the totals exact', async () => {
+    const dynamo = new DynamoRemediationStore(documentClient, (await createTables())['compliance']);
+    const configs = { 'edge-0': failing(), 'edge-1': failing(), 'core-0': failing(), 'edge-2': passing() };
+    const s = await setup('apply', configs);
+    adapters.push(s.adapterId);
+    const work = (await s.store.getWork(s.id))!;
+    await dynamo.create({ ...s.store.runs.get(s.id)!.work, devices: work.devices });
+    let crashes = 0;
+    const crashing = new Proxy(dynamo, {
+      get: (target, name) =>
+        name === 'putDevice'
+          ? async (id: string, record: RemediationDevice) => {
+              if (record.device === 'core-0' && record.state === 'applied' && crashes++ === 0) throw new Error('simulated crash');
+              return target.putDevice(id, record);
+            }
+          : (Reflect.get(target, name) as (...args: unknown[]) => unknown).bind(target),
+    });
+    const real: Setup = { ...s, deps: { ...s.deps, store: crashing } };
+    expect((await execute(real)).getStatus()).toBe('SUCCEEDED');
+    expect(crashes).toBe(2);
+    for (const device of ['edge-0', 'edge-1', 'core-0']) expect(s.nso.commitsOf(device)).toBe(1);
+    expect(await dynamo.get(s.id)).toMatchObject({ status: 'completed', totals: { ...emptyRemediationTotals(), planned: 3, applied: 3, fixed: 3 } });
+    expect(await dynamo.getDevice(s.id, 'core-0')).toMatchObject({
+      state: 'fixed',
+      gradeAfter: 'pass',
+      rollbackId: s.nso.commits.find((c) => c.device === 'core-0')!.rollbackId,
+    });
+    expect(await dynamo.getDevice(s.id, 'edge-2')).toMatchObject({ state: 'nothing-to-do' });
+
+    expect(await dynamo.startRollback(s.id, { subject: 'bob', roles: ['admin'] }, '2026-11-20T11:00:00.000Z')).toBe(true);
+    expect((await execute(real, 'rollback')).getStatus()).toBe('SUCCEEDED');
+    expect(s.nso.rollbacks.map((r) => r.rollbackId)).toEqual(s.nso.commits.map((c) => c.rollbackId).sort((a, b) => b - a));
+    for (const device of ['edge-0', 'edge-1', 'core-0']) expect(s.nso.configs.get(device)).toEqual(failing());
+    const run = (await dynamo.get(s.id))!;
+    expect(run.totals).toEqual({ ...emptyRemediationTotals(), planned: 3, applied: 3, fixed: 3, rolledBack: 3 });
+    expect(run.rollback).toMatchObject({ status: 'completed', startedBy: { subject: 'bob' } });
   });
 });
