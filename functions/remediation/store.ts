@@ -353,6 +353,7 @@ export class DynamoRemediationStore implements RemediationStore {
 
   /** A page of up to `limit` devices by name, after the device `after`. */
   async listDevices(remediationId: string, page: { readonly limit: number; readonly after?: string }): Promise<DevicePage> {
+    if (!Number.isInteger(page.limit) || page.limit < 1) throw new RangeError(`a page holds at least one device (limit ${page.limit})`);
     const items: RemediationDevice[] = [];
     let start: Record<string, unknown> | undefined = page.after === undefined ? undefined : { pk: runPk(remediationId), sk: deviceSk(page.after) };
     do {

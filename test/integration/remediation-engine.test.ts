@@ -349,6 +349,26 @@ describe('an apply', () => {
     expect((await s.store.get(s.id))!.totals).toEqual({ ...emptyRemediationTotals(), planned: 2, applied: 1, fixed: 1, failed: 1 });
   });
 
+  it('takes a commit that failed on our side (the outcome unknown) as possibly sent: never sent again, the device failed commit-unknown when NSO has no file', async () => {
+    const s = await setup('apply', { 'edge-0': failing(), 'edge-1': failing() });
+    adapters.push(s.adapterId);
+    const commit = s.nso.commit.bind(s.nso);
+    let thrown = 0;
+    s.nso.commit = async (adapter, patch, options) => {
+      if (s.nso.deviceOf(patch) === 'edge-0') {
+        thrown++;
+        throw new Error('the secrets store could not be reached');
+      }
+      return commit(adapter, patch, options);
+    };
+    const execution = await execute(s);
+    expect(execution.getStatus()).toBe('SUCCEEDED');
+    expect(thrown).toBe(1);
+    expect(states(s)).toEqual({ 'edge-0': 'failed', 'edge-1': 'fixed' });
+    expect((await s.store.getDevice(s.id, 'edge-0'))!.error).toMatchObject({ kind: 'commit-unknown' });
+    expect((await s.store.get(s.id))!.totals).toEqual({ ...emptyRemediationTotals(), planned: 2, applied: 1, fixed: 1, failed: 1 });
+  });
+
   it('goes on in the next invocation when one ends in the middle of the run: every device committed once, totals exact', async () => {
     const devices = Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`edge-${i}`, failing()]));
     let invocations = 0;

@@ -98,6 +98,7 @@ describe('runs and their devices', () => {
       expect(seen).toEqual(['core 1/x', 'edge-0', 'edge-1', 'edge-2']);
       expect(pages).toBeLessThanOrEqual(Math.ceil(4 / limit) + 1);
     }
+    await expect(store.listDevices(run.remediationId, { limit: 0 })).rejects.toThrow(RangeError);
   });
 });
 
