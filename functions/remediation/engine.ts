@@ -284,9 +284,15 @@ const runChunk = async (
  * one at a time. A run after the first one (a crash may have cut the last one short after
  * NSO applied it) first asks NSO whether the next device's rollback was already committed.
  */
-const rollbackPart = async (remediationId: string, run: number, remainingTimeMs: () => number, deps: RemediationEngineDeps): Promise<PartOutcome> => {
+const rollbackPart = async (
+  remediationId: string,
+  by: string,
+  run: number,
+  remainingTimeMs: () => number,
+  deps: RemediationEngineDeps,
+): Promise<PartOutcome> => {
   const work = await workOf(remediationId, deps);
-  const { adapterId, commitQueue, startedBy } = work.run;
+  const { adapterId, commitQueue } = work.run;
   const nso = deps.nso(remainingTimeMs);
   const todo: (RemediationDevice & { readonly rollbackId: number })[] = [];
   let after: string | undefined;
@@ -310,7 +316,7 @@ const rollbackPart = async (remediationId: string, run: number, remainingTimeMs:
               nso.applyRollback(adapterId, record.rollbackId, {
                 commitQueue,
                 label,
-                comment: `rollback of remediation ${remediationId}, started by ${startedBy.subject}`,
+                comment: `rollback of remediation ${remediationId}, started by ${by}`,
               }),
             );
       const at = deps.now().toISOString();
@@ -385,14 +391,14 @@ export const runRemediation = async (event: RemediationEvent, context: DurableCo
   const loaded = await step('load', async () => {
     const work = await workOf(remediationId, deps);
     const { status, rollback } = (await deps.store.get(remediationId)) ?? work.run;
-    return { status, rollback: rollback?.status, devices: work.devices.length };
+    return { status, rollback: rollback?.status, rollbackBy: rollback?.startedBy.subject ?? '', devices: work.devices.length };
   });
   const remainingTimeMs = deps.remainingTimeMs ?? remainingOf(context);
   if (action === 'rollback') {
     if (loaded.rollback !== 'running') return { remediationId, action, skipped: 'the run has no rollback running' };
     let status: 'completed' | 'failed' = 'completed';
     try {
-      await inParts(context, 'rollback', (run) => rollbackPart(remediationId, run, remainingTimeMs, deps), deps);
+      await inParts(context, 'rollback', (run) => rollbackPart(remediationId, loaded.rollbackBy, run, remainingTimeMs, deps), deps);
     } catch {
       status = 'failed';
     }

@@ -123,7 +123,7 @@ const lists = listKeysFrom({});
 class MemoryNso implements NsoTransactions {
   readonly configs = new Map<string, Record<string, unknown>>();
   readonly commits: { device: string; label: string; rollbackId: number }[] = [];
-  readonly rollbacks: { rollbackId: number; label: string }[] = [];
+  readonly rollbacks: { rollbackId: number; label: string; comment: string }[] = [];
   readonly dryRuns: string[] = [];
   readonly files = new Map<number, { device: string; before: Record<string, unknown>; label: string }>();
   /** Devices whose commits NSO refuses, and devices whose commits change nothing. */
@@ -157,11 +157,11 @@ class MemoryNso implements NsoTransactions {
     const found = [...this.files].find(([, f]) => f.label === label);
     return found ? { rollbackId: found[0] } : {};
   }
-  async applyRollback(_adapterId: string, rollbackId: number, options: Pick<CommitOptions, 'label'>) {
+  async applyRollback(_adapterId: string, rollbackId: number, options: Pick<CommitOptions, 'label' | 'comment'>) {
     const file = this.files.get(rollbackId)!;
     const now = this.configs.get(file.device)!;
     this.configs.set(file.device, file.before);
-    this.rollbacks.push({ rollbackId, label: options.label });
+    this.rollbacks.push({ rollbackId, label: options.label, comment: options.comment });
     this.files.set(this.#next++, { device: file.device, before: now, label: options.label });
     return {};
   }
@@ -492,5 +492,6 @@ describe('on the DynamoDB store', () => {
     const run = (await dynamo.get(s.id))!;
     expect(run.totals).toEqual({ ...emptyRemediationTotals(), planned: 3, applied: 3, fixed: 3, rolledBack: 3 });
     expect(run.rollback).toMatchObject({ status: 'completed', startedBy: { subject: 'bob' } });
+    expect(s.nso.rollbacks.every((r) => r.comment === `rollback of remediation ${s.id}, started by bob`)).toBe(true);
   });
 });
