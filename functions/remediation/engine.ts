@@ -21,6 +21,7 @@ import { gradeOf, score } from '../compliance/grading.js';
 import type { BatchPlan } from '../compliance/model.js';
 import type { ComplianceStore } from '../compliance/store.js';
 import { shownDiff } from '../compliance/sync.js';
+import { logger } from '../platform/logger.js';
 import { remediateDevice } from './generate.js';
 import type { NsoOutcome, NsoTransactions, Remediation, RemediationDevice, RemediationEvent, RemediationStore } from './model.js';
 import { listKeysFrom } from './patch.js';
@@ -108,7 +109,16 @@ const workOf = (remediationId: string, deps: RemediationEngineDeps): Promise<Wor
 };
 
 const isFailure = <T extends object>(outcome: NsoOutcome<T>): outcome is DeviceFailure => 'kind' in outcome && 'reason' in outcome;
-const errorOf = (failure: DeviceFailure): { readonly kind: string; readonly reason: string } => ({ kind: failure.kind, reason: failure.reason });
+/**
+ * A device's failure as its record shows it, logged: a fault of ours behind it (`fault`) goes to
+ * the log only, as compliance reports do.
+ */
+const errorOf = (failure: DeviceFailure, remediationId: string, device: string): { readonly kind: string; readonly reason: string } => {
+  const line = { remediationId, device, kind: failure.kind, reason: failure.reason };
+  if (failure.fault !== undefined) logger.error('remediation device failed', { ...line, error: failure.fault });
+  else logger.warn('remediation device failed', line);
+  return { kind: failure.kind, reason: failure.reason };
+};
 
 /** NSO's dry-run output as a device keeps it: masked as reports' diffs are, and cut to their bound. */
 const dryRunShown = (output: string): Pick<RemediationDevice, 'dryRun' | 'dryRunTruncated'> => {
@@ -129,7 +139,7 @@ const grade = async (record: RemediationDevice, node: string, c: DeviceContext):
   const { run, plan } = c.work;
   const fetched = await fetchConfig(record.device, { batchId: run.batchId, adapterId: run.adapterId }, c.check);
   const at = c.deps.now().toISOString();
-  if (!('config' in fetched)) return { ...record, state: 'failed', error: errorOf(fetched), updatedAt: at };
+  if (!('config' in fetched)) return { ...record, state: 'failed', error: errorOf(fetched, run.remediationId, record.device), updatedAt: at };
   const rules = rulesFor(plan, node);
   const verdicts = c.check.evaluate(fetched.config, plan.variables, rules);
   const passed = new Set(verdicts.filter((v) => v.status === 'pass').map((v) => v.id));
@@ -146,7 +156,7 @@ const remediate = async (device: string, node: string, c: DeviceContext): Promis
   const at = () => c.deps.now().toISOString();
   const fetched = await fetchConfig(device, { batchId: run.batchId, adapterId: run.adapterId }, c.check);
   if (!('config' in fetched)) {
-    await store.putDevice(run.remediationId, { device, state: 'failed', rules: [], error: errorOf(fetched), updatedAt: at() });
+    await store.putDevice(run.remediationId, { device, state: 'failed', rules: [], error: errorOf(fetched, run.remediationId, device), updatedAt: at() });
     return;
   }
   const { patch, rules } = remediateDevice({
@@ -165,7 +175,7 @@ const remediate = async (device: string, node: string, c: DeviceContext): Promis
   if (run.mode === 'dry-run') {
     const out = await c.check.gate.run(() => c.nso.dryRun(run.adapterId, patch));
     const record: RemediationDevice = isFailure(out)
-      ? { device, state: 'failed', patch, rules, error: errorOf(out), updatedAt: at() }
+      ? { device, state: 'failed', patch, rules, error: errorOf(out, run.remediationId, device), updatedAt: at() }
       : { device, state: 'dry-run', patch, rules, ...dryRunShown(out.output), updatedAt: at() };
     await store.putDevice(run.remediationId, record);
     return;
@@ -176,7 +186,7 @@ const remediate = async (device: string, node: string, c: DeviceContext): Promis
   const comment = `remediation ${run.remediationId} of compliance batch ${run.batchId}, started by ${run.startedBy.subject}`;
   const out = await c.check.gate.run(() => c.nso.commit(run.adapterId, patch, { commitQueue: run.commitQueue, label, comment }));
   if (isFailure(out)) {
-    await store.putDevice(run.remediationId, { ...committing, state: 'failed', error: errorOf(out), updatedAt: at() });
+    await store.putDevice(run.remediationId, { ...committing, state: 'failed', error: errorOf(out, run.remediationId, device), updatedAt: at() });
     return;
   }
   const applied: RemediationDevice = {
@@ -323,7 +333,7 @@ const rollbackPart = async (
       await deps.store.putDevice(
         remediationId,
         isFailure(out)
-          ? { ...record, rollback: { state: 'failed', at, error: errorOf(out) }, updatedAt: at }
+          ? { ...record, rollback: { state: 'failed', at, error: errorOf(out, remediationId, record.device) }, updatedAt: at }
           : { ...record, state: 'rolled-back', rollback: { state: 'rolled-back', at }, updatedAt: at },
       );
     }

@@ -31,6 +31,7 @@ import { documentClient } from '../../functions/platform/dynamo.js';
 import { createTables } from '../../tools/local/table-copies.js';
 import { evaluateRules } from '../../functions/trees/rules.js';
 import { loadDurableTesting, type DurableTesting } from '../../tools/local/durable.js';
+import { stdoutDuring } from '../support/stdout.js';
 
 const IOS = 'tailf-ned-cisco-ios';
 const BATCH = 'b'.repeat(24);
@@ -259,8 +260,14 @@ describe('a dry-run', () => {
   it('records NSO’s native output, masked, for each device with something to fix, and commits nothing', async () => {
     const s = await setup('dry-run', { 'edge-0': failing(), 'edge-1': passing(), 'core-0': failing(), 'edge-gone': undefined });
     adapters.push(s.adapterId);
-    const execution = await execute(s);
+    let execution!: Awaited<ReturnType<typeof execute>>;
+    const logged = await stdoutDuring(async () => {
+      execution = await execute(s);
+    });
     expect(execution.getStatus()).toBe('SUCCEEDED');
+    expect(logged.entries().filter((e) => e['message'] === 'remediation device failed')).toEqual([
+      expect.objectContaining({ level: 'warn', remediationId: s.id, device: 'edge-gone', kind: 'unknown-device' }),
+    ]);
     expect(s.nso.commits).toEqual([]);
     expect(s.nso.dryRuns.sort()).toEqual(['core-0', 'edge-0']);
     expect(states(s)).toEqual({ 'edge-0': 'dry-run', 'edge-1': 'nothing-to-do', 'core-0': 'dry-run', 'edge-gone': 'failed' });
