@@ -399,10 +399,18 @@ export const runRemediation = async (event: RemediationEvent, context: DurableCo
       }
     });
   const loaded = await step('load', async () => {
-    const work = await workOf(remediationId, deps);
-    const { status, rollback } = (await deps.store.get(remediationId)) ?? work.run;
-    return { status, rollback: rollback?.status, rollbackBy: rollback?.startedBy.subject ?? '', devices: work.devices.length };
+    // Read first: a run that is not stored (expired, or never created) has nothing to run.
+    const stored = await deps.store.get(remediationId);
+    if (!stored) return undefined;
+    const { rollback } = stored;
+    return {
+      status: stored.status,
+      rollback: rollback?.status,
+      rollbackBy: rollback?.startedBy.subject ?? '',
+      devices: (await workOf(remediationId, deps)).devices.length,
+    };
   });
+  if (!loaded) return { remediationId, action, skipped: 'the run does not exist' };
   const remainingTimeMs = deps.remainingTimeMs ?? remainingOf(context);
   if (action === 'rollback') {
     if (loaded.rollback !== 'running') return { remediationId, action, skipped: 'the run has no rollback running' };

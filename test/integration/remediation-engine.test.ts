@@ -405,6 +405,13 @@ describe('an apply', () => {
     expect(execution.getResult()).toMatchObject({ status: 'failed' });
   });
 
+  it('does nothing for a run that is not stored', async () => {
+    const s = await setup('apply', { 'edge-0': failing() });
+    const execution = await execute({ ...s, id: newId() });
+    expect(execution.getStatus()).toBe('SUCCEEDED');
+    expect(execution.getResult()).toMatchObject({ skipped: 'the run does not exist' });
+  });
+
   it('does nothing for a run that has ended already', async () => {
     const s = await setup('apply', { 'edge-0': failing() });
     await s.store.finish(s.id, 'completed', 'x');
