@@ -95,8 +95,12 @@ export interface RemediationDevice {
   readonly state: DeviceState;
   /** The transaction sent (or to be sent): one YANG Patch, secrets masked when shown. */
   readonly patch?: YangPatch;
+  /** The patch was too large to keep with the rest of the record (it was sent whole). */
+  readonly patchOmitted?: true;
   /** One entry per failing rule: its edits in the patch, or why it has none. */
   readonly rules: readonly RuleRemediation[];
+  /** Entries left out of `rules` (from the end) to keep the record inside DynamoDB's item size. */
+  readonly rulesOmitted?: number;
   /** NSO's native dry-run output: what it would send to the device (masked, bounded). */
   readonly dryRun?: string;
   readonly dryRunTruncated?: true;

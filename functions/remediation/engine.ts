@@ -1,0 +1,449 @@
+/**
+ * The remediation engine, on AWS Lambda durable functions, as the compliance engine runs
+ * batches: a `run` maps over chunks of the run's devices (by name), each chunk a checkpointed
+ * step (`AtMostOncePerRetry`, one per part: a chunk stopped by an invocation's end goes on as a
+ * new part in the next one); a `rollback` walks the applied devices newest commit first in
+ * steps of the same kind. The checkpoint log holds nothing but small outcomes: where each device
+ * stands is in the store, and a step that runs again reads it there.
+ *
+ * A device is never committed twice: its record says `committing` before the commit is sent,
+ * and `applied` with the rollback id before anything else happens to it. A step that runs
+ * again after a crash finds a device `committing` and asks NSO for the rollback file of the
+ * commit's label instead of committing again (found: `applied`; none: `failed`,
+ * `commit-unknown`). Devices past `pending` are never sent anything again, except that an
+ * `applied` one is graded.
+ */
+import { StepSemantics, type DurableContext } from '@aws/durable-execution-sdk-js';
+import { MAX_TIMEOUT_MS } from '../adapters/validate.js';
+import { fetchConfig, rulesFor, type CheckDeps, type DeviceFailure, type EvaluateRules, type RelayGet } from '../compliance/check.js';
+import { gateFor, type FetchGate } from '../compliance/gate.js';
+import { gradeOf, score } from '../compliance/grading.js';
+import type { BatchPlan } from '../compliance/model.js';
+import type { ComplianceStore } from '../compliance/store.js';
+import { shownDiff } from '../compliance/sync.js';
+import { logger } from '../platform/logger.js';
+import { remediateDevice } from './generate.js';
+import type { NsoOutcome, NsoTransactions, Remediation, RemediationDevice, RemediationEvent, RemediationStore } from './model.js';
+import { listKeysFrom } from './patch.js';
+
+export interface RemediationEngineDeps {
+  readonly store: RemediationStore;
+  /** The compliance batches: the run's plan (rules and variables) and the adapter's fetch cap. */
+  readonly batches: Pick<ComplianceStore, 'getPlan' | 'getWork'>;
+  /** The relay's GET, given how much time the invocation has left. */
+  readonly relayGet: (remainingTimeMs: () => number) => RelayGet;
+  /** NSO's transactions through the relay, given how much time the invocation has left. */
+  readonly nso: (remainingTimeMs: () => number) => NsoTransactions;
+  readonly evaluate: EvaluateRules;
+  readonly now: () => Date;
+  /** Devices a chunk takes (default 100). */
+  readonly chunkSize?: number;
+  /** Chunks run at once (default 3). */
+  readonly chunkConcurrency?: number;
+  /** Seconds before a failed step runs again (doubling, at most 60); default 2. */
+  readonly retryDelaySeconds?: number;
+  /** Attempts of a step before the run fails; default 6. */
+  readonly attempts?: number;
+  /** Busy answers (429, 503) retried per fetch. */
+  readonly maxBusyRetries?: number;
+  /** Time the invocation has left; default: the Lambda context's (tests end an invocation early). */
+  readonly remainingTimeMs?: () => number;
+  /** Called at the end of each step (flushes metrics). */
+  readonly afterStep?: () => void;
+  /** A run or its rollback ended (audit, metrics), inside the checkpointed end step. */
+  readonly onEnd?: (end: RemediationEnd) => Promise<void> | void;
+}
+
+/** How a run or its rollback ended. */
+export interface RemediationEnd {
+  readonly remediationId: string;
+  readonly action: RemediationEvent['action'];
+  readonly status: 'completed' | 'failed';
+  readonly reason?: string;
+}
+
+export type RemediationOutcome = RemediationEnd | { readonly remediationId: string; readonly action: RemediationEvent['action']; readonly skipped: string };
+
+/**
+ * Invocation time a step keeps in hand: it takes no further device with less left. A device
+ * sends at most three requests in turn (a fetch, the commit, a fetch), each waiting at most
+ * the longest adapter timeout, and its records are written after them.
+ */
+export const REMEDIATION_RESERVE_MS = 3 * MAX_TIMEOUT_MS + 10_000;
+
+/** The rollback label of a device's commit: how it is found again after a crash. */
+export const commitLabel = (remediationId: string, device: string): string => `remediation-${remediationId}-${device}`;
+/** The rollback label of the commit that applies a device's rollback file. */
+export const rollbackLabel = (remediationId: string, device: string): string => `remediation-${remediationId}-${device}-rollback`;
+
+/** The invocation is about to end: the step stops and goes on in the next one (not a failure). */
+class OutOfTime extends Error {}
+
+/** A step's end: done, or that it stopped with the invocation, when to go on, and how many runs of it there have been. */
+type PartOutcome = { readonly done: number } | { readonly resumeInSeconds: number; readonly runs: number };
+
+/** What the run needs, read once per container and run (it never changes once the run is stored). */
+interface Work {
+  readonly run: Remediation;
+  readonly listKeys: Readonly<Record<string, readonly string[]>>;
+  readonly devices: readonly { readonly device: string; readonly node: string }[];
+  readonly plan: BatchPlan;
+  readonly concurrency: number;
+}
+
+const works = new Map<string, Promise<Work>>();
+const workOf = (remediationId: string, deps: RemediationEngineDeps): Promise<Work> => {
+  let work = works.get(remediationId);
+  if (!work) {
+    work = (async () => {
+      const found = await deps.store.getWork(remediationId);
+      if (!found) throw new Error(`remediation ${remediationId} does not exist`);
+      const [plan, batch] = await Promise.all([deps.batches.getPlan(found.run.batchId), deps.batches.getWork(found.run.batchId)]);
+      return { ...found, plan, concurrency: batch.concurrency };
+    })();
+    work.catch(() => works.delete(remediationId));
+    if (works.size >= 4) works.delete(works.keys().next().value!);
+    works.set(remediationId, work);
+  }
+  return work;
+};
+
+const isFailure = <T extends object>(outcome: NsoOutcome<T>): outcome is DeviceFailure => 'kind' in outcome && 'reason' in outcome;
+/**
+ * A device's failure as its record shows it, logged: a fault of ours behind it (`fault`) goes to
+ * the log only, as compliance reports do.
+ */
+const errorOf = (failure: DeviceFailure, remediationId: string, device: string): { readonly kind: string; readonly reason: string } => {
+  const line = { remediationId, device, kind: failure.kind, reason: failure.reason };
+  if (failure.fault !== undefined) logger.error('remediation device failed', { ...line, error: failure.fault });
+  else logger.warn('remediation device failed', line);
+  return { kind: failure.kind, reason: failure.reason };
+};
+
+/** NSO's dry-run output as a device keeps it: masked as reports' diffs are, and cut to their bound. */
+const dryRunShown = (output: string): Pick<RemediationDevice, 'dryRun' | 'dryRunTruncated'> => {
+  const { diff, diffTruncated } = shownDiff(output);
+  return { dryRun: diff, ...(diffTruncated ? { dryRunTruncated: true } : {}) };
+};
+
+/** What a device's step works with: the run, its NSO client, fetches through the worker's slot. */
+interface DeviceContext {
+  readonly work: Work;
+  readonly nso: NsoTransactions;
+  readonly check: CheckDeps;
+  readonly deps: RemediationEngineDeps;
+}
+
+/** Grades the device as it is now against the batch's rules: `fixed` when every remediated rule passes. */
+const grade = async (record: RemediationDevice, node: string, c: DeviceContext): Promise<RemediationDevice> => {
+  const { run, plan } = c.work;
+  const fetched = await fetchConfig(record.device, { batchId: run.batchId, adapterId: run.adapterId }, c.check);
+  const at = c.deps.now().toISOString();
+  if (!('config' in fetched)) return { ...record, state: 'failed', error: errorOf(fetched, run.remediationId, record.device), updatedAt: at };
+  const rules = rulesFor(plan, node);
+  const verdicts = c.check.evaluate(fetched.config, plan.variables, rules);
+  const passed = new Set(verdicts.filter((v) => v.status === 'pass').map((v) => v.id));
+  const value = score(verdicts.map((v) => ({ severity: v.severity, passed: v.status === 'pass' })));
+  const remediated = record.rules.filter((r) => 'edits' in r);
+  const fixed = remediated.every((r) => passed.has(r.ruleId));
+  return { ...record, state: fixed ? 'fixed' : 'still-failing', gradeAfter: gradeOf(value), updatedAt: at };
+};
+
+/** Sends a pending device's transaction: a dry-run, or a commit recorded before and after. */
+const remediate = async (device: string, node: string, c: DeviceContext): Promise<void> => {
+  const { run, plan, listKeys } = c.work;
+  const { store } = c.deps;
+  const at = () => c.deps.now().toISOString();
+  const fetched = await fetchConfig(device, { batchId: run.batchId, adapterId: run.adapterId }, c.check);
+  if (!('config' in fetched)) {
+    await store.putDevice(run.remediationId, { device, state: 'failed', rules: [], error: errorOf(fetched, run.remediationId, device), updatedAt: at() });
+    return;
+  }
+  const { patch, rules } = remediateDevice({
+    device,
+    config: fetched.config,
+    rules: rulesFor(plan, node),
+    variables: plan.variables,
+    listKeys: listKeysFrom(listKeys),
+    ...(run.ruleIds ? { ruleIds: new Set(run.ruleIds) } : {}),
+    patchId: commitLabel(run.remediationId, device),
+  });
+  if (!patch) {
+    await store.putDevice(run.remediationId, { device, state: 'nothing-to-do', rules, updatedAt: at() });
+    return;
+  }
+  if (run.mode === 'dry-run') {
+    const out = await c.check.gate.run(() => c.nso.dryRun(run.adapterId, patch));
+    const record: RemediationDevice = isFailure(out)
+      ? { device, state: 'failed', patch, rules, error: errorOf(out, run.remediationId, device), updatedAt: at() }
+      : { device, state: 'dry-run', patch, rules, ...dryRunShown(out.output), updatedAt: at() };
+    await store.putDevice(run.remediationId, record);
+    return;
+  }
+  const committing: RemediationDevice = { device, state: 'committing', patch, rules, updatedAt: at() };
+  await store.putDevice(run.remediationId, committing);
+  const label = commitLabel(run.remediationId, device);
+  const comment = `remediation ${run.remediationId} of compliance batch ${run.batchId}, started by ${run.startedBy.subject}`;
+  const out = await c.check.gate.run(() => c.nso.commit(run.adapterId, patch, { commitQueue: run.commitQueue, label, comment }));
+  if (isFailure(out)) {
+    await store.putDevice(run.remediationId, { ...committing, state: 'failed', error: errorOf(out, run.remediationId, device), updatedAt: at() });
+    return;
+  }
+  const applied: RemediationDevice = {
+    ...committing,
+    state: 'applied',
+    rollbackId: out.rollbackId,
+    ...(out.commitQueueId === undefined ? {} : { commitQueueId: out.commitQueueId }),
+    updatedAt: at(),
+  };
+  await store.putDevice(run.remediationId, applied);
+  await store.putDevice(run.remediationId, await grade(applied, node, c));
+};
+
+/**
+ * A device found `committing`: its commit was sent by a run cut short before it recorded the
+ * outcome. Never sent again: NSO's rollback file of its label tells whether it landed.
+ */
+const recover = async (record: RemediationDevice, node: string, c: DeviceContext): Promise<void> => {
+  const { run } = c.work;
+  const label = commitLabel(run.remediationId, record.device);
+  const found = await c.check.gate.run(() => c.nso.findRollback(run.adapterId, label));
+  const at = c.deps.now().toISOString();
+  if (isFailure(found) || found.rollbackId === undefined) {
+    const reason = isFailure(found)
+      ? `The run stopped after sending the commit, and NSO could not be asked whether it landed (${found.reason}); look for the rollback file labelled ${label} before remediating the device again.`
+      : `The run stopped after sending the commit, and NSO has no rollback file labelled ${label}: the commit did not land, and it was not sent again. Start a new run to remediate the device.`;
+    await c.deps.store.putDevice(run.remediationId, { ...record, state: 'failed', error: { kind: 'commit-unknown', reason }, updatedAt: at });
+    return;
+  }
+  const applied: RemediationDevice = { ...record, state: 'applied', rollbackId: found.rollbackId, updatedAt: at };
+  await c.deps.store.putDevice(run.remediationId, applied);
+  await c.deps.store.putDevice(run.remediationId, await grade(applied, node, c));
+};
+
+/** One device of a run, from wherever its record stands. */
+const runDevice = async (device: string, node: string, c: DeviceContext): Promise<void> => {
+  const record = await c.deps.store.getDevice(c.work.run.remediationId, device);
+  const state = record?.state ?? 'pending';
+  if (state === 'pending') return remediate(device, node, c);
+  if (state === 'committing') return recover(record!, node, c);
+  if (state === 'applied') return c.deps.store.putDevice(c.work.run.remediationId, await grade(record!, node, c));
+};
+
+/**
+ * Runs one chunk's devices, as many at once as the adapter has fetch slots (shared with
+ * every batch and run on the adapter in this container). Safe to run again: each device goes
+ * on from its record. Stops taking devices when the invocation is about to end, or after a
+ * fault of ours (thrown once the devices in flight have settled, for the step to run again).
+ */
+const runChunk = async (
+  remediationId: string,
+  index: number,
+  run: number,
+  remainingTimeMs: () => number,
+  deps: RemediationEngineDeps,
+): Promise<PartOutcome> => {
+  const work = await workOf(remediationId, deps);
+  const size = deps.chunkSize ?? 100;
+  const devices = work.devices.slice(index * size, (index + 1) * size);
+  const gate = gateFor(work.run.adapterId, work.concurrency);
+  const relayGet = deps.relayGet(remainingTimeMs);
+  const nso = deps.nso(remainingTimeMs);
+  let failure: { readonly error: unknown } | undefined;
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    const slot = await gate.hold();
+    try {
+      const fetches: FetchGate = { run: (send) => slot.run(send), pause: (ms) => slot.pause(ms) };
+      const context: DeviceContext = {
+        work,
+        nso,
+        deps,
+        check: {
+          relayGet,
+          evaluate: deps.evaluate,
+          gate: fetches,
+          now: deps.now,
+          ...(deps.maxBusyRetries === undefined ? {} : { maxBusyRetries: deps.maxBusyRetries }),
+        },
+      };
+      while (next < devices.length && !failure) {
+        if (remainingTimeMs() < REMEDIATION_RESERVE_MS) {
+          failure = { error: new OutOfTime() };
+          return;
+        }
+        const { device, node } = devices[next++]!;
+        try {
+          await runDevice(device, node, context);
+        } catch (error) {
+          failure ??= { error };
+        }
+      }
+    } finally {
+      slot.release();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(Math.max(1, work.concurrency), devices.length) }, worker));
+  if (failure?.error instanceof OutOfTime) return { resumeInSeconds: Math.ceil(Math.max(0, remainingTimeMs()) / 1000) + 1, runs: run };
+  if (failure) throw failure.error;
+  return { done: devices.length };
+};
+
+/**
+ * Applies the rollback file of each applied device not rolled back yet, newest commit first,
+ * one at a time. A run after the first one (a crash may have cut the last one short after
+ * NSO applied it) first asks NSO whether the next device's rollback was already committed.
+ */
+const rollbackPart = async (
+  remediationId: string,
+  by: string,
+  run: number,
+  remainingTimeMs: () => number,
+  deps: RemediationEngineDeps,
+): Promise<PartOutcome> => {
+  const work = await workOf(remediationId, deps);
+  const { adapterId, commitQueue } = work.run;
+  const nso = deps.nso(remainingTimeMs);
+  const todo: (RemediationDevice & { readonly rollbackId: number })[] = [];
+  let after: string | undefined;
+  do {
+    const page = await deps.store.listDevices(remediationId, { limit: 100, ...(after === undefined ? {} : { after }) });
+    for (const d of page.items) if (d.rollbackId !== undefined && !d.rollback) todo.push(d as RemediationDevice & { readonly rollbackId: number });
+    after = page.next;
+  } while (after !== undefined);
+  todo.sort((a, b) => b.rollbackId - a.rollbackId);
+  const gate = gateFor(adapterId, work.concurrency);
+  const slot = await gate.hold();
+  try {
+    for (const [i, record] of todo.entries()) {
+      if (remainingTimeMs() < REMEDIATION_RESERVE_MS) return { resumeInSeconds: Math.ceil(Math.max(0, remainingTimeMs()) / 1000) + 1, runs: run };
+      const label = rollbackLabel(remediationId, record.device);
+      const earlier = run > 1 && i === 0 ? await slot.run(() => nso.findRollback(adapterId, label)) : undefined;
+      const out: NsoOutcome<{ readonly rollbackId?: number }> =
+        earlier && !isFailure(earlier) && earlier.rollbackId !== undefined
+          ? earlier
+          : await slot.run(() =>
+              nso.applyRollback(adapterId, record.rollbackId, {
+                commitQueue,
+                label,
+                comment: `rollback of remediation ${remediationId}, started by ${by}`,
+              }),
+            );
+      const at = deps.now().toISOString();
+      await deps.store.putDevice(
+        remediationId,
+        isFailure(out)
+          ? { ...record, rollback: { state: 'failed', at, error: errorOf(out, remediationId, record.device) }, updatedAt: at }
+          : { ...record, state: 'rolled-back', rollback: { state: 'rolled-back', at }, updatedAt: at },
+      );
+    }
+  } finally {
+    slot.release();
+  }
+  return { done: todo.length };
+};
+
+/** The local runner's Lambda context has no deadline; Lambda's always does. */
+const remainingOf =
+  (context: DurableContext): (() => number) =>
+  () => {
+    try {
+      return context.lambdaContext.getRemainingTimeInMillis();
+    } catch {
+      return 15 * 60_000;
+    }
+  };
+
+type Stepper = Pick<DurableContext, 'step' | 'wait'>;
+
+/**
+ * Runs `part` as checkpointed steps until it is done: a part stopped by the invocation's end
+ * goes on, after a durable wait that outlasts the invocation, as a new step in the next one
+ * with its own attempts for failures. Throws when a step's attempts ran out.
+ */
+const inParts = async (context: Stepper, name: string, part: (run: number) => Promise<PartOutcome>, deps: RemediationEngineDeps): Promise<void> => {
+  const attempts = deps.attempts ?? 6;
+  const firstDelay = deps.retryDelaySeconds ?? 2;
+  let runsBefore = 0;
+  for (let n = 1; ; n++) {
+    const before = runsBefore;
+    const outcome = await context.step(
+      n === 1 ? name : `${name}-${n}`,
+      async ({ attempt }) => {
+        try {
+          return await part(before + attempt);
+        } finally {
+          deps.afterStep?.();
+        }
+      },
+      {
+        semantics: StepSemantics.AtMostOncePerRetry,
+        retryStrategy: (_error, attempt) => ({ shouldRetry: attempt < attempts, delay: { seconds: Math.min(60, firstDelay * 2 ** (attempt - 1)) } }),
+      },
+    );
+    if ('done' in outcome) return;
+    runsBefore = outcome.runs;
+    await context.wait(`${name}-resume-${n}`, { seconds: outcome.resumeInSeconds });
+  }
+};
+
+/** Runs a remediation's `run` or `rollback` as a durable execution. */
+export const runRemediation = async (event: RemediationEvent, context: DurableContext, deps: RemediationEngineDeps): Promise<RemediationOutcome> => {
+  const { remediationId, action } = event;
+  const step = <T>(name: string, run: () => Promise<T>) =>
+    context.step(name, async () => {
+      try {
+        return await run();
+      } finally {
+        deps.afterStep?.();
+      }
+    });
+  const loaded = await step('load', async () => {
+    // Read first: a run that is not stored (expired, or never created) has nothing to run.
+    const stored = await deps.store.get(remediationId);
+    if (!stored) return undefined;
+    const { rollback } = stored;
+    return {
+      status: stored.status,
+      rollback: rollback?.status,
+      rollbackBy: rollback?.startedBy.subject ?? '',
+      devices: (await workOf(remediationId, deps)).devices.length,
+    };
+  });
+  if (!loaded) return { remediationId, action, skipped: 'the run does not exist' };
+  const remainingTimeMs = deps.remainingTimeMs ?? remainingOf(context);
+  if (action === 'rollback') {
+    if (loaded.rollback !== 'running') return { remediationId, action, skipped: 'the run has no rollback running' };
+    let status: 'completed' | 'failed' = 'completed';
+    try {
+      await inParts(context, 'rollback', (run) => rollbackPart(remediationId, loaded.rollbackBy, run, remainingTimeMs, deps), deps);
+    } catch {
+      status = 'failed';
+    }
+    return step('finish-rollback', async () => {
+      await deps.store.finishRollback(remediationId, status, deps.now().toISOString());
+      const end: RemediationEnd = { remediationId, action, status };
+      await deps.onEnd?.(end);
+      return end;
+    });
+  }
+  if (loaded.status !== 'running') return { remediationId, action, skipped: `the run is ${loaded.status} already` };
+  const size = deps.chunkSize ?? 100;
+  const result = await context.map(
+    'chunks',
+    Array.from({ length: Math.ceil(loaded.devices / size) }, (_, i) => i),
+    async (child, index) => inParts(child, 'devices', (run) => runChunk(remediationId, index, run, remainingTimeMs, deps), deps),
+    { maxConcurrency: deps.chunkConcurrency ?? 3, itemNamer: (_, i) => `chunk-${i}` },
+  );
+  const failed = result.failureCount > 0;
+  return step('finish', async () => {
+    const reason = failed
+      ? `${result.failureCount} chunk(s) of devices could not be run (after ${deps.attempts ?? 6} attempts); the devices' records say how far each got.`
+      : undefined;
+    const status = failed ? 'failed' : 'completed';
+    await deps.store.finish(remediationId, status, deps.now().toISOString(), reason);
+    const end: RemediationEnd = { remediationId, action, status, ...(reason ? { reason } : {}) };
+    await deps.onEnd?.(end);
+    return end;
+  });
+};

@@ -1,0 +1,261 @@
+/**
+ * The remediation store against DynamoDB Local: a run and its devices in the compliance table,
+ * pages of devices by name, totals counted once per state reached however often a record is
+ * written, the rollback's start conditions, and device items kept inside DynamoDB's item size.
+ */
+import { TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { randomBytes } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { documentClient } from '../../functions/platform/dynamo.js';
+import { emptyRemediationTotals, type NewRemediation, type RemediationDevice } from '../../functions/remediation/model.js';
+import type { YangPatch } from '../../functions/remediation/patch.js';
+import { DynamoRemediationStore, MAX_DEVICE_BYTES, MAX_DRY_RUN_BYTES } from '../../functions/remediation/store.js';
+import { createTables } from '../../tools/local/table-copies.js';
+
+let table: string;
+let store: DynamoRemediationStore;
+const AT = '2026-11-20T10:00:00.000Z';
+const newId = () => randomBytes(12).toString('hex');
+
+const newRun = (over: Partial<NewRemediation> = {}): NewRemediation => ({
+  remediationId: newId(),
+  batchId: 'b'.repeat(24),
+  adapterId: 'nso-1',
+  treeId: 'a'.repeat(24),
+  version: 'v1',
+  mode: 'apply',
+  commitQueue: false,
+  listKeys: { 'tailf-ned-cisco-ios:interface/GigabitEthernet': ['name'] },
+  devices: ['edge-2', 'edge-0', 'core 1/x', 'edge-1'].map((device) => ({ device, node: device.startsWith('core') ? 'base/core' : 'base' })),
+  startedBy: { subject: 'alice', roles: ['admin'] },
+  started: AT,
+  expiresAt: 2_000_000_000,
+  ...over,
+});
+
+const patch: YangPatch = {
+  'ietf-yang-patch:yang-patch': {
+    'patch-id': 'p',
+    edit: [{ 'edit-id': 'ntp-0', operation: 'merge', target: '/ntp', value: { 'tailf-ned-cisco-ios:ntp': { server: 'x' } } }],
+  },
+};
+const record = (device: string, state: RemediationDevice['state'], over: Partial<RemediationDevice> = {}): RemediationDevice => ({
+  device,
+  state,
+  rules: [{ ruleId: 'ntp', node: 'base', edits: ['ntp-0'] }],
+  patch,
+  updatedAt: AT,
+  ...over,
+});
+
+beforeAll(async () => {
+  table = (await createTables())['compliance'];
+  store = new DynamoRemediationStore(documentClient, table, async () => undefined);
+});
+
+describe('runs and their devices', () => {
+  it('stores a run running with its devices pending, and gives the engine its work', async () => {
+    const run = newRun({ ruleIds: ['ntp'] });
+    await store.create(run);
+    expect(await store.get(run.remediationId)).toEqual({
+      remediationId: run.remediationId,
+      batchId: run.batchId,
+      adapterId: 'nso-1',
+      treeId: run.treeId,
+      version: 'v1',
+      mode: 'apply',
+      commitQueue: false,
+      ruleIds: ['ntp'],
+      status: 'running',
+      devices: 4,
+      totals: emptyRemediationTotals(),
+      startedBy: run.startedBy,
+      started: AT,
+    });
+    const work = (await store.getWork(run.remediationId))!;
+    expect(work.listKeys).toEqual(run.listKeys);
+    expect(work.devices).toEqual([...run.devices].sort((a, b) => (a.device < b.device ? -1 : 1)));
+    expect(await store.getDevice(run.remediationId, 'edge-0')).toEqual({ device: 'edge-0', state: 'pending', rules: [], updatedAt: AT });
+    await expect(store.create(run)).rejects.toThrow(/exists already/);
+    expect(await store.get(newId())).toBeUndefined();
+    expect(await store.getWork(newId())).toBeUndefined();
+  });
+
+  it('pages devices by name, each once, however small the page', async () => {
+    const run = newRun();
+    await store.create(run);
+    for (const limit of [1, 3, 4, 10]) {
+      const seen: string[] = [];
+      let after: string | undefined;
+      let pages = 0;
+      do {
+        const page = await store.listDevices(run.remediationId, { limit, ...(after === undefined ? {} : { after }) });
+        expect(page.items.length).toBeLessThanOrEqual(limit);
+        seen.push(...page.items.map((d) => d.device));
+        after = page.next;
+        pages++;
+      } while (after !== undefined);
+      expect(seen).toEqual(['core 1/x', 'edge-0', 'edge-1', 'edge-2']);
+      expect(pages).toBeLessThanOrEqual(Math.ceil(4 / limit) + 1);
+    }
+    await expect(store.listDevices(run.remediationId, { limit: 0 })).rejects.toThrow(RangeError);
+  });
+});
+
+describe('totals', () => {
+  it('counts each state reached once per device, however often the same record is written', async () => {
+    const run = newRun();
+    await store.create(run);
+    const id = run.remediationId;
+    for (let i = 0; i < 3; i++) await store.putDevice(id, record('edge-0', 'committing'));
+    for (let i = 0; i < 3; i++) await store.putDevice(id, record('edge-0', 'applied', { rollbackId: 7 }));
+    await store.putDevice(id, record('edge-0', 'fixed', { rollbackId: 7, gradeAfter: 'pass' }));
+    await store.putDevice(id, record('edge-0', 'fixed', { rollbackId: 7, gradeAfter: 'pass' }));
+    await store.putDevice(id, record('edge-1', 'committing'));
+    await store.putDevice(id, record('edge-1', 'applied', { rollbackId: 8 }));
+    await store.putDevice(id, record('edge-1', 'failed', { rollbackId: 8, error: { kind: 'timeout', reason: 'late' } }));
+    await store.putDevice(id, record('edge-1', 'failed', { rollbackId: 8, error: { kind: 'timeout', reason: 'late' } }));
+    await store.putDevice(id, record('edge-2', 'nothing-to-do'));
+    await store.putDevice(id, record('core 1/x', 'committing'));
+    await store.putDevice(id, record('core 1/x', 'still-failing', { rollbackId: 9, gradeAfter: 'fail' }));
+    await store.putDevice(id, record('edge-0', 'rolled-back', { rollbackId: 7, rollback: { state: 'rolled-back', at: AT } }));
+    await store.putDevice(id, record('edge-0', 'rolled-back', { rollbackId: 7, rollback: { state: 'rolled-back', at: AT } }));
+    expect((await store.get(id))!.totals).toEqual({ planned: 3, dryRun: 0, applied: 3, fixed: 1, stillFailing: 1, failed: 1, rolledBack: 1 });
+    expect(await store.getDevice(id, 'edge-1')).toMatchObject({ state: 'failed', rollbackId: 8, error: { kind: 'timeout', reason: 'late' }, patch });
+  });
+
+  it('counts exactly under concurrent writes of the run’s devices, and once when the same write is sent twice at once', async () => {
+    const devices = Array.from({ length: 30 }, (_, i) => ({ device: `d-${String(i).padStart(2, '0')}`, node: 'base' }));
+    const run = newRun({ mode: 'dry-run', devices });
+    await store.create(run);
+    await Promise.all(
+      devices.flatMap(({ device }) => [0, 1].map(() => store.putDevice(run.remediationId, record(device, 'dry-run', { dryRun: '+ ntp server x' })))),
+    );
+    expect((await store.get(run.remediationId))!.totals).toMatchObject({ planned: 30, dryRun: 30 });
+  });
+
+  it('counts once when stores of several containers write the same device, each knowing an older revision, and replaces the whole record', async () => {
+    const run = newRun();
+    await store.create(run);
+    const id = run.remediationId;
+    const first = new DynamoRemediationStore(documentClient, table, async () => undefined);
+    const second = new DynamoRemediationStore(documentClient, table, async () => undefined);
+    await first.putDevice(id, record('edge-0', 'committing', { error: { kind: 'x', reason: 'y' } }));
+    await second.putDevice(id, record('edge-0', 'applied', { rollbackId: 3 }));
+    await first.putDevice(id, record('edge-0', 'fixed', { rollbackId: 3, gradeAfter: 'pass' }));
+    await second.putDevice(id, record('edge-0', 'fixed', { rollbackId: 3, gradeAfter: 'pass' }));
+    expect((await store.get(id))!.totals).toEqual({ ...emptyRemediationTotals(), planned: 1, applied: 1, fixed: 1 });
+    const kept = (await store.getDevice(id, 'edge-0'))!;
+    expect(kept).toEqual(record('edge-0', 'fixed', { rollbackId: 3, gradeAfter: 'pass' }));
+    expect(kept.error).toBeUndefined();
+  });
+
+  it('refuses a device the run does not have, and counts nothing for it', async () => {
+    const run = newRun();
+    await store.create(run);
+    await expect(store.putDevice(run.remediationId, record('elsewhere', 'dry-run'))).rejects.toThrow(/no device elsewhere/);
+    expect((await store.get(run.remediationId))!.totals).toEqual(emptyRemediationTotals());
+  });
+
+  it('writes the device and its counts together: a write cut off after it landed counts once', async () => {
+    const run = newRun();
+    await store.create(run);
+    // The transaction lands, and its answer is lost (a socket closed after the write).
+    let cut = true;
+    const lossy = {
+      send: async (command: unknown) => {
+        const out = await documentClient.send(command as TransactWriteCommand);
+        if (cut && command instanceof TransactWriteCommand) {
+          cut = false;
+          throw Object.assign(new Error('socket hang up'), { name: 'TimeoutError', $metadata: {} });
+        }
+        return out;
+      },
+    } as unknown as DynamoDBDocumentClient;
+    const flaky = new DynamoRemediationStore(lossy, table, async () => undefined);
+    await flaky.putDevice(run.remediationId, record('edge-0', 'committing'));
+    expect(cut).toBe(false);
+    expect((await store.get(run.remediationId))!.totals.planned).toBe(1);
+  });
+});
+
+describe('the run’s end and its rollback', () => {
+  it('starts a rollback only of a completed apply run, once', async () => {
+    const by = { subject: 'bob', roles: ['admin'] };
+    const running = newRun();
+    await store.create(running);
+    expect(await store.startRollback(running.remediationId, by, AT)).toBe(false);
+    await store.finish(running.remediationId, 'completed', AT);
+    expect(await store.startRollback(running.remediationId, by, AT)).toBe(true);
+    expect(await store.startRollback(running.remediationId, by, AT)).toBe(false);
+    expect((await store.get(running.remediationId))!.rollback).toEqual({ status: 'running', startedBy: by, started: AT });
+    await store.finishRollback(running.remediationId, 'completed', '2026-11-20T11:00:00.000Z');
+    expect((await store.get(running.remediationId))!.rollback).toEqual({
+      status: 'completed',
+      startedBy: by,
+      started: AT,
+      finished: '2026-11-20T11:00:00.000Z',
+    });
+
+    const dryRun = newRun({ mode: 'dry-run' });
+    await store.create(dryRun);
+    await store.finish(dryRun.remediationId, 'completed', AT);
+    expect(await store.startRollback(dryRun.remediationId, by, AT)).toBe(false);
+
+    const failed = newRun();
+    await store.create(failed);
+    await store.finish(failed.remediationId, 'failed', AT, 'a chunk could not be run');
+    expect(await store.get(failed.remediationId)).toMatchObject({ status: 'failed', finished: AT, reason: 'a chunk could not be run' });
+    expect(await store.startRollback(failed.remediationId, by, AT)).toBe(false);
+    expect(await store.startRollback(newId(), by, AT)).toBe(false);
+  });
+});
+
+describe('item size', () => {
+  it('cuts dry-run output, leaves out a patch too large to keep, then rules from the end, and says so', async () => {
+    const run = newRun();
+    await store.create(run);
+    const id = run.remediationId;
+    const huge: YangPatch = {
+      'ietf-yang-patch:yang-patch': {
+        'patch-id': 'p',
+        edit: Array.from({ length: 2_000 }, (_, i) => ({
+          'edit-id': `e${i}`,
+          operation: 'merge' as const,
+          target: `/x${i}`,
+          value: { [`m:x${i}`]: 'v'.repeat(200) },
+        })),
+      },
+    };
+    await store.putDevice(id, record('edge-0', 'dry-run', { patch: huge, dryRun: 'é'.repeat(MAX_DRY_RUN_BYTES) }));
+    const kept = (await store.getDevice(id, 'edge-0'))!;
+    expect(kept).toMatchObject({ state: 'dry-run', patchOmitted: true, dryRunTruncated: true, rules: record('x', 'dry-run').rules });
+    expect(kept.patch).toBeUndefined();
+    expect(Buffer.byteLength(kept.dryRun!, 'utf8')).toBeLessThanOrEqual(MAX_DRY_RUN_BYTES);
+    expect(kept.dryRun!).toMatch(/^é+$/);
+
+    const rules = Array.from({ length: 5_000 }, (_, i) => ({ ruleId: `rule-${i}`, unremediable: 'why '.repeat(25) }));
+    await store.putDevice(id, record('edge-1', 'nothing-to-do', { rules, patch: undefined }));
+    const cut = (await store.getDevice(id, 'edge-1'))!;
+    expect(cut.rulesOmitted).toBeGreaterThan(0);
+    expect(cut.rules.length + cut.rulesOmitted!).toBe(5_000);
+    expect(cut.rules).toEqual(rules.slice(0, cut.rules.length));
+    expect(Buffer.byteLength(JSON.stringify(cut.rules), 'utf8')).toBeLessThanOrEqual(MAX_DEVICE_BYTES);
+
+    await store.putDevice(id, record('edge-2', 'committing'));
+    expect(await store.getDevice(id, 'edge-2')).toMatchObject({ patch, rules: record('x', 'x' as never).rules });
+  });
+
+  it('keeps the patch masked', async () => {
+    const run = newRun();
+    await store.create(run);
+    const secret: YangPatch = {
+      'ietf-yang-patch:yang-patch': {
+        'patch-id': 'p',
+        edit: [{ 'edit-id': 'e', operation: 'merge', target: '/snmp', value: { 'm:snmp': { password: 's3cret-Value' } } }],
+      },
+    };
+    await store.putDevice(run.remediationId, record('edge-0', 'dry-run', { patch: secret }));
+    expect(JSON.stringify(await store.getDevice(run.remediationId, 'edge-0'))).not.toContain('s3cret-Value');
+  });
+});
