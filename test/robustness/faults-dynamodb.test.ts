@@ -52,6 +52,8 @@ const pathValue = (name: string): string => {
       return '0'.repeat(24);
     case 'reportId':
       return `${'0'.repeat(24)}-${'0'.repeat(32)}`;
+    case 'remediationId':
+      return '0'.repeat(24);
     case 'device':
       return 'ce0';
     case 'configId':
@@ -92,6 +94,8 @@ const validBody = (route: LiveRoute): unknown => {
       return { treeId: knownTreeId, version: 'initial', adapterId: 'lab' };
     case 'startBackupBatch':
       return { adapterId: 'lab', devices: ['ce0'] };
+    case 'startRemediation':
+      return { mode: 'dry-run' };
     case 'createProfile':
       return { id: unique };
     case 'putProfile':
