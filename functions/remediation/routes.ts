@@ -77,6 +77,8 @@ export const remediationRoutes: readonly LiveRoute[] = [
       503: 'A store or the remediation engine is unavailable; retry later (nothing was started)',
     },
     needs: { tables: { compliance: 'write', adapters: 'read', idempotency: 'write', changelog: 'append' }, startsRemediation: true },
+    // A start reads the batch's reports (up to 50,000 devices, a thousand a query).
+    timeoutSeconds: 28,
   },
   {
     method: 'GET',
@@ -134,5 +136,7 @@ export const remediationRoutes: readonly LiveRoute[] = [
       503: 'A store or the remediation engine is unavailable; retry later',
     },
     needs: { tables: { compliance: 'write', adapters: 'read', changelog: 'append' }, startsRemediation: true },
+    // A rollback reads the run's devices for the rollback ids its audit entry lists.
+    timeoutSeconds: 28,
   },
 ];
