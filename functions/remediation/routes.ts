@@ -131,7 +131,7 @@ export const remediationRoutes: readonly LiveRoute[] = [
     responses: {
       202: 'The rollback started: `{ remediationId, status: "running" }`; the run\'s path in `Location` (its `rollback` member follows it)',
       400: 'remediationId is not 24 lowercase hexadecimal characters, or a body other than `{}` was sent',
-      404: 'No run has this id (or it expired with its batch)',
+      404: 'No run has this id (or it expired with its batch), or its adapter no longer exists',
       409: 'The run is not a completed `apply` run, or its rollback already started (`rollback-refused`), or its adapter is stopped (`adapter-stopped`)',
       503: 'A store or the remediation engine is unavailable; retry later',
     },
