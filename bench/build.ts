@@ -66,6 +66,7 @@ const OTHER_FUNCTIONS: Readonly<Record<string, string>> = {
   'Auth/Authorizer': 'authorizer/handlers/authorize',
   ComplianceBatch: 'compliance/handlers/batch',
   ComplianceHousekeeping: 'compliance/handlers/housekeeping',
+  RemediationRun: 'remediation/handlers/run',
 };
 
 /**

@@ -91,6 +91,7 @@ const GENERIC_PATH_VALUES: Readonly<Record<string, (ctx: CallContext) => string>
   id: () => 'bench-absent',
   batchId: () => '0'.repeat(24),
   reportId: () => `${'0'.repeat(24)}-p${'0'.repeat(16)}`,
+  remediationId: () => '0'.repeat(24),
   device: () => 'bench-absent',
   configId: () => `20200101T000000000Z-${'0'.repeat(24)}`,
 };
@@ -116,6 +117,8 @@ const GENERIC_BODIES: Readonly<Record<string, (ctx: CallContext) => unknown>> = 
   startComplianceBatch: () => ({ treeId: 'f'.repeat(24), version: 'initial', adapterId: SIMULATOR_ADAPTER }),
   // An adapter that does not exist (404), for the same reason.
   startBackupBatch: () => ({ adapterId: 'bench-absent' }),
+  // On a batch that does not exist (404 with the batch id above), for the same reason.
+  startRemediation: () => ({ mode: 'dry-run' }),
 };
 
 /** Writes that would change the sample tree: sent to a tree or version that does not exist (404). */

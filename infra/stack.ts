@@ -353,6 +353,8 @@ export class NetconfigApiStack extends Stack {
   readonly parts: Record<string, ApiPart> = {};
   /** The durable function that runs compliance batches, as the API starts it. */
   readonly complianceBatchAlias: Alias;
+  /** The remediation function's `live` alias: what the routes that start runs and rollbacks invoke. */
+  readonly remediationRunAlias: Alias;
 
   constructor(
     scope: Construct,
@@ -521,6 +523,31 @@ export class NetconfigApiStack extends Stack {
       targets: [new LambdaFunction(housekeeping.function, { retryAttempts: 2 })],
     });
 
+    // Remediation runs (and their rollbacks) are durable executions too, for the same reasons:
+    // a crash between a device's commit and its record must never commit it again. The function
+    // reaches NSO through the relay client (secrets, network), and writes the run's items in the
+    // compliance table and its end in the audit trail.
+    const runTables = tableNeeds({ compliance: 'write', adapters: 'read', changelog: 'append', profiles: 'read' });
+    const remediationRun = new ServiceFunction(batchPart, 'RemediationRun', {
+      handler: 'remediation/handlers/run',
+      description:
+        "Runs remediation runs and their rollbacks (durable execution): sends each device's transaction to NSO, dry-run or commit, and grades it again",
+      environment: { ...common, ...runTables.environment },
+      timeout: Duration.minutes(15),
+      memorySize: 1024,
+      durableConfig: { executionTimeout: Duration.seconds(BATCH_EXECUTION_TIMEOUT_SECONDS), retentionPeriod: Duration.days(14) },
+      permissions: [...runTables.permissions, secretsPermission('read')],
+      ...outside,
+    });
+    data.secrets.bind(remediationRun, 'read');
+    this.functions['remediationRun'] = remediationRun;
+    batchPart.functions['remediationRun'] = remediationRun;
+    this.remediationRunAlias = new Alias(batchPart, 'RemediationRunLive', { aliasName: 'live', version: remediationRun.function.currentVersion });
+    const startsRemediation: FunctionPermission = {
+      key: `invoke:${this.remediationRunAlias.node.path}`,
+      grant: (grantee) => this.remediationRunAlias.grantInvoke(grantee),
+    };
+
     const startsCompliance: FunctionPermission = {
       key: `invoke:${this.complianceBatchAlias.node.path}`,
       grant: (grantee) => this.complianceBatchAlias.grantInvoke(grantee),
@@ -561,6 +588,7 @@ export class NetconfigApiStack extends Stack {
           // The function checks the caller's roles again (functions/platform/route-authorization.ts).
           [ROUTE_ROLES_VARIABLE]: routeRolesValue(route.roles),
           ...(route.needs.startsCompliance ? { COMPLIANCE_FUNCTION: this.complianceBatchAlias.functionArn } : {}),
+          ...(route.needs.startsRemediation ? { REMEDIATION_FUNCTION: this.remediationRunAlias.functionArn } : {}),
           ...(route.needs.tables?.idempotency ? fingerprintKeyNeeds.environment : {}),
           ...(route.needs.configsBucket ? archive.environment() : {}),
         },
@@ -571,6 +599,7 @@ export class NetconfigApiStack extends Stack {
           ...tables.permissions,
           ...(route.needs.secrets ? [secretsPermission(route.needs.secrets)] : []),
           ...(route.needs.startsCompliance ? [startsCompliance] : []),
+          ...(route.needs.startsRemediation ? [startsRemediation] : []),
           ...(route.needs.tables?.idempotency ? fingerprintKeyNeeds.permissions : []),
           ...(route.needs.configsBucket ? [archive.permission(route.needs.configsBucket)] : []),
         ],

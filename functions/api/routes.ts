@@ -13,6 +13,7 @@ import { configRoutes } from '../configs/routes.js';
 import { applicationHealthRoutes, operationsRoutes } from '../health/routes.js';
 import { profileRoutes } from '../profiles/routes.js';
 import { relayRoutes } from '../relay/routes.js';
+import { remediationRoutes } from '../remediation/routes.js';
 import { treeRoutes } from '../trees/routes.js';
 
 /** The routes of the applications, adapters and operations; {@link liveRoutes} adds the runtime routes. */
@@ -24,6 +25,7 @@ const serviceRoutes: readonly LiveRoute[] = [
   ...adapterReadRoutes,
   ...operationsRoutes,
   ...complianceRoutes,
+  ...remediationRoutes,
   ...configRoutes,
 ];
 

@@ -41,6 +41,10 @@ export const indexedRoutes: readonly IndexedRoute[] = [
   {"operationId":"getComplianceBatch","method":"GET","path":"/configuration_manager/compliance_reports/batches/{batchId}","roles":["admin","apiread"],"application":"configuration_manager","needs":{"tables":{"compliance":"read","profiles":"read"}}},
   {"operationId":"listComplianceReports","method":"GET","path":"/configuration_manager/compliance_reports/batches/{batchId}/reports","roles":["admin","apiread"],"application":"configuration_manager","needs":{"tables":{"compliance":"read","profiles":"read"}}},
   {"operationId":"getComplianceReport","method":"GET","path":"/configuration_manager/compliance_reports/{reportId}","roles":["admin","apiread"],"application":"configuration_manager","needs":{"tables":{"compliance":"read","profiles":"read"}}},
+  {"operationId":"startRemediation","method":"POST","path":"/configuration_manager/compliance_reports/batches/{batchId}/remediations","roles":["admin"],"application":"configuration_manager","needs":{"tables":{"compliance":"write","adapters":"read","idempotency":"write","changelog":"append","profiles":"read"},"startsRemediation":true}},
+  {"operationId":"getRemediation","method":"GET","path":"/configuration_manager/remediations/{remediationId}","roles":["admin","apiread"],"application":"configuration_manager","needs":{"tables":{"compliance":"read","profiles":"read"}}},
+  {"operationId":"listRemediationDevices","method":"GET","path":"/configuration_manager/remediations/{remediationId}/devices","roles":["admin","apiread"],"application":"configuration_manager","needs":{"tables":{"compliance":"read","profiles":"read"}}},
+  {"operationId":"startRemediationRollback","method":"POST","path":"/configuration_manager/remediations/{remediationId}/rollback","roles":["admin"],"application":"configuration_manager","needs":{"tables":{"compliance":"write","adapters":"read","changelog":"append","profiles":"read"},"startsRemediation":true}},
   {"operationId":"listConfigDevices","method":"GET","path":"/configuration_manager/devices","roles":["admin","apiread"],"application":"configuration_manager","needs":{"tables":{"configs":"read","profiles":"read"}}},
   {"operationId":"listDeviceConfigs","method":"GET","path":"/configuration_manager/devices/{adapterId}/{device}/configs","roles":["admin","apiread"],"application":"configuration_manager","needs":{"tables":{"configs":"read","profiles":"read"}}},
   {"operationId":"getDeviceConfig","method":"GET","path":"/configuration_manager/devices/{adapterId}/{device}/configs/{configId}","roles":["admin","apiread"],"application":"configuration_manager","needs":{"tables":{"configs":"read","profiles":"read"},"configsBucket":"read"}},
@@ -60,12 +64,12 @@ export const indexedRoutes: readonly IndexedRoute[] = [
   {"operationId":"restartApplication","method":"PUT","path":"/applications/{name}/restart","roles":["admin"],"needs":{"tables":{"profiles":"write","changelog":"append"}}},
   {"operationId":"setApplicationLogLevel","method":"PUT","path":"/applications/{name}/loglevel","roles":["admin"],"needs":{"tables":{"profiles":"write","changelog":"append"}}},
   {"operationId":"getApplicationSchema","method":"GET","path":"/schema/applications/{name}","roles":["admin","apiread"],"needs":{}},
-  {"operationId":"getApplicationsHealth","method":"GET","path":"/health/applications","roles":["admin","apiread"],"needs":{"tables":{"adapters":"read","idempotency":"read","profiles":"read","trees":"read","compliance":"read","configs":"read"},"secrets":"read"}},
-  {"operationId":"getApplicationHealth","method":"GET","path":"/health/applications/{name}","roles":["admin","apiread"],"needs":{"tables":{"adapters":"read","idempotency":"read","profiles":"read","trees":"read","compliance":"read","configs":"read"},"secrets":"read"}},
+  {"operationId":"getApplicationsHealth","method":"GET","path":"/health/applications","roles":["admin","apiread"],"needs":{"tables":{"adapters":"read","idempotency":"read","profiles":"read","trees":"read","compliance":"read","changelog":"read","configs":"read"},"secrets":"read"}},
+  {"operationId":"getApplicationHealth","method":"GET","path":"/health/applications/{name}","roles":["admin","apiread"],"needs":{"tables":{"adapters":"read","idempotency":"read","profiles":"read","trees":"read","compliance":"read","changelog":"read","configs":"read"},"secrets":"read"}},
 ];
 
 /** What each application depends on: the tables its routes use (read), and the secrets store when one of them resolves secrets. */
 export const applicationNeeds: Readonly<Record<ApplicationName, LiveRoute['needs']>> = {
   orch_manager: {"tables":{"adapters":"read","idempotency":"read","profiles":"read"},"secrets":"read"},
-  configuration_manager: {"tables":{"trees":"read","idempotency":"read","adapters":"read","compliance":"read","configs":"read","profiles":"read"},"secrets":"read"},
+  configuration_manager: {"tables":{"trees":"read","idempotency":"read","adapters":"read","compliance":"read","changelog":"read","configs":"read","profiles":"read"},"secrets":"read"},
 };

@@ -54,6 +54,8 @@ export interface LiveRoute {
     readonly orchestrator?: boolean;
     /** Starts compliance batches (invokes the durable batch function). */
     readonly startsCompliance?: boolean;
+    /** Starts remediation runs and their rollbacks (invokes the durable remediation function). */
+    readonly startsRemediation?: boolean;
     /**
      * The configuration archive's bucket (its name in `CONFIGS_BUCKET`): `read` gets its
      * objects, `write` also puts them (and uses its KMS key to encrypt).

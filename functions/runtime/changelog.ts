@@ -25,7 +25,23 @@ import { VAULT_PREFIX } from '../outbound/secrets/reference.js';
 export const SUBJECT_KINDS = ['adapter', 'application'] as const;
 export type SubjectKind = (typeof SUBJECT_KINDS)[number];
 
-export const CHANGE_ACTIONS = ['created', 'replaced', 'deleted', 'started', 'stopped', 'restarted', 'loglevel'] as const;
+/**
+ * What an entry records. The `remediation-*` and `rollback-*` actions are remediation runs made
+ * through an adapter (functions/remediation/audit.ts): their `changes` are the run's facts.
+ */
+export const CHANGE_ACTIONS = [
+  'created',
+  'replaced',
+  'deleted',
+  'started',
+  'stopped',
+  'restarted',
+  'loglevel',
+  'remediation-started',
+  'remediation-ended',
+  'rollback-started',
+  'rollback-ended',
+] as const;
 export type ChangeAction = (typeof CHANGE_ACTIONS)[number];
 
 /** One changed field: a dotted path (`auth.password`); `from` absent when the field is new, `to` when it is gone. */

@@ -13,6 +13,7 @@ import { CONFIG_ID_PATTERN } from '../../functions/configs/keys.js';
 import { CONFIG_SOURCES } from '../../functions/configs/model.js';
 import { importBody, ruleSchema, variablesSchema } from '../../functions/trees/schemas.js';
 import { CHANGE_ACTIONS, SUBJECT_KINDS } from '../../functions/runtime/changelog.js';
+import { REMEDIATION_ID_PATTERN } from '../../functions/remediation/model.js';
 import { LOG_LEVELS } from '../../functions/platform/logger.js';
 import { ADAPTER_BODY } from '../../functions/adapters/schemas.js';
 
@@ -20,6 +21,13 @@ const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}
 const ISO_TIME = { type: 'string', format: 'date-time' } as const;
 const COUNT = { type: 'integer', minimum: 0 } as const;
 const BATCH_ID = { type: 'string', pattern: BATCH_ID_PATTERN } as const;
+/** What starting a remediation run or its rollback answers. */
+const STARTED_REMEDIATION: JsonSchema = {
+  type: 'object',
+  required: ['remediationId', 'status', 'devices'],
+  additionalProperties: false,
+  properties: { remediationId: { type: 'string', pattern: REMEDIATION_ID_PATTERN }, status: { const: 'running' }, devices: COUNT },
+};
 const NEXT = { type: 'string', description: 'Continuation token for the next page (`cursor`); absent on the last page' } as const;
 
 export const responseComponents: Record<string, JsonSchema> = {
@@ -465,6 +473,8 @@ export const responseSchemas: Readonly<Record<string, Readonly<Record<number, Js
     },
   },
   getComplianceBatch: { 200: ref('ComplianceBatch') },
+  startRemediation: { 202: STARTED_REMEDIATION },
+  startRemediationRollback: { 202: STARTED_REMEDIATION },
   getComplianceReport: { 200: ref('ComplianceReport') },
   listComplianceReports: {
     200: page(ref('ComplianceReport')),
@@ -531,4 +541,6 @@ export const responseHeaders: Readonly<Record<string, Readonly<Record<number, Re
   createAdapter: { 201: LOCATION },
   startComplianceBatch: { 202: LOCATION },
   startBackupBatch: { 202: LOCATION },
+  startRemediation: { 202: LOCATION },
+  startRemediationRollback: { 202: LOCATION },
 };

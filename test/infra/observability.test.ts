@@ -626,13 +626,13 @@ describe('service signals', () => {
       (n, [, part]) => n + Math.ceil(part.methods.filter((m) => !waits.has(`${m.method} ${m.path}`)).length / METHODS_PER_LATENCY_ALARM),
       0,
     );
-    // The batch function's durable alarms (2), and the canary releases' rollback alarms of the relay and the authorizer (2).
-    expect(all).toHaveLength(2 + 2 * fnGroups + latencyGroups + 3 + 2 * Object.keys(tableSpecs).length + 1 + 2 + 2);
+    // The durable alarms of the batch and remediation functions (2 each), and the canary releases' rollback alarms of the relay and the authorizer (2).
+    expect(all).toHaveLength(2 + 2 * fnGroups + latencyGroups + 3 + 2 * Object.keys(tableSpecs).length + 1 + 2 * 2 + 2);
     const grouped = all.filter((a) => /-fn-(errors|throttles)-[a-z-]+-\d+$/.test(a['AlarmName']));
     expect(grouped).toHaveLength(2 * fnGroups);
     // Every route function, the batch function and its housekeeping in exactly one errors group, named in its description.
     const errorGroups = grouped.filter((a) => a['AlarmName'].includes('-fn-errors-'));
-    for (const op of [...liveRoutes.map((r) => r.operationId), 'complianceBatch', 'complianceHousekeeping']) {
+    for (const op of [...liveRoutes.map((r) => r.operationId), 'complianceBatch', 'complianceHousekeeping', 'remediationRun']) {
       const fnId = logicalIdOf(stack.functions[op]!.function);
       const containing = errorGroups.filter((a) => JSON.stringify(a['Metrics']).includes(`"${fnId}"`));
       expect(containing, op).toHaveLength(1);
@@ -647,7 +647,7 @@ describe('service signals', () => {
       expect(own.length, name).toBeGreaterThan(0);
       for (const n of own)
         expect(n, name).toMatch(
-          new RegExp(`-(fn-errors|fn-throttles|api-latency-p99)-${partSlug(name)}-\\d+$|-fn-complianceBatch-durable-(failed|timed-out)$`),
+          new RegExp(`-(fn-errors|fn-throttles|api-latency-p99)-${partSlug(name)}-\\d+$|-fn-(complianceBatch|remediationRun)-durable-(failed|timed-out)$`),
         );
     }
     expect(alarms(Template.fromStack(stack.api)).filter((a) => /-(fn-errors|fn-throttles|api-latency-p99)-/.test(a['AlarmName']))).toEqual([]);

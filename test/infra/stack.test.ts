@@ -180,8 +180,8 @@ describe('stack', () => {
 
   it('runs every function on Node.js 22, arm64, with a retained log group', () => {
     const functions = Object.values(template.findResources('AWS::Lambda::Function')).filter((f) => f['Properties']['Handler'] === 'index.handler');
-    // One per route, the authorizer, the compliance batch function and its housekeeping.
-    expect(functions).toHaveLength(liveRoutes.length + 3);
+    // One per route, the authorizer, the compliance batch function and its housekeeping, the remediation function.
+    expect(functions).toHaveLength(liveRoutes.length + 4);
     for (const fn of functions) {
       expect(fn['Properties']).toMatchObject({ Runtime: 'nodejs22.x', Architectures: ['arm64'], TracingConfig: { Mode: 'Active' } });
       expect(fn['Properties']['LoggingConfig']).toBeDefined();
@@ -194,6 +194,23 @@ describe('stack', () => {
     const resources = template.toJSON().Resources as Resources;
     expect(resources[batch]!.Properties).toMatchObject({ Timeout: 900, DurableConfig: { ExecutionTimeout: 86_400, RetentionPeriodInDays: 14 } });
     template.hasResourceProperties('AWS::Lambda::Alias', { Name: 'live' });
+  });
+
+  it('runs remediation on a durable function, started through its alias by the start and rollback routes only', () => {
+    const resources = template.toJSON().Resources as Resources;
+    const run = logicalIdOf(stack.functions['remediationRun']!.function);
+    expect(resources[run]!.Properties).toMatchObject({ Timeout: 900, DurableConfig: { ExecutionTimeout: 86_400, RetentionPeriodInDays: 14 } });
+    expect(resources[run]!.Properties['Environment']['Variables']).toMatchObject({ COMPLIANCE_TABLE: expect.anything(), CHANGELOG_TABLE: expect.anything() });
+    const alias = Object.entries(resources).find(
+      ([, r]) => r.Type === 'AWS::Lambda::Alias' && r.Properties['Name'] === 'live' && JSON.stringify(r.Properties['FunctionName']).includes(run),
+    );
+    expect(alias).toBeDefined();
+    const starters = liveRoutes.filter((r) => r.needs.startsRemediation).map((r) => r.operationId);
+    expect(starters.sort()).toEqual(['startRemediation', 'startRemediationRollback']);
+    for (const route of liveRoutes) {
+      const variables = resources[logicalIdOf(stack.functions[route.operationId]!.function)]!.Properties['Environment']['Variables'];
+      expect(JSON.stringify(variables['REMEDIATION_FUNCTION'] ?? null).includes(alias![0]), route.operationId).toBe(starters.includes(route.operationId));
+    }
   });
 
   it('grants each function exactly the table access its route needs, on a role shared only by functions with the same needs', () => {
@@ -240,7 +257,7 @@ describe('stack', () => {
     for (const route of liveRoutes) {
       const role = roleOf(route.operationId);
       expect(tableAccess(role), route.operationId).toEqual(route.needs.tables ?? {});
-      expect(invokesBatch(role), route.operationId).toBe(Boolean(route.needs.startsCompliance));
+      expect(invokesBatch(role), route.operationId).toBe(Boolean(route.needs.startsCompliance || route.needs.startsRemediation));
       // Created after its role's policy: never running before its grants exist.
       const policies = Object.entries(resources).filter(
         ([, r]) => r.Type === 'AWS::IAM::Policy' && r.Properties['Roles'].some((x: { Ref: string }) => x.Ref === role),
@@ -249,6 +266,7 @@ describe('stack', () => {
       for (const [policyId] of policies) expect(resources[fnId(route.operationId)]!.DependsOn, route.operationId).toContain(policyId);
     }
     expect(tableAccess(roleOf('complianceBatch'))).toEqual({ compliance: 'write', adapters: 'read', configs: 'write', profiles: 'read' });
+    expect(tableAccess(roleOf('remediationRun'))).toEqual({ compliance: 'write', adapters: 'read', changelog: 'append', profiles: 'read' });
     // The relay: adapters read only, idempotency keys written (claims and answers), trees nothing.
     const relay = roleOf('relayRestAction');
     expect(actionsOn(relay, 'adapters')).toContain('dynamodb:GetItem');
@@ -263,6 +281,7 @@ describe('stack', () => {
         Object.entries(route.needs.tables ?? {}).sort(),
         route.needs.secrets ?? null,
         Boolean(route.needs.startsCompliance),
+        Boolean(route.needs.startsRemediation),
         route.needs.configsBucket ?? null,
         callsOutside(route),
       ]);
@@ -408,8 +427,8 @@ describe('stack', () => {
       );
     const operations = labels.map(operationOfLabel);
     expect(new Set(operations).size).toBe(operations.length);
-    // The batch function and its housekeeping answer no request: nothing of theirs is a first call.
-    const answering = operations.filter((o) => o !== 'ComplianceBatch' && o !== 'ComplianceHousekeeping');
+    // The durable functions and the housekeeping answer no request: nothing of theirs is a first call.
+    const answering = operations.filter((o) => !['ComplianceBatch', 'ComplianceHousekeeping', 'RemediationRun'].includes(o));
     expect(answering.sort()).toEqual(['authorizer', ...liveRoutes.map((r) => r.operationId)].sort());
     const ctx = {
       round: 1,

@@ -52,6 +52,8 @@ const pathValue = (name: string): string => {
       return '0'.repeat(24);
     case 'reportId':
       return `${'0'.repeat(24)}-${'0'.repeat(32)}`;
+    case 'remediationId':
+      return '0'.repeat(24);
     case 'device':
       return 'ce0';
     case 'configId':
@@ -92,6 +94,8 @@ const validBody = (route: LiveRoute): unknown => {
       return { treeId: knownTreeId, version: 'initial', adapterId: 'lab' };
     case 'startBackupBatch':
       return { adapterId: 'lab', devices: ['ce0'] };
+    case 'startRemediation':
+      return { mode: 'dry-run' };
     case 'createProfile':
       return { id: unique };
     case 'putProfile':
@@ -360,9 +364,9 @@ describe('DynamoDB stopped in the middle of a run', () => {
     const after = await onceServed('create after restart', (n) => createTree(`after-restart-${n}`));
     expect(after.statusCode).toBe(201);
     expect((await getTree((JSON.parse(after.body) as { id: string }).id)).statusCode).toBe(200);
-    // Every read answers from DynamoDB again: 200, or 404 for the compliance ids no batch has and the device with no history.
+    // Every read answers from DynamoDB again: 200, or 404 for the compliance and remediation ids no batch or run has and the device with no history.
     for (const route of liveRoutes.filter((r) => r.method === 'GET' && Object.keys(r.needs.tables ?? {}).length > 0)) {
-      const expected = /\{(batchId|reportId|device)\}/.test(route.path) ? 404 : 200;
+      const expected = /\{(batchId|reportId|remediationId|device)\}/.test(route.path) ? 404 : 200;
       expect((await onceServed(route.operationId, () => call(route.operationId))).statusCode, route.operationId).toBe(expected);
     }
     expect((await onceServed('relay', () => call('relayRestAction'))).statusCode).toBe(200);

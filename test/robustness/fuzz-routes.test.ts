@@ -60,6 +60,10 @@ const ROUTE_ALLOWED: Readonly<Record<string, readonly number[]>> = {
   listComplianceReports: [200, 400, 404, 415],
   getComplianceReport: [200, 400, 404, 415],
   startBackupBatch: [202, 400, 404, 409, 415, 422, 502],
+  startRemediation: [202, 400, 404, 409, 415, 422],
+  getRemediation: [200, 400, 404, 415],
+  listRemediationDevices: [200, 400, 404, 415],
+  startRemediationRollback: [202, 400, 404, 409, 415],
   listConfigDevices: [200, 400, 415],
   listDeviceConfigs: [200, 400, 404, 415],
   getDeviceConfig: [200, 400, 404, 415],
@@ -238,6 +242,19 @@ const shapedBodies = (): Readonly<Record<string, fc.Arbitrary<unknown>>> => ({
       { requiredKeys: ['adapterId'] },
     ),
     partial({ adapterId: text, devices: anything }),
+  ),
+  startRemediation: fc.oneof(
+    fc.record(
+      {
+        mode: fc.constantFrom('dry-run', 'apply', 'fix'),
+        devices: fc.array(fc.stringMatching(/^[a-z0-9]{1,6}$/), { maxLength: 3 }),
+        ruleIds: fc.array(fc.stringMatching(/^[a-z]{1,4}$/), { maxLength: 2 }),
+        commitQueue: fc.boolean(),
+        listKeys: fc.dictionary(fc.stringMatching(/^[a-z:/]{0,12}$/), fc.array(fc.stringMatching(/^[a-z]{1,4}$/), { maxLength: 2 }), { maxKeys: 2 }),
+      },
+      { requiredKeys: ['mode'] },
+    ),
+    partial({ mode: text, devices: anything, ruleIds: anything, commitQueue: anything, listKeys: anything }),
   ),
   updateVersion: fc.oneof(
     fc.record({ variables: fc.dictionary(fc.stringMatching(/^[a-z]{1,5}$/), fc.string({ maxLength: 5 }), { maxKeys: 2 }) }),

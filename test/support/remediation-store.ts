@@ -1,0 +1,105 @@
+/**
+ * An in-memory {@link RemediationStore} that keeps the contract of functions/remediation/model.ts:
+ * devices listed by name (`after` the last name of the previous page), totals counted once per
+ * state a device reaches, a rollback allowed once and only for a completed `apply` run. For
+ * tests of the code that starts and shows runs.
+ */
+import type {
+  Actor,
+  DevicePage,
+  NewRemediation,
+  Remediation,
+  RemediationDevice,
+  RemediationStatus,
+  RemediationStore,
+  RemediationTotals,
+} from '../../functions/remediation/model.js';
+import { emptyRemediationTotals } from '../../functions/remediation/model.js';
+
+/** The total a state counts in, once per device. */
+const COUNTED: Partial<Record<RemediationDevice['state'], keyof RemediationTotals>> = {
+  'dry-run': 'dryRun',
+  applied: 'applied',
+  fixed: 'fixed',
+  'still-failing': 'stillFailing',
+  failed: 'failed',
+  'rolled-back': 'rolledBack',
+};
+
+interface Kept {
+  run: Remediation;
+  listKeys: NewRemediation['listKeys'];
+  nodes: NewRemediation['devices'];
+  devices: Map<string, RemediationDevice>;
+  counted: Set<string>;
+}
+
+export class MemoryRemediationStore implements RemediationStore {
+  readonly runs = new Map<string, Kept>();
+
+  #kept(remediationId: string): Kept {
+    const kept = this.runs.get(remediationId);
+    if (!kept) throw new Error(`run ${remediationId} does not exist`);
+    return kept;
+  }
+
+  async create(run: NewRemediation): Promise<void> {
+    if (this.runs.has(run.remediationId)) throw new Error(`run ${run.remediationId} exists`);
+    const { listKeys, devices, expiresAt: _expires, ...rest } = run;
+    const devicesMap = new Map(devices.map(({ device }) => [device, { device, state: 'pending', rules: [], updatedAt: run.started } as RemediationDevice]));
+    this.runs.set(run.remediationId, {
+      run: { ...rest, status: 'running', devices: devices.length, totals: emptyRemediationTotals() },
+      listKeys,
+      nodes: devices,
+      devices: devicesMap,
+      counted: new Set(),
+    });
+  }
+
+  async get(remediationId: string): Promise<Remediation | undefined> {
+    return this.runs.get(remediationId)?.run;
+  }
+
+  async getWork(remediationId: string) {
+    const kept = this.runs.get(remediationId);
+    return kept ? { run: kept.run, listKeys: kept.listKeys, devices: kept.nodes } : undefined;
+  }
+
+  async listDevices(remediationId: string, page: { readonly limit: number; readonly after?: string }): Promise<DevicePage> {
+    const names = [...this.#kept(remediationId).devices.keys()].sort().filter((name) => page.after === undefined || name > page.after);
+    const items = names.slice(0, page.limit).map((name) => this.#kept(remediationId).devices.get(name)!);
+    return { items, ...(names.length > page.limit ? { next: items.at(-1)!.device } : {}) };
+  }
+
+  async getDevice(remediationId: string, device: string): Promise<RemediationDevice | undefined> {
+    return this.#kept(remediationId).devices.get(device);
+  }
+
+  async putDevice(remediationId: string, record: RemediationDevice): Promise<void> {
+    const kept = this.#kept(remediationId);
+    kept.devices.set(record.device, record);
+    const total = COUNTED[record.state];
+    const key = `${record.device}#${record.state}`;
+    if (!total || kept.counted.has(key)) return;
+    kept.counted.add(key);
+    kept.run = { ...kept.run, totals: { ...kept.run.totals, [total]: kept.run.totals[total] + 1 } };
+  }
+
+  async finish(remediationId: string, status: Exclude<RemediationStatus, 'running'>, at: string, reason?: string): Promise<void> {
+    const kept = this.#kept(remediationId);
+    kept.run = { ...kept.run, status, finished: at, ...(reason ? { reason } : {}) };
+  }
+
+  async startRollback(remediationId: string, by: Actor, at: string): Promise<boolean> {
+    const kept = this.#kept(remediationId);
+    if (kept.run.mode !== 'apply' || kept.run.status !== 'completed' || kept.run.rollback) return false;
+    kept.run = { ...kept.run, rollback: { status: 'running', startedBy: by, started: at } };
+    return true;
+  }
+
+  async finishRollback(remediationId: string, status: Exclude<RemediationStatus, 'running'>, at: string): Promise<void> {
+    const kept = this.#kept(remediationId);
+    if (!kept.run.rollback) throw new Error(`run ${remediationId} has no rollback`);
+    kept.run = { ...kept.run, rollback: { ...kept.run.rollback, status, finished: at } };
+  }
+}
