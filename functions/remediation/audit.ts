@@ -12,7 +12,7 @@
 import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../platform/dynamo.js';
 import { changelogPut, changelogTable, type ChangeAction, type FieldChange } from '../runtime/changelog.js';
-import type { Actor, NewRemediation, Remediation, RemediationStatus } from './model.js';
+import type { Actor, NewRemediation, Remediation, RemediationDevice, RemediationStatus, RemediationStore } from './model.js';
 
 /** Devices and rollback ids an entry lists at most (the count says how many there are). */
 export const AUDIT_LIST_MAX = 100;
@@ -109,4 +109,39 @@ export const recordRemediationEnd = (write: AuditWrite, end: RemediationEnd): Pr
       ...listed('rollbackIds', end.rollbackIds),
     ],
   });
+};
+
+/** Devices a run's store is walked by, a page at a time. */
+const END_WALK_PAGE = 1000;
+
+/** Whether a device is one an end entry names: changed by the run (or answered by NSO's dry-run), or rolled back. */
+const changedBy = (action: RemediationEnd['action'], device: RemediationDevice): boolean =>
+  action === 'rollback'
+    ? device.rollback?.state === 'rolled-back'
+    : device.state !== 'pending' && device.state !== 'nothing-to-do' && device.state !== 'failed';
+
+/**
+ * Writes the end entry of a run (or its rollback) the engine has just finished, its devices and
+ * rollback ids read from the store (newest commit first); nothing when the run is not stored.
+ */
+export const recordEndFromStore = async (
+  write: AuditWrite,
+  store: Pick<RemediationStore, 'get' | 'listDevices'>,
+  end: { readonly remediationId: string; readonly action: RemediationEnd['action']; readonly status: RemediationEnd['status'] },
+): Promise<void> => {
+  const run = await store.get(end.remediationId);
+  if (!run) return;
+  const devices: string[] = [];
+  const rollbackIds: number[] = [];
+  let after: string | undefined;
+  do {
+    const page = await store.listDevices(end.remediationId, { limit: END_WALK_PAGE, ...(after ? { after } : {}) });
+    for (const device of page.items.filter((d) => changedBy(end.action, d))) {
+      devices.push(device.device);
+      if (device.rollbackId !== undefined) rollbackIds.push(device.rollbackId);
+    }
+    after = page.next;
+  } while (after);
+  const at = (end.action === 'rollback' ? run.rollback?.finished : run.finished) ?? new Date().toISOString();
+  await recordRemediationEnd(write, { run, action: end.action, status: end.status, at, devices, rollbackIds: rollbackIds.sort((a, b) => b - a) });
 };

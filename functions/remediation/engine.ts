@@ -13,6 +13,7 @@
  * `commit-unknown`). Devices past `pending` are never sent anything again, except that an
  * `applied` one is graded.
  */
+import { createHash } from 'node:crypto';
 import { StepSemantics, type DurableContext } from '@aws/durable-execution-sdk-js';
 import { MAX_TIMEOUT_MS } from '../adapters/validate.js';
 import { fetchConfig, rulesFor, type CheckDeps, type DeviceFailure, type EvaluateRules, type RelayGet } from '../compliance/check.js';
@@ -24,6 +25,7 @@ import { shownDiff } from '../compliance/sync.js';
 import { logger } from '../platform/logger.js';
 import { remediateDevice } from './generate.js';
 import type { NsoOutcome, NsoTransactions, Remediation, RemediationDevice, RemediationEvent, RemediationStore } from './model.js';
+import { MAX_COMMIT_TEXT, commitText } from './nso.js';
 import { listKeysFrom } from './patch.js';
 
 export interface RemediationEngineDeps {
@@ -71,10 +73,17 @@ export type RemediationOutcome = RemediationEnd | { readonly remediationId: stri
  */
 export const REMEDIATION_RESERVE_MS = 3 * MAX_TIMEOUT_MS + 10_000;
 
-/** The rollback label of a device's commit: how it is found again after a crash. */
-export const commitLabel = (remediationId: string, device: string): string => `remediation-${remediationId}-${device}`;
-/** The rollback label of the commit that applies a device's rollback file. */
-export const rollbackLabel = (remediationId: string, device: string): string => `remediation-${remediationId}-${device}-rollback`;
+/**
+ * The rollback label of a device's commit: how the commit is found again after a crash. The
+ * device's name is in it when it can travel whole (at most `MAX_COMMIT_TEXT` characters, none
+ * that `commitText` replaces); otherwise the SHA-256 of the name after `#` (no device name holds
+ * a `/`, so the two forms never meet, and no two devices of a run share a label).
+ */
+export const commitLabel = (remediationId: string, device: string): string => {
+  const plain = `remediation/${remediationId}/${device}`;
+  if (plain.length <= MAX_COMMIT_TEXT && commitText(plain) === plain) return plain;
+  return `remediation/${remediationId}#${createHash('sha256').update(device, 'utf8').digest('hex')}`;
+};
 
 /** The invocation is about to end: the step stops and goes on in the next one (not a failure). */
 class OutOfTime extends Error {}
@@ -291,44 +300,38 @@ const runChunk = async (
 
 /**
  * Applies the rollback file of each applied device not rolled back yet, newest commit first,
- * one at a time. A run after the first one (a crash may have cut the last one short after
- * NSO applied it) first asks NSO whether the next device's rollback was already committed.
+ * one at a time. Each device is recorded `applying` before NSO is asked: a run after a crash
+ * that finds one so cannot tell whether NSO applied it (the commit `apply-rollback-file` makes
+ * carries no label of ours), so it records the device `failed` (`rollback-unknown`) and never
+ * applies the file a second time.
  */
-const rollbackPart = async (
-  remediationId: string,
-  by: string,
-  run: number,
-  remainingTimeMs: () => number,
-  deps: RemediationEngineDeps,
-): Promise<PartOutcome> => {
+const rollbackPart = async (remediationId: string, run: number, remainingTimeMs: () => number, deps: RemediationEngineDeps): Promise<PartOutcome> => {
   const work = await workOf(remediationId, deps);
-  const { adapterId, commitQueue } = work.run;
+  const { adapterId } = work.run;
   const nso = deps.nso(remainingTimeMs);
   const todo: (RemediationDevice & { readonly rollbackId: number })[] = [];
   let after: string | undefined;
   do {
     const page = await deps.store.listDevices(remediationId, { limit: 100, ...(after === undefined ? {} : { after }) });
-    for (const d of page.items) if (d.rollbackId !== undefined && !d.rollback) todo.push(d as RemediationDevice & { readonly rollbackId: number });
+    for (const d of page.items)
+      if (d.rollbackId !== undefined && (!d.rollback || d.rollback.state === 'applying')) todo.push(d as RemediationDevice & { readonly rollbackId: number });
     after = page.next;
   } while (after !== undefined);
   todo.sort((a, b) => b.rollbackId - a.rollbackId);
   const gate = gateFor(adapterId, work.concurrency);
   const slot = await gate.hold();
   try {
-    for (const [i, record] of todo.entries()) {
+    for (const record of todo) {
       if (remainingTimeMs() < REMEDIATION_RESERVE_MS) return { resumeInSeconds: Math.ceil(Math.max(0, remainingTimeMs()) / 1000) + 1, runs: run };
-      const label = rollbackLabel(remediationId, record.device);
-      const earlier = run > 1 && i === 0 ? await slot.run(() => nso.findRollback(adapterId, label)) : undefined;
-      const out: NsoOutcome<{ readonly rollbackId?: number }> =
-        earlier && !isFailure(earlier) && earlier.rollbackId !== undefined
-          ? earlier
-          : await slot.run(() =>
-              nso.applyRollback(adapterId, record.rollbackId, {
-                commitQueue,
-                label,
-                comment: `rollback of remediation ${remediationId}, started by ${by}`,
-              }),
-            );
+      if (record.rollback?.state === 'applying') {
+        const at = deps.now().toISOString();
+        const reason = `The rollback stopped after asking NSO to apply rollback file ${record.rollbackId}, before its answer was recorded: it was not applied again. Check the device (or NSO's rollback files) before rolling it back by hand.`;
+        await deps.store.putDevice(remediationId, { ...record, rollback: { state: 'failed', at, error: { kind: 'rollback-unknown', reason } }, updatedAt: at });
+        continue;
+      }
+      const applying: RemediationDevice = { ...record, rollback: { state: 'applying', at: deps.now().toISOString() }, updatedAt: deps.now().toISOString() };
+      await deps.store.putDevice(remediationId, applying);
+      const out = await slot.run(() => nso.applyRollback(adapterId, record.rollbackId));
       const at = deps.now().toISOString();
       await deps.store.putDevice(
         remediationId,
@@ -406,7 +409,6 @@ export const runRemediation = async (event: RemediationEvent, context: DurableCo
     return {
       status: stored.status,
       rollback: rollback?.status,
-      rollbackBy: rollback?.startedBy.subject ?? '',
       devices: (await workOf(remediationId, deps)).devices.length,
     };
   });
@@ -416,7 +418,7 @@ export const runRemediation = async (event: RemediationEvent, context: DurableCo
     if (loaded.rollback !== 'running') return { remediationId, action, skipped: 'the run has no rollback running' };
     let status: 'completed' | 'failed' = 'completed';
     try {
-      await inParts(context, 'rollback', (run) => rollbackPart(remediationId, loaded.rollbackBy, run, remainingTimeMs, deps), deps);
+      await inParts(context, 'rollback', (run) => rollbackPart(remediationId, run, remainingTimeMs, deps), deps);
     } catch {
       status = 'failed';
     }

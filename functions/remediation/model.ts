@@ -112,8 +112,15 @@ export interface RemediationDevice {
   readonly gradeAfter?: Grade;
   /** Why the device's step failed (`kind` as in compliance reports, `reason` for people). */
   readonly error?: { readonly kind: string; readonly reason: string };
-  /** What the rollback run did for this device. */
-  readonly rollback?: { readonly state: 'rolled-back' | 'failed'; readonly at: string; readonly error?: { readonly kind: string; readonly reason: string } };
+  /**
+   * What the rollback run did for this device: `applying` while its rollback file is being
+   * applied (found so after a crash, it is never applied again: `failed`, kind `rollback-unknown`).
+   */
+  readonly rollback?: {
+    readonly state: 'applying' | 'rolled-back' | 'failed';
+    readonly at: string;
+    readonly error?: { readonly kind: string; readonly reason: string };
+  };
   readonly updatedAt: string;
 }
 
@@ -121,7 +128,7 @@ export interface RemediationDevice {
 export interface CommitOptions {
   /** Through NSO's commit queue (`commit-queue=sync`). */
   readonly commitQueue: boolean;
-  /** The rollback file's label: `remediation-<remediationId>-<device>`, unique per device of a run. */
+  /** The rollback file's label, unique per device of a run (engine.ts `commitLabel`). */
   readonly label: string;
   /** The commit comment (who started the run, and the batch). */
   readonly comment: string;
@@ -138,12 +145,12 @@ export interface NsoTransactions {
   commit(adapterId: string, patch: YangPatch, options: CommitOptions): Promise<NsoOutcome<{ readonly rollbackId: number; readonly commitQueueId?: string }>>;
   /** The rollback id of the commit made with `label`, when NSO has one (recovery after a crash between commit and record). */
   findRollback(adapterId: string, label: string): Promise<NsoOutcome<{ readonly rollbackId?: number }>>;
-  /** Applies one rollback file (`apply-rollback-file`), undoing that commit. */
-  applyRollback(
-    adapterId: string,
-    rollbackId: number,
-    options: Pick<CommitOptions, 'commitQueue' | 'label' | 'comment'>,
-  ): Promise<NsoOutcome<{ readonly rollbackId?: number }>>;
+  /**
+   * Applies one rollback file (`apply-rollback-file`), undoing that commit. NSO takes no commit
+   * parameters on an action, so the commit it makes has no label of ours: the engine marks the
+   * device `applying` before it asks, and never asks twice.
+   */
+  applyRollback(adapterId: string, rollbackId: number): Promise<NsoOutcome<{ readonly rollbackId?: number }>>;
 }
 
 /** What starting a run stores. */

@@ -146,7 +146,7 @@ describe('commit and rollback', () => {
     );
     const committed = await nso.commit(CLASSIC, fix, OPTIONS);
     expect(configOf(FAILING)).not.toEqual(before);
-    expect(await nso.applyRollback(CLASSIC, (committed as { rollbackId: number }).rollbackId, OPTIONS)).toEqual({});
+    expect(await nso.applyRollback(CLASSIC, (committed as { rollbackId: number }).rollbackId)).toEqual({});
     expect(configOf(FAILING)).toEqual(before);
     expect(sim.rollbackFiles().map((f) => f.fixedNumber)).toEqual([10000, 10001]);
     expect(sim.requests.at(-1)).toMatchObject({ method: 'POST', path: '/restconf/data/tailf-rollback:rollback-files/apply-rollback-file' });
@@ -154,7 +154,7 @@ describe('commit and rollback', () => {
   });
 
   it('an unknown rollback file is a failure NSO tells of', async () => {
-    expect(await createNsoTransactions(deps).applyRollback(CLASSIC, 4242, OPTIONS)).toEqual({
+    expect(await createNsoTransactions(deps).applyRollback(CLASSIC, 4242)).toEqual({
       kind: 'refused',
       reason: 'NSO answered 400 to the apply-rollback-file of 4242: rollback file not found',
     });
