@@ -546,6 +546,80 @@ describe('npm start (the local stack)', () => {
     }
   });
 
+  it('runs the remediation walkthroughs as written: fails, dry-run, apply fixes it, passes, rollback, fails again', async () => {
+    for (const [page, heading] of [
+      ['README.md', '## Remediation'],
+      ['docs/compliance.md', '## Walkthrough: remediation'],
+    ] as const) {
+      const commands = shellCommands(shellBlockUnder(readFileSync(path.join(PROJECT_ROOT, page), 'utf8'), heading));
+      const outputs = await runDocBlock(page, heading);
+      const json = <T>(o: string | undefined): T => JSON.parse(o!.trim()) as T;
+      /** What the calls of a walkthrough function printed (`batch`, `remediate …`), not its definition. */
+      const outputsOf = (name: string): string[] => outputs.filter((_, i) => commands[i]!.command === name || commands[i]!.command.startsWith(`${name} `));
+      type Grades = { status: string; grades: Record<string, number> };
+      type Run = { remediationId: string; mode: string; status: string; totals: Record<string, number>; rollback?: { status: string } };
+      type Device = {
+        device: string;
+        state: string;
+        patch?: { 'ietf-yang-patch:yang-patch': { edit: { target: string; operation: string }[] } };
+        dryRun?: string;
+        rollbackId?: number;
+        gradeAfter?: string;
+      };
+      // The three batches: fails, passes after the apply, fails after the rollback.
+      const batches = outputsOf('batch').map((o) => json<Grades>(o));
+      expect(
+        batches.map((b) => [b.status, b.grades['fail'], b.grades['pass']]),
+        page,
+      ).toEqual([
+        ['completed', 1, 0],
+        ['completed', 0, 1],
+        ['completed', 1, 0],
+      ]);
+      const [dryRun, applied] = outputsOf('remediate').map((o) => json<Run>(o)) as [Run, Run];
+      expect(dryRun, page).toMatchObject({ mode: 'dry-run', status: 'completed', totals: { planned: 1, dryRun: 1, applied: 0 } });
+      expect(applied, page).toMatchObject({ mode: 'apply', status: 'completed', totals: { planned: 1, applied: 1, fixed: 1 } });
+      // The dry-run's device: the patch merges the NTP server, and NSO's output names it.
+      const devicePages = outputs
+        .filter((_, i) => /\/remediations\/\$(R|APPLIED)\/devices"/.test(commands[i]!.command))
+        .map((o) => json<{ items: Device[] }>(o).items);
+      const [dry] = devicePages[0]!;
+      expect(dry, page).toMatchObject({ device: 'ce0', state: 'dry-run' });
+      expect(dry!.patch!['ietf-yang-patch:yang-patch'].edit, page).toEqual([
+        expect.objectContaining({
+          operation: 'merge',
+          target: expect.stringContaining('/tailf-ncs:devices/device=ce0/config/tailf-ned-cisco-ios:ntp/server/peer-list=10.0.0.1'),
+        }),
+      ]);
+      expect(dry!.dryRun, page).toContain('10.0.0.1');
+      // The rollback: accepted, then completed with the device rolled back.
+      const rollback = outputs.findIndex((_, i) => commands[i]!.command.includes('/rollback"'));
+      expect(json(outputs[rollback]!.split('\n')[0]), page).toMatchObject({ remediationId: applied.remediationId, status: 'running' });
+      if (page !== 'docs/compliance.md') continue;
+      // The fuller walkthrough: the applied device's record, the run after its rollback, the audit trail.
+      const [fixed] = devicePages[1]!;
+      expect(fixed, page).toMatchObject({ device: 'ce0', state: 'fixed', rollbackId: expect.any(Number), gradeAfter: 'pass' });
+      const after = json<Run>(outputs[commands.findIndex((c) => c.command.startsWith('curl') && c.command.endsWith('/remediations/$APPLIED"'))]);
+      expect(after, page).toMatchObject({ rollback: { status: 'completed' }, totals: { rolledBack: 1 } });
+      const trail = json<{ items: { action: string; changes: { field: string; to: unknown }[] }[] }>(outputs.at(-1)).items;
+      expect(trail.slice(0, 6).map((e) => e.action)).toEqual([
+        'rollback-ended',
+        'rollback-started',
+        'remediation-ended',
+        'remediation-started',
+        'remediation-ended',
+        'remediation-started',
+      ]);
+      const ended = trail.find((e) => e.action === 'rollback-ended')!;
+      expect(ended.changes).toEqual(
+        expect.arrayContaining([
+          { field: 'rollbackIds', to: [fixed!.rollbackId] },
+          { field: 'devices', to: ['ce0'] },
+        ]),
+      );
+    }
+  });
+
   it('writes the state file that npm run seed uses to load trees into the running stack', async () => {
     const state = JSON.parse(readFileSync(stack!.stateFile, 'utf8')) as LocalState;
     expect(state).toMatchObject({ baseUrl: stack!.baseUrl, dynamodbEndpoint: stack!.dynamodbEndpoint, tables: stack!.tables, pid: process.pid });
