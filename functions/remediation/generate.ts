@@ -297,9 +297,8 @@ const toPatchEdit = (device: string, edit: Edit, editId: string): YangPatchEdit 
   ...(edit.value === undefined ? {} : { value: { [qualifiedName(edit.steps)]: edit.value } }),
 });
 
-/** Whether one pointer is the other or lies below it. */
-const overlaps = (a: readonly string[], b: readonly string[]): boolean =>
-  a.slice(0, b.length).every((t, i) => t === b[i]) || b.slice(0, a.length).every((t, i) => t === a[i]);
+/** Whether one pointer is the other or lies below it: their common length agrees, whichever is shorter. */
+const overlaps = (a: readonly string[], b: readonly string[]): boolean => a.slice(0, b.length).every((t, i) => t === b[i]);
 
 interface Candidate {
   readonly rule: RemediatedRule;
@@ -363,20 +362,24 @@ const settle = (candidates: Candidate[], input: RemediationInput, before: readon
             .filter(({ result, rule, passed }) => result.status !== 'pass' && (passed || ids.has(rule.id)))
             .map(({ rule }) => rule);
     if (broken.length === 0) return conflicts;
+    // Every broken rule is blamed on the candidates of this round: blaming the second on what
+    // the first left would take down candidates that touch neither.
+    const culprits = new Set<Candidate>();
     for (const rule of broken) {
       const tokens = parsePointer(rule.path) as string[];
       const touching = candidates.filter((c) => c.edits.some((e) => overlaps(e.at, tokens)));
       // A rule reads only its path and below, and an edit changes only its place and below, so
       // some candidate always touches a rule that broke; all of them go if none did, so that
       // the loop ends whatever happens.
-      const culprits = touching.length ? touching : [...candidates];
-      for (const culprit of culprits) {
+      const group = touching.length ? touching : candidates;
+      for (const culprit of group) {
+        culprits.add(culprit);
         const others = conflicts.get(culprit.rule.id) ?? new Set<string>();
-        for (const id of [...culprits.map((c) => c.rule.id), rule.id]) if (id !== culprit.rule.id) others.add(id);
+        for (const id of [...group.map((c) => c.rule.id), rule.id]) if (id !== culprit.rule.id) others.add(id);
         conflicts.set(culprit.rule.id, others);
       }
-      for (const culprit of culprits) candidates.splice(candidates.indexOf(culprit), 1);
     }
+    candidates.splice(0, candidates.length, ...candidates.filter((c) => !culprits.has(c)));
   }
 };
 

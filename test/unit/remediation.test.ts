@@ -269,6 +269,21 @@ describe('remediation: conflicting rules', () => {
     ]);
   });
 
+  it('blames each broken rule on the operations that touch it, and keeps the ones that touch none', () => {
+    const rules = [
+      rule('source', 'required', `/${IOS}:ntp/source`, 'Loopback0'),
+      rule('server', 'required', `/${IOS}:ntp/server`, ['10.0.0.9']),
+      rule('only', 'exact', `/${IOS}:ntp`, { server: ['10.0.0.1'] }),
+      rule('banner', 'required', `/${IOS}:banner`, 'hi'),
+    ];
+    const r = remediate(rules);
+    expect(r.rules).toEqual([
+      { ruleId: 'only', unremediable: 'its operations conflict with those of server, source: they cannot all hold', conflictsWith: ['server', 'source'] },
+      { ruleId: 'banner', edits: ['banner#1'] },
+    ]);
+    expect(allPassAfter(r, rules)).toEqual(['pass', 'pass', 'fail', 'pass']);
+  });
+
   it('never breaks a rule that passed', () => {
     const rules = [rule('keep', 'required', `/${IOS}:ntp/source`, 'Loopback0'), rule('only', 'exact', `/${IOS}:ntp`, { server: ['10.0.0.9'] })];
     const r = remediate(rules);
