@@ -237,6 +237,94 @@ describe('remediation: what cannot be remediated', () => {
   });
 });
 
+describe('remediation: shapes and names', () => {
+  it('writes an exact list the configuration lacks entry by entry', () => {
+    const rules = [rule('peers', 'exact', `/${IOS}:ntp/peer`, ['a', 'b'])];
+    const r = remediate(rules);
+    expect(edits(r).map((e) => [e.operation, e.target, e.value])).toEqual([
+      ['replace', `${BASE}/${IOS}:ntp/peer=a`, { [`${IOS}:peer`]: ['a'] }],
+      ['replace', `${BASE}/${IOS}:ntp/peer=b`, { [`${IOS}:peer`]: ['b'] }],
+    ]);
+    expect(allPassAfter(r, rules)).toEqual(['pass']);
+  });
+
+  it('leaves an entry that already matches alone, whatever the order of its leaf-list', () => {
+    const cfg = { [`${IOS}:interface`]: { GigabitEthernet: [{ name: '0/1', tags: ['a', 'b'] }, { name: '0/2' }] } };
+    const rules = [rule('gi', 'exact', `/${IOS}:interface/GigabitEthernet`, [{ name: '0/1', tags: ['b', 'a'] }])];
+    const r = remediate(rules, { config: cfg });
+    expect(edits(r).map((e) => [e.operation, e.target])).toEqual([['remove', `${BASE}/${IOS}:interface/GigabitEthernet=0%2F2`]]);
+  });
+
+  it('checks the keys of a list inside a container value, by its schema path', () => {
+    const rules = [rule('gi', 'required', `/${IOS}:interface`, { GigabitEthernet: [{ name: '0/3', mtu: 9000 }] })];
+    const r = remediate(rules);
+    expect(edits(r)).toEqual([
+      {
+        'edit-id': 'gi#1',
+        operation: 'merge',
+        target: `${BASE}/${IOS}:interface`,
+        value: { [`${IOS}:interface`]: { GigabitEthernet: [{ name: '0/3', mtu: 9000 }] } },
+      },
+    ]);
+    expect(allPassAfter(r, rules)).toEqual(['pass']);
+    const keyless = remediate([rule('gi', 'required', `/${IOS}:interface`, { GigabitEthernet: [{ mtu: 9000 }] })]);
+    expect(keyless.rules).toEqual([{ ruleId: 'gi', unremediable: expect.stringMatching(/interface\/GigabitEthernet has no value for a key \(name\)/) }]);
+  });
+
+  it('writes a node whose name is also a member every JavaScript object has', () => {
+    const rules = [rule('c', 'required', `/${IOS}:ntp/constructor`, ['x'])];
+    const r = remediate(rules);
+    expect(edits(r).map((e) => e.target)).toEqual([`${BASE}/${IOS}:ntp/constructor=x`]);
+    expect(allPassAfter(r, rules)).toEqual(['pass']);
+  });
+
+  it('says so for a path through a list whose keys are not known, or through an entry without its key', () => {
+    const cfg = { ...config(), [`${IOS}:route`]: [{ prefix: 'p' }], [`${IOS}:interface`]: { GigabitEthernet: [{ mtu: 1 }] } };
+    const r = remediate([rule('a', 'required', `/${IOS}:route/0/metric`, 1), rule('b', 'required', `/${IOS}:interface/GigabitEthernet/0/mtu`, 2)], {
+      config: cfg,
+    });
+    expect(r.rules).toEqual([
+      { ruleId: 'a', unremediable: `the keys of the list ${IOS}:route are not known` },
+      { ruleId: 'b', unremediable: `the entry /${IOS}:interface/GigabitEthernet/0 has no value for a key of ${IOS}:interface/GigabitEthernet (name)` },
+    ]);
+  });
+
+  it('refuses an ordered list entry holding a leaf-list of two values', () => {
+    const r = remediate([rule('o', 'exact', `/${IOS}:interface/GigabitEthernet`, [{ name: '0/1', tags: ['a', 'b'] }], { ordered: true })]);
+    expect(r.rules).toEqual([{ ruleId: 'o', unremediable: expect.stringMatching(/in order/) }]);
+  });
+
+  it('removes a disallowed value, an empty disallowed list, and the leaf-list values an object names', () => {
+    const rules = [
+      rule('host', 'disallowed', `/${IOS}:hostname`, 'r1'),
+      rule('servers', 'disallowed', `/${IOS}:ntp`, { server: ['10.0.0.9'] }),
+      rule('logs', 'disallowed', `/${IOS}:logging/host`, []),
+    ];
+    const r = remediate(rules);
+    expect(edits(r)).toEqual([
+      { 'edit-id': 'host#1', operation: 'remove', target: `${BASE}/${IOS}:hostname` },
+      { 'edit-id': 'servers#1', operation: 'remove', target: `${BASE}/${IOS}:ntp/server=10.0.0.9` },
+      { 'edit-id': 'logs#1', operation: 'remove', target: `${BASE}/${IOS}:logging/host=10.1.1.1,mgmt` },
+    ]);
+    expect(allPassAfter(r, rules)).toEqual(['pass', 'pass', 'pass']);
+  });
+
+  it('names the patch after the device, and keeps the node of a plan rule in every outcome', () => {
+    const rules = [
+      rule('a', 'required', `/${IOS}:banner`, 'hi', { node: 'base' }),
+      rule('b', 'required', `/${IOS}:ntp/source`, 'Loopback1', { node: 'base/wan' }),
+      rule('c', 'exact', `/${IOS}:ntp`, { source: 'Loopback2' }, { node: 'base/wan' }),
+    ];
+    const r = remediate(rules);
+    expect(r.patch?.['ietf-yang-patch:yang-patch']['patch-id']).toBe('remediation-R1');
+    expect(r.rules).toEqual([
+      { ruleId: 'a', node: 'base', edits: ['a#1'] },
+      { ruleId: 'b', node: 'base/wan', unremediable: expect.stringMatching(/conflict/), conflictsWith: ['c'] },
+      { ruleId: 'c', node: 'base/wan', unremediable: expect.stringMatching(/conflict/), conflictsWith: ['b'] },
+    ]);
+  });
+});
+
 describe('remediation: conflicting rules', () => {
   it('reports rules whose operations contradict, and sends the others', () => {
     const rules = [
