@@ -224,9 +224,13 @@ describe('remediation: what cannot be remediated', () => {
     ],
     ['an exact list where an entry lacks its key', rule('x', 'exact', `/${IOS}:policy/rule`, [{ id: 'a' }]), /not of the kind/],
     ['removing a list where an entry lacks its key', rule('x', 'disallowed', `/${IOS}:policy/rule`), /cannot be named by key/],
+    ['a disallowed member that is no YANG name', rule('x', 'disallowed', `/${IOS}:odd`, { 'bad name': 1 }), /^"bad name" is not a YANG node name$/],
   ])('says so for %s', (_, r, reason) => {
     const policy = { rule: [{ id: 'b' }, { comment: 'keyless' }] };
-    const result = remediate([r], { config: { ...config(), [`${IOS}:route`]: [{ prefix: 'p' }], [`${IOS}:policy`]: policy }, listKeys: policyKeys });
+    const result = remediate([r], {
+      config: { ...config(), [`${IOS}:route`]: [{ prefix: 'p' }], [`${IOS}:policy`]: policy, [`${IOS}:odd`]: { 'bad name': 1 } },
+      listKeys: policyKeys,
+    });
     expect(result.rules).toEqual([{ ruleId: 'x', unremediable: expect.stringMatching(reason) }]);
   });
 
