@@ -201,6 +201,21 @@ describe('remediation: what cannot be remediated', () => {
     ['a change of one key of two', `/${IOS}:logging/host/0`, { vrf: 'other' }, /changes a key/],
     ['a list value for a list entry', `/${IOS}:interface/GigabitEthernet/0`, [{ name: '0/1' }], /list entry and the value is not an object/],
     [
+      'entries without one of two keys',
+      `/${IOS}:logging/host`,
+      [{ ip: 'a' }],
+      /^an entry of tailf-ned-cisco-ios:logging\/host has no value for a key \(ip, vrf\)$/,
+    ],
+    [
+      'two entries with one composite key',
+      `/${IOS}:logging/host`,
+      [
+        { ip: 'a', vrf: 'b' },
+        { ip: 'a', vrf: 'b', severity: 'x' },
+      ],
+      /have the same key a,b$/,
+    ],
+    [
       'two entries with one key',
       `/${IOS}:interface/GigabitEthernet`,
       [{ name: 'a' }, { name: 'a', mtu: 1 }],
@@ -308,13 +323,13 @@ describe('remediation: shapes and names', () => {
   });
 
   it('says so for a path through a list whose keys are not known, or through an entry without its key', () => {
-    const cfg = { ...config(), [`${IOS}:route`]: [{ prefix: 'p' }], [`${IOS}:interface`]: { GigabitEthernet: [{ mtu: 1 }] } };
-    const r = remediate([rule('a', 'required', `/${IOS}:route/0/metric`, 1), rule('b', 'required', `/${IOS}:interface/GigabitEthernet/0/mtu`, 2)], {
+    const cfg = { ...config(), [`${IOS}:routing`]: { route: [{ prefix: 'p' }] }, [`${IOS}:logging`]: { host: [{ ip: '10.1.1.1' }] } };
+    const r = remediate([rule('a', 'required', `/${IOS}:routing/route/0/metric`, 1), rule('b', 'required', `/${IOS}:logging/host/0/severity`, 'debugging')], {
       config: cfg,
     });
     expect(r.rules).toEqual([
-      { ruleId: 'a', unremediable: `the keys of the list ${IOS}:route are not known` },
-      { ruleId: 'b', unremediable: `the entry /${IOS}:interface/GigabitEthernet/0 has no value for a key of ${IOS}:interface/GigabitEthernet (name)` },
+      { ruleId: 'a', unremediable: `the keys of the list ${IOS}:routing/route are not known` },
+      { ruleId: 'b', unremediable: `the entry /${IOS}:logging/host/0 has no value for a key of ${IOS}:logging/host (ip, vrf)` },
     ]);
   });
 
@@ -434,11 +449,15 @@ describe('remediation: conflicting rules', () => {
       rule('source', 'required', `/${IOS}:ntp/source`, 'Loopback0'),
       rule('drop', 'disallowed', `/${IOS}:ntp`, { source: 'Loopback0', server: ['10.0.0.9'] }),
       rule('banner', 'required', `/${IOS}:banner`, 'hi'),
+      rule('nameA', 'required', `/${IOS}:hostname`, 'a'),
+      rule('nameB', 'required', `/${IOS}:hostname`, 'b'),
     ];
     const r = remediate(rules);
     expect(r.rules).toEqual([
       { ruleId: 'drop', unremediable: expect.stringMatching(/conflict/), conflictsWith: ['ntp', 'source'] },
       { ruleId: 'banner', edits: ['banner#1'] },
+      { ruleId: 'nameA', unremediable: expect.stringMatching(/conflict/), conflictsWith: ['nameB'] },
+      { ruleId: 'nameB', unremediable: expect.stringMatching(/conflict/), conflictsWith: ['nameA'] },
     ]);
   });
 
