@@ -517,6 +517,11 @@ describe('targets', () => {
   it.each([
     ['/tailf-ncs:devices/device=R1', /not under/],
     ['/other/device=R1/config', /not under/],
+    ['x/tailf-ncs:devices/device=R1/config', /not under/],
+    ['/tailf-ncs:devices/device/config', /not under/],
+    ['/tailf-ncs:devices/device=R1,R2/config', /not under/],
+    ['/tailf-ncs:devices/device=R1/config=x', /not under/],
+    ['/tailf-ncs:devices/device=R1/configuration', /not under/],
     ['/tailf-ncs:devices/device=R1/config/a b', /not a YANG node name/],
     ['/tailf-ncs:devices/device=%E0%A4/config', /percent-encoded/],
   ])('refuses the target %s', (target, reason) => {
