@@ -108,6 +108,8 @@ const address = (config: unknown, tokens: readonly string[], lists: ListKeys): A
     if (entry?.includes(token)) return `${here} is the key ${token} of its list entry, which names the entry and cannot be changed`;
     entry = undefined;
     if (current !== undefined && !isObject(current)) return `${formatPointer(tokens.slice(0, i))} is a value, not a container`;
+    // Mutation: `current === undefined` → `true` survives: a defined `current` is an object here,
+    // and a position is no YANG name, so the path is refused either way (with the other reason).
     if (current === undefined && ARRAY_INDEX.test(token)) return `${here} names a list entry, and the configuration has no list there`;
     if (!NODE_NAME.test(token)) return `${JSON.stringify(token)} is not a YANG node name`;
     if (i === 0 && !token.includes(':')) return `${JSON.stringify(token)} is a top-level member without its module (RFC 7951 names it module:name)`;
@@ -124,6 +126,7 @@ const unwritable = (value: JsonValue, schema: readonly string[], lists: ListKeys
     const where = schema.join('/');
     if (value.length === 0) return `${where}: an empty list cannot be written`;
     if (value.every(isScalar)) {
+      // Mutation: `canonical(v, false)` → `true` is equivalent: the order only matters inside arrays and objects.
       return new Set(value.map((v) => canonical(v, false))).size === value.length ? undefined : `${where}: a leaf-list holds each value once`;
     }
     if (!value.every(isObject)) return `${where}: a list's entries are all objects or all values`;
@@ -155,6 +158,8 @@ const entryStep = (steps: readonly Step[], keys: readonly string[]): Step[] => [
 
 /** The list `schema` holds `elements` of: its key names, `undefined` for a leaf-list. */
 const listNames = (schema: readonly string[], elements: readonly JsonValue[], lists: ListKeys): readonly string[] | undefined =>
+  // Mutation: `some` → `every` is equivalent: values are checked to be all objects or all
+  // scalars before (unwritable), and a configuration NSO sends never mixes them.
   elements.some(isObject) ? lists(schema) : undefined;
 
 /** One edit per element of a list value, each at its entry. */
@@ -170,7 +175,8 @@ const entryEdits = (operation: Edit['operation'], where: Address, elements: read
 const planRequired = (where: Address, expected: JsonValue | undefined, lists: ListKeys): Planned => {
   if (expected === undefined) return { unremediable: 'a required rule without a value asks only that the path exists: there is nothing to write' };
   if (Array.isArray(expected)) {
-    if (where.entry || (where.actual !== undefined && !Array.isArray(where.actual))) return { unremediable: `${formatPointer(where.tokens)} is not a list` };
+    // planRule refuses a list value at a list entry before: `where` is no entry here.
+    if (where.actual !== undefined && !Array.isArray(where.actual)) return { unremediable: `${formatPointer(where.tokens)} is not a list` };
     const missing = expected.filter((element) => !contains(where.actual, [element]));
     return { edits: entryEdits('merge', where, missing, listNames(where.schema, expected, lists)) };
   }
@@ -184,7 +190,7 @@ const withKeys = (where: Address, value: JsonObject): JsonObject =>
 /** The edits of an `exact` rule. */
 const planExact = (where: Address, expected: JsonValue, lists: ListKeys): Planned => {
   if (!Array.isArray(expected)) return { edits: [{ operation: 'replace', steps: where.steps, value: where.entry ? [expected] : expected, at: where.tokens }] };
-  if (where.entry || (where.actual !== undefined && !Array.isArray(where.actual))) return { unremediable: `${formatPointer(where.tokens)} is not a list` };
+  if (where.actual !== undefined && !Array.isArray(where.actual)) return { unremediable: `${formatPointer(where.tokens)} is not a list` };
   const actual = (where.actual ?? []) as readonly JsonValue[];
   const names = listNames(where.schema, expected, lists);
   if (!actual.every((element) => entryKeys(element, names)))
@@ -279,6 +285,8 @@ const planRule = (rule: Rule, config: unknown, variables: Readonly<Record<string
 };
 
 const hasLongArray = (value: JsonValue | undefined): boolean =>
+  // Mutation: `value.some(hasLongArray)` → `every` for an array is equivalent: an array reaching
+  // it holds one entry (or none, and unwritable refuses an empty list before).
   Array.isArray(value) ? value.length > 1 || value.some(hasLongArray) : isObject(value) && Object.values(value).some(hasLongArray);
 
 /** The module-qualified name of the node a target's last step names: RFC 7951 qualifies the top of a value. */
@@ -297,9 +305,8 @@ const toPatchEdit = (device: string, edit: Edit, editId: string): YangPatchEdit 
   ...(edit.value === undefined ? {} : { value: { [qualifiedName(edit.steps)]: edit.value } }),
 });
 
-/** Whether one pointer is the other or lies below it. */
-const overlaps = (a: readonly string[], b: readonly string[]): boolean =>
-  a.slice(0, b.length).every((t, i) => t === b[i]) || b.slice(0, a.length).every((t, i) => t === a[i]);
+/** Whether one pointer is the other or lies below it: their common length agrees, whichever is shorter. */
+const overlaps = (a: readonly string[], b: readonly string[]): boolean => a.slice(0, b.length).every((t, i) => t === b[i]);
 
 interface Candidate {
   readonly rule: RemediatedRule;
@@ -330,10 +337,13 @@ const candidateFor = (rule: RemediatedRule, input: RemediationInput): Candidate 
     patchEdits = planned.edits.map((edit, i) => toPatchEdit(input.device, edit, `${rule.id}#${i + 1}`));
   } catch (error) {
     // A name with a lone surrogate has no percent-encoding.
+    // Mutation: `error instanceof URIError` → `true` is equivalent: formatTarget throws nothing else.
     if (error instanceof URIError) return 'the device name or a key on the path cannot be percent-encoded (it is not valid Unicode)';
     throw error;
   }
   const applied = tryApply(input.config, patchEdits, input.listKeys);
+  // Mutation: not covered: no input is known to reach it (the property test counts such refusals
+  // and expects none); it stays so that a generator fault is reported per rule, not sent.
   if ('refused' in applied) return `the operations would be refused: ${applied.reason}`;
   const after = evaluateRule(applied.after, input.variables, rule);
   if (after.status !== 'pass') return `the operations found would not make the rule pass: ${after.message}`;
@@ -363,20 +373,24 @@ const settle = (candidates: Candidate[], input: RemediationInput, before: readon
             .filter(({ result, rule, passed }) => result.status !== 'pass' && (passed || ids.has(rule.id)))
             .map(({ rule }) => rule);
     if (broken.length === 0) return conflicts;
+    // Every broken rule is blamed on the candidates of this round: blaming the second on what
+    // the first left would take down candidates that touch neither.
+    const culprits = new Set<Candidate>();
     for (const rule of broken) {
       const tokens = parsePointer(rule.path) as string[];
       const touching = candidates.filter((c) => c.edits.some((e) => overlaps(e.at, tokens)));
       // A rule reads only its path and below, and an edit changes only its place and below, so
       // some candidate always touches a rule that broke; all of them go if none did, so that
       // the loop ends whatever happens.
-      const culprits = touching.length ? touching : [...candidates];
-      for (const culprit of culprits) {
+      const group = touching.length ? touching : candidates;
+      for (const culprit of group) {
+        culprits.add(culprit);
         const others = conflicts.get(culprit.rule.id) ?? new Set<string>();
-        for (const id of [...culprits.map((c) => c.rule.id), rule.id]) if (id !== culprit.rule.id) others.add(id);
+        for (const id of [...group.map((c) => c.rule.id), rule.id]) if (id !== culprit.rule.id) others.add(id);
         conflicts.set(culprit.rule.id, others);
       }
-      for (const culprit of culprits) candidates.splice(candidates.indexOf(culprit), 1);
     }
+    candidates.splice(0, candidates.length, ...candidates.filter((c) => !culprits.has(c)));
   }
 };
 

@@ -91,7 +91,7 @@ describe('remediation properties', () => {
       { numRuns: 400, seed: 36 },
     );
     // The property is only worth its runs when many rules were remediated; the generated rules
-    // also reach the refusals and the conflicts (seed 36 gives 450, 162 and 274).
+    // also reach the refusals and the conflicts (seed 36 gives 476, 162 and 248).
     expect(remediated).toBeGreaterThan(400);
     expect(unremediable).toBeGreaterThan(100);
     expect(conflicts).toBeGreaterThan(100);

@@ -7,6 +7,7 @@ import { evaluateRules } from '../../functions/trees/rules.js';
 const IOS = 'tailf-ned-cisco-ios';
 const lists = listKeysFrom({ [`${IOS}:interface/GigabitEthernet`]: ['name'], [`${IOS}:logging/host`]: ['ip', 'vrf'] });
 const BASE = `/tailf-ncs:devices/device=R1/config`;
+const policyKeys = listKeysFrom({ [`${IOS}:interface/GigabitEthernet`]: ['name'], [`${IOS}:logging/host`]: ['ip', 'vrf'], [`${IOS}:policy/rule`]: ['id'] });
 
 const rule = (
   id: string,
@@ -95,7 +96,7 @@ describe('remediation: required', () => {
   it('says why a required rule without a value cannot be remediated', () => {
     const r = remediate([rule('x', 'required', `/${IOS}:banner`)]);
     expect(r.patch).toBeUndefined();
-    expect(r.rules).toEqual([{ ruleId: 'x', unremediable: expect.stringMatching(/nothing to write/) }]);
+    expect(r.rules).toStrictEqual([{ ruleId: 'x', unremediable: expect.stringMatching(/nothing to write/) }]);
   });
 });
 
@@ -177,23 +178,49 @@ describe('remediation: disallowed', () => {
 describe('remediation: what cannot be remediated', () => {
   it.each<[string, string, JsonValue, RegExp]>([
     ['a list whose keys are not known', `/${IOS}:unknown`, [{ a: 1 }], /keys of the list/],
-    ['a member that is no YANG name', `/${IOS}:ntp/bad name`, 1, /not a YANG node name/],
+    ['a member that is no YANG name', `/${IOS}:ntp/bad name`, 1, /^"bad name" is not a YANG node name$/],
     ['a top-level member without its module', '/hostname', 'x', /without its module/],
     ['a leaf-list value by position', `/${IOS}:ntp/server/0`, 'x', /leaf-list value by its position/],
     ['a list entry that does not exist', `/${IOS}:interface/GigabitEthernet/7/mtu`, 1, /no entry/],
     ['a key of a list entry', `/${IOS}:interface/GigabitEthernet/0/name`, 'x', /is the key name/],
     ['an entry of a list that is not there', `/${IOS}:vlan/0/id`, 1, /no list there/],
-    ['a path below a value', `/${IOS}:hostname/x`, 1, /not a container/],
-    ['an empty list', `/${IOS}:ntp/peer`, [], /empty list/],
-    ['entries without their key', `/${IOS}:interface/GigabitEthernet`, [{ mtu: 1 }], /no value for a key/],
+    ['a path below a value', `/${IOS}:hostname/x`, 1, /^\/tailf-ned-cisco-ios:hostname is a value, not a container$/],
+    ['an empty list', `/${IOS}:ntp/peer`, [], /^tailf-ned-cisco-ios:ntp\/peer: an empty list/],
+    [
+      'entries without their key',
+      `/${IOS}:interface/GigabitEthernet`,
+      [{ mtu: 1 }],
+      /^an entry of tailf-ned-cisco-ios:interface\/GigabitEthernet has no value for a key \(name\)$/,
+    ],
     ['a leaf-list with a value twice', `/${IOS}:ntp/peer`, ['a', 'a'], /each value once/],
     ['entries mixing objects and values', `/${IOS}:ntp/peer`, ['a', { b: 1 }], /all objects or all values/],
     ['an entry with a member that is no YANG name', `/${IOS}:interface/GigabitEthernet`, [{ name: 'x', 'a b': 1 }], /not a YANG node name/],
     ['a scalar for the whole configuration', '', 1, /whole configuration is an object/],
     ['a scalar for a list entry', `/${IOS}:interface/GigabitEthernet/0`, 'x', /list entry and the value is not an object/],
-    ['a list where the configuration has a value', `/${IOS}:hostname`, ['a'], /is not a list/],
+    ['a list where the configuration has a value', `/${IOS}:hostname`, ['a'], /^\/tailf-ned-cisco-ios:hostname is not a list$/],
+    ['a change of one key of two', `/${IOS}:logging/host/0`, { vrf: 'other' }, /changes a key/],
     ['a list value for a list entry', `/${IOS}:interface/GigabitEthernet/0`, [{ name: '0/1' }], /list entry and the value is not an object/],
-    ['two entries with one key', `/${IOS}:interface/GigabitEthernet`, [{ name: 'a' }, { name: 'a', mtu: 1 }], /same key/],
+    [
+      'entries without one of two keys',
+      `/${IOS}:logging/host`,
+      [{ ip: 'a' }],
+      /^an entry of tailf-ned-cisco-ios:logging\/host has no value for a key \(ip, vrf\)$/,
+    ],
+    [
+      'two entries with one composite key',
+      `/${IOS}:logging/host`,
+      [
+        { ip: 'a', vrf: 'b' },
+        { ip: 'a', vrf: 'b', severity: 'x' },
+      ],
+      /have the same key a,b$/,
+    ],
+    [
+      'two entries with one key',
+      `/${IOS}:interface/GigabitEthernet`,
+      [{ name: 'a' }, { name: 'a', mtu: 1 }],
+      /^two entries of tailf-ned-cisco-ios:interface\/GigabitEthernet have the same key a$/,
+    ],
   ])('says so for %s', (_, path, value, reason) => {
     const r = remediate([rule('r', 'required', path, value)]);
     expect(r.patch).toBeUndefined();
@@ -204,9 +231,21 @@ describe('remediation: what cannot be remediated', () => {
     ['an exact list where the configuration has a container', rule('x', 'exact', `/${IOS}:ntp`, ['a']), /is not a list/],
     ['an exact leaf-list where the configuration has entries', rule('x', 'exact', `/${IOS}:interface/GigabitEthernet`, ['a']), /not of the kind/],
     ['removing entries whose keys are not known', rule('x', 'disallowed', `/${IOS}:route`), /cannot be named by key/],
-    ['an ordered value holding a long list below', rule('x', 'exact', `/${IOS}:ntp`, { server: ['a', 'b'] }, { ordered: true }), /in order/],
+    ['an ordered value holding a long list below', rule('x', 'exact', `/${IOS}:ntp`, { server: ['a', 'b'], source: 'x' }, { ordered: true }), /in order/],
+    [
+      'an exact entry without one of its keys',
+      rule('x', 'exact', `/${IOS}:logging/host/0`, { ip: '10.1.1.1', severity: 'x' }),
+      /^an exact value for the list entry .* must hold its keys \(ip, vrf\)$/,
+    ],
+    ['an exact list where an entry lacks its key', rule('x', 'exact', `/${IOS}:policy/rule`, [{ id: 'a' }]), /not of the kind/],
+    ['removing a list where an entry lacks its key', rule('x', 'disallowed', `/${IOS}:policy/rule`), /cannot be named by key/],
+    ['a disallowed member that is no YANG name', rule('x', 'disallowed', `/${IOS}:odd`, { 'bad name': 1 }), /^"bad name" is not a YANG node name$/],
   ])('says so for %s', (_, r, reason) => {
-    const result = remediate([r], { config: { ...config(), [`${IOS}:route`]: [{ prefix: 'p' }] } });
+    const policy = { rule: [{ id: 'b' }, { comment: 'keyless' }] };
+    const result = remediate([r], {
+      config: { ...config(), [`${IOS}:route`]: [{ prefix: 'p' }], [`${IOS}:policy`]: policy, [`${IOS}:odd`]: { 'bad name': 1 } },
+      listKeys: policyKeys,
+    });
     expect(result.rules).toEqual([{ ruleId: 'x', unremediable: expect.stringMatching(reason) }]);
   });
 
@@ -237,6 +276,126 @@ describe('remediation: what cannot be remediated', () => {
   });
 });
 
+describe('remediation: shapes and names', () => {
+  it('writes an exact list the configuration lacks entry by entry', () => {
+    const rules = [rule('peers', 'exact', `/${IOS}:ntp/peer`, ['a', 'b'])];
+    const r = remediate(rules);
+    expect(edits(r).map((e) => [e.operation, e.target, e.value])).toEqual([
+      ['replace', `${BASE}/${IOS}:ntp/peer=a`, { [`${IOS}:peer`]: ['a'] }],
+      ['replace', `${BASE}/${IOS}:ntp/peer=b`, { [`${IOS}:peer`]: ['b'] }],
+    ]);
+    expect(allPassAfter(r, rules)).toEqual(['pass']);
+  });
+
+  it('leaves entries that already match alone, whatever the order of their leaf-lists', () => {
+    const cfg = { [`${IOS}:interface`]: { GigabitEthernet: [{ name: '0/1', tags: ['b', 'a'] }, { name: '0/2' }, { name: '0/3', tags: ['b', 'a'] }] } };
+    const rules = [
+      rule('gi', 'exact', `/${IOS}:interface/GigabitEthernet`, [
+        { name: '0/1', tags: ['a', 'b'] },
+        { name: '0/3', tags: ['b', 'a'] },
+      ]),
+    ];
+    const r = remediate(rules, { config: cfg });
+    expect(edits(r).map((e) => [e.operation, e.target])).toEqual([['remove', `${BASE}/${IOS}:interface/GigabitEthernet=0%2F2`]]);
+  });
+
+  it('checks the keys of a list inside a container value, by its schema path', () => {
+    const rules = [rule('gi', 'required', `/${IOS}:interface`, { GigabitEthernet: [{ name: '0/3', mtu: 9000 }] })];
+    const r = remediate(rules);
+    expect(edits(r)).toEqual([
+      {
+        'edit-id': 'gi#1',
+        operation: 'merge',
+        target: `${BASE}/${IOS}:interface`,
+        value: { [`${IOS}:interface`]: { GigabitEthernet: [{ name: '0/3', mtu: 9000 }] } },
+      },
+    ]);
+    expect(allPassAfter(r, rules)).toEqual(['pass']);
+    const keyless = remediate([rule('gi', 'required', `/${IOS}:interface`, { GigabitEthernet: [{ mtu: 9000 }] })]);
+    expect(keyless.rules).toEqual([{ ruleId: 'gi', unremediable: expect.stringMatching(/interface\/GigabitEthernet has no value for a key \(name\)/) }]);
+  });
+
+  it('writes a node whose name is also a member every JavaScript object has', () => {
+    const rules = [rule('c', 'required', `/${IOS}:ntp/constructor`, ['x'])];
+    const r = remediate(rules);
+    expect(edits(r).map((e) => e.target)).toEqual([`${BASE}/${IOS}:ntp/constructor=x`]);
+    expect(allPassAfter(r, rules)).toEqual(['pass']);
+  });
+
+  it('says so for a path through a list whose keys are not known, or through an entry without its key', () => {
+    const cfg = { ...config(), [`${IOS}:routing`]: { route: [{ prefix: 'p' }] }, [`${IOS}:logging`]: { host: [{ ip: '10.1.1.1' }] } };
+    const r = remediate([rule('a', 'required', `/${IOS}:routing/route/0/metric`, 1), rule('b', 'required', `/${IOS}:logging/host/0/severity`, 'debugging')], {
+      config: cfg,
+    });
+    expect(r.rules).toEqual([
+      { ruleId: 'a', unremediable: `the keys of the list ${IOS}:routing/route are not known` },
+      { ruleId: 'b', unremediable: `the entry /${IOS}:logging/host/0 has no value for a key of ${IOS}:logging/host (ip, vrf)` },
+    ]);
+  });
+
+  it('refuses an ordered list entry holding a leaf-list of two values', () => {
+    const r = remediate([rule('o', 'exact', `/${IOS}:interface/GigabitEthernet`, [{ name: '0/1', tags: ['a', 'b'] }], { ordered: true })]);
+    expect(r.rules).toEqual([{ ruleId: 'o', unremediable: expect.stringMatching(/in order/) }]);
+  });
+
+  it('removes a disallowed value, an empty disallowed list, and the leaf-list values an object names', () => {
+    const rules = [
+      rule('host', 'disallowed', `/${IOS}:hostname`, 'r1'),
+      rule('servers', 'disallowed', `/${IOS}:ntp`, { server: ['10.0.0.9'] }),
+      rule('logs', 'disallowed', `/${IOS}:logging/host`, []),
+    ];
+    const r = remediate(rules);
+    expect(edits(r)).toEqual([
+      { 'edit-id': 'host#1', operation: 'remove', target: `${BASE}/${IOS}:hostname` },
+      { 'edit-id': 'servers#1', operation: 'remove', target: `${BASE}/${IOS}:ntp/server=10.0.0.9` },
+      { 'edit-id': 'logs#1', operation: 'remove', target: `${BASE}/${IOS}:logging/host=10.1.1.1,mgmt` },
+    ]);
+    expect(allPassAfter(r, rules)).toEqual(['pass', 'pass', 'pass']);
+  });
+
+  it('writes leaf-lists of numbers and booleans, creating the containers on the way', () => {
+    const rules = [rule('vlans', 'required', `/${IOS}:vlan/ids`, [10, 20]), rule('flags', 'required', `/${IOS}:flags/set`, [true])];
+    const r = remediate(rules);
+    expect(edits(r).map((e) => e.target)).toEqual([`${BASE}/${IOS}:vlan/ids=10`, `${BASE}/${IOS}:vlan/ids=20`, `${BASE}/${IOS}:flags/set=true`]);
+    expect(allPassAfter(r, rules)).toEqual(['pass', 'pass']);
+    const gone = [rule('n', 'disallowed', `/${IOS}:logging/count`, 3), rule('b', 'disallowed', `/${IOS}:logging/on`, false)];
+    const off = remediate(gone, { config: { ...config(), [`${IOS}:logging`]: { count: 3, on: false } } });
+    expect(edits(off).map((e) => [e.operation, e.target])).toEqual([
+      ['remove', `${BASE}/${IOS}:logging/count`],
+      ['remove', `${BASE}/${IOS}:logging/on`],
+    ]);
+  });
+
+  it('removes the disallowed members of the whole configuration, and of a list nested in a value', () => {
+    const rules = [
+      rule('root', 'disallowed', '', { [`${IOS}:hostname`]: 'r1' }),
+      rule('gi', 'disallowed', `/${IOS}:interface`, { GigabitEthernet: [{ mtu: 1500 }, { shutdown: [null] }] }),
+    ];
+    const cfg = { ...config(), [`${IOS}:interface`]: { GigabitEthernet: [...config()[`${IOS}:interface`].GigabitEthernet, { name: '0/3' }] } };
+    const r = remediate(rules, { config: cfg });
+    expect(edits(r).map((e) => [e.operation, e.target])).toEqual([
+      ['remove', `${BASE}/${IOS}:hostname`],
+      ['remove', `${BASE}/${IOS}:interface/GigabitEthernet=0%2F1`],
+      ['remove', `${BASE}/${IOS}:interface/GigabitEthernet=0%2F2`],
+    ]);
+  });
+
+  it('names the patch after the device, and keeps the node of a plan rule in every outcome', () => {
+    const rules = [
+      rule('a', 'required', `/${IOS}:banner`, 'hi', { node: 'base' }),
+      rule('b', 'required', `/${IOS}:ntp/source`, 'Loopback1', { node: 'base/wan' }),
+      rule('c', 'exact', `/${IOS}:ntp`, { source: 'Loopback2' }, { node: 'base/wan' }),
+    ];
+    const r = remediate(rules);
+    expect(r.patch?.['ietf-yang-patch:yang-patch']['patch-id']).toBe('remediation-R1');
+    expect(r.rules).toStrictEqual([
+      { ruleId: 'a', node: 'base', edits: ['a#1'] },
+      { ruleId: 'b', node: 'base/wan', unremediable: expect.stringMatching(/conflict/), conflictsWith: ['c'] },
+      { ruleId: 'c', node: 'base/wan', unremediable: expect.stringMatching(/conflict/), conflictsWith: ['b'] },
+    ]);
+  });
+});
+
 describe('remediation: conflicting rules', () => {
   it('reports rules whose operations contradict, and sends the others', () => {
     const rules = [
@@ -245,7 +404,7 @@ describe('remediation: conflicting rules', () => {
       rule('fine', 'required', `/${IOS}:banner`, 'hi'),
     ];
     const r = remediate(rules);
-    expect(r.rules).toEqual([
+    expect(r.rules).toStrictEqual([
       { ruleId: 'want', unremediable: 'its operations conflict with those of only: they cannot all hold', conflictsWith: ['only'] },
       { ruleId: 'only', unremediable: 'its operations conflict with those of want: they cannot all hold', conflictsWith: ['want'] },
       { ruleId: 'fine', edits: ['fine#1'] },
@@ -267,6 +426,52 @@ describe('remediation: conflicting rules', () => {
       ['desc', ['drop']],
       { ruleId: 'mtu', edits: ['mtu#1'] },
     ]);
+  });
+
+  it('blames each broken rule on the operations that touch it, and keeps the ones that touch none', () => {
+    const rules = [
+      rule('source', 'required', `/${IOS}:ntp/source`, 'Loopback0'),
+      rule('server', 'required', `/${IOS}:ntp/server`, ['10.0.0.9']),
+      rule('only', 'exact', `/${IOS}:ntp`, { server: ['10.0.0.1'] }),
+      rule('banner', 'required', `/${IOS}:banner`, 'hi'),
+    ];
+    const r = remediate(rules);
+    expect(r.rules).toEqual([
+      { ruleId: 'only', unremediable: 'its operations conflict with those of server, source: they cannot all hold', conflictsWith: ['server', 'source'] },
+      { ruleId: 'banner', edits: ['banner#1'] },
+    ]);
+    expect(allPassAfter(r, rules)).toEqual(['pass', 'pass', 'fail', 'pass']);
+  });
+
+  it('blames the operations at, above or below a broken rule, and no other operation of the same rule', () => {
+    const rules = [
+      rule('ntp', 'required', `/${IOS}:ntp`, { source: 'Loopback0' }),
+      rule('source', 'required', `/${IOS}:ntp/source`, 'Loopback0'),
+      rule('drop', 'disallowed', `/${IOS}:ntp`, { source: 'Loopback0', server: ['10.0.0.9'] }),
+      rule('banner', 'required', `/${IOS}:banner`, 'hi'),
+      rule('nameA', 'required', `/${IOS}:hostname`, 'a'),
+      rule('nameB', 'required', `/${IOS}:hostname`, 'b'),
+    ];
+    const r = remediate(rules);
+    expect(r.rules).toEqual([
+      { ruleId: 'drop', unremediable: expect.stringMatching(/conflict/), conflictsWith: ['ntp', 'source'] },
+      { ruleId: 'banner', edits: ['banner#1'] },
+      { ruleId: 'nameA', unremediable: expect.stringMatching(/conflict/), conflictsWith: ['nameB'] },
+      { ruleId: 'nameB', unremediable: expect.stringMatching(/conflict/), conflictsWith: ['nameA'] },
+    ]);
+  });
+
+  it('blames a refused edit on the rule it belongs to, whichever of its edits it is', () => {
+    const rules = [
+      rule('drop', 'disallowed', `/${IOS}:interface/GigabitEthernet`, [{ name: '0/1' }]),
+      rule('strip', 'disallowed', `/${IOS}:interface/GigabitEthernet/0`, { description: 'uplink', mtu: 1500 }),
+    ];
+    const r = remediate(rules);
+    expect(r.rules.map((x) => ('conflictsWith' in x ? [x.ruleId, x.conflictsWith] : x))).toEqual([
+      ['drop', ['strip']],
+      ['strip', ['drop']],
+    ]);
+    expect(r.patch).toBeUndefined();
   });
 
   it('never breaks a rule that passed', () => {
@@ -312,6 +517,11 @@ describe('targets', () => {
   it.each([
     ['/tailf-ncs:devices/device=R1', /not under/],
     ['/other/device=R1/config', /not under/],
+    ['x/tailf-ncs:devices/device=R1/config', /not under/],
+    ['/tailf-ncs:devices/device/config', /not under/],
+    ['/tailf-ncs:devices/device=R1,R2/config', /not under/],
+    ['/tailf-ncs:devices/device=R1/config=x', /not under/],
+    ['/tailf-ncs:devices/device=R1/configuration', /not under/],
     ['/tailf-ncs:devices/device=R1/config/a b', /not a YANG node name/],
     ['/tailf-ncs:devices/device=%E0%A4/config', /percent-encoded/],
   ])('refuses the target %s', (target, reason) => {
