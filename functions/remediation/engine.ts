@@ -195,7 +195,9 @@ const remediate = async (device: string, node: string, c: DeviceContext): Promis
   const comment = `remediation ${run.remediationId} of compliance batch ${run.batchId}, started by ${run.startedBy.subject}`;
   const out = await c.check.gate.run(() => c.nso.commit(run.adapterId, patch, { commitQueue: run.commitQueue, label, comment }));
   if (isFailure(out)) {
-    await store.putDevice(run.remediationId, { ...committing, state: 'failed', error: errorOf(out, run.remediationId, device), updatedAt: at() });
+    // A failure that landed all the same (a failed commit queue item) keeps its rollback id: a rollback undoes it.
+    const landed = out.rollbackId === undefined ? {} : { rollbackId: out.rollbackId };
+    await store.putDevice(run.remediationId, { ...committing, state: 'failed', ...landed, error: errorOf(out, run.remediationId, device), updatedAt: at() });
     return;
   }
   const applied: RemediationDevice = {
@@ -299,7 +301,8 @@ const runChunk = async (
 };
 
 /**
- * Applies the rollback file of each applied device not rolled back yet, newest commit first,
+ * Applies the rollback file of each device with a rollback id not rolled back yet, whatever its
+ * state (a `failed` one may hold a commit NSO's database kept), newest commit first,
  * one at a time. Each device is recorded `applying` before NSO is asked: a run after a crash
  * that finds one so cannot tell whether NSO applied it (the commit `apply-rollback-file` makes
  * carries no label of ours), so it records the device `failed` (`rollback-unknown`) and never

@@ -137,16 +137,31 @@ export interface CommitOptions {
 /** A device's result from NSO, or the failure that is a fact about the device (a fault of ours throws). */
 export type NsoOutcome<T> = T | DeviceFailure;
 
+/** A commit's failure; `rollbackId` when the commit is in NSO's database all the same (a rollback undoes it). */
+export type CommitFailure = DeviceFailure & { readonly rollbackId?: number };
+
 /** Sends remediation's transactions to NSO through the relay (its client, SSRF rules, secrets, timeouts). */
 export interface NsoTransactions {
   /** NSO's native dry-run of the patch: the device's own commands or diff, nothing committed (masked; `truncated` when cut). */
   dryRun(adapterId: string, patch: YangPatch): Promise<NsoOutcome<{ readonly output: string; readonly truncated?: true }>>;
-  /** Commits the patch; NSO's rollback id of the commit (and the queue item when queued). */
-  commit(adapterId: string, patch: YangPatch, options: CommitOptions): Promise<NsoOutcome<{ readonly rollbackId: number; readonly commitQueueId?: string }>>;
-  /** The rollback id of the commit made with `label`, when NSO has one (recovery after a crash between commit and record). */
+  /**
+   * Commits the patch; NSO's rollback id of the commit (and the queue item when queued). A
+   * failure after the commit landed in NSO's database (a failed commit queue item) carries its
+   * rollback id. An answer that does not say (lost, or without a readable id) is looked up by label.
+   */
+  commit(
+    adapterId: string,
+    patch: YangPatch,
+    options: CommitOptions,
+  ): Promise<{ readonly rollbackId: number; readonly commitQueueId?: string } | CommitFailure>;
+  /**
+   * The rollback id of the commit made with `label`, when NSO has one (recovery after a crash
+   * between commit and record): the one file with the label written by the adapter's user;
+   * more than one is the failure `commit-unknown`.
+   */
   findRollback(adapterId: string, label: string): Promise<NsoOutcome<{ readonly rollbackId?: number }>>;
   /**
-   * Applies one rollback file (`apply-rollback-file`), undoing that commit. NSO takes no commit
+   * Applies one rollback file (`apply-rollback-file`, `selective`), undoing that commit and no later one. NSO takes no commit
    * parameters on an action, so the commit it makes has no label of ours: the engine marks the
    * device `applying` before it asks, and never asks twice.
    */

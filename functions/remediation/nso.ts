@@ -8,8 +8,10 @@
  * - commit: the same PATCH with `rollback-id=true`, `rollback-label`, `rollback-comment` (and
  *   `commit-queue=sync` when asked); NSO's `tailf-restconf:result` holds the rollback id (and
  *   the commit queue item).
- * - findRollback: `GET /restconf/data/tailf-rollback:rollback-files`, the newest file with the label.
- * - applyRollback: `POST …/tailf-rollback:rollback-files/apply-rollback-file` with the fixed number.
+ * - findRollback: `GET /restconf/data/tailf-rollback:rollback-files`, the one file with the label
+ *   written by the adapter's user (two or more: `commit-unknown`, never a guess).
+ * - applyRollback: `POST …/tailf-rollback:rollback-files/apply-rollback-file` with the fixed number
+ *   and `selective`: only that file's changes are undone, never the later commits of others.
  *
  * The commit parameters go in the form the adapter names (`nsoCommitParams`): NSO's separate
  * query parameters (`query`, the default), or NSO 6.7's one `params` query value (`params`).
@@ -18,7 +20,8 @@
  * patch, a failed commit, an answer that cannot be read) is a {@link DeviceFailure}; a failure
  * of ours before NSO answered throws. Busy answers (429, 503) are retried with backoff a bounded
  * number of times. No answer is taken for success unless it says so in NSO's own shape: a 2xx
- * commit without a readable rollback id is `commit-unconfirmed`, naming the label to look for.
+ * commit without a readable rollback id, or one whose answer was lost, is looked up by its label;
+ * not found, it is `commit-unconfirmed`, naming the label to look for.
  */
 import type { Adapter } from '../adapters/model.js';
 import type { HttpProblem } from '../platform/problem.js';
@@ -26,7 +29,7 @@ import { fetchFailure, fetchFailureKind, type DeviceFailure } from '../complianc
 import { backoffMs } from '../compliance/gate.js';
 import { nsoText, shownDiff } from '../compliance/sync.js';
 import { relayRestAction, type RelayDeps } from '../relay/service.js';
-import type { CommitOptions, NsoOutcome, NsoTransactions } from './model.js';
+import type { CommitFailure, CommitOptions, NsoTransactions } from './model.js';
 import { YANG_PATCH_MEDIA_TYPE, type YangPatch } from './patch.js';
 
 /** How the adapter's NSO takes commit parameters (see the adapter's `nsoCommitParams`). */
@@ -134,6 +137,8 @@ export const createNsoTransactions = (deps: NsoClientDeps): NsoTransactions => {
 
   /** The adapter's form of commit parameters (the relay refuses an unknown or stopped adapter itself). */
   const formOf = async (adapterId: string): Promise<CommitParamsForm> => (await deps.adapters.get(adapterId))?.nsoCommitParams ?? DEFAULT_COMMIT_PARAMS;
+  /** The NSO user the adapter signs in as: the `creator` of the rollback files its commits write. */
+  const userOf = async (adapterId: string): Promise<string | undefined> => (await deps.adapters.get(adapterId))?.auth.username;
 
   /**
    * One call, busy answers retried: NSO's status and body, or the failure it tells of the device
@@ -170,26 +175,49 @@ export const createNsoTransactions = (deps: NsoClientDeps): NsoTransactions => {
       patch as unknown as Record<string, unknown>,
     );
 
-  /** The rollback files NSO lists with `label`, newest (highest fixed number) first; a failure when they cannot be read. */
+  /**
+   * The rollback file of the commit made with `label`: the one file with the label whose
+   * `creator` (when NSO names one) is the adapter's user; none found is `{}`; two or more is
+   * `commit-unknown` (never a guess); a list that cannot be read is a failure.
+   */
   const findRollback: NsoTransactions['findRollback'] = async (adapterId, label) => {
-    // Only the two leaves read: NSO keeps hundreds of files (`history-size`).
-    const sent = await call(adapterId, { method: 'GET', path: `${ROLLBACK_FILES}/file?fields=fixed-number;label` }, {});
+    // Only three leaves read: NSO keeps hundreds of files (`history-size`).
+    const sent = await call(adapterId, { method: 'GET', path: `${ROLLBACK_FILES}/file?fields=fixed-number;label;creator` }, {});
     if ('failure' in sent) return sent.failure;
     if (sent.status === 404 || sent.status === 204) return {};
     if (sent.status !== 200) return statusFailure('rollback file list', sent.status, sent.data, retries);
     const files = member(sent.data, 'file', 'tailf-rollback');
     if (!Array.isArray(files)) return { kind: 'malformed', reason: 'NSO answered the rollback file list without a list of files.' };
     const wanted = commitText(label);
-    let newest: number | undefined;
-    for (const file of files) {
-      const id = rollbackNumber(member(file, 'fixed-number', 'tailf-rollback'));
-      if (id !== undefined && member(file, 'label', 'tailf-rollback') === wanted && (newest === undefined || id > newest)) newest = id;
+    const user = await userOf(adapterId);
+    const ours = (file: unknown): boolean => {
+      const creator = member(file, 'creator', 'tailf-rollback');
+      return member(file, 'label', 'tailf-rollback') === wanted && (creator === undefined || user === undefined || creator === user);
+    };
+    const found = files.filter(ours).map((file) => rollbackNumber(member(file, 'fixed-number', 'tailf-rollback')));
+    if (found.length > 1 || found.includes(undefined)) {
+      const numbers = found.map((n) => n ?? '?').join(', ');
+      return {
+        kind: 'commit-unknown',
+        reason: `NSO holds ${found.length > 1 ? `${found.length} rollback files` : 'a rollback file without a readable number'} labelled '${wanted}' (${numbers}): which one is the commit cannot be told.`,
+      };
     }
-    return newest === undefined ? {} : { rollbackId: newest };
+    return found[0] === undefined ? {} : { rollbackId: found[0] };
+  };
+
+  /**
+   * A commit NSO may hold whose answer did not say so (`unconfirmed`): its rollback file by label
+   * makes it a success; none leaves `missing` (the failure as it stands); the list unreadable or
+   * ambiguous leaves `unconfirmed`.
+   */
+  const confirmByLabel = async (adapterId: string, label: string, unconfirmed: DeviceFailure, missing: DeviceFailure) => {
+    const found = await findRollback(adapterId, label);
+    if ('kind' in found) return { ...unconfirmed, reason: `${unconfirmed.reason} (looking it up: ${found.reason})` };
+    return found.rollbackId === undefined ? missing : { rollbackId: found.rollbackId };
   };
 
   /** The rollback id and queue item of a 2xx commit answer; `commit-unconfirmed` when NSO's answer does not say. */
-  const commitResult = (data: unknown, label: string): NsoOutcome<{ readonly rollbackId: number; readonly commitQueueId?: string }> => {
+  const commitResult = (data: unknown, label: string): { readonly rollbackId: number; readonly commitQueueId?: string } | CommitFailure => {
     const result = member(data, 'result');
     const rollbackId = rollbackNumber(member(member(result, 'rollback'), 'id'));
     if (rollbackId === undefined) {
@@ -202,7 +230,12 @@ export const createNsoTransactions = (deps: NsoClientDeps): NsoTransactions => {
     const queueId = member(queue, 'id');
     const status = member(queue, 'status');
     if (typeof status === 'string' && status !== 'completed') {
-      return { kind: 'commit-queue-failed', reason: `NSO's commit queue item ended ${nsoText(status)}; its rollback file is ${rollbackId} ('${label}').` };
+      // NSO's database holds the commit: its rollback id goes with the failure, for a rollback to undo it.
+      return {
+        kind: 'commit-queue-failed',
+        reason: `NSO's commit queue item ended ${nsoText(status)}; its rollback file is ${rollbackId} ('${label}').`,
+        rollbackId,
+      };
     }
     const commitQueueId = typeof queueId === 'number' || typeof queueId === 'string' ? nsoText(String(queueId)) : undefined;
     return { rollbackId, ...(commitQueueId ? { commitQueueId } : {}) };
@@ -233,27 +266,29 @@ export const createNsoTransactions = (deps: NsoClientDeps): NsoTransactions => {
       if ('failure' in sent) {
         // Lost after it was sent (a timeout, an answer too large or too deep): it may have landed.
         if (!sent.mayHaveRun) return sent.failure;
-        const found = await findRollback(adapterId, label);
-        if ('kind' in found)
-          return {
-            kind: 'commit-unconfirmed',
-            reason: `${sent.failure.reason} Whether the commit landed is unknown: look for the rollback file labelled '${label}'.`,
-          };
-        return found.rollbackId === undefined ? sent.failure : { rollbackId: found.rollbackId };
+        const unconfirmed = {
+          kind: 'commit-unconfirmed',
+          reason: `${sent.failure.reason} Whether the commit landed is unknown: look for the rollback file labelled '${label}'.`,
+        };
+        return confirmByLabel(adapterId, label, unconfirmed, sent.failure);
       }
       if (sent.status < 200 || sent.status >= 300) return statusFailure('commit', sent.status, sent.data, retries);
-      return commitResult(sent.data, label);
+      const result = commitResult(sent.data, label);
+      // NSO accepted the commit and did not say its rollback id: its file by label says it.
+      return 'kind' in result && result.kind === 'commit-unconfirmed' ? confirmByLabel(adapterId, label, result, result) : result;
     },
 
     findRollback,
 
     // NSO refuses query parameters on an action (400), so the commit options (label, comment,
     // commit queue) cannot travel with apply-rollback-file: NSO's new rollback file has no label of ours.
+    // `selective` (an empty leaf: `[null]` in JSON) undoes that file's changes only; without it NSO
+    // applies every file from the newest back to this one, undoing later commits of others.
     async applyRollback(adapterId, rollbackId) {
       const sent = await call(
         adapterId,
         { method: 'POST', path: `${ROLLBACK_FILES}/apply-rollback-file`, contentType: YANG_JSON },
-        { input: { 'fixed-number': rollbackId } },
+        { input: { 'fixed-number': rollbackId, selective: [null] } },
       );
       if ('failure' in sent) return sent.failure;
       if (sent.status < 200 || sent.status >= 300) return statusFailure(`apply-rollback-file of ${rollbackId}`, sent.status, sent.data, retries);

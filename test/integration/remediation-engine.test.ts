@@ -130,6 +130,8 @@ class MemoryNso implements NsoTransactions {
   /** Devices whose commits NSO refuses, and devices whose commits change nothing. */
   readonly refuse = new Set<string>();
   readonly ignore = new Set<string>();
+  /** Devices whose commits land in NSO's database and whose commit queue item then fails. */
+  readonly queueFails = new Set<string>();
   /** Called when a commit has landed (before the engine hears of it). */
   afterCommit: (device: string) => void = () => undefined;
   #next = 100;
@@ -152,6 +154,8 @@ class MemoryNso implements NsoTransactions {
     if (!this.ignore.has(device)) this.configs.set(device, applyEdits(before, patch['ietf-yang-patch:yang-patch'].edit, lists));
     this.commits.push({ device, label: options.label, rollbackId });
     this.afterCommit(device);
+    if (this.queueFails.has(device))
+      return { kind: 'commit-queue-failed', reason: `NSO's commit queue item ended failed; its rollback file is ${rollbackId}.`, rollbackId };
     return { rollbackId };
   }
   async findRollback(_adapterId: string, label: string) {
@@ -474,6 +478,22 @@ describe('a rollback', () => {
       rollback: { state: 'failed', error: { kind: 'status', reason: 'The orchestrator answered 400.' } },
     });
     expect((await s.store.get(s.id))!.totals.rolledBack).toBe(1);
+  });
+
+  it('undoes a commit that landed in NSO although its commit queue item failed: the failed device keeps its rollback id', async () => {
+    const s = await setup('apply', { 'edge-0': failing(), 'edge-1': failing() });
+    adapters.push(s.adapterId);
+    s.nso.queueFails.add('edge-0');
+    await execute(s);
+    const landed = s.nso.commits.find((c) => c.device === 'edge-0')!;
+    expect(await s.store.getDevice(s.id, 'edge-0')).toMatchObject({ state: 'failed', rollbackId: landed.rollbackId, error: { kind: 'commit-queue-failed' } });
+    expect((await s.store.get(s.id))!.totals).toEqual({ ...emptyRemediationTotals(), planned: 2, applied: 1, fixed: 1, failed: 1 });
+    expect(await s.store.startRollback(s.id, { subject: 'bob', roles: ['admin'] }, 'x')).toBe(true);
+    await execute(s, 'rollback');
+    expect(s.nso.rollbacks.map((r) => r.rollbackId)).toEqual(s.nso.commits.map((c) => c.rollbackId).sort((a, b) => b - a));
+    for (const device of ['edge-0', 'edge-1']) expect(s.nso.configs.get(device)).toEqual(failing());
+    expect(states(s)).toEqual({ 'edge-0': 'rolled-back', 'edge-1': 'rolled-back' });
+    expect((await s.store.get(s.id))!.totals).toEqual({ ...emptyRemediationTotals(), planned: 2, applied: 1, fixed: 1, failed: 1, rolledBack: 2 });
   });
 
   it('does nothing without a rollback started', async () => {

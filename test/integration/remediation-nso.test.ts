@@ -123,13 +123,48 @@ describe('commit and rollback', () => {
     expect(await nso.findRollback(CLASSIC, OPTIONS.label)).toEqual({ rollbackId: 10000 });
   });
 
-  it('finds the newest rollback file with the label, and none for an unknown label', async () => {
+  it('finds the one rollback file with the label, none for an unknown label, and never guesses between two', async () => {
     const nso = createNsoTransactions(deps);
     await nso.commit(CLASSIC, banner(), OPTIONS);
     await nso.commit(CLASSIC, banner(fleetName(1)), { ...OPTIONS, label: 'other' });
-    await nso.commit(CLASSIC, banner(fleetName(4)), OPTIONS);
-    expect(await nso.findRollback(CLASSIC, OPTIONS.label)).toEqual({ rollbackId: 10002 });
+    expect(await nso.findRollback(CLASSIC, OPTIONS.label)).toEqual({ rollbackId: 10000 });
+    expect(sim.requests.at(-1)!.path).toBe('/restconf/data/tailf-rollback:rollback-files/file?fields=fixed-number;label;creator');
     expect(await nso.findRollback(CLASSIC, 'remediation-none')).toEqual({});
+    await nso.commit(CLASSIC, banner(fleetName(4)), OPTIONS);
+    expect(await nso.findRollback(CLASSIC, OPTIONS.label)).toEqual({
+      kind: 'commit-unknown',
+      reason: expect.stringContaining(`2 rollback files labelled '${OPTIONS.label}' (10002, 10000)`),
+    });
+  });
+
+  it("takes no file another NSO user wrote with the label: only the adapter's user's commits count", async () => {
+    // Another operator plants a file with our label before the commit.
+    sim.commitAs('mallory', banner(fleetName(1)), `?rollback-label=${OPTIONS.label}`);
+    const nso = createNsoTransactions(deps);
+    expect(await nso.findRollback(CLASSIC, OPTIONS.label)).toEqual({});
+    // A commit whose answer is lost is found by its label among the planted one: ours only.
+    const losing = {
+      ...deps.client,
+      send: async (request: Parameters<typeof deps.client.send>[0]) => {
+        const response = await deps.client.send(request);
+        if (request.method === 'PATCH') throw new OutboundError('timeout', 'no answer in time');
+        return response;
+      },
+    };
+    expect(await createNsoTransactions({ ...deps, client: losing }).commit(CLASSIC, banner(), OPTIONS)).toEqual({ rollbackId: 10001 });
+    expect(sim.rollbackFiles().map((f) => [f.fixedNumber, f.creator, f.label])).toEqual([
+      [10000, 'mallory', OPTIONS.label],
+      [10001, 'admin', OPTIONS.label],
+    ]);
+    // An NSO that names no creator: the label alone tells.
+    sim.setKnobs({
+      answer: {
+        match: (p) => p.includes('rollback-files'),
+        status: 200,
+        body: JSON.stringify({ 'tailf-rollback:file': [{ 'fixed-number': 7, label: OPTIONS.label }] }),
+      },
+    });
+    expect(await nso.findRollback(CLASSIC, OPTIONS.label)).toEqual({ rollbackId: 7 });
   });
 
   it('applies a rollback file: the configuration is restored, and NSO keeps a new rollback file', async () => {
@@ -150,7 +185,51 @@ describe('commit and rollback', () => {
     expect(configOf(FAILING)).toEqual(before);
     expect(sim.rollbackFiles().map((f) => f.fixedNumber)).toEqual([10000, 10001]);
     expect(sim.requests.at(-1)).toMatchObject({ method: 'POST', path: '/restconf/data/tailf-rollback:rollback-files/apply-rollback-file' });
-    expect(JSON.parse(sim.requests.at(-1)!.body)).toEqual({ input: { 'fixed-number': 10000 } });
+    expect(JSON.parse(sim.requests.at(-1)!.body)).toEqual({ input: { 'fixed-number': 10000, selective: [null] } });
+  });
+
+  describe('another operator commits between the remediation and its rollback', () => {
+    const domain = (device: string): YangPatch =>
+      patchOf('bob', {
+        operation: 'merge',
+        target: formatTarget(device, [{ name: 'tailf-ned-cisco-ios:ip-domain' }]),
+        value: { 'tailf-ned-cisco-ios:ip-domain': { name: 'example.net' } },
+      });
+    const bobsBanner = patchOf('bob', {
+      operation: 'merge',
+      target: formatTarget(fleetName(1), [{ name: 'tailf-ned-cisco-ios:banner' }]),
+      value: { 'tailf-ned-cisco-ios:banner': { motd: 'Maintenance by bob' } },
+    });
+    /** The remediation's commit, then bob's on the same device (another member) and on another device. */
+    const interleaved = async (): Promise<number> => {
+      const committed = await createNsoTransactions(deps).commit(CLASSIC, banner(), OPTIONS);
+      sim.commitAs('bob', domain(BANNERLESS));
+      sim.commitAs('bob', bobsBanner);
+      return (committed as { rollbackId: number }).rollbackId;
+    };
+
+    it("the rollback undoes the remediation's changes only: bob's commits stay, on the same device and another", async () => {
+      const rollbackId = await interleaved();
+      expect(await createNsoTransactions(deps).applyRollback(CLASSIC, rollbackId)).toEqual({});
+      expect(configOf(BANNERLESS)).not.toHaveProperty('tailf-ned-cisco-ios:banner');
+      expect(configOf(BANNERLESS)['tailf-ned-cisco-ios:ip-domain']).toEqual({ name: 'example.net' });
+      expect(configOf(fleetName(1))['tailf-ned-cisco-ios:banner']).toMatchObject({ motd: 'Maintenance by bob' });
+    });
+
+    it("without selective, NSO applies every file from the newest back: bob's commits are undone too", async () => {
+      const before = configOf(fleetName(1));
+      const rollbackId = await interleaved();
+      const auth = `Basic ${Buffer.from(`admin:${PASSWORD}`).toString('base64')}`;
+      const applied = await fetch(`${sim.url}/restconf/data/tailf-rollback:rollback-files/apply-rollback-file`, {
+        method: 'POST',
+        headers: { Authorization: auth, 'Content-Type': 'application/yang-data+json' },
+        body: JSON.stringify({ input: { 'fixed-number': rollbackId } }),
+      });
+      expect(applied.status).toBe(204);
+      expect(configOf(BANNERLESS)).not.toHaveProperty('tailf-ned-cisco-ios:banner');
+      expect(configOf(BANNERLESS)).not.toHaveProperty('tailf-ned-cisco-ios:ip-domain');
+      expect(configOf(fleetName(1))).toEqual(before);
+    });
   });
 
   it('an unknown rollback file is a failure NSO tells of', async () => {
@@ -245,6 +324,24 @@ describe('hostile answers never count as success', () => {
     expect(answer).toEqual({ kind: 'commit-unconfirmed', reason: expect.stringContaining(`'${OPTIONS.label}'`) });
   });
 
+  it('a commit NSO accepted without a readable rollback id is found by its label when it landed', async () => {
+    for (const [status, body] of [
+      [200, '{}'],
+      [204, ''],
+    ] as const) {
+      sim.resetData();
+      // The commit lands in NSO; the answer that comes back does not say its rollback id.
+      const hiding = {
+        ...deps.client,
+        send: async (request: Parameters<typeof deps.client.send>[0]) => {
+          const response = await deps.client.send(request);
+          return request.method === 'PATCH' ? { ...response, status, body: Buffer.from(body) } : response;
+        },
+      };
+      expect(await createNsoTransactions({ ...deps, client: hiding }).commit(CLASSIC, banner(), OPTIONS)).toEqual({ rollbackId: 10000 });
+    }
+  });
+
   it('a 204 commit (no body) is commit-unconfirmed', async () => {
     sim.setKnobs({ answer: { match: () => true, status: 204, body: '' } });
     expect(await createNsoTransactions(deps).commit(CLASSIC, banner(), OPTIONS)).toMatchObject({ kind: 'commit-unconfirmed' });
@@ -253,7 +350,8 @@ describe('hostile answers never count as success', () => {
   it('a failed commit queue item is no success', async () => {
     answering('{"tailf-restconf:result":{"rollback":{"id":10007},"commit-queue":{"id":1,"status":"failed"}}}');
     const answer = await createNsoTransactions(deps).commit(CLASSIC, banner(), { ...OPTIONS, commitQueue: true });
-    expect(answer).toEqual({ kind: 'commit-queue-failed', reason: expect.stringContaining('10007') });
+    // NSO's database holds it all the same: the rollback id goes with the failure.
+    expect(answer).toEqual({ kind: 'commit-queue-failed', reason: expect.stringContaining('10007'), rollbackId: 10007 });
   });
 
   it.each([
@@ -298,8 +396,9 @@ describe('hostile answers never count as success', () => {
   it('rollback files of the wrong shape are no answer', async () => {
     answering('{"tailf-rollback:file":{"label":"x"}}');
     expect(await createNsoTransactions(deps).findRollback(CLASSIC, OPTIONS.label)).toMatchObject({ kind: 'malformed' });
+    // A file with the label whose number cannot be read may be the commit: unknown, never "none".
     answering('{"tailf-rollback:file":[{"fixed-number":"x","label":"remediation-0123456789abcdef01234567-edge-00003"}]}');
-    expect(await createNsoTransactions(deps).findRollback(CLASSIC, OPTIONS.label)).toEqual({});
+    expect(await createNsoTransactions(deps).findRollback(CLASSIC, OPTIONS.label)).toMatchObject({ kind: 'commit-unknown' });
   });
 
   it('an error text from NSO is masked and cut', async () => {

@@ -154,6 +154,8 @@ export interface NsoSimulator {
   deviceConfig(name: string): JsonObject | undefined;
   /** The rollback files the commits kept, oldest first. */
   rollbackFiles(): readonly RollbackFile[];
+  /** Commits a YANG Patch as another NSO user would (`query`: its commit parameters); throws NSO's refusal. */
+  commitAs(user: string, patch: unknown, query?: string): void;
   close(): Promise<void>;
 }
 
@@ -998,6 +1000,7 @@ export const startNsoSimulator = async (options: NsoSimulatorOptions = {}): Prom
       return own === undefined ? undefined : clone(own);
     },
     rollbackFiles: () => transactions.files(),
+    commitAs: (user, patch, query) => void transactions.commitAs(user, patch, query),
     close: () =>
       new Promise<void>((resolve) => {
         for (const timer of timers) clearTimeout(timer);

@@ -16,12 +16,15 @@
  *   value (`params=dry-run=native,rollback-label=…`, values percent-encoded); not both.
  * - `GET /restconf/data/tailf-rollback:rollback-files[/file]` lists the files, newest first
  *   (`id` 0 is the newest, as NSO numbers them); `POST …/rollback-files/apply-rollback-file`
- *   (`fixed-number` or `id`) restores the configurations the file kept, as a new commit with its
- *   own rollback file, and answers 204.
+ *   (`fixed-number` or `id`) undoes, as a new commit with its own rollback file, answering 204:
+ *   with `selective` (an empty leaf, JSON `[null]`) the changes of that one file; without it,
+ *   as NSO does, every file from the newest back to that one (the state before its commit).
  *
- * A rollback file keeps whole device configurations, where NSO keeps the inverse delta: applying
- * one gives the same result as NSO's when no later commit changed the same device.
+ * A rollback file keeps each device's configuration before and after its commit; undoing it
+ * gives back the value before of every member the commit changed and leaves the others as they
+ * are now (a list counts as one member), as NSO's inverse delta does.
  */
+import { isDeepStrictEqual } from 'node:util';
 import { createTwoFilesPatch } from 'diff';
 import { PatchError, YANG_PATCH_MEDIA_TYPE, applyEdits, listKeysFrom, parseTarget, type YangPatchEdit } from '../../functions/remediation/patch.js';
 import { FLEET_LIST_KEYS } from './nso-fleet.js';
@@ -59,6 +62,8 @@ export interface RollbackFile {
   readonly date: string;
   /** Each device's configuration before the commit. */
   readonly before: ReadonlyMap<string, JsonObject>;
+  /** Each device's configuration after the commit. */
+  readonly after: ReadonlyMap<string, JsonObject>;
 }
 
 /** What the transactions need of the simulator. */
@@ -131,6 +136,23 @@ const editsByDevice = (body: unknown): { patchId: string; devices: Map<string, Y
 const refusal = (error: unknown): Error =>
   error instanceof PatchError ? new TransactionRefused(400, 'invalid-value', `edit ${error.editId}: ${error.message}`) : (error as Error);
 
+/**
+ * `current` with what a commit changed from `before` to `after` undone: a member the commit
+ * changed gets its value before back (or goes, when it had none); the others keep `current`'s.
+ */
+const undo = (current: Json | undefined, before: Json | undefined, after: Json | undefined): Json | undefined => {
+  if (isObject(current) && isObject(before) && isObject(after)) {
+    const out: JsonObject = { ...current };
+    for (const name of new Set([...Object.keys(before), ...Object.keys(after)])) {
+      const value = undo(current[name], before[name], after[name]);
+      if (value === undefined) delete out[name];
+      else out[name] = value;
+    }
+    return out;
+  }
+  return isDeepStrictEqual(before, after) ? current : structuredClone(before);
+};
+
 /** The simulator's transactions over `host`. */
 export const createTransactions = (host: TransactionHost) => {
   const files: RollbackFile[] = [];
@@ -157,7 +179,16 @@ export const createTransactions = (host: TransactionHost) => {
     for (const device of after.keys()) before.set(device, structuredClone(host.config(device) ?? {}));
     for (const [device, config] of after) host.setConfig(device, config);
     const fixedNumber = FIRST_ROLLBACK + files.length;
-    files.push({ fixedNumber, creator: user, date: new Date().toISOString(), before, ...(label ? { label } : {}), ...(comment ? { comment } : {}) });
+    const kept = new Map([...after].map(([device, config]) => [device, structuredClone(config)]));
+    files.push({
+      fixedNumber,
+      creator: user,
+      date: new Date().toISOString(),
+      before,
+      after: kept,
+      ...(label ? { label } : {}),
+      ...(comment ? { comment } : {}),
+    });
     return fixedNumber;
   };
 
@@ -216,16 +247,30 @@ export const createTransactions = (host: TransactionHost) => {
       ...(file.comment ? { comment: file.comment } : {}),
     }));
 
-  /** `POST …/apply-rollback-file`. */
+  /**
+   * `POST …/apply-rollback-file`: undoes the file's commit (`selective`), or every commit from the
+   * newest back to the file's, newest first, in one new commit.
+   */
   const applyRollback = (body: unknown, user: string): Answer => {
     const input = isObject(body) ? (body['input'] ?? body['tailf-rollback:input']) : undefined;
     if (!isObject(input)) throw new TransactionRefused(400, 'malformed-message', 'the input must be an object');
     const fixed = input['fixed-number'];
     const place = input['id'];
+    const selective = input['selective'];
+    if (selective !== undefined && !isDeepStrictEqual(selective, [null]))
+      throw new TransactionRefused(400, 'invalid-value', 'selective is an empty leaf: [null]');
     const file = typeof fixed === 'number' ? files.find((f) => f.fixedNumber === fixed) : typeof place === 'number' ? [...files].reverse()[place] : undefined;
     if (!file) throw new TransactionRefused(400, 'invalid-value', 'rollback file not found');
-    checkCommit(file.before.keys());
-    commit(new Map([...file.before].map(([device, config]) => [device, structuredClone(config)])), user, undefined, `rollback of ${file.fixedNumber}`);
+    const undone = selective ? [file] : files.filter((f) => f.fixedNumber >= file.fixedNumber).reverse();
+    const configs = new Map<string, JsonObject>();
+    for (const each of undone) {
+      for (const [device, before] of each.before) {
+        const current = configs.get(device) ?? structuredClone(host.config(device) ?? {});
+        configs.set(device, (undo(current, before, each.after.get(device)) ?? {}) as JsonObject);
+      }
+    }
+    checkCommit(configs.keys());
+    commit(configs, user, undefined, `rollback of ${file.fixedNumber}${selective ? ' (selective)' : ''}`);
     return [204, {}, ''];
   };
 
@@ -260,6 +305,8 @@ export const createTransactions = (host: TransactionHost) => {
       const shown = listed().map((file) => (fields ? Object.fromEntries(Object.entries(file).filter(([name]) => fields.includes(name))) : file));
       return json(200, leaf === '/file' ? { 'tailf-rollback:file': shown } : { 'tailf-rollback:rollback-files': { file: shown } });
     },
+    /** Commits a YANG Patch as `user` with the raw `query` (tests: another operator's commit). */
+    commitAs: (user: string, patch: unknown, query = ''): Answer => yangPatch(query, patch, user),
     /** The rollback files, oldest first (tests). */
     files: (): readonly RollbackFile[] => files,
     /** Forgets every rollback file (the datastore was reset). */
