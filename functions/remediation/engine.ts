@@ -27,6 +27,7 @@ import { remediateDevice } from './generate.js';
 import type { NsoOutcome, NsoTransactions, Remediation, RemediationDevice, RemediationEvent, RemediationStore } from './model.js';
 import { MAX_COMMIT_TEXT, commitText } from './nso.js';
 import { listKeysFrom } from './patch.js';
+import { DEVICES_PER_WRITE } from './store.js';
 
 export interface RemediationEngineDeps {
   readonly store: RemediationStore;
@@ -137,6 +138,8 @@ const dryRunShown = (output: string): Pick<RemediationDevice, 'dryRun' | 'dryRun
 
 /** What a device's step works with: the run, its NSO client, fetches through the worker's slot. */
 interface DeviceContext {
+  /** Records a device's final record for which no commit was sent: written with others (see {@link Keeper}). */
+  readonly keep: (record: RemediationDevice) => void;
   readonly work: Work;
   readonly nso: NsoTransactions;
   readonly check: CheckDeps;
@@ -165,7 +168,7 @@ const remediate = async (device: string, node: string, c: DeviceContext): Promis
   const at = () => c.deps.now().toISOString();
   const fetched = await fetchConfig(device, { batchId: run.batchId, adapterId: run.adapterId }, c.check);
   if (!('config' in fetched)) {
-    await store.putDevice(run.remediationId, { device, state: 'failed', rules: [], error: errorOf(fetched, run.remediationId, device), updatedAt: at() });
+    c.keep({ device, state: 'failed', rules: [], error: errorOf(fetched, run.remediationId, device), updatedAt: at() });
     return;
   }
   const { patch, rules } = remediateDevice({
@@ -178,7 +181,7 @@ const remediate = async (device: string, node: string, c: DeviceContext): Promis
     patchId: commitLabel(run.remediationId, device),
   });
   if (!patch) {
-    await store.putDevice(run.remediationId, { device, state: 'nothing-to-do', rules, updatedAt: at() });
+    c.keep({ device, state: 'nothing-to-do', rules, updatedAt: at() });
     return;
   }
   if (run.mode === 'dry-run') {
@@ -186,7 +189,7 @@ const remediate = async (device: string, node: string, c: DeviceContext): Promis
     const record: RemediationDevice = isFailure(out)
       ? { device, state: 'failed', patch, rules, error: errorOf(out, run.remediationId, device), updatedAt: at() }
       : { device, state: 'dry-run', patch, rules, ...dryRunShown(out.output), updatedAt: at() };
-    await store.putDevice(run.remediationId, record);
+    c.keep(record);
     return;
   }
   const committing: RemediationDevice = { device, state: 'committing', patch, rules, updatedAt: at() };
@@ -232,14 +235,58 @@ const recover = async (record: RemediationDevice, node: string, c: DeviceContext
   await c.deps.store.putDevice(run.remediationId, await grade(applied, node, c));
 };
 
-/** One device of a run, from wherever its record stands. */
-const runDevice = async (device: string, node: string, c: DeviceContext): Promise<void> => {
-  const record = await c.deps.store.getDevice(c.work.run.remediationId, device);
+/** One device of a run, from wherever its record (as its chunk read it) stands. */
+const runDevice = async (device: string, node: string, record: RemediationDevice | undefined, c: DeviceContext): Promise<void> => {
   const state = record?.state ?? 'pending';
   if (state === 'pending') return remediate(device, node, c);
   if (state === 'committing') return recover(record!, node, c);
   if (state === 'applied') return c.deps.store.putDevice(c.work.run.remediationId, await grade(record!, node, c));
 };
+
+/** Longest a kept record waits for others to be written with it (ms). */
+const KEEP_LINGER_MS = 1_000;
+
+/**
+ * A chunk's records that nothing waits for (no commit was sent for their device: a dry-run, a
+ * device with nothing to fix, a fetch that failed), written together: a transaction of up to
+ * {@link DEVICES_PER_WRITE} devices when that many wait, {@link KEEP_LINGER_MS} after the first,
+ * and at the chunk's end. Losing them to a crash loses nothing: their devices are still
+ * `pending`, and the step that runs again sends their dry-run again (it commits nothing).
+ */
+class Keeper {
+  #waiting: RemediationDevice[] = [];
+  #timer: NodeJS.Timeout | undefined;
+  readonly #writes = new Set<Promise<void>>();
+  #failure: { readonly error: unknown } | undefined;
+
+  constructor(private readonly write: (records: readonly RemediationDevice[]) => Promise<void>) {}
+
+  keep(record: RemediationDevice): void {
+    this.#waiting.push(record);
+    if (this.#waiting.length >= DEVICES_PER_WRITE) this.#flush();
+    else this.#timer ??= setTimeout(() => this.#flush(), KEEP_LINGER_MS);
+  }
+
+  #flush(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const records = this.#waiting;
+    this.#waiting = [];
+    if (records.length === 0) return;
+    const written = this.write(records).catch((error: unknown) => {
+      this.#failure ??= { error };
+    });
+    this.#writes.add(written);
+    void written.then(() => this.#writes.delete(written));
+  }
+
+  /** Writes what waits and waits for every write; throws the first write's failure. */
+  async close(): Promise<void> {
+    this.#flush();
+    await Promise.all(this.#writes);
+    if (this.#failure) throw this.#failure.error;
+  }
+}
 
 /**
  * Runs one chunk's devices, as many at once as the adapter has fetch slots (shared with
@@ -260,6 +307,11 @@ const runChunk = async (
   const gate = gateFor(work.run.adapterId, work.concurrency);
   const relayGet = deps.relayGet(remainingTimeMs);
   const nso = deps.nso(remainingTimeMs);
+  // Every device's record in one read: a chunk that runs again goes on from them.
+  const records = devices.length
+    ? await deps.store.readDevices(remediationId, devices[0]!.device, devices.at(-1)!.device)
+    : new Map<string, RemediationDevice>();
+  const keeper = new Keeper((kept) => deps.store.putDevices(remediationId, kept));
   let failure: { readonly error: unknown } | undefined;
   let next = 0;
   const worker = async (): Promise<void> => {
@@ -267,6 +319,7 @@ const runChunk = async (
     try {
       const fetches: FetchGate = { run: (send) => slot.run(send), pause: (ms) => slot.pause(ms) };
       const context: DeviceContext = {
+        keep: (record) => keeper.keep(record),
         work,
         nso,
         deps,
@@ -285,7 +338,7 @@ const runChunk = async (
         }
         const { device, node } = devices[next++]!;
         try {
-          await runDevice(device, node, context);
+          await runDevice(device, node, records.get(device), context);
         } catch (error) {
           failure ??= { error };
         }
@@ -295,6 +348,7 @@ const runChunk = async (
     }
   };
   await Promise.all(Array.from({ length: Math.min(Math.max(1, work.concurrency), devices.length) }, worker));
+  await keeper.close();
   if (failure?.error instanceof OutOfTime) return { resumeInSeconds: Math.ceil(Math.max(0, remainingTimeMs()) / 1000) + 1, runs: run };
   if (failure) throw failure.error;
   return { done: devices.length };

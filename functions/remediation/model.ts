@@ -208,6 +208,10 @@ export interface RemediationStore {
   getDevice(remediationId: string, device: string): Promise<RemediationDevice | undefined>;
   /** Replaces a device's record; counts what changed in the run's totals exactly once per state reached. */
   putDevice(remediationId: string, record: RemediationDevice): Promise<void>;
+  /** The records of the devices from `first` to `last`, in `getWork`'s order (what a chunk reads once). */
+  readDevices(remediationId: string, first: string, last: string): Promise<Map<string, RemediationDevice>>;
+  /** Replaces the records of distinct devices together (few requests), counting as `putDevice` does. */
+  putDevices(remediationId: string, records: readonly RemediationDevice[]): Promise<void>;
   /** Ends the run. */
   finish(remediationId: string, status: Exclude<RemediationStatus, 'running'>, at: string, reason?: string): Promise<void>;
   /**

@@ -57,6 +57,10 @@ import type { YangPatch } from './patch.js';
 export const MAX_DRY_RUN_BYTES = MAX_DIFF_BYTES;
 /** UTF-8 bytes of JSON a device item's patch, rules and dry-run output take at most, with room for its other attributes. */
 export const MAX_DEVICE_BYTES = 360_000;
+/** Devices one transaction of {@link DynamoRemediationStore.putDevices} writes at most (DynamoDB takes 100 items, one is the run's). */
+export const DEVICES_PER_WRITE = 99;
+/** Bytes of device attributes one such transaction carries at most (DynamoDB takes 4 MB a transaction). */
+const WRITE_BYTES = 3_500_000;
 /** Attempts of a device write that keeps meeting other writes of the run before the store gives up. */
 const MAX_CONTENDED_ATTEMPTS = 12;
 
@@ -440,6 +444,100 @@ export class DynamoRemediationStore implements RemediationStore {
         this.#remember(key, known);
       }
     }
+  }
+
+  /**
+   * The records of a run's devices from `first` to `last` (by their keys' order, as `getWork`
+   * lists them), in one query a page at a time: what a chunk reads once, instead of a read per
+   * device. Their revisions are remembered, so the writes that follow take one request.
+   */
+  async readDevices(remediationId: string, first: string, last: string): Promise<Map<string, RemediationDevice>> {
+    const pk = runPk(remediationId);
+    const found = new Map<string, RemediationDevice>();
+    let start: Record<string, unknown> | undefined;
+    do {
+      const out = await this.#send(() =>
+        this.client.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            KeyConditionExpression: 'pk = :pk AND sk BETWEEN :first AND :last',
+            ExpressionAttributeValues: { ':pk': pk, ':first': deviceSk(first), ':last': deviceSk(last) },
+            ConsistentRead: true,
+            ...(start ? { ExclusiveStartKey: start } : {}),
+          }),
+        ),
+      );
+      for (const item of out.Items ?? []) {
+        const record = toDevice(item);
+        this.#remember(`${remediationId}/${record.device}`, { rev: num(item['rev']), counted: (item['counted'] as string[] | undefined) ?? [] });
+        found.set(record.device, record);
+      }
+      start = out.LastEvaluatedKey;
+    } while (start);
+    return found;
+  }
+
+  /**
+   * Writes the records of distinct devices together: up to {@link DEVICES_PER_WRITE} devices (and
+   * {@link WRITE_BYTES} of attributes) a transaction, each device conditional on its revision,
+   * with the counters they add summed into one update of the run's item. A refused or
+   * unanswered transaction is written again device by device ({@link putDevice} settles each:
+   * counted once, whatever landed).
+   */
+  async putDevices(remediationId: string, records: readonly RemediationDevice[]): Promise<void> {
+    const pk = runPk(remediationId);
+    let group: { readonly record: RemediationDevice; readonly fields: Record<string, unknown> }[] = [];
+    let size = 0;
+    const flush = async (): Promise<void> => {
+      const sent = group;
+      group = [];
+      size = 0;
+      if (sent.length === 0) return;
+      const next = sent.map(({ record }) => {
+        const seen = this.#seen.get(`${remediationId}/${record.device}`) ?? CREATED;
+        const add = newCounters(record.state, seen.counted);
+        return { seen, add, after: { rev: seen.rev + 1, counted: [...seen.counted, ...add] } };
+      });
+      const sums = new Map<Counter, number>();
+      for (const { add } of next) for (const c of add) sums.set(c, (sums.get(c) ?? 0) + 1);
+      const updates = sent.map(({ record, fields }, i) => ({
+        Update: deviceUpdate(
+          this.tableName,
+          { pk, sk: deviceSk(record.device) },
+          { ...fields, rev: next[i]!.after.rev, counted: next[i]!.after.counted, [WRITE_ID_ATTRIBUTE]: newWriteId() },
+          next[i]!.seen.rev,
+        ),
+      }));
+      const counts = [...sums];
+      const meta = counts.length
+        ? [
+            {
+              Update: {
+                TableName: this.tableName,
+                Key: { pk, sk: 'META' },
+                UpdateExpression: `ADD ${counts.map(([c], i) => `${totalField(c)} :n${i}`).join(', ')}`,
+                ConditionExpression: 'attribute_exists(pk)',
+                ExpressionAttributeValues: Object.fromEntries(counts.map(([, n], i) => [`:n${i}`, n])),
+              },
+            },
+          ]
+        : [];
+      try {
+        await this.client.send(new TransactWriteCommand({ TransactItems: [...updates, ...meta] }));
+        sent.forEach(({ record }, i) => this.#remember(`${remediationId}/${record.device}`, next[i]!.after));
+      } catch (error) {
+        if (!contended(error) && !unconfirmed(error)) throw error;
+        for (const { record } of sent) await this.putDevice(remediationId, record);
+      }
+    };
+    for (const record of records) {
+      const fields = boundedFields(record);
+      const weight = bytes(JSON.stringify(fields));
+      if (group.length >= DEVICES_PER_WRITE || size + weight > WRITE_BYTES) await flush();
+      group.push({ record, fields });
+      size += weight;
+    }
+    await flush();
   }
 
   /** What this store knows of devices' revisions, by run and device (bounded: the oldest are forgotten). */

@@ -91,6 +91,17 @@ class MemoryStore implements RemediationStore {
   async getDevice(id: string, device: string) {
     return this.devices.get(id)?.get(device);
   }
+  /** Reads of a chunk's records, and groups written together (each record also counts in `writes`). */
+  readonly reads: { first: string; last: string }[] = [];
+  readonly groups: RemediationDevice[][] = [];
+  async readDevices(id: string, first: string, last: string) {
+    this.reads.push({ first, last });
+    return new Map([...this.devices.get(id)!.values()].filter((d) => d.device >= first && d.device <= last).map((d) => [d.device, d]));
+  }
+  async putDevices(id: string, records: readonly RemediationDevice[]) {
+    this.groups.push([...records]);
+    for (const record of records) await this.putDevice(id, record);
+  }
   async putDevice(id: string, record: RemediationDevice) {
     if (this.crash(record)) throw new Error(`simulated crash before ${record.device} was recorded ${record.state}`);
     const r = this.runs.get(id)!;
@@ -290,6 +301,24 @@ describe('a dry-run', () => {
       totals: { ...emptyRemediationTotals(), planned: 2, dryRun: 2, failed: 1 },
     });
     expect(execution.getResult()).toEqual({ remediationId: s.id, action: 'run', status: 'completed' });
+  });
+
+  it('reads each chunk’s records once and writes a chunk’s dry-run records together, never one request a device', async () => {
+    const configs = Object.fromEntries(Array.from({ length: 7 }, (_, i) => [`edge-${i}`, failing()]));
+    const s = await setup('dry-run', configs);
+    adapters.push(s.adapterId);
+    expect((await execute(s)).getStatus()).toBe('SUCCEEDED');
+    // Chunks of 3 (the setup's size): 3, 3 and 1 devices, each read once from its first to its last.
+    expect(s.store.reads).toEqual([
+      { first: 'edge-0', last: 'edge-2' },
+      { first: 'edge-3', last: 'edge-5' },
+      { first: 'edge-6', last: 'edge-6' },
+    ]);
+    expect(s.store.groups.map((g) => g.map((r) => r.device).sort())).toEqual(
+      expect.arrayContaining([['edge-0', 'edge-1', 'edge-2'], ['edge-3', 'edge-4', 'edge-5'], ['edge-6']]),
+    );
+    expect(s.store.groups.flat()).toHaveLength(7);
+    expect((await s.store.get(s.id))!.totals).toMatchObject({ planned: 7, dryRun: 7 });
   });
 
   it('keeps to the rules asked for', async () => {

@@ -124,6 +124,45 @@ describe('totals', () => {
     expect(await store.getDevice(id, 'edge-1')).toMatchObject({ state: 'failed', rollbackId: 8, error: { kind: 'timeout', reason: 'late' }, patch });
   });
 
+  it('writes devices together in transactions of at most 99, counting once, also when a group is written again by other stores', async () => {
+    const devices = Array.from({ length: 250 }, (_, i) => ({ device: `g-${String(i).padStart(3, '0')}`, node: 'base' }));
+    const run = newRun({ mode: 'dry-run', devices });
+    await store.create(run);
+    const id = run.remediationId;
+    const sent: number[] = [];
+    const counting = new DynamoRemediationStore(
+      {
+        send: (command: { input: { TransactItems?: unknown[] } }) => (
+          sent.push(command.input.TransactItems?.length ?? 1), documentClient.send(command as never)
+        ),
+      } as never,
+      table,
+      async () => undefined,
+    );
+    const records = devices.map(({ device }) => record(device, 'dry-run', { dryRun: `+ ${device}` }));
+    await counting.putDevices(id, records);
+    // Three transactions of 99, 99 and 52 devices, each with the run's item.
+    expect(sent).toEqual([100, 100, 53]);
+    expect((await store.get(id))!.totals).toMatchObject({ planned: 250, dryRun: 250 });
+    // The same records again, from a store that knows no revision: written, never counted twice.
+    const other = new DynamoRemediationStore(documentClient, table, async () => undefined);
+    await other.putDevices(id, records.slice(0, 120));
+    await counting.putDevices(id, records.slice(100, 250));
+    expect((await store.get(id))!.totals).toMatchObject({ planned: 250, dryRun: 250 });
+    expect(await store.getDevice(id, 'g-249')).toMatchObject({ state: 'dry-run', dryRun: '+ g-249' });
+  });
+
+  it('reads a chunk’s devices, from the first to the last by key, in one query', async () => {
+    const run = newRun();
+    await store.create(run);
+    const { devices } = (await store.getWork(run.remediationId))!;
+    await store.putDevice(run.remediationId, record(devices[1]!.device, 'committing'));
+    const read = await store.readDevices(run.remediationId, devices[1]!.device, devices[2]!.device);
+    expect([...read.keys()]).toEqual([devices[1]!.device, devices[2]!.device]);
+    expect(read.get(devices[1]!.device)).toMatchObject({ state: 'committing', patch });
+    expect(read.get(devices[2]!.device)).toMatchObject({ state: 'pending' });
+  });
+
   it('counts exactly under concurrent writes of the run’s devices, and once when the same write is sent twice at once', async () => {
     const devices = Array.from({ length: 30 }, (_, i) => ({ device: `d-${String(i).padStart(2, '0')}`, node: 'base' }));
     const run = newRun({ mode: 'dry-run', devices });

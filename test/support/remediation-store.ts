@@ -75,6 +75,15 @@ export class MemoryRemediationStore implements RemediationStore {
     return this.#kept(remediationId).devices.get(device);
   }
 
+  async readDevices(remediationId: string, first: string, last: string): Promise<Map<string, RemediationDevice>> {
+    const devices = [...this.#kept(remediationId).devices.values()].filter((d) => d.device >= first && d.device <= last);
+    return new Map(devices.map((d) => [d.device, d]));
+  }
+
+  async putDevices(remediationId: string, records: readonly RemediationDevice[]): Promise<void> {
+    for (const record of records) await this.putDevice(remediationId, record);
+  }
+
   async putDevice(remediationId: string, record: RemediationDevice): Promise<void> {
     const kept = this.#kept(remediationId);
     kept.devices.set(record.device, record);
