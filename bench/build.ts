@@ -65,7 +65,7 @@ const pascal = (s: string): string => s[0]!.toUpperCase() + s.slice(1);
 const OTHER_FUNCTIONS: Readonly<Record<string, string>> = {
   'Auth/Authorizer': 'authorizer/handlers/authorize',
   ComplianceBatch: 'compliance/handlers/batch',
-  ComplianceHousekeeping: 'compliance/handlers/housekeeping',
+  ComplianceHousekeeping: 'api/handlers/housekeeping',
   RemediationRun: 'remediation/handlers/run',
 };
 

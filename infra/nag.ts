@@ -156,8 +156,8 @@ const RULES: readonly SuppressionRule<CfnResource>[] = [
     type: CfnPolicy,
     ids: ['AwsSolutions-IAM5'],
     reason:
-      'The compliance housekeeping lists and deletes versions of the batch function: `<function ARN>:*` names its qualified versions only, never the function itself nor another function.',
-    appliesTo: [{ regex: '/^Resource::<ComplianceBatch[A-Za-z0-9]*\\.Arn>:\\*$/' }],
+      'The compliance housekeeping lists and deletes versions of the durable functions (the batch function, the remediation function): `<function ARN>:*` names that function’s qualified versions only, never the function itself nor another function.',
+    appliesTo: [{ regex: '/^Resource::<(ComplianceBatch|RemediationRun)[A-Za-z0-9]*\\.Arn>:\\*$/' }],
   }),
   rule({
     type: CfnPolicy,

@@ -479,50 +479,6 @@ export class NetconfigApiStack extends Stack {
     batchPart.functions['complianceBatch'] = complianceBatch;
     this.complianceBatchAlias = new Alias(batchPart, 'ComplianceBatchLive', { aliasName: 'live', version: complianceBatch.function.currentVersion });
 
-    // Its housekeeping, every hour: ends the batches whose execution ended without them (timed
-    // out, failed, stopped) and deletes the versions no execution can use any more. It may
-    // read this function's versions, aliases and executions and delete its versions, nothing
-    // else: `DeleteFunction` only on qualified ARNs (`:*`), so never the function itself.
-    const batchFunction = complianceBatch.function;
-    const housekeepingTables = tableNeeds({ compliance: 'write', profiles: 'read' });
-    const housekeeping = new ServiceFunction(batchPart, 'ComplianceHousekeeping', {
-      handler: 'compliance/handlers/housekeeping',
-      description: 'Hourly: ends compliance batches whose durable execution ended without them, prunes the batch function versions no execution uses',
-      environment: {
-        ...common,
-        ...housekeepingTables.environment,
-        COMPLIANCE_FUNCTION_NAME: batchFunction.functionName,
-        CONFIGS_BUCKET: archive.bucket.bucketName,
-      },
-      timeout: Duration.minutes(5),
-      ...everyInVpc,
-      permissions: [
-        ...housekeepingTables.permissions,
-        archive.lifecyclePermission(),
-        {
-          key: `versions:${batchFunction.node.path}`,
-          grant: (grantee) => {
-            grantee.grantPrincipal.addToPrincipalPolicy(
-              new PolicyStatement({ actions: ['lambda:ListVersionsByFunction', 'lambda:ListAliases'], resources: [batchFunction.functionArn] }),
-            );
-            grantee.grantPrincipal.addToPrincipalPolicy(
-              new PolicyStatement({
-                actions: ['lambda:ListDurableExecutionsByFunction', 'lambda:DeleteFunction'],
-                resources: [`${batchFunction.functionArn}:*`],
-              }),
-            );
-          },
-        },
-      ],
-    });
-    this.functions['complianceHousekeeping'] = housekeeping;
-    batchPart.functions['complianceHousekeeping'] = housekeeping;
-    new Rule(batchPart, 'ComplianceHousekeepingSchedule', {
-      description: 'Runs the compliance housekeeping every hour',
-      schedule: Schedule.rate(Duration.hours(1)),
-      targets: [new LambdaFunction(housekeeping.function, { retryAttempts: 2 })],
-    });
-
     // Remediation runs (and their rollbacks) are durable executions too, for the same reasons:
     // a crash between a device's commit and its record must never commit it again. The function
     // reaches NSO through the relay client (secrets, network), and writes the run's items in the
@@ -547,6 +503,51 @@ export class NetconfigApiStack extends Stack {
       key: `invoke:${this.remediationRunAlias.node.path}`,
       grant: (grantee) => this.remediationRunAlias.grantInvoke(grantee),
     };
+
+    // The housekeeping of both durable functions, every hour: ends the batches, runs and rollbacks
+    // whose execution ended without them (timed out, failed, stopped; a run's end is audited) and
+    // deletes the versions no execution can use any more. It may read each function's versions,
+    // aliases and executions and delete its versions, nothing else: `DeleteFunction` only on
+    // qualified ARNs (`:*`), so never a function itself.
+    const housekeepingTables = tableNeeds({ compliance: 'write', changelog: 'append', profiles: 'read' });
+    const versionsOf = (fn: IFunction): FunctionPermission => ({
+      key: `versions:${fn.node.path}`,
+      grant: (grantee) => {
+        grantee.grantPrincipal.addToPrincipalPolicy(
+          new PolicyStatement({ actions: ['lambda:ListVersionsByFunction', 'lambda:ListAliases'], resources: [fn.functionArn] }),
+        );
+        grantee.grantPrincipal.addToPrincipalPolicy(
+          new PolicyStatement({ actions: ['lambda:ListDurableExecutionsByFunction', 'lambda:DeleteFunction'], resources: [`${fn.functionArn}:*`] }),
+        );
+      },
+    });
+    const housekeeping = new ServiceFunction(batchPart, 'ComplianceHousekeeping', {
+      handler: 'api/handlers/housekeeping',
+      description:
+        'Hourly: ends compliance batches and remediation runs whose durable execution ended without them, prunes the versions of both durable functions no execution uses',
+      environment: {
+        ...common,
+        ...housekeepingTables.environment,
+        COMPLIANCE_FUNCTION_NAME: complianceBatch.function.functionName,
+        REMEDIATION_FUNCTION_NAME: remediationRun.function.functionName,
+        CONFIGS_BUCKET: archive.bucket.bucketName,
+      },
+      timeout: Duration.minutes(5),
+      ...everyInVpc,
+      permissions: [
+        ...housekeepingTables.permissions,
+        archive.lifecyclePermission(),
+        versionsOf(complianceBatch.function),
+        versionsOf(remediationRun.function),
+      ],
+    });
+    this.functions['complianceHousekeeping'] = housekeeping;
+    batchPart.functions['complianceHousekeeping'] = housekeeping;
+    new Rule(batchPart, 'ComplianceHousekeepingSchedule', {
+      description: 'Runs the compliance housekeeping every hour',
+      schedule: Schedule.rate(Duration.hours(1)),
+      targets: [new LambdaFunction(housekeeping.function, { retryAttempts: 2 })],
+    });
 
     const startsCompliance: FunctionPermission = {
       key: `invoke:${this.complianceBatchAlias.node.path}`,

@@ -1,5 +1,5 @@
 /**
- * {@link BatchFunctionApi} over the Lambda API, for one function (its unqualified name): the
+ * {@link DurableFunctionApi} over the Lambda API, for one durable function (its unqualified name): the
  * versions (`ListVersionsByFunction`), the aliases' targets (`ListAliases`), the durable
  * executions (`ListDurableExecutionsByFunction`) and deleting a version (`DeleteFunction`
  * with the version as qualifier). Every listing is read to its last page.
@@ -11,7 +11,7 @@ import {
   paginateListDurableExecutionsByFunction,
   paginateListVersionsByFunction,
 } from '@aws-sdk/client-lambda';
-import type { BatchFunctionApi, DurableExecution, FunctionVersion } from './housekeeping.js';
+import type { DurableFunctionApi, DurableExecution, FunctionVersion } from './housekeeping.js';
 
 const collect = async <P, T>(pages: AsyncIterable<P>, items: (page: P) => readonly T[] | undefined): Promise<T[]> => {
   const all: T[] = [];
@@ -19,8 +19,8 @@ const collect = async <P, T>(pages: AsyncIterable<P>, items: (page: P) => readon
   return all;
 };
 
-/** The batch function's housekeeping API through `client`, for the function named `functionName`. */
-export const lambdaBatchFunctionApi = (client: LambdaClient, functionName: string): BatchFunctionApi => ({
+/** The housekeeping's API through `client`, for the durable function named `functionName`. */
+export const lambdaDurableFunctionApi = (client: LambdaClient, functionName: string): DurableFunctionApi => ({
   listVersions: async () =>
     (await collect(paginateListVersionsByFunction({ client }, { FunctionName: functionName }), (p) => p.Versions)).flatMap((v): FunctionVersion[] =>
       v.Version && v.Version !== '$LATEST' && v.LastModified ? [{ version: v.Version, published: new Date(v.LastModified) }] : [],

@@ -1,6 +1,6 @@
 /**
  * The archive bucket's lifecycle follows the active profile's `configRetentionDays`: the hourly
- * housekeeping (functions/compliance/handlers/housekeeping.ts) compares the bucket's rules with
+ * housekeeping (functions/api/handlers/housekeeping.ts) compares the bucket's rules with
  * {@link lifecycleRules} and writes them when they differ. The stack sets no lifecycle of its
  * own: a deploy would put back its own days, and a shorter expiry than the profile's would
  * delete content that entries still name.

@@ -437,8 +437,8 @@ export class Observability extends Construct {
       });
 
       // Durable functions: an execution that fails or times out as a whole (AWS/Lambda
-      // publishes both per function). A compliance batch whose execution ends so is also ended
-      // `failed` by its housekeeping, which the compliance-batch-failed alarm then reports.
+      // publishes both per function). A compliance batch or remediation run whose execution ends
+      // so is also ended `failed` by the housekeeping (a batch's then fires compliance-batch-failed).
       for (const [key, fn] of Object.entries(part.functions).filter(([, f]) => f.durable)) {
         const durable = (metricName: string) =>
           new Metric({

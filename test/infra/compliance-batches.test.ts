@@ -1,7 +1,8 @@
 /**
- * Deploys never break a running compliance batch: the batch function's versions are retained
- * by every deploy, an hourly housekeeping function may read them and delete them (and nothing
- * else of Lambda), and executions that fail or time out alarm, on the alarm topic.
+ * Deploys never break a running compliance batch or remediation run: the durable functions'
+ * versions are retained by every deploy, an hourly housekeeping function may read them and
+ * delete them (and nothing else of Lambda), and executions that fail or time out alarm, on the
+ * alarm topic.
  */
 import { Aspects, type CfnElement, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
@@ -21,6 +22,7 @@ describe('compliance batches across deploys', () => {
   let resources: Resources;
   let app: ReturnType<typeof synthService>['app'];
   const batchId = () => logicalIdOf(service.api.functions['complianceBatch']!.function);
+  const remediationId = () => logicalIdOf(service.api.functions['remediationRun']!.function);
   const housekeepingId = () => logicalIdOf(service.api.functions['complianceHousekeeping']!.function);
   const statementsOfRole = (roleRef: unknown): Statement[] =>
     Object.values(resources)
@@ -48,11 +50,14 @@ describe('compliance batches across deploys', () => {
     expect(resources[batchId()]!.Properties['DurableConfig']).toMatchObject({ ExecutionTimeout: BATCH_EXECUTION_TIMEOUT_SECONDS });
   });
 
-  it('runs the housekeeping every hour against the batch function by name', () => {
+  it('runs the housekeeping every hour against both durable functions by name', () => {
     const fn = resources[housekeepingId()]!;
+    // The runs live in the compliance table; a run it ends gets its end entry in the changelog.
     expect(fn.Properties['Environment']['Variables']).toMatchObject({
       COMPLIANCE_FUNCTION_NAME: { Ref: batchId() },
+      REMEDIATION_FUNCTION_NAME: { Ref: remediationId() },
       COMPLIANCE_TABLE: { Ref: logicalIdOf(service.data.tables.compliance) },
+      CHANGELOG_TABLE: { Ref: logicalIdOf(service.data.tables.changelog) },
     });
     const rules = Object.values(resources).filter((r) => r.Type === 'AWS::Events::Rule');
     const schedule = rules.find((r) => JSON.stringify(r.Properties['Targets']).includes(housekeepingId()));
@@ -64,21 +69,24 @@ describe('compliance batches across deploys', () => {
     });
   });
 
-  it('lets the housekeeping list and delete only the batch function’s versions, and no other function delete any', () => {
+  it('lets the housekeeping list and delete only the durable functions’ versions, and no other function delete any', () => {
     const role = resources[housekeepingId()]!.Properties['Role'];
     const roleRef = { Ref: role['Fn::GetAtt'][0] };
-    const arn = { 'Fn::GetAtt': [batchId(), 'Arn'] };
-    const qualified = { 'Fn::Join': ['', [arn, ':*']] };
     const allows = lambdaStatements(statementsOfRole(roleRef)).flatMap((s) =>
       [s.Action].flat().flatMap((a) => [s.Resource].flat().map((r) => JSON.stringify([a, r]))),
     );
     expect(allows.sort()).toEqual(
-      [
-        ['lambda:ListVersionsByFunction', arn],
-        ['lambda:ListAliases', arn],
-        ['lambda:ListDurableExecutionsByFunction', qualified],
-        ['lambda:DeleteFunction', qualified],
-      ]
+      [batchId(), remediationId()]
+        .flatMap((id) => {
+          const arn = { 'Fn::GetAtt': [id, 'Arn'] };
+          const qualified = { 'Fn::Join': ['', [arn, ':*']] };
+          return [
+            ['lambda:ListVersionsByFunction', arn],
+            ['lambda:ListAliases', arn],
+            ['lambda:ListDurableExecutionsByFunction', qualified],
+            ['lambda:DeleteFunction', qualified],
+          ];
+        })
         .map((x) => JSON.stringify(x))
         .sort(),
     );

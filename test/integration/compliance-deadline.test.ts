@@ -9,18 +9,20 @@ import { LambdaClient } from '@aws-sdk/client-lambda';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { batchDeadline, BATCH_EXECUTION_TIMEOUT_SECONDS, endedReason, PAST_DEADLINE_REASON } from '../../functions/compliance/deadline.js';
 import {
-  type BatchFunctionApi,
   type DurableExecution,
-  type FunctionVersion,
+  endBatchOfExecution,
   runHousekeeping,
   SUPERSEDED_GRACE_MS,
+  type SweptFunction,
+  sweepFunction,
 } from '../../functions/compliance/housekeeping.js';
-import { lambdaBatchFunctionApi } from '../../functions/compliance/lambda-api.js';
+import { lambdaDurableFunctionApi } from '../../functions/compliance/lambda-api.js';
 import { readBatch } from '../../functions/compliance/read.js';
 import { ComplianceStore } from '../../functions/compliance/store.js';
 import { documentClient } from '../../functions/platform/dynamo.js';
 import { metrics } from '../../functions/platform/metrics.js';
 import { createTables } from '../../tools/local/table-copies.js';
+import { executionArn, FakeDurableFunction } from '../support/durable-function.js';
 
 let store: ComplianceStore;
 const STARTED = '2026-11-25T10:00:00.000Z';
@@ -90,32 +92,10 @@ describe('a batch read past its deadline', () => {
   });
 });
 
-/** An in-memory batch function: versions, aliases, executions; records deletions. */
-class FakeBatchFunction implements BatchFunctionApi {
-  readonly deleted: string[] = [];
-  readonly asked: { version: string; statuses: readonly string[]; startedAfter?: Date }[] = [];
-  constructor(
-    public versions: FunctionVersion[],
-    public aliases: string[],
-    public executions: DurableExecution[],
-  ) {}
-  async listVersions() {
-    return this.versions.filter((v) => !this.deleted.includes(v.version));
-  }
-  async aliasTargets() {
-    return this.aliases;
-  }
-  async listExecutions(version: string, statuses: readonly DurableExecution['status'][], startedAfter?: Date) {
-    this.asked.push({ version, statuses, ...(startedAfter ? { startedAfter } : {}) });
-    return this.executions.filter((e) => e.arn.includes(`:${version}/`) && statuses.includes(e.status) && (!startedAfter || e.started > startedAfter));
-  }
-  async deleteVersion(version: string) {
-    if (this.aliases.includes(version)) throw new Error(`version ${version} is an alias target`);
-    this.deleted.push(version);
-  }
-}
+const arnOn = (version: string, name: string) => executionArn('svc-ComplianceBatch', version, name);
 
-const arnOn = (version: string, name: string) => `arn:aws:lambda:eu-west-1:123456789012:function:svc-ComplianceBatch:${version}/durable-execution/${name}/x1`;
+/** The batch function as the housekeeping sweeps it, over `lambda` and the store. */
+const batchFunction = (lambda: FakeDurableFunction): SweptFunction => ({ name: 'ComplianceBatch', lambda, endWork: endBatchOfExecution(store) });
 
 describe('the scheduled housekeeping', () => {
   it('ends the batches of timed-out, failed and stopped executions once, with the reason of each, and no other', async () => {
@@ -124,14 +104,9 @@ describe('the scheduled housekeeping', () => {
     const now = new Date('2026-11-26T11:00:00.000Z');
     const started = new Date(STARTED);
     const ended = new Date('2026-11-26T10:00:01.000Z');
-    const exec = (batchId: string, status: DurableExecution['status']): DurableExecution => ({
-      name: `batch-${batchId}`,
-      arn: arnOn('3', `batch-${batchId}`),
-      status,
-      started,
-      ...(status === 'RUNNING' ? {} : { ended }),
-    });
-    const lambda = new FakeBatchFunction(
+    const probe = new FakeDurableFunction([], [], []);
+    const exec = (batchId: string, status: DurableExecution['status']): DurableExecution => probe.execution('3', `batch-${batchId}`, status, started, ended);
+    const lambda = new FakeDurableFunction(
       [{ version: '3', published: new Date('2026-11-20T00:00:00.000Z') }],
       ['3'],
       [
@@ -145,8 +120,8 @@ describe('the scheduled housekeeping', () => {
       ],
     );
     const failed = failedMetrics();
-    const outcome = await runHousekeeping({ lambda, store, now: () => now });
-    expect([...outcome.endedBatches].sort()).toEqual([timedOut, failedRun, stopped].sort());
+    const outcome = await sweepFunction(batchFunction(lambda), now);
+    expect([...outcome.ended].sort()).toEqual([timedOut, failedRun, stopped].sort());
     expect(failed()).toBe(3);
     expect(await store.getBatch(timedOut!)).toMatchObject({ status: 'failed', reason: endedReason('TIMED_OUT'), finished: ended.toISOString() });
     expect(await store.getBatch(failedRun!)).toMatchObject({ status: 'failed', reason: endedReason('FAILED') });
@@ -159,14 +134,14 @@ describe('the scheduled housekeeping', () => {
     expect(now.getTime() - lambda.asked[0]!.startedAfter!.getTime()).toBeGreaterThan(SUPERSEDED_GRACE_MS);
 
     // The next run finds nothing more to end.
-    expect((await runHousekeeping({ lambda, store, now: () => now })).endedBatches).toEqual([]);
+    expect((await sweepFunction(batchFunction(lambda), now)).ended).toEqual([]);
     expect(failed()).toBe(3);
   });
 
   it('deletes the versions no execution can use and keeps the alias target, the ones in use and the recently superseded', async () => {
     const now = new Date('2026-11-27T12:00:00.000Z');
     const long = (days: number) => new Date(now.getTime() - days * 24 * HOUR);
-    const lambda = new FakeBatchFunction(
+    const lambda = new FakeDurableFunction(
       [
         { version: '1', published: long(30) },
         { version: '2', published: long(20) },
@@ -175,9 +150,10 @@ describe('the scheduled housekeeping', () => {
         { version: '5', published: new Date(now.getTime() - 2 * HOUR) },
       ],
       ['5'],
-      [{ name: 'batch-00000000000000000000abcd', arn: arnOn('2', 'batch-00000000000000000000abcd'), status: 'RUNNING', started: long(0.5) }],
+      [],
     );
-    const outcome = await runHousekeeping({ lambda, store, now: () => now });
+    lambda.executions.push(lambda.execution('2', 'batch-00000000000000000000abcd', 'RUNNING', long(0.5)));
+    const outcome = await sweepFunction(batchFunction(lambda), now);
     expect(outcome.deleted).toEqual(['1', '3']);
     expect(lambda.deleted).toEqual(['1', '3']);
     expect(Object.fromEntries(outcome.kept.map((k) => [k.version, k.reason]))).toEqual({
@@ -188,7 +164,7 @@ describe('the scheduled housekeeping', () => {
   });
 
   it('deletes nothing when the running executions cannot be listed', async () => {
-    const lambda = new FakeBatchFunction(
+    const lambda = new FakeDurableFunction(
       [
         { version: '1', published: new Date(0) },
         { version: '2', published: new Date(1) },
@@ -200,8 +176,27 @@ describe('the scheduled housekeeping', () => {
       if (statuses.includes('RUNNING')) throw new Error('TooManyRequestsException');
       return [];
     };
-    await expect(runHousekeeping({ lambda, store, now: () => new Date() })).rejects.toThrow('TooManyRequestsException');
+    await expect(sweepFunction(batchFunction(lambda), new Date())).rejects.toThrow('TooManyRequestsException');
     expect(lambda.deleted).toEqual([]);
+  });
+
+  it('sweeps every function whatever the others do, then reports the first failure', async () => {
+    const now = new Date('2026-11-27T12:00:00.000Z');
+    const old = [
+      { version: '1', published: new Date(0) },
+      { version: '2', published: new Date(1) },
+    ];
+    const refusing = new FakeDurableFunction(old, ['2'], []);
+    refusing.listVersions = async () => {
+      throw new Error('AccessDeniedException');
+    };
+    const other = new FakeDurableFunction(old, ['2'], [], 'svc-RemediationRun');
+    const swept = [batchFunction(refusing), { name: 'RemediationRun', lambda: other, endWork: async () => [] }];
+    await expect(runHousekeeping(swept, now)).rejects.toThrow('AccessDeniedException');
+    expect(other.deleted).toEqual(['1']);
+    const both = await runHousekeeping([batchFunction(new FakeDurableFunction(old, ['2'], [])), swept[1]!], now);
+    expect(Object.keys(both)).toEqual(['ComplianceBatch', 'RemediationRun']);
+    expect(both['ComplianceBatch']!.deleted).toEqual(['1']);
   });
 });
 
@@ -247,7 +242,7 @@ describe('the housekeeping API over the Lambda SDK', () => {
       sent.push({ name: command.constructor.name, input: { ...command.input } });
       return answers[command.constructor.name]!(command.input);
     }) as unknown as LambdaClient['send']);
-    const api = lambdaBatchFunctionApi(client, 'svc-ComplianceBatch');
+    const api = lambdaDurableFunctionApi(client, 'svc-ComplianceBatch');
     expect(await api.listVersions()).toEqual([
       { version: '1', published: new Date('2026-11-01T06:00:00.000Z') },
       { version: '2', published: new Date('2026-11-02T06:00:00.000Z') },

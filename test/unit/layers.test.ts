@@ -6,7 +6,7 @@
  *   runtime    settings from the active profile, the profile-aware httpHandler, changelog
  *   generated  validators and the route index (`npm run generate`)
  *   features   adapters, applications, authorizer, compliance, configs, health, profiles, relay, trees
- *   api        the assembly of the features' routes, the removed routes
+ *   api        the assembly of the features: their routes, the removed routes, the housekeeping
  *
  * Nothing under `functions/` imports the CDK app, the tools, the tests or the bench, and no two
  * folders of `functions/` import each other, directly or around a loop.
