@@ -140,21 +140,22 @@ export const buildFixtures = async (workDir: string): Promise<Record<FixtureName
 };
 
 /**
- * The compliance benchmark (`bench/compliance.ts`) as the batch function runs on Lambda: this
- * project's code bundled by esbuild with the functions' own options (minified; TypeScript
- * through tsx would keep every function's name with a `__name` call each time a closure is
- * made), the packages imported from node_modules rather than bundled (the local durable runner
- * starts worker threads from its own files). Written to `dir`, which must be inside the
- * project for the packages to resolve.
+ * A benchmark of a durable function (`bench/compliance.ts`, `bench/remediation.ts`) as the
+ * function runs on Lambda: this project's code bundled by esbuild with the functions' own
+ * options (minified; TypeScript through tsx would keep every function's name with a `__name`
+ * call each time a closure is made), the packages imported from node_modules rather than
+ * bundled (the local durable runner starts worker threads from its own files). Written to
+ * `dir`, which must be inside the project for the packages to resolve; `BENCH_BUNDLED` is
+ * defined in it.
  */
-export const buildComplianceScript = async (dir: string): Promise<string> => {
-  const file = path.join(dir, 'compliance.mjs');
+export const buildBenchScript = async (dir: string, name: 'compliance' | 'remediation'): Promise<string> => {
+  const file = path.join(dir, `${name}.mjs`);
   await build({
     ...esbuildOptionsFor(),
-    entryPoints: ['bench/compliance.ts'],
+    entryPoints: [`bench/${name}.ts`],
     outfile: file,
     packages: 'external',
-    define: { COMPLIANCE_BENCH_BUNDLED: 'true' },
+    define: { BENCH_BUNDLED: 'true' },
   });
   return file;
 };

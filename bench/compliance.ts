@@ -21,36 +21,15 @@
  * unrecorded warm-up round, and the ratio is the median of the rounds' ratios (on a shared
  * machine the speed moves between runs; a pair measured back to back shares it).
  */
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { BatchEvent, EngineDeps } from '../functions/compliance/engine.js';
 import type { StartDeps } from '../functions/compliance/service.js';
 import type { Version } from '../functions/trees/config-model.js';
 import { loadDurableTesting } from '../tools/local/durable.js';
-import { startDynamoDbLocal } from '../tools/local/dynamodb-local.js';
 import { FLEET_RULES, FLEET_VARIABLES, fleetNames } from '../tools/simulators/nso-fleet.js';
-import { startNsoSimulator } from '../tools/simulators/nso-simulator.js';
-import { percentile } from './stats.js';
+import { medianRatios, resources, runBundled, startDurableBackend, summarizeRun, type DurableRun } from './durable.js';
 
-export interface ComplianceRun {
-  readonly variant: string;
-  readonly concurrency: number;
-  readonly devices: number;
-  readonly seconds: number;
-  readonly devicesPerSecond: number;
-  readonly p50Ms: number;
-  readonly p99Ms: number;
-  readonly rssHighWaterMiB: number;
-  /** 1-based: each round measures floor and engine back to back, so the pair ran under the same load. */
-  readonly round: number;
-  /** CPU seconds of this process (all its threads) during the run. */
-  readonly cpuSeconds: number;
-  /** CPU seconds of DynamoDB Local's JVM during the run (Linux; absent elsewhere). */
-  readonly dynamoCpuSeconds?: number;
+export interface ComplianceRun extends DurableRun {
   /** CPU seconds of the local S3 server's process during the run (Linux; absent elsewhere). */
   readonly s3CpuSeconds?: number;
   /** Runs with the archive: configurations it uploaded, and found unchanged. */
@@ -70,56 +49,6 @@ export const VARIANTS = {
   archived: 'check + archive',
   unchanged: 'check + archive, unchanged',
 } as const;
-
-const highWater = () => {
-  let max = process.memoryUsage.rss();
-  const timer = setInterval(() => (max = Math.max(max, process.memoryUsage.rss())), 50);
-  return () => {
-    clearInterval(timer);
-    return Math.round(Math.max(max, process.memoryUsage.rss()) / 1048576);
-  };
-};
-
-/** CPU seconds used so far by `pid` and its descendants (from /proc), or undefined off Linux. */
-const treeCpuSeconds = (pid: number | undefined): number | undefined => {
-  if (pid === undefined) return undefined;
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    // utime and stime (fields 14 and 15 of stat, counted after the command), in clock ticks of 1/100 s.
-    const own = (Number(fields[11]) + Number(fields[12])) / 100;
-    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-    return children.reduce((sum, child) => sum + (treeCpuSeconds(child) ?? 0), own);
-  } catch {
-    return undefined;
-  }
-};
-
-/** CPU seconds `pid` used from now until the returned function is called, or undefined off Linux. */
-const cpuWindow = (pid: number | undefined): (() => number | undefined) => {
-  const before = treeCpuSeconds(pid);
-  return () => {
-    const after = treeCpuSeconds(pid);
-    return before === undefined || after === undefined ? undefined : Math.round((after - before) * 100) / 100;
-  };
-};
-
-/** Starts measuring a run's resources; the returned function ends it. */
-const resources = (dynamoPid: number | undefined, s3Pid: number | undefined) => {
-  const rss = highWater();
-  const cpu = process.cpuUsage();
-  const dynamo = cpuWindow(dynamoPid);
-  const s3 = cpuWindow(s3Pid);
-  return () => {
-    const used = process.cpuUsage(cpu);
-    const [dynamoCpuSeconds, s3CpuSeconds] = [dynamo(), s3()];
-    return {
-      rssHighWaterMiB: rss(),
-      cpuSeconds: Math.round((used.user + used.system) / 1e4) / 100,
-      ...(dynamoCpuSeconds !== undefined ? { dynamoCpuSeconds } : {}),
-      ...(s3CpuSeconds !== undefined ? { s3CpuSeconds } : {}),
-    };
-  };
-};
 
 /** Environment variable that makes the bundle run only the local S3 server (in the child process {@link startS3Process} starts). */
 const S3_CHILD_ENV = 'BENCH_S3_SERVER';
@@ -160,39 +89,14 @@ export const measureCompliance = async (
   log: (line: string) => void = console.log,
   rounds = 1,
 ): Promise<ComplianceRun[]> => {
-  const dir = await mkdtemp(path.join(tmpdir(), 'bench-compliance-'));
-  const dynamo = await startDynamoDbLocal();
-  process.env['AWS_ENDPOINT_URL_DYNAMODB'] = dynamo.endpoint;
-  process.env['AWS_REGION'] ??= 'eu-west-1';
-  process.env['AWS_ACCESS_KEY_ID'] ??= 'local';
-  process.env['AWS_SECRET_ACCESS_KEY'] ??= 'local';
-  process.env['METRICS_DISABLED'] = 'true';
-  process.env['LOG_LEVEL'] = 'warn';
+  const backend = await startDurableBackend(devices);
+  const { dynamo, sim, tables, addAdapter } = backend;
   // The configuration history's bucket, on the local S3 server.
   const s3 = await startS3Process('bench-configs');
   process.env['AWS_ENDPOINT_URL_S3'] = s3.endpoint;
   process.env['S3_FORCE_PATH_STYLE'] = 'true';
   process.env['CONFIGS_BUCKET'] = 'bench-configs';
-  const sim = await startNsoSimulator({ credentials: { username: 'admin', password: 'bench-Pa55' }, fleet: { devices } });
-  const { createTables } = await import('../tools/local/table-copies.js');
-  const tables = await createTables();
-  const secretsFile = path.join(dir, 'secrets.json');
-  const { createLocalBackend } = await import('../functions/outbound/secrets/local.js');
-  await createLocalBackend({ file: secretsFile }).write('netconfig/adapters/bench', { password: 'bench-Pa55' });
-  process.env['SECRETS_BACKEND'] = 'local';
-  process.env['SECRETS_FILE'] = secretsFile;
-  process.env['LOCAL_MODE'] = 'true';
-  const { createAdapterStore } = await import('../functions/adapters/store.js');
   const { documentClient } = await import('../functions/platform/dynamo.js');
-  const adapterStore = createAdapterStore(documentClient, tables['adapters']);
-  /** Registers an adapter on the simulator: each archived run takes its configurations under a name of its own. */
-  const addAdapter = async (name: string): Promise<string> => {
-    await adapterStore.put(
-      { name, type: 'nso', baseUrl: sim.url, auth: { type: 'basic', username: 'admin', password: '$VAULT_netconfig/adapters/bench#password' } },
-      new Date().toISOString(),
-    );
-    return name;
-  };
   await addAdapter('bench-nso');
   const { engineDeps } = await import('../functions/compliance/handlers/batch.js');
   const { ConfigHistory } = await import('../functions/configs/archive.js');
@@ -311,45 +215,11 @@ export const measureCompliance = async (
     }
   } finally {
     await LocalDurableTestRunner.teardownTestEnvironment();
-    await sim.close();
-    await dynamo.stop();
+    await backend.stop();
     await s3.stop();
-    await rm(dir, { recursive: true, force: true });
   }
   return runs;
 };
-
-const summarizeRun = (
-  variant: string,
-  concurrency: number,
-  devices: number,
-  seconds: number,
-  times: number[],
-  round: number,
-  used: Pick<ComplianceRun, 'rssHighWaterMiB' | 'cpuSeconds' | 'dynamoCpuSeconds' | 's3CpuSeconds' | 'uploads' | 'unchanged'>,
-): ComplianceRun => ({
-  variant,
-  concurrency,
-  devices,
-  seconds: Math.round(seconds * 100) / 100,
-  devicesPerSecond: Math.round(devices / seconds),
-  p50Ms: Math.round(percentile(times, 50) * 10) / 10,
-  p99Ms: Math.round(percentile(times, 99) * 10) / 10,
-  round,
-  ...used,
-});
-
-/** At each concurrency, the median over rounds of `variant`'s wall time over `base`'s in the same round. */
-const medianRatios = (runs: readonly ComplianceRun[], variant: string, base: string): { concurrency: number; ratio: number }[] =>
-  [...new Set(runs.map((r) => r.concurrency))].flatMap((concurrency) => {
-    const ratios = runs
-      .filter((r) => r.concurrency === concurrency && r.variant === variant)
-      .flatMap((run) => {
-        const pair = runs.find((r) => r.concurrency === concurrency && r.variant === base && (r.round ?? 1) === (run.round ?? 1));
-        return pair ? [run.seconds / pair.seconds] : [];
-      });
-    return ratios.length ? [{ concurrency, ratio: Math.round(percentile(ratios, 50) * 100) / 100 }] : [];
-  });
 
 /** The engine's wall time over the floor's at each concurrency: the median over rounds of each round's ratio. */
 export const complianceRatios = (runs: readonly ComplianceRun[]): { concurrency: number; ratio: number }[] =>
@@ -376,34 +246,20 @@ export const archiveFigures = (
 /** The last line a run prints: what `bench/run.ts` reads back. */
 export const RESULT_PREFIX = 'COMPLIANCE_RESULT ';
 
-/** Defined (true) in the bundle `buildComplianceScript` makes; undeclared when run through tsx. */
-declare const COMPLIANCE_BENCH_BUNDLED: boolean | undefined;
+/** Defined (true) in the bundle `buildBenchScript` makes; undeclared when run through tsx. */
+declare const BENCH_BUNDLED: boolean | undefined;
 
 const isMain = Boolean(process.argv[1]) && import.meta.url === pathToFileURL(process.argv[1]!).href;
 
-if (isMain && typeof COMPLIANCE_BENCH_BUNDLED === 'undefined') {
-  // Run through tsx: measure the bundle instead, on the project's Node 22, with the same arguments.
-  const { buildComplianceScript } = await import('./build.js');
-  const { PINNED_NODE, PROJECT_ROOT } = await import('../infra/paths.js');
-  mkdirSync(path.join(PROJECT_ROOT, '.local'), { recursive: true });
-  const dir = mkdtempSync(path.join(PROJECT_ROOT, '.local', 'bench-compliance-'));
-  try {
-    const child = spawnSync(PINNED_NODE, ['--expose-gc', await buildComplianceScript(dir), ...process.argv.slice(2)], { stdio: 'inherit' });
-    if (child.error) console.error(`bench: the compliance benchmark could not run: ${child.error.message}`);
-    process.exitCode = child.status ?? 1;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-  process.exit();
-}
+if (isMain && typeof BENCH_BUNDLED === 'undefined') await runBundled('compliance');
 
-if (isMain && typeof COMPLIANCE_BENCH_BUNDLED !== 'undefined' && process.env[S3_CHILD_ENV]) {
+if (isMain && typeof BENCH_BUNDLED !== 'undefined' && process.env[S3_CHILD_ENV]) {
   // The child startS3Process starts: the local S3 server alone, until it is told to stop.
   const { startS3Local } = await import('../tools/local/s3-local.js');
   const server = await startS3Local({ buckets: [process.env[S3_CHILD_ENV]], credentials: S3_CREDENTIALS });
   process.once('SIGTERM', () => void server.stop().then(() => process.exit(0)));
   console.log(`S3_ENDPOINT ${server.endpoint}`);
-} else if (isMain && typeof COMPLIANCE_BENCH_BUNDLED !== 'undefined') {
+} else if (isMain && typeof BENCH_BUNDLED !== 'undefined') {
   // [devices] [concurrencies, comma-separated] [rounds]
   const devices = Number(process.argv[2] ?? 10_000);
   const concurrencies = process.argv[3] ? process.argv[3].split(',').map(Number) : [10, 50];

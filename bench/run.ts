@@ -8,7 +8,7 @@
  *   --rounds N      cold starts per variant (default 20)
  *   --calls N       measured warm calls per variant (default 10000; the relay makes a fifth of it)
  *   --seconds N     local gateway load duration (default 10)
- *   --skip LIST     comma-separated sections to leave out: start, cold, warm, gateway, compliance, rules
+ *   --skip LIST     comma-separated sections to leave out: start, cold, warm, gateway, compliance, remediation, rules
  *   --start-rounds N  fresh + warm `npm start` pairs of the start section (default 1)
  *   --devices N     simulated devices of the compliance section (default 10000)
  *   --cpu-prof DIR  also write one CPU profile per cold variant into DIR (for finding out why)
@@ -31,6 +31,7 @@ import { bundleContents, sdkBytes, type BundleContents } from './bundles.js';
 import { measureCold, probeCompilations, runCold, type ColdSample, type ColdVariant } from './cold.js';
 import { LITH_OPERATIONS, RELAY_BODY, firstCallAccepts, firstCallEvent, putAdapterName, type CallContext } from './events.js';
 import { RESULT_PREFIX, archiveFigures, complianceRatios, VARIANTS, type ComplianceRun } from './compliance.js';
+import { REMEDIATION_RESULT_PREFIX, VARIANTS as REMEDIATION_VARIANTS, remediationRatio, type RemediationRun } from './remediation.js';
 import { RULES_RESULT_PREFIX, type RulesRun } from './rules.js';
 import { START_RESULT_PREFIX, START_TARGETS, type StartRun } from './start.js';
 import { measureGateway, type GatewayRun } from './gateway.js';
@@ -66,7 +67,7 @@ const CALLS = positive('calls', options.calls);
 const SECONDS = positive('seconds', options.seconds);
 const SKIP = new Set(options.skip.split(',').filter(Boolean));
 const START_ROUNDS = positive('start-rounds', options['start-rounds']);
-const SECTIONS = ['start', 'cold', 'warm', 'gateway', 'compliance', 'rules'];
+const SECTIONS = ['start', 'cold', 'warm', 'gateway', 'compliance', 'remediation', 'rules'];
 for (const s of SKIP) if (!SECTIONS.includes(s)) throw new Error(`--skip knows ${SECTIONS.join(', ')}, not ${s}`);
 
 const started = Date.now();
@@ -89,6 +90,22 @@ const output: Record<string, unknown> = {
   options: { rounds: ROUNDS, calls: CALLS, seconds: SECONDS, skip: [...SKIP] },
 };
 const tables: string[] = [];
+
+/**
+ * Runs a section's script in a process of its own (`npx tsx <script> …args`: it starts its own
+ * DynamoDB Local and sets the environment the functions read) and parses its result line.
+ */
+const sectionResult = <T>(script: string, args: readonly string[], prefix: string): T => {
+  const out = execFileSync('npx', ['tsx', script, ...args], {
+    cwd: PROJECT_ROOT,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  const line = out.split('\n').find((l) => l.startsWith(prefix));
+  if (!line) throw new Error('no result line');
+  return JSON.parse(line.slice(prefix.length)) as T;
+};
 
 const ms = (v: number | undefined, d = 1) => formatNumber(v, d);
 const us = (v: number | undefined) => formatNumber(v === undefined ? undefined : v * 1000, 1);
@@ -646,15 +663,7 @@ try {
     // batch function reads.
     say(`compliance: ${options.devices} simulated devices, durable engine against a plain loop…`);
     try {
-      const out = execFileSync('npx', ['tsx', 'bench/compliance.ts', options.devices], {
-        cwd: PROJECT_ROOT,
-        encoding: 'utf8',
-        stdio: ['ignore', 'pipe', 'inherit'],
-        maxBuffer: 16 * 1024 * 1024,
-      });
-      const line = out.split('\n').find((l) => l.startsWith(RESULT_PREFIX));
-      if (!line) throw new Error('no result line');
-      const runs = JSON.parse(line.slice(RESULT_PREFIX.length)) as ComplianceRun[];
+      const runs = sectionResult<ComplianceRun[]>('bench/compliance.ts', [options.devices], RESULT_PREFIX);
       const ratios = complianceRatios(runs);
       const archive = archiveFigures(runs);
       output['compliance'] = { runs, ratios, archive };
@@ -698,8 +707,42 @@ try {
     }
   }
 
+  if (!SKIP.has('remediation')) {
+    // ── 8. Remediation dry-run ────────────────────────────────────────────────────────────
+    say('remediation: a dry-run over 1,000 failing devices, durable engine against a plain loop…');
+    const target = 'remediation: dry-run, durable engine / plain loop of the same NSO calls, concurrency 50';
+    try {
+      const runs = sectionResult<RemediationRun[]>('bench/remediation.ts', [], REMEDIATION_RESULT_PREFIX);
+      const ratio = remediationRatio(runs);
+      output['remediation'] = { runs, ratio };
+      targets.push(atMost(target, ratio, 1.25, '×'));
+      tables.push(
+        `Remediation dry-run, ${runs[0]?.devices ?? '?'} failing devices (per-device time: first fetch sent to record stored; CPU: process + DynamoDB Local)\n` +
+          formatTable(
+            ['variant', 'round', 'seconds', 'devices/s', 'p50 ms', 'p99 ms', 'CPU s', 'start s', 'ratio'],
+            runs.map((r) => [
+              r.variant,
+              String(r.round),
+              String(r.seconds),
+              String(r.devicesPerSecond),
+              String(r.p50Ms),
+              String(r.p99Ms),
+              `${r.cpuSeconds} + ${r.dynamoCpuSeconds ?? '–'}`,
+              r.startSeconds === undefined ? '' : String(r.startSeconds),
+              r.variant === REMEDIATION_VARIANTS.engine ? `${ratio}× of floor (median)` : '',
+            ]),
+            ['left', 'right'],
+          ),
+      );
+    } catch (error) {
+      say(`remediation measurement failed: ${(error as Error).message}`);
+      output['remediation'] = { error: (error as Error).message };
+      targets.push({ name: target, measured: 'failed to run', limit: '≤ 1.25×', pass: false });
+    }
+  }
+
   if (!SKIP.has('rules')) {
-    // ── 8. Rule evaluation ────────────────────────────────────────────────────────────────
+    // ── 9. Rule evaluation ────────────────────────────────────────────────────────────────
     // On the project's Node 22, as the batch function runs it.
     say('rules: one device, the largest rules against the largest configurations…');
     try {
