@@ -64,6 +64,11 @@ const observed = (store: RemediationStore, stored: (device: string) => void): Re
           await target.putDevice(...args);
           stored(args[1].device);
         };
+      if (name === 'putDevices')
+        return async (...args: Parameters<RemediationStore['putDevices']>) => {
+          await target.putDevices(...args);
+          for (const record of args[1]) stored(record.device);
+        };
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });
