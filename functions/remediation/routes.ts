@@ -5,7 +5,11 @@ import { EMPTY_BODY, type LiveRoute, pageQuery } from '../platform/route.js';
 import { CONFIG_LIMITS, RULE_ID_PATTERN_SOURCE } from '../trees/config-checks.js';
 import { NODE_NAME } from './patch.js';
 import { REMEDIATION_ID_PATTERN, REMEDIATION_MODES } from './model.js';
-import { DEVICE_PAGE_LIMIT, MAX_LIST_KEY_PATHS, MAX_RULE_IDS } from './service.js';
+import { DEVICE_PAGE_LIMIT, LIST_KEY_LIMITS, MAX_RULE_IDS } from './service.js';
+
+/** A node name without its anchors, and a schema path: node names joined with `/` (ASCII, so its bytes are its characters). */
+const NODE = NODE_NAME.source.slice(1, -1);
+const SCHEMA_PATH = `^${NODE}(?:/${NODE})*$`;
 
 const BATCH_ID = { type: 'string', pattern: BATCH_ID_PATTERN, description: 'The batchId of a completed compliance batch' } as const;
 const REMEDIATION_PARAMS: JsonSchema = {
@@ -46,9 +50,15 @@ export const startRemediationBody: JsonSchema = {
     commitQueue: { type: 'boolean', default: false, description: "`apply` only: commit through NSO's commit queue (`commit-queue=sync`)" },
     listKeys: {
       type: 'object',
-      maxProperties: MAX_LIST_KEY_PATHS,
-      propertyNames: { minLength: 1, maxLength: CONFIG_LIMITS.rulePath },
-      additionalProperties: { type: 'array', minItems: 1, maxItems: 16, uniqueItems: true, items: { type: 'string', pattern: NODE_NAME.source } },
+      maxProperties: LIST_KEY_LIMITS.paths,
+      propertyNames: { minLength: 1, maxLength: LIST_KEY_LIMITS.pathLength, pattern: SCHEMA_PATH },
+      additionalProperties: {
+        type: 'array',
+        minItems: 1,
+        maxItems: LIST_KEY_LIMITS.keys,
+        uniqueItems: true,
+        items: { type: 'string', maxLength: LIST_KEY_LIMITS.keyLength, pattern: NODE_NAME.source },
+      },
       description:
         'The key leaves of the lists the fixes edit: schema path (node names joined with `/`, e.g. `tailf-ned-cisco-ios:interface/GigabitEthernet`) to key names (`["name"]`). A rule that edits a list whose keys are not given is reported unremediable',
     },
