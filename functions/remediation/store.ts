@@ -59,6 +59,8 @@ import type { YangPatch } from './patch.js';
 export const MAX_DRY_RUN_BYTES = MAX_DIFF_BYTES;
 /** UTF-8 bytes of JSON a device item's patch, rules and dry-run output take at most, with room for its other attributes. */
 export const MAX_DEVICE_BYTES = 360_000;
+/** Device batch writes `create` keeps in flight at once. */
+const PUT_CONCURRENCY = 8;
 /** Attempts of a device write that keeps meeting other writes of the run before the store gives up. */
 const MAX_CONTENDED_ATTEMPTS = 12;
 
@@ -292,16 +294,39 @@ export class DynamoRemediationStore implements RemediationStore {
     return (await this.#send(() => this.client.send(new GetCommand({ TableName: this.tableName, Key: { pk, sk }, ConsistentRead: true })))).Item;
   }
 
-  /** Puts items 25 to a request, sending again what DynamoDB leaves unprocessed. */
+  /**
+   * Puts items 25 to a request, {@link PUT_CONCURRENCY} requests at a time (50,000 devices in one
+   * after another would not fit the start route's timeout), sending again what DynamoDB leaves
+   * unprocessed. The first failure stops every sender and is thrown.
+   */
   async #putAll(items: readonly Record<string, unknown>[]): Promise<void> {
-    for (let n = 0; n < items.length; n += 25) {
-      let pending = items.slice(n, n + 25).map((Item) => ({ PutRequest: { Item } }));
-      for (let attempt = 0; pending.length > 0; attempt++) {
-        if (attempt > 8) throw new ServiceUnavailable('The remediation store kept refusing writes; retry later.');
-        if (attempt > 0) await this.sleep(Math.min(1000, 50 * 2 ** attempt));
-        const out = await this.#send(() => this.client.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: pending } })));
-        pending = (out.UnprocessedItems?.[this.tableName] ?? []) as typeof pending;
+    let next = 0;
+    let failed = false;
+    const sender = async (): Promise<void> => {
+      while (!failed && next < items.length) {
+        const n = next;
+        next += 25;
+        try {
+          await this.#putBatch(items.slice(n, n + 25));
+        } catch (error) {
+          failed = true;
+          throw error;
+        }
       }
+    };
+    const outcomes = await Promise.allSettled(Array.from({ length: PUT_CONCURRENCY }, sender));
+    const refused = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+    if (refused) throw refused.reason;
+  }
+
+  /** Puts up to 25 items, sending again what DynamoDB leaves unprocessed. */
+  async #putBatch(items: readonly Record<string, unknown>[]): Promise<void> {
+    let pending = items.map((Item) => ({ PutRequest: { Item } }));
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt > 8) throw new ServiceUnavailable('The remediation store kept refusing writes; retry later.');
+      if (attempt > 0) await this.sleep(Math.min(1000, 50 * 2 ** attempt));
+      const out = await this.#send(() => this.client.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: pending } })));
+      pending = (out.UnprocessedItems?.[this.tableName] ?? []) as typeof pending;
     }
   }
 
