@@ -90,6 +90,7 @@ export const measureRemediation = async (devices = 1000, rounds = 5, log: (line:
   const { runRemediation } = await import('../functions/remediation/engine.js');
   const { startRemediation } = await import('../functions/remediation/service.js');
   const { changelogAudit } = await import('../functions/remediation/audit.js');
+  const { remediationStore } = await import('../functions/remediation/wiring.js');
   const { remediateDevice } = await import('../functions/remediation/generate.js');
   const { listKeysFrom } = await import('../functions/remediation/patch.js');
   const { withDurableExecution } = await import('@aws/durable-execution-sdk-js');
@@ -192,7 +193,7 @@ export const measureRemediation = async (devices = 1000, rounds = 5, log: (line:
         {
           compliance,
           adapters: { get: async (name) => ({ name }) },
-          store: remediationDeps.store,
+          store: remediationStore(),
           audit: changelogAudit(),
           startExecution: async () => void executions++,
           now: () => new Date(),

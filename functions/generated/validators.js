@@ -606,8 +606,8 @@ errors++;
 if(data0.cursor !== undefined){
 let data2 = data0.cursor;
 if(typeof data2 === "string"){
-if(func1(data2) > 1024){
-const err4 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(func1(data2) > 2048){
+const err4 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8829,8 +8829,8 @@ errors++;
 if(data2.cursor !== undefined){
 let data4 = data2.cursor;
 if(typeof data4 === "string"){
-if(func1(data4) > 1024){
-const err10 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(func1(data4) > 2048){
+const err10 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -9065,8 +9065,8 @@ errors++;
 if(data2.cursor !== undefined){
 let data4 = data2.cursor;
 if(typeof data4 === "string"){
-if(func1(data4) > 1024){
-const err10 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(func1(data4) > 2048){
+const err10 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -9301,8 +9301,8 @@ errors++;
 if(data2.cursor !== undefined){
 let data4 = data2.cursor;
 if(typeof data4 === "string"){
-if(func1(data4) > 1024){
-const err10 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(func1(data4) > 2048){
+const err10 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -9791,8 +9791,8 @@ errors++;
 if(data0.cursor !== undefined){
 let data2 = data0.cursor;
 if(typeof data2 === "string"){
-if(func1(data2) > 1024){
-const err4 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(func1(data2) > 2048){
+const err4 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -10389,8 +10389,8 @@ errors++;
 if(data0.cursor !== undefined){
 let data2 = data0.cursor;
 if(typeof data2 === "string"){
-if(func1(data2) > 1024){
-const err4 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(func1(data2) > 2048){
+const err4 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -11327,7 +11327,7 @@ validate54.evaluated = {"props":{"pathParameters":true,"queryStringParameters":t
 return validate54;
 })();
 export const listComplianceReports = /* @__PURE__ */ (() => {
-const schema66 = {"$id":"listComplianceReports","type":"object","required":["pathParameters","queryStringParameters"],"properties":{"pathParameters":{"type":"object","required":["batchId"],"properties":{"batchId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"The batchId that starting the batch answered"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{"limit":{"type":"string","pattern":"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$","description":"Page size: an integer from 1 to 200 (default 50)."},"cursor":{"type":"string","minLength":1,"maxLength":1024,"pattern":"^[A-Za-z0-9_-]+$","description":"Continuation token: the `next` value of the previous page, passed back unchanged."},"grade":{"type":"string","enum":["pass","review","fail","error","out-of-sync","kept"],"description":"Only reports of this grade"}}},"body":{"type":"object","additionalProperties":false,"properties":{}}}};
+const schema66 = {"$id":"listComplianceReports","type":"object","required":["pathParameters","queryStringParameters"],"properties":{"pathParameters":{"type":"object","required":["batchId"],"properties":{"batchId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"The batchId that starting the batch answered"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{"limit":{"type":"string","pattern":"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$","description":"Page size: an integer from 1 to 200 (default 50)."},"cursor":{"type":"string","minLength":1,"maxLength":2048,"pattern":"^[A-Za-z0-9_-]+$","description":"Continuation token: the `next` value of the previous page, passed back unchanged."},"grade":{"type":"string","enum":["pass","review","fail","error","out-of-sync","kept"],"description":"Only reports of this grade"}}},"body":{"type":"object","additionalProperties":false,"properties":{}}}};
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
 const pattern60 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$", "u");
 const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
@@ -11458,8 +11458,8 @@ errors++;
 if(data2.cursor !== undefined){
 let data4 = data2.cursor;
 if(typeof data4 === "string"){
-if(func1(data4) > 1024){
-const err9 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(func1(data4) > 2048){
+const err9 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -11730,10 +11730,11 @@ validate56.evaluated = {"props":{"pathParameters":true,"queryStringParameters":t
 return validate56;
 })();
 export const startRemediation = /* @__PURE__ */ (() => {
-const schema68 = {"$id":"startRemediation","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["batchId"],"properties":{"batchId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"The batchId of a completed compliance batch"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"required":["mode"],"properties":{"mode":{"type":"string","enum":["dry-run","apply"],"description":"`dry-run`: NSO says what it would send to each device (`dry-run=native`), nothing is committed; `apply`: each device is committed, its rollback id recorded, then graded again"},"devices":{"type":"array","minItems":1,"maxItems":50000,"uniqueItems":true,"items":{"type":"string","minLength":1,"maxLength":253},"description":"Only these devices of the batch, each with failing rules in its report (any grade but `error` and `out-of-sync`); default every device the batch graded `fail`"},"ruleIds":{"type":"array","minItems":1,"maxItems":1000,"uniqueItems":true,"items":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[A-Za-z0-9_.:-]{1,128}$"},"description":"Only these rules of the batch's plan are remediated (every rule is still checked); default every failing rule"},"commitQueue":{"type":"boolean","default":false,"description":"`apply` only: commit through NSO's commit queue (`commit-queue=sync`)"},"listKeys":{"type":"object","maxProperties":500,"propertyNames":{"minLength":1,"maxLength":1024},"additionalProperties":{"type":"array","minItems":1,"maxItems":16,"uniqueItems":true,"items":{"type":"string","pattern":"^(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*$"}},"description":"The key leaves of the lists the fixes edit: schema path (node names joined with `/`, e.g. `tailf-ned-cisco-ios:interface/GigabitEthernet`) to key names (`[\"name\"]`). A rule that edits a list whose keys are not given is reported unremediable"}}}}};
+const schema68 = {"$id":"startRemediation","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["batchId"],"properties":{"batchId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"The batchId of a completed compliance batch"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"required":["mode"],"properties":{"mode":{"type":"string","enum":["dry-run","apply"],"description":"`dry-run`: NSO says what it would send to each device (`dry-run=native`), nothing is committed; `apply`: each device is committed, its rollback id recorded, then graded again"},"devices":{"type":"array","minItems":1,"maxItems":50000,"uniqueItems":true,"items":{"type":"string","minLength":1,"maxLength":253},"description":"Only these devices of the batch, each with failing rules in its report (any grade but `error` and `out-of-sync`); default every device the batch graded `fail`"},"ruleIds":{"type":"array","minItems":1,"maxItems":1000,"uniqueItems":true,"items":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[A-Za-z0-9_.:-]{1,128}$"},"description":"Only these rules of the batch's plan are remediated (every rule is still checked); default every failing rule"},"commitQueue":{"type":"boolean","default":false,"description":"`apply` only: commit through NSO's commit queue (`commit-queue=sync`)"},"listKeys":{"type":"object","maxProperties":200,"propertyNames":{"minLength":1,"maxLength":512,"pattern":"^(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*(?:/(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*)*$"},"additionalProperties":{"type":"array","minItems":1,"maxItems":8,"uniqueItems":true,"items":{"type":"string","maxLength":64,"pattern":"^(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*$"}},"description":"The key leaves of the lists the fixes edit: schema path (node names joined with `/`, e.g. `tailf-ned-cisco-ios:interface/GigabitEthernet`) to key names (`[\"name\"]`). A rule that edits a list whose keys are not given is reported unremediable"}}}}};
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
 const pattern20 = new RegExp("^[A-Za-z0-9_.:-]{1,128}$", "u");
-const pattern65 = new RegExp("^(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*$", "u");
+const pattern65 = new RegExp("^(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*(?:/(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*)*$", "u");
+const pattern66 = new RegExp("^(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
 function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -12116,8 +12117,8 @@ errors++;
 if(data3.listKeys !== undefined){
 let data10 = data3.listKeys;
 if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
-if(Object.keys(data10).length > 500){
-const err29 = {instancePath:instancePath+"/body/listKeys",schemaPath:"#/properties/body/properties/listKeys/maxProperties",keyword:"maxProperties",params:{limit: 500},message:"must NOT have more than 500 properties"};
+if(Object.keys(data10).length > 200){
+const err29 = {instancePath:instancePath+"/body/listKeys",schemaPath:"#/properties/body/properties/listKeys/maxProperties",keyword:"maxProperties",params:{limit: 200},message:"must NOT have more than 200 properties"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -12129,8 +12130,8 @@ errors++;
 for(const key2 in data10){
 const _errs25 = errors;
 if(typeof key2 === "string"){
-if(func1(key2) > 1024){
-const err30 = {instancePath:instancePath+"/body/listKeys",schemaPath:"#/properties/body/properties/listKeys/propertyNames/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters",propertyName:key2};
+if(func1(key2) > 512){
+const err30 = {instancePath:instancePath+"/body/listKeys",schemaPath:"#/properties/body/properties/listKeys/propertyNames/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters",propertyName:key2};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -12149,10 +12150,8 @@ vErrors.push(err31);
 }
 errors++;
 }
-}
-var valid9 = _errs25 === errors;
-if(!valid9){
-const err32 = {instancePath:instancePath+"/body/listKeys",schemaPath:"#/properties/body/properties/listKeys/propertyNames",keyword:"propertyNames",params:{propertyName: key2},message:"property name must be valid"};
+if(!pattern65.test(key2)){
+const err32 = {instancePath:instancePath+"/body/listKeys",schemaPath:"#/properties/body/properties/listKeys/propertyNames/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*(?:/(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*)*$"},message:"must match pattern \""+"^(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*(?:/(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*)*$"+"\"",propertyName:key2};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -12162,11 +12161,9 @@ vErrors.push(err32);
 errors++;
 }
 }
-for(const key3 in data10){
-let data11 = data10[key3];
-if(Array.isArray(data11)){
-if(data11.length > 16){
-const err33 = {instancePath:instancePath+"/body/listKeys/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/body/properties/listKeys/additionalProperties/maxItems",keyword:"maxItems",params:{limit: 16},message:"must NOT have more than 16 items"};
+var valid9 = _errs25 === errors;
+if(!valid9){
+const err33 = {instancePath:instancePath+"/body/listKeys",schemaPath:"#/properties/body/properties/listKeys/propertyNames",keyword:"propertyNames",params:{propertyName: key2},message:"property name must be valid"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -12175,8 +12172,12 @@ vErrors.push(err33);
 }
 errors++;
 }
-if(data11.length < 1){
-const err34 = {instancePath:instancePath+"/body/listKeys/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/body/properties/listKeys/additionalProperties/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+}
+for(const key3 in data10){
+let data11 = data10[key3];
+if(Array.isArray(data11)){
+if(data11.length > 8){
+const err34 = {instancePath:instancePath+"/body/listKeys/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/body/properties/listKeys/additionalProperties/maxItems",keyword:"maxItems",params:{limit: 8},message:"must NOT have more than 8 items"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -12185,12 +12186,8 @@ vErrors.push(err34);
 }
 errors++;
 }
-const len2 = data11.length;
-for(let i4=0; i4<len2; i4++){
-let data12 = data11[i4];
-if(typeof data12 === "string"){
-if(!pattern65.test(data12)){
-const err35 = {instancePath:instancePath+"/body/listKeys/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/" + i4,schemaPath:"#/properties/body/properties/listKeys/additionalProperties/items/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*$"},message:"must match pattern \""+"^(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*$"+"\""};
+if(data11.length < 1){
+const err35 = {instancePath:instancePath+"/body/listKeys/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/body/properties/listKeys/additionalProperties/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -12199,14 +12196,38 @@ vErrors.push(err35);
 }
 errors++;
 }
-}
-else {
-const err36 = {instancePath:instancePath+"/body/listKeys/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/" + i4,schemaPath:"#/properties/body/properties/listKeys/additionalProperties/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const len2 = data11.length;
+for(let i4=0; i4<len2; i4++){
+let data12 = data11[i4];
+if(typeof data12 === "string"){
+if(func1(data12) > 64){
+const err36 = {instancePath:instancePath+"/body/listKeys/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/" + i4,schemaPath:"#/properties/body/properties/listKeys/additionalProperties/items/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err36];
 }
 else {
 vErrors.push(err36);
+}
+errors++;
+}
+if(!pattern66.test(data12)){
+const err37 = {instancePath:instancePath+"/body/listKeys/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/" + i4,schemaPath:"#/properties/body/properties/listKeys/additionalProperties/items/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*$"},message:"must match pattern \""+"^(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*$"+"\""};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+else {
+const err38 = {instancePath:instancePath+"/body/listKeys/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/" + i4,schemaPath:"#/properties/body/properties/listKeys/additionalProperties/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
 }
 errors++;
 }
@@ -12222,12 +12243,12 @@ continue;
 }
 if(typeof indices2[item2] == "number"){
 j2 = indices2[item2];
-const err37 = {instancePath:instancePath+"/body/listKeys/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/body/properties/listKeys/additionalProperties/uniqueItems",keyword:"uniqueItems",params:{i: i5, j: j2},message:"must NOT have duplicate items (items ## "+j2+" and "+i5+" are identical)"};
+const err39 = {instancePath:instancePath+"/body/listKeys/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/body/properties/listKeys/additionalProperties/uniqueItems",keyword:"uniqueItems",params:{i: i5, j: j2},message:"must NOT have duplicate items (items ## "+j2+" and "+i5+" are identical)"};
 if(vErrors === null){
-vErrors = [err37];
+vErrors = [err39];
 }
 else {
-vErrors.push(err37);
+vErrors.push(err39);
 }
 errors++;
 break;
@@ -12237,31 +12258,7 @@ indices2[item2] = i5;
 }
 }
 else {
-const err38 = {instancePath:instancePath+"/body/listKeys/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/body/properties/listKeys/additionalProperties/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err38];
-}
-else {
-vErrors.push(err38);
-}
-errors++;
-}
-}
-}
-else {
-const err39 = {instancePath:instancePath+"/body/listKeys",schemaPath:"#/properties/body/properties/listKeys/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err39];
-}
-else {
-vErrors.push(err39);
-}
-errors++;
-}
-}
-}
-else {
-const err40 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err40 = {instancePath:instancePath+"/body/listKeys/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/body/properties/listKeys/additionalProperties/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -12273,12 +12270,36 @@ errors++;
 }
 }
 else {
-const err41 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err41 = {instancePath:instancePath+"/body/listKeys",schemaPath:"#/properties/body/properties/listKeys/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err41];
 }
 else {
 vErrors.push(err41);
+}
+errors++;
+}
+}
+}
+else {
+const err42 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+}
+else {
+const err43 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
 }
 errors++;
 }
@@ -12571,8 +12592,8 @@ errors++;
 if(data2.cursor !== undefined){
 let data4 = data2.cursor;
 if(typeof data4 === "string"){
-if(func1(data4) > 1024){
-const err9 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(func1(data4) > 2048){
+const err9 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -12900,8 +12921,8 @@ errors++;
 if(data0.cursor !== undefined){
 let data2 = data0.cursor;
 if(typeof data2 === "string"){
-if(func1(data2) > 1024){
-const err5 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(func1(data2) > 2048){
+const err5 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -13197,8 +13218,8 @@ errors++;
 if(data3.cursor !== undefined){
 let data5 = data3.cursor;
 if(typeof data5 === "string"){
-if(func1(data5) > 1024){
-const err13 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(func1(data5) > 2048){
+const err13 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -13295,7 +13316,7 @@ return validate62;
 })();
 export const getDeviceConfig = /* @__PURE__ */ (() => {
 const pattern56 = new RegExp("^[A-Za-z0-9 ._-]{1,128}$", "u");
-const pattern78 = new RegExp("^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$", "u");
+const pattern79 = new RegExp("^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
 function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -13426,7 +13447,7 @@ errors++;
 if(data0.configId !== undefined){
 let data3 = data0.configId;
 if(typeof data3 === "string"){
-if(!pattern78.test(data3)){
+if(!pattern79.test(data3)){
 const err10 = {instancePath:instancePath+"/pathParameters/configId",schemaPath:"#/properties/pathParameters/properties/configId/pattern",keyword:"pattern",params:{pattern: "^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err10];
@@ -13530,7 +13551,7 @@ return validate63;
 export const diffDeviceConfigs = /* @__PURE__ */ (() => {
 const schema75 = {"$id":"diffDeviceConfigs","type":"object","required":["pathParameters","queryStringParameters"],"properties":{"pathParameters":{"type":"object","required":["adapterId","device","configId"],"properties":{"adapterId":{"type":"string","pattern":"^[A-Za-z0-9 ._-]{1,128}$","description":"The adapter name"},"device":{"type":"string","minLength":1,"maxLength":1024,"description":"The device's name in NSO"},"configId":{"type":"string","pattern":"^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$","description":"A configId from the device's history (its batch's start, then the batch id)"}}},"queryStringParameters":{"type":"object","required":["against"],"additionalProperties":false,"properties":{"against":{"type":"string","pattern":"^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$","description":"The configId the diff starts from (another take of the same device)"},"format":{"enum":["json-patch","unified"],"description":"`json-patch` (default): `application/json-patch+json`; `unified`: `text/x-diff`"}}},"body":{"type":"object","additionalProperties":false,"properties":{}}}};
 const pattern56 = new RegExp("^[A-Za-z0-9 ._-]{1,128}$", "u");
-const pattern78 = new RegExp("^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$", "u");
+const pattern79 = new RegExp("^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
 function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -13661,7 +13682,7 @@ errors++;
 if(data0.configId !== undefined){
 let data3 = data0.configId;
 if(typeof data3 === "string"){
-if(!pattern78.test(data3)){
+if(!pattern79.test(data3)){
 const err10 = {instancePath:instancePath+"/pathParameters/configId",schemaPath:"#/properties/pathParameters/properties/configId/pattern",keyword:"pattern",params:{pattern: "^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err10];
@@ -13723,7 +13744,7 @@ errors++;
 if(data4.against !== undefined){
 let data5 = data4.against;
 if(typeof data5 === "string"){
-if(!pattern78.test(data5)){
+if(!pattern79.test(data5)){
 const err15 = {instancePath:instancePath+"/queryStringParameters/against",schemaPath:"#/properties/queryStringParameters/properties/against/pattern",keyword:"pattern",params:{pattern: "^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -13882,8 +13903,8 @@ errors++;
 if(data0.cursor !== undefined){
 let data2 = data0.cursor;
 if(typeof data2 === "string"){
-if(func1(data2) > 1024){
-const err4 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(func1(data2) > 2048){
+const err4 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -13980,7 +14001,7 @@ return validate65;
 })();
 export const createProfile = /* @__PURE__ */ (() => {
 const schema77 = {"$id":"createProfile","type":"object","required":["queryStringParameters","body"],"properties":{"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$","description":"1 to 64 letters, digits, \".\", \"_\" or \"-\", starting with a letter or digit"},"description":{"type":"string","maxLength":1024},"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The service's log level, unless an application sets its own","default":"info"},"applications":{"type":"object","additionalProperties":false,"properties":{"orch_manager":{"type":"object","additionalProperties":false,"properties":{"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The relay's log level; absent: the profile's logLevel"},"orchestratorTimeoutMs":{"type":"integer","minimum":100,"maximum":25000,"default":10000,"description":"Per-call orchestrator timeout (ms) when the adapter sets no timeoutMs"},"adapterCacheSeconds":{"type":"integer","minimum":0,"maximum":300,"default":5,"description":"How long a warm relay reuses an adapter it read (s); 0 reads it on every call"},"maxConcurrentCallsPerAdapter":{"type":"integer","minimum":0,"maximum":1000,"default":0,"description":"Relay calls in flight through one adapter at once, across every container (more answer 429 with Retry-After); 0: no limit"}}},"configuration_manager":{"type":"object","additionalProperties":false,"properties":{"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The trees' and compliance functions' log level; absent: the profile's logLevel"},"complianceConcurrency":{"type":"integer","minimum":1,"maximum":100,"default":10,"description":"Concurrent configuration fetches of one compliance batch, unless the adapter sets its own complianceConcurrency"},"reportRetentionDays":{"type":"integer","minimum":1,"maximum":3650,"default":90,"description":"How long a compliance batch and its reports are kept (days), counted from its start"},"configRetentionDays":{"type":"integer","minimum":1,"maximum":3650,"default":365,"description":"How long each configuration a batch fetches is kept in the history (days), counted from when it was taken; the archive bucket's lifecycle follows within the hour"}}}}}},"required":["id"]}}};
-const pattern84 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
+const pattern85 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
 function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -14068,7 +14089,7 @@ errors++;
 if(data1.id !== undefined){
 let data2 = data1.id;
 if(typeof data2 === "string"){
-if(!pattern84.test(data2)){
+if(!pattern85.test(data2)){
 const err6 = {instancePath:instancePath+"/body/id",schemaPath:"#/properties/body/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -14505,7 +14526,7 @@ validate66.evaluated = {"props":{"queryStringParameters":true,"body":true},"dyna
 return validate66;
 })();
 export const getProfile = /* @__PURE__ */ (() => {
-const pattern84 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
+const pattern85 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
 
 function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getProfile" */;
@@ -14555,7 +14576,7 @@ errors++;
 if(data0.id !== undefined){
 let data1 = data0.id;
 if(typeof data1 === "string"){
-if(!pattern84.test(data1)){
+if(!pattern85.test(data1)){
 const err3 = {instancePath:instancePath+"/pathParameters/id",schemaPath:"#/properties/pathParameters/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -14658,7 +14679,7 @@ return validate67;
 })();
 export const putProfile = /* @__PURE__ */ (() => {
 const schema79 = {"$id":"putProfile","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["id"],"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$","description":"1 to 64 letters, digits, \".\", \"_\" or \"-\", starting with a letter or digit"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"properties":{"description":{"type":"string","maxLength":1024},"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The service's log level, unless an application sets its own","default":"info"},"applications":{"type":"object","additionalProperties":false,"properties":{"orch_manager":{"type":"object","additionalProperties":false,"properties":{"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The relay's log level; absent: the profile's logLevel"},"orchestratorTimeoutMs":{"type":"integer","minimum":100,"maximum":25000,"default":10000,"description":"Per-call orchestrator timeout (ms) when the adapter sets no timeoutMs"},"adapterCacheSeconds":{"type":"integer","minimum":0,"maximum":300,"default":5,"description":"How long a warm relay reuses an adapter it read (s); 0 reads it on every call"},"maxConcurrentCallsPerAdapter":{"type":"integer","minimum":0,"maximum":1000,"default":0,"description":"Relay calls in flight through one adapter at once, across every container (more answer 429 with Retry-After); 0: no limit"}}},"configuration_manager":{"type":"object","additionalProperties":false,"properties":{"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The trees' and compliance functions' log level; absent: the profile's logLevel"},"complianceConcurrency":{"type":"integer","minimum":1,"maximum":100,"default":10,"description":"Concurrent configuration fetches of one compliance batch, unless the adapter sets its own complianceConcurrency"},"reportRetentionDays":{"type":"integer","minimum":1,"maximum":3650,"default":90,"description":"How long a compliance batch and its reports are kept (days), counted from its start"},"configRetentionDays":{"type":"integer","minimum":1,"maximum":3650,"default":365,"description":"How long each configuration a batch fetches is kept in the history (days), counted from when it was taken; the archive bucket's lifecycle follows within the hour"}}}}}}}}};
-const pattern84 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
+const pattern85 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
 function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -14719,7 +14740,7 @@ errors++;
 if(data0.id !== undefined){
 let data1 = data0.id;
 if(typeof data1 === "string"){
-if(!pattern84.test(data1)){
+if(!pattern85.test(data1)){
 const err4 = {instancePath:instancePath+"/pathParameters/id",schemaPath:"#/properties/pathParameters/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -15208,7 +15229,7 @@ validate68.evaluated = {"props":{"pathParameters":true,"queryStringParameters":t
 return validate68;
 })();
 export const deleteProfile = /* @__PURE__ */ (() => {
-const pattern84 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
+const pattern85 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
 
 function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="deleteProfile" */;
@@ -15258,7 +15279,7 @@ errors++;
 if(data0.id !== undefined){
 let data1 = data0.id;
 if(typeof data1 === "string"){
-if(!pattern84.test(data1)){
+if(!pattern85.test(data1)){
 const err3 = {instancePath:instancePath+"/pathParameters/id",schemaPath:"#/properties/pathParameters/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -15360,7 +15381,7 @@ validate69.evaluated = {"props":{"pathParameters":true,"queryStringParameters":t
 return validate69;
 })();
 export const activateProfile = /* @__PURE__ */ (() => {
-const pattern84 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
+const pattern85 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
 
 function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="activateProfile" */;
@@ -15410,7 +15431,7 @@ errors++;
 if(data0.id !== undefined){
 let data1 = data0.id;
 if(typeof data1 === "string"){
-if(!pattern84.test(data1)){
+if(!pattern85.test(data1)){
 const err3 = {instancePath:instancePath+"/pathParameters/id",schemaPath:"#/properties/pathParameters/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];

@@ -3,6 +3,7 @@
  * schema helpers its features share. Paths use API Gateway's `{name}` form for path parameters.
  */
 import type { ApplicationName } from './applications.js';
+import { CURSOR_MAX_LENGTH } from './cursor.js';
 import type { JsonSchema } from './json-schema.js';
 
 export const ROLES = ['admin', 'apiread'] as const;
@@ -105,7 +106,8 @@ export const pageQuery = (max: number, defaultLimit: number, what = 'Page size')
     cursor: {
       type: 'string',
       minLength: 1,
-      maxLength: 1024,
+      // The longest token the cursor module issues and reads: a longer one could only be refused.
+      maxLength: CURSOR_MAX_LENGTH,
       pattern: '^[A-Za-z0-9_-]+$',
       description: 'Continuation token: the `next` value of the previous page, passed back unchanged.',
     },

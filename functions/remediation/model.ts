@@ -196,7 +196,11 @@ export interface DevicePage {
 
 /** Keeps runs and their devices (DynamoDB, the compliance table). */
 export interface RemediationStore {
-  /** Stores a new run (status `running`) and its devices (`pending`). */
+  /**
+   * Stores a new run (status `running`), then its devices (`pending`); a failure storing the
+   * devices ends the run `failed`. An `apply` run takes its adapter's lease (a 409
+   * `remediation-running` while another apply run or rollback holds it).
+   */
   create(run: NewRemediation): Promise<void>;
   get(remediationId: string): Promise<Remediation | undefined>;
   /** What the engine needs to run: the run, its list keys and its devices with their nodes. */
@@ -212,14 +216,23 @@ export interface RemediationStore {
   readDevices(remediationId: string, first: string, last: string): Promise<Map<string, RemediationDevice>>;
   /** Replaces the records of distinct devices together (few requests), counting as `putDevice` does. */
   putDevices(remediationId: string, records: readonly RemediationDevice[]): Promise<void>;
-  /** Ends the run. */
+  /** Ends the run (and releases the adapter's lease it holds). */
   finish(remediationId: string, status: Exclude<RemediationStatus, 'running'>, at: string, reason?: string): Promise<void>;
   /**
-   * Starts the rollback of a completed `apply` run: refused (false) when the run is not a
-   * completed apply or a rollback has already started.
+   * Starts the rollback of a finished (`completed` or `failed`) `apply` run and takes its
+   * adapter's lease (a 409 `remediation-running` while another run holds it): refused (false)
+   * when the run is not a finished apply, or has a rollback that is running, completed, or
+   * failed after it reached a device (one that failed before may be started again).
    */
   startRollback(remediationId: string, by: Actor, at: string): Promise<boolean>;
+  /** Ends the rollback (and releases the adapter's lease it holds). */
   finishRollback(remediationId: string, status: Exclude<RemediationStatus, 'running'>, at: string): Promise<void>;
+}
+
+/** What starting a rollback reads besides the store's contract: only the devices' rollback ids. */
+export interface RollbackIdsReader {
+  /** The rollback ids the run's devices recorded that are not rolled back yet, newest commit first. */
+  rollbackIds(remediationId: string): Promise<number[]>;
 }
 
 /** The event that starts a durable run: small by design. */

@@ -5,7 +5,11 @@ import { EMPTY_BODY, type LiveRoute, pageQuery } from '../platform/route.js';
 import { CONFIG_LIMITS, RULE_ID_PATTERN_SOURCE } from '../trees/config-checks.js';
 import { NODE_NAME } from './patch.js';
 import { REMEDIATION_ID_PATTERN, REMEDIATION_MODES } from './model.js';
-import { DEVICE_PAGE_LIMIT, MAX_LIST_KEY_PATHS, MAX_RULE_IDS } from './service.js';
+import { DEVICE_PAGE_LIMIT, LIST_KEY_LIMITS, MAX_RULE_IDS } from './service.js';
+
+/** A node name without its anchors, and a schema path: node names joined with `/` (ASCII, so its bytes are its characters). */
+const NODE = NODE_NAME.source.slice(1, -1);
+const SCHEMA_PATH = `^${NODE}(?:/${NODE})*$`;
 
 const BATCH_ID = { type: 'string', pattern: BATCH_ID_PATTERN, description: 'The batchId of a completed compliance batch' } as const;
 const REMEDIATION_PARAMS: JsonSchema = {
@@ -46,9 +50,15 @@ export const startRemediationBody: JsonSchema = {
     commitQueue: { type: 'boolean', default: false, description: "`apply` only: commit through NSO's commit queue (`commit-queue=sync`)" },
     listKeys: {
       type: 'object',
-      maxProperties: MAX_LIST_KEY_PATHS,
-      propertyNames: { minLength: 1, maxLength: CONFIG_LIMITS.rulePath },
-      additionalProperties: { type: 'array', minItems: 1, maxItems: 16, uniqueItems: true, items: { type: 'string', pattern: NODE_NAME.source } },
+      maxProperties: LIST_KEY_LIMITS.paths,
+      propertyNames: { minLength: 1, maxLength: LIST_KEY_LIMITS.pathLength, pattern: SCHEMA_PATH },
+      additionalProperties: {
+        type: 'array',
+        minItems: 1,
+        maxItems: LIST_KEY_LIMITS.keys,
+        uniqueItems: true,
+        items: { type: 'string', maxLength: LIST_KEY_LIMITS.keyLength, pattern: NODE_NAME.source },
+      },
       description:
         'The key leaves of the lists the fixes edit: schema path (node names joined with `/`, e.g. `tailf-ned-cisco-ios:interface/GigabitEthernet`) to key names (`["name"]`). A rule that edits a list whose keys are not given is reported unremediable',
     },
@@ -72,7 +82,7 @@ export const remediationRoutes: readonly LiveRoute[] = [
       202: 'The run started: `{ remediationId, status: "running", devices }`; its path in `Location`',
       400: "The request is invalid (the Idempotency-Key header included), names devices not in the batch or without failing rules, or rule ids not in the batch's plan (the first ones named)",
       404: 'No batch has this id (or it expired), or its adapter no longer exists',
-      409: 'The batch is still running or failed (`batch-not-completed`), is a backup (`backup-batch`), has no failing device (`nothing-to-remediate`), its adapter is stopped (`adapter-stopped`), or a request with the same Idempotency-Key is still running',
+      409: 'The batch is still running or failed (`batch-not-completed`), is a backup (`backup-batch`), has no failing device (`nothing-to-remediate`), its adapter is stopped (`adapter-stopped`), an `apply` run or rollback of the adapter is running (`remediation-running`, naming it), or a request with the same Idempotency-Key is still running',
       422: 'The Idempotency-Key was already used for a different request',
       503: 'A store or the remediation engine is unavailable; retry later (nothing was started)',
     },
@@ -132,7 +142,7 @@ export const remediationRoutes: readonly LiveRoute[] = [
       202: 'The rollback started: `{ remediationId, status: "running" }`; the run\'s path in `Location` (its `rollback` member follows it)',
       400: 'remediationId is not 24 lowercase hexadecimal characters, or a body other than `{}` was sent',
       404: 'No run has this id (or it expired with its batch), or its adapter no longer exists',
-      409: 'The run is not a completed `apply` run, or its rollback already started (`rollback-refused`), or its adapter is stopped (`adapter-stopped`)',
+      409: 'The run is a dry-run or still running, or its rollback is running, completed or failed after reaching devices (`rollback-refused`); an `apply` run or rollback of the adapter is running (`remediation-running`, naming it); or its adapter is stopped (`adapter-stopped`)',
       503: 'A store or the remediation engine is unavailable; retry later',
     },
     needs: { tables: { compliance: 'write', adapters: 'read', changelog: 'append' }, startsRemediation: true },

@@ -19,18 +19,23 @@ import { decodeCursor, encodeCursor, invalidCursor } from '../platform/cursor.js
 import { BadRequest, Conflict, NotFound, ServiceUnavailable } from '../platform/problem.js';
 import { isSecretField, REDACTED, redact, redactCliDiff, redactText } from '../platform/redaction.js';
 import { recordRemediationStart, recordRollbackStart, type AuditWrite } from './audit.js';
-import type { Actor, DevicePage, NewRemediation, Remediation, RemediationDevice, RemediationEvent, RemediationMode, RemediationStore } from './model.js';
+import type { Actor, NewRemediation, Remediation, RemediationDevice, RemediationEvent, RemediationMode, RemediationStore, RollbackIdsReader } from './model.js';
 import type { YangPatch } from './patch.js';
 
 /** Devices per page of `GET …/devices`: default and most. */
 export const DEVICE_PAGE_LIMIT = { default: 50, max: 200 } as const;
 /** Rule ids a start request may name. */
 export const MAX_RULE_IDS = 1000;
-/** List schema paths a start request may give keys for. */
-export const MAX_LIST_KEY_PATHS = 500;
+/**
+ * What a start request's `listKeys` may hold: lists (schema paths), a path's characters (node
+ * names, ASCII by the schema's pattern), key names per list and a key name's characters. The
+ * run's `META` item keeps them (JSON) with the rule ids and the rest of the run: the worst case
+ * stays well inside DynamoDB's 400 KB (test/integration/remediation-start.test.ts stores it).
+ */
+export const LIST_KEY_LIMITS = { paths: 200, pathLength: 512, keys: 8, keyLength: 64 } as const;
 /** Names a 400 lists at most (the count says how many there are). */
 const NAMED = 5;
-/** Reports (and devices) read per page when a start or a rollback walks them. */
+/** Reports read per page when a start walks them. */
 const WALK_PAGE = 1000;
 
 export interface StartRemediationInput {
@@ -50,7 +55,7 @@ export interface StartedRemediation {
 export interface RemediationDeps {
   readonly compliance: Pick<ComplianceStore, 'getBatch' | 'getWork' | 'getPlan' | 'listReports'>;
   readonly adapters: { get(name: string): Promise<AdapterInfo | undefined> };
-  readonly store: RemediationStore;
+  readonly store: RemediationStore & RollbackIdsReader;
   readonly audit: AuditWrite;
   /** Starts the run's durable execution, named after the event (a repeated start runs it once). */
   readonly startExecution: (event: RemediationEvent) => Promise<void>;
@@ -160,6 +165,7 @@ export const startRemediation = async (batchId: string, input: StartRemediationI
     started,
     expiresAt: work.expiresAt,
   };
+  // A failure storing the devices ends the run `failed` in the store (and releases its lease).
   await deps.store.create(run);
   await launch(
     deps,
@@ -170,7 +176,10 @@ export const startRemediation = async (batchId: string, input: StartRemediationI
   return { remediationId: run.remediationId, status: 'running', devices: devices.length };
 };
 
-/** Audits and starts an execution; when either fails, `abandon` ends what was recorded and the caller gets 503. */
+/**
+ * Audits (reading what the entry lists) and starts an execution; when either fails,
+ * `abandon` ends what was recorded (releasing its lease) and the caller gets 503.
+ */
 const launch = async (deps: RemediationDeps, event: RemediationEvent, audit: () => Promise<void>, abandon: () => Promise<void>): Promise<void> => {
   try {
     await audit();
@@ -190,30 +199,21 @@ export const readRemediation = async (store: RemediationStore, remediationId: st
 
 /** Why a rollback is refused, for the run as it stands. */
 const rollbackRefusal = (run: Remediation): string =>
-  run.rollback
-    ? `Run '${run.remediationId}' already has a rollback (${run.rollback.status}, started ${run.rollback.started}).`
-    : run.mode !== 'apply'
-      ? `Run '${run.remediationId}' is a dry-run: it committed nothing to roll back.`
-      : `Run '${run.remediationId}' is ${run.status}: only a completed apply run can be rolled back.`;
-
-/** The rollback ids a run's devices recorded (those not rolled back yet), walked a page at a time. */
-const recordedRollbackIds = async (store: RemediationStore, remediationId: string): Promise<number[]> => {
-  const ids: number[] = [];
-  let after: string | undefined;
-  do {
-    const page: DevicePage = await store.listDevices(remediationId, { limit: WALK_PAGE, ...(after ? { after } : {}) });
-    for (const device of page.items) if (device.rollbackId !== undefined && device.state !== 'rolled-back') ids.push(device.rollbackId);
-    after = page.next;
-  } while (after);
-  // Newest commit first, as the rollback applies them.
-  return ids.sort((a, b) => b - a);
-};
+  run.mode !== 'apply'
+    ? `Run '${run.remediationId}' is a dry-run: it committed nothing to roll back.`
+    : run.status === 'running'
+      ? `Run '${run.remediationId}' is still running: it can be rolled back once it has finished (completed or failed).`
+      : run.rollback?.status === 'failed'
+        ? `Run '${run.remediationId}' already has a rollback (failed, started ${run.rollback.started}) that reached devices: it is not started again. Check the devices' rollback records.`
+        : `Run '${run.remediationId}' already has a rollback (${run.rollback?.status}, started ${run.rollback?.started}).`;
 
 /**
- * Starts the rollback of a completed `apply` run: 404 unknown run, 409 stopped adapter or a run
- * the store refuses (not a completed apply, or a rollback already started). Audits the rollback
- * with the rollback ids recorded, then starts its execution; one that cannot be started ends
- * its rollback `failed` and the caller is told 503.
+ * Starts the rollback of a finished `apply` run (`completed` or `failed`): 404 unknown run, 409
+ * stopped adapter, another apply run or rollback on the adapter (`remediation-running`), or a
+ * run the store refuses (a dry-run, still running, or a rollback started already: one that
+ * failed before reaching any device may be started again). Audits the rollback with the
+ * rollback ids recorded, then starts its execution; a rollback that cannot be started ends
+ * `failed` (so it can be started again) and the caller is told 503.
  */
 export const startRollback = async (remediationId: string, by: Actor, deps: RemediationDeps): Promise<StartedRemediation> => {
   const run = await readRemediation(deps.store, remediationId);
@@ -222,11 +222,10 @@ export const startRollback = async (remediationId: string, by: Actor, deps: Reme
   if (!(await deps.store.startRollback(remediationId, by, at))) {
     throw new Conflict(rollbackRefusal((await deps.store.get(remediationId)) ?? run), 'rollback-refused');
   }
-  const rollbackIds = await recordedRollbackIds(deps.store, remediationId);
   await launch(
     deps,
     { remediationId, action: 'rollback' },
-    () => recordRollbackStart(deps.audit, run, by, at, rollbackIds),
+    async () => recordRollbackStart(deps.audit, run, by, at, await deps.store.rollbackIds(remediationId)),
     () => deps.store.finishRollback(remediationId, 'failed', deps.now().toISOString()),
   );
   return { remediationId, status: 'running', devices: run.devices };

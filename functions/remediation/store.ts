@@ -24,17 +24,18 @@
  */
 import {
   BatchWriteCommand,
+  DeleteCommand,
   GetCommand,
-  PutCommand,
   QueryCommand,
   TransactWriteCommand,
   UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
+import { batchDeadline } from '../compliance/deadline.js';
 import { MAX_DIFF_BYTES } from '../compliance/model.js';
 import { documentClient } from '../platform/dynamo.js';
 import { requiredEnv } from '../platform/env.js';
-import { ServiceUnavailable } from '../platform/problem.js';
+import { Conflict, ServiceUnavailable } from '../platform/problem.js';
 import { redact } from '../platform/redaction.js';
 import { WRITE_ID_ATTRIBUTE, conditionFailed, holdsWrite, newWriteId, refusedOnCondition, settleWrite, unconfirmed } from '../platform/settled-write.js';
 import { transientReason } from '../platform/transient.js';
@@ -47,6 +48,7 @@ import {
   type NewRemediation,
   type Remediation,
   type RemediationDevice,
+  type RemediationEvent,
   type RemediationStatus,
   type RemediationStore,
   type RemediationTotals,
@@ -61,6 +63,8 @@ export const MAX_DEVICE_BYTES = 360_000;
 export const DEVICES_PER_WRITE = 99;
 /** Bytes of device attributes one such transaction carries at most (DynamoDB takes 4 MB a transaction). */
 const WRITE_BYTES = 3_500_000;
+/** Device batch writes `create` keeps in flight at once. */
+const PUT_CONCURRENCY = 8;
 /** Attempts of a device write that keeps meeting other writes of the run before the store gives up. */
 const MAX_CONTENDED_ATTEMPTS = 12;
 
@@ -82,6 +86,28 @@ const TOTAL_FIELDS = Object.keys(emptyRemediationTotals()) as Counter[];
 const totalField = (counter: Counter): string => `t_${counter}`;
 
 const runPk = (remediationId: string): string => `M#${remediationId}`;
+const LEASE_PREFIX = 'ML#';
+/** The partition of an adapter's lease: who commits through it now. */
+const leasePk = (adapterId: string): string => `${LEASE_PREFIX}${adapterId}`;
+const leaseHolder = (remediationId: string, action: RemediationEvent['action']): string => `${remediationId}/${action}`;
+/**
+ * When a lease taken at `started` lapses (epoch seconds): when its run can no longer be running,
+ * the batch deadline (the remediation function has the batch function's execution timeout,
+ * and starts the same way). A durable execution cannot outlive it, so a lease is never renewed.
+ */
+export const leaseExpiry = (started: string): number => Math.ceil(batchDeadline(started) / 1000);
+
+/** An adapter's lease: the run (or rollback) committing through it, until it ends or `expiresAt`. */
+interface Lease {
+  readonly pk: string;
+  readonly sk: 'LEASE';
+  readonly holder: string;
+  readonly remediationId: string;
+  readonly action: RemediationEvent['action'];
+  readonly started: string;
+  readonly expiresAt: number;
+}
+type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>[number];
 const deviceSk = (device: string): string => `D#${device}`;
 const num = (value: unknown): number => (typeof value === 'number' ? value : 0);
 const bytes = (text: string): number => Buffer.byteLength(text, 'utf8');
@@ -254,6 +280,8 @@ export class DynamoRemediationStore implements RemediationStore {
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
     private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
+    /** The clock a lease's expiry is compared with (epoch ms). */
+    private readonly now: () => number = Date.now,
   ) {}
 
   async #send<T>(call: () => Promise<T>): Promise<T> {
@@ -270,37 +298,51 @@ export class DynamoRemediationStore implements RemediationStore {
     return (await this.#send(() => this.client.send(new GetCommand({ TableName: this.tableName, Key: { pk, sk }, ConsistentRead: true })))).Item;
   }
 
-  /** Puts items 25 to a request, sending again what DynamoDB leaves unprocessed. */
+  /**
+   * Puts items 25 to a request, {@link PUT_CONCURRENCY} requests at a time (50,000 devices in one
+   * after another would not fit the start route's timeout), sending again what DynamoDB leaves
+   * unprocessed. The first failure stops every sender and is thrown.
+   */
   async #putAll(items: readonly Record<string, unknown>[]): Promise<void> {
-    for (let n = 0; n < items.length; n += 25) {
-      let pending = items.slice(n, n + 25).map((Item) => ({ PutRequest: { Item } }));
-      for (let attempt = 0; pending.length > 0; attempt++) {
-        if (attempt > 8) throw new ServiceUnavailable('The remediation store kept refusing writes; retry later.');
-        if (attempt > 0) await this.sleep(Math.min(1000, 50 * 2 ** attempt));
-        const out = await this.#send(() => this.client.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: pending } })));
-        pending = (out.UnprocessedItems?.[this.tableName] ?? []) as typeof pending;
+    let next = 0;
+    let failed = false;
+    const sender = async (): Promise<void> => {
+      while (!failed && next < items.length) {
+        const n = next;
+        next += 25;
+        try {
+          await this.#putBatch(items.slice(n, n + 25));
+        } catch (error) {
+          failed = true;
+          throw error;
+        }
       }
+    };
+    const outcomes = await Promise.allSettled(Array.from({ length: PUT_CONCURRENCY }, sender));
+    const refused = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+    if (refused) throw refused.reason;
+  }
+
+  /** Puts up to 25 items, sending again what DynamoDB leaves unprocessed. */
+  async #putBatch(items: readonly Record<string, unknown>[]): Promise<void> {
+    let pending = items.map((Item) => ({ PutRequest: { Item } }));
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt > 8) throw new ServiceUnavailable('The remediation store kept refusing writes; retry later.');
+      if (attempt > 0) await this.sleep(Math.min(1000, 50 * 2 ** attempt));
+      const out = await this.#send(() => this.client.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: pending } })));
+      pending = (out.UnprocessedItems?.[this.tableName] ?? []) as typeof pending;
     }
   }
 
-  /** Writes the devices (`pending`), then the run record, conditionally: an id is used once. */
+  /**
+   * Writes the run record (`running`, conditionally: an id is used once; an `apply` run takes
+   * its adapter's lease in the same transaction), then the devices (`pending`). A failure
+   * writing the devices ends the run `failed` with its reason (its lease released) and is
+   * rethrown: no device item is ever left without its run, and no run waits for devices.
+   */
   async create(run: NewRemediation): Promise<void> {
     const pk = runPk(run.remediationId);
     const { devices, listKeys, ...fields } = run;
-    await this.#putAll(
-      devices.map(({ device, node }) => ({
-        pk,
-        sk: deviceSk(device),
-        device,
-        node,
-        state: 'pending',
-        rules: '[]',
-        rev: 0,
-        counted: [],
-        updatedAt: run.started,
-        expiresAt: run.expiresAt,
-      })),
-    );
     const writeId = newWriteId();
     const meta = {
       pk,
@@ -312,17 +354,116 @@ export class DynamoRemediationStore implements RemediationStore {
       ...Object.fromEntries(TOTAL_FIELDS.map((c) => [totalField(c), 0])),
       [WRITE_ID_ATTRIBUTE]: writeId,
     };
-    const outcome = await this.#send(() =>
+    const lease = run.mode === 'apply' ? this.#lease(run.adapterId, run.remediationId, 'run', run.started) : undefined;
+    const outcome = await this.#leasedWrite(
+      { Put: { TableName: this.tableName, Item: meta, ConditionExpression: 'attribute_not_exists(pk)' } },
+      lease,
+      run.remediationId,
+      writeId,
+    );
+    if (outcome === 'refused') throw new Error(`remediation ${run.remediationId} exists already`);
+    try {
+      await this.#putAll(
+        devices.map(({ device, node }) => ({
+          pk,
+          sk: deviceSk(device),
+          device,
+          node,
+          state: 'pending',
+          rules: '[]',
+          rev: 0,
+          counted: [],
+          updatedAt: run.started,
+          expiresAt: run.expiresAt,
+        })),
+      );
+    } catch (error) {
+      const reason = `The run's devices could not be recorded (${transientReason(error) ?? (error as Error).message}).`;
+      await this.finish(run.remediationId, 'failed', run.started, reason).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** The lease item an `action` of a run holds on its adapter from `started` until it can no longer be running. */
+  #lease(adapterId: string, remediationId: string, action: RemediationEvent['action'], started: string): Lease {
+    return { pk: leasePk(adapterId), sk: 'LEASE', holder: leaseHolder(remediationId, action), remediationId, action, started, expiresAt: leaseExpiry(started) };
+  }
+
+  /**
+   * One conditional write of a run's record (`write`, which sets the write id `writeId`),
+   * together with `lease` when given: the lease is taken when free, expired or already this
+   * holder's (a resent write). A lease held by another run is a 409 naming it; a refused
+   * record is `refused`; an unconfirmed answer is settled by reading the record back.
+   */
+  async #leasedWrite(write: TransactItem, lease: Lease | undefined, remediationId: string, writeId: string): Promise<'done' | 'refused'> {
+    const items: TransactItem[] = lease
+      ? [
+          {
+            Put: {
+              TableName: this.tableName,
+              Item: lease,
+              ConditionExpression: 'attribute_not_exists(pk) OR expiresAt < :now OR holder = :holder',
+              ExpressionAttributeValues: { ':now': Math.floor(this.now() / 1000), ':holder': lease.holder },
+            },
+          },
+          write,
+        ]
+      : [write];
+    const send = async (): Promise<'done' | 'refused'> => {
+      try {
+        await this.client.send(new TransactWriteCommand({ TransactItems: items }));
+        return 'done';
+      } catch (error) {
+        const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
+        if ((error as { name?: string }).name !== 'TransactionCanceledException' || !reasons) throw error;
+        if (lease && reasons[0]?.Code === 'ConditionalCheckFailed') throw await this.#leaseHeld(lease);
+        if (reasons.at(-1)?.Code === 'ConditionalCheckFailed') return 'refused';
+        throw error;
+      }
+    };
+    return this.#send(() =>
       settleWrite(
-        () =>
-          refusedOnCondition(() =>
-            this.client.send(new PutCommand({ TableName: this.tableName, Item: meta, ConditionExpression: 'attribute_not_exists(pk)' })),
-          ),
-        () => this.#get(pk, 'META'),
+        send,
+        () => this.#get(runPk(remediationId), 'META'),
         (item) => holdsWrite(item, writeId),
       ),
     );
-    if (outcome === 'refused') throw new Error(`remediation ${run.remediationId} exists already`);
+  }
+
+  /** The 409 of a lease another run holds (read again: it may have ended meanwhile, then the caller retries). */
+  async #leaseHeld(lease: Lease): Promise<Conflict> {
+    const held = await this.#get(lease.pk, 'LEASE');
+    const what = held
+      ? `${held['action'] === 'rollback' ? 'the rollback of run' : 'run'} '${String(held['remediationId'])}' (started ${String(held['started'])})`
+      : 'another run';
+    return new Conflict(
+      `Adapter '${lease.pk.slice(LEASE_PREFIX.length)}' is being remediated by ${what}: one apply run or rollback at a time commits through an adapter. Retry when it has finished.`,
+      'remediation-running',
+    );
+  }
+
+  /** Releases the lease `remediationId`'s `action` holds on the run's adapter (none, or another's: nothing happens). */
+  async #release(remediationId: string, action: RemediationEvent['action']): Promise<void> {
+    const item = (
+      await this.#send(() =>
+        this.client.send(
+          new GetCommand({ TableName: this.tableName, Key: { pk: runPk(remediationId), sk: 'META' }, ProjectionExpression: 'adapterId', ConsistentRead: true }),
+        ),
+      )
+    ).Item;
+    if (!item) return;
+    await this.#send(() =>
+      refusedOnCondition(() =>
+        this.client.send(
+          new DeleteCommand({
+            TableName: this.tableName,
+            Key: { pk: leasePk(item['adapterId'] as string), sk: 'LEASE' },
+            ConditionExpression: 'holder = :holder',
+            ExpressionAttributeValues: { ':holder': leaseHolder(remediationId, action) },
+          }),
+        ),
+      ),
+    );
   }
 
   async get(remediationId: string): Promise<Remediation | undefined> {
@@ -334,24 +475,14 @@ export class DynamoRemediationStore implements RemediationStore {
     const item = await this.#get(runPk(remediationId), 'META');
     if (!item) return undefined;
     const devices: { device: string; node: string }[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const out = await this.#send(() =>
-        this.client.send(
-          new QueryCommand({
-            TableName: this.tableName,
-            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :d)',
-            ExpressionAttributeValues: { ':pk': runPk(remediationId), ':d': 'D#' },
-            ProjectionExpression: '#device, #node',
-            ExpressionAttributeNames: { '#device': 'device', '#node': 'node' },
-            ConsistentRead: true,
-            ...(start ? { ExclusiveStartKey: start } : {}),
-          }),
-        ),
-      );
-      for (const d of out.Items ?? []) devices.push({ device: d['device'] as string, node: d['node'] as string });
-      start = out.LastEvaluatedKey;
-    } while (start);
+    await this.#walkDevices(
+      remediationId,
+      { ProjectionExpression: '#device, #node', ExpressionAttributeNames: { '#device': 'device', '#node': 'node' } },
+      (items) => {
+        for (const d of items) devices.push({ device: d['device'] as string, node: d['node'] as string });
+        return true;
+      },
+    );
     return { run: toRemediation(item), listKeys: JSON.parse(item['listKeys'] as string) as NewRemediation['listKeys'], devices };
   }
 
@@ -566,36 +697,125 @@ export class DynamoRemediationStore implements RemediationStore {
     );
   }
 
+  /** Ends the run and releases the adapter lease it holds (an `apply` run's). */
   async finish(remediationId: string, status: Exclude<RemediationStatus, 'running'>, at: string, reason?: string): Promise<void> {
     await this.#update(remediationId, {
       set: `#status = :status, finished = :at${reason ? ', reason = :reason' : ''}`,
       condition: 'attribute_exists(pk)',
       values: { ':status': status, ':at': at, ...(reason ? { ':reason': reason } : {}) },
     });
+    await this.#release(remediationId, 'run');
   }
 
-  /** Starts the rollback of a completed `apply` run that has none yet: one conditional write, settled. */
+  /**
+   * Starts the rollback of a finished (`completed` or `failed`) `apply` run that has none yet,
+   * or whose rollback ended `failed` before any device was rolled back or being rolled back
+   * (one that could not be started, or stopped early: it may be started again). Takes the
+   * adapter's lease in the same write (a 409 when another run holds it). Refused (false) otherwise.
+   */
   async startRollback(remediationId: string, by: Actor, at: string): Promise<boolean> {
-    const pk = runPk(remediationId);
+    const run = await this.#get(runPk(remediationId), 'META');
+    // Refused on the run itself before the lease is asked for: its own 409 says why.
+    if (run?.['mode'] !== 'apply' || run['status'] === 'running') return false;
+    const previous = run['rollback'] as { status?: string; started?: string } | undefined;
+    if (previous && (previous.status !== 'failed' || (await this.#rollbackReachedDevices(remediationId)))) return false;
     const writeId = newWriteId();
-    const outcome = await this.#send(() =>
-      settleWrite(
-        () =>
-          refusedOnCondition(() =>
-            this.#update(remediationId, {
-              set: `#rollback = :rollback, ${WRITE_ID_ATTRIBUTE} = :writeId`,
-              condition: '#status = :completed AND #mode = :apply AND attribute_not_exists(#rollback)',
-              names: { '#mode': 'mode', '#rollback': 'rollback' },
-              values: { ':rollback': { status: 'running', startedBy: by, started: at }, ':writeId': writeId, ':completed': 'completed', ':apply': 'apply' },
-            }),
-          ),
-        () => this.#get(pk, 'META'),
-        (item) => holdsWrite(item, writeId),
-      ),
+    const outcome = await this.#leasedWrite(
+      {
+        Update: {
+          TableName: this.tableName,
+          Key: { pk: runPk(remediationId), sk: 'META' },
+          UpdateExpression: `SET #rollback = :rollback, ${WRITE_ID_ATTRIBUTE} = :writeId`,
+          ConditionExpression: `#status IN (:completed, :failed) AND #mode = :apply AND ${
+            previous ? '#rollback.#status = :failed AND #rollback.started = :previous' : 'attribute_not_exists(#rollback)'
+          }`,
+          ExpressionAttributeNames: { '#status': 'status', '#mode': 'mode', '#rollback': 'rollback' },
+          ExpressionAttributeValues: {
+            ':rollback': { status: 'running', startedBy: by, started: at },
+            ':writeId': writeId,
+            ':completed': 'completed',
+            ':failed': 'failed',
+            ':apply': 'apply',
+            ...(previous ? { ':previous': previous.started } : {}),
+          },
+        },
+      },
+      this.#lease(run['adapterId'] as string, remediationId, 'rollback', at),
+      remediationId,
+      writeId,
     );
     return outcome === 'done';
   }
 
+  /** Whether a rollback reached a device: one rolled back, or being rolled back (`applying`). */
+  async #rollbackReachedDevices(remediationId: string): Promise<boolean> {
+    let found = false;
+    await this.#walkDevices(
+      remediationId,
+      {
+        ProjectionExpression: '#device',
+        FilterExpression: '#rollback.#state IN (:applying, :rolledBack)',
+        ExpressionAttributeNames: { '#device': 'device', '#rollback': 'rollback', '#state': 'state' },
+        ExpressionAttributeValues: { ':applying': 'applying', ':rolledBack': 'rolled-back' },
+      },
+      (items) => {
+        found ||= items.length > 0;
+        return !found;
+      },
+    );
+    return found;
+  }
+
+  /** The rollback ids a run's devices recorded (those not rolled back yet), newest commit first: only those two attributes are read. */
+  async rollbackIds(remediationId: string): Promise<number[]> {
+    const ids: number[] = [];
+    await this.#walkDevices(
+      remediationId,
+      {
+        ProjectionExpression: 'rollbackId',
+        FilterExpression: 'attribute_exists(rollbackId) AND #state <> :rolledBack',
+        ExpressionAttributeNames: { '#state': 'state' },
+        ExpressionAttributeValues: { ':rolledBack': 'rolled-back' },
+      },
+      (items) => {
+        for (const item of items) ids.push(item['rollbackId'] as number);
+        return true;
+      },
+    );
+    return ids.sort((a, b) => b - a);
+  }
+
+  /** Queries a run's device items with `read` (projection, filter), a page at a time, while `more` answers true. */
+  async #walkDevices(
+    remediationId: string,
+    read: {
+      ProjectionExpression: string;
+      FilterExpression?: string;
+      ExpressionAttributeNames: Record<string, string>;
+      ExpressionAttributeValues?: Record<string, unknown>;
+    },
+    more: (items: Record<string, unknown>[]) => boolean,
+  ): Promise<void> {
+    let start: Record<string, unknown> | undefined;
+    do {
+      const out = await this.#send(() =>
+        this.client.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :d)',
+            ...read,
+            ExpressionAttributeValues: { ...read.ExpressionAttributeValues, ':pk': runPk(remediationId), ':d': 'D#' },
+            ConsistentRead: true,
+            ...(start ? { ExclusiveStartKey: start } : {}),
+          }),
+        ),
+      );
+      if (!more(out.Items ?? [])) return;
+      start = out.LastEvaluatedKey;
+    } while (start);
+  }
+
+  /** Ends the rollback and releases the adapter lease it holds. */
   async finishRollback(remediationId: string, status: Exclude<RemediationStatus, 'running'>, at: string): Promise<void> {
     await this.#update(remediationId, {
       set: '#rollback.#status = :status, #rollback.finished = :at',
@@ -603,6 +823,7 @@ export class DynamoRemediationStore implements RemediationStore {
       names: { '#rollback': 'rollback' },
       values: { ':status': status, ':at': at },
     });
+    await this.#release(remediationId, 'rollback');
   }
 }
 

@@ -1,8 +1,8 @@
 /** The remediation store the handlers share: one per container, over the compliance table. */
-import type { RemediationStore } from './model.js';
+import type { RemediationStore, RollbackIdsReader } from './model.js';
 import { createRemediationStore } from './store.js';
 
-let store: RemediationStore | undefined;
+let store: (RemediationStore & RollbackIdsReader) | undefined;
 
 /** The container's remediation store (`COMPLIANCE_TABLE`), created on first use. */
-export const remediationStore = (): RemediationStore => (store ??= createRemediationStore());
+export const remediationStore = (): RemediationStore & RollbackIdsReader => (store ??= createRemediationStore());

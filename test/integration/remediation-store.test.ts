@@ -219,7 +219,7 @@ describe('totals', () => {
 });
 
 describe('the run’s end and its rollback', () => {
-  it('starts a rollback only of a completed apply run, once', async () => {
+  it('starts a rollback only of a finished apply run, once (again after one that failed before reaching a device)', async () => {
     const by = { subject: 'bob', roles: ['admin'] };
     const running = newRun();
     await store.create(running);
@@ -245,6 +245,10 @@ describe('the run’s end and its rollback', () => {
     await store.create(failed);
     await store.finish(failed.remediationId, 'failed', AT, 'a chunk could not be run');
     expect(await store.get(failed.remediationId)).toMatchObject({ status: 'failed', finished: AT, reason: 'a chunk could not be run' });
+    // A failed apply run may have committed devices: it can be rolled back.
+    expect(await store.startRollback(failed.remediationId, by, AT)).toBe(true);
+    await store.finishRollback(failed.remediationId, 'failed', AT);
+    expect(await store.startRollback(failed.remediationId, by, '2026-11-20T12:00:00.000Z')).toBe(true);
     expect(await store.startRollback(failed.remediationId, by, AT)).toBe(false);
     expect(await store.startRollback(newId(), by, AT)).toBe(false);
   });

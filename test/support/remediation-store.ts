@@ -1,8 +1,9 @@
 /**
  * An in-memory {@link RemediationStore} that keeps the contract of functions/remediation/model.ts:
  * devices listed by name (`after` the last name of the previous page), totals counted once per
- * state a device reaches, a rollback allowed once and only for a completed `apply` run. For
- * tests of the code that starts and shows runs.
+ * state a device reaches, a rollback allowed only for a finished `apply` run, once (again after
+ * one that failed before reaching a device). No adapter lease: tests of the lease use the
+ * DynamoDB store. For tests of the code that starts and shows runs.
  */
 import type {
   Actor,
@@ -13,6 +14,7 @@ import type {
   RemediationStatus,
   RemediationStore,
   RemediationTotals,
+  RollbackIdsReader,
 } from '../../functions/remediation/model.js';
 import { emptyRemediationTotals } from '../../functions/remediation/model.js';
 
@@ -34,7 +36,7 @@ interface Kept {
   counted: Set<string>;
 }
 
-export class MemoryRemediationStore implements RemediationStore {
+export class MemoryRemediationStore implements RemediationStore, RollbackIdsReader {
   readonly runs = new Map<string, Kept>();
 
   #kept(remediationId: string): Kept {
@@ -101,7 +103,9 @@ export class MemoryRemediationStore implements RemediationStore {
 
   async startRollback(remediationId: string, by: Actor, at: string): Promise<boolean> {
     const kept = this.#kept(remediationId);
-    if (kept.run.mode !== 'apply' || kept.run.status !== 'completed' || kept.run.rollback) return false;
+    const reached = [...kept.devices.values()].some((d) => d.rollback?.state === 'applying' || d.rollback?.state === 'rolled-back');
+    if (kept.run.mode !== 'apply' || kept.run.status === 'running') return false;
+    if (kept.run.rollback && (kept.run.rollback.status !== 'failed' || reached)) return false;
     kept.run = { ...kept.run, rollback: { status: 'running', startedBy: by, started: at } };
     return true;
   }
@@ -110,5 +114,12 @@ export class MemoryRemediationStore implements RemediationStore {
     const kept = this.#kept(remediationId);
     if (!kept.run.rollback) throw new Error(`run ${remediationId} has no rollback`);
     kept.run = { ...kept.run, rollback: { ...kept.run.rollback, status, finished: at } };
+  }
+
+  async rollbackIds(remediationId: string): Promise<number[]> {
+    return [...this.#kept(remediationId).devices.values()]
+      .filter((d) => d.rollbackId !== undefined && d.state !== 'rolled-back')
+      .map((d) => d.rollbackId!)
+      .sort((a, b) => b - a);
   }
 }
