@@ -655,7 +655,7 @@ export class DynamoRemediationStore implements RemediationStore {
         : [];
       try {
         await this.client.send(new TransactWriteCommand({ TransactItems: [...updates, ...meta] }));
-        sent.forEach(({ record }, i) => this.#remember(`${remediationId}/${record.device}`, next[i]!.after));
+        for (const [i, { record }] of sent.entries()) this.#remember(`${remediationId}/${record.device}`, next[i]!.after);
       } catch (error) {
         if (!contended(error) && !unconfirmed(error)) throw error;
         for (const { record } of sent) await this.putDevice(remediationId, record);
