@@ -28,8 +28,11 @@ export interface EndingDeps {
 
 /** The run and action of a durable execution, from its name (service.ts `remediationExecutionName`); none for another name. */
 export const remediationExecution = (name: string): RemediationEvent | undefined => {
-  const match = /^([0-9a-f]{24})(-rollback)?$/.exec(name);
-  return match ? { remediationId: match[1]!, action: match[2] ? 'rollback' : 'run' } : undefined;
+  const match = /^([0-9a-f]{24})(-rollback(?:-([1-9][0-9]{0,5}))?)?$/.exec(name);
+  if (!match) return undefined;
+  if (!match[2]) return { remediationId: match[1]!, action: 'run' };
+  const attempt = Number(match[3] ?? 1);
+  return { remediationId: match[1]!, action: 'rollback', ...(attempt > 1 ? { attempt } : {}) };
 };
 
 const WHAT = { run: 'the run', rollback: 'the rollback' } as const;
@@ -56,13 +59,15 @@ export const endRemediationFailed = async (
   end: {
     readonly remediationId: string;
     readonly action: RemediationEvent['action'];
+    /** The rollback's attempt the execution ran (1 when absent): an earlier attempt's end leaves a later one alone. */
+    readonly attempt?: number;
     readonly at: string;
     readonly reason: string;
     readonly foundBy: 'read' | 'sweep';
   },
 ): Promise<boolean> => {
   const run = await deps.store.get(end.remediationId);
-  const running = end.action === 'run' ? run?.status === 'running' : run?.rollback?.status === 'running';
+  const running = end.action === 'run' ? run?.status === 'running' : run?.rollback?.status === 'running' && (run.rollback.attempt ?? 1) === (end.attempt ?? 1);
   if (!running) return false;
   if (end.action === 'run') await deps.store.finish(end.remediationId, 'failed', end.at, end.reason);
   else await deps.store.finishRollback(end.remediationId, 'failed', end.at);

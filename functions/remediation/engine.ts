@@ -362,6 +362,15 @@ const runChunk = async (
  * carries no label of ours), so it records the device `failed` (`rollback-unknown`) and never
  * applies the file a second time.
  */
+/**
+ * Whether a rollback takes the device: none yet; `applying` (an earlier attempt stopped while NSO
+ * was asked: recorded `rollback-unknown`, never applied again); or refused by NSO in an earlier
+ * attempt (nothing was applied, so it is asked again). A device rolled back, or whose rollback is
+ * unknown, is never taken.
+ */
+const rollbackDue = (d: RemediationDevice): boolean =>
+  !d.rollback || d.rollback.state === 'applying' || (d.rollback.state === 'failed' && d.rollback.error?.kind !== 'rollback-unknown');
+
 const rollbackPart = async (remediationId: string, run: number, remainingTimeMs: () => number, deps: RemediationEngineDeps): Promise<PartOutcome> => {
   const work = await workOf(remediationId, deps);
   const { adapterId } = work.run;
@@ -370,8 +379,7 @@ const rollbackPart = async (remediationId: string, run: number, remainingTimeMs:
   let after: string | undefined;
   do {
     const page = await deps.store.listDevices(remediationId, { limit: 100, ...(after === undefined ? {} : { after }) });
-    for (const d of page.items)
-      if (d.rollbackId !== undefined && (!d.rollback || d.rollback.state === 'applying')) todo.push(d as RemediationDevice & { readonly rollbackId: number });
+    for (const d of page.items) if (d.rollbackId !== undefined && rollbackDue(d)) todo.push(d as RemediationDevice & { readonly rollbackId: number });
     after = page.next;
   } while (after !== undefined);
   todo.sort((a, b) => b.rollbackId - a.rollbackId);
@@ -466,6 +474,7 @@ export const runRemediation = async (event: RemediationEvent, context: DurableCo
     return {
       status: stored.status,
       rollback: rollback?.status,
+      rollbackAttempt: rollback?.attempt ?? 1,
       devices: (await workOf(remediationId, deps)).devices.length,
     };
   });
@@ -473,6 +482,8 @@ export const runRemediation = async (event: RemediationEvent, context: DurableCo
   const remainingTimeMs = deps.remainingTimeMs ?? remainingOf(context);
   if (action === 'rollback') {
     if (loaded.rollback !== 'running') return { remediationId, action, skipped: 'the run has no rollback running' };
+    if (loaded.rollbackAttempt !== (event.attempt ?? 1))
+      return { remediationId, action, skipped: `the run's rollback running is attempt ${loaded.rollbackAttempt}` };
     let status: 'completed' | 'failed' = 'completed';
     try {
       await inParts(context, 'rollback', (run) => rollbackPart(remediationId, run, remainingTimeMs, deps), deps);

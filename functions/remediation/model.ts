@@ -49,6 +49,8 @@ export interface Actor {
 
 /** A rollback of an applied run. */
 export interface RollbackRun {
+  /** 1 for the first rollback of the run; a rollback started again after one that failed is the next. */
+  readonly attempt?: number;
   readonly status: RemediationStatus;
   readonly startedBy: Actor;
   readonly started: string;
@@ -240,4 +242,6 @@ export interface RemediationEvent {
   readonly remediationId: string;
   /** `rollback`: apply the run's recorded rollback ids, newest commit first. */
   readonly action: 'run' | 'rollback';
+  /** The rollback's attempt (1 when absent): an execution of an earlier attempt does nothing. */
+  readonly attempt?: number;
 }

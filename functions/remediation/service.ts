@@ -13,6 +13,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { batchAdapter, type AdapterInfo } from '../compliance/service.js';
+import { deviceNameProblem } from '../trees/config-checks.js';
 import type { Report } from '../compliance/model.js';
 import type { ComplianceStore } from '../compliance/store.js';
 import { decodeCursor, encodeCursor, invalidCursor } from '../platform/cursor.js';
@@ -64,7 +65,13 @@ export interface RemediationDeps {
 }
 
 /** The durable execution name of a run (`run`) or of its rollback. */
-export const remediationExecutionName = (event: RemediationEvent): string => (event.action === 'run' ? event.remediationId : `${event.remediationId}-rollback`);
+/**
+ * The durable execution's name: `<id>` for the run, `<id>-rollback` for its first rollback and
+ * `<id>-rollback-<n>` for the n-th (Lambda keeps a name as the idempotency key of its execution
+ * for days: a rollback started again needs a name of its own to run at all).
+ */
+export const remediationExecutionName = (event: RemediationEvent): string =>
+  event.action === 'run' ? event.remediationId : `${event.remediationId}-rollback${(event.attempt ?? 1) > 1 ? `-${event.attempt}` : ''}`;
 
 export const newRemediationId = (): string => randomBytes(12).toString('hex');
 
@@ -203,15 +210,16 @@ const rollbackRefusal = (run: Remediation): string =>
     ? `Run '${run.remediationId}' is a dry-run: it committed nothing to roll back.`
     : run.status === 'running'
       ? `Run '${run.remediationId}' is still running: it can be rolled back once it has finished (completed or failed).`
-      : run.rollback?.status === 'failed'
-        ? `Run '${run.remediationId}' already has a rollback (failed, started ${run.rollback.started}) that reached devices: it is not started again. Check the devices' rollback records.`
-        : `Run '${run.remediationId}' already has a rollback (${run.rollback?.status}, started ${run.rollback?.started}).`;
+      : run.rollback?.status === 'running'
+        ? `Run '${run.remediationId}' already has a rollback running (started ${run.rollback.started}).`
+        : `Run '${run.remediationId}' has no device left to roll back: each was rolled back, or its rollback's outcome is unknown (its rollback ${run.rollback?.status}, started ${run.rollback?.started}; see the devices' rollback records).`;
 
 /**
  * Starts the rollback of a finished `apply` run (`completed` or `failed`): 404 unknown run, 409
  * stopped adapter, another apply run or rollback on the adapter (`remediation-running`), or a
- * run the store refuses (a dry-run, still running, or a rollback started already: one that
- * failed before reaching any device may be started again). Audits the rollback with the
+ * run the store refuses (a dry-run, still running, a rollback running, or no device left to
+ * roll back: an ended rollback that left devices, those NSO refused or never reached, may be
+ * started again, as the next attempt). Audits the rollback with the
  * rollback ids recorded, then starts its execution; a rollback that cannot be started ends
  * `failed` (so it can be started again) and the caller is told 503.
  */
@@ -222,9 +230,10 @@ export const startRollback = async (remediationId: string, by: Actor, deps: Reme
   if (!(await deps.store.startRollback(remediationId, by, at))) {
     throw new Conflict(rollbackRefusal((await deps.store.get(remediationId)) ?? run), 'rollback-refused');
   }
+  const attempt = (await deps.store.get(remediationId))?.rollback?.attempt ?? 1;
   await launch(
     deps,
-    { remediationId, action: 'rollback' },
+    { remediationId, action: 'rollback', ...(attempt > 1 ? { attempt } : {}) },
     async () => recordRollbackStart(deps.audit, run, by, at, await deps.store.rollbackIds(remediationId)),
     () => deps.store.finishRollback(remediationId, 'failed', deps.now().toISOString()),
   );
@@ -286,7 +295,8 @@ export const listRemediationDevices = async (
 ): Promise<{ items: readonly RemediationDevice[]; next?: string }> => {
   let after: string | undefined;
   if (query.cursor !== undefined) {
-    const fields = decodeCursor(query.cursor, ['m', 'after'], (f) => f.m === remediationId);
+    // Only a device name a run can hold: a longer `after` would pass DynamoDB's bound on a key (a 500).
+    const fields = decodeCursor(query.cursor, ['m', 'after'], (f) => f.m === remediationId && deviceNameProblem(f.after) === undefined);
     if (!fields) throw invalidCursor();
     after = fields.after;
   }

@@ -396,29 +396,39 @@ export class DynamoRemediationStore implements RemediationStore {
    * record is `refused`; an unconfirmed answer is settled by reading the record back.
    */
   async #leasedWrite(write: TransactItem, lease: Lease | undefined, remediationId: string, writeId: string): Promise<'done' | 'refused'> {
-    const items: TransactItem[] = lease
-      ? [
-          {
-            Put: {
-              TableName: this.tableName,
-              Item: lease,
-              ConditionExpression: 'attribute_not_exists(pk) OR expiresAt < :now OR holder = :holder',
-              ExpressionAttributeValues: { ':now': Math.floor(this.now() / 1000), ':holder': lease.holder },
+    /** The transaction; `stale`: the holder of a lease whose run or rollback has ended, taken over. */
+    const items = (stale?: string): TransactItem[] =>
+      lease
+        ? [
+            {
+              Put: {
+                TableName: this.tableName,
+                Item: lease,
+                ConditionExpression: `attribute_not_exists(pk) OR expiresAt < :now OR holder = :holder${stale ? ' OR holder = :stale' : ''}`,
+                ExpressionAttributeValues: { ':now': Math.floor(this.now() / 1000), ':holder': lease.holder, ...(stale ? { ':stale': stale } : {}) },
+              },
             },
-          },
-          write,
-        ]
-      : [write];
+            write,
+          ]
+        : [write];
     const send = async (): Promise<'done' | 'refused'> => {
-      try {
-        await this.client.send(new TransactWriteCommand({ TransactItems: items }));
-        return 'done';
-      } catch (error) {
-        const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
-        if ((error as { name?: string }).name !== 'TransactionCanceledException' || !reasons) throw error;
-        if (lease && reasons[0]?.Code === 'ConditionalCheckFailed') throw await this.#leaseHeld(lease);
-        if (reasons.at(-1)?.Code === 'ConditionalCheckFailed') return 'refused';
-        throw error;
+      let stale: string | undefined;
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await this.client.send(new TransactWriteCommand({ TransactItems: items(stale) }));
+          return 'done';
+        } catch (error) {
+          const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
+          if ((error as { name?: string }).name !== 'TransactionCanceledException' || !reasons) throw error;
+          if (lease && reasons[0]?.Code === 'ConditionalCheckFailed') {
+            // A lease whose holder has ended (its release was lost to a failure) is free: taken over once.
+            stale = attempt === 0 ? await this.#staleHolder(lease) : undefined;
+            if (stale !== undefined) continue;
+            throw await this.#leaseHeld(lease);
+          }
+          if (reasons.at(-1)?.Code === 'ConditionalCheckFailed') return 'refused';
+          throw error;
+        }
       }
     };
     return this.#send(() =>
@@ -428,6 +438,20 @@ export class DynamoRemediationStore implements RemediationStore {
         (item) => holdsWrite(item, writeId),
       ),
     );
+  }
+
+  /**
+   * The holder of the adapter's lease when what holds it has ended (the run, or its rollback, is
+   * no longer `running`): its release was lost (a failure after the end was written), and the
+   * lease is free. `undefined` when the holder still runs.
+   */
+  async #staleHolder(lease: Lease): Promise<string | undefined> {
+    const held = await this.#get(lease.pk, 'LEASE');
+    if (!held || typeof held['remediationId'] !== 'string') return undefined;
+    const run = await this.#get(runPk(held['remediationId']), 'META');
+    const running =
+      held['action'] === 'rollback' ? (run?.['rollback'] as { status?: string } | undefined)?.status === 'running' : run?.['status'] === 'running';
+    return running ? undefined : (held['holder'] as string);
   }
 
   /** The 409 of a lease another run holds (read again: it may have ended meanwhile, then the caller retries). */
@@ -717,8 +741,9 @@ export class DynamoRemediationStore implements RemediationStore {
     const run = await this.#get(runPk(remediationId), 'META');
     // Refused on the run itself before the lease is asked for: its own 409 says why.
     if (run?.['mode'] !== 'apply' || run['status'] === 'running') return false;
-    const previous = run['rollback'] as { status?: string; started?: string } | undefined;
-    if (previous && (previous.status !== 'failed' || (await this.#rollbackReachedDevices(remediationId)))) return false;
+    const previous = run['rollback'] as { status?: string; started?: string; attempt?: number } | undefined;
+    // Started again only once the last attempt has ended and left a device to roll back.
+    if (previous && (previous.status === 'running' || !(await this.#rollbackDue(remediationId)))) return false;
     const writeId = newWriteId();
     const outcome = await this.#leasedWrite(
       {
@@ -727,16 +752,16 @@ export class DynamoRemediationStore implements RemediationStore {
           Key: { pk: runPk(remediationId), sk: 'META' },
           UpdateExpression: `SET #rollback = :rollback, ${WRITE_ID_ATTRIBUTE} = :writeId`,
           ConditionExpression: `#status IN (:completed, :failed) AND #mode = :apply AND ${
-            previous ? '#rollback.#status = :failed AND #rollback.started = :previous' : 'attribute_not_exists(#rollback)'
+            previous ? '#rollback.#status = :previousStatus AND #rollback.started = :previous' : 'attribute_not_exists(#rollback)'
           }`,
           ExpressionAttributeNames: { '#status': 'status', '#mode': 'mode', '#rollback': 'rollback' },
           ExpressionAttributeValues: {
-            ':rollback': { status: 'running', startedBy: by, started: at },
+            ':rollback': { status: 'running', startedBy: by, started: at, ...(previous ? { attempt: (previous.attempt ?? 1) + 1 } : {}) },
             ':writeId': writeId,
             ':completed': 'completed',
             ':failed': 'failed',
             ':apply': 'apply',
-            ...(previous ? { ':previous': previous.started } : {}),
+            ...(previous ? { ':previous': previous.started, ':previousStatus': previous.status } : {}),
           },
         },
       },
@@ -747,16 +772,21 @@ export class DynamoRemediationStore implements RemediationStore {
     return outcome === 'done';
   }
 
-  /** Whether a rollback reached a device: one rolled back, or being rolled back (`applying`). */
-  async #rollbackReachedDevices(remediationId: string): Promise<boolean> {
+  /**
+   * Whether a device is left for another rollback attempt: it has a rollback id and no rollback
+   * yet, or NSO refused its rollback (an unknown one, and one rolled back, are never taken again;
+   * engine.ts `rollbackDue`).
+   */
+  async #rollbackDue(remediationId: string): Promise<boolean> {
     let found = false;
     await this.#walkDevices(
       remediationId,
       {
         ProjectionExpression: '#device',
-        FilterExpression: '#rollback.#state IN (:applying, :rolledBack)',
-        ExpressionAttributeNames: { '#device': 'device', '#rollback': 'rollback', '#state': 'state' },
-        ExpressionAttributeValues: { ':applying': 'applying', ':rolledBack': 'rolled-back' },
+        FilterExpression:
+          'attribute_exists(rollbackId) AND (attribute_not_exists(#rollback) OR (#rollback.#state = :failed AND #rollback.#error.#kind <> :unknown))',
+        ExpressionAttributeNames: { '#device': 'device', '#rollback': 'rollback', '#state': 'state', '#error': 'error', '#kind': 'kind' },
+        ExpressionAttributeValues: { ':failed': 'failed', ':unknown': 'rollback-unknown' },
       },
       (items) => {
         found ||= items.length > 0;

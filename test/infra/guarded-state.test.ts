@@ -247,8 +247,8 @@ describe('canary releases of the relay and the authorizer', () => {
   it('"off": the functions are invoked directly and updated in place', () => {
     const off = build({ deployment: { canary: 'off' } }).resources;
     expect(ofType(off, 'AWS::CodeDeploy::DeploymentGroup')).toEqual([]);
-    // The compliance batch's alias is the only one.
-    expect(ofType(off, 'AWS::Lambda::Alias')).toHaveLength(1);
+    // The durable functions' aliases (the compliance batch, the remediation run) are the only ones.
+    expect(ofType(off, 'AWS::Lambda::Alias')).toHaveLength(2);
   });
 
   it('follows the configured mode', () => {

@@ -246,14 +246,14 @@ const setup = async (
   return { store, nso, fetched, deps, id, adapterId };
 };
 
-const execute = async (s: Setup, action: RemediationEvent['action'] = 'run', onInvoke: () => void = () => undefined) => {
+const execute = async (s: Setup, action: RemediationEvent['action'] = 'run', onInvoke: () => void = () => undefined, attempt?: number) => {
   const runner = new LocalDurableTestRunner({
     handlerFunction: withDurableExecution(async (event: RemediationEvent, context) => {
       onInvoke();
       return runRemediation(event, context, s.deps);
     }),
   });
-  return runner.run({ payload: { remediationId: s.id, action } });
+  return runner.run({ payload: { remediationId: s.id, action, ...(attempt === undefined ? {} : { attempt }) } });
 };
 
 const states = (s: Setup) => Object.fromEntries([...s.store.devices.get(s.id)!.values()].map((d) => [d.device, d.state]));
@@ -492,7 +492,8 @@ describe('a rollback', () => {
     expect(execution.getResult()).toEqual({ remediationId: s.id, action: 'rollback', status: 'completed' });
   });
 
-  it('records a device NSO would not roll back as failed and goes on with the others', async () => {
+  /** Two devices applied, then a rollback in which NSO refuses the first commit's file while `refusing()` holds. */
+  const refusedRollback = async (refusing: () => boolean = () => true) => {
     const s = await setup('apply', { 'edge-0': failing(), 'edge-1': failing() });
     adapters.push(s.adapterId);
     await execute(s);
@@ -500,13 +501,37 @@ describe('a rollback', () => {
     const refused = s.nso.commits[0]!;
     const apply = s.nso.applyRollback.bind(s.nso);
     s.nso.applyRollback = async (adapter, rollbackId) =>
-      rollbackId === refused.rollbackId ? { kind: 'status', reason: 'The orchestrator answered 400.' } : apply(adapter, rollbackId);
+      refusing() && rollbackId === refused.rollbackId ? { kind: 'status', reason: 'The orchestrator answered 400.' } : apply(adapter, rollbackId);
     await execute(s, 'rollback');
+    return { s, refused };
+  };
+
+  it('records a device NSO would not roll back as failed and goes on with the others', async () => {
+    const { s, refused } = await refusedRollback();
     expect(await s.store.getDevice(s.id, refused.device)).toMatchObject({
       state: 'fixed',
       rollback: { state: 'failed', error: { kind: 'status', reason: 'The orchestrator answered 400.' } },
     });
     expect((await s.store.get(s.id))!.totals.rolledBack).toBe(1);
+  });
+
+  it('rolls back in a later attempt the device NSO refused; an execution of an earlier attempt does nothing', async () => {
+    let refuse = true;
+    const { s, refused } = await refusedRollback(() => refuse);
+    refuse = false;
+    // The next attempt, as the store starts it (service: a device is left to roll back).
+    const kept = s.store.runs.get(s.id)!;
+    kept.run = { ...kept.run, rollback: { ...kept.run.rollback!, status: 'running', attempt: 2 } };
+    const stale = await execute(s, 'rollback');
+    expect(stale.getResult()).toMatchObject({ skipped: expect.stringContaining('attempt 2') });
+    // Attempt 1 rolled back the other device only; the stale execution sent nothing.
+    expect(s.nso.rollbacks.map((r) => r.rollbackId)).toEqual(s.nso.commits.filter((c) => c !== refused).map((c) => c.rollbackId));
+    await execute(s, 'rollback', () => undefined, 2);
+    expect(s.nso.rollbacks.at(-1)?.rollbackId).toBe(refused.rollbackId);
+    expect(s.nso.rollbacks).toHaveLength(2);
+    expect(await s.store.getDevice(s.id, refused.device)).toMatchObject({ state: 'rolled-back', rollback: { state: 'rolled-back' } });
+    expect((await s.store.get(s.id))!.totals.rolledBack).toBe(2);
+    expect(s.nso.configs.get(refused.device)).toEqual(failing());
   });
 
   it('undoes a commit that landed in NSO although its commit queue item failed: the failed device keeps its rollback id', async () => {

@@ -5,7 +5,7 @@
  * the run item's size, and the device list's cursor after the longest device names.
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { GetCommand, QueryCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createAdapterStore } from '../../functions/adapters/store.js';
 import { liveRoutes } from '../../functions/api/routes.js';
@@ -43,6 +43,8 @@ let store: DynamoRemediationStore;
 const clock = { now: Date.now() };
 const faults = { batchWrite: false };
 const handlers: Record<string, Handler> = {};
+/** The executions the routes started: their names and events. */
+const executions: { name: string; payload: Record<string, unknown> }[] = [];
 let batches = 0;
 
 const issue = (ruleId: string): ReportIssue => ({ ruleId, node: 'base', path: '/ntp', severity: 'error', mode: 'required', message: `${ruleId} fails` });
@@ -114,13 +116,16 @@ const partition = async (remediationId: string) =>
 beforeAll(async () => {
   tables = await createTables();
   const adapters = createAdapterStore(documentClient, tables['adapters']);
-  for (const name of ['lab-a', 'lab-b', 'lab-c', 'lab-d', 'lab-e', 'lab-f', 'lab-g']) {
+  for (const name of ['lab-a', 'lab-b', 'lab-c', 'lab-d', 'lab-e', 'lab-f', 'lab-g', 'lab-h']) {
     await adapters.put(
       { name, type: 'nso', baseUrl: 'https://nso.example.net', auth: { type: 'basic', username: 'admin', password: '$VAULT_netconfig/nso#password' } },
       new Date().toISOString(),
     );
   }
-  lambda = await startLambdaInvokeEndpoint({ functions: new Map([['netconfig-RemediationRun', async () => undefined]]), log: () => undefined });
+  lambda = await startLambdaInvokeEndpoint({
+    functions: new Map([['netconfig-RemediationRun', async (payload: string, name: string) => void executions.push({ name, payload: JSON.parse(payload) })]]),
+    log: () => undefined,
+  });
   vi.stubEnv('LOG_LEVEL', 'error');
   vi.stubEnv('COMPLIANCE_TABLE', tables['compliance']!);
   vi.stubEnv('ADAPTERS_TABLE', tables['adapters']!);
@@ -237,7 +242,7 @@ describe('rollbacks', () => {
     await store.finish(running.body.remediationId, 'completed', new Date().toISOString());
   });
 
-  it('can be started again after one that could not be started (503), never after one that reached a device', async () => {
+  it('can be started again after one that could not be started (503), or left a device to roll back; each attempt is an execution of its own', async () => {
     const remediationId = await appliedRun('lab-f', 'completed');
     vi.stubEnv('REMEDIATION_FUNCTION', 'arn:aws:lambda:us-east-1:000000000000:function:netconfig-Missing:live');
     const first = await rollback(remediationId);
@@ -248,22 +253,53 @@ describe('rollbacks', () => {
 
     const again = await rollback(remediationId);
     expect(again.status).toBe(202);
-    expect((await store.get(remediationId))?.rollback?.status).toBe('running');
+    expect((await store.get(remediationId))?.rollback).toMatchObject({ status: 'running', attempt: 2 });
     expect((await rollback(remediationId)).status).toBe(409);
+    // Lambda keeps an execution's name for days: the second attempt runs under a name of its own.
+    await lambda.idle();
+    expect(executions.filter((e) => e.payload['remediationId'] === remediationId && e.payload['action'] === 'rollback')).toEqual([
+      { name: `${remediationId}-rollback-2`, payload: { remediationId, action: 'rollback', attempt: 2 } },
+    ]);
 
-    // This rollback reached d1 (`applying`), then failed: starting it again could apply d1's file twice.
+    // NSO refused d1's rollback file: the rollback completed, and d1 is still to roll back.
+    const refused = { device: 'd1', state: 'fixed' as const, rollbackId: 7, rules: [], updatedAt: new Date().toISOString() };
     await store.putDevice(remediationId, {
-      device: 'd1',
-      state: 'fixed',
-      rollbackId: 7,
-      rules: [],
-      rollback: { state: 'applying', at: new Date().toISOString() },
-      updatedAt: new Date().toISOString(),
+      ...refused,
+      rollback: { state: 'failed', at: new Date().toISOString(), error: { kind: 'refused', reason: 'NSO said no' } },
     });
+    await store.finishRollback(remediationId, 'completed', new Date().toISOString());
+    expect((await rollback(remediationId)).status).toBe(202);
+    expect((await store.get(remediationId))?.rollback).toMatchObject({ status: 'running', attempt: 3 });
+
+    // This attempt reached d1 (`applying`), then failed: d1's file is never applied again, and
+    // no device is left, so no attempt starts.
+    await store.putDevice(remediationId, { ...refused, rollback: { state: 'applying', at: new Date().toISOString() } });
     await store.finishRollback(remediationId, 'failed', new Date().toISOString());
     const after = await rollback(remediationId);
     expect(after.status).toBe(409);
-    expect(after.body.detail).toContain('reached devices');
+    expect(after.body.detail).toContain('no device left to roll back');
+  });
+
+  it('takes over the lease of a run that has ended when its release was lost', async () => {
+    const remediationId = await appliedRun('lab-h', 'completed');
+    // The run ended, but its lease is still there (the delete that releases it failed).
+    await documentClient.send(
+      new PutCommand({
+        TableName: tables['compliance']!,
+        Item: {
+          pk: 'ML#lab-h',
+          sk: 'LEASE',
+          holder: `${remediationId}/run`,
+          remediationId,
+          action: 'run',
+          started: new Date().toISOString(),
+          expiresAt: Math.floor(clock.now / 1000) + 86_400,
+        },
+      }),
+    );
+    const next = await start(await seed('lab-h', ['d3']), { mode: 'apply' });
+    expect(next.status).toBe(202);
+    expect(await lease('lab-h')).toMatchObject({ remediationId: next.body.remediationId, action: 'run' });
   });
 
   it('reads only the rollback ids of the devices not rolled back yet, newest commit first', async () => {

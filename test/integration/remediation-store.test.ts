@@ -248,7 +248,11 @@ describe('the run’s end and its rollback', () => {
     // A failed apply run may have committed devices: it can be rolled back.
     expect(await store.startRollback(failed.remediationId, by, AT)).toBe(true);
     await store.finishRollback(failed.remediationId, 'failed', AT);
+    // Started again only while a device is left to roll back (it has a rollback id, none applied).
+    expect(await store.startRollback(failed.remediationId, by, '2026-11-20T12:00:00.000Z')).toBe(false);
+    await store.putDevice(failed.remediationId, record('edge-0', 'fixed', { rollbackId: 11 }));
     expect(await store.startRollback(failed.remediationId, by, '2026-11-20T12:00:00.000Z')).toBe(true);
+    expect(await store.get(failed.remediationId)).toMatchObject({ rollback: { status: 'running', attempt: 2 } });
     expect(await store.startRollback(failed.remediationId, by, AT)).toBe(false);
     expect(await store.startRollback(newId(), by, AT)).toBe(false);
   });

@@ -89,6 +89,7 @@ const READS_OWN_DATA = new Set([
   'functions/compliance/plan.ts', // stored plans and chunks
   'functions/authorizer/usage.ts', // the usage-plan mapping the stack writes into the authorizer's environment
   'functions/configs/diff.ts', // the JSON text of the lines it rendered itself from a stored configuration
+  'functions/remediation/store.ts', // a stored run's list keys, a device's stored patch and rules
 ]);
 
 const sources = (dir: string): string[] =>

@@ -70,11 +70,22 @@ const onVersion3 = (executions: DurableExecution[]) =>
 describe('remediation execution names', () => {
   it('reads the run and the action from the names the service gives executions, and nothing from other names', () => {
     const remediationId = '0123456789abcdef01234567';
-    for (const action of ['run', 'rollback'] as const) {
-      const event: RemediationEvent = { remediationId, action };
-      expect(remediationExecution(remediationExecutionName(event))).toEqual(event);
-    }
-    for (const name of [`batch-${remediationId}`, `${remediationId}-rollback-2`, remediationId.slice(1), `${remediationId.toUpperCase()}`, '']) {
+    const events: RemediationEvent[] = [
+      { remediationId, action: 'run' },
+      { remediationId, action: 'rollback' },
+      { remediationId, action: 'rollback', attempt: 2 },
+    ];
+    for (const event of events) expect(remediationExecution(remediationExecutionName(event))).toEqual(event);
+    expect(remediationExecutionName({ remediationId, action: 'rollback', attempt: 2 })).toBe(`${remediationId}-rollback-2`);
+    for (const name of [
+      `batch-${remediationId}`,
+      `${remediationId}-rollback-0`,
+      `${remediationId}-rollback-x`,
+      `${remediationId}-run`,
+      remediationId.slice(1),
+      `${remediationId.toUpperCase()}`,
+      '',
+    ]) {
       expect(remediationExecution(name), name).toBeUndefined();
     }
   });
