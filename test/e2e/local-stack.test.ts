@@ -249,11 +249,8 @@ describe('npm start (the local stack)', () => {
     expect(outputs.find((o) => o.includes('"name":"my-tree"'))).toBeDefined();
   });
 
-  it('runs the compliance walkthroughs as written (README and the compliance page): the batch completes and reports the failing device', async () => {
-    for (const [page, heading] of [
-      ['docs/compliance.md', '## Walkthrough on the local stack'],
-      ['README.md', '## Compliance'],
-    ] as const) {
+  it('runs the compliance walkthrough as written: the batch completes and reports the failing device', async () => {
+    for (const [page, heading] of [['docs/compliance.md', '## Walkthrough on the local stack']] as const) {
       const outputs = await runDocBlock(page, heading);
       expect(
         outputs.find((o) => o.includes('"status":"completed"')),
@@ -454,10 +451,7 @@ describe('npm start (the local stack)', () => {
   });
 
   it('runs the drift and history walkthroughs as written: out-of-sync after a drift, graded after sync-from, kept, history and diffs', async () => {
-    for (const [page, heading, changed] of [
-      ['README.md', '## Drift and configuration history', 'changed on the console'],
-      ['docs/compliance.md', '## Walkthrough: drift and history', 'console-admin'],
-    ] as const) {
+    for (const [page, heading, changed] of [['docs/compliance.md', '## Walkthrough: drift and history', 'console-admin']] as const) {
       const commands = shellCommands(shellBlockUnder(readFileSync(path.join(PROJECT_ROOT, page), 'utf8'), heading));
       const outputs = await runDocBlock(page, heading);
       /** What the first command that contains `text` printed. */
@@ -532,11 +526,10 @@ describe('npm start (the local stack)', () => {
         service.filter((o) => o.includes('Console-Secret-7')),
         page,
       ).toEqual([]);
-      if (page !== 'docs/compliance.md') continue;
       // A backup without devices: every device the simulator's NSO knows, read a page at a time.
       const fleet = Array.from({ length: LOCAL_FLEET.devices }, (_, i) => `edge-${String(i).padStart(5, '0')}`);
       expect(backup.map((r) => r.device).sort()).toEqual(['ce0', ...fleet, 'pe0'].sort());
-      // The fuller walkthrough's extras: the batch's counts, the grade filter, the next page, a take against itself.
+      // The batch's counts, the grade filter, the next page, a take against itself.
       expect(json(outputOf('/batches/$B"')), page).toMatchObject({ status: 'completed', sync: 'check', grades: { 'out-of-sync': 1 } });
       expect(reportsOf(outputOf('?grade=out-of-sync')).map((r) => [r.device, r.grade])).toEqual([['ce0', 'out-of-sync']]);
       const older = json<{ items: { configId: string }[] }>(outputOf('&cursor=')).items;
@@ -547,10 +540,7 @@ describe('npm start (the local stack)', () => {
   });
 
   it('runs the remediation walkthroughs as written: fails, dry-run, apply fixes it, passes, rollback, fails again', async () => {
-    for (const [page, heading] of [
-      ['README.md', '## Remediation'],
-      ['docs/compliance.md', '## Walkthrough: remediation'],
-    ] as const) {
+    for (const [page, heading] of [['docs/compliance.md', '## Walkthrough: remediation']] as const) {
       const commands = shellCommands(shellBlockUnder(readFileSync(path.join(PROJECT_ROOT, page), 'utf8'), heading));
       const outputs = await runDocBlock(page, heading);
       const json = <T>(o: string | undefined): T => JSON.parse(o!.trim()) as T;
@@ -595,8 +585,7 @@ describe('npm start (the local stack)', () => {
       // The rollback: accepted, then completed with the device rolled back.
       const rollback = outputs.findIndex((_, i) => commands[i]!.command.includes('/rollback"'));
       expect(json(outputs[rollback]!.split('\n')[0]), page).toMatchObject({ remediationId: applied.remediationId, status: 'running' });
-      if (page !== 'docs/compliance.md') continue;
-      // The fuller walkthrough: the applied device's record, the run after its rollback, the audit trail.
+      // The applied device's record, the run after its rollback, the audit trail.
       const [fixed] = devicePages[1]!;
       expect(fixed, page).toMatchObject({ device: 'ce0', state: 'fixed', rollbackId: expect.any(Number), gradeAfter: 'pass' });
       const after = json<Run>(outputs[commands.findIndex((c) => c.command.startsWith('curl') && c.command.endsWith('/remediations/$APPLIED"'))]);
