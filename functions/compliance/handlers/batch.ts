@@ -14,37 +14,20 @@
  * `COMPLIANCE_CHUNK_CONCURRENCY` (chunks at once, default 3), `RELAY_MAX_BODY_BYTES`.
  */
 import { withDurableExecution } from '@aws/durable-execution-sdk-js';
-import { ADAPTER_CACHE_MAX_ENTRIES, ADAPTER_CACHE_TTL_SECONDS, cachedAdapters } from '../../adapters/cache.js';
-import { createAdapterStore } from '../../adapters/store.js';
-import { createHttpClient } from '../../outbound/http-client.js';
-import { DEFAULT_LIMITS, relayRestAction, type RelayLogLine } from '../../relay/service.js';
-import { secretResolver } from '../../outbound/secrets/resolver.js';
+import { relayRestAction } from '../../relay/service.js';
+import { batchRelayDeps, batchRelayGet } from '../batch-relay.js';
 import { ConfigHistory } from '../../configs/archive.js';
 import { archiveStores } from '../../configs/wiring.js';
-import { integerEnv, optionalEnv } from '../../platform/env.js';
-import { logger } from '../../platform/logger.js';
-import { metrics, recordRelayCall } from '../../platform/metrics.js';
+import { integerEnv } from '../../platform/env.js';
+import { metrics } from '../../platform/metrics.js';
 import { currentSettings } from '../../runtime/settings.js';
 import { evaluateRules } from '../../trees/rules.js';
 import { runBatch, type BatchEvent, type EngineDeps } from '../engine.js';
 import { recordBatchEnd, recordDeviceChecked, recordFetchFailure } from '../metrics.js';
 import { createComplianceStore } from '../store.js';
 
-const adapters = cachedAdapters(createAdapterStore(), {
-  ttlMs: integerEnv('ADAPTER_CACHE_TTL_SECONDS', ADAPTER_CACHE_TTL_SECONDS.default, ADAPTER_CACHE_TTL_SECONDS.min, ADAPTER_CACHE_TTL_SECONDS.max) * 1000,
-  maxEntries: ADAPTER_CACHE_MAX_ENTRIES,
-});
-const client = createHttpClient({ allowLoopback: optionalEnv('LOCAL_MODE', 'false') === 'true' });
-const limits = { ...DEFAULT_LIMITS, maxBodyBytes: integerEnv('RELAY_MAX_BODY_BYTES', DEFAULT_LIMITS.maxBodyBytes, 1024, DEFAULT_LIMITS.maxBodyBytes) };
-
-const TIMED_OUT = new Set(['timeout', 'aborted']);
-/** One debug line per fetch or sync action (a batch makes thousands); the metrics count them all. */
-const log = (line: RelayLogLine): void => {
-  logger.debug('compliance fetch', { ...line });
-  if (line.upstreamMs !== undefined) {
-    recordRelayCall({ adapter: line.adapter, outcome: line.upstreamStatus ?? (TIMED_OUT.has(line.outcome) ? 'timeout' : 'error'), latencyMs: line.upstreamMs });
-  }
-};
+/** Each fetch or sync action logged at debug level under this message. */
+const CALL = 'compliance fetch';
 
 /** The container's configuration history: what it uploaded and found unchanged is counted on it. */
 export const configArchive = new ConfigHistory({
@@ -55,18 +38,14 @@ export const configArchive = new ConfigHistory({
 /** The engine's dependencies in this container (tests wrap them to inject faults). */
 export const engineDeps: EngineDeps = {
   store: createComplianceStore(),
-  relayGet: (remainingTimeMs) => (adapterId, path) =>
-    relayRestAction(
-      { adapterId, request: { params: { method: 'GET', path, accept: 'application/yang-data+json' }, body: {} } },
-      { adapters, secrets: secretResolver, client, remainingTimeMs, log, limits },
-    ),
+  relayGet: batchRelayGet(CALL),
   relayPost: (remainingTimeMs) => (adapterId, path, body) =>
     relayRestAction(
       {
         adapterId,
         request: { params: { method: 'POST', path, accept: 'application/yang-data+json', contentType: 'application/yang-data+json' }, body },
       },
-      { adapters, secrets: secretResolver, client, remainingTimeMs, log, limits },
+      batchRelayDeps(remainingTimeMs, CALL),
     ),
   evaluate: evaluateRules,
   archive: configArchive,
