@@ -101,6 +101,8 @@ export interface Batch {
   /** The tree version a compliance batch checks against (a backup has none). */
   readonly treeId?: string;
   readonly version?: string;
+  /** The compliance plan the batch ran for, if any. */
+  readonly planId?: string;
   readonly adapterId: string;
   readonly status: BatchStatus;
   readonly total: number;

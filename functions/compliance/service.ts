@@ -18,6 +18,8 @@ export interface StartBatchInput {
   readonly devices?: readonly string[];
   /** What NSO is asked before each device is graded; default `check`. */
   readonly sync?: SyncMode;
+  /** The compliance plan the batch runs for (its history and trend), if any. */
+  readonly planId?: string;
 }
 
 export interface StartedBatch {
@@ -146,7 +148,13 @@ export const startBatch = async (input: StartBatchInput, deps: StartDeps): Promi
   if (!found.version) throw new NotFound(`Tree '${input.treeId}' has no version '${input.version}'.`);
   const adapter = batchAdapter(named, input.adapterId, 'compliance');
   const { plan, devices } = planBatch(found.version, input.devices);
-  return launchBatch({ treeId: input.treeId, version: input.version, sync: input.sync ?? 'check' }, adapter, plan, devices, deps);
+  return launchBatch(
+    { treeId: input.treeId, version: input.version, sync: input.sync ?? 'check', ...(input.planId ? { planId: input.planId } : {}) },
+    adapter,
+    plan,
+    devices,
+    deps,
+  );
 };
 
 /** What recording and starting a batch needs. */
@@ -157,7 +165,7 @@ export type LaunchDeps = Omit<StartDeps, 'versions' | 'adapters'>;
  * durable execution; a batch that cannot be started is ended `failed` and the caller told 503.
  */
 export const launchBatch = async (
-  what: Pick<NewBatch, 'kind' | 'treeId' | 'version' | 'sync'>,
+  what: Pick<NewBatch, 'kind' | 'treeId' | 'version' | 'sync' | 'planId'>,
   adapter: AdapterInfo,
   plan: BatchPlan | undefined,
   devices: readonly ChunkDevice[],

@@ -139,6 +139,8 @@ export interface NewBatch {
   /** The tree version a compliance batch checks against; a backup has none. */
   readonly treeId?: string;
   readonly version?: string;
+  /** The compliance plan the batch runs for (functions/plans), if any. */
+  readonly planId?: string;
   readonly adapterId: string;
   readonly total: number;
   readonly started: string;
@@ -159,6 +161,7 @@ export interface BatchWork {
   readonly concurrency: number;
   readonly treeId?: string;
   readonly version?: string;
+  readonly planId?: string;
   readonly sync: SyncMode;
   readonly expiresAt: number;
   /** When the batch started (ISO 8601): with its id, what names the configurations it keeps. */
@@ -186,6 +189,7 @@ const toBatch = (item: Record<string, unknown>): Batch => ({
   batchId: item['batchId'] as string,
   kind: kindOf(item),
   ...versionOf(item),
+  ...(typeof item['planId'] === 'string' ? { planId: item['planId'] } : {}),
   adapterId: item['adapterId'] as string,
   status: item['status'] as BatchStatus,
   total: num(item['total']),
@@ -352,6 +356,7 @@ export class ComplianceStore {
       concurrency: num(item['concurrency']),
       sync: (item['sync'] as SyncMode | undefined) ?? 'none',
       ...versionOf(item),
+      ...(typeof item['planId'] === 'string' ? { planId: item['planId'] } : {}),
       expiresAt: num(item['expiresAt']),
       started: item['started'] as string,
     };
