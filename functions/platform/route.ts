@@ -58,6 +58,11 @@ export interface LiveRoute {
     /** Starts remediation runs and their rollbacks (invokes the durable remediation function). */
     readonly startsRemediation?: boolean;
     /**
+     * Creates, changes or deletes compliance plans' schedules (EventBridge Scheduler, in the
+     * stack's schedule group; their target is the scheduled-run function).
+     */
+    readonly schedules?: boolean;
+    /**
      * The configuration archive's bucket (its name in `CONFIGS_BUCKET`): `read` gets its
      * objects, `write` also puts them (and uses its KMS key to encrypt).
      */
