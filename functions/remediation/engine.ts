@@ -248,10 +248,11 @@ const KEEP_LINGER_MS = 1_000;
 
 /**
  * A chunk's records that nothing waits for (no commit was sent for their device: a dry-run, a
- * device with nothing to fix, a fetch that failed), written together: a transaction of up to
- * {@link DEVICES_PER_WRITE} devices when that many wait, {@link KEEP_LINGER_MS} after the first,
- * and at the chunk's end. Losing them to a crash loses nothing: their devices are still
- * `pending`, and the step that runs again sends their dry-run again (it commits nothing).
+ * device with nothing to fix, a fetch that failed), written together: {@link DEVICES_PER_WRITE}
+ * devices when that many wait, {@link KEEP_LINGER_MS} after the first, and at the chunk's end
+ * (an `apply` run's in a transaction with their counts, a `dry-run`'s in plain batch writes
+ * that the chunk counts at its end). Losing them to a crash loses nothing: their devices are
+ * still `pending`, and the step that runs again sends their dry-run again (it commits nothing).
  */
 class Keeper {
   #waiting: RemediationDevice[] = [];
@@ -288,6 +289,18 @@ class Keeper {
   }
 }
 
+/** The devices of chunk `index`, by name (`getWork`'s order). */
+const chunkOf = (work: Work, index: number, deps: RemediationEngineDeps): Work['devices'] => {
+  const size = deps.chunkSize ?? 100;
+  return work.devices.slice(index * size, (index + 1) * size);
+};
+
+/** Sets a dry-run chunk's counts on the run from its devices' stored records (idempotent). */
+const countChunk = async (remediationId: string, index: number, deps: RemediationEngineDeps): Promise<void> => {
+  const devices = chunkOf(await workOf(remediationId, deps), index, deps);
+  if (devices.length) await deps.store.countChunk(remediationId, index, devices[0]!.device, devices.at(-1)!.device);
+};
+
 /**
  * Runs one chunk's devices, as many at once as the adapter has fetch slots (shared with
  * every batch and run on the adapter in this container). Safe to run again: each device goes
@@ -302,8 +315,7 @@ const runChunk = async (
   deps: RemediationEngineDeps,
 ): Promise<PartOutcome> => {
   const work = await workOf(remediationId, deps);
-  const size = deps.chunkSize ?? 100;
-  const devices = work.devices.slice(index * size, (index + 1) * size);
+  const devices = chunkOf(work, index, deps);
   const gate = gateFor(work.run.adapterId, work.concurrency);
   const relayGet = deps.relayGet(remainingTimeMs);
   const nso = deps.nso(remainingTimeMs);
@@ -311,7 +323,16 @@ const runChunk = async (
   const records = devices.length
     ? await deps.store.readDevices(remediationId, devices[0]!.device, devices.at(-1)!.device)
     : new Map<string, RemediationDevice>();
-  const keeper = new Keeper((kept) => deps.store.putDevices(remediationId, kept));
+  const dryRun = work.run.mode === 'dry-run';
+  const nodes = new Map(devices.map(({ device, node }) => [device, node]));
+  const keeper = new Keeper((kept) =>
+    dryRun
+      ? deps.store.putUncounted(
+          remediationId,
+          kept.map((record) => ({ record, node: nodes.get(record.device)! })),
+        )
+      : deps.store.putDevices(remediationId, kept),
+  );
   let failure: { readonly error: unknown } | undefined;
   let next = 0;
   const worker = async (): Promise<void> => {
@@ -347,8 +368,13 @@ const runChunk = async (
       slot.release();
     }
   };
-  await Promise.all(Array.from({ length: Math.min(Math.max(1, work.concurrency), devices.length) }, worker));
-  await keeper.close();
+  try {
+    await Promise.all(Array.from({ length: Math.min(Math.max(1, work.concurrency), devices.length) }, worker));
+    await keeper.close();
+  } finally {
+    // Also when the chunk stops or fails: its totals show what it stored.
+    if (dryRun) await countChunk(remediationId, index, deps);
+  }
   if (failure?.error instanceof OutOfTime) return { resumeInSeconds: Math.ceil(Math.max(0, remainingTimeMs()) / 1000) + 1, runs: run };
   if (failure) throw failure.error;
   return { done: devices.length };
@@ -475,6 +501,7 @@ export const runRemediation = async (event: RemediationEvent, context: DurableCo
       status: stored.status,
       rollback: rollback?.status,
       rollbackAttempt: rollback?.attempt ?? 1,
+      mode: stored.mode,
       devices: (await workOf(remediationId, deps)).devices.length,
     };
   });
@@ -498,10 +525,10 @@ export const runRemediation = async (event: RemediationEvent, context: DurableCo
     });
   }
   if (loaded.status !== 'running') return { remediationId, action, skipped: `the run is ${loaded.status} already` };
-  const size = deps.chunkSize ?? 100;
+  const chunks = Math.ceil(loaded.devices / (deps.chunkSize ?? 100));
   const result = await context.map(
     'chunks',
-    Array.from({ length: Math.ceil(loaded.devices / size) }, (_, i) => i),
+    Array.from({ length: chunks }, (_, i) => i),
     async (child, index) => inParts(child, 'devices', (run) => runChunk(remediationId, index, run, remainingTimeMs, deps), deps),
     { maxConcurrency: deps.chunkConcurrency ?? 3, itemNamer: (_, i) => `chunk-${i}` },
   );
@@ -511,6 +538,8 @@ export const runRemediation = async (event: RemediationEvent, context: DurableCo
       ? `${result.failureCount} chunk(s) of devices could not be run (after ${deps.attempts ?? 6} attempts); the devices' records say how far each got.`
       : undefined;
     const status = failed ? 'failed' : 'completed';
+    // A dry-run chunk that ran out of attempts may have stored records after its last count.
+    if (failed && loaded.mode === 'dry-run') for (let i = 0; i < chunks; i++) await countChunk(remediationId, i, deps);
     await deps.store.finish(remediationId, status, deps.now().toISOString(), reason);
     const end: RemediationEnd = { remediationId, action, status, ...(reason ? { reason } : {}) };
     await deps.onEnd?.(end);

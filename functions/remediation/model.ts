@@ -218,6 +218,17 @@ export interface RemediationStore {
   readDevices(remediationId: string, first: string, last: string): Promise<Map<string, RemediationDevice>>;
   /** Replaces the records of distinct devices together (few requests), counting as `putDevice` does. */
   putDevices(remediationId: string, records: readonly RemediationDevice[]): Promise<void>;
+  /**
+   * Replaces the final records of a `dry-run` run's devices (each with its node) in plain batch
+   * writes, counting nothing: their chunk counts them ({@link RemediationStore.countChunk}).
+   */
+  putUncounted(remediationId: string, records: readonly UncountedRecord[]): Promise<void>;
+  /**
+   * Sets chunk `chunk`'s counts on the run from its devices' stored records, `first` to `last`
+   * (every device past `pending`, by {@link RemediationStore.putDevice}'s counters): the same
+   * records set the same counts, however often it runs, and a count never replaces one of more devices.
+   */
+  countChunk(remediationId: string, chunk: number, first: string, last: string): Promise<void>;
   /** Ends the run (and releases the adapter's lease it holds). */
   finish(remediationId: string, status: Exclude<RemediationStatus, 'running'>, at: string, reason?: string): Promise<void>;
   /**
@@ -229,6 +240,12 @@ export interface RemediationStore {
   startRollback(remediationId: string, by: Actor, at: string): Promise<boolean>;
   /** Ends the rollback (and releases the adapter's lease it holds). */
   finishRollback(remediationId: string, status: Exclude<RemediationStatus, 'running'>, at: string): Promise<void>;
+}
+
+/** A dry-run device's final record and the node it is graded under (the record replaces the whole item). */
+export interface UncountedRecord {
+  readonly record: RemediationDevice;
+  readonly node: string;
 }
 
 /** What starting a rollback reads besides the store's contract: only the devices' rollback ids. */

@@ -4,7 +4,7 @@
  *
  * | sk          | what                                                                                     |
  * |-------------|------------------------------------------------------------------------------------------|
- * | `META`      | the run: status, mode, who and when, its list keys (JSON), the totals (`t_*` numbers), its rollback |
+ * | `META`      | the run: status, mode, who and when, its list keys (JSON), the totals (`t_*` numbers, and `chunkTotals`: a dry-run's counts by chunk), its rollback |
  * | `D#<device>`| one device: its node, state, patch (masked JSON), rules (JSON), dry-run output, rollback id, grade after, error |
  *
  * Every item carries `expiresAt` (epoch seconds, the batch's own).
@@ -16,6 +16,13 @@
  * and writes the device (on the condition that its revision is the one read) together with
  * the run's `ADD` in one transaction: both land or neither. Writing the same record again
  * (the engine after a crash) adds nothing; a write that met another one reads again.
+ *
+ * **A dry-run's devices are counted by chunk.** Their records (nothing waits for them: no commit
+ * is sent) are written in plain batch writes (`putUncounted`), and each chunk then sets its own
+ * counts, computed from its devices' stored records, on `META` (`countChunk`: `SET
+ * chunkTotals.<chunk>`). A chunk that runs again sets the same counts: never added twice. The
+ * run's totals are the `t_*` numbers plus the sum of `chunkTotals`. Transactions cost DynamoDB
+ * several times the work of batch writes; `apply` runs keep them (a commit waits for its record).
  *
  * **Item size.** A device item stays inside DynamoDB's 400 KB: the dry-run output is cut by
  * the engine (`shownDiff`) and again here to {@link MAX_DRY_RUN_BYTES}; when the masked patch and the rules
@@ -42,6 +49,7 @@ import { transientReason } from '../platform/transient.js';
 import type { RuleRemediation } from './generate.js';
 import {
   emptyRemediationTotals,
+  type UncountedRecord,
   type Actor,
   type DevicePage,
   type DeviceState,
@@ -84,6 +92,27 @@ export const COUNTERS: Readonly<Record<DeviceState, readonly Counter[]>> = {
 };
 const TOTAL_FIELDS = Object.keys(emptyRemediationTotals()) as Counter[];
 const totalField = (counter: Counter): string => `t_${counter}`;
+/** The attribute of `META` holding a dry-run's counts by chunk: chunk number → `{ devices, <counter>: n }`. */
+const CHUNK_TOTALS = 'chunkTotals';
+
+/** The run's totals: the transactional counters plus every chunk's counts. */
+const totalsOf = (item: Record<string, unknown>): RemediationTotals => {
+  const chunks = Object.values((item[CHUNK_TOTALS] ?? {}) as Record<string, Record<string, unknown>>);
+  return Object.fromEntries(
+    TOTAL_FIELDS.map((c) => [c, chunks.reduce((sum, counts) => sum + num(counts[c]), num(item[totalField(c)]))]),
+  ) as unknown as RemediationTotals;
+};
+
+/** What a chunk's stored states count: its devices past `pending` and each counter their states add. */
+export const chunkCounts = (states: readonly DeviceState[]): Record<string, number> => {
+  const counts: Record<string, number> = { devices: 0 };
+  for (const state of states) {
+    if (state === 'pending') continue;
+    counts['devices']!++;
+    for (const c of COUNTERS[state]) counts[c] = (counts[c] ?? 0) + 1;
+  }
+  return counts;
+};
 
 const runPk = (remediationId: string): string => `M#${remediationId}`;
 const LEASE_PREFIX = 'ML#';
@@ -123,7 +152,7 @@ const toRemediation = (item: Record<string, unknown>): Remediation => ({
   ...(Array.isArray(item['ruleIds']) ? { ruleIds: item['ruleIds'] as string[] } : {}),
   status: item['status'] as RemediationStatus,
   devices: num(item['devices']),
-  totals: Object.fromEntries(TOTAL_FIELDS.map((c) => [c, num(item[totalField(c)])])) as unknown as RemediationTotals,
+  totals: totalsOf(item),
   startedBy: item['startedBy'] as Actor,
   started: item['started'] as string,
   ...(typeof item['finished'] === 'string' ? { finished: item['finished'] } : {}),
@@ -352,6 +381,7 @@ export class DynamoRemediationStore implements RemediationStore {
       status: 'running',
       devices: devices.length,
       ...Object.fromEntries(TOTAL_FIELDS.map((c) => [totalField(c), 0])),
+      [CHUNK_TOTALS]: {},
       [WRITE_ID_ATTRIBUTE]: writeId,
     };
     const lease = run.mode === 'apply' ? this.#lease(run.adapterId, run.remediationId, 'run', run.started) : undefined;
@@ -693,6 +723,75 @@ export class DynamoRemediationStore implements RemediationStore {
       size += weight;
     }
     await flush();
+  }
+
+  /**
+   * Puts a dry-run's final device records whole (with the node and the run's `expiresAt`, read
+   * once per call) in batch writes of 25, uncounted: {@link countChunk} counts them. Nothing
+   * else writes a dry-run's devices (no rollback, no commit), and a chunk run again skips the
+   * devices it finds past `pending`, so a plain put loses no other write.
+   */
+  async putUncounted(remediationId: string, records: readonly UncountedRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    const pk = runPk(remediationId);
+    const run = (
+      await this.#send(() =>
+        this.client.send(new GetCommand({ TableName: this.tableName, Key: { pk, sk: 'META' }, ProjectionExpression: 'expiresAt', ConsistentRead: true })),
+      )
+    ).Item;
+    if (!run) throw new Error(`remediation ${remediationId} does not exist`);
+    await this.#putAll(
+      records.map(({ record, node }) => {
+        const key = `${remediationId}/${record.device}`;
+        const rev = (this.#seen.get(key) ?? CREATED).rev + 1;
+        this.#seen.delete(key);
+        return { pk, sk: deviceSk(record.device), device: record.device, node, ...boundedFields(record), rev, counted: [], expiresAt: run['expiresAt'] };
+      }),
+    );
+  }
+
+  /**
+   * Sets chunk `chunk`'s counts (`chunkTotals.<chunk>` on `META`) from the states of its devices'
+   * stored records, `first` to `last`, read in one consistent query: a chunk run again after a
+   * crash, before or after this write, sets the same counts. A count is never replaced by one of
+   * fewer devices (a late write of an earlier attempt's read), so it only moves forward.
+   */
+  async countChunk(remediationId: string, chunk: number, first: string, last: string): Promise<void> {
+    const pk = runPk(remediationId);
+    const states: DeviceState[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const out = await this.#send(() =>
+        this.client.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            KeyConditionExpression: 'pk = :pk AND sk BETWEEN :first AND :last',
+            ProjectionExpression: '#state',
+            ExpressionAttributeNames: { '#state': 'state' },
+            ExpressionAttributeValues: { ':pk': pk, ':first': deviceSk(first), ':last': deviceSk(last) },
+            ConsistentRead: true,
+            ...(start ? { ExclusiveStartKey: start } : {}),
+          }),
+        ),
+      );
+      for (const item of out.Items ?? []) states.push(item['state'] as DeviceState);
+      start = out.LastEvaluatedKey;
+    } while (start);
+    const counts = chunkCounts(states);
+    await this.#send(() =>
+      refusedOnCondition(() =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: { pk, sk: 'META' },
+            UpdateExpression: 'SET #totals.#chunk = :counts',
+            ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#totals.#chunk) OR #totals.#chunk.#devices <= :devices)',
+            ExpressionAttributeNames: { '#totals': CHUNK_TOTALS, '#chunk': String(chunk), '#devices': 'devices' },
+            ExpressionAttributeValues: { ':counts': counts, ':devices': counts['devices'] },
+          }),
+        ),
+      ),
+    );
   }
 
   /** What this store knows of devices' revisions, by run and device (bounded: the oldest are forgotten). */

@@ -24,9 +24,10 @@ import {
   type RemediationStatus,
   type RemediationStore,
   type RemediationTotals,
+  type UncountedRecord,
 } from '../../functions/remediation/model.js';
 import { applyEdits, listKeysFrom, parseTarget, type YangPatch } from '../../functions/remediation/patch.js';
-import { COUNTERS, DynamoRemediationStore } from '../../functions/remediation/store.js';
+import { COUNTERS, DynamoRemediationStore, chunkCounts } from '../../functions/remediation/store.js';
 import { documentClient } from '../../functions/platform/dynamo.js';
 import { createTables } from '../../tools/local/table-copies.js';
 import { evaluateRules } from '../../functions/trees/rules.js';
@@ -47,14 +48,20 @@ const PLAN: BatchPlan = { variables: { ntp: '10.0.0.1' }, rulesByNode: RULES, no
 const failing = () => ({ [`${IOS}:hostname`]: 'r', [`${IOS}:ntp`]: { server: '10.9.9.9' }, [`${IOS}:ip`]: { 'domain-name': 'old.example' } });
 const passing = () => ({ [`${IOS}:hostname`]: 'r', [`${IOS}:ntp`]: { server: '10.0.0.1' }, [`${IOS}:ip`]: { 'domain-name': 'lab.example' } });
 
-/** The run's store, in memory, counting as the contract says: once per state reached. */
+/**
+ * The run's store, in memory, counting as the contract says: once per state reached, and a
+ * dry-run's devices by chunk (set from the stored states, never added).
+ */
 class MemoryStore implements RemediationStore {
   readonly runs = new Map<string, { run: Remediation; work: NewRemediation; counted: Map<string, Set<string>> }>();
   readonly devices = new Map<string, Map<string, RemediationDevice>>();
+  readonly chunkTotals = new Map<string, Map<number, Record<string, number>>>();
   /** Every record written, in order. */
   readonly writes: RemediationDevice[] = [];
   /** Throws instead of writing the record `crash` picks (once per call that returns true). */
   crash: (record: RemediationDevice) => boolean = () => false;
+  /** Throws before (`before`) or after (`after`) setting the counts of the chunk `crashCount` picks. */
+  crashCount: (chunk: number) => 'before' | 'after' | undefined = () => undefined;
 
   async create(work: NewRemediation): Promise<void> {
     const run: Remediation = {
@@ -75,7 +82,12 @@ class MemoryStore implements RemediationStore {
     this.devices.set(work.remediationId, new Map(work.devices.map(({ device }) => [device, { device, state: 'pending', rules: [], updatedAt: work.started }])));
   }
   async get(id: string) {
-    return this.runs.get(id)?.run;
+    const run = this.runs.get(id)?.run;
+    if (!run) return undefined;
+    const totals = { ...run.totals } as Record<keyof RemediationTotals, number>;
+    for (const counts of this.chunkTotals.get(id)?.values() ?? [])
+      for (const c of Object.keys(totals) as (keyof RemediationTotals)[]) totals[c] += counts[c] ?? 0;
+    return { ...run, totals };
   }
   async getWork(id: string) {
     const r = this.runs.get(id);
@@ -101,6 +113,28 @@ class MemoryStore implements RemediationStore {
   async putDevices(id: string, records: readonly RemediationDevice[]) {
     this.groups.push([...records]);
     for (const record of records) await this.putDevice(id, record);
+  }
+  async putUncounted(id: string, records: readonly UncountedRecord[]) {
+    this.groups.push(records.map((r) => r.record));
+    for (const { record, node } of records) {
+      expect(node).toBe(this.runs.get(id)!.work.devices.find((d) => d.device === record.device)!.node);
+      if (this.crash(record)) throw new Error(`simulated crash before ${record.device} was recorded ${record.state}`);
+      this.devices.get(id)!.set(record.device, record);
+      this.writes.push(record);
+    }
+  }
+  /** Every count set: chunk and its devices past pending. */
+  readonly counts: { chunk: number; devices: number }[] = [];
+  async countChunk(id: string, chunk: number, first: string, last: string) {
+    const crash = this.crashCount(chunk);
+    if (crash === 'before') throw new Error(`simulated crash before chunk ${chunk} was counted`);
+    const states = [...this.devices.get(id)!.values()].filter((d) => d.device >= first && d.device <= last).map((d) => d.state);
+    const counts = chunkCounts(states);
+    const chunks = this.chunkTotals.get(id) ?? new Map<number, Record<string, number>>();
+    this.chunkTotals.set(id, chunks);
+    if ((chunks.get(chunk)?.['devices'] ?? 0) <= counts['devices']!) chunks.set(chunk, counts);
+    this.counts.push({ chunk, devices: counts['devices']! });
+    if (crash === 'after') throw new Error(`simulated crash after chunk ${chunk} was counted`);
   }
   async putDevice(id: string, record: RemediationDevice) {
     if (this.crash(record)) throw new Error(`simulated crash before ${record.device} was recorded ${record.state}`);
@@ -319,6 +353,74 @@ describe('a dry-run', () => {
     );
     expect(s.store.groups.flat()).toHaveLength(7);
     expect((await s.store.get(s.id))!.totals).toMatchObject({ planned: 7, dryRun: 7 });
+  });
+
+  it('counts each chunk from its stored records: a chunk run again before or after its count, or after a crash writing its records, counts each device once', async () => {
+    const configs = Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`edge-${i}`, i === 4 ? passing() : failing()]));
+    configs['edge-9'] = undefined;
+    const s = await setup('dry-run', configs);
+    adapters.push(s.adapterId);
+    // Chunk 0 stops after its records are stored, before its count; chunk 1 after its count;
+    // chunk 2 while its records are written (edge-7's group fails: its devices stay pending).
+    const crashes = new Map<number, number>();
+    s.store.crashCount = (chunk) => {
+      const n = (crashes.get(chunk) ?? 0) + 1;
+      crashes.set(chunk, n);
+      return n > 1 ? undefined : chunk === 0 ? 'before' : chunk === 1 ? 'after' : undefined;
+    };
+    let groupCrashes = 0;
+    s.store.crash = (record) => record.device === 'edge-7' && groupCrashes++ === 0;
+    const execution = await execute(s);
+    expect(execution.getStatus()).toBe('SUCCEEDED');
+    expect(groupCrashes).toBe(2);
+    // Each device's dry-run was sent once, but for those of the group lost to the crash (sent again).
+    const sent = (device: string) => s.nso.dryRuns.filter((d) => d === device).length;
+    for (const device of ['edge-0', 'edge-1', 'edge-2', 'edge-3', 'edge-5']) expect(sent(device)).toBe(1);
+    expect(sent('edge-7')).toBe(2);
+    // Chunk 2's first attempt stored part of its group: counted, then counted again whole.
+    const chunk2 = s.store.counts.filter((c) => c.chunk === 2);
+    expect(chunk2).toHaveLength(2);
+    expect(chunk2[0]!.devices).toBeLessThan(3);
+    expect(chunk2[1]!.devices).toBe(3);
+    expect(s.store.counts.filter((c) => c.chunk === 1)).toEqual([
+      { chunk: 1, devices: 3 },
+      { chunk: 1, devices: 3 },
+    ]);
+    expect(states(s)).toMatchObject({ 'edge-4': 'nothing-to-do', 'edge-7': 'dry-run', 'edge-9': 'failed' });
+    expect((await s.store.get(s.id))!.totals).toEqual({ ...emptyRemediationTotals(), planned: 8, dryRun: 8, failed: 1 });
+    // Nothing was counted by transaction: the totals are the chunks' counts.
+    expect(s.store.runs.get(s.id)!.run.totals).toEqual(emptyRemediationTotals());
+  });
+
+  it('counts a chunk stopped by the invocation’s end and goes on in the next one, the totals exact', async () => {
+    const configs = Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`edge-${i}`, failing()]));
+    let invocations = 0;
+    const s = await setup('dry-run', configs, {
+      remainingTimeMs: () => (invocations === 1 && s.nso.dryRuns.length >= 2 ? REMEDIATION_RESERVE_MS - 1 : 15 * 60_000),
+      chunkConcurrency: 1,
+      chunkSize: 6,
+    });
+    adapters.push(s.adapterId);
+    expect((await execute(s, 'run', () => invocations++)).getStatus()).toBe('SUCCEEDED');
+    expect(invocations).toBeGreaterThanOrEqual(2);
+    // Counted at the end of the stopped part (what it had stored), then of the part that finished.
+    expect(s.store.counts.at(0)!.devices).toBeLessThan(6);
+    expect(s.store.counts.at(-1)).toEqual({ chunk: 0, devices: 6 });
+    expect(s.nso.dryRuns.sort()).toEqual(Object.keys(configs));
+    expect((await s.store.get(s.id))!.totals).toEqual({ ...emptyRemediationTotals(), planned: 6, dryRun: 6 });
+  });
+
+  it('counts, at the run’s end, a chunk that ran out of attempts after storing its records', async () => {
+    const s = await setup('dry-run', { 'edge-0': failing(), 'edge-1': failing(), 'edge-2': failing(), 'edge-3': failing() }, { attempts: 2 });
+    adapters.push(s.adapterId);
+    // Chunk 0 (edge-0 to edge-2) stores its records, and its count fails in both attempts.
+    let chunk0 = 0;
+    s.store.crashCount = (chunk) => (chunk === 0 && ++chunk0 <= 2 ? 'before' : undefined);
+    const execution = await execute(s);
+    expect(execution.getResult()).toMatchObject({ status: 'failed' });
+    expect(chunk0).toBe(3);
+    expect(s.nso.dryRuns.sort()).toEqual(['edge-0', 'edge-1', 'edge-2', 'edge-3']);
+    expect((await s.store.get(s.id))!).toMatchObject({ status: 'failed', totals: { ...emptyRemediationTotals(), planned: 4, dryRun: 4 } });
   });
 
   it('keeps to the rules asked for', async () => {

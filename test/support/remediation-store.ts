@@ -2,7 +2,8 @@
  * An in-memory {@link RemediationStore} that keeps the contract of functions/remediation/model.ts:
  * devices listed by name (`after` the last name of the previous page), totals counted once per
  * state a device reaches, a rollback allowed only for a finished `apply` run, once (again after
- * one that failed before reaching a device). No adapter lease: tests of the lease use the
+ * one that failed before reaching a device), a dry-run's devices counted by chunk (set from
+ * their stored states, added to the totals when read). No adapter lease: tests of the lease use the
  * DynamoDB store. For tests of the code that starts and shows runs.
  */
 import type {
@@ -15,6 +16,7 @@ import type {
   RemediationStore,
   RemediationTotals,
   RollbackIdsReader,
+  UncountedRecord,
 } from '../../functions/remediation/model.js';
 import { emptyRemediationTotals } from '../../functions/remediation/model.js';
 
@@ -34,6 +36,7 @@ interface Kept {
   nodes: NewRemediation['devices'];
   devices: Map<string, RemediationDevice>;
   counted: Set<string>;
+  chunks: Map<number, Partial<Record<keyof RemediationTotals, number>>>;
 }
 
 export class MemoryRemediationStore implements RemediationStore, RollbackIdsReader {
@@ -55,11 +58,16 @@ export class MemoryRemediationStore implements RemediationStore, RollbackIdsRead
       nodes: devices,
       devices: devicesMap,
       counted: new Set(),
+      chunks: new Map(),
     });
   }
 
   async get(remediationId: string): Promise<Remediation | undefined> {
-    return this.runs.get(remediationId)?.run;
+    const kept = this.runs.get(remediationId);
+    if (!kept) return undefined;
+    const totals = { ...kept.run.totals };
+    for (const counts of kept.chunks.values()) for (const [total, n] of Object.entries(counts)) totals[total as keyof RemediationTotals] += n;
+    return { ...kept.run, totals };
   }
 
   async getWork(remediationId: string) {
@@ -84,6 +92,19 @@ export class MemoryRemediationStore implements RemediationStore, RollbackIdsRead
 
   async putDevices(remediationId: string, records: readonly RemediationDevice[]): Promise<void> {
     for (const record of records) await this.putDevice(remediationId, record);
+  }
+
+  async putUncounted(remediationId: string, records: readonly UncountedRecord[]): Promise<void> {
+    for (const { record } of records) this.#kept(remediationId).devices.set(record.device, record);
+  }
+
+  async countChunk(remediationId: string, chunk: number, first: string, last: string): Promise<void> {
+    const counts: Partial<Record<keyof RemediationTotals, number>> = {};
+    for (const d of (await this.readDevices(remediationId, first, last)).values()) {
+      const total = COUNTED[d.state];
+      if (total) counts[total] = (counts[total] ?? 0) + 1;
+    }
+    this.#kept(remediationId).chunks.set(chunk, counts);
   }
 
   async putDevice(remediationId: string, record: RemediationDevice): Promise<void> {
