@@ -69,6 +69,11 @@ const observed = (store: RemediationStore, stored: (device: string) => void): Re
           await target.putDevices(...args);
           for (const record of args[1]) stored(record.device);
         };
+      if (name === 'putUncounted')
+        return async (...args: Parameters<RemediationStore['putUncounted']>) => {
+          await target.putUncounted(...args);
+          for (const { record } of args[1]) stored(record.device);
+        };
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });
