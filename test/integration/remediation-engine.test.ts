@@ -356,7 +356,9 @@ describe('a dry-run', () => {
   });
 
   it('counts each chunk from its stored records: a chunk run again before or after its count, or after a crash writing its records, counts each device once', async () => {
-    const configs = Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`edge-${i}`, i === 4 ? passing() : failing()]));
+    const configs: Record<string, Record<string, unknown> | undefined> = Object.fromEntries(
+      Array.from({ length: 9 }, (_, i) => [`edge-${i}`, i === 4 ? passing() : failing()]),
+    );
     configs['edge-9'] = undefined;
     const s = await setup('dry-run', configs);
     adapters.push(s.adapterId);
@@ -661,6 +663,46 @@ describe('a rollback', () => {
 });
 
 describe('on the DynamoDB store', () => {
+  it('dry-runs with batch writes and counts by chunk, exact when chunks run again before and after their counts', async () => {
+    const dynamo = new DynamoRemediationStore(documentClient, (await createTables())['compliance']);
+    const configs = {
+      'edge-0': failing(),
+      'edge-1': failing(),
+      'edge-2': passing(),
+      'core-0': failing(),
+      'core-1': failing(),
+      'edge-3': failing(),
+      'edge-gone': undefined,
+    };
+    const s = await setup('dry-run', configs);
+    adapters.push(s.adapterId);
+    const work = (await s.store.getWork(s.id))!;
+    await dynamo.create({ ...s.store.runs.get(s.id)!.work, devices: work.devices });
+    // Chunk 0 crashes before its first count, chunk 1 after it; no transaction is sent.
+    const crashed = new Set<string>();
+    const counting = new Proxy(dynamo, {
+      get: (target, name) => {
+        if (name === 'countChunk')
+          return async (id: string, chunk: number, first: string, last: string) => {
+            const when = chunk === 0 ? 'before' : chunk === 1 ? 'after' : undefined;
+            if (when === 'before' && !crashed.has('0')) throw (crashed.add('0'), new Error('simulated crash before the count'));
+            await target.countChunk(id, chunk, first, last);
+            if (when === 'after' && !crashed.has('1')) throw (crashed.add('1'), new Error('simulated crash after the count'));
+          };
+        if (name === 'putDevice' || name === 'putDevices') throw new Error(`a dry-run does not call ${name}`);
+        return (Reflect.get(target, name) as (...args: unknown[]) => unknown).bind(target);
+      },
+    });
+    const real: Setup = { ...s, deps: { ...s.deps, store: counting } };
+    expect((await execute(real)).getStatus()).toBe('SUCCEEDED');
+    expect(crashed).toEqual(new Set(['0', '1']));
+    // Each dry-run sent once: the chunks run again found their devices stored.
+    expect(s.nso.dryRuns.sort()).toEqual(['core-0', 'core-1', 'edge-0', 'edge-1', 'edge-3']);
+    expect(await dynamo.get(s.id)).toMatchObject({ status: 'completed', totals: { ...emptyRemediationTotals(), planned: 5, dryRun: 5, failed: 1 } });
+    expect(await dynamo.getDevice(s.id, 'edge-2')).toMatchObject({ state: 'nothing-to-do' });
+    expect(await dynamo.getDevice(s.id, 'core-1')).toMatchObject({ state: 'dry-run', dryRun: expect.stringContaining('ntp server 10.0.0.1') });
+  });
+
   it('applies, recovers a commit a crash left unrecorded, and rolls back, with the totals exact', async () => {
     const dynamo = new DynamoRemediationStore(documentClient, (await createTables())['compliance']);
     const configs = { 'edge-0': failing(), 'edge-1': failing(), 'core-0': failing(), 'edge-2': passing() };

@@ -3,7 +3,7 @@
  * pages of devices by name, totals counted once per state reached however often a record is
  * written, the rollback's start conditions, and device items kept inside DynamoDB's item size.
  */
-import { TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { documentClient } from '../../functions/platform/dynamo.js';
@@ -215,6 +215,111 @@ describe('totals', () => {
     await flaky.putDevice(run.remediationId, record('edge-0', 'committing'));
     expect(cut).toBe(false);
     expect((await store.get(run.remediationId))!.totals.planned).toBe(1);
+  });
+});
+
+describe('a dry-run’s devices, counted by chunk', () => {
+  /** A store whose client notes the name of each command it sends. */
+  const noting = (sent: string[]) =>
+    new DynamoRemediationStore(
+      { send: (command: object) => (sent.push(command.constructor.name), documentClient.send(command as never)) } as never,
+      table,
+      async () => undefined,
+    );
+
+  it('writes records in batch writes, whole with their node and expiry, and counts nothing until the chunk sets its counts', async () => {
+    const devices = Array.from({ length: 60 }, (_, i) => ({ device: `c-${String(i).padStart(2, '0')}`, node: i % 2 ? 'base/core' : 'base' }));
+    const run = newRun({ mode: 'dry-run', devices });
+    await store.create(run);
+    const id = run.remediationId;
+    const sent: string[] = [];
+    const uncounted = noting(sent);
+    const records = devices.slice(0, 50).map(({ device, node }) => ({
+      node,
+      record:
+        device === 'c-07'
+          ? record(device, 'failed', { error: { kind: 'timeout', reason: 'late' }, patch: undefined })
+          : record(device, 'dry-run', { dryRun: `+ ${device}` }),
+    }));
+    await uncounted.putUncounted(id, records);
+    // One read of the run's expiry, then 25 records a request: no transaction.
+    expect(sent).toEqual(['GetCommand', 'BatchWriteCommand', 'BatchWriteCommand']);
+    expect((await store.get(id))!.totals).toEqual(emptyRemediationTotals());
+    expect(await store.getDevice(id, 'c-07')).toMatchObject({ state: 'failed', error: { kind: 'timeout' } });
+    expect(await store.getDevice(id, 'c-08')).toEqual(record('c-08', 'dry-run', { dryRun: '+ c-08' }));
+    // The node stays (the engine's work lists it), and the item expires with the run.
+    expect((await store.getWork(id))!.devices).toEqual(devices);
+    const raw = await documentClient.send(new GetCommand({ TableName: table, Key: { pk: `M#${id}`, sk: 'D#c-08' } }));
+    expect(raw.Item).toMatchObject({ expiresAt: run.expiresAt, node: 'base' });
+
+    // Chunks of 30: the first stored whole, the second in part (c-30 to c-49 of c-30 to c-59).
+    await store.countChunk(id, 0, 'c-00', 'c-29');
+    await store.countChunk(id, 1, 'c-30', 'c-59');
+    expect((await store.get(id))!.totals).toEqual({ ...emptyRemediationTotals(), planned: 49, dryRun: 49, failed: 1 });
+    // A chunk run again counts the same records again: set, never added.
+    await store.countChunk(id, 0, 'c-00', 'c-29');
+    await store.countChunk(id, 1, 'c-30', 'c-59');
+    expect((await store.get(id))!.totals).toEqual({ ...emptyRemediationTotals(), planned: 49, dryRun: 49, failed: 1 });
+    // The rest of the second chunk, stored and counted.
+    await uncounted.putUncounted(
+      id,
+      devices.slice(50).map(({ device, node }) => ({ node, record: record(device, 'dry-run') })),
+    );
+    await store.countChunk(id, 1, 'c-30', 'c-59');
+    expect((await store.get(id))!.totals).toEqual({ ...emptyRemediationTotals(), planned: 59, dryRun: 59, failed: 1 });
+  });
+
+  it('keeps a chunk’s count of more devices when a count read earlier lands later', async () => {
+    const devices = Array.from({ length: 4 }, (_, i) => ({ device: `e-${i}`, node: 'base' }));
+    const run = newRun({ mode: 'dry-run', devices });
+    await store.create(run);
+    const id = run.remediationId;
+    // An earlier attempt's count (its read: two devices stored) whose write is held back.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let reached!: () => void;
+    const writing = new Promise<void>((resolve) => (reached = resolve));
+    const late = new DynamoRemediationStore(
+      {
+        send: async (command: object) => {
+          if (command instanceof UpdateCommand) {
+            reached();
+            await held;
+          }
+          return documentClient.send(command as never);
+        },
+      } as never,
+      table,
+      async () => undefined,
+    );
+    await store.putUncounted(
+      id,
+      devices.slice(0, 2).map(({ device, node }) => ({ node, record: record(device, 'dry-run') })),
+    );
+    const earlier = late.countChunk(id, 0, 'e-0', 'e-3');
+    await writing;
+    await store.putUncounted(
+      id,
+      devices.slice(2).map(({ device, node }) => ({ node, record: record(device, 'dry-run') })),
+    );
+    await store.countChunk(id, 0, 'e-0', 'e-3');
+    release();
+    await earlier;
+    expect((await store.get(id))!.totals).toMatchObject({ planned: 4, dryRun: 4 });
+  });
+
+  it('adds the chunks’ counts to the transactional totals', async () => {
+    const run = newRun({ mode: 'dry-run' });
+    await store.create(run);
+    const id = run.remediationId;
+    await store.putDevice(id, record('edge-0', 'dry-run'));
+    await store.putUncounted(id, [
+      { node: 'base', record: record('edge-1', 'dry-run') },
+      { node: 'base', record: record('edge-2', 'nothing-to-do') },
+    ]);
+    await store.countChunk(id, 1, 'edge-1', 'edge-2');
+    expect((await store.get(id))!.totals).toEqual({ ...emptyRemediationTotals(), planned: 2, dryRun: 2 });
+    await expect(store.putUncounted(newId(), [{ node: 'base', record: record('edge-1', 'dry-run') }])).rejects.toThrow(/does not exist/);
   });
 });
 
