@@ -125,8 +125,9 @@ describe('totals', () => {
   });
 
   it('writes devices together in transactions of at most 99, counting once, also when a group is written again by other stores', async () => {
+    // An apply run's records that no commit waits for (here: fetches that failed).
     const devices = Array.from({ length: 250 }, (_, i) => ({ device: `g-${String(i).padStart(3, '0')}`, node: 'base' }));
-    const run = newRun({ mode: 'dry-run', devices });
+    const run = newRun({ mode: 'apply', devices });
     await store.create(run);
     const id = run.remediationId;
     const sent: number[] = [];
@@ -139,17 +140,19 @@ describe('totals', () => {
       table,
       async () => undefined,
     );
-    const records = devices.map(({ device }) => record(device, 'dry-run', { dryRun: `+ ${device}` }));
+    const records = devices.map(({ device }) => record(device, 'failed', { patch: undefined, error: { kind: 'timeout', reason: device } }));
     await counting.putDevices(id, records);
     // Three transactions of 99, 99 and 52 devices, each with the run's item.
     expect(sent).toEqual([100, 100, 53]);
-    expect((await store.get(id))!.totals).toMatchObject({ planned: 250, dryRun: 250 });
-    // The same records again, from a store that knows no revision: written, never counted twice.
+    expect((await store.get(id))!.totals).toEqual({ ...emptyRemediationTotals(), failed: 250 });
+    // The same records again, from a store that knows no revision (its group is refused and
+    // written device by device), then from the first, whose group meets revisions moved since.
     const other = new DynamoRemediationStore(documentClient, table, async () => undefined);
-    await other.putDevices(id, records.slice(0, 120));
-    await counting.putDevices(id, records.slice(100, 250));
-    expect((await store.get(id))!.totals).toMatchObject({ planned: 250, dryRun: 250 });
-    expect(await store.getDevice(id, 'g-249')).toMatchObject({ state: 'dry-run', dryRun: '+ g-249' });
+    await other.putDevices(id, records.slice(0, 20));
+    await counting.putDevices(id, records.slice(10, 30));
+    expect((await store.get(id))!.totals).toEqual({ ...emptyRemediationTotals(), failed: 250 });
+    expect(await store.getDevice(id, 'g-249')).toMatchObject({ state: 'failed', error: { reason: 'g-249' } });
+    expect(await store.getDevice(id, 'g-015')).toMatchObject({ state: 'failed', error: { reason: 'g-015' } });
   });
 
   it('reads a chunk’s devices, from the first to the last by key, in one query', async () => {
