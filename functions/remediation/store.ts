@@ -637,28 +637,20 @@ export class DynamoRemediationStore implements RemediationStore {
    * device. Their revisions are remembered, so the writes that follow take one request.
    */
   async readDevices(remediationId: string, first: string, last: string): Promise<Map<string, RemediationDevice>> {
-    const pk = runPk(remediationId);
     const found = new Map<string, RemediationDevice>();
-    let start: Record<string, unknown> | undefined;
-    do {
-      const out = await this.#send(() =>
-        this.client.send(
-          new QueryCommand({
-            TableName: this.tableName,
-            KeyConditionExpression: 'pk = :pk AND sk BETWEEN :first AND :last',
-            ExpressionAttributeValues: { ':pk': pk, ':first': deviceSk(first), ':last': deviceSk(last) },
-            ConsistentRead: true,
-            ...(start ? { ExclusiveStartKey: start } : {}),
-          }),
-        ),
-      );
-      for (const item of out.Items ?? []) {
-        const record = toDevice(item);
-        this.#remember(`${remediationId}/${record.device}`, { rev: num(item['rev']), counted: (item['counted'] as string[] | undefined) ?? [] });
-        found.set(record.device, record);
-      }
-      start = out.LastEvaluatedKey;
-    } while (start);
+    await this.#walkDevices(
+      remediationId,
+      {},
+      (items) => {
+        for (const item of items) {
+          const record = toDevice(item);
+          this.#remember(`${remediationId}/${record.device}`, { rev: num(item['rev']), counted: (item['counted'] as string[] | undefined) ?? [] });
+          found.set(record.device, record);
+        }
+        return true;
+      },
+      { first, last },
+    );
     return found;
   }
 
@@ -759,24 +751,15 @@ export class DynamoRemediationStore implements RemediationStore {
   async countChunk(remediationId: string, chunk: number, first: string, last: string): Promise<void> {
     const pk = runPk(remediationId);
     const states: DeviceState[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const out = await this.#send(() =>
-        this.client.send(
-          new QueryCommand({
-            TableName: this.tableName,
-            KeyConditionExpression: 'pk = :pk AND sk BETWEEN :first AND :last',
-            ProjectionExpression: '#state',
-            ExpressionAttributeNames: { '#state': 'state' },
-            ExpressionAttributeValues: { ':pk': pk, ':first': deviceSk(first), ':last': deviceSk(last) },
-            ConsistentRead: true,
-            ...(start ? { ExclusiveStartKey: start } : {}),
-          }),
-        ),
-      );
-      for (const item of out.Items ?? []) states.push(item['state'] as DeviceState);
-      start = out.LastEvaluatedKey;
-    } while (start);
+    await this.#walkDevices(
+      remediationId,
+      { ProjectionExpression: '#state', ExpressionAttributeNames: { '#state': 'state' } },
+      (items) => {
+        for (const item of items) states.push(item['state'] as DeviceState);
+        return true;
+      },
+      { first, last },
+    );
     const counts = chunkCounts(states);
     await this.#send(() =>
       refusedOnCondition(() =>
@@ -914,26 +897,33 @@ export class DynamoRemediationStore implements RemediationStore {
     return ids.sort((a, b) => b - a);
   }
 
-  /** Queries a run's device items with `read` (projection, filter), a page at a time, while `more` answers true. */
+  /**
+   * Queries a run's device items (all, or those from the device `range.first` to `range.last`)
+   * with `read` (projection, filter), a page at a time, while `more` answers true.
+   */
   async #walkDevices(
     remediationId: string,
     read: {
-      ProjectionExpression: string;
+      ProjectionExpression?: string;
       FilterExpression?: string;
-      ExpressionAttributeNames: Record<string, string>;
+      ExpressionAttributeNames?: Record<string, string>;
       ExpressionAttributeValues?: Record<string, unknown>;
     },
     more: (items: Record<string, unknown>[]) => boolean,
+    range?: { readonly first: string; readonly last: string },
   ): Promise<void> {
+    const keys = range
+      ? { condition: 'pk = :pk AND sk BETWEEN :first AND :last', values: { ':first': deviceSk(range.first), ':last': deviceSk(range.last) } }
+      : { condition: 'pk = :pk AND begins_with(sk, :d)', values: { ':d': 'D#' } };
     let start: Record<string, unknown> | undefined;
     do {
       const out = await this.#send(() =>
         this.client.send(
           new QueryCommand({
             TableName: this.tableName,
-            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :d)',
+            KeyConditionExpression: keys.condition,
             ...read,
-            ExpressionAttributeValues: { ...read.ExpressionAttributeValues, ':pk': runPk(remediationId), ':d': 'D#' },
+            ExpressionAttributeValues: { ...read.ExpressionAttributeValues, ':pk': runPk(remediationId), ...keys.values },
             ConsistentRead: true,
             ...(start ? { ExclusiveStartKey: start } : {}),
           }),
