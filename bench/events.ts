@@ -92,9 +92,13 @@ const GENERIC_PATH_VALUES: Readonly<Record<string, (ctx: CallContext) => string>
   batchId: () => '0'.repeat(24),
   reportId: () => `${'0'.repeat(24)}-p${'0'.repeat(16)}`,
   remediationId: () => '0'.repeat(24),
+  planId: () => '0'.repeat(24),
   device: () => 'bench-absent',
   configId: () => `20200101T000000000Z-${'0'.repeat(24)}`,
 };
+
+/** A plan of a tree that does not exist. */
+const ABSENT_PLAN = { name: 'bench plan', treeId: 'f'.repeat(24), version: 'initial', adapterId: SIMULATOR_ADAPTER, enabled: false } as const;
 
 /** Bodies that pass validation, for the routes that take one and have no call of their own. */
 const GENERIC_BODIES: Readonly<Record<string, (ctx: CallContext) => unknown>> = {
@@ -119,6 +123,10 @@ const GENERIC_BODIES: Readonly<Record<string, (ctx: CallContext) => unknown>> = 
   startBackupBatch: () => ({ adapterId: 'bench-absent' }),
   // On a batch that does not exist (404 with the batch id above), for the same reason.
   startRemediation: () => ({ mode: 'dry-run' }),
+  // A tree that does not exist (404): a stored plan would outlive the round (and could run).
+  createCompliancePlan: () => ABSENT_PLAN,
+  // On a plan that does not exist (404 with the plan id above).
+  putCompliancePlan: () => ABSENT_PLAN,
 };
 
 /** Writes that would change the sample tree: sent to a tree or version that does not exist (404). */

@@ -11,6 +11,7 @@ import { applicationChangelogRoutes, applicationRoutes } from '../applications/r
 import { complianceRoutes } from '../compliance/routes.js';
 import { configRoutes } from '../configs/routes.js';
 import { applicationHealthRoutes, operationsRoutes } from '../health/routes.js';
+import { planRoutes } from '../plans/routes.js';
 import { profileRoutes } from '../profiles/routes.js';
 import { relayRoutes } from '../relay/routes.js';
 import { remediationRoutes } from '../remediation/routes.js';
@@ -25,6 +26,7 @@ const serviceRoutes: readonly LiveRoute[] = [
   ...adapterReadRoutes,
   ...operationsRoutes,
   ...complianceRoutes,
+  ...planRoutes,
   ...remediationRoutes,
   ...configRoutes,
 ];

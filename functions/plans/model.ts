@@ -69,6 +69,12 @@ export interface Plan extends PlanInput {
   readonly nextRunAt?: string;
   /** Present when the plan's tree, version or adapter is gone: it is not run, by a user or the schedule. */
   readonly broken?: PlanBroken;
+  /**
+   * Present when the plan was written but its schedule could not be (the write answered 503):
+   * the Scheduler may still hold the schedule before it, or none. Writing the plan again (`PUT`)
+   * writes its schedule.
+   */
+  readonly schedulePending?: boolean;
 }
 
 /**

@@ -53,6 +53,7 @@ const pathValue = (name: string): string => {
     case 'reportId':
       return `${'0'.repeat(24)}-${'0'.repeat(32)}`;
     case 'remediationId':
+    case 'planId':
       return '0'.repeat(24);
     case 'device':
       return 'ce0';
@@ -96,6 +97,10 @@ const validBody = (route: LiveRoute): unknown => {
       return { adapterId: 'lab', devices: ['ce0'] };
     case 'startRemediation':
       return { mode: 'dry-run' };
+    case 'createCompliancePlan':
+      return { name: unique, treeId: knownTreeId, version: 'initial', adapterId: 'lab', enabled: true };
+    case 'putCompliancePlan':
+      return { name: unique, treeId: knownTreeId, version: 'initial', adapterId: 'lab', enabled: true };
     case 'createProfile':
       return { id: unique };
     case 'putProfile':
@@ -364,9 +369,9 @@ describe('DynamoDB stopped in the middle of a run', () => {
     const after = await onceServed('create after restart', (n) => createTree(`after-restart-${n}`));
     expect(after.statusCode).toBe(201);
     expect((await getTree((JSON.parse(after.body) as { id: string }).id)).statusCode).toBe(200);
-    // Every read answers from DynamoDB again: 200, or 404 for the compliance and remediation ids no batch or run has and the device with no history.
+    // Every read answers from DynamoDB again: 200, or 404 for the compliance, remediation and plan ids no batch, run or plan has and the device with no history.
     for (const route of liveRoutes.filter((r) => r.method === 'GET' && Object.keys(r.needs.tables ?? {}).length > 0)) {
-      const expected = /\{(batchId|reportId|remediationId|device)\}/.test(route.path) ? 404 : 200;
+      const expected = /\{(batchId|reportId|remediationId|planId|device)\}/.test(route.path) ? 404 : 200;
       expect((await onceServed(route.operationId, () => call(route.operationId))).statusCode, route.operationId).toBe(expected);
     }
     expect((await onceServed('relay', () => call('relayRestAction'))).statusCode).toBe(200);

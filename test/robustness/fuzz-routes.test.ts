@@ -64,6 +64,12 @@ const ROUTE_ALLOWED: Readonly<Record<string, readonly number[]>> = {
   getRemediation: [200, 400, 404, 415],
   listRemediationDevices: [200, 400, 404, 415],
   startRemediationRollback: [202, 400, 404, 409, 415],
+  createCompliancePlan: [201, 400, 404, 409, 413, 415],
+  listCompliancePlans: [200, 400, 415],
+  getCompliancePlan: [200, 400, 404, 415],
+  putCompliancePlan: [200, 400, 404, 409, 413, 415],
+  deleteCompliancePlan: [204, 400, 404, 409, 415],
+  runCompliancePlan: [202, 400, 404, 409, 415],
   listConfigDevices: [200, 400, 415],
   listDeviceConfigs: [200, 400, 404, 415],
   getDeviceConfig: [200, 400, 404, 415],
@@ -189,6 +195,25 @@ const baseUrl = fc.oneof(
   { weight: 1, arbitrary: text },
 );
 
+/** A compliance plan's body: some valid (without a schedule, or with one the Scheduler would refuse), most wrong. */
+const compliancePlan = () =>
+  fc.oneof(
+    fc.record(
+      {
+        name: fc.stringMatching(/^plan-[a-z]{1,6}$/),
+        treeId: fc.oneof(fc.constantFrom(...knownTreeIds), fc.stringMatching(/^[0-9a-f]{24}$/)),
+        version: fc.constantFrom('initial', 'nope'),
+        adapterId: fc.constantFrom('lab', 'ghost'),
+        devices: fc.array(fc.stringMatching(/^[a-z0-9]{1,6}$/), { maxLength: 2 }),
+        schedule: fc.constantFrom('cron(0 2 * * * *)', 'rate(1 days)', 'at(2030-01-01T00:00:00)', 'cron(61 * * * ? *)'),
+        timezone: fc.constantFrom('UTC', 'Mars/Olympus', '+01:00'),
+        enabled: fc.boolean(),
+      },
+      { requiredKeys: ['name', 'treeId', 'version', 'adapterId', 'enabled'] },
+    ),
+    partial({ name: text, treeId: text, version: text, adapterId: text, schedule: text, timezone: text, enabled: anything, devices: anything }),
+  );
+
 /** Bodies shaped like each route's schema: some valid, most wrong in one or more ways. */
 const shapedBodies = (): Readonly<Record<string, fc.Arbitrary<unknown>>> => ({
   relayRestAction: fc.oneof(
@@ -236,6 +261,9 @@ const shapedBodies = (): Readonly<Record<string, fc.Arbitrary<unknown>>> => ({
     ),
     partial({ treeId: text, version: text, adapterId: text, devices: anything }),
   ),
+  // Schedules absent or refused on write: the fuzzing world has no Scheduler to write them to.
+  createCompliancePlan: compliancePlan(),
+  putCompliancePlan: compliancePlan(),
   startBackupBatch: fc.oneof(
     fc.record(
       { adapterId: fc.constantFrom('lab', 'lab-two', 'ghost'), devices: fc.array(fc.stringMatching(/^[a-z0-9]{1,6}$/), { maxLength: 2 }) },

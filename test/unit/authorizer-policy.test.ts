@@ -50,6 +50,8 @@ describe('policyFor over the route table', () => {
       'GET/configuration_manager/compliance_reports/batches/*',
       'GET/configuration_manager/compliance_reports/batches/*/reports',
       'GET/configuration_manager/compliance_reports/*',
+      'GET/configuration_manager/compliance_plans',
+      'GET/configuration_manager/compliance_plans/*',
       'GET/configuration_manager/remediations/*',
       'GET/configuration_manager/remediations/*/devices',
       'GET/configuration_manager/devices',

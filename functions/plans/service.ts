@@ -1,0 +1,308 @@
+/**
+ * Compliance plans, free of Lambda: checking a plan, writing it and its schedule, showing it
+ * (`broken`, `nextRunAt`) and running it, for a user (`POST …/run`) or for its schedule.
+ *
+ * Writes store the plan first, then its schedule. A plan is stored `schedulePending` whenever a
+ * schedule write follows; once the Scheduler has the schedule the mark is removed. When the
+ * Scheduler cannot be written the route answers 503 and the plan keeps the mark (shown), so no
+ * plan is ever silently without its schedule: writing the plan again (`PUT`) writes it.
+ *
+ * A plan runs one batch at a time and never when it is broken: a user's run is refused (409
+ * `plan-running`, `plan-broken`, `adapter-stopped`), the schedule's is skipped and the reason kept
+ * in `lastRun`. The run is recorded (`lastRun`, conditional on the last run read) before its
+ * batch starts, so of two runs that read the same plan only one starts a batch.
+ */
+import { randomBytes } from 'node:crypto';
+import type { AdapterInfo, StartBatchInput, StartedBatch, VersionReader } from '../compliance/service.js';
+import { planBatch } from '../compliance/service.js';
+import type { BatchStatus } from '../compliance/model.js';
+import { decodeCursor, encodeCursor, invalidCursor } from '../platform/cursor.js';
+import { logger } from '../platform/logger.js';
+import { BadRequest, Conflict, ContentTooLarge, HttpProblem, NotFound, ServiceUnavailable } from '../platform/problem.js';
+import { PLAN_ID_PATTERN, type Plan, type PlanBroken, type PlanInput, type PlanRun, type PlanSchedules } from './model.js';
+import { checkSchedule, nextRun } from './schedule-expression.js';
+import { PLAN_DEVICES_BYTES } from './schemas.js';
+import { PlanChanged, type PlanStore, type StoredPlan } from './store.js';
+
+export interface PlanDeps {
+  readonly store: Pick<PlanStore, 'get' | 'list' | 'create' | 'replace' | 'delete' | 'recordRun' | 'markSchedule'>;
+  readonly versions: VersionReader;
+  readonly adapters: { get(name: string): Promise<AdapterInfo | undefined> };
+  readonly schedules: PlanSchedules;
+  /** A batch's status (to tell whether a plan's last batch still runs); undefined when it is gone. */
+  readonly batchStatus: (batchId: string) => Promise<BatchStatus | undefined>;
+  /** Starts a compliance batch with this id (compliance's startBatch). */
+  readonly startBatch: (input: StartBatchInput, batchId: string) => Promise<StartedBatch>;
+  readonly now: () => Date;
+  readonly newId?: () => string;
+}
+
+/** Who asks: a user (their token subject) or the plan's schedule. */
+export type Trigger = { readonly trigger: 'user'; readonly by: string } | { readonly trigger: 'schedule' };
+/** The `by` of what a schedule does (changelog entries). */
+export const SCHEDULE_ACTOR = 'schedule';
+
+const PLAN_ID = new RegExp(PLAN_ID_PATTERN);
+export const PLAN_PAGE = { default: 50, max: 100 } as const;
+const newPlanId = (): string => randomBytes(12).toString('hex');
+
+/** The schedule and time zone checked as the Scheduler reads them: a 400 naming the field. */
+const checkTiming = (input: PlanInput): void => {
+  if (input.schedule === undefined && input.timezone === undefined) return;
+  const check = checkSchedule(input.schedule ?? 'rate(1 day)', input.timezone);
+  if (check.ok) return;
+  const field = check.message.startsWith('timezone') ? 'timezone' : 'schedule';
+  throw new BadRequest(`The request is invalid: ${field}: ${check.message}.`, [{ in: 'body', field, message: check.message }]);
+};
+
+/** The plan's devices fit in its item: 413 naming `devices`. */
+const checkSize = (input: PlanInput): void => {
+  const bytes = Buffer.byteLength(JSON.stringify(input.devices ?? []), 'utf8');
+  if (bytes <= PLAN_DEVICES_BYTES) return;
+  throw new ContentTooLarge(
+    `The plan names ${bytes} bytes of devices, more than the ${PLAN_DEVICES_BYTES} a plan keeps; name none to check every device of the version.`,
+    [{ in: 'body', field: 'devices', message: `is ${bytes} bytes of JSON, more than ${PLAN_DEVICES_BYTES}` }],
+  );
+};
+
+/** What the plan names exists, and its devices are the version's: 404 and 400 as starting a batch answers. */
+const checkTargets = async (input: PlanInput, deps: PlanDeps): Promise<void> => {
+  const [found, adapter] = await Promise.all([deps.versions(input.treeId, input.version), deps.adapters.get(input.adapterId)]);
+  if (!found.tree) throw new NotFound(`No tree has the id '${input.treeId}'.`);
+  if (!found.version) throw new NotFound(`Tree '${input.treeId}' has no version '${input.version}'.`);
+  if (!adapter) throw new NotFound(`No adapter is named '${input.adapterId}'.`);
+  planBatch(found.version, input.devices);
+};
+
+/** Why a plan cannot run now that what it names is gone; undefined when it can. */
+const brokenOf = async (plan: PlanInput, deps: Pick<PlanDeps, 'versions' | 'adapters'>): Promise<PlanBroken | undefined> => {
+  const [found, adapter] = await Promise.all([deps.versions(plan.treeId, plan.version), deps.adapters.get(plan.adapterId)]);
+  if (!found.tree) return { reason: 'tree-missing', detail: `Tree '${plan.treeId}' no longer exists.` };
+  if (!found.version) return { reason: 'version-missing', detail: `Tree '${plan.treeId}' no longer has version '${plan.version}'.` };
+  if (!adapter) return { reason: 'adapter-missing', detail: `Adapter '${plan.adapterId}' no longer exists.` };
+  return undefined;
+};
+
+/** A plan as the routes show it: its stored fields, whether it is broken and when its schedule fires next. */
+export const showPlan = async (plan: StoredPlan, deps: Pick<PlanDeps, 'versions' | 'adapters' | 'now'>): Promise<Plan> => {
+  const { revision: _revision, scheduleSince, ...shown } = plan;
+  const broken = await brokenOf(plan, deps);
+  const check = plan.enabled && plan.schedule ? checkSchedule(plan.schedule, plan.timezone) : undefined;
+  const next =
+    check?.ok && !plan.schedulePending
+      ? nextRun(check.schedule, plan.timezone ?? 'UTC', deps.now(), scheduleSince ? new Date(scheduleSince) : undefined)
+      : undefined;
+  return { ...shown, ...(broken ? { broken } : {}), ...(next ? { nextRunAt: next.toISOString() } : {}) };
+};
+
+/** Reads of one list share what they read of trees and adapters. */
+const memoized = (deps: PlanDeps): PlanDeps => {
+  const versions = new Map<string, ReturnType<VersionReader>>();
+  const adapters = new Map<string, Promise<AdapterInfo | undefined>>();
+  return {
+    ...deps,
+    versions: (treeId, label) => {
+      const key = `${treeId}\u0000${label}`;
+      if (!versions.has(key)) versions.set(key, deps.versions(treeId, label));
+      return versions.get(key)!;
+    },
+    adapters: {
+      get: (name) => {
+        if (!adapters.has(name)) adapters.set(name, deps.adapters.get(name));
+        return adapters.get(name)!;
+      },
+    },
+  };
+};
+
+const stored = async (planId: string, deps: PlanDeps): Promise<StoredPlan> => {
+  const plan = await deps.store.get(planId);
+  if (!plan) throw new NotFound(`No compliance plan has the id '${planId}'.`);
+  return plan;
+};
+
+/** Writes the plan's schedule after the plan: a 503 (the plan stays `schedulePending`) when the Scheduler cannot be written. */
+const writeSchedule = async (plan: StoredPlan, deps: PlanDeps): Promise<StoredPlan> => {
+  try {
+    await deps.schedules.put(plan);
+  } catch (error) {
+    logger.warn('the schedule of a compliance plan could not be written', { planId: plan.planId, error });
+    throw Object.assign(
+      new ServiceUnavailable('The compliance plan was saved, but its schedule could not be written; write the plan again (PUT) to write its schedule.'),
+      { cause: error },
+    );
+  }
+  const since = plan.schedule ? deps.now().toISOString() : undefined;
+  try {
+    await deps.store.markSchedule(plan.planId, plan.revision, false, since);
+  } catch (error) {
+    // A later write of the plan owns its schedule (and its mark) now.
+    if (!(error instanceof PlanChanged)) throw error;
+  }
+  const { schedulePending: _pending, ...written } = plan;
+  return { ...written, ...(since ? { scheduleSince: since } : {}) };
+};
+
+const fieldsOf = (input: PlanInput): PlanInput => ({
+  name: input.name,
+  treeId: input.treeId,
+  version: input.version,
+  adapterId: input.adapterId,
+  ...(input.devices ? { devices: input.devices } : {}),
+  ...(input.sync ? { sync: input.sync } : {}),
+  ...(input.schedule ? { schedule: input.schedule } : {}),
+  ...(input.timezone ? { timezone: input.timezone } : {}),
+  enabled: input.enabled,
+});
+
+/** `POST …/compliance_plans`: checks, stores, then schedules a new plan. */
+export const createPlan = async (input: PlanInput, by: string, deps: PlanDeps): Promise<Plan> => {
+  checkTiming(input);
+  checkSize(input);
+  await checkTargets(input, deps);
+  const at = deps.now().toISOString();
+  const plan: StoredPlan = {
+    planId: (deps.newId ?? newPlanId)(),
+    ...fieldsOf(input),
+    createdAt: at,
+    createdBy: by,
+    updatedAt: at,
+    updatedBy: by,
+    revision: 1,
+    ...(input.schedule ? { schedulePending: true } : {}),
+  };
+  await deps.store.create(plan);
+  return showPlan(input.schedule ? await writeSchedule(plan, deps) : plan, deps);
+};
+
+/** `PUT …/compliance_plans/{planId}`: replaces a plan's fields (its runs kept), then writes its schedule. */
+export const replacePlan = async (planId: string, input: PlanInput, by: string, deps: PlanDeps): Promise<Plan> => {
+  checkTiming(input);
+  checkSize(input);
+  const before = await stored(planId, deps);
+  await checkTargets(input, deps);
+  const scheduled = Boolean(input.schedule || before.schedule || before.schedulePending);
+  const plan: StoredPlan = {
+    planId,
+    ...fieldsOf(input),
+    createdAt: before.createdAt,
+    createdBy: before.createdBy,
+    updatedAt: deps.now().toISOString(),
+    updatedBy: by,
+    revision: before.revision + 1,
+    ...(before.lastRun ? { lastRun: before.lastRun } : {}),
+    ...(before.scheduleSince ? { scheduleSince: before.scheduleSince } : {}),
+    ...(scheduled ? { schedulePending: true } : {}),
+  };
+  await deps.store.replace(before, plan);
+  return showPlan(scheduled ? await writeSchedule(plan, deps) : plan, deps);
+};
+
+/** `DELETE …/compliance_plans/{planId}`: removes the schedule, then the plan (its history stays). */
+export const deletePlan = async (planId: string, by: string, deps: PlanDeps): Promise<void> => {
+  const plan = await stored(planId, deps);
+  if (plan.schedule || plan.schedulePending) {
+    // Marked first: should the delete then fail, the plan shows that its schedule may be gone.
+    await deps.store.markSchedule(planId, plan.revision, true);
+    try {
+      await deps.schedules.remove(planId);
+    } catch (error) {
+      throw Object.assign(new ServiceUnavailable('The schedule of the compliance plan could not be removed; nothing was deleted, retry later.'), {
+        cause: error,
+      });
+    }
+  }
+  await deps.store.delete(plan, deps.now().toISOString(), by);
+};
+
+export const getPlan = async (planId: string, deps: PlanDeps): Promise<Plan> => showPlan(await stored(planId, deps), deps);
+
+/** `GET …/compliance_plans`: a page of plans by id; `cursor` is the `next` of the page before. */
+export const listPlans = async (query: { readonly limit?: string; readonly cursor?: string }, deps: PlanDeps): Promise<{ items: Plan[]; next?: string }> => {
+  let after: string | undefined;
+  if (query.cursor !== undefined) {
+    const fields = decodeCursor(query.cursor, ['plan'], (f) => PLAN_ID.test(f.plan));
+    if (!fields) throw invalidCursor();
+    after = fields.plan;
+  }
+  const page = await deps.store.list(query.limit === undefined ? PLAN_PAGE.default : Number(query.limit), after);
+  const shared = memoized(deps);
+  const items = await Promise.all(page.items.map((plan) => showPlan(plan, shared)));
+  return { items, ...(page.after ? { next: encodeCursor({ plan: page.after }) } : {}) };
+};
+
+/** Why the plan does not run now (a 409's slug and sentence); undefined when it runs. */
+const refusal = async (plan: StoredPlan, trigger: Trigger['trigger'], deps: PlanDeps): Promise<{ slug: string; detail: string } | undefined> => {
+  const broken = await brokenOf(plan, deps);
+  if (broken) return { slug: 'plan-broken', detail: `The compliance plan is broken: ${broken.detail}` };
+  if (trigger === 'schedule' && !plan.enabled) return { slug: 'plan-disabled', detail: 'The compliance plan is disabled.' };
+  const last = plan.lastRun;
+  if (last?.outcome === 'started' && last.batchId && (await deps.batchStatus(last.batchId)) === 'running') {
+    return { slug: 'plan-running', detail: `Batch ${last.batchId} of the compliance plan is still running.` };
+  }
+  const adapter = await deps.adapters.get(plan.adapterId);
+  if (adapter?.state === 'STOPPED') {
+    return { slug: 'adapter-stopped', detail: `Adapter '${plan.adapterId}' is stopped; start it before running compliance through it.` };
+  }
+  return undefined;
+};
+
+/** What a run did (as `lastRun` shows it: started a batch, or, only for the schedule, skipped and why) and the batch it started. */
+export interface RunOutcome {
+  readonly run: PlanRun;
+  readonly batch?: StartedBatch;
+}
+
+/**
+ * Runs a plan: records the run, then starts its batch (with `planId`). A user's run that cannot
+ * start is a 409 (`plan-broken`, `plan-running`, `adapter-stopped`); the schedule's is skipped,
+ * recorded in `lastRun` with the reason, and never an error (the Scheduler would retry it).
+ */
+export const runPlan = async (planId: string, who: Trigger, deps: PlanDeps): Promise<RunOutcome> => {
+  const plan = await stored(planId, deps);
+  const by = who.trigger === 'user' ? who.by : SCHEDULE_ACTOR;
+  const at = deps.now().toISOString();
+  const refused = await refusal(plan, who.trigger, deps);
+  if (refused && who.trigger === 'user') throw new Conflict(refused.detail, refused.slug);
+  if (refused) {
+    const skipped: PlanRun = { at, trigger: who.trigger, outcome: 'skipped', reason: refused.detail };
+    await deps.store.recordRun(planId, plan.lastRun, skipped, by);
+    return { run: skipped };
+  }
+  const run: PlanRun = { at, trigger: who.trigger, outcome: 'started', batchId: (deps.newId ?? newPlanId)() };
+  try {
+    await deps.store.recordRun(planId, plan.lastRun, run, by);
+  } catch (error) {
+    if (error instanceof PlanChanged) throw new Conflict('Another run of the compliance plan started at the same time.', 'plan-running');
+    throw error;
+  }
+  let batch: StartedBatch;
+  try {
+    batch = await deps.startBatch(
+      {
+        treeId: plan.treeId,
+        version: plan.version,
+        adapterId: plan.adapterId,
+        ...(plan.devices ? { devices: plan.devices } : {}),
+        ...(plan.sync ? { sync: plan.sync } : {}),
+        planId,
+      },
+      run.batchId!,
+    );
+  } catch (error) {
+    const refusedNow = error instanceof HttpProblem && error.status < 500;
+    const skipped: PlanRun = {
+      at: deps.now().toISOString(),
+      trigger: who.trigger,
+      outcome: 'skipped',
+      reason: refusedNow ? error.detail : 'The batch could not be started.',
+    };
+    await deps.store
+      .recordRun(planId, run, skipped, by)
+      .catch((failed: unknown) => logger.warn('a failed run of a plan was not recorded', { planId, error: failed }));
+    // What the schedule cannot change by trying again is recorded, not thrown: the Scheduler would retry it.
+    if (refusedNow && who.trigger === 'schedule') return { run: skipped };
+    throw error;
+  }
+  return { run, batch };
+};

@@ -1,0 +1,264 @@
+/**
+ * Compliance plans in DynamoDB, in the compliance table (env `COMPLIANCE_TABLE`): plans are few,
+ * so they share one partition and one Query lists them.
+ *
+ * - A plan: `pk = "PLANS"`, `sk = "P#<planId>"`, its {@link PlanInput} fields, who made and last
+ *   changed it, `revision` (every write is conditional on the one read before it), `lastRun`,
+ *   `scheduleSince` (when its schedule was last written: a rate schedule counts from it) and
+ *   `schedulePending` (the plan was written but its schedule not yet: see service.ts).
+ * - A name claim: `pk = "PLANS"`, `sk = "N#<name in lower case>"`, `planId`: names are unique
+ *   among plans without regard to case. It is written and released in the same transaction as
+ *   the plan, so two plans can never hold one name.
+ *
+ * Every create, replace, delete and run is one transaction with its changelog entry (kind
+ * `plan`, name the planId; functions/runtime/changelog.ts): both land, or neither.
+ */
+import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { documentClient } from '../platform/dynamo.js';
+import { requiredEnv } from '../platform/env.js';
+import { Conflict, ServiceUnavailable } from '../platform/problem.js';
+import { transientReason } from '../platform/transient.js';
+import { changelogPut, changelogTable, diffFields, type ChangeAction } from '../runtime/changelog.js';
+import type { Plan, PlanInput, PlanRun } from './model.js';
+
+export const PLANS_PK = 'PLANS';
+const planSk = (planId: string): string => `P#${planId}`;
+const claimSk = (name: string): string => `N#${name.toLowerCase()}`;
+
+/** A plan as stored: what the routes show but `broken` and `nextRunAt` (computed when read). */
+export type StoredPlan = Omit<Plan, 'broken' | 'nextRunAt'> & {
+  readonly revision: number;
+  /** When the schedule was last written (a rate schedule fires every interval from it). */
+  readonly scheduleSince?: string;
+};
+
+/** Two plans cannot share a name (case aside): 409 `name-taken`. */
+export class PlanNameTaken extends Conflict {
+  constructor(name: string) {
+    super(`A compliance plan is already named '${name}' (names are unique without regard to case).`, 'name-taken');
+  }
+}
+
+/** The plan changed between its read and this write: 409 `changed`, read it again. */
+export class PlanChanged extends Conflict {
+  constructor() {
+    super('The compliance plan changed while this request was handled; read it again and retry.', 'changed');
+  }
+}
+
+const INPUT_FIELDS = ['name', 'treeId', 'version', 'adapterId', 'devices', 'sync', 'schedule', 'timezone', 'enabled'] as const;
+
+/** The user's fields of a plan, for the changelog's diff. */
+const inputOf = (plan: PlanInput): Record<string, unknown> => Object.fromEntries(INPUT_FIELDS.map((f) => [f, plan[f]]).filter(([, v]) => v !== undefined));
+
+const toPlan = (item: Record<string, unknown>): StoredPlan => {
+  const { pk: _pk, sk: _sk, ...plan } = item;
+  return plan as unknown as StoredPlan;
+};
+
+const cancelled = (error: unknown): readonly string[] | undefined =>
+  error instanceof Error && error.name === 'TransactionCanceledException'
+    ? ((error as { CancellationReasons?: readonly { Code?: string }[] }).CancellationReasons ?? []).map((r) => r.Code ?? 'None')
+    : undefined;
+
+export interface PlanPage {
+  readonly items: readonly StoredPlan[];
+  /** The last plan's id when more follow. */
+  readonly after?: string;
+}
+
+export class PlanStore {
+  constructor(
+    private readonly client: Pick<DynamoDBDocumentClient, 'send'>,
+    private readonly tableName: string,
+    private readonly changelog: () => string = changelogTable,
+  ) {}
+
+  async #send<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      const reason = transientReason(error);
+      if (reason) throw new ServiceUnavailable(`The compliance store is unavailable (${reason}); retry later.`);
+      throw error;
+    }
+  }
+
+  #entry(planId: string, action: ChangeAction, at: string, by: string, changes: ReturnType<typeof diffFields>) {
+    return changelogPut({ kind: 'plan', name: planId, action, at, by, changes }, this.changelog());
+  }
+
+  #claim(name: string, planId: string) {
+    return {
+      Put: {
+        TableName: this.tableName,
+        Item: { pk: PLANS_PK, sk: claimSk(name), name, planId },
+        ConditionExpression: 'attribute_not_exists(pk) OR planId = :planId',
+        ExpressionAttributeValues: { ':planId': planId },
+      },
+    };
+  }
+
+  #release(name: string, planId: string) {
+    return {
+      Delete: {
+        TableName: this.tableName,
+        Key: { pk: PLANS_PK, sk: claimSk(name) },
+        ConditionExpression: 'attribute_not_exists(pk) OR planId = :planId',
+        ExpressionAttributeValues: { ':planId': planId },
+      },
+    };
+  }
+
+  /** Runs a transaction whose item `claimAt` (when given) is a name claim: its refusal is {@link PlanNameTaken}, any other {@link PlanChanged}. */
+  async #transact(items: readonly object[], name: string, claimAt?: number): Promise<void> {
+    try {
+      await this.#send(() => this.client.send(new TransactWriteCommand({ TransactItems: items as never })));
+    } catch (error) {
+      const codes = cancelled(error);
+      if (!codes) throw error;
+      if (claimAt !== undefined && codes[claimAt] === 'ConditionalCheckFailed') throw new PlanNameTaken(name);
+      if (codes.includes('ConditionalCheckFailed')) throw new PlanChanged();
+      throw Object.assign(new ServiceUnavailable('The compliance store could not write the plan now; retry later.'), { cause: error });
+    }
+  }
+
+  /** One plan (strongly consistent); undefined when there is none. */
+  async get(planId: string): Promise<StoredPlan | undefined> {
+    const out = await this.#send(() =>
+      this.client.send(new GetCommand({ TableName: this.tableName, Key: { pk: PLANS_PK, sk: planSk(planId) }, ConsistentRead: true })),
+    );
+    return out.Item ? toPlan(out.Item) : undefined;
+  }
+
+  /** Plans by id, `limit` at most, after `after` (exclusive). */
+  async list(limit: number, after?: string): Promise<PlanPage> {
+    const items: Record<string, unknown>[] = [];
+    let startKey: Record<string, unknown> | undefined = after ? { pk: PLANS_PK, sk: planSk(after) } : undefined;
+    do {
+      const out = await this.#send(() =>
+        this.client.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+            ExpressionAttributeValues: { ':pk': PLANS_PK, ':p': 'P#' },
+            Limit: limit + 1 - items.length,
+            ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+          }),
+        ),
+      );
+      items.push(...(out.Items ?? []));
+      startKey = out.LastEvaluatedKey;
+    } while (startKey && items.length <= limit);
+    const page = items.slice(0, limit).map(toPlan);
+    return { items: page, ...(items.length > limit ? { after: page.at(-1)?.planId } : {}) };
+  }
+
+  /** Creates a plan, its name claim and its `created` entry; {@link PlanNameTaken} when the name is held. */
+  async create(plan: StoredPlan): Promise<void> {
+    await this.#transact(
+      [
+        {
+          Put: {
+            TableName: this.tableName,
+            Item: { pk: PLANS_PK, sk: planSk(plan.planId), ...plan },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
+        this.#claim(plan.name, plan.planId),
+        this.#entry(plan.planId, 'created', plan.createdAt, plan.createdBy, diffFields(undefined, inputOf(plan))),
+      ],
+      plan.name,
+      1,
+    );
+  }
+
+  /** Replaces `before` with `after` (its revision one more), moving the name claim when the name changed, with a `replaced` entry. */
+  async replace(before: StoredPlan, after: StoredPlan): Promise<void> {
+    const renamed = before.name.toLowerCase() !== after.name.toLowerCase();
+    await this.#transact(
+      [
+        {
+          Put: {
+            TableName: this.tableName,
+            Item: { pk: PLANS_PK, sk: planSk(after.planId), ...after },
+            ConditionExpression: 'revision = :revision',
+            ExpressionAttributeValues: { ':revision': before.revision },
+          },
+        },
+        this.#claim(after.name, after.planId),
+        ...(renamed ? [this.#release(before.name, before.planId)] : []),
+        this.#entry(after.planId, 'replaced', after.updatedAt, after.updatedBy, diffFields(inputOf(before), inputOf(after))),
+      ],
+      after.name,
+      1,
+    );
+  }
+
+  /** Deletes `plan` (as read) and its name claim, with a `deleted` entry. */
+  async delete(plan: StoredPlan, at: string, by: string): Promise<void> {
+    await this.#transact(
+      [
+        {
+          Delete: {
+            TableName: this.tableName,
+            Key: { pk: PLANS_PK, sk: planSk(plan.planId) },
+            ConditionExpression: 'revision = :revision',
+            ExpressionAttributeValues: { ':revision': plan.revision },
+          },
+        },
+        this.#release(plan.name, plan.planId),
+        this.#entry(plan.planId, 'deleted', at, by, diffFields(inputOf(plan), undefined)),
+      ],
+      plan.name,
+    );
+  }
+
+  /**
+   * Records a run (started or skipped) as the plan's `lastRun`, with its changelog entry, if the
+   * last run is still `previous` (as read): of two runs that read the same plan, one records.
+   */
+  async recordRun(planId: string, previous: PlanRun | undefined, run: PlanRun, by: string): Promise<void> {
+    const changes = Object.entries(run).map(([field, to]) => ({ field, to }));
+    await this.#transact(
+      [
+        {
+          Update: {
+            TableName: this.tableName,
+            Key: { pk: PLANS_PK, sk: planSk(planId) },
+            UpdateExpression: 'SET lastRun = :run',
+            ConditionExpression: previous ? 'lastRun.#at = :at' : 'attribute_exists(pk) AND attribute_not_exists(lastRun)',
+            ExpressionAttributeValues: { ':run': run, ...(previous ? { ':at': previous.at } : {}) },
+            ...(previous ? { ExpressionAttributeNames: { '#at': 'at' } } : {}),
+          },
+        },
+        this.#entry(planId, run.outcome === 'started' ? 'run-started' : 'run-skipped', run.at, by, changes),
+      ],
+      planId,
+    );
+  }
+
+  /** Sets whether the plan's schedule is written (`pending` false: it is, since `since`), if the plan is still at `revision`. */
+  async markSchedule(planId: string, revision: number, pending: boolean, since?: string): Promise<void> {
+    try {
+      await this.#send(() =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: { pk: PLANS_PK, sk: planSk(planId) },
+            UpdateExpression: pending ? 'SET schedulePending = :t' : `REMOVE schedulePending${since ? ' SET scheduleSince = :since' : ''}`,
+            ConditionExpression: 'revision = :revision',
+            ExpressionAttributeValues: { ':revision': revision, ...(pending ? { ':t': true } : since ? { ':since': since } : {}) },
+          }),
+        ),
+      );
+    } catch (error) {
+      if ((error as { name?: string }).name === 'ConditionalCheckFailedException') throw new PlanChanged();
+      throw error;
+    }
+  }
+}
+
+/** The container's plan store (table `COMPLIANCE_TABLE`, changelog `CHANGELOG_TABLE`). */
+export const createPlanStore = (client: Pick<DynamoDBDocumentClient, 'send'> = documentClient, tableName = requiredEnv('COMPLIANCE_TABLE')): PlanStore =>
+  new PlanStore(client, tableName);
