@@ -74,7 +74,10 @@ const LIMITS = { entries: 10, bytes: 256 * 1024 } as const;
 
 const utf8 = (v: unknown): number => (typeof v === 'string' ? Buffer.byteLength(v, 'utf8') : 0);
 
-/** An entry's size as EventBridge counts it (functions/compliance/events.ts `entrySize`, the same rule). */
+/**
+ * An entry's size as EventBridge counts it: the rule of functions/compliance/events.ts `entrySize`, written
+ * again on purpose, from the wire form, so the simulator stands for AWS rather than agree with the client's code.
+ */
 const wireSize = (e: WireEntry): number =>
   (e.Time !== undefined ? 14 : 0) +
   utf8(e.Source) +
