@@ -156,7 +156,7 @@ export const USAGE_KEY_LENGTH = 40;
 /** The API as it was before the `api` key: regional, no resource policy, 200 rps / burst 400 for everyone. */
 export const DEFAULT_API: ApiSettings = { endpointType: 'regional', throttling: { rateLimit: 200, burstLimit: 400 }, detailedMetrics: 'alarmed' };
 /** What a customer-managed KMS key encrypts. */
-export type KmsUse = 'tables' | 'logs' | 'secrets' | 'alarmTopic' | 'backup' | 'configs';
+export type KmsUse = 'tables' | 'logs' | 'secrets' | 'alarmTopic' | 'backup' | 'configs' | 'events';
 /** Key ARNs per use; `key` stands for every use not named. */
 export type KmsSettings = Partial<Record<KmsUse | 'key', string>>;
 
@@ -170,6 +170,12 @@ export interface BackupSettings {
   /** An existing vault; absent: one is created. */
   readonly vaultArn?: string;
   readonly copyTo?: { readonly vaultArn: string; readonly retentionDays?: number };
+}
+
+/** Where the compliance events go (docs/deployment.md, "Compliance events"). */
+export interface EventsSettings {
+  /** An existing bus; absent: the stack creates one. */
+  readonly busArn?: string;
 }
 
 export type CanaryMode =
@@ -217,6 +223,7 @@ export interface DeploySettings {
   readonly api: ApiSettings;
   readonly kms?: KmsSettings;
   readonly backup?: BackupSettings;
+  readonly events?: EventsSettings;
   readonly deployment: DeploymentSettings;
 }
 
@@ -450,7 +457,7 @@ const authorizerReachProblems = (config: Json): string[] => {
 /** The region of an ARN (its fourth field). */
 const regionOfArn = (arn: unknown): string | undefined => (typeof arn === 'string' ? arn.split(':')[3] : undefined);
 
-/** Keys and backup: keys of one region, each use set only where it has something to encrypt, a copy to another vault. */
+/** Keys, backup and events: keys of one region, each use set only where it has something to encrypt, a copy to another vault, a bus of the stacks' region. */
 const keyChecks = (config: Json): string[] => {
   const problems: string[] = [];
   const kms = objectOf(config['kms']);
@@ -462,6 +469,14 @@ const keyChecks = (config: Json): string[] => {
     problems.push('kms.alarmTopic: only used for the topic created for alarms.email (a topic given by alarms.topicArn keeps its own key)');
   if (kms['backup'] && !(backup && !backup['vaultArn']))
     problems.push('kms.backup: only used for the vault created for backup (backup given without backup.vaultArn)');
+  const busArn = objectOf(config['events'])['busArn'];
+  if (kms['events'] && busArn)
+    problems.push('kms.events: only used for the event bus the stack creates (events.busArn absent); a bus given by events.busArn keeps its own key');
+  const region = objectOf(config['landingZone'])['region'];
+  if (typeof busArn === 'string' && region && regionOfArn(busArn) !== region)
+    problems.push(
+      `events.busArn: a bus of ${regionOfArn(busArn)}, but the stacks deploy to ${region}: PutEvents reaches buses of the caller's region only (forward events to another region with a rule on a bus of ${region})`,
+    );
   const copy = objectOf(backup?.['copyTo'])['vaultArn'];
   if (copy && copy === backup?.['vaultArn']) problems.push('backup.copyTo.vaultArn: the copy goes to another vault than backup.vaultArn');
   return problems;
@@ -709,6 +724,7 @@ export const parseDeployConfig = (raw: unknown, source: string, dir: string): De
     api: apiSettingsOf(objectOf(config['api'])),
     ...(config['kms'] ? { kms: config['kms'] as KmsSettings } : {}),
     ...(config['backup'] ? { backup: config['backup'] as BackupSettings } : {}),
+    ...(config['events'] ? { events: config['events'] as EventsSettings } : {}),
     deployment: { ...DEFAULT_DEPLOYMENT, ...(config['deployment'] as Json | undefined) },
   };
 };

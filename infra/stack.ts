@@ -58,6 +58,7 @@ import {
 import { ApiExposure, restApiExposure, usageKeysEnvironment } from './constructs/api-exposure.js';
 import { Auth, UserDirectory, type AuthProps } from './constructs/auth.js';
 import { TableBackup } from './constructs/backup.js';
+import { ComplianceEventBus } from './constructs/compliance-events.js';
 import { ConfigArchiveBucket } from './constructs/config-archive.js';
 import { CanaryRelease, releaseTarget } from './constructs/canary.js';
 import { LogEncryption } from './constructs/log-encryption.js';
@@ -215,6 +216,8 @@ export class NetconfigDataStack extends Stack {
   readonly fingerprintKey?: Secret;
   /** The configuration history's bucket. */
   readonly configArchive: ConfigArchiveBucket;
+  /** The bus of the compliance events (the stack's own, or the one the config names). */
+  readonly complianceEvents: ComplianceEventBus;
 
   constructor(scope: Construct, id: string, props: NetconfigStackProps & { readonly serviceName: string; readonly deployed?: DeploySettings }) {
     super(scope, id, { ...props, terminationProtection: props.terminationProtection ?? !props.local });
@@ -250,6 +253,12 @@ export class NetconfigDataStack extends Stack {
     this.configArchive = new ConfigArchiveBucket(this, 'ConfigArchive', {
       key: customerKey(this, deployed, 'configs'),
       accessLogDays: deployed?.logs.retentionDays ?? DEFAULT_LOG_RETENTION_DAYS,
+    });
+
+    this.complianceEvents = new ComplianceEventBus(this, 'ComplianceEvents', {
+      serviceName,
+      busArn: deployed?.events?.busArn,
+      key: deployed?.events?.busArn ? undefined : customerKey(this, deployed, 'events'),
     });
 
     const secretsProps: SecretsProps = props.local
@@ -376,7 +385,9 @@ export class NetconfigApiStack extends Stack {
       ...(props.local ? { LOCAL_MODE: 'true' } : {}),
     };
     // The functions that call NSO or Vault (and the authorizer, when asked): in the VPC when one is given, and carrying the CA bundle.
-    const network = deployed?.network ? new PrivateNetwork(this, 'Network', deployed.network) : undefined;
+    const network = deployed?.network
+      ? new PrivateNetwork(this, 'Network', deployed.network, { eventBusArn: data.complianceEvents.bus.eventBusArn })
+      : undefined;
     const outside = {
       ...(network ? { network: network.placement } : {}),
       ...(deployed?.caBundle ? { caBundle: deployed.caBundle } : {}),
@@ -467,11 +478,11 @@ export class NetconfigApiStack extends Stack {
     const complianceBatch = new ServiceFunction(batchPart, 'ComplianceBatch', {
       handler: 'compliance/handlers/batch',
       description: 'Runs compliance batches (durable execution): fetches device configurations through the relay client and grades them',
-      environment: { ...common, ...batchTables.environment, ...archive.environment() },
+      environment: { ...common, ...batchTables.environment, ...archive.environment(), ...data.complianceEvents.environment() },
       timeout: Duration.minutes(15),
       memorySize: 1024,
       durableConfig: { executionTimeout: Duration.seconds(BATCH_EXECUTION_TIMEOUT_SECONDS), retentionPeriod: Duration.days(14) },
-      permissions: [...batchTables.permissions, archive.permission('write'), secretsPermission('read')],
+      permissions: [...batchTables.permissions, archive.permission('write'), secretsPermission('read'), data.complianceEvents.permission()],
       ...outside,
     });
     data.secrets.bind(complianceBatch, 'read');

@@ -17,6 +17,7 @@ import { addCounts, emptyCounts, type BatchPlan, type ChunkCounts, type ChunkDev
 import { syncStep, type RelayPost } from './sync.js';
 import { MAX_ATTEMPTS, type BatchWork, type ChunkReport, type ComplianceStore, type DeviceReport } from './store.js';
 import type { Grade, RuleTotals } from './grading.js';
+import type { ComplianceEvents } from './history-model.js';
 
 /** The event that starts an execution: small by design (the payload limit is 256 KB). */
 export interface BatchEvent {
@@ -45,6 +46,8 @@ export interface EngineDeps extends Omit<CheckDeps, 'gate' | 'relayGet' | 'sync'
   readonly afterStep?: () => void;
   /** Time the invocation has left; default: the Lambda context's (tests end an invocation early). */
   readonly remainingTimeMs?: () => number;
+  /** Where the batch's events go (functions/compliance/events.ts); absent: none are published. */
+  readonly events?: ComplianceEvents;
 }
 
 export interface BatchOutcome {

@@ -2,9 +2,10 @@
  * VPC placement of the functions: an existing VPC and its private subnets, imported from their
  * ids (no lookup: synth stays offline), a security group whose egress is only what the functions
  * need (or groups given by id), and the way to AWS's own APIs: a DynamoDB gateway endpoint plus
- * Secrets Manager and Lambda interface endpoints (the durable compliance function checkpoints
- * through the Lambda API), each with a policy that admits this account's principals on this
- * account's resources only; or endpoints the VPC already has (a shared VPC, whose route tables
+ * Secrets Manager, Lambda and EventBridge interface endpoints (the durable compliance function
+ * checkpoints through the Lambda API and puts its events on the compliance bus), each with a
+ * policy that admits this account's principals on this account's resources only (EventBridge's:
+ * PutEvents on the compliance bus only, which may be another account's); or endpoints the VPC already has (a shared VPC, whose route tables
  * a participant cannot change); or a NAT the VPC has.
  */
 import { Annotations, Aws } from 'aws-cdk-lib';
@@ -46,7 +47,8 @@ export class PrivateNetwork extends Construct {
   readonly interfaceEndpoints: Readonly<Record<string, InterfaceVpcEndpoint>> = {};
   readonly dynamodbEndpoint?: GatewayVpcEndpoint;
 
-  constructor(scope: Construct, id: string, settings: NetworkSettings) {
+  /** `eventBusArn`: the bus of the compliance events, the one resource the EventBridge endpoint admits. */
+  constructor(scope: Construct, id: string, settings: NetworkSettings, o: { readonly eventBusArn: string }) {
     super(scope, id);
     const zones = [...new Set(settings.subnets.map((s) => s.availabilityZone))];
     const vpc = Vpc.fromVpcAttributes(this, 'Vpc', { vpcId: settings.vpcId, availabilityZones: zones });
@@ -100,10 +102,14 @@ export class PrivateNetwork extends Construct {
       const endpointGroup = new SecurityGroup(this, 'EndpointSecurityGroup', {
         vpc,
         allowAllOutbound: false,
-        description: 'Interface endpoints (Secrets Manager, Lambda) of the functions that call NSO or Vault',
+        description: 'Interface endpoints (Secrets Manager, Lambda, EventBridge) of the functions that call NSO or Vault',
       });
       for (const group of securityGroups) endpointGroup.connections.allowFrom(group, Port.tcp(443), 'HTTPS from the functions that call NSO or Vault');
-      const services = { SecretsManager: InterfaceVpcEndpointAwsService.SECRETS_MANAGER, Lambda: InterfaceVpcEndpointAwsService.LAMBDA };
+      const services = {
+        SecretsManager: InterfaceVpcEndpointAwsService.SECRETS_MANAGER,
+        Lambda: InterfaceVpcEndpointAwsService.LAMBDA,
+        Events: InterfaceVpcEndpointAwsService.EVENTBRIDGE,
+      };
       const made: Record<string, InterfaceVpcEndpoint> = {};
       for (const [name, service] of Object.entries(services)) {
         made[name] = new InterfaceVpcEndpoint(this, `${name}Endpoint`, {
@@ -114,7 +120,16 @@ export class PrivateNetwork extends Construct {
           open: false,
           securityGroups: [endpointGroup],
         });
-        made[name].addToPolicy(accountOnly(service.shortName));
+        made[name].addToPolicy(
+          name === 'Events'
+            ? new PolicyStatement({
+                principals: [new AnyPrincipal()],
+                actions: ['events:PutEvents'],
+                resources: [o.eventBusArn],
+                conditions: { StringEquals: { 'aws:PrincipalAccount': Aws.ACCOUNT_ID } },
+              })
+            : accountOnly(service.shortName),
+        );
       }
       this.interfaceEndpoints = made;
     }

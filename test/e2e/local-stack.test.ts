@@ -7,6 +7,7 @@
  * Every request goes through a recording proxy (the walkthroughs' curl and `npm run smoke`
  * included), and the last test holds each answer to what openapi.json documents for it.
  */
+import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -607,6 +608,37 @@ describe('npm start (the local stack)', () => {
         ]),
       );
     }
+  });
+
+  it('keeps the events put on the template’s compliance bus in events.jsonl and on GET /events, and prints a line for each', async () => {
+    const buses = Object.values(stack!.model.eventBuses);
+    expect(buses).toHaveLength(1);
+    const client = new EventBridgeClient({ endpoint: stack!.events.url, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    const detail = {
+      eventId: 'e2e-batch:edge-00007',
+      planId: 'nightly',
+      batchId: 'e2e-batch',
+      device: 'edge-00007',
+      change: 'fixed',
+      from: 'fail',
+      to: 'pass',
+      at: '2026-11-27T10:00:00.000Z',
+    };
+    const out = await client.send(
+      new PutEventsCommand({
+        Entries: [{ Source: 'netconfig.compliance', DetailType: 'Device Compliance Changed', Detail: JSON.stringify(detail), EventBusName: buses[0] }],
+      }),
+    );
+    client.destroy();
+    expect(out.FailedEntryCount).toBe(0);
+    const kept = readFileSync(stack!.eventsFile, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { id: string; detail: unknown });
+    expect(kept.at(-1)).toMatchObject({ id: out.Entries![0]!.EventId, detail });
+    const listed = (await (await fetch(`${stack!.events.url}/events`)).json()) as { id: string }[];
+    expect(listed.map((e) => e.id)).toContain(out.Entries![0]!.EventId);
+    expect(logs).toContain('[events] Device Compliance Changed: edge-00007 fail → pass (batch e2e-batch, plan nightly)');
   });
 
   it('writes the state file that npm run seed uses to load trees into the running stack', async () => {

@@ -160,7 +160,7 @@ describe('the deployment config file', () => {
     [
       'an unknown top-level key',
       { logLevl: 'info' },
-      'logLevl: unknown key (top-level keys: stackName, logLevel, logs, caBundle, vault, identity, alarms, concurrency, network, api, kms, backup, deployment, landingZone)',
+      'logLevl: unknown key (top-level keys: stackName, logLevel, logs, caBundle, vault, identity, alarms, concurrency, network, api, kms, backup, events, deployment, landingZone)',
     ],
     ['a wrong type', { vault: { address: 'https://v.example.net', cacheTtlSeconds: '60' } }, 'vault.cacheTtlSeconds: must be integer, got "60"'],
     ['a bad enum value', { logLevel: 'verbose' }, 'logLevel: must be one of "debug", "info", "warn", "error", got "verbose"'],

@@ -205,9 +205,10 @@ describe('deployment variants', () => {
     expect(JSON.stringify(Object.values(resources).filter((r) => r.Type.startsWith('AWS::EC2::')))).not.toContain('0.0.0.0/0');
 
     const endpoints = ofType(resources, 'AWS::EC2::VPCEndpoint').map(([, r]) => r.Properties);
-    expect(endpoints).toHaveLength(3);
-    // Each endpoint carries its service's calls by this account's principals on this account's resources only.
-    for (const endpoint of endpoints) {
+    expect(endpoints).toHaveLength(4);
+    // Each endpoint carries its service's calls by this account's principals on this account's resources only
+    // (EventBridge's: PutEvents on the compliance bus only, test/infra/compliance-events.test.ts).
+    for (const endpoint of endpoints.filter((e) => !JSON.stringify(e['ServiceName']).includes('.events'))) {
       const service = JSON.stringify(endpoint['ServiceName']).match(/\.(dynamodb|secretsmanager|lambda)"/)![1];
       expect(endpoint['PolicyDocument']['Statement'], service).toEqual([
         {
@@ -225,8 +226,8 @@ describe('deployment variants', () => {
       VpcId: 'vpc-0123456789abcdef0',
       RouteTableIds: ['rtb-0a000000000000001', 'rtb-0b000000000000002'],
     });
-    // The durable compliance function checkpoints through the Lambda API: it needs the Lambda endpoint.
-    for (const service of ['secretsmanager', 'lambda']) {
+    // The durable compliance function checkpoints through the Lambda API and puts its events on EventBridge.
+    for (const service of ['secretsmanager', 'lambda', 'events']) {
       expect(byService(service), service).toMatchObject({
         VpcEndpointType: 'Interface',
         PrivateDnsEnabled: true,
@@ -238,7 +239,7 @@ describe('deployment variants', () => {
     expect(ingress).toEqual([
       expect.objectContaining({ FromPort: 443, ToPort: 443, SourceSecurityGroupId: groupRef, GroupId: { 'Fn::GetAtt': [endpointGroup[0], 'GroupId'] } }),
     ]);
-    for (const service of ['secretsmanager', 'lambda']) {
+    for (const service of ['secretsmanager', 'lambda', 'events']) {
       expect(byService(service)['SecurityGroupIds'], service).toEqual([{ 'Fn::GetAtt': [endpointGroup[0], 'GroupId'] }]);
     }
     expect(nagErrors(stack)).toEqual([]);

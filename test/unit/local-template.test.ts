@@ -189,6 +189,24 @@ describe('function environment', () => {
     });
   });
 
+  it('points the functions at the local EventBridge, and knows the template’s event buses by their names', () => {
+    const bus = { Type: 'AWS::Events::EventBus', Properties: { Name: 'fixture-compliance' } };
+    const withBus = { ...template, Resources: { ...template.Resources, ComplianceBus: bus } } as CfnTemplate;
+    const busNames = localNames(withBus, { stackName: 'Fixture', region: 'eu-west-1', accountId: '123456789012', apiId: 'localapi01' });
+    const fn = {
+      ...model.functions['EchoFunction']!,
+      environment: { EVENT_BUS_NAME: { Ref: 'ComplianceBus' }, BUS_ARN: { 'Fn::GetAtt': ['ComplianceBus', 'Arn'] } },
+    };
+    const { environment } = functionEnvironment(fn, withBus, busNames, { ...facts, eventsEndpoint: 'http://127.0.0.1:4999' });
+    expect(environment).toMatchObject({
+      EVENT_BUS_NAME: 'fixture-compliance',
+      BUS_ARN: 'arn:aws:events:eu-west-1:123456789012:event-bus/fixture-compliance',
+      AWS_ENDPOINT_URL_EVENTBRIDGE: 'http://127.0.0.1:4999',
+    });
+    expect(parseTemplate({ ...assembly, template: withBus }).eventBuses).toEqual({ ComplianceBus: 'fixture-compliance' });
+    expect(functionEnvironment(fn, withBus, busNames, facts).environment['AWS_ENDPOINT_URL_EVENTBRIDGE']).toBeUndefined();
+  });
+
   it('reports variables without a local value instead of setting them', () => {
     const fn = { ...model.functions['EchoFunction']!, environment: { VAULT_ADDR: { Ref: 'VaultAddress' }, OK: 'x' } };
     const withParam = { ...template, Parameters: { VaultAddress: { Type: 'String' } } };

@@ -27,6 +27,7 @@ import { FunctionPool, type LogSink } from './lambda-pool.js';
 import { unsupportedMapping } from './mapping.js';
 import type { FleetSpec } from '../simulators/nso-fleet.js';
 import { startNsoSimulator, type NsoSimulator } from '../simulators/nso-simulator.js';
+import { describeEvent, startEventBridgeSimulator, type EventBridgeSimulator } from '../simulators/eventbridge-simulator.js';
 import { documentClientFor, seedSampleTrees } from './seed.js';
 import { readSynthInfo, synthesize, type SynthInfo } from './synth.js';
 import { latestAssembly, localAssembly } from './assembly-cache.js';
@@ -81,6 +82,10 @@ export interface LocalStack {
   readonly dynamodbPid: number | undefined;
   /** The local S3 server (the configuration history's bucket). */
   readonly s3Endpoint: string;
+  /** The local EventBridge: the events the functions put (`events.events`, `GET <url>/events`), also appended to `eventsFile`. */
+  readonly events: EventBridgeSimulator;
+  /** `<data directory>/events.jsonl`: every event put, one JSON object a line, kept across restarts. */
+  readonly eventsFile: string;
   /** Physical table names by table key (`trees`, `adapters`). */
   readonly tables: Readonly<Record<string, string>>;
   readonly model: ApiModel;
@@ -152,6 +157,8 @@ export interface ServeOptions {
   readonly dynamodbEndpoint: string;
   /** The local S3 server the functions use. */
   readonly s3Endpoint?: string;
+  /** The local EventBridge simulator the functions use. */
+  readonly eventsEndpoint?: string;
   readonly log: LogSink;
   readonly maxConcurrency?: number;
   readonly extraRoutes?: readonly ExtraRoute[];
@@ -191,6 +198,7 @@ export const serveAssembly = async (o: ServeOptions): Promise<ServedApi> => {
       region: LOCAL_REGION,
       dynamodbEndpoint: o.dynamodbEndpoint,
       ...(o.s3Endpoint ? { s3Endpoint: o.s3Endpoint } : {}),
+      ...(o.eventsEndpoint ? { eventsEndpoint: o.eventsEndpoint } : {}),
       credentials: LOCAL_CREDENTIALS,
       rewrites,
       ...(process.env['PATH'] ? { path: process.env['PATH'] } : {}),
@@ -331,6 +339,16 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     // The local S3 server and the template's buckets (objects under the data directory).
     const s3 = await startS3Local({ directory: path.join(dataDir, 's3'), buckets: Object.values(model.buckets), credentials: LOCAL_CREDENTIALS });
     stops.push(() => s3.stop());
+    // The local EventBridge: the template's buses, each event kept in the data directory and printed.
+    const eventsFile = path.join(dataDir, 'events.jsonl');
+    const events = await startEventBridgeSimulator({
+      buses: Object.values(model.eventBuses),
+      file: eventsFile,
+      region: LOCAL_REGION,
+      account: LOCAL_ACCOUNT,
+      onEvent: (event) => log('events', 'stdout', describeEvent(event)),
+    });
+    stops.push(() => events.close());
 
     // 3. The token issuer (its key pair lives in the data directory) and the API with its functions.
     const issuerDir = path.join(dataDir, 'issuer');
@@ -343,6 +361,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       dataDir,
       dynamodbEndpoint: dynamo.endpoint,
       s3Endpoint: s3.endpoint,
+      eventsEndpoint: events.url,
       log,
       ...(options.maxConcurrency ? { maxConcurrency: options.maxConcurrency } : {}),
       extraRoutes: [
@@ -407,6 +426,8 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       dynamodbEndpoint: dynamo.endpoint,
       dynamodbPid: dynamo.process.pid,
       s3Endpoint: s3.endpoint,
+      events,
+      eventsFile,
       tables,
       model,
       firstStart,
@@ -428,7 +449,11 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
 };
 
 /** The lines `npm start` prints once the stack answers. */
-export const readyBanner = (stack: Pick<LocalStack, 'baseUrl' | 'dataDir' | 'model' | 's3Endpoint'>, token: string, seconds: number): string => {
+export const readyBanner = (
+  stack: Pick<LocalStack, 'baseUrl' | 'dataDir' | 'model' | 's3Endpoint' | 'eventsFile'> & { readonly events: Pick<EventBridgeSimulator, 'url'> },
+  token: string,
+  seconds: number,
+): string => {
   const functions = Object.keys(stack.model.functions).length;
   const relative = path.relative(process.cwd(), stack.dataDir);
   const where = relative === '' ? '.' : relative.startsWith('..') ? stack.dataDir : relative;
@@ -438,6 +463,7 @@ export const readyBanner = (stack: Pick<LocalStack, 'baseUrl' | 'dataDir' | 'mod
     `Local stack ready in ${seconds.toFixed(1)} s: ${methods} methods, ${functions} functions, data in ${where}`,
     `  Base URL: ${stack.baseUrl}`,
     `  S3 (configuration history): ${stack.s3Endpoint}`,
+    `  Compliance events: ${stack.events.url}/events, kept in ${path.relative(process.cwd(), stack.eventsFile) || stack.eventsFile} (each printed below as [events])`,
     '',
     '  Try it (the token below is valid for one hour):',
     `    export BASE=${stack.baseUrl}`,

@@ -134,6 +134,8 @@ export interface ApiModel {
   readonly tables: Readonly<Record<string, TableSpec>>;
   /** The local names of the S3 buckets it declares, by logical id (created on the local S3 server). */
   readonly buckets: Readonly<Record<string, string>>;
+  /** The local names of the event buses it declares, by logical id (known to the local EventBridge simulator). */
+  readonly eventBuses: Readonly<Record<string, string>>;
 }
 
 /** Why a template cannot be served locally. */
@@ -271,6 +273,8 @@ export const localNames = (
         return asString(p['LogGroupName']) ?? physicalName(stackName, logicalId, 512);
       case 'AWS::S3::Bucket':
         return asString(p['BucketName']) ?? bucketName(stackName, logicalId);
+      case 'AWS::Events::EventBus':
+        return asString(p['Name']) ?? physicalName(stackName, logicalId, 256);
       default:
         return physicalName(stackName, logicalId, 255);
     }
@@ -319,6 +323,8 @@ export const localNames = (
           return `arn:aws:logs:${region}:${accountId}:log-group:${n}:*`;
         case 'AWS::S3::Bucket.Arn':
           return `arn:aws:s3:::${n}`;
+        case 'AWS::Events::EventBus.Arn':
+          return `arn:aws:events:${region}:${accountId}:event-bus/${n}`;
         case 'AWS::ApiGateway::RestApi.RootResourceId':
           return shortId(`${logicalId}/root`);
         case 'AWS::SecretsManager::Secret.Id':
@@ -538,6 +544,11 @@ export const parseTemplate = (assembly: Pick<CloudAssembly, 'stackName' | 'templ
     tables,
     buckets: Object.fromEntries(
       resources.filter(([, r]) => r.Type === 'AWS::S3::Bucket').map(([id, r]) => [id, asString(r.Properties?.['BucketName']) ?? bucketName(stackName, id)]),
+    ),
+    eventBuses: Object.fromEntries(
+      resources
+        .filter(([, r]) => r.Type === 'AWS::Events::EventBus')
+        .map(([id, r]) => [id, asString(r.Properties?.['Name']) ?? physicalName(stackName, id, 256)]),
     ),
   };
 };

@@ -11,7 +11,8 @@
  *
  * Configuration: `COMPLIANCE_TABLE`, `ADAPTERS_TABLE`, `CONFIGS_TABLE`, `CONFIGS_BUCKET` (and
  * `CONFIGS_KMS_KEY`), `PROFILES_TABLE`, the secrets variables, `LOCAL_MODE`,
- * `COMPLIANCE_CHUNK_CONCURRENCY` (chunks at once, default 3), `RELAY_MAX_BODY_BYTES`.
+ * `COMPLIANCE_CHUNK_CONCURRENCY` (chunks at once, default 3), `RELAY_MAX_BODY_BYTES`, `EVENT_BUS_NAME`
+ * (the bus of the compliance events, functions/compliance/events.ts).
  */
 import { withDurableExecution } from '@aws/durable-execution-sdk-js';
 import { relayRestAction } from '../../relay/service.js';
@@ -23,6 +24,7 @@ import { metrics } from '../../platform/metrics.js';
 import { currentSettings } from '../../runtime/settings.js';
 import { evaluateRules } from '../../trees/rules.js';
 import { runBatch, type BatchEvent, type EngineDeps } from '../engine.js';
+import { complianceEvents } from '../events.js';
 import { recordBatchEnd, recordDeviceChecked, recordFetchFailure } from '../metrics.js';
 import { createComplianceStore } from '../store.js';
 
@@ -55,6 +57,7 @@ export const engineDeps: EngineDeps = {
   onFetchFailure: recordFetchFailure,
   onBatchEnd: recordBatchEnd,
   afterStep: () => metrics.flush(),
+  events: complianceEvents(),
 };
 
 export const handler = withDurableExecution(async (event: BatchEvent, context) => runBatch(event, context, engineDeps));
