@@ -24,7 +24,10 @@ import { currentSettings } from '../../runtime/settings.js';
 import { evaluateRules } from '../../trees/rules.js';
 import { runBatch, type BatchEvent, type EngineDeps } from '../engine.js';
 import { recordBatchEnd, recordDeviceChecked, recordFetchFailure } from '../metrics.js';
+import { createHistoryStore } from '../history-store.js';
 import { createComplianceStore } from '../store.js';
+
+const store = createComplianceStore();
 
 /** Each fetch or sync action logged at debug level under this message. */
 const CALL = 'compliance fetch';
@@ -37,7 +40,8 @@ export const configArchive = new ConfigHistory({
 
 /** The engine's dependencies in this container (tests wrap them to inject faults). */
 export const engineDeps: EngineDeps = {
-  store: createComplianceStore(),
+  store,
+  history: createHistoryStore(store),
   relayGet: batchRelayGet(CALL),
   relayPost: (remainingTimeMs) => (adapterId, path, body) =>
     relayRestAction(
