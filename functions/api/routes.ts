@@ -10,6 +10,7 @@ import { adapterReadRoutes, adapterRoutes } from '../adapters/routes.js';
 import { applicationChangelogRoutes, applicationRoutes } from '../applications/routes.js';
 import { complianceRoutes } from '../compliance/routes.js';
 import { configRoutes } from '../configs/routes.js';
+import { planHistoryRoutes } from '../plans/history-routes.js';
 import { applicationHealthRoutes, operationsRoutes } from '../health/routes.js';
 import { profileRoutes } from '../profiles/routes.js';
 import { relayRoutes } from '../relay/routes.js';
@@ -25,6 +26,7 @@ const serviceRoutes: readonly LiveRoute[] = [
   ...adapterReadRoutes,
   ...operationsRoutes,
   ...complianceRoutes,
+  ...planHistoryRoutes,
   ...remediationRoutes,
   ...configRoutes,
 ];

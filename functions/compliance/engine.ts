@@ -417,7 +417,14 @@ export const runBatch = async (event: BatchEvent, context: DurableContext, deps:
     },
     { maxConcurrency: deps.chunkConcurrency ?? 3, itemNamer: (_, i) => `chunk-${i}` },
   );
-  if (result.failureCount > 0) return failBatch(batchId, work, `${result.failureCount} chunk(s) of devices could not be checked (after ${attempts} attempts, or ${MAX_ATTEMPTS} runs in all); the reports written so far are kept.`, step, deps);
+  if (result.failureCount > 0)
+    return failBatch(
+      batchId,
+      work,
+      `${result.failureCount} chunk(s) of devices could not be checked (after ${attempts} attempts, or ${MAX_ATTEMPTS} runs in all); the reports written so far are kept.`,
+      step,
+      deps,
+    );
   const counts = result.getResults().reduce(addCounts, emptyCounts());
   let delta: DeltaOutcome | undefined;
   if (work.planId && work.kind === 'compliance') {
@@ -425,14 +432,17 @@ export const runBatch = async (event: BatchEvent, context: DurableContext, deps:
     const { history } = deps;
     if (!history) throw new Error('the engine has no history store: a plan batch cannot record its history');
     const historyDeps = { store: deps.store, history, ...(deps.events ? { events: deps.events } : {}) };
-    const { previousBatchId } = await step('history-previous', async () => ({ previousBatchId: await history.previousCompleted(planWork.planId, work.started, batchId) }));
+    const { previousBatchId } = await step('history-previous', async () => ({
+      previousBatchId: await history.previousCompleted(planWork.planId, work.started, batchId),
+    }));
     const chunkDeltas = await context.map(
       'history',
       Array.from({ length: work.chunks }, (_, i) => i),
       (child, index) => child.step('history', () => historyChunk(batchId, index, planWork, previousBatchId, historyDeps).finally(() => deps.afterStep?.())),
       { maxConcurrency: deps.chunkConcurrency ?? 3, itemNamer: (_, i) => `history-${i}` },
     );
-    if (chunkDeltas.failureCount > 0) return failBatch(batchId, work, "The batch's devices were checked, but the plan's history could not be written; the reports are kept.", step, deps);
+    if (chunkDeltas.failureCount > 0)
+      return failBatch(batchId, work, "The batch's devices were checked, but the plan's history could not be written; the reports are kept.", step, deps);
     delta = await step('history-end', () => historyEnd(batchId, planWork, previousBatchId, chunkDeltas.getResults(), historyDeps));
   }
   await step('finish', async () => {

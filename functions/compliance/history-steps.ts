@@ -157,7 +157,12 @@ export const batchEndedEvent = (batch: Batch, delta: DeltaOutcome | undefined): 
  * After a batch's end is stored: its plan's trend point follows it (with the delta's counts when
  * it completed), and its event is published.
  */
-export const afterBatchEnd = async (batchId: string, work: BatchWork, delta: DeltaOutcome | undefined, deps: Omit<HistoryDeps, 'history'> & { readonly history?: HistoryStore }): Promise<void> => {
+export const afterBatchEnd = async (
+  batchId: string,
+  work: BatchWork,
+  delta: DeltaOutcome | undefined,
+  deps: Omit<HistoryDeps, 'history'> & { readonly history?: HistoryStore },
+): Promise<void> => {
   const batch = await deps.store.getBatch(batchId);
   if (!batch) throw new Error(`batch ${batchId} does not exist`);
   if (work.planId && deps.history) await deps.history.putTrendPoint(work.planId, batch, delta?.counts, work.historyExpiresAt ?? work.expiresAt);

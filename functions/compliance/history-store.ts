@@ -139,7 +139,12 @@ export class HistoryStore {
    * batch's partition. Every item is a put of what the step computed, so a step that runs again
    * writes the same items again.
    */
-  async writeDevices(planId: string, batchId: string, writes: readonly DeviceWrite[], expiry: { readonly history: number; readonly batch: number }): Promise<void> {
+  async writeDevices(
+    planId: string,
+    batchId: string,
+    writes: readonly DeviceWrite[],
+    expiry: { readonly history: number; readonly batch: number },
+  ): Promise<void> {
     const items: Record<string, unknown>[] = [];
     for (const { checked, state, change, from } of writes) {
       const pk = devicePk(planId, checked.device);
@@ -156,7 +161,16 @@ export class HistoryStore {
 
   /** Stores the `gone` rows of a batch's delta. */
   async putGone(batchId: string, rows: readonly { readonly device: string; readonly from?: Grade }[], expiresAt: number): Promise<void> {
-    await this.batches.putItems(rows.map((r) => ({ pk: batchPk(batchId), sk: deltaSk('gone', r.device), device: r.device, change: 'gone', ...(r.from ? { from: r.from } : {}), expiresAt })));
+    await this.batches.putItems(
+      rows.map((r) => ({
+        pk: batchPk(batchId),
+        sk: deltaSk('gone', r.device),
+        device: r.device,
+        change: 'gone',
+        ...(r.from ? { from: r.from } : {}),
+        expiresAt,
+      })),
+    );
   }
 
   /** The grades the previous batch gave its gone devices: from their states (written by it, or kept as `before` by this one). */
@@ -199,7 +213,11 @@ export class HistoryStore {
   async putTrendPoint(planId: string, batch: Batch, delta: DeltaCounts | undefined, expiresAt: number): Promise<void> {
     const { batchId, kind, status, started, finished, total, grades, totals } = batch;
     await this.batches.putItems([
-      trendPointItem(planId, { batchId, kind, status, started, ...(finished ? { finished } : {}), total, grades, totals, ...(delta ? { delta } : {}) }, expiresAt),
+      trendPointItem(
+        planId,
+        { batchId, kind, status, started, ...(finished ? { finished } : {}), total, grades, totals, ...(delta ? { delta } : {}) },
+        expiresAt,
+      ),
     ]);
   }
 
@@ -216,7 +234,10 @@ export class HistoryStore {
   }
 
   /** Pages of a batch's delta rows, by class then device; `change`: one class only. */
-  async *deltaPages(batchId: string, options: { readonly change?: DeltaChange; readonly limit: number; readonly after?: string }): AsyncGenerator<RowPage<DeltaRow>> {
+  async *deltaPages(
+    batchId: string,
+    options: { readonly change?: DeltaChange; readonly limit: number; readonly after?: string },
+  ): AsyncGenerator<RowPage<DeltaRow>> {
     const prefix = options.change ? `X#${options.change}#` : 'X#';
     const input = {
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
@@ -228,7 +249,10 @@ export class HistoryStore {
   }
 
   /** Pages of a plan's trend, oldest first, between two times of `started`. */
-  async *trendPages(planId: string, options: { readonly from?: string; readonly to?: string; readonly limit: number; readonly after?: string }): AsyncGenerator<RowPage<TrendPoint>> {
+  async *trendPages(
+    planId: string,
+    options: { readonly from?: string; readonly to?: string; readonly limit: number; readonly after?: string },
+  ): AsyncGenerator<RowPage<TrendPoint>> {
     const range = timeRange('T#', options.from, options.to);
     const input = {
       KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
@@ -357,5 +381,8 @@ const devicePointOf = (item: Record<string, unknown>): DevicePoint => ({
 });
 
 /** The history store over `tableName` (default: `COMPLIANCE_TABLE`), next to its batch store. */
-export const createHistoryStore = (batches: ComplianceStore, client: DynamoDBDocumentClient = documentClient, tableName: string = requiredEnv('COMPLIANCE_TABLE')): HistoryStore =>
-  new HistoryStore(client, tableName, batches);
+export const createHistoryStore = (
+  batches: ComplianceStore,
+  client: DynamoDBDocumentClient = documentClient,
+  tableName: string = requiredEnv('COMPLIANCE_TABLE'),
+): HistoryStore => new HistoryStore(client, tableName, batches);

@@ -63,7 +63,8 @@ export const nextRules = (rules: Readonly<Record<string, RuleState>>, failing: r
 };
 
 /** What a history step knows of one checked device. */
-export type CheckedDevice = Required<Pick<DevicePoint, 'batchId' | 'at' | 'grade' | 'reportId'>> & Pick<DevicePoint, 'score' | 'failing'> & { readonly device: string };
+export type CheckedDevice = Required<Pick<DevicePoint, 'batchId' | 'at' | 'grade' | 'reportId'>> &
+  Pick<DevicePoint, 'score' | 'failing'> & { readonly device: string };
 
 /** One device's history after a batch: its new stored state, and its delta class against the previous completed batch. */
 export interface DeviceStep {

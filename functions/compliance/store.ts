@@ -322,7 +322,15 @@ export class ComplianceStore {
     const { historyExpiresAt, ...fields } = batch;
     const items = [
       ...(plan ? [{ pk, sk: 'PLAN', plan: encodePlan(plan), expiresAt: batch.expiresAt }] : []),
-      ...(batch.planId ? [trendPointItem(batch.planId, { ...batch, kind: batch.kind ?? 'compliance', status: 'running', grades: emptyCounts().grades, totals: emptyCounts().totals }, historyExpiresAt ?? batch.expiresAt)] : []),
+      ...(batch.planId
+        ? [
+            trendPointItem(
+              batch.planId,
+              { ...batch, kind: batch.kind ?? 'compliance', status: 'running', grades: emptyCounts().grades, totals: emptyCounts().totals },
+              historyExpiresAt ?? batch.expiresAt,
+            ),
+          ]
+        : []),
       ...chunks.map((devices, i) => ({ pk, sk: chunkSk(i), devices: JSON.stringify(devices.map(entry)), expiresAt: batch.expiresAt })),
     ];
     await this.#putAll(items);
@@ -356,6 +364,11 @@ export class ComplianceStore {
   async #get(pk: string, sk: string, consistent = true): Promise<Record<string, unknown> | undefined> {
     const out = await this.#send(() => this.client.send(new GetCommand({ TableName: this.tableName, Key: { pk, sk }, ConsistentRead: consistent })));
     return out.Item;
+  }
+
+  /** The batch's stored item as it is (the history reads its delta fields). */
+  async getBatchItem(batchId: string): Promise<Record<string, unknown> | undefined> {
+    return this.#get(batchPk(batchId), 'META');
   }
 
   async getBatch(batchId: string): Promise<Batch | undefined> {
