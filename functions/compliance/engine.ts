@@ -438,7 +438,10 @@ export const runBatch = async (event: BatchEvent, context: DurableContext, deps:
     const chunkDeltas = await context.map(
       'history',
       Array.from({ length: work.chunks }, (_, i) => i),
-      (child, index) => child.step('history', () => historyChunk(batchId, index, planWork, previousBatchId, historyDeps).finally(() => deps.afterStep?.())),
+      (child, index) =>
+        child.step('history', () => historyChunk(batchId, index, planWork, previousBatchId, historyDeps).finally(() => deps.afterStep?.()), {
+          retryStrategy: (_error, attempt) => ({ shouldRetry: attempt < attempts, delay: { seconds: Math.min(60, firstDelay * 2 ** (attempt - 1)) } }),
+        }),
       { maxConcurrency: deps.chunkConcurrency ?? 3, itemNamer: (_, i) => `history-${i}` },
     );
     if (chunkDeltas.failureCount > 0)
@@ -447,8 +450,8 @@ export const runBatch = async (event: BatchEvent, context: DurableContext, deps:
   }
   await step('finish', async () => {
     await deps.store.finish(batchId, 'completed', deps.now().toISOString(), counts);
-    deps.onBatchEnd?.({ adapterId: work.adapterId, status: 'completed' });
     await afterBatchEnd(batchId, work, delta, deps);
+    deps.onBatchEnd?.({ adapterId: work.adapterId, status: 'completed' });
   });
   return { batchId, status: 'completed', counts };
 };
@@ -463,8 +466,8 @@ const failBatch = async (
 ): Promise<BatchOutcome> => {
   await step('fail', async () => {
     await deps.store.finish(batchId, 'failed', deps.now().toISOString(), undefined, reason);
-    deps.onBatchEnd?.({ adapterId: work.adapterId, status: 'failed' });
     await afterBatchEnd(batchId, work, undefined, deps);
+    deps.onBatchEnd?.({ adapterId: work.adapterId, status: 'failed' });
   });
   return { batchId, status: 'failed', counts: emptyCounts() };
 };

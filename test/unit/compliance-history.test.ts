@@ -17,7 +17,7 @@ const check = fc.oneof(
 );
 
 /** Rule states from the whole sequence: the reference the incremental state must equal. */
-const referenceRules = (checks: readonly { failing?: string[] }[], times: readonly string[]): Record<string, RuleState> => {
+const referenceRules = (checks: readonly { grade: Grade; failing?: string[] }[], times: readonly string[]): Record<string, RuleState> => {
   const out: Record<string, RuleState> = {};
   for (const rule of RULES) {
     const seen = checks.map((c, i) => ({ at: times[i]!, failing: c.failing?.includes(rule) })).filter((c) => c.failing !== undefined);
