@@ -92,6 +92,7 @@ const GENERIC_PATH_VALUES: Readonly<Record<string, (ctx: CallContext) => string>
   batchId: () => '0'.repeat(24),
   reportId: () => `${'0'.repeat(24)}-p${'0'.repeat(16)}`,
   remediationId: () => '0'.repeat(24),
+  planId: () => '0'.repeat(24),
   device: () => 'bench-absent',
   configId: () => `20200101T000000000Z-${'0'.repeat(24)}`,
 };

@@ -53,6 +53,7 @@ const pathValue = (name: string): string => {
     case 'reportId':
       return `${'0'.repeat(24)}-${'0'.repeat(32)}`;
     case 'remediationId':
+    case 'planId':
       return '0'.repeat(24);
     case 'device':
       return 'ce0';
