@@ -26,7 +26,7 @@ import {
   type IAuthorizer,
   type IResource,
 } from 'aws-cdk-lib/aws-apigateway';
-import { AttributeType, Billing, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, Billing, ProjectionType, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
@@ -244,6 +244,7 @@ export class NetconfigDataStack extends Stack {
             indexName: g.name,
             partitionKey: attr(g.partitionKey),
             ...(g.sortKey ? { sortKey: attr(g.sortKey) } : {}),
+            ...(g.include ? { projectionType: ProjectionType.INCLUDE, nonKeyAttributes: [...g.include] } : {}),
           })),
         });
         return [key, table];

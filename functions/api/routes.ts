@@ -10,6 +10,7 @@ import { adapterReadRoutes, adapterRoutes } from '../adapters/routes.js';
 import { applicationChangelogRoutes, applicationRoutes } from '../applications/routes.js';
 import { complianceRoutes } from '../compliance/routes.js';
 import { configRoutes } from '../configs/routes.js';
+import { planHistoryRoutes } from '../plans/history-routes.js';
 import { applicationHealthRoutes, operationsRoutes } from '../health/routes.js';
 import { planRoutes } from '../plans/routes.js';
 import { profileRoutes } from '../profiles/routes.js';
@@ -27,6 +28,7 @@ const serviceRoutes: readonly LiveRoute[] = [
   ...operationsRoutes,
   ...complianceRoutes,
   ...planRoutes,
+  ...planHistoryRoutes,
   ...remediationRoutes,
   ...configRoutes,
 ];

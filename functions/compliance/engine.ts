@@ -18,6 +18,8 @@ import { syncStep, type RelayPost } from './sync.js';
 import { MAX_ATTEMPTS, type BatchWork, type ChunkReport, type ComplianceStore, type DeviceReport } from './store.js';
 import type { Grade, RuleTotals } from './grading.js';
 import type { ComplianceEvents } from './history-model.js';
+import { afterBatchEnd, historyChunk, historyEnd, type DeltaOutcome } from './history-steps.js';
+import type { HistoryStore } from './history-store.js';
 
 /** The event that starts an execution: small by design (the payload limit is 256 KB). */
 export interface BatchEvent {
@@ -44,10 +46,12 @@ export interface EngineDeps extends Omit<CheckDeps, 'gate' | 'relayGet' | 'sync'
   readonly onBatchEnd?: (outcome: { readonly adapterId: string; readonly status: 'completed' | 'failed' }) => void;
   /** Called at the end of each step (flushes metrics). */
   readonly afterStep?: () => void;
+  /** A plan's history (trend, device history, delta): needed by the batches of a plan. */
+  readonly history?: HistoryStore;
+  /** Where the batch's events go (every ended batch, and the grade changes of a plan's batch); none: no events. */
+  readonly events?: ComplianceEvents;
   /** Time the invocation has left; default: the Lambda context's (tests end an invocation early). */
   readonly remainingTimeMs?: () => number;
-  /** Where the batch's events go (functions/compliance/events.ts); absent: none are published. */
-  readonly events?: ComplianceEvents;
 }
 
 export interface BatchOutcome {
@@ -413,24 +417,57 @@ export const runBatch = async (event: BatchEvent, context: DurableContext, deps:
     },
     { maxConcurrency: deps.chunkConcurrency ?? 3, itemNamer: (_, i) => `chunk-${i}` },
   );
-  if (result.failureCount > 0) {
-    const counts = emptyCounts();
-    await step('fail', async () => {
-      await deps.store.finish(
-        batchId,
-        'failed',
-        deps.now().toISOString(),
-        undefined,
-        `${result.failureCount} chunk(s) of devices could not be checked (after ${attempts} attempts, or ${MAX_ATTEMPTS} runs in all); the reports written so far are kept.`,
-      );
-      deps.onBatchEnd?.({ adapterId: work.adapterId, status: 'failed' });
-    });
-    return { batchId, status: 'failed', counts };
-  }
+  if (result.failureCount > 0)
+    return failBatch(
+      batchId,
+      work,
+      `${result.failureCount} chunk(s) of devices could not be checked (after ${attempts} attempts, or ${MAX_ATTEMPTS} runs in all); the reports written so far are kept.`,
+      step,
+      deps,
+    );
   const counts = result.getResults().reduce(addCounts, emptyCounts());
+  let delta: DeltaOutcome | undefined;
+  if (work.planId && work.kind === 'compliance') {
+    const planWork = { ...work, planId: work.planId };
+    const { history } = deps;
+    if (!history) throw new Error('the engine has no history store: a plan batch cannot record its history');
+    const historyDeps = { store: deps.store, history, ...(deps.events ? { events: deps.events } : {}) };
+    const { previousBatchId } = await step('history-previous', async () => ({
+      previousBatchId: await history.previousCompleted(planWork.planId, work.started, batchId),
+    }));
+    const chunkDeltas = await context.map(
+      'history',
+      Array.from({ length: work.chunks }, (_, i) => i),
+      (child, index) =>
+        child.step('history', () => historyChunk(batchId, index, planWork, previousBatchId, historyDeps).finally(() => deps.afterStep?.()), {
+          retryStrategy: (_error, attempt) => ({ shouldRetry: attempt < attempts, delay: { seconds: Math.min(60, firstDelay * 2 ** (attempt - 1)) } }),
+        }),
+      { maxConcurrency: deps.chunkConcurrency ?? 3, itemNamer: (_, i) => `history-${i}` },
+    );
+    if (chunkDeltas.failureCount > 0)
+      return failBatch(batchId, work, "The batch's devices were checked, but the plan's history could not be written; the reports are kept.", step, deps);
+    delta = await step('history-end', () => historyEnd(batchId, planWork, previousBatchId, chunkDeltas.getResults(), historyDeps));
+  }
   await step('finish', async () => {
     await deps.store.finish(batchId, 'completed', deps.now().toISOString(), counts);
+    await afterBatchEnd(batchId, work, delta, deps);
     deps.onBatchEnd?.({ adapterId: work.adapterId, status: 'completed' });
   });
   return { batchId, status: 'completed', counts };
+};
+
+/** Ends a batch `failed` (its plan's trend point follows, its event is published). */
+const failBatch = async (
+  batchId: string,
+  work: BatchWork,
+  reason: string,
+  step: <T>(name: string, run: () => Promise<T>) => Promise<T>,
+  deps: EngineDeps,
+): Promise<BatchOutcome> => {
+  await step('fail', async () => {
+    await deps.store.finish(batchId, 'failed', deps.now().toISOString(), undefined, reason);
+    await afterBatchEnd(batchId, work, undefined, deps);
+    deps.onBatchEnd?.({ adapterId: work.adapterId, status: 'failed' });
+  });
+  return { batchId, status: 'failed', counts: emptyCounts() };
 };

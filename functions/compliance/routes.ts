@@ -1,6 +1,8 @@
 /** The routes of compliance batches and reports. */
 import { GRADES } from './grading.js';
-import { BATCH_ID_PATTERN, REPORT_ID_PATTERN } from './model.js';
+import { DELTA_CHANGES } from './history-model.js';
+import { HISTORY_PAGE_LIMITS } from './history-read.js';
+import { BATCH_ID_PATTERN, BATCH_KINDS, BATCH_STATUSES, REPORT_ID_PATTERN } from './model.js';
 import type { JsonSchema } from '../platform/json-schema.js';
 import { EMPTY_BODY, type LiveRoute, pageQuery } from '../platform/route.js';
 import { startBatchBody } from '../trees/schemas.js';
@@ -21,6 +23,14 @@ const startBackupBody: JsonSchema = {
     },
   },
 };
+
+/** An ISO 8601 date or date and time (checked again by parsing it): the `from`/`to` of the history lists. */
+export const TIME_QUERY_PATTERN = '^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$';
+/** `from` and `to` query parameters over a time of the rows listed. */
+export const timeRangeQuery = (of: string): Record<string, JsonSchema> => ({
+  from: { type: 'string', pattern: TIME_QUERY_PATTERN, description: `Only rows whose ${of} is at or after this ISO 8601 date or time` },
+  to: { type: 'string', pattern: TIME_QUERY_PATTERN, description: `Only rows whose ${of} is at or before this ISO 8601 date or time` },
+});
 
 const REPORT_ID = { type: 'string', pattern: REPORT_ID_PATTERN, description: "A reportId from the batch's reports" } as const;
 
@@ -66,6 +76,64 @@ export const complianceRoutes: readonly LiveRoute[] = [
     },
     needs: { tables: { adapters: 'read', compliance: 'write', idempotency: 'write' }, secrets: 'read', orchestrator: true, startsCompliance: true },
     timeoutSeconds: 28,
+  },
+  {
+    method: 'GET',
+    path: '/configuration_manager/compliance_reports/batches',
+    operationId: 'listComplianceBatches',
+    summary: 'List compliance and backup batches, newest first, optionally filtered',
+    tag: 'compliance',
+    handler: 'compliance/handlers/list-batches',
+    roles: ['admin', 'apiread'],
+    request: {
+      queryStringParameters: {
+        ...pageQuery(HISTORY_PAGE_LIMITS.batches.max, HISTORY_PAGE_LIMITS.batches.default),
+        properties: {
+          ...(pageQuery(HISTORY_PAGE_LIMITS.batches.max, HISTORY_PAGE_LIMITS.batches.default).properties as Record<string, JsonSchema>),
+          planId: { type: 'string', pattern: BATCH_ID_PATTERN, description: 'Only the batches of this compliance plan' },
+          treeId: { type: 'string', pattern: BATCH_ID_PATTERN, description: 'Only the batches of this tree' },
+          adapterId: { ...adapterId!, description: 'Only the batches through this adapter' },
+          status: { type: 'string', enum: [...BATCH_STATUSES], description: 'Only batches in this status' },
+          kind: { type: 'string', enum: [...BATCH_KINDS], description: 'Only batches of this kind' },
+          ...timeRangeQuery('start (`started`)'),
+        },
+      },
+      body: EMPTY_BODY,
+    },
+    responses: {
+      200: 'A page of batches, newest first: `{ items, next? }` (each item as `GET …/batches/{batchId}` answers it). A page may hold fewer items than `limit` and still have a `next`: each page is one bounded read. Batches stored before the list existed are not listed',
+      400: 'A filter, limit or cursor is invalid (a cursor is valid only with the filters it was issued for), an unknown query parameter was sent, or a body was sent',
+      503: 'The compliance store is unavailable; retry later',
+    },
+    needs: { tables: { compliance: 'read' } },
+  },
+  {
+    method: 'GET',
+    path: '/configuration_manager/compliance_reports/batches/{batchId}/delta',
+    operationId: 'getComplianceBatchDelta',
+    summary: "A plan batch's delta against the plan's previous completed batch: devices newly failing, fixed, changed, new and gone",
+    tag: 'compliance',
+    handler: 'compliance/handlers/get-delta',
+    roles: ['admin', 'apiread'],
+    request: {
+      pathParameters: { type: 'object', required: ['batchId'], properties: { batchId: BATCH_ID } },
+      queryStringParameters: {
+        ...pageQuery(HISTORY_PAGE_LIMITS.delta.max, HISTORY_PAGE_LIMITS.delta.default),
+        properties: {
+          ...(pageQuery(HISTORY_PAGE_LIMITS.delta.max, HISTORY_PAGE_LIMITS.delta.default).properties as Record<string, JsonSchema>),
+          change: { type: 'string', enum: [...DELTA_CHANGES], description: 'Only the devices of this class' },
+        },
+      },
+      body: EMPTY_BODY,
+    },
+    responses: {
+      200: '`{ batchId, planId, previousBatchId?, counts, goneUnknown?, items, next? }`: the counts by class and a page of rows `{ device, change, from?, to?, reportId? }` by class, then device',
+      400: 'batchId, change, limit or cursor is invalid, an unknown query parameter was sent, or a body was sent',
+      404: 'No batch has this id (or it expired)',
+      409: 'The batch ran for no plan (`no-plan`), or has not completed (`batch-not-completed`: running, or failed)',
+      503: 'The compliance store is unavailable; retry later',
+    },
+    needs: { tables: { compliance: 'read' } },
   },
   {
     method: 'GET',

@@ -3,6 +3,7 @@
  * version's rules by node, its variables, the devices and their nodes, in chunks), records
  * the batch, and starts its durable execution. Answers at once; the execution does the work.
  */
+import { SETTING_BOUNDS } from '../runtime/profile-model.js';
 import { randomBytes } from 'node:crypto';
 import { walkNodes, type Version } from '../trees/config-model.js';
 import { BadRequest, Conflict, NotFound, ServiceUnavailable } from '../platform/problem.js';
@@ -49,6 +50,8 @@ export interface StartDeps {
   readonly newId?: () => string;
   /** Days reports and batches are kept (DynamoDB TTL). */
   readonly retentionDays: number;
+  /** Days a plan's history (trend point, device points and states) is kept; default 400 (`historyRetentionDays`). */
+  readonly historyRetentionDays?: number;
   /** Concurrent config fetches on the adapter, unless the adapter sets its own. */
   readonly concurrency: number;
   /** Devices per chunk at most (one checkpointed step each); default {@link CHUNK_SIZE}. */
@@ -188,6 +191,9 @@ export const launchBatch = async (
       chunks: chunks.length,
       concurrency: adapter.complianceConcurrency ?? deps.concurrency,
       expiresAt: Math.floor(started.getTime() / 1000) + deps.retentionDays * 86_400,
+      ...(what.planId
+        ? { historyExpiresAt: Math.floor(started.getTime() / 1000) + (deps.historyRetentionDays ?? SETTING_BOUNDS.historyRetentionDays.default) * 86_400 }
+        : {}),
     },
     plan,
     chunks,

@@ -47,6 +47,7 @@ import {
   type Report,
 } from './model.js';
 import { chunkEntries, decodeChunk, decodePlan, encodePlan } from './plan.js';
+import { trendPointItem } from './history-items.js';
 import { shownIssue } from './shown.js';
 import { documentClient } from '../platform/dynamo.js';
 import { requiredEnv } from '../platform/env.js';
@@ -71,7 +72,9 @@ const PACK_BYTES = 64 * 1024;
 /** JSON bytes of one report's row at most, inside DynamoDB's 400 KB item with its key and other attributes. */
 export const MAX_REPORT_BYTES = 380_000;
 
-const batchPk = (batchId: string): string => `B#${batchId}`;
+export const batchPk = (batchId: string): string => `B#${batchId}`;
+/** The batch list's partition (`byList`): every batch item carries it. */
+export const LIST_PARTITION = 'BATCH';
 const chunkSk = (index: number): string => `C#${String(index).padStart(6, '0')}`;
 const pad = (n: number, digits: number): string => String(n).padStart(digits, '0');
 const packPrefix = (grade: Grade, chunk: number): string => `R#${grade}#${pad(chunk, 6)}#`;
@@ -151,6 +154,8 @@ export interface NewBatch {
   readonly sync?: SyncMode;
   /** Epoch seconds after which DynamoDB removes the batch and its reports. */
   readonly expiresAt: number;
+  /** A plan's batch: epoch seconds after which its history items (trend point, device points and states) expire; default `expiresAt`. */
+  readonly historyExpiresAt?: number;
 }
 
 /** The engine's view of a batch. */
@@ -164,6 +169,8 @@ export interface BatchWork {
   readonly planId?: string;
   readonly sync: SyncMode;
   readonly expiresAt: number;
+  /** A plan's batch: when the history it writes expires (epoch seconds). */
+  readonly historyExpiresAt?: number;
   /** When the batch started (ISO 8601): with its id, what names the configurations it keeps. */
   readonly started: string;
 }
@@ -177,7 +184,7 @@ export interface ReportPage {
 /** A counted report: what a chunk needs of it to add up its counts. */
 export type ReportCounts = Pick<Report, 'grade' | 'totals'>;
 
-const num = (value: unknown): number => (typeof value === 'number' ? value : 0);
+export const num = (value: unknown): number => (typeof value === 'number' ? value : 0);
 
 /** A batch's kind: batches stored before backups existed are compliance batches. */
 const kindOf = (item: Record<string, unknown>): BatchKind => (item['kind'] === 'backup' ? 'backup' : 'compliance');
@@ -185,7 +192,8 @@ const kindOf = (item: Record<string, unknown>): BatchKind => (item['kind'] === '
 const versionOf = (item: Record<string, unknown>): Pick<Batch, 'treeId' | 'version'> =>
   typeof item['treeId'] === 'string' ? { treeId: item['treeId'], version: item['version'] as string } : {};
 
-const toBatch = (item: Record<string, unknown>): Batch => ({
+/** A batch as its stored item (or the batch list's copy of it) says. */
+export const toBatch = (item: Record<string, unknown>): Batch => ({
   batchId: item['batchId'] as string,
   kind: kindOf(item),
   ...versionOf(item),
@@ -281,20 +289,25 @@ const packOf = (item: Record<string, unknown>): Report[] => {
   return [];
 };
 
+/** Runs a call to the compliance table: a transient failure becomes a 503 for the caller. */
+export const storeCall = async <T>(call: () => Promise<T>): Promise<T> => {
+  try {
+    return await call();
+  } catch (error) {
+    const reason = transientReason(error);
+    if (reason) throw new ServiceUnavailable(`The compliance store is unavailable (${reason}); retry later.`);
+    throw error;
+  }
+};
+
 export class ComplianceStore {
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
   ) {}
 
-  async #send<T>(call: () => Promise<T>): Promise<T> {
-    try {
-      return await call();
-    } catch (error) {
-      const reason = transientReason(error);
-      if (reason) throw new ServiceUnavailable(`The compliance store is unavailable (${reason}); retry later.`);
-      throw error;
-    }
+  #send<T>(call: () => Promise<T>): Promise<T> {
+    return storeCall(call);
   }
 
   /**
@@ -306,8 +319,18 @@ export class ComplianceStore {
   async create(batch: NewBatch, plan: BatchPlan | undefined, chunks: readonly (readonly ChunkDevice[])[]): Promise<void> {
     const pk = batchPk(batch.batchId);
     const entry: (device: ChunkDevice) => unknown = plan ? chunkEntries(plan) : ({ device }) => device;
+    const { historyExpiresAt, ...fields } = batch;
     const items = [
       ...(plan ? [{ pk, sk: 'PLAN', plan: encodePlan(plan), expiresAt: batch.expiresAt }] : []),
+      ...(batch.planId
+        ? [
+            trendPointItem(
+              batch.planId,
+              { ...batch, kind: batch.kind ?? 'compliance', status: 'running', grades: emptyCounts().grades, totals: emptyCounts().totals },
+              historyExpiresAt ?? batch.expiresAt,
+            ),
+          ]
+        : []),
       ...chunks.map((devices, i) => ({ pk, sk: chunkSk(i), devices: JSON.stringify(devices.map(entry)), expiresAt: batch.expiresAt })),
     ];
     await this.#putAll(items);
@@ -316,7 +339,10 @@ export class ComplianceStore {
     const meta = {
       pk,
       sk: 'META',
-      ...batch,
+      ...fields,
+      ...(historyExpiresAt === undefined ? {} : { historyExpiresAt }),
+      list: LIST_PARTITION,
+      listSk: `${batch.started}#${batch.batchId}`,
       status: 'running',
       done: 0,
       ...countValues(emptyCounts()),
@@ -340,6 +366,11 @@ export class ComplianceStore {
     return out.Item;
   }
 
+  /** The batch's stored item as it is (the history reads its delta fields). */
+  async getBatchItem(batchId: string): Promise<Record<string, unknown> | undefined> {
+    return this.#get(batchPk(batchId), 'META');
+  }
+
   async getBatch(batchId: string): Promise<Batch | undefined> {
     const item = await this.#get(batchPk(batchId), 'META');
     return item ? toBatch(item) : undefined;
@@ -358,6 +389,7 @@ export class ComplianceStore {
       ...versionOf(item),
       ...(typeof item['planId'] === 'string' ? { planId: item['planId'] } : {}),
       expiresAt: num(item['expiresAt']),
+      ...(typeof item['historyExpiresAt'] === 'number' ? { historyExpiresAt: item['historyExpiresAt'] } : {}),
       started: item['started'] as string,
     };
   }
@@ -424,6 +456,30 @@ export class ComplianceStore {
    * request has (a failure is thrown after the others end), so no write of a call is still on
    * its way when the caller learns it failed.
    */
+  async putItems(items: readonly Record<string, unknown>[]): Promise<void> {
+    return this.#putAll(items);
+  }
+
+  /** Every report of a chunk, of every run that stored some (one consistent range read per grade). */
+  async chunkReports(batchId: string, chunk: number): Promise<Report[]> {
+    const found: Report[] = [];
+    for (const grade of GRADES) {
+      const prefix = packPrefix(grade, chunk);
+      await this.#range(batchId, { from: prefix, to: `${prefix}~`, consistent: true }, (item) => {
+        found.push(...packOf(item));
+        return true;
+      });
+    }
+    return found;
+  }
+
+  /** The names of a chunk's devices; `undefined` when the chunk is gone (its batch expired). */
+  async chunkDeviceNames(batchId: string, index: number): Promise<string[] | undefined> {
+    const item = await this.#get(batchPk(batchId), chunkSk(index), false);
+    if (!item) return undefined;
+    return (JSON.parse(item['devices'] as string) as ([string, unknown] | string)[]).map((e) => (typeof e === 'string' ? e : e[0]));
+  }
+
   async #putAll(items: readonly Record<string, unknown>[]): Promise<void> {
     const outcomes = await Promise.allSettled(
       Array.from({ length: Math.ceil(items.length / 25) }, async (_, n) => {

@@ -9,10 +9,22 @@ export interface KeySpec {
   readonly type: 'S' | 'N';
 }
 
+/** A global secondary index: its keys, and the attributes it copies besides them. */
+export interface IndexSpec {
+  readonly name: string;
+  readonly partitionKey: KeySpec;
+  readonly sortKey?: KeySpec;
+  /**
+   * The attributes the index copies besides the table's and its own keys (projection `INCLUDE`);
+   * absent: every attribute (`ALL`). A small projection keeps large attributes out of the index.
+   */
+  readonly include?: readonly string[];
+}
+
 export interface TableSpec {
   readonly partitionKey: KeySpec;
   readonly sortKey?: KeySpec;
-  readonly globalIndexes?: readonly { readonly name: string; readonly partitionKey: KeySpec; readonly sortKey?: KeySpec }[];
+  readonly globalIndexes?: readonly IndexSpec[];
   /** Attribute holding an epoch-seconds expiry. */
   readonly timeToLive?: string;
   /**
@@ -22,6 +34,36 @@ export interface TableSpec {
    */
   readonly appendOnly?: boolean;
 }
+
+/**
+ * What the batch list shows of a batch (`byList` copies these): never the `counted` set of
+ * chunk numbers (up to 175 KB) nor the write id.
+ */
+export const BATCH_LIST_ATTRIBUTES = [
+  'batchId',
+  'kind',
+  'treeId',
+  'version',
+  'planId',
+  'adapterId',
+  'status',
+  'total',
+  'done',
+  'g_pass',
+  'g_review',
+  'g_fail',
+  'g_error',
+  'g_out_of_sync',
+  'g_kept',
+  't_errors',
+  't_warnings',
+  't_infos',
+  't_passes',
+  'sync',
+  'started',
+  'finished',
+  'reason',
+] as const;
 
 export const tableSpecs: Readonly<Record<TableKey, TableSpec>> = {
   /**
@@ -48,13 +90,25 @@ export const tableSpecs: Readonly<Record<TableKey, TableSpec>> = {
   /**
    * Compliance batches and reports (`functions/compliance/store.ts`): one partition per batch
    * (`pk` `B#<batchId>`, `sk` `META` with the set of counted chunks, `PLAN`, `C#…` chunks,
-   * `R#<grade>#…` packs of reports). One grade's reports are a range of sort keys: no index. Everything
-   * expires after the retention (`expiresAt`).
+   * `R#<grade>#…` packs of reports, `X#<change>#<device>` delta rows). One grade's reports are a
+   * range of sort keys. A plan's history (`functions/compliance/history-store.ts`): trend points
+   * (`P#<planId>`, `T#<started>#<batchId>`), device states and points (`P#<planId>#D#<device>`,
+   * `STATE` and `H#<at>#<batchId>`). Everything expires after its retention (`expiresAt`).
+   * The sparse `byList` index holds the batch items only (`list` = `BATCH`, `listSk` =
+   * `<started>#<batchId>`): the batch list, newest first, with what a listed batch shows.
    */
   compliance: {
     partitionKey: { name: 'pk', type: 'S' },
     sortKey: { name: 'sk', type: 'S' },
     timeToLive: 'expiresAt',
+    globalIndexes: [
+      {
+        name: 'byList',
+        partitionKey: { name: 'list', type: 'S' },
+        sortKey: { name: 'listSk', type: 'S' },
+        include: BATCH_LIST_ATTRIBUTES,
+      },
+    ],
   },
   /**
    * The audit trail of adapters and applications (`functions/runtime/changelog.ts`): one

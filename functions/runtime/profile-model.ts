@@ -26,6 +26,7 @@ export const SETTING_BOUNDS = {
   complianceConcurrency: { minimum: 1, maximum: 100, default: 10, env: 'COMPLIANCE_CONCURRENCY' },
   reportRetentionDays: { minimum: 1, maximum: 3_650, default: 90, env: 'COMPLIANCE_RETENTION_DAYS' },
   configRetentionDays: { minimum: 1, maximum: 3_650, default: 365, env: undefined },
+  historyRetentionDays: { minimum: 1, maximum: 3_650, default: 400, env: undefined },
 } as const;
 export type NumericSetting = keyof typeof SETTING_BOUNDS;
 
@@ -47,6 +48,7 @@ export interface ConfigurationManagerSettings {
   readonly complianceConcurrency: number;
   readonly reportRetentionDays: number;
   readonly configRetentionDays: number;
+  readonly historyRetentionDays: number;
 }
 
 export interface ApplicationSettings {
@@ -99,6 +101,10 @@ export const APPLICATION_SETTINGS_SCHEMAS: Readonly<Record<ApplicationName, Json
       configRetentionDays: integer(
         'configRetentionDays',
         "How long each configuration a batch fetches is kept in the history (days), counted from when it was taken; the archive bucket's lifecycle follows within the hour",
+      ),
+      historyRetentionDays: integer(
+        'historyRetentionDays',
+        "How long a compliance plan's history is kept (days): its trend points and each device's points and rule states, counted from the batch that wrote them",
       ),
     },
   },
@@ -184,6 +190,7 @@ export const applicationSettings = <A extends ApplicationName>(name: A, input: u
           complianceConcurrency: numberOr(given['complianceConcurrency'], 'complianceConcurrency'),
           reportRetentionDays: numberOr(given['reportRetentionDays'], 'reportRetentionDays'),
           configRetentionDays: numberOr(given['configRetentionDays'], 'configRetentionDays'),
+          historyRetentionDays: numberOr(given['historyRetentionDays'], 'historyRetentionDays'),
         };
   return settings as ApplicationSettings[A];
 };

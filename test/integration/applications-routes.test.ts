@@ -107,7 +107,7 @@ describe('applications', () => {
   it("replaces an application's settings in the active profile (200), refusing another application's or out-of-bounds ones (400)", async () => {
     const res = await app('configuration_manager', '', 'PUT', { complianceConcurrency: 4 });
     expect(res.status).toBe(200);
-    expect(res.body.settings).toEqual({ complianceConcurrency: 4, reportRetentionDays: 90, configRetentionDays: 365 });
+    expect(res.body.settings).toEqual({ complianceConcurrency: 4, reportRetentionDays: 90, configRetentionDays: 365, historyRetentionDays: 400 });
     const foreign = await app('configuration_manager', '', 'PUT', { orchestratorTimeoutMs: 1_000 });
     expect(foreign.status).toBe(400);
     expect(foreign.body.errors).toEqual([{ in: 'body', field: 'orchestratorTimeoutMs', message: 'is not a setting of configuration_manager' }]);

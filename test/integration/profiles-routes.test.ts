@@ -79,7 +79,7 @@ describe('profiles', () => {
       active: true,
       applications: {
         orch_manager: { orchestratorTimeoutMs: 10_000, adapterCacheSeconds: 5 },
-        configuration_manager: { complianceConcurrency: 10, reportRetentionDays: 90, configRetentionDays: 365 },
+        configuration_manager: { complianceConcurrency: 10, reportRetentionDays: 90, configRetentionDays: 365, historyRetentionDays: 400 },
       },
     });
     expect((await get('default')).body).toEqual(res.body.items[0]);
@@ -138,7 +138,12 @@ describe('profiles', () => {
     const res = await put('lab', { description: 'lab settings', applications: { configuration_manager: { reportRetentionDays: 7 } } });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ id: 'lab', description: 'lab settings', logLevel: 'warn', lastUpdatedBy: 'ops-admin' });
-    expect(res.body.applications.configuration_manager).toEqual({ complianceConcurrency: 10, reportRetentionDays: 7, configRetentionDays: 365 });
+    expect(res.body.applications.configuration_manager).toEqual({
+      complianceConcurrency: 10,
+      reportRetentionDays: 7,
+      configRetentionDays: 365,
+      historyRetentionDays: 400,
+    });
     expect(res.body.applications.orch_manager.orchestratorTimeoutMs).toBe(10_000);
     expect((await put('ghost', {})).status).toBe(404);
     expect((await get('bad id')).status).toBe(400);

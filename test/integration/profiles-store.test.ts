@@ -39,7 +39,11 @@ describe('the profile store under concurrent writes', () => {
   it("refuses an application's settings when another profile became active meanwhile, writing nothing", async () => {
     const store = storeWithWriteBefore(() => other.activate('blue', change));
     await expect(
-      store.setApplicationSettings('configuration_manager', { complianceConcurrency: 3, reportRetentionDays: 9, configRetentionDays: 30 }, change),
+      store.setApplicationSettings(
+        'configuration_manager',
+        { complianceConcurrency: 3, reportRetentionDays: 9, configRetentionDays: 30, historyRetentionDays: 400 },
+        change,
+      ),
     ).rejects.toEqual(new ProfileWriteRefused('contended'));
     expect((await other.get('default'))!.applications.configuration_manager.complianceConcurrency).toBe(10);
     expect((await other.get('blue'))!.applications.configuration_manager.complianceConcurrency).toBe(10);

@@ -85,6 +85,7 @@ const READS_OWN_DATA = new Set([
   'functions/platform/bounded-json.ts', // the door itself
   'functions/trees/version-service.ts', // a copy of a stored version's content
   'functions/trees/version-store.ts', // a stored version's body
+  'functions/compliance/history-store.ts', // stored device states
   'functions/compliance/store.ts', // stored reports
   'functions/compliance/plan.ts', // stored plans and chunks
   'functions/authorizer/usage.ts', // the usage-plan mapping the stack writes into the authorizer's environment

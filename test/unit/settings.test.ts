@@ -124,7 +124,7 @@ describe('profile settings', () => {
       logLevel: 'warn', // vitest sets LOG_LEVEL=warn: the deployment's level is the built-in one
       applications: {
         orch_manager: { orchestratorTimeoutMs: 10_000, adapterCacheSeconds: 5, maxConcurrentCallsPerAdapter: 0 },
-        configuration_manager: { complianceConcurrency: 10, reportRetentionDays: 90, configRetentionDays: 365 },
+        configuration_manager: { complianceConcurrency: 10, reportRetentionDays: 90, configRetentionDays: 365, historyRetentionDays: 400 },
       },
     });
   });

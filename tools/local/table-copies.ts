@@ -34,7 +34,7 @@ export const createTables = async (client = new DynamoDBClient({})): Promise<Rec
                   { AttributeName: g.partitionKey.name, KeyType: 'HASH' as const },
                   ...(g.sortKey ? [{ AttributeName: g.sortKey.name, KeyType: 'RANGE' as const }] : []),
                 ],
-                Projection: { ProjectionType: 'ALL' as const },
+                Projection: g.include ? { ProjectionType: 'INCLUDE' as const, NonKeyAttributes: [...g.include] } : { ProjectionType: 'ALL' as const },
               })),
             }
           : {}),

@@ -26,7 +26,10 @@ import { evaluateRules } from '../../trees/rules.js';
 import { runBatch, type BatchEvent, type EngineDeps } from '../engine.js';
 import { complianceEvents } from '../events.js';
 import { recordBatchEnd, recordDeviceChecked, recordFetchFailure } from '../metrics.js';
+import { createHistoryStore } from '../history-store.js';
 import { createComplianceStore } from '../store.js';
+
+const store = createComplianceStore();
 
 /** Each fetch or sync action logged at debug level under this message. */
 const CALL = 'compliance fetch';
@@ -39,7 +42,8 @@ export const configArchive = new ConfigHistory({
 
 /** The engine's dependencies in this container (tests wrap them to inject faults). */
 export const engineDeps: EngineDeps = {
-  store: createComplianceStore(),
+  store,
+  history: createHistoryStore(store),
   relayGet: batchRelayGet(CALL),
   relayPost: (remainingTimeMs) => (adapterId, path, body) =>
     relayRestAction(

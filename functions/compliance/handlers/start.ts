@@ -44,6 +44,11 @@ const idempotency = idempotent({ store: createIdempotencyStore() });
 
 export const handler = httpHandler<StartBatchInput>({ operation: 'startComplianceBatch', validate, idempotency }, async (event) => {
   const settings = (await currentSettings()).profile.applications.configuration_manager;
-  const started = await startBatch(event.body, { ...deps, retentionDays: settings.reportRetentionDays, concurrency: settings.complianceConcurrency });
+  const started = await startBatch(event.body, {
+    ...deps,
+    retentionDays: settings.reportRetentionDays,
+    historyRetentionDays: settings.historyRetentionDays,
+    concurrency: settings.complianceConcurrency,
+  });
   return json(202, started, { Location: batchLocation(started.batchId, event.requestContext?.path) });
 });

@@ -1,0 +1,140 @@
+/**
+ * The read side of plan history: the batch list, a batch's delta, a plan's trend, a device's
+ * history. Each answer's rows come from one of the history store's row-page generators (flat
+ * rows but for the counts objects); a route answers one page of them, a cursor carrying where the
+ * next starts and what it was issued for (reused with other filters, it is a 400).
+ */
+import { createHash } from 'node:crypto';
+import { decodeCursor, encodeCursor, invalidCursor } from '../platform/cursor.js';
+import { BadRequest, Conflict, NotFound } from '../platform/problem.js';
+import type { BatchDelta, DeltaChange, DeltaRow, DeviceHistory, TrendPoint } from './history-model.js';
+import { shownRules } from './history.js';
+import type { BatchFilter, HistoryStore, RowPage } from './history-store.js';
+import type { Batch } from './model.js';
+import type { ComplianceStore } from './store.js';
+
+/** Rows per page (default, most) of each list. */
+export const HISTORY_PAGE_LIMITS = {
+  batches: { default: 50, max: 200 },
+  delta: { default: 200, max: 1000 },
+  trend: { default: 366, max: 366 },
+  device: { default: 100, max: 400 },
+} as const;
+
+/** An ISO 8601 date or time of a query, as the stored times spell it; a 400 naming the field when it is none. */
+export const queryTime = (value: string | undefined, field: string): string | undefined => {
+  if (value === undefined) return undefined;
+  const time = Date.parse(value);
+  if (Number.isNaN(time)) {
+    throw new BadRequest(`The ${field} query parameter is not an ISO 8601 date or time.`, [{ in: 'query', field, message: 'is not an ISO 8601 date or time' }]);
+  }
+  return new Date(time).toISOString();
+};
+
+/** What a cursor is issued for: a digest of the list's own parameters. */
+const scopeOf = (parts: readonly unknown[]): string => createHash('sha256').update(JSON.stringify(parts)).digest('base64url').slice(0, 16);
+
+/** Where a page starts (the cursor's key), or nothing; a 400 for a cursor of another list or filter. */
+const startOf = (cursor: string | undefined, scope: string, valid: (key: string) => boolean): string | undefined => {
+  if (cursor === undefined) return undefined;
+  const fields = decodeCursor(cursor, ['s', 'k'], (f) => f.s === scope && valid(f.k));
+  if (!fields) throw invalidCursor();
+  return fields.k;
+};
+
+/** The first page a row-page generator gives, with the cursor of the next. */
+const firstPage = async <T>(pages: AsyncGenerator<RowPage<T>>, scope: string): Promise<{ items: readonly T[]; next?: string }> => {
+  const { value } = await pages.next();
+  await pages.return(undefined);
+  const page = value as RowPage<T> | undefined;
+  return { items: page?.rows ?? [], ...(page?.last ? { next: encodeCursor({ s: scope, k: page.last }) } : {}) };
+};
+
+const LIST_KEY = /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z#[0-9a-f]{24}$/;
+
+/** The batch list's row pages: newest first, filtered. */
+export const batchRows = (history: HistoryStore, filter: BatchFilter, limit: number, after?: string): AsyncGenerator<RowPage<Batch>> =>
+  history.batchPages(filter, { limit, ...(after ? { after } : {}) });
+
+/** `GET …/compliance_reports/batches`: a page of batches, newest first. */
+export const listBatches = async (history: HistoryStore, filter: BatchFilter, query: { readonly limit: number; readonly cursor?: string }) => {
+  const scope = scopeOf(['batches', filter]);
+  const after = startOf(query.cursor, scope, (k) => LIST_KEY.test(k));
+  return firstPage(batchRows(history, filter, query.limit, after), scope);
+};
+
+/** A batch that has a delta: of a plan, completed; otherwise a 404 or a 409 saying why. */
+const deltaBatch = async (store: ComplianceStore, history: HistoryStore, batchId: string): Promise<BatchDelta> => {
+  const item = await store.getBatchItem(batchId);
+  if (!item) throw new NotFound(`No compliance batch has the id '${batchId}'.`);
+  const planId = item['planId'];
+  if (typeof planId !== 'string') throw new Conflict(`Batch '${batchId}' ran for no compliance plan: only a plan's batches are compared.`, 'no-plan');
+  const delta = history.deltaOf(item);
+  if (item['status'] !== 'completed' || !delta) {
+    throw new Conflict(`Batch '${batchId}' is ${String(item['status'])}: a delta exists once a batch has completed.`, 'batch-not-completed');
+  }
+  return { batchId, planId, ...delta };
+};
+
+/** A delta's row pages, by class then device. */
+export const deltaRows = (
+  history: HistoryStore,
+  batchId: string,
+  change: DeltaChange | undefined,
+  limit: number,
+  after?: string,
+): AsyncGenerator<RowPage<DeltaRow>> => history.deltaPages(batchId, { limit, ...(change ? { change } : {}), ...(after ? { after } : {}) });
+
+/** `GET …/batches/{batchId}/delta`: the delta's counts and a page of its rows. */
+export const readDelta = async (
+  store: ComplianceStore,
+  history: HistoryStore,
+  batchId: string,
+  query: { readonly change?: DeltaChange; readonly limit: number; readonly cursor?: string },
+) => {
+  const scope = scopeOf(['delta', batchId, query.change ?? '*']);
+  const after = startOf(query.cursor, scope, (k) => k.startsWith(`X#${query.change ?? ''}`));
+  const delta = await deltaBatch(store, history, batchId);
+  return { ...delta, ...(await firstPage(deltaRows(history, batchId, query.change, query.limit, after), scope)) };
+};
+
+/** A plan's trend's row pages, oldest first. */
+export const trendRows = (
+  history: HistoryStore,
+  planId: string,
+  range: { from?: string; to?: string },
+  limit: number,
+  after?: string,
+): AsyncGenerator<RowPage<TrendPoint>> => history.trendPages(planId, { ...range, limit, ...(after ? { after } : {}) });
+
+/** `GET …/compliance_plans/{planId}/trend`: a page of the plan's trend points, oldest first. */
+export const readTrend = async (
+  history: HistoryStore,
+  planId: string,
+  query: { readonly from?: string; readonly to?: string; readonly limit: number; readonly cursor?: string },
+) => {
+  const range = { ...(query.from ? { from: query.from } : {}), ...(query.to ? { to: query.to } : {}) };
+  const scope = scopeOf(['trend', planId, range]);
+  const after = startOf(query.cursor, scope, (k) => k.startsWith('T#'));
+  return { planId, ...(await firstPage(trendRows(history, planId, range, query.limit, after), scope)) };
+};
+
+/** A device's points' row pages, newest first. */
+export const deviceRows = (history: HistoryStore, planId: string, device: string, range: { from?: string; to?: string }, limit: number, after?: string) =>
+  history.devicePages(planId, device, { ...range, limit, ...(after ? { after } : {}) });
+
+/** `GET …/compliance_plans/{planId}/devices/{device}`: a page of the device's points and its rules' states; 404 when it has no history. */
+export const readDeviceHistory = async (
+  history: HistoryStore,
+  planId: string,
+  device: string,
+  query: { readonly from?: string; readonly to?: string; readonly limit: number; readonly cursor?: string },
+): Promise<DeviceHistory> => {
+  const range = { ...(query.from ? { from: query.from } : {}), ...(query.to ? { to: query.to } : {}) };
+  const scope = scopeOf(['device', planId, device, range]);
+  const after = startOf(query.cursor, scope, (k) => k.startsWith('H#'));
+  const state = await history.deviceState(planId, device);
+  if (!state) throw new NotFound(`Device '${device}' has no history in compliance plan '${planId}' (never checked by a completed batch of it, or expired).`);
+  const page = await firstPage(deviceRows(history, planId, device, range, query.limit, after), scope);
+  return { planId, device, points: page.items, rules: shownRules(state.rules), ...(page.next ? { next: page.next } : {}) };
+};

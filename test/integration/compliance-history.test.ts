@@ -1,0 +1,226 @@
+/**
+ * A plan's history written by the durable engine (the official local runner, DynamoDB Local,
+ * the NSO simulator's fleet): two batches of a plan with a device fixed, one gone and one new;
+ * the same after a crash in a history step; a failed batch; the events of each.
+ */
+import { withDurableExecution } from '@aws/durable-execution-sdk-js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { BatchEvent, EngineDeps } from '../../functions/compliance/engine.js';
+import type { ComplianceEvent } from '../../functions/compliance/history-model.js';
+import { readDelta, readDeviceHistory, readTrend } from '../../functions/compliance/history-read.js';
+import { HistoryStore } from '../../functions/compliance/history-store.js';
+import { startBatch, type StartDeps } from '../../functions/compliance/service.js';
+import { ComplianceStore } from '../../functions/compliance/store.js';
+import { createAdapterStore } from '../../functions/adapters/store.js';
+import { createLocalBackend } from '../../functions/outbound/secrets/local.js';
+import { documentClient } from '../../functions/platform/dynamo.js';
+import type { Version } from '../../functions/trees/config-model.js';
+import { FLEET_RULES, FLEET_VARIABLES, fleetName } from '../../tools/simulators/nso-fleet.js';
+import { startNsoSimulator, type NsoSimulator } from '../../tools/simulators/nso-simulator.js';
+import { loadDurableTesting, type DurableTesting } from '../../tools/local/durable.js';
+import { createTables } from '../../tools/local/table-copies.js';
+
+const PASSWORD = 'fleet-Pa55-word';
+const ADAPTER = 'fleet-nso';
+const TREE = 'a1b2c3d4e5f6a1b2c3d4e5f6';
+const names = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => fleetName(from + i));
+
+const version: Version = {
+  name: 'v1',
+  variables: FLEET_VARIABLES,
+  created: '2026-01-01T00:00:00.000Z',
+  createdBy: 'test',
+  lastUpdated: '2026-01-01T00:00:00.000Z',
+  lastUpdatedBy: 'test',
+  root: { name: 'base', devices: names(0, 10), rules: FLEET_RULES.map((r) => ({ ...r })) as Version['root']['rules'], children: [] },
+};
+
+let sim: NsoSimulator;
+let dir: string;
+let store: ComplianceStore;
+let history: HistoryStore;
+let baseDeps: EngineDeps;
+let engine: typeof import('../../functions/compliance/engine.js');
+let LocalDurableTestRunner: DurableTesting['LocalDurableTestRunner'];
+
+const startDeps: StartDeps = {
+  versions: async (treeId, label) => ({ tree: treeId === TREE, ...(treeId === TREE && label === 'v1' ? { version } : {}) }),
+  adapters: { get: async (name) => (name === ADAPTER ? { name } : undefined) },
+  get store() {
+    return store;
+  },
+  startExecution: async () => undefined,
+  now: () => new Date(),
+  retentionDays: 90,
+  historyRetentionDays: 30,
+  concurrency: 4,
+  chunkSize: 4,
+};
+
+const run = async (batchId: string, deps: EngineDeps) => {
+  const runner = new LocalDurableTestRunner({
+    handlerFunction: withDurableExecution(async (event: BatchEvent, context) => engine.runBatch(event, context, deps)),
+  });
+  return runner.run({ payload: { batchId } });
+};
+
+/** The relay's GET, but device 7 (graded `fail`) answers with device 0's configuration (graded `pass`). */
+const fixingSeven =
+  (deps: EngineDeps): EngineDeps['relayGet'] =>
+  (remaining) => {
+    const get = deps.relayGet(remaining);
+    return (adapterId, p) => get(adapterId, p.replace(fleetName(7), fleetName(0)));
+  };
+
+beforeAll(async () => {
+  const tables = await createTables();
+  dir = await mkdtemp(path.join(tmpdir(), 'history-'));
+  sim = await startNsoSimulator({ credentials: { username: 'admin', password: PASSWORD }, fleet: { devices: 12 } });
+  const secretsFile = path.join(dir, 'secrets.json');
+  await createLocalBackend({ file: secretsFile }).write('netconfig/adapters/fleet', { password: PASSWORD });
+  await createAdapterStore(documentClient, tables['adapters']).put(
+    { name: ADAPTER, type: 'nso', baseUrl: sim.url, auth: { type: 'basic', username: 'admin', password: '$VAULT_netconfig/adapters/fleet#password' } },
+    new Date().toISOString(),
+  );
+  store = new ComplianceStore(documentClient, tables['compliance']);
+  history = new HistoryStore(documentClient, tables['compliance'], store);
+  vi.stubEnv('SECRETS_BACKEND', 'local');
+  vi.stubEnv('SECRETS_FILE', secretsFile);
+  vi.stubEnv('LOCAL_MODE', 'true');
+  vi.resetModules();
+  const batch = await import('../../functions/compliance/handlers/batch.js');
+  engine = await import('../../functions/compliance/engine.js');
+  baseDeps = { ...batch.engineDeps, store, history, retryDelaySeconds: 1 };
+  ({ LocalDurableTestRunner } = await loadDurableTesting());
+  await LocalDurableTestRunner.setupTestEnvironment({ skipTime: false });
+});
+
+afterAll(async () => {
+  await LocalDurableTestRunner?.teardownTestEnvironment();
+  vi.unstubAllEnvs();
+  await sim?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe("a plan's history", () => {
+  it.each([
+    { crash: false, planId: 'aaaaaaaaaaaaaaaaaaaaaaa1' },
+    { crash: true, planId: 'aaaaaaaaaaaaaaaaaaaaaaa2' },
+  ])('compares a batch with the previous completed one (crash in a history step: $crash)', async ({ crash, planId }) => {
+    const events: ComplianceEvent[] = [];
+    const sink = { publish: async (e: readonly ComplianceEvent[]) => void events.push(...e) };
+    // Batch 1: devices 0 to 8 (7 fails).
+    const first = await startBatch({ treeId: TREE, version: 'v1', adapterId: ADAPTER, sync: 'none', planId, devices: names(0, 9) }, startDeps);
+    expect((await run(first.batchId, { ...baseDeps, events: sink })).getStatus()).toBe('SUCCEEDED');
+    expect(events.map((e) => e.detailType)).toEqual(['Compliance Batch Completed']);
+    // The first batch has nothing to compare with: every device is new, no device event.
+    expect(events[0]!.detail).toMatchObject({ planId, delta: { new: 9, gone: 0, fixed: 0 } });
+
+    // Batch 2: devices 1 to 9 (0 gone, 9 new), device 7 now passes (fixed).
+    events.length = 0;
+    const second = await startBatch({ treeId: TREE, version: 'v1', adapterId: ADAPTER, sync: 'none', planId, devices: names(1, 10) }, startDeps);
+    let writes = 0;
+    const crashing = new Proxy(history, {
+      get: (target, name) =>
+        name === 'writeDevices'
+          ? async (...args: Parameters<HistoryStore['writeDevices']>) => {
+              await target.writeDevices(...args);
+              // Once, after the chunk's items are written: the step runs again over its own writes.
+              if (crash && writes++ === 0) throw new Error('simulated crash after the history was written');
+            }
+          : (Reflect.get(target, name) as (...a: unknown[]) => unknown).bind(target),
+    });
+    const execution = await run(second.batchId, { ...baseDeps, history: crashing, events: sink, relayGet: fixingSeven(baseDeps) });
+    expect(execution.getStatus()).toBe('SUCCEEDED');
+    // Three chunks' steps, and the one that crashed ran again.
+    expect(writes).toBe(crash ? 4 : 0);
+
+    const counts = { 'newly-failing': 0, fixed: 1, changed: 0, new: 1, gone: 1 };
+    const delta = await readDelta(store, history, second.batchId, { limit: 50 });
+    expect(delta).toMatchObject({ batchId: second.batchId, planId, previousBatchId: first.batchId, counts });
+    expect(delta.items).toEqual([
+      { device: fleetName(7), change: 'fixed', from: 'fail', to: 'pass', reportId: expect.any(String) },
+      { device: fleetName(0), change: 'gone', from: 'pass' },
+      { device: fleetName(9), change: 'new', to: 'pass', reportId: expect.any(String) },
+    ]);
+    const paged = await readDelta(store, history, second.batchId, { limit: 1, change: 'new' });
+    expect(paged.items.map((r) => r.device)).toEqual([fleetName(9)]);
+
+    const ended = events.filter((e) => e.detailType !== 'Device Compliance Changed');
+    expect(ended).toHaveLength(1);
+    expect(ended[0]!.detail).toMatchObject({ batchId: second.batchId, status: 'completed', delta: counts, previousBatchId: first.batchId, total: 9 });
+    const changed = events.filter((e) => e.detailType === 'Device Compliance Changed').map((e) => e.detail);
+    // At least once: a history step that ran again published its changes again.
+    expect(new Set(changed.map((d) => JSON.stringify(d)))).toEqual(
+      new Set(
+        [
+          { device: fleetName(7), change: 'fixed', from: 'fail' },
+          { device: fleetName(9), change: 'new' },
+        ].map((d) => JSON.stringify(changed.find((c) => c.device === d.device))),
+      ),
+    );
+    expect(changed.find((c) => c.device === fleetName(7))).toMatchObject({
+      eventId: `${second.batchId}:${fleetName(7)}`,
+      change: 'fixed',
+      from: 'fail',
+      to: 'pass',
+    });
+
+    const trend = await readTrend(history, planId, { limit: 366 });
+    expect(trend.items.map((p) => [p.batchId, p.status, p.total, p.grades.fail, p.delta])).toEqual([
+      [first.batchId, 'completed', 9, 1, { 'newly-failing': 0, fixed: 0, changed: 0, new: 9, gone: 0 }],
+      [second.batchId, 'completed', 9, 0, counts],
+    ]);
+
+    const seven = await readDeviceHistory(history, planId, fleetName(7), { limit: 10 });
+    expect(seven.points.map((p) => [p.batchId, p.grade])).toEqual([
+      [second.batchId, 'pass'],
+      [first.batchId, 'fail'],
+    ]);
+    expect(seven.points[1]!.failing).toEqual(['no-http-server', 'ntp-servers']);
+    const firstAt = seven.points[1]!.at;
+    const secondAt = seven.points[0]!.at;
+    expect(seven.rules).toEqual([
+      { ruleId: 'no-http-server', failing: false, lastChangedAt: secondAt },
+      { ruleId: 'ntp-servers', failing: false, lastChangedAt: secondAt },
+    ]);
+    expect(firstAt < secondAt).toBe(true);
+    const page = await readDeviceHistory(history, planId, fleetName(7), { limit: 1 });
+    expect(page.points).toHaveLength(1);
+    const rest = await readDeviceHistory(history, planId, fleetName(7), { limit: 1, cursor: page.next! });
+    expect(rest.points.map((p) => p.batchId)).toEqual([first.batchId]);
+  });
+
+  it('updates the trend point of a failed batch and publishes its end, with no delta', async () => {
+    const planId = 'aaaaaaaaaaaaaaaaaaaaaaa3';
+    const events: ComplianceEvent[] = [];
+    const { batchId } = await startBatch({ treeId: TREE, version: 'v1', adapterId: ADAPTER, sync: 'none', planId, devices: names(0, 4) }, startDeps);
+    const refusing = new Proxy(store, {
+      get: (target, name) =>
+        name === 'putReports'
+          ? async () => Promise.reject(new Error('simulated store failure'))
+          : (Reflect.get(target, name) as (...a: unknown[]) => unknown).bind(target),
+    });
+    const execution = await run(batchId, { ...baseDeps, store: refusing, chunkAttempts: 1, events: { publish: async (e) => void events.push(...e) } });
+    expect(execution.getStatus()).toBe('SUCCEEDED');
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ detailType: 'Compliance Batch Failed', detail: { batchId, planId, status: 'failed' } });
+    expect(events[0]!.detail).not.toHaveProperty('delta');
+    const trend = await readTrend(history, planId, { limit: 10 });
+    expect(trend.items).toEqual([expect.objectContaining({ batchId, status: 'failed', finished: expect.any(String) })]);
+    expect(trend.items[0]).not.toHaveProperty('delta');
+    await expect(readDelta(store, history, batchId, { limit: 10 })).rejects.toMatchObject({ status: 409 });
+  });
+
+  it('publishes the end of a batch of no plan, and has no delta for it', async () => {
+    const events: ComplianceEvent[] = [];
+    const { batchId } = await startBatch({ treeId: TREE, version: 'v1', adapterId: ADAPTER, sync: 'none', devices: names(0, 2) }, startDeps);
+    await run(batchId, { ...baseDeps, events: { publish: async (e) => void events.push(...e) } });
+    expect(events).toEqual([expect.objectContaining({ detailType: 'Compliance Batch Completed', detail: expect.objectContaining({ batchId, total: 2 }) })]);
+    expect(events[0]!.detail).not.toHaveProperty('planId');
+    await expect(readDelta(store, history, batchId, { limit: 10 })).rejects.toMatchObject({ status: 409, slug: 'no-plan' });
+  });
+});
