@@ -19,6 +19,8 @@ export interface RuntimeFacts {
   readonly dynamodbEndpoint: string;
   /** The local S3 server (absent: the functions get no S3 endpoint). */
   readonly s3Endpoint?: string;
+  /** The local EventBridge Scheduler (absent: the functions get no scheduler endpoint). */
+  readonly schedulerEndpoint?: string;
   readonly credentials: { readonly accessKeyId: string; readonly secretAccessKey: string };
   readonly rewrites: readonly Rewrite[];
   /** The host's PATH, so that the function can spawn what Lambda's image would have. */
@@ -70,6 +72,8 @@ export const functionEnvironment = (
       AWS_ENDPOINT_URL_DYNAMODB: facts.dynamodbEndpoint,
       // Likewise S3, at the local S3 server, with the bucket in the path (no DNS names on loopback).
       ...(facts.s3Endpoint ? { AWS_ENDPOINT_URL_S3: facts.s3Endpoint, S3_FORCE_PATH_STYLE: 'true' } : {}),
+      // And the plans' schedules at the local scheduler (functions/plans/schedules.ts).
+      ...(facts.schedulerEndpoint ? { SCHEDULER_ENDPOINT: facts.schedulerEndpoint } : {}),
     },
   };
 };
