@@ -164,7 +164,7 @@ const RULES: readonly SuppressionRule<CfnResource>[] = [
     type: CfnPolicy,
     ids: ['AwsSolutions-IAM5'],
     reason:
-      'The plan routes create, change, read and delete the schedules of compliance plans, one per plan named after its id, made at run time: `schedule/<the stack’s group>/*` names the schedules of that group only.',
+      'The plan routes create, change, read and delete the schedules of compliance plans (the scheduled-run function only deletes that of a plan that is gone), one per plan named after its id, made at run time: `schedule/<the stack’s group>/*` names the schedules of that group only.',
     appliesTo: [
       { regex: '/^Resource::arn:<AWS::Partition>:scheduler:(<AWS::Region>|[a-z0-9-]+):(<AWS::AccountId>|[0-9]{12}):schedule\\/[A-Za-z0-9._-]+-plans\\/\\*$/' },
     ],

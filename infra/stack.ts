@@ -65,7 +65,7 @@ import { LogPolicy } from './constructs/log-policy.js';
 import { PrivateNetwork } from './constructs/network.js';
 import { alarmedRoutes, Observability } from './constructs/observability.js';
 import { Secrets, type SecretsAccess, type SecretsProps } from './constructs/secrets.js';
-import { PlanSchedules } from './constructs/plan-schedules.js';
+import { PlanSchedules, removesSchedules } from './constructs/plan-schedules.js';
 import { ServiceFunction, tablePermission, type FunctionPermission, type ServiceFunctionProps } from './constructs/service-function.js';
 import { addGatewayResponses } from './gateway-responses.js';
 import { applyLandingZone, stackPlacement } from './landing-zone.js';
@@ -700,17 +700,18 @@ export class NetconfigApiStack extends Stack {
       network: Pick<ServiceFunctionProps, 'network'>;
     },
   ): PlanSchedules {
+    const groupName = `${serviceName.slice(0, 58)}-plans`;
     const run = new ServiceFunction(part, 'PlanScheduledRun', {
       handler: 'plans/handlers/scheduled-run',
       description: "Invoked by a compliance plan's schedule: starts the plan's batch (or records why it was skipped)",
-      environment: { ...o.common, ...o.tables.environment },
+      environment: { ...o.common, ...o.tables.environment, PLAN_SCHEDULE_GROUP: groupName },
       timeout: Duration.seconds(30),
       ...o.network,
-      permissions: [...o.tables.permissions, ...o.permissions],
+      permissions: [...o.tables.permissions, ...o.permissions, removesSchedules(part, groupName)],
     });
     this.functions['planScheduledRun'] = run;
     part.functions['planScheduledRun'] = run;
-    return new PlanSchedules(part, 'PlanSchedules', { groupName: `${serviceName.slice(0, 58)}-plans`, target: run.function });
+    return new PlanSchedules(part, 'PlanSchedules', { groupName, target: run.function });
   }
 }
 

@@ -76,35 +76,46 @@ export const scheduleInput = (plan: Pick<Plan, 'planId' | 'schedule' | 'timezone
 
 const isNotFound = (error: unknown): boolean => error instanceof ResourceNotFoundException || (error as { name?: string }).name === 'ResourceNotFoundException';
 
+/** Deletes a plan's schedule from the group; a schedule already gone is no error. */
+const removeSchedule = async (client: SchedulerClient, group: string, planId: string): Promise<void> => {
+  try {
+    await client.send(new DeleteScheduleCommand({ Name: planId, GroupName: group }));
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+  }
+};
+
 /**
  * {@link PlanSchedules} on EventBridge Scheduler. `put` updates the plan's schedule, and creates
  * it when Scheduler has none (UpdateSchedule replaces every field, so the result is the same
  * whichever existed); `remove` deletes it, and a schedule already gone is no error.
  */
-export const schedulerPlanSchedules = (client: SchedulerClient, target: ScheduleTarget): PlanSchedules => {
-  const remove = async (planId: string): Promise<void> => {
+export const schedulerPlanSchedules = (client: SchedulerClient, target: ScheduleTarget): PlanSchedules => ({
+  put: async (plan) => {
+    if (!plan.schedule) return removeSchedule(client, target.group, plan.planId);
+    const input = scheduleInput(plan, target);
     try {
-      await client.send(new DeleteScheduleCommand({ Name: planId, GroupName: target.group }));
+      await client.send(new UpdateScheduleCommand(input));
     } catch (error) {
       if (!isNotFound(error)) throw error;
+      await client.send(new CreateScheduleCommand(input));
     }
-  };
+  },
+  remove: (planId) => removeSchedule(client, target.group, planId),
+});
+
+let client: SchedulerClient | undefined;
+
+/**
+ * The container's plan schedules, on one client. The environment is read when a schedule is
+ * written, not before: every plan function holds them, and only the routes that manage schedules
+ * get the target's variables; the scheduled-run function (which removes the schedule of a plan
+ * that is gone) gets the group only, since its own ARN in its environment would be a cycle.
+ */
+export const planSchedules = (): PlanSchedules => {
+  const sdk = () => (client ??= createSchedulerClient());
   return {
-    put: async (plan) => {
-      if (!plan.schedule) return remove(plan.planId);
-      const input = scheduleInput(plan, target);
-      try {
-        await client.send(new UpdateScheduleCommand(input));
-      } catch (error) {
-        if (!isNotFound(error)) throw error;
-        await client.send(new CreateScheduleCommand(input));
-      }
-    },
-    remove,
+    put: (plan) => schedulerPlanSchedules(sdk(), scheduleTargetFromEnv()).put(plan),
+    remove: (planId) => removeSchedule(sdk(), requiredEnv('PLAN_SCHEDULE_GROUP'), planId),
   };
 };
-
-let shared: PlanSchedules | undefined;
-
-/** The container's plan schedules: one client, the target from the environment (read on first use). */
-export const planSchedules = (): PlanSchedules => (shared ??= schedulerPlanSchedules(createSchedulerClient(), scheduleTargetFromEnv()));

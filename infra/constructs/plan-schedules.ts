@@ -16,6 +16,22 @@ import type { FunctionPermission } from './service-function.js';
 /** How long a failed invocation waits in the dead-letter queue to be looked at: SQS's longest. */
 const DEAD_LETTER_RETENTION = Duration.days(14);
 
+/** The ARN pattern of a group's schedules (and of no other group's). */
+const groupSchedulesArn = (scope: Construct, group: string): string =>
+  Stack.of(scope).formatArn({ service: 'scheduler', resource: 'schedule', resourceName: `${group}/*` });
+
+/**
+ * Deleting the group's schedules, nothing else: what the scheduled-run function needs to remove
+ * the schedule of a plan that is gone. It names the group by name, since the function is made
+ * before the group (the group's role invokes it).
+ */
+export const removesSchedules = (scope: Construct, group: string): FunctionPermission => ({
+  key: `schedules-remove:${group}`,
+  grant: (grantee) => {
+    grantee.grantPrincipal.addToPrincipalPolicy(new PolicyStatement({ actions: ['scheduler:DeleteSchedule'], resources: [groupSchedulesArn(scope, group)] }));
+  },
+});
+
 export interface PlanSchedulesProps {
   /** The schedule group's name: derived from the stack name, so each deployment has its own. */
   readonly groupName: string;
@@ -72,7 +88,7 @@ export class PlanSchedules extends Construct {
    * to EventBridge Scheduler only: nothing on other groups, no other role.
    */
   permission(): FunctionPermission {
-    const schedules = Stack.of(this).formatArn({ service: 'scheduler', resource: 'schedule', resourceName: `${this.group.scheduleGroupName}/*` });
+    const schedules = groupSchedulesArn(this, this.group.scheduleGroupName);
     return {
       key: `schedules:${this.node.path}`,
       grant: (grantee) => {

@@ -101,13 +101,17 @@ describe.each(['default', 'private'] as const)('plan schedules (%s config)', (va
     expect(JSON.stringify(policy[1].Properties['PolicyDocument'])).toContain('"aws:SecureTransport":"false"');
   });
 
-  it('gives the scheduled-run function what starting a batch needs, and nothing of the schedules', () => {
-    const actions = actionsOf(t.statementsOf('planScheduledRun'));
+  it('gives the scheduled-run function what starting a batch needs, and of the schedules only removing one', () => {
+    const statements = t.statementsOf('planScheduledRun');
+    const actions = actionsOf(statements);
     expect(actions).toContain('lambda:InvokeFunction');
     expect(actions).toContain('dynamodb:PutItem');
-    expect(actions.filter((a) => a.startsWith('scheduler:') || a === 'iam:PassRole')).toEqual([]);
+    expect(actions.filter((a) => a.startsWith('scheduler:') || a === 'iam:PassRole')).toEqual(['scheduler:DeleteSchedule']);
+    expect(JSON.stringify(statements.find((s) => s.Action === 'scheduler:DeleteSchedule')!.Resource)).toContain(`:schedule/${group.Properties['Name']}/*`);
     const env = t.env('planScheduledRun');
-    for (const name of ['COMPLIANCE_TABLE', 'TREES_TABLE', 'ADAPTERS_TABLE', 'PROFILES_TABLE', 'COMPLIANCE_FUNCTION']) expect(env).toHaveProperty(name);
+    for (const name of ['COMPLIANCE_TABLE', 'TREES_TABLE', 'ADAPTERS_TABLE', 'PROFILES_TABLE', 'CHANGELOG_TABLE', 'COMPLIANCE_FUNCTION'])
+      expect(env).toHaveProperty(name);
+    expect(env['PLAN_SCHEDULE_GROUP']).toBe(group.Properties['Name']);
     expect(env).not.toHaveProperty('PLAN_SCHEDULER_ROLE_ARN');
   });
 
