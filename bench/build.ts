@@ -67,6 +67,7 @@ const OTHER_FUNCTIONS: Readonly<Record<string, string>> = {
   ComplianceBatch: 'compliance/handlers/batch',
   ComplianceHousekeeping: 'api/handlers/housekeeping',
   RemediationRun: 'remediation/handlers/run',
+  PlanScheduledRun: 'plans/handlers/scheduled-run',
 };
 
 /**

@@ -18,6 +18,7 @@ import { CfnLogGroup } from 'aws-cdk-lib/aws-logs';
 import { CfnBucket } from 'aws-cdk-lib/aws-s3';
 import { CfnSecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { CfnSubscription, CfnTopic } from 'aws-cdk-lib/aws-sns';
+import { CfnQueue } from 'aws-cdk-lib/aws-sqs';
 import { NagSuppressions, type NagPackSuppression } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import type { DeploySettings } from './config.js';
@@ -158,6 +159,22 @@ const RULES: readonly SuppressionRule<CfnResource>[] = [
     reason:
       'The compliance housekeeping lists and deletes versions of the durable functions (the batch function, the remediation function): `<function ARN>:*` names that function’s qualified versions only, never the function itself nor another function.',
     appliesTo: [{ regex: '/^Resource::<(ComplianceBatch|RemediationRun)[A-Za-z0-9]*\\.Arn>:\\*$/' }],
+  }),
+  rule({
+    type: CfnPolicy,
+    ids: ['AwsSolutions-IAM5'],
+    reason:
+      'The plan routes create, change, read and delete the schedules of compliance plans (the scheduled-run function only deletes that of a plan that is gone), one per plan named after its id, made at run time: `schedule/<the stack’s group>/*` names the schedules of that group only.',
+    appliesTo: [
+      { regex: '/^Resource::arn:<AWS::Partition>:scheduler:(<AWS::Region>|[a-z0-9-]+):(<AWS::AccountId>|[0-9]{12}):schedule\\/[A-Za-z0-9._-]+-plans\\/\\*$/' },
+    ],
+  }),
+  rule({
+    type: CfnQueue,
+    ids: ['AwsSolutions-SQS3'],
+    when: ({ resource }) => resource.node.path.endsWith('/PlanSchedules/DeadLetters/Resource'),
+    reason:
+      'This queue is the dead-letter queue of the compliance plans’ schedules: EventBridge Scheduler sends it the invocations that failed after their retries (each schedule names it, at run time, as its target’s DeadLetterConfig).',
   }),
   rule({
     type: CfnPolicy,

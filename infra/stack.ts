@@ -66,7 +66,8 @@ import { LogPolicy } from './constructs/log-policy.js';
 import { PrivateNetwork } from './constructs/network.js';
 import { alarmedRoutes, Observability } from './constructs/observability.js';
 import { Secrets, type SecretsAccess, type SecretsProps } from './constructs/secrets.js';
-import { ServiceFunction, tablePermission, type FunctionPermission } from './constructs/service-function.js';
+import { PlanSchedules, removesSchedules } from './constructs/plan-schedules.js';
+import { ServiceFunction, tablePermission, type FunctionPermission, type ServiceFunctionProps } from './constructs/service-function.js';
 import { addGatewayResponses } from './gateway-responses.js';
 import { applyLandingZone, stackPlacement } from './landing-zone.js';
 import { addRemovedRoute } from './removed-routes.js';
@@ -565,6 +566,12 @@ export class NetconfigApiStack extends Stack {
       key: `invoke:${this.complianceBatchAlias.node.path}`,
       grant: (grantee) => this.complianceBatchAlias.grantInvoke(grantee),
     };
+    const schedules = this.#planSchedules(batchPart, serviceName, {
+      tables: tableNeeds({ compliance: 'write', trees: 'read', adapters: 'read', profiles: 'read', changelog: 'append' }),
+      common: { ...common, COMPLIANCE_FUNCTION: this.complianceBatchAlias.functionArn },
+      permissions: [startsCompliance],
+      network: everyInVpc,
+    });
     const fingerprintKey = data.fingerprintKey;
     const fingerprintKeyNeeds: { environment: Record<string, string>; permissions: FunctionPermission[] } = {
       environment: props.local
@@ -604,6 +611,7 @@ export class NetconfigApiStack extends Stack {
           ...(route.needs.startsRemediation ? { REMEDIATION_FUNCTION: this.remediationRunAlias.functionArn } : {}),
           ...(route.needs.tables?.idempotency ? fingerprintKeyNeeds.environment : {}),
           ...(route.needs.configsBucket ? archive.environment() : {}),
+          ...(route.needs.schedules ? schedules.environment() : {}),
         },
         ...(route.timeoutSeconds ? { timeout: Duration.seconds(route.timeoutSeconds) } : {}),
         ...(callsOutside(route) ? outside : everyInVpc),
@@ -615,6 +623,7 @@ export class NetconfigApiStack extends Stack {
           ...(route.needs.startsRemediation ? [startsRemediation] : []),
           ...(route.needs.tables?.idempotency ? fingerprintKeyNeeds.permissions : []),
           ...(route.needs.configsBucket ? [archive.permission(route.needs.configsBucket)] : []),
+          ...(route.needs.schedules ? [schedules.permission()] : []),
         ],
       });
       if (route.needs.secrets) data.secrets.bind(fn, route.needs.secrets);
@@ -687,6 +696,34 @@ export class NetconfigApiStack extends Stack {
       }
     }
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Stage base URL' });
+  }
+
+  /**
+   * The function compliance plans' schedules invoke (it starts the plan's batch, as a user's run
+   * does) and the schedule group, role and dead-letter queue of those schedules.
+   */
+  #planSchedules(
+    part: ApiPart,
+    serviceName: string,
+    o: {
+      tables: { environment: Record<string, string>; permissions: FunctionPermission[] };
+      common: Record<string, string>;
+      permissions: FunctionPermission[];
+      network: Pick<ServiceFunctionProps, 'network'>;
+    },
+  ): PlanSchedules {
+    const groupName = `${serviceName.slice(0, 58)}-plans`;
+    const run = new ServiceFunction(part, 'PlanScheduledRun', {
+      handler: 'plans/handlers/scheduled-run',
+      description: "Invoked by a compliance plan's schedule: starts the plan's batch (or records why it was skipped)",
+      environment: { ...o.common, ...o.tables.environment, PLAN_SCHEDULE_GROUP: groupName },
+      timeout: Duration.seconds(30),
+      ...o.network,
+      permissions: [...o.tables.permissions, ...o.permissions, removesSchedules(part, groupName)],
+    });
+    this.functions['planScheduledRun'] = run;
+    part.functions['planScheduledRun'] = run;
+    return new PlanSchedules(part, 'PlanSchedules', { groupName, target: run.function });
   }
 }
 

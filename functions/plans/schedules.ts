@@ -1,66 +1,121 @@
 /**
- * Plans' schedules as EventBridge Scheduler schedules: one per plan, named `plan-<planId>`, in
- * the stack's schedule group (`PLAN_SCHEDULE_GROUP`), whose target is the scheduled-run function
- * (`PLAN_RUN_FUNCTION_ARN`, invoked with `{"planId": …}` by the role `PLAN_SCHEDULER_ROLE_ARN`).
- * A disabled plan's schedule is kept `DISABLED`; a plan without `schedule` has none.
- *
- * The endpoint comes from the SDK's own configuration (`AWS_ENDPOINT_URL_SCHEDULER` locally, the
- * local scheduler), so the code never branches on local mode. The client is made on first use.
+ * Compliance plans' schedules in EventBridge Scheduler: one schedule per plan, named after its
+ * id, in the stack's schedule group (`PLAN_SCHEDULE_GROUP`), invoking the scheduled-run function
+ * (`PLAN_RUN_FUNCTION_ARN`) as the schedules' role (`PLAN_SCHEDULER_ROLE_ARN`) with
+ * `{"planId":…}`; what Lambda still refuses after the retries goes to the dead-letter queue
+ * (`PLAN_SCHEDULE_DLQ_ARN`). Locally `SCHEDULER_ENDPOINT` names the local scheduler, which
+ * speaks the same API and fires the same schedules (tools/simulators/scheduler-simulator.ts).
  */
-import type { SchedulerClient } from '@aws-sdk/client-scheduler';
+import {
+  CreateScheduleCommand,
+  DeleteScheduleCommand,
+  ResourceNotFoundException,
+  SchedulerClient,
+  UpdateScheduleCommand,
+  type CreateScheduleInput,
+} from '@aws-sdk/client-scheduler';
 import { requiredEnv } from '../platform/env.js';
 import type { Plan, PlanSchedules, ScheduledRunEvent } from './model.js';
 
-type Sdk = typeof import('@aws-sdk/client-scheduler');
+/**
+ * The retries EventBridge Scheduler makes of an invocation Lambda refused (throttled, or the
+ * service unavailable), and for how long: a run an hour late is worth little when the next of an
+ * hourly plan is due. Then the invocation goes to the dead-letter queue.
+ */
+export const SCHEDULE_RETRY = { MaximumRetryAttempts: 3, MaximumEventAgeInSeconds: 3600 } as const;
 
-/** The Scheduler's name of a plan's schedule (at most 64 characters: 5 + 24). */
-export const scheduleName = (planId: string): string => `plan-${planId}`;
+/** Fail fast, as the other clients do: a second to connect, five to answer, three attempts. */
+const CLIENT_LIMITS = { maxAttempts: 3, connectionTimeoutMs: 1_000, requestTimeoutMs: 5_000 } as const;
 
-const notFound = (error: unknown): boolean => (error as { name?: string }).name === 'ResourceNotFoundException';
+/** Where the schedules go and what they invoke, from the function's environment. */
+export interface ScheduleTarget {
+  readonly group: string;
+  readonly functionArn: string;
+  readonly roleArn: string;
+  /** Absent: failed invocations are dropped after the retries. */
+  readonly deadLetterArn?: string;
+}
 
-let loaded: Promise<{ client: SchedulerClient; sdk: Sdk }> | undefined;
-const scheduler = (): Promise<{ client: SchedulerClient; sdk: Sdk }> =>
-  (loaded ??= import('@aws-sdk/client-scheduler').then((sdk) => ({ client: new sdk.SchedulerClient({ maxAttempts: 3 }), sdk })));
+/** The {@link ScheduleTarget} the stack gives a function whose route manages schedules. */
+export const scheduleTargetFromEnv = (env: NodeJS.ProcessEnv = process.env): ScheduleTarget => ({
+  group: requiredEnv('PLAN_SCHEDULE_GROUP', env),
+  functionArn: requiredEnv('PLAN_RUN_FUNCTION_ARN', env),
+  roleArn: requiredEnv('PLAN_SCHEDULER_ROLE_ARN', env),
+  ...(env['PLAN_SCHEDULE_DLQ_ARN'] ? { deadLetterArn: env['PLAN_SCHEDULE_DLQ_ARN'] } : {}),
+});
 
-/** The schedule of a plan as the Scheduler takes it (Create and Update take the same fields). */
-const scheduleInput = (plan: Pick<Plan, 'planId' | 'schedule' | 'timezone' | 'enabled'>, schedule: string) => {
+/** A Scheduler client with those limits; `endpoint` (or `SCHEDULER_ENDPOINT`) names the local scheduler. */
+export const createSchedulerClient = (endpoint = process.env['SCHEDULER_ENDPOINT']): SchedulerClient =>
+  new SchedulerClient({
+    maxAttempts: CLIENT_LIMITS.maxAttempts,
+    ...(endpoint ? { endpoint } : {}),
+    requestHandler: { connectionTimeout: CLIENT_LIMITS.connectionTimeoutMs, requestTimeout: CLIENT_LIMITS.requestTimeoutMs, throwOnRequestTimeout: true },
+  });
+
+/** The schedule of a plan with a `schedule`, as CreateSchedule and UpdateSchedule take it. */
+export const scheduleInput = (plan: Pick<Plan, 'planId' | 'schedule' | 'timezone' | 'enabled'>, target: ScheduleTarget): CreateScheduleInput => {
+  if (!plan.schedule) throw new Error(`plan ${plan.planId} has no schedule`);
   const input: ScheduledRunEvent = { planId: plan.planId };
   return {
-    Name: scheduleName(plan.planId),
-    GroupName: requiredEnv('PLAN_SCHEDULE_GROUP'),
-    ScheduleExpression: schedule,
+    Name: plan.planId,
+    GroupName: target.group,
+    ScheduleExpression: plan.schedule,
     ScheduleExpressionTimezone: plan.timezone ?? 'UTC',
-    State: plan.enabled ? ('ENABLED' as const) : ('DISABLED' as const),
-    FlexibleTimeWindow: { Mode: 'OFF' as const },
-    Target: { Arn: requiredEnv('PLAN_RUN_FUNCTION_ARN'), RoleArn: requiredEnv('PLAN_SCHEDULER_ROLE_ARN'), Input: JSON.stringify(input) },
+    State: plan.enabled ? 'ENABLED' : 'DISABLED',
+    FlexibleTimeWindow: { Mode: 'OFF' },
+    Description: `Compliance plan ${plan.planId}`,
+    Target: {
+      Arn: target.functionArn,
+      RoleArn: target.roleArn,
+      Input: JSON.stringify(input),
+      RetryPolicy: { ...SCHEDULE_RETRY },
+      ...(target.deadLetterArn ? { DeadLetterConfig: { Arn: target.deadLetterArn } } : {}),
+    },
   };
 };
 
-/** The plans' schedules in EventBridge Scheduler (or the local scheduler, which speaks its protocol). */
-export const planSchedules = (): PlanSchedules => ({
-  async put(plan) {
-    if (!plan.schedule) return this.remove(plan.planId);
-    const { client, sdk } = await scheduler();
-    const input = scheduleInput(plan, plan.schedule);
+const isNotFound = (error: unknown): boolean => error instanceof ResourceNotFoundException || (error as { name?: string }).name === 'ResourceNotFoundException';
+
+/** Deletes a plan's schedule from the group; a schedule already gone is no error. */
+const removeSchedule = async (client: SchedulerClient, group: string, planId: string): Promise<void> => {
+  try {
+    await client.send(new DeleteScheduleCommand({ Name: planId, GroupName: group }));
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+  }
+};
+
+/**
+ * {@link PlanSchedules} on EventBridge Scheduler. `put` updates the plan's schedule, and creates
+ * it when Scheduler has none (UpdateSchedule replaces every field, so the result is the same
+ * whichever existed); `remove` deletes it, and a schedule already gone is no error.
+ */
+export const schedulerPlanSchedules = (client: SchedulerClient, target: ScheduleTarget): PlanSchedules => ({
+  put: async (plan) => {
+    if (!plan.schedule) return removeSchedule(client, target.group, plan.planId);
+    const input = scheduleInput(plan, target);
     try {
-      await client.send(new sdk.UpdateScheduleCommand(input));
+      await client.send(new UpdateScheduleCommand(input));
     } catch (error) {
-      if (!notFound(error)) throw error;
-      try {
-        await client.send(new sdk.CreateScheduleCommand(input));
-      } catch (raced) {
-        // A write of the same plan created it meanwhile: this one's fields are the newer.
-        if ((raced as { name?: string }).name !== 'ConflictException') throw raced;
-        await client.send(new sdk.UpdateScheduleCommand(input));
-      }
+      if (!isNotFound(error)) throw error;
+      await client.send(new CreateScheduleCommand(input));
     }
   },
-  async remove(planId) {
-    const { client, sdk } = await scheduler();
-    try {
-      await client.send(new sdk.DeleteScheduleCommand({ Name: scheduleName(planId), GroupName: requiredEnv('PLAN_SCHEDULE_GROUP') }));
-    } catch (error) {
-      if (!notFound(error)) throw error;
-    }
-  },
+  remove: (planId) => removeSchedule(client, target.group, planId),
 });
+
+let client: SchedulerClient | undefined;
+
+/**
+ * The container's plan schedules, on one client. The environment is read when a schedule is
+ * written, not before: every plan function holds them, and only the routes that manage schedules
+ * get the target's variables; the scheduled-run function (which removes the schedule of a plan
+ * that is gone) gets the group only, since its own ARN in its environment would be a cycle.
+ */
+export const planSchedules = (): PlanSchedules => {
+  const sdk = () => (client ??= createSchedulerClient());
+  return {
+    put: (plan) => schedulerPlanSchedules(sdk(), scheduleTargetFromEnv()).put(plan),
+    remove: (planId) => removeSchedule(sdk(), requiredEnv('PLAN_SCHEDULE_GROUP'), planId),
+  };
+};

@@ -69,13 +69,15 @@ describe('the changelog, append-only', () => {
     // Nor through a statement on every resource.
     const anywhere = statements.filter((s) => s.Effect === 'Allow' && JSON.stringify(s.Resource) === '"*"').flatMap((s) => [s.Action].flat());
     expect(anywhere.filter((a) => a.startsWith('dynamodb:'))).toEqual([]);
-    // Exactly the routes that record changes, the remediation function (a run's end) and the
-    // housekeeping (the end of a run whose execution ended without it) may put entries.
+    // Exactly the routes that record changes, the remediation function (a run's end), the
+    // housekeeping (the end of a run whose execution ended without it) and the plans' scheduled
+    // run (a scheduled run started or skipped) may put entries.
     const putters = new Set(onChangelog.filter((s) => [s.Action].flat().includes('dynamodb:PutItem')).flatMap((s) => s.roles.map((r) => r.Ref)));
     const recording = [
       ...liveRoutes.filter((r) => r.needs.tables?.changelog === 'append').map((r) => r.operationId),
       'remediationRun',
       'complianceHousekeeping',
+      'planScheduledRun',
     ];
     expect(recording.length).toBeGreaterThan(10);
     expect(new Set(recording.map((op) => logicalIdOf(service.functions[op]!.function.role!)))).toEqual(putters);

@@ -6,17 +6,14 @@
  * housekeeping reads and writes the lifecycle; nobody lists or deletes. cdk-nag (AwsSolutions,
  * NIST 800-53 R5) has nothing open on either variant.
  */
-import { App, Aspects } from 'aws-cdk-lib';
-import { Annotations, Match } from 'aws-cdk-lib/assertions';
-import { AwsSolutionsChecks, NIST80053R5Checks } from 'cdk-nag';
+import { App } from 'aws-cdk-lib';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadDeployConfig } from '../../infra/config.js';
-import { addNagSuppressions } from '../../infra/nag.js';
 import { PROJECT_ROOT } from '../../infra/paths.js';
 import { NetconfigService } from '../../infra/stack.js';
 import type { Resources } from './api-template.js';
-import { logicalIdOf, NO_BUNDLING, serviceTemplate } from './service-template.js';
+import { checkNag, logicalIdOf, NO_BUNDLING, nagFindings, serviceTemplate } from './service-template.js';
 
 type Statement = { Action: string | string[]; Resource: unknown; Effect: string; Condition?: unknown };
 const KEY = 'arn:aws:kms:eu-west-1:123456789012:key/0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9';
@@ -29,17 +26,9 @@ const build = (variant: 'default' | 'private') => {
     const { stackName, ...settings } = loadDeployConfig(path.join(PROJECT_ROOT, 'deploy/config.private.example.json'));
     service = new NetconfigService(app, stackName, { settings });
   }
-  addNagSuppressions(service);
-  for (const stack of [service.data, service.api]) {
-    Aspects.of(stack).add(new AwsSolutionsChecks());
-    Aspects.of(stack).add(new NIST80053R5Checks());
-  }
+  checkNag(service);
   const resources = serviceTemplate(service).toJSON().Resources as Resources;
-  const nag = [service.data, service.api].flatMap((stack) => {
-    const finding = Match.stringLikeRegexp('^(AwsSolutions|NIST\\.800\\.53\\.R5)-');
-    const annotations = Annotations.fromStack(stack);
-    return [...annotations.findError('*', finding), ...annotations.findWarning('*', finding)].map((e) => `${e.id}: ${String(e.entry.data).split('\n')[0]}`);
-  });
+  const nag = nagFindings(service);
   const bucketId = logicalIdOf(service.data.configArchive.bucket);
   const logsId = logicalIdOf(service.data.configArchive.accessLogs);
   /** The statements of the policies attached to a function's role. */

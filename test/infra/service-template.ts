@@ -1,9 +1,11 @@
 /** The service's stacks synthesized and read as one template, as the local stack reads them (tools/local/stacks.ts). */
-import { App, NestedStack, Stack, type CfnElement } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import { App, Aspects, NestedStack, Stack, type CfnElement } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks, NIST80053R5Checks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { mergeStacks, type StackTemplate } from '../../tools/local/stacks.js';
 import { appContext } from '../../infra/app-context.js';
+import { addNagSuppressions } from '../../infra/nag.js';
 import { NetconfigService, type NetconfigStackProps } from '../../infra/stack.js';
 
 /**
@@ -37,3 +39,20 @@ export const synthService = (stackName = 'Netconfig', props: NetconfigStackProps
   const service = new NetconfigService(app, stackName, props);
   return { app, service, template: serviceTemplate(service) };
 };
+
+/** Puts the service under cdk-nag's AwsSolutions and NIST 800-53 R5 packs, with its suppressions: before the synth. */
+export const checkNag = (service: NetconfigService): void => {
+  addNagSuppressions(service);
+  for (const stack of [service.data, service.api]) {
+    Aspects.of(stack).add(new AwsSolutionsChecks());
+    Aspects.of(stack).add(new NIST80053R5Checks());
+  }
+};
+
+/** The findings cdk-nag left open (nested stacks included), one line each: after the synth. */
+export const nagFindings = (service: NetconfigService): string[] =>
+  [service.data, service.api].flatMap((stack) => {
+    const finding = Match.stringLikeRegexp('^(AwsSolutions|NIST\\.800\\.53\\.R5)-');
+    const annotations = Annotations.fromStack(stack);
+    return [...annotations.findError('*', finding), ...annotations.findWarning('*', finding)].map((e) => `${e.id}: ${String(e.entry.data).split('\n')[0]}`);
+  });

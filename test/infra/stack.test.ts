@@ -180,8 +180,8 @@ describe('stack', () => {
 
   it('runs every function on Node.js 22, arm64, with a retained log group', () => {
     const functions = Object.values(template.findResources('AWS::Lambda::Function')).filter((f) => f['Properties']['Handler'] === 'index.handler');
-    // One per route, the authorizer, the compliance batch function and its housekeeping, the remediation function.
-    expect(functions).toHaveLength(liveRoutes.length + 4);
+    // One per route, the authorizer, the compliance batch function and its housekeeping, the remediation function, the plans' scheduled run.
+    expect(functions).toHaveLength(liveRoutes.length + 5);
     for (const fn of functions) {
       expect(fn['Properties']).toMatchObject({ Runtime: 'nodejs22.x', Architectures: ['arm64'], TracingConfig: { Mode: 'Active' } });
       expect(fn['Properties']['LoggingConfig']).toBeDefined();
@@ -427,8 +427,8 @@ describe('stack', () => {
       );
     const operations = labels.map(operationOfLabel);
     expect(new Set(operations).size).toBe(operations.length);
-    // The durable functions and the housekeeping answer no request: nothing of theirs is a first call.
-    const answering = operations.filter((o) => !['ComplianceBatch', 'ComplianceHousekeeping', 'RemediationRun'].includes(o));
+    // The durable functions, the housekeeping and the scheduled run answer no request: nothing of theirs is a first call.
+    const answering = operations.filter((o) => !['ComplianceBatch', 'ComplianceHousekeeping', 'RemediationRun', 'PlanScheduledRun'].includes(o));
     expect(answering.sort()).toEqual(['authorizer', ...liveRoutes.map((r) => r.operationId)].sort());
     const ctx = {
       round: 1,

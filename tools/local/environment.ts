@@ -21,6 +21,8 @@ export interface RuntimeFacts {
   readonly s3Endpoint?: string;
   /** The local EventBridge simulator (absent: the functions get no EventBridge endpoint). */
   readonly eventsEndpoint?: string;
+  /** The local EventBridge Scheduler (absent: the functions get no scheduler endpoint). */
+  readonly schedulerEndpoint?: string;
   readonly credentials: { readonly accessKeyId: string; readonly secretAccessKey: string };
   readonly rewrites: readonly Rewrite[];
   /** The host's PATH, so that the function can spawn what Lambda's image would have. */
@@ -74,6 +76,8 @@ export const functionEnvironment = (
       ...(facts.s3Endpoint ? { AWS_ENDPOINT_URL_S3: facts.s3Endpoint, S3_FORCE_PATH_STYLE: 'true' } : {}),
       // And EventBridge, at the local simulator that keeps the events (tools/simulators/eventbridge-simulator.ts).
       ...(facts.eventsEndpoint ? { AWS_ENDPOINT_URL_EVENTBRIDGE: facts.eventsEndpoint } : {}),
+      // And the plans' schedules at the local scheduler (functions/plans/schedules.ts).
+      ...(facts.schedulerEndpoint ? { SCHEDULER_ENDPOINT: facts.schedulerEndpoint } : {}),
     },
   };
 };

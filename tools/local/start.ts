@@ -19,6 +19,8 @@ import { PROJECT_ROOT } from '../../infra/paths.js';
 import { LOCAL_ACCOUNT, LOCAL_API_ID, LOCAL_CREDENTIALS, LOCAL_DIR, LOCAL_REGION, localPort, type LocalState } from './config.js';
 import { freePort, QUICK_START_JVM_OPTIONS, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.js';
 import { startS3Local } from './s3-local.js';
+import { poolInvoker, SchedulerFiring, type Fired } from './scheduler-firing.js';
+import { startSchedulerSimulator } from '../simulators/scheduler-simulator.js';
 import { functionEnvironment, type Rewrite } from './environment.js';
 import { createGateway, type ExtraRoute } from './gateway.js';
 import { localJwks, mintToken } from '../simulators/issuer.js';
@@ -86,6 +88,10 @@ export interface LocalStack {
   readonly events: EventBridgeSimulator;
   /** `<data directory>/events.jsonl`: every event put, one JSON object a line, kept across restarts. */
   readonly eventsFile: string;
+  /** The local EventBridge Scheduler (the plans' schedules). */
+  readonly schedulerEndpoint: string;
+  /** Fires the schedules due up to `now` (the stack also ticks on the machine's clock). */
+  fireSchedules(now: Date): Promise<readonly Fired[]>;
   /** Physical table names by table key (`trees`, `adapters`). */
   readonly tables: Readonly<Record<string, string>>;
   readonly model: ApiModel;
@@ -105,6 +111,15 @@ export interface LocalStack {
   functionHeaps(options?: { readonly collectGarbage?: boolean; readonly limit?: number }): Promise<Record<string, number[]>>;
   stop(): Promise<void>;
 }
+
+/** How often the local scheduler looks for due schedules: Scheduler's own precision is the minute. */
+const SCHEDULER_TICK_MS = 10_000;
+
+/** The names of the template's EventBridge Scheduler schedule groups. */
+const scheduleGroups = (assembly: CloudAssembly): string[] =>
+  Object.values(assembly.template.Resources)
+    .filter((r) => r.Type === 'AWS::Scheduler::ScheduleGroup' && typeof r.Properties?.['Name'] === 'string')
+    .map((r) => r.Properties!['Name'] as string);
 
 const defaultLog: LogSink = (label, _stream, line) => process.stdout.write(`[${label}] ${line}\n`);
 
@@ -159,6 +174,8 @@ export interface ServeOptions {
   readonly s3Endpoint?: string;
   /** The local EventBridge simulator the functions use. */
   readonly eventsEndpoint?: string;
+  /** The local EventBridge Scheduler the functions use. */
+  readonly schedulerEndpoint?: string;
   readonly log: LogSink;
   readonly maxConcurrency?: number;
   readonly extraRoutes?: readonly ExtraRoute[];
@@ -199,6 +216,7 @@ export const serveAssembly = async (o: ServeOptions): Promise<ServedApi> => {
       dynamodbEndpoint: o.dynamodbEndpoint,
       ...(o.s3Endpoint ? { s3Endpoint: o.s3Endpoint } : {}),
       ...(o.eventsEndpoint ? { eventsEndpoint: o.eventsEndpoint } : {}),
+      ...(o.schedulerEndpoint ? { schedulerEndpoint: o.schedulerEndpoint } : {}),
       credentials: LOCAL_CREDENTIALS,
       rewrites,
       ...(process.env['PATH'] ? { path: process.env['PATH'] } : {}),
@@ -349,6 +367,14 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       onEvent: (event) => log('events', 'stdout', describeEvent(event)),
     });
     stops.push(() => events.close());
+    // The local EventBridge Scheduler, with the template's schedule groups (schedules under the data directory).
+    const scheduler = await startSchedulerSimulator({
+      file: path.join(dataDir, 'scheduler', 'schedules.json'),
+      groups: scheduleGroups(assembly),
+      region: LOCAL_REGION,
+      accountId: LOCAL_ACCOUNT,
+    });
+    stops.push(() => scheduler.close());
 
     // 3. The token issuer (its key pair lives in the data directory) and the API with its functions.
     const issuerDir = path.join(dataDir, 'issuer');
@@ -362,6 +388,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       dynamodbEndpoint: dynamo.endpoint,
       s3Endpoint: s3.endpoint,
       eventsEndpoint: events.url,
+      schedulerEndpoint: scheduler.url,
       log,
       ...(options.maxConcurrency ? { maxConcurrency: options.maxConcurrency } : {}),
       extraRoutes: [
@@ -373,6 +400,15 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       ],
     });
     stops.push(() => served.stop());
+    // What is due fires on the machine's clock, through the functions' pools.
+    const firing = new SchedulerFiring({
+      schedules: () => scheduler.schedules(),
+      invoke: poolInvoker(served.pools.values()),
+      stateFile: path.join(dataDir, 'scheduler', 'firing.json'),
+      log: (line) => log('scheduler', 'stdout', line),
+    });
+    firing.start(SCHEDULER_TICK_MS);
+    stops.push(() => firing.stop());
     // 4. The embedded secrets store.
     for (const file of served.secretsFiles) ensureSecretsStore(file);
     const baseUrl = served.baseUrl;
@@ -428,6 +464,8 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       s3Endpoint: s3.endpoint,
       events,
       eventsFile,
+      schedulerEndpoint: scheduler.url,
+      fireSchedules: (now) => firing.tick(now),
       tables,
       model,
       firstStart,
@@ -450,7 +488,9 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
 
 /** The lines `npm start` prints once the stack answers. */
 export const readyBanner = (
-  stack: Pick<LocalStack, 'baseUrl' | 'dataDir' | 'model' | 's3Endpoint' | 'eventsFile'> & { readonly events: Pick<EventBridgeSimulator, 'url'> },
+  stack: Pick<LocalStack, 'baseUrl' | 'dataDir' | 'model' | 's3Endpoint' | 'eventsFile' | 'schedulerEndpoint'> & {
+    readonly events: Pick<EventBridgeSimulator, 'url'>;
+  },
   token: string,
   seconds: number,
 ): string => {
@@ -464,6 +504,7 @@ export const readyBanner = (
     `  Base URL: ${stack.baseUrl}`,
     `  S3 (configuration history): ${stack.s3Endpoint}`,
     `  Compliance events: ${stack.events.url}/events, kept in ${path.relative(process.cwd(), stack.eventsFile) || stack.eventsFile} (each printed below as [events])`,
+    `  EventBridge Scheduler (plans' schedules): ${stack.schedulerEndpoint}`,
     '',
     '  Try it (the token below is valid for one hour):',
     `    export BASE=${stack.baseUrl}`,
