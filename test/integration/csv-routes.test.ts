@@ -77,7 +77,7 @@ const lines = (body: string) => body.split('\r\n').slice(0, -1);
 
 describe('a list route as JSON and as CSV', () => {
   it('answers JSON pages as before, with Accept: application/json or none', async () => {
-    for (const headers of [{}, { Accept: 'application/json' }, { Accept: '*/*' }]) {
+    for (const headers of [{}, { Accept: 'application/json' }, { Accept: '*/*' }] as Record<string, string>[]) {
       const page = await invoke(asHandler(), request({ limit: '3' }, headers), lambdaContext(10_000));
       expect(page.status).toBe(200);
       expect(page.contentType).toBe('application/json');
