@@ -63,17 +63,16 @@ export type ResponseStream = Writable & { setContentType(type: string): void };
  * bytes API Gateway reads as its end). Handlers wrapped at module load need it before they load.
  */
 export const installLambdaStreaming = (): void => {
-  const global = globalThis as { awslambda?: unknown };
-  if (global.awslambda) return;
-  global.awslambda = {
-    streamifyResponse: <T extends object>(handler: T): T => Object.assign(handler, { [STREAMING]: 'response' }),
-    HttpResponseStream: {
-      from: (stream: ResponseStream, metadata: unknown): ResponseStream => {
-        stream.setContentType('application/vnd.awslambda.http-integration-response');
-        stream.write(JSON.stringify(metadata));
-        stream.write(HTTP_PRELUDE_DELIMITER);
-        return stream;
-      },
+  // Other code may have made the object already (the AWS SDK's invoke store keeps a member there).
+  const global = globalThis as { awslambda?: Record<string, unknown> };
+  const awslambda = (global.awslambda ??= {});
+  awslambda['streamifyResponse'] ??= <T extends object>(handler: T): T => Object.assign(handler, { [STREAMING]: 'response' });
+  awslambda['HttpResponseStream'] ??= {
+    from: (stream: ResponseStream, metadata: unknown): ResponseStream => {
+      stream.setContentType('application/vnd.awslambda.http-integration-response');
+      stream.write(JSON.stringify(metadata));
+      stream.write(HTTP_PRELUDE_DELIMITER);
+      return stream;
     },
   };
 };
