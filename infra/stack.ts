@@ -649,7 +649,16 @@ export class NetconfigApiStack extends Stack {
               ...(exposure.usagePlans && route.tag === 'relay' ? { apiKeyRequired: true } : {}),
             },
       );
-      methods.push([route.method, route.path, route.operationId, route.roles === 'public', route.timeoutSeconds ?? null, target.node.path]);
+      // A streaming integration is served only by a deployment made after it: its mode is part of the deployment's id.
+      methods.push([
+        route.method,
+        route.path,
+        route.operationId,
+        route.roles === 'public',
+        route.timeoutSeconds ?? null,
+        target.node.path,
+        ...(route.csv ? ['STREAM'] : []),
+      ]);
     }
     this.functions['authorizer'] = auth.function;
 

@@ -27,6 +27,13 @@ describe('CSV routes stream', () => {
     }
   });
 
+  it('makes a new deployment when a route starts streaming, so that the stage serves the streaming integration', () => {
+    const deploymentOf = (t: typeof template) => Object.keys(t.findResources('AWS::ApiGateway::Deployment'));
+    const buffered = synthService('Netconfig', { routes: liveRoutes.map(({ csv: _csv, ...route }) => route) }).template;
+    expect(deploymentOf(buffered)).toHaveLength(1);
+    expect(deploymentOf(buffered)).not.toEqual(deploymentOf(template));
+  });
+
   it('leaves every other route’s integration buffered, as before', () => {
     const others = liveRoutes.filter((r) => !r.csv);
     expect(others.length).toBeGreaterThan(0);
