@@ -20,6 +20,8 @@ export const BUILD_TESTS = [
 /** The settings every test file runs with, whichever project it belongs to. */
 export const COMMON_TEST_SETTINGS = {
   globalSetup: ['test/support/global-setup.ts'],
+  // Lambda's runtime globals (response streaming), before any handler module loads.
+  setupFiles: ['test/support/lambda-runtime.ts'],
   // Two cores: more workers only contend with DynamoDB Local and the simulators.
   maxWorkers: 2,
   env: {

@@ -8,7 +8,7 @@
  *   --rounds N      cold starts per variant (default 20)
  *   --calls N       measured warm calls per variant (default 10000; the relay makes a fifth of it)
  *   --seconds N     local gateway load duration (default 10)
- *   --skip LIST     comma-separated sections to leave out: start, cold, warm, gateway, compliance, remediation, rules
+ *   --skip LIST     comma-separated sections to leave out: start, cold, warm, gateway, compliance, remediation, rules, csv
  *   --start-rounds N  fresh + warm `npm start` pairs of the start section (default 1)
  *   --devices N     simulated devices of the compliance section (default 10000)
  *   --cpu-prof DIR  also write one CPU profile per cold variant into DIR (for finding out why)
@@ -33,6 +33,7 @@ import { LITH_OPERATIONS, RELAY_BODY, firstCallAccepts, firstCallEvent, putAdapt
 import { RESULT_PREFIX, archiveFigures, complianceRatios, VARIANTS, type ComplianceRun } from './compliance.js';
 import { REMEDIATION_RESULT_PREFIX, VARIANTS as REMEDIATION_VARIANTS, remediationRatio, type RemediationRun } from './remediation.js';
 import { RULES_RESULT_PREFIX, type RulesRun } from './rules.js';
+import { CSV_RESULT_PREFIX, type CsvRun } from './csv-export.js';
 import { START_RESULT_PREFIX, START_TARGETS, type StartRun } from './start.js';
 import { measureGateway, type GatewayRun } from './gateway.js';
 import { SIMULATOR_ADAPTER, startServices, type Services } from './services.js';
@@ -40,6 +41,8 @@ import { atMost, formatBytes, formatNumber, formatTable, median, pairedDifferenc
 import { measureAuthorizerWarm, measureRelayWarm, measureTreesWarm } from './warm.js';
 
 const RESULTS_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results.json');
+/** The old space the CSV export runs in: far below the 10 MB its 50,000 rows write, and their reports. */
+const CSV_OLD_SPACE_MIB = 32;
 /** Rounds used by the untimed probe runs, apart from the measured rounds' names. */
 const PROBE_ROUND = 10_000;
 
@@ -67,7 +70,7 @@ const CALLS = positive('calls', options.calls);
 const SECONDS = positive('seconds', options.seconds);
 const SKIP = new Set(options.skip.split(',').filter(Boolean));
 const START_ROUNDS = positive('start-rounds', options['start-rounds']);
-const SECTIONS = ['start', 'cold', 'warm', 'gateway', 'compliance', 'remediation', 'rules'];
+const SECTIONS = ['start', 'cold', 'warm', 'gateway', 'compliance', 'remediation', 'rules', 'csv'];
 for (const s of SKIP) if (!SECTIONS.includes(s)) throw new Error(`--skip knows ${SECTIONS.join(', ')}, not ${s}`);
 
 const started = Date.now();
@@ -771,6 +774,41 @@ try {
     } catch (error) {
       say(`rules measurement failed: ${(error as Error).message}`);
       output['rules'] = { error: (error as Error).message };
+    }
+  }
+
+  if (!SKIP.has('csv')) {
+    // ── 10. CSV export memory ─────────────────────────────────────────────────────────────
+    // In a child with a small old space: an export that held its rows could not finish there.
+    say('csv: exporting 5,000 and 50,000 reports through the streaming handler…');
+    try {
+      const out = execFileSync(NODE, ['--expose-gc', `--max-old-space-size=${CSV_OLD_SPACE_MIB}`, '--import', 'tsx', 'bench/csv-export.ts'], {
+        cwd: PROJECT_ROOT,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      const line = out.split('\n').find((l) => l.startsWith(CSV_RESULT_PREFIX));
+      if (!line) throw new Error('no result line');
+      const runs = JSON.parse(line.slice(CSV_RESULT_PREFIX.length)) as CsvRun[];
+      output['csv'] = runs;
+      tables.push(
+        `CSV export of a batch's reports, streamed (old space capped at ${CSV_OLD_SPACE_MIB} MiB)\n` +
+          formatTable(
+            ['devices', 'CSV bytes', 'ms', 'peak heap', 'peak RSS'],
+            runs.map((r) => [formatNumber(r.devices), formatBytes(r.bytes), ms(r.ms), formatBytes(r.peakHeapBytes), formatBytes(r.peakRssBytes)]),
+            ['right'],
+          ),
+      );
+      targets.push({ name: `CSV export of 50,000 devices within a ${CSV_OLD_SPACE_MIB} MiB old space`, measured: 'completed', limit: 'completes', pass: true });
+    } catch (error) {
+      say(`csv measurement failed: ${(error as Error).message}`);
+      output['csv'] = { error: (error as Error).message };
+      targets.push({
+        name: `CSV export of 50,000 devices within a ${CSV_OLD_SPACE_MIB} MiB old space`,
+        measured: 'failed to run',
+        limit: 'completes',
+        pass: false,
+      });
     }
   }
 

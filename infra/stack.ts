@@ -19,6 +19,7 @@ import { ArnFormat, Aspects, CfnOutput, Duration, NestedStack, RemovalPolicy, St
 import {
   AuthorizationType,
   AwsIntegration,
+  ResponseTransferMode,
   LogGroupLogDestination,
   MethodLoggingLevel,
   Resource,
@@ -208,6 +209,22 @@ const singleRegionKey = (key: IKey): TableEncryptionV2 => {
 };
 
 /** The stateful stack: tables, user pool, secrets. Terminated by no one, and none of its resources is ever deleted with it. */
+/**
+ * The Lambda proxy integration of a route. A CSV route's streams (`InvokeWithResponseStream`,
+ * response transfer mode STREAM): API Gateway passes the function's rows on as they come, past
+ * its 10 MB answer limit, instead of waiting for the whole answer (as `LambdaIntegration` does
+ * with the same option; the permission is the same `lambda:InvokeFunction`).
+ */
+const lambdaIntegration = (route: LiveRoute, functionArn: string): AwsIntegration =>
+  route.csv
+    ? new AwsIntegration({
+        proxy: true,
+        service: 'lambda',
+        path: `2021-11-15/functions/${functionArn}/response-streaming-invocations`,
+        options: { responseTransferMode: ResponseTransferMode.STREAM },
+      })
+    : new AwsIntegration({ proxy: true, service: 'lambda', path: `2015-03-31/functions/${functionArn}/invocations` });
+
 export class NetconfigDataStack extends Stack {
   readonly tables: Record<TableKey, TableV2>;
   readonly secrets: Secrets;
@@ -642,7 +659,7 @@ export class NetconfigApiStack extends Stack {
       resourceIn(part, partName, route.path).addMethod(
         route.method,
         // API Gateway calls the function under the permission above (no integration credentials).
-        new AwsIntegration({ proxy: true, service: 'lambda', path: `2015-03-31/functions/${target.functionArn}/invocations` }),
+        lambdaIntegration(route, target.functionArn),
         route.roles === 'public'
           ? { authorizationType: AuthorizationType.NONE, operationName: route.operationId }
           : {
@@ -653,7 +670,16 @@ export class NetconfigApiStack extends Stack {
               ...(exposure.usagePlans && route.tag === 'relay' ? { apiKeyRequired: true } : {}),
             },
       );
-      methods.push([route.method, route.path, route.operationId, route.roles === 'public', route.timeoutSeconds ?? null, target.node.path]);
+      // A streaming integration is served only by a deployment made after it: its mode is part of the deployment's id.
+      methods.push([
+        route.method,
+        route.path,
+        route.operationId,
+        route.roles === 'public',
+        route.timeoutSeconds ?? null,
+        target.node.path,
+        ...(route.csv ? ['STREAM'] : []),
+      ]);
     }
     this.functions['authorizer'] = auth.function;
 

@@ -60,3 +60,22 @@ export const listBatchReports = async (
     ...(page.next ? { next: encodeCursor({ b: batchId, g: query.grade ?? '*', sk: page.next.sk, n: String(page.next.skip) }) } : {}),
   };
 };
+
+/** Reports per store read of an export: a few packs (see `listReports`), a bounded page in memory. */
+export const REPORT_EXPORT_PAGE = 500;
+
+/**
+ * Every report of a batch (optionally of one grade), page by page as the store gives them: the
+ * rows of a CSV export. The batch is read first, so an unknown batch is a 404 before any row.
+ */
+export const batchReportPages = async (store: ComplianceStore, batchId: string, grade?: Grade): Promise<AsyncIterable<readonly Report[]>> => {
+  await readBatch(store, batchId);
+  return (async function* () {
+    let from: ReportCursor | undefined;
+    do {
+      const page = await store.listReports(batchId, { limit: REPORT_EXPORT_PAGE, ...(grade ? { grade } : {}), ...(from ? { from } : {}) });
+      yield page.items;
+      from = page.next;
+    } while (from);
+  })();
+};

@@ -3,6 +3,7 @@ import { GRADES } from './grading.js';
 import { DELTA_CHANGES } from './history-model.js';
 import { HISTORY_PAGE_LIMITS } from './history-read.js';
 import { BATCH_ID_PATTERN, BATCH_KINDS, BATCH_STATUSES, REPORT_ID_PATTERN } from './model.js';
+import { REPORT_COLUMNS } from './report-columns.js';
 import type { JsonSchema } from '../platform/json-schema.js';
 import { EMPTY_BODY, type LiveRoute, pageQuery } from '../platform/route.js';
 import { startBatchBody } from '../trees/schemas.js';
@@ -163,6 +164,7 @@ export const complianceRoutes: readonly LiveRoute[] = [
     tag: 'compliance',
     handler: 'compliance/handlers/list-reports',
     roles: ['admin', 'apiread'],
+    csv: { columns: REPORT_COLUMNS.map((c) => c.name) },
     request: {
       pathParameters: { type: 'object', required: ['batchId'], properties: { batchId: BATCH_ID } },
       // Keep in step with REPORT_PAGE_LIMIT in functions/compliance/read.ts.
@@ -176,8 +178,8 @@ export const complianceRoutes: readonly LiveRoute[] = [
       body: EMPTY_BODY,
     },
     responses: {
-      200: 'A page of reports: `{ items, next? }`; `next` is absent on the last page',
-      400: 'batchId, grade, limit or cursor is invalid, an unknown query parameter was sent, or a body was sent',
+      200: 'A page of reports: `{ items, next? }`; `next` is absent on the last page. As CSV (`Accept: text/csv` or `format=csv`): every report of the batch (of the grade asked), one row each, streamed',
+      400: 'batchId, grade, limit, cursor or format is invalid, limit or cursor was sent with format csv, an unknown query parameter was sent, or a body was sent',
       404: 'No batch has this id (or it expired)',
       503: 'The compliance store is unavailable; retry later',
     },

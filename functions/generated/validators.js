@@ -11920,7 +11920,7 @@ validate56.evaluated = {"props":{"pathParameters":true,"queryStringParameters":t
 return validate56;
 })();
 export const listComplianceReports = /* @__PURE__ */ (() => {
-const schema68 = {"$id":"listComplianceReports","type":"object","required":["pathParameters","queryStringParameters"],"properties":{"pathParameters":{"type":"object","required":["batchId"],"properties":{"batchId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"The batchId that starting the batch answered"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{"limit":{"type":"string","pattern":"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$","description":"Page size: an integer from 1 to 200 (default 50)."},"cursor":{"type":"string","minLength":1,"maxLength":2048,"pattern":"^[A-Za-z0-9_-]+$","description":"Continuation token: the `next` value of the previous page, passed back unchanged."},"grade":{"type":"string","enum":["pass","review","fail","error","out-of-sync","kept"],"description":"Only reports of this grade"}}},"body":{"type":"object","additionalProperties":false,"properties":{}}}};
+const schema68 = {"$id":"listComplianceReports","type":"object","required":["pathParameters","queryStringParameters"],"properties":{"pathParameters":{"type":"object","required":["batchId"],"properties":{"batchId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"The batchId that starting the batch answered"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{"limit":{"type":"string","pattern":"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$","description":"Page size: an integer from 1 to 200 (default 50)."},"cursor":{"type":"string","minLength":1,"maxLength":2048,"pattern":"^[A-Za-z0-9_-]+$","description":"Continuation token: the `next` value of the previous page, passed back unchanged."},"grade":{"type":"string","enum":["pass","review","fail","error","out-of-sync","kept"],"description":"Only reports of this grade"},"format":{"type":"string","enum":["json","csv"],"description":"Answer as `json` (the default) or `csv` (RFC 4180, streamed, the whole list); wins over the `Accept` header."}}},"body":{"type":"object","additionalProperties":false,"properties":{}}}};
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
 const pattern58 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$", "u");
 const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
@@ -12012,7 +12012,7 @@ if(data.queryStringParameters !== undefined){
 let data2 = data.queryStringParameters;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 for(const key0 in data2){
-if(!(((key0 === "limit") || (key0 === "cursor")) || (key0 === "grade"))){
+if(!((((key0 === "limit") || (key0 === "cursor")) || (key0 === "grade")) || (key0 === "format"))){
 const err6 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err6];
@@ -12116,9 +12116,10 @@ vErrors.push(err14);
 errors++;
 }
 }
-}
-else {
-const err15 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data2.format !== undefined){
+let data6 = data2.format;
+if(typeof data6 !== "string"){
+const err15 = {instancePath:instancePath+"/queryStringParameters/format",schemaPath:"#/properties/queryStringParameters/properties/format/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -12127,12 +12128,8 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-if(data.body !== undefined){
-let data6 = data.body;
-if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
-for(const key1 in data6){
-const err16 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(!((data6 === "json") || (data6 === "csv"))){
+const err16 = {instancePath:instancePath+"/queryStringParameters/format",schemaPath:"#/properties/queryStringParameters/properties/format/enum",keyword:"enum",params:{allowedValues: schema68.properties.queryStringParameters.properties.format.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -12142,8 +12139,9 @@ vErrors.push(err16);
 errors++;
 }
 }
+}
 else {
-const err17 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err17 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -12153,14 +12151,39 @@ vErrors.push(err17);
 errors++;
 }
 }
-}
-else {
-const err18 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.body !== undefined){
+let data7 = data.body;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+for(const key1 in data7){
+const err18 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err18];
 }
 else {
 vErrors.push(err18);
+}
+errors++;
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+else {
+const err20 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
 }
 errors++;
 }

@@ -7,9 +7,10 @@
  * and serves no application's route imports this module directly ({@link staticHttpHandler}),
  * so that its bundle carries no profile store and no DynamoDB client (`GET /status`).
  */
-import middy from '@middy/core';
+import middy, { type PluginExecutionMode } from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import validator from '@middy/validator';
+import type { Readable } from 'node:stream';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { MAX_JSON_DEPTH, JsonTooDeep, parseJson } from './bounded-json.js';
 import { requestCaller } from './caller.js';
@@ -62,9 +63,19 @@ export interface HandlerOptions {
    * functions that opt in carry it in their bundles.
    */
   readonly idempotency?: RunWrapper;
+  /**
+   * middy's streaming execution mode (`@middy/core/StreamifyResponse`, Lambda's
+   * `awslambda.streamifyResponse`), for the function of a route whose integration streams (a CSV
+   * route): its run may answer a {@link StreamedResult}; every other answer (JSON, problems) is
+   * written whole, as before. Passed in, so that only the functions that stream carry it.
+   */
+  readonly streaming?: PluginExecutionMode;
 }
 
-export type HttpRun<TBody> = (event: HttpEvent<TBody>, context: Context, options: { signal: AbortSignal }) => Promise<APIGatewayProxyResult>;
+export type HttpRun<TBody, TResult = APIGatewayProxyResult> = (event: HttpEvent<TBody>, context: Context, options: { signal: AbortSignal }) => Promise<TResult>;
+
+/** An answer whose body may be a stream, written to the client as it is read. */
+export type StreamedResult = Omit<APIGatewayProxyResult, 'body'> & { body: string | Readable };
 
 /** Wraps an operation's business function in more behaviour (as `idempotent(…)` does). */
 export type RunWrapper = <TBody>(operation: string, run: HttpRun<TBody>) => HttpRun<TBody>;
@@ -227,6 +238,8 @@ const flushMetrics = (): middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayPro
  */
 export const buildHttpHandler = <TBody = unknown>(options: HandlerOptions, run: HttpRun<TBody>, settings?: middy.MiddlewareObj<APIGatewayProxyEvent>) => {
   const stack = middy<APIGatewayProxyEvent, APIGatewayProxyResult>({
+    // The streaming mode writes the answer's status and headers, then its body, to the response stream.
+    ...(options.streaming ? { executionMode: options.streaming } : {}),
     timeoutEarlyInMillis: options.timeoutEarlyInMillis ?? 100,
     timeoutEarlyResponse: () => problemResponse(new GatewayTimeout('The function ran out of time.')),
   })

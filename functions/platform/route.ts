@@ -69,6 +69,13 @@ export interface LiveRoute {
     readonly configsBucket?: 'read' | 'write';
   };
   /**
+   * The route also answers CSV (`Accept: text/csv` or `?format=csv`, `platform/csv.ts`): its
+   * query takes `format` ({@link routeRequest}), its integration streams the function's answer
+   * (API Gateway response streaming) and the OpenAPI document lists `text/csv` with these
+   * columns, in this order.
+   */
+  readonly csv?: { readonly columns: readonly string[] };
+  /**
    * Function timeout; defaults to the shared construct's. At most 28 s: API Gateway gives up
    * at 29 s and counts a cold start's init, which the function's own timeout does not.
    */
@@ -118,6 +125,24 @@ export const pageQuery = (max: number, defaultLimit: number, what = 'Page size')
     },
   },
 });
+
+/** The query parameter of every CSV route ({@link LiveRoute.csv}). */
+const FORMAT_PARAMETER: JsonSchema = {
+  type: 'string',
+  enum: ['json', 'csv'],
+  description: 'Answer as `json` (the default) or `csv` (RFC 4180, streamed, the whole list); wins over the `Accept` header.',
+};
+
+/**
+ * A route's request as validated and documented: its own, and on a CSV route the `format`
+ * query parameter (`json` or `csv`) besides its own.
+ */
+export const routeRequest = (route: Pick<LiveRoute, 'request' | 'csv'>): RequestSchema => {
+  if (!route.csv) return route.request;
+  const query = route.request.queryStringParameters ?? { type: 'object', additionalProperties: false, properties: {} };
+  const properties = { ...(query['properties'] as Record<string, JsonSchema> | undefined), format: FORMAT_PARAMETER };
+  return { ...route.request, queryStringParameters: { ...query, properties } };
+};
 
 /** The API Gateway resource path of a route: no trailing slash (the gateway matches both forms). */
 export const resourcePath = (path: string): string => (path.length > 1 ? path.replace(/\/+$/, '') : path);

@@ -40,7 +40,7 @@ const stopped = (snapshot: SettingsSnapshot, application: ApplicationName): bool
  * profiles and health belong to none, so they always answer. Settings are reused for 10 s
  * (`runtime/settings.ts`): a stop or a start reaches every warm container within that bound.
  */
-const activeProfile = (): middy.MiddlewareObj<APIGatewayProxyEvent> => ({
+export const activeProfile = (): middy.MiddlewareObj<APIGatewayProxyEvent> => ({
   before: async (request) => {
     const settings = containerSettings();
     if (!settings) return;

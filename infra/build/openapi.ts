@@ -3,7 +3,7 @@
  * as deprecated operations that answer 410.
  */
 import type { JsonSchema } from '../../functions/platform/json-schema.js';
-import { EMPTY_BODY, resourcePath, type LiveRoute, type RemovedRoute } from '../../functions/platform/route.js';
+import { EMPTY_BODY, resourcePath, routeRequest, type LiveRoute, type RemovedRoute } from '../../functions/platform/route.js';
 import { liveRoutes } from '../../functions/api/routes.js';
 import { removedRoutes, successorLinks } from '../../functions/api/removed.js';
 import { problemType } from '../../functions/platform/problem.js';
@@ -264,6 +264,20 @@ const successContent = (operationId: string, status: number) => {
   return { 'application/json': { schema: responseSchemas[operationId]?.[status] ?? {} } };
 };
 
+/** A CSV route's `text/csv` answer: its header row, then one record per item (`platform/csv.ts`). */
+const csvContent = (route: LiveRoute) =>
+  route.csv
+    ? {
+        'text/csv': {
+          schema: {
+            type: 'string',
+            description: `RFC 4180 CSV, streamed (no paging): a header row \`${route.csv.columns.join(',')}\`, then one record per item, CRLF line ends. A text cell starting with =, +, -, @, TAB or CR is written with a leading \`'\` so that spreadsheets do not run it as a formula.`,
+          },
+          example: `${route.csv.columns.join(',')}\r\n`,
+        },
+      }
+    : {};
+
 const liveOperation = (route: LiveRoute) => {
   const { body } = route.request;
   const takesBody = body !== undefined && body !== EMPTY_BODY;
@@ -279,7 +293,7 @@ const liveOperation = (route: LiveRoute) => {
       return {
         description,
         ...(headers ? { headers } : {}),
-        ...(status === 204 ? {} : { content: successContent(route.operationId, status) }),
+        ...(status === 204 ? {} : { content: { ...successContent(route.operationId, status), ...(status === 200 ? csvContent(route) : {}) } }),
       };
     }
     const mine = ownProblemSchema(route, status);
@@ -294,7 +308,11 @@ const liveOperation = (route: LiveRoute) => {
     summary: route.summary,
     tags: [route.tag],
     ...(route.roles === 'public' ? { security: [] } : { security: [{ bearerAuth: [] }], 'x-roles': [...route.roles] }),
-    parameters: [...parameters(route.request.pathParameters, 'path'), ...parameters(route.request.queryStringParameters, 'query'), ...idempotencyKey(route)],
+    parameters: [
+      ...parameters(route.request.pathParameters, 'path'),
+      ...parameters(routeRequest(route).queryStringParameters, 'query'),
+      ...idempotencyKey(route),
+    ],
     ...(takesBody ? { requestBody: { required: true, content: { 'application/json': { schema: body } } } } : {}),
     responses: Object.fromEntries(statuses.map((status) => [String(status), response(status)])),
   };

@@ -5,7 +5,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import standalone from 'ajv/dist/standalone/index.js';
 import type { JsonSchema } from '../../functions/platform/json-schema.js';
-import { EMPTY_BODY, type LiveRoute } from '../../functions/platform/route.js';
+import { EMPTY_BODY, routeRequest, type LiveRoute } from '../../functions/platform/route.js';
 import { liveRoutes } from '../../functions/api/routes.js';
 
 // The CommonJS module's default export arrives as `.default` under NodeNext.
@@ -44,7 +44,7 @@ const NO_QUERY: JsonSchema = { type: 'object', additionalProperties: false, prop
 
 /** The JSON Schema of the whole (normalized) proxy event for one route. */
 export const eventSchema = (route: LiveRoute): JsonSchema | undefined => {
-  const { pathParameters, queryStringParameters, headers, body } = route.request;
+  const { pathParameters, queryStringParameters, headers, body } = routeRequest(route);
   const properties: Record<string, JsonSchema> = {};
   const required: string[] = [];
   if (pathParameters) (properties['pathParameters'] = pathParameters), required.push('pathParameters');

@@ -254,6 +254,29 @@ describe('functions', () => {
     expect((await call('GET', '/open')).status).toBe(200);
   });
 
+  it('stream their answer through an integration in transfer mode STREAM: metadata first, then the body as written, chunked', async () => {
+    const r = await call('GET', '/stream');
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toBe('text/csv');
+    expect(r.headers.get('x-part')).toBe('a, b');
+    expect(r.headers.get('content-length')).toBeNull();
+    expect(r.headers.get('transfer-encoding')).toBe('chunked');
+    expect(r.text).toBe('name\r\nrow0\r\nrow1\r\nrow2\r\n');
+    const problem = await call('GET', '/stream?mode=problem');
+    expect(problem.status).toBe(404);
+    expect(problem.headers.get('content-type')).toBe('application/problem+json');
+    expect(problem.json).toEqual({ title: 'Not Found', status: 404 });
+  });
+
+  it('answer 502 when a streaming function fails before its metadata, and cut the answer short when it fails after', async () => {
+    const before = await call('GET', '/stream?mode=throw-first');
+    expect(before.status).toBe(502);
+    expect(before.json).toMatchObject({ type: 'urn:netconfig:problem:server-error' });
+    await expect(fetch(`${base}/stream?mode=throw-later`).then((res) => res.text())).rejects.toThrow();
+    // The environment still serves the next request.
+    expect((await call('GET', '/stream')).status).toBe(200);
+  });
+
   it('answer 502 when the response is over the 6 MB Lambda limit', async () => {
     const r = await call('GET', '/open?mode=big');
     expect(r.status).toBe(502);

@@ -15,6 +15,7 @@ import { liveRoutes } from '../../functions/api/routes.js';
 import { transientReason } from '../../functions/platform/transient.js';
 import { PROJECT_ROOT } from '../../infra/paths.js';
 import { startDynamoDbLocal, type DynamoDbLocal } from '../support/dynamodb-local.js';
+import { proxyHandler } from '../../tools/local/response-stream.js';
 import { apiEvent, lambdaContext } from '../../tools/simulators/api-events.js';
 import type { RelayWorld } from '../support/robustness.js';
 
@@ -293,7 +294,7 @@ beforeAll(async () => {
   world = await support.startRelayWorld();
   const fileOf = (route: LiveRoute) => pathToFileURL(path.join(PROJECT_ROOT, 'functions', `${route.handler}.ts`)).href;
   for (const route of liveRoutes) {
-    handlers.set(route.operationId, ((await import(/* @vite-ignore */ fileOf(route))) as { handler: Handler }).handler);
+    handlers.set(route.operationId, proxyHandler(((await import(/* @vite-ignore */ fileOf(route))) as { handler: unknown }).handler));
   }
   process.env['ADAPTER_CACHE_TTL_SECONDS'] = '300';
   vi.resetModules();

@@ -6,6 +6,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PROJECT_ROOT } from '../../infra/paths.js';
+import { proxyHandler } from '../../tools/local/response-stream.js';
 
 export type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
@@ -14,7 +15,7 @@ export const importHandlers = async <K extends string>(modules: Readonly<Record<
   const out = {} as Record<K, Handler>;
   for (const [key, file] of Object.entries(modules) as [K, string][]) {
     const url = pathToFileURL(path.join(PROJECT_ROOT, 'functions', `${file}.ts`)).href;
-    out[key] = ((await import(/* @vite-ignore */ url)) as { handler: Handler }).handler;
+    out[key] = proxyHandler(((await import(/* @vite-ignore */ url)) as { handler: unknown }).handler);
   }
   return out;
 };

@@ -92,6 +92,42 @@ const lambdaUri = (fn: string) => ({
     ],
   ],
 });
+/** A streaming function (`awslambda.streamifyResponse`, as on Lambda): `?mode=throw-first|throw-later|problem`. */
+export const STREAM_CODE = `
+export const handler = awslambda.streamifyResponse(async (event, responseStream) => {
+  const q = event.queryStringParameters ?? {};
+  if (q.mode === 'throw-first') throw new Error('boom before the metadata');
+  if (q.mode === 'problem') {
+    const stream = awslambda.HttpResponseStream.from(responseStream, { statusCode: 404, headers: { 'Content-Type': 'application/problem+json' } });
+    stream.end(JSON.stringify({ title: 'Not Found', status: 404 }));
+    return;
+  }
+  const stream = awslambda.HttpResponseStream.from(responseStream, { statusCode: 200, headers: { 'Content-Type': 'text/csv' }, multiValueHeaders: { 'X-Part': ['a', 'b'] } });
+  stream.write('name\\r\\n');
+  for (let i = 0; i < 3; i++) {
+    await new Promise((r) => setImmediate(r));
+    stream.write('row' + i + '\\r\\n');
+  }
+  if (q.mode === 'throw-later') throw new Error('boom while streaming');
+  stream.end();
+});
+`;
+
+const streamingUri = (fn: string) => ({
+  'Fn::Join': [
+    '',
+    [
+      'arn:',
+      { Ref: 'AWS::Partition' },
+      ':apigateway:',
+      { Ref: 'AWS::Region' },
+      ':lambda:path/2021-11-15/functions/',
+      { 'Fn::GetAtt': [fn, 'Arn'] },
+      '/response-streaming-invocations',
+    ],
+  ],
+});
+
 const resource = (parent: unknown, part: string) => ({
   Type: 'AWS::ApiGateway::Resource',
   Properties: { ParentId: parent, PathPart: part, RestApiId: apiRef },
@@ -156,7 +192,7 @@ const mock = (resourceId: unknown, method: string, passthrough: string) => ({
 });
 
 /** The fixture template (CloudFormation JSON as CDK writes it). */
-export const fixtureTemplate = (hashes: { echo: string; auth: string }) => ({
+export const fixtureTemplate = (hashes: { echo: string; auth: string; stream: string }) => ({
   Resources: {
     ItemsTable: {
       Type: 'AWS::DynamoDB::Table',
@@ -188,6 +224,7 @@ export const fixtureTemplate = (hashes: { echo: string; auth: string }) => ({
     }),
     ShortFunction: fn(hashes.echo, { Timeout: 1, MemorySize: 128 }),
     AuthFunction: fn(hashes.auth, { Timeout: 5, MemorySize: 256 }),
+    StreamFunction: fn(hashes.stream, { Timeout: 5, MemorySize: 256 }),
     Api: { Type: 'AWS::ApiGateway::RestApi', Properties: { Name: 'fixture', BinaryMediaTypes: ['application/octet-stream'] } },
     Stage: { Type: 'AWS::ApiGateway::Stage', Properties: { RestApiId: apiRef, StageName: 'v1', Variables: { env: 'test' } } },
     Auth300: authorizer(300),
@@ -202,6 +239,7 @@ export const fixtureTemplate = (hashes: { echo: string; auth: string }) => ({
     Slow: resource(root, 'slow'),
     Short: resource(root, 'short'),
     Gone: resource(root, 'gone'),
+    Stream: resource(root, 'stream'),
     Never: resource(root, 'never'),
     RootGet: proxyMethod(root, 'GET', 'EchoFunction'),
     ItemsGet: proxyMethod({ Ref: 'Items' }, 'GET', 'EchoFunction', 'Auth300'),
@@ -214,6 +252,16 @@ export const fixtureTemplate = (hashes: { echo: string; auth: string }) => ({
     OpenPost: proxyMethod({ Ref: 'Open' }, 'POST', 'EchoFunction'),
     SlowGet: proxyMethod({ Ref: 'Slow' }, 'GET', 'EchoFunction', undefined, 1000),
     ShortGet: proxyMethod({ Ref: 'Short' }, 'GET', 'ShortFunction'),
+    StreamGet: {
+      Type: 'AWS::ApiGateway::Method',
+      Properties: {
+        HttpMethod: 'GET',
+        ResourceId: { Ref: 'Stream' },
+        RestApiId: apiRef,
+        AuthorizationType: 'NONE',
+        Integration: { Type: 'AWS_PROXY', IntegrationHttpMethod: 'POST', Uri: streamingUri('StreamFunction'), ResponseTransferMode: 'STREAM' },
+      },
+    },
     GoneAny: mock({ Ref: 'Gone' }, 'ANY', 'WHEN_NO_MATCH'),
     NeverPost: mock({ Ref: 'Never' }, 'POST', 'NEVER'),
     ...Object.fromEntries(
@@ -240,9 +288,10 @@ export const fixtureTemplate = (hashes: { echo: string; auth: string }) => ({
 export const writeFixtureAssembly = (): string => {
   const dir = mkdtempSync(path.join(tmpdir(), 'netconfig-fixture-'));
   const hash = (code: string) => createHash('sha256').update(code).digest('hex');
-  const hashes = { echo: hash(ECHO_CODE), auth: hash(AUTHORIZER_CODE) };
+  const hashes = { echo: hash(ECHO_CODE), auth: hash(AUTHORIZER_CODE), stream: hash(STREAM_CODE) };
   for (const [h, code] of [
     [hashes.echo, ECHO_CODE],
+    [hashes.stream, STREAM_CODE],
     [hashes.auth, AUTHORIZER_CODE],
   ] as const) {
     mkdirSync(path.join(dir, `asset.${h}`));

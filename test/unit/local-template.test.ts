@@ -4,7 +4,7 @@ import { resolveIntrinsics, UnresolvableReference, type LocalNames } from '../..
 import { localNames, parseTemplate, TemplateError, type CfnTemplate } from '../../tools/local/template.js';
 import { FIXTURE_SYNTH_DIR, FIXTURE_SYNTH_PORT, fixtureTemplate } from '../support/local-assembly.js';
 
-const template = fixtureTemplate({ echo: 'e'.repeat(64), auth: 'a'.repeat(64) }) as unknown as CfnTemplate;
+const template = fixtureTemplate({ echo: 'e'.repeat(64), auth: 'a'.repeat(64), stream: 's'.repeat(64) }) as unknown as CfnTemplate;
 const assembly = { stackName: 'Fixture', template, assetDirs: { ['e'.repeat(64)]: '/assets/echo' }, outDir: '/out' };
 const names = localNames(template, { stackName: 'Fixture', region: 'eu-west-1', accountId: '123456789012', apiId: 'localapi01' });
 
@@ -25,6 +25,7 @@ describe('template parsing', () => {
         'GET /open',
         'GET /short',
         'GET /slow',
+        'GET /stream',
         'POST /items',
         'POST /never',
         'POST /open',
@@ -35,6 +36,9 @@ describe('template parsing', () => {
       integration: { type: 'AWS_PROXY', functionId: 'EchoFunction', timeoutMs: 29_000 },
     });
     expect(byKey['GET /slow']?.integration).toMatchObject({ timeoutMs: 1000 });
+    // Response transfer mode STREAM: the gateway passes the function's stream on as it comes.
+    expect(byKey['GET /stream']?.integration).toMatchObject({ type: 'AWS_PROXY', functionId: 'StreamFunction', stream: true });
+    expect(byKey['GET /items/{id}']?.integration).not.toHaveProperty('stream');
     expect(byKey['GET /open']?.authorizerId).toBeUndefined();
     expect(byKey['ANY /gone']?.integration).toMatchObject({
       type: 'MOCK',

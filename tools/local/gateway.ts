@@ -7,6 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { PassThrough, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { PROBLEM_CONTENT_TYPE, problemType } from '../../functions/platform/problem.js';
 import { AuthorizerCache, evaluatePolicy, identityValues, methodArn, parseAuthorizerResult, type AuthorizerGrant } from './authorizer.js';
 import { GATEWAY_MESSAGES, renderGatewayResponse, type GatewayError } from './gateway-responses.js';
@@ -14,6 +16,7 @@ import { MAX_PAYLOAD_BYTES, type InvokeOutcome } from './lambda-pool.js';
 import type { MappingInput } from './mapping.js';
 import { runMock } from './mock.js';
 import { eventBody, groupHeaders, newRequestContext, parseQuery, proxyEvent, readProxyResult, type RequestContext, type RequestHeaders } from './proxy.js';
+import { streamedResponseReader, type StreamedHead } from './response-stream.js';
 import { Router, type RouteMatch } from './router.js';
 import type { ApiModel, AuthorizerSpec } from './template.js';
 
@@ -23,7 +26,17 @@ export const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
 const MAX_DISCARD_BYTES = 64 * 1024 * 1024;
 
 /** Runs a function of the template by logical id. */
-export type Invoker = (functionId: string, eventJson: string, options: { requestId: string; callerTimeoutMs: number }) => Promise<InvokeOutcome>;
+export type Invoker = (
+  functionId: string,
+  eventJson: string,
+  options: { requestId: string; callerTimeoutMs: number; onChunk?: (data: Uint8Array) => void },
+) => Promise<InvokeOutcome>;
+
+/** A streamed answer's headers, as name/value pairs (multi-value ones repeated). */
+const streamedHeaders = (head: StreamedHead): [string, string][] => [
+  ...Object.entries(head.headers).map(([name, value]): [string, string] => [name, String(value)]),
+  ...Object.entries(head.multiValueHeaders).flatMap(([name, values]) => values.map((value): [string, string] => [name, String(value)])),
+];
 
 /** A response the gateway sends for a path outside the API (the local issuer's JWKS). */
 export interface ExtraRoute {
@@ -53,6 +66,8 @@ interface Answer {
   readonly statusCode: number;
   readonly headers: readonly (readonly [string, string])[];
   readonly body: Buffer;
+  /** A streamed answer's body (response transfer mode STREAM), sent as it comes instead of `body`. */
+  readonly stream?: Readable;
   /** What the access log says about a gateway-made answer. */
   readonly error?: GatewayError;
 }
@@ -321,28 +336,61 @@ export const createGateway = (options: GatewayOptions): LocalGateway => {
     if (Buffer.byteLength(eventJson) > MAX_PAYLOAD_BYTES) {
       return eventTooLarge(requestId);
     }
-    const outcome = await options.invoke(integration.functionId, eventJson, { requestId, callerTimeoutMs: integration.timeoutMs });
     const fn = model.functions[integration.functionId]?.label ?? integration.functionId;
-    switch (outcome.kind) {
-      case 'caller-timeout':
-        log(`${fn}: no answer within ${integration.timeoutMs} ms (request ${requestId}); its environment is restarted`);
-        return gatewayAnswer({ type: 'INTEGRATION_TIMEOUT', message: GATEWAY_MESSAGES.INTEGRATION_TIMEOUT }, withAuth);
-      case 'invoke-error':
-        log(`${fn}: invocation failed: ${outcome.reason} (request ${requestId})`);
-        return gatewayAnswer({ type: 'INTEGRATION_FAILURE', message: GATEWAY_MESSAGES.INTERNAL, status: 502 }, withAuth);
-      case 'function-error':
-        log(`${fn}: function error ${outcome.errorType} (request ${requestId})`);
-        return gatewayAnswer({ type: 'DEFAULT_5XX', message: GATEWAY_MESSAGES.INTERNAL, status: 502 }, withAuth);
-      case 'result': {
-        const response = readProxyResult(outcome.payload, { binaryMediaTypes: model.binaryMediaTypes, accept: headers.lower['accept'] });
-        if (!response) {
-          log(`${fn}: malformed Lambda proxy response (request ${requestId})`);
+    const malformed = (): Answer => {
+      log(`${fn}: malformed Lambda proxy response (request ${requestId})`);
+      return gatewayAnswer({ type: 'DEFAULT_5XX', message: GATEWAY_MESSAGES.INTERNAL, status: 502 }, withAuth);
+    };
+    /** The gateway's answer to a function that did not answer. */
+    const failure = (outcome: Exclude<InvokeOutcome, { kind: 'result' }>): Answer => {
+      switch (outcome.kind) {
+        case 'caller-timeout':
+          log(`${fn}: no answer within ${integration.timeoutMs} ms (request ${requestId}); its environment is restarted`);
+          return gatewayAnswer({ type: 'INTEGRATION_TIMEOUT', message: GATEWAY_MESSAGES.INTEGRATION_TIMEOUT }, withAuth);
+        case 'invoke-error':
+          log(`${fn}: invocation failed: ${outcome.reason} (request ${requestId})`);
+          return gatewayAnswer({ type: 'INTEGRATION_FAILURE', message: GATEWAY_MESSAGES.INTERNAL, status: 502 }, withAuth);
+        case 'function-error':
+          log(`${fn}: function error ${outcome.errorType} (request ${requestId})`);
           return gatewayAnswer({ type: 'DEFAULT_5XX', message: GATEWAY_MESSAGES.INTERNAL, status: 502 }, withAuth);
-        }
-        return response;
       }
-    }
+    };
+    const invokeOptions = { requestId, callerTimeoutMs: integration.timeoutMs };
+    if (integration.stream) return streamedAnswer(integration.functionId, eventJson, invokeOptions, { failure, malformed });
+    const outcome = await options.invoke(integration.functionId, eventJson, invokeOptions);
+    if (outcome.kind !== 'result') return failure(outcome);
+    return readProxyResult(outcome.payload, { binaryMediaTypes: model.binaryMediaTypes, accept: headers.lower['accept'] }) ?? malformed();
   };
+
+  /**
+   * Invokes a function whose integration streams (response transfer mode STREAM) and answers as
+   * soon as it has written its metadata: status and headers, then the body as the function
+   * writes it. A function that fails before its metadata gets the gateway's answer, as a buffered
+   * one would; one that fails after has its answer cut short (the client sees an incomplete
+   * transfer), as API Gateway does.
+   */
+  const streamedAnswer = (
+    functionId: string,
+    eventJson: string,
+    invokeOptions: { requestId: string; callerTimeoutMs: number },
+    otherwise: { failure: (outcome: Exclude<InvokeOutcome, { kind: 'result' }>) => Answer; malformed: () => Answer },
+  ): Promise<Answer> =>
+    new Promise<Answer>((resolve) => {
+      const body = new PassThrough();
+      let head: StreamedHead | undefined;
+      const reader = streamedResponseReader({
+        onHead: (h) => {
+          head = h;
+          if (h) resolve({ statusCode: h.statusCode, headers: streamedHeaders(h), body: Buffer.alloc(0), stream: body });
+        },
+        onBody: (data) => body.write(data),
+      });
+      void options.invoke(functionId, eventJson, { ...invokeOptions, onChunk: (data) => reader.push(data) }).then((outcome) => {
+        if (head && outcome.kind === 'result') body.end();
+        else if (head) body.destroy(new Error(`the function failed while streaming (${outcome.kind})`));
+        else resolve(outcome.kind === 'result' ? otherwise.malformed() : otherwise.failure(outcome));
+      });
+    });
 
   const send = (res: ServerResponse, answer: Answer, requestId: string, close = false): void => {
     if (res.headersSent || res.destroyed) return;
@@ -350,6 +398,11 @@ export const createGateway = (options: GatewayOptions): LocalGateway => {
     res.setHeader('x-amzn-RequestId', requestId);
     if (close) res.setHeader('Connection', 'close');
     res.statusCode = answer.statusCode;
+    if (answer.stream) {
+      // Chunked, as it comes; a function failing mid-stream ends the connection without the last chunk.
+      pipeline(answer.stream, res).catch(() => res.destroy());
+      return;
+    }
     res.setHeader('Content-Length', answer.body.length);
     res.end(answer.body);
   };
@@ -367,7 +420,7 @@ export const createGateway = (options: GatewayOptions): LocalGateway => {
           path: (req.url ?? '').split('?')[0],
           status: answer.statusCode,
           ...(answer.error ? { error: answer.error.type } : {}),
-          responseLength: answer.body.length,
+          ...(answer.stream ? { streamed: true } : { responseLength: answer.body.length }),
           latencyMs: Date.now() - started,
         }),
       );

@@ -190,9 +190,13 @@ export class FunctionPool {
 
   /**
    * Invokes the function with an event (as JSON). `callerTimeoutMs` is the caller's own limit
-   * (API Gateway's integration timeout), counted from now, waiting included.
+   * (API Gateway's integration timeout), counted from now, waiting included. A streaming
+   * function's bytes go to `onChunk` as it writes them; its `result` then has an empty payload.
    */
-  async invoke(eventJson: string, options: { requestId?: string; traceId?: string; callerTimeoutMs: number }): Promise<InvokeOutcome> {
+  async invoke(
+    eventJson: string,
+    options: { requestId?: string; traceId?: string; callerTimeoutMs: number; onChunk?: (data: Uint8Array) => void },
+  ): Promise<InvokeOutcome> {
     const requestId = options.requestId ?? randomUUID();
     const abort = new AbortController();
     const callerTimer = setTimeout(() => abort.abort(), options.callerTimeoutMs);
@@ -247,6 +251,8 @@ export class FunctionPool {
                 : { kind: 'function-error', errorType: 'Runtime.ExitError', errorMessage: `Runtime exited${reason ? ` with error: ${reason.message}` : ''}` },
               false,
             );
+          } else if (message.type === 'chunk' && message.id === id) {
+            options.onChunk?.(message.data);
           } else if (message.type === 'result' && message.id === id) {
             if (Buffer.byteLength(message.payload) > MAX_PAYLOAD_BYTES) finish({ kind: 'invoke-error', reason: 'response payload larger than 6 MB' }, false);
             else finish({ kind: 'result', payload: message.payload }, false);

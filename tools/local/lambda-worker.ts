@@ -10,6 +10,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { Writable } from 'node:stream';
 import { parentPort, workerData } from 'node:worker_threads';
 
 /** What the pool tells a new worker. */
@@ -41,9 +42,71 @@ export type WorkerMessage =
   | { readonly type: 'ready' }
   | { readonly type: 'init-error'; readonly errorType: string; readonly errorMessage: string }
   | { readonly type: 'result'; readonly id: number; readonly payload: string }
+  /** A streaming function wrote these bytes of its answer (`result` with an empty payload ends it). */
+  | { readonly type: 'chunk'; readonly id: number; readonly data: Uint8Array }
   | { readonly type: 'error'; readonly id: number; readonly errorType: string; readonly errorMessage: string };
 
 type Handler = (event: unknown, context: unknown, callback?: (error: unknown, result?: unknown) => void) => unknown;
+
+/** How Lambda's Node.js runtime marks a handler wrapped by `awslambda.streamifyResponse`. */
+const STREAMING = Symbol.for('aws.lambda.runtime.handler.streaming');
+/** Between an HTTP integration's metadata (JSON) and its body: eight NUL bytes. */
+export const HTTP_PRELUDE_DELIMITER = new Uint8Array(8);
+
+/** The response stream Lambda's runtime hands a streaming handler: a writable of bytes. */
+export type ResponseStream = Writable & { setContentType(type: string): void };
+
+/**
+ * Installs what Lambda's Node.js runtime provides streaming handlers as the global `awslambda`:
+ * `streamifyResponse` (marks the handler, which the runtime then calls with a response stream)
+ * and `HttpResponseStream.from` (writes an HTTP integration's metadata, JSON, then the eight NUL
+ * bytes API Gateway reads as its end). Handlers wrapped at module load need it before they load.
+ */
+export const installLambdaStreaming = (): void => {
+  // Other code may have made the object already (the AWS SDK's invoke store keeps a member there).
+  const global = globalThis as { awslambda?: Record<string, unknown> };
+  const awslambda = (global.awslambda ??= {});
+  awslambda['streamifyResponse'] ??= <T extends object>(handler: T): T => Object.assign(handler, { [STREAMING]: 'response' });
+  awslambda['HttpResponseStream'] ??= {
+    from: (stream: ResponseStream, metadata: unknown): ResponseStream => {
+      stream.setContentType('application/vnd.awslambda.http-integration-response');
+      stream.write(JSON.stringify(metadata));
+      stream.write(HTTP_PRELUDE_DELIMITER);
+      return stream;
+    },
+  };
+};
+
+/** Whether a handler was wrapped by `awslambda.streamifyResponse`. */
+export const isStreamingHandler = (handler: unknown): boolean => (handler as { [STREAMING]?: unknown })[STREAMING] === 'response';
+
+/** A response stream whose bytes go to `write`, chunk by chunk, as the function writes them. */
+export const responseStream = (write: (data: Uint8Array) => void): ResponseStream =>
+  Object.assign(
+    new Writable({
+      write(chunk: Buffer | string, _encoding, done) {
+        write(typeof chunk === 'string' ? Buffer.from(chunk) : new Uint8Array(chunk));
+        done();
+      },
+    }),
+    { setContentType: () => undefined },
+  );
+
+/** Runs a streaming handler to its end: the handler's promise and its stream's end, as the runtime waits for both. */
+export const invokeStreaming = async (handler: unknown, event: unknown, stream: ResponseStream, context: unknown): Promise<void> => {
+  const ended = new Promise<void>((resolve, reject) => {
+    stream.once('finish', resolve);
+    stream.once('error', reject);
+  });
+  await (handler as (event: unknown, stream: ResponseStream, context: unknown) => Promise<unknown>)(event, stream, context);
+  if (!stream.writableFinished) {
+    if (!stream.writableEnded) stream.end();
+    await ended;
+  }
+};
+
+/** What `run` returns for a streamed answer: its bytes went out as chunks. */
+const STREAMED = Symbol('streamed');
 
 const port = parentPort;
 const config = workerData as WorkerConfig;
@@ -88,6 +151,11 @@ const run = async (handler: Handler, message: InvokeMessage): Promise<unknown> =
     succeed: () => undefined,
   };
   const event: unknown = JSON.parse(message.event);
+  if (isStreamingHandler(handler)) {
+    const stream = responseStream((data) => port?.postMessage({ type: 'chunk', id: message.id, data } satisfies WorkerMessage));
+    await invokeStreaming(handler, event, stream, context);
+    return STREAMED;
+  }
   if (handler.length >= 3) {
     // Callback-style handler (still supported by nodejs22.x).
     return new Promise((resolve, reject) => {
@@ -99,6 +167,7 @@ const run = async (handler: Handler, message: InvokeMessage): Promise<unknown> =
 };
 
 if (port) {
+  installLambdaStreaming();
   const handlerPromise = loadHandler();
   handlerPromise.then(
     () => port.postMessage({ type: 'ready' } satisfies WorkerMessage),
@@ -113,8 +182,8 @@ if (port) {
     void (async () => {
       try {
         const result = await run(await handlerPromise, message);
-        // Lambda serializes the result as JSON; `undefined` becomes `null`.
-        port.postMessage({ type: 'result', id: message.id, payload: JSON.stringify(result ?? null) } satisfies WorkerMessage);
+        // Lambda serializes the result as JSON (`undefined` becomes `null`); a streamed answer was sent already.
+        port.postMessage({ type: 'result', id: message.id, payload: result === STREAMED ? '' : JSON.stringify(result ?? null) } satisfies WorkerMessage);
       } catch (error) {
         const d = describe(error);
         // What the Node.js runtime logs for a failed invocation (to the function's log, never to the client).

@@ -72,6 +72,8 @@ export interface ProxyIntegration {
   readonly type: 'AWS_PROXY';
   readonly functionId: string;
   readonly timeoutMs: number;
+  /** Response transfer mode STREAM: the function streams its answer (Lambda response streaming). */
+  readonly stream?: true;
 }
 
 export interface IntegrationResponseSpec {
@@ -473,7 +475,12 @@ export const parseTemplate = (assembly: Pick<CloudAssembly, 'stackName' | 'templ
     let spec: ProxyIntegration | MockIntegration;
     switch (integration['Type']) {
       case 'AWS_PROXY':
-        spec = { type: 'AWS_PROXY', functionId: resolveFunctionId(template, integration['Uri'], where), timeoutMs };
+        spec = {
+          type: 'AWS_PROXY',
+          functionId: resolveFunctionId(template, integration['Uri'], where),
+          timeoutMs,
+          ...(integration['ResponseTransferMode'] === 'STREAM' ? { stream: true as const } : {}),
+        };
         break;
       case 'MOCK':
         spec = {

@@ -4,6 +4,7 @@
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
+import { proxyHandler } from '../local/response-stream.js';
 
 export interface EventInput {
   method: string;
@@ -85,9 +86,9 @@ export const lambdaContext = (remainingMs = 10_000, functionName = 'test', { fro
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
-/** Invokes a handler and parses its JSON body. */
+/** Invokes a handler (a streaming one's answer read to its end) and parses its JSON body. */
 export const invoke = async (handler: Handler, event: APIGatewayProxyEvent, context = lambdaContext()) => {
-  const result = await handler(event, context);
+  const result = await proxyHandler(handler)(event, context);
   const contentType = Object.entries(result.headers ?? {}).find(([k]) => k.toLowerCase() === 'content-type')?.[1];
   const body = result.body ? (String(contentType).includes('json') ? JSON.parse(result.body) : result.body) : undefined;
   return { status: result.statusCode, headers: result.headers ?? {}, contentType: contentType as string | undefined, body };

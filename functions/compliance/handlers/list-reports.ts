@@ -1,16 +1,29 @@
-/** GET /configuration_manager/compliance_reports/batches/{batchId}/reports: a page of a batch's reports. */
+/**
+ * GET /configuration_manager/compliance_reports/batches/{batchId}/reports: a page of a batch's
+ * reports as JSON, or every report (of the grade asked) as streamed CSV.
+ */
 import { listComplianceReports as validate } from '../../generated/validators.js';
-import { httpHandler, json } from '../../runtime/http.js';
+import { csvResponse, pagingErrors, requestedFormat } from '../../platform/csv.js';
+import { BadRequest } from '../../platform/problem.js';
+import { json } from '../../runtime/http.js';
+import { streamingHttpHandler } from '../../runtime/streaming-http.js';
 import type { Grade } from '../grading.js';
-import { REPORT_PAGE_LIMIT, listBatchReports } from '../read.js';
+import { REPORT_PAGE_LIMIT, batchReportPages, listBatchReports } from '../read.js';
+import { REPORT_COLUMNS } from '../report-columns.js';
 import { createComplianceStore } from '../store.js';
 
 const store = createComplianceStore();
 
-export const handler = httpHandler({ operation: 'listComplianceReports', validate }, async (event) => {
-  // The validator ran first: grade is one of the four, limit 1 to 200, cursor base64url.
+export const handler = streamingHttpHandler({ operation: 'listComplianceReports', validate }, async (event) => {
+  // The validator ran first: grade is one of the four, limit 1 to 200, cursor base64url, format json or csv.
   const { batchId } = event.pathParameters as { batchId: string };
   const { grade, limit, cursor } = (event.queryStringParameters ?? {}) as { grade?: Grade; limit?: string; cursor?: string };
+  if (requestedFormat(event) === 'csv') {
+    // An export is the whole list: a page size or a cursor would mean something it does not do.
+    if (limit !== undefined || cursor !== undefined)
+      throw new BadRequest('A CSV export is the whole list: leave out limit and cursor.', pagingErrors(limit, cursor));
+    return csvResponse(REPORT_COLUMNS, await batchReportPages(store, batchId, grade), `${batchId}${grade ? `-${grade}` : ''}-reports.csv`);
+  }
   const page = await listBatchReports(store, batchId, {
     limit: limit === undefined ? REPORT_PAGE_LIMIT.default : Number(limit),
     ...(grade ? { grade } : {}),
