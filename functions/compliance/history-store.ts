@@ -318,12 +318,8 @@ export class HistoryStore {
       values[`:${key}`] = filter[key];
       conditions.push(`#${key} = :${key}`);
     }
-    if (filter.kind) {
-      names['#kind'] = 'kind';
-      values[':kind'] = filter.kind;
-      // A batch stored without a kind is a compliance batch.
-      conditions.push(filter.kind === 'compliance' ? '(attribute_not_exists(#kind) OR #kind = :kind)' : '#kind = :kind');
-    }
+    // The index does not copy `kind`: a compliance batch has a tree, a backup none.
+    if (filter.kind) conditions.push(filter.kind === 'compliance' ? 'attribute_exists(treeId)' : 'attribute_not_exists(treeId)');
     const input = {
       IndexName: 'byList',
       KeyConditionExpression: '#list = :list AND listSk BETWEEN :from AND :to',
@@ -333,7 +329,7 @@ export class HistoryStore {
       ...(conditions.length ? { FilterExpression: conditions.join(' AND ') } : {}),
     };
     const start = options.after ? { list: LIST_PARTITION, listSk: options.after, pk: batchPk(options.after.slice(-24)), sk: 'META' } : undefined;
-    for await (const page of this.#pages(input, options.limit, start)) yield { ...page, rows: page.rows.map(toBatch) };
+    for await (const page of this.#pages(input, options.limit, start)) yield { ...page, rows: page.rows.map(listedBatch) };
   }
 
   /** Batch items by id, in the order asked; an expired batch is left out. */
@@ -343,6 +339,17 @@ export class HistoryStore {
     return batchIds.flatMap((id) => byId.get(id) ?? []);
   }
 }
+
+/** A batch as `byList` copies it: its id and start from the keys, its kind from its tree. */
+const listedBatch = (item: Record<string, unknown>): Batch => {
+  const listSk = String(item['listSk']);
+  return toBatch({
+    ...item,
+    batchId: String(item['pk']).slice(2),
+    started: listSk.slice(0, listSk.lastIndexOf('#')),
+    kind: typeof item['treeId'] === 'string' ? 'compliance' : 'backup',
+  });
+};
 
 /** Whether a batch passes the list's filters (those the plan's partition does not apply itself). */
 const matches = (b: Batch, f: BatchFilter): boolean =>

@@ -37,11 +37,10 @@ export interface TableSpec {
 
 /**
  * What the batch list shows of a batch (`byList` copies these): never the `counted` set of
- * chunk numbers (up to 175 KB) nor the write id.
+ * chunk numbers (up to 175 KB) nor the write id. An index copies 20 attributes at most: the
+ * batch id and start are read from the keys (`pk`, `listSk`), the kind from the tree (a backup has none).
  */
 export const BATCH_LIST_ATTRIBUTES = [
-  'batchId',
-  'kind',
   'treeId',
   'version',
   'planId',
@@ -60,7 +59,6 @@ export const BATCH_LIST_ATTRIBUTES = [
   't_infos',
   't_passes',
   'sync',
-  'started',
   'finished',
   'reason',
 ] as const;
