@@ -38,6 +38,7 @@ export const planDeps = (): PlanDeps => {
         now,
         newId: () => batchId,
         retentionDays: settings.reportRetentionDays,
+        historyRetentionDays: settings.historyRetentionDays,
         concurrency: settings.complianceConcurrency,
       });
     },
