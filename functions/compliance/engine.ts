@@ -18,7 +18,7 @@ import { syncStep, type RelayPost } from './sync.js';
 import { MAX_ATTEMPTS, type BatchWork, type ChunkReport, type ComplianceStore, type DeviceReport } from './store.js';
 import type { Grade, RuleTotals } from './grading.js';
 import type { ComplianceEvents } from './history-model.js';
-import { afterBatchEnd, historyChunk, historyEnd, type DeltaOutcome } from './history-steps.js';
+import { beforeBatchEnd, historyChunk, historyEnd, type DeltaOutcome } from './history-steps.js';
 import type { HistoryStore } from './history-store.js';
 
 /** The event that starts an execution: small by design (the payload limit is 256 KB). */
@@ -449,8 +449,9 @@ export const runBatch = async (event: BatchEvent, context: DurableContext, deps:
     delta = await step('history-end', () => historyEnd(batchId, planWork, previousBatchId, chunkDeltas.getResults(), historyDeps));
   }
   await step('finish', async () => {
-    await deps.store.finish(batchId, 'completed', deps.now().toISOString(), counts);
-    await afterBatchEnd(batchId, work, delta, deps);
+    const finished = deps.now().toISOString();
+    await beforeBatchEnd(batchId, work, { status: 'completed', finished }, delta, deps);
+    await deps.store.finish(batchId, 'completed', finished, counts);
     deps.onBatchEnd?.({ adapterId: work.adapterId, status: 'completed' });
   });
   return { batchId, status: 'completed', counts };
@@ -465,8 +466,9 @@ const failBatch = async (
   deps: EngineDeps,
 ): Promise<BatchOutcome> => {
   await step('fail', async () => {
-    await deps.store.finish(batchId, 'failed', deps.now().toISOString(), undefined, reason);
-    await afterBatchEnd(batchId, work, undefined, deps);
+    const finished = deps.now().toISOString();
+    await beforeBatchEnd(batchId, work, { status: 'failed', finished, reason }, undefined, deps);
+    await deps.store.finish(batchId, 'failed', finished, undefined, reason);
     deps.onBatchEnd?.({ adapterId: work.adapterId, status: 'failed' });
   });
   return { batchId, status: 'failed', counts: emptyCounts() };

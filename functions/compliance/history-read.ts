@@ -69,8 +69,9 @@ const deltaBatch = async (store: ComplianceStore, history: HistoryStore, batchId
   if (!item) throw new NotFound(`No compliance batch has the id '${batchId}'.`);
   const planId = item['planId'];
   if (typeof planId !== 'string') throw new Conflict(`Batch '${batchId}' ran for no compliance plan: only a plan's batches are compared.`, 'no-plan');
+  // The delta is whole once its counts are stored, just before the batch is marked completed.
   const delta = history.deltaOf(item);
-  if (item['status'] !== 'completed' || !delta) {
+  if (item['status'] === 'failed' || !delta) {
     throw new Conflict(`Batch '${batchId}' is ${String(item['status'])}: a delta exists once a batch has completed.`, 'batch-not-completed');
   }
   return { batchId, planId, ...delta };

@@ -133,7 +133,7 @@ export const historyEnd = async (
   return outcome;
 };
 
-/** The event of a batch that ended, from the batch as stored after its end. */
+/** The event of a batch that ended, from the batch as it is stored at its end. */
 export const batchEndedEvent = (batch: Batch, delta: DeltaOutcome | undefined): BatchEndedEvent => ({
   detailType: batch.status === 'completed' ? 'Compliance Batch Completed' : 'Compliance Batch Failed',
   detail: {
@@ -154,17 +154,21 @@ export const batchEndedEvent = (batch: Batch, delta: DeltaOutcome | undefined): 
 });
 
 /**
- * After a batch's end is stored: its plan's trend point follows it (with the delta's counts when
- * it completed), and its event is published.
+ * A batch's end, before its status is stored: its plan's trend point follows it (with the
+ * delta's counts when it completed), and its event is published. Both come first so that a
+ * batch shown `completed` or `failed` has its trend point and its event already out (a step run
+ * again publishes again: at least once).
  */
-export const afterBatchEnd = async (
+export const beforeBatchEnd = async (
   batchId: string,
   work: BatchWork,
+  end: Pick<Batch, 'status' | 'finished' | 'reason'>,
   delta: DeltaOutcome | undefined,
   deps: Omit<HistoryDeps, 'history'> & { readonly history?: HistoryStore },
 ): Promise<void> => {
-  const batch = await deps.store.getBatch(batchId);
-  if (!batch) throw new Error(`batch ${batchId} does not exist`);
+  const stored = await deps.store.getBatch(batchId);
+  if (!stored) throw new Error(`batch ${batchId} does not exist`);
+  const batch: Batch = { ...stored, ...end };
   if (work.planId && deps.history) await deps.history.putTrendPoint(work.planId, batch, delta?.counts, work.historyExpiresAt ?? work.expiresAt);
   await deps.events?.publish([batchEndedEvent(batch, delta)]);
 };
