@@ -641,6 +641,97 @@ describe('npm start (the local stack)', () => {
     expect(logs).toContain('[events] Device Compliance Changed: edge-00007 fail → pass (batch e2e-batch, plan nightly)');
   });
 
+  it('runs the plans walkthrough as written: fails, fixed, newly failing, with delta, trend, history, CSV and events', async () => {
+    const [page, heading] = ['docs/compliance.md', '## Walkthrough: plans'] as const;
+    const commands = shellCommands(shellBlockUnder(readFileSync(path.join(PROJECT_ROOT, page), 'utf8'), heading));
+    const outputs = await runDocBlock(page, heading);
+    const json = <T>(o: string | undefined): T => JSON.parse(o!.trim()) as T;
+    /** What the first command that contains `text` (from the `from`th command on) printed. */
+    const outputOf = (text: string, from = 0): string => {
+      const index = commands.findIndex((c, i) => i >= from && c.command.includes(text));
+      expect(index, `${page}: a command with ${text}`).toBeGreaterThanOrEqual(0);
+      return outputs[index]!;
+    };
+    type Batch = { batchId: string; planId?: string; status: string; grades: Record<string, number> };
+    const runs = outputs.filter((_, i) => commands[i]!.command === 'run').map((o) => json<Batch>(o));
+    expect(
+      runs.map((b) => [b.status, b.grades['fail'], b.grades['pass']]),
+      page,
+    ).toEqual([
+      ['completed', 1, 0],
+      ['completed', 0, 1],
+      ['completed', 1, 0],
+    ]);
+    const planId = runs[0]!.planId!;
+    expect(planId).toMatch(/^[0-9a-f]{24}$/);
+    expect(runs.every((b) => b.planId === planId)).toBe(true);
+    // The plan as created: the next 06:00 in Paris, in UTC.
+    const plan = json<{ planId: string; enabled: boolean; nextRunAt: string }>(outputOf('/compliance_plans/$PLAN"'));
+    expect(plan).toMatchObject({ planId, enabled: true });
+    expect(new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Paris', hour: '2-digit', minute: '2-digit' }).format(new Date(plan.nextRunAt))).toBe('06:00');
+    expect(Date.parse(plan.nextRunAt)).toBeGreaterThan(Date.now() - 60_000);
+    // The second batch's delta: ce0 fixed, against the first.
+    const fixed = json<{ previousBatchId: string; counts: Record<string, number>; items: { device: string; change: string; from: string; to: string }[] }>(
+      outputOf('/delta"'),
+    );
+    expect(fixed.previousBatchId).toBe(runs[0]!.batchId);
+    expect(fixed.counts).toMatchObject({ fixed: 1, 'newly-failing': 0, changed: 0, new: 0, gone: 0 });
+    expect(fixed.items).toEqual([expect.objectContaining({ device: 'ce0', change: 'fixed', from: 'fail', to: 'pass' })]);
+    // The third batch's delta as CSV: a header, then ce0 newly failing.
+    const csv = outputOf('Accept: text/csv').trim().split('\r\n');
+    const header = csv[0]!.split(',');
+    expect(csv).toHaveLength(2);
+    const row = Object.fromEntries(csv[1]!.split(',').map((cell, i) => [header[i], cell]));
+    expect(row).toMatchObject({ device: 'ce0', change: 'newly-failing', from: 'pass', to: 'fail' });
+    // The plan's batches, newest first.
+    const listed = json<{ items: Batch[] }>(outputOf('/batches?planId=$PLAN"')).items;
+    expect(listed.map((b) => b.batchId)).toEqual(runs.map((b) => b.batchId).reverse());
+    // The trend: three points, oldest first, delta counts from the second on; the CSV has a row each.
+    type Point = { batchId: string; status: string; started: string; grades: Record<string, number>; delta?: Record<string, number> };
+    const trend = json<{ items: Point[] }>(outputOf('/trend"')).items;
+    expect(trend.map((p) => [p.batchId, p.status, p.grades['fail'], p.grades['pass']])).toEqual(
+      runs.map((b) => [b.batchId, 'completed', b.grades['fail'], b.grades['pass']]),
+    );
+    expect(trend.map((p) => [p.delta?.['fixed'], p.delta?.['newly-failing']])).toEqual([
+      [0, 0],
+      [1, 0],
+      [0, 1],
+    ]);
+    const trendCsv = outputOf('/trend?format=csv"').trim().split('\r\n');
+    expect(trendCsv).toHaveLength(4);
+    expect(trendCsv.slice(1).map((line) => line.split(',')[trendCsv[0]!.split(',').indexOf('batchId')])).toEqual(runs.map((b) => b.batchId));
+    // ce0's history: fail, pass, fail newest first; ntp-servers failing since the third batch.
+    type History = {
+      points: { batchId: string; grade: string }[];
+      rules: { ruleId: string; failing: boolean; firstFailedAt?: string; lastChangedAt: string }[];
+    };
+    const history = json<History>(outputOf('/devices/ce0"'));
+    expect(history.points.map((p) => [p.batchId, p.grade])).toEqual(runs.map((b, i) => [b.batchId, ['fail', 'pass', 'fail'][i]]).reverse());
+    const ntp = history.rules.find((r) => r.ruleId === 'ntp-servers')!;
+    expect(ntp).toMatchObject({ failing: true });
+    expect(ntp.firstFailedAt).toBe(ntp.lastChangedAt);
+    expect(Date.parse(ntp.firstFailedAt!)).toBeGreaterThanOrEqual(Date.parse(trend[2]!.started));
+    // The events of the three batches, in order: each batch's end, and ce0's changes in the second and third.
+    const events = outputOf('events.jsonl')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { 'detail-type': string; detail: { batchId: string; device?: string; change?: string } });
+    expect(events.map((e) => [e['detail-type'], e.detail.batchId, e.detail.change])).toEqual([
+      ['Compliance Batch Completed', runs[0]!.batchId, undefined],
+      ['Device Compliance Changed', runs[1]!.batchId, 'fixed'],
+      ['Compliance Batch Completed', runs[1]!.batchId, undefined],
+      ['Device Compliance Changed', runs[2]!.batchId, 'newly-failing'],
+      ['Compliance Batch Completed', runs[2]!.batchId, undefined],
+    ]);
+    // Paused: no next run. Deleted: 204, and its trend is still there.
+    const put = commands.findIndex((c) => c.command.includes('-X PUT'));
+    expect(json(outputs[put])).toMatchObject({ planId, enabled: false });
+    expect(json<object>(outputs[put])).not.toHaveProperty('nextRunAt');
+    expect(json<{ items: { planId: string }[] }>(outputOf('"$BASE/configuration_manager/compliance_plans"', put)).items.map((p) => p.planId)).toContain(planId);
+    expect(outputOf('-X DELETE').trim()).toBe('204');
+    expect(json<{ items: Point[] }>(outputs.at(-1)).items.map((p) => p.batchId)).toEqual(runs.map((b) => b.batchId));
+  });
+
   it('writes the state file that npm run seed uses to load trees into the running stack', async () => {
     const state = JSON.parse(readFileSync(stack!.stateFile, 'utf8')) as LocalState;
     expect(state).toMatchObject({ baseUrl: stack!.baseUrl, dynamodbEndpoint: stack!.dynamodbEndpoint, tables: stack!.tables, pid: process.pid });
