@@ -9,7 +9,7 @@ import { decodeCursor, encodeCursor, invalidCursor } from '../platform/cursor.js
 import { BadRequest, Conflict, NotFound } from '../platform/problem.js';
 import type { BatchDelta, DeltaChange, DeltaRow, DeviceHistory, TrendPoint } from './history-model.js';
 import { shownRules } from './history.js';
-import type { BatchFilter, HistoryStore, RowPage } from './history-store.js';
+import { timeRange, type BatchFilter, type HistoryStore, type RowPage } from './history-store.js';
 import type { Batch } from './model.js';
 import type { ComplianceStore } from './store.js';
 
@@ -21,18 +21,40 @@ export const HISTORY_PAGE_LIMITS = {
   device: { default: 100, max: 400 },
 } as const;
 
-/** An ISO 8601 date or time of a query, as the stored times spell it; a 400 naming the field when it is none. */
-export const queryTime = (value: string | undefined, field: string): string | undefined => {
+/** A date without a time: `to` then means the end of that day (UTC), `from` its start. */
+const DATE_ONLY = /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/;
+
+/**
+ * An ISO 8601 date or time of a query, as the stored times spell it; a 400 naming the field when
+ * it is none. Both ends are inclusive: a date-only `to` is the last millisecond of that day, so
+ * `to=2026-11-27` includes a batch started at 03:00 that day.
+ */
+export const queryTime = (value: string | undefined, field: 'from' | 'to'): string | undefined => {
   if (value === undefined) return undefined;
   const time = Date.parse(value);
   if (Number.isNaN(time)) {
     throw new BadRequest(`The ${field} query parameter is not an ISO 8601 date or time.`, [{ in: 'query', field, message: 'is not an ISO 8601 date or time' }]);
   }
-  return new Date(time).toISOString();
+  const endOfDay = field === 'to' && DATE_ONLY.test(value) ? 86_400_000 - 1 : 0;
+  return new Date(time + endOfDay).toISOString();
 };
 
+/** Whether a sort key `<prefix><time>#<id>` lies in the range a list was asked for (a cursor's key must). */
+const inRange = (key: string, prefix: string, range: { readonly from?: string; readonly to?: string }): boolean => {
+  const { from, to } = timeRange(prefix, range.from, range.to);
+  return key >= from && key <= to;
+};
+
+/** Parameters in a stable order: the same filters give the same scope whatever order the query string had. */
+const sorted = (value: unknown): unknown =>
+  value && typeof value === 'object' && !Array.isArray(value) ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : 1))) : value;
+
 /** What a cursor is issued for: a digest of the list's own parameters. */
-const scopeOf = (parts: readonly unknown[]): string => createHash('sha256').update(JSON.stringify(parts)).digest('base64url').slice(0, 16);
+const scopeOf = (parts: readonly unknown[]): string =>
+  createHash('sha256')
+    .update(JSON.stringify(parts.map(sorted)))
+    .digest('base64url')
+    .slice(0, 16);
 
 /** Where a page starts (the cursor's key), or nothing; a 400 for a cursor of another list or filter. */
 const startOf = (cursor: string | undefined, scope: string, valid: (key: string) => boolean): string | undefined => {
@@ -59,7 +81,7 @@ export const batchRows = (history: HistoryStore, filter: BatchFilter, limit: num
 /** `GET …/compliance_reports/batches`: a page of batches, newest first. */
 export const listBatches = async (history: HistoryStore, filter: BatchFilter, query: { readonly limit: number; readonly cursor?: string }) => {
   const scope = scopeOf(['batches', filter]);
-  const after = startOf(query.cursor, scope, (k) => LIST_KEY.test(k));
+  const after = startOf(query.cursor, scope, (k) => LIST_KEY.test(k) && inRange(k, '', filter));
   return firstPage(batchRows(history, filter, query.limit, after), scope);
 };
 
@@ -116,7 +138,7 @@ export const readTrend = async (
 ) => {
   const range = { ...(query.from ? { from: query.from } : {}), ...(query.to ? { to: query.to } : {}) };
   const scope = scopeOf(['trend', planId, range]);
-  const after = startOf(query.cursor, scope, (k) => k.startsWith('T#'));
+  const after = startOf(query.cursor, scope, (k) => inRange(k, 'T#', range));
   return { planId, ...(await firstPage(trendRows(history, planId, range, query.limit, after), scope)) };
 };
 
@@ -133,7 +155,7 @@ export const readDeviceHistory = async (
 ): Promise<DeviceHistory> => {
   const range = { ...(query.from ? { from: query.from } : {}), ...(query.to ? { to: query.to } : {}) };
   const scope = scopeOf(['device', planId, device, range]);
-  const after = startOf(query.cursor, scope, (k) => k.startsWith('H#'));
+  const after = startOf(query.cursor, scope, (k) => inRange(k, 'H#', range));
   const state = await history.deviceState(planId, device);
   if (!state) throw new NotFound(`Device '${device}' has no history in compliance plan '${planId}' (never checked by a completed batch of it, or expired).`);
   const page = await firstPage(deviceRows(history, planId, device, range, query.limit, after), scope);

@@ -59,7 +59,7 @@ const stateOf = (item: Record<string, unknown> | undefined): StoredState | undef
 };
 
 /** The time range of sort keys `<prefix><time>#<id>` from `from` to `to` (both inclusive; absent: open). */
-const timeRange = (prefix: string, from?: string, to?: string) => ({ from: `${prefix}${from ?? '0'}`, to: `${prefix}${to ?? '9999'}#~` });
+export const timeRange = (prefix: string, from?: string, to?: string) => ({ from: `${prefix}${from ?? '0'}`, to: `${prefix}${to ?? '9999'}#~` });
 
 export class HistoryStore {
   constructor(

@@ -4,7 +4,8 @@
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { listBatches } from '../../functions/compliance/history-read.js';
+import { listBatches, queryTime } from '../../functions/compliance/history-read.js';
+import { encodeCursor } from '../../functions/platform/cursor.js';
 import { HistoryStore, type BatchFilter } from '../../functions/compliance/history-store.js';
 import { ComplianceStore, type NewBatch } from '../../functions/compliance/store.js';
 import { documentClient } from '../../functions/platform/dynamo.js';
@@ -98,5 +99,38 @@ describe('the batch list', () => {
   it('refuses a cursor used with other filters', async () => {
     const page = await listBatches(history, { adapterId: 'east' }, { limit: 1 });
     await expect(listBatches(history, { adapterId: 'west' }, { limit: 1, cursor: page.next! })).rejects.toMatchObject({ status: 400 });
+  });
+
+  it('takes a cursor back whatever order the query string gave the same filters', async () => {
+    const orders: BatchFilter[] = [
+      { adapterId: 'east', kind: 'compliance' },
+      { kind: 'compliance', adapterId: 'east' },
+    ];
+    const ids: string[] = [];
+    let cursor: string | undefined;
+    let turn = 0;
+    do {
+      const page = await listBatches(history, orders[turn++ % 2]!, { limit: 1, ...(cursor ? { cursor } : {}) });
+      ids.push(...page.items.map((b) => b.batchId));
+      cursor = page.next;
+    } while (cursor);
+    expect(ids).toEqual(expected((b) => b.adapterId === 'east' && b.kind !== 'backup'));
+  });
+
+  it('refuses, as a 400, a cursor whose key lies outside the time range it claims', async () => {
+    const filter = { from: at(2), to: at(5) };
+    const page = await listBatches(history, filter, { limit: 1 });
+    const { s } = JSON.parse(Buffer.from(page.next!, 'base64url').toString('utf8')) as { s: string };
+    // Same scope (the digest of the filters is no secret), a key of another day.
+    const forged = encodeCursor({ s, k: `${at(9)}#${id(10)}` });
+    await expect(listBatches(history, filter, { limit: 1, cursor: forged })).rejects.toMatchObject({ status: 400 });
+  });
+
+  it('reads a date-only `to` as the whole of that day', async () => {
+    const day = at(4).slice(0, 10);
+    const later = { ...batches[0]!, batchId: id(50), started: `${day}T03:00:00.000Z` };
+    await store.create(later, undefined, [[{ device: 'r1' }]]);
+    const { ids } = await all({ from: queryTime(day, 'from')!, to: queryTime(day, 'to')! }, 10);
+    expect(ids).toEqual([id(50), id(5)]);
   });
 });
