@@ -10,7 +10,7 @@ import type { Grade } from './grading.js';
 import type { BatchEndedEvent, ComplianceEvents, DeltaCounts, DeviceChangedEvent } from './history-model.js';
 import { addDelta, deviceStep, emptyDelta, failingRules, type CheckedDevice } from './history.js';
 import type { HistoryStore } from './history-store.js';
-import type { Batch } from './model.js';
+import type { Batch, Report } from './model.js';
 import type { BatchWork, ComplianceStore } from './store.js';
 
 /** What the history steps need. */
@@ -30,6 +30,20 @@ export interface DeltaOutcome {
 const expiryOf = (work: BatchWork) => ({ history: work.historyExpiresAt ?? work.expiresAt, batch: work.expiresAt });
 
 /**
+ * One report per device: a chunk's runs never report a device twice (engine.ts), but a write of
+ * a dead run that landed late would, and two items of one key in a batch write are refused. The
+ * later check wins.
+ */
+const latestPerDevice = (reports: readonly Report[]): Report[] => {
+  const latest = new Map<string, Report>();
+  for (const r of reports) {
+    const seen = latest.get(r.device);
+    if (!seen || r.checkedAt > seen.checkedAt) latest.set(r.device, r);
+  }
+  return [...latest.values()];
+};
+
+/**
  * One chunk's history: reads its reports and its devices' states, writes each device's point,
  * state and delta row, publishes the grade changes (none on the plan's first completed batch:
  * there is nothing to compare with), and returns the chunk's delta counts.
@@ -41,8 +55,7 @@ export const historyChunk = async (
   previousBatchId: string | undefined,
   deps: HistoryDeps,
 ): Promise<DeltaCounts> => {
-  const reports = await deps.store.chunkReports(batchId, index);
-  const checked: CheckedDevice[] = reports.map((r) => {
+  const checked: CheckedDevice[] = latestPerDevice(await deps.store.chunkReports(batchId, index)).map((r) => {
     const failing = failingRules(r);
     return {
       device: r.device,

@@ -6,6 +6,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { GRADES, type Grade } from '../../functions/compliance/grading.js';
 import { deltaChange, deviceStep, nextRules, type CheckedDevice, type RuleState, type StoredState } from '../../functions/compliance/history.js';
+import { historyChunk, type HistoryDeps } from '../../functions/compliance/history-steps.js';
+import type { Report } from '../../functions/compliance/model.js';
 
 const RULES = ['a', 'b', 'c', 'd'];
 const EVALUATED: readonly Grade[] = ['pass', 'review', 'fail'];
@@ -108,5 +110,47 @@ describe('rule states', () => {
     const skipped = deviceStep(second.state, checked(3, { grade: 'fail', failing: ['a'] }), 'batch2');
     expect(skipped.change).toBe('new');
     expect(skipped.state.rules['a']!.firstFailedAt).toBe(at(1));
+  });
+});
+
+describe('a chunk of history', () => {
+  it('writes one step per device when a late write left a device reported twice: the later check', async () => {
+    const report = (checkedAt: string, grade: Grade, n: number): Report => ({
+      reportId: `${'a'.repeat(24)}-p00000001000000${String(n).padStart(2, '0')}`,
+      batchId: 'a'.repeat(24),
+      device: 'r1',
+      grade,
+      totals: { errors: 0, warnings: 0, infos: 0, passes: 1 },
+      issues: [],
+      checkedAt,
+    });
+    const written: { checked: CheckedDevice }[][] = [];
+    const deps = {
+      store: {
+        chunkReports: async () => [
+          report('2026-11-27T10:00:00.000Z', 'fail', 1),
+          report('2026-11-27T10:05:00.000Z', 'pass', 2),
+          report('2026-11-27T10:01:00.000Z', 'review', 3),
+        ],
+      },
+      history: {
+        states: async () => new Map(),
+        writeDevices: async (_p: string, _b: string, writes: { checked: CheckedDevice }[]) => void written.push(writes),
+      },
+    } as unknown as HistoryDeps;
+    const work = {
+      kind: 'compliance',
+      adapterId: 'a',
+      chunks: 1,
+      concurrency: 1,
+      sync: 'none',
+      expiresAt: 1,
+      started: '2026-11-27T09:00:00.000Z',
+      planId: 'p'.repeat(24),
+    } as const;
+    const counts = await historyChunk('a'.repeat(24), 0, work, undefined, deps);
+    expect(written).toHaveLength(1);
+    expect(written[0]!.map((w) => [w.checked.device, w.checked.grade])).toEqual([['r1', 'pass']]);
+    expect(counts.new).toBe(1);
   });
 });
