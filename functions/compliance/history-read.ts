@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { decodeCursor, encodeCursor, invalidCursor } from '../platform/cursor.js';
 import { BadRequest, Conflict, NotFound } from '../platform/problem.js';
-import type { BatchDelta, DeltaChange, DeltaRow, DeviceHistory, TrendPoint } from './history-model.js';
+import type { BatchDelta, DeltaChange, DeltaRow, DeviceHistory, DevicePoint, TrendPoint } from './history-model.js';
 import { shownRules } from './history.js';
 import type { BatchFilter, HistoryStore, RowPage } from './history-store.js';
 import type { Batch } from './model.js';
@@ -21,6 +21,17 @@ export const HISTORY_PAGE_LIMITS = {
   device: { default: 100, max: 400 },
 } as const;
 
+/**
+ * Rows a CSV export reads from the store at a time (one query a page): the export holds one
+ * page in memory whatever the list's length.
+ */
+export const HISTORY_EXPORT_PAGE = 250;
+
+/** Every row of a row-page generator, a page at a time, as a CSV export takes them. */
+async function* rowsOf<T>(pages: AsyncIterable<RowPage<T>>): AsyncGenerator<readonly T[]> {
+  for await (const page of pages) yield page.rows;
+}
+
 /** An ISO 8601 date or time of a query, as the stored times spell it; a 400 naming the field when it is none. */
 export const queryTime = (value: string | undefined, field: string): string | undefined => {
   if (value === undefined) return undefined;
@@ -30,6 +41,12 @@ export const queryTime = (value: string | undefined, field: string): string | un
   }
   return new Date(time).toISOString();
 };
+
+/** A query's `from` and `to` as the stored times spell them (each only when sent); a 400 naming the one that is no time. */
+export const queryRange = (query: { readonly from?: string | undefined; readonly to?: string | undefined }): { from?: string; to?: string } => ({
+  ...(query.from ? { from: queryTime(query.from, 'from')! } : {}),
+  ...(query.to ? { to: queryTime(query.to, 'to')! } : {}),
+});
 
 /** What a cursor is issued for: a digest of the list's own parameters. */
 const scopeOf = (parts: readonly unknown[]): string => createHash('sha256').update(JSON.stringify(parts)).digest('base64url').slice(0, 16);
@@ -62,6 +79,10 @@ export const listBatches = async (history: HistoryStore, filter: BatchFilter, qu
   const after = startOf(query.cursor, scope, (k) => LIST_KEY.test(k));
   return firstPage(batchRows(history, filter, query.limit, after), scope);
 };
+
+/** `GET …/compliance_reports/batches?format=csv`: every batch the filter selects, newest first. */
+export const exportBatches = (history: HistoryStore, filter: BatchFilter): AsyncGenerator<readonly Batch[]> =>
+  rowsOf(batchRows(history, filter, HISTORY_EXPORT_PAGE));
 
 /** A batch that has a delta: of a plan, completed; otherwise a 404 or a 409 saying why. */
 const deltaBatch = async (store: ComplianceStore, history: HistoryStore, batchId: string): Promise<BatchDelta> => {
@@ -98,6 +119,17 @@ export const readDelta = async (
   return { ...delta, ...(await firstPage(deltaRows(history, batchId, query.change, query.limit, after), scope)) };
 };
 
+/** `GET …/batches/{batchId}/delta?format=csv`: every row of the delta (of one class); a 404 or a 409 first, as the JSON answer. */
+export const exportDelta = async (
+  store: ComplianceStore,
+  history: HistoryStore,
+  batchId: string,
+  change: DeltaChange | undefined,
+): Promise<AsyncGenerator<readonly DeltaRow[]>> => {
+  await deltaBatch(store, history, batchId);
+  return rowsOf(deltaRows(history, batchId, change, HISTORY_EXPORT_PAGE));
+};
+
 /** A plan's trend's row pages, oldest first. */
 export const trendRows = (
   history: HistoryStore,
@@ -119,9 +151,31 @@ export const readTrend = async (
   return { planId, ...(await firstPage(trendRows(history, planId, range, query.limit, after), scope)) };
 };
 
+/** `GET …/compliance_plans/{planId}/trend?format=csv`: every trend point in the range, oldest first. */
+export const exportTrend = (history: HistoryStore, planId: string, range: { from?: string; to?: string }): AsyncGenerator<readonly TrendPoint[]> =>
+  rowsOf(trendRows(history, planId, range, HISTORY_EXPORT_PAGE));
+
+/**
+ * Whether a plan has any trend point, whatever its time: a deleted plan's history stays readable
+ * until it expires, so the trend route answers 404 only for a plan id with neither.
+ */
+export const hasTrend = async (history: HistoryStore, planId: string): Promise<boolean> => {
+  const pages = trendRows(history, planId, {}, 1);
+  const { value } = await pages.next();
+  await pages.return(undefined);
+  return ((value as RowPage<TrendPoint> | undefined)?.rows.length ?? 0) > 0;
+};
+
 /** A device's points' row pages, newest first. */
 export const deviceRows = (history: HistoryStore, planId: string, device: string, range: { from?: string; to?: string }, limit: number, after?: string) =>
   history.devicePages(planId, device, { ...range, limit, ...(after ? { after } : {}) });
+
+/** A device's state in a plan; a 404 when it has no history there. */
+const deviceStateOf = async (history: HistoryStore, planId: string, device: string) => {
+  const state = await history.deviceState(planId, device);
+  if (!state) throw new NotFound(`Device '${device}' has no history in compliance plan '${planId}' (never checked by a completed batch of it, or expired).`);
+  return state;
+};
 
 /** `GET …/compliance_plans/{planId}/devices/{device}`: a page of the device's points and its rules' states; 404 when it has no history. */
 export const readDeviceHistory = async (
@@ -133,8 +187,18 @@ export const readDeviceHistory = async (
   const range = { ...(query.from ? { from: query.from } : {}), ...(query.to ? { to: query.to } : {}) };
   const scope = scopeOf(['device', planId, device, range]);
   const after = startOf(query.cursor, scope, (k) => k.startsWith('H#'));
-  const state = await history.deviceState(planId, device);
-  if (!state) throw new NotFound(`Device '${device}' has no history in compliance plan '${planId}' (never checked by a completed batch of it, or expired).`);
+  const state = await deviceStateOf(history, planId, device);
   const page = await firstPage(deviceRows(history, planId, device, range, query.limit, after), scope);
   return { planId, device, points: page.items, rules: shownRules(state.rules), ...(page.next ? { next: page.next } : {}) };
+};
+
+/** `GET …/compliance_plans/{planId}/devices/{device}?format=csv`: every point of the device in the range, newest first; a 404 first when it has no history. */
+export const exportDeviceHistory = async (
+  history: HistoryStore,
+  planId: string,
+  device: string,
+  range: { from?: string; to?: string },
+): Promise<AsyncGenerator<readonly DevicePoint[]>> => {
+  await deviceStateOf(history, planId, device);
+  return rowsOf(deviceRows(history, planId, device, range, HISTORY_EXPORT_PAGE));
 };
