@@ -136,6 +136,7 @@ beforeAll(async () => {
     createdBy: 'test',
     updatedAt: at(0),
     updatedBy: 'test',
+    revision: 1,
   });
   vi.resetModules();
   for (const [name, route] of Object.entries(ROUTES)) handlers[name] = (await route.load()).handler;
@@ -255,7 +256,7 @@ describe("a plan history's CSV problems", () => {
 
 describe('the trend of a plan id', () => {
   it('is a 404 when there is neither a plan nor a trend point, as JSON and as CSV', async () => {
-    for (const query of [{}, { format: 'csv' }]) {
+    for (const query of [{}, { format: 'csv' }] as Record<string, string>[]) {
       const answer = await invoke(asHandler('trend'), request('trend', { planId: NOBODY }, query), lambdaContext(10_000));
       expect(answer.status).toBe(404);
       expect(answer.contentType).toBe('application/problem+json');
