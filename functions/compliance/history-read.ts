@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { decodeCursor, encodeCursor, invalidCursor } from '../platform/cursor.js';
 import { BadRequest, Conflict, NotFound } from '../platform/problem.js';
-import type { BatchDelta, DeltaChange, DeltaRow, DeviceHistory, TrendPoint } from './history-model.js';
+import type { BatchDelta, DeltaChange, DeltaRow, DeviceHistory, DevicePoint, TrendPoint } from './history-model.js';
 import { shownRules } from './history.js';
 import { timeRange, type BatchFilter, type HistoryStore, type RowPage } from './history-store.js';
 import type { Batch } from './model.js';
@@ -20,6 +20,17 @@ export const HISTORY_PAGE_LIMITS = {
   trend: { default: 366, max: 366 },
   device: { default: 100, max: 400 },
 } as const;
+
+/**
+ * Rows a CSV export reads from the store at a time (one query a page): the export holds one
+ * page in memory whatever the list's length.
+ */
+export const HISTORY_EXPORT_PAGE = 250;
+
+/** Every row of a row-page generator, a page at a time, as a CSV export takes them. */
+async function* rowsOf<T>(pages: AsyncIterable<RowPage<T>>): AsyncGenerator<readonly T[]> {
+  for await (const page of pages) yield page.rows;
+}
 
 /** A date without a time: `to` then means the end of that day (UTC), `from` its start. */
 const DATE_ONLY = /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/;
@@ -48,6 +59,12 @@ const inRange = (key: string, prefix: string, range: { readonly from?: string; r
 /** Parameters in a stable order: the same filters give the same scope whatever order the query string had. */
 const sorted = (value: unknown): unknown =>
   value && typeof value === 'object' && !Array.isArray(value) ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : 1))) : value;
+
+/** A query's `from` and `to` as the stored times spell them (each only when sent); a 400 naming the one that is no time. */
+export const queryRange = (query: { readonly from?: string | undefined; readonly to?: string | undefined }): { from?: string; to?: string } => ({
+  ...(query.from ? { from: queryTime(query.from, 'from')! } : {}),
+  ...(query.to ? { to: queryTime(query.to, 'to')! } : {}),
+});
 
 /** What a cursor is issued for: a digest of the list's own parameters. */
 const scopeOf = (parts: readonly unknown[]): string =>
@@ -85,6 +102,10 @@ export const listBatches = async (history: HistoryStore, filter: BatchFilter, qu
   return firstPage(batchRows(history, filter, query.limit, after), scope);
 };
 
+/** `GET …/compliance_reports/batches?format=csv`: every batch the filter selects, newest first. */
+export const exportBatches = (history: HistoryStore, filter: BatchFilter): AsyncGenerator<readonly Batch[]> =>
+  rowsOf(batchRows(history, filter, HISTORY_EXPORT_PAGE));
+
 /** A batch that has a delta: of a plan, completed; otherwise a 404 or a 409 saying why. */
 const deltaBatch = async (store: ComplianceStore, history: HistoryStore, batchId: string): Promise<BatchDelta> => {
   const item = await store.getBatchItem(batchId);
@@ -121,6 +142,17 @@ export const readDelta = async (
   return { ...delta, ...(await firstPage(deltaRows(history, batchId, query.change, query.limit, after), scope)) };
 };
 
+/** `GET …/batches/{batchId}/delta?format=csv`: every row of the delta (of one class); a 404 or a 409 first, as the JSON answer. */
+export const exportDelta = async (
+  store: ComplianceStore,
+  history: HistoryStore,
+  batchId: string,
+  change: DeltaChange | undefined,
+): Promise<AsyncGenerator<readonly DeltaRow[]>> => {
+  await deltaBatch(store, history, batchId);
+  return rowsOf(deltaRows(history, batchId, change, HISTORY_EXPORT_PAGE));
+};
+
 /** A plan's trend's row pages, oldest first. */
 export const trendRows = (
   history: HistoryStore,
@@ -142,9 +174,31 @@ export const readTrend = async (
   return { planId, ...(await firstPage(trendRows(history, planId, range, query.limit, after), scope)) };
 };
 
+/** `GET …/compliance_plans/{planId}/trend?format=csv`: every trend point in the range, oldest first. */
+export const exportTrend = (history: HistoryStore, planId: string, range: { from?: string; to?: string }): AsyncGenerator<readonly TrendPoint[]> =>
+  rowsOf(trendRows(history, planId, range, HISTORY_EXPORT_PAGE));
+
+/**
+ * Whether a plan has any trend point, whatever its time: a deleted plan's history stays readable
+ * until it expires, so the trend route answers 404 only for a plan id with neither.
+ */
+export const hasTrend = async (history: HistoryStore, planId: string): Promise<boolean> => {
+  const pages = trendRows(history, planId, {}, 1);
+  const { value } = await pages.next();
+  await pages.return(undefined);
+  return ((value as RowPage<TrendPoint> | undefined)?.rows.length ?? 0) > 0;
+};
+
 /** A device's points' row pages, newest first. */
 export const deviceRows = (history: HistoryStore, planId: string, device: string, range: { from?: string; to?: string }, limit: number, after?: string) =>
   history.devicePages(planId, device, { ...range, limit, ...(after ? { after } : {}) });
+
+/** A device's state in a plan; a 404 when it has no history there. */
+const deviceStateOf = async (history: HistoryStore, planId: string, device: string) => {
+  const state = await history.deviceState(planId, device);
+  if (!state) throw new NotFound(`Device '${device}' has no history in compliance plan '${planId}' (never checked by a completed batch of it, or expired).`);
+  return state;
+};
 
 /** `GET …/compliance_plans/{planId}/devices/{device}`: a page of the device's points and its rules' states; 404 when it has no history. */
 export const readDeviceHistory = async (
@@ -156,8 +210,18 @@ export const readDeviceHistory = async (
   const range = { ...(query.from ? { from: query.from } : {}), ...(query.to ? { to: query.to } : {}) };
   const scope = scopeOf(['device', planId, device, range]);
   const after = startOf(query.cursor, scope, (k) => inRange(k, 'H#', range));
-  const state = await history.deviceState(planId, device);
-  if (!state) throw new NotFound(`Device '${device}' has no history in compliance plan '${planId}' (never checked by a completed batch of it, or expired).`);
+  const state = await deviceStateOf(history, planId, device);
   const page = await firstPage(deviceRows(history, planId, device, range, query.limit, after), scope);
   return { planId, device, points: page.items, rules: shownRules(state.rules), ...(page.next ? { next: page.next } : {}) };
+};
+
+/** `GET …/compliance_plans/{planId}/devices/{device}?format=csv`: every point of the device in the range, newest first; a 404 first when it has no history. */
+export const exportDeviceHistory = async (
+  history: HistoryStore,
+  planId: string,
+  device: string,
+  range: { from?: string; to?: string },
+): Promise<AsyncGenerator<readonly DevicePoint[]>> => {
+  await deviceStateOf(history, planId, device);
+  return rowsOf(deviceRows(history, planId, device, range, HISTORY_EXPORT_PAGE));
 };

@@ -1,6 +1,7 @@
 /** The routes of compliance batches and reports. */
 import { GRADES } from './grading.js';
 import { DELTA_CHANGES } from './history-model.js';
+import { BATCH_COLUMNS, DELTA_COLUMNS } from './history-columns.js';
 import { HISTORY_PAGE_LIMITS } from './history-read.js';
 import { BATCH_ID_PATTERN, BATCH_KINDS, BATCH_STATUSES, REPORT_ID_PATTERN } from './model.js';
 import { REPORT_COLUMNS } from './report-columns.js';
@@ -86,6 +87,7 @@ export const complianceRoutes: readonly LiveRoute[] = [
     tag: 'compliance',
     handler: 'compliance/handlers/list-batches',
     roles: ['admin', 'apiread'],
+    csv: { columns: BATCH_COLUMNS.map((c) => c.name) },
     request: {
       queryStringParameters: {
         ...pageQuery(HISTORY_PAGE_LIMITS.batches.max, HISTORY_PAGE_LIMITS.batches.default),
@@ -102,8 +104,8 @@ export const complianceRoutes: readonly LiveRoute[] = [
       body: EMPTY_BODY,
     },
     responses: {
-      200: 'A page of batches, newest first: `{ items, next? }` (each item as `GET …/batches/{batchId}` answers it). A page may hold fewer items than `limit` and still have a `next`: each page is one bounded read. Batches stored before the list existed are not listed',
-      400: 'A filter, limit or cursor is invalid (a cursor is valid only with the filters it was issued for), an unknown query parameter was sent, or a body was sent',
+      200: 'A page of batches, newest first: `{ items, next? }` (each item as `GET …/batches/{batchId}` answers it). A page may hold fewer items than `limit` and still have a `next`: each page is one bounded read. Batches stored before the list existed are not listed. As CSV (`Accept: text/csv` or `format=csv`): every batch the filters select, one row each, streamed',
+      400: 'A filter, limit, cursor or format is invalid (a cursor is valid only with the filters it was issued for), limit or cursor was sent with format csv, an unknown query parameter was sent, or a body was sent',
       503: 'The compliance store is unavailable; retry later',
     },
     needs: { tables: { compliance: 'read' } },
@@ -116,6 +118,7 @@ export const complianceRoutes: readonly LiveRoute[] = [
     tag: 'compliance',
     handler: 'compliance/handlers/get-delta',
     roles: ['admin', 'apiread'],
+    csv: { columns: DELTA_COLUMNS.map((c) => c.name) },
     request: {
       pathParameters: { type: 'object', required: ['batchId'], properties: { batchId: BATCH_ID } },
       queryStringParameters: {
@@ -128,8 +131,8 @@ export const complianceRoutes: readonly LiveRoute[] = [
       body: EMPTY_BODY,
     },
     responses: {
-      200: '`{ batchId, planId, previousBatchId?, counts, goneUnknown?, items, next? }`: the counts by class and a page of rows `{ device, change, from?, to?, reportId? }` by class, then device',
-      400: 'batchId, change, limit or cursor is invalid, an unknown query parameter was sent, or a body was sent',
+      200: '`{ batchId, planId, previousBatchId?, counts, goneUnknown?, items, next? }`: the counts by class and a page of rows `{ device, change, from?, to?, reportId? }` by class, then device. As CSV (`Accept: text/csv` or `format=csv`): every row (of the class asked), streamed; the counts stay in the JSON answer',
+      400: 'batchId, change, limit, cursor or format is invalid, limit or cursor was sent with format csv, an unknown query parameter was sent, or a body was sent',
       404: 'No batch has this id (or it expired)',
       409: 'The batch ran for no plan (`no-plan`), or has not completed (`batch-not-completed`: running, or failed)',
       503: 'The compliance store is unavailable; retry later',

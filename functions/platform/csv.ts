@@ -7,7 +7,7 @@
  */
 import { Readable } from 'node:stream';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import type { FieldError } from './problem.js';
+import { BadRequest, type FieldError } from './problem.js';
 
 /** The formats a list route may answer in. */
 export const RESPONSE_FORMATS = ['json', 'csv'] as const;
@@ -125,7 +125,29 @@ export const csvResponse = async <Row>(columns: readonly CsvColumn<Row>[], pages
 };
 
 /** The field errors of paging parameters sent with a CSV export (which is never paged). */
-export const pagingErrors = (limit: string | undefined, cursor: string | undefined): FieldError[] => [
+const pagingErrors = (limit: string | undefined, cursor: string | undefined): FieldError[] => [
   ...(limit !== undefined ? [{ in: 'query' as const, field: 'limit', message: 'is not allowed with format csv' }] : []),
   ...(cursor !== undefined ? [{ in: 'query' as const, field: 'cursor', message: 'is not allowed with format csv' }] : []),
 ];
+
+/**
+ * Whether a list route's request asks for its CSV export ({@link requestedFormat}). An export is
+ * the whole list: a page size or a cursor would mean something it does not do, so either one sent
+ * with it is a 400 naming them.
+ */
+export const csvExportAsked = (event: Pick<APIGatewayProxyEvent, 'queryStringParameters' | 'headers'>): boolean => {
+  if (requestedFormat(event) !== 'csv') return false;
+  const { limit, cursor } = event.queryStringParameters ?? {};
+  if (limit !== undefined || cursor !== undefined) {
+    throw new BadRequest('A CSV export is the whole list: leave out limit and cursor.', pagingErrors(limit, cursor));
+  }
+  return true;
+};
+
+/**
+ * A download's file name made of the given parts joined by `-`: every character but letters,
+ * digits, `.`, `_` and `-` becomes `_` (a device name may hold quotes, slashes or anything else a
+ * `Content-Disposition` header or a file system would misread).
+ */
+export const attachmentName = (parts: readonly string[], extension = 'csv'): string =>
+  `${parts.map((p) => p.replace(/[^A-Za-z0-9._-]/g, '_')).join('-')}.${extension}`;

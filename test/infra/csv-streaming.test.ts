@@ -13,8 +13,10 @@ describe('CSV routes stream', () => {
   const byOperation = new Map(methods.map((m) => [m.Properties.OperationName, m.Properties.Integration]));
   const csvRoutes = liveRoutes.filter((r) => r.csv).map((r) => r.operationId);
 
-  it('has the reports of a batch among the CSV routes', () => {
-    expect(csvRoutes).toContain('listComplianceReports');
+  it("has every list of reports and of a plan's history among the CSV routes", () => {
+    expect([...csvRoutes].sort()).toEqual(
+      ['getComplianceBatchDelta', 'getCompliancePlanDevice', 'getCompliancePlanTrend', 'listComplianceBatches', 'listComplianceReports'].sort(),
+    );
   });
 
   it('invokes a CSV route’s function with response streaming, in transfer mode STREAM', () => {

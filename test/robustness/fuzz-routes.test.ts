@@ -62,7 +62,7 @@ const ROUTE_ALLOWED: Readonly<Record<string, readonly number[]>> = {
   getComplianceBatch: [200, 400, 404, 415],
   listComplianceReports: [200, 400, 404, 415],
   getComplianceReport: [200, 400, 404, 415],
-  getCompliancePlanTrend: [200, 400, 415],
+  getCompliancePlanTrend: [200, 400, 404, 415],
   getCompliancePlanDevice: [200, 400, 404, 415],
   startBackupBatch: [202, 400, 404, 409, 415, 422, 502],
   startRemediation: [202, 400, 404, 409, 415, 422],

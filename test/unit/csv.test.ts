@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { csvCell, csvRecord, csvResponse, csvStream, requestedFormat, type CsvColumn } from '../../functions/platform/csv.js';
+import { attachmentName, csvCell, csvExportAsked, csvRecord, csvResponse, csvStream, requestedFormat, type CsvColumn } from '../../functions/platform/csv.js';
+import { BadRequest } from '../../functions/platform/problem.js';
 
 /** An RFC 4180 parser, written from the grammar, independent of the writer under test. */
 const parseCsv = (text: string): string[][] => {
@@ -162,5 +163,33 @@ describe('the format a request asks for', () => {
   it('follows the format parameter over Accept', () => {
     expect(ask({ format: 'csv' }, 'application/json')).toBe('csv');
     expect(ask({ format: 'json' }, 'text/csv')).toBe('json');
+  });
+});
+
+describe('a CSV export asked for', () => {
+  const asked = (query: Record<string, string>, accept = 'text/csv') => csvExportAsked({ queryStringParameters: query, headers: { accept } });
+
+  it('is the request for CSV, without paging', () => {
+    expect(asked({})).toBe(true);
+    expect(asked({ grade: 'fail' }, 'application/json')).toBe(false);
+    // A JSON page keeps its paging.
+    expect(asked({ limit: '5', cursor: 'abc' }, 'application/json')).toBe(false);
+  });
+
+  it('refuses limit and cursor with CSV, naming each', () => {
+    expect(() => asked({ format: 'csv', limit: '5' })).toThrow(BadRequest);
+    try {
+      asked({ cursor: 'abc' });
+      expect.unreachable();
+    } catch (error) {
+      expect((error as BadRequest).extensions['errors']).toEqual([{ in: 'query', field: 'cursor', message: 'is not allowed with format csv' }]);
+    }
+  });
+});
+
+describe('a download name', () => {
+  it('joins its parts, every character a header or a file system could misread made `_`', () => {
+    expect(attachmentName(['c0ffee', 'trend'])).toBe('c0ffee-trend.csv');
+    expect(attachmentName(['p1', '=cmd|calc "x"/y\\z;é', 'history'])).toBe('p1-_cmd_calc__x__y_z__-history.csv');
   });
 });

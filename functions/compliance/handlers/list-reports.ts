@@ -3,8 +3,7 @@
  * reports as JSON, or every report (of the grade asked) as streamed CSV.
  */
 import { listComplianceReports as validate } from '../../generated/validators.js';
-import { csvResponse, pagingErrors, requestedFormat } from '../../platform/csv.js';
-import { BadRequest } from '../../platform/problem.js';
+import { csvExportAsked, csvResponse } from '../../platform/csv.js';
 import { json } from '../../runtime/http.js';
 import { streamingHttpHandler } from '../../runtime/streaming-http.js';
 import type { Grade } from '../grading.js';
@@ -18,10 +17,7 @@ export const handler = streamingHttpHandler({ operation: 'listComplianceReports'
   // The validator ran first: grade is one of the four, limit 1 to 200, cursor base64url, format json or csv.
   const { batchId } = event.pathParameters as { batchId: string };
   const { grade, limit, cursor } = (event.queryStringParameters ?? {}) as { grade?: Grade; limit?: string; cursor?: string };
-  if (requestedFormat(event) === 'csv') {
-    // An export is the whole list: a page size or a cursor would mean something it does not do.
-    if (limit !== undefined || cursor !== undefined)
-      throw new BadRequest('A CSV export is the whole list: leave out limit and cursor.', pagingErrors(limit, cursor));
+  if (csvExportAsked(event)) {
     return csvResponse(REPORT_COLUMNS, await batchReportPages(store, batchId, grade), `${batchId}${grade ? `-${grade}` : ''}-reports.csv`);
   }
   const page = await listBatchReports(store, batchId, {
