@@ -9,8 +9,9 @@
  *
  * A plan runs one batch at a time and never when it is broken: a user's run is refused (409
  * `plan-running`, `plan-broken`, `adapter-stopped`), the schedule's is skipped and the reason kept
- * in `lastRun`. The run is recorded (`lastRun`, conditional on the last run read) before its
- * batch starts, so of two runs that read the same plan only one starts a batch.
+ * in `lastRun`. The run is recorded (`lastRun`, and `lastBatch` for a started one, conditional on
+ * the last run read) before its batch starts, so of two runs that read the same plan only one
+ * starts a batch; whether a batch runs is read from `lastBatch`, which skips leave alone.
  */
 import { randomBytes } from 'node:crypto';
 import type { AdapterInfo, StartBatchInput, StartedBatch, VersionReader } from '../compliance/service.js';
@@ -279,7 +280,7 @@ export interface RunOutcome {
 /**
  * Runs a plan: records the run, then starts its batch (with `planId`). A user's run that cannot
  * start is a 409 (`plan-broken`, `plan-running`, `adapter-stopped`); the schedule's is skipped,
- * recorded in `lastRun` with the reason, and never an error (the Scheduler would retry it).
+ * recorded in `lastRun` with the reason, and never an error (Lambda would retry it).
  */
 export const runPlan = async (planId: string, who: Trigger, deps: PlanDeps): Promise<RunOutcome> => {
   const plan = await stored(planId, deps);
@@ -325,7 +326,7 @@ export const runPlan = async (planId: string, who: Trigger, deps: PlanDeps): Pro
     await deps.store
       .recordRun(planId, run, skipped, by)
       .catch((failed: unknown) => logger.warn('a failed run of a plan was not recorded', { planId, error: failed }));
-    // What the schedule cannot change by trying again is recorded, not thrown: the Scheduler would retry it.
+    // What the schedule cannot change by trying again is recorded, not thrown: Lambda would retry it.
     if (refusedNow && who.trigger === 'schedule') return { run: skipped };
     throw error;
   }
