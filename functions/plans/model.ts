@@ -63,8 +63,13 @@ export interface Plan extends PlanInput {
   readonly createdBy: string;
   readonly updatedAt: string;
   readonly updatedBy: string;
-  /** The last run (by a user or the schedule). */
+  /** The last run (by a user or the schedule), started or skipped. */
   readonly lastRun?: PlanRun;
+  /**
+   * The last batch a run of the plan started (kept when later runs are skipped): while it runs,
+   * the plan is not run again.
+   */
+  readonly lastBatch?: { readonly batchId: string; readonly at: string };
   /** The next time the schedule fires (enabled plans with a schedule), ISO 8601 UTC. */
   readonly nextRunAt?: string;
   /** Present when the plan's tree, version or adapter is gone: it is not run, by a user or the schedule. */

@@ -9,7 +9,9 @@
  *   (the weekday nearest day `n`, within the month) and `n#k` (the `k`th day `n` of the month).
  *   Months 1-12 or JAN-DEC; days of the week 1-7 (1 is Sunday) or SUN-SAT; years 1970-2199.
  * - `rate(value unit)`: a positive integer and `minute`, `hour` or `day` (singular when the
- *   value is 1, plural otherwise). A day is 24 hours, whatever the clocks do.
+ *   value is 1, plural otherwise). A day is 24 hours, whatever the clocks do. The interval is at
+ *   most {@link RATE_MAX_DAYS} days: the Scheduler documents no bound, and a longer interval is
+ *   a mistake (and past what a date can hold).
  * - `at(...)` (a one-time schedule) is refused: a plan repeats.
  *
  * Cron fields are read in the schedule's IANA time zone. As the Scheduler does on a daylight
@@ -178,6 +180,9 @@ const parseCron = (expression: string, body: string): CronSchedule => {
   };
 };
 
+/** The longest rate interval: ten years of days. */
+export const RATE_MAX_DAYS = 3650;
+
 const parseRate = (expression: string, body: string): RateSchedule => {
   const match = /^\s*(\d+)\s+(minutes?|hours?|days?)\s*$/.exec(body);
   if (!match) fail("a rate expression is 'rate(value unit)' with unit minute(s), hour(s) or day(s)");
@@ -187,7 +192,9 @@ const parseRate = (expression: string, body: string): RateSchedule => {
   const plural = unitText.endsWith('s');
   if (plural !== value > 1) fail(`rate(${value} ${unitText}): the unit is singular for 1 and plural otherwise`);
   const unit = (plural ? unitText.slice(0, -1) : unitText) as RateSchedule['unit'];
-  return { kind: 'rate', expression, value, unit, everyMs: value * UNIT_MS[unit] };
+  const everyMs = value * UNIT_MS[unit];
+  if (everyMs > RATE_MAX_DAYS * UNIT_MS.day) fail(`rate(${value} ${unitText}): the interval is at most ${RATE_MAX_DAYS} days`);
+  return { kind: 'rate', expression, value, unit, everyMs };
 };
 
 const formatters = new Map<string, Intl.DateTimeFormat>();

@@ -9,8 +9,9 @@
  *
  * A plan runs one batch at a time and never when it is broken: a user's run is refused (409
  * `plan-running`, `plan-broken`, `adapter-stopped`), the schedule's is skipped and the reason kept
- * in `lastRun`. The run is recorded (`lastRun`, conditional on the last run read) before its
- * batch starts, so of two runs that read the same plan only one starts a batch.
+ * in `lastRun`. The run is recorded (`lastRun`, and `lastBatch` for a started one, conditional on
+ * the last run read) before its batch starts, so of two runs that read the same plan only one
+ * starts a batch; whether a batch runs is read from `lastBatch`, which skips leave alone.
  */
 import { randomBytes } from 'node:crypto';
 import type { AdapterInfo, StartBatchInput, StartedBatch, VersionReader } from '../compliance/service.js';
@@ -92,7 +93,9 @@ export const showPlan = async (plan: StoredPlan, deps: Pick<PlanDeps, 'versions'
     check?.ok && !plan.schedulePending
       ? nextRun(check.schedule, plan.timezone ?? 'UTC', deps.now(), scheduleSince ? new Date(scheduleSince) : undefined)
       : undefined;
-  return { ...shown, ...(broken ? { broken } : {}), ...(next ? { nextRunAt: next.toISOString() } : {}) };
+  // A date past what Date holds (a stored value no check foresaw) shows no next run rather than failing every read.
+  const nextRunAt = next && Number.isFinite(next.getTime()) ? next.toISOString() : undefined;
+  return { ...shown, ...(broken ? { broken } : {}), ...(nextRunAt ? { nextRunAt } : {}) };
 };
 
 /** Reads of one list share what they read of trees and adapters. */
@@ -136,8 +139,13 @@ const writeSchedule = async (plan: StoredPlan, deps: PlanDeps): Promise<StoredPl
   try {
     await deps.store.markSchedule(plan.planId, plan.revision, false, since);
   } catch (error) {
-    // A later write of the plan owns its schedule (and its mark) now.
     if (!(error instanceof PlanChanged)) throw error;
+    // A later write of the plan owns its schedule (and its mark) now; but a delete since leaves
+    // the schedule just written without a plan: remove it again.
+    if (!(await deps.store.get(plan.planId))) {
+      await deps.schedules.remove(plan.planId);
+      throw new NotFound(`No compliance plan has the id '${plan.planId}': it was deleted while this request was handled.`);
+    }
   }
   const { schedulePending: _pending, ...written } = plan;
   return { ...written, ...(since ? { scheduleSince: since } : {}) };
@@ -190,7 +198,9 @@ export const replacePlan = async (planId: string, input: PlanInput, by: string, 
     updatedAt: deps.now().toISOString(),
     updatedBy: by,
     revision: before.revision + 1,
+    // Shown as read; the store leaves what runs write as it is (a run recorded meanwhile stays).
     ...(before.lastRun ? { lastRun: before.lastRun } : {}),
+    ...(before.lastBatch ? { lastBatch: before.lastBatch } : {}),
     ...(before.scheduleSince ? { scheduleSince: before.scheduleSince } : {}),
     ...(scheduled ? { schedulePending: true } : {}),
   };
@@ -236,8 +246,8 @@ const refusal = async (plan: StoredPlan, trigger: Trigger['trigger'], deps: Plan
   const broken = await brokenOf(plan, deps);
   if (broken) return { slug: 'plan-broken', detail: `The compliance plan is broken: ${broken.detail}` };
   if (trigger === 'schedule' && !plan.enabled) return { slug: 'plan-disabled', detail: 'The compliance plan is disabled.' };
-  const last = plan.lastRun;
-  if (last?.outcome === 'started' && last.batchId && (await deps.batchStatus(last.batchId)) === 'running') {
+  const last = plan.lastBatch;
+  if (last && (await deps.batchStatus(last.batchId)) === 'running') {
     return { slug: 'plan-running', detail: `Batch ${last.batchId} of the compliance plan is still running.` };
   }
   const adapter = await deps.adapters.get(plan.adapterId);
@@ -245,6 +255,20 @@ const refusal = async (plan: StoredPlan, trigger: Trigger['trigger'], deps: Plan
     return { slug: 'adapter-stopped', detail: `Adapter '${plan.adapterId}' is stopped; start it before running compliance through it.` };
   }
   return undefined;
+};
+
+/**
+ * Records a schedule's run that lost the race to another run as skipped, after the run that won
+ * (read again): a skip is not retried, so should its record fail too it is only logged.
+ */
+const recordSkip = async (planId: string, skipped: PlanRun, deps: PlanDeps): Promise<PlanRun> => {
+  try {
+    const now = await deps.store.get(planId);
+    if (now) await deps.store.recordRun(planId, now.lastRun, skipped, SCHEDULE_ACTOR);
+  } catch (error) {
+    logger.warn('a skipped run of a plan was not recorded', { planId, error });
+  }
+  return skipped;
 };
 
 /** What a run did (as `lastRun` shows it: started a batch, or, only for the schedule, skipped and why) and the batch it started. */
@@ -256,7 +280,7 @@ export interface RunOutcome {
 /**
  * Runs a plan: records the run, then starts its batch (with `planId`). A user's run that cannot
  * start is a 409 (`plan-broken`, `plan-running`, `adapter-stopped`); the schedule's is skipped,
- * recorded in `lastRun` with the reason, and never an error (the Scheduler would retry it).
+ * recorded in `lastRun` with the reason, and never an error (Lambda would retry it).
  */
 export const runPlan = async (planId: string, who: Trigger, deps: PlanDeps): Promise<RunOutcome> => {
   const plan = await stored(planId, deps);
@@ -273,8 +297,10 @@ export const runPlan = async (planId: string, who: Trigger, deps: PlanDeps): Pro
   try {
     await deps.store.recordRun(planId, plan.lastRun, run, by);
   } catch (error) {
-    if (error instanceof PlanChanged) throw new Conflict('Another run of the compliance plan started at the same time.', 'plan-running');
-    throw error;
+    if (!(error instanceof PlanChanged)) throw error;
+    const detail = 'Another run of the compliance plan started at the same time.';
+    if (who.trigger === 'user') throw new Conflict(detail, 'plan-running');
+    return { run: await recordSkip(planId, { at, trigger: who.trigger, outcome: 'skipped', reason: detail }, deps) };
   }
   let batch: StartedBatch;
   try {
@@ -300,7 +326,7 @@ export const runPlan = async (planId: string, who: Trigger, deps: PlanDeps): Pro
     await deps.store
       .recordRun(planId, run, skipped, by)
       .catch((failed: unknown) => logger.warn('a failed run of a plan was not recorded', { planId, error: failed }));
-    // What the schedule cannot change by trying again is recorded, not thrown: the Scheduler would retry it.
+    // What the schedule cannot change by trying again is recorded, not thrown: Lambda would retry it.
     if (refusedNow && who.trigger === 'schedule') return { run: skipped };
     throw error;
   }

@@ -3,7 +3,8 @@
  * so they share one partition and one Query lists them.
  *
  * - A plan: `pk = "PLANS"`, `sk = "P#<planId>"`, its {@link PlanInput} fields, who made and last
- *   changed it, `revision` (every write is conditional on the one read before it), `lastRun`,
+ *   changed it, `revision` (every write is conditional on the one read before it), `lastRun`
+ *   (the last run, started or skipped), `lastBatch` (the last batch a run started),
  *   `scheduleSince` (when its schedule was last written: a rate schedule counts from it) and
  *   `schedulePending` (the plan was written but its schedule not yet: see service.ts).
  * - A name claim: `pk = "PLANS"`, `sk = "N#<name in lower case>"`, `planId`: names are unique
@@ -13,6 +14,7 @@
  * Every create, replace, delete and run is one transaction with its changelog entry (kind
  * `plan`, name the planId; functions/runtime/changelog.ts): both land, or neither.
  */
+import { createHash } from 'node:crypto';
 import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { documentClient } from '../platform/dynamo.js';
 import { requiredEnv } from '../platform/env.js';
@@ -48,8 +50,33 @@ export class PlanChanged extends Conflict {
 
 const INPUT_FIELDS = ['name', 'treeId', 'version', 'adapterId', 'devices', 'sync', 'schedule', 'timezone', 'enabled'] as const;
 
+/** What runs write: a replace leaves them as they are, so a run recorded meanwhile is kept. */
+const RUN_FIELDS = new Set(['lastRun', 'lastBatch', 'scheduleSince']);
+/** What a replace never changes. */
+const KEPT_FIELDS = new Set(['planId', 'createdAt', 'createdBy', ...RUN_FIELDS]);
+/** What a replace removes when the new plan has none. */
+const OPTIONAL_FIELDS = ['devices', 'sync', 'schedule', 'timezone', 'schedulePending'] as const;
+
+/**
+ * A plan's devices as the changelog keeps them: how many and a digest. The list itself (up to
+ * 300 KB of names, functions/plans/schemas.ts) twice in one entry would not fit in a DynamoDB
+ * item (400 KB); the plan shows the list.
+ */
+const devicesDigest = (devices: readonly string[]) => ({ count: devices.length, sha256: createHash('sha256').update(JSON.stringify(devices)).digest('hex') });
+
 /** The user's fields of a plan, for the changelog's diff. */
-const inputOf = (plan: PlanInput): Record<string, unknown> => Object.fromEntries(INPUT_FIELDS.map((f) => [f, plan[f]]).filter(([, v]) => v !== undefined));
+const inputOf = (plan: PlanInput): Record<string, unknown> =>
+  Object.fromEntries(INPUT_FIELDS.map((f) => [f, f === 'devices' && plan.devices ? devicesDigest(plan.devices) : plan[f]]).filter(([, v]) => v !== undefined));
+
+/** The Update of a replace: every field of `after` but those it keeps, the optional ones it lacks removed. */
+const replaceUpdate = (after: StoredPlan) => {
+  const set = Object.entries(after).filter(([field, value]) => !KEPT_FIELDS.has(field) && value !== undefined);
+  const removed = OPTIONAL_FIELDS.filter((field) => after[field] === undefined);
+  const names = Object.fromEntries([...set.map(([field]) => field), ...removed].map((field) => [`#${field}`, field]));
+  const values = Object.fromEntries(set.map(([field, value]) => [`:${field}`, value]));
+  const expression = `SET ${set.map(([field]) => `#${field} = :${field}`).join(', ')}${removed.length ? ` REMOVE ${removed.map((f) => `#${f}`).join(', ')}` : ''}`;
+  return { UpdateExpression: expression, ExpressionAttributeNames: names, ExpressionAttributeValues: values };
+};
 
 const toPlan = (item: Record<string, unknown>): StoredPlan => {
   const { pk: _pk, sk: _sk, ...plan } = item;
@@ -173,17 +200,23 @@ export class PlanStore {
     );
   }
 
-  /** Replaces `before` with `after` (its revision one more), moving the name claim when the name changed, with a `replaced` entry. */
+  /**
+   * Replaces `before` with `after` (its revision one more), moving the name claim when the name
+   * changed, with a `replaced` entry. What runs write (`lastRun`, `lastBatch`, `scheduleSince`) is
+   * left as stored, so a run recorded since `before` was read is kept.
+   */
   async replace(before: StoredPlan, after: StoredPlan): Promise<void> {
     const renamed = before.name.toLowerCase() !== after.name.toLowerCase();
+    const update = replaceUpdate(after);
     await this.#transact(
       [
         {
-          Put: {
+          Update: {
             TableName: this.tableName,
-            Item: { pk: PLANS_PK, sk: planSk(after.planId), ...after },
-            ConditionExpression: 'revision = :revision',
-            ExpressionAttributeValues: { ':revision': before.revision },
+            Key: { pk: PLANS_PK, sk: planSk(after.planId) },
+            ...update,
+            ConditionExpression: 'revision = :before',
+            ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ':before': before.revision },
           },
         },
         this.#claim(after.name, after.planId),
@@ -215,10 +248,12 @@ export class PlanStore {
   }
 
   /**
-   * Records a run (started or skipped) as the plan's `lastRun`, with its changelog entry, if the
-   * last run is still `previous` (as read): of two runs that read the same plan, one records.
+   * Records a run (started or skipped) as the plan's `lastRun`, and a started one's batch as its
+   * `lastBatch`, with its changelog entry, if the last run is still `previous` (as read): of two
+   * runs that read the same plan, one records.
    */
   async recordRun(planId: string, previous: PlanRun | undefined, run: PlanRun, by: string): Promise<void> {
+    const batch = run.outcome === 'started' && run.batchId ? { batchId: run.batchId, at: run.at } : undefined;
     const changes = Object.entries(run).map(([field, to]) => ({ field, to }));
     await this.#transact(
       [
@@ -226,9 +261,9 @@ export class PlanStore {
           Update: {
             TableName: this.tableName,
             Key: { pk: PLANS_PK, sk: planSk(planId) },
-            UpdateExpression: 'SET lastRun = :run',
+            UpdateExpression: `SET lastRun = :run${batch ? ', lastBatch = :batch' : ''}`,
             ConditionExpression: previous ? 'lastRun.#at = :at' : 'attribute_exists(pk) AND attribute_not_exists(lastRun)',
-            ExpressionAttributeValues: { ':run': run, ...(previous ? { ':at': previous.at } : {}) },
+            ExpressionAttributeValues: { ':run': run, ...(batch ? { ':batch': batch } : {}), ...(previous ? { ':at': previous.at } : {}) },
             ...(previous ? { ExpressionAttributeNames: { '#at': 'at' } } : {}),
           },
         },

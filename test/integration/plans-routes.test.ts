@@ -7,6 +7,7 @@
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createAdapterStore } from '../../functions/adapters/store.js';
 import { liveRoutes } from '../../functions/api/routes.js';
 import { emptyCounts } from '../../functions/compliance/model.js';
@@ -23,10 +24,15 @@ import { apiEvent, invoke, lambdaContext } from '../../tools/simulators/api-even
 const scheduler = vi.hoisted(() => ({
   held: new Map<string, { schedule?: string; timezone?: string; enabled: boolean }>(),
   down: false,
+  /** Runs once inside the next `put`, before the schedule is held: lets a test interleave another request. */
+  beforePut: undefined as (() => Promise<void>) | undefined,
 }));
 vi.mock('../../functions/plans/schedules.js', () => ({
   planSchedules: (): PlanSchedules => ({
     put: async (plan) => {
+      const before = scheduler.beforePut;
+      scheduler.beforePut = undefined;
+      await before?.();
       if (scheduler.down) throw Object.assign(new Error('the Scheduler is unavailable'), { name: 'InternalServerException' });
       if (!plan.schedule) scheduler.held.delete(plan.planId);
       else scheduler.held.set(plan.planId, { schedule: plan.schedule, timezone: plan.timezone, enabled: plan.enabled });
@@ -52,6 +58,8 @@ let treeId: string;
 const executions: string[] = [];
 const handlers: Record<string, Handler> = {};
 let runScheduled: typeof import('../../functions/plans/handlers/scheduled-run.js').handler;
+let scheduledRun: typeof import('../../functions/plans/handlers/scheduled-run.js');
+let planDeps: typeof import('../../functions/plans/handlers/deps.js').planDeps;
 
 const call = (operationId: string, input: Parameters<typeof apiEvent>[0]) => {
   const route = liveRoutes.find((r) => r.operationId === operationId)!;
@@ -142,7 +150,9 @@ beforeAll(async () => {
   handlers['putCompliancePlan'] = (await import('../../functions/plans/handlers/put.js')).handler as Handler;
   handlers['deleteCompliancePlan'] = (await import('../../functions/plans/handlers/delete.js')).handler as Handler;
   handlers['runCompliancePlan'] = (await import('../../functions/plans/handlers/run.js')).handler as Handler;
-  runScheduled = (await import('../../functions/plans/handlers/scheduled-run.js')).handler;
+  scheduledRun = await import('../../functions/plans/handlers/scheduled-run.js');
+  runScheduled = scheduledRun.handler;
+  planDeps = (await import('../../functions/plans/handlers/deps.js')).planDeps;
 }, 60_000);
 
 afterAll(async () => {
@@ -152,6 +162,7 @@ afterAll(async () => {
 
 beforeEach(() => {
   scheduler.down = false;
+  scheduler.beforePut = undefined;
   executions.length = 0;
 });
 
@@ -183,7 +194,16 @@ describe('POST /configuration_manager/compliance_plans', () => {
     expect(res.headers['Location']).toBe(`/v1${COLLECTION}/${plan.planId}`);
     expect(scheduler.held.get(plan.planId)).toEqual({ schedule: 'cron(0 2 * * ? *)', timezone: 'Europe/Berlin', enabled: true });
     expect(await trail(plan.planId)).toEqual([
-      { action: 'created', by: 'ops', fields: expect.objectContaining({ name: 'Core nightly', schedule: 'cron(0 2 * * ? *)', devices: ['r1'] }) },
+      {
+        action: 'created',
+        by: 'ops',
+        fields: expect.objectContaining({
+          name: 'Core nightly',
+          schedule: 'cron(0 2 * * ? *)',
+          'devices.count': 1,
+          'devices.sha256': expect.stringMatching(/^[0-9a-f]{64}$/),
+        }),
+      },
     ]);
   });
 
@@ -420,12 +440,6 @@ describe('the scheduled run', () => {
     expect(executions).toEqual([]);
   });
 
-  it('skips a plan whose last batch still runs', async () => {
-    const plan = await created();
-    expect((await run(plan.planId)).status).toBe(202);
-    expect(await runScheduled({ planId: plan.planId })).toMatchObject({ outcome: 'skipped', reason: expect.stringMatching(/still running/) });
-  });
-
   it('removes the schedule of a plan that is gone', async () => {
     scheduler.held.set(MISSING, { schedule: 'rate(1 day)', enabled: true });
     expect(await runScheduled({ planId: MISSING })).toEqual({ outcome: 'no-plan' });
@@ -434,5 +448,138 @@ describe('the scheduled run', () => {
 
   it('ignores an event without a plan id', async () => {
     expect(await runScheduled({} as never)).toEqual({ outcome: 'bad-event' });
+  });
+});
+
+describe('a plan runs one batch at a time', () => {
+  it('keeps refusing a run while its batch runs, after the schedule skipped', async () => {
+    const plan = await created({ devices: ['r2'] });
+    const first = await run(plan.planId);
+    expect(first.status).toBe(202);
+    const { batchId } = first.body as { batchId: string };
+    expect(await runScheduled({ planId: plan.planId })).toMatchObject({ outcome: 'skipped', reason: expect.stringMatching(/still running/) });
+    expect((await get(plan.planId)).body).toMatchObject({ lastRun: { outcome: 'skipped' }, lastBatch: { batchId } });
+
+    const second = await run(plan.planId);
+    expect(second.status).toBe(409);
+    expect((second.body as { type: string }).type).toBe('urn:netconfig:problem:plan-running');
+    expect(await runScheduled({ planId: plan.planId })).toMatchObject({ outcome: 'skipped', reason: expect.stringMatching(batchId) });
+    await lambda.idle();
+    expect(executions).toEqual([`batch-${batchId}`]);
+  });
+
+  it('skips every firing of the schedule while the batch it started runs', async () => {
+    const plan = await created();
+    const first = await runScheduled({ planId: plan.planId });
+    expect(first).toMatchObject({ outcome: 'started' });
+    expect(await runScheduled({ planId: plan.planId })).toMatchObject({ outcome: 'skipped' });
+    expect(await runScheduled({ planId: plan.planId })).toMatchObject({ outcome: 'skipped' });
+    await lambda.idle();
+    expect(executions).toHaveLength(1);
+    await finish((first as { batchId: string }).batchId);
+    expect(await runScheduled({ planId: plan.planId })).toMatchObject({ outcome: 'started' });
+  });
+
+  it("keeps a run recorded between a replace's read and its write", async () => {
+    const plan = await created({ devices: ['r2'] });
+    const { createPlanStore } = await import('../../functions/plans/store.js');
+    const store = createPlanStore(documentClient, tables['compliance']!);
+    const before = (await store.get(plan.planId))!;
+    const started = await run(plan.planId);
+    expect(started.status).toBe(202);
+    const { batchId } = started.body as { batchId: string };
+    await store.replace(before, { ...before, name: `${before.name} renamed`, revision: before.revision + 1 });
+
+    expect((await get(plan.planId)).body).toMatchObject({ name: `${before.name} renamed`, lastRun: { batchId }, lastBatch: { batchId } });
+    expect((await run(plan.planId)).status).toBe(409);
+  });
+
+  it("records a scheduled run that lost the race to a user's run as skipped, not as an error", async () => {
+    const plan = await created({ devices: ['r2'] });
+    const deps = planDeps();
+    let raced: Awaited<ReturnType<typeof run>> | undefined;
+    const racing = {
+      ...deps,
+      adapters: {
+        get: async (name: string) => {
+          raced ??= await run(plan.planId);
+          return deps.adapters.get(name);
+        },
+      },
+    };
+    const result = await scheduledRun.runScheduled({ planId: plan.planId }, racing);
+    expect(raced?.status).toBe(202);
+    expect(result).toMatchObject({ trigger: 'schedule', outcome: 'skipped', reason: expect.stringMatching(/same time/) });
+    const shown = (await get(plan.planId)).body as Plan;
+    expect(shown).toMatchObject({ lastRun: { outcome: 'skipped' }, lastBatch: { batchId: (raced!.body as { batchId: string }).batchId } });
+    expect((await trail(plan.planId)).map((e) => e.action).sort()).toEqual(['created', 'run-skipped', 'run-started']);
+  });
+});
+
+describe('plans the checks did not foresee', () => {
+  it('refuses a rate interval over ten years (400 naming schedule) and stores nothing', async () => {
+    const res = await create(planBody({ name: 'far future', schedule: 'rate(99999999999 days)' }));
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ errors: [{ field: 'schedule', message: expect.stringMatching(/at most 3650 days/) }] });
+    expect(((await list({ limit: '100' })).body as { items: Plan[] }).items.map((p) => p.name)).not.toContain('far future');
+  });
+
+  it('shows a plan whose stored schedule start is no date without a next run, never a 500', async () => {
+    const plan = await created({ schedule: 'rate(1 hour)', timezone: undefined });
+    await documentClient.send(
+      new UpdateCommand({
+        TableName: tables['compliance']!,
+        Key: { pk: 'PLANS', sk: `P#${plan.planId}` },
+        UpdateExpression: 'SET scheduleSince = :bad',
+        ExpressionAttributeValues: { ':bad': 'not a date' },
+      }),
+    );
+    const shown = await get(plan.planId);
+    expect(shown.status).toBe(200);
+    expect(shown.body).not.toHaveProperty('nextRunAt');
+    expect((await list({ limit: '100' })).status).toBe(200);
+  });
+
+  it('changes the devices of a plan naming 10,000 long names, the changelog keeping counts and digests', async () => {
+    const devices = Array.from({ length: 10_000 }, (_, i) => `edge-router-${String(i).padStart(6, '0')}-xyzw`);
+    const { handler: importTree } = await import('../../functions/trees/handlers/import.js');
+    // A node holds 1,000 devices at most: ten children hold them.
+    const children = Array.from({ length: 10 }, (_, n) => ({ name: `site-${n}`, devices: devices.slice(n * 1000, (n + 1) * 1000), rules: [] }));
+    const root = { name: 'base', devices: [], rules: [], children };
+    const body = { name: 'large golden', deviceType: 'cisco-ios', versions: [{ name: 'v1', variables: {}, root }] };
+    const imported = await invoke(
+      importTree as Handler,
+      apiEvent({ method: 'POST', resource: '/configuration_manager/import/configs', body, authorizer: ADMIN }),
+      lambdaContext(60_000),
+    );
+    expect(imported.status, JSON.stringify(imported.body).slice(0, 300)).toBe(201);
+    const large = (imported.body as { id: string }).id;
+    const plan = await created({ treeId: large, devices });
+    const changed = devices.slice(1).reverse();
+    const res = await put(plan.planId, planBody({ name: plan.name, treeId: large, devices: changed }));
+    expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(200);
+    expect((res.body as Plan).devices).toEqual(changed);
+    const entries = await listChangelog(documentClient, { kind: 'plan', name: plan.planId }, { limit: '10' }, tables['changelog']);
+    const replaced = entries.items.find((e) => e.action === 'replaced')!;
+    const sha256 = expect.stringMatching(/^[0-9a-f]{64}$/);
+    expect(replaced.changes).toEqual([
+      { field: 'devices.count', from: 10_000, to: 9_999 },
+      { field: 'devices.sha256', from: sha256, to: sha256 },
+    ]);
+  }, 60_000);
+});
+
+describe('a write racing a delete', () => {
+  it('answers 404 to a PUT whose plan was deleted while its schedule was written, and removes the schedule again', async () => {
+    const plan = await created();
+    let deleted: Awaited<ReturnType<typeof remove>> | undefined;
+    scheduler.beforePut = async () => {
+      deleted = await remove(plan.planId);
+    };
+    const res = await put(plan.planId, planBody({ name: plan.name, schedule: 'rate(1 day)' }));
+    expect(deleted?.status).toBe(204);
+    expect(res.status).toBe(404);
+    expect(scheduler.held.has(plan.planId)).toBe(false);
+    expect((await get(plan.planId)).status).toBe(404);
   });
 });

@@ -32,6 +32,8 @@ describe('checkSchedule', () => {
     'rate(12 hours)',
     'rate(1 day)',
     'rate(7 days)',
+    'rate(3650 days)',
+    'rate(87600 hours)',
   ])('accepts %s', (expression) => {
     expect(checkSchedule(expression)).toMatchObject({ ok: true, schedule: { expression } });
   });
@@ -60,6 +62,9 @@ describe('checkSchedule', () => {
     ['rate(0 minutes)', /positive integer/],
     ['rate(1 minutes)', /singular for 1 and plural otherwise/],
     ['rate(5 minute)', /singular for 1 and plural otherwise/],
+    ['rate(99999999999 days)', /interval is at most 3650 days/],
+    ['rate(3651 days)', /interval is at most 3650 days/],
+    ['rate(5256001 minutes)', /interval is at most 3650 days/],
     ['rate(5 weeks)', /unit minute\(s\), hour\(s\) or day\(s\)/],
     ['rate(-5 minutes)', /rate\(value unit\)/],
     ['rate(1.5 hours)', /rate\(value unit\)/],

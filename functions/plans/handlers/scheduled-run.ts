@@ -2,10 +2,10 @@
  * The target of plans' schedules (EventBridge Scheduler, or the local scheduler): runs the plan
  * named in the event as the caller `schedule`. A plan that is broken, disabled, still running its
  * last batch or whose adapter is stopped is skipped, the reason kept in its `lastRun` (and the
- * changelog); a skip is an answer, not an error, so the Scheduler does not retry it. A schedule
+ * changelog); a skip is an answer, not an error, so nothing retries it. A schedule
  * whose plan is gone is removed. Only a failure to read or write (the store, the compliance
- * engine) throws, and the Scheduler's retry then runs the plan once: a retry finds the batch
- * running and skips.
+ * engine) throws; Scheduler invokes asynchronously, so Lambda's retries then run the plan at most
+ * once (a retry finds the batch running and skips).
  *
  * Configuration: `COMPLIANCE_TABLE`, `TREES_TABLE`, `ADAPTERS_TABLE`, `CHANGELOG_TABLE`,
  * `PROFILES_TABLE`, `COMPLIANCE_FUNCTION` (the batch function's alias), and the schedules'
