@@ -9,7 +9,7 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Grade } from '../functions/compliance/grading.js';
-import { trendPointItem } from '../functions/compliance/history-items.js';
+import { devicePointItem, trendPointItem } from '../functions/compliance/history-items.js';
 import { createHistoryStore, type DeviceWrite } from '../functions/compliance/history-store.js';
 import { deviceStep, type CheckedDevice, type StoredState } from '../functions/compliance/history.js';
 import { createComplianceStore } from '../functions/compliance/store.js';
@@ -27,6 +27,8 @@ export const DEVICE_POINTS = 365;
 
 const DAY_MS = 86_400_000;
 const PLAN_ID = 'b0000000000000000000e537';
+/** A plan with no history: its trend is the floor (same route, same path through the gateway, no rows). */
+const EMPTY_PLAN_ID = 'b0000000000000000000e538';
 const DEVICE = 'bench-pe0';
 const RULES = ['ntp-servers', 'snmp-community', 'login-banner'];
 
@@ -62,9 +64,9 @@ const pool = async (count: number, concurrency: number, task: (i: number) => Pro
 };
 
 /**
- * Seeds the plan's history in the local stack's compliance table: the device's 365 daily points
- * and its state, and the trend points of the last 90 days. The days' writes run in parallel
- * but the last one, so that the `STATE` left is the last day's.
+ * Seeds the plan's history in the local stack's compliance table: the device's 365 daily points,
+ * the last day's written as the engine writes it (point, `STATE` computed over the year, delta
+ * row), and the trend points of the last 90 days.
  */
 export const seedPlanHistory = async (stack: LocalStack, now: number): Promise<{ planId: string; device: string }> => {
   const client = documentClientFor(new DynamoDBClient({ endpoint: stack.dynamodbEndpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }));
@@ -82,9 +84,9 @@ export const seedPlanHistory = async (stack: LocalStack, now: number): Promise<{
     writes.push({ checked, ...step });
     stored = step.state;
   }
-  const write = (day: number) => history.writeDevices(PLAN_ID, batchIdOf(day), [writes[day]!], expiry);
-  await pool(DEVICE_POINTS - 1, 8, write);
-  await write(DEVICE_POINTS - 1);
+  const last = writes.at(-1)!;
+  await batches.putItems(writes.slice(0, -1).map(({ checked: { device, ...point } }) => devicePointItem(PLAN_ID, device, point, expiry.history)));
+  await history.writeDevices(PLAN_ID, last.checked.batchId, [last], expiry);
   await batches.putItems(
     writes.slice(-TREND_POINTS).map(({ checked }) =>
       trendPointItem(
@@ -130,22 +132,32 @@ export const measureRead = async (
   return { route: `GET ${o.path}`, rows: o.expected, concurrency: o.concurrency, latency: summarize(samples), errors };
 };
 
-/** Seeds the plan and measures both reads on a started local stack. */
-export const measureHistoryReads = async (stack: LocalStack, o: { requests: number; concurrency: number }): Promise<HistoryReadRun[]> => {
+/** What the section measured: the seeding's time, the floor (an empty trend) and the two reads. */
+export interface HistoryReads {
+  readonly seedSeconds: number;
+  readonly floor: HistoryReadRun;
+  readonly trend: HistoryReadRun;
+  readonly device: HistoryReadRun;
+}
+
+/**
+ * Seeds the plan and measures, on a started local stack, the trend of a plan without history
+ * (the floor: gateway, authorizer, function and one empty Query), then both reads.
+ */
+export const measureHistoryReads = async (stack: LocalStack, o: { requests: number; concurrency: number }): Promise<HistoryReads> => {
+  const t0 = performance.now();
   const { planId, device } = await seedPlanHistory(stack, Date.now());
+  const seedSeconds = (performance.now() - t0) / 1000;
   const base = `/configuration_manager/compliance_plans/${planId}`;
   const common = { requests: o.requests, warmup: 2 * o.concurrency, concurrency: o.concurrency };
-  const trend = await measureRead(stack, {
-    ...common,
-    path: `${base}/trend`,
-    rows: (b) => (b as { items?: unknown[] }).items?.length ?? -1,
-    expected: TREND_POINTS,
-  });
+  const trendRows = (b: unknown) => (b as { items?: unknown[] }).items?.length ?? -1;
+  const floor = await measureRead(stack, { ...common, path: `/configuration_manager/compliance_plans/${EMPTY_PLAN_ID}/trend`, rows: trendRows, expected: 0 });
+  const trend = await measureRead(stack, { ...common, path: `${base}/trend`, rows: trendRows, expected: TREND_POINTS });
   const deviceRun = await measureRead(stack, {
     ...common,
     path: `${base}/devices/${device}?limit=${DEVICE_POINTS}`,
     rows: (b) => (b as { points?: unknown[] }).points?.length ?? -1,
     expected: DEVICE_POINTS,
   });
-  return [trend, deviceRun];
+  return { seedSeconds, floor, trend, device: deviceRun };
 };
