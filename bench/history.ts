@@ -8,6 +8,7 @@
  * the device's 365 points in one page, each answer checked for its row count.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Grade } from '../functions/compliance/grading.js';
 import { devicePointItem, trendPointItem } from '../functions/compliance/history-items.js';
 import { createHistoryStore, type DeviceWrite } from '../functions/compliance/history-store.js';
@@ -68,10 +69,7 @@ const pool = async (count: number, concurrency: number, task: (i: number) => Pro
  * the last day's written as the engine writes it (point, `STATE` computed over the year, delta
  * row), and the trend points of the last 90 days.
  */
-export const seedPlanHistory = async (stack: LocalStack, now: number): Promise<{ planId: string; device: string }> => {
-  const client = documentClientFor(new DynamoDBClient({ endpoint: stack.dynamodbEndpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }));
-  const table = stack.tables['compliance'];
-  if (!table) throw new Error('the local stack has no compliance table');
+export const seedPlanHistory = async (client: DynamoDBDocumentClient, table: string, now: number): Promise<{ planId: string; device: string }> => {
   const batches = createComplianceStore(client, table);
   const history = createHistoryStore(batches, client, table);
   const expiry = { history: Math.floor(now / 1000) + 400 * 86_400, batch: Math.floor(now / 1000) + 30 * 86_400 };
@@ -146,7 +144,10 @@ export interface HistoryReads {
  */
 export const measureHistoryReads = async (stack: LocalStack, o: { requests: number; concurrency: number }): Promise<HistoryReads> => {
   const t0 = performance.now();
-  const { planId, device } = await seedPlanHistory(stack, Date.now());
+  const table = stack.tables['compliance'];
+  if (!table) throw new Error('the local stack has no compliance table');
+  const client = documentClientFor(new DynamoDBClient({ endpoint: stack.dynamodbEndpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }));
+  const { planId, device } = await seedPlanHistory(client, table, Date.now());
   const seedSeconds = (performance.now() - t0) / 1000;
   const base = `/configuration_manager/compliance_plans/${planId}`;
   const common = { requests: o.requests, warmup: 2 * o.concurrency, concurrency: o.concurrency };
