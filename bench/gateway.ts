@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../infra/paths.js';
-import { startLocalStack } from '../tools/local/start.js';
+import { startLocalStack, type LocalStack } from '../tools/local/start.js';
 
 export interface GatewayRun {
   readonly connections: number;
@@ -63,16 +63,16 @@ const autocannon = (node: string, url: string, headers: Record<string, string>, 
     });
   });
 
-/** Starts the local stack on the given assembly, loads it, stops it. */
-export const measureGateway = async (o: {
-  node: string;
-  cdkOut: string;
-  treeId: string;
-  connections: number;
-  seconds: number;
-  warmupSeconds: number;
-  log: (line: string) => void;
-}): Promise<GatewayRun> => {
+/**
+ * Runs `use` against the local stack (`npm start`'s `startLocalStack`) serving an assembly, in a
+ * data directory of its own without the NSO simulator, then stops it and removes the data.
+ * `logTail` gives the last 50 function and gateway lines, for an error message only (a load
+ * makes many).
+ */
+export const withLocalStack = async <T>(
+  o: { readonly cdkOut: string; readonly sampleData: boolean },
+  use: (stack: LocalStack, logTail: () => string) => Promise<T>,
+): Promise<T> => {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'netconfig-bench-local-'));
   const lines: string[] = [];
   const stack = await startLocalStack({
@@ -80,18 +80,35 @@ export const measureGateway = async (o: {
     dataDir,
     port: 0,
     simulator: false,
-    sampleData: true,
-    // Function and gateway logs are kept for an error message only: 50 connections make many.
+    sampleData: o.sampleData,
     log: (label, _stream, line) => {
       lines.push(`[${label}] ${line}`);
       if (lines.length > 50) lines.shift();
     },
   });
   try {
+    return await use(stack, () => lines.join('\n'));
+  } finally {
+    await stack.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+};
+
+/** Starts the local stack on the given assembly, loads it, stops it. */
+export const measureGateway = (o: {
+  node: string;
+  cdkOut: string;
+  treeId: string;
+  connections: number;
+  seconds: number;
+  warmupSeconds: number;
+  log: (line: string) => void;
+}): Promise<GatewayRun> =>
+  withLocalStack({ cdkOut: o.cdkOut, sampleData: true }, async (stack, logTail) => {
     const url = `${stack.baseUrl}/configuration_manager/configs/${o.treeId}`;
     const headers = { Authorization: `Bearer ${stack.token(['apiread'])}` };
     const probe = await fetch(url, { headers });
-    if (probe.status !== 200) throw new Error(`the local gateway answered ${probe.status}: ${await probe.text()}\n${lines.join('\n')}`);
+    if (probe.status !== 200) throw new Error(`the local gateway answered ${probe.status}: ${await probe.text()}\n${logTail()}`);
     o.log(`local gateway on ${stack.baseUrl}: warming up for ${o.warmupSeconds} s, then ${o.connections} connections for ${o.seconds} s…`);
     await autocannon(o.node, url, headers, o.connections, o.warmupSeconds);
     const run = await autocannon(o.node, url, headers, o.connections, o.seconds);
@@ -105,8 +122,4 @@ export const measureGateway = async (o: {
       timeouts: run.timeouts,
       non2xx: run.non2xx,
     };
-  } finally {
-    await stack.stop();
-    rmSync(dataDir, { recursive: true, force: true });
-  }
-};
+  });

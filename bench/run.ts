@@ -8,7 +8,7 @@
  *   --rounds N      cold starts per variant (default 20)
  *   --calls N       measured warm calls per variant (default 10000; the relay makes a fifth of it)
  *   --seconds N     local gateway load duration (default 10)
- *   --skip LIST     comma-separated sections to leave out: start, cold, warm, gateway, compliance, remediation, rules, csv
+ *   --skip LIST     comma-separated sections to leave out: start, cold, warm, gateway, history, compliance, remediation, rules, csv
  *   --start-rounds N  fresh + warm `npm start` pairs of the start section (default 1)
  *   --devices N     simulated devices of the compliance section (default 10000)
  *   --cpu-prof DIR  also write one CPU profile per cold variant into DIR (for finding out why)
@@ -35,7 +35,8 @@ import { REMEDIATION_RESULT_PREFIX, VARIANTS as REMEDIATION_VARIANTS, remediatio
 import { RULES_RESULT_PREFIX, type RulesRun } from './rules.js';
 import { CSV_RESULT_PREFIX, type CsvRun } from './csv-export.js';
 import { START_RESULT_PREFIX, START_TARGETS, type StartRun } from './start.js';
-import { measureGateway, type GatewayRun } from './gateway.js';
+import { measureGateway, withLocalStack, type GatewayRun } from './gateway.js';
+import { DEVICE_POINTS, HISTORY_P99_LIMIT_MS, measureHistoryReads, TREND_POINTS, type HistoryReads } from './history.js';
 import { SIMULATOR_ADAPTER, startServices, type Services } from './services.js';
 import { atMost, formatBytes, formatNumber, formatTable, median, pairedDifferences, ratio, summarize, type Summary, type TargetResult } from './stats.js';
 import { measureAuthorizerWarm, measureRelayWarm, measureTreesWarm } from './warm.js';
@@ -70,7 +71,7 @@ const CALLS = positive('calls', options.calls);
 const SECONDS = positive('seconds', options.seconds);
 const SKIP = new Set(options.skip.split(',').filter(Boolean));
 const START_ROUNDS = positive('start-rounds', options['start-rounds']);
-const SECTIONS = ['start', 'cold', 'warm', 'gateway', 'compliance', 'remediation', 'rules', 'csv'];
+const SECTIONS = ['start', 'cold', 'warm', 'gateway', 'history', 'compliance', 'remediation', 'rules', 'csv'];
 for (const s of SKIP) if (!SECTIONS.includes(s)) throw new Error(`--skip knows ${SECTIONS.join(', ')}, not ${s}`);
 
 const started = Date.now();
@@ -657,6 +658,57 @@ try {
             ['right'],
           ),
       );
+    }
+  }
+
+  if (!SKIP.has('history')) {
+    // ── 6b. Plan history through the local gateway ────────────────────────────────────────
+    const requests = 300;
+    const concurrency = 4;
+    say(`history: a plan's ${TREND_POINTS}-point trend and a device's ${DEVICE_POINTS} daily points, ${requests} requests each, ${concurrency} clients…`);
+    const names = [`${TREND_POINTS} trend points, one page`, `${DEVICE_POINTS} daily device points, one page`];
+    try {
+      const reads: HistoryReads = await withLocalStack({ cdkOut: stack.assembly.outDir, sampleData: false }, (local) =>
+        measureHistoryReads(local, { requests, concurrency }),
+      );
+      output['history'] = reads;
+      [reads.trend, reads.device].forEach((run, i) => {
+        targets.push(atMost(`history: ${names[i]}, p99 through the local gateway`, run.latency.p99, HISTORY_P99_LIMIT_MS, ' ms', 1));
+        targets.push({ name: `history: ${names[i]}, wrong answers in ${run.latency.n}`, measured: String(run.errors), limit: '= 0', pass: run.errors === 0 });
+      });
+      targets.push({
+        name: '  (information) history: the same route for a plan without history (gateway, authorizer, one empty Query), p99',
+        measured: `${ms(reads.floor.latency.p99)} ms`,
+        limit: 'information',
+        pass: true,
+      });
+      tables.push(
+        `Plan history through the local gateway (npm start), ${concurrency} clients, ${requests} requests per route after a warm-up; seeded in ${ms(reads.seedSeconds)} s\n` +
+          formatTable(
+            ['route', 'rows', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'wrong answers'],
+            [reads.floor, reads.trend, reads.device].map((r) => [
+              r.route,
+              String(r.rows),
+              ms(r.latency.p50),
+              ms(r.latency.p90),
+              ms(r.latency.p99),
+              ms(r.latency.max),
+              String(r.errors),
+            ]),
+            ['left', 'right'],
+          ),
+      );
+    } catch (error) {
+      say(`history measurement failed: ${(error as Error).message}`);
+      output['history'] = { error: (error as Error).message };
+      for (const name of names) {
+        targets.push({
+          name: `history: ${name}, p99 through the local gateway`,
+          measured: 'failed to run',
+          limit: `≤ ${HISTORY_P99_LIMIT_MS} ms`,
+          pass: false,
+        });
+      }
     }
   }
 

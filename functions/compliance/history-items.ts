@@ -3,7 +3,7 @@
  * layout): shared by the batch store, which writes a plan batch's trend point with the batch, and
  * the history store.
  */
-import type { DeltaChange, TrendPoint } from './history-model.js';
+import type { DeltaChange, DevicePoint, TrendPoint } from './history-model.js';
 
 /** The partition of a plan's trend. */
 export const trendPk = (planId: string): string => `P#${planId}`;
@@ -30,5 +30,13 @@ export const trendPointItem = (planId: string, point: Omit<TrendPoint, 'delta'> 
   grades: point.grades,
   totals: point.totals,
   ...(point.delta ? { delta: point.delta } : {}),
+  expiresAt,
+});
+
+/** A device's point of one batch: its item in the device's partition. */
+export const devicePointItem = (planId: string, device: string, point: DevicePoint, expiresAt: number) => ({
+  pk: devicePk(planId, device),
+  sk: pointSk(point.at, point.batchId),
+  ...point,
   expiresAt,
 });

@@ -15,7 +15,7 @@ import { BatchGetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClie
 import { documentClient } from '../platform/dynamo.js';
 import { requiredEnv } from '../platform/env.js';
 import type { Grade } from './grading.js';
-import { deltaSk, devicePk, pointSk, STATE_SK, trendPk, trendPointItem, trendSk } from './history-items.js';
+import { deltaSk, devicePk, devicePointItem, STATE_SK, trendPk, trendPointItem, trendSk } from './history-items.js';
 import { DELTA_CHANGES, type DeltaChange, type DeltaCounts, type DeltaRow, type DevicePoint, type TrendPoint } from './history-model.js';
 import { emptyDelta, type CheckedDevice, type DeviceState, type StoredState } from './history.js';
 import type { Batch, BatchKind, BatchStatus } from './model.js';
@@ -147,10 +147,9 @@ export class HistoryStore {
   ): Promise<void> {
     const items: Record<string, unknown>[] = [];
     for (const { checked, state, change, from } of writes) {
-      const pk = devicePk(planId, checked.device);
-      const { device: _device, ...point } = checked;
-      items.push({ pk, sk: pointSk(checked.at, batchId), ...point, expiresAt: expiry.history });
-      items.push({ pk, sk: STATE_SK, state: JSON.stringify(state), expiresAt: expiry.history });
+      const { device, ...point } = checked;
+      items.push(devicePointItem(planId, device, point, expiry.history));
+      items.push({ pk: devicePk(planId, device), sk: STATE_SK, state: JSON.stringify(state), expiresAt: expiry.history });
       if (change) {
         const row: DeltaRow = { device: checked.device, change, ...(from ? { from } : {}), to: checked.grade, reportId: checked.reportId };
         items.push({ pk: batchPk(batchId), sk: deltaSk(change, checked.device), ...row, expiresAt: expiry.batch });
