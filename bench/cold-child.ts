@@ -6,7 +6,9 @@
  *
  * Arguments: the bundle's file URL, the exported handler's name, the event (base64url JSON),
  * the function's timeout in seconds (for `getRemainingTimeInMillis`), and `probe` for an
- * untimed run that counts run-time compilations instead. Kept tiny and free of imports: whatever this file costs is paid by every variant.
+ * untimed run that counts run-time compilations instead. A handler that streams (marked by
+ * `awslambda.streamifyResponse`) is called with a response stream, as Lambda's runtime does. Kept
+ * tiny and free of imports: whatever this file costs is paid by every variant.
  */
 interface LambdaResult {
   readonly statusCode?: number;
@@ -34,6 +36,43 @@ if (mode === 'probe') {
     });
   globalThis.Function = count(Function);
 }
+// What Lambda's Node.js runtime gives a streaming handler (`awslambda.streamifyResponse`,
+// `HttpResponseStream.from`), inline as tools/local/lambda-worker.ts has it: handlers that stream
+// (the CSV exports) wrap themselves with it when their module loads.
+const STREAMING = Symbol('streaming');
+const lambdaGlobal = ((globalThis as { awslambda?: Record<string, unknown> }).awslambda ??= {});
+lambdaGlobal['streamifyResponse'] ??= <T extends object>(handler: T): T => Object.assign(handler, { [STREAMING]: true });
+lambdaGlobal['HttpResponseStream'] ??= {
+  from: (stream: NodeJS.WritableStream, metadata: unknown) => {
+    stream.write(JSON.stringify(metadata));
+    stream.write(new Uint8Array(8));
+    return stream;
+  },
+};
+
+/** Calls a streaming handler with a response stream and reads its answer back as a proxy result (status and body). */
+const callStreaming = async (handler: (...args: unknown[]) => Promise<unknown>, input: unknown, context: unknown): Promise<LambdaResult> => {
+  const chunks: Buffer[] = [];
+  const { Writable } = process.getBuiltinModule('node:stream');
+  const stream = Object.assign(
+    new Writable({
+      write(chunk: Buffer | string, _encoding, done) {
+        chunks.push(Buffer.from(chunk));
+        done();
+      },
+    }),
+    { setContentType: () => undefined },
+  );
+  const finished = new Promise((resolve) => stream.once('finish', resolve));
+  await handler(input, stream, context);
+  if (!stream.writableEnded) stream.end();
+  await finished;
+  const bytes = Buffer.concat(chunks);
+  const split = bytes.indexOf(Buffer.alloc(8));
+  const metadata = JSON.parse(bytes.subarray(0, split).toString('utf8')) as { statusCode?: number };
+  return { ...(metadata.statusCode === undefined ? {} : { statusCode: metadata.statusCode }), body: bytes.subarray(split + 8).toString('utf8') };
+};
+
 const event: unknown = JSON.parse(Buffer.from(encodedEvent, 'base64url').toString('utf8'));
 const timeoutMs = Number(timeoutSeconds) * 1000;
 
@@ -66,7 +105,9 @@ try {
     fail: () => undefined,
     succeed: () => undefined,
   };
-  const result = await handler(event, context);
+  const result = (handler as unknown as Record<symbol, unknown>)[STREAMING]
+    ? await callStreaming(handler as unknown as (...args: unknown[]) => Promise<unknown>, event, context)
+    : await handler(event, context);
   const answered = performance.now();
   const cpu = process.cpuUsage();
   report({

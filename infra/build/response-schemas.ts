@@ -14,6 +14,7 @@ import { CONFIG_SOURCES } from '../../functions/configs/model.js';
 import { importBody, ruleSchema, variablesSchema } from '../../functions/trees/schemas.js';
 import { CHANGE_ACTIONS, SUBJECT_KINDS } from '../../functions/runtime/changelog.js';
 import { REMEDIATION_ID_PATTERN } from '../../functions/remediation/model.js';
+import { PLAN_ID_PATTERN } from '../../functions/plans/model.js';
 import { LOG_LEVELS } from '../../functions/platform/logger.js';
 import { ADAPTER_BODY } from '../../functions/adapters/schemas.js';
 
@@ -94,6 +95,7 @@ export const responseComponents: Record<string, JsonSchema> = {
       kind: { enum: [...BATCH_KINDS], description: 'A `compliance` batch has its tree version (`treeId`, `version`); a `backup` has none' },
       treeId: { type: 'string', pattern: TREE_ID_PATTERN.source },
       version: { type: 'string' },
+      planId: { type: 'string', pattern: PLAN_ID_PATTERN, description: 'The compliance plan the batch ran for, if any' },
       adapterId: { type: 'string' },
       status: { enum: [...BATCH_STATUSES] },
       total: COUNT,
