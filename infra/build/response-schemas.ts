@@ -14,7 +14,9 @@ import { CONFIG_SOURCES } from '../../functions/configs/model.js';
 import { importBody, ruleSchema, variablesSchema } from '../../functions/trees/schemas.js';
 import { CHANGE_ACTIONS, SUBJECT_KINDS } from '../../functions/runtime/changelog.js';
 import { REMEDIATION_ID_PATTERN } from '../../functions/remediation/model.js';
-import { PLAN_ID_PATTERN } from '../../functions/plans/model.js';
+import { PLAN_BROKEN_REASONS, PLAN_ID_PATTERN } from '../../functions/plans/model.js';
+import { planBody } from '../../functions/plans/schemas.js';
+import { DELTA_CHANGES } from '../../functions/compliance/history-model.js';
 import { LOG_LEVELS } from '../../functions/platform/logger.js';
 import { ADAPTER_BODY } from '../../functions/adapters/schemas.js';
 
@@ -22,12 +24,29 @@ const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}
 const ISO_TIME = { type: 'string', format: 'date-time' } as const;
 const COUNT = { type: 'integer', minimum: 0 } as const;
 const BATCH_ID = { type: 'string', pattern: BATCH_ID_PATTERN } as const;
+const PLAN_ID = { type: 'string', pattern: PLAN_ID_PATTERN } as const;
+const REPORT_ID = { type: 'string', pattern: REPORT_ID_PATTERN } as const;
+const GRADE = { enum: [...GRADES] } as const;
+/** Devices by grade, every grade present. */
+const GRADE_COUNTS: JsonSchema = {
+  type: 'object',
+  required: [...GRADES],
+  additionalProperties: false,
+  properties: Object.fromEntries(GRADES.map((g) => [g, COUNT])),
+};
 /** What starting a remediation run or its rollback answers. */
 const STARTED_REMEDIATION: JsonSchema = {
   type: 'object',
   required: ['remediationId', 'status', 'devices'],
   additionalProperties: false,
   properties: { remediationId: { type: 'string', pattern: REMEDIATION_ID_PATTERN }, status: { const: 'running' }, devices: COUNT },
+};
+/** What starting a compliance batch (directly or by running a plan) answers. */
+const STARTED_BATCH: JsonSchema = {
+  type: 'object',
+  required: ['batchId', 'status', 'total'],
+  additionalProperties: false,
+  properties: { batchId: BATCH_ID, status: { const: 'running' }, total: COUNT },
 };
 const NEXT = { type: 'string', description: 'Continuation token for the next page (`cursor`); absent on the last page' } as const;
 
@@ -95,17 +114,130 @@ export const responseComponents: Record<string, JsonSchema> = {
       kind: { enum: [...BATCH_KINDS], description: 'A `compliance` batch has its tree version (`treeId`, `version`); a `backup` has none' },
       treeId: { type: 'string', pattern: TREE_ID_PATTERN.source },
       version: { type: 'string' },
-      planId: { type: 'string', pattern: PLAN_ID_PATTERN, description: 'The compliance plan the batch ran for, if any' },
+      planId: { ...PLAN_ID, description: 'The compliance plan the batch ran for, if any' },
       adapterId: { type: 'string' },
       status: { enum: [...BATCH_STATUSES] },
       total: COUNT,
       done: COUNT,
       totals: ref('RuleTotals'),
-      grades: { type: 'object', required: [...GRADES], additionalProperties: false, properties: Object.fromEntries(GRADES.map((g) => [g, COUNT])) },
+      grades: GRADE_COUNTS,
       sync: { enum: [...SYNC_MODES], description: 'What NSO was asked before each device was graded (`none` for a batch started before sync modes)' },
       started: ISO_TIME,
       finished: ISO_TIME,
       reason: { type: 'string', description: 'Why a failed batch failed' },
+    },
+  },
+  CompliancePlan: {
+    description: 'A compliance plan: the fields written, who wrote them when, its last run, its next scheduled run, and whether it is broken.',
+    type: 'object',
+    required: [...(planBody['required'] as string[]), 'planId', 'createdAt', 'createdBy', 'updatedAt', 'updatedBy'],
+    additionalProperties: false,
+    properties: {
+      planId: PLAN_ID,
+      ...(planBody['properties'] as Record<string, JsonSchema>),
+      createdAt: ISO_TIME,
+      createdBy: { type: 'string', description: 'The token subject of who created the plan' },
+      updatedAt: ISO_TIME,
+      updatedBy: { type: 'string', description: 'The token subject of who wrote the plan last' },
+      lastRun: {
+        type: 'object',
+        description: 'The last run, by a user or the schedule: started a batch (`batchId`) or skipped (`reason`)',
+        required: ['at', 'trigger', 'outcome'],
+        additionalProperties: false,
+        properties: {
+          at: ISO_TIME,
+          trigger: { enum: ['user', 'schedule'] },
+          outcome: { enum: ['started', 'skipped'] },
+          batchId: BATCH_ID,
+          reason: { type: 'string', description: 'Why the run was skipped' },
+        },
+      },
+      lastBatch: {
+        type: 'object',
+        description: 'The last batch a run started (kept when later runs are skipped): while it runs, the plan is not run again',
+        required: ['batchId', 'at'],
+        additionalProperties: false,
+        properties: { batchId: BATCH_ID, at: ISO_TIME },
+      },
+      nextRunAt: { ...ISO_TIME, description: 'When the schedule fires next (enabled plans with a schedule, once the schedule is written)' },
+      broken: {
+        type: 'object',
+        description: "Present when the plan's tree, version or adapter is gone: it is not run, by a user or the schedule",
+        required: ['reason', 'detail'],
+        additionalProperties: false,
+        properties: { reason: { enum: [...PLAN_BROKEN_REASONS] }, detail: { type: 'string' } },
+      },
+      schedulePending: {
+        const: true,
+        description: 'The plan was saved but its schedule could not be written (the write answered 503): writing the plan again (`PUT`) writes it',
+      },
+    },
+  },
+  DeltaCounts: {
+    description: 'Devices of a delta by class: newly failing, fixed, another grade change, new and gone.',
+    type: 'object',
+    required: [...DELTA_CHANGES],
+    additionalProperties: false,
+    properties: Object.fromEntries(DELTA_CHANGES.map((c) => [c, COUNT])),
+  },
+  DeltaRow: {
+    description: "One device of a delta: how its grade moved from the plan's previous completed batch to this one.",
+    type: 'object',
+    required: ['device', 'change'],
+    additionalProperties: false,
+    properties: {
+      device: { type: 'string' },
+      change: { enum: [...DELTA_CHANGES] },
+      from: { ...GRADE, description: 'The grade in the previous batch (absent for `new`)' },
+      to: { ...GRADE, description: 'The grade in this batch (absent for `gone`)' },
+      reportId: { ...REPORT_ID, description: "This batch's report of the device (absent for `gone`)" },
+    },
+  },
+  TrendPoint: {
+    description: 'One batch of a plan in its trend: its time, status, device counts by grade, rule totals and delta counts.',
+    type: 'object',
+    required: ['batchId', 'kind', 'status', 'started', 'total', 'grades', 'totals'],
+    additionalProperties: false,
+    properties: {
+      batchId: BATCH_ID,
+      kind: { enum: [...BATCH_KINDS] },
+      status: { enum: [...BATCH_STATUSES] },
+      started: ISO_TIME,
+      finished: ISO_TIME,
+      total: { ...COUNT, description: 'Devices in the batch' },
+      grades: GRADE_COUNTS,
+      totals: ref('RuleTotals'),
+      delta: { ...ref('DeltaCounts'), description: "Completed batches: against the plan's previous completed batch" },
+    },
+  },
+  DevicePoint: {
+    description: "One batch's grade of a device in its history.",
+    type: 'object',
+    required: ['batchId', 'at', 'grade'],
+    additionalProperties: false,
+    properties: {
+      batchId: BATCH_ID,
+      at: { ...ISO_TIME, description: 'When the device was checked' },
+      grade: GRADE,
+      score: { type: 'number', minimum: 0, maximum: 100, description: 'Absent for grades error and out-of-sync' },
+      failing: {
+        type: 'array',
+        items: { type: 'string' },
+        description: 'Ids of the rules that failed (absent for `error` and `out-of-sync`: no rule was evaluated)',
+      },
+      reportId: REPORT_ID,
+    },
+  },
+  DeviceRuleState: {
+    description: "A rule's state on a device over the plan's completed batches.",
+    type: 'object',
+    required: ['ruleId', 'failing', 'lastChangedAt'],
+    additionalProperties: false,
+    properties: {
+      ruleId: { type: 'string' },
+      failing: { type: 'boolean' },
+      firstFailedAt: { ...ISO_TIME, description: 'When the rule began failing in its current streak (failing rules only)' },
+      lastChangedAt: { ...ISO_TIME, description: 'When the rule last went from passing to failing or back; when it was first seen, if never' },
     },
   },
   ComplianceReport: {
@@ -114,7 +246,7 @@ export const responseComponents: Record<string, JsonSchema> = {
     required: ['reportId', 'batchId', 'device', 'grade', 'totals', 'issues', 'checkedAt'],
     additionalProperties: false,
     properties: {
-      reportId: { type: 'string', pattern: REPORT_ID_PATTERN },
+      reportId: REPORT_ID,
       batchId: BATCH_ID,
       device: { type: 'string' },
       treeId: { type: 'string', pattern: TREE_ID_PATTERN.source },
@@ -446,14 +578,7 @@ export const responseSchemas: Readonly<Record<string, Readonly<Record<number, Js
       properties: { status: { const: 'up' }, health: { const: 'up' }, checkedAt: ISO_TIME, adapter: ref('AdapterProbe') },
     },
   },
-  startComplianceBatch: {
-    202: {
-      type: 'object',
-      required: ['batchId', 'status', 'total'],
-      additionalProperties: false,
-      properties: { batchId: BATCH_ID, status: { const: 'running' }, total: COUNT },
-    },
-  },
+  startComplianceBatch: { 202: STARTED_BATCH },
   startBackupBatch: {
     202: {
       type: 'object',
@@ -475,6 +600,50 @@ export const responseSchemas: Readonly<Record<string, Readonly<Record<number, Js
     },
   },
   getComplianceBatch: { 200: ref('ComplianceBatch') },
+  listComplianceBatches: { 200: page(ref('ComplianceBatch')) },
+  getComplianceBatchDelta: {
+    200: {
+      type: 'object',
+      required: ['batchId', 'planId', 'counts', 'items'],
+      additionalProperties: false,
+      properties: {
+        batchId: BATCH_ID,
+        planId: PLAN_ID,
+        previousBatchId: { ...BATCH_ID, description: "The plan's completed batch before this one; absent when this is the plan's first" },
+        counts: ref('DeltaCounts'),
+        goneUnknown: { const: true, description: 'The previous batch had expired when this one was compared: `gone` devices are not known' },
+        items: { type: 'array', items: ref('DeltaRow') },
+        next: NEXT,
+      },
+    },
+  },
+  createCompliancePlan: { 201: ref('CompliancePlan') },
+  listCompliancePlans: { 200: page(ref('CompliancePlan')) },
+  getCompliancePlan: { 200: ref('CompliancePlan') },
+  putCompliancePlan: { 200: ref('CompliancePlan') },
+  runCompliancePlan: { 202: STARTED_BATCH },
+  getCompliancePlanTrend: {
+    200: {
+      type: 'object',
+      required: ['planId', 'items'],
+      additionalProperties: false,
+      properties: { planId: PLAN_ID, items: { type: 'array', items: ref('TrendPoint'), description: 'Oldest first' }, next: NEXT },
+    },
+  },
+  getCompliancePlanDevice: {
+    200: {
+      type: 'object',
+      required: ['planId', 'device', 'points', 'rules'],
+      additionalProperties: false,
+      properties: {
+        planId: PLAN_ID,
+        device: { type: 'string' },
+        points: { type: 'array', items: ref('DevicePoint'), description: 'Newest first' },
+        rules: { type: 'array', items: ref('DeviceRuleState'), description: 'Failing rules first, then by rule id' },
+        next: NEXT,
+      },
+    },
+  },
   startRemediation: { 202: STARTED_REMEDIATION },
   startRemediationRollback: { 202: STARTED_REMEDIATION },
   getComplianceReport: { 200: ref('ComplianceReport') },
@@ -542,6 +711,8 @@ export const responseHeaders: Readonly<Record<string, Readonly<Record<number, Re
   importTree: { 201: LOCATION },
   createAdapter: { 201: LOCATION },
   startComplianceBatch: { 202: LOCATION },
+  createCompliancePlan: { 201: LOCATION },
+  runCompliancePlan: { 202: LOCATION },
   startBackupBatch: { 202: LOCATION },
   startRemediation: { 202: LOCATION },
   startRemediationRollback: { 202: LOCATION },
