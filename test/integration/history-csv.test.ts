@@ -14,6 +14,7 @@ import { PlanStore } from '../../functions/plans/store.js';
 import { collectStreamed } from '../../tools/local/response-stream.js';
 import { createTables } from '../../tools/local/table-copies.js';
 import { apiEvent, invoke, lambdaContext } from '../../tools/simulators/api-events.js';
+import { conformanceRecorder } from '../support/conformance-recorder.js';
 
 /** More rows than two store pages of an export: the stream must carry rows of three. */
 const ROWS = 2 * HISTORY_EXPORT_PAGE + 7;
@@ -87,7 +88,7 @@ beforeAll(async () => {
     batchId: DELTA_BATCH,
     at: at(ROWS + 3),
     grade: 'fail' as const,
-    reportId: `${DELTA_BATCH}-f000000010000`,
+    reportId: `${DELTA_BATCH}-f0000000100000000`,
     score: 40,
     failing: ['ntp.server', 'aaa:1'],
   };
@@ -120,7 +121,7 @@ beforeAll(async () => {
       grade: 'pass',
       score: 100,
       failing: [],
-      reportId: `${id(n + 1)}-p000000010000`,
+      reportId: `${id(n + 1)}-p0000000100000000`,
       expiresAt: EXPIRES,
     })),
   );
@@ -186,7 +187,7 @@ describe("a plan history's lists as CSV", () => {
     expect(rows).toHaveLength(1 + ROWS);
     // `gone` sorts before `newly-failing` in the table.
     expect(rows[1]).toBe('r00000,gone,pass,,');
-    expect(rows.at(-1)).toBe(`'=cmd|calc,newly-failing,pass,fail,${DELTA_BATCH}-f000000010000`);
+    expect(rows.at(-1)).toBe(`'=cmd|calc,newly-failing,pass,fail,${DELTA_BATCH}-f0000000100000000`);
 
     const failing = await exported('delta', { batchId: DELTA_BATCH }, { change: 'newly-failing' });
     expect(failing.rows).toHaveLength(2);
@@ -216,8 +217,8 @@ describe("a plan history's lists as CSV", () => {
     expect(rows[0]).toBe('batchId,at,grade,score,failing,reportId');
     expect(chunks.length).toBeGreaterThanOrEqual(4);
     expect(rows).toHaveLength(1 + ROWS);
-    expect(rows[1]).toBe(`${DELTA_BATCH},${at(ROWS + 3)},fail,40,ntp.server aaa:1,${DELTA_BATCH}-f000000010000`);
-    expect(rows.at(-1)).toBe(`${id(1)},${at(0)},pass,100,,${id(1)}-p000000010000`);
+    expect(rows[1]).toBe(`${DELTA_BATCH},${at(ROWS + 3)},fail,40,ntp.server aaa:1,${DELTA_BATCH}-f0000000100000000`);
+    expect(rows.at(-1)).toBe(`${id(1)},${at(0)},pass,100,,${id(1)}-p0000000100000000`);
   });
 });
 
@@ -276,5 +277,30 @@ describe('the trend of a plan id', () => {
     expect(before.body.items).toEqual([]);
     const csv = await exported('trend', { planId: FRESH });
     expect(csv.rows).toHaveLength(1);
+  });
+});
+
+describe("a plan history's JSON answers", () => {
+  it('are what openapi.json documents, member by member', async () => {
+    const answers = conformanceRecorder();
+    const asked: [RouteName, Record<string, string>, Record<string, string>][] = [
+      ['batches', {}, {}],
+      ['batches', {}, { planId: PLAN, limit: '5' }],
+      ['delta', { batchId: DELTA_BATCH }, { limit: '5' }],
+      ['delta', { batchId: DELTA_BATCH }, { change: 'newly-failing' }],
+      ['trend', { planId: PLAN }, { limit: '5' }],
+      ['device', { planId: PLAN, device: DEVICE }, { limit: '5' }],
+    ];
+    for (const [route, path, query] of asked) {
+      const event = request(route, path, query);
+      const answer = await invoke(asHandler(route), event, lambdaContext(10_000));
+      expect(answer.status).toBe(200);
+      // Each answer holds rows, so their schemas are checked too.
+      expect(answer.body.items ?? answer.body.points).not.toHaveLength(0);
+      answers.record(event, { statusCode: answer.status, headers: answer.headers as Record<string, string>, body: JSON.stringify(answer.body) });
+    }
+    const { problems, checked } = answers.check();
+    expect(checked).toBe(asked.length);
+    expect(problems).toEqual([]);
   });
 });
