@@ -28,8 +28,8 @@ export const DEVICE_POINTS = 365;
 
 const DAY_MS = 86_400_000;
 const PLAN_ID = 'b0000000000000000000e537';
-/** A plan with no history: its trend is the floor (same route, same path through the gateway, no rows). */
-const EMPTY_PLAN_ID = 'b0000000000000000000e538';
+/** A range before any point: the plan's trend there is the floor (same route, same path through the gateway, no rows). */
+const EMPTY_RANGE = 'from=2000-01-01&to=2000-01-02';
 const DEVICE = 'bench-pe0';
 const RULES = ['ntp-servers', 'snmp-community', 'login-banner'];
 
@@ -139,8 +139,8 @@ export interface HistoryReads {
 }
 
 /**
- * Seeds the plan and measures, on a started local stack, the trend of a plan without history
- * (the floor: gateway, authorizer, function and one empty Query), then both reads.
+ * Seeds the plan and measures, on a started local stack, the plan's trend over a range without
+ * points (the floor: gateway, authorizer, function and its reads, no rows), then both reads.
  */
 export const measureHistoryReads = async (stack: LocalStack, o: { requests: number; concurrency: number }): Promise<HistoryReads> => {
   const t0 = performance.now();
@@ -152,7 +152,7 @@ export const measureHistoryReads = async (stack: LocalStack, o: { requests: numb
   const base = `/configuration_manager/compliance_plans/${planId}`;
   const common = { requests: o.requests, warmup: 2 * o.concurrency, concurrency: o.concurrency };
   const trendRows = (b: unknown) => (b as { items?: unknown[] }).items?.length ?? -1;
-  const floor = await measureRead(stack, { ...common, path: `/configuration_manager/compliance_plans/${EMPTY_PLAN_ID}/trend`, rows: trendRows, expected: 0 });
+  const floor = await measureRead(stack, { ...common, path: `${base}/trend?${EMPTY_RANGE}`, rows: trendRows, expected: 0 });
   const trend = await measureRead(stack, { ...common, path: `${base}/trend`, rows: trendRows, expected: TREND_POINTS });
   const deviceRun = await measureRead(stack, {
     ...common,

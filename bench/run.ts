@@ -677,7 +677,7 @@ try {
         targets.push({ name: `history: ${names[i]}, wrong answers in ${run.latency.n}`, measured: String(run.errors), limit: '= 0', pass: run.errors === 0 });
       });
       targets.push({
-        name: '  (information) history: the same route for a plan without history (gateway, authorizer, one empty Query), p99',
+        name: '  (information) history: the same trend route over a range without points (gateway, authorizer, no rows), p99',
         measured: `${ms(reads.floor.latency.p99)} ms`,
         limit: 'information',
         pass: true,
