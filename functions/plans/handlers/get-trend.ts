@@ -21,14 +21,21 @@ export const handler = streamingHttpHandler({ operation: 'getCompliancePlanTrend
   const { planId } = event.pathParameters as { planId: string };
   const { from, to, limit, cursor } = (event.queryStringParameters ?? {}) as Record<string, string | undefined>;
   const range = queryRange({ from, to });
-  const csv = csvExportAsked(event);
-  if (!(await plans.get(planId)) && !(await hasTrend(history, planId)))
-    throw new NotFound(`No compliance plan has the id '${planId}', and no history of one is kept.`);
-  if (csv) return csvResponse(TREND_COLUMNS, exportTrend(history, planId, range), attachmentName([planId, 'trend']));
+  /** 404 unless a plan, or a kept trend point, has the id: asked only when no point answers for it. */
+  const known = async (): Promise<void> => {
+    if (!(await plans.get(planId)) && !(await hasTrend(history, planId)))
+      throw new NotFound(`No compliance plan has the id '${planId}', and no history of one is kept.`);
+  };
+  if (csvExportAsked(event)) {
+    await known();
+    return csvResponse(TREND_COLUMNS, exportTrend(history, planId, range), attachmentName([planId, 'trend']));
+  }
   const answer = await readTrend(history, planId, {
     ...range,
     limit: limit === undefined ? HISTORY_PAGE_LIMITS.trend.default : Number(limit),
     ...(cursor !== undefined ? { cursor } : {}),
   });
+  // A page with points is the plan's history: no other read. An empty first page may be an unknown id.
+  if (answer.items.length === 0 && cursor === undefined) await known();
   return json(200, answer);
 });
