@@ -3,7 +3,9 @@
  * device is checked against), the chunks of devices the engine walks, and one report per
  * device. Plain data; `store.ts` keeps it in DynamoDB.
  */
-import type { JsonValue, Rule } from '../trees/config-model.js';
+import type { ExemptedRule, FrozenExemption } from '../exemptions/model.js';
+import type { JsonValue, Rule, Selector } from '../trees/config-model.js';
+import type { MatchFailure } from '../trees/rules.js';
 import type { Grade, RuleSeverity, RuleTotals } from './grading.js';
 
 /** Batch ids: 24 lowercase hex digits (96 random bits). */
@@ -36,6 +38,16 @@ export interface BatchPlan {
    * the stored chunks name a device's node by its place in this list.
    */
   readonly nodes: readonly string[];
+  /** The tree's exemptions that held when the batch started; chunk entries name those of their device by place. */
+  readonly exemptions?: readonly FrozenExemption[];
+}
+
+/** What a batch's node selectors chose when it started (shown on the batch). */
+export interface NodeSelection {
+  readonly node: string;
+  readonly select: readonly Selector[];
+  /** Devices the selectors chose for the node (listed devices not counted). */
+  readonly devices: number;
 }
 
 /** One device to check and the node it is assigned to. */
@@ -48,6 +60,8 @@ export interface DeviceAssignment {
 export interface ChunkDevice {
   readonly device: string;
   readonly node?: string;
+  /** Places in the plan's `exemptions` of the exemptions that apply to the device. */
+  readonly exemptions?: readonly number[];
 }
 
 /** Devices one batch takes at most (compliance and backup alike): name more in several batches. */
@@ -132,6 +146,10 @@ export interface ReportIssue {
   /** An excerpt of what the device has there (long values are cut, see `truncated`). */
   readonly actual?: JsonValue;
   readonly truncated?: readonly string[];
+  /** A rule over several places: how many the path matched, and the failing ones by concrete pointer (bounded). */
+  readonly matches?: number;
+  readonly failures?: readonly MatchFailure[];
+  readonly failuresOmitted?: number;
 }
 
 /** One device's result. */
@@ -150,6 +168,8 @@ export interface Report {
   readonly issues: readonly ReportIssue[];
   /** Failed rules left out of `issues` to keep the report within DynamoDB's item size. */
   readonly issuesOmitted?: number;
+  /** Rules an exemption took out of the score (passing or not). */
+  readonly exempted?: readonly ExemptedRule[];
   /** Grade `error` only: why the configuration could not be checked. */
   readonly reason?: string;
   /** Whether NSO's copy was checked against the device before grading, and what came of it. */

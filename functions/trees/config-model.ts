@@ -18,7 +18,52 @@ export type RuleMode = (typeof RULE_MODES)[number];
 export const SEVERITIES = ['error', 'warning', 'info'] as const;
 export type Severity = (typeof SEVERITIES)[number];
 
-/** One check of a device's configuration (the object inside `tailf-ncs:config`). */
+/**
+ * Over the places a rule's path matches (a path with `*` segments, or a predicate over an
+ * array): `all` (default) must hold, `any` one must, `none` may.
+ */
+export const RULE_MATCHES = ['all', 'any', 'none'] as const;
+export type RuleMatch = (typeof RULE_MATCHES)[number];
+
+/** Inclusive bounds of a number; either may be left out. A bound may be a `{{variable}}` string. */
+export interface NumberRange {
+  readonly min?: number | string;
+  readonly max?: number | string;
+}
+
+/**
+ * One check of a device's configuration (the object inside `tailf-ncs:config`).
+ *
+ * **Places.** `path` is a JSON Pointer in which a segment `*` stands for every member of an
+ * object or every element of an array at that level (a member literally named `*` cannot be
+ * named). The path's *matches* are the concrete pointers it expands to (array elements by
+ * index: `/interface/GigabitEthernet/2/description`); segments after a `*` are followed even
+ * where nothing is (that match's value is absent), but a `*` below an absent place or a
+ * scalar expands to nothing. A path without `*` has one match, itself. A predicate (below) over
+ * an array tests its elements: the array's elements are the matches, as if the path ended in
+ * `/*`.
+ *
+ * **One match holds** when, with `{{variables}}` substituted:
+ * - `required`: its value is present, contains `value` (when given), passes every predicate
+ *   given, and with `strict` (array `value` only) has no element that contains no element of
+ *   `value` (NSO's `strict`: no list entries besides the expected ones);
+ * - `exact`: its value is present, deep-equals `value` (when given) and passes every predicate;
+ * - `disallowed`: its value is absent, or does not both contain `value` (when given) and pass
+ *   every predicate given.
+ *
+ * **Predicates** test a scalar (an object never passes one): `pattern` an RE2 regular
+ * expression found anywhere in the value's text (strings, numbers and booleans as JSON writes
+ * them; a `{{variable}}` inside it matches the variable's text literally); `oneOf` the value
+ * deep-equals one of the list; `cidr` the value (a string: an IPv4 or IPv6 address, or a prefix
+ * `addr/len`) lies inside one of the listed prefixes; `range` the value (a number, or a string
+ * of a decimal number as YANG writes 64-bit integers) lies between the bounds, inclusive.
+ *
+ * **The rule passes** by `match`: `all` when every match holds and there is at least one (with
+ * `allowEmpty`, or in mode `disallowed`, no match at all passes too); `any` when one match holds
+ * (no match: passes only with `allowEmpty`); `none` when no match holds. The result lists the
+ * failing matches by concrete pointer: for `all` those that do not hold, for `none` those that
+ * do, for `any` every match.
+ */
 export interface Rule {
   /** Unique along any root-to-node path, so that an inherited rule is never shadowed. */
   readonly id: string;
@@ -31,6 +76,35 @@ export interface Rule {
   /** `exact` only: arrays compare element by element instead of as unordered multisets. */
   readonly ordered?: boolean;
   readonly description?: string;
+  /** How many matches must hold (see above); default `all`. Only for a path with `*` or a predicate. */
+  readonly match?: RuleMatch;
+  /** No match at all passes for `all` and `any` (NSO's `allow-empty`). */
+  readonly allowEmpty?: boolean;
+  /** RE2 regular expression the value's text must contain a match of. */
+  readonly pattern?: string;
+  /** Values the value must deep-equal one of. */
+  readonly oneOf?: readonly JsonValue[];
+  /** IPv4/IPv6 prefixes the value (address or prefix) must lie inside one of. */
+  readonly cidr?: readonly string[];
+  /** Inclusive numeric bounds. */
+  readonly range?: NumberRange;
+  /** `required` with an array `value`: no elements besides the expected ones. */
+  readonly strict?: boolean;
+}
+
+/**
+ * Selects devices by what NSO knows of them, resolved through the adapter's NSO when a batch
+ * starts. The members given must all hold (at least one is given): `group` the device is in
+ * NSO's device group of that name (nested groups included); `namePattern` an RE2 pattern found
+ * in the device name; `platform` NSO's `platform/name` of the device (`ios-xr`), compared
+ * case-insensitively; `ned` the NED id of the device's type (`cisco-iosxr-cli-7.52`), compared
+ * case-insensitively and without its `module:` prefix.
+ */
+export interface Selector {
+  readonly group?: string;
+  readonly namePattern?: string;
+  readonly platform?: string;
+  readonly ned?: string;
 }
 
 /** A node of a version: addressed by its path from the root (`base`, `base/wan`, …). */
@@ -39,6 +113,11 @@ export interface Node {
   readonly name: string;
   /** NSO device names assigned to this node; a device is on at most one node of a version. */
   readonly devices: readonly string[];
+  /**
+   * Devices assigned besides those listed: every device any selector selects, resolved when a
+   * batch starts. A device chosen by two nodes (listed or selected) refuses the batch.
+   */
+  readonly select?: readonly Selector[];
   readonly rules: readonly Rule[];
   readonly children: readonly Node[];
 }

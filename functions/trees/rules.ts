@@ -24,6 +24,18 @@ import type { JsonValue, Rule, RuleMode, Severity } from './config-model.js';
 /** `pass`: the rule holds; `fail`: it does not; `invalid`: it cannot be evaluated (bad pointer or unknown variable). */
 export type RuleStatus = 'pass' | 'fail' | 'invalid';
 
+/** One failing match of a rule (see `Rule`): its concrete pointer and why. */
+export interface MatchFailure {
+  readonly at: string;
+  readonly message: string;
+  readonly expected?: JsonValue;
+  readonly actual?: JsonValue;
+  readonly truncated?: readonly ('expected' | 'actual')[];
+}
+
+/** Failing matches a result lists at most (`failuresOmitted` counts the rest). */
+export const MAX_LISTED_FAILURES = 50;
+
 /** The outcome of one rule on one device configuration. */
 export interface RuleResult {
   readonly id: string;
@@ -44,6 +56,11 @@ export interface RuleResult {
    * then replaced by a string holding the start of its JSON text followed by `…`.
    */
   readonly truncated?: readonly ('expected' | 'actual')[];
+  /** Rules over several places (a `*` path, a predicate over an array): how many matches the path had. */
+  readonly matches?: number;
+  /** `fail` of such a rule: the failing matches, by concrete pointer (the first is also `at`/`expected`/`actual`). */
+  readonly failures?: readonly MatchFailure[];
+  readonly failuresOmitted?: number;
 }
 
 /** The longest excerpt (as JSON text) a result carries for `expected` or `actual`. */

@@ -5,7 +5,7 @@
  *   outbound   outbound HTTP (client, address policy, CA bundle, the relay's target guard), secrets
  *   runtime    settings from the active profile, the profile-aware httpHandler, changelog
  *   generated  validators and the route index (`npm run generate`)
- *   features   adapters, applications, authorizer, compliance, configs, health, plans, profiles, relay, remediation, trees
+ *   features   adapters, applications, authorizer, compliance, configs, exemptions, health, plans, profiles, relay, remediation, trees
  *   api        the assembly of the features: their routes, the removed routes, the housekeeping
  *
  * Nothing under `functions/` imports the CDK app, the tools, the tests or the bench, and no two
@@ -17,7 +17,20 @@ import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../infra/paths.js';
 
 const FUNCTIONS = path.join(PROJECT_ROOT, 'functions');
-const FEATURES = ['adapters', 'applications', 'authorizer', 'compliance', 'configs', 'health', 'profiles', 'plans', 'relay', 'remediation', 'trees'];
+const FEATURES = [
+  'adapters',
+  'applications',
+  'authorizer',
+  'compliance',
+  'configs',
+  'exemptions',
+  'health',
+  'profiles',
+  'plans',
+  'relay',
+  'remediation',
+  'trees',
+];
 const LAYERS: readonly (readonly string[])[] = [['platform'], ['outbound'], ['runtime'], ['generated'], FEATURES, ['api']];
 const OUTSIDE = ['infra', 'tools', 'test', 'bench'];
 
