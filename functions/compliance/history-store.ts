@@ -70,16 +70,25 @@ export class HistoryStore {
 
   /**
    * Reads a query a page at a time (at most `limit` items a page), from the key after `after`
-   * (a sort key, or the index's sort key for `byList`): one request per page.
+   * (a sort key, or the index's sort key for `byList`): one request per page. Each request asks
+   * for one item more than the page holds, so a page that ends with the last item says so (no
+   * cursor to an empty page); the extra item starts the next page's request again.
    */
   async *#pages(input: Omit<QueryCommandInput, 'TableName'>, limit: number, start?: Record<string, unknown>): AsyncGenerator<RowPage<Record<string, unknown>>> {
+    const partition = input.ExpressionAttributeValues?.[':pk'];
+    const keyOf = (item: Record<string, unknown>): Record<string, unknown> =>
+      input.IndexName ? { list: item['list'], listSk: item['listSk'], pk: item['pk'], sk: item['sk'] } : { pk: partition ?? item['pk'], sk: item['sk'] };
     let key = start;
     do {
       const out = await storeCall(() =>
-        this.client.send(new QueryCommand({ TableName: this.tableName, ...input, Limit: limit, ...(key ? { ExclusiveStartKey: key } : {}) })),
+        this.client.send(new QueryCommand({ TableName: this.tableName, ...input, Limit: limit + 1, ...(key ? { ExclusiveStartKey: key } : {}) })),
       );
+      let rows = out.Items ?? [];
       key = out.LastEvaluatedKey;
-      const rows = out.Items ?? [];
+      if (rows.length > limit) {
+        rows = rows.slice(0, limit);
+        key = keyOf(rows[limit - 1]!);
+      }
       const lastKey = key && String(input.IndexName ? key['listSk'] : key['sk']);
       yield { rows, ...(lastKey ? { last: lastKey } : {}) };
     } while (key);

@@ -192,6 +192,13 @@ describe("a plan's history", () => {
     expect(page.points).toHaveLength(1);
     const rest = await readDeviceHistory(history, planId, fleetName(7), { limit: 1, cursor: page.next! });
     expect(rest.points.map((p) => p.batchId)).toEqual([first.batchId]);
+    // A page that ends with the last point says so: no cursor to an empty page.
+    expect(rest.next).toBeUndefined();
+    expect((await readDeviceHistory(history, planId, fleetName(7), { limit: 2 })).next).toBeUndefined();
+    const trendPage = await readTrend(history, planId, { limit: 1 });
+    expect(trendPage.items.map((p) => p.batchId)).toEqual([first.batchId]);
+    const trendRest = await readTrend(history, planId, { limit: 1, cursor: trendPage.next! });
+    expect([trendRest.items.map((p) => p.batchId), trendRest.next]).toEqual([[second.batchId], undefined]);
   });
 
   it('updates the trend point of a failed batch and publishes its end, with no delta', async () => {
