@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { decodeCursor, encodeCursor, invalidCursor } from '../platform/cursor.js';
 import { BadRequest, Conflict, NotFound } from '../platform/problem.js';
-import type { BatchDelta, DeltaChange, DeltaRow, DeviceHistory, DevicePoint, TrendPoint } from './history-model.js';
+import { DELTA_CHANGES, type BatchDelta, type DeltaChange, type DeltaRow, type DeviceHistory, type DevicePoint, type TrendPoint } from './history-model.js';
 import { shownRules } from './history.js';
 import { timeRange, type BatchFilter, type HistoryStore, type RowPage } from './history-store.js';
 import type { Batch } from './model.js';
@@ -32,6 +32,23 @@ async function* rowsOf<T>(pages: AsyncIterable<RowPage<T>>): AsyncGenerator<read
   for await (const page of pages) yield page.rows;
 }
 
+/** The date and time fields of an ISO 8601 text (the route's pattern has checked its shape). */
+const FIELDS = /^([0-9]{4})-([0-9]{2})-([0-9]{2})(?:T([0-9]{2}):([0-9]{2})(?::([0-9]{2}))?)?/;
+
+/**
+ * Whether the date is one the calendar has and the time one a clock shows: `Date.parse` moves
+ * `2026-02-30` to March 2 and takes `T24:00` for the next midnight, which a range must refuse.
+ */
+const isCalendarTime = (value: string): boolean => {
+  const [, year, month, day, hour = '0', minute = '0', second = '0'] = FIELDS.exec(value) ?? [];
+  if (year === undefined) return false;
+  // setUTCFullYear, not Date.UTC: years 0 to 99 stay themselves.
+  const last = new Date(new Date(0).setUTCFullYear(Number(year), Number(month), 0)).getUTCDate();
+  return (
+    Number(month) >= 1 && Number(month) <= 12 && Number(day) >= 1 && Number(day) <= last && Number(hour) <= 23 && Number(minute) <= 59 && Number(second) <= 59
+  );
+};
+
 /** A date without a time: `to` then means the end of that day (UTC), `from` its start. */
 const DATE_ONLY = /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/;
 
@@ -43,7 +60,7 @@ const DATE_ONLY = /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/;
 export const queryTime = (value: string | undefined, field: 'from' | 'to'): string | undefined => {
   if (value === undefined) return undefined;
   const time = Date.parse(value);
-  if (Number.isNaN(time)) {
+  if (Number.isNaN(time) || !isCalendarTime(value)) {
     throw new BadRequest(`The ${field} query parameter is not an ISO 8601 date or time.`, [{ in: 'query', field, message: 'is not an ISO 8601 date or time' }]);
   }
   const endOfDay = field === 'to' && DATE_ONLY.test(value) ? 86_400_000 - 1 : 0;
@@ -73,10 +90,17 @@ const scopeOf = (parts: readonly unknown[]): string =>
     .digest('base64url')
     .slice(0, 16);
 
-/** Where a page starts (the cursor's key), or nothing; a 400 for a cursor of another list or filter. */
+/** DynamoDB's longest sort key (bytes): a longer start key is a database error, never a page. */
+const MAX_SORT_KEY_BYTES = 1024;
+
+/**
+ * Where a page starts (the cursor's key), or nothing; a 400 for a cursor of another list or
+ * filter, or whose key the list's own query could not have given (DynamoDB refuses a start key
+ * outside the query's key condition: that must be a 400, never a database error).
+ */
 const startOf = (cursor: string | undefined, scope: string, valid: (key: string) => boolean): string | undefined => {
   if (cursor === undefined) return undefined;
-  const fields = decodeCursor(cursor, ['s', 'k'], (f) => f.s === scope && valid(f.k));
+  const fields = decodeCursor(cursor, ['s', 'k'], (f) => f.s === scope && Buffer.byteLength(f.k, 'utf8') <= MAX_SORT_KEY_BYTES && valid(f.k));
   if (!fields) throw invalidCursor();
   return fields.k;
 };
@@ -137,7 +161,8 @@ export const readDelta = async (
   query: { readonly change?: DeltaChange; readonly limit: number; readonly cursor?: string },
 ) => {
   const scope = scopeOf(['delta', batchId, query.change ?? '*']);
-  const after = startOf(query.cursor, scope, (k) => k.startsWith(`X#${query.change ?? ''}`));
+  const classes = query.change ? [query.change] : DELTA_CHANGES;
+  const after = startOf(query.cursor, scope, (k) => classes.some((c) => k.startsWith(`X#${c}#`) && k.length > `X#${c}#`.length));
   const delta = await deltaBatch(store, history, batchId);
   return { ...delta, ...(await firstPage(deltaRows(history, batchId, query.change, query.limit, after), scope)) };
 };

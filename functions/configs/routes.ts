@@ -1,12 +1,15 @@
 /** The routes of the configuration history: the devices it knows, a device's takes, one configuration. */
 import type { JsonSchema } from '../platform/json-schema.js';
+import { encodedNameSchema } from '../platform/names.js';
+import { DEVICE_PATH_SCHEMA } from '../trees/config-checks.js';
 import { EMPTY_BODY, type LiveRoute, pageQuery } from '../platform/route.js';
 import { DIFF_FORMATS } from './diff.js';
 import { CONFIG_ID_PATTERN } from './keys.js';
 import { CONFIG_PAGE_LIMIT } from './read.js';
 
 const ADAPTER_ID = { type: 'string', pattern: '^[A-Za-z0-9 ._-]{1,128}$', description: 'The adapter name' } as const;
-const DEVICE = { type: 'string', minLength: 1, maxLength: 1024, description: "The device's name in NSO" } as const;
+/** In the path: percent-encoded (the handlers decode and check them, see `path.ts`). */
+const ADAPTER_IN_PATH = encodedNameSchema(128, 'The adapter name');
 const CONFIG_ID = {
   type: 'string',
   pattern: CONFIG_ID_PATTERN,
@@ -16,7 +19,7 @@ const PAGE = pageQuery(CONFIG_PAGE_LIMIT.max, CONFIG_PAGE_LIMIT.default);
 const deviceParameters = (extra: Record<string, JsonSchema> = {}): JsonSchema => ({
   type: 'object',
   required: ['adapterId', 'device', ...Object.keys(extra)],
-  properties: { adapterId: ADAPTER_ID, device: DEVICE, ...extra },
+  properties: { adapterId: ADAPTER_IN_PATH, device: DEVICE_PATH_SCHEMA, ...extra },
 });
 const READS = { tables: { configs: 'read' }, configsBucket: 'read' } as const;
 const UNAVAILABLE = 'The configuration history (its index or its bucket) is unavailable; retry later';

@@ -14306,10 +14306,9 @@ validate65.evaluated = {"props":{"pathParameters":true,"queryStringParameters":t
 return validate65;
 })();
 export const getCompliancePlanDevice = /* @__PURE__ */ (() => {
-const schema77 = {"$id":"getCompliancePlanDevice","type":"object","required":["pathParameters","queryStringParameters"],"properties":{"pathParameters":{"type":"object","required":["planId","device"],"properties":{"planId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"The planId that creating the plan answered"},"device":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$","description":"The device name"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{"limit":{"type":"string","pattern":"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200|201|202|203|204|205|206|207|208|209|210|211|212|213|214|215|216|217|218|219|220|221|222|223|224|225|226|227|228|229|230|231|232|233|234|235|236|237|238|239|240|241|242|243|244|245|246|247|248|249|250|251|252|253|254|255|256|257|258|259|260|261|262|263|264|265|266|267|268|269|270|271|272|273|274|275|276|277|278|279|280|281|282|283|284|285|286|287|288|289|290|291|292|293|294|295|296|297|298|299|300|301|302|303|304|305|306|307|308|309|310|311|312|313|314|315|316|317|318|319|320|321|322|323|324|325|326|327|328|329|330|331|332|333|334|335|336|337|338|339|340|341|342|343|344|345|346|347|348|349|350|351|352|353|354|355|356|357|358|359|360|361|362|363|364|365|366|367|368|369|370|371|372|373|374|375|376|377|378|379|380|381|382|383|384|385|386|387|388|389|390|391|392|393|394|395|396|397|398|399|400)$","description":"Page size: an integer from 1 to 400 (default 100)."},"cursor":{"type":"string","minLength":1,"maxLength":2048,"pattern":"^[A-Za-z0-9_-]+$","description":"Continuation token: the `next` value of the previous page, passed back unchanged."},"from":{"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$","description":"Only rows whose check time (`at`) is at or after this ISO 8601 date or time"},"to":{"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$","description":"Only rows whose check time (`at`) is at or before this ISO 8601 date or time"},"format":{"type":"string","enum":["json","csv"],"description":"Answer as `json` (the default) or `csv` (RFC 4180, streamed, the whole list); wins over the `Accept` header."}}},"body":{"type":"object","additionalProperties":false,"properties":{}}}};
+const schema77 = {"$id":"getCompliancePlanDevice","type":"object","required":["pathParameters","queryStringParameters"],"properties":{"pathParameters":{"type":"object","required":["planId","device"],"properties":{"planId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"The planId that creating the plan answered"},"device":{"type":"string","minLength":1,"maxLength":3036,"description":"The device name (percent-encoded in the URL)"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{"limit":{"type":"string","pattern":"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200|201|202|203|204|205|206|207|208|209|210|211|212|213|214|215|216|217|218|219|220|221|222|223|224|225|226|227|228|229|230|231|232|233|234|235|236|237|238|239|240|241|242|243|244|245|246|247|248|249|250|251|252|253|254|255|256|257|258|259|260|261|262|263|264|265|266|267|268|269|270|271|272|273|274|275|276|277|278|279|280|281|282|283|284|285|286|287|288|289|290|291|292|293|294|295|296|297|298|299|300|301|302|303|304|305|306|307|308|309|310|311|312|313|314|315|316|317|318|319|320|321|322|323|324|325|326|327|328|329|330|331|332|333|334|335|336|337|338|339|340|341|342|343|344|345|346|347|348|349|350|351|352|353|354|355|356|357|358|359|360|361|362|363|364|365|366|367|368|369|370|371|372|373|374|375|376|377|378|379|380|381|382|383|384|385|386|387|388|389|390|391|392|393|394|395|396|397|398|399|400)$","description":"Page size: an integer from 1 to 400 (default 100)."},"cursor":{"type":"string","minLength":1,"maxLength":2048,"pattern":"^[A-Za-z0-9_-]+$","description":"Continuation token: the `next` value of the previous page, passed back unchanged."},"from":{"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$","description":"Only rows whose check time (`at`) is at or after this ISO 8601 date or time"},"to":{"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$","description":"Only rows whose check time (`at`) is at or before this ISO 8601 date or time"},"format":{"type":"string","enum":["json","csv"],"description":"Answer as `json` (the default) or `csv` (RFC 4180, streamed, the whole list); wins over the `Accept` header."}}},"body":{"type":"object","additionalProperties":false,"properties":{}}}};
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
-const pattern19 = new RegExp("^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$", "u");
-const pattern92 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200|201|202|203|204|205|206|207|208|209|210|211|212|213|214|215|216|217|218|219|220|221|222|223|224|225|226|227|228|229|230|231|232|233|234|235|236|237|238|239|240|241|242|243|244|245|246|247|248|249|250|251|252|253|254|255|256|257|258|259|260|261|262|263|264|265|266|267|268|269|270|271|272|273|274|275|276|277|278|279|280|281|282|283|284|285|286|287|288|289|290|291|292|293|294|295|296|297|298|299|300|301|302|303|304|305|306|307|308|309|310|311|312|313|314|315|316|317|318|319|320|321|322|323|324|325|326|327|328|329|330|331|332|333|334|335|336|337|338|339|340|341|342|343|344|345|346|347|348|349|350|351|352|353|354|355|356|357|358|359|360|361|362|363|364|365|366|367|368|369|370|371|372|373|374|375|376|377|378|379|380|381|382|383|384|385|386|387|388|389|390|391|392|393|394|395|396|397|398|399|400)$", "u");
+const pattern91 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200|201|202|203|204|205|206|207|208|209|210|211|212|213|214|215|216|217|218|219|220|221|222|223|224|225|226|227|228|229|230|231|232|233|234|235|236|237|238|239|240|241|242|243|244|245|246|247|248|249|250|251|252|253|254|255|256|257|258|259|260|261|262|263|264|265|266|267|268|269|270|271|272|273|274|275|276|277|278|279|280|281|282|283|284|285|286|287|288|289|290|291|292|293|294|295|296|297|298|299|300|301|302|303|304|305|306|307|308|309|310|311|312|313|314|315|316|317|318|319|320|321|322|323|324|325|326|327|328|329|330|331|332|333|334|335|336|337|338|339|340|341|342|343|344|345|346|347|348|349|350|351|352|353|354|355|356|357|358|359|360|361|362|363|364|365|366|367|368|369|370|371|372|373|374|375|376|377|378|379|380|381|382|383|384|385|386|387|388|389|390|391|392|393|394|395|396|397|398|399|400)$", "u");
 const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 const pattern63 = new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
@@ -14397,8 +14396,8 @@ errors++;
 if(data0.device !== undefined){
 let data2 = data0.device;
 if(typeof data2 === "string"){
-if(func1(data2) > 253){
-const err6 = {instancePath:instancePath+"/pathParameters/device",schemaPath:"#/properties/pathParameters/properties/device/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(func1(data2) > 3036){
+const err6 = {instancePath:instancePath+"/pathParameters/device",schemaPath:"#/properties/pathParameters/properties/device/maxLength",keyword:"maxLength",params:{limit: 3036},message:"must NOT have more than 3036 characters"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -14417,8 +14416,9 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!pattern19.test(data2)){
-const err8 = {instancePath:instancePath+"/pathParameters/device",schemaPath:"#/properties/pathParameters/properties/device/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
+}
+else {
+const err8 = {instancePath:instancePath+"/pathParameters/device",schemaPath:"#/properties/pathParameters/properties/device/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -14428,8 +14428,9 @@ vErrors.push(err8);
 errors++;
 }
 }
+}
 else {
-const err9 = {instancePath:instancePath+"/pathParameters/device",schemaPath:"#/properties/pathParameters/properties/device/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err9 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -14439,9 +14440,12 @@ vErrors.push(err9);
 errors++;
 }
 }
-}
-else {
-const err10 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.queryStringParameters !== undefined){
+let data3 = data.queryStringParameters;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+for(const key0 in data3){
+if(!(((((key0 === "limit") || (key0 === "cursor")) || (key0 === "from")) || (key0 === "to")) || (key0 === "format"))){
+const err10 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -14451,12 +14455,11 @@ vErrors.push(err10);
 errors++;
 }
 }
-if(data.queryStringParameters !== undefined){
-let data3 = data.queryStringParameters;
-if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-for(const key0 in data3){
-if(!(((((key0 === "limit") || (key0 === "cursor")) || (key0 === "from")) || (key0 === "to")) || (key0 === "format"))){
-const err11 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(data3.limit !== undefined){
+let data4 = data3.limit;
+if(typeof data4 === "string"){
+if(!pattern91.test(data4)){
+const err11 = {instancePath:instancePath+"/queryStringParameters/limit",schemaPath:"#/properties/queryStringParameters/properties/limit/pattern",keyword:"pattern",params:{pattern: "^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200|201|202|203|204|205|206|207|208|209|210|211|212|213|214|215|216|217|218|219|220|221|222|223|224|225|226|227|228|229|230|231|232|233|234|235|236|237|238|239|240|241|242|243|244|245|246|247|248|249|250|251|252|253|254|255|256|257|258|259|260|261|262|263|264|265|266|267|268|269|270|271|272|273|274|275|276|277|278|279|280|281|282|283|284|285|286|287|288|289|290|291|292|293|294|295|296|297|298|299|300|301|302|303|304|305|306|307|308|309|310|311|312|313|314|315|316|317|318|319|320|321|322|323|324|325|326|327|328|329|330|331|332|333|334|335|336|337|338|339|340|341|342|343|344|345|346|347|348|349|350|351|352|353|354|355|356|357|358|359|360|361|362|363|364|365|366|367|368|369|370|371|372|373|374|375|376|377|378|379|380|381|382|383|384|385|386|387|388|389|390|391|392|393|394|395|396|397|398|399|400)$"},message:"must match pattern \""+"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200|201|202|203|204|205|206|207|208|209|210|211|212|213|214|215|216|217|218|219|220|221|222|223|224|225|226|227|228|229|230|231|232|233|234|235|236|237|238|239|240|241|242|243|244|245|246|247|248|249|250|251|252|253|254|255|256|257|258|259|260|261|262|263|264|265|266|267|268|269|270|271|272|273|274|275|276|277|278|279|280|281|282|283|284|285|286|287|288|289|290|291|292|293|294|295|296|297|298|299|300|301|302|303|304|305|306|307|308|309|310|311|312|313|314|315|316|317|318|319|320|321|322|323|324|325|326|327|328|329|330|331|332|333|334|335|336|337|338|339|340|341|342|343|344|345|346|347|348|349|350|351|352|353|354|355|356|357|358|359|360|361|362|363|364|365|366|367|368|369|370|371|372|373|374|375|376|377|378|379|380|381|382|383|384|385|386|387|388|389|390|391|392|393|394|395|396|397|398|399|400)$"+"\""};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -14466,11 +14469,8 @@ vErrors.push(err11);
 errors++;
 }
 }
-if(data3.limit !== undefined){
-let data4 = data3.limit;
-if(typeof data4 === "string"){
-if(!pattern92.test(data4)){
-const err12 = {instancePath:instancePath+"/queryStringParameters/limit",schemaPath:"#/properties/queryStringParameters/properties/limit/pattern",keyword:"pattern",params:{pattern: "^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200|201|202|203|204|205|206|207|208|209|210|211|212|213|214|215|216|217|218|219|220|221|222|223|224|225|226|227|228|229|230|231|232|233|234|235|236|237|238|239|240|241|242|243|244|245|246|247|248|249|250|251|252|253|254|255|256|257|258|259|260|261|262|263|264|265|266|267|268|269|270|271|272|273|274|275|276|277|278|279|280|281|282|283|284|285|286|287|288|289|290|291|292|293|294|295|296|297|298|299|300|301|302|303|304|305|306|307|308|309|310|311|312|313|314|315|316|317|318|319|320|321|322|323|324|325|326|327|328|329|330|331|332|333|334|335|336|337|338|339|340|341|342|343|344|345|346|347|348|349|350|351|352|353|354|355|356|357|358|359|360|361|362|363|364|365|366|367|368|369|370|371|372|373|374|375|376|377|378|379|380|381|382|383|384|385|386|387|388|389|390|391|392|393|394|395|396|397|398|399|400)$"},message:"must match pattern \""+"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200|201|202|203|204|205|206|207|208|209|210|211|212|213|214|215|216|217|218|219|220|221|222|223|224|225|226|227|228|229|230|231|232|233|234|235|236|237|238|239|240|241|242|243|244|245|246|247|248|249|250|251|252|253|254|255|256|257|258|259|260|261|262|263|264|265|266|267|268|269|270|271|272|273|274|275|276|277|278|279|280|281|282|283|284|285|286|287|288|289|290|291|292|293|294|295|296|297|298|299|300|301|302|303|304|305|306|307|308|309|310|311|312|313|314|315|316|317|318|319|320|321|322|323|324|325|326|327|328|329|330|331|332|333|334|335|336|337|338|339|340|341|342|343|344|345|346|347|348|349|350|351|352|353|354|355|356|357|358|359|360|361|362|363|364|365|366|367|368|369|370|371|372|373|374|375|376|377|378|379|380|381|382|383|384|385|386|387|388|389|390|391|392|393|394|395|396|397|398|399|400)$"+"\""};
+else {
+const err12 = {instancePath:instancePath+"/queryStringParameters/limit",schemaPath:"#/properties/queryStringParameters/properties/limit/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -14480,8 +14480,11 @@ vErrors.push(err12);
 errors++;
 }
 }
-else {
-const err13 = {instancePath:instancePath+"/queryStringParameters/limit",schemaPath:"#/properties/queryStringParameters/properties/limit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data3.cursor !== undefined){
+let data5 = data3.cursor;
+if(typeof data5 === "string"){
+if(func1(data5) > 2048){
+const err13 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -14490,12 +14493,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-}
-if(data3.cursor !== undefined){
-let data5 = data3.cursor;
-if(typeof data5 === "string"){
-if(func1(data5) > 2048){
-const err14 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
+if(func1(data5) < 1){
+const err14 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -14504,8 +14503,8 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(func1(data5) < 1){
-const err15 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(!pattern7.test(data5)){
+const err15 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -14514,8 +14513,9 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(!pattern7.test(data5)){
-const err16 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+$"+"\""};
+}
+else {
+const err16 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -14525,8 +14525,11 @@ vErrors.push(err16);
 errors++;
 }
 }
-else {
-const err17 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data3.from !== undefined){
+let data6 = data3.from;
+if(typeof data6 === "string"){
+if(!pattern63.test(data6)){
+const err17 = {instancePath:instancePath+"/queryStringParameters/from",schemaPath:"#/properties/queryStringParameters/properties/from/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -14536,11 +14539,8 @@ vErrors.push(err17);
 errors++;
 }
 }
-if(data3.from !== undefined){
-let data6 = data3.from;
-if(typeof data6 === "string"){
-if(!pattern63.test(data6)){
-const err18 = {instancePath:instancePath+"/queryStringParameters/from",schemaPath:"#/properties/queryStringParameters/properties/from/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$"+"\""};
+else {
+const err18 = {instancePath:instancePath+"/queryStringParameters/from",schemaPath:"#/properties/queryStringParameters/properties/from/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -14550,8 +14550,11 @@ vErrors.push(err18);
 errors++;
 }
 }
-else {
-const err19 = {instancePath:instancePath+"/queryStringParameters/from",schemaPath:"#/properties/queryStringParameters/properties/from/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data3.to !== undefined){
+let data7 = data3.to;
+if(typeof data7 === "string"){
+if(!pattern63.test(data7)){
+const err19 = {instancePath:instancePath+"/queryStringParameters/to",schemaPath:"#/properties/queryStringParameters/properties/to/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$"+"\""};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -14561,11 +14564,8 @@ vErrors.push(err19);
 errors++;
 }
 }
-if(data3.to !== undefined){
-let data7 = data3.to;
-if(typeof data7 === "string"){
-if(!pattern63.test(data7)){
-const err20 = {instancePath:instancePath+"/queryStringParameters/to",schemaPath:"#/properties/queryStringParameters/properties/to/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$"+"\""};
+else {
+const err20 = {instancePath:instancePath+"/queryStringParameters/to",schemaPath:"#/properties/queryStringParameters/properties/to/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -14575,8 +14575,10 @@ vErrors.push(err20);
 errors++;
 }
 }
-else {
-const err21 = {instancePath:instancePath+"/queryStringParameters/to",schemaPath:"#/properties/queryStringParameters/properties/to/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data3.format !== undefined){
+let data8 = data3.format;
+if(typeof data8 !== "string"){
+const err21 = {instancePath:instancePath+"/queryStringParameters/format",schemaPath:"#/properties/queryStringParameters/properties/format/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -14585,11 +14587,8 @@ vErrors.push(err21);
 }
 errors++;
 }
-}
-if(data3.format !== undefined){
-let data8 = data3.format;
-if(typeof data8 !== "string"){
-const err22 = {instancePath:instancePath+"/queryStringParameters/format",schemaPath:"#/properties/queryStringParameters/properties/format/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!((data8 === "json") || (data8 === "csv"))){
+const err22 = {instancePath:instancePath+"/queryStringParameters/format",schemaPath:"#/properties/queryStringParameters/properties/format/enum",keyword:"enum",params:{allowedValues: schema77.properties.queryStringParameters.properties.format.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -14598,8 +14597,10 @@ vErrors.push(err22);
 }
 errors++;
 }
-if(!((data8 === "json") || (data8 === "csv"))){
-const err23 = {instancePath:instancePath+"/queryStringParameters/format",schemaPath:"#/properties/queryStringParameters/properties/format/enum",keyword:"enum",params:{allowedValues: schema77.properties.queryStringParameters.properties.format.enum},message:"must be equal to one of the allowed values"};
+}
+}
+else {
+const err23 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -14609,9 +14610,11 @@ vErrors.push(err23);
 errors++;
 }
 }
-}
-else {
-const err24 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.body !== undefined){
+let data9 = data.body;
+if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+for(const key1 in data9){
+const err24 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -14621,11 +14624,8 @@ vErrors.push(err24);
 errors++;
 }
 }
-if(data.body !== undefined){
-let data9 = data.body;
-if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
-for(const key1 in data9){
-const err25 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+else {
+const err25 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -14635,25 +14635,14 @@ vErrors.push(err25);
 errors++;
 }
 }
+}
 else {
-const err26 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err26];
 }
 else {
 vErrors.push(err26);
-}
-errors++;
-}
-}
-}
-else {
-const err27 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err27];
-}
-else {
-vErrors.push(err27);
 }
 errors++;
 }
@@ -14667,8 +14656,8 @@ export const startRemediation = /* @__PURE__ */ (() => {
 const schema78 = {"$id":"startRemediation","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["batchId"],"properties":{"batchId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"The batchId of a completed compliance batch"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"required":["mode"],"properties":{"mode":{"type":"string","enum":["dry-run","apply"],"description":"`dry-run`: NSO says what it would send to each device (`dry-run=native`), nothing is committed; `apply`: each device is committed, its rollback id recorded, then graded again"},"devices":{"type":"array","minItems":1,"maxItems":50000,"uniqueItems":true,"items":{"type":"string","minLength":1,"maxLength":253},"description":"Only these devices of the batch, each with failing rules in its report (any grade but `error` and `out-of-sync`); default every device the batch graded `fail`"},"ruleIds":{"type":"array","minItems":1,"maxItems":1000,"uniqueItems":true,"items":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[A-Za-z0-9_.:-]{1,128}$"},"description":"Only these rules of the batch's plan are remediated (every rule is still checked); default every failing rule"},"commitQueue":{"type":"boolean","default":false,"description":"`apply` only: commit through NSO's commit queue (`commit-queue=sync`)"},"listKeys":{"type":"object","maxProperties":200,"propertyNames":{"minLength":1,"maxLength":512,"pattern":"^(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*(?:/(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*)*$"},"additionalProperties":{"type":"array","minItems":1,"maxItems":8,"uniqueItems":true,"items":{"type":"string","maxLength":64,"pattern":"^(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*$"}},"description":"The key leaves of the lists the fixes edit: schema path (node names joined with `/`, e.g. `tailf-ned-cisco-ios:interface/GigabitEthernet`) to key names (`[\"name\"]`). A rule that edits a list whose keys are not given is reported unremediable"}}}}};
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
 const pattern20 = new RegExp("^[A-Za-z0-9_.:-]{1,128}$", "u");
-const pattern98 = new RegExp("^(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*(?:/(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*)*$", "u");
-const pattern99 = new RegExp("^(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*$", "u");
+const pattern97 = new RegExp("^(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*(?:/(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*)*$", "u");
+const pattern98 = new RegExp("^(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
 function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -15084,7 +15073,7 @@ vErrors.push(err31);
 }
 errors++;
 }
-if(!pattern98.test(key2)){
+if(!pattern97.test(key2)){
 const err32 = {instancePath:instancePath+"/body/listKeys",schemaPath:"#/properties/body/properties/listKeys/propertyNames/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*(?:/(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*)*$"},message:"must match pattern \""+"^(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*(?:/(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*)*$"+"\"",propertyName:key2};
 if(vErrors === null){
 vErrors = [err32];
@@ -15144,7 +15133,7 @@ vErrors.push(err36);
 }
 errors++;
 }
-if(!pattern99.test(data12)){
+if(!pattern98.test(data12)){
 const err37 = {instancePath:instancePath+"/body/listKeys/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/" + i4,schemaPath:"#/properties/body/properties/listKeys/additionalProperties/items/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*$"},message:"must match pattern \""+"^(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err37];
@@ -15977,10 +15966,9 @@ validate71.evaluated = {"props":{"queryStringParameters":true,"body":true},"dyna
 return validate71;
 })();
 export const listDeviceConfigs = /* @__PURE__ */ (() => {
-const pattern56 = new RegExp("^[A-Za-z0-9 ._-]{1,128}$", "u");
+const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 const pattern58 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$", "u");
 const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
-const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
 function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="listDeviceConfigs" */;
@@ -16040,8 +16028,8 @@ errors++;
 if(data0.adapterId !== undefined){
 let data1 = data0.adapterId;
 if(typeof data1 === "string"){
-if(!pattern56.test(data1)){
-const err4 = {instancePath:instancePath+"/pathParameters/adapterId",schemaPath:"#/properties/pathParameters/properties/adapterId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9 ._-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9 ._-]{1,128}$"+"\""};
+if(func1(data1) > 1536){
+const err4 = {instancePath:instancePath+"/pathParameters/adapterId",schemaPath:"#/properties/pathParameters/properties/adapterId/maxLength",keyword:"maxLength",params:{limit: 1536},message:"must NOT have more than 1536 characters"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -16050,9 +16038,8 @@ vErrors.push(err4);
 }
 errors++;
 }
-}
-else {
-const err5 = {instancePath:instancePath+"/pathParameters/adapterId",schemaPath:"#/properties/pathParameters/properties/adapterId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data1) < 1){
+const err5 = {instancePath:instancePath+"/pathParameters/adapterId",schemaPath:"#/properties/pathParameters/properties/adapterId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -16062,11 +16049,8 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data0.device !== undefined){
-let data2 = data0.device;
-if(typeof data2 === "string"){
-if(func1(data2) > 1024){
-const err6 = {instancePath:instancePath+"/pathParameters/device",schemaPath:"#/properties/pathParameters/properties/device/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+else {
+const err6 = {instancePath:instancePath+"/pathParameters/adapterId",schemaPath:"#/properties/pathParameters/properties/adapterId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -16075,8 +16059,12 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(func1(data2) < 1){
-const err7 = {instancePath:instancePath+"/pathParameters/device",schemaPath:"#/properties/pathParameters/properties/device/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data0.device !== undefined){
+let data2 = data0.device;
+if(typeof data2 === "string"){
+if(func1(data2) > 3036){
+const err7 = {instancePath:instancePath+"/pathParameters/device",schemaPath:"#/properties/pathParameters/properties/device/maxLength",keyword:"maxLength",params:{limit: 3036},message:"must NOT have more than 3036 characters"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -16085,9 +16073,8 @@ vErrors.push(err7);
 }
 errors++;
 }
-}
-else {
-const err8 = {instancePath:instancePath+"/pathParameters/device",schemaPath:"#/properties/pathParameters/properties/device/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data2) < 1){
+const err8 = {instancePath:instancePath+"/pathParameters/device",schemaPath:"#/properties/pathParameters/properties/device/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -16097,9 +16084,8 @@ vErrors.push(err8);
 errors++;
 }
 }
-}
 else {
-const err9 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err9 = {instancePath:instancePath+"/pathParameters/device",schemaPath:"#/properties/pathParameters/properties/device/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -16109,12 +16095,9 @@ vErrors.push(err9);
 errors++;
 }
 }
-if(data.queryStringParameters !== undefined){
-let data3 = data.queryStringParameters;
-if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-for(const key0 in data3){
-if(!((key0 === "limit") || (key0 === "cursor"))){
-const err10 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+}
+else {
+const err10 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -16124,11 +16107,12 @@ vErrors.push(err10);
 errors++;
 }
 }
-if(data3.limit !== undefined){
-let data4 = data3.limit;
-if(typeof data4 === "string"){
-if(!pattern58.test(data4)){
-const err11 = {instancePath:instancePath+"/queryStringParameters/limit",schemaPath:"#/properties/queryStringParameters/properties/limit/pattern",keyword:"pattern",params:{pattern: "^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$"},message:"must match pattern \""+"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$"+"\""};
+if(data.queryStringParameters !== undefined){
+let data3 = data.queryStringParameters;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+for(const key0 in data3){
+if(!((key0 === "limit") || (key0 === "cursor"))){
+const err11 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -16138,8 +16122,11 @@ vErrors.push(err11);
 errors++;
 }
 }
-else {
-const err12 = {instancePath:instancePath+"/queryStringParameters/limit",schemaPath:"#/properties/queryStringParameters/properties/limit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data3.limit !== undefined){
+let data4 = data3.limit;
+if(typeof data4 === "string"){
+if(!pattern58.test(data4)){
+const err12 = {instancePath:instancePath+"/queryStringParameters/limit",schemaPath:"#/properties/queryStringParameters/properties/limit/pattern",keyword:"pattern",params:{pattern: "^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$"},message:"must match pattern \""+"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$"+"\""};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -16149,11 +16136,8 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data3.cursor !== undefined){
-let data5 = data3.cursor;
-if(typeof data5 === "string"){
-if(func1(data5) > 2048){
-const err13 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
+else {
+const err13 = {instancePath:instancePath+"/queryStringParameters/limit",schemaPath:"#/properties/queryStringParameters/properties/limit/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -16162,8 +16146,12 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(func1(data5) < 1){
-const err14 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data3.cursor !== undefined){
+let data5 = data3.cursor;
+if(typeof data5 === "string"){
+if(func1(data5) > 2048){
+const err14 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -16172,8 +16160,8 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(!pattern7.test(data5)){
-const err15 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+$"+"\""};
+if(func1(data5) < 1){
+const err15 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -16182,9 +16170,8 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-else {
-const err16 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!pattern7.test(data5)){
+const err16 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -16194,9 +16181,8 @@ vErrors.push(err16);
 errors++;
 }
 }
-}
 else {
-const err17 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err17 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -16206,11 +16192,9 @@ vErrors.push(err17);
 errors++;
 }
 }
-if(data.body !== undefined){
-let data6 = data.body;
-if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
-for(const key1 in data6){
-const err18 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+}
+else {
+const err18 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -16220,8 +16204,11 @@ vErrors.push(err18);
 errors++;
 }
 }
-else {
-const err19 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.body !== undefined){
+let data6 = data.body;
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+for(const key1 in data6){
+const err19 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -16231,14 +16218,25 @@ vErrors.push(err19);
 errors++;
 }
 }
-}
 else {
-const err20 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err20 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err20];
 }
 else {
 vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
 }
 errors++;
 }
@@ -16249,9 +16247,8 @@ validate72.evaluated = {"props":{"pathParameters":true,"queryStringParameters":t
 return validate72;
 })();
 export const getDeviceConfig = /* @__PURE__ */ (() => {
-const pattern56 = new RegExp("^[A-Za-z0-9 ._-]{1,128}$", "u");
-const pattern112 = new RegExp("^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
+const pattern109 = new RegExp("^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$", "u");
 
 function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getDeviceConfig" */;
@@ -16321,8 +16318,8 @@ errors++;
 if(data0.adapterId !== undefined){
 let data1 = data0.adapterId;
 if(typeof data1 === "string"){
-if(!pattern56.test(data1)){
-const err5 = {instancePath:instancePath+"/pathParameters/adapterId",schemaPath:"#/properties/pathParameters/properties/adapterId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9 ._-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9 ._-]{1,128}$"+"\""};
+if(func1(data1) > 1536){
+const err5 = {instancePath:instancePath+"/pathParameters/adapterId",schemaPath:"#/properties/pathParameters/properties/adapterId/maxLength",keyword:"maxLength",params:{limit: 1536},message:"must NOT have more than 1536 characters"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -16331,9 +16328,8 @@ vErrors.push(err5);
 }
 errors++;
 }
-}
-else {
-const err6 = {instancePath:instancePath+"/pathParameters/adapterId",schemaPath:"#/properties/pathParameters/properties/adapterId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data1) < 1){
+const err6 = {instancePath:instancePath+"/pathParameters/adapterId",schemaPath:"#/properties/pathParameters/properties/adapterId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -16343,11 +16339,8 @@ vErrors.push(err6);
 errors++;
 }
 }
-if(data0.device !== undefined){
-let data2 = data0.device;
-if(typeof data2 === "string"){
-if(func1(data2) > 1024){
-const err7 = {instancePath:instancePath+"/pathParameters/device",schemaPath:"#/properties/pathParameters/properties/device/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+else {
+const err7 = {instancePath:instancePath+"/pathParameters/adapterId",schemaPath:"#/properties/pathParameters/properties/adapterId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -16356,8 +16349,12 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(func1(data2) < 1){
-const err8 = {instancePath:instancePath+"/pathParameters/device",schemaPath:"#/properties/pathParameters/properties/device/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data0.device !== undefined){
+let data2 = data0.device;
+if(typeof data2 === "string"){
+if(func1(data2) > 3036){
+const err8 = {instancePath:instancePath+"/pathParameters/device",schemaPath:"#/properties/pathParameters/properties/device/maxLength",keyword:"maxLength",params:{limit: 3036},message:"must NOT have more than 3036 characters"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -16366,9 +16363,8 @@ vErrors.push(err8);
 }
 errors++;
 }
-}
-else {
-const err9 = {instancePath:instancePath+"/pathParameters/device",schemaPath:"#/properties/pathParameters/properties/device/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data2) < 1){
+const err9 = {instancePath:instancePath+"/pathParameters/device",schemaPath:"#/properties/pathParameters/properties/device/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -16378,11 +16374,8 @@ vErrors.push(err9);
 errors++;
 }
 }
-if(data0.configId !== undefined){
-let data3 = data0.configId;
-if(typeof data3 === "string"){
-if(!pattern112.test(data3)){
-const err10 = {instancePath:instancePath+"/pathParameters/configId",schemaPath:"#/properties/pathParameters/properties/configId/pattern",keyword:"pattern",params:{pattern: "^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$"+"\""};
+else {
+const err10 = {instancePath:instancePath+"/pathParameters/device",schemaPath:"#/properties/pathParameters/properties/device/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -16392,8 +16385,11 @@ vErrors.push(err10);
 errors++;
 }
 }
-else {
-const err11 = {instancePath:instancePath+"/pathParameters/configId",schemaPath:"#/properties/pathParameters/properties/configId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data0.configId !== undefined){
+let data3 = data0.configId;
+if(typeof data3 === "string"){
+if(!pattern109.test(data3)){
+const err11 = {instancePath:instancePath+"/pathParameters/configId",schemaPath:"#/properties/pathParameters/properties/configId/pattern",keyword:"pattern",params:{pattern: "^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -16403,9 +16399,8 @@ vErrors.push(err11);
 errors++;
 }
 }
-}
 else {
-const err12 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err12 = {instancePath:instancePath+"/pathParameters/configId",schemaPath:"#/properties/pathParameters/properties/configId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -16415,11 +16410,9 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data.queryStringParameters !== undefined){
-let data4 = data.queryStringParameters;
-if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-for(const key0 in data4){
-const err13 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+}
+else {
+const err13 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -16429,8 +16422,11 @@ vErrors.push(err13);
 errors++;
 }
 }
-else {
-const err14 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.queryStringParameters !== undefined){
+let data4 = data.queryStringParameters;
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+for(const key0 in data4){
+const err14 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -16440,11 +16436,8 @@ vErrors.push(err14);
 errors++;
 }
 }
-if(data.body !== undefined){
-let data5 = data.body;
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-for(const key1 in data5){
-const err15 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+else {
+const err15 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -16454,8 +16447,11 @@ vErrors.push(err15);
 errors++;
 }
 }
-else {
-const err16 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.body !== undefined){
+let data5 = data.body;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+for(const key1 in data5){
+const err16 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -16465,14 +16461,25 @@ vErrors.push(err16);
 errors++;
 }
 }
-}
 else {
-const err17 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err17 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err17];
 }
 else {
 vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+else {
+const err18 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
 }
 errors++;
 }
@@ -16483,10 +16490,9 @@ validate73.evaluated = {"props":{"pathParameters":true,"queryStringParameters":t
 return validate73;
 })();
 export const diffDeviceConfigs = /* @__PURE__ */ (() => {
-const schema85 = {"$id":"diffDeviceConfigs","type":"object","required":["pathParameters","queryStringParameters"],"properties":{"pathParameters":{"type":"object","required":["adapterId","device","configId"],"properties":{"adapterId":{"type":"string","pattern":"^[A-Za-z0-9 ._-]{1,128}$","description":"The adapter name"},"device":{"type":"string","minLength":1,"maxLength":1024,"description":"The device's name in NSO"},"configId":{"type":"string","pattern":"^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$","description":"A configId from the device's history (its batch's start, then the batch id)"}}},"queryStringParameters":{"type":"object","required":["against"],"additionalProperties":false,"properties":{"against":{"type":"string","pattern":"^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$","description":"The configId the diff starts from (another take of the same device)"},"format":{"enum":["json-patch","unified"],"description":"`json-patch` (default): `application/json-patch+json`; `unified`: `text/x-diff`"}}},"body":{"type":"object","additionalProperties":false,"properties":{}}}};
-const pattern56 = new RegExp("^[A-Za-z0-9 ._-]{1,128}$", "u");
-const pattern112 = new RegExp("^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$", "u");
+const schema85 = {"$id":"diffDeviceConfigs","type":"object","required":["pathParameters","queryStringParameters"],"properties":{"pathParameters":{"type":"object","required":["adapterId","device","configId"],"properties":{"adapterId":{"type":"string","minLength":1,"maxLength":1536,"description":"The adapter name (percent-encoded in the URL)"},"device":{"type":"string","minLength":1,"maxLength":3036,"description":"The device name (percent-encoded in the URL)"},"configId":{"type":"string","pattern":"^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$","description":"A configId from the device's history (its batch's start, then the batch id)"}}},"queryStringParameters":{"type":"object","required":["against"],"additionalProperties":false,"properties":{"against":{"type":"string","pattern":"^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$","description":"The configId the diff starts from (another take of the same device)"},"format":{"enum":["json-patch","unified"],"description":"`json-patch` (default): `application/json-patch+json`; `unified`: `text/x-diff`"}}},"body":{"type":"object","additionalProperties":false,"properties":{}}}};
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
+const pattern109 = new RegExp("^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$", "u");
 
 function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="diffDeviceConfigs" */;
@@ -16556,8 +16562,8 @@ errors++;
 if(data0.adapterId !== undefined){
 let data1 = data0.adapterId;
 if(typeof data1 === "string"){
-if(!pattern56.test(data1)){
-const err5 = {instancePath:instancePath+"/pathParameters/adapterId",schemaPath:"#/properties/pathParameters/properties/adapterId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9 ._-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9 ._-]{1,128}$"+"\""};
+if(func1(data1) > 1536){
+const err5 = {instancePath:instancePath+"/pathParameters/adapterId",schemaPath:"#/properties/pathParameters/properties/adapterId/maxLength",keyword:"maxLength",params:{limit: 1536},message:"must NOT have more than 1536 characters"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -16566,9 +16572,8 @@ vErrors.push(err5);
 }
 errors++;
 }
-}
-else {
-const err6 = {instancePath:instancePath+"/pathParameters/adapterId",schemaPath:"#/properties/pathParameters/properties/adapterId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data1) < 1){
+const err6 = {instancePath:instancePath+"/pathParameters/adapterId",schemaPath:"#/properties/pathParameters/properties/adapterId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -16578,11 +16583,8 @@ vErrors.push(err6);
 errors++;
 }
 }
-if(data0.device !== undefined){
-let data2 = data0.device;
-if(typeof data2 === "string"){
-if(func1(data2) > 1024){
-const err7 = {instancePath:instancePath+"/pathParameters/device",schemaPath:"#/properties/pathParameters/properties/device/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+else {
+const err7 = {instancePath:instancePath+"/pathParameters/adapterId",schemaPath:"#/properties/pathParameters/properties/adapterId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -16591,8 +16593,12 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(func1(data2) < 1){
-const err8 = {instancePath:instancePath+"/pathParameters/device",schemaPath:"#/properties/pathParameters/properties/device/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data0.device !== undefined){
+let data2 = data0.device;
+if(typeof data2 === "string"){
+if(func1(data2) > 3036){
+const err8 = {instancePath:instancePath+"/pathParameters/device",schemaPath:"#/properties/pathParameters/properties/device/maxLength",keyword:"maxLength",params:{limit: 3036},message:"must NOT have more than 3036 characters"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -16601,9 +16607,8 @@ vErrors.push(err8);
 }
 errors++;
 }
-}
-else {
-const err9 = {instancePath:instancePath+"/pathParameters/device",schemaPath:"#/properties/pathParameters/properties/device/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data2) < 1){
+const err9 = {instancePath:instancePath+"/pathParameters/device",schemaPath:"#/properties/pathParameters/properties/device/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -16613,11 +16618,8 @@ vErrors.push(err9);
 errors++;
 }
 }
-if(data0.configId !== undefined){
-let data3 = data0.configId;
-if(typeof data3 === "string"){
-if(!pattern112.test(data3)){
-const err10 = {instancePath:instancePath+"/pathParameters/configId",schemaPath:"#/properties/pathParameters/properties/configId/pattern",keyword:"pattern",params:{pattern: "^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$"+"\""};
+else {
+const err10 = {instancePath:instancePath+"/pathParameters/device",schemaPath:"#/properties/pathParameters/properties/device/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -16627,8 +16629,11 @@ vErrors.push(err10);
 errors++;
 }
 }
-else {
-const err11 = {instancePath:instancePath+"/pathParameters/configId",schemaPath:"#/properties/pathParameters/properties/configId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data0.configId !== undefined){
+let data3 = data0.configId;
+if(typeof data3 === "string"){
+if(!pattern109.test(data3)){
+const err11 = {instancePath:instancePath+"/pathParameters/configId",schemaPath:"#/properties/pathParameters/properties/configId/pattern",keyword:"pattern",params:{pattern: "^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -16638,9 +16643,8 @@ vErrors.push(err11);
 errors++;
 }
 }
-}
 else {
-const err12 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err12 = {instancePath:instancePath+"/pathParameters/configId",schemaPath:"#/properties/pathParameters/properties/configId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -16650,11 +16654,9 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data.queryStringParameters !== undefined){
-let data4 = data.queryStringParameters;
-if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-if(data4.against === undefined){
-const err13 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/required",keyword:"required",params:{missingProperty: "against"},message:"must have required property '"+"against"+"'"};
+}
+else {
+const err13 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -16663,9 +16665,12 @@ vErrors.push(err13);
 }
 errors++;
 }
-for(const key0 in data4){
-if(!((key0 === "against") || (key0 === "format"))){
-const err14 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+}
+if(data.queryStringParameters !== undefined){
+let data4 = data.queryStringParameters;
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+if(data4.against === undefined){
+const err14 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/required",keyword:"required",params:{missingProperty: "against"},message:"must have required property '"+"against"+"'"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -16674,12 +16679,9 @@ vErrors.push(err14);
 }
 errors++;
 }
-}
-if(data4.against !== undefined){
-let data5 = data4.against;
-if(typeof data5 === "string"){
-if(!pattern112.test(data5)){
-const err15 = {instancePath:instancePath+"/queryStringParameters/against",schemaPath:"#/properties/queryStringParameters/properties/against/pattern",keyword:"pattern",params:{pattern: "^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$"+"\""};
+for(const key0 in data4){
+if(!((key0 === "against") || (key0 === "format"))){
+const err15 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -16689,8 +16691,11 @@ vErrors.push(err15);
 errors++;
 }
 }
-else {
-const err16 = {instancePath:instancePath+"/queryStringParameters/against",schemaPath:"#/properties/queryStringParameters/properties/against/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data4.against !== undefined){
+let data5 = data4.against;
+if(typeof data5 === "string"){
+if(!pattern109.test(data5)){
+const err16 = {instancePath:instancePath+"/queryStringParameters/against",schemaPath:"#/properties/queryStringParameters/properties/against/pattern",keyword:"pattern",params:{pattern: "^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -16700,10 +16705,8 @@ vErrors.push(err16);
 errors++;
 }
 }
-if(data4.format !== undefined){
-let data6 = data4.format;
-if(!((data6 === "json-patch") || (data6 === "unified"))){
-const err17 = {instancePath:instancePath+"/queryStringParameters/format",schemaPath:"#/properties/queryStringParameters/properties/format/enum",keyword:"enum",params:{allowedValues: schema85.properties.queryStringParameters.properties.format.enum},message:"must be equal to one of the allowed values"};
+else {
+const err17 = {instancePath:instancePath+"/queryStringParameters/against",schemaPath:"#/properties/queryStringParameters/properties/against/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -16713,9 +16716,10 @@ vErrors.push(err17);
 errors++;
 }
 }
-}
-else {
-const err18 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data4.format !== undefined){
+let data6 = data4.format;
+if(!((data6 === "json-patch") || (data6 === "unified"))){
+const err18 = {instancePath:instancePath+"/queryStringParameters/format",schemaPath:"#/properties/queryStringParameters/properties/format/enum",keyword:"enum",params:{allowedValues: schema85.properties.queryStringParameters.properties.format.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -16725,11 +16729,9 @@ vErrors.push(err18);
 errors++;
 }
 }
-if(data.body !== undefined){
-let data7 = data.body;
-if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
-for(const key1 in data7){
-const err19 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+}
+else {
+const err19 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -16739,8 +16741,11 @@ vErrors.push(err19);
 errors++;
 }
 }
-else {
-const err20 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.body !== undefined){
+let data7 = data.body;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+for(const key1 in data7){
+const err20 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -16750,14 +16755,25 @@ vErrors.push(err20);
 errors++;
 }
 }
-}
 else {
-const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err21 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err21];
 }
 else {
 vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+else {
+const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
 }
 errors++;
 }
@@ -16935,7 +16951,7 @@ return validate75;
 })();
 export const createProfile = /* @__PURE__ */ (() => {
 const schema87 = {"$id":"createProfile","type":"object","required":["queryStringParameters","body"],"properties":{"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$","description":"1 to 64 letters, digits, \".\", \"_\" or \"-\", starting with a letter or digit"},"description":{"type":"string","maxLength":1024},"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The service's log level, unless an application sets its own","default":"info"},"applications":{"type":"object","additionalProperties":false,"properties":{"orch_manager":{"type":"object","additionalProperties":false,"properties":{"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The relay's log level; absent: the profile's logLevel"},"orchestratorTimeoutMs":{"type":"integer","minimum":100,"maximum":25000,"default":10000,"description":"Per-call orchestrator timeout (ms) when the adapter sets no timeoutMs"},"adapterCacheSeconds":{"type":"integer","minimum":0,"maximum":300,"default":5,"description":"How long a warm relay reuses an adapter it read (s); 0 reads it on every call"},"maxConcurrentCallsPerAdapter":{"type":"integer","minimum":0,"maximum":1000,"default":0,"description":"Relay calls in flight through one adapter at once, across every container (more answer 429 with Retry-After); 0: no limit"}}},"configuration_manager":{"type":"object","additionalProperties":false,"properties":{"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The trees' and compliance functions' log level; absent: the profile's logLevel"},"complianceConcurrency":{"type":"integer","minimum":1,"maximum":100,"default":10,"description":"Concurrent configuration fetches of one compliance batch, unless the adapter sets its own complianceConcurrency"},"reportRetentionDays":{"type":"integer","minimum":1,"maximum":3650,"default":90,"description":"How long a compliance batch and its reports are kept (days), counted from its start"},"configRetentionDays":{"type":"integer","minimum":1,"maximum":3650,"default":365,"description":"How long each configuration a batch fetches is kept in the history (days), counted from when it was taken; the archive bucket's lifecycle follows within the hour"},"historyRetentionDays":{"type":"integer","minimum":1,"maximum":3650,"default":400,"description":"How long a compliance plan's history is kept (days): its trend points and each device's points and rule states, counted from the batch that wrote them"}}}}}},"required":["id"]}}};
-const pattern118 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
+const pattern114 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
 function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -17023,7 +17039,7 @@ errors++;
 if(data1.id !== undefined){
 let data2 = data1.id;
 if(typeof data2 === "string"){
-if(!pattern118.test(data2)){
+if(!pattern114.test(data2)){
 const err6 = {instancePath:instancePath+"/body/id",schemaPath:"#/properties/body/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -17495,7 +17511,7 @@ validate76.evaluated = {"props":{"queryStringParameters":true,"body":true},"dyna
 return validate76;
 })();
 export const getProfile = /* @__PURE__ */ (() => {
-const pattern118 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
+const pattern114 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
 
 function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getProfile" */;
@@ -17545,7 +17561,7 @@ errors++;
 if(data0.id !== undefined){
 let data1 = data0.id;
 if(typeof data1 === "string"){
-if(!pattern118.test(data1)){
+if(!pattern114.test(data1)){
 const err3 = {instancePath:instancePath+"/pathParameters/id",schemaPath:"#/properties/pathParameters/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -17648,7 +17664,7 @@ return validate77;
 })();
 export const putProfile = /* @__PURE__ */ (() => {
 const schema89 = {"$id":"putProfile","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["id"],"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$","description":"1 to 64 letters, digits, \".\", \"_\" or \"-\", starting with a letter or digit"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"properties":{"description":{"type":"string","maxLength":1024},"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The service's log level, unless an application sets its own","default":"info"},"applications":{"type":"object","additionalProperties":false,"properties":{"orch_manager":{"type":"object","additionalProperties":false,"properties":{"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The relay's log level; absent: the profile's logLevel"},"orchestratorTimeoutMs":{"type":"integer","minimum":100,"maximum":25000,"default":10000,"description":"Per-call orchestrator timeout (ms) when the adapter sets no timeoutMs"},"adapterCacheSeconds":{"type":"integer","minimum":0,"maximum":300,"default":5,"description":"How long a warm relay reuses an adapter it read (s); 0 reads it on every call"},"maxConcurrentCallsPerAdapter":{"type":"integer","minimum":0,"maximum":1000,"default":0,"description":"Relay calls in flight through one adapter at once, across every container (more answer 429 with Retry-After); 0: no limit"}}},"configuration_manager":{"type":"object","additionalProperties":false,"properties":{"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The trees' and compliance functions' log level; absent: the profile's logLevel"},"complianceConcurrency":{"type":"integer","minimum":1,"maximum":100,"default":10,"description":"Concurrent configuration fetches of one compliance batch, unless the adapter sets its own complianceConcurrency"},"reportRetentionDays":{"type":"integer","minimum":1,"maximum":3650,"default":90,"description":"How long a compliance batch and its reports are kept (days), counted from its start"},"configRetentionDays":{"type":"integer","minimum":1,"maximum":3650,"default":365,"description":"How long each configuration a batch fetches is kept in the history (days), counted from when it was taken; the archive bucket's lifecycle follows within the hour"},"historyRetentionDays":{"type":"integer","minimum":1,"maximum":3650,"default":400,"description":"How long a compliance plan's history is kept (days): its trend points and each device's points and rule states, counted from the batch that wrote them"}}}}}}}}};
-const pattern118 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
+const pattern114 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
 function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -17709,7 +17725,7 @@ errors++;
 if(data0.id !== undefined){
 let data1 = data0.id;
 if(typeof data1 === "string"){
-if(!pattern118.test(data1)){
+if(!pattern114.test(data1)){
 const err4 = {instancePath:instancePath+"/pathParameters/id",schemaPath:"#/properties/pathParameters/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -18233,7 +18249,7 @@ validate78.evaluated = {"props":{"pathParameters":true,"queryStringParameters":t
 return validate78;
 })();
 export const deleteProfile = /* @__PURE__ */ (() => {
-const pattern118 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
+const pattern114 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
 
 function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="deleteProfile" */;
@@ -18283,7 +18299,7 @@ errors++;
 if(data0.id !== undefined){
 let data1 = data0.id;
 if(typeof data1 === "string"){
-if(!pattern118.test(data1)){
+if(!pattern114.test(data1)){
 const err3 = {instancePath:instancePath+"/pathParameters/id",schemaPath:"#/properties/pathParameters/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -18385,7 +18401,7 @@ validate79.evaluated = {"props":{"pathParameters":true,"queryStringParameters":t
 return validate79;
 })();
 export const activateProfile = /* @__PURE__ */ (() => {
-const pattern118 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
+const pattern114 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
 
 function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="activateProfile" */;
@@ -18435,7 +18451,7 @@ errors++;
 if(data0.id !== undefined){
 let data1 = data0.id;
 if(typeof data1 === "string"){
-if(!pattern118.test(data1)){
+if(!pattern114.test(data1)){
 const err3 = {instancePath:instancePath+"/pathParameters/id",schemaPath:"#/properties/pathParameters/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];

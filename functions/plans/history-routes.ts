@@ -4,7 +4,7 @@ import { DEVICE_POINT_COLUMNS, TREND_COLUMNS } from '../compliance/history-colum
 import { HISTORY_PAGE_LIMITS } from '../compliance/history-read.js';
 import type { JsonSchema } from '../platform/json-schema.js';
 import { EMPTY_BODY, type LiveRoute, pageQuery } from '../platform/route.js';
-import { CONFIG_LIMITS, DEVICE_NAME_PATTERN_SOURCE } from '../trees/config-checks.js';
+import { DEVICE_PATH_SCHEMA } from '../trees/config-checks.js';
 import { PLAN_ID_PATTERN } from './model.js';
 
 const PLAN_ID = { type: 'string', pattern: PLAN_ID_PATTERN, description: 'The planId that creating the plan answered' } as const;
@@ -54,7 +54,7 @@ export const planHistoryRoutes: readonly LiveRoute[] = [
         required: ['planId', 'device'],
         properties: {
           planId: PLAN_ID,
-          device: { type: 'string', minLength: 1, maxLength: CONFIG_LIMITS.deviceName, pattern: DEVICE_NAME_PATTERN_SOURCE, description: 'The device name' },
+          device: DEVICE_PATH_SCHEMA,
         },
       },
       queryStringParameters: rangedPage(HISTORY_PAGE_LIMITS.device, 'check time (`at`)'),

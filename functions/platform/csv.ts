@@ -27,12 +27,17 @@ export interface CsvColumn<Row> {
 /**
  * Cells a spreadsheet would read as a formula (OWASP "CSV injection"): a leading `=`, `+`,
  * `-`, `@`, tab or carriage return. Such a cell is written with a leading `'`, which spreadsheets
- * show as text; a program reading the CSV sees the `'` and can strip it. Numbers are never
- * guarded (a negative number stays a number).
+ * show as text. A cell that starts with `'` itself is guarded too, so the rule to read a value
+ * back is exact: a text cell that starts with `'` loses that one `'`. Numbers are never guarded
+ * (a negative number stays a number).
  */
-const FORMULA_START = /^[=+\-@\t\r]/;
-/** A cell that must be quoted: it holds a quote, a comma, a CR or a LF. */
-const NEEDS_QUOTES = /[",\r\n]/;
+const FORMULA_START = /^[=+\-@\t\r']/;
+/**
+ * A cell that is quoted: it holds a quote, a comma, a CR or a LF (RFC 4180), or a semicolon or a
+ * tab, which spreadsheets in some locales take for the separator (`a;=1+1` would be two cells,
+ * the second a formula); quoted, it stays one cell.
+ */
+const NEEDS_QUOTES = /[",;\t\r\n]/;
 
 /** One cell as RFC 4180 writes it, formula-guarded. */
 export const csvCell = (value: CsvValue): string => {

@@ -90,3 +90,22 @@ export const decodeSegment = (raw: string): string | undefined => {
     return undefined;
   }
 };
+
+/**
+ * The name a path parameter holds: API Gateway REST APIs pass path parameters still
+ * percent-encoded (`edge%20router`), so it is decoded once, then checked by `rule`; a 400 naming
+ * the parameter when it does not decode or breaks the rule.
+ */
+export const nameFromPath = (raw: string, field: string, rule: (name: string) => string | undefined): string => {
+  const name = decodeSegment(raw);
+  refuseBadNames('path', { [field]: name ?? raw }, (n) => (name === undefined ? 'is not valid percent-encoding' : rule(n)));
+  return name!;
+};
+
+/**
+ * A path parameter's schema when it carries a name: the encoded text, which is longer than the
+ * name (a character is up to 12 encoded characters, `%F0%9F%98%80`); the handler decodes it and
+ * applies the name's own rule ({@link nameFromPath}).
+ */
+export const encodedNameSchema = (maxChars: number, description: string) =>
+  ({ type: 'string', minLength: 1, maxLength: maxChars * 12, description: `${description} (percent-encoded in the URL)` }) as const;

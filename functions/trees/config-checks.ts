@@ -4,7 +4,7 @@
  * response. Pure: each check returns the problems it found; the core turns them into 400/409/413.
  */
 import { jsonNestsDeeperThan } from '../platform/bounded-json.js';
-import { namePatternSource, nameProblem, pathNameProblem } from '../platform/names.js';
+import { encodedNameSchema, nameFromPath, namePatternSource, nameProblem, pathNameProblem } from '../platform/names.js';
 import { fieldPath, type FieldPlace } from '../platform/problem.js';
 import { ROOT_NODE, type Node, type Rule } from './config-model.js';
 import { parsePointer, VARIABLE_NAME_PATTERN_SOURCE, variablesOf } from './rules.js';
@@ -72,6 +72,12 @@ const DEVICE_RULE = `must be 1 to ${CONFIG_LIMITS.deviceName} characters, no "/"
 /** Why `device` cannot be a device name of a node or a batch; `undefined` when it can. */
 export const deviceNameProblem = (device: string): string | undefined =>
   nameProblem(device) ?? (codePoints(device) > CONFIG_LIMITS.deviceName || !DEVICE_NAME.test(device) ? DEVICE_RULE : undefined);
+
+/** A device name from a path parameter (decoded; a 400 naming `field` when it is no device name). */
+export const deviceFromPath = (raw: string, field = 'device'): string => nameFromPath(raw, field, deviceNameProblem);
+
+/** The schema of a path parameter holding a device name (checked again, decoded, by {@link deviceFromPath}). */
+export const DEVICE_PATH_SCHEMA = encodedNameSchema(CONFIG_LIMITS.deviceName, 'The device name');
 
 /** One problem of a write: where (a {@link fieldPath} in the body) and what. */
 export interface ConfigProblem {

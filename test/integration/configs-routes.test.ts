@@ -17,8 +17,9 @@ import { createTables } from '../../tools/local/table-copies.js';
 import { apiEvent, invoke, lambdaContext } from '../../tools/simulators/api-events.js';
 import { importHandlers, type Handler } from '../support/handlers.js';
 
-const ADAPTER = 'lab-nso';
-const DEVICE = 'core/1';
+/** Names that travel percent-encoded in the path, as API Gateway passes them on. */
+const ADAPTER = 'lab nso';
+const DEVICE = 'core 1 ü';
 const DEVICES_PATH = '/configuration_manager/devices';
 const CONFIGS_PATH = `${DEVICES_PATH}/{adapterId}/{device}/configs`;
 const CONFIG_PATH = `${CONFIGS_PATH}/{configId}`;
@@ -41,8 +42,18 @@ const config = (n: number) => ({
   banner: `release ${n}`,
 });
 
+/** A GET as API Gateway passes it: path parameters still percent-encoded, the query decoded. */
 const get = (handler: Handler, resource: string, pathParameters: Record<string, string>, query?: Record<string, string>) =>
-  invoke(handler, apiEvent({ method: 'GET', resource, pathParameters, ...(query ? { query } : {}) }), lambdaContext(10_000));
+  invoke(
+    handler,
+    apiEvent({
+      method: 'GET',
+      resource,
+      pathParameters: Object.fromEntries(Object.entries(pathParameters).map(([k, v]) => [k, encodeURIComponent(v)])),
+      ...(query ? { query } : {}),
+    }),
+    lambdaContext(10_000),
+  );
 
 /** Every page of a device's history, `limit` at a time. */
 const allPages = async (limit: number) => {
@@ -115,6 +126,16 @@ describe('GET /configuration_manager/devices', () => {
 });
 
 describe('GET …/devices/{adapterId}/{device}/configs', () => {
+  it.each([
+    ['device', { adapterId: 'lab%20nso', device: '%E0%A4%A' }, 'is not valid percent-encoding'],
+    ['device', { adapterId: 'lab%20nso', device: 'core%2F1' }, 'no "/"'],
+    ['adapterId', { adapterId: 'lab%ZZnso', device: 'core' }, 'is not valid percent-encoding'],
+  ])('answers 400 naming %s for a path parameter that holds no such name (%j)', async (field, pathParameters, message) => {
+    const res = await invoke(handlers.configs, apiEvent({ method: 'GET', resource: CONFIGS_PATH, pathParameters }), lambdaContext(10_000));
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([expect.objectContaining({ in: 'path', field, message: expect.stringContaining(message) })]);
+  });
+
   it('lists the takes newest first with their hash, size, batch and source', async () => {
     const res = await get(handlers.configs, CONFIGS_PATH, { adapterId: ADAPTER, device: DEVICE });
     expect(res.status).toBe(200);

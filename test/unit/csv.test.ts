@@ -38,8 +38,10 @@ const parseCsv = (text: string): string[][] => {
   return records;
 };
 
-/** What the docs promise a reader gets of a text cell: itself, after a `'` when it starts like a formula. */
-const asWritten = (cell: string): string => ('=+-@\t\r'.includes(cell[0] ?? 'x') ? `'${cell}` : cell);
+/** What the docs promise a reader gets of a text cell: itself, after a `'` when it starts like a formula or with a `'`. */
+const asWritten = (cell: string): string => ("=+-@\t\r'".includes(cell[0] ?? 'x') ? `'${cell}` : cell);
+/** How the docs say to read a value back: a text cell that starts with `'` loses that one `'`. */
+const readBack = (cell: string): string => (cell.startsWith("'") ? cell.slice(1) : cell);
 
 const collect = async (stream: NodeJS.ReadableStream): Promise<string[]> => {
   const chunks: string[] = [];
@@ -70,7 +72,7 @@ describe('CSV cells and records (RFC 4180)', () => {
     expect(csvCell('+1')).toBe("'+1");
     expect(csvCell('-cmd')).toBe("'-cmd");
     expect(csvCell('@SUM(A1)')).toBe("'@SUM(A1)");
-    expect(csvCell('\tx')).toBe("'\tx");
+    expect(csvCell('\tx')).toBe(`"'\tx"`);
     expect(csvCell('\rx')).toBe(`"'\rx"`);
     expect(csvCell('a=b')).toBe('a=b');
   });
@@ -88,8 +90,21 @@ describe('CSV cells and records (RFC 4180)', () => {
       fc.property(fc.array(fc.array(text, { minLength: 1, maxLength: 5 }), { maxLength: 8 }), (rows) => {
         const parsed = parseCsv(rows.map((row) => csvRecord(row)).join(''));
         expect(parsed).toEqual(rows.map((row) => row.map(asWritten)));
+        expect(parsed.map((row) => row.map(readBack))).toEqual(rows);
       }),
     );
+  });
+
+  it('guards a cell that starts with a quote, so that reading back is exact', () => {
+    expect(csvCell("'=1+1")).toBe("''=1+1");
+    expect(csvCell('=1+1')).toBe("'=1+1");
+    expect(csvCell("it's")).toBe("it's");
+  });
+
+  it('quotes cells holding a semicolon or a tab, which some spreadsheets split on', () => {
+    const cell = "edge;=MSEXCEL|'\\..\\Windows\\System32\\calc.exe'!A0";
+    expect(csvCell(cell)).toBe(`"${cell}"`);
+    expect(csvCell('a\tb')).toBe('"a\tb"');
   });
 });
 

@@ -9,12 +9,14 @@ import { createComplianceStore } from '../../compliance/store.js';
 import { getCompliancePlanDevice as validate } from '../../generated/validators.js';
 import { attachmentName, csvExportAsked, csvResponse } from '../../platform/csv.js';
 import { json } from '../../runtime/http.js';
+import { deviceFromPath } from '../../trees/config-checks.js';
 import { streamingHttpHandler } from '../../runtime/streaming-http.js';
 
 const history = createHistoryStore(createComplianceStore());
 
 export const handler = streamingHttpHandler({ operation: 'getCompliancePlanDevice', validate }, async (event) => {
-  const { planId, device } = event.pathParameters as { planId: string; device: string };
+  const { planId } = event.pathParameters as { planId: string };
+  const device = deviceFromPath((event.pathParameters as { device: string }).device);
   const { from, to, limit, cursor } = (event.queryStringParameters ?? {}) as Record<string, string | undefined>;
   const range = queryRange({ from, to });
   if (csvExportAsked(event)) {
