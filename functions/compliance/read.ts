@@ -17,7 +17,7 @@ export const REPORT_PAGE_LIMIT = { default: 50, max: 200 } as const;
  */
 export const currentBatch = async (store: ComplianceStore, batchId: string, now: Date = new Date()): Promise<Batch | undefined> => {
   const batch = await store.getBatch(batchId);
-  if (!batch || batch.status !== 'running' || now.getTime() <= batchDeadline(batch.started)) return batch;
+  if (batch?.status !== 'running' || now.getTime() <= batchDeadline(batch.started)) return batch;
   const ended = await endBatchFailed(store, { batchId, finished: now.toISOString(), reason: PAST_DEADLINE_REASON, foundBy: 'read' });
   // Not running any more when written: another reader or the sweep ended it first.
   return ended ?? (await store.getBatch(batchId)) ?? batch;
