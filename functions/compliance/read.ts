@@ -11,16 +11,23 @@ import { REPORTS_SK_PATTERN, type ComplianceStore, type ReportCursor } from './s
 export const REPORT_PAGE_LIMIT = { default: 50, max: 200 } as const;
 
 /**
- * A batch as it stands. One still `running` past its deadline ({@link batchDeadline}) cannot
- * run any more: it is ended `failed` here (once, whoever reads it first) and answered so.
+ * A batch as it stands; `undefined` when there is none. One still `running` past its deadline
+ * ({@link batchDeadline}) cannot run any more: it is ended `failed` here (once, whoever reads it
+ * first) and answered so.
  */
-export const readBatch = async (store: ComplianceStore, batchId: string, now: Date = new Date()): Promise<Batch> => {
+export const currentBatch = async (store: ComplianceStore, batchId: string, now: Date = new Date()): Promise<Batch | undefined> => {
   const batch = await store.getBatch(batchId);
-  if (!batch) throw new NotFound(`No compliance batch has the id '${batchId}'.`);
-  if (batch.status !== 'running' || now.getTime() <= batchDeadline(batch.started)) return batch;
+  if (batch?.status !== 'running' || now.getTime() <= batchDeadline(batch.started)) return batch;
   const ended = await endBatchFailed(store, { batchId, finished: now.toISOString(), reason: PAST_DEADLINE_REASON, foundBy: 'read' });
   // Not running any more when written: another reader or the sweep ended it first.
   return ended ?? (await store.getBatch(batchId)) ?? batch;
+};
+
+/** {@link currentBatch}, a 404 when there is none. */
+export const readBatch = async (store: ComplianceStore, batchId: string, now: Date = new Date()): Promise<Batch> => {
+  const batch = await currentBatch(store, batchId, now);
+  if (!batch) throw new NotFound(`No compliance batch has the id '${batchId}'.`);
+  return batch;
 };
 
 export const readReport = async (store: ComplianceStore, reportId: string): Promise<Report> => {

@@ -15,7 +15,10 @@ export const PLAN_ID_PATTERN = '^[0-9a-f]{24}$';
 
 /** What a user writes: `POST` creates a plan from it, `PUT` replaces a plan's with it. */
 export interface PlanInput {
-  /** For people: 1 to 128 characters, unique among plans. */
+  /**
+   * For people: 1 to 128 characters under the rule of every stored name (functions/platform/names.ts:
+   * no invisible characters, NFC), unique among plans without regard to case.
+   */
   readonly name: string;
   readonly treeId: string;
   /** A version label of the tree. */
@@ -36,8 +39,8 @@ export interface PlanInput {
   readonly enabled: boolean;
 }
 
-/** Why a plan cannot run: what it names is gone. */
-export const PLAN_BROKEN_REASONS = ['tree-missing', 'version-missing', 'adapter-missing'] as const;
+/** Why a plan cannot run: what it names is gone (a tree, its version, the adapter, or devices the version no longer assigns). */
+export const PLAN_BROKEN_REASONS = ['tree-missing', 'version-missing', 'adapter-missing', 'devices-missing'] as const;
 export type PlanBrokenReason = (typeof PLAN_BROKEN_REASONS)[number];
 
 export interface PlanBroken {
@@ -56,6 +59,12 @@ export interface PlanRun {
   readonly reason?: string;
 }
 
+/** A batch a run of a plan started, and when. */
+export interface PlanBatch {
+  readonly batchId: string;
+  readonly at: string;
+}
+
 /** A plan as the routes show it. */
 export interface Plan extends PlanInput {
   readonly planId: string;
@@ -66,13 +75,17 @@ export interface Plan extends PlanInput {
   /** The last run (by a user or the schedule), started or skipped. */
   readonly lastRun?: PlanRun;
   /**
-   * The last batch a run of the plan started (kept when later runs are skipped): while it runs,
+   * The last batch a run of the plan started (kept when later runs are skipped): the plan's
+   * running lease. While the batch runs (or, before its record exists, for the start window),
    * the plan is not run again.
    */
-  readonly lastBatch?: { readonly batchId: string; readonly at: string };
+  readonly lastBatch?: PlanBatch;
   /** The next time the schedule fires (enabled plans with a schedule), ISO 8601 UTC. */
   readonly nextRunAt?: string;
-  /** Present when the plan's tree, version or adapter is gone: it is not run, by a user or the schedule. */
+  /**
+   * Present when the plan's tree, version or adapter is gone, or the version no longer assigns
+   * some of its devices: it is not run, by a user or the schedule.
+   */
   readonly broken?: PlanBroken;
   /**
    * Present when the plan was written but its schedule could not be (the write answered 503):

@@ -11,7 +11,7 @@ const SHOWN =
 const READ_NEEDS = { tables: { compliance: 'read', trees: 'read', adapters: 'read' } } as const;
 const WRITE_NEEDS = { tables: { compliance: 'write', trees: 'read', adapters: 'read', changelog: 'append' }, schedules: true } as const;
 const WRITE_400 =
-  'The request is invalid (`schedule` or `timezone` named when the Scheduler would refuse it), or names devices not assigned to a node of the version';
+  'The request is invalid (`name` breaks the rule of names; `schedule` or `timezone` named when the Scheduler would refuse it or did), or names devices not assigned to a node of the version';
 const SCHEDULE_503 = 'A store is unavailable, or the plan was saved but its schedule could not be written (the plan shows `schedulePending`; write it again)';
 
 export const planRoutes: readonly LiveRoute[] = [
@@ -117,7 +117,7 @@ export const planRoutes: readonly LiveRoute[] = [
       202: 'The batch started: `{ batchId, status: "running", total }`; its path in `Location`',
       400: 'planId is not 24 lowercase hexadecimal characters, or a body was sent',
       404: 'No plan has this id',
-      409: 'The plan is broken (`plan-broken`), its last batch still runs (`plan-running`), or its adapter is stopped (`adapter-stopped`)',
+      409: 'The plan is broken (`plan-broken`: what it names is gone, or devices its version no longer assigns), its last batch still runs or is being started (`plan-running`), or its adapter is stopped (`adapter-stopped`)',
       503: 'A store or the compliance engine is unavailable; retry later (nothing was started)',
     },
     needs: { tables: { compliance: 'write', trees: 'read', adapters: 'read', changelog: 'append' }, startsCompliance: true },

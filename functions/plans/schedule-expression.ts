@@ -55,7 +55,14 @@ export interface RateSchedule {
 
 export type ParsedSchedule = CronSchedule | RateSchedule;
 
-export type ScheduleCheck = { readonly ok: true; readonly schedule: ParsedSchedule } | { readonly ok: false; readonly message: string };
+/**
+ * A checked schedule: parsed, with its canonical expression (`schedule.expression`: trimmed,
+ * fields single-spaced) and zone (as Intl spells it: `Europe/Berlin` for `europe/berlin`), the
+ * forms a plan stores and the Scheduler is sent.
+ */
+export type ScheduleCheck =
+  | { readonly ok: true; readonly schedule: ParsedSchedule; readonly timezone: string }
+  | { readonly ok: false; readonly message: string };
 
 const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;
@@ -151,7 +158,7 @@ const dayOfWeekOf = (text: string): DayOfWeek => {
   return { kind: 'days', days: listValues(FIELDS.dayOfWeek, text) };
 };
 
-const parseCron = (expression: string, body: string): CronSchedule => {
+const parseCron = (body: string): CronSchedule => {
   const fields = body.trim().split(/\s+/);
   if (fields.length !== 6) {
     fail(`a cron expression has six fields (minutes hours day-of-month month day-of-week year), not ${fields.length}`);
@@ -170,7 +177,7 @@ const parseCron = (expression: string, body: string): CronSchedule => {
   }
   return {
     kind: 'cron',
-    expression,
+    expression: `cron(${fields.join(' ')})`,
     minutes: listValues(FIELDS.minutes, minutes),
     hours: listValues(FIELDS.hours, hours),
     dayOfMonth: dayOfMonthOf(dom),
@@ -183,7 +190,7 @@ const parseCron = (expression: string, body: string): CronSchedule => {
 /** The longest rate interval: ten years of days. */
 export const RATE_MAX_DAYS = 3650;
 
-const parseRate = (expression: string, body: string): RateSchedule => {
+const parseRate = (body: string): RateSchedule => {
   const match = /^\s*(\d+)\s+(minutes?|hours?|days?)\s*$/.exec(body);
   if (!match) fail("a rate expression is 'rate(value unit)' with unit minute(s), hour(s) or day(s)");
   const value = Number(match?.[1]);
@@ -194,7 +201,7 @@ const parseRate = (expression: string, body: string): RateSchedule => {
   const unit = (plural ? unitText.slice(0, -1) : unitText) as RateSchedule['unit'];
   const everyMs = value * UNIT_MS[unit];
   if (everyMs > RATE_MAX_DAYS * UNIT_MS.day) fail(`rate(${value} ${unitText}): the interval is at most ${RATE_MAX_DAYS} days`);
-  return { kind: 'rate', expression, value, unit, everyMs };
+  return { kind: 'rate', expression: `rate(${value} ${unitText})`, value, unit, everyMs };
 };
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
@@ -217,16 +224,18 @@ const formatterOf = (timezone: string): Intl.DateTimeFormat => {
   return formatter;
 };
 
-/** An IANA zone name Intl knows (offsets such as `+02:00` are not zone names the Scheduler takes). */
-const timezoneProblem = (timezone: string): string | undefined => {
+/**
+ * An IANA zone name Intl knows, as Intl spells it (zone names are read without regard to case);
+ * offsets such as `+02:00` are not zone names the Scheduler takes.
+ */
+const canonicalZone = (timezone: string): { readonly zone: string } | { readonly problem: string } => {
   if (!/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/.test(timezone)) {
-    return `timezone '${timezone}' is not an IANA time zone name`;
+    return { problem: `timezone '${timezone}' is not an IANA time zone name` };
   }
   try {
-    formatterOf(timezone);
-    return undefined;
+    return { zone: formatterOf(timezone).resolvedOptions().timeZone };
   } catch {
-    return `timezone '${timezone}' is not a time zone this service knows`;
+    return { problem: `timezone '${timezone}' is not a time zone this service knows` };
   }
 };
 
@@ -235,12 +244,12 @@ const timezoneProblem = (timezone: string): string | undefined => {
  * @returns the parsed schedule, or a message naming what is wrong.
  */
 export const checkSchedule = (expression: string, timezone = 'UTC'): ScheduleCheck => {
-  const zone = timezoneProblem(timezone);
-  if (zone) return { ok: false, message: zone };
+  const zone = canonicalZone(timezone);
+  if ('problem' in zone) return { ok: false, message: zone.problem };
   const match = /^(cron|rate|at)\((.*)\)$/s.exec(expression.trim());
   try {
-    if (match?.[1] === 'cron') return { ok: true, schedule: parseCron(expression, match[2] ?? '') };
-    if (match?.[1] === 'rate') return { ok: true, schedule: parseRate(expression, match[2] ?? '') };
+    if (match?.[1] === 'cron') return { ok: true, schedule: parseCron(match[2] ?? ''), timezone: zone.zone };
+    if (match?.[1] === 'rate') return { ok: true, schedule: parseRate(match[2] ?? ''), timezone: zone.zone };
     if (match?.[1] === 'at') return { ok: false, message: 'at(...) schedules run once; a plan repeats: use cron(...) or rate(...)' };
     return { ok: false, message: "a schedule is 'cron(minutes hours day-of-month month day-of-week year)' or 'rate(value unit)'" };
   } catch (error) {

@@ -7,9 +7,12 @@
  *   (the last run, started or skipped), `lastBatch` (the last batch a run started),
  *   `scheduleSince` (when its schedule was last written: a rate schedule counts from it) and
  *   `schedulePending` (the plan was written but its schedule not yet: see service.ts).
- * - A name claim: `pk = "PLANS"`, `sk = "N#<name in lower case>"`, `planId`: names are unique
- *   among plans without regard to case. It is written and released in the same transaction as
- *   the plan, so two plans can never hold one name.
+ * - A name claim: `pk = "PLANS"`, `sk = "N#<name folded>"` ({@link nameKey}: NFC, case folded),
+ *   `planId`: names are unique among plans without regard to case. It is written and released in
+ *   the same transaction as the plan, so two plans can never hold one name. Claims written before
+ *   the key was folded (`N#<name in lower case>`) have the same key for every name whose lower
+ *   case is its fold; for the few others (`ß`, `ς`, ligatures) a write of the plan releases the
+ *   old key too and claims the folded one, so no migration is needed.
  *
  * Every create, replace, delete and run is one transaction with its changelog entry (kind
  * `plan`, name the planId; functions/runtime/changelog.ts): both land, or neither.
@@ -21,11 +24,18 @@ import { requiredEnv } from '../platform/env.js';
 import { Conflict, ServiceUnavailable } from '../platform/problem.js';
 import { transientReason } from '../platform/transient.js';
 import { changelogPut, changelogTable, diffFields, type ChangeAction } from '../runtime/changelog.js';
-import type { Plan, PlanInput, PlanRun } from './model.js';
+import type { Plan, PlanBatch, PlanInput, PlanRun } from './model.js';
 
 export const PLANS_PK = 'PLANS';
 const planSk = (planId: string): string => `P#${planId}`;
-const claimSk = (name: string): string => `N#${name.toLowerCase()}`;
+/**
+ * The key a name is unique under: NFC, then folded to one case (upper then lower, so `ß` and
+ * `SS`, `ς` and `Σ` meet), then NFC again (folding may decompose).
+ */
+export const nameKey = (name: string): string => name.normalize('NFC').toUpperCase().toLowerCase().normalize('NFC');
+const claimSk = (name: string): string => `N#${nameKey(name)}`;
+/** The claim key of plans written before names were folded. */
+const legacyClaimSk = (name: string): string => `N#${name.toLowerCase()}`;
 
 /** A plan as stored: what the routes show but `broken` and `nextRunAt` (computed when read). */
 export type StoredPlan = Omit<Plan, 'broken' | 'nextRunAt'> & {
@@ -88,6 +98,16 @@ const cancelled = (error: unknown): readonly string[] | undefined =>
     ? ((error as { CancellationReasons?: readonly { Code?: string }[] }).CancellationReasons ?? []).map((r) => r.Code ?? 'None')
     : undefined;
 
+/** What a run writes ({@link PlanStore.recordRun}): a field left undefined stays as stored, null removes it. */
+export interface RunRecord {
+  /** The field as read: the record lands only while it is still so. */
+  readonly guard: { readonly lastRun: PlanRun | undefined } | { readonly lastBatch: PlanBatch | undefined };
+  readonly lastRun?: PlanRun | null;
+  readonly lastBatch?: PlanBatch | null;
+  /** The run the changelog entry records. */
+  readonly run: PlanRun;
+}
+
 export interface PlanPage {
   readonly items: readonly StoredPlan[];
   /** The last plan's id when more follow. */
@@ -126,15 +146,16 @@ export class PlanStore {
     };
   }
 
+  /** Releases the name's claim, and its claim under the old key when that differs. */
   #release(name: string, planId: string) {
-    return {
+    return [...new Set([claimSk(name), legacyClaimSk(name)])].map((sk) => ({
       Delete: {
         TableName: this.tableName,
-        Key: { pk: PLANS_PK, sk: claimSk(name) },
+        Key: { pk: PLANS_PK, sk },
         ConditionExpression: 'attribute_not_exists(pk) OR planId = :planId',
         ExpressionAttributeValues: { ':planId': planId },
       },
-    };
+    }));
   }
 
   /** Runs a transaction whose item `claimAt` (when given) is a name claim: its refusal is {@link PlanNameTaken}, any other {@link PlanChanged}. */
@@ -206,7 +227,7 @@ export class PlanStore {
    * left as stored, so a run recorded since `before` was read is kept.
    */
   async replace(before: StoredPlan, after: StoredPlan): Promise<void> {
-    const renamed = before.name.toLowerCase() !== after.name.toLowerCase();
+    const renamed = claimSk(before.name) !== claimSk(after.name) || legacyClaimSk(before.name) !== claimSk(before.name);
     const update = replaceUpdate(after);
     await this.#transact(
       [
@@ -220,7 +241,7 @@ export class PlanStore {
           },
         },
         this.#claim(after.name, after.planId),
-        ...(renamed ? [this.#release(before.name, before.planId)] : []),
+        ...(renamed ? this.#release(before.name, before.planId).filter((r) => r.Delete.Key.sk !== claimSk(after.name)) : []),
         this.#entry(after.planId, 'replaced', after.updatedAt, after.updatedBy, diffFields(inputOf(before), inputOf(after))),
       ],
       after.name,
@@ -240,7 +261,7 @@ export class PlanStore {
             ExpressionAttributeValues: { ':revision': plan.revision },
           },
         },
-        this.#release(plan.name, plan.planId),
+        ...this.#release(plan.name, plan.planId),
         this.#entry(plan.planId, 'deleted', at, by, diffFields(inputOf(plan), undefined)),
       ],
       plan.name,
@@ -248,32 +269,49 @@ export class PlanStore {
   }
 
   /**
-   * Records a run (started or skipped) as the plan's `lastRun`, and a started one's batch as its
-   * `lastBatch`, with its changelog entry, if the last run is still `previous` (as read): of two
-   * runs that read the same plan, one records.
+   * Records a run: sets `lastRun` and `lastBatch` as `record` says (null removes), with the
+   * changelog entry of `record.run`, if the guarded field is still as read: of two runs that read
+   * the same plan, one records. Started runs guard `lastBatch` (the lease), skips `lastRun`.
    */
-  async recordRun(planId: string, previous: PlanRun | undefined, run: PlanRun, by: string): Promise<void> {
-    const batch = run.outcome === 'started' && run.batchId ? { batchId: run.batchId, at: run.at } : undefined;
-    const changes = Object.entries(run).map(([field, to]) => ({ field, to }));
+  async recordRun(planId: string, record: RunRecord, by: string): Promise<void> {
+    const fields = { lastRun: record.lastRun, lastBatch: record.lastBatch };
+    const set = Object.entries(fields).filter(([, v]) => v);
+    const removed = Object.entries(fields).filter(([, v]) => v === null);
+    const [field, held] = 'lastBatch' in record.guard ? ['lastBatch', record.guard.lastBatch?.batchId] : ['lastRun', record.guard.lastRun?.at];
+    const inner = field === 'lastBatch' ? 'batchId' : 'at';
+    const run = record.run;
     await this.#transact(
       [
         {
           Update: {
             TableName: this.tableName,
             Key: { pk: PLANS_PK, sk: planSk(planId) },
-            UpdateExpression: `SET lastRun = :run${batch ? ', lastBatch = :batch' : ''}`,
-            ConditionExpression: previous ? 'lastRun.#at = :at' : 'attribute_exists(pk) AND attribute_not_exists(lastRun)',
-            ExpressionAttributeValues: { ':run': run, ...(batch ? { ':batch': batch } : {}), ...(previous ? { ':at': previous.at } : {}) },
-            ...(previous ? { ExpressionAttributeNames: { '#at': 'at' } } : {}),
+            UpdateExpression: [
+              set.length ? `SET ${set.map(([f]) => `${f} = :${f}`).join(', ')}` : '',
+              removed.length ? `REMOVE ${removed.map(([f]) => f).join(', ')}` : '',
+            ].join(' '),
+            ConditionExpression: held === undefined ? `attribute_exists(pk) AND attribute_not_exists(${field})` : `${field}.#held = :held`,
+            ExpressionAttributeValues: { ...Object.fromEntries(set.map(([f, v]) => [`:${f}`, v])), ...(held === undefined ? {} : { ':held': held }) },
+            ...(held === undefined ? {} : { ExpressionAttributeNames: { '#held': inner } }),
           },
         },
-        this.#entry(planId, run.outcome === 'started' ? 'run-started' : 'run-skipped', run.at, by, changes),
+        this.#entry(
+          planId,
+          run.outcome === 'started' ? 'run-started' : 'run-skipped',
+          run.at,
+          by,
+          Object.entries(run).map(([f, to]) => ({ field: f, to })),
+        ),
       ],
       planId,
     );
   }
 
-  /** Sets whether the plan's schedule is written (`pending` false: it is, since `since`), if the plan is still at `revision`. */
+  /**
+   * Sets whether the plan's schedule is written (`pending` false: it is, since `since`), if the
+   * plan is still at `revision`. Marking it pending (its schedule may be gone) is a change of the
+   * plan: the revision goes up, so a write that read the plan before is refused.
+   */
   async markSchedule(planId: string, revision: number, pending: boolean, since?: string): Promise<void> {
     try {
       await this.#send(() =>
@@ -281,9 +319,9 @@ export class PlanStore {
           new UpdateCommand({
             TableName: this.tableName,
             Key: { pk: PLANS_PK, sk: planSk(planId) },
-            UpdateExpression: pending ? 'SET schedulePending = :t' : `REMOVE schedulePending${since ? ' SET scheduleSince = :since' : ''}`,
+            UpdateExpression: pending ? 'SET schedulePending = :t, revision = :next' : `REMOVE schedulePending${since ? ' SET scheduleSince = :since' : ''}`,
             ConditionExpression: 'revision = :revision',
-            ExpressionAttributeValues: { ':revision': revision, ...(pending ? { ':t': true } : since ? { ':since': since } : {}) },
+            ExpressionAttributeValues: { ':revision': revision, ...(pending ? { ':t': true, ':next': revision + 1 } : since ? { ':since': since } : {}) },
           }),
         ),
       );

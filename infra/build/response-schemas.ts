@@ -162,7 +162,8 @@ export const responseComponents: Record<string, JsonSchema> = {
       nextRunAt: { ...ISO_TIME, description: 'When the schedule fires next (enabled plans with a schedule, once the schedule is written)' },
       broken: {
         type: 'object',
-        description: "Present when the plan's tree, version or adapter is gone: it is not run, by a user or the schedule",
+        description:
+          "Present when the plan's tree, version or adapter is gone, or its version no longer assigns some of its devices: it is not run, by a user or the schedule",
         required: ['reason', 'detail'],
         additionalProperties: false,
         properties: { reason: { enum: [...PLAN_BROKEN_REASONS] }, detail: { type: 'string' } },

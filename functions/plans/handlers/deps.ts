@@ -1,6 +1,7 @@
 /** What the plan handlers share: the stores, the schedules and the batch starter, made on first use. */
 import { createAdapterStore } from '../../adapters/store.js';
 import { startDurableExecution } from '../../compliance/durable-start.js';
+import { currentBatch } from '../../compliance/read.js';
 import { startBatch } from '../../compliance/service.js';
 import { createComplianceStore } from '../../compliance/store.js';
 import { requestCaller } from '../../platform/caller.js';
@@ -27,7 +28,7 @@ export const planDeps = (): PlanDeps => {
     versions: (treeId, label) => readVersion(versions, treeId, label),
     adapters,
     schedules: planSchedules(),
-    batchStatus: async (batchId) => (await compliance.getBatch(batchId))?.status,
+    batch: (batchId) => currentBatch(compliance, batchId, now()),
     startBatch: async (input, batchId) => {
       const settings = (await currentSettings()).profile.applications.configuration_manager;
       return startBatch(input, {
