@@ -7,7 +7,7 @@
  * n × k; the answers are those of asking every element (test/unit/trees-rules-index.test.ts).
  */
 import type { JsonValue } from './config-model.js';
-import { describeValue } from './predicates.js';
+import { describeShort, describeValue } from './predicates.js';
 
 const isObject = (v: unknown): v is { readonly [key: string]: JsonValue } => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -316,7 +316,7 @@ export const strictMismatch = (actual: readonly unknown[], expected: readonly Js
   };
   for (const [i, element] of actual.entries()) {
     if (!allowed(element))
-      return { at: [String(i)], actual: element as JsonValue, message: `${describeValue(element)} is none of the expected elements (strict)` };
+      return { at: [String(i)], actual: element as JsonValue, message: `${describeShort(element)} is none of the expected elements (strict)` };
   }
   return undefined;
 };

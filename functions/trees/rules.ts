@@ -247,7 +247,7 @@ const prepare = (rule: Rule, variables: Readonly<Record<string, string>>, lists:
   const predicates = rulePredicates(rule, variables);
   if ('unknownVariable' in predicates)
     return { invalid: `${predicates.field} names the variable ${JSON.stringify(predicates.unknownVariable)}, which the version does not define` };
-  if ('problem' in predicates) return { invalid: `${predicates.field}: ${predicates.problem}` };
+  if ('problems' in predicates) return { invalid: predicates.problems.map((q) => `${q.place.join('.')} ${q.problem}`).join('; ') };
   const expected = resolved.value;
   if (rule.mode === 'exact' && expected === undefined && predicates.length === 0) return { invalid: 'an exact rule needs a value' };
   const strict = rule.strict === true;
@@ -262,7 +262,7 @@ const prepare = (rule: Rule, variables: Readonly<Record<string, string>>, lists:
 export const rulePredicates = (
   rule: Pick<Rule, PredicateField>,
   variables: Readonly<Record<string, string>>,
-): Predicate[] | PredicateProblem | { readonly field: string; readonly unknownVariable: string } => {
+): Predicate[] | { readonly problems: readonly PredicateProblem[] } | { readonly field: PredicateField; readonly unknownVariable: string } => {
   for (const field of PREDICATE_FIELDS) {
     const unknown = variablesOf(rule[field] as JsonValue | undefined).find((name) => !Object.hasOwn(variables, name));
     if (unknown !== undefined) return { field, unknownVariable: unknown };
@@ -281,10 +281,19 @@ interface Outcome {
   readonly holds: boolean;
 }
 
-/** The failing match `o` as the result lists it: where, why, and short excerpts. */
-const failureOf = (o: Outcome, max: number): MatchFailure => {
+/** The longest message a listed failing match carries; a longer one (quoting long values) is replaced. */
+export const FAILURE_MESSAGE_MAX_CHARS = 512;
+
+/**
+ * The failing match `o` as the result lists it: where, why, and excerpts of at most `max`
+ * characters. A listed match's message longer than {@link FAILURE_MESSAGE_MAX_CHARS} quotes no
+ * value (its excerpts show them), so 50 listed matches stay small and masking stays whole.
+ */
+const failureOf = (o: Outcome, max: number, listed: boolean): MatchFailure => {
   const m = o.mismatch ?? { at: [], actual: o.place.value, message: `the rule holds at ${o.place.at}, and match "none" allows no match to hold` };
-  return withExcerpts({ at: o.place.at + formatPointer(m.at), message: m.message }, m.expected, m.actual, max);
+  const message =
+    listed && m.message.length > FAILURE_MESSAGE_MAX_CHARS ? 'does not hold; the values are too long to quote here (see expected and actual)' : m.message;
+  return withExcerpts({ at: o.place.at + formatPointer(m.at), message }, m.expected, m.actual, max);
 };
 
 /** The result of a rule over several places (a `*` path or a predicate). */
@@ -309,8 +318,8 @@ const judgeMatches = (rule: Rule, head: Head, tokens: readonly string[], p: Prep
   }
   const first = failing[0];
   if (!first) return { ...head, status: 'fail', message: `nothing matches ${rule.path}`, at: fixedPrefix(tokens), matches: 0, failures: [] };
-  const failures = failing.slice(0, MAX_LISTED_FAILURES).map((o) => failureOf(o, FAILURE_EXCERPT_MAX_CHARS));
-  const lead = failureOf(first, EXCERPT_MAX_CHARS);
+  const failures = failing.slice(0, MAX_LISTED_FAILURES).map((o) => failureOf(o, FAILURE_EXCERPT_MAX_CHARS, true));
+  const lead = failureOf(first, EXCERPT_MAX_CHARS, false);
   const count =
     match === 'none' ? `${failing.length} of ${n} matches of ${rule.path} hold, and none may` : `${failing.length} of ${n} matches of ${rule.path} do not hold`;
   return {
