@@ -193,6 +193,9 @@ const issueOf = (rule: PlanRule, verdict: RuleResult): ReportIssue => ({
       : {}),
   ...(verdict.actual !== undefined ? { actual: verdict.actual } : {}),
   ...(verdict.truncated ? { truncated: verdict.truncated } : {}),
+  ...(verdict.matches !== undefined ? { matches: verdict.matches } : {}),
+  ...(verdict.failures ? { failures: verdict.failures } : {}),
+  ...(verdict.failuresOmitted ? { failuresOmitted: verdict.failuresOmitted } : {}),
 });
 
 /** The last second {@link isoTimestamp} formatted, and its text up to the milliseconds. */

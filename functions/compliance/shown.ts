@@ -12,6 +12,9 @@ import type { ReportIssue } from './model.js';
 
 type Side = 'expected' | 'actual';
 
+/** What an issue, and each failing match it lists, quotes of the device and of the rule. */
+type Quoting = Pick<ReportIssue, 'message' | 'expected' | 'actual' | 'truncated'>;
+
 /** A JSON text (or its start) a message quotes a masked value by, and what stands for the whole value instead. */
 interface Quote {
   readonly start: string;
@@ -24,7 +27,7 @@ interface ShownSide {
   readonly quote?: Quote;
 }
 
-const shownSide = (issue: ReportIssue, side: Side, path: readonly string[]): ShownSide | undefined => {
+const shownSide = (issue: Quoting, side: Side, path: readonly string[]): ShownSide | undefined => {
   const value = issue[side];
   if (value === undefined) return undefined;
   // A cut excerpt is a string: the start of the value's JSON text, then `…`.
@@ -50,20 +53,26 @@ const maskQuoted = (message: string, quotes: readonly Quote[]): string => {
   return out;
 };
 
-/**
- * `issue` as a report shows it: values at or below a member named like a secret, members named
- * like secrets and values in device-encrypted forms masked in `expected` and `actual`, and the
- * masked values masked in `message` too. An issue with nothing to mask is returned as it is.
- */
-export const shownIssue = (issue: ReportIssue): ReportIssue => {
-  const path = parsePointer(issue.at ?? issue.path) ?? [];
-  const expected = shownSide(issue, 'expected', path);
-  const actual = shownSide(issue, 'actual', path);
+/** `part` (an issue or one failing match it lists, at the pointer `at`) with what it quotes masked. */
+const shownPart = <T extends Quoting>(part: T, at: string): T => {
+  const path = parsePointer(at) ?? [];
+  const expected = shownSide(part, 'expected', path);
+  const actual = shownSide(part, 'actual', path);
   const quotes = [expected?.quote, actual?.quote].filter((q): q is Quote => q !== undefined);
   return {
-    ...issue,
-    message: maskQuoted(issue.message, quotes),
+    ...part,
+    message: maskQuoted(part.message, quotes),
     ...(expected ? { expected: expected.value } : {}),
     ...(actual ? { actual: actual.value } : {}),
   };
+};
+
+/**
+ * `issue` as a report shows it: values at or below a member named like a secret, members named
+ * like secrets and values in device-encrypted forms masked in `expected` and `actual`, and the
+ * masked values masked in `message` too; the same for each failing match it lists.
+ */
+export const shownIssue = (issue: ReportIssue): ReportIssue => {
+  const shown = shownPart(issue, issue.at ?? issue.path);
+  return issue.failures ? { ...shown, failures: issue.failures.map((f) => shownPart(f, f.at)) } : shown;
 };

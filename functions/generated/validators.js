@@ -2100,11 +2100,12 @@ validate28.evaluated = {"props":{"pathParameters":true,"queryStringParameters":t
 return validate28;
 })();
 export const putNode = /* @__PURE__ */ (() => {
-const schema40 = {"$id":"putNode","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["treeId","version","nodePath"],"properties":{"treeId":{"type":"string","pattern":"^[0-9a-f]{24}$"},"version":{"type":"string","minLength":1,"maxLength":512,"description":"The version label, percent-encoded; `label~2` names the second version of a seeded tree that repeats `label`"},"nodePath":{"type":"string","minLength":1,"maxLength":4096,"description":"The node's path from the root, e.g. base/wan/pe-routers (each segment percent-encoded; at most 8 levels)"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"properties":{"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}}},"description":"A field left out keeps its current value (empty for a new node); the node keeps its children"}}};
+const schema40 = {"$id":"putNode","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["treeId","version","nodePath"],"properties":{"treeId":{"type":"string","pattern":"^[0-9a-f]{24}$"},"version":{"type":"string","minLength":1,"maxLength":512,"description":"The version label, percent-encoded; `label~2` names the second version of a seeded tree that repeats `label`"},"nodePath":{"type":"string","minLength":1,"maxLength":4096,"description":"The node's path from the root, e.g. base/wan/pe-routers (each segment percent-encoded; at most 8 levels)"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"properties":{"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024},"match":{"type":"string","enum":["all","any","none"],"description":"Over the matches of a path with `*` segments or of a predicate (an array's elements): `all` (default) must hold and at least one must exist, `any` one must hold, `none` may hold"},"allowEmpty":{"type":"boolean","description":"A path or predicate with no match at all passes for `all` and `any` (NSO's allow-empty)"},"pattern":{"type":"string","minLength":1,"maxLength":1024,"description":"An RE2 regular expression found anywhere in the value's text (`^…$` anchors it, `(?i)` ignores case); `{{name}}` inside matches the variable's text literally"},"oneOf":{"type":"array","minItems":1,"maxItems":100,"description":"The value deep-equals one of these (at most 100 values, 16384 bytes as JSON; {{name}} in strings names a variable)"},"cidr":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"IPv4/IPv6 prefixes (`10.0.0.0/8`, `2001:db8::/32`, or an address); the value (an address or `address/length`) lies inside one of them"},"range":{"type":"object","minProperties":1,"additionalProperties":false,"properties":{"min":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"},"max":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"}},"description":"Inclusive bounds; the value is a number or a decimal string (YANG's 64-bit integers)"},"strict":{"type":"boolean","description":"required rules with an array value: the list has no elements besides the expected ones (NSO's strict)"}}}}},"description":"A field left out keeps its current value (empty for a new node); the node keeps its children"}}};
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
 const pattern19 = new RegExp("^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$", "u");
 const pattern20 = new RegExp("^[A-Za-z0-9_.:-]{1,128}$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
+const func35 = Object.prototype.hasOwnProperty;
 
 function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="putNode" */;
@@ -2457,7 +2458,7 @@ vErrors.push(err28);
 errors++;
 }
 for(const key2 in data9){
-if(!(((((((key2 === "id") || (key2 === "path")) || (key2 === "mode")) || (key2 === "severity")) || (key2 === "value")) || (key2 === "ordered")) || (key2 === "description"))){
+if(!(func35.call(schema40.properties.body.properties.rules.items.properties, key2))){
 const err29 = {instancePath:instancePath+"/body/rules/" + i1,schemaPath:"#/properties/body/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err29];
@@ -2601,9 +2602,10 @@ vErrors.push(err40);
 errors++;
 }
 }
-}
-else {
-const err41 = {instancePath:instancePath+"/body/rules/" + i1,schemaPath:"#/properties/body/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data9.match !== undefined){
+let data16 = data9.match;
+if(typeof data16 !== "string"){
+const err41 = {instancePath:instancePath+"/body/rules/" + i1+"/match",schemaPath:"#/properties/body/properties/rules/items/properties/match/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -2612,10 +2614,8 @@ vErrors.push(err41);
 }
 errors++;
 }
-}
-}
-else {
-const err42 = {instancePath:instancePath+"/body/rules",schemaPath:"#/properties/body/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(!(((data16 === "all") || (data16 === "any")) || (data16 === "none"))){
+const err42 = {instancePath:instancePath+"/body/rules/" + i1+"/match",schemaPath:"#/properties/body/properties/rules/items/properties/match/enum",keyword:"enum",params:{allowedValues: schema40.properties.body.properties.rules.items.properties.match.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -2625,9 +2625,9 @@ vErrors.push(err42);
 errors++;
 }
 }
-}
-else {
-const err43 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data9.allowEmpty !== undefined){
+if(typeof data9.allowEmpty !== "boolean"){
+const err43 = {instancePath:instancePath+"/body/rules/" + i1+"/allowEmpty",schemaPath:"#/properties/body/properties/rules/items/properties/allowEmpty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -2637,14 +2637,388 @@ vErrors.push(err43);
 errors++;
 }
 }
-}
-else {
-const err44 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data9.pattern !== undefined){
+let data18 = data9.pattern;
+if(typeof data18 === "string"){
+if(func1(data18) > 1024){
+const err44 = {instancePath:instancePath+"/body/rules/" + i1+"/pattern",schemaPath:"#/properties/body/properties/rules/items/properties/pattern/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err44];
 }
 else {
 vErrors.push(err44);
+}
+errors++;
+}
+if(func1(data18) < 1){
+const err45 = {instancePath:instancePath+"/body/rules/" + i1+"/pattern",schemaPath:"#/properties/body/properties/rules/items/properties/pattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+else {
+const err46 = {instancePath:instancePath+"/body/rules/" + i1+"/pattern",schemaPath:"#/properties/body/properties/rules/items/properties/pattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+if(data9.oneOf !== undefined){
+let data19 = data9.oneOf;
+if(Array.isArray(data19)){
+if(data19.length > 100){
+const err47 = {instancePath:instancePath+"/body/rules/" + i1+"/oneOf",schemaPath:"#/properties/body/properties/rules/items/properties/oneOf/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+if(data19.length < 1){
+const err48 = {instancePath:instancePath+"/body/rules/" + i1+"/oneOf",schemaPath:"#/properties/body/properties/rules/items/properties/oneOf/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+else {
+const err49 = {instancePath:instancePath+"/body/rules/" + i1+"/oneOf",schemaPath:"#/properties/body/properties/rules/items/properties/oneOf/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+if(data9.cidr !== undefined){
+let data20 = data9.cidr;
+if(Array.isArray(data20)){
+if(data20.length > 100){
+const err50 = {instancePath:instancePath+"/body/rules/" + i1+"/cidr",schemaPath:"#/properties/body/properties/rules/items/properties/cidr/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+if(data20.length < 1){
+const err51 = {instancePath:instancePath+"/body/rules/" + i1+"/cidr",schemaPath:"#/properties/body/properties/rules/items/properties/cidr/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+const len2 = data20.length;
+for(let i2=0; i2<len2; i2++){
+let data21 = data20[i2];
+if(typeof data21 === "string"){
+if(func1(data21) > 128){
+const err52 = {instancePath:instancePath+"/body/rules/" + i1+"/cidr/" + i2,schemaPath:"#/properties/body/properties/rules/items/properties/cidr/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+if(func1(data21) < 1){
+const err53 = {instancePath:instancePath+"/body/rules/" + i1+"/cidr/" + i2,schemaPath:"#/properties/body/properties/rules/items/properties/cidr/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+else {
+const err54 = {instancePath:instancePath+"/body/rules/" + i1+"/cidr/" + i2,schemaPath:"#/properties/body/properties/rules/items/properties/cidr/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+}
+}
+else {
+const err55 = {instancePath:instancePath+"/body/rules/" + i1+"/cidr",schemaPath:"#/properties/body/properties/rules/items/properties/cidr/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+if(data9.range !== undefined){
+let data22 = data9.range;
+if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
+if(Object.keys(data22).length < 1){
+const err56 = {instancePath:instancePath+"/body/rules/" + i1+"/range",schemaPath:"#/properties/body/properties/rules/items/properties/range/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+for(const key3 in data22){
+if(!((key3 === "min") || (key3 === "max"))){
+const err57 = {instancePath:instancePath+"/body/rules/" + i1+"/range",schemaPath:"#/properties/body/properties/rules/items/properties/range/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+}
+if(data22.min !== undefined){
+let data23 = data22.min;
+const _errs52 = errors;
+let valid11 = false;
+const _errs53 = errors;
+if(!((typeof data23 == "number") && (isFinite(data23)))){
+const err58 = {instancePath:instancePath+"/body/rules/" + i1+"/range/min",schemaPath:"#/properties/body/properties/rules/items/properties/range/properties/min/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+var _valid0 = _errs53 === errors;
+valid11 = valid11 || _valid0;
+const _errs55 = errors;
+if(typeof data23 === "string"){
+if(func1(data23) > 128){
+const err59 = {instancePath:instancePath+"/body/rules/" + i1+"/range/min",schemaPath:"#/properties/body/properties/rules/items/properties/range/properties/min/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+if(func1(data23) < 1){
+const err60 = {instancePath:instancePath+"/body/rules/" + i1+"/range/min",schemaPath:"#/properties/body/properties/rules/items/properties/range/properties/min/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+}
+else {
+const err61 = {instancePath:instancePath+"/body/rules/" + i1+"/range/min",schemaPath:"#/properties/body/properties/rules/items/properties/range/properties/min/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+var _valid0 = _errs55 === errors;
+valid11 = valid11 || _valid0;
+if(!valid11){
+const err62 = {instancePath:instancePath+"/body/rules/" + i1+"/range/min",schemaPath:"#/properties/body/properties/rules/items/properties/range/properties/min/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+else {
+errors = _errs52;
+if(vErrors !== null){
+if(_errs52){
+vErrors.length = _errs52;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data22.max !== undefined){
+let data24 = data22.max;
+const _errs58 = errors;
+let valid12 = false;
+const _errs59 = errors;
+if(!((typeof data24 == "number") && (isFinite(data24)))){
+const err63 = {instancePath:instancePath+"/body/rules/" + i1+"/range/max",schemaPath:"#/properties/body/properties/rules/items/properties/range/properties/max/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+var _valid1 = _errs59 === errors;
+valid12 = valid12 || _valid1;
+const _errs61 = errors;
+if(typeof data24 === "string"){
+if(func1(data24) > 128){
+const err64 = {instancePath:instancePath+"/body/rules/" + i1+"/range/max",schemaPath:"#/properties/body/properties/rules/items/properties/range/properties/max/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+if(func1(data24) < 1){
+const err65 = {instancePath:instancePath+"/body/rules/" + i1+"/range/max",schemaPath:"#/properties/body/properties/rules/items/properties/range/properties/max/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+}
+else {
+const err66 = {instancePath:instancePath+"/body/rules/" + i1+"/range/max",schemaPath:"#/properties/body/properties/rules/items/properties/range/properties/max/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+var _valid1 = _errs61 === errors;
+valid12 = valid12 || _valid1;
+if(!valid12){
+const err67 = {instancePath:instancePath+"/body/rules/" + i1+"/range/max",schemaPath:"#/properties/body/properties/rules/items/properties/range/properties/max/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+else {
+errors = _errs58;
+if(vErrors !== null){
+if(_errs58){
+vErrors.length = _errs58;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err68 = {instancePath:instancePath+"/body/rules/" + i1+"/range",schemaPath:"#/properties/body/properties/rules/items/properties/range/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+}
+if(data9.strict !== undefined){
+if(typeof data9.strict !== "boolean"){
+const err69 = {instancePath:instancePath+"/body/rules/" + i1+"/strict",schemaPath:"#/properties/body/properties/rules/items/properties/strict/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+}
+}
+else {
+const err70 = {instancePath:instancePath+"/body/rules/" + i1,schemaPath:"#/properties/body/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+}
+}
+else {
+const err71 = {instancePath:instancePath+"/body/rules",schemaPath:"#/properties/body/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
+}
+}
+else {
+const err72 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
+}
+errors++;
+}
+}
+}
+else {
+const err73 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
 }
 errors++;
 }
@@ -3293,8 +3667,9 @@ validate32.evaluated = {"props":{"pathParameters":true,"queryStringParameters":t
 return validate32;
 })();
 export const importTree = /* @__PURE__ */ (() => {
-const schema44 = {"$id":"importTree","type":"object","required":["queryStringParameters","body"],"properties":{"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","required":["name","deviceType","versions"],"additionalProperties":false,"properties":{"format":{"type":"string","const":"netconfig-tree/1"},"id":{"type":"string","description":"Ignored: an import gets a new id"},"name":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800])?$"},"deviceType":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800])?$"},"description":{"type":"string","maxLength":1024},"created":{"type":"string","description":"Ignored"},"lastUpdated":{"type":"string","description":"Ignored"},"versions":{"type":"array","minItems":1,"maxItems":1000,"items":{"type":"object","required":["name","root"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[A-Za-z0-9._-](?:[A-Za-z0-9 ._-]{0,126}[A-Za-z0-9._-])?$","description":"As a new label: 1 to 128 letters, digits, spaces, \"-\", \"_\" or \".\"; may repeat (the i-th version of a label is addressed `label~i`)"},"variables":{"type":"object","maxProperties":200,"propertyNames":{"pattern":"^[A-Za-z0-9_.-]{1,64}$"},"additionalProperties":{"type":"string","maxLength":1024},"description":"Replaces `{{name}}` in rule values; names are 1 to 64 letters, digits, \"_\", \".\" or \"-\""},"root":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":0}}}}}}}}}}}}}}}}}}}}}}}},"created":{"type":"string","description":"Ignored"},"createdBy":{"type":"string","description":"Ignored"},"lastUpdated":{"type":"string","description":"Ignored"},"lastUpdatedBy":{"type":"string","description":"Ignored"}}}}}}}};
+const schema44 = {"$id":"importTree","type":"object","required":["queryStringParameters","body"],"properties":{"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","required":["name","deviceType","versions"],"additionalProperties":false,"properties":{"format":{"type":"string","const":"netconfig-tree/1"},"id":{"type":"string","description":"Ignored: an import gets a new id"},"name":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800])?$"},"deviceType":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800])?$"},"description":{"type":"string","maxLength":1024},"created":{"type":"string","description":"Ignored"},"lastUpdated":{"type":"string","description":"Ignored"},"versions":{"type":"array","minItems":1,"maxItems":1000,"items":{"type":"object","required":["name","root"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[A-Za-z0-9._-](?:[A-Za-z0-9 ._-]{0,126}[A-Za-z0-9._-])?$","description":"As a new label: 1 to 128 letters, digits, spaces, \"-\", \"_\" or \".\"; may repeat (the i-th version of a label is addressed `label~i`)"},"variables":{"type":"object","maxProperties":200,"propertyNames":{"pattern":"^[A-Za-z0-9_.-]{1,64}$"},"additionalProperties":{"type":"string","maxLength":1024},"description":"Replaces `{{name}}` in rule values; names are 1 to 64 letters, digits, \"_\", \".\" or \"-\""},"root":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024},"match":{"type":"string","enum":["all","any","none"],"description":"Over the matches of a path with `*` segments or of a predicate (an array's elements): `all` (default) must hold and at least one must exist, `any` one must hold, `none` may hold"},"allowEmpty":{"type":"boolean","description":"A path or predicate with no match at all passes for `all` and `any` (NSO's allow-empty)"},"pattern":{"type":"string","minLength":1,"maxLength":1024,"description":"An RE2 regular expression found anywhere in the value's text (`^…$` anchors it, `(?i)` ignores case); `{{name}}` inside matches the variable's text literally"},"oneOf":{"type":"array","minItems":1,"maxItems":100,"description":"The value deep-equals one of these (at most 100 values, 16384 bytes as JSON; {{name}} in strings names a variable)"},"cidr":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"IPv4/IPv6 prefixes (`10.0.0.0/8`, `2001:db8::/32`, or an address); the value (an address or `address/length`) lies inside one of them"},"range":{"type":"object","minProperties":1,"additionalProperties":false,"properties":{"min":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"},"max":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"}},"description":"Inclusive bounds; the value is a number or a decimal string (YANG's 64-bit integers)"},"strict":{"type":"boolean","description":"required rules with an array value: the list has no elements besides the expected ones (NSO's strict)"}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024},"match":{"type":"string","enum":["all","any","none"],"description":"Over the matches of a path with `*` segments or of a predicate (an array's elements): `all` (default) must hold and at least one must exist, `any` one must hold, `none` may hold"},"allowEmpty":{"type":"boolean","description":"A path or predicate with no match at all passes for `all` and `any` (NSO's allow-empty)"},"pattern":{"type":"string","minLength":1,"maxLength":1024,"description":"An RE2 regular expression found anywhere in the value's text (`^…$` anchors it, `(?i)` ignores case); `{{name}}` inside matches the variable's text literally"},"oneOf":{"type":"array","minItems":1,"maxItems":100,"description":"The value deep-equals one of these (at most 100 values, 16384 bytes as JSON; {{name}} in strings names a variable)"},"cidr":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"IPv4/IPv6 prefixes (`10.0.0.0/8`, `2001:db8::/32`, or an address); the value (an address or `address/length`) lies inside one of them"},"range":{"type":"object","minProperties":1,"additionalProperties":false,"properties":{"min":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"},"max":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"}},"description":"Inclusive bounds; the value is a number or a decimal string (YANG's 64-bit integers)"},"strict":{"type":"boolean","description":"required rules with an array value: the list has no elements besides the expected ones (NSO's strict)"}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024},"match":{"type":"string","enum":["all","any","none"],"description":"Over the matches of a path with `*` segments or of a predicate (an array's elements): `all` (default) must hold and at least one must exist, `any` one must hold, `none` may hold"},"allowEmpty":{"type":"boolean","description":"A path or predicate with no match at all passes for `all` and `any` (NSO's allow-empty)"},"pattern":{"type":"string","minLength":1,"maxLength":1024,"description":"An RE2 regular expression found anywhere in the value's text (`^…$` anchors it, `(?i)` ignores case); `{{name}}` inside matches the variable's text literally"},"oneOf":{"type":"array","minItems":1,"maxItems":100,"description":"The value deep-equals one of these (at most 100 values, 16384 bytes as JSON; {{name}} in strings names a variable)"},"cidr":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"IPv4/IPv6 prefixes (`10.0.0.0/8`, `2001:db8::/32`, or an address); the value (an address or `address/length`) lies inside one of them"},"range":{"type":"object","minProperties":1,"additionalProperties":false,"properties":{"min":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"},"max":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"}},"description":"Inclusive bounds; the value is a number or a decimal string (YANG's 64-bit integers)"},"strict":{"type":"boolean","description":"required rules with an array value: the list has no elements besides the expected ones (NSO's strict)"}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024},"match":{"type":"string","enum":["all","any","none"],"description":"Over the matches of a path with `*` segments or of a predicate (an array's elements): `all` (default) must hold and at least one must exist, `any` one must hold, `none` may hold"},"allowEmpty":{"type":"boolean","description":"A path or predicate with no match at all passes for `all` and `any` (NSO's allow-empty)"},"pattern":{"type":"string","minLength":1,"maxLength":1024,"description":"An RE2 regular expression found anywhere in the value's text (`^…$` anchors it, `(?i)` ignores case); `{{name}}` inside matches the variable's text literally"},"oneOf":{"type":"array","minItems":1,"maxItems":100,"description":"The value deep-equals one of these (at most 100 values, 16384 bytes as JSON; {{name}} in strings names a variable)"},"cidr":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"IPv4/IPv6 prefixes (`10.0.0.0/8`, `2001:db8::/32`, or an address); the value (an address or `address/length`) lies inside one of them"},"range":{"type":"object","minProperties":1,"additionalProperties":false,"properties":{"min":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"},"max":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"}},"description":"Inclusive bounds; the value is a number or a decimal string (YANG's 64-bit integers)"},"strict":{"type":"boolean","description":"required rules with an array value: the list has no elements besides the expected ones (NSO's strict)"}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024},"match":{"type":"string","enum":["all","any","none"],"description":"Over the matches of a path with `*` segments or of a predicate (an array's elements): `all` (default) must hold and at least one must exist, `any` one must hold, `none` may hold"},"allowEmpty":{"type":"boolean","description":"A path or predicate with no match at all passes for `all` and `any` (NSO's allow-empty)"},"pattern":{"type":"string","minLength":1,"maxLength":1024,"description":"An RE2 regular expression found anywhere in the value's text (`^…$` anchors it, `(?i)` ignores case); `{{name}}` inside matches the variable's text literally"},"oneOf":{"type":"array","minItems":1,"maxItems":100,"description":"The value deep-equals one of these (at most 100 values, 16384 bytes as JSON; {{name}} in strings names a variable)"},"cidr":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"IPv4/IPv6 prefixes (`10.0.0.0/8`, `2001:db8::/32`, or an address); the value (an address or `address/length`) lies inside one of them"},"range":{"type":"object","minProperties":1,"additionalProperties":false,"properties":{"min":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"},"max":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"}},"description":"Inclusive bounds; the value is a number or a decimal string (YANG's 64-bit integers)"},"strict":{"type":"boolean","description":"required rules with an array value: the list has no elements besides the expected ones (NSO's strict)"}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024},"match":{"type":"string","enum":["all","any","none"],"description":"Over the matches of a path with `*` segments or of a predicate (an array's elements): `all` (default) must hold and at least one must exist, `any` one must hold, `none` may hold"},"allowEmpty":{"type":"boolean","description":"A path or predicate with no match at all passes for `all` and `any` (NSO's allow-empty)"},"pattern":{"type":"string","minLength":1,"maxLength":1024,"description":"An RE2 regular expression found anywhere in the value's text (`^…$` anchors it, `(?i)` ignores case); `{{name}}` inside matches the variable's text literally"},"oneOf":{"type":"array","minItems":1,"maxItems":100,"description":"The value deep-equals one of these (at most 100 values, 16384 bytes as JSON; {{name}} in strings names a variable)"},"cidr":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"IPv4/IPv6 prefixes (`10.0.0.0/8`, `2001:db8::/32`, or an address); the value (an address or `address/length`) lies inside one of them"},"range":{"type":"object","minProperties":1,"additionalProperties":false,"properties":{"min":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"},"max":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"}},"description":"Inclusive bounds; the value is a number or a decimal string (YANG's 64-bit integers)"},"strict":{"type":"boolean","description":"required rules with an array value: the list has no elements besides the expected ones (NSO's strict)"}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024},"match":{"type":"string","enum":["all","any","none"],"description":"Over the matches of a path with `*` segments or of a predicate (an array's elements): `all` (default) must hold and at least one must exist, `any` one must hold, `none` may hold"},"allowEmpty":{"type":"boolean","description":"A path or predicate with no match at all passes for `all` and `any` (NSO's allow-empty)"},"pattern":{"type":"string","minLength":1,"maxLength":1024,"description":"An RE2 regular expression found anywhere in the value's text (`^…$` anchors it, `(?i)` ignores case); `{{name}}` inside matches the variable's text literally"},"oneOf":{"type":"array","minItems":1,"maxItems":100,"description":"The value deep-equals one of these (at most 100 values, 16384 bytes as JSON; {{name}} in strings names a variable)"},"cidr":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"IPv4/IPv6 prefixes (`10.0.0.0/8`, `2001:db8::/32`, or an address); the value (an address or `address/length`) lies inside one of them"},"range":{"type":"object","minProperties":1,"additionalProperties":false,"properties":{"min":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"},"max":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"}},"description":"Inclusive bounds; the value is a number or a decimal string (YANG's 64-bit integers)"},"strict":{"type":"boolean","description":"required rules with an array value: the list has no elements besides the expected ones (NSO's strict)"}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024},"match":{"type":"string","enum":["all","any","none"],"description":"Over the matches of a path with `*` segments or of a predicate (an array's elements): `all` (default) must hold and at least one must exist, `any` one must hold, `none` may hold"},"allowEmpty":{"type":"boolean","description":"A path or predicate with no match at all passes for `all` and `any` (NSO's allow-empty)"},"pattern":{"type":"string","minLength":1,"maxLength":1024,"description":"An RE2 regular expression found anywhere in the value's text (`^…$` anchors it, `(?i)` ignores case); `{{name}}` inside matches the variable's text literally"},"oneOf":{"type":"array","minItems":1,"maxItems":100,"description":"The value deep-equals one of these (at most 100 values, 16384 bytes as JSON; {{name}} in strings names a variable)"},"cidr":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"IPv4/IPv6 prefixes (`10.0.0.0/8`, `2001:db8::/32`, or an address); the value (an address or `address/length`) lies inside one of them"},"range":{"type":"object","minProperties":1,"additionalProperties":false,"properties":{"min":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"},"max":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"}},"description":"Inclusive bounds; the value is a number or a decimal string (YANG's 64-bit integers)"},"strict":{"type":"boolean","description":"required rules with an array value: the list has no elements besides the expected ones (NSO's strict)"}}}},"children":{"type":"array","maxItems":0}}}}}}}}}}}}}}}}}}}}}}}},"created":{"type":"string","description":"Ignored"},"createdBy":{"type":"string","description":"Ignored"},"lastUpdated":{"type":"string","description":"Ignored"},"lastUpdatedBy":{"type":"string","description":"Ignored"}}}}}}}};
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
+const func35 = Object.prototype.hasOwnProperty;
 const pattern8 = new RegExp("^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800])?$", "u");
 const pattern12 = new RegExp("^[A-Za-z0-9._-](?:[A-Za-z0-9 ._-]{0,126}[A-Za-z0-9._-])?$", "u");
 const pattern16 = new RegExp("^[A-Za-z0-9_.-]{1,64}$", "u");
@@ -3946,7 +4321,7 @@ vErrors.push(err53);
 errors++;
 }
 for(const key6 in data19){
-if(!(((((((key6 === "id") || (key6 === "path")) || (key6 === "mode")) || (key6 === "severity")) || (key6 === "value")) || (key6 === "ordered")) || (key6 === "description"))){
+if(!(func35.call(schema44.properties.body.properties.versions.items.properties.root.properties.rules.items.properties, key6))){
 const err54 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err54];
@@ -4090,9 +4465,10 @@ vErrors.push(err65);
 errors++;
 }
 }
-}
-else {
-const err66 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data19.match !== undefined){
+let data26 = data19.match;
+if(typeof data26 !== "string"){
+const err66 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/match/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -4101,10 +4477,8 @@ vErrors.push(err66);
 }
 errors++;
 }
-}
-}
-else {
-const err67 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(!(((data26 === "all") || (data26 === "any")) || (data26 === "none"))){
+const err67 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/match/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.rules.items.properties.match.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -4114,11 +4488,9 @@ vErrors.push(err67);
 errors++;
 }
 }
-if(data14.children !== undefined){
-let data26 = data14.children;
-if(Array.isArray(data26)){
-if(data26.length > 200){
-const err68 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
+if(data19.allowEmpty !== undefined){
+if(typeof data19.allowEmpty !== "boolean"){
+const err68 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/allowEmpty",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/allowEmpty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -4127,12 +4499,12 @@ vErrors.push(err68);
 }
 errors++;
 }
-const len3 = data26.length;
-for(let i3=0; i3<len3; i3++){
-let data27 = data26[i3];
-if(data27 && typeof data27 == "object" && !Array.isArray(data27)){
-if(data27.name === undefined){
-const err69 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+}
+if(data19.pattern !== undefined){
+let data28 = data19.pattern;
+if(typeof data28 === "string"){
+if(func1(data28) > 1024){
+const err69 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/pattern/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -4141,9 +4513,8 @@ vErrors.push(err69);
 }
 errors++;
 }
-for(const key7 in data27){
-if(!((((key7 === "name") || (key7 === "devices")) || (key7 === "rules")) || (key7 === "children"))){
-const err70 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
+if(func1(data28) < 1){
+const err70 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/pattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -4153,11 +4524,8 @@ vErrors.push(err70);
 errors++;
 }
 }
-if(data27.name !== undefined){
-let data28 = data27.name;
-if(typeof data28 === "string"){
-if(func1(data28) > 128){
-const err71 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+else {
+const err71 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/pattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -4166,8 +4534,12 @@ vErrors.push(err71);
 }
 errors++;
 }
-if(func1(data28) < 1){
-const err72 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data19.oneOf !== undefined){
+let data29 = data19.oneOf;
+if(Array.isArray(data29)){
+if(data29.length > 100){
+const err72 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/oneOf/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -4176,9 +4548,8 @@ vErrors.push(err72);
 }
 errors++;
 }
-}
-else {
-const err73 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data29.length < 1){
+const err73 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/oneOf/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -4188,11 +4559,8 @@ vErrors.push(err73);
 errors++;
 }
 }
-if(data27.devices !== undefined){
-let data29 = data27.devices;
-if(Array.isArray(data29)){
-if(data29.length > 1000){
-const err74 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+else {
+const err74 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/oneOf/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -4201,12 +4569,12 @@ vErrors.push(err74);
 }
 errors++;
 }
-const len4 = data29.length;
-for(let i4=0; i4<len4; i4++){
-let data30 = data29[i4];
-if(typeof data30 === "string"){
-if(func1(data30) > 253){
-const err75 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/devices/" + i4,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+}
+if(data19.cidr !== undefined){
+let data30 = data19.cidr;
+if(Array.isArray(data30)){
+if(data30.length > 100){
+const err75 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/cidr/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -4215,8 +4583,8 @@ vErrors.push(err75);
 }
 errors++;
 }
-if(func1(data30) < 1){
-const err76 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/devices/" + i4,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data30.length < 1){
+const err76 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/cidr/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -4225,8 +4593,12 @@ vErrors.push(err76);
 }
 errors++;
 }
-if(!pattern19.test(data30)){
-const err77 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/devices/" + i4,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
+const len3 = data30.length;
+for(let i3=0; i3<len3; i3++){
+let data31 = data30[i3];
+if(typeof data31 === "string"){
+if(func1(data31) > 128){
+const err77 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/cidr/" + i3,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/cidr/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -4235,9 +4607,8 @@ vErrors.push(err77);
 }
 errors++;
 }
-}
-else {
-const err78 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/devices/" + i4,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data31) < 1){
+const err78 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/cidr/" + i3,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/cidr/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -4247,9 +4618,8 @@ vErrors.push(err78);
 errors++;
 }
 }
-}
 else {
-const err79 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err79 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/cidr/" + i3,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/cidr/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -4259,11 +4629,9 @@ vErrors.push(err79);
 errors++;
 }
 }
-if(data27.rules !== undefined){
-let data31 = data27.rules;
-if(Array.isArray(data31)){
-if(data31.length > 100){
-const err80 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+}
+else {
+const err80 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/cidr/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -4272,12 +4640,12 @@ vErrors.push(err80);
 }
 errors++;
 }
-const len5 = data31.length;
-for(let i5=0; i5<len5; i5++){
-let data32 = data31[i5];
+}
+if(data19.range !== undefined){
+let data32 = data19.range;
 if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
-if(data32.id === undefined){
-const err81 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(Object.keys(data32).length < 1){
+const err81 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/range/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -4286,8 +4654,9 @@ vErrors.push(err81);
 }
 errors++;
 }
-if(data32.path === undefined){
-const err82 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+for(const key7 in data32){
+if(!((key7 === "min") || (key7 === "max"))){
+const err82 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/range/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -4296,8 +4665,14 @@ vErrors.push(err82);
 }
 errors++;
 }
-if(data32.mode === undefined){
-const err83 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+}
+if(data32.min !== undefined){
+let data33 = data32.min;
+const _errs76 = errors;
+let valid16 = false;
+const _errs77 = errors;
+if(!((typeof data33 == "number") && (isFinite(data33)))){
+const err83 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/range/properties/min/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -4306,8 +4681,12 @@ vErrors.push(err83);
 }
 errors++;
 }
-if(data32.severity === undefined){
-const err84 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+var _valid0 = _errs77 === errors;
+valid16 = valid16 || _valid0;
+const _errs79 = errors;
+if(typeof data33 === "string"){
+if(func1(data33) > 128){
+const err84 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/range/properties/min/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -4316,9 +4695,8 @@ vErrors.push(err84);
 }
 errors++;
 }
-for(const key8 in data32){
-if(!(((((((key8 === "id") || (key8 === "path")) || (key8 === "mode")) || (key8 === "severity")) || (key8 === "value")) || (key8 === "ordered")) || (key8 === "description"))){
-const err85 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
+if(func1(data33) < 1){
+const err85 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/range/properties/min/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -4328,11 +4706,8 @@ vErrors.push(err85);
 errors++;
 }
 }
-if(data32.id !== undefined){
-let data33 = data32.id;
-if(typeof data33 === "string"){
-if(!pattern20.test(data33)){
-const err86 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+else {
+const err86 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/range/properties/min/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -4341,9 +4716,10 @@ vErrors.push(err86);
 }
 errors++;
 }
-}
-else {
-const err87 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid0 = _errs79 === errors;
+valid16 = valid16 || _valid0;
+if(!valid16){
+const err87 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/range/properties/min/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -4352,12 +4728,25 @@ vErrors.push(err87);
 }
 errors++;
 }
+else {
+errors = _errs76;
+if(vErrors !== null){
+if(_errs76){
+vErrors.length = _errs76;
 }
-if(data32.path !== undefined){
-let data34 = data32.path;
-if(typeof data34 === "string"){
-if(func1(data34) > 1024){
-const err88 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data32.max !== undefined){
+let data34 = data32.max;
+const _errs82 = errors;
+let valid17 = false;
+const _errs83 = errors;
+if(!((typeof data34 == "number") && (isFinite(data34)))){
+const err88 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/range/properties/max/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -4366,9 +4755,12 @@ vErrors.push(err88);
 }
 errors++;
 }
-}
-else {
-const err89 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid1 = _errs83 === errors;
+valid17 = valid17 || _valid1;
+const _errs85 = errors;
+if(typeof data34 === "string"){
+if(func1(data34) > 128){
+const err89 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/range/properties/max/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -4377,11 +4769,8 @@ vErrors.push(err89);
 }
 errors++;
 }
-}
-if(data32.mode !== undefined){
-let data35 = data32.mode;
-if(typeof data35 !== "string"){
-const err90 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data34) < 1){
+const err90 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/range/properties/max/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -4390,8 +4779,9 @@ vErrors.push(err90);
 }
 errors++;
 }
-if(!(((data35 === "required") || (data35 === "exact")) || (data35 === "disallowed"))){
-const err91 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err91 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/range/properties/max/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -4400,11 +4790,10 @@ vErrors.push(err91);
 }
 errors++;
 }
-}
-if(data32.severity !== undefined){
-let data36 = data32.severity;
-if(typeof data36 !== "string"){
-const err92 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid1 = _errs85 === errors;
+valid17 = valid17 || _valid1;
+if(!valid17){
+const err92 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/range/properties/max/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -4413,8 +4802,21 @@ vErrors.push(err92);
 }
 errors++;
 }
-if(!(((data36 === "error") || (data36 === "warning")) || (data36 === "info"))){
-const err93 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+else {
+errors = _errs82;
+if(vErrors !== null){
+if(_errs82){
+vErrors.length = _errs82;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err93 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/range/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -4424,9 +4826,9 @@ vErrors.push(err93);
 errors++;
 }
 }
-if(data32.ordered !== undefined){
-if(typeof data32.ordered !== "boolean"){
-const err94 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data19.strict !== undefined){
+if(typeof data19.strict !== "boolean"){
+const err94 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/strict",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/strict/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -4436,11 +4838,9 @@ vErrors.push(err94);
 errors++;
 }
 }
-if(data32.description !== undefined){
-let data38 = data32.description;
-if(typeof data38 === "string"){
-if(func1(data38) > 1024){
-const err95 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+}
+else {
+const err95 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -4450,8 +4850,9 @@ vErrors.push(err95);
 errors++;
 }
 }
+}
 else {
-const err96 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err96 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -4461,9 +4862,11 @@ vErrors.push(err96);
 errors++;
 }
 }
-}
-else {
-const err97 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data14.children !== undefined){
+let data36 = data14.children;
+if(Array.isArray(data36)){
+if(data36.length > 200){
+const err97 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -4472,10 +4875,12 @@ vErrors.push(err97);
 }
 errors++;
 }
-}
-}
-else {
-const err98 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const len4 = data36.length;
+for(let i4=0; i4<len4; i4++){
+let data37 = data36[i4];
+if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
+if(data37.name === undefined){
+const err98 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -4484,12 +4889,9 @@ vErrors.push(err98);
 }
 errors++;
 }
-}
-if(data27.children !== undefined){
-let data39 = data27.children;
-if(Array.isArray(data39)){
-if(data39.length > 200){
-const err99 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
+for(const key8 in data37){
+if(!((((key8 === "name") || (key8 === "devices")) || (key8 === "rules")) || (key8 === "children"))){
+const err99 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -4498,12 +4900,12 @@ vErrors.push(err99);
 }
 errors++;
 }
-const len6 = data39.length;
-for(let i6=0; i6<len6; i6++){
-let data40 = data39[i6];
-if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
-if(data40.name === undefined){
-const err100 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+}
+if(data37.name !== undefined){
+let data38 = data37.name;
+if(typeof data38 === "string"){
+if(func1(data38) > 128){
+const err100 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -4512,9 +4914,8 @@ vErrors.push(err100);
 }
 errors++;
 }
-for(const key9 in data40){
-if(!((((key9 === "name") || (key9 === "devices")) || (key9 === "rules")) || (key9 === "children"))){
-const err101 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
+if(func1(data38) < 1){
+const err101 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -4524,11 +4925,8 @@ vErrors.push(err101);
 errors++;
 }
 }
-if(data40.name !== undefined){
-let data41 = data40.name;
-if(typeof data41 === "string"){
-if(func1(data41) > 128){
-const err102 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+else {
+const err102 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -4537,8 +4935,12 @@ vErrors.push(err102);
 }
 errors++;
 }
-if(func1(data41) < 1){
-const err103 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data37.devices !== undefined){
+let data39 = data37.devices;
+if(Array.isArray(data39)){
+if(data39.length > 1000){
+const err103 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -4547,9 +4949,12 @@ vErrors.push(err103);
 }
 errors++;
 }
-}
-else {
-const err104 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const len5 = data39.length;
+for(let i5=0; i5<len5; i5++){
+let data40 = data39[i5];
+if(typeof data40 === "string"){
+if(func1(data40) > 253){
+const err104 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/devices/" + i5,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -4558,12 +4963,8 @@ vErrors.push(err104);
 }
 errors++;
 }
-}
-if(data40.devices !== undefined){
-let data42 = data40.devices;
-if(Array.isArray(data42)){
-if(data42.length > 1000){
-const err105 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+if(func1(data40) < 1){
+const err105 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/devices/" + i5,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -4572,12 +4973,8 @@ vErrors.push(err105);
 }
 errors++;
 }
-const len7 = data42.length;
-for(let i7=0; i7<len7; i7++){
-let data43 = data42[i7];
-if(typeof data43 === "string"){
-if(func1(data43) > 253){
-const err106 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/devices/" + i7,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(!pattern19.test(data40)){
+const err106 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/devices/" + i5,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -4586,8 +4983,9 @@ vErrors.push(err106);
 }
 errors++;
 }
-if(func1(data43) < 1){
-const err107 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/devices/" + i7,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err107 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/devices/" + i5,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -4596,8 +4994,10 @@ vErrors.push(err107);
 }
 errors++;
 }
-if(!pattern19.test(data43)){
-const err108 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/devices/" + i7,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
+}
+}
+else {
+const err108 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -4607,8 +5007,11 @@ vErrors.push(err108);
 errors++;
 }
 }
-else {
-const err109 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/devices/" + i7,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data37.rules !== undefined){
+let data41 = data37.rules;
+if(Array.isArray(data41)){
+if(data41.length > 100){
+const err109 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -4617,10 +5020,12 @@ vErrors.push(err109);
 }
 errors++;
 }
-}
-}
-else {
-const err110 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const len6 = data41.length;
+for(let i6=0; i6<len6; i6++){
+let data42 = data41[i6];
+if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
+if(data42.id === undefined){
+const err110 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -4629,12 +5034,8 @@ vErrors.push(err110);
 }
 errors++;
 }
-}
-if(data40.rules !== undefined){
-let data44 = data40.rules;
-if(Array.isArray(data44)){
-if(data44.length > 100){
-const err111 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(data42.path === undefined){
+const err111 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -4643,12 +5044,8 @@ vErrors.push(err111);
 }
 errors++;
 }
-const len8 = data44.length;
-for(let i8=0; i8<len8; i8++){
-let data45 = data44[i8];
-if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
-if(data45.id === undefined){
-const err112 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(data42.mode === undefined){
+const err112 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -4657,8 +5054,8 @@ vErrors.push(err112);
 }
 errors++;
 }
-if(data45.path === undefined){
-const err113 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(data42.severity === undefined){
+const err113 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -4667,8 +5064,9 @@ vErrors.push(err113);
 }
 errors++;
 }
-if(data45.mode === undefined){
-const err114 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+for(const key9 in data42){
+if(!(func35.call(schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.rules.items.properties, key9))){
+const err114 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -4677,8 +5075,12 @@ vErrors.push(err114);
 }
 errors++;
 }
-if(data45.severity === undefined){
-const err115 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+}
+if(data42.id !== undefined){
+let data43 = data42.id;
+if(typeof data43 === "string"){
+if(!pattern20.test(data43)){
+const err115 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -4687,9 +5089,9 @@ vErrors.push(err115);
 }
 errors++;
 }
-for(const key10 in data45){
-if(!(((((((key10 === "id") || (key10 === "path")) || (key10 === "mode")) || (key10 === "severity")) || (key10 === "value")) || (key10 === "ordered")) || (key10 === "description"))){
-const err116 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
+}
+else {
+const err116 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -4699,11 +5101,11 @@ vErrors.push(err116);
 errors++;
 }
 }
-if(data45.id !== undefined){
-let data46 = data45.id;
-if(typeof data46 === "string"){
-if(!pattern20.test(data46)){
-const err117 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+if(data42.path !== undefined){
+let data44 = data42.path;
+if(typeof data44 === "string"){
+if(func1(data44) > 1024){
+const err117 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -4714,7 +5116,7 @@ errors++;
 }
 }
 else {
-const err118 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err118 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -4724,11 +5126,10 @@ vErrors.push(err118);
 errors++;
 }
 }
-if(data45.path !== undefined){
-let data47 = data45.path;
-if(typeof data47 === "string"){
-if(func1(data47) > 1024){
-const err119 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(data42.mode !== undefined){
+let data45 = data42.mode;
+if(typeof data45 !== "string"){
+const err119 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -4737,9 +5138,8 @@ vErrors.push(err119);
 }
 errors++;
 }
-}
-else {
-const err120 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(((data45 === "required") || (data45 === "exact")) || (data45 === "disallowed"))){
+const err120 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -4749,10 +5149,10 @@ vErrors.push(err120);
 errors++;
 }
 }
-if(data45.mode !== undefined){
-let data48 = data45.mode;
-if(typeof data48 !== "string"){
-const err121 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data42.severity !== undefined){
+let data46 = data42.severity;
+if(typeof data46 !== "string"){
+const err121 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -4761,8 +5161,8 @@ vErrors.push(err121);
 }
 errors++;
 }
-if(!(((data48 === "required") || (data48 === "exact")) || (data48 === "disallowed"))){
-const err122 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+if(!(((data46 === "error") || (data46 === "warning")) || (data46 === "info"))){
+const err122 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -4772,10 +5172,9 @@ vErrors.push(err122);
 errors++;
 }
 }
-if(data45.severity !== undefined){
-let data49 = data45.severity;
-if(typeof data49 !== "string"){
-const err123 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data42.ordered !== undefined){
+if(typeof data42.ordered !== "boolean"){
+const err123 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -4784,8 +5183,12 @@ vErrors.push(err123);
 }
 errors++;
 }
-if(!(((data49 === "error") || (data49 === "warning")) || (data49 === "info"))){
-const err124 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+}
+if(data42.description !== undefined){
+let data48 = data42.description;
+if(typeof data48 === "string"){
+if(func1(data48) > 1024){
+const err124 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -4795,9 +5198,8 @@ vErrors.push(err124);
 errors++;
 }
 }
-if(data45.ordered !== undefined){
-if(typeof data45.ordered !== "boolean"){
-const err125 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+else {
+const err125 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -4807,11 +5209,10 @@ vErrors.push(err125);
 errors++;
 }
 }
-if(data45.description !== undefined){
-let data51 = data45.description;
-if(typeof data51 === "string"){
-if(func1(data51) > 1024){
-const err126 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(data42.match !== undefined){
+let data49 = data42.match;
+if(typeof data49 !== "string"){
+const err126 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/match/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -4820,9 +5221,8 @@ vErrors.push(err126);
 }
 errors++;
 }
-}
-else {
-const err127 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(((data49 === "all") || (data49 === "any")) || (data49 === "none"))){
+const err127 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/match/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.rules.items.properties.match.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -4832,9 +5232,9 @@ vErrors.push(err127);
 errors++;
 }
 }
-}
-else {
-const err128 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data42.allowEmpty !== undefined){
+if(typeof data42.allowEmpty !== "boolean"){
+const err128 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/allowEmpty",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/allowEmpty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -4844,9 +5244,11 @@ vErrors.push(err128);
 errors++;
 }
 }
-}
-else {
-const err129 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data42.pattern !== undefined){
+let data51 = data42.pattern;
+if(typeof data51 === "string"){
+if(func1(data51) > 1024){
+const err129 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/pattern/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -4855,12 +5257,8 @@ vErrors.push(err129);
 }
 errors++;
 }
-}
-if(data40.children !== undefined){
-let data52 = data40.children;
-if(Array.isArray(data52)){
-if(data52.length > 200){
-const err130 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
+if(func1(data51) < 1){
+const err130 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/pattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -4869,12 +5267,9 @@ vErrors.push(err130);
 }
 errors++;
 }
-const len9 = data52.length;
-for(let i9=0; i9<len9; i9++){
-let data53 = data52[i9];
-if(data53 && typeof data53 == "object" && !Array.isArray(data53)){
-if(data53.name === undefined){
-const err131 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+}
+else {
+const err131 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/pattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -4883,9 +5278,12 @@ vErrors.push(err131);
 }
 errors++;
 }
-for(const key11 in data53){
-if(!((((key11 === "name") || (key11 === "devices")) || (key11 === "rules")) || (key11 === "children"))){
-const err132 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
+}
+if(data42.oneOf !== undefined){
+let data52 = data42.oneOf;
+if(Array.isArray(data52)){
+if(data52.length > 100){
+const err132 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/oneOf/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -4894,12 +5292,8 @@ vErrors.push(err132);
 }
 errors++;
 }
-}
-if(data53.name !== undefined){
-let data54 = data53.name;
-if(typeof data54 === "string"){
-if(func1(data54) > 128){
-const err133 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(data52.length < 1){
+const err133 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/oneOf/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -4908,8 +5302,9 @@ vErrors.push(err133);
 }
 errors++;
 }
-if(func1(data54) < 1){
-const err134 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err134 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/oneOf/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -4919,8 +5314,11 @@ vErrors.push(err134);
 errors++;
 }
 }
-else {
-const err135 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data42.cidr !== undefined){
+let data53 = data42.cidr;
+if(Array.isArray(data53)){
+if(data53.length > 100){
+const err135 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/cidr/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -4929,12 +5327,8 @@ vErrors.push(err135);
 }
 errors++;
 }
-}
-if(data53.devices !== undefined){
-let data55 = data53.devices;
-if(Array.isArray(data55)){
-if(data55.length > 1000){
-const err136 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+if(data53.length < 1){
+const err136 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/cidr/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -4943,12 +5337,12 @@ vErrors.push(err136);
 }
 errors++;
 }
-const len10 = data55.length;
-for(let i10=0; i10<len10; i10++){
-let data56 = data55[i10];
-if(typeof data56 === "string"){
-if(func1(data56) > 253){
-const err137 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/devices/" + i10,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+const len7 = data53.length;
+for(let i7=0; i7<len7; i7++){
+let data54 = data53[i7];
+if(typeof data54 === "string"){
+if(func1(data54) > 128){
+const err137 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/cidr/" + i7,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/cidr/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -4957,8 +5351,8 @@ vErrors.push(err137);
 }
 errors++;
 }
-if(func1(data56) < 1){
-const err138 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/devices/" + i10,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(func1(data54) < 1){
+const err138 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/cidr/" + i7,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/cidr/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -4967,8 +5361,9 @@ vErrors.push(err138);
 }
 errors++;
 }
-if(!pattern19.test(data56)){
-const err139 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/devices/" + i10,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
+}
+else {
+const err139 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/cidr/" + i7,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/cidr/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -4978,8 +5373,9 @@ vErrors.push(err139);
 errors++;
 }
 }
+}
 else {
-const err140 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/devices/" + i10,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err140 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/cidr/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -4989,9 +5385,11 @@ vErrors.push(err140);
 errors++;
 }
 }
-}
-else {
-const err141 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data42.range !== undefined){
+let data55 = data42.range;
+if(data55 && typeof data55 == "object" && !Array.isArray(data55)){
+if(Object.keys(data55).length < 1){
+const err141 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/range/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -5000,12 +5398,9 @@ vErrors.push(err141);
 }
 errors++;
 }
-}
-if(data53.rules !== undefined){
-let data57 = data53.rules;
-if(Array.isArray(data57)){
-if(data57.length > 100){
-const err142 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+for(const key10 in data55){
+if(!((key10 === "min") || (key10 === "max"))){
+const err142 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/range/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -5014,12 +5409,14 @@ vErrors.push(err142);
 }
 errors++;
 }
-const len11 = data57.length;
-for(let i11=0; i11<len11; i11++){
-let data58 = data57[i11];
-if(data58 && typeof data58 == "object" && !Array.isArray(data58)){
-if(data58.id === undefined){
-const err143 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+}
+if(data55.min !== undefined){
+let data56 = data55.min;
+const _errs133 = errors;
+let valid29 = false;
+const _errs134 = errors;
+if(!((typeof data56 == "number") && (isFinite(data56)))){
+const err143 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -5028,8 +5425,12 @@ vErrors.push(err143);
 }
 errors++;
 }
-if(data58.path === undefined){
-const err144 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+var _valid2 = _errs134 === errors;
+valid29 = valid29 || _valid2;
+const _errs136 = errors;
+if(typeof data56 === "string"){
+if(func1(data56) > 128){
+const err144 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -5038,8 +5439,8 @@ vErrors.push(err144);
 }
 errors++;
 }
-if(data58.mode === undefined){
-const err145 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+if(func1(data56) < 1){
+const err145 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -5048,8 +5449,9 @@ vErrors.push(err145);
 }
 errors++;
 }
-if(data58.severity === undefined){
-const err146 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+}
+else {
+const err146 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -5058,9 +5460,10 @@ vErrors.push(err146);
 }
 errors++;
 }
-for(const key12 in data58){
-if(!(((((((key12 === "id") || (key12 === "path")) || (key12 === "mode")) || (key12 === "severity")) || (key12 === "value")) || (key12 === "ordered")) || (key12 === "description"))){
-const err147 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
+var _valid2 = _errs136 === errors;
+valid29 = valid29 || _valid2;
+if(!valid29){
+const err147 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -5069,12 +5472,25 @@ vErrors.push(err147);
 }
 errors++;
 }
+else {
+errors = _errs133;
+if(vErrors !== null){
+if(_errs133){
+vErrors.length = _errs133;
 }
-if(data58.id !== undefined){
-let data59 = data58.id;
-if(typeof data59 === "string"){
-if(!pattern20.test(data59)){
-const err148 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data55.max !== undefined){
+let data57 = data55.max;
+const _errs139 = errors;
+let valid30 = false;
+const _errs140 = errors;
+if(!((typeof data57 == "number") && (isFinite(data57)))){
+const err148 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -5083,9 +5499,12 @@ vErrors.push(err148);
 }
 errors++;
 }
-}
-else {
-const err149 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid3 = _errs140 === errors;
+valid30 = valid30 || _valid3;
+const _errs142 = errors;
+if(typeof data57 === "string"){
+if(func1(data57) > 128){
+const err149 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -5094,12 +5513,8 @@ vErrors.push(err149);
 }
 errors++;
 }
-}
-if(data58.path !== undefined){
-let data60 = data58.path;
-if(typeof data60 === "string"){
-if(func1(data60) > 1024){
-const err150 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(func1(data57) < 1){
+const err150 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -5110,7 +5525,7 @@ errors++;
 }
 }
 else {
-const err151 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err151 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -5119,11 +5534,10 @@ vErrors.push(err151);
 }
 errors++;
 }
-}
-if(data58.mode !== undefined){
-let data61 = data58.mode;
-if(typeof data61 !== "string"){
-const err152 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid3 = _errs142 === errors;
+valid30 = valid30 || _valid3;
+if(!valid30){
+const err152 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -5132,8 +5546,21 @@ vErrors.push(err152);
 }
 errors++;
 }
-if(!(((data61 === "required") || (data61 === "exact")) || (data61 === "disallowed"))){
-const err153 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+else {
+errors = _errs139;
+if(vErrors !== null){
+if(_errs139){
+vErrors.length = _errs139;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err153 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/range/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -5143,10 +5570,9 @@ vErrors.push(err153);
 errors++;
 }
 }
-if(data58.severity !== undefined){
-let data62 = data58.severity;
-if(typeof data62 !== "string"){
-const err154 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data42.strict !== undefined){
+if(typeof data42.strict !== "boolean"){
+const err154 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/strict",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/strict/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -5155,8 +5581,10 @@ vErrors.push(err154);
 }
 errors++;
 }
-if(!(((data62 === "error") || (data62 === "warning")) || (data62 === "info"))){
-const err155 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+}
+}
+else {
+const err155 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -5166,9 +5594,9 @@ vErrors.push(err155);
 errors++;
 }
 }
-if(data58.ordered !== undefined){
-if(typeof data58.ordered !== "boolean"){
-const err156 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+}
+else {
+const err156 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -5178,11 +5606,11 @@ vErrors.push(err156);
 errors++;
 }
 }
-if(data58.description !== undefined){
-let data64 = data58.description;
-if(typeof data64 === "string"){
-if(func1(data64) > 1024){
-const err157 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(data37.children !== undefined){
+let data59 = data37.children;
+if(Array.isArray(data59)){
+if(data59.length > 200){
+const err157 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -5191,9 +5619,12 @@ vErrors.push(err157);
 }
 errors++;
 }
-}
-else {
-const err158 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const len8 = data59.length;
+for(let i8=0; i8<len8; i8++){
+let data60 = data59[i8];
+if(data60 && typeof data60 == "object" && !Array.isArray(data60)){
+if(data60.name === undefined){
+const err158 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -5202,10 +5633,9 @@ vErrors.push(err158);
 }
 errors++;
 }
-}
-}
-else {
-const err159 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key11 in data60){
+if(!((((key11 === "name") || (key11 === "devices")) || (key11 === "rules")) || (key11 === "children"))){
+const err159 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err159];
 }
@@ -5215,9 +5645,11 @@ vErrors.push(err159);
 errors++;
 }
 }
-}
-else {
-const err160 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data60.name !== undefined){
+let data61 = data60.name;
+if(typeof data61 === "string"){
+if(func1(data61) > 128){
+const err160 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err160];
 }
@@ -5226,12 +5658,8 @@ vErrors.push(err160);
 }
 errors++;
 }
-}
-if(data53.children !== undefined){
-let data65 = data53.children;
-if(Array.isArray(data65)){
-if(data65.length > 200){
-const err161 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
+if(func1(data61) < 1){
+const err161 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err161];
 }
@@ -5240,12 +5668,9 @@ vErrors.push(err161);
 }
 errors++;
 }
-const len12 = data65.length;
-for(let i12=0; i12<len12; i12++){
-let data66 = data65[i12];
-if(data66 && typeof data66 == "object" && !Array.isArray(data66)){
-if(data66.name === undefined){
-const err162 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+}
+else {
+const err162 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err162];
 }
@@ -5254,9 +5679,12 @@ vErrors.push(err162);
 }
 errors++;
 }
-for(const key13 in data66){
-if(!((((key13 === "name") || (key13 === "devices")) || (key13 === "rules")) || (key13 === "children"))){
-const err163 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
+}
+if(data60.devices !== undefined){
+let data62 = data60.devices;
+if(Array.isArray(data62)){
+if(data62.length > 1000){
+const err163 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
 if(vErrors === null){
 vErrors = [err163];
 }
@@ -5265,12 +5693,12 @@ vErrors.push(err163);
 }
 errors++;
 }
-}
-if(data66.name !== undefined){
-let data67 = data66.name;
-if(typeof data67 === "string"){
-if(func1(data67) > 128){
-const err164 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+const len9 = data62.length;
+for(let i9=0; i9<len9; i9++){
+let data63 = data62[i9];
+if(typeof data63 === "string"){
+if(func1(data63) > 253){
+const err164 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/devices/" + i9,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err164];
 }
@@ -5279,8 +5707,8 @@ vErrors.push(err164);
 }
 errors++;
 }
-if(func1(data67) < 1){
-const err165 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(func1(data63) < 1){
+const err165 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/devices/" + i9,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err165];
 }
@@ -5289,9 +5717,8 @@ vErrors.push(err165);
 }
 errors++;
 }
-}
-else {
-const err166 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!pattern19.test(data63)){
+const err166 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/devices/" + i9,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
 if(vErrors === null){
 vErrors = [err166];
 }
@@ -5301,11 +5728,8 @@ vErrors.push(err166);
 errors++;
 }
 }
-if(data66.devices !== undefined){
-let data68 = data66.devices;
-if(Array.isArray(data68)){
-if(data68.length > 1000){
-const err167 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+else {
+const err167 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/devices/" + i9,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -5314,12 +5738,10 @@ vErrors.push(err167);
 }
 errors++;
 }
-const len13 = data68.length;
-for(let i13=0; i13<len13; i13++){
-let data69 = data68[i13];
-if(typeof data69 === "string"){
-if(func1(data69) > 253){
-const err168 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/devices/" + i13,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+}
+}
+else {
+const err168 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -5328,8 +5750,12 @@ vErrors.push(err168);
 }
 errors++;
 }
-if(func1(data69) < 1){
-const err169 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/devices/" + i13,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data60.rules !== undefined){
+let data64 = data60.rules;
+if(Array.isArray(data64)){
+if(data64.length > 100){
+const err169 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err169];
 }
@@ -5338,8 +5764,12 @@ vErrors.push(err169);
 }
 errors++;
 }
-if(!pattern19.test(data69)){
-const err170 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/devices/" + i13,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
+const len10 = data64.length;
+for(let i10=0; i10<len10; i10++){
+let data65 = data64[i10];
+if(data65 && typeof data65 == "object" && !Array.isArray(data65)){
+if(data65.id === undefined){
+const err170 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err170];
 }
@@ -5348,9 +5778,8 @@ vErrors.push(err170);
 }
 errors++;
 }
-}
-else {
-const err171 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/devices/" + i13,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data65.path === undefined){
+const err171 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
 if(vErrors === null){
 vErrors = [err171];
 }
@@ -5359,10 +5788,8 @@ vErrors.push(err171);
 }
 errors++;
 }
-}
-}
-else {
-const err172 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data65.mode === undefined){
+const err172 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
 if(vErrors === null){
 vErrors = [err172];
 }
@@ -5371,12 +5798,8 @@ vErrors.push(err172);
 }
 errors++;
 }
-}
-if(data66.rules !== undefined){
-let data70 = data66.rules;
-if(Array.isArray(data70)){
-if(data70.length > 100){
-const err173 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(data65.severity === undefined){
+const err173 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
 if(vErrors === null){
 vErrors = [err173];
 }
@@ -5385,12 +5808,9 @@ vErrors.push(err173);
 }
 errors++;
 }
-const len14 = data70.length;
-for(let i14=0; i14<len14; i14++){
-let data71 = data70[i14];
-if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
-if(data71.id === undefined){
-const err174 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+for(const key12 in data65){
+if(!(func35.call(schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.rules.items.properties, key12))){
+const err174 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err174];
 }
@@ -5399,8 +5819,12 @@ vErrors.push(err174);
 }
 errors++;
 }
-if(data71.path === undefined){
-const err175 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+}
+if(data65.id !== undefined){
+let data66 = data65.id;
+if(typeof data66 === "string"){
+if(!pattern20.test(data66)){
+const err175 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err175];
 }
@@ -5409,8 +5833,9 @@ vErrors.push(err175);
 }
 errors++;
 }
-if(data71.mode === undefined){
-const err176 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+}
+else {
+const err176 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -5419,8 +5844,12 @@ vErrors.push(err176);
 }
 errors++;
 }
-if(data71.severity === undefined){
-const err177 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+}
+if(data65.path !== undefined){
+let data67 = data65.path;
+if(typeof data67 === "string"){
+if(func1(data67) > 1024){
+const err177 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -5429,9 +5858,9 @@ vErrors.push(err177);
 }
 errors++;
 }
-for(const key14 in data71){
-if(!(((((((key14 === "id") || (key14 === "path")) || (key14 === "mode")) || (key14 === "severity")) || (key14 === "value")) || (key14 === "ordered")) || (key14 === "description"))){
-const err178 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
+}
+else {
+const err178 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -5441,11 +5870,10 @@ vErrors.push(err178);
 errors++;
 }
 }
-if(data71.id !== undefined){
-let data72 = data71.id;
-if(typeof data72 === "string"){
-if(!pattern20.test(data72)){
-const err179 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+if(data65.mode !== undefined){
+let data68 = data65.mode;
+if(typeof data68 !== "string"){
+const err179 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err179];
 }
@@ -5454,9 +5882,8 @@ vErrors.push(err179);
 }
 errors++;
 }
-}
-else {
-const err180 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(((data68 === "required") || (data68 === "exact")) || (data68 === "disallowed"))){
+const err180 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err180];
 }
@@ -5466,11 +5893,10 @@ vErrors.push(err180);
 errors++;
 }
 }
-if(data71.path !== undefined){
-let data73 = data71.path;
-if(typeof data73 === "string"){
-if(func1(data73) > 1024){
-const err181 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(data65.severity !== undefined){
+let data69 = data65.severity;
+if(typeof data69 !== "string"){
+const err181 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err181];
 }
@@ -5479,9 +5905,8 @@ vErrors.push(err181);
 }
 errors++;
 }
-}
-else {
-const err182 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(((data69 === "error") || (data69 === "warning")) || (data69 === "info"))){
+const err182 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err182];
 }
@@ -5491,10 +5916,9 @@ vErrors.push(err182);
 errors++;
 }
 }
-if(data71.mode !== undefined){
-let data74 = data71.mode;
-if(typeof data74 !== "string"){
-const err183 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data65.ordered !== undefined){
+if(typeof data65.ordered !== "boolean"){
+const err183 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err183];
 }
@@ -5503,8 +5927,12 @@ vErrors.push(err183);
 }
 errors++;
 }
-if(!(((data74 === "required") || (data74 === "exact")) || (data74 === "disallowed"))){
-const err184 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+}
+if(data65.description !== undefined){
+let data71 = data65.description;
+if(typeof data71 === "string"){
+if(func1(data71) > 1024){
+const err184 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err184];
 }
@@ -5514,10 +5942,8 @@ vErrors.push(err184);
 errors++;
 }
 }
-if(data71.severity !== undefined){
-let data75 = data71.severity;
-if(typeof data75 !== "string"){
-const err185 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err185 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err185];
 }
@@ -5526,8 +5952,11 @@ vErrors.push(err185);
 }
 errors++;
 }
-if(!(((data75 === "error") || (data75 === "warning")) || (data75 === "info"))){
-const err186 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+}
+if(data65.match !== undefined){
+let data72 = data65.match;
+if(typeof data72 !== "string"){
+const err186 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/match/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err186];
 }
@@ -5536,10 +5965,8 @@ vErrors.push(err186);
 }
 errors++;
 }
-}
-if(data71.ordered !== undefined){
-if(typeof data71.ordered !== "boolean"){
-const err187 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(!(((data72 === "all") || (data72 === "any")) || (data72 === "none"))){
+const err187 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/match/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.rules.items.properties.match.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err187];
 }
@@ -5549,11 +5976,9 @@ vErrors.push(err187);
 errors++;
 }
 }
-if(data71.description !== undefined){
-let data77 = data71.description;
-if(typeof data77 === "string"){
-if(func1(data77) > 1024){
-const err188 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(data65.allowEmpty !== undefined){
+if(typeof data65.allowEmpty !== "boolean"){
+const err188 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/allowEmpty",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/allowEmpty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -5563,8 +5988,11 @@ vErrors.push(err188);
 errors++;
 }
 }
-else {
-const err189 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data65.pattern !== undefined){
+let data74 = data65.pattern;
+if(typeof data74 === "string"){
+if(func1(data74) > 1024){
+const err189 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -5573,10 +6001,8 @@ vErrors.push(err189);
 }
 errors++;
 }
-}
-}
-else {
-const err190 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(func1(data74) < 1){
+const err190 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err190];
 }
@@ -5586,9 +6012,8 @@ vErrors.push(err190);
 errors++;
 }
 }
-}
 else {
-const err191 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err191 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err191];
 }
@@ -5598,11 +6023,11 @@ vErrors.push(err191);
 errors++;
 }
 }
-if(data66.children !== undefined){
-let data78 = data66.children;
-if(Array.isArray(data78)){
-if(data78.length > 200){
-const err192 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
+if(data65.oneOf !== undefined){
+let data75 = data65.oneOf;
+if(Array.isArray(data75)){
+if(data75.length > 100){
+const err192 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err192];
 }
@@ -5611,12 +6036,8 @@ vErrors.push(err192);
 }
 errors++;
 }
-const len15 = data78.length;
-for(let i15=0; i15<len15; i15++){
-let data79 = data78[i15];
-if(data79 && typeof data79 == "object" && !Array.isArray(data79)){
-if(data79.name === undefined){
-const err193 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(data75.length < 1){
+const err193 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err193];
 }
@@ -5625,9 +6046,9 @@ vErrors.push(err193);
 }
 errors++;
 }
-for(const key15 in data79){
-if(!((((key15 === "name") || (key15 === "devices")) || (key15 === "rules")) || (key15 === "children"))){
-const err194 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"};
+}
+else {
+const err194 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err194];
 }
@@ -5637,11 +6058,11 @@ vErrors.push(err194);
 errors++;
 }
 }
-if(data79.name !== undefined){
-let data80 = data79.name;
-if(typeof data80 === "string"){
-if(func1(data80) > 128){
-const err195 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(data65.cidr !== undefined){
+let data76 = data65.cidr;
+if(Array.isArray(data76)){
+if(data76.length > 100){
+const err195 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err195];
 }
@@ -5650,8 +6071,8 @@ vErrors.push(err195);
 }
 errors++;
 }
-if(func1(data80) < 1){
-const err196 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data76.length < 1){
+const err196 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err196];
 }
@@ -5660,9 +6081,12 @@ vErrors.push(err196);
 }
 errors++;
 }
-}
-else {
-const err197 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const len11 = data76.length;
+for(let i11=0; i11<len11; i11++){
+let data77 = data76[i11];
+if(typeof data77 === "string"){
+if(func1(data77) > 128){
+const err197 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/cidr/" + i11,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err197];
 }
@@ -5671,12 +6095,8 @@ vErrors.push(err197);
 }
 errors++;
 }
-}
-if(data79.devices !== undefined){
-let data81 = data79.devices;
-if(Array.isArray(data81)){
-if(data81.length > 1000){
-const err198 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+if(func1(data77) < 1){
+const err198 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/cidr/" + i11,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err198];
 }
@@ -5685,12 +6105,9 @@ vErrors.push(err198);
 }
 errors++;
 }
-const len16 = data81.length;
-for(let i16=0; i16<len16; i16++){
-let data82 = data81[i16];
-if(typeof data82 === "string"){
-if(func1(data82) > 253){
-const err199 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/devices/" + i16,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+}
+else {
+const err199 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/cidr/" + i11,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err199];
 }
@@ -5699,8 +6116,10 @@ vErrors.push(err199);
 }
 errors++;
 }
-if(func1(data82) < 1){
-const err200 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/devices/" + i16,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+}
+else {
+const err200 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err200];
 }
@@ -5709,8 +6128,12 @@ vErrors.push(err200);
 }
 errors++;
 }
-if(!pattern19.test(data82)){
-const err201 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/devices/" + i16,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
+}
+if(data65.range !== undefined){
+let data78 = data65.range;
+if(data78 && typeof data78 == "object" && !Array.isArray(data78)){
+if(Object.keys(data78).length < 1){
+const err201 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/range/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
 if(vErrors === null){
 vErrors = [err201];
 }
@@ -5719,9 +6142,9 @@ vErrors.push(err201);
 }
 errors++;
 }
-}
-else {
-const err202 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/devices/" + i16,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key13 in data78){
+if(!((key13 === "min") || (key13 === "max"))){
+const err202 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/range/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err202];
 }
@@ -5731,9 +6154,13 @@ vErrors.push(err202);
 errors++;
 }
 }
-}
-else {
-const err203 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data78.min !== undefined){
+let data79 = data78.min;
+const _errs190 = errors;
+let valid42 = false;
+const _errs191 = errors;
+if(!((typeof data79 == "number") && (isFinite(data79)))){
+const err203 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err203];
 }
@@ -5742,12 +6169,12 @@ vErrors.push(err203);
 }
 errors++;
 }
-}
-if(data79.rules !== undefined){
-let data83 = data79.rules;
-if(Array.isArray(data83)){
-if(data83.length > 100){
-const err204 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+var _valid4 = _errs191 === errors;
+valid42 = valid42 || _valid4;
+const _errs193 = errors;
+if(typeof data79 === "string"){
+if(func1(data79) > 128){
+const err204 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err204];
 }
@@ -5756,12 +6183,8 @@ vErrors.push(err204);
 }
 errors++;
 }
-const len17 = data83.length;
-for(let i17=0; i17<len17; i17++){
-let data84 = data83[i17];
-if(data84 && typeof data84 == "object" && !Array.isArray(data84)){
-if(data84.id === undefined){
-const err205 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(func1(data79) < 1){
+const err205 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err205];
 }
@@ -5770,8 +6193,9 @@ vErrors.push(err205);
 }
 errors++;
 }
-if(data84.path === undefined){
-const err206 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+}
+else {
+const err206 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err206];
 }
@@ -5780,8 +6204,10 @@ vErrors.push(err206);
 }
 errors++;
 }
-if(data84.mode === undefined){
-const err207 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+var _valid4 = _errs193 === errors;
+valid42 = valid42 || _valid4;
+if(!valid42){
+const err207 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err207];
 }
@@ -5790,8 +6216,25 @@ vErrors.push(err207);
 }
 errors++;
 }
-if(data84.severity === undefined){
-const err208 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+else {
+errors = _errs190;
+if(vErrors !== null){
+if(_errs190){
+vErrors.length = _errs190;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data78.max !== undefined){
+let data80 = data78.max;
+const _errs196 = errors;
+let valid43 = false;
+const _errs197 = errors;
+if(!((typeof data80 == "number") && (isFinite(data80)))){
+const err208 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err208];
 }
@@ -5800,9 +6243,12 @@ vErrors.push(err208);
 }
 errors++;
 }
-for(const key16 in data84){
-if(!(((((((key16 === "id") || (key16 === "path")) || (key16 === "mode")) || (key16 === "severity")) || (key16 === "value")) || (key16 === "ordered")) || (key16 === "description"))){
-const err209 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
+var _valid5 = _errs197 === errors;
+valid43 = valid43 || _valid5;
+const _errs199 = errors;
+if(typeof data80 === "string"){
+if(func1(data80) > 128){
+const err209 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err209];
 }
@@ -5811,12 +6257,8 @@ vErrors.push(err209);
 }
 errors++;
 }
-}
-if(data84.id !== undefined){
-let data85 = data84.id;
-if(typeof data85 === "string"){
-if(!pattern20.test(data85)){
-const err210 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+if(func1(data80) < 1){
+const err210 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err210];
 }
@@ -5827,7 +6269,7 @@ errors++;
 }
 }
 else {
-const err211 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err211 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -5836,12 +6278,10 @@ vErrors.push(err211);
 }
 errors++;
 }
-}
-if(data84.path !== undefined){
-let data86 = data84.path;
-if(typeof data86 === "string"){
-if(func1(data86) > 1024){
-const err212 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+var _valid5 = _errs199 === errors;
+valid43 = valid43 || _valid5;
+if(!valid43){
+const err212 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -5850,9 +6290,21 @@ vErrors.push(err212);
 }
 errors++;
 }
+else {
+errors = _errs196;
+if(vErrors !== null){
+if(_errs196){
+vErrors.length = _errs196;
 }
 else {
-const err213 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err213 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/range/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -5862,10 +6314,9 @@ vErrors.push(err213);
 errors++;
 }
 }
-if(data84.mode !== undefined){
-let data87 = data84.mode;
-if(typeof data87 !== "string"){
-const err214 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data65.strict !== undefined){
+if(typeof data65.strict !== "boolean"){
+const err214 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/strict",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/strict/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err214];
 }
@@ -5874,8 +6325,10 @@ vErrors.push(err214);
 }
 errors++;
 }
-if(!(((data87 === "required") || (data87 === "exact")) || (data87 === "disallowed"))){
-const err215 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+}
+}
+else {
+const err215 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err215];
 }
@@ -5885,10 +6338,9 @@ vErrors.push(err215);
 errors++;
 }
 }
-if(data84.severity !== undefined){
-let data88 = data84.severity;
-if(typeof data88 !== "string"){
-const err216 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err216 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err216];
 }
@@ -5897,8 +6349,12 @@ vErrors.push(err216);
 }
 errors++;
 }
-if(!(((data88 === "error") || (data88 === "warning")) || (data88 === "info"))){
-const err217 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+}
+if(data60.children !== undefined){
+let data82 = data60.children;
+if(Array.isArray(data82)){
+if(data82.length > 200){
+const err217 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
 if(vErrors === null){
 vErrors = [err217];
 }
@@ -5907,10 +6363,12 @@ vErrors.push(err217);
 }
 errors++;
 }
-}
-if(data84.ordered !== undefined){
-if(typeof data84.ordered !== "boolean"){
-const err218 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const len12 = data82.length;
+for(let i12=0; i12<len12; i12++){
+let data83 = data82[i12];
+if(data83 && typeof data83 == "object" && !Array.isArray(data83)){
+if(data83.name === undefined){
+const err218 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err218];
 }
@@ -5919,12 +6377,9 @@ vErrors.push(err218);
 }
 errors++;
 }
-}
-if(data84.description !== undefined){
-let data90 = data84.description;
-if(typeof data90 === "string"){
-if(func1(data90) > 1024){
-const err219 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+for(const key14 in data83){
+if(!((((key14 === "name") || (key14 === "devices")) || (key14 === "rules")) || (key14 === "children"))){
+const err219 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err219];
 }
@@ -5934,8 +6389,11 @@ vErrors.push(err219);
 errors++;
 }
 }
-else {
-const err220 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data83.name !== undefined){
+let data84 = data83.name;
+if(typeof data84 === "string"){
+if(func1(data84) > 128){
+const err220 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err220];
 }
@@ -5944,10 +6402,8 @@ vErrors.push(err220);
 }
 errors++;
 }
-}
-}
-else {
-const err221 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(func1(data84) < 1){
+const err221 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err221];
 }
@@ -5957,9 +6413,8 @@ vErrors.push(err221);
 errors++;
 }
 }
-}
 else {
-const err222 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err222 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err222];
 }
@@ -5969,11 +6424,11 @@ vErrors.push(err222);
 errors++;
 }
 }
-if(data79.children !== undefined){
-let data91 = data79.children;
-if(Array.isArray(data91)){
-if(data91.length > 200){
-const err223 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
+if(data83.devices !== undefined){
+let data85 = data83.devices;
+if(Array.isArray(data85)){
+if(data85.length > 1000){
+const err223 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
 if(vErrors === null){
 vErrors = [err223];
 }
@@ -5982,12 +6437,12 @@ vErrors.push(err223);
 }
 errors++;
 }
-const len18 = data91.length;
-for(let i18=0; i18<len18; i18++){
-let data92 = data91[i18];
-if(data92 && typeof data92 == "object" && !Array.isArray(data92)){
-if(data92.name === undefined){
-const err224 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+const len13 = data85.length;
+for(let i13=0; i13<len13; i13++){
+let data86 = data85[i13];
+if(typeof data86 === "string"){
+if(func1(data86) > 253){
+const err224 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/devices/" + i13,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err224];
 }
@@ -5996,9 +6451,8 @@ vErrors.push(err224);
 }
 errors++;
 }
-for(const key17 in data92){
-if(!((((key17 === "name") || (key17 === "devices")) || (key17 === "rules")) || (key17 === "children"))){
-const err225 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
+if(func1(data86) < 1){
+const err225 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/devices/" + i13,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err225];
 }
@@ -6007,12 +6461,8 @@ vErrors.push(err225);
 }
 errors++;
 }
-}
-if(data92.name !== undefined){
-let data93 = data92.name;
-if(typeof data93 === "string"){
-if(func1(data93) > 128){
-const err226 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(!pattern19.test(data86)){
+const err226 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/devices/" + i13,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
 if(vErrors === null){
 vErrors = [err226];
 }
@@ -6021,8 +6471,9 @@ vErrors.push(err226);
 }
 errors++;
 }
-if(func1(data93) < 1){
-const err227 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err227 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/devices/" + i13,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err227];
 }
@@ -6032,8 +6483,9 @@ vErrors.push(err227);
 errors++;
 }
 }
+}
 else {
-const err228 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err228 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err228];
 }
@@ -6043,11 +6495,11 @@ vErrors.push(err228);
 errors++;
 }
 }
-if(data92.devices !== undefined){
-let data94 = data92.devices;
-if(Array.isArray(data94)){
-if(data94.length > 1000){
-const err229 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+if(data83.rules !== undefined){
+let data87 = data83.rules;
+if(Array.isArray(data87)){
+if(data87.length > 100){
+const err229 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err229];
 }
@@ -6056,12 +6508,12 @@ vErrors.push(err229);
 }
 errors++;
 }
-const len19 = data94.length;
-for(let i19=0; i19<len19; i19++){
-let data95 = data94[i19];
-if(typeof data95 === "string"){
-if(func1(data95) > 253){
-const err230 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/devices/" + i19,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+const len14 = data87.length;
+for(let i14=0; i14<len14; i14++){
+let data88 = data87[i14];
+if(data88 && typeof data88 == "object" && !Array.isArray(data88)){
+if(data88.id === undefined){
+const err230 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err230];
 }
@@ -6070,8 +6522,8 @@ vErrors.push(err230);
 }
 errors++;
 }
-if(func1(data95) < 1){
-const err231 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/devices/" + i19,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data88.path === undefined){
+const err231 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
 if(vErrors === null){
 vErrors = [err231];
 }
@@ -6080,8 +6532,8 @@ vErrors.push(err231);
 }
 errors++;
 }
-if(!pattern19.test(data95)){
-const err232 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/devices/" + i19,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
+if(data88.mode === undefined){
+const err232 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
 if(vErrors === null){
 vErrors = [err232];
 }
@@ -6090,9 +6542,8 @@ vErrors.push(err232);
 }
 errors++;
 }
-}
-else {
-const err233 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/devices/" + i19,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data88.severity === undefined){
+const err233 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
 if(vErrors === null){
 vErrors = [err233];
 }
@@ -6101,10 +6552,9 @@ vErrors.push(err233);
 }
 errors++;
 }
-}
-}
-else {
-const err234 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+for(const key15 in data88){
+if(!(func35.call(schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties, key15))){
+const err234 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err234];
 }
@@ -6114,11 +6564,11 @@ vErrors.push(err234);
 errors++;
 }
 }
-if(data92.rules !== undefined){
-let data96 = data92.rules;
-if(Array.isArray(data96)){
-if(data96.length > 100){
-const err235 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(data88.id !== undefined){
+let data89 = data88.id;
+if(typeof data89 === "string"){
+if(!pattern20.test(data89)){
+const err235 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err235];
 }
@@ -6127,12 +6577,9 @@ vErrors.push(err235);
 }
 errors++;
 }
-const len20 = data96.length;
-for(let i20=0; i20<len20; i20++){
-let data97 = data96[i20];
-if(data97 && typeof data97 == "object" && !Array.isArray(data97)){
-if(data97.id === undefined){
-const err236 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+}
+else {
+const err236 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err236];
 }
@@ -6141,8 +6588,12 @@ vErrors.push(err236);
 }
 errors++;
 }
-if(data97.path === undefined){
-const err237 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+}
+if(data88.path !== undefined){
+let data90 = data88.path;
+if(typeof data90 === "string"){
+if(func1(data90) > 1024){
+const err237 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err237];
 }
@@ -6151,8 +6602,9 @@ vErrors.push(err237);
 }
 errors++;
 }
-if(data97.mode === undefined){
-const err238 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+}
+else {
+const err238 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err238];
 }
@@ -6161,8 +6613,11 @@ vErrors.push(err238);
 }
 errors++;
 }
-if(data97.severity === undefined){
-const err239 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+}
+if(data88.mode !== undefined){
+let data91 = data88.mode;
+if(typeof data91 !== "string"){
+const err239 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err239];
 }
@@ -6171,9 +6626,8 @@ vErrors.push(err239);
 }
 errors++;
 }
-for(const key18 in data97){
-if(!(((((((key18 === "id") || (key18 === "path")) || (key18 === "mode")) || (key18 === "severity")) || (key18 === "value")) || (key18 === "ordered")) || (key18 === "description"))){
-const err240 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
+if(!(((data91 === "required") || (data91 === "exact")) || (data91 === "disallowed"))){
+const err240 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err240];
 }
@@ -6183,11 +6637,10 @@ vErrors.push(err240);
 errors++;
 }
 }
-if(data97.id !== undefined){
-let data98 = data97.id;
-if(typeof data98 === "string"){
-if(!pattern20.test(data98)){
-const err241 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+if(data88.severity !== undefined){
+let data92 = data88.severity;
+if(typeof data92 !== "string"){
+const err241 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err241];
 }
@@ -6196,9 +6649,8 @@ vErrors.push(err241);
 }
 errors++;
 }
-}
-else {
-const err242 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(((data92 === "error") || (data92 === "warning")) || (data92 === "info"))){
+const err242 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err242];
 }
@@ -6208,11 +6660,9 @@ vErrors.push(err242);
 errors++;
 }
 }
-if(data97.path !== undefined){
-let data99 = data97.path;
-if(typeof data99 === "string"){
-if(func1(data99) > 1024){
-const err243 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(data88.ordered !== undefined){
+if(typeof data88.ordered !== "boolean"){
+const err243 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err243];
 }
@@ -6222,8 +6672,11 @@ vErrors.push(err243);
 errors++;
 }
 }
-else {
-const err244 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data88.description !== undefined){
+let data94 = data88.description;
+if(typeof data94 === "string"){
+if(func1(data94) > 1024){
+const err244 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err244];
 }
@@ -6233,10 +6686,8 @@ vErrors.push(err244);
 errors++;
 }
 }
-if(data97.mode !== undefined){
-let data100 = data97.mode;
-if(typeof data100 !== "string"){
-const err245 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err245 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err245];
 }
@@ -6245,8 +6696,11 @@ vErrors.push(err245);
 }
 errors++;
 }
-if(!(((data100 === "required") || (data100 === "exact")) || (data100 === "disallowed"))){
-const err246 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+}
+if(data88.match !== undefined){
+let data95 = data88.match;
+if(typeof data95 !== "string"){
+const err246 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/match/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err246];
 }
@@ -6255,11 +6709,8 @@ vErrors.push(err246);
 }
 errors++;
 }
-}
-if(data97.severity !== undefined){
-let data101 = data97.severity;
-if(typeof data101 !== "string"){
-const err247 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(((data95 === "all") || (data95 === "any")) || (data95 === "none"))){
+const err247 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/match/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.match.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err247];
 }
@@ -6268,8 +6719,10 @@ vErrors.push(err247);
 }
 errors++;
 }
-if(!(((data101 === "error") || (data101 === "warning")) || (data101 === "info"))){
-const err248 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+}
+if(data88.allowEmpty !== undefined){
+if(typeof data88.allowEmpty !== "boolean"){
+const err248 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/allowEmpty",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/allowEmpty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err248];
 }
@@ -6279,9 +6732,11 @@ vErrors.push(err248);
 errors++;
 }
 }
-if(data97.ordered !== undefined){
-if(typeof data97.ordered !== "boolean"){
-const err249 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data88.pattern !== undefined){
+let data97 = data88.pattern;
+if(typeof data97 === "string"){
+if(func1(data97) > 1024){
+const err249 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err249];
 }
@@ -6290,12 +6745,8 @@ vErrors.push(err249);
 }
 errors++;
 }
-}
-if(data97.description !== undefined){
-let data103 = data97.description;
-if(typeof data103 === "string"){
-if(func1(data103) > 1024){
-const err250 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(func1(data97) < 1){
+const err250 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err250];
 }
@@ -6306,7 +6757,7 @@ errors++;
 }
 }
 else {
-const err251 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err251 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err251];
 }
@@ -6316,9 +6767,11 @@ vErrors.push(err251);
 errors++;
 }
 }
-}
-else {
-const err252 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data88.oneOf !== undefined){
+let data98 = data88.oneOf;
+if(Array.isArray(data98)){
+if(data98.length > 100){
+const err252 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err252];
 }
@@ -6327,10 +6780,8 @@ vErrors.push(err252);
 }
 errors++;
 }
-}
-}
-else {
-const err253 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data98.length < 1){
+const err253 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err253];
 }
@@ -6340,11 +6791,8 @@ vErrors.push(err253);
 errors++;
 }
 }
-if(data92.children !== undefined){
-let data104 = data92.children;
-if(Array.isArray(data104)){
-if(data104.length > 200){
-const err254 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
+else {
+const err254 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err254];
 }
@@ -6353,12 +6801,12 @@ vErrors.push(err254);
 }
 errors++;
 }
-const len21 = data104.length;
-for(let i21=0; i21<len21; i21++){
-let data105 = data104[i21];
-if(data105 && typeof data105 == "object" && !Array.isArray(data105)){
-if(data105.name === undefined){
-const err255 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+}
+if(data88.cidr !== undefined){
+let data99 = data88.cidr;
+if(Array.isArray(data99)){
+if(data99.length > 100){
+const err255 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err255];
 }
@@ -6367,9 +6815,8 @@ vErrors.push(err255);
 }
 errors++;
 }
-for(const key19 in data105){
-if(!((((key19 === "name") || (key19 === "devices")) || (key19 === "rules")) || (key19 === "children"))){
-const err256 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"};
+if(data99.length < 1){
+const err256 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err256];
 }
@@ -6378,12 +6825,12 @@ vErrors.push(err256);
 }
 errors++;
 }
-}
-if(data105.name !== undefined){
-let data106 = data105.name;
-if(typeof data106 === "string"){
-if(func1(data106) > 128){
-const err257 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+const len15 = data99.length;
+for(let i15=0; i15<len15; i15++){
+let data100 = data99[i15];
+if(typeof data100 === "string"){
+if(func1(data100) > 128){
+const err257 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/cidr/" + i15,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err257];
 }
@@ -6392,8 +6839,8 @@ vErrors.push(err257);
 }
 errors++;
 }
-if(func1(data106) < 1){
-const err258 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(func1(data100) < 1){
+const err258 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/cidr/" + i15,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err258];
 }
@@ -6404,7 +6851,7 @@ errors++;
 }
 }
 else {
-const err259 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err259 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/cidr/" + i15,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err259];
 }
@@ -6414,11 +6861,9 @@ vErrors.push(err259);
 errors++;
 }
 }
-if(data105.devices !== undefined){
-let data107 = data105.devices;
-if(Array.isArray(data107)){
-if(data107.length > 1000){
-const err260 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+}
+else {
+const err260 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err260];
 }
@@ -6427,12 +6872,12 @@ vErrors.push(err260);
 }
 errors++;
 }
-const len22 = data107.length;
-for(let i22=0; i22<len22; i22++){
-let data108 = data107[i22];
-if(typeof data108 === "string"){
-if(func1(data108) > 253){
-const err261 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/devices/" + i22,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+}
+if(data88.range !== undefined){
+let data101 = data88.range;
+if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
+if(Object.keys(data101).length < 1){
+const err261 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
 if(vErrors === null){
 vErrors = [err261];
 }
@@ -6441,8 +6886,9 @@ vErrors.push(err261);
 }
 errors++;
 }
-if(func1(data108) < 1){
-const err262 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/devices/" + i22,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+for(const key16 in data101){
+if(!((key16 === "min") || (key16 === "max"))){
+const err262 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err262];
 }
@@ -6451,8 +6897,14 @@ vErrors.push(err262);
 }
 errors++;
 }
-if(!pattern19.test(data108)){
-const err263 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/devices/" + i22,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
+}
+if(data101.min !== undefined){
+let data102 = data101.min;
+const _errs247 = errors;
+let valid55 = false;
+const _errs248 = errors;
+if(!((typeof data102 == "number") && (isFinite(data102)))){
+const err263 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err263];
 }
@@ -6461,9 +6913,12 @@ vErrors.push(err263);
 }
 errors++;
 }
-}
-else {
-const err264 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/devices/" + i22,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid6 = _errs248 === errors;
+valid55 = valid55 || _valid6;
+const _errs250 = errors;
+if(typeof data102 === "string"){
+if(func1(data102) > 128){
+const err264 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err264];
 }
@@ -6472,10 +6927,8 @@ vErrors.push(err264);
 }
 errors++;
 }
-}
-}
-else {
-const err265 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(func1(data102) < 1){
+const err265 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err265];
 }
@@ -6485,11 +6938,8 @@ vErrors.push(err265);
 errors++;
 }
 }
-if(data105.rules !== undefined){
-let data109 = data105.rules;
-if(Array.isArray(data109)){
-if(data109.length > 100){
-const err266 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+else {
+const err266 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err266];
 }
@@ -6498,12 +6948,10 @@ vErrors.push(err266);
 }
 errors++;
 }
-const len23 = data109.length;
-for(let i23=0; i23<len23; i23++){
-let data110 = data109[i23];
-if(data110 && typeof data110 == "object" && !Array.isArray(data110)){
-if(data110.id === undefined){
-const err267 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+var _valid6 = _errs250 === errors;
+valid55 = valid55 || _valid6;
+if(!valid55){
+const err267 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err267];
 }
@@ -6512,8 +6960,25 @@ vErrors.push(err267);
 }
 errors++;
 }
-if(data110.path === undefined){
-const err268 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+else {
+errors = _errs247;
+if(vErrors !== null){
+if(_errs247){
+vErrors.length = _errs247;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data101.max !== undefined){
+let data103 = data101.max;
+const _errs253 = errors;
+let valid56 = false;
+const _errs254 = errors;
+if(!((typeof data103 == "number") && (isFinite(data103)))){
+const err268 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err268];
 }
@@ -6522,8 +6987,12 @@ vErrors.push(err268);
 }
 errors++;
 }
-if(data110.mode === undefined){
-const err269 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+var _valid7 = _errs254 === errors;
+valid56 = valid56 || _valid7;
+const _errs256 = errors;
+if(typeof data103 === "string"){
+if(func1(data103) > 128){
+const err269 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err269];
 }
@@ -6532,8 +7001,8 @@ vErrors.push(err269);
 }
 errors++;
 }
-if(data110.severity === undefined){
-const err270 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+if(func1(data103) < 1){
+const err270 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err270];
 }
@@ -6542,9 +7011,9 @@ vErrors.push(err270);
 }
 errors++;
 }
-for(const key20 in data110){
-if(!(((((((key20 === "id") || (key20 === "path")) || (key20 === "mode")) || (key20 === "severity")) || (key20 === "value")) || (key20 === "ordered")) || (key20 === "description"))){
-const err271 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"};
+}
+else {
+const err271 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err271];
 }
@@ -6553,12 +7022,10 @@ vErrors.push(err271);
 }
 errors++;
 }
-}
-if(data110.id !== undefined){
-let data111 = data110.id;
-if(typeof data111 === "string"){
-if(!pattern20.test(data111)){
-const err272 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+var _valid7 = _errs256 === errors;
+valid56 = valid56 || _valid7;
+if(!valid56){
+const err272 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err272];
 }
@@ -6567,9 +7034,21 @@ vErrors.push(err272);
 }
 errors++;
 }
+else {
+errors = _errs253;
+if(vErrors !== null){
+if(_errs253){
+vErrors.length = _errs253;
 }
 else {
-const err273 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err273 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err273];
 }
@@ -6579,11 +7058,9 @@ vErrors.push(err273);
 errors++;
 }
 }
-if(data110.path !== undefined){
-let data112 = data110.path;
-if(typeof data112 === "string"){
-if(func1(data112) > 1024){
-const err274 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(data88.strict !== undefined){
+if(typeof data88.strict !== "boolean"){
+const err274 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/strict",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/strict/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err274];
 }
@@ -6593,8 +7070,9 @@ vErrors.push(err274);
 errors++;
 }
 }
+}
 else {
-const err275 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err275 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err275];
 }
@@ -6604,10 +7082,9 @@ vErrors.push(err275);
 errors++;
 }
 }
-if(data110.mode !== undefined){
-let data113 = data110.mode;
-if(typeof data113 !== "string"){
-const err276 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err276 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err276];
 }
@@ -6616,8 +7093,12 @@ vErrors.push(err276);
 }
 errors++;
 }
-if(!(((data113 === "required") || (data113 === "exact")) || (data113 === "disallowed"))){
-const err277 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+}
+if(data83.children !== undefined){
+let data105 = data83.children;
+if(Array.isArray(data105)){
+if(data105.length > 200){
+const err277 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
 if(vErrors === null){
 vErrors = [err277];
 }
@@ -6626,11 +7107,12 @@ vErrors.push(err277);
 }
 errors++;
 }
-}
-if(data110.severity !== undefined){
-let data114 = data110.severity;
-if(typeof data114 !== "string"){
-const err278 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const len16 = data105.length;
+for(let i16=0; i16<len16; i16++){
+let data106 = data105[i16];
+if(data106 && typeof data106 == "object" && !Array.isArray(data106)){
+if(data106.name === undefined){
+const err278 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err278];
 }
@@ -6639,8 +7121,9 @@ vErrors.push(err278);
 }
 errors++;
 }
-if(!(((data114 === "error") || (data114 === "warning")) || (data114 === "info"))){
-const err279 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+for(const key17 in data106){
+if(!((((key17 === "name") || (key17 === "devices")) || (key17 === "rules")) || (key17 === "children"))){
+const err279 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err279];
 }
@@ -6650,9 +7133,11 @@ vErrors.push(err279);
 errors++;
 }
 }
-if(data110.ordered !== undefined){
-if(typeof data110.ordered !== "boolean"){
-const err280 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data106.name !== undefined){
+let data107 = data106.name;
+if(typeof data107 === "string"){
+if(func1(data107) > 128){
+const err280 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err280];
 }
@@ -6661,12 +7146,8 @@ vErrors.push(err280);
 }
 errors++;
 }
-}
-if(data110.description !== undefined){
-let data116 = data110.description;
-if(typeof data116 === "string"){
-if(func1(data116) > 1024){
-const err281 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(func1(data107) < 1){
+const err281 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err281];
 }
@@ -6677,7 +7158,7 @@ errors++;
 }
 }
 else {
-const err282 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err282 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err282];
 }
@@ -6687,9 +7168,11 @@ vErrors.push(err282);
 errors++;
 }
 }
-}
-else {
-const err283 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data106.devices !== undefined){
+let data108 = data106.devices;
+if(Array.isArray(data108)){
+if(data108.length > 1000){
+const err283 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
 if(vErrors === null){
 vErrors = [err283];
 }
@@ -6698,10 +7181,12 @@ vErrors.push(err283);
 }
 errors++;
 }
-}
-}
-else {
-const err284 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const len17 = data108.length;
+for(let i17=0; i17<len17; i17++){
+let data109 = data108[i17];
+if(typeof data109 === "string"){
+if(func1(data109) > 253){
+const err284 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/devices/" + i17,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err284];
 }
@@ -6710,12 +7195,8 @@ vErrors.push(err284);
 }
 errors++;
 }
-}
-if(data105.children !== undefined){
-let data117 = data105.children;
-if(Array.isArray(data117)){
-if(data117.length > 0){
-const err285 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"};
+if(func1(data109) < 1){
+const err285 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/devices/" + i17,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err285];
 }
@@ -6724,9 +7205,8 @@ vErrors.push(err285);
 }
 errors++;
 }
-}
-else {
-const err286 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(!pattern19.test(data109)){
+const err286 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/devices/" + i17,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
 if(vErrors === null){
 vErrors = [err286];
 }
@@ -6736,9 +7216,8 @@ vErrors.push(err286);
 errors++;
 }
 }
-}
 else {
-const err287 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err287 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/devices/" + i17,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err287];
 }
@@ -6750,7 +7229,7 @@ errors++;
 }
 }
 else {
-const err288 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err288 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err288];
 }
@@ -6760,9 +7239,11 @@ vErrors.push(err288);
 errors++;
 }
 }
-}
-else {
-const err289 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data106.rules !== undefined){
+let data110 = data106.rules;
+if(Array.isArray(data110)){
+if(data110.length > 100){
+const err289 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err289];
 }
@@ -6771,10 +7252,12 @@ vErrors.push(err289);
 }
 errors++;
 }
-}
-}
-else {
-const err290 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const len18 = data110.length;
+for(let i18=0; i18<len18; i18++){
+let data111 = data110[i18];
+if(data111 && typeof data111 == "object" && !Array.isArray(data111)){
+if(data111.id === undefined){
+const err290 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err290];
 }
@@ -6783,10 +7266,8 @@ vErrors.push(err290);
 }
 errors++;
 }
-}
-}
-else {
-const err291 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data111.path === undefined){
+const err291 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
 if(vErrors === null){
 vErrors = [err291];
 }
@@ -6795,10 +7276,8 @@ vErrors.push(err291);
 }
 errors++;
 }
-}
-}
-else {
-const err292 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data111.mode === undefined){
+const err292 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
 if(vErrors === null){
 vErrors = [err292];
 }
@@ -6807,10 +7286,8 @@ vErrors.push(err292);
 }
 errors++;
 }
-}
-}
-else {
-const err293 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data111.severity === undefined){
+const err293 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
 if(vErrors === null){
 vErrors = [err293];
 }
@@ -6819,10 +7296,9 @@ vErrors.push(err293);
 }
 errors++;
 }
-}
-}
-else {
-const err294 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+for(const key18 in data111){
+if(!(func35.call(schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties, key18))){
+const err294 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err294];
 }
@@ -6832,9 +7308,11 @@ vErrors.push(err294);
 errors++;
 }
 }
-}
-else {
-const err295 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data111.id !== undefined){
+let data112 = data111.id;
+if(typeof data112 === "string"){
+if(!pattern20.test(data112)){
+const err295 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err295];
 }
@@ -6844,9 +7322,8 @@ vErrors.push(err295);
 errors++;
 }
 }
-}
 else {
-const err296 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err296 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err296];
 }
@@ -6856,9 +7333,11 @@ vErrors.push(err296);
 errors++;
 }
 }
-}
-else {
-const err297 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data111.path !== undefined){
+let data113 = data111.path;
+if(typeof data113 === "string"){
+if(func1(data113) > 1024){
+const err297 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err297];
 }
@@ -6868,9 +7347,8 @@ vErrors.push(err297);
 errors++;
 }
 }
-}
 else {
-const err298 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err298 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err298];
 }
@@ -6880,9 +7358,10 @@ vErrors.push(err298);
 errors++;
 }
 }
-}
-else {
-const err299 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data111.mode !== undefined){
+let data114 = data111.mode;
+if(typeof data114 !== "string"){
+const err299 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err299];
 }
@@ -6891,10 +7370,8 @@ vErrors.push(err299);
 }
 errors++;
 }
-}
-}
-else {
-const err300 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(!(((data114 === "required") || (data114 === "exact")) || (data114 === "disallowed"))){
+const err300 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err300];
 }
@@ -6904,9 +7381,10 @@ vErrors.push(err300);
 errors++;
 }
 }
-}
-else {
-const err301 = {instancePath:instancePath+"/body/versions/" + i0+"/root",schemaPath:"#/properties/body/properties/versions/items/properties/root/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data111.severity !== undefined){
+let data115 = data111.severity;
+if(typeof data115 !== "string"){
+const err301 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err301];
 }
@@ -6915,10 +7393,8 @@ vErrors.push(err301);
 }
 errors++;
 }
-}
-if(data10.created !== undefined){
-if(typeof data10.created !== "string"){
-const err302 = {instancePath:instancePath+"/body/versions/" + i0+"/created",schemaPath:"#/properties/body/properties/versions/items/properties/created/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(((data115 === "error") || (data115 === "warning")) || (data115 === "info"))){
+const err302 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err302];
 }
@@ -6928,9 +7404,9 @@ vErrors.push(err302);
 errors++;
 }
 }
-if(data10.createdBy !== undefined){
-if(typeof data10.createdBy !== "string"){
-const err303 = {instancePath:instancePath+"/body/versions/" + i0+"/createdBy",schemaPath:"#/properties/body/properties/versions/items/properties/createdBy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data111.ordered !== undefined){
+if(typeof data111.ordered !== "boolean"){
+const err303 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err303];
 }
@@ -6940,9 +7416,11 @@ vErrors.push(err303);
 errors++;
 }
 }
-if(data10.lastUpdated !== undefined){
-if(typeof data10.lastUpdated !== "string"){
-const err304 = {instancePath:instancePath+"/body/versions/" + i0+"/lastUpdated",schemaPath:"#/properties/body/properties/versions/items/properties/lastUpdated/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data111.description !== undefined){
+let data117 = data111.description;
+if(typeof data117 === "string"){
+if(func1(data117) > 1024){
+const err304 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err304];
 }
@@ -6952,9 +7430,8 @@ vErrors.push(err304);
 errors++;
 }
 }
-if(data10.lastUpdatedBy !== undefined){
-if(typeof data10.lastUpdatedBy !== "string"){
-const err305 = {instancePath:instancePath+"/body/versions/" + i0+"/lastUpdatedBy",schemaPath:"#/properties/body/properties/versions/items/properties/lastUpdatedBy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err305 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err305];
 }
@@ -6964,9 +7441,10 @@ vErrors.push(err305);
 errors++;
 }
 }
-}
-else {
-const err306 = {instancePath:instancePath+"/body/versions/" + i0,schemaPath:"#/properties/body/properties/versions/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data111.match !== undefined){
+let data118 = data111.match;
+if(typeof data118 !== "string"){
+const err306 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/match/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err306];
 }
@@ -6975,10 +7453,8 @@ vErrors.push(err306);
 }
 errors++;
 }
-}
-}
-else {
-const err307 = {instancePath:instancePath+"/body/versions",schemaPath:"#/properties/body/properties/versions/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(!(((data118 === "all") || (data118 === "any")) || (data118 === "none"))){
+const err307 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/match/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.match.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err307];
 }
@@ -6988,9 +7464,9 @@ vErrors.push(err307);
 errors++;
 }
 }
-}
-else {
-const err308 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data111.allowEmpty !== undefined){
+if(typeof data111.allowEmpty !== "boolean"){
+const err308 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/allowEmpty",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/allowEmpty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err308];
 }
@@ -7000,14 +7476,2897 @@ vErrors.push(err308);
 errors++;
 }
 }
-}
-else {
-const err309 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data111.pattern !== undefined){
+let data120 = data111.pattern;
+if(typeof data120 === "string"){
+if(func1(data120) > 1024){
+const err309 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err309];
 }
 else {
 vErrors.push(err309);
+}
+errors++;
+}
+if(func1(data120) < 1){
+const err310 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err310];
+}
+else {
+vErrors.push(err310);
+}
+errors++;
+}
+}
+else {
+const err311 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err311];
+}
+else {
+vErrors.push(err311);
+}
+errors++;
+}
+}
+if(data111.oneOf !== undefined){
+let data121 = data111.oneOf;
+if(Array.isArray(data121)){
+if(data121.length > 100){
+const err312 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err312];
+}
+else {
+vErrors.push(err312);
+}
+errors++;
+}
+if(data121.length < 1){
+const err313 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err313];
+}
+else {
+vErrors.push(err313);
+}
+errors++;
+}
+}
+else {
+const err314 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err314];
+}
+else {
+vErrors.push(err314);
+}
+errors++;
+}
+}
+if(data111.cidr !== undefined){
+let data122 = data111.cidr;
+if(Array.isArray(data122)){
+if(data122.length > 100){
+const err315 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err315];
+}
+else {
+vErrors.push(err315);
+}
+errors++;
+}
+if(data122.length < 1){
+const err316 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err316];
+}
+else {
+vErrors.push(err316);
+}
+errors++;
+}
+const len19 = data122.length;
+for(let i19=0; i19<len19; i19++){
+let data123 = data122[i19];
+if(typeof data123 === "string"){
+if(func1(data123) > 128){
+const err317 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/cidr/" + i19,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err317];
+}
+else {
+vErrors.push(err317);
+}
+errors++;
+}
+if(func1(data123) < 1){
+const err318 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/cidr/" + i19,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err318];
+}
+else {
+vErrors.push(err318);
+}
+errors++;
+}
+}
+else {
+const err319 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/cidr/" + i19,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err319];
+}
+else {
+vErrors.push(err319);
+}
+errors++;
+}
+}
+}
+else {
+const err320 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err320];
+}
+else {
+vErrors.push(err320);
+}
+errors++;
+}
+}
+if(data111.range !== undefined){
+let data124 = data111.range;
+if(data124 && typeof data124 == "object" && !Array.isArray(data124)){
+if(Object.keys(data124).length < 1){
+const err321 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
+if(vErrors === null){
+vErrors = [err321];
+}
+else {
+vErrors.push(err321);
+}
+errors++;
+}
+for(const key19 in data124){
+if(!((key19 === "min") || (key19 === "max"))){
+const err322 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err322];
+}
+else {
+vErrors.push(err322);
+}
+errors++;
+}
+}
+if(data124.min !== undefined){
+let data125 = data124.min;
+const _errs304 = errors;
+let valid68 = false;
+const _errs305 = errors;
+if(!((typeof data125 == "number") && (isFinite(data125)))){
+const err323 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err323];
+}
+else {
+vErrors.push(err323);
+}
+errors++;
+}
+var _valid8 = _errs305 === errors;
+valid68 = valid68 || _valid8;
+const _errs307 = errors;
+if(typeof data125 === "string"){
+if(func1(data125) > 128){
+const err324 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err324];
+}
+else {
+vErrors.push(err324);
+}
+errors++;
+}
+if(func1(data125) < 1){
+const err325 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err325];
+}
+else {
+vErrors.push(err325);
+}
+errors++;
+}
+}
+else {
+const err326 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err326];
+}
+else {
+vErrors.push(err326);
+}
+errors++;
+}
+var _valid8 = _errs307 === errors;
+valid68 = valid68 || _valid8;
+if(!valid68){
+const err327 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err327];
+}
+else {
+vErrors.push(err327);
+}
+errors++;
+}
+else {
+errors = _errs304;
+if(vErrors !== null){
+if(_errs304){
+vErrors.length = _errs304;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data124.max !== undefined){
+let data126 = data124.max;
+const _errs310 = errors;
+let valid69 = false;
+const _errs311 = errors;
+if(!((typeof data126 == "number") && (isFinite(data126)))){
+const err328 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err328];
+}
+else {
+vErrors.push(err328);
+}
+errors++;
+}
+var _valid9 = _errs311 === errors;
+valid69 = valid69 || _valid9;
+const _errs313 = errors;
+if(typeof data126 === "string"){
+if(func1(data126) > 128){
+const err329 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err329];
+}
+else {
+vErrors.push(err329);
+}
+errors++;
+}
+if(func1(data126) < 1){
+const err330 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err330];
+}
+else {
+vErrors.push(err330);
+}
+errors++;
+}
+}
+else {
+const err331 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err331];
+}
+else {
+vErrors.push(err331);
+}
+errors++;
+}
+var _valid9 = _errs313 === errors;
+valid69 = valid69 || _valid9;
+if(!valid69){
+const err332 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err332];
+}
+else {
+vErrors.push(err332);
+}
+errors++;
+}
+else {
+errors = _errs310;
+if(vErrors !== null){
+if(_errs310){
+vErrors.length = _errs310;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err333 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err333];
+}
+else {
+vErrors.push(err333);
+}
+errors++;
+}
+}
+if(data111.strict !== undefined){
+if(typeof data111.strict !== "boolean"){
+const err334 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/strict",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/strict/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err334];
+}
+else {
+vErrors.push(err334);
+}
+errors++;
+}
+}
+}
+else {
+const err335 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err335];
+}
+else {
+vErrors.push(err335);
+}
+errors++;
+}
+}
+}
+else {
+const err336 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err336];
+}
+else {
+vErrors.push(err336);
+}
+errors++;
+}
+}
+if(data106.children !== undefined){
+let data128 = data106.children;
+if(Array.isArray(data128)){
+if(data128.length > 200){
+const err337 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
+if(vErrors === null){
+vErrors = [err337];
+}
+else {
+vErrors.push(err337);
+}
+errors++;
+}
+const len20 = data128.length;
+for(let i20=0; i20<len20; i20++){
+let data129 = data128[i20];
+if(data129 && typeof data129 == "object" && !Array.isArray(data129)){
+if(data129.name === undefined){
+const err338 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err338];
+}
+else {
+vErrors.push(err338);
+}
+errors++;
+}
+for(const key20 in data129){
+if(!((((key20 === "name") || (key20 === "devices")) || (key20 === "rules")) || (key20 === "children"))){
+const err339 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err339];
+}
+else {
+vErrors.push(err339);
+}
+errors++;
+}
+}
+if(data129.name !== undefined){
+let data130 = data129.name;
+if(typeof data130 === "string"){
+if(func1(data130) > 128){
+const err340 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err340];
+}
+else {
+vErrors.push(err340);
+}
+errors++;
+}
+if(func1(data130) < 1){
+const err341 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err341];
+}
+else {
+vErrors.push(err341);
+}
+errors++;
+}
+}
+else {
+const err342 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err342];
+}
+else {
+vErrors.push(err342);
+}
+errors++;
+}
+}
+if(data129.devices !== undefined){
+let data131 = data129.devices;
+if(Array.isArray(data131)){
+if(data131.length > 1000){
+const err343 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+if(vErrors === null){
+vErrors = [err343];
+}
+else {
+vErrors.push(err343);
+}
+errors++;
+}
+const len21 = data131.length;
+for(let i21=0; i21<len21; i21++){
+let data132 = data131[i21];
+if(typeof data132 === "string"){
+if(func1(data132) > 253){
+const err344 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/devices/" + i21,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(vErrors === null){
+vErrors = [err344];
+}
+else {
+vErrors.push(err344);
+}
+errors++;
+}
+if(func1(data132) < 1){
+const err345 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/devices/" + i21,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err345];
+}
+else {
+vErrors.push(err345);
+}
+errors++;
+}
+if(!pattern19.test(data132)){
+const err346 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/devices/" + i21,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
+if(vErrors === null){
+vErrors = [err346];
+}
+else {
+vErrors.push(err346);
+}
+errors++;
+}
+}
+else {
+const err347 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/devices/" + i21,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err347];
+}
+else {
+vErrors.push(err347);
+}
+errors++;
+}
+}
+}
+else {
+const err348 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err348];
+}
+else {
+vErrors.push(err348);
+}
+errors++;
+}
+}
+if(data129.rules !== undefined){
+let data133 = data129.rules;
+if(Array.isArray(data133)){
+if(data133.length > 100){
+const err349 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err349];
+}
+else {
+vErrors.push(err349);
+}
+errors++;
+}
+const len22 = data133.length;
+for(let i22=0; i22<len22; i22++){
+let data134 = data133[i22];
+if(data134 && typeof data134 == "object" && !Array.isArray(data134)){
+if(data134.id === undefined){
+const err350 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err350];
+}
+else {
+vErrors.push(err350);
+}
+errors++;
+}
+if(data134.path === undefined){
+const err351 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(vErrors === null){
+vErrors = [err351];
+}
+else {
+vErrors.push(err351);
+}
+errors++;
+}
+if(data134.mode === undefined){
+const err352 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+if(vErrors === null){
+vErrors = [err352];
+}
+else {
+vErrors.push(err352);
+}
+errors++;
+}
+if(data134.severity === undefined){
+const err353 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+if(vErrors === null){
+vErrors = [err353];
+}
+else {
+vErrors.push(err353);
+}
+errors++;
+}
+for(const key21 in data134){
+if(!(func35.call(schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties, key21))){
+const err354 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err354];
+}
+else {
+vErrors.push(err354);
+}
+errors++;
+}
+}
+if(data134.id !== undefined){
+let data135 = data134.id;
+if(typeof data135 === "string"){
+if(!pattern20.test(data135)){
+const err355 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+if(vErrors === null){
+vErrors = [err355];
+}
+else {
+vErrors.push(err355);
+}
+errors++;
+}
+}
+else {
+const err356 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err356];
+}
+else {
+vErrors.push(err356);
+}
+errors++;
+}
+}
+if(data134.path !== undefined){
+let data136 = data134.path;
+if(typeof data136 === "string"){
+if(func1(data136) > 1024){
+const err357 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err357];
+}
+else {
+vErrors.push(err357);
+}
+errors++;
+}
+}
+else {
+const err358 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err358];
+}
+else {
+vErrors.push(err358);
+}
+errors++;
+}
+}
+if(data134.mode !== undefined){
+let data137 = data134.mode;
+if(typeof data137 !== "string"){
+const err359 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err359];
+}
+else {
+vErrors.push(err359);
+}
+errors++;
+}
+if(!(((data137 === "required") || (data137 === "exact")) || (data137 === "disallowed"))){
+const err360 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err360];
+}
+else {
+vErrors.push(err360);
+}
+errors++;
+}
+}
+if(data134.severity !== undefined){
+let data138 = data134.severity;
+if(typeof data138 !== "string"){
+const err361 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err361];
+}
+else {
+vErrors.push(err361);
+}
+errors++;
+}
+if(!(((data138 === "error") || (data138 === "warning")) || (data138 === "info"))){
+const err362 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err362];
+}
+else {
+vErrors.push(err362);
+}
+errors++;
+}
+}
+if(data134.ordered !== undefined){
+if(typeof data134.ordered !== "boolean"){
+const err363 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err363];
+}
+else {
+vErrors.push(err363);
+}
+errors++;
+}
+}
+if(data134.description !== undefined){
+let data140 = data134.description;
+if(typeof data140 === "string"){
+if(func1(data140) > 1024){
+const err364 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err364];
+}
+else {
+vErrors.push(err364);
+}
+errors++;
+}
+}
+else {
+const err365 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err365];
+}
+else {
+vErrors.push(err365);
+}
+errors++;
+}
+}
+if(data134.match !== undefined){
+let data141 = data134.match;
+if(typeof data141 !== "string"){
+const err366 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/match/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err366];
+}
+else {
+vErrors.push(err366);
+}
+errors++;
+}
+if(!(((data141 === "all") || (data141 === "any")) || (data141 === "none"))){
+const err367 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/match/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.match.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err367];
+}
+else {
+vErrors.push(err367);
+}
+errors++;
+}
+}
+if(data134.allowEmpty !== undefined){
+if(typeof data134.allowEmpty !== "boolean"){
+const err368 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/allowEmpty",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/allowEmpty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err368];
+}
+else {
+vErrors.push(err368);
+}
+errors++;
+}
+}
+if(data134.pattern !== undefined){
+let data143 = data134.pattern;
+if(typeof data143 === "string"){
+if(func1(data143) > 1024){
+const err369 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err369];
+}
+else {
+vErrors.push(err369);
+}
+errors++;
+}
+if(func1(data143) < 1){
+const err370 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err370];
+}
+else {
+vErrors.push(err370);
+}
+errors++;
+}
+}
+else {
+const err371 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err371];
+}
+else {
+vErrors.push(err371);
+}
+errors++;
+}
+}
+if(data134.oneOf !== undefined){
+let data144 = data134.oneOf;
+if(Array.isArray(data144)){
+if(data144.length > 100){
+const err372 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err372];
+}
+else {
+vErrors.push(err372);
+}
+errors++;
+}
+if(data144.length < 1){
+const err373 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err373];
+}
+else {
+vErrors.push(err373);
+}
+errors++;
+}
+}
+else {
+const err374 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err374];
+}
+else {
+vErrors.push(err374);
+}
+errors++;
+}
+}
+if(data134.cidr !== undefined){
+let data145 = data134.cidr;
+if(Array.isArray(data145)){
+if(data145.length > 100){
+const err375 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err375];
+}
+else {
+vErrors.push(err375);
+}
+errors++;
+}
+if(data145.length < 1){
+const err376 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err376];
+}
+else {
+vErrors.push(err376);
+}
+errors++;
+}
+const len23 = data145.length;
+for(let i23=0; i23<len23; i23++){
+let data146 = data145[i23];
+if(typeof data146 === "string"){
+if(func1(data146) > 128){
+const err377 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/cidr/" + i23,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err377];
+}
+else {
+vErrors.push(err377);
+}
+errors++;
+}
+if(func1(data146) < 1){
+const err378 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/cidr/" + i23,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err378];
+}
+else {
+vErrors.push(err378);
+}
+errors++;
+}
+}
+else {
+const err379 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/cidr/" + i23,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err379];
+}
+else {
+vErrors.push(err379);
+}
+errors++;
+}
+}
+}
+else {
+const err380 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err380];
+}
+else {
+vErrors.push(err380);
+}
+errors++;
+}
+}
+if(data134.range !== undefined){
+let data147 = data134.range;
+if(data147 && typeof data147 == "object" && !Array.isArray(data147)){
+if(Object.keys(data147).length < 1){
+const err381 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
+if(vErrors === null){
+vErrors = [err381];
+}
+else {
+vErrors.push(err381);
+}
+errors++;
+}
+for(const key22 in data147){
+if(!((key22 === "min") || (key22 === "max"))){
+const err382 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err382];
+}
+else {
+vErrors.push(err382);
+}
+errors++;
+}
+}
+if(data147.min !== undefined){
+let data148 = data147.min;
+const _errs361 = errors;
+let valid81 = false;
+const _errs362 = errors;
+if(!((typeof data148 == "number") && (isFinite(data148)))){
+const err383 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err383];
+}
+else {
+vErrors.push(err383);
+}
+errors++;
+}
+var _valid10 = _errs362 === errors;
+valid81 = valid81 || _valid10;
+const _errs364 = errors;
+if(typeof data148 === "string"){
+if(func1(data148) > 128){
+const err384 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err384];
+}
+else {
+vErrors.push(err384);
+}
+errors++;
+}
+if(func1(data148) < 1){
+const err385 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err385];
+}
+else {
+vErrors.push(err385);
+}
+errors++;
+}
+}
+else {
+const err386 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err386];
+}
+else {
+vErrors.push(err386);
+}
+errors++;
+}
+var _valid10 = _errs364 === errors;
+valid81 = valid81 || _valid10;
+if(!valid81){
+const err387 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err387];
+}
+else {
+vErrors.push(err387);
+}
+errors++;
+}
+else {
+errors = _errs361;
+if(vErrors !== null){
+if(_errs361){
+vErrors.length = _errs361;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data147.max !== undefined){
+let data149 = data147.max;
+const _errs367 = errors;
+let valid82 = false;
+const _errs368 = errors;
+if(!((typeof data149 == "number") && (isFinite(data149)))){
+const err388 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err388];
+}
+else {
+vErrors.push(err388);
+}
+errors++;
+}
+var _valid11 = _errs368 === errors;
+valid82 = valid82 || _valid11;
+const _errs370 = errors;
+if(typeof data149 === "string"){
+if(func1(data149) > 128){
+const err389 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err389];
+}
+else {
+vErrors.push(err389);
+}
+errors++;
+}
+if(func1(data149) < 1){
+const err390 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err390];
+}
+else {
+vErrors.push(err390);
+}
+errors++;
+}
+}
+else {
+const err391 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err391];
+}
+else {
+vErrors.push(err391);
+}
+errors++;
+}
+var _valid11 = _errs370 === errors;
+valid82 = valid82 || _valid11;
+if(!valid82){
+const err392 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err392];
+}
+else {
+vErrors.push(err392);
+}
+errors++;
+}
+else {
+errors = _errs367;
+if(vErrors !== null){
+if(_errs367){
+vErrors.length = _errs367;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err393 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err393];
+}
+else {
+vErrors.push(err393);
+}
+errors++;
+}
+}
+if(data134.strict !== undefined){
+if(typeof data134.strict !== "boolean"){
+const err394 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/strict",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/strict/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err394];
+}
+else {
+vErrors.push(err394);
+}
+errors++;
+}
+}
+}
+else {
+const err395 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err395];
+}
+else {
+vErrors.push(err395);
+}
+errors++;
+}
+}
+}
+else {
+const err396 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err396];
+}
+else {
+vErrors.push(err396);
+}
+errors++;
+}
+}
+if(data129.children !== undefined){
+let data151 = data129.children;
+if(Array.isArray(data151)){
+if(data151.length > 200){
+const err397 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
+if(vErrors === null){
+vErrors = [err397];
+}
+else {
+vErrors.push(err397);
+}
+errors++;
+}
+const len24 = data151.length;
+for(let i24=0; i24<len24; i24++){
+let data152 = data151[i24];
+if(data152 && typeof data152 == "object" && !Array.isArray(data152)){
+if(data152.name === undefined){
+const err398 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err398];
+}
+else {
+vErrors.push(err398);
+}
+errors++;
+}
+for(const key23 in data152){
+if(!((((key23 === "name") || (key23 === "devices")) || (key23 === "rules")) || (key23 === "children"))){
+const err399 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err399];
+}
+else {
+vErrors.push(err399);
+}
+errors++;
+}
+}
+if(data152.name !== undefined){
+let data153 = data152.name;
+if(typeof data153 === "string"){
+if(func1(data153) > 128){
+const err400 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err400];
+}
+else {
+vErrors.push(err400);
+}
+errors++;
+}
+if(func1(data153) < 1){
+const err401 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err401];
+}
+else {
+vErrors.push(err401);
+}
+errors++;
+}
+}
+else {
+const err402 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err402];
+}
+else {
+vErrors.push(err402);
+}
+errors++;
+}
+}
+if(data152.devices !== undefined){
+let data154 = data152.devices;
+if(Array.isArray(data154)){
+if(data154.length > 1000){
+const err403 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+if(vErrors === null){
+vErrors = [err403];
+}
+else {
+vErrors.push(err403);
+}
+errors++;
+}
+const len25 = data154.length;
+for(let i25=0; i25<len25; i25++){
+let data155 = data154[i25];
+if(typeof data155 === "string"){
+if(func1(data155) > 253){
+const err404 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/devices/" + i25,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(vErrors === null){
+vErrors = [err404];
+}
+else {
+vErrors.push(err404);
+}
+errors++;
+}
+if(func1(data155) < 1){
+const err405 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/devices/" + i25,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err405];
+}
+else {
+vErrors.push(err405);
+}
+errors++;
+}
+if(!pattern19.test(data155)){
+const err406 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/devices/" + i25,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
+if(vErrors === null){
+vErrors = [err406];
+}
+else {
+vErrors.push(err406);
+}
+errors++;
+}
+}
+else {
+const err407 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/devices/" + i25,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err407];
+}
+else {
+vErrors.push(err407);
+}
+errors++;
+}
+}
+}
+else {
+const err408 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err408];
+}
+else {
+vErrors.push(err408);
+}
+errors++;
+}
+}
+if(data152.rules !== undefined){
+let data156 = data152.rules;
+if(Array.isArray(data156)){
+if(data156.length > 100){
+const err409 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err409];
+}
+else {
+vErrors.push(err409);
+}
+errors++;
+}
+const len26 = data156.length;
+for(let i26=0; i26<len26; i26++){
+let data157 = data156[i26];
+if(data157 && typeof data157 == "object" && !Array.isArray(data157)){
+if(data157.id === undefined){
+const err410 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err410];
+}
+else {
+vErrors.push(err410);
+}
+errors++;
+}
+if(data157.path === undefined){
+const err411 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(vErrors === null){
+vErrors = [err411];
+}
+else {
+vErrors.push(err411);
+}
+errors++;
+}
+if(data157.mode === undefined){
+const err412 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+if(vErrors === null){
+vErrors = [err412];
+}
+else {
+vErrors.push(err412);
+}
+errors++;
+}
+if(data157.severity === undefined){
+const err413 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+if(vErrors === null){
+vErrors = [err413];
+}
+else {
+vErrors.push(err413);
+}
+errors++;
+}
+for(const key24 in data157){
+if(!(func35.call(schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties, key24))){
+const err414 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err414];
+}
+else {
+vErrors.push(err414);
+}
+errors++;
+}
+}
+if(data157.id !== undefined){
+let data158 = data157.id;
+if(typeof data158 === "string"){
+if(!pattern20.test(data158)){
+const err415 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+if(vErrors === null){
+vErrors = [err415];
+}
+else {
+vErrors.push(err415);
+}
+errors++;
+}
+}
+else {
+const err416 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err416];
+}
+else {
+vErrors.push(err416);
+}
+errors++;
+}
+}
+if(data157.path !== undefined){
+let data159 = data157.path;
+if(typeof data159 === "string"){
+if(func1(data159) > 1024){
+const err417 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err417];
+}
+else {
+vErrors.push(err417);
+}
+errors++;
+}
+}
+else {
+const err418 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err418];
+}
+else {
+vErrors.push(err418);
+}
+errors++;
+}
+}
+if(data157.mode !== undefined){
+let data160 = data157.mode;
+if(typeof data160 !== "string"){
+const err419 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err419];
+}
+else {
+vErrors.push(err419);
+}
+errors++;
+}
+if(!(((data160 === "required") || (data160 === "exact")) || (data160 === "disallowed"))){
+const err420 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err420];
+}
+else {
+vErrors.push(err420);
+}
+errors++;
+}
+}
+if(data157.severity !== undefined){
+let data161 = data157.severity;
+if(typeof data161 !== "string"){
+const err421 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err421];
+}
+else {
+vErrors.push(err421);
+}
+errors++;
+}
+if(!(((data161 === "error") || (data161 === "warning")) || (data161 === "info"))){
+const err422 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err422];
+}
+else {
+vErrors.push(err422);
+}
+errors++;
+}
+}
+if(data157.ordered !== undefined){
+if(typeof data157.ordered !== "boolean"){
+const err423 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err423];
+}
+else {
+vErrors.push(err423);
+}
+errors++;
+}
+}
+if(data157.description !== undefined){
+let data163 = data157.description;
+if(typeof data163 === "string"){
+if(func1(data163) > 1024){
+const err424 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err424];
+}
+else {
+vErrors.push(err424);
+}
+errors++;
+}
+}
+else {
+const err425 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err425];
+}
+else {
+vErrors.push(err425);
+}
+errors++;
+}
+}
+if(data157.match !== undefined){
+let data164 = data157.match;
+if(typeof data164 !== "string"){
+const err426 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/match/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err426];
+}
+else {
+vErrors.push(err426);
+}
+errors++;
+}
+if(!(((data164 === "all") || (data164 === "any")) || (data164 === "none"))){
+const err427 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/match/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.match.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err427];
+}
+else {
+vErrors.push(err427);
+}
+errors++;
+}
+}
+if(data157.allowEmpty !== undefined){
+if(typeof data157.allowEmpty !== "boolean"){
+const err428 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/allowEmpty",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/allowEmpty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err428];
+}
+else {
+vErrors.push(err428);
+}
+errors++;
+}
+}
+if(data157.pattern !== undefined){
+let data166 = data157.pattern;
+if(typeof data166 === "string"){
+if(func1(data166) > 1024){
+const err429 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err429];
+}
+else {
+vErrors.push(err429);
+}
+errors++;
+}
+if(func1(data166) < 1){
+const err430 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err430];
+}
+else {
+vErrors.push(err430);
+}
+errors++;
+}
+}
+else {
+const err431 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err431];
+}
+else {
+vErrors.push(err431);
+}
+errors++;
+}
+}
+if(data157.oneOf !== undefined){
+let data167 = data157.oneOf;
+if(Array.isArray(data167)){
+if(data167.length > 100){
+const err432 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err432];
+}
+else {
+vErrors.push(err432);
+}
+errors++;
+}
+if(data167.length < 1){
+const err433 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err433];
+}
+else {
+vErrors.push(err433);
+}
+errors++;
+}
+}
+else {
+const err434 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err434];
+}
+else {
+vErrors.push(err434);
+}
+errors++;
+}
+}
+if(data157.cidr !== undefined){
+let data168 = data157.cidr;
+if(Array.isArray(data168)){
+if(data168.length > 100){
+const err435 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err435];
+}
+else {
+vErrors.push(err435);
+}
+errors++;
+}
+if(data168.length < 1){
+const err436 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err436];
+}
+else {
+vErrors.push(err436);
+}
+errors++;
+}
+const len27 = data168.length;
+for(let i27=0; i27<len27; i27++){
+let data169 = data168[i27];
+if(typeof data169 === "string"){
+if(func1(data169) > 128){
+const err437 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/cidr/" + i27,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err437];
+}
+else {
+vErrors.push(err437);
+}
+errors++;
+}
+if(func1(data169) < 1){
+const err438 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/cidr/" + i27,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err438];
+}
+else {
+vErrors.push(err438);
+}
+errors++;
+}
+}
+else {
+const err439 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/cidr/" + i27,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err439];
+}
+else {
+vErrors.push(err439);
+}
+errors++;
+}
+}
+}
+else {
+const err440 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err440];
+}
+else {
+vErrors.push(err440);
+}
+errors++;
+}
+}
+if(data157.range !== undefined){
+let data170 = data157.range;
+if(data170 && typeof data170 == "object" && !Array.isArray(data170)){
+if(Object.keys(data170).length < 1){
+const err441 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
+if(vErrors === null){
+vErrors = [err441];
+}
+else {
+vErrors.push(err441);
+}
+errors++;
+}
+for(const key25 in data170){
+if(!((key25 === "min") || (key25 === "max"))){
+const err442 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err442];
+}
+else {
+vErrors.push(err442);
+}
+errors++;
+}
+}
+if(data170.min !== undefined){
+let data171 = data170.min;
+const _errs418 = errors;
+let valid94 = false;
+const _errs419 = errors;
+if(!((typeof data171 == "number") && (isFinite(data171)))){
+const err443 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err443];
+}
+else {
+vErrors.push(err443);
+}
+errors++;
+}
+var _valid12 = _errs419 === errors;
+valid94 = valid94 || _valid12;
+const _errs421 = errors;
+if(typeof data171 === "string"){
+if(func1(data171) > 128){
+const err444 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err444];
+}
+else {
+vErrors.push(err444);
+}
+errors++;
+}
+if(func1(data171) < 1){
+const err445 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err445];
+}
+else {
+vErrors.push(err445);
+}
+errors++;
+}
+}
+else {
+const err446 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err446];
+}
+else {
+vErrors.push(err446);
+}
+errors++;
+}
+var _valid12 = _errs421 === errors;
+valid94 = valid94 || _valid12;
+if(!valid94){
+const err447 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err447];
+}
+else {
+vErrors.push(err447);
+}
+errors++;
+}
+else {
+errors = _errs418;
+if(vErrors !== null){
+if(_errs418){
+vErrors.length = _errs418;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data170.max !== undefined){
+let data172 = data170.max;
+const _errs424 = errors;
+let valid95 = false;
+const _errs425 = errors;
+if(!((typeof data172 == "number") && (isFinite(data172)))){
+const err448 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err448];
+}
+else {
+vErrors.push(err448);
+}
+errors++;
+}
+var _valid13 = _errs425 === errors;
+valid95 = valid95 || _valid13;
+const _errs427 = errors;
+if(typeof data172 === "string"){
+if(func1(data172) > 128){
+const err449 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err449];
+}
+else {
+vErrors.push(err449);
+}
+errors++;
+}
+if(func1(data172) < 1){
+const err450 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err450];
+}
+else {
+vErrors.push(err450);
+}
+errors++;
+}
+}
+else {
+const err451 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err451];
+}
+else {
+vErrors.push(err451);
+}
+errors++;
+}
+var _valid13 = _errs427 === errors;
+valid95 = valid95 || _valid13;
+if(!valid95){
+const err452 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err452];
+}
+else {
+vErrors.push(err452);
+}
+errors++;
+}
+else {
+errors = _errs424;
+if(vErrors !== null){
+if(_errs424){
+vErrors.length = _errs424;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err453 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err453];
+}
+else {
+vErrors.push(err453);
+}
+errors++;
+}
+}
+if(data157.strict !== undefined){
+if(typeof data157.strict !== "boolean"){
+const err454 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/strict",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/strict/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err454];
+}
+else {
+vErrors.push(err454);
+}
+errors++;
+}
+}
+}
+else {
+const err455 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err455];
+}
+else {
+vErrors.push(err455);
+}
+errors++;
+}
+}
+}
+else {
+const err456 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err456];
+}
+else {
+vErrors.push(err456);
+}
+errors++;
+}
+}
+if(data152.children !== undefined){
+let data174 = data152.children;
+if(Array.isArray(data174)){
+if(data174.length > 200){
+const err457 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
+if(vErrors === null){
+vErrors = [err457];
+}
+else {
+vErrors.push(err457);
+}
+errors++;
+}
+const len28 = data174.length;
+for(let i28=0; i28<len28; i28++){
+let data175 = data174[i28];
+if(data175 && typeof data175 == "object" && !Array.isArray(data175)){
+if(data175.name === undefined){
+const err458 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err458];
+}
+else {
+vErrors.push(err458);
+}
+errors++;
+}
+for(const key26 in data175){
+if(!((((key26 === "name") || (key26 === "devices")) || (key26 === "rules")) || (key26 === "children"))){
+const err459 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err459];
+}
+else {
+vErrors.push(err459);
+}
+errors++;
+}
+}
+if(data175.name !== undefined){
+let data176 = data175.name;
+if(typeof data176 === "string"){
+if(func1(data176) > 128){
+const err460 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err460];
+}
+else {
+vErrors.push(err460);
+}
+errors++;
+}
+if(func1(data176) < 1){
+const err461 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err461];
+}
+else {
+vErrors.push(err461);
+}
+errors++;
+}
+}
+else {
+const err462 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err462];
+}
+else {
+vErrors.push(err462);
+}
+errors++;
+}
+}
+if(data175.devices !== undefined){
+let data177 = data175.devices;
+if(Array.isArray(data177)){
+if(data177.length > 1000){
+const err463 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+if(vErrors === null){
+vErrors = [err463];
+}
+else {
+vErrors.push(err463);
+}
+errors++;
+}
+const len29 = data177.length;
+for(let i29=0; i29<len29; i29++){
+let data178 = data177[i29];
+if(typeof data178 === "string"){
+if(func1(data178) > 253){
+const err464 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/devices/" + i29,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(vErrors === null){
+vErrors = [err464];
+}
+else {
+vErrors.push(err464);
+}
+errors++;
+}
+if(func1(data178) < 1){
+const err465 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/devices/" + i29,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err465];
+}
+else {
+vErrors.push(err465);
+}
+errors++;
+}
+if(!pattern19.test(data178)){
+const err466 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/devices/" + i29,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
+if(vErrors === null){
+vErrors = [err466];
+}
+else {
+vErrors.push(err466);
+}
+errors++;
+}
+}
+else {
+const err467 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/devices/" + i29,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err467];
+}
+else {
+vErrors.push(err467);
+}
+errors++;
+}
+}
+}
+else {
+const err468 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err468];
+}
+else {
+vErrors.push(err468);
+}
+errors++;
+}
+}
+if(data175.rules !== undefined){
+let data179 = data175.rules;
+if(Array.isArray(data179)){
+if(data179.length > 100){
+const err469 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err469];
+}
+else {
+vErrors.push(err469);
+}
+errors++;
+}
+const len30 = data179.length;
+for(let i30=0; i30<len30; i30++){
+let data180 = data179[i30];
+if(data180 && typeof data180 == "object" && !Array.isArray(data180)){
+if(data180.id === undefined){
+const err470 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err470];
+}
+else {
+vErrors.push(err470);
+}
+errors++;
+}
+if(data180.path === undefined){
+const err471 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(vErrors === null){
+vErrors = [err471];
+}
+else {
+vErrors.push(err471);
+}
+errors++;
+}
+if(data180.mode === undefined){
+const err472 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+if(vErrors === null){
+vErrors = [err472];
+}
+else {
+vErrors.push(err472);
+}
+errors++;
+}
+if(data180.severity === undefined){
+const err473 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+if(vErrors === null){
+vErrors = [err473];
+}
+else {
+vErrors.push(err473);
+}
+errors++;
+}
+for(const key27 in data180){
+if(!(func35.call(schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties, key27))){
+const err474 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err474];
+}
+else {
+vErrors.push(err474);
+}
+errors++;
+}
+}
+if(data180.id !== undefined){
+let data181 = data180.id;
+if(typeof data181 === "string"){
+if(!pattern20.test(data181)){
+const err475 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+if(vErrors === null){
+vErrors = [err475];
+}
+else {
+vErrors.push(err475);
+}
+errors++;
+}
+}
+else {
+const err476 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err476];
+}
+else {
+vErrors.push(err476);
+}
+errors++;
+}
+}
+if(data180.path !== undefined){
+let data182 = data180.path;
+if(typeof data182 === "string"){
+if(func1(data182) > 1024){
+const err477 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err477];
+}
+else {
+vErrors.push(err477);
+}
+errors++;
+}
+}
+else {
+const err478 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err478];
+}
+else {
+vErrors.push(err478);
+}
+errors++;
+}
+}
+if(data180.mode !== undefined){
+let data183 = data180.mode;
+if(typeof data183 !== "string"){
+const err479 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err479];
+}
+else {
+vErrors.push(err479);
+}
+errors++;
+}
+if(!(((data183 === "required") || (data183 === "exact")) || (data183 === "disallowed"))){
+const err480 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err480];
+}
+else {
+vErrors.push(err480);
+}
+errors++;
+}
+}
+if(data180.severity !== undefined){
+let data184 = data180.severity;
+if(typeof data184 !== "string"){
+const err481 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err481];
+}
+else {
+vErrors.push(err481);
+}
+errors++;
+}
+if(!(((data184 === "error") || (data184 === "warning")) || (data184 === "info"))){
+const err482 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err482];
+}
+else {
+vErrors.push(err482);
+}
+errors++;
+}
+}
+if(data180.ordered !== undefined){
+if(typeof data180.ordered !== "boolean"){
+const err483 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err483];
+}
+else {
+vErrors.push(err483);
+}
+errors++;
+}
+}
+if(data180.description !== undefined){
+let data186 = data180.description;
+if(typeof data186 === "string"){
+if(func1(data186) > 1024){
+const err484 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err484];
+}
+else {
+vErrors.push(err484);
+}
+errors++;
+}
+}
+else {
+const err485 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err485];
+}
+else {
+vErrors.push(err485);
+}
+errors++;
+}
+}
+if(data180.match !== undefined){
+let data187 = data180.match;
+if(typeof data187 !== "string"){
+const err486 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/match/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err486];
+}
+else {
+vErrors.push(err486);
+}
+errors++;
+}
+if(!(((data187 === "all") || (data187 === "any")) || (data187 === "none"))){
+const err487 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/match/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.match.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err487];
+}
+else {
+vErrors.push(err487);
+}
+errors++;
+}
+}
+if(data180.allowEmpty !== undefined){
+if(typeof data180.allowEmpty !== "boolean"){
+const err488 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/allowEmpty",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/allowEmpty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err488];
+}
+else {
+vErrors.push(err488);
+}
+errors++;
+}
+}
+if(data180.pattern !== undefined){
+let data189 = data180.pattern;
+if(typeof data189 === "string"){
+if(func1(data189) > 1024){
+const err489 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err489];
+}
+else {
+vErrors.push(err489);
+}
+errors++;
+}
+if(func1(data189) < 1){
+const err490 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err490];
+}
+else {
+vErrors.push(err490);
+}
+errors++;
+}
+}
+else {
+const err491 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err491];
+}
+else {
+vErrors.push(err491);
+}
+errors++;
+}
+}
+if(data180.oneOf !== undefined){
+let data190 = data180.oneOf;
+if(Array.isArray(data190)){
+if(data190.length > 100){
+const err492 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err492];
+}
+else {
+vErrors.push(err492);
+}
+errors++;
+}
+if(data190.length < 1){
+const err493 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err493];
+}
+else {
+vErrors.push(err493);
+}
+errors++;
+}
+}
+else {
+const err494 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err494];
+}
+else {
+vErrors.push(err494);
+}
+errors++;
+}
+}
+if(data180.cidr !== undefined){
+let data191 = data180.cidr;
+if(Array.isArray(data191)){
+if(data191.length > 100){
+const err495 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err495];
+}
+else {
+vErrors.push(err495);
+}
+errors++;
+}
+if(data191.length < 1){
+const err496 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err496];
+}
+else {
+vErrors.push(err496);
+}
+errors++;
+}
+const len31 = data191.length;
+for(let i31=0; i31<len31; i31++){
+let data192 = data191[i31];
+if(typeof data192 === "string"){
+if(func1(data192) > 128){
+const err497 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/cidr/" + i31,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err497];
+}
+else {
+vErrors.push(err497);
+}
+errors++;
+}
+if(func1(data192) < 1){
+const err498 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/cidr/" + i31,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err498];
+}
+else {
+vErrors.push(err498);
+}
+errors++;
+}
+}
+else {
+const err499 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/cidr/" + i31,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err499];
+}
+else {
+vErrors.push(err499);
+}
+errors++;
+}
+}
+}
+else {
+const err500 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err500];
+}
+else {
+vErrors.push(err500);
+}
+errors++;
+}
+}
+if(data180.range !== undefined){
+let data193 = data180.range;
+if(data193 && typeof data193 == "object" && !Array.isArray(data193)){
+if(Object.keys(data193).length < 1){
+const err501 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
+if(vErrors === null){
+vErrors = [err501];
+}
+else {
+vErrors.push(err501);
+}
+errors++;
+}
+for(const key28 in data193){
+if(!((key28 === "min") || (key28 === "max"))){
+const err502 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err502];
+}
+else {
+vErrors.push(err502);
+}
+errors++;
+}
+}
+if(data193.min !== undefined){
+let data194 = data193.min;
+const _errs475 = errors;
+let valid107 = false;
+const _errs476 = errors;
+if(!((typeof data194 == "number") && (isFinite(data194)))){
+const err503 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err503];
+}
+else {
+vErrors.push(err503);
+}
+errors++;
+}
+var _valid14 = _errs476 === errors;
+valid107 = valid107 || _valid14;
+const _errs478 = errors;
+if(typeof data194 === "string"){
+if(func1(data194) > 128){
+const err504 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err504];
+}
+else {
+vErrors.push(err504);
+}
+errors++;
+}
+if(func1(data194) < 1){
+const err505 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err505];
+}
+else {
+vErrors.push(err505);
+}
+errors++;
+}
+}
+else {
+const err506 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err506];
+}
+else {
+vErrors.push(err506);
+}
+errors++;
+}
+var _valid14 = _errs478 === errors;
+valid107 = valid107 || _valid14;
+if(!valid107){
+const err507 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err507];
+}
+else {
+vErrors.push(err507);
+}
+errors++;
+}
+else {
+errors = _errs475;
+if(vErrors !== null){
+if(_errs475){
+vErrors.length = _errs475;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data193.max !== undefined){
+let data195 = data193.max;
+const _errs481 = errors;
+let valid108 = false;
+const _errs482 = errors;
+if(!((typeof data195 == "number") && (isFinite(data195)))){
+const err508 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err508];
+}
+else {
+vErrors.push(err508);
+}
+errors++;
+}
+var _valid15 = _errs482 === errors;
+valid108 = valid108 || _valid15;
+const _errs484 = errors;
+if(typeof data195 === "string"){
+if(func1(data195) > 128){
+const err509 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err509];
+}
+else {
+vErrors.push(err509);
+}
+errors++;
+}
+if(func1(data195) < 1){
+const err510 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err510];
+}
+else {
+vErrors.push(err510);
+}
+errors++;
+}
+}
+else {
+const err511 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err511];
+}
+else {
+vErrors.push(err511);
+}
+errors++;
+}
+var _valid15 = _errs484 === errors;
+valid108 = valid108 || _valid15;
+if(!valid108){
+const err512 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err512];
+}
+else {
+vErrors.push(err512);
+}
+errors++;
+}
+else {
+errors = _errs481;
+if(vErrors !== null){
+if(_errs481){
+vErrors.length = _errs481;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err513 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err513];
+}
+else {
+vErrors.push(err513);
+}
+errors++;
+}
+}
+if(data180.strict !== undefined){
+if(typeof data180.strict !== "boolean"){
+const err514 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/strict",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/strict/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err514];
+}
+else {
+vErrors.push(err514);
+}
+errors++;
+}
+}
+}
+else {
+const err515 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err515];
+}
+else {
+vErrors.push(err515);
+}
+errors++;
+}
+}
+}
+else {
+const err516 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err516];
+}
+else {
+vErrors.push(err516);
+}
+errors++;
+}
+}
+if(data175.children !== undefined){
+let data197 = data175.children;
+if(Array.isArray(data197)){
+if(data197.length > 0){
+const err517 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"};
+if(vErrors === null){
+vErrors = [err517];
+}
+else {
+vErrors.push(err517);
+}
+errors++;
+}
+}
+else {
+const err518 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err518];
+}
+else {
+vErrors.push(err518);
+}
+errors++;
+}
+}
+}
+else {
+const err519 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err519];
+}
+else {
+vErrors.push(err519);
+}
+errors++;
+}
+}
+}
+else {
+const err520 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err520];
+}
+else {
+vErrors.push(err520);
+}
+errors++;
+}
+}
+}
+else {
+const err521 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err521];
+}
+else {
+vErrors.push(err521);
+}
+errors++;
+}
+}
+}
+else {
+const err522 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err522];
+}
+else {
+vErrors.push(err522);
+}
+errors++;
+}
+}
+}
+else {
+const err523 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err523];
+}
+else {
+vErrors.push(err523);
+}
+errors++;
+}
+}
+}
+else {
+const err524 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err524];
+}
+else {
+vErrors.push(err524);
+}
+errors++;
+}
+}
+}
+else {
+const err525 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err525];
+}
+else {
+vErrors.push(err525);
+}
+errors++;
+}
+}
+}
+else {
+const err526 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err526];
+}
+else {
+vErrors.push(err526);
+}
+errors++;
+}
+}
+}
+else {
+const err527 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err527];
+}
+else {
+vErrors.push(err527);
+}
+errors++;
+}
+}
+}
+else {
+const err528 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err528];
+}
+else {
+vErrors.push(err528);
+}
+errors++;
+}
+}
+}
+else {
+const err529 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err529];
+}
+else {
+vErrors.push(err529);
+}
+errors++;
+}
+}
+}
+else {
+const err530 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err530];
+}
+else {
+vErrors.push(err530);
+}
+errors++;
+}
+}
+}
+else {
+const err531 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err531];
+}
+else {
+vErrors.push(err531);
+}
+errors++;
+}
+}
+}
+else {
+const err532 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err532];
+}
+else {
+vErrors.push(err532);
+}
+errors++;
+}
+}
+}
+else {
+const err533 = {instancePath:instancePath+"/body/versions/" + i0+"/root",schemaPath:"#/properties/body/properties/versions/items/properties/root/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err533];
+}
+else {
+vErrors.push(err533);
+}
+errors++;
+}
+}
+if(data10.created !== undefined){
+if(typeof data10.created !== "string"){
+const err534 = {instancePath:instancePath+"/body/versions/" + i0+"/created",schemaPath:"#/properties/body/properties/versions/items/properties/created/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err534];
+}
+else {
+vErrors.push(err534);
+}
+errors++;
+}
+}
+if(data10.createdBy !== undefined){
+if(typeof data10.createdBy !== "string"){
+const err535 = {instancePath:instancePath+"/body/versions/" + i0+"/createdBy",schemaPath:"#/properties/body/properties/versions/items/properties/createdBy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err535];
+}
+else {
+vErrors.push(err535);
+}
+errors++;
+}
+}
+if(data10.lastUpdated !== undefined){
+if(typeof data10.lastUpdated !== "string"){
+const err536 = {instancePath:instancePath+"/body/versions/" + i0+"/lastUpdated",schemaPath:"#/properties/body/properties/versions/items/properties/lastUpdated/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err536];
+}
+else {
+vErrors.push(err536);
+}
+errors++;
+}
+}
+if(data10.lastUpdatedBy !== undefined){
+if(typeof data10.lastUpdatedBy !== "string"){
+const err537 = {instancePath:instancePath+"/body/versions/" + i0+"/lastUpdatedBy",schemaPath:"#/properties/body/properties/versions/items/properties/lastUpdatedBy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err537];
+}
+else {
+vErrors.push(err537);
+}
+errors++;
+}
+}
+}
+else {
+const err538 = {instancePath:instancePath+"/body/versions/" + i0,schemaPath:"#/properties/body/properties/versions/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err538];
+}
+else {
+vErrors.push(err538);
+}
+errors++;
+}
+}
+}
+else {
+const err539 = {instancePath:instancePath+"/body/versions",schemaPath:"#/properties/body/properties/versions/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err539];
+}
+else {
+vErrors.push(err539);
+}
+errors++;
+}
+}
+}
+else {
+const err540 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err540];
+}
+else {
+vErrors.push(err540);
+}
+errors++;
+}
+}
+}
+else {
+const err541 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err541];
+}
+else {
+vErrors.push(err541);
 }
 errors++;
 }
@@ -11176,7 +14535,7 @@ return validate53;
 })();
 export const listComplianceBatches = /* @__PURE__ */ (() => {
 const schema65 = {"$id":"listComplianceBatches","type":"object","required":["queryStringParameters"],"properties":{"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{"limit":{"type":"string","pattern":"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$","description":"Page size: an integer from 1 to 200 (default 50)."},"cursor":{"type":"string","minLength":1,"maxLength":2048,"pattern":"^[A-Za-z0-9_-]+$","description":"Continuation token: the `next` value of the previous page, passed back unchanged."},"planId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"Only the batches of this compliance plan"},"treeId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"Only the batches of this tree"},"adapterId":{"type":"string","pattern":"^[A-Za-z0-9 ._-]{1,128}$","description":"Only the batches through this adapter"},"status":{"type":"string","enum":["running","completed","failed"],"description":"Only batches in this status"},"kind":{"type":"string","enum":["compliance","backup"],"description":"Only batches of this kind"},"from":{"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$","description":"Only rows whose start (`started`) is at or after this ISO 8601 date or time"},"to":{"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$","description":"Only rows whose start (`started`) is at or before this ISO 8601 date or time"},"format":{"type":"string","enum":["json","csv"],"description":"Answer as `json` (the default) or `csv` (RFC 4180, streamed, the whole list); wins over the `Accept` header."}}},"body":{"type":"object","additionalProperties":false,"properties":{}}}};
-const func153 = Object.prototype.hasOwnProperty;
+const func35 = Object.prototype.hasOwnProperty;
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 const pattern58 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$", "u");
 const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
@@ -11210,7 +14569,7 @@ if(data.queryStringParameters !== undefined){
 let data0 = data.queryStringParameters;
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 for(const key0 in data0){
-if(!(func153.call(schema65.properties.queryStringParameters.properties, key0))){
+if(!(func35.call(schema65.properties.queryStringParameters.properties, key0))){
 const err1 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -12393,7 +15752,7 @@ return validate58;
 })();
 export const createCompliancePlan = /* @__PURE__ */ (() => {
 const schema70 = {"$id":"createCompliancePlan","type":"object","required":["queryStringParameters","body"],"properties":{"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"required":["name","treeId","version","adapterId","enabled"],"properties":{"name":{"type":"string","minLength":1,"maxLength":128,"pattern":"\\S","description":"For people: unique among plans without regard to case"},"treeId":{"type":"string","pattern":"^[0-9a-f]{24}$"},"version":{"type":"string","minLength":1,"maxLength":256,"description":"The version label (`label~2` for the second of a repeated label)"},"adapterId":{"type":"string","pattern":"^[A-Za-z0-9 ._-]{1,128}$","description":"The adapter name"},"devices":{"type":"array","minItems":1,"maxItems":10000,"items":{"type":"string","minLength":1,"maxLength":253},"description":"Only these devices (each must be assigned to a node of the version; at most 10000 and 300000 bytes of names); default every device of the version when the plan runs"},"sync":{"type":"string","enum":["check","sync-from","none"],"default":"check","description":"What NSO is asked before each device is graded: `check` (default) whether its copy matches the device (check-sync, or compare-config where the NED cannot check-sync), and an out-of-sync device is graded `out-of-sync` with NSO's diff; `sync-from` to take the device's configuration first; `none` nothing (NSO's copy is graded as it is)"},"schedule":{"type":"string","minLength":1,"maxLength":256,"description":"An EventBridge Scheduler expression: `cron(minutes hours day-of-month month day-of-week year)` or `rate(value unit)`; absent: the plan runs only when asked"},"timezone":{"type":"string","minLength":1,"maxLength":50,"description":"The IANA time zone `schedule` is read in (default `UTC`)"},"enabled":{"type":"boolean","description":"A disabled plan is not run by its schedule (a user may still run it)"}}}}};
-const func153 = Object.prototype.hasOwnProperty;
+const func35 = Object.prototype.hasOwnProperty;
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 const pattern73 = new RegExp("\\S", "u");
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
@@ -12510,7 +15869,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key1 in data1){
-if(!(func153.call(schema70.properties.body.properties, key1))){
+if(!(func35.call(schema70.properties.body.properties, key1))){
 const err9 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -13179,7 +16538,7 @@ const schema73 = {"$id":"putCompliancePlan","type":"object","required":["pathPar
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
 const pattern73 = new RegExp("\\S", "u");
 const pattern56 = new RegExp("^[A-Za-z0-9 ._-]{1,128}$", "u");
-const func153 = Object.prototype.hasOwnProperty;
+const func35 = Object.prototype.hasOwnProperty;
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
 function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -13353,7 +16712,7 @@ vErrors.push(err13);
 errors++;
 }
 for(const key1 in data3){
-if(!(func153.call(schema73.properties.body.properties, key1))){
+if(!(func35.call(schema73.properties.body.properties, key1))){
 const err14 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err14];

@@ -6,8 +6,11 @@
 import { jsonNestsDeeperThan } from '../platform/bounded-json.js';
 import { encodedNameSchema, nameFromPath, namePatternSource, nameProblem, pathNameProblem } from '../platform/names.js';
 import { fieldPath, type FieldPlace } from '../platform/problem.js';
-import { ROOT_NODE, type Node, type Rule } from './config-model.js';
-import { parsePointer, VARIABLE_NAME_PATTERN_SOURCE, variablesOf } from './rules.js';
+import { MAX_PATTERN_LENGTH } from '../platform/re2.js';
+import { ROOT_NODE, type JsonValue, type Node, type Rule } from './config-model.js';
+import { hasPredicate } from './predicates.js';
+import { WILDCARD } from './rule-matches.js';
+import { parsePointer, rulePredicates, VARIABLE_NAME_PATTERN_SOURCE, variablesOf } from './rules.js';
 
 /**
  * The limits of a version and a tree, each in the unit of what it protects:
@@ -39,6 +42,14 @@ export const CONFIG_LIMITS = {
    * levels an import request may nest: whatever is stored can be imported again.
    */
   ruleValueDepth: 64,
+  /** Values one rule's `oneOf` lists (together at most `ruleValueBytes` as JSON). */
+  ruleOneOf: 100,
+  /** Prefixes one rule's `cidr` lists. */
+  ruleCidr: 100,
+  /** Characters of one rule's `pattern` (RE2 syntax). */
+  rulePattern: MAX_PATTERN_LENGTH,
+  /** Characters of one `cidr` entry or `range` bound written as text (room for a `{{variable}}`). */
+  rulePredicateText: 128,
   devicesPerNode: 1000,
   deviceName: 253,
   variables: 200,
@@ -131,21 +142,68 @@ export const nodeContentProblems = (
         message: `must be a JSON Pointer (RFC 6901: "" or "/a/b", "~0" for "~", "~1" for "/") of at most ${CONFIG_LIMITS.rulePath} characters`,
       });
     }
-    if (rule.mode === 'exact' && rule.value === undefined) out.push({ field: place('value'), message: 'is required for an exact rule' });
+    if (rule.mode === 'exact' && rule.value === undefined && !hasPredicate(rule))
+      out.push({ field: place('value'), message: 'is required for an exact rule without a predicate' });
     if (rule.ordered !== undefined && rule.mode !== 'exact') out.push({ field: place('ordered'), message: 'applies to exact rules only' });
-    if (rule.value !== undefined) {
-      const text = JSON.stringify(rule.value);
-      if (Buffer.byteLength(text, 'utf8') > CONFIG_LIMITS.ruleValueBytes) {
-        out.push({ field: place('value'), message: `is larger than ${CONFIG_LIMITS.ruleValueBytes} bytes as JSON`, kind: 'limit' });
-      }
-      if (jsonNestsDeeperThan(text, CONFIG_LIMITS.ruleValueDepth))
-        out.push({ field: place('value'), message: `nests deeper than ${CONFIG_LIMITS.ruleValueDepth} levels` });
-      for (const name of variablesOf(rule.value)) {
-        if (!Object.hasOwn(variables, name))
-          out.push({ field: place('value'), message: `names the variable ${JSON.stringify(name)}, which the version does not define` });
-      }
-    }
+    if (rule.value !== undefined) out.push(...jsonValueProblems(rule.value, variables, place('value')));
+    out.push(...ruleFormProblems(rule, variables, (...member) => fieldPath(...at, 'rules', i, ...member)));
   });
+  return out;
+};
+
+/** The problems of a JSON value a rule carries (`value`, `oneOf`): its size, depth and variables. */
+const jsonValueProblems = (value: JsonValue, variables: Readonly<Record<string, string>>, field: string): ConfigProblem[] => {
+  const out: ConfigProblem[] = [];
+  const text = JSON.stringify(value);
+  if (Buffer.byteLength(text, 'utf8') > CONFIG_LIMITS.ruleValueBytes)
+    out.push({ field, message: `is larger than ${CONFIG_LIMITS.ruleValueBytes} bytes as JSON`, kind: 'limit' });
+  if (jsonNestsDeeperThan(text, CONFIG_LIMITS.ruleValueDepth)) out.push({ field, message: `nests deeper than ${CONFIG_LIMITS.ruleValueDepth} levels` });
+  out.push(...unknownVariableProblems(value, variables, field));
+  return out;
+};
+
+const unknownVariableProblems = (value: JsonValue, variables: Readonly<Record<string, string>>, field: string): ConfigProblem[] =>
+  variablesOf(value)
+    .filter((name) => !Object.hasOwn(variables, name))
+    .map((name) => ({ field, message: `names the variable ${JSON.stringify(name)}, which the version does not define` }));
+
+/**
+ * The problems of the rule language's members: `match` and `allowEmpty` only over several
+ * places, `strict` only on a required array value and without predicates, and predicates
+ * that work with the version's variables (a pattern RE2 compiles, `cidr` prefixes, `range`
+ * bounds that are numbers with the minimum not above the maximum).
+ */
+const ruleFormProblems = (rule: Rule, variables: Readonly<Record<string, string>>, place: (...member: FieldPlace) => string): ConfigProblem[] => {
+  const out: ConfigProblem[] = [];
+  const predicate = hasPredicate(rule);
+  const wildcard = parsePointer(rule.path)?.includes(WILDCARD) === true;
+  for (const member of ['match', 'allowEmpty'] as const) {
+    if (rule[member] !== undefined && !wildcard && !predicate)
+      out.push({ field: place(member), message: 'applies only to a path with a "*" segment or a rule with a predicate (pattern, oneOf, cidr, range)' });
+  }
+  if (rule.strict !== undefined) {
+    if (rule.mode !== 'required' || !Array.isArray(rule.value))
+      out.push({ field: place('strict'), message: 'applies only to a required rule whose value is an array' });
+    else if (predicate)
+      out.push({
+        field: place('strict'),
+        message: 'cannot be combined with a predicate: a predicate tests the elements one by one, strict the list as a whole',
+      });
+  }
+  if (rule.oneOf !== undefined) {
+    if (rule.oneOf.length > CONFIG_LIMITS.ruleOneOf)
+      out.push({ field: place('oneOf'), message: `lists more than ${CONFIG_LIMITS.ruleOneOf} values`, kind: 'limit' });
+    out.push(...jsonValueProblems(rule.oneOf, variables, place('oneOf')));
+  }
+  if (rule.cidr !== undefined && rule.cidr.length > CONFIG_LIMITS.ruleCidr)
+    out.push({ field: place('cidr'), message: `lists more than ${CONFIG_LIMITS.ruleCidr} prefixes`, kind: 'limit' });
+  const unknown = (['pattern', 'cidr', 'range'] as const).flatMap((field) =>
+    rule[field] === undefined ? [] : unknownVariableProblems(rule[field] as JsonValue, variables, place(field)),
+  );
+  out.push(...unknown);
+  if (unknown.length || out.some((p) => p.field === place('oneOf'))) return out;
+  const prepared = rulePredicates(rule, variables);
+  if ('problems' in prepared) for (const { place: at, problem } of prepared.problems) out.push({ field: place(...at), message: problem });
   return out;
 };
 
@@ -234,4 +292,13 @@ export const normalizeRule = (rule: Rule): Rule => ({
   ...(rule.value !== undefined ? { value: rule.value } : {}),
   ...(rule.ordered !== undefined ? { ordered: rule.ordered } : {}),
   ...(rule.description !== undefined ? { description: rule.description } : {}),
+  ...(rule.match !== undefined ? { match: rule.match } : {}),
+  ...(rule.allowEmpty !== undefined ? { allowEmpty: rule.allowEmpty } : {}),
+  ...(rule.pattern !== undefined ? { pattern: rule.pattern } : {}),
+  ...(rule.oneOf !== undefined ? { oneOf: rule.oneOf } : {}),
+  ...(rule.cidr !== undefined ? { cidr: rule.cidr } : {}),
+  ...(rule.range !== undefined
+    ? { range: { ...(rule.range.min !== undefined ? { min: rule.range.min } : {}), ...(rule.range.max !== undefined ? { max: rule.range.max } : {}) } }
+    : {}),
+  ...(rule.strict !== undefined ? { strict: rule.strict } : {}),
 });

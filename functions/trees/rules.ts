@@ -15,11 +15,18 @@
  * is contained in some element of it; scalars contain only what equals them (`===`, so `"1"` is
  * not `1`). Object members are looked up as own properties only (`__proto__` is a plain key).
  *
- * "Some element of it" is answered from an index of the configuration's arrays
- * ({@link ListIndex}), so a rule expecting k entries of a list of n costs about n + k, not
- * n × k; the answers are those of asking every element (test/unit/trees-rules-index.test.ts).
+ * Wildcard paths, `match`, `allowEmpty`, the predicates (`pattern`, `oneOf`, `cidr`, `range`)
+ * and `strict` are as `Rule` (config-model.ts) states; rule-matches.ts expands a path to its
+ * matches and judges them, predicates.ts prepares the predicates, compare.ts compares values.
  */
-import type { JsonValue, Rule, RuleMode, Severity } from './config-model.js';
+import { ListIndex, containsMismatch, containsValue, exactMismatch, strictMismatch, type ArraySearch, type Mismatch } from './compare.js';
+import { RULE_MATCHES, type JsonValue, type Rule, type RuleMode, type Severity } from './config-model.js';
+import { formatPointer, parsePointer, resolvePointer } from './pointers.js';
+import { PREDICATE_FIELDS, preparePredicates, type Predicate, type PredicateField, type PredicateProblem } from './predicates.js';
+import { WILDCARD, expandPlaces, fixedPrefix, judge, type Place } from './rule-matches.js';
+
+export { ARRAY_INDEX, formatPointer, parsePointer, resolvePointer } from './pointers.js';
+export { ListIndex, canonical, contains, type ArraySearch } from './compare.js';
 
 /** `pass`: the rule holds; `fail`: it does not; `invalid`: it cannot be evaluated (bad pointer or unknown variable). */
 export type RuleStatus = 'pass' | 'fail' | 'invalid';
@@ -101,10 +108,12 @@ class UnknownVariable extends Error {
   }
 }
 
-const substituteString = (s: string, variables: Readonly<Record<string, string>>): string =>
+/** `s` with each `{{name}}` replaced by the variable's value, passed through `quote` when given. */
+const substituteString = (s: string, variables: Readonly<Record<string, string>>, quote?: (value: string) => string): string =>
   s.replace(VARIABLE_REFERENCE, (_, name: string) => {
     if (!Object.hasOwn(variables, name)) throw new UnknownVariable(name);
-    return variables[name] as string;
+    const value = variables[name] as string;
+    return quote ? quote(value) : value;
   });
 
 /**
@@ -147,374 +156,210 @@ export const ruleValue = (
   }
 };
 
-/** The reference tokens of a JSON Pointer (RFC 6901), or `undefined` when it is not one. */
-export const parsePointer = (pointer: string): string[] | undefined => {
-  if (pointer === '') return [];
-  if (!pointer.startsWith('/')) return undefined;
-  const tokens = pointer.slice(1).split('/');
-  if (tokens.some((t) => /~(?![01])/.test(t))) return undefined;
-  return tokens.map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
-};
+/** The longest excerpt (as JSON text) each listed failing match carries for `expected` or `actual`. */
+export const FAILURE_EXCERPT_MAX_CHARS = 256;
 
-/** The JSON Pointer of `tokens`. */
-export const formatPointer = (tokens: readonly string[]): string => tokens.map((t) => `/${t.replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
-
-/** A JSON Pointer token that names an array element: a plain decimal index. */
-export const ARRAY_INDEX = /^(?:0|[1-9][0-9]*)$/;
-
-/** The value `tokens` point at in `document`, or `undefined` when there is none. */
-export const resolvePointer = (document: unknown, tokens: readonly string[]): JsonValue | undefined => {
-  let current: unknown = document;
-  for (const token of tokens) {
-    if (Array.isArray(current)) {
-      // "-" (the element after the last) and anything but a plain decimal index point at nothing.
-      if (!ARRAY_INDEX.test(token)) return undefined;
-      current = current[Number(token)];
-    } else if (isObject(current)) {
-      if (!Object.hasOwn(current, token)) return undefined;
-      current = current[token];
-    } else return undefined;
-    if (current === undefined) return undefined;
-  }
-  return current as JsonValue;
-};
-
-/**
- * One text per value such that two values have the same text exactly when they are deep-equal:
- * members in sorted order, and array elements sorted too unless `ordered`.
- */
-export const canonical = (value: unknown, ordered: boolean): string => {
-  if (Array.isArray(value)) {
-    const parts = value.map((v) => canonical(v, ordered));
-    if (!ordered) parts.sort();
-    return `[${parts.join(',')}]`;
-  }
-  if (isObject(value)) {
-    const keys = Object.keys(value).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical(value[k], ordered)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-};
-
-/** True when `actual` contains `expected` (see the module comment). */
-export const contains = (actual: unknown, expected: JsonValue): boolean => containsValue(actual, expected, new ListIndex());
-
-/**
- * Answers "does some element of this array contain that one?", the question containment asks
- * once per expected array element. {@link ListIndex} answers it in about constant time per
- * question; the straightforward answer (ask every element) is what the property test compares
- * it with.
- */
-export interface ArraySearch {
-  someContains(actual: readonly unknown[], element: JsonValue): boolean;
+/** What every match of one rule is checked with: the rule after substitution. */
+interface Prepared {
+  readonly mode: RuleMode;
+  readonly expected: JsonValue | undefined;
+  readonly ordered: boolean;
+  readonly predicates: readonly Predicate[];
+  readonly strict: boolean;
+  readonly lists: ArraySearch;
 }
 
-/** True when `actual` contains `expected`: {@link containsMismatch} without building the mismatch. */
-const containsValue = (actual: unknown, expected: JsonValue, lists: ArraySearch): boolean => {
-  if (Array.isArray(expected)) {
-    if (!Array.isArray(actual)) return false;
-    for (const element of expected) if (!lists.someContains(actual, element)) return false;
-    return true;
+/** The rule's predicates as one `expected` value: `{ "pattern": …, "cidr": … }`. */
+const predicatesExpected = (predicates: readonly Predicate[]): JsonValue => Object.assign({}, ...predicates.map((p) => p.expected));
+
+const predicateMismatch = (actual: JsonValue, predicates: readonly Predicate[]): Mismatch | undefined => {
+  for (const p of predicates) {
+    const message = p.failure(actual);
+    if (message !== undefined) return { at: [], expected: p.expected, actual, message };
   }
-  if (isObject(expected)) {
-    if (!isObject(actual)) return false;
-    for (const key of Object.keys(expected)) {
-      if (!Object.hasOwn(actual, key) || !containsValue(actual[key], expected[key] as JsonValue, lists)) return false;
-    }
-    return true;
-  }
-  return actual === expected;
+  return undefined;
 };
 
-/** What a feature says is at a place: a scalar (compared by value), or one of these. */
-const AN_OBJECT = Symbol('object');
-const AN_ARRAY = Symbol('array');
-type FeatureValue = string | number | boolean | null | typeof AN_OBJECT | typeof AN_ARRAY;
-
-/** The step from a place to the places of its array's elements, all of them as one. */
-const ANY_ELEMENT = Symbol('any element');
-/** A step down from a place: a member by name, or any element. */
-type Step = string | typeof ANY_ELEMENT;
-
-/**
- * Whether `v` can be looked up by value: a `Map` key is found by SameValueZero, which agrees
- * with `===` on JSON scalars (0 and -0 alike) except NaN, which `===` never matches.
- */
-const isIndexable = (v: unknown): v is string | number | boolean | null =>
-  v === null || typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && !Number.isNaN(v));
-
-/**
- * Calls `emit` with each feature of `value`, at every depth, stopping when it returns false
- * (then returns false). A feature is a place (a path of {@link Step}s from the element, named
- * by the number `step` gives it) and what is there: a scalar, an object or an array. Whatever
- * contains `value` has every feature `value` has, so an element missing one cannot contain
- * it. Every depth, because list entries often differ only deep down (an interface by its
- * `ip/address/primary/address`); the walk is bounded because JSON from outside is depth-limited
- * where it is parsed, and costs one step per part of `value`.
- */
-const eachFeature = (
-  value: unknown,
-  place: number,
-  step: (place: number, s: Step) => number,
-  emit: (place: number, what: FeatureValue) => boolean,
-): boolean => {
-  if (Array.isArray(value)) {
-    if (!emit(place, AN_ARRAY)) return false;
-    if (value.length === 0) return true;
-    const inner = step(place, ANY_ELEMENT);
-    for (const element of value) if (!eachFeature(element, inner, step, emit)) return false;
-    return true;
+/** Why the match `actual` (named `label` in messages) does not hold, or `undefined` when it holds. */
+const matchMismatch = (actual: JsonValue | undefined, p: Prepared, label: string): Mismatch | undefined => {
+  const { mode, expected, predicates, lists } = p;
+  if (mode === 'disallowed') {
+    if (actual === undefined) return undefined;
+    if (expected === undefined && predicates.length === 0) return { at: [], actual, message: `${label} exists but is disallowed` };
+    if (expected !== undefined && !containsValue(actual, expected, lists)) return undefined;
+    if (predicateMismatch(actual, predicates)) return undefined;
+    const passes = predicates.length ? `passes ${predicates.map((q) => q.field).join(', ')}` : '';
+    if (expected === undefined)
+      return { at: [], expected: predicatesExpected(predicates), actual, message: `the value at ${label} ${passes}, which is disallowed` };
+    return { at: [], expected, actual, message: `the value at ${label} contains the disallowed value${passes && ` and ${passes}`}` };
   }
-  if (isObject(value)) {
-    if (!emit(place, AN_OBJECT)) return false;
-    for (const key of Object.keys(value)) if (!eachFeature(value[key], step(place, key), step, emit)) return false;
-    return true;
-  }
-  return !isIndexable(value) || emit(place, value);
+  if (actual === undefined) return { at: [], ...(expected !== undefined ? { expected } : {}), message: `nothing exists at ${label}` };
+  const compared =
+    expected === undefined ? undefined : mode === 'exact' ? exactMismatch(actual, expected, p.ordered, []) : containsMismatch(actual, expected, [], lists);
+  return (
+    compared ??
+    predicateMismatch(actual, predicates) ??
+    // `strict` is checked only with an array `value` (see prepare), which the array contains.
+    (p.strict ? strictMismatch(actual as readonly unknown[], expected as readonly JsonValue[], lists) : undefined)
+  );
 };
 
-/** Positions of the elements that have a feature: one number until a second element has it. */
-type Positions = number | number[];
-
-/**
- * An array's index. Places are numbered as they are first met (0 is the element itself), so a
- * place costs one map entry however deep it lies; a place's features map what is there to the
- * positions of the elements with it.
- */
-interface Index {
-  readonly steps: (Map<Step, number> | undefined)[];
-  readonly features: (Map<FeatureValue, Positions> | undefined)[];
-}
-
-/** A place no element of the array has: nothing is found there or below it. */
-const NOWHERE = -1;
-
-/**
- * The fast {@link ArraySearch}: an array of the configuration is searched element by element
- * until those searches have looked at as many elements as it holds; then it is indexed, by
- * feature, to the positions of the elements that have it (YANG list entries by their keys or
- * by any leaf deeper down, leaf-lists by their values), and a question tries only the elements
- * that share the expected element's rarest feature. So searches read an array at most about
- * twice before it is indexed, and a rule that finds what it wants near the start builds no
- * index. The answer is the same as asking every element. One instance serves one evaluation
- * of one configuration, which must not change meanwhile.
- */
-export class ListIndex implements ArraySearch {
-  /** Each array met: its index, or how many elements searches have looked at so far. */
-  private readonly arrays = new WeakMap<readonly unknown[], Index | number>();
-
-  someContains(actual: readonly unknown[], element: JsonValue): boolean {
-    const seen = this.arrays.get(actual) ?? 0;
-    if (typeof seen === 'number' && seen < actual.length) {
-      let looked = 0;
-      // `some`, as asking every element does: holes of a sparse array are skipped.
-      const found = actual.some((a) => {
-        looked++;
-        return containsValue(a, element, this);
-      });
-      this.arrays.set(actual, seen + (found ? looked : actual.length));
-      return found;
-    }
-    const index = typeof seen === 'number' ? this.indexOf(actual) : seen;
-    const rarest = rarestPositions(index, element);
-    if (rarest === false) return false;
-    // No feature at all (an expected NaN): every element is a candidate, as it would be unindexed.
-    if (rarest === undefined) return actual.some((a) => containsValue(a, element, this));
-    if (typeof rarest === 'number') return containsValue(actual[rarest], element, this);
-    for (const position of rarest) if (containsValue(actual[position], element, this)) return true;
-    return false;
-  }
-
-  private indexOf(actual: readonly unknown[]): Index {
-    const index: Index = { steps: [], features: [] };
-    let position = 0;
-    const step = (place: number, s: Step): number => {
-      const steps = index.steps[place] ?? (index.steps[place] = new Map());
-      let next = steps.get(s);
-      if (next === undefined) steps.set(s, (next = index.steps.push(undefined) - 1));
-      return next;
-    };
-    index.steps.push(undefined);
-    const add = (place: number, what: FeatureValue): boolean => {
-      const byValue = index.features[place] ?? (index.features[place] = new Map());
-      const positions = byValue.get(what);
-      if (positions === undefined) byValue.set(what, position);
-      else if (typeof positions === 'number') {
-        // An element has a feature once however many of its parts have it.
-        if (positions !== position) byValue.set(what, [positions, position]);
-      } else if (positions[positions.length - 1] !== position) positions.push(position);
-      return true;
-    };
-    for (; position < actual.length; position++) eachFeature(actual[position], 0, step, add);
-    this.arrays.set(actual, index);
-    return index;
-  }
-}
-
-/**
- * The positions of the elements sharing `element`'s rarest feature in `index`; `false` when
- * some feature of `element` no element has; `undefined` when `element` has no feature.
- */
-const rarestPositions = (index: Index, element: JsonValue): Positions | false | undefined => {
-  let rarest: Positions | undefined;
-  const step = (place: number, s: Step): number => (place === NOWHERE ? NOWHERE : (index.steps[place]?.get(s) ?? NOWHERE));
-  const found = eachFeature(element, 0, step, (place, what) => {
-    const positions = place === NOWHERE ? undefined : index.features[place]?.get(what);
-    if (positions !== undefined && (rarest === undefined || count(positions) < count(rarest))) rarest = positions;
-    return positions !== undefined;
-  });
-  return found ? rarest : false;
+/** Today's sentence for a single-place rule that passes. */
+const passMessage = (p: Prepared, path: string, actual: JsonValue | undefined): string => {
+  if (p.mode === 'disallowed') return actual === undefined ? `nothing exists at ${path}` : `the value at ${path} does not contain the disallowed value`;
+  if (p.expected === undefined) return `${path} exists`;
+  if (p.mode === 'exact') return `the value at ${path} equals the expected value`;
+  return `the value at ${path} contains the required value${p.strict ? ' and no other element (strict)' : ''}`;
 };
 
-const count = (positions: Positions): number => (typeof positions === 'number' ? 1 : positions.length);
-
-/** Where a comparison found a difference, below the rule's path. */
-interface Mismatch {
-  readonly at: readonly string[];
-  readonly expected?: JsonValue;
-  readonly actual?: JsonValue;
-  readonly message: string;
-}
-
-const describe = (v: unknown): string =>
-  Array.isArray(v) ? 'an array' : isObject(v) ? 'an object' : v === null ? 'null' : `the ${typeof v} ${JSON.stringify(v)}`;
-
-/** The first place `actual` fails to contain `expected`, or `undefined` when it contains it. */
-const containsMismatch = (actual: unknown, expected: JsonValue, at: readonly string[], lists: ArraySearch): Mismatch | undefined => {
-  if (Array.isArray(expected)) {
-    if (!Array.isArray(actual)) return { at, expected, actual: actual as JsonValue, message: `expected an array, found ${describe(actual)}` };
-    for (const element of expected) {
-      if (!lists.someContains(actual, element)) {
-        return { at, expected: element, actual: actual as JsonValue, message: 'no element of the array contains the expected element' };
-      }
-    }
-    return undefined;
-  }
-  if (isObject(expected)) {
-    if (!isObject(actual)) return { at, expected, actual: actual as JsonValue, message: `expected an object, found ${describe(actual)}` };
-    for (const [key, member] of Object.entries(expected)) {
-      if (!Object.hasOwn(actual, key)) return { at: [...at, key], expected: member, message: `member ${JSON.stringify(key)} is missing` };
-      const inner = containsMismatch(actual[key], member, [...at, key], lists);
-      if (inner) return inner;
-    }
-    return undefined;
-  }
-  if (actual === expected) return undefined;
-  return { at, expected, actual: actual as JsonValue, message: `expected ${describe(expected)}, found ${describe(actual)}` };
-};
-
-/** The first place `actual` differs from `expected`, or `undefined` when they are deep-equal. */
-const exactMismatch = (actual: unknown, expected: JsonValue, ordered: boolean, at: readonly string[]): Mismatch | undefined => {
-  if (Array.isArray(expected) && Array.isArray(actual)) {
-    if (ordered) {
-      const shared = Math.min(expected.length, actual.length);
-      for (let i = 0; i < shared; i++) {
-        const inner = exactMismatch(actual[i], expected[i] as JsonValue, ordered, [...at, String(i)]);
-        if (inner) return inner;
-      }
-      if (expected.length === actual.length) return undefined;
-      return { at, expected, actual: actual as JsonValue, message: `expected ${expected.length} elements in order, found ${actual.length}` };
-    }
-    // Multisets: match equal elements pairwise by their canonical text; what is left over differs.
-    const unmatched = new Map<string, JsonValue[]>();
-    for (const element of actual as JsonValue[]) {
-      const key = canonical(element, false);
-      const list = unmatched.get(key);
-      if (list) list.push(element);
-      else unmatched.set(key, [element]);
-    }
-    const missing: JsonValue[] = [];
-    for (const element of expected) {
-      const list = unmatched.get(canonical(element, false));
-      if (list?.length) list.pop();
-      else missing.push(element);
-    }
-    const extra = [...unmatched.values()].flat();
-    if (missing.length === 0 && extra.length === 0) return undefined;
-    return {
-      at,
-      expected: missing,
-      actual: extra,
-      message: `${missing.length} expected element(s) missing and ${extra.length} unexpected element(s) present (arrays compared as unordered multisets)`,
-    };
-  }
-  if (isObject(expected) && isObject(actual)) {
-    for (const [key, member] of Object.entries(expected)) {
-      if (!Object.hasOwn(actual, key)) return { at: [...at, key], expected: member, message: `member ${JSON.stringify(key)} is missing` };
-      const inner = exactMismatch(actual[key], member, ordered, [...at, key]);
-      if (inner) return inner;
-    }
-    for (const key of Object.keys(actual)) {
-      if (!Object.hasOwn(expected, key))
-        return { at: [...at, key], actual: actual[key] as JsonValue, message: `member ${JSON.stringify(key)} is not expected` };
-    }
-    return undefined;
-  }
-  if (!Array.isArray(expected) && !isObject(expected) && actual === expected) return undefined;
-  return { at, expected, actual: actual as JsonValue, message: `expected ${describe(expected)}, found ${describe(actual)}` };
-};
-
-/** `value`, or the start of its JSON text when that is longer than {@link EXCERPT_MAX_CHARS}. */
-const excerpt = (value: JsonValue): { readonly value: JsonValue; readonly cut: boolean } => {
+/** `value`, or the start of its JSON text when that is longer than `max`. */
+const excerpt = (value: JsonValue, max: number): { readonly value: JsonValue; readonly cut: boolean } => {
   const text = JSON.stringify(value);
-  return text.length <= EXCERPT_MAX_CHARS ? { value, cut: false } : { value: `${text.slice(0, EXCERPT_MAX_CHARS)}…`, cut: true };
+  return text.length <= max ? { value, cut: false } : { value: `${text.slice(0, max)}…`, cut: true };
 };
 
-const withExcerpts = (base: Omit<RuleResult, 'expected' | 'actual' | 'truncated'>, expected?: JsonValue, actual?: JsonValue): RuleResult => {
+/** `base` with `expected` and `actual` as excerpts of at most `max` characters, saying which were cut. */
+const withExcerpts = <T extends object>(base: T, expected: JsonValue | undefined, actual: JsonValue | undefined, max = EXCERPT_MAX_CHARS): T & Excerpts => {
   const truncated: ('expected' | 'actual')[] = [];
-  const out: { -readonly [K in keyof RuleResult]?: RuleResult[K] } = { ...base };
+  const out: { -readonly [K in keyof Excerpts]?: Excerpts[K] } = {};
   if (expected !== undefined) {
-    const e = excerpt(expected);
+    const e = excerpt(expected, max);
     out.expected = e.value;
     if (e.cut) truncated.push('expected');
   }
   if (actual !== undefined) {
-    const a = excerpt(actual);
+    const a = excerpt(actual, max);
     out.actual = a.value;
     if (a.cut) truncated.push('actual');
   }
   if (truncated.length) out.truncated = truncated;
-  return out as RuleResult;
+  return { ...base, ...out };
+};
+
+type Excerpts = Pick<RuleResult, 'expected' | 'actual' | 'truncated'>;
+
+/** The rule after substitution, or why it cannot be evaluated. */
+const prepare = (rule: Rule, variables: Readonly<Record<string, string>>, lists: ArraySearch): Prepared | { readonly invalid: string } => {
+  if (rule.match !== undefined && !RULE_MATCHES.includes(rule.match)) return { invalid: `match must be one of ${RULE_MATCHES.join(', ')}` };
+  const resolved = ruleValue(rule, variables);
+  if ('unknownVariable' in resolved)
+    return { invalid: `value names the variable ${JSON.stringify(resolved.unknownVariable)}, which the version does not define` };
+  const predicates = rulePredicates(rule, variables);
+  if ('unknownVariable' in predicates)
+    return { invalid: `${predicates.field} names the variable ${JSON.stringify(predicates.unknownVariable)}, which the version does not define` };
+  if ('problems' in predicates) return { invalid: predicates.problems.map((q) => `${q.place.join('.')} ${q.problem}`).join('; ') };
+  const expected = resolved.value;
+  if (rule.mode === 'exact' && expected === undefined && predicates.length === 0) return { invalid: 'an exact rule needs a value' };
+  const strict = rule.strict === true;
+  if (strict && (rule.mode !== 'required' || !Array.isArray(expected))) return { invalid: 'strict needs a required rule with an array value' };
+  return { mode: rule.mode, expected, ordered: rule.ordered === true, predicates, strict, lists };
 };
 
 /**
- * Evaluates one rule against `config` with `variables`. Never throws: a rule whose path is no
- * JSON Pointer or whose value names an unknown variable is `invalid` (writes refuse both, so
- * this only meets data written around the API).
+ * The rule's predicates prepared with `variables` (see predicates.ts), or why they cannot be:
+ * the member naming an unknown variable, or a predicate that is not well formed.
+ */
+export const rulePredicates = (
+  rule: Pick<Rule, PredicateField>,
+  variables: Readonly<Record<string, string>>,
+): Predicate[] | { readonly problems: readonly PredicateProblem[] } | { readonly field: PredicateField; readonly unknownVariable: string } => {
+  for (const field of PREDICATE_FIELDS) {
+    const unknown = variablesOf(rule[field] as JsonValue | undefined).find((name) => !Object.hasOwn(variables, name));
+    if (unknown !== undefined) return { field, unknownVariable: unknown };
+  }
+  return preparePredicates(
+    rule,
+    (text, quote) => substituteString(text, variables, quote),
+    (value) => substitute(value, variables),
+  );
+};
+
+/** A failing match as a result lists it. */
+interface Outcome {
+  readonly place: Place;
+  readonly mismatch: Mismatch | undefined;
+  readonly holds: boolean;
+}
+
+/** The longest message a listed failing match carries; a longer one (quoting long values) is replaced. */
+export const FAILURE_MESSAGE_MAX_CHARS = 512;
+
+/**
+ * The failing match `o` as the result lists it: where, why, and excerpts of at most `max`
+ * characters. A listed match's message longer than {@link FAILURE_MESSAGE_MAX_CHARS} quotes no
+ * value (its excerpts show them), so 50 listed matches stay small and masking stays whole.
+ */
+const failureOf = (o: Outcome, max: number, listed: boolean): MatchFailure => {
+  const m = o.mismatch ?? { at: [], actual: o.place.value, message: `the rule holds at ${o.place.at}, and match "none" allows no match to hold` };
+  const message =
+    listed && m.message.length > FAILURE_MESSAGE_MAX_CHARS ? 'does not hold; the values are too long to quote here (see expected and actual)' : m.message;
+  return withExcerpts({ at: o.place.at + formatPointer(m.at), message }, m.expected, m.actual, max);
+};
+
+/** The result of a rule over several places (a `*` path or a predicate). */
+const judgeMatches = (rule: Rule, head: Head, tokens: readonly string[], p: Prepared, config: unknown): RuleResult => {
+  const match = rule.match ?? 'all';
+  const places = expandPlaces(config, tokens, p.predicates.length > 0);
+  const outcomes: Outcome[] = places.map((place) => {
+    const mismatch = matchMismatch(place.value, p, place.at);
+    return { place, mismatch, holds: mismatch === undefined };
+  });
+  const n = outcomes.length;
+  const { pass, failing } = judge(outcomes, match, rule.mode, rule.allowEmpty === true);
+  const holding = outcomes.filter((o) => o.holds).length;
+  if (pass) {
+    const message =
+      n === 0
+        ? `nothing matches ${rule.path}, which passes`
+        : match === 'none'
+          ? `none of the ${n} matches of ${rule.path} holds`
+          : `${holding} of ${n} matches of ${rule.path} hold`;
+    return { ...head, status: 'pass', message, matches: n };
+  }
+  const first = failing[0];
+  if (!first) return { ...head, status: 'fail', message: `nothing matches ${rule.path}`, at: fixedPrefix(tokens), matches: 0, failures: [] };
+  const failures = failing.slice(0, MAX_LISTED_FAILURES).map((o) => failureOf(o, FAILURE_EXCERPT_MAX_CHARS, true));
+  const lead = failureOf(first, EXCERPT_MAX_CHARS, false);
+  const count =
+    match === 'none' ? `${failing.length} of ${n} matches of ${rule.path} hold, and none may` : `${failing.length} of ${n} matches of ${rule.path} do not hold`;
+  return {
+    ...head,
+    status: 'fail',
+    message: `${count}; first at ${lead.at}: ${lead.message}`,
+    at: lead.at,
+    ...(lead.expected !== undefined ? { expected: lead.expected } : {}),
+    ...(lead.actual !== undefined ? { actual: lead.actual } : {}),
+    ...(lead.truncated ? { truncated: lead.truncated } : {}),
+    matches: n,
+    failures,
+    ...(failing.length > MAX_LISTED_FAILURES ? { failuresOmitted: failing.length - MAX_LISTED_FAILURES } : {}),
+  };
+};
+
+type Head = Pick<RuleResult, 'id' | 'path' | 'mode' | 'severity'>;
+
+/**
+ * Evaluates one rule against `config` with `variables`. Never throws: a rule that cannot be
+ * evaluated (a path that is no JSON Pointer, an unknown variable, a pattern that does not
+ * compile, a `cidr` entry that is no prefix, a `range` bound that is no number) is `invalid`
+ * (writes refuse all of them, so this only meets data written around the API).
+ *
+ * A rule over several places (a path with `*`, a predicate, or a `match`/`allowEmpty`) says
+ * how many matches it had and lists the failing ones by concrete pointer; any other rule is
+ * judged at its one place, as before wildcards existed.
  */
 export const evaluateRule = (config: unknown, variables: Readonly<Record<string, string>>, rule: Rule, lists: ArraySearch = new ListIndex()): RuleResult => {
-  const head = { id: rule.id, path: rule.path, mode: rule.mode, severity: rule.severity };
+  const head: Head = { id: rule.id, path: rule.path, mode: rule.mode, severity: rule.severity };
   const tokens = parsePointer(rule.path);
   if (!tokens) return { ...head, status: 'invalid', message: 'path is not a JSON Pointer (RFC 6901)' };
-  const resolved = ruleValue(rule, variables);
-  if ('unknownVariable' in resolved)
-    return { ...head, status: 'invalid', message: `value names the variable ${JSON.stringify(resolved.unknownVariable)}, which the version does not define` };
-  const expected = resolved.value;
+  const p = prepare(rule, variables, lists);
+  if ('invalid' in p) return { ...head, status: 'invalid', message: p.invalid };
+  if (tokens.includes(WILDCARD) || p.predicates.length > 0 || rule.match !== undefined || rule.allowEmpty !== undefined)
+    return judgeMatches(rule, head, tokens, p, config);
   const actual = resolvePointer(config, tokens);
-  const pass = (message: string): RuleResult => ({ ...head, status: 'pass', message });
-  const fail = (m: Mismatch): RuleResult =>
-    withExcerpts({ ...head, status: 'fail', message: m.message, at: formatPointer([...tokens, ...m.at]) }, m.expected, m.actual);
-
-  switch (rule.mode) {
-    case 'required': {
-      if (actual === undefined) return fail({ at: [], ...(expected !== undefined ? { expected } : {}), message: `nothing exists at ${rule.path}` });
-      if (expected === undefined) return pass(`${rule.path} exists`);
-      const m = containsMismatch(actual, expected, [], lists);
-      return m ? fail(m) : pass(`the value at ${rule.path} contains the required value`);
-    }
-    case 'exact': {
-      if (expected === undefined) return { ...head, status: 'invalid', message: 'an exact rule needs a value' };
-      if (actual === undefined) return fail({ at: [], expected, message: `nothing exists at ${rule.path}` });
-      const m = exactMismatch(actual, expected, rule.ordered === true, []);
-      return m ? fail(m) : pass(`the value at ${rule.path} equals the expected value`);
-    }
-    case 'disallowed': {
-      if (actual === undefined) return pass(`nothing exists at ${rule.path}`);
-      if (expected === undefined) return fail({ at: [], actual, message: `${rule.path} exists but is disallowed` });
-      if (!containsValue(actual, expected, lists)) return pass(`the value at ${rule.path} does not contain the disallowed value`);
-      return fail({ at: [], expected, actual, message: `the value at ${rule.path} contains the disallowed value` });
-    }
-  }
+  const m = matchMismatch(actual, p, rule.path);
+  if (!m) return { ...head, status: 'pass', message: passMessage(p, rule.path, actual) };
+  return withExcerpts({ ...head, status: 'fail', message: m.message, at: formatPointer([...tokens, ...m.at]) }, m.expected, m.actual);
 };
 
 /**

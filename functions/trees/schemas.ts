@@ -4,7 +4,7 @@
  * (variables, rule ids along paths, devices on one node, sizes) is checked by config-checks.ts.
  */
 import type { JsonSchema } from '../platform/json-schema.js';
-import { RULE_MODES, SEVERITIES } from './config-model.js';
+import { RULE_MATCHES, RULE_MODES, SEVERITIES } from './config-model.js';
 import { CONFIG_LIMITS, DEVICE_NAME_PATTERN_SOURCE, RULE_ID_PATTERN_SOURCE, VARIABLE_NAME_PATTERN_SOURCE } from './config-checks.js';
 import { PATH_NAME_PATTERN_SOURCE } from '../platform/names.js';
 import { LABEL_PATTERN_SOURCE, TREE_LIMITS } from './model.js';
@@ -56,6 +56,12 @@ export const variablesSchema: JsonSchema = {
   description: 'Replaces `{{name}}` in rule values; names are 1 to 64 letters, digits, "_", "." or "-"',
 };
 
+/** A `range` bound: a number, or a string that is (or, with its `{{variables}}`, becomes) a decimal number. */
+const RANGE_BOUND: JsonSchema = {
+  anyOf: [{ type: 'number' }, { type: 'string', minLength: 1, maxLength: CONFIG_LIMITS.rulePredicateText }],
+  description: 'Inclusive: a number, a decimal string or a {{variable}}',
+};
+
 export const ruleSchema: JsonSchema = {
   type: 'object',
   required: ['id', 'path', 'mode', 'severity'],
@@ -68,6 +74,44 @@ export const ruleSchema: JsonSchema = {
     value: { description: `Any JSON value, at most ${CONFIG_LIMITS.ruleValueBytes} bytes as JSON; {{name}} in strings names a variable` },
     ordered: { type: 'boolean', description: 'exact rules only: compare arrays element by element' },
     description: { type: 'string', maxLength: CONFIG_LIMITS.ruleDescription },
+    match: {
+      type: 'string',
+      enum: [...RULE_MATCHES],
+      description:
+        "Over the matches of a path with `*` segments or of a predicate (an array's elements): `all` (default) must hold and at least one must exist, `any` one must hold, `none` may hold",
+    },
+    allowEmpty: { type: 'boolean', description: "A path or predicate with no match at all passes for `all` and `any` (NSO's allow-empty)" },
+    pattern: {
+      type: 'string',
+      minLength: 1,
+      maxLength: CONFIG_LIMITS.rulePattern,
+      description:
+        "An RE2 regular expression found anywhere in the value's text (`^…$` anchors it, `(?i)` ignores case); `{{name}}` inside matches the variable's text literally",
+    },
+    oneOf: {
+      type: 'array',
+      minItems: 1,
+      maxItems: CONFIG_LIMITS.ruleOneOf,
+      description: `The value deep-equals one of these (at most ${CONFIG_LIMITS.ruleOneOf} values, ${CONFIG_LIMITS.ruleValueBytes} bytes as JSON; {{name}} in strings names a variable)`,
+    },
+    cidr: {
+      type: 'array',
+      minItems: 1,
+      maxItems: CONFIG_LIMITS.ruleCidr,
+      items: { type: 'string', minLength: 1, maxLength: CONFIG_LIMITS.rulePredicateText },
+      description: 'IPv4/IPv6 prefixes (`10.0.0.0/8`, `2001:db8::/32`, or an address); the value (an address or `address/length`) lies inside one of them',
+    },
+    range: {
+      type: 'object',
+      minProperties: 1,
+      additionalProperties: false,
+      properties: {
+        min: RANGE_BOUND,
+        max: RANGE_BOUND,
+      },
+      description: "Inclusive bounds; the value is a number or a decimal string (YANG's 64-bit integers)",
+    },
+    strict: { type: 'boolean', description: "required rules with an array value: the list has no elements besides the expected ones (NSO's strict)" },
   },
 };
 

@@ -9,6 +9,7 @@ import { GRADES } from '../../functions/compliance/grading.js';
 import { BATCH_ID_PATTERN, BATCH_KINDS, BATCH_STATUSES, REPORT_ID_PATTERN, SYNC_MODES, SYNC_RESULTS } from '../../functions/compliance/model.js';
 import { RULE_MODES, SEVERITIES } from '../../functions/trees/config-model.js';
 import { TREE_ID_PATTERN } from '../../functions/trees/model.js';
+import { MAX_LISTED_FAILURES } from '../../functions/trees/rules.js';
 import { CONFIG_ID_PATTERN } from '../../functions/configs/keys.js';
 import { CONFIG_SOURCES } from '../../functions/configs/model.js';
 import { importBody, ruleSchema, variablesSchema } from '../../functions/trees/schemas.js';
@@ -276,6 +277,25 @@ export const responseComponents: Record<string, JsonSchema> = {
             expected: { description: 'What the rule wants there' },
             actual: { description: 'An excerpt of what the device has there' },
             truncated: { type: 'array', items: { type: 'string' }, description: 'Pointers of values cut in `actual`' },
+            matches: { ...COUNT, description: 'A rule over several places (a `*` path or a predicate): how many matches its path had' },
+            failures: {
+              type: 'array',
+              maxItems: MAX_LISTED_FAILURES,
+              description: `The failing matches by concrete JSON Pointer, at most ${MAX_LISTED_FAILURES} (the first is also \`at\`, \`expected\`, \`actual\`)`,
+              items: {
+                type: 'object',
+                required: ['at', 'message'],
+                additionalProperties: false,
+                properties: {
+                  at: { type: 'string', description: 'JSON Pointer of the failing match (or of the place below it that differs)' },
+                  message: { type: 'string' },
+                  expected: { description: 'What the rule wants there (a short excerpt)' },
+                  actual: { description: 'A short excerpt of what the device has there' },
+                  truncated: { type: 'array', items: { enum: ['expected', 'actual'] }, description: 'Which of `expected` and `actual` were cut' },
+                },
+              },
+            },
+            failuresOmitted: { ...COUNT, description: 'Failing matches left out of `failures`' },
           },
         },
       },

@@ -266,6 +266,22 @@ describe('nodes', () => {
     expect((await getNode(treeId, 'initial', 'base/wan')).body.devices).toEqual([]);
   });
 
+  it('stores the rule language, and refuses a bad pattern, prefix or bound naming the member (400)', async () => {
+    const treeId = await newTree('n-language');
+    const language = rule('intf', { path: '/interface/*/name', match: 'any', allowEmpty: true, pattern: '^Gi', cidr: ['10.0.0.0/8'], range: { min: 1 } });
+    expect((await putNode(treeId, 'initial', 'base', { rules: [language] })).status).toBe(200);
+    expect((await getNode(treeId, 'initial', 'base')).body.rules).toEqual([language]);
+    const pattern = await putNode(treeId, 'initial', 'base', { rules: [rule('p', { pattern: '(a' })] });
+    expect(pattern.body).toMatchObject({ status: 400, errors: [{ field: 'rules.0.pattern', message: expect.stringContaining('missing closing )') }] });
+    const cidr = await putNode(treeId, 'initial', 'base', { rules: [rule('c', { cidr: ['10.0.0.0/8', '10.0.0.0/33'] })] });
+    expect(cidr.body).toMatchObject({ status: 400, errors: [{ field: 'rules.0.cidr.1' }] });
+    const range = await putNode(treeId, 'initial', 'base', { rules: [rule('r', { range: { min: 'x' } })] });
+    expect(range.body).toMatchObject({ status: 400, errors: [{ field: 'rules.0.range.min' }] });
+    // The schema bounds the lists.
+    const oneOf = Array.from({ length: 101 }, (_, i) => i);
+    expect((await putNode(treeId, 'initial', 'base', { rules: [rule('o', { oneOf })] })).status).toBe(400);
+  });
+
   it('answers 404 for a missing parent or node, 400 for a path outside base, 409 for deleting base', async () => {
     const treeId = await newTree('n-statuses');
     expect((await putNode(treeId, 'initial', 'base/a/b', {})).status).toBe(404);

@@ -65,7 +65,7 @@ const RULES: readonly PlanRule[] = [
   rule('community-real', '/tailf-ned-cisco-ios:snmp-server/community', 'required', [{ name: SECRETS.community }]),
 ];
 
-const check = () =>
+const check = (rules: readonly PlanRule[] = RULES) =>
   checkDevice(
     { device: 'edge-1', node: 'base' },
     {
@@ -73,7 +73,7 @@ const check = () =>
       treeId: 'b'.repeat(24),
       version: 'v1',
       adapterId: 'lab',
-      plan: { variables: {}, rulesByNode: { base: RULES }, nodes: ['base'] },
+      plan: { variables: {}, rulesByNode: { base: rules }, nodes: ['base'] },
     },
     {
       relayGet: async () => [{ result: '200', data: { 'tailf-ncs:config': config } }] as never,
@@ -179,5 +179,39 @@ describe('a report of a device with secrets', () => {
       actual: '[redacted]',
       message: 'expected the number [redacted], found the number [redacted]',
     });
+  });
+});
+
+/** Rules over several places whose failing matches quote secrets. */
+const WILDCARD_RULES: readonly PlanRule[] = [
+  // ops' plain password fails the pattern; admin has none there.
+  { ...rule('passwords', '/tailf-ned-cisco-ios:username/*/password/password', 'required'), pattern: '^\\$9\\$' },
+  // The enable secret holds, and match none lists it.
+  { ...rule('enable-none', '/tailf-ned-cisco-ios:enable/*/secret', 'required'), match: 'none', pattern: '.' },
+  // A long secret in a listed failure: cut in the excerpt, not quoted in the message.
+  { ...rule('long-any', '/long/*', 'exact'), oneOf: ['short'] },
+  { ...rule('communities', '/tailf-ned-cisco-ios:snmp-server/community/*/name', 'required'), oneOf: ['public'] },
+];
+
+describe('a report listing failing matches of a device with secrets', () => {
+  it('lists them by concrete pointer with none of the secrets, and carries the counts', async () => {
+    const report = await check(WILDCARD_RULES);
+    expect(report.issues.map((i) => [i.ruleId, i.matches, i.failures?.map((f) => f.at)])).toEqual([
+      ['passwords', 2, ['/tailf-ned-cisco-ios:username/0/password/password', '/tailf-ned-cisco-ios:username/1/password/password']],
+      ['enable-none', 1, ['/tailf-ned-cisco-ios:enable/secret/secret']],
+      ['long-any', 1, ['/long/secret']],
+      ['communities', 1, ['/tailf-ned-cisco-ios:snmp-server/community/0/name']],
+    ]);
+    const text = JSON.stringify(report);
+    for (const [name, secret] of Object.entries(SECRETS)) {
+      expect(holdsSecret(text, [secret]), name).toBe(false);
+      expect(text, name).not.toContain(secret.slice(0, 12));
+    }
+    expect(report.issues[1]?.failures?.[0]).toMatchObject({ actual: '[redacted]' });
+  });
+
+  it('would hold them without the masking (the check can fail)', () => {
+    const raw = JSON.stringify(evaluateRules(config, {}, WILDCARD_RULES));
+    for (const name of ['ops', 'enable', 'community', 'long'] as const) expect(raw, name).toContain(SECRETS[name].slice(0, 12));
   });
 });
