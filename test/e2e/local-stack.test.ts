@@ -265,6 +265,16 @@ describe('npm start (the local stack)', () => {
     }
   });
 
+  it('runs the standards walkthrough as written: each std-*-pass device passes, each std-*-fail device fails its own rule only', async () => {
+    const outputs = await runDocBlock('docs/trees.md', '## Rules from public standards');
+    const json = <T>(o: string | undefined): T => JSON.parse(o!.trim()) as T;
+    // Seven rules are errors (a device failing one scores 88.2, review), three warnings (94.1, pass).
+    expect(json(outputs.find((o) => o.includes('"status":"completed"')))).toMatchObject({ total: 20, done: 20, grades: { pass: 13, review: 7 } });
+    const reports = json<{ items: { device: string; issues?: { ruleId: string }[] }[] }>(outputs.at(-1)).items;
+    const failed = Object.fromEntries(reports.map((r) => [r.device, (r.issues ?? []).map((i) => i.ruleId)]));
+    expect(failed).toEqual(Object.fromEntries(standardsDevices().map((d) => [d.name, d.outcome === 'fail' ? [d.rule] : []])));
+  });
+
   it('runs a compliance batch end to end: the durable function started through the Lambda API, run by the local runner', async () => {
     const admin = stack!.token(['admin']);
     const grades: Record<string, string> = {};

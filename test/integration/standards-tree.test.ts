@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../infra/paths.js';
+import { gradeOf, score } from '../../functions/compliance/grading.js';
 import { normalizeRule, versionProblems } from '../../functions/trees/config-checks.js';
 import type { Node, Rule } from '../../functions/trees/config-model.js';
 import { evaluateRules, type RuleResult } from '../../functions/trees/rules.js';
@@ -114,6 +115,23 @@ describe('the standards sample tree', () => {
       }
     });
   }
+
+  it('grades as docs/trees.md says: -pass 100, -fail 88.2 (review) for an error rule and 94.1 (pass) for a warning rule', () => {
+    const graded = Object.fromEntries(
+      [...results].map(([device, outcome]) => {
+        const value = score(outcome.map((r) => ({ severity: r.severity, passed: r.status === 'pass' })));
+        return [device, [value, gradeOf(value)]];
+      }),
+    );
+    const severity = Object.fromEntries(rules.map((r) => [r.id, r.severity]));
+    expect(graded).toEqual(
+      Object.fromEntries(
+        standardsDevices().map((d) => [d.name, d.outcome === 'pass' ? [100, 'pass'] : severity[d.rule] === 'error' ? [88.2, 'review'] : [94.1, 'pass']]),
+      ),
+    );
+    const grades = Object.values(graded).map(([, grade]) => grade);
+    expect({ pass: grades.filter((g) => g === 'pass').length, review: grades.filter((g) => g === 'review').length }).toEqual({ pass: 13, review: 7 });
+  });
 
   it('fails each device on its own rule only: every other rule passes on every standards device', () => {
     const wrong = [...results].flatMap(([device, outcome]) =>
