@@ -20,6 +20,7 @@ import type { LocalState } from '../../tools/local/config.js';
 import { freePort } from '../../tools/local/dynamodb-local.js';
 import { runSeedCli } from '../../tools/local/seed.js';
 import { LOCAL_FLEET, startLocalStack, type LocalStack } from '../../tools/local/start.js';
+import { standardsDevices } from '../../tools/simulators/nso-standards.js';
 import { synthesize } from '../../tools/local/synth.js';
 import { markedScript, shellBlockUnder, shellCommands, splitMarked } from '../support/doc-commands.js';
 import { checkExchanges, OpenApiSchemas, readOpenApi } from '../support/openapi-conformance.js';
@@ -262,6 +263,16 @@ describe('npm start (the local stack)', () => {
         page,
       ).toContain('"device":"ce0"');
     }
+  });
+
+  it('runs the standards walkthrough as written: each std-*-pass device passes, each std-*-fail device fails its own rule only', async () => {
+    const outputs = await runDocBlock('docs/trees.md', '## Rules from public standards');
+    const json = <T>(o: string | undefined): T => JSON.parse(o!.trim()) as T;
+    // Seven rules are errors (a device failing one scores 88.2, review), three warnings (94.1, pass).
+    expect(json(outputs.find((o) => o.includes('"status":"completed"')))).toMatchObject({ total: 20, done: 20, grades: { pass: 13, review: 7 } });
+    const reports = json<{ items: { device: string; issues?: { ruleId: string }[] }[] }>(outputs.at(-1)).items;
+    const failed = Object.fromEntries(reports.map((r) => [r.device, (r.issues ?? []).map((i) => i.ruleId)]));
+    expect(failed).toEqual(Object.fromEntries(standardsDevices().map((d) => [d.name, d.outcome === 'fail' ? [d.rule] : []])));
   });
 
   it('runs a compliance batch end to end: the durable function started through the Lambda API, run by the local runner', async () => {
@@ -529,7 +540,8 @@ describe('npm start (the local stack)', () => {
       ).toEqual([]);
       // A backup without devices: every device the simulator's NSO knows, read a page at a time.
       const fleet = Array.from({ length: LOCAL_FLEET.devices }, (_, i) => `edge-${String(i).padStart(5, '0')}`);
-      expect(backup.map((r) => r.device).sort()).toEqual(['ce0', ...fleet, 'pe0'].sort());
+      const standards = standardsDevices().map((d) => d.name);
+      expect(backup.map((r) => r.device).sort()).toEqual(['ce0', ...fleet, 'pe0', ...standards].sort());
       // The batch's counts, the grade filter, the next page, a take against itself.
       expect(json(outputOf('/batches/$B"')), page).toMatchObject({ status: 'completed', sync: 'check', grades: { 'out-of-sync': 1 } });
       expect(reportsOf(outputOf('?grade=out-of-sync')).map((r) => [r.device, r.grade])).toEqual([['ce0', 'out-of-sync']]);

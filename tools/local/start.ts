@@ -40,9 +40,10 @@ import { localNames, parseTemplate, readCloudAssembly, type ApiModel, type Cloud
 
 /**
  * The fleet the local NSO simulator adds to ce0 and pe0: 20 devices, every fifth out of sync
- * (edge-00002, -00007, -00012, -00017), so a batch with sync `check` shows drift at once.
+ * (edge-00002, -00007, -00012, -00017), so a batch with sync `check` shows drift at once; and the
+ * 20 devices of the standards sample tree (`std-<rule>-pass`/`-fail`, docs/trees.md).
  */
-export const LOCAL_FLEET = { devices: 20, outOfSyncEvery: 5 } as const satisfies FleetSpec;
+export const LOCAL_FLEET = { devices: 20, outOfSyncEvery: 5, standards: true } as const satisfies FleetSpec;
 export const SIMULATOR_ADAPTER = 'lab-nso';
 
 export interface LocalStackOptions {
@@ -430,7 +431,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       if (res.status !== 200 && res.status !== 201)
         throw new Error(`registering the NSO simulator as adapter ${SIMULATOR_ADAPTER} failed: ${res.status} ${text}`);
       say(
-        `NSO simulator on ${sim.url}, registered as adapter ${SIMULATOR_ADAPTER} (fleet edge-00000…edge-${String(LOCAL_FLEET.devices - 1).padStart(5, '0')}, some out of sync)`,
+        `NSO simulator on ${sim.url}, registered as adapter ${SIMULATOR_ADAPTER} (fleet edge-00000…edge-${String(LOCAL_FLEET.devices - 1).padStart(5, '0')}, some out of sync; std-* for the standards sample tree)`,
       );
     }
 

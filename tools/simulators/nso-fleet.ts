@@ -6,6 +6,8 @@
  * exactly which grades a batch must produce.
  */
 
+import { standardsEntries } from './nso-standards.js';
+
 type Json = null | boolean | number | string | Json[] | { [member: string]: Json };
 
 export interface FleetSpec {
@@ -24,6 +26,11 @@ export interface FleetSpec {
    * configuration is {@link fleetDrift} merged into NSO's copy; 0: none (default 0).
    */
   readonly outOfSyncEvery?: number;
+  /**
+   * Adds the devices of the standards sample tree (nso-standards.ts: `std-<rule>-pass` and
+   * `std-<rule>-fail` for each of its ten rules) after the numbered ones; default false.
+   */
+  readonly standards?: boolean;
 }
 
 /**
@@ -83,9 +90,9 @@ export const FLEET_RULES = [
 
 export const FLEET_VARIABLES = { ntp1: '10.0.0.1', ntp2: '10.0.0.2', syslog: '10.0.0.50' } as const;
 
-/** The fleet as NSO device entries. */
-export const fleetEntries = (spec: FleetSpec): { [member: string]: Json }[] =>
-  Array.from({ length: spec.devices }, (_, i) => {
+/** The fleet as NSO device entries: the numbered devices, then the standards devices when asked for. */
+export const fleetEntries = (spec: FleetSpec): { [member: string]: Json }[] => [
+  ...Array.from({ length: spec.devices }, (_, i) => {
     const name = fleetName(i, spec.prefix);
     return {
       name,
@@ -96,7 +103,9 @@ export const fleetEntries = (spec: FleetSpec): { [member: string]: Json }[] =>
       state: { 'admin-state': 'unlocked' },
       config: fleetConfig(i, name),
     };
-  });
+  }),
+  ...(spec.standards ? standardsEntries() : []),
+];
 
 /** Whether fleet device `name` is one of the slow ones. */
 export const isSlow = (spec: FleetSpec, name: string): boolean => {
@@ -139,5 +148,7 @@ export const FLEET_LIST_KEYS: Readonly<Record<string, readonly string[]>> = {
   'tailf-ned-cisco-ios:interface/Loopback': ['name'],
   'tailf-ned-cisco-ios:interface/GigabitEthernet': ['name'],
   'tailf-ned-cisco-ios:username': ['name'],
+  'tailf-ned-cisco-ios:line/vty': ['first'],
+  'tailf-ned-cisco-ios:snmp-server/community': ['name'],
   'tailf-ned-cisco-ios-xr:interface/Loopback': ['id'],
 };
