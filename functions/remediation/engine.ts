@@ -21,13 +21,12 @@ import { gateFor, type FetchGate } from '../compliance/gate.js';
 import { gradeOf, score } from '../compliance/grading.js';
 import type { BatchPlan } from '../compliance/model.js';
 import type { ComplianceStore } from '../compliance/store.js';
-import { shownDiff } from '../compliance/sync.js';
 import { logger } from '../platform/logger.js';
 import { remediateDevice } from './generate.js';
 import type { NsoOutcome, NsoTransactions, Remediation, RemediationDevice, RemediationEvent, RemediationStore } from './model.js';
 import { MAX_COMMIT_TEXT, commitText } from './nso.js';
 import { listKeysFrom } from './patch.js';
-import { DEVICES_PER_WRITE } from './store.js';
+import { DEVICES_PER_WRITE, UNCOUNTED_PER_WRITE } from './store.js';
 
 export interface RemediationEngineDeps {
   readonly store: RemediationStore;
@@ -130,12 +129,6 @@ const errorOf = (failure: DeviceFailure, remediationId: string, device: string):
   return { kind: failure.kind, reason: failure.reason };
 };
 
-/** NSO's dry-run output as a device keeps it: masked as reports' diffs are, and cut to their bound. */
-const dryRunShown = (output: string): Pick<RemediationDevice, 'dryRun' | 'dryRunTruncated'> => {
-  const { diff, diffTruncated } = shownDiff(output);
-  return { dryRun: diff, ...(diffTruncated ? { dryRunTruncated: true } : {}) };
-};
-
 /** What a device's step works with: the run, its NSO client, fetches through the worker's slot. */
 interface DeviceContext {
   /** Records a device's final record for which no commit was sent: written with others (see {@link Keeper}). */
@@ -188,7 +181,7 @@ const remediate = async (device: string, node: string, c: DeviceContext): Promis
     const out = await c.check.gate.run(() => c.nso.dryRun(run.adapterId, patch));
     const record: RemediationDevice = isFailure(out)
       ? { device, state: 'failed', patch, rules, error: errorOf(out, run.remediationId, device), updatedAt: at() }
-      : { device, state: 'dry-run', patch, rules, ...dryRunShown(out.output), updatedAt: at() };
+      : { device, state: 'dry-run', patch, rules, dryRun: out.output, ...(out.truncated ? { dryRunTruncated: true } : {}), updatedAt: at() };
     c.keep(record);
     return;
   }
@@ -248,8 +241,8 @@ const KEEP_LINGER_MS = 1_000;
 
 /**
  * A chunk's records that nothing waits for (no commit was sent for their device: a dry-run, a
- * device with nothing to fix, a fetch that failed), written together: {@link DEVICES_PER_WRITE}
- * devices when that many wait, {@link KEEP_LINGER_MS} after the first, and at the chunk's end
+ * device with nothing to fix, a fetch that failed), written together: a write's worth of devices
+ * when that many wait ({@link DEVICES_PER_WRITE} a transaction, {@link UNCOUNTED_PER_WRITE} in batch writes), {@link KEEP_LINGER_MS} after the first, and at the chunk's end
  * (an `apply` run's in a transaction with their counts, a `dry-run`'s in plain batch writes
  * that the chunk counts at its end). Losing them to a crash loses nothing: their devices are
  * still `pending`, and the step that runs again sends their dry-run again (it commits nothing).
@@ -260,11 +253,15 @@ class Keeper {
   readonly #writes = new Set<Promise<void>>();
   #failure: { readonly error: unknown } | undefined;
 
-  constructor(private readonly write: (records: readonly RemediationDevice[]) => Promise<void>) {}
+  constructor(
+    private readonly write: (records: readonly RemediationDevice[]) => Promise<void>,
+    /** Records written together: as many as one write takes whole. */
+    private readonly perWrite: number,
+  ) {}
 
   keep(record: RemediationDevice): void {
     this.#waiting.push(record);
-    if (this.#waiting.length >= DEVICES_PER_WRITE) this.#flush();
+    if (this.#waiting.length >= this.perWrite) this.#flush();
     else this.#timer ??= setTimeout(() => this.#flush(), KEEP_LINGER_MS);
   }
 
@@ -325,13 +322,15 @@ const runChunk = async (
     : new Map<string, RemediationDevice>();
   const dryRun = work.run.mode === 'dry-run';
   const nodes = new Map(devices.map(({ device, node }) => [device, node]));
-  const keeper = new Keeper((kept) =>
-    dryRun
-      ? deps.store.putUncounted(
-          remediationId,
-          kept.map((record) => ({ record, node: nodes.get(record.device)! })),
-        )
-      : deps.store.putDevices(remediationId, kept),
+  const keeper = new Keeper(
+    (kept) =>
+      dryRun
+        ? deps.store.putUncounted(
+            remediationId,
+            kept.map((record) => ({ record, node: nodes.get(record.device)! })),
+          )
+        : deps.store.putDevices(remediationId, kept),
+    dryRun ? UNCOUNTED_PER_WRITE : DEVICES_PER_WRITE,
   );
   let failure: { readonly error: unknown } | undefined;
   let next = 0;

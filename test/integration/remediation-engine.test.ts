@@ -26,6 +26,7 @@ import {
   type RemediationTotals,
   type UncountedRecord,
 } from '../../functions/remediation/model.js';
+import { shownOutput } from '../../functions/remediation/nso.js';
 import { applyEdits, listKeysFrom, parseTarget, type YangPatch } from '../../functions/remediation/patch.js';
 import { COUNTERS, DynamoRemediationStore, chunkCounts } from '../../functions/remediation/store.js';
 import { documentClient } from '../../functions/platform/dynamo.js';
@@ -188,7 +189,8 @@ class MemoryNso implements NsoTransactions {
   async dryRun(_adapterId: string, patch: YangPatch) {
     const device = this.deviceOf(patch);
     this.dryRuns.push(device);
-    return { output: `device ${device}\n  ntp server 10.0.0.1\n  snmp-server community s3cret-Community RO\n` };
+    // Masked as the NSO client masks NSO's answer.
+    return shownOutput(`device ${device}\n  ntp server 10.0.0.1\n  snmp-server community s3cret-Community RO\n`);
   }
   async commit(_adapterId: string, patch: YangPatch, options: CommitOptions) {
     const device = this.deviceOf(patch);
