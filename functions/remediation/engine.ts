@@ -23,7 +23,7 @@ import type { BatchPlan } from '../compliance/model.js';
 import type { ComplianceStore } from '../compliance/store.js';
 import { logger } from '../platform/logger.js';
 import { remediateDevice } from './generate.js';
-import type { NsoOutcome, NsoTransactions, Remediation, RemediationDevice, RemediationEvent, RemediationStore } from './model.js';
+import type { DeviceState, NsoOutcome, NsoTransactions, Remediation, RemediationDevice, RemediationEvent, RemediationStore } from './model.js';
 import { MAX_COMMIT_TEXT, commitText } from './nso.js';
 import { listKeysFrom } from './patch.js';
 import { DEVICES_PER_WRITE, UNCOUNTED_PER_WRITE } from './store.js';
@@ -252,6 +252,8 @@ class Keeper {
   #timer: NodeJS.Timeout | undefined;
   readonly #writes = new Set<Promise<void>>();
   #failure: { readonly error: unknown } | undefined;
+  /** The state of each record whose write was acknowledged, by device. */
+  readonly written = new Map<string, DeviceState>();
 
   constructor(
     private readonly write: (records: readonly RemediationDevice[]) => Promise<void>,
@@ -271,9 +273,14 @@ class Keeper {
     const records = this.#waiting;
     this.#waiting = [];
     if (records.length === 0) return;
-    const written = this.write(records).catch((error: unknown) => {
-      this.#failure ??= { error };
-    });
+    const written = this.write(records).then(
+      () => {
+        for (const record of records) this.written.set(record.device, record.state);
+      },
+      (error: unknown) => {
+        this.#failure ??= { error };
+      },
+    );
     this.#writes.add(written);
     void written.then(() => this.#writes.delete(written));
   }
@@ -292,10 +299,10 @@ const chunkOf = (work: Work, index: number, deps: RemediationEngineDeps): Work['
   return work.devices.slice(index * size, (index + 1) * size);
 };
 
-/** Sets a dry-run chunk's counts on the run from its devices' stored records (idempotent). */
-const countChunk = async (remediationId: string, index: number, deps: RemediationEngineDeps): Promise<void> => {
+/** Sets a dry-run chunk's counts on the run from its devices' stored records (idempotent); `stored`: their states, when known. */
+const countChunk = async (remediationId: string, index: number, deps: RemediationEngineDeps, stored?: readonly DeviceState[]): Promise<void> => {
   const devices = chunkOf(await workOf(remediationId, deps), index, deps);
-  if (devices.length) await deps.store.countChunk(remediationId, index, devices[0]!.device, devices.at(-1)!.device);
+  if (devices.length) await deps.store.countChunk(remediationId, index, devices[0]!.device, devices.at(-1)!.device, stored);
 };
 
 /**
@@ -316,11 +323,16 @@ const runChunk = async (
   const gate = gateFor(work.run.adapterId, work.concurrency);
   const relayGet = deps.relayGet(remainingTimeMs);
   const nso = deps.nso(remainingTimeMs);
-  // Every device's record in one read: a chunk that runs again goes on from them.
-  const records = devices.length
-    ? await deps.store.readDevices(remediationId, devices[0]!.device, devices.at(-1)!.device)
-    : new Map<string, RemediationDevice>();
   const dryRun = work.run.mode === 'dry-run';
+  // Every device's record in one read: a chunk that runs again goes on from them. A dry-run
+  // chunk's first run (the first attempt of its first part: an interrupted attempt counts as one,
+  // AtMostOncePerRetry) finds them as the run's start stored them, `pending`, and reads nothing;
+  // a dry-run sent again would commit nothing. An `apply` chunk always reads: a device found
+  // `committing` is never committed again.
+  const records =
+    devices.length && !(dryRun && run === 1)
+      ? await deps.store.readDevices(remediationId, devices[0]!.device, devices.at(-1)!.device)
+      : new Map<string, RemediationDevice>();
   const nodes = new Map(devices.map(({ device, node }) => [device, node]));
   const keeper = new Keeper(
     (kept) =>
@@ -367,12 +379,17 @@ const runChunk = async (
       slot.release();
     }
   };
+  let settled = false;
   try {
     await Promise.all(Array.from({ length: Math.min(Math.max(1, work.concurrency), devices.length) }, worker));
     await keeper.close();
+    settled = true;
   } finally {
-    // Also when the chunk stops or fails: its totals show what it stored.
-    if (dryRun) await countChunk(remediationId, index, deps);
+    // Also when the chunk stops or fails: its totals show what it stored. Every write settled,
+    // the chunk knows what its records hold (a dry-run's are written by nothing else); otherwise
+    // the store reads them.
+    const stored = settled ? devices.map(({ device }) => keeper.written.get(device) ?? records.get(device)?.state ?? 'pending') : undefined;
+    if (dryRun) await countChunk(remediationId, index, deps, stored);
   }
   if (failure?.error instanceof OutOfTime) return { resumeInSeconds: Math.ceil(Math.max(0, remainingTimeMs()) / 1000) + 1, runs: run };
   if (failure) throw failure.error;

@@ -241,8 +241,10 @@ export interface RemediationStore {
    * Sets chunk `chunk`'s counts on the run from its devices' stored records, `first` to `last`
    * (every device past `pending`, by {@link RemediationStore.putDevice}'s counters): the same
    * records set the same counts, however often it runs, and a count never replaces one of more devices.
+   * `stored`: the states of those records when the caller knows them (every write of them
+   * acknowledged, nothing else writing them): they are not read again.
    */
-  countChunk(remediationId: string, chunk: number, first: string, last: string): Promise<void>;
+  countChunk(remediationId: string, chunk: number, first: string, last: string, stored?: readonly DeviceState[]): Promise<void>;
   /** Ends the run (and releases the adapter's lease it holds). */
   finish(remediationId: string, status: Exclude<RemediationStatus, 'running'>, at: string, reason?: string): Promise<void>;
   /**

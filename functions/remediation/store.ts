@@ -739,21 +739,13 @@ export class DynamoRemediationStore implements RemediationStore {
    * Sets chunk `chunk`'s counts (`chunkTotals.<chunk>` on `META`) from the states of its devices'
    * stored records, `first` to `last`, read in one consistent query: a chunk run again after a
    * crash, before or after this write, sets the same counts. A count is never replaced by one of
-   * fewer devices (a late write of an earlier attempt's read), so it only moves forward.
+   * fewer devices (a late write of an earlier attempt's read), so it only moves forward. `stored`:
+   * the states the chunk knows its devices' records hold (every write of them acknowledged), read
+   * no more.
    */
-  async countChunk(remediationId: string, chunk: number, first: string, last: string): Promise<void> {
+  async countChunk(remediationId: string, chunk: number, first: string, last: string, stored?: readonly DeviceState[]): Promise<void> {
     const pk = runPk(remediationId);
-    const states: DeviceState[] = [];
-    await this.#walkDevices(
-      remediationId,
-      { ProjectionExpression: '#state', ExpressionAttributeNames: { '#state': 'state' } },
-      (items) => {
-        for (const item of items) states.push(item['state'] as DeviceState);
-        return true;
-      },
-      { first, last },
-    );
-    const counts = chunkCounts(states);
+    const counts = chunkCounts(stored ?? (await this.#storedStates(remediationId, first, last)));
     await this.#send(() =>
       refusedOnCondition(() =>
         this.client.send(
@@ -768,6 +760,21 @@ export class DynamoRemediationStore implements RemediationStore {
         ),
       ),
     );
+  }
+
+  /** The states of the stored records of a run's devices `first` to `last`, in one consistent query. */
+  async #storedStates(remediationId: string, first: string, last: string): Promise<DeviceState[]> {
+    const states: DeviceState[] = [];
+    await this.#walkDevices(
+      remediationId,
+      { ProjectionExpression: '#state', ExpressionAttributeNames: { '#state': 'state' } },
+      (items) => {
+        for (const item of items) states.push(item['state'] as DeviceState);
+        return true;
+      },
+      { first, last },
+    );
+    return states;
   }
 
   /** Runs' `expiresAt` (a run's never changes once it is stored), by run: a few runs' worth. */

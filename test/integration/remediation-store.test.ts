@@ -274,6 +274,11 @@ describe('a dry-run’s devices, counted by chunk', () => {
     );
     await store.countChunk(id, 1, 'c-30', 'c-59');
     expect((await store.get(id))!.totals).toEqual({ ...emptyRemediationTotals(), planned: 59, dryRun: 59, failed: 1 });
+    // States a chunk knows its records hold (its writes acknowledged): set with no read.
+    sent.length = 0;
+    await uncounted.countChunk(id, 2, 'c-60', 'c-62', ['dry-run', 'failed', 'pending']);
+    expect(sent).toEqual(['UpdateCommand']);
+    expect((await store.get(id))!.totals).toEqual({ ...emptyRemediationTotals(), planned: 60, dryRun: 60, failed: 2 });
   });
 
   it('keeps a chunk’s count of more devices when a count read earlier lands later', async () => {
