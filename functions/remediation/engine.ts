@@ -21,13 +21,12 @@ import { gateFor, type FetchGate } from '../compliance/gate.js';
 import { gradeOf, score } from '../compliance/grading.js';
 import type { BatchPlan } from '../compliance/model.js';
 import type { ComplianceStore } from '../compliance/store.js';
-import { shownDiff } from '../compliance/sync.js';
 import { logger } from '../platform/logger.js';
 import { remediateDevice } from './generate.js';
-import type { NsoOutcome, NsoTransactions, Remediation, RemediationDevice, RemediationEvent, RemediationStore } from './model.js';
+import type { DeviceState, NsoOutcome, NsoTransactions, Remediation, RemediationDevice, RemediationEvent, RemediationStore } from './model.js';
 import { MAX_COMMIT_TEXT, commitText } from './nso.js';
 import { listKeysFrom } from './patch.js';
-import { DEVICES_PER_WRITE } from './store.js';
+import { DEVICES_PER_WRITE, UNCOUNTED_PER_WRITE } from './store.js';
 
 export interface RemediationEngineDeps {
   readonly store: RemediationStore;
@@ -130,12 +129,6 @@ const errorOf = (failure: DeviceFailure, remediationId: string, device: string):
   return { kind: failure.kind, reason: failure.reason };
 };
 
-/** NSO's dry-run output as a device keeps it: masked as reports' diffs are, and cut to their bound. */
-const dryRunShown = (output: string): Pick<RemediationDevice, 'dryRun' | 'dryRunTruncated'> => {
-  const { diff, diffTruncated } = shownDiff(output);
-  return { dryRun: diff, ...(diffTruncated ? { dryRunTruncated: true } : {}) };
-};
-
 /** What a device's step works with: the run, its NSO client, fetches through the worker's slot. */
 interface DeviceContext {
   /** Records a device's final record for which no commit was sent: written with others (see {@link Keeper}). */
@@ -188,7 +181,7 @@ const remediate = async (device: string, node: string, c: DeviceContext): Promis
     const out = await c.check.gate.run(() => c.nso.dryRun(run.adapterId, patch));
     const record: RemediationDevice = isFailure(out)
       ? { device, state: 'failed', patch, rules, error: errorOf(out, run.remediationId, device), updatedAt: at() }
-      : { device, state: 'dry-run', patch, rules, ...dryRunShown(out.output), updatedAt: at() };
+      : { device, state: 'dry-run', patch, rules, dryRun: out.output, ...(out.truncated ? { dryRunTruncated: true } : {}), updatedAt: at() };
     c.keep(record);
     return;
   }
@@ -248,8 +241,8 @@ const KEEP_LINGER_MS = 1_000;
 
 /**
  * A chunk's records that nothing waits for (no commit was sent for their device: a dry-run, a
- * device with nothing to fix, a fetch that failed), written together: {@link DEVICES_PER_WRITE}
- * devices when that many wait, {@link KEEP_LINGER_MS} after the first, and at the chunk's end
+ * device with nothing to fix, a fetch that failed), written together: a write's worth of devices
+ * when that many wait ({@link DEVICES_PER_WRITE} a transaction, {@link UNCOUNTED_PER_WRITE} in batch writes), {@link KEEP_LINGER_MS} after the first, and at the chunk's end
  * (an `apply` run's in a transaction with their counts, a `dry-run`'s in plain batch writes
  * that the chunk counts at its end). Losing them to a crash loses nothing: their devices are
  * still `pending`, and the step that runs again sends their dry-run again (it commits nothing).
@@ -259,12 +252,18 @@ class Keeper {
   #timer: NodeJS.Timeout | undefined;
   readonly #writes = new Set<Promise<void>>();
   #failure: { readonly error: unknown } | undefined;
+  /** The state of each record whose write was acknowledged, by device. */
+  readonly written = new Map<string, DeviceState>();
 
-  constructor(private readonly write: (records: readonly RemediationDevice[]) => Promise<void>) {}
+  constructor(
+    private readonly write: (records: readonly RemediationDevice[]) => Promise<void>,
+    /** Records written together: as many as one write takes whole. */
+    private readonly perWrite: number,
+  ) {}
 
   keep(record: RemediationDevice): void {
     this.#waiting.push(record);
-    if (this.#waiting.length >= DEVICES_PER_WRITE) this.#flush();
+    if (this.#waiting.length >= this.perWrite) this.#flush();
     else this.#timer ??= setTimeout(() => this.#flush(), KEEP_LINGER_MS);
   }
 
@@ -274,9 +273,14 @@ class Keeper {
     const records = this.#waiting;
     this.#waiting = [];
     if (records.length === 0) return;
-    const written = this.write(records).catch((error: unknown) => {
-      this.#failure ??= { error };
-    });
+    const written = this.write(records).then(
+      () => {
+        for (const record of records) this.written.set(record.device, record.state);
+      },
+      (error: unknown) => {
+        this.#failure ??= { error };
+      },
+    );
     this.#writes.add(written);
     void written.then(() => this.#writes.delete(written));
   }
@@ -295,10 +299,10 @@ const chunkOf = (work: Work, index: number, deps: RemediationEngineDeps): Work['
   return work.devices.slice(index * size, (index + 1) * size);
 };
 
-/** Sets a dry-run chunk's counts on the run from its devices' stored records (idempotent). */
-const countChunk = async (remediationId: string, index: number, deps: RemediationEngineDeps): Promise<void> => {
+/** Sets a dry-run chunk's counts on the run from its devices' stored records (idempotent); `stored`: their states, when known. */
+const countChunk = async (remediationId: string, index: number, deps: RemediationEngineDeps, stored?: readonly DeviceState[]): Promise<void> => {
   const devices = chunkOf(await workOf(remediationId, deps), index, deps);
-  if (devices.length) await deps.store.countChunk(remediationId, index, devices[0]!.device, devices.at(-1)!.device);
+  if (devices.length) await deps.store.countChunk(remediationId, index, devices[0]!.device, devices.at(-1)!.device, stored);
 };
 
 /**
@@ -319,19 +323,26 @@ const runChunk = async (
   const gate = gateFor(work.run.adapterId, work.concurrency);
   const relayGet = deps.relayGet(remainingTimeMs);
   const nso = deps.nso(remainingTimeMs);
-  // Every device's record in one read: a chunk that runs again goes on from them.
-  const records = devices.length
-    ? await deps.store.readDevices(remediationId, devices[0]!.device, devices.at(-1)!.device)
-    : new Map<string, RemediationDevice>();
   const dryRun = work.run.mode === 'dry-run';
+  // Every device's record in one read: a chunk that runs again goes on from them. A dry-run
+  // chunk's first run (the first attempt of its first part: an interrupted attempt counts as one,
+  // AtMostOncePerRetry) finds them as the run's start stored them, `pending`, and reads nothing;
+  // a dry-run sent again would commit nothing. An `apply` chunk always reads: a device found
+  // `committing` is never committed again.
+  const records =
+    devices.length && !(dryRun && run === 1)
+      ? await deps.store.readDevices(remediationId, devices[0]!.device, devices.at(-1)!.device)
+      : new Map<string, RemediationDevice>();
   const nodes = new Map(devices.map(({ device, node }) => [device, node]));
-  const keeper = new Keeper((kept) =>
-    dryRun
-      ? deps.store.putUncounted(
-          remediationId,
-          kept.map((record) => ({ record, node: nodes.get(record.device)! })),
-        )
-      : deps.store.putDevices(remediationId, kept),
+  const keeper = new Keeper(
+    (kept) =>
+      dryRun
+        ? deps.store.putUncounted(
+            remediationId,
+            kept.map((record) => ({ record, node: nodes.get(record.device)! })),
+          )
+        : deps.store.putDevices(remediationId, kept),
+    dryRun ? UNCOUNTED_PER_WRITE : DEVICES_PER_WRITE,
   );
   let failure: { readonly error: unknown } | undefined;
   let next = 0;
@@ -368,12 +379,17 @@ const runChunk = async (
       slot.release();
     }
   };
+  let settled = false;
   try {
     await Promise.all(Array.from({ length: Math.min(Math.max(1, work.concurrency), devices.length) }, worker));
     await keeper.close();
+    settled = true;
   } finally {
-    // Also when the chunk stops or fails: its totals show what it stored.
-    if (dryRun) await countChunk(remediationId, index, deps);
+    // Also when the chunk stops or fails: its totals show what it stored. Every write settled,
+    // the chunk knows what its records hold (a dry-run's are written by nothing else); otherwise
+    // the store reads them.
+    const stored = settled ? devices.map(({ device }) => keeper.written.get(device) ?? records.get(device)?.state ?? 'pending') : undefined;
+    if (dryRun) await countChunk(remediationId, index, deps, stored);
   }
   if (failure?.error instanceof OutOfTime) return { resumeInSeconds: Math.ceil(Math.max(0, remainingTimeMs()) / 1000) + 1, runs: run };
   if (failure) throw failure.error;

@@ -13,6 +13,14 @@ import type { Grade } from '../compliance/grading.js';
 import type { RuleRemediation } from './generate.js';
 import type { YangPatch } from './patch.js';
 
+declare const shown: unique symbol;
+/**
+ * NSO's dry-run output as it may be stored and shown: masked (the rule of reports' diffs) and cut
+ * to their bound, once, by the NSO client (nso.ts `shownOutput`), the one place NSO's text comes
+ * in. The type carries that fact: the engine, the store and the routes keep and show it as it is.
+ */
+export type ShownOutput = string & { readonly [shown]: true };
+
 /** Remediation ids: 24 lowercase hex digits (96 random bits), as batch ids. */
 export const REMEDIATION_ID_PATTERN = '^[0-9a-f]{24}$';
 
@@ -104,7 +112,7 @@ export interface RemediationDevice {
   /** Entries left out of `rules` (from the end) to keep the record inside DynamoDB's item size. */
   readonly rulesOmitted?: number;
   /** NSO's native dry-run output: what it would send to the device (masked, bounded). */
-  readonly dryRun?: string;
+  readonly dryRun?: ShownOutput;
   readonly dryRunTruncated?: true;
   /** The commit's rollback id (NSO's rollback file number). */
   readonly rollbackId?: number;
@@ -126,6 +134,12 @@ export interface RemediationDevice {
   readonly updatedAt: string;
 }
 
+/** A dry-run's output as the NSO client answers it: masked and bounded, `truncated` when cut. */
+export interface DryRunOutput {
+  readonly output: ShownOutput;
+  readonly truncated?: true;
+}
+
 /** What the commit was told, so that it can be found again in NSO's rollback files. */
 export interface CommitOptions {
   /** Through NSO's commit queue (`commit-queue=sync`). */
@@ -145,7 +159,7 @@ export type CommitFailure = DeviceFailure & { readonly rollbackId?: number };
 /** Sends remediation's transactions to NSO through the relay (its client, SSRF rules, secrets, timeouts). */
 export interface NsoTransactions {
   /** NSO's native dry-run of the patch: the device's own commands or diff, nothing committed (masked; `truncated` when cut). */
-  dryRun(adapterId: string, patch: YangPatch): Promise<NsoOutcome<{ readonly output: string; readonly truncated?: true }>>;
+  dryRun(adapterId: string, patch: YangPatch): Promise<NsoOutcome<DryRunOutput>>;
   /**
    * Commits the patch; NSO's rollback id of the commit (and the queue item when queued). A
    * failure after the commit landed in NSO's database (a failed commit queue item) carries its
@@ -227,8 +241,10 @@ export interface RemediationStore {
    * Sets chunk `chunk`'s counts on the run from its devices' stored records, `first` to `last`
    * (every device past `pending`, by {@link RemediationStore.putDevice}'s counters): the same
    * records set the same counts, however often it runs, and a count never replaces one of more devices.
+   * `stored`: the states of those records when the caller knows them (every write of them
+   * acknowledged, nothing else writing them): they are not read again.
    */
-  countChunk(remediationId: string, chunk: number, first: string, last: string): Promise<void>;
+  countChunk(remediationId: string, chunk: number, first: string, last: string, stored?: readonly DeviceState[]): Promise<void>;
   /** Ends the run (and releases the adapter's lease it holds). */
   finish(remediationId: string, status: Exclude<RemediationStatus, 'running'>, at: string, reason?: string): Promise<void>;
   /**

@@ -29,7 +29,7 @@ import { fetchFailure, fetchFailureKind, type DeviceFailure } from '../complianc
 import { backoffMs } from '../compliance/gate.js';
 import { nsoText, shownDiff } from '../compliance/sync.js';
 import { relayRestAction, type RelayDeps } from '../relay/service.js';
-import type { CommitFailure, CommitOptions, NsoTransactions } from './model.js';
+import type { CommitFailure, CommitOptions, DryRunOutput, NsoTransactions, ShownOutput } from './model.js';
 import { YANG_PATCH_MEDIA_TYPE, type YangPatch } from './patch.js';
 
 /** How the adapter's NSO takes commit parameters (see the adapter's `nsoCommitParams`). */
@@ -128,6 +128,16 @@ const statusFailure = (step: string, status: number, data: unknown, retries: num
   if (BUSY.has(status)) return { kind: 'busy', reason: `NSO answered ${status} to the ${step} after ${retries} retries.` };
   const kind = status >= 400 && status < 500 ? 'refused' : 'failed';
   return { kind, reason: `NSO answered ${status} to the ${step}: ${errorText(data)}` };
+};
+
+/**
+ * NSO's dry-run output as a run keeps and shows it: masked (`shownDiff`, the rule of reports'
+ * diffs) and cut to their bound. The only maker of a {@link ShownOutput}: NSO's text is masked
+ * here, once, where it comes in.
+ */
+export const shownOutput = (text: string): DryRunOutput => {
+  const { diff, diffTruncated } = shownDiff(text);
+  return { output: diff as ShownOutput, ...(diffTruncated ? { truncated: true } : {}) };
 };
 
 /** Creates the client; `deps` are the relay's (one set per invocation: `remainingTimeMs` is the invocation's). */
@@ -249,15 +259,14 @@ export const createNsoTransactions = (deps: NsoClientDeps): NsoTransactions => {
       const result = member(sent.data, 'dry-run-result');
       if (!isRecord(result)) return { kind: 'malformed', reason: 'NSO answered the dry-run without a dry-run-result.' };
       const native = member(result, 'native');
-      if (native === undefined) return { output: '' };
+      if (native === undefined) return shownOutput('');
       const devices = member(native, 'device');
       if (!Array.isArray(devices) || devices.some((d) => typeof member(d, 'name') !== 'string' || typeof member(d, 'data') !== 'string')) {
         return { kind: 'malformed', reason: "NSO's dry-run-result holds no native output of the form device name and data." };
       }
       const text =
         devices.length === 1 ? (member(devices[0], 'data') as string) : devices.map((d) => `device ${member(d, 'name')}\n${member(d, 'data')}`).join('\n');
-      const shown = shownDiff(text);
-      return { output: shown.diff, ...(shown.diffTruncated ? { truncated: true } : {}) };
+      return shownOutput(text);
     },
 
     async commit(adapterId, patch, options) {

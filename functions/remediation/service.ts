@@ -18,7 +18,7 @@ import type { Report } from '../compliance/model.js';
 import type { ComplianceStore } from '../compliance/store.js';
 import { decodeCursor, encodeCursor, invalidCursor } from '../platform/cursor.js';
 import { BadRequest, Conflict, NotFound, ServiceUnavailable } from '../platform/problem.js';
-import { isSecretField, REDACTED, redact, redactCliDiff, redactText } from '../platform/redaction.js';
+import { isSecretField, REDACTED, redact, redactText } from '../platform/redaction.js';
 import { recordRemediationStart, recordRollbackStart, type AuditWrite } from './audit.js';
 import type { Actor, NewRemediation, Remediation, RemediationDevice, RemediationEvent, RemediationMode, RemediationStore, RollbackIdsReader } from './model.js';
 import type { YangPatch } from './patch.js';
@@ -274,12 +274,14 @@ const shownPatch = (patch: YangPatch): YangPatch => {
 
 const shownError = (error: { readonly kind: string; readonly reason: string }) => ({ kind: error.kind, reason: redactText(error.reason) });
 
-/** A device as readers see it: secrets masked in its patch, dry-run output, errors and reasons (the rule of reports and logs). */
+/**
+ * A device as readers see it: secrets masked in its patch, errors and reasons (the rule of reports
+ * and logs). Its dry-run output is shown as stored: the NSO client masked it where it came in (`ShownOutput`).
+ */
 export const shownDevice = (device: RemediationDevice): RemediationDevice => ({
   ...device,
   ...(device.patch ? { patch: shownPatch(device.patch) } : {}),
   rules: device.rules.map((rule) => ('unremediable' in rule ? { ...rule, unremediable: redactText(rule.unremediable) } : rule)),
-  ...(device.dryRun !== undefined ? { dryRun: redactCliDiff(device.dryRun) } : {}),
   ...(device.error ? { error: shownError(device.error) } : {}),
   ...(device.rollback ? { rollback: { ...device.rollback, ...(device.rollback.error ? { error: shownError(device.rollback.error) } : {}) } } : {}),
 });

@@ -25,7 +25,7 @@
  * several times the work of batch writes; `apply` runs keep them (a commit waits for its record).
  *
  * **Item size.** A device item stays inside DynamoDB's 400 KB: the dry-run output is cut by
- * the engine (`shownDiff`) and again here to {@link MAX_DRY_RUN_BYTES}; when the masked patch and the rules
+ * the NSO client when it masks it (nso.ts `shownOutput`) to {@link MAX_DRY_RUN_BYTES}; when the masked patch and the rules
  * together still exceed {@link MAX_DEVICE_BYTES}, the patch is left out (`patchOmitted`), then
  * rules from the end (`rulesOmitted` counts them). The commit always sends the whole patch.
  */
@@ -60,15 +60,18 @@ import {
   type RemediationStatus,
   type RemediationStore,
   type RemediationTotals,
+  type ShownOutput,
 } from './model.js';
 import type { YangPatch } from './patch.js';
 
-/** UTF-8 bytes of dry-run output a device keeps at most (the engine cuts it, masked, to this). */
+/** UTF-8 bytes of dry-run output a device keeps at most (the NSO client cuts it, masked, to this). */
 export const MAX_DRY_RUN_BYTES = MAX_DIFF_BYTES;
 /** UTF-8 bytes of JSON a device item's patch, rules and dry-run output take at most, with room for its other attributes. */
 export const MAX_DEVICE_BYTES = 360_000;
 /** Devices one transaction of {@link DynamoRemediationStore.putDevices} writes at most (DynamoDB takes 100 items, one is the run's). */
 export const DEVICES_PER_WRITE = 99;
+/** Dry-run records the engine hands {@link DynamoRemediationStore.putUncounted} at once: four full batch writes of 25. */
+export const UNCOUNTED_PER_WRITE = 100;
 /** Bytes of device attributes one such transaction carries at most (DynamoDB takes 4 MB a transaction). */
 const WRITE_BYTES = 3_500_000;
 /** Device batch writes `create` keeps in flight at once. */
@@ -185,7 +188,8 @@ const toDevice = (item: Record<string, unknown>): RemediationDevice => {
     ...(patchOmitted === true ? { patchOmitted: true } : {}),
     rules: typeof rules === 'string' ? (JSON.parse(rules) as RuleRemediation[]) : [],
     ...(typeof rulesOmitted === 'number' ? { rulesOmitted } : {}),
-    ...(typeof dryRun === 'string' ? { dryRun } : {}),
+    // Stored only as the NSO client masked it (a `ShownOutput`).
+    ...(typeof dryRun === 'string' ? { dryRun: dryRun as ShownOutput } : {}),
     ...(dryRunTruncated === true ? { dryRunTruncated: true } : {}),
     ...(typeof rollbackId === 'number' ? { rollbackId } : {}),
     ...(typeof commitQueueId === 'string' ? { commitQueueId } : {}),
@@ -198,20 +202,14 @@ const toDevice = (item: Record<string, unknown>): RemediationDevice => {
 
 /**
  * The record's attributes, inside {@link MAX_DEVICE_BYTES}: the patch masked (`redact`, the rule
- * of reports), the dry-run output cut on a character boundary if the engine did not; then the
- * patch left out, then rules from the end, while the item is too large.
+ * of reports), the dry-run output as the NSO client masked and bounded it; then the patch left
+ * out, then rules from the end, while the item is too large.
  */
 export const boundedFields = (record: RemediationDevice): Record<string, unknown> => {
   const { device: _device, patch, rules, dryRun, dryRunTruncated, ...rest } = record;
-  let dry = dryRun;
-  let cut = dryRunTruncated === true;
-  if (dry !== undefined && bytes(dry) > MAX_DRY_RUN_BYTES) {
-    dry = Buffer.from(dry, 'utf8')
-      .subarray(0, MAX_DRY_RUN_BYTES)
-      .toString('utf8')
-      .replace(/\uFFFD+$/, '');
-    cut = true;
-  }
+  // Masked and cut to MAX_DRY_RUN_BYTES by the NSO client (a `ShownOutput`): kept as it is.
+  const dry = dryRun;
+  const cut = dryRunTruncated === true;
   let patchJson = patch === undefined ? undefined : JSON.stringify(redact(patch));
   let kept = [...rules];
   let rulesJson = JSON.stringify(kept);
@@ -719,25 +717,20 @@ export class DynamoRemediationStore implements RemediationStore {
 
   /**
    * Puts a dry-run's final device records whole (with the node and the run's `expiresAt`, read
-   * once per call) in batch writes of 25, uncounted: {@link countChunk} counts them. Nothing
+   * once per run and store) in batch writes of 25, uncounted: {@link countChunk} counts them. Nothing
    * else writes a dry-run's devices (no rollback, no commit), and a chunk run again skips the
    * devices it finds past `pending`, so a plain put loses no other write.
    */
   async putUncounted(remediationId: string, records: readonly UncountedRecord[]): Promise<void> {
     if (records.length === 0) return;
     const pk = runPk(remediationId);
-    const run = (
-      await this.#send(() =>
-        this.client.send(new GetCommand({ TableName: this.tableName, Key: { pk, sk: 'META' }, ProjectionExpression: 'expiresAt', ConsistentRead: true })),
-      )
-    ).Item;
-    if (!run) throw new Error(`remediation ${remediationId} does not exist`);
+    const expiresAt = await this.#expiresAt(remediationId);
     await this.#putAll(
       records.map(({ record, node }) => {
         const key = `${remediationId}/${record.device}`;
         const rev = (this.#seen.get(key) ?? CREATED).rev + 1;
         this.#seen.delete(key);
-        return { pk, sk: deviceSk(record.device), device: record.device, node, ...boundedFields(record), rev, counted: [], expiresAt: run['expiresAt'] };
+        return { pk, sk: deviceSk(record.device), device: record.device, node, ...boundedFields(record), rev, counted: [], expiresAt };
       }),
     );
   }
@@ -746,21 +739,13 @@ export class DynamoRemediationStore implements RemediationStore {
    * Sets chunk `chunk`'s counts (`chunkTotals.<chunk>` on `META`) from the states of its devices'
    * stored records, `first` to `last`, read in one consistent query: a chunk run again after a
    * crash, before or after this write, sets the same counts. A count is never replaced by one of
-   * fewer devices (a late write of an earlier attempt's read), so it only moves forward.
+   * fewer devices (a late write of an earlier attempt's read), so it only moves forward. `stored`:
+   * the states the chunk knows its devices' records hold (every write of them acknowledged), read
+   * no more.
    */
-  async countChunk(remediationId: string, chunk: number, first: string, last: string): Promise<void> {
+  async countChunk(remediationId: string, chunk: number, first: string, last: string, stored?: readonly DeviceState[]): Promise<void> {
     const pk = runPk(remediationId);
-    const states: DeviceState[] = [];
-    await this.#walkDevices(
-      remediationId,
-      { ProjectionExpression: '#state', ExpressionAttributeNames: { '#state': 'state' } },
-      (items) => {
-        for (const item of items) states.push(item['state'] as DeviceState);
-        return true;
-      },
-      { first, last },
-    );
-    const counts = chunkCounts(states);
+    const counts = chunkCounts(stored ?? (await this.#storedStates(remediationId, first, last)));
     await this.#send(() =>
       refusedOnCondition(() =>
         this.client.send(
@@ -775,6 +760,50 @@ export class DynamoRemediationStore implements RemediationStore {
         ),
       ),
     );
+  }
+
+  /** The states of the stored records of a run's devices `first` to `last`, in one consistent query. */
+  async #storedStates(remediationId: string, first: string, last: string): Promise<DeviceState[]> {
+    const states: DeviceState[] = [];
+    await this.#walkDevices(
+      remediationId,
+      { ProjectionExpression: '#state', ExpressionAttributeNames: { '#state': 'state' } },
+      (items) => {
+        for (const item of items) states.push(item['state'] as DeviceState);
+        return true;
+      },
+      { first, last },
+    );
+    return states;
+  }
+
+  /** Runs' `expiresAt` (a run's never changes once it is stored), by run: a few runs' worth. */
+  readonly #expiries = new Map<string, Promise<number>>();
+  #expiresAt(remediationId: string): Promise<number> {
+    let known = this.#expiries.get(remediationId);
+    if (!known) {
+      known = (async () => {
+        const run = (
+          await this.#send(() =>
+            this.client.send(
+              new GetCommand({
+                TableName: this.tableName,
+                Key: { pk: runPk(remediationId), sk: 'META' },
+                ProjectionExpression: 'expiresAt',
+                ConsistentRead: true,
+              }),
+            ),
+          )
+        ).Item;
+        if (!run) throw new Error(`remediation ${remediationId} does not exist`);
+        return run['expiresAt'] as number;
+      })();
+      // A failed read is not kept: the next write reads again.
+      known.catch(() => this.#expiries.delete(remediationId));
+      if (this.#expiries.size >= 16) this.#expiries.delete(this.#expiries.keys().next().value!);
+      this.#expiries.set(remediationId, known);
+    }
+    return known;
   }
 
   /** What this store knows of devices' revisions, by run and device (bounded: the oldest are forgotten). */

@@ -1,14 +1,20 @@
 /**
  * Remediation's NSO client (functions/remediation/nso.ts) against the NSO simulator over
  * loopback, through the relay's own client: dry-run, commit, the rollback files, and every
- * answer that must not be taken for success.
+ * answer that must not be taken for success; a dry-run's output masked where it comes in, and
+ * kept so in the store and the route's answer.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Adapter } from '../../functions/adapters/model.js';
 import { createHttpClient, OutboundError } from '../../functions/outbound/http-client.js';
 import { DEFAULT_LIMITS } from '../../functions/relay/service.js';
 import type { DeviceFailure } from '../../functions/compliance/check.js';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient } from '../../functions/platform/dynamo.js';
 import { createNsoTransactions, type NsoClientDeps } from '../../functions/remediation/nso.js';
+import { listRemediationDevices } from '../../functions/remediation/service.js';
+import { DynamoRemediationStore } from '../../functions/remediation/store.js';
+import { createTables } from '../../tools/local/table-copies.js';
 import { formatTarget, type YangPatch, type YangPatchEdit } from '../../functions/remediation/patch.js';
 import { fleetName } from '../../tools/simulators/nso-fleet.js';
 import { startNsoSimulator, type NsoSimulator } from '../../tools/simulators/nso-simulator.js';
@@ -43,6 +49,13 @@ const banner = (device = BANNERLESS): YangPatch =>
     operation: 'merge',
     target: formatTarget(device, [{ name: 'tailf-ned-cisco-ios:banner' }]),
     value: { 'tailf-ned-cisco-ios:banner': { motd: 'Authorized access only' } },
+  });
+/** A patch adding user `ops` to the bannerless device with `secret` as its password. */
+const userWith = (secret: string): YangPatch =>
+  patchOf('user', {
+    operation: 'merge',
+    target: formatTarget(BANNERLESS, [{ name: 'tailf-ned-cisco-ios:username' }]),
+    value: { 'tailf-ned-cisco-ios:username': [{ name: 'ops', password: { secret } }] },
   });
 const configOf = (device: string) => sim.deviceConfig(device) as Record<string, unknown>;
 const isFailure = (value: object): value is DeviceFailure => 'kind' in value;
@@ -83,11 +96,7 @@ describe('dry-run', () => {
 
   it('masks secrets in the output and cuts a long one', async () => {
     const secret = 'Sup3r-secret-value';
-    const user = patchOf('user', {
-      operation: 'merge',
-      target: formatTarget(BANNERLESS, [{ name: 'tailf-ned-cisco-ios:username' }]),
-      value: { 'tailf-ned-cisco-ios:username': [{ name: 'ops', password: { secret } }] },
-    });
+    const user = userWith(secret);
     const masked = await createNsoTransactions(deps).dryRun(CLASSIC, user);
     expect(JSON.stringify(masked)).not.toContain(secret);
     const long = patchOf('long', {
@@ -107,6 +116,47 @@ describe('dry-run', () => {
       value: { 'tailf-ned-cisco-ios:hostname': BANNERLESS },
     });
     expect(await createNsoTransactions(deps).dryRun(CLASSIC, same)).toEqual({ output: '' });
+  });
+});
+
+describe('a dry-run output holding a secret', () => {
+  it('is masked once, where NSO answers: the stored record and the route answer hold no secret', async () => {
+    const secret = 'Dry-run-S3cret-value';
+    const user = userWith(secret);
+    const answer = await createNsoTransactions(deps).dryRun(CLASSIC, user);
+    if (isFailure(answer)) throw new Error(answer.reason);
+    // NSO's answer shows the password block, its content masked.
+    expect(answer.output).toMatch(/"password": \{\n\+\s+\[redacted\]/);
+    expect(answer.output).not.toContain(secret);
+
+    // The engine keeps the client's output as it is (engine.ts `remediate`), in the production store.
+    const table = (await createTables())['compliance']!;
+    const store = new DynamoRemediationStore(documentClient, table);
+    const remediationId = 'd'.repeat(24);
+    await store.create({
+      remediationId,
+      batchId: 'b'.repeat(24),
+      adapterId: CLASSIC,
+      treeId: 'a'.repeat(24),
+      version: 'v1',
+      mode: 'dry-run',
+      commitQueue: false,
+      listKeys: {},
+      devices: [{ device: BANNERLESS, node: 'base' }],
+      startedBy: { subject: 'alice', roles: ['admin'] },
+      started: '2026-11-27T10:00:00.000Z',
+      expiresAt: 2_000_000_000,
+    });
+    const record = { device: BANNERLESS, state: 'dry-run', patch: user, rules: [], dryRun: answer.output, updatedAt: '2026-11-27T10:00:01.000Z' } as const;
+    await store.putUncounted(remediationId, [{ record, node: 'base' }]);
+    const item = await documentClient.send(new GetCommand({ TableName: table, Key: { pk: `M#${remediationId}`, sk: `D#${BANNERLESS}` } }));
+    expect(item.Item?.['dryRun']).toBe(answer.output);
+    expect(JSON.stringify(item.Item)).not.toContain(secret);
+
+    // What GET …/remediations/{remediationId}/devices answers.
+    const page = await listRemediationDevices(store, remediationId, { limit: 10 });
+    expect(page.items).toMatchObject([{ device: BANNERLESS, state: 'dry-run', dryRun: answer.output }]);
+    expect(JSON.stringify(page)).not.toContain(secret);
   });
 });
 

@@ -17,6 +17,7 @@ import { documentClient } from '../../functions/platform/dynamo.js';
 import { routeRolesValue } from '../../functions/platform/route-authorization.js';
 import { AUDIT_LIST_MAX, changelogAudit, recordRemediationEnd } from '../../functions/remediation/audit.js';
 import type { RemediationDevice } from '../../functions/remediation/model.js';
+import { shownOutput } from '../../functions/remediation/nso.js';
 import { listChangelog, type ChangelogEntry } from '../../functions/runtime/changelog.js';
 import { startLambdaInvokeEndpoint, type LambdaInvokeEndpoint } from '../../tools/local/lambda-invoke.js';
 import { createTables } from '../../tools/local/table-copies.js';
@@ -350,7 +351,8 @@ describe('GET /configuration_manager/remediations/{remediationId}[/devices]', ()
         ],
       },
     },
-    dryRun: `+ntp server 10.0.0.1\n+snmp-server community ${SECRET} RO\n+username admin password ${SECRET}`,
+    // As the NSO client answers it: masked where it came in.
+    dryRun: shownOutput(`+ntp server 10.0.0.1\n+snmp-server community ${SECRET} RO\n+username admin password ${SECRET}`).output,
     ...extra,
     updatedAt: '2026-11-23T11:00:00.000Z',
   });

@@ -9,6 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { documentClient } from '../../functions/platform/dynamo.js';
 import { emptyRemediationTotals, type NewRemediation, type RemediationDevice } from '../../functions/remediation/model.js';
 import type { YangPatch } from '../../functions/remediation/patch.js';
+import { shownOutput } from '../../functions/remediation/nso.js';
 import { DynamoRemediationStore, MAX_DEVICE_BYTES, MAX_DRY_RUN_BYTES } from '../../functions/remediation/store.js';
 import { createTables } from '../../tools/local/table-copies.js';
 
@@ -171,7 +172,9 @@ describe('totals', () => {
     const run = newRun({ mode: 'dry-run', devices });
     await store.create(run);
     await Promise.all(
-      devices.flatMap(({ device }) => [0, 1].map(() => store.putDevice(run.remediationId, record(device, 'dry-run', { dryRun: '+ ntp server x' })))),
+      devices.flatMap(({ device }) =>
+        [0, 1].map(() => store.putDevice(run.remediationId, record(device, 'dry-run', { dryRun: shownOutput('+ ntp server x').output }))),
+      ),
     );
     expect((await store.get(run.remediationId))!.totals).toMatchObject({ planned: 30, dryRun: 30 });
   });
@@ -242,14 +245,15 @@ describe('a dry-run’s devices, counted by chunk', () => {
       record:
         device === 'c-07'
           ? record(device, 'failed', { error: { kind: 'timeout', reason: 'late' }, patch: undefined })
-          : record(device, 'dry-run', { dryRun: `+ ${device}` }),
+          : record(device, 'dry-run', { dryRun: shownOutput(`+ ${device}`).output }),
     }));
-    await uncounted.putUncounted(id, records);
-    // One read of the run's expiry, then 25 records a request: no transaction.
-    expect(sent).toEqual(['GetCommand', 'BatchWriteCommand', 'BatchWriteCommand']);
+    await uncounted.putUncounted(id, records.slice(0, 40));
+    await uncounted.putUncounted(id, records.slice(40));
+    // One read of the run's expiry for the run (not one per write), then 25 records a request: no transaction.
+    expect(sent).toEqual(['GetCommand', 'BatchWriteCommand', 'BatchWriteCommand', 'BatchWriteCommand']);
     expect((await store.get(id))!.totals).toEqual(emptyRemediationTotals());
     expect(await store.getDevice(id, 'c-07')).toMatchObject({ state: 'failed', error: { kind: 'timeout' } });
-    expect(await store.getDevice(id, 'c-08')).toEqual(record('c-08', 'dry-run', { dryRun: '+ c-08' }));
+    expect(await store.getDevice(id, 'c-08')).toEqual(record('c-08', 'dry-run', { dryRun: shownOutput('+ c-08').output }));
     // The node stays (the engine's work lists it), and the item expires with the run.
     expect((await store.getWork(id))!.devices).toEqual(devices);
     const raw = await documentClient.send(new GetCommand({ TableName: table, Key: { pk: `M#${id}`, sk: 'D#c-08' } }));
@@ -270,6 +274,11 @@ describe('a dry-run’s devices, counted by chunk', () => {
     );
     await store.countChunk(id, 1, 'c-30', 'c-59');
     expect((await store.get(id))!.totals).toEqual({ ...emptyRemediationTotals(), planned: 59, dryRun: 59, failed: 1 });
+    // States a chunk knows its records hold (its writes acknowledged): set with no read.
+    sent.length = 0;
+    await uncounted.countChunk(id, 2, 'c-60', 'c-62', ['dry-run', 'failed', 'pending']);
+    expect(sent).toEqual(['UpdateCommand']);
+    expect((await store.get(id))!.totals).toEqual({ ...emptyRemediationTotals(), planned: 60, dryRun: 60, failed: 2 });
   });
 
   it('keeps a chunk’s count of more devices when a count read earlier lands later', async () => {
@@ -382,7 +391,8 @@ describe('item size', () => {
         })),
       },
     };
-    await store.putDevice(id, record('edge-0', 'dry-run', { patch: huge, dryRun: 'é'.repeat(MAX_DRY_RUN_BYTES) }));
+    const long = shownOutput('é'.repeat(MAX_DRY_RUN_BYTES));
+    await store.putDevice(id, record('edge-0', 'dry-run', { patch: huge, dryRun: long.output, ...(long.truncated ? { dryRunTruncated: true } : {}) }));
     const kept = (await store.getDevice(id, 'edge-0'))!;
     expect(kept).toMatchObject({ state: 'dry-run', patchOmitted: true, dryRunTruncated: true, rules: record('x', 'dry-run').rules });
     expect(kept.patch).toBeUndefined();
