@@ -116,9 +116,12 @@ const address = (config: unknown, tokens: readonly string[], lists: ListKeys, re
       if (element === undefined) return `${here} is no entry of the list`;
       if (!isObject(element)) {
         const value = entryKeys(element as JsonValue, undefined);
-        if (!removal || !value || i < tokens.length - 1) return `${here} names a leaf-list value by its position, which a target cannot`;
+        if (!removal || !value) return `${here} names a leaf-list value by its position, which a target cannot`;
+        // A step below it finds a value, not a container, and says so.
         steps.push({ name: (steps.pop() as Step).name, keys: value });
-        return { tokens, steps, schema, actual: element as JsonValue };
+        entry = undefined;
+        current = element;
+        continue;
       }
       const names = lists(schema);
       if (!names) return `the keys of the list ${schema.join('/')} are not known`;
