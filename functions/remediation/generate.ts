@@ -504,6 +504,22 @@ const settle = (candidates: Candidate[], input: RemediationInput, before: readon
 };
 
 /**
+ * The edits without those a `remove` above them takes along: another `remove`, or a write the
+ * removal after it undoes. Sent twice, such an edit would name a place whose list entry is
+ * gone, which a patch refuses. Says by which edit each edit is sent (itself, or that removal).
+ */
+const withoutSubsumed = (edits: readonly YangPatchEdit[]): { readonly edit: YangPatchEdit[]; readonly sentAs: Map<string, string> } => {
+  const sentAs = new Map<string, string>();
+  const edit: YangPatchEdit[] = [];
+  for (const [i, e] of edits.entries()) {
+    const above = edits.find((r, j) => r.operation === 'remove' && (e.operation === 'remove' || j > i) && e.target.startsWith(`${r.target}/`));
+    sentAs.set(e['edit-id'], above ? above['edit-id'] : e['edit-id']);
+    if (!above) edit.push(e);
+  }
+  return { edit, sentAs };
+};
+
+/**
  * One device's remediation: for each failing rule (of `ruleIds` when given), the edits that
  * make it pass, all in one YANG Patch; or, per rule, why it cannot be remediated (no RESTCONF
  * target, nothing to write, a value NSO would refuse, a conflict with another rule).
@@ -537,9 +553,11 @@ export const remediateDevice = (input: RemediationInput): DeviceRemediation => {
       conflictsWith,
     });
   }
-  for (const c of candidates)
-    outcome.set(c.rule.id, { ruleId: c.rule.id, ...(c.rule.node === undefined ? {} : { node: c.rule.node }), edits: c.patchEdits.map((e) => e['edit-id']) });
-  const edit = candidates.flatMap((c) => c.patchEdits);
+  const { edit, sentAs } = withoutSubsumed(candidates.flatMap((c) => c.patchEdits));
+  for (const c of candidates) {
+    const ids = [...new Set(c.patchEdits.map((e) => sentAs.get(e['edit-id']) as string))];
+    outcome.set(c.rule.id, { ruleId: c.rule.id, ...(c.rule.node === undefined ? {} : { node: c.rule.node }), edits: ids });
+  }
   return {
     device: input.device,
     ...(edit.length ? { patch: { 'ietf-yang-patch:yang-patch': { 'patch-id': input.patchId ?? `remediation-${input.device}`, edit } } } : {}),

@@ -484,6 +484,34 @@ describe('remediation: rules over several places (wildcards, match)', () => {
   });
 });
 
+describe('remediation: edits a removal takes along', () => {
+  it('sends a removal below another removal, or a write below a later removal, as that removal', () => {
+    const rules = [
+      rule('w', 'required', `${GI}/*/speed`, 'auto', { allowEmpty: true }),
+      rule('mtu', 'disallowed', `${GI}/*/mtu`),
+      rule('gone', 'disallowed', GI),
+    ];
+    const r = remediate(rules);
+    expect(lines(r)).toEqual([`remove /${IOS}:interface/GigabitEthernet=0%2F1`, `remove /${IOS}:interface/GigabitEthernet=0%2F2`]);
+    expect(r.rules).toEqual([
+      { ruleId: 'w', edits: ['gone#1', 'gone#2'] },
+      { ruleId: 'mtu', edits: ['gone#1'] },
+      { ruleId: 'gone', edits: ['gone#1', 'gone#2'] },
+    ]);
+    const after = applyEdits(config(), edits(r), lists);
+    expect(applyEdits(after, edits(r), lists)).toEqual(after);
+    expect(allPassAfter(r, rules)).toEqual(['pass', 'pass', 'pass']);
+  });
+
+  it('keeps a write after a removal above it: the patch refuses it, and the removal is left out', () => {
+    const r = remediate([rule('gone', 'disallowed', GI), rule('w', 'required', `${GI}/*/speed`, 'auto', { allowEmpty: true })]);
+    expect(r.rules).toEqual([
+      { ruleId: 'gone', unremediable: expect.stringMatching(/conflict/), conflictsWith: ['w'] },
+      { ruleId: 'w', edits: ['w#1', 'w#2'] },
+    ]);
+  });
+});
+
 describe('remediation: strict lists', () => {
   it('removes the entries besides the expected ones and merges the missing ones', () => {
     const rules = [rule('ntp', 'required', `/${IOS}:ntp/server`, ['{{ntp}}'], { strict: true })];
