@@ -8,6 +8,9 @@
  * - `exact` replaces the node with the expected value (a list: its entries by key, and the
  *   entries the value lacks removed).
  * - `disallowed` removes what is there: the node, or the parts of it that hold the value.
+ * - A rule over several places (`*`, `match`, a predicate) gets that edit at every failing
+ *   match (`none`: the negated mode's); a predicate is remediated only by removal, `strict`
+ *   also removes the extra entries, and an exempted rule gets no edit.
  *
  * Each rule's edits are checked by applying them ({@link applyEdits}) and evaluating the rule
  * again with the evaluator itself; all rules' edits together are checked the same way against
@@ -522,8 +525,8 @@ const withoutSubsumed = (edits: readonly YangPatchEdit[]): { readonly edit: Yang
 /**
  * One device's remediation: for each failing rule (of `ruleIds` when given), the edits that
  * make it pass, all in one YANG Patch; or, per rule, why it cannot be remediated (no RESTCONF
- * target, nothing to write, a value NSO would refuse, a conflict with another rule).
- * Passing rules produce nothing.
+ * target, nothing to write, a value NSO would refuse, a conflict with another rule), or the
+ * exemption that spares it. Passing rules produce nothing.
  */
 export const remediateDevice = (input: RemediationInput): DeviceRemediation => {
   const before = evaluateRules(input.config, input.variables, input.rules);
