@@ -22,7 +22,8 @@ import { gradeOf, score } from '../compliance/grading.js';
 import type { BatchPlan } from '../compliance/model.js';
 import type { ComplianceStore } from '../compliance/store.js';
 import { logger } from '../platform/logger.js';
-import { remediateDevice } from './generate.js';
+import type { FrozenExemption } from '../exemptions/model.js';
+import { remediateDevice, type RuleExemption } from './generate.js';
 import type { DeviceState, NsoOutcome, NsoTransactions, Remediation, RemediationDevice, RemediationEvent, RemediationStore } from './model.js';
 import { MAX_COMMIT_TEXT, commitText } from './nso.js';
 import { listKeysFrom } from './patch.js';
@@ -30,8 +31,11 @@ import { DEVICES_PER_WRITE, UNCOUNTED_PER_WRITE } from './store.js';
 
 export interface RemediationEngineDeps {
   readonly store: RemediationStore;
-  /** The compliance batches: the run's plan (rules and variables) and the adapter's fetch cap. */
-  readonly batches: Pick<ComplianceStore, 'getPlan' | 'getWork'>;
+  /**
+   * The compliance batches: the run's plan (rules, variables, exemptions), the adapter's fetch
+   * cap, and the chunks (which exemptions apply to which device).
+   */
+  readonly batches: Pick<ComplianceStore, 'getPlan' | 'getWork' | 'getChunk'>;
   /** The relay's GET, given how much time the invocation has left. */
   readonly relayGet: (remainingTimeMs: () => number) => RelayGet;
   /** NSO's transactions through the relay, given how much time the invocation has left. */
@@ -98,7 +102,51 @@ interface Work {
   readonly devices: readonly { readonly device: string; readonly node: string }[];
   readonly plan: BatchPlan;
   readonly concurrency: number;
+  /** The exemptions the batch froze for each of the run's devices that has any. */
+  readonly exemptions: ReadonlyMap<string, readonly FrozenExemption[]>;
 }
+
+/** Chunks of the batch read at once when its exemptions are gathered. */
+const CHUNK_READS = 8;
+
+/**
+ * The exemptions the batch froze per device (its plan's list, each chunk entry naming its
+ * device's by place), for the run's devices: read only when the plan has exemptions.
+ */
+const frozenExemptions = async (
+  batchId: string,
+  plan: BatchPlan,
+  chunks: number,
+  devices: readonly { readonly device: string }[],
+  deps: RemediationEngineDeps,
+): Promise<Map<string, readonly FrozenExemption[]>> => {
+  const found = new Map<string, readonly FrozenExemption[]>();
+  const listed = plan.exemptions ?? [];
+  if (listed.length === 0) return found;
+  const wanted = new Set(devices.map((d) => d.device));
+  for (let first = 0; first < chunks; first += CHUNK_READS) {
+    const read = await Promise.all(Array.from({ length: Math.min(CHUNK_READS, chunks - first) }, (_, i) => deps.batches.getChunk(batchId, first + i, plan)));
+    for (const { device, exemptions } of read.flat()) {
+      const held = (exemptions ?? []).flatMap((place) => listed[place] ?? []);
+      if (held.length && wanted.has(device)) found.set(device, held);
+    }
+  }
+  return found;
+};
+
+/**
+ * The exemptions that hold for a device's rules at `at` (before their `until`), by rule id:
+ * an exemption that ended since the batch ran no longer spares its rule.
+ */
+const exemptionsAt = (work: Work, device: string, at: Date): Map<string, RuleExemption> => {
+  const held = new Map<string, RuleExemption>();
+  for (const e of work.exemptions.get(device) ?? []) {
+    const kept = held.get(e.ruleId);
+    if (Date.parse(e.until) > at.getTime() && (!kept || Date.parse(e.until) > Date.parse(kept.until)))
+      held.set(e.ruleId, { exemptionId: e.exemptionId, until: e.until });
+  }
+  return held;
+};
 
 const works = new Map<string, Promise<Work>>();
 const workOf = (remediationId: string, deps: RemediationEngineDeps): Promise<Work> => {
@@ -108,7 +156,8 @@ const workOf = (remediationId: string, deps: RemediationEngineDeps): Promise<Wor
       const found = await deps.store.getWork(remediationId);
       if (!found) throw new Error(`remediation ${remediationId} does not exist`);
       const [plan, batch] = await Promise.all([deps.batches.getPlan(found.run.batchId), deps.batches.getWork(found.run.batchId)]);
-      return { ...found, plan, concurrency: batch.concurrency };
+      const exemptions = await frozenExemptions(found.run.batchId, plan, batch.chunks, found.devices, deps);
+      return { ...found, plan, concurrency: batch.concurrency, exemptions };
     })();
     work.catch(() => works.delete(remediationId));
     if (works.size >= 4) works.delete(works.keys().next().value!);
@@ -171,6 +220,7 @@ const remediate = async (device: string, node: string, c: DeviceContext): Promis
     variables: plan.variables,
     listKeys: listKeysFrom(listKeys),
     ...(run.ruleIds ? { ruleIds: new Set(run.ruleIds) } : {}),
+    exemptions: exemptionsAt(c.work, device, c.deps.now()),
     patchId: commitLabel(run.remediationId, device),
   });
   if (!patch) {

@@ -8,6 +8,9 @@
  * - `exact` replaces the node with the expected value (a list: its entries by key, and the
  *   entries the value lacks removed).
  * - `disallowed` removes what is there: the node, or the parts of it that hold the value.
+ * - A rule over several places (`*`, `match`, a predicate) gets that edit at every failing
+ *   match (`none`: the negated mode's); a predicate is remediated only by removal, `strict`
+ *   also removes the extra entries, and an exempted rule gets no edit.
  *
  * Each rule's edits are checked by applying them ({@link applyEdits}) and evaluating the rule
  * again with the evaluator itself; all rules' edits together are checked the same way against
@@ -16,6 +19,9 @@
  */
 import type { Rule } from '../trees/config-model.js';
 import type { JsonValue } from '../trees/config-model.js';
+import type { FrozenExemption } from '../exemptions/model.js';
+import { hasPredicate, PREDICATE_FIELDS } from '../trees/predicates.js';
+import { expandPlaces, judge, WILDCARD } from '../trees/rule-matches.js';
 import { ARRAY_INDEX, canonical, contains, evaluateRule, evaluateRules, formatPointer, parsePointer, type RuleResult, ruleValue } from '../trees/rules.js';
 import {
   applyEdits,
@@ -45,12 +51,24 @@ export interface RemediationInput {
   readonly ruleIds?: ReadonlySet<string>;
   /** The patch's `patch-id`; `remediation-<device>` when absent. */
   readonly patchId?: string;
+  /**
+   * The rules an exemption holds for on the device, by rule id: nothing is generated for them
+   * (each failing one is reported with its exemption); they are still checked not to break.
+   */
+  readonly exemptions?: ReadonlyMap<string, RuleExemption>;
 }
 
-/** A failing rule's remediation: the ids of its edits in the patch, or why there are none. */
+/** The exemption a rule is not remediated for. */
+export type RuleExemption = Pick<FrozenExemption, 'exemptionId' | 'until'>;
+
+/**
+ * A failing rule's remediation: the ids of its edits in the patch, why there are none, or the
+ * exemption that holds for it (no edit is generated for an exempted rule).
+ */
 export type RuleRemediation =
   | { readonly ruleId: string; readonly node?: string; readonly edits: readonly string[] }
-  | { readonly ruleId: string; readonly node?: string; readonly unremediable: string; readonly conflictsWith?: readonly string[] };
+  | { readonly ruleId: string; readonly node?: string; readonly unremediable: string; readonly conflictsWith?: readonly string[] }
+  | { readonly ruleId: string; readonly node?: string; readonly exempted: RuleExemption };
 
 /** One device's remediation: one transaction (absent when nothing is to be sent), and one entry per failing rule. */
 export interface DeviceRemediation {
@@ -84,8 +102,12 @@ interface Address {
   readonly entry?: readonly string[];
 }
 
-/** The steps of `tokens` in `config`, or why they cannot be a RESTCONF target. */
-const address = (config: unknown, tokens: readonly string[], lists: ListKeys): Address | string => {
+/**
+ * The steps of `tokens` in `config`, or why they cannot be a RESTCONF target. A leaf-list value
+ * named by its position is a target only to be removed (`removal`), and only as the last step:
+ * RFC 8040 names it by its value (`…/server=10.0.0.1`).
+ */
+const address = (config: unknown, tokens: readonly string[], lists: ListKeys, removal = false): Address | string => {
   const steps: Step[] = [];
   const schema: string[] = [];
   let current: unknown = config;
@@ -95,7 +117,15 @@ const address = (config: unknown, tokens: readonly string[], lists: ListKeys): A
     if (Array.isArray(current)) {
       const element: unknown = ARRAY_INDEX.test(token) ? current[Number(token)] : undefined;
       if (element === undefined) return `${here} is no entry of the list`;
-      if (!isObject(element)) return `${here} names a leaf-list value by its position, which a target cannot`;
+      if (!isObject(element)) {
+        const value = entryKeys(element as JsonValue, undefined);
+        if (!removal || !value) return `${here} names a leaf-list value by its position, which a target cannot`;
+        // A step below it finds a value, not a container, and says so.
+        steps.push({ name: (steps.pop() as Step).name, keys: value });
+        entry = undefined;
+        current = element;
+        continue;
+      }
       const names = lists(schema);
       if (!names) return `the keys of the list ${schema.join('/')} are not known`;
       const keys = entryKeys(element, names);
@@ -171,14 +201,26 @@ const entryEdits = (operation: Edit['operation'], where: Address, elements: read
     at: where.tokens,
   }));
 
-/** The edits of a `required` rule, expecting `expected`. */
-const planRequired = (where: Address, expected: JsonValue | undefined, lists: ListKeys): Planned => {
+/**
+ * The edits of a `required` rule, expecting `expected`. With `strict`, the list also loses each
+ * entry that contains none of the expected ones, unless a merge rewrites that entry anyway
+ * (an expected entry with its key is missing: merged into it, the entry then contains it).
+ */
+const planRequired = (where: Address, expected: JsonValue | undefined, strict: boolean, lists: ListKeys): Planned => {
   if (expected === undefined) return { unremediable: 'a required rule without a value asks only that the path exists: there is nothing to write' };
   if (Array.isArray(expected)) {
-    // planRule refuses a list value at a list entry before: `where` is no entry here.
+    // planAt refuses a list value at a list entry before: `where` is no entry here.
     if (where.actual !== undefined && !Array.isArray(where.actual)) return { unremediable: `${formatPointer(where.tokens)} is not a list` };
+    const names = listNames(where.schema, expected, lists);
     const missing = expected.filter((element) => !contains(where.actual, [element]));
-    return { edits: entryEdits('merge', where, missing, listNames(where.schema, expected, lists)) };
+    const merges = entryEdits('merge', where, missing, names);
+    if (!strict) return { edits: merges };
+    const rewritten = new Set(missing.map((element) => JSON.stringify(entryKeys(element, names))));
+    const extra = ((where.actual ?? []) as readonly JsonValue[]).filter(
+      (element) => !expected.some((e) => contains(element, e)) && !rewritten.has(JSON.stringify(entryKeys(element, names))),
+    );
+    const removals = removeEntries(where, extra, lists);
+    return 'unremediable' in removals ? removals : { edits: [...removals.edits, ...merges] };
   }
   return { edits: [{ operation: 'merge', steps: where.steps, value: where.entry ? [withKeys(where, expected as JsonObject)] : expected, at: where.tokens }] };
 };
@@ -260,28 +302,98 @@ const planDisallowed = (where: Address, expected: JsonValue, lists: ListKeys): P
   return { edits };
 };
 
-/** The edits of one failing rule, or why there are none. */
-const planRule = (rule: Rule, config: unknown, variables: Readonly<Record<string, string>>, lists: ListKeys): Planned => {
-  const where = address(config, parsePointer(rule.path) as string[], lists);
+/** What a rule asks of each place it remediates: the mode whose edit is made there, and the rule's own parts. */
+interface Ask {
+  readonly mode: Rule['mode'];
+  readonly expected: JsonValue | undefined;
+  /** The rule's predicate members (`pattern`, `oneOf`, `cidr`, `range`) that it has. */
+  readonly predicates: readonly string[];
+  readonly strict: boolean;
+  readonly ordered: boolean;
+}
+
+/** The edits that make the one place `tokens` hold what `ask` asks, or why there are none. */
+const planAt = (ask: Ask, tokens: readonly string[], config: unknown, lists: ListKeys): Planned => {
+  const { mode, expected, predicates } = ask;
+  const here = formatPointer(tokens);
+  if (predicates.length && mode !== 'disallowed')
+    return { unremediable: `the rule's ${predicates.join(', ')} says what the value at ${here} may be, not which value to write` };
+  const where = address(config, tokens, lists, mode === 'disallowed');
   if (typeof where === 'string') return { unremediable: where };
-  const expected = (ruleValue(rule, variables) as { readonly value: JsonValue | undefined }).value;
-  if (rule.mode === 'disallowed') {
+  if (mode === 'disallowed') {
     if (where.tokens.length === 0 && expected === undefined) return { unremediable: 'the whole configuration always exists' };
-    return expected === undefined ? removeNode(where, lists) : planDisallowed(where, expected, lists);
+    // A predicate judges the whole value there: the value goes (a leaf, a leaf-list value, an entry).
+    return expected === undefined || predicates.length ? removeNode(where, lists) : planDisallowed(where, expected, lists);
   }
   if (expected !== undefined) {
     if (where.tokens.length === 0 && !isObject(expected)) return { unremediable: 'the whole configuration is an object' };
-    const reason =
-      where.entry && !isObject(expected) ? `${rule.path} is a list entry and the value is not an object` : unwritable(expected, where.schema, lists);
+    const reason = where.entry && !isObject(expected) ? `${here} is a list entry and the value is not an object` : unwritable(expected, where.schema, lists);
     if (reason) return { unremediable: reason };
     if (where.entry && isObject(expected) && where.entry.some((name) => Object.hasOwn(expected, name) && expected[name] !== (where.actual as JsonObject)[name]))
-      return { unremediable: `the value changes a key of the list entry ${rule.path}, which names the entry` };
-    if (where.entry && rule.mode === 'exact' && !where.entry.every((name) => Object.hasOwn(expected as JsonObject, name)))
-      return { unremediable: `an exact value for the list entry ${rule.path} must hold its keys (${where.entry.join(', ')})` };
+      return { unremediable: `the value changes a key of the list entry ${here}, which names the entry` };
+    if (where.entry && mode === 'exact' && !where.entry.every((name) => Object.hasOwn(expected as JsonObject, name)))
+      return { unremediable: `an exact value for the list entry ${here} must hold its keys (${where.entry.join(', ')})` };
   }
-  if (rule.mode === 'required') return planRequired(where, expected, lists);
-  if (rule.ordered && hasLongArray(expected)) return { unremediable: 'the rule compares arrays in order, and NSO orders the entries of its lists itself' };
+  if (mode === 'required') return planRequired(where, expected, ask.strict, lists);
+  if (ask.ordered && hasLongArray(expected)) return { unremediable: 'the rule compares arrays in order, and NSO orders the entries of its lists itself' };
   return planExact(where, expected as JsonValue, lists);
+};
+
+/**
+ * The mode whose edit makes a match of a `none` rule stop holding: a `required` or `exact`
+ * match holds what the rule names, which goes as a `disallowed` rule's would; a `disallowed`
+ * match lacks it, which is written as a `required` rule's would.
+ */
+const NEGATED: Readonly<Record<Rule['mode'], Rule['mode']>> = { required: 'disallowed', exact: 'disallowed', disallowed: 'required' };
+
+/** Whether the evaluator judges the rule over several places (as `evaluateRule` decides). */
+const overPlaces = (rule: Rule, tokens: readonly string[]): boolean =>
+  tokens.includes(WILDCARD) || hasPredicate(rule) || rule.match !== undefined || rule.allowEmpty !== undefined;
+
+/** Whether `value` (one match's) holds: the rule judged at that one place by the evaluator. */
+const holds = (rule: Rule, value: JsonValue | undefined, variables: Readonly<Record<string, string>>): boolean =>
+  evaluateRule(value, variables, { ...rule, path: '', match: undefined, allowEmpty: undefined }).status === 'pass';
+
+/**
+ * The edits of a rule over several places: the rule's own edit at each match that does not
+ * hold (`all`, or `any` with a single match), the edit of the negated mode at each match that
+ * holds (`none`). Every match, not only those a report lists.
+ */
+const planPlaces = (
+  rule: Rule,
+  ask: Ask,
+  tokens: readonly string[],
+  config: unknown,
+  variables: Readonly<Record<string, string>>,
+  lists: ListKeys,
+): Planned => {
+  const match = rule.match ?? 'all';
+  const places = expandPlaces(config, tokens, ask.predicates.length > 0).map((place) => ({ ...place, holds: holds(rule, place.value, variables) }));
+  if (places.length === 0) return { unremediable: `nothing matches ${rule.path}: there is nothing to apply the rule to` };
+  if (match === 'any' && places.length > 1)
+    return { unremediable: `none of the ${places.length} matches of ${rule.path} holds, and match "any" does not say which of them to change` };
+  const { failing } = judge(places, match, rule.mode, rule.allowEmpty === true);
+  const at: Ask = match === 'none' ? { ...ask, mode: NEGATED[rule.mode] } : ask;
+  const edits: Edit[] = [];
+  for (const place of failing) {
+    const planned = planAt(at, parsePointer(place.at) as string[], config, lists);
+    if ('unremediable' in planned) return planned;
+    edits.push(...planned.edits);
+  }
+  return { edits };
+};
+
+/** The edits of one failing rule, or why there are none. */
+const planRule = (rule: Rule, config: unknown, variables: Readonly<Record<string, string>>, lists: ListKeys): Planned => {
+  const tokens = parsePointer(rule.path) as string[];
+  const ask: Ask = {
+    mode: rule.mode,
+    expected: (ruleValue(rule, variables) as { readonly value: JsonValue | undefined }).value,
+    predicates: PREDICATE_FIELDS.filter((field) => rule[field] !== undefined),
+    strict: rule.strict === true,
+    ordered: rule.ordered === true,
+  };
+  return overPlaces(rule, tokens) ? planPlaces(rule, ask, tokens, config, variables, lists) : planAt(ask, tokens, config, lists);
 };
 
 const hasLongArray = (value: JsonValue | undefined): boolean =>
@@ -395,10 +507,26 @@ const settle = (candidates: Candidate[], input: RemediationInput, before: readon
 };
 
 /**
+ * The edits without those a `remove` above them takes along: another `remove`, or a write the
+ * removal after it undoes. Sent twice, such an edit would name a place whose list entry is
+ * gone, which a patch refuses. Says by which edit each edit is sent (itself, or that removal).
+ */
+const withoutSubsumed = (edits: readonly YangPatchEdit[]): { readonly edit: YangPatchEdit[]; readonly sentAs: Map<string, string> } => {
+  const sentAs = new Map<string, string>();
+  const edit: YangPatchEdit[] = [];
+  for (const [i, e] of edits.entries()) {
+    const above = edits.find((r, j) => r.operation === 'remove' && (e.operation === 'remove' || j > i) && e.target.startsWith(`${r.target}/`));
+    sentAs.set(e['edit-id'], above ? above['edit-id'] : e['edit-id']);
+    if (!above) edit.push(e);
+  }
+  return { edit, sentAs };
+};
+
+/**
  * One device's remediation: for each failing rule (of `ruleIds` when given), the edits that
  * make it pass, all in one YANG Patch; or, per rule, why it cannot be remediated (no RESTCONF
- * target, nothing to write, a value NSO would refuse, a conflict with another rule).
- * Passing rules produce nothing.
+ * target, nothing to write, a value NSO would refuse, a conflict with another rule), or the
+ * exemption that spares it. Passing rules produce nothing.
  */
 export const remediateDevice = (input: RemediationInput): DeviceRemediation => {
   const before = evaluateRules(input.config, input.variables, input.rules);
@@ -407,6 +535,11 @@ export const remediateDevice = (input: RemediationInput): DeviceRemediation => {
   const candidates: Candidate[] = [];
   for (const rule of failing) {
     const head = { ruleId: rule.id, ...(rule.node === undefined ? {} : { node: rule.node }) };
+    const exemption = input.exemptions?.get(rule.id);
+    if (exemption) {
+      outcome.set(rule.id, { ...head, exempted: { exemptionId: exemption.exemptionId, until: exemption.until } });
+      continue;
+    }
     const verdict = before[input.rules.indexOf(rule)] as RuleResult;
     const candidate = verdict.status === 'invalid' ? `the rule cannot be evaluated: ${verdict.message}` : candidateFor(rule, input);
     if (typeof candidate === 'string') outcome.set(rule.id, { ...head, unremediable: candidate });
@@ -423,9 +556,11 @@ export const remediateDevice = (input: RemediationInput): DeviceRemediation => {
       conflictsWith,
     });
   }
-  for (const c of candidates)
-    outcome.set(c.rule.id, { ruleId: c.rule.id, ...(c.rule.node === undefined ? {} : { node: c.rule.node }), edits: c.patchEdits.map((e) => e['edit-id']) });
-  const edit = candidates.flatMap((c) => c.patchEdits);
+  const { edit, sentAs } = withoutSubsumed(candidates.flatMap((c) => c.patchEdits));
+  for (const c of candidates) {
+    const ids = [...new Set(c.patchEdits.map((e) => sentAs.get(e['edit-id']) as string))];
+    outcome.set(c.rule.id, { ruleId: c.rule.id, ...(c.rule.node === undefined ? {} : { node: c.rule.node }), edits: ids });
+  }
   return {
     device: input.device,
     ...(edit.length ? { patch: { 'ietf-yang-patch:yang-patch': { 'patch-id': input.patchId ?? `remediation-${input.device}`, edit } } } : {}),

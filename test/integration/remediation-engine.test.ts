@@ -278,7 +278,13 @@ const setup = async (
   });
   const deps: RemediationEngineDeps = {
     store,
-    batches: { getPlan: async () => PLAN, getWork: async () => ({ concurrency: 2 }) as BatchWork },
+    batches: {
+      getPlan: async () => PLAN,
+      getWork: async () => ({ concurrency: 2 }) as BatchWork,
+      getChunk: async () => {
+        throw new Error('a plan without exemptions reads no chunk');
+      },
+    },
     relayGet: () => relayOver(nso, fetched),
     nso: () => nso,
     evaluate: evaluateRules,
@@ -345,6 +351,49 @@ describe('a dry-run', () => {
       totals: { ...emptyRemediationTotals(), planned: 2, dryRun: 2, failed: 1 },
     });
     expect(execution.getResult()).toEqual({ remediationId: s.id, action: 'run', status: 'completed' });
+  });
+
+  it('generates nothing for a rule the batch froze an exemption for, while the exemption holds', async () => {
+    const exemption = (exemptionId: string, ruleId: string, until: string) => ({ exemptionId, ruleId, until, reason: 'migration', by: 'bob' });
+    const plan: BatchPlan = {
+      ...PLAN,
+      exemptions: [
+        exemption('e'.repeat(24), 'ntp', '2026-12-01T00:00:00.000Z'),
+        // Ended after the batch started, before the run: the rule is remediated again.
+        exemption('f'.repeat(24), 'domain', '2026-11-20T10:01:00.000Z'),
+      ],
+    };
+    const chunks = [
+      [{ device: 'core-0', node: 'base/core', exemptions: [0, 1] }],
+      [
+        { device: 'edge-0', node: 'base' },
+        { device: 'edge-9', node: 'base', exemptions: [0] },
+      ],
+    ];
+    const read: number[] = [];
+    const s = await setup(
+      'dry-run',
+      { 'core-0': failing(), 'edge-0': failing() },
+      {
+        batches: {
+          getPlan: async () => plan,
+          getWork: async () => ({ concurrency: 2, chunks: chunks.length }) as BatchWork,
+          getChunk: async (_batchId, index) => {
+            read.push(index);
+            return chunks[index]!;
+          },
+        },
+      },
+    );
+    adapters.push(s.adapterId);
+    expect((await execute(s)).getStatus()).toBe('SUCCEEDED');
+    expect(read.sort()).toEqual([0, 1]);
+    expect((await s.store.getDevice(s.id, 'core-0'))!.rules).toEqual([
+      { ruleId: 'ntp', node: 'base', exempted: { exemptionId: 'e'.repeat(24), until: '2026-12-01T00:00:00.000Z' } },
+      { ruleId: 'domain', node: 'base/core', edits: ['domain#1'] },
+    ]);
+    expect((await s.store.getDevice(s.id, 'core-0'))!.patch?.['ietf-yang-patch:yang-patch'].edit.map((e) => e['edit-id'])).toEqual(['domain#1']);
+    expect((await s.store.getDevice(s.id, 'edge-0'))!.rules).toEqual([{ ruleId: 'ntp', node: 'base', edits: ['ntp#1'] }]);
   });
 
   it('reads no record in a chunk’s first run, counts from what it wrote, and writes a chunk’s dry-run records together', async () => {

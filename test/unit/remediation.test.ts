@@ -396,6 +396,248 @@ describe('remediation: shapes and names', () => {
   });
 });
 
+const GI = `/${IOS}:interface/GigabitEthernet`;
+const GI_TARGET = `${BASE}/${IOS}:interface/GigabitEthernet`;
+/** The edits as `operation target value` lines, for short expectations. */
+const lines = (r: ReturnType<typeof remediate>): string[] =>
+  edits(r).map((e) => `${e.operation} ${e.target.slice(BASE.length)}${e.value ? ` ${JSON.stringify(e.value)}` : ''}`);
+
+describe('remediation: rules over several places (wildcards, match)', () => {
+  it('makes the rule’s own edit at each match that does not hold, and none where it holds', () => {
+    const rules = [rule('mtu', 'required', `${GI}/*/mtu`, 1500), rule('desc', 'exact', `${GI}/*/description`, 'edge {{site}}')];
+    const r = remediate(rules);
+    expect(lines(r)).toEqual([
+      `merge /${IOS}:interface/GigabitEthernet=0%2F2/mtu {"${IOS}:mtu":1500}`,
+      `replace /${IOS}:interface/GigabitEthernet=0%2F1/description {"${IOS}:description":"edge Paris"}`,
+      `replace /${IOS}:interface/GigabitEthernet=0%2F2/description {"${IOS}:description":"edge Paris"}`,
+    ]);
+    expect(r.rules).toEqual([
+      { ruleId: 'mtu', edits: ['mtu#1'] },
+      { ruleId: 'desc', edits: ['desc#1', 'desc#2'] },
+    ]);
+    expect(allPassAfter(r, rules)).toEqual(['pass', 'pass']);
+  });
+
+  it('removes at each match of a disallowed rule that holds the value, and only there', () => {
+    const rules = [rule('uplink', 'disallowed', `${GI}/*/description`, 'uplink'), rule('mtu', 'disallowed', `${GI}/*/mtu`)];
+    const r = remediate(rules);
+    expect(lines(r)).toEqual([`remove /${IOS}:interface/GigabitEthernet=0%2F1/description`, `remove /${IOS}:interface/GigabitEthernet=0%2F1/mtu`]);
+    expect(allPassAfter(r, rules)).toEqual(['pass', 'pass']);
+  });
+
+  it('fixes every failing match, not only those a report lists', () => {
+    const many = { [`${IOS}:interface`]: { GigabitEthernet: Array.from({ length: 120 }, (_, i) => ({ name: `0/${i}` })) } };
+    const rules = [rule('desc', 'required', `${GI}/*/description`, 'x')];
+    const r = remediate(rules, { config: many });
+    expect(edits(r)).toHaveLength(120);
+    expect(edits(r).at(-1)?.target).toBe(`${GI_TARGET}=0%2F119/description`);
+    expect(evaluateRules(applyEdits(many, edits(r), lists), {}, rules)[0]?.status).toBe('pass');
+  });
+
+  it('makes the edit of the negated mode at each match of a `none` rule that holds', () => {
+    const rules = [
+      rule('no-desc', 'required', `${GI}/*/description`, undefined, { match: 'none' }),
+      rule('no-1500', 'exact', `${GI}/*/mtu`, 1500, { match: 'none' }),
+      rule('sev', 'disallowed', `/${IOS}:logging/host/*`, { severity: 'warnings' }, { match: 'none' }),
+    ];
+    const r = remediate(rules);
+    expect(lines(r)).toEqual([
+      `remove /${IOS}:interface/GigabitEthernet=0%2F1/description`,
+      `remove /${IOS}:interface/GigabitEthernet=0%2F1/mtu`,
+      `merge /${IOS}:logging/host=10.1.1.1,mgmt {"${IOS}:host":[{"ip":"10.1.1.1","vrf":"mgmt","severity":"warnings"}]}`,
+    ]);
+    expect(allPassAfter(r, rules)).toEqual(['pass', 'pass', 'pass']);
+  });
+
+  it('writes the value at each match of a `none` disallowed rule that lacks it', () => {
+    const rules = [rule('mtu', 'disallowed', `${GI}/*/mtu`, 1500, { match: 'none' })];
+    const r = remediate(rules);
+    expect(lines(r)).toEqual([`merge /${IOS}:interface/GigabitEthernet=0%2F2/mtu {"${IOS}:mtu":1500}`]);
+    expect(allPassAfter(r, rules)).toEqual(['pass']);
+  });
+
+  it('fixes the one match of an `any` rule, and cannot choose among several', () => {
+    const one = [rule('one', 'required', `/${IOS}:hostname`, 'r9', { match: 'any' })];
+    expect(lines(remediate(one))).toEqual([`merge /${IOS}:hostname {"${IOS}:hostname":"r9"}`]);
+    const r = remediate([rule('some', 'required', `${GI}/*/mtu`, 9000, { match: 'any' })]);
+    expect(r.patch).toBeUndefined();
+    expect(r.rules).toEqual([
+      {
+        ruleId: 'some',
+        unremediable:
+          'none of the 2 matches of /tailf-ned-cisco-ios:interface/GigabitEthernet/*/mtu holds, and match "any" does not say which of them to change',
+      },
+    ]);
+  });
+
+  it('has nothing to apply a rule with no match to', () => {
+    const r = remediate([rule('vlan', 'required', `/${IOS}:vlan/*/name`, 'x'), rule('any', 'required', `/${IOS}:vlan/*`, {}, { match: 'any' })]);
+    expect(r.rules).toEqual([
+      { ruleId: 'vlan', unremediable: 'nothing matches /tailf-ned-cisco-ios:vlan/*/name: there is nothing to apply the rule to' },
+      { ruleId: 'any', unremediable: 'nothing matches /tailf-ned-cisco-ios:vlan/*: there is nothing to apply the rule to' },
+    ]);
+  });
+
+  it('says why the first match it cannot fix stops the rule', () => {
+    const r = remediate([rule('key', 'required', `${GI}/*/name`, 'x')]);
+    expect(r.rules).toEqual([{ ruleId: 'key', unremediable: `${GI}/0/name is the key name of its list entry, which names the entry and cannot be changed` }]);
+  });
+});
+
+describe('remediation: edits a removal takes along', () => {
+  it('sends a removal below another removal, or a write below a later removal, as that removal', () => {
+    const rules = [
+      rule('w', 'required', `${GI}/*/speed`, 'auto', { allowEmpty: true }),
+      rule('mtu', 'disallowed', `${GI}/*/mtu`),
+      rule('gone', 'disallowed', GI),
+    ];
+    const r = remediate(rules);
+    expect(lines(r)).toEqual([`remove /${IOS}:interface/GigabitEthernet=0%2F1`, `remove /${IOS}:interface/GigabitEthernet=0%2F2`]);
+    expect(r.rules).toEqual([
+      { ruleId: 'w', edits: ['gone#1', 'gone#2'] },
+      { ruleId: 'mtu', edits: ['gone#1'] },
+      { ruleId: 'gone', edits: ['gone#1', 'gone#2'] },
+    ]);
+    const after = applyEdits(config(), edits(r), lists);
+    expect(applyEdits(after, edits(r), lists)).toEqual(after);
+    expect(allPassAfter(r, rules)).toEqual(['pass', 'pass', 'pass']);
+  });
+
+  it('keeps a write after a removal above it: the patch refuses it, and the removal is left out', () => {
+    const r = remediate([rule('gone', 'disallowed', GI), rule('w', 'required', `${GI}/*/speed`, 'auto', { allowEmpty: true })]);
+    expect(r.rules).toEqual([
+      { ruleId: 'gone', unremediable: expect.stringMatching(/conflict/), conflictsWith: ['w'] },
+      { ruleId: 'w', edits: ['w#1', 'w#2'] },
+    ]);
+  });
+});
+
+describe('remediation: strict lists', () => {
+  it('removes the entries besides the expected ones and merges the missing ones', () => {
+    const rules = [rule('ntp', 'required', `/${IOS}:ntp/server`, ['{{ntp}}'], { strict: true })];
+    const r = remediate(rules);
+    expect(lines(r)).toEqual([`remove /${IOS}:ntp/server=10.0.0.9`, `merge /${IOS}:ntp/server=10.0.0.1 {"${IOS}:server":["10.0.0.1"]}`]);
+    expect(allPassAfter(r, rules)).toEqual(['pass']);
+  });
+
+  it('merges into an extra entry whose key a missing entry has, instead of removing it', () => {
+    const rules = [rule('gi', 'required', GI, [{ name: '0/2', mtu: 9000 }], { strict: true })];
+    const r = remediate(rules);
+    expect(lines(r)).toEqual([
+      `remove /${IOS}:interface/GigabitEthernet=0%2F1`,
+      `merge /${IOS}:interface/GigabitEthernet=0%2F2 {"${IOS}:GigabitEthernet":[{"name":"0/2","mtu":9000}]}`,
+    ]);
+    expect(allPassAfter(r, rules)).toEqual(['pass']);
+    const after = applyEdits(config(), edits(r), lists);
+    expect(after[`${IOS}:interface`]).toEqual({ GigabitEthernet: [{ name: '0/2', shutdown: [null], mtu: 9000 }] });
+  });
+
+  it('removes only the extra entries when every expected one is there', () => {
+    const rules = [rule('gi', 'required', GI, [{ name: '0/1' }], { strict: true })];
+    expect(lines(remediate(rules))).toEqual([`remove /${IOS}:interface/GigabitEthernet=0%2F2`]);
+  });
+
+  it('says so when an extra entry cannot be named by its key', () => {
+    const policy = { rule: [{ id: 'b' }, { comment: 'keyless' }] };
+    const r = remediate([rule('p', 'required', `/${IOS}:policy/rule`, [{ id: 'b' }], { strict: true })], {
+      config: { ...config(), [`${IOS}:policy`]: policy },
+      listKeys: policyKeys,
+    });
+    expect(r.rules).toEqual([{ ruleId: 'p', unremediable: `the entries at /${IOS}:policy/rule cannot be named by key` }]);
+  });
+});
+
+describe('remediation: predicates', () => {
+  it.each<[string, Partial<RemediatedRule>, string]>([
+    ['pattern', { pattern: '^r' }, 'pattern'],
+    ['oneOf and range', { oneOf: [1, 2], range: { min: 1 } }, 'oneOf, range'],
+    ['cidr', { cidr: ['10.0.0.0/8'] }, 'cidr'],
+  ])('cannot say which value to write for a required or exact rule with %s', (_, predicate, named) => {
+    for (const mode of ['required', 'exact'] as const) {
+      const r = remediate([rule('p', mode, `/${IOS}:banner`, undefined, predicate)]);
+      expect(r.rules).toEqual([{ ruleId: 'p', unremediable: `the rule's ${named} says what the value at /${IOS}:banner may be, not which value to write` }]);
+    }
+  });
+
+  it('removes the value a disallowed predicate matches: a leaf, a leaf-list value, at each match', () => {
+    const cfg = { ...config(), [`${IOS}:ntp`]: { server: ['10.0.0.9', '192.0.2.1', '10.2.0.1'] } };
+    const rules = [
+      rule('host', 'disallowed', `/${IOS}:hostname`, undefined, { pattern: '^r[0-9]$' }),
+      rule('ntp', 'disallowed', `/${IOS}:ntp/server`, undefined, { cidr: ['10.0.0.0/8'] }),
+      rule('desc', 'disallowed', `${GI}/*/description`, undefined, { oneOf: ['uplink', 'spare'] }),
+      rule('mtu', 'disallowed', `${GI}/*/mtu`, 1500, { range: { max: 1500 } }),
+    ];
+    const r = remediate(rules, { config: cfg });
+    expect(lines(r)).toEqual([
+      `remove /${IOS}:hostname`,
+      `remove /${IOS}:ntp/server=10.0.0.9`,
+      `remove /${IOS}:ntp/server=10.2.0.1`,
+      `remove /${IOS}:interface/GigabitEthernet=0%2F1/description`,
+      `remove /${IOS}:interface/GigabitEthernet=0%2F1/mtu`,
+    ]);
+    expect(evaluateRules(applyEdits(cfg, edits(r), lists), {}, rules).map((v) => v.status)).toEqual(['pass', 'pass', 'pass', 'pass']);
+  });
+
+  it('cannot make a `none` disallowed predicate hold', () => {
+    const r = remediate([rule('p', 'disallowed', `${GI}/*/description`, undefined, { pattern: 'x', match: 'none' })]);
+    expect(r.rules).toEqual([{ ruleId: 'p', unremediable: `the rule's pattern says what the value at ${GI}/0/description may be, not which value to write` }]);
+  });
+
+  it('removes the values a `none` required predicate finds', () => {
+    const rules = [rule('p', 'required', `/${IOS}:ntp/server`, undefined, { cidr: ['10.0.0.0/8'], match: 'none' })];
+    const r = remediate(rules);
+    expect(lines(r)).toEqual([`remove /${IOS}:ntp/server=10.0.0.9`]);
+    expect(allPassAfter(r, rules)).toEqual(['pass']);
+  });
+});
+
+describe('remediation: a leaf-list value by its position', () => {
+  it('is removed by its value, and the removal checked: the next value moving in fails it', () => {
+    const one = [rule('first', 'disallowed', `/${IOS}:ntp/server/0`, '10.0.0.9')];
+    expect(lines(remediate(one))).toEqual([`remove /${IOS}:ntp/server=10.0.0.9`]);
+    const cfg = { ...config(), [`${IOS}:ntp`]: { server: ['10.0.0.9', '10.0.0.8'] } };
+    const r = remediate([rule('first', 'disallowed', `/${IOS}:ntp/server/0`)], { config: cfg });
+    expect(r.patch).toBeUndefined();
+    expect(r.rules).toEqual([{ ruleId: 'first', unremediable: expect.stringMatching(/^the operations found would not make the rule pass: /) }]);
+  });
+
+  it('is written nowhere: a target names a leaf-list value by its value', () => {
+    const r = remediate([rule('x', 'exact', `/${IOS}:ntp/server/0`, '10.0.0.1')]);
+    expect(r.rules).toEqual([{ ruleId: 'x', unremediable: `/${IOS}:ntp/server/0 names a leaf-list value by its position, which a target cannot` }]);
+  });
+
+  it('is removed only when it has a value a target can name', () => {
+    const r = remediate([rule('x', 'disallowed', `/${IOS}:shut/0`)], { config: { ...config(), [`${IOS}:shut`]: [null] } });
+    expect(r.rules).toEqual([{ ruleId: 'x', unremediable: `/${IOS}:shut/0 names a leaf-list value by its position, which a target cannot` }]);
+  });
+});
+
+describe('remediation: exempted rules', () => {
+  const until = '2027-01-01T00:00:00.000Z';
+  it('generates nothing for a failing exempted rule and says which exemption holds; other rules go on', () => {
+    const rules = [
+      rule('ntp', 'required', `/${IOS}:ntp/server`, ['{{ntp}}'], { node: 'base' }),
+      rule('host', 'exact', `/${IOS}:hostname`, 'r9'),
+      rule('ok', 'required', `/${IOS}:hostname`),
+    ];
+    const exemptions = new Map([
+      ['ntp', { exemptionId: 'e'.repeat(24), until }],
+      ['ok', { exemptionId: 'f'.repeat(24), until }],
+    ]);
+    const r = remediate(rules, { exemptions });
+    expect(r.rules).toEqual([
+      { ruleId: 'ntp', node: 'base', exempted: { exemptionId: 'e'.repeat(24), until } },
+      { ruleId: 'host', edits: ['host#1'] },
+    ]);
+    expect(edits(r).map((e) => e['edit-id'])).toEqual(['host#1']);
+  });
+
+  it('sends no patch when every failing rule is exempted', () => {
+    const r = remediate([rule('host', 'exact', `/${IOS}:hostname`, 'r9')], { exemptions: new Map([['host', { exemptionId: 'e'.repeat(24), until }]]) });
+    expect(r).toEqual({ device: 'R1', rules: [{ ruleId: 'host', exempted: { exemptionId: 'e'.repeat(24), until } }] });
+  });
+});
+
 describe('remediation: conflicting rules', () => {
   it('reports rules whose operations contradict, and sends the others', () => {
     const rules = [
