@@ -322,6 +322,7 @@ export const responseComponents: Record<string, JsonSchema> = {
           },
         },
       },
+      exemptedOmitted: { ...COUNT, description: 'Exempted rules left out of `exempted` to keep the report within the item size limit' },
       reason: { type: 'string', description: 'Grade error only: why the configuration could not be checked' },
       sync: {
         type: 'object',
