@@ -63,10 +63,10 @@ const checkInput = (input: ExemptionInput, now: Date): void => {
   if (!input.devices && !input.selector) refuse('devices', 'or selector must be given (exactly one of them names the devices)');
   input.devices?.forEach((device, i) => {
     const problem = deviceNameProblem(device);
-    if (problem) refuse(`devices/${i}`, problem);
+    if (problem) refuse(`devices.${i}`, problem);
   });
   const pattern = input.selector?.namePattern === undefined ? undefined : compilePattern(input.selector.namePattern);
-  if (pattern && 'problem' in pattern) refuse('selector/namePattern', pattern.problem);
+  if (pattern && 'problem' in pattern) refuse('selector.namePattern', pattern.problem);
   untilOf(input.until, now);
 };
 
