@@ -55,6 +55,7 @@ const pathValue = (name: string): string => {
       return `${'0'.repeat(24)}-${'0'.repeat(32)}`;
     case 'remediationId':
     case 'planId':
+    case 'exemptionId':
       return '0'.repeat(24);
     case 'device':
       return 'ce0';
@@ -102,6 +103,9 @@ const validBody = (route: LiveRoute): unknown => {
       return { name: unique, treeId: knownTreeId, version: 'initial', adapterId: 'lab', enabled: true };
     case 'putCompliancePlan':
       return { name: unique, treeId: knownTreeId, version: 'initial', adapterId: 'lab', enabled: true };
+    case 'createExemption':
+    case 'putExemption':
+      return { ruleId: 'ntp', devices: ['ce0'], until: new Date(Date.now() + 86_400_000).toISOString(), reason: unique };
     case 'createProfile':
       return { id: unique };
     case 'putProfile':
