@@ -374,9 +374,9 @@ describe('DynamoDB stopped in the middle of a run', () => {
     const after = await onceServed('create after restart', (n) => createTree(`after-restart-${n}`));
     expect(after.statusCode).toBe(201);
     expect((await getTree((JSON.parse(after.body) as { id: string }).id)).statusCode).toBe(200);
-    // Every read answers from DynamoDB again: 200, or 404 for the compliance, remediation and plan ids no batch, run or plan has and the device with no history.
+    // Every read answers from DynamoDB again: 200, or 404 for the compliance, remediation, plan and exemption ids no batch, run, plan or exemption has and the device with no history.
     for (const route of liveRoutes.filter((r) => r.method === 'GET' && Object.keys(r.needs.tables ?? {}).length > 0)) {
-      const expected = /\{(batchId|reportId|remediationId|planId|device)\}/.test(route.path) ? 404 : 200;
+      const expected = /\{(batchId|reportId|remediationId|planId|exemptionId|device)\}/.test(route.path) ? 404 : 200;
       expect((await onceServed(route.operationId, () => call(route.operationId))).statusCode, route.operationId).toBe(expected);
     }
     expect((await onceServed('relay', () => call('relayRestAction'))).statusCode).toBe(200);
