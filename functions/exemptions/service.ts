@@ -9,6 +9,7 @@ import { BadRequest, NotFound } from '../platform/problem.js';
 import { compilePattern } from '../platform/re2.js';
 import type { ChangelogPage } from '../runtime/changelog.js';
 import { deviceNameProblem } from '../trees/config-checks.js';
+import { storeCall } from '../trees/service.js';
 import type { TreeStore } from '../trees/store.js';
 import { EXEMPTION_ID_PATTERN, type Exemption, type ExemptionInput } from './model.js';
 import { EXEMPTION_MAX_YEARS } from './schemas.js';
@@ -82,7 +83,7 @@ const show = ({ revision: _revision, ...exemption }: StoredExemption): Exemption
 
 /** The tree exists (its exemptions are read only then): 404 when it does not. */
 const checkTree = async (treeId: string, deps: ExemptionDeps): Promise<void> => {
-  if (!(await deps.trees.get(treeId))) throw new NotFound(`No tree has the id '${treeId}'.`);
+  if (!(await storeCall(() => deps.trees.get(treeId)))) throw new NotFound(`No tree has the id '${treeId}'.`);
 };
 
 const stored = async (treeId: string, exemptionId: string, deps: ExemptionDeps): Promise<StoredExemption> => {
@@ -167,7 +168,7 @@ export const treeChangelog = async (
   deps: { readonly trees: Pick<TreeStore, 'get'>; readonly changelog: ChangelogReader },
 ) => {
   const page = await deps.changelog({ kind: 'tree', name: treeId }, query);
-  if (page.items.length === 0 && query.cursor === undefined && !(await deps.trees.get(treeId))) {
+  if (page.items.length === 0 && query.cursor === undefined && !(await storeCall(() => deps.trees.get(treeId)))) {
     throw new NotFound(`No tree has the id '${treeId}', and none ever had an entry under it.`);
   }
   return page;
