@@ -93,12 +93,16 @@ const GENERIC_PATH_VALUES: Readonly<Record<string, (ctx: CallContext) => string>
   reportId: () => `${'0'.repeat(24)}-p${'0'.repeat(16)}`,
   remediationId: () => '0'.repeat(24),
   planId: () => '0'.repeat(24),
+  exemptionId: () => '0'.repeat(24),
   device: () => 'bench-absent',
   configId: () => `20200101T000000000Z-${'0'.repeat(24)}`,
 };
 
 /** A plan of a tree that does not exist. */
 const ABSENT_PLAN = { name: 'bench plan', treeId: 'f'.repeat(24), version: 'initial', adapterId: SIMULATOR_ADAPTER, enabled: false } as const;
+
+/** An exemption valid for a day from the call. */
+const ABSENT_EXEMPTION = () => ({ ruleId: 'bench', devices: ['bench-absent'], until: new Date(Date.now() + 86_400_000).toISOString(), reason: 'benchmark' });
 
 /** Bodies that pass validation, for the routes that take one and have no call of their own. */
 const GENERIC_BODIES: Readonly<Record<string, (ctx: CallContext) => unknown>> = {
@@ -127,11 +131,15 @@ const GENERIC_BODIES: Readonly<Record<string, (ctx: CallContext) => unknown>> = 
   createCompliancePlan: () => ABSENT_PLAN,
   // On a plan that does not exist (404 with the plan id above).
   putCompliancePlan: () => ABSENT_PLAN,
+  // Sent to a tree (create) or an exemption (replace) that does not exist (404): a stored one would exempt the sample tree's rule.
+  createExemption: () => ABSENT_EXEMPTION(),
+  putExemption: () => ABSENT_EXEMPTION(),
 };
 
 /** Writes that would change the sample tree: sent to a tree or version that does not exist (404). */
 const ABSENT: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   deleteTree: { treeId: 'f'.repeat(24) },
+  createExemption: { treeId: 'f'.repeat(24) },
   updateVersion: { version: 'bench-absent' },
   deleteVersion: { version: 'bench-absent' },
   putNode: { version: 'bench-absent' },

@@ -151,6 +151,7 @@ const PARTS: Readonly<Record<string, string>> = {
   trees: 'ConfigurationManager',
   versions: 'ConfigurationManager',
   compliance: 'ConfigurationManager',
+  exemptions: 'ConfigurationManager',
   configurations: 'ConfigurationManager',
   adapters: 'Adapters',
   applications: 'Runtime',

@@ -10,6 +10,7 @@ import { adapterReadRoutes, adapterRoutes } from '../adapters/routes.js';
 import { applicationChangelogRoutes, applicationRoutes } from '../applications/routes.js';
 import { complianceRoutes } from '../compliance/routes.js';
 import { configRoutes } from '../configs/routes.js';
+import { exemptionRoutes } from '../exemptions/routes.js';
 import { planHistoryRoutes } from '../plans/history-routes.js';
 import { applicationHealthRoutes, operationsRoutes } from '../health/routes.js';
 import { planRoutes } from '../plans/routes.js';
@@ -22,6 +23,7 @@ import { treeRoutes } from '../trees/routes.js';
 const serviceRoutes: readonly LiveRoute[] = [
   ...relayRoutes,
   ...treeRoutes,
+  ...exemptionRoutes,
   ...adapterRoutes,
   ...applicationChangelogRoutes,
   ...adapterReadRoutes,

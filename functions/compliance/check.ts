@@ -12,11 +12,13 @@ import { logger } from '../platform/logger.js';
 import { HttpProblem } from '../platform/problem.js';
 import { transientReason } from '../platform/transient.js';
 import { AnswerTooDeep, type RestActionResult } from '../relay/service.js';
+import type { ExemptedRule, FrozenExemption } from '../exemptions/model.js';
 import type { JsonValue } from '../trees/config-model.js';
 import type { RuleResult } from '../trees/rules.js';
+import { boundedExempted, exemptedRule, exemptionsAt } from './exempted.js';
 import { backoffMs, type FetchGate } from './gate.js';
 import { gradeOf, ruleTotals, score } from './grading.js';
-import type { BatchPlan, DeviceAssignment, PlanRule, ReportIssue } from './model.js';
+import type { BatchPlan, ChunkDevice, DeviceAssignment, PlanRule, ReportIssue } from './model.js';
 import { shownIssue } from './shown.js';
 import type { DeviceReport } from './store.js';
 import type { SyncStep, SyncVerdict } from './sync.js';
@@ -264,10 +266,14 @@ const outOfSyncReport = (head: ReportHead, synced: Extract<SyncVerdict, { diff: 
   ...(synced.diffTruncated ? { diffTruncated: true } : {}),
   checkedAt: isoTimestamp(deps.now()),
 });
-type Graded = Pick<DeviceReport, 'grade' | 'score' | 'totals' | 'issues' | 'issuesOmitted'>;
+type Graded = Pick<DeviceReport, 'grade' | 'score' | 'totals' | 'issues' | 'issuesOmitted' | 'exempted' | 'exemptedOmitted'>;
 
-/** Checks one device and returns its report (not yet stored). */
-export const checkDevice = async (assignment: DeviceAssignment, target: CheckTarget, deps: CheckDeps): Promise<DeviceReport> => {
+/** Checks one device (with the places of its exemptions in the plan) and returns its report (not yet stored). */
+export const checkDevice = async (
+  assignment: DeviceAssignment & Pick<ChunkDevice, 'exemptions'>,
+  target: CheckTarget,
+  deps: CheckDeps,
+): Promise<DeviceReport> => {
   const synced = await deps.sync?.before(assignment.device, deps.gate);
   const head: ReportHead = {
     batchId: target.batchId,
@@ -287,9 +293,12 @@ export const checkDevice = async (assignment: DeviceAssignment, target: CheckTar
     deps.onFetchFailure?.(target.adapterId, fetched.kind);
     return errorReport(head, fetched, deps);
   }
+  // One time for the exemptions and the report: an exemption holds while the check time is before its `until`.
+  const checkedAt = deps.now();
   let graded: Graded;
   try {
-    graded = gradeConfig(fetched.config, rulesFor(target.plan, assignment.node), target.plan.variables, deps);
+    const exempt = exemptionsAt(target.plan, assignment.exemptions, checkedAt);
+    graded = gradeConfig(fetched.config, rulesFor(target.plan, assignment.node), target.plan.variables, exempt, deps);
   } catch (error) {
     // The same configuration fails the same way every time: this device's report says so, the batch goes on.
     const report = errorReport(
@@ -299,7 +308,7 @@ export const checkDevice = async (assignment: DeviceAssignment, target: CheckTar
     );
     return { ...report, ...(await archived(fetched.config, report.grade, assignment.device, target, deps)) };
   }
-  return { ...head, ...graded, ...(await archived(fetched.config, graded.grade, assignment.device, target, deps)), checkedAt: isoTimestamp(deps.now()) };
+  return { ...head, ...graded, ...(await archived(fetched.config, graded.grade, assignment.device, target, deps)), checkedAt: isoTimestamp(checkedAt) };
 };
 
 /**
@@ -331,18 +340,34 @@ export const archived = async (
   }
 };
 
-/** Evaluates a configuration against the device's rules and grades it. */
-const gradeConfig = (config: unknown, rules: readonly PlanRule[], variables: Readonly<Record<string, string>>, deps: CheckDeps): Graded => {
+/**
+ * Evaluates a configuration against the device's rules and grades it; a rule `exempt` names is
+ * listed as exempted instead, outside the issues, the score and the totals.
+ */
+const gradeConfig = (
+  config: unknown,
+  rules: readonly PlanRule[],
+  variables: Readonly<Record<string, string>>,
+  exempt: ReadonlyMap<string, FrozenExemption>,
+  deps: CheckDeps,
+): Graded => {
   const verdicts = deps.evaluate(config, variables, rules);
-  // `invalid` (a rule that cannot be evaluated) counts as not passed: it was evaluated, and
-  // the device is not shown to comply with it.
-  const outcomes = verdicts.map((v) => ({ severity: v.severity, passed: v.status === 'pass' }));
-  const value = score(outcomes);
+  const outcomes: { severity: RuleResult['severity']; passed: boolean }[] = [];
   const failed: ReportIssue[] = [];
+  const exempted: ExemptedRule[] = [];
   verdicts.forEach((verdict, i) => {
-    // Graded on the real values above; stored and shown with secrets masked.
+    const exemption = exempt.get(verdict.id);
+    if (exemption) {
+      exempted.push(exemptedRule(rules[i]!, verdict, exemption));
+      return;
+    }
+    // `invalid` (a rule that cannot be evaluated) counts as not passed: it was evaluated, and
+    // the device is not shown to comply with it.
+    outcomes.push({ severity: verdict.severity, passed: verdict.status === 'pass' });
+    // Graded on the real values; stored and shown with secrets masked.
     if (verdict.status !== 'pass') failed.push(shownIssue(issueOf(rules[i]!, verdict)));
   });
+  const value = score(outcomes);
   // Kept in order while they fit; one that does not is counted as omitted. When all of them
   // fit together (the JSON of the list is at least the sum of theirs), none is measured alone.
   let issues = failed;
@@ -359,5 +384,12 @@ const gradeConfig = (config: unknown, rules: readonly PlanRule[], variables: Rea
       }
     }
   }
-  return { grade: gradeOf(value), score: value, totals: ruleTotals(outcomes), issues, ...(omitted ? { issuesOmitted: omitted } : {}) };
+  return {
+    grade: gradeOf(value),
+    score: value,
+    totals: ruleTotals(outcomes),
+    issues,
+    ...(omitted ? { issuesOmitted: omitted } : {}),
+    ...boundedExempted(exempted),
+  };
 };

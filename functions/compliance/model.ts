@@ -170,6 +170,8 @@ export interface Report {
   readonly issuesOmitted?: number;
   /** Rules an exemption took out of the score (passing or not). */
   readonly exempted?: readonly ExemptedRule[];
+  /** Exempted rules left out of `exempted` to keep the report within DynamoDB's item size. */
+  readonly exemptedOmitted?: number;
   /** Grade `error` only: why the configuration could not be checked. */
   readonly reason?: string;
   /** Whether NSO's copy was checked against the device before grading, and what came of it. */

@@ -16,6 +16,8 @@ export const REPORT_COLUMNS: readonly CsvColumn<Report>[] = [
   { name: 'warnings', value: (r) => r.totals.warnings },
   { name: 'infos', value: (r) => r.totals.infos },
   { name: 'passes', value: (r) => r.totals.passes },
+  // Rules an exemption took out of the score and the totals, passing or not.
+  { name: 'exempted', value: (r) => (r.exempted?.length ?? 0) + (r.exemptedOmitted ?? 0) },
   // What came of the sync step (`in-sync`, `out-of-sync`, …); empty when none ran.
   { name: 'sync', value: (r) => r.sync?.result },
   { name: 'configId', value: (r) => r.configId },

@@ -10,7 +10,7 @@
  */
 import type { Selector } from '../trees/config-model.js';
 
-/** Exemption ids: 24 lowercase hex digits (96 random bits). */
+/** Exemption ids: 24 lowercase hex digits, the creation time in milliseconds (12) then 48 random bits: ids sort by creation. */
 export const EXEMPTION_ID_PATTERN = '^[0-9a-f]{24}$';
 
 export const EXEMPTION_LIMITS = {

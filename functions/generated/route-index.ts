@@ -18,6 +18,12 @@ export const indexedRoutes: readonly IndexedRoute[] = [
   {"operationId":"deleteNode","method":"DELETE","path":"/configuration_manager/configs/{treeId}/{version}/nodes/{nodePath+}","roles":["admin"],"application":"configuration_manager","needs":{"tables":{"trees":"write","profiles":"read"}}},
   {"operationId":"exportTree","method":"GET","path":"/configuration_manager/exports/{treeId}","roles":["admin","apiread"],"application":"configuration_manager","needs":{"tables":{"trees":"read","profiles":"read"}}},
   {"operationId":"importTree","method":"POST","path":"/configuration_manager/imports","roles":["admin"],"application":"configuration_manager","needs":{"tables":{"trees":"write","idempotency":"write","profiles":"read"}}},
+  {"operationId":"createExemption","method":"POST","path":"/configuration_manager/configs/{treeId}/exemptions","roles":["admin"],"application":"configuration_manager","needs":{"tables":{"compliance":"write","trees":"read","changelog":"append","profiles":"read"}}},
+  {"operationId":"listExemptions","method":"GET","path":"/configuration_manager/configs/{treeId}/exemptions","roles":["admin","apiread"],"application":"configuration_manager","needs":{"tables":{"compliance":"read","trees":"read","profiles":"read"}}},
+  {"operationId":"getExemption","method":"GET","path":"/configuration_manager/configs/{treeId}/exemptions/{exemptionId}","roles":["admin","apiread"],"application":"configuration_manager","needs":{"tables":{"compliance":"read","trees":"read","profiles":"read"}}},
+  {"operationId":"putExemption","method":"PUT","path":"/configuration_manager/configs/{treeId}/exemptions/{exemptionId}","roles":["admin"],"application":"configuration_manager","needs":{"tables":{"compliance":"write","trees":"read","changelog":"append","profiles":"read"}}},
+  {"operationId":"deleteExemption","method":"DELETE","path":"/configuration_manager/configs/{treeId}/exemptions/{exemptionId}","roles":["admin"],"application":"configuration_manager","needs":{"tables":{"compliance":"write","trees":"read","changelog":"append","profiles":"read"}}},
+  {"operationId":"listTreeChangelogs","method":"GET","path":"/configuration_manager/configs/{treeId}/changelogs","roles":["admin","apiread"],"application":"configuration_manager","needs":{"tables":{"trees":"read","changelog":"read","profiles":"read"}}},
   {"operationId":"putAdapter","method":"PUT","path":"/adapters/{name}","roles":["admin"],"needs":{"tables":{"adapters":"write","changelog":"append","profiles":"read"},"secrets":"write"}},
   {"operationId":"createAdapter","method":"POST","path":"/adapters","roles":["admin"],"needs":{"tables":{"adapters":"write","idempotency":"write","changelog":"append","profiles":"read"},"secrets":"write"}},
   {"operationId":"stopAdapter","method":"PUT","path":"/adapters/{name}/stop","roles":["admin"],"needs":{"tables":{"adapters":"write","changelog":"append","profiles":"read"}}},
@@ -81,5 +87,5 @@ export const indexedRoutes: readonly IndexedRoute[] = [
 /** What each application depends on: the tables its routes use (read), and the secrets store when one of them resolves secrets. */
 export const applicationNeeds: Readonly<Record<ApplicationName, LiveRoute['needs']>> = {
   orch_manager: {"tables":{"adapters":"read","idempotency":"read","profiles":"read"},"secrets":"read"},
-  configuration_manager: {"tables":{"trees":"read","idempotency":"read","adapters":"read","compliance":"read","changelog":"read","configs":"read","profiles":"read"},"secrets":"read"},
+  configuration_manager: {"tables":{"trees":"read","idempotency":"read","compliance":"read","changelog":"read","adapters":"read","configs":"read","profiles":"read"},"secrets":"read"},
 };

@@ -10376,15 +10376,2030 @@ return errors === 0;
 validate33.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
 return validate33;
 })();
-export const putAdapter = /* @__PURE__ */ (() => {
-const schema45 = {"$id":"putAdapter","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":384,"description":"1 to 128 letters, digits, spaces, \"-\", \"_\" or \".\" (percent-encoded in the URL)"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","required":["type","baseUrl","auth"],"additionalProperties":false,"properties":{"type":{"type":"string","enum":["nso"],"description":"Orchestrator type"},"baseUrl":{"type":"string","minLength":1,"maxLength":2048,"description":"http(s)://host[:port], no path, query, fragment or credentials; stored as its origin"},"auth":{"type":"object","required":["type","username","password"],"additionalProperties":false,"properties":{"type":{"type":"string","enum":["basic"]},"username":{"type":"string","minLength":1,"maxLength":256},"password":{"type":"string","minLength":1,"maxLength":4096,"description":"A $VAULT_<path>#<key> reference, or the plain value (stored in the secrets store, replaced by its reference)"}}},"timeoutMs":{"type":"integer","minimum":100,"maximum":25000,"description":"Per-call timeout of the relay; absent: the active profile's orch_manager.orchestratorTimeoutMs (default 10000)"},"complianceConcurrency":{"type":"integer","minimum":1,"maximum":100,"description":"Concurrent configuration fetches of one compliance batch through this adapter; default 10"},"nsoCommitParams":{"type":"string","enum":["query","params"],"description":"How remediation sends commit parameters (dry-run, rollback label, commit queue) to this NSO: \"query\", the separate query parameters of NSO before 6.7; \"params\", the one params query value of NSO 6.7 and later. Default \"query\""}}}}};
+export const createExemption = /* @__PURE__ */ (() => {
+const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
+const pattern20 = new RegExp("^[A-Za-z0-9_.:-]{1,128}$", "u");
+const pattern19 = new RegExp("^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$", "u");
+const pattern47 = new RegExp("^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(\\.\\d{1,9})?(Z|[+-]\\d\\d:\\d\\d)$", "u");
+const pattern48 = new RegExp("\\S", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
 function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="putAdapter" */;
+/*# sourceURL="createExemption" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate34.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.pathParameters === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pathParameters"},message:"must have required property '"+"pathParameters"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.queryStringParameters === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.body === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "body"},message:"must have required property '"+"body"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.pathParameters !== undefined){
+let data0 = data.pathParameters;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.treeId === undefined){
+const err3 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "treeId"},message:"must have required property '"+"treeId"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.treeId !== undefined){
+let data1 = data0.treeId;
+if(typeof data1 === "string"){
+if(!pattern5.test(data1)){
+const err4 = {instancePath:instancePath+"/pathParameters/treeId",schemaPath:"#/properties/pathParameters/properties/treeId/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{24}$"},message:"must match pattern \""+"^[0-9a-f]{24}$"+"\""};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/pathParameters/treeId",schemaPath:"#/properties/pathParameters/properties/treeId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.queryStringParameters !== undefined){
+let data2 = data.queryStringParameters;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+for(const key0 in data2){
+const err7 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.body !== undefined){
+let data3 = data.body;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+if(data3.ruleId === undefined){
+const err9 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/required",keyword:"required",params:{missingProperty: "ruleId"},message:"must have required property '"+"ruleId"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data3.until === undefined){
+const err10 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/required",keyword:"required",params:{missingProperty: "until"},message:"must have required property '"+"until"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3.reason === undefined){
+const err11 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+for(const key1 in data3){
+if(!(((((key1 === "ruleId") || (key1 === "devices")) || (key1 === "selector")) || (key1 === "until")) || (key1 === "reason"))){
+const err12 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data3.ruleId !== undefined){
+let data4 = data3.ruleId;
+if(typeof data4 === "string"){
+if(!pattern20.test(data4)){
+const err13 = {instancePath:instancePath+"/body/ruleId",schemaPath:"#/properties/body/properties/ruleId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/body/ruleId",schemaPath:"#/properties/body/properties/ruleId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data3.devices !== undefined){
+let data5 = data3.devices;
+if(Array.isArray(data5)){
+if(data5.length > 1000){
+const err15 = {instancePath:instancePath+"/body/devices",schemaPath:"#/properties/body/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(data5.length < 1){
+const err16 = {instancePath:instancePath+"/body/devices",schemaPath:"#/properties/body/properties/devices/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+const len0 = data5.length;
+for(let i0=0; i0<len0; i0++){
+let data6 = data5[i0];
+if(typeof data6 === "string"){
+if(func1(data6) > 253){
+const err17 = {instancePath:instancePath+"/body/devices/" + i0,schemaPath:"#/properties/body/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(func1(data6) < 1){
+const err18 = {instancePath:instancePath+"/body/devices/" + i0,schemaPath:"#/properties/body/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(!pattern19.test(data6)){
+const err19 = {instancePath:instancePath+"/body/devices/" + i0,schemaPath:"#/properties/body/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/body/devices/" + i0,schemaPath:"#/properties/body/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+let i1 = data5.length;
+let j0;
+if(i1 > 1){
+const indices0 = {};
+for(;i1--;){
+let item0 = data5[i1];
+if(typeof item0 !== "string"){
+continue;
+}
+if(typeof indices0[item0] == "number"){
+j0 = indices0[item0];
+const err21 = {instancePath:instancePath+"/body/devices",schemaPath:"#/properties/body/properties/devices/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+break;
+}
+indices0[item0] = i1;
+}
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/body/devices",schemaPath:"#/properties/body/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data3.selector !== undefined){
+let data7 = data3.selector;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+if(Object.keys(data7).length < 1){
+const err23 = {instancePath:instancePath+"/body/selector",schemaPath:"#/properties/body/properties/selector/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+for(const key2 in data7){
+if(!((((key2 === "group") || (key2 === "namePattern")) || (key2 === "platform")) || (key2 === "ned"))){
+const err24 = {instancePath:instancePath+"/body/selector",schemaPath:"#/properties/body/properties/selector/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data7.group !== undefined){
+let data8 = data7.group;
+if(typeof data8 === "string"){
+if(func1(data8) > 256){
+const err25 = {instancePath:instancePath+"/body/selector/group",schemaPath:"#/properties/body/properties/selector/properties/group/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if(func1(data8) < 1){
+const err26 = {instancePath:instancePath+"/body/selector/group",schemaPath:"#/properties/body/properties/selector/properties/group/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+else {
+const err27 = {instancePath:instancePath+"/body/selector/group",schemaPath:"#/properties/body/properties/selector/properties/group/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data7.namePattern !== undefined){
+let data9 = data7.namePattern;
+if(typeof data9 === "string"){
+if(func1(data9) > 1024){
+const err28 = {instancePath:instancePath+"/body/selector/namePattern",schemaPath:"#/properties/body/properties/selector/properties/namePattern/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if(func1(data9) < 1){
+const err29 = {instancePath:instancePath+"/body/selector/namePattern",schemaPath:"#/properties/body/properties/selector/properties/namePattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/body/selector/namePattern",schemaPath:"#/properties/body/properties/selector/properties/namePattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data7.platform !== undefined){
+let data10 = data7.platform;
+if(typeof data10 === "string"){
+if(func1(data10) > 128){
+const err31 = {instancePath:instancePath+"/body/selector/platform",schemaPath:"#/properties/body/properties/selector/properties/platform/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+if(func1(data10) < 1){
+const err32 = {instancePath:instancePath+"/body/selector/platform",schemaPath:"#/properties/body/properties/selector/properties/platform/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+else {
+const err33 = {instancePath:instancePath+"/body/selector/platform",schemaPath:"#/properties/body/properties/selector/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+if(data7.ned !== undefined){
+let data11 = data7.ned;
+if(typeof data11 === "string"){
+if(func1(data11) > 256){
+const err34 = {instancePath:instancePath+"/body/selector/ned",schemaPath:"#/properties/body/properties/selector/properties/ned/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+if(func1(data11) < 1){
+const err35 = {instancePath:instancePath+"/body/selector/ned",schemaPath:"#/properties/body/properties/selector/properties/ned/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/body/selector/ned",schemaPath:"#/properties/body/properties/selector/properties/ned/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+}
+else {
+const err37 = {instancePath:instancePath+"/body/selector",schemaPath:"#/properties/body/properties/selector/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+if(data3.until !== undefined){
+let data12 = data3.until;
+if(typeof data12 === "string"){
+if(!pattern47.test(data12)){
+const err38 = {instancePath:instancePath+"/body/until",schemaPath:"#/properties/body/properties/until/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(\\.\\d{1,9})?(Z|[+-]\\d\\d:\\d\\d)$"},message:"must match pattern \""+"^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(\\.\\d{1,9})?(Z|[+-]\\d\\d:\\d\\d)$"+"\""};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+else {
+const err39 = {instancePath:instancePath+"/body/until",schemaPath:"#/properties/body/properties/until/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+if(data3.reason !== undefined){
+let data13 = data3.reason;
+if(typeof data13 === "string"){
+if(func1(data13) > 1024){
+const err40 = {instancePath:instancePath+"/body/reason",schemaPath:"#/properties/body/properties/reason/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+if(func1(data13) < 1){
+const err41 = {instancePath:instancePath+"/body/reason",schemaPath:"#/properties/body/properties/reason/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+if(!pattern48.test(data13)){
+const err42 = {instancePath:instancePath+"/body/reason",schemaPath:"#/properties/body/properties/reason/pattern",keyword:"pattern",params:{pattern: "\\S"},message:"must match pattern \""+"\\S"+"\""};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+else {
+const err43 = {instancePath:instancePath+"/body/reason",schemaPath:"#/properties/body/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+}
+else {
+const err44 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+}
+else {
+const err45 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+validate34.errors = vErrors;
+return errors === 0;
+}
+validate34.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate34;
+})();
+export const listExemptions = /* @__PURE__ */ (() => {
+const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
+const pattern6 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100)$", "u");
+const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
+const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
+
+function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="listExemptions" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate35.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.pathParameters === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pathParameters"},message:"must have required property '"+"pathParameters"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.queryStringParameters === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.pathParameters !== undefined){
+let data0 = data.pathParameters;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.treeId === undefined){
+const err2 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "treeId"},message:"must have required property '"+"treeId"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.treeId !== undefined){
+let data1 = data0.treeId;
+if(typeof data1 === "string"){
+if(!pattern5.test(data1)){
+const err3 = {instancePath:instancePath+"/pathParameters/treeId",schemaPath:"#/properties/pathParameters/properties/treeId/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{24}$"},message:"must match pattern \""+"^[0-9a-f]{24}$"+"\""};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/pathParameters/treeId",schemaPath:"#/properties/pathParameters/properties/treeId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.queryStringParameters !== undefined){
+let data2 = data.queryStringParameters;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+for(const key0 in data2){
+if(!((key0 === "limit") || (key0 === "cursor"))){
+const err6 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data2.limit !== undefined){
+let data3 = data2.limit;
+if(typeof data3 === "string"){
+if(!pattern6.test(data3)){
+const err7 = {instancePath:instancePath+"/queryStringParameters/limit",schemaPath:"#/properties/queryStringParameters/properties/limit/pattern",keyword:"pattern",params:{pattern: "^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100)$"},message:"must match pattern \""+"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100)$"+"\""};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/queryStringParameters/limit",schemaPath:"#/properties/queryStringParameters/properties/limit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data2.cursor !== undefined){
+let data4 = data2.cursor;
+if(typeof data4 === "string"){
+if(func1(data4) > 2048){
+const err9 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(func1(data4) < 1){
+const err10 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(!pattern7.test(data4)){
+const err11 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+$"+"\""};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.body !== undefined){
+let data5 = data.body;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+for(const key1 in data5){
+const err14 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+validate35.errors = vErrors;
+return errors === 0;
+}
+validate35.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate35;
+})();
+export const getExemption = /* @__PURE__ */ (() => {
+const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
+
+function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="getExemption" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate36.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.pathParameters === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pathParameters"},message:"must have required property '"+"pathParameters"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.queryStringParameters === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.pathParameters !== undefined){
+let data0 = data.pathParameters;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.treeId === undefined){
+const err2 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "treeId"},message:"must have required property '"+"treeId"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.exemptionId === undefined){
+const err3 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "exemptionId"},message:"must have required property '"+"exemptionId"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.treeId !== undefined){
+let data1 = data0.treeId;
+if(typeof data1 === "string"){
+if(!pattern5.test(data1)){
+const err4 = {instancePath:instancePath+"/pathParameters/treeId",schemaPath:"#/properties/pathParameters/properties/treeId/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{24}$"},message:"must match pattern \""+"^[0-9a-f]{24}$"+"\""};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/pathParameters/treeId",schemaPath:"#/properties/pathParameters/properties/treeId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data0.exemptionId !== undefined){
+let data2 = data0.exemptionId;
+if(typeof data2 === "string"){
+if(!pattern5.test(data2)){
+const err6 = {instancePath:instancePath+"/pathParameters/exemptionId",schemaPath:"#/properties/pathParameters/properties/exemptionId/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{24}$"},message:"must match pattern \""+"^[0-9a-f]{24}$"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/pathParameters/exemptionId",schemaPath:"#/properties/pathParameters/properties/exemptionId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.queryStringParameters !== undefined){
+let data3 = data.queryStringParameters;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+for(const key0 in data3){
+const err9 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.body !== undefined){
+let data4 = data.body;
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+for(const key1 in data4){
+const err11 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+else {
+const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+validate36.errors = vErrors;
+return errors === 0;
+}
+validate36.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate36;
+})();
+export const putExemption = /* @__PURE__ */ (() => {
+const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
+const pattern20 = new RegExp("^[A-Za-z0-9_.:-]{1,128}$", "u");
+const pattern19 = new RegExp("^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$", "u");
+const pattern47 = new RegExp("^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(\\.\\d{1,9})?(Z|[+-]\\d\\d:\\d\\d)$", "u");
+const pattern48 = new RegExp("\\S", "u");
+const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
+
+function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="putExemption" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate37.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.pathParameters === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pathParameters"},message:"must have required property '"+"pathParameters"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.queryStringParameters === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.body === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "body"},message:"must have required property '"+"body"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.pathParameters !== undefined){
+let data0 = data.pathParameters;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.treeId === undefined){
+const err3 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "treeId"},message:"must have required property '"+"treeId"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.exemptionId === undefined){
+const err4 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "exemptionId"},message:"must have required property '"+"exemptionId"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.treeId !== undefined){
+let data1 = data0.treeId;
+if(typeof data1 === "string"){
+if(!pattern5.test(data1)){
+const err5 = {instancePath:instancePath+"/pathParameters/treeId",schemaPath:"#/properties/pathParameters/properties/treeId/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{24}$"},message:"must match pattern \""+"^[0-9a-f]{24}$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/pathParameters/treeId",schemaPath:"#/properties/pathParameters/properties/treeId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.exemptionId !== undefined){
+let data2 = data0.exemptionId;
+if(typeof data2 === "string"){
+if(!pattern5.test(data2)){
+const err7 = {instancePath:instancePath+"/pathParameters/exemptionId",schemaPath:"#/properties/pathParameters/properties/exemptionId/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{24}$"},message:"must match pattern \""+"^[0-9a-f]{24}$"+"\""};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/pathParameters/exemptionId",schemaPath:"#/properties/pathParameters/properties/exemptionId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.queryStringParameters !== undefined){
+let data3 = data.queryStringParameters;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+for(const key0 in data3){
+const err10 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.body !== undefined){
+let data4 = data.body;
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+if(data4.ruleId === undefined){
+const err12 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/required",keyword:"required",params:{missingProperty: "ruleId"},message:"must have required property '"+"ruleId"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data4.until === undefined){
+const err13 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/required",keyword:"required",params:{missingProperty: "until"},message:"must have required property '"+"until"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data4.reason === undefined){
+const err14 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+for(const key1 in data4){
+if(!(((((key1 === "ruleId") || (key1 === "devices")) || (key1 === "selector")) || (key1 === "until")) || (key1 === "reason"))){
+const err15 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data4.ruleId !== undefined){
+let data5 = data4.ruleId;
+if(typeof data5 === "string"){
+if(!pattern20.test(data5)){
+const err16 = {instancePath:instancePath+"/body/ruleId",schemaPath:"#/properties/body/properties/ruleId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/body/ruleId",schemaPath:"#/properties/body/properties/ruleId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data4.devices !== undefined){
+let data6 = data4.devices;
+if(Array.isArray(data6)){
+if(data6.length > 1000){
+const err18 = {instancePath:instancePath+"/body/devices",schemaPath:"#/properties/body/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data6.length < 1){
+const err19 = {instancePath:instancePath+"/body/devices",schemaPath:"#/properties/body/properties/devices/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+const len0 = data6.length;
+for(let i0=0; i0<len0; i0++){
+let data7 = data6[i0];
+if(typeof data7 === "string"){
+if(func1(data7) > 253){
+const err20 = {instancePath:instancePath+"/body/devices/" + i0,schemaPath:"#/properties/body/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(func1(data7) < 1){
+const err21 = {instancePath:instancePath+"/body/devices/" + i0,schemaPath:"#/properties/body/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if(!pattern19.test(data7)){
+const err22 = {instancePath:instancePath+"/body/devices/" + i0,schemaPath:"#/properties/body/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+else {
+const err23 = {instancePath:instancePath+"/body/devices/" + i0,schemaPath:"#/properties/body/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+let i1 = data6.length;
+let j0;
+if(i1 > 1){
+const indices0 = {};
+for(;i1--;){
+let item0 = data6[i1];
+if(typeof item0 !== "string"){
+continue;
+}
+if(typeof indices0[item0] == "number"){
+j0 = indices0[item0];
+const err24 = {instancePath:instancePath+"/body/devices",schemaPath:"#/properties/body/properties/devices/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+break;
+}
+indices0[item0] = i1;
+}
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/body/devices",schemaPath:"#/properties/body/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data4.selector !== undefined){
+let data8 = data4.selector;
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+if(Object.keys(data8).length < 1){
+const err26 = {instancePath:instancePath+"/body/selector",schemaPath:"#/properties/body/properties/selector/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+for(const key2 in data8){
+if(!((((key2 === "group") || (key2 === "namePattern")) || (key2 === "platform")) || (key2 === "ned"))){
+const err27 = {instancePath:instancePath+"/body/selector",schemaPath:"#/properties/body/properties/selector/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data8.group !== undefined){
+let data9 = data8.group;
+if(typeof data9 === "string"){
+if(func1(data9) > 256){
+const err28 = {instancePath:instancePath+"/body/selector/group",schemaPath:"#/properties/body/properties/selector/properties/group/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if(func1(data9) < 1){
+const err29 = {instancePath:instancePath+"/body/selector/group",schemaPath:"#/properties/body/properties/selector/properties/group/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/body/selector/group",schemaPath:"#/properties/body/properties/selector/properties/group/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data8.namePattern !== undefined){
+let data10 = data8.namePattern;
+if(typeof data10 === "string"){
+if(func1(data10) > 1024){
+const err31 = {instancePath:instancePath+"/body/selector/namePattern",schemaPath:"#/properties/body/properties/selector/properties/namePattern/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+if(func1(data10) < 1){
+const err32 = {instancePath:instancePath+"/body/selector/namePattern",schemaPath:"#/properties/body/properties/selector/properties/namePattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+else {
+const err33 = {instancePath:instancePath+"/body/selector/namePattern",schemaPath:"#/properties/body/properties/selector/properties/namePattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+if(data8.platform !== undefined){
+let data11 = data8.platform;
+if(typeof data11 === "string"){
+if(func1(data11) > 128){
+const err34 = {instancePath:instancePath+"/body/selector/platform",schemaPath:"#/properties/body/properties/selector/properties/platform/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+if(func1(data11) < 1){
+const err35 = {instancePath:instancePath+"/body/selector/platform",schemaPath:"#/properties/body/properties/selector/properties/platform/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/body/selector/platform",schemaPath:"#/properties/body/properties/selector/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+if(data8.ned !== undefined){
+let data12 = data8.ned;
+if(typeof data12 === "string"){
+if(func1(data12) > 256){
+const err37 = {instancePath:instancePath+"/body/selector/ned",schemaPath:"#/properties/body/properties/selector/properties/ned/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+if(func1(data12) < 1){
+const err38 = {instancePath:instancePath+"/body/selector/ned",schemaPath:"#/properties/body/properties/selector/properties/ned/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+else {
+const err39 = {instancePath:instancePath+"/body/selector/ned",schemaPath:"#/properties/body/properties/selector/properties/ned/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+}
+else {
+const err40 = {instancePath:instancePath+"/body/selector",schemaPath:"#/properties/body/properties/selector/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+if(data4.until !== undefined){
+let data13 = data4.until;
+if(typeof data13 === "string"){
+if(!pattern47.test(data13)){
+const err41 = {instancePath:instancePath+"/body/until",schemaPath:"#/properties/body/properties/until/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(\\.\\d{1,9})?(Z|[+-]\\d\\d:\\d\\d)$"},message:"must match pattern \""+"^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(\\.\\d{1,9})?(Z|[+-]\\d\\d:\\d\\d)$"+"\""};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+else {
+const err42 = {instancePath:instancePath+"/body/until",schemaPath:"#/properties/body/properties/until/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+if(data4.reason !== undefined){
+let data14 = data4.reason;
+if(typeof data14 === "string"){
+if(func1(data14) > 1024){
+const err43 = {instancePath:instancePath+"/body/reason",schemaPath:"#/properties/body/properties/reason/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+if(func1(data14) < 1){
+const err44 = {instancePath:instancePath+"/body/reason",schemaPath:"#/properties/body/properties/reason/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+if(!pattern48.test(data14)){
+const err45 = {instancePath:instancePath+"/body/reason",schemaPath:"#/properties/body/properties/reason/pattern",keyword:"pattern",params:{pattern: "\\S"},message:"must match pattern \""+"\\S"+"\""};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+else {
+const err46 = {instancePath:instancePath+"/body/reason",schemaPath:"#/properties/body/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+}
+else {
+const err47 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+}
+else {
+const err48 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+validate37.errors = vErrors;
+return errors === 0;
+}
+validate37.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate37;
+})();
+export const deleteExemption = /* @__PURE__ */ (() => {
+const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
+
+function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="deleteExemption" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate38.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.pathParameters === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pathParameters"},message:"must have required property '"+"pathParameters"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.queryStringParameters === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.pathParameters !== undefined){
+let data0 = data.pathParameters;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.treeId === undefined){
+const err2 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "treeId"},message:"must have required property '"+"treeId"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.exemptionId === undefined){
+const err3 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "exemptionId"},message:"must have required property '"+"exemptionId"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.treeId !== undefined){
+let data1 = data0.treeId;
+if(typeof data1 === "string"){
+if(!pattern5.test(data1)){
+const err4 = {instancePath:instancePath+"/pathParameters/treeId",schemaPath:"#/properties/pathParameters/properties/treeId/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{24}$"},message:"must match pattern \""+"^[0-9a-f]{24}$"+"\""};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/pathParameters/treeId",schemaPath:"#/properties/pathParameters/properties/treeId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data0.exemptionId !== undefined){
+let data2 = data0.exemptionId;
+if(typeof data2 === "string"){
+if(!pattern5.test(data2)){
+const err6 = {instancePath:instancePath+"/pathParameters/exemptionId",schemaPath:"#/properties/pathParameters/properties/exemptionId/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{24}$"},message:"must match pattern \""+"^[0-9a-f]{24}$"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/pathParameters/exemptionId",schemaPath:"#/properties/pathParameters/properties/exemptionId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.queryStringParameters !== undefined){
+let data3 = data.queryStringParameters;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+for(const key0 in data3){
+const err9 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.body !== undefined){
+let data4 = data.body;
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+for(const key1 in data4){
+const err11 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+else {
+const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+validate38.errors = vErrors;
+return errors === 0;
+}
+validate38.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate38;
+})();
+export const listTreeChangelogs = /* @__PURE__ */ (() => {
+const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
+const pattern6 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100)$", "u");
+const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
+const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
+
+function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="listTreeChangelogs" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate39.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.pathParameters === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pathParameters"},message:"must have required property '"+"pathParameters"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.queryStringParameters === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queryStringParameters"},message:"must have required property '"+"queryStringParameters"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.pathParameters !== undefined){
+let data0 = data.pathParameters;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.treeId === undefined){
+const err2 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/required",keyword:"required",params:{missingProperty: "treeId"},message:"must have required property '"+"treeId"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.treeId !== undefined){
+let data1 = data0.treeId;
+if(typeof data1 === "string"){
+if(!pattern5.test(data1)){
+const err3 = {instancePath:instancePath+"/pathParameters/treeId",schemaPath:"#/properties/pathParameters/properties/treeId/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{24}$"},message:"must match pattern \""+"^[0-9a-f]{24}$"+"\""};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/pathParameters/treeId",schemaPath:"#/properties/pathParameters/properties/treeId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/pathParameters",schemaPath:"#/properties/pathParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.queryStringParameters !== undefined){
+let data2 = data.queryStringParameters;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+for(const key0 in data2){
+if(!((key0 === "limit") || (key0 === "cursor"))){
+const err6 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data2.limit !== undefined){
+let data3 = data2.limit;
+if(typeof data3 === "string"){
+if(!pattern6.test(data3)){
+const err7 = {instancePath:instancePath+"/queryStringParameters/limit",schemaPath:"#/properties/queryStringParameters/properties/limit/pattern",keyword:"pattern",params:{pattern: "^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100)$"},message:"must match pattern \""+"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100)$"+"\""};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/queryStringParameters/limit",schemaPath:"#/properties/queryStringParameters/properties/limit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data2.cursor !== undefined){
+let data4 = data2.cursor;
+if(typeof data4 === "string"){
+if(func1(data4) > 2048){
+const err9 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(func1(data4) < 1){
+const err10 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(!pattern7.test(data4)){
+const err11 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+$"+"\""};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/queryStringParameters/cursor",schemaPath:"#/properties/queryStringParameters/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.body !== undefined){
+let data5 = data.body;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+for(const key1 in data5){
+const err14 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+validate39.errors = vErrors;
+return errors === 0;
+}
+validate39.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate39;
+})();
+export const putAdapter = /* @__PURE__ */ (() => {
+const schema51 = {"$id":"putAdapter","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":384,"description":"1 to 128 letters, digits, spaces, \"-\", \"_\" or \".\" (percent-encoded in the URL)"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","required":["type","baseUrl","auth"],"additionalProperties":false,"properties":{"type":{"type":"string","enum":["nso"],"description":"Orchestrator type"},"baseUrl":{"type":"string","minLength":1,"maxLength":2048,"description":"http(s)://host[:port], no path, query, fragment or credentials; stored as its origin"},"auth":{"type":"object","required":["type","username","password"],"additionalProperties":false,"properties":{"type":{"type":"string","enum":["basic"]},"username":{"type":"string","minLength":1,"maxLength":256},"password":{"type":"string","minLength":1,"maxLength":4096,"description":"A $VAULT_<path>#<key> reference, or the plain value (stored in the secrets store, replaced by its reference)"}}},"timeoutMs":{"type":"integer","minimum":100,"maximum":25000,"description":"Per-call timeout of the relay; absent: the active profile's orch_manager.orchestratorTimeoutMs (default 10000)"},"complianceConcurrency":{"type":"integer","minimum":1,"maximum":100,"description":"Concurrent configuration fetches of one compliance batch through this adapter; default 10"},"nsoCommitParams":{"type":"string","enum":["query","params"],"description":"How remediation sends commit parameters (dry-run, rollback label, commit queue) to this NSO: \"query\", the separate query parameters of NSO before 6.7; \"params\", the one params query value of NSO 6.7 and later. Default \"query\""}}}}};
+const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
+
+function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="putAdapter" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate40.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10565,7 +12580,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!(data4 === "nso")){
-const err15 = {instancePath:instancePath+"/body/type",schemaPath:"#/properties/body/properties/type/enum",keyword:"enum",params:{allowedValues: schema45.properties.body.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/body/type",schemaPath:"#/properties/body/properties/type/enum",keyword:"enum",params:{allowedValues: schema51.properties.body.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -10668,7 +12683,7 @@ vErrors.push(err23);
 errors++;
 }
 if(!(data7 === "basic")){
-const err24 = {instancePath:instancePath+"/body/auth/type",schemaPath:"#/properties/body/properties/auth/properties/type/enum",keyword:"enum",params:{allowedValues: schema45.properties.body.properties.auth.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err24 = {instancePath:instancePath+"/body/auth/type",schemaPath:"#/properties/body/properties/auth/properties/type/enum",keyword:"enum",params:{allowedValues: schema51.properties.body.properties.auth.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -10843,7 +12858,7 @@ vErrors.push(err38);
 errors++;
 }
 if(!((data12 === "query") || (data12 === "params"))){
-const err39 = {instancePath:instancePath+"/body/nsoCommitParams",schemaPath:"#/properties/body/properties/nsoCommitParams/enum",keyword:"enum",params:{allowedValues: schema45.properties.body.properties.nsoCommitParams.enum},message:"must be equal to one of the allowed values"};
+const err39 = {instancePath:instancePath+"/body/nsoCommitParams",schemaPath:"#/properties/body/properties/nsoCommitParams/enum",keyword:"enum",params:{allowedValues: schema51.properties.body.properties.nsoCommitParams.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -10876,22 +12891,22 @@ vErrors.push(err41);
 }
 errors++;
 }
-validate34.errors = vErrors;
+validate40.errors = vErrors;
 return errors === 0;
 }
-validate34.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate34;
+validate40.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate40;
 })();
 export const createAdapter = /* @__PURE__ */ (() => {
-const schema46 = {"$id":"createAdapter","type":"object","required":["queryStringParameters","body"],"properties":{"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","required":["name","type","baseUrl","auth"],"additionalProperties":false,"properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9._-](?:[A-Za-z0-9 ._-]{0,126}[A-Za-z0-9._-])?$","description":"1 to 128 letters, digits, spaces, \"-\", \"_\" or \".\", no space at either end; unique without regard to case"},"type":{"type":"string","enum":["nso"],"description":"Orchestrator type"},"baseUrl":{"type":"string","minLength":1,"maxLength":2048,"description":"http(s)://host[:port], no path, query, fragment or credentials; stored as its origin"},"auth":{"type":"object","required":["type","username","password"],"additionalProperties":false,"properties":{"type":{"type":"string","enum":["basic"]},"username":{"type":"string","minLength":1,"maxLength":256},"password":{"type":"string","minLength":1,"maxLength":4096,"description":"A $VAULT_<path>#<key> reference, or the plain value (stored in the secrets store, replaced by its reference)"}}},"timeoutMs":{"type":"integer","minimum":100,"maximum":25000,"description":"Per-call timeout of the relay; absent: the active profile's orch_manager.orchestratorTimeoutMs (default 10000)"},"complianceConcurrency":{"type":"integer","minimum":1,"maximum":100,"description":"Concurrent configuration fetches of one compliance batch through this adapter; default 10"},"nsoCommitParams":{"type":"string","enum":["query","params"],"description":"How remediation sends commit parameters (dry-run, rollback label, commit queue) to this NSO: \"query\", the separate query parameters of NSO before 6.7; \"params\", the one params query value of NSO 6.7 and later. Default \"query\""}}}}};
+const schema52 = {"$id":"createAdapter","type":"object","required":["queryStringParameters","body"],"properties":{"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","required":["name","type","baseUrl","auth"],"additionalProperties":false,"properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9._-](?:[A-Za-z0-9 ._-]{0,126}[A-Za-z0-9._-])?$","description":"1 to 128 letters, digits, spaces, \"-\", \"_\" or \".\", no space at either end; unique without regard to case"},"type":{"type":"string","enum":["nso"],"description":"Orchestrator type"},"baseUrl":{"type":"string","minLength":1,"maxLength":2048,"description":"http(s)://host[:port], no path, query, fragment or credentials; stored as its origin"},"auth":{"type":"object","required":["type","username","password"],"additionalProperties":false,"properties":{"type":{"type":"string","enum":["basic"]},"username":{"type":"string","minLength":1,"maxLength":256},"password":{"type":"string","minLength":1,"maxLength":4096,"description":"A $VAULT_<path>#<key> reference, or the plain value (stored in the secrets store, replaced by its reference)"}}},"timeoutMs":{"type":"integer","minimum":100,"maximum":25000,"description":"Per-call timeout of the relay; absent: the active profile's orch_manager.orchestratorTimeoutMs (default 10000)"},"complianceConcurrency":{"type":"integer","minimum":1,"maximum":100,"description":"Concurrent configuration fetches of one compliance batch through this adapter; default 10"},"nsoCommitParams":{"type":"string","enum":["query","params"],"description":"How remediation sends commit parameters (dry-run, rollback label, commit queue) to this NSO: \"query\", the separate query parameters of NSO before 6.7; \"params\", the one params query value of NSO 6.7 and later. Default \"query\""}}}}};
 const pattern12 = new RegExp("^[A-Za-z0-9._-](?:[A-Za-z0-9 ._-]{0,126}[A-Za-z0-9._-])?$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="createAdapter" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate35.evaluated;
+const evaluated0 = validate41.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11037,7 +13052,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!(data3 === "nso")){
-const err12 = {instancePath:instancePath+"/body/type",schemaPath:"#/properties/body/properties/type/enum",keyword:"enum",params:{allowedValues: schema46.properties.body.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/body/type",schemaPath:"#/properties/body/properties/type/enum",keyword:"enum",params:{allowedValues: schema52.properties.body.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -11140,7 +13155,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!(data6 === "basic")){
-const err21 = {instancePath:instancePath+"/body/auth/type",schemaPath:"#/properties/body/properties/auth/properties/type/enum",keyword:"enum",params:{allowedValues: schema46.properties.body.properties.auth.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/body/auth/type",schemaPath:"#/properties/body/properties/auth/properties/type/enum",keyword:"enum",params:{allowedValues: schema52.properties.body.properties.auth.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -11315,7 +13330,7 @@ vErrors.push(err35);
 errors++;
 }
 if(!((data11 === "query") || (data11 === "params"))){
-const err36 = {instancePath:instancePath+"/body/nsoCommitParams",schemaPath:"#/properties/body/properties/nsoCommitParams/enum",keyword:"enum",params:{allowedValues: schema46.properties.body.properties.nsoCommitParams.enum},message:"must be equal to one of the allowed values"};
+const err36 = {instancePath:instancePath+"/body/nsoCommitParams",schemaPath:"#/properties/body/properties/nsoCommitParams/enum",keyword:"enum",params:{allowedValues: schema52.properties.body.properties.nsoCommitParams.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -11348,20 +13363,20 @@ vErrors.push(err38);
 }
 errors++;
 }
-validate35.errors = vErrors;
+validate41.errors = vErrors;
 return errors === 0;
 }
-validate35.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate35;
+validate41.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate41;
 })();
 export const stopAdapter = /* @__PURE__ */ (() => {
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="stopAdapter" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate36.evaluated;
+const evaluated0 = validate42.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11510,20 +13525,20 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate36.errors = vErrors;
+validate42.errors = vErrors;
 return errors === 0;
 }
-validate36.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate36;
+validate42.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate42;
 })();
 export const startAdapter = /* @__PURE__ */ (() => {
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="startAdapter" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate37.evaluated;
+const evaluated0 = validate43.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11672,20 +13687,20 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate37.errors = vErrors;
+validate43.errors = vErrors;
 return errors === 0;
 }
-validate37.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate37;
+validate43.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate43;
 })();
 export const restartAdapter = /* @__PURE__ */ (() => {
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="restartAdapter" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate38.evaluated;
+const evaluated0 = validate44.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11834,21 +13849,21 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate38.errors = vErrors;
+validate44.errors = vErrors;
 return errors === 0;
 }
-validate38.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate38;
+validate44.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate44;
 })();
 export const setAdapterLogLevel = /* @__PURE__ */ (() => {
-const schema50 = {"$id":"setAdapterLogLevel","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":384,"description":"1 to 128 letters, digits, spaces, \"-\", \"_\" or \".\" (percent-encoded in the URL)"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","required":["level"],"additionalProperties":false,"properties":{"level":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"error, warn or info: one line per call (error: failed calls only; warn: also refused ones); debug: also the request and answer metadata; trace: also the bodies, truncated and with secrets redacted. Default info"}}}}};
+const schema56 = {"$id":"setAdapterLogLevel","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":384,"description":"1 to 128 letters, digits, spaces, \"-\", \"_\" or \".\" (percent-encoded in the URL)"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","required":["level"],"additionalProperties":false,"properties":{"level":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"error, warn or info: one line per call (error: failed calls only; warn: also refused ones); debug: also the request and answer metadata; trace: also the bodies, truncated and with secrets redacted. Default info"}}}}};
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="setAdapterLogLevel" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate39.evaluated;
+const evaluated0 = validate45.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12009,7 +14024,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!(((((data4 === "error") || (data4 === "warn")) || (data4 === "info")) || (data4 === "debug")) || (data4 === "trace"))){
-const err13 = {instancePath:instancePath+"/body/level",schemaPath:"#/properties/body/properties/level/enum",keyword:"enum",params:{allowedValues: schema50.properties.body.properties.level.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/body/level",schemaPath:"#/properties/body/properties/level/enum",keyword:"enum",params:{allowedValues: schema56.properties.body.properties.level.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -12042,22 +14057,22 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate39.errors = vErrors;
+validate45.errors = vErrors;
 return errors === 0;
 }
-validate39.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate39;
+validate45.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate45;
 })();
 export const listAdapterChangelogs = /* @__PURE__ */ (() => {
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 const pattern6 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100)$", "u");
 const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 
-function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="listAdapterChangelogs" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate40.evaluated;
+const evaluated0 = validate46.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12278,22 +14293,22 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate40.errors = vErrors;
+validate46.errors = vErrors;
 return errors === 0;
 }
-validate40.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate40;
+validate46.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate46;
 })();
 export const listApplicationChangelogs = /* @__PURE__ */ (() => {
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 const pattern6 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100)$", "u");
 const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 
-function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="listApplicationChangelogs" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate41.evaluated;
+const evaluated0 = validate47.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12514,22 +14529,22 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate41.errors = vErrors;
+validate47.errors = vErrors;
 return errors === 0;
 }
-validate41.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate41;
+validate47.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate47;
 })();
 export const listApplicationChangelogsSingular = /* @__PURE__ */ (() => {
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 const pattern6 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100)$", "u");
 const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 
-function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="listApplicationChangelogsSingular" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate42.evaluated;
+const evaluated0 = validate48.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12750,20 +14765,20 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate42.errors = vErrors;
+validate48.errors = vErrors;
 return errors === 0;
 }
-validate42.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate42;
+validate48.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate48;
 })();
 export const getAdapterSchema = /* @__PURE__ */ (() => {
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getAdapterSchema" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate43.evaluated;
+const evaluated0 = validate49.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12912,20 +14927,20 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate43.errors = vErrors;
+validate49.errors = vErrors;
 return errors === 0;
 }
-validate43.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate43;
+validate49.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate49;
 })();
 export const getAdapter = /* @__PURE__ */ (() => {
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getAdapter" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate44.evaluated;
+const evaluated0 = validate50.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13074,22 +15089,22 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate44.errors = vErrors;
+validate50.errors = vErrors;
 return errors === 0;
 }
-validate44.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate44;
+validate50.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate50;
 })();
 export const listAdapters = /* @__PURE__ */ (() => {
 const pattern6 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100)$", "u");
 const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="listAdapters" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate45.evaluated;
+const evaluated0 = validate51.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13240,20 +15255,20 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate45.errors = vErrors;
+validate51.errors = vErrors;
 return errors === 0;
 }
-validate45.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate45;
+validate51.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate51;
 })();
 export const deleteAdapter = /* @__PURE__ */ (() => {
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="deleteAdapter" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate46.evaluated;
+const evaluated0 = validate52.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13402,18 +15417,18 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate46.errors = vErrors;
+validate52.errors = vErrors;
 return errors === 0;
 }
-validate46.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate46;
+validate52.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate52;
 })();
 export const getStatus = /* @__PURE__ */ (() => {
-function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getStatus" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate47.evaluated;
+const evaluated0 = validate53.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13492,18 +15507,18 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate47.errors = vErrors;
+validate53.errors = vErrors;
 return errors === 0;
 }
-validate47.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate47;
+validate53.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate53;
 })();
 export const getSystemHealth = /* @__PURE__ */ (() => {
-function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getSystemHealth" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate48.evaluated;
+const evaluated0 = validate54.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13582,18 +15597,18 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate48.errors = vErrors;
+validate54.errors = vErrors;
 return errors === 0;
 }
-validate48.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate48;
+validate54.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate54;
 })();
 export const getServerHealth = /* @__PURE__ */ (() => {
-function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getServerHealth" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate49.evaluated;
+const evaluated0 = validate55.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13672,22 +15687,22 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate49.errors = vErrors;
+validate55.errors = vErrors;
 return errors === 0;
 }
-validate49.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate49;
+validate55.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate55;
 })();
 export const getAdaptersHealth = /* @__PURE__ */ (() => {
-const pattern53 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20)$", "u");
+const pattern74 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20)$", "u");
 const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getAdaptersHealth" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate50.evaluated;
+const evaluated0 = validate56.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13723,7 +15738,7 @@ errors++;
 if(data0.limit !== undefined){
 let data1 = data0.limit;
 if(typeof data1 === "string"){
-if(!pattern53.test(data1)){
+if(!pattern74.test(data1)){
 const err2 = {instancePath:instancePath+"/queryStringParameters/limit",schemaPath:"#/properties/queryStringParameters/properties/limit/pattern",keyword:"pattern",params:{pattern: "^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20)$"},message:"must match pattern \""+"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20)$"+"\""};
 if(vErrors === null){
 vErrors = [err2];
@@ -13838,20 +15853,20 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate50.errors = vErrors;
+validate56.errors = vErrors;
 return errors === 0;
 }
-validate50.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate50;
+validate56.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate56;
 })();
 export const getAdapterHealth = /* @__PURE__ */ (() => {
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getAdapterHealth" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate51.evaluated;
+const evaluated0 = validate57.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14000,23 +16015,23 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate51.errors = vErrors;
+validate57.errors = vErrors;
 return errors === 0;
 }
-validate51.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate51;
+validate57.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate57;
 })();
 export const startComplianceBatch = /* @__PURE__ */ (() => {
-const schema63 = {"$id":"startComplianceBatch","type":"object","required":["queryStringParameters","body"],"properties":{"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"required":["treeId","version","adapterId"],"properties":{"treeId":{"type":"string","pattern":"^[0-9a-f]{24}$"},"version":{"type":"string","minLength":1,"maxLength":256,"description":"The version label (`label~2` for the second of a repeated label)"},"adapterId":{"type":"string","pattern":"^[A-Za-z0-9 ._-]{1,128}$","description":"The adapter name"},"devices":{"type":"array","minItems":1,"maxItems":50000,"items":{"type":"string","minLength":1,"maxLength":253},"description":"Only these devices (each must be assigned to a node of the version); default every device of the version"},"sync":{"type":"string","enum":["check","sync-from","none"],"default":"check","description":"What NSO is asked before each device is graded: `check` (default) whether its copy matches the device (check-sync, or compare-config where the NED cannot check-sync), and an out-of-sync device is graded `out-of-sync` with NSO's diff; `sync-from` to take the device's configuration first; `none` nothing (NSO's copy is graded as it is)"}}}}};
+const schema69 = {"$id":"startComplianceBatch","type":"object","required":["queryStringParameters","body"],"properties":{"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"required":["treeId","version","adapterId"],"properties":{"treeId":{"type":"string","pattern":"^[0-9a-f]{24}$"},"version":{"type":"string","minLength":1,"maxLength":256,"description":"The version label (`label~2` for the second of a repeated label)"},"adapterId":{"type":"string","pattern":"^[A-Za-z0-9 ._-]{1,128}$","description":"The adapter name"},"devices":{"type":"array","minItems":1,"maxItems":50000,"items":{"type":"string","minLength":1,"maxLength":253},"description":"Only these devices (each must be assigned to a node of the version); default every device of the version"},"sync":{"type":"string","enum":["check","sync-from","none"],"default":"check","description":"What NSO is asked before each device is graded: `check` (default) whether its copy matches the device (check-sync, or compare-config where the NED cannot check-sync), and an out-of-sync device is graded `out-of-sync` with NSO's diff; `sync-from` to take the device's configuration first; `none` nothing (NSO's copy is graded as it is)"}}}}};
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
-const pattern56 = new RegExp("^[A-Za-z0-9 ._-]{1,128}$", "u");
+const pattern77 = new RegExp("^[A-Za-z0-9 ._-]{1,128}$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="startComplianceBatch" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate52.evaluated;
+const evaluated0 = validate58.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14177,7 +16192,7 @@ errors++;
 if(data1.adapterId !== undefined){
 let data4 = data1.adapterId;
 if(typeof data4 === "string"){
-if(!pattern56.test(data4)){
+if(!pattern77.test(data4)){
 const err13 = {instancePath:instancePath+"/body/adapterId",schemaPath:"#/properties/body/properties/adapterId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9 ._-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9 ._-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -14283,7 +16298,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!(((data7 === "check") || (data7 === "sync-from")) || (data7 === "none"))){
-const err22 = {instancePath:instancePath+"/body/sync",schemaPath:"#/properties/body/properties/sync/enum",keyword:"enum",params:{allowedValues: schema63.properties.body.properties.sync.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/body/sync",schemaPath:"#/properties/body/properties/sync/enum",keyword:"enum",params:{allowedValues: schema69.properties.body.properties.sync.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -14316,21 +16331,21 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate52.errors = vErrors;
+validate58.errors = vErrors;
 return errors === 0;
 }
-validate52.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate52;
+validate58.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate58;
 })();
 export const startBackupBatch = /* @__PURE__ */ (() => {
-const pattern56 = new RegExp("^[A-Za-z0-9 ._-]{1,128}$", "u");
+const pattern77 = new RegExp("^[A-Za-z0-9 ._-]{1,128}$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="startBackupBatch" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate53.evaluated;
+const evaluated0 = validate59.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14411,7 +16426,7 @@ errors++;
 if(data1.adapterId !== undefined){
 let data2 = data1.adapterId;
 if(typeof data2 === "string"){
-if(!pattern56.test(data2)){
+if(!pattern77.test(data2)){
 const err6 = {instancePath:instancePath+"/body/adapterId",schemaPath:"#/properties/body/properties/adapterId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9 ._-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9 ._-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -14527,27 +16542,27 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate53.errors = vErrors;
+validate59.errors = vErrors;
 return errors === 0;
 }
-validate53.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate53;
+validate59.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate59;
 })();
 export const listComplianceBatches = /* @__PURE__ */ (() => {
-const schema65 = {"$id":"listComplianceBatches","type":"object","required":["queryStringParameters"],"properties":{"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{"limit":{"type":"string","pattern":"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$","description":"Page size: an integer from 1 to 200 (default 50)."},"cursor":{"type":"string","minLength":1,"maxLength":2048,"pattern":"^[A-Za-z0-9_-]+$","description":"Continuation token: the `next` value of the previous page, passed back unchanged."},"planId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"Only the batches of this compliance plan"},"treeId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"Only the batches of this tree"},"adapterId":{"type":"string","pattern":"^[A-Za-z0-9 ._-]{1,128}$","description":"Only the batches through this adapter"},"status":{"type":"string","enum":["running","completed","failed"],"description":"Only batches in this status"},"kind":{"type":"string","enum":["compliance","backup"],"description":"Only batches of this kind"},"from":{"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$","description":"Only rows whose start (`started`) is at or after this ISO 8601 date or time"},"to":{"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$","description":"Only rows whose start (`started`) is at or before this ISO 8601 date or time"},"format":{"type":"string","enum":["json","csv"],"description":"Answer as `json` (the default) or `csv` (RFC 4180, streamed, the whole list); wins over the `Accept` header."}}},"body":{"type":"object","additionalProperties":false,"properties":{}}}};
+const schema71 = {"$id":"listComplianceBatches","type":"object","required":["queryStringParameters"],"properties":{"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{"limit":{"type":"string","pattern":"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$","description":"Page size: an integer from 1 to 200 (default 50)."},"cursor":{"type":"string","minLength":1,"maxLength":2048,"pattern":"^[A-Za-z0-9_-]+$","description":"Continuation token: the `next` value of the previous page, passed back unchanged."},"planId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"Only the batches of this compliance plan"},"treeId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"Only the batches of this tree"},"adapterId":{"type":"string","pattern":"^[A-Za-z0-9 ._-]{1,128}$","description":"Only the batches through this adapter"},"status":{"type":"string","enum":["running","completed","failed"],"description":"Only batches in this status"},"kind":{"type":"string","enum":["compliance","backup"],"description":"Only batches of this kind"},"from":{"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$","description":"Only rows whose start (`started`) is at or after this ISO 8601 date or time"},"to":{"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$","description":"Only rows whose start (`started`) is at or before this ISO 8601 date or time"},"format":{"type":"string","enum":["json","csv"],"description":"Answer as `json` (the default) or `csv` (RFC 4180, streamed, the whole list); wins over the `Accept` header."}}},"body":{"type":"object","additionalProperties":false,"properties":{}}}};
 const func35 = Object.prototype.hasOwnProperty;
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
-const pattern58 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$", "u");
+const pattern79 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$", "u");
 const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
-const pattern56 = new RegExp("^[A-Za-z0-9 ._-]{1,128}$", "u");
-const pattern63 = new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$", "u");
+const pattern77 = new RegExp("^[A-Za-z0-9 ._-]{1,128}$", "u");
+const pattern84 = new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$", "u");
 
-function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="listComplianceBatches" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate54.evaluated;
+const evaluated0 = validate60.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14569,7 +16584,7 @@ if(data.queryStringParameters !== undefined){
 let data0 = data.queryStringParameters;
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 for(const key0 in data0){
-if(!(func35.call(schema65.properties.queryStringParameters.properties, key0))){
+if(!(func35.call(schema71.properties.queryStringParameters.properties, key0))){
 const err1 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -14583,7 +16598,7 @@ errors++;
 if(data0.limit !== undefined){
 let data1 = data0.limit;
 if(typeof data1 === "string"){
-if(!pattern58.test(data1)){
+if(!pattern79.test(data1)){
 const err2 = {instancePath:instancePath+"/queryStringParameters/limit",schemaPath:"#/properties/queryStringParameters/properties/limit/pattern",keyword:"pattern",params:{pattern: "^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$"},message:"must match pattern \""+"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$"+"\""};
 if(vErrors === null){
 vErrors = [err2];
@@ -14703,7 +16718,7 @@ errors++;
 if(data0.adapterId !== undefined){
 let data5 = data0.adapterId;
 if(typeof data5 === "string"){
-if(!pattern56.test(data5)){
+if(!pattern77.test(data5)){
 const err12 = {instancePath:instancePath+"/queryStringParameters/adapterId",schemaPath:"#/properties/queryStringParameters/properties/adapterId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9 ._-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9 ._-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -14738,7 +16753,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!(((data6 === "running") || (data6 === "completed")) || (data6 === "failed"))){
-const err15 = {instancePath:instancePath+"/queryStringParameters/status",schemaPath:"#/properties/queryStringParameters/properties/status/enum",keyword:"enum",params:{allowedValues: schema65.properties.queryStringParameters.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/queryStringParameters/status",schemaPath:"#/properties/queryStringParameters/properties/status/enum",keyword:"enum",params:{allowedValues: schema71.properties.queryStringParameters.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -14761,7 +16776,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((data7 === "compliance") || (data7 === "backup"))){
-const err17 = {instancePath:instancePath+"/queryStringParameters/kind",schemaPath:"#/properties/queryStringParameters/properties/kind/enum",keyword:"enum",params:{allowedValues: schema65.properties.queryStringParameters.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/queryStringParameters/kind",schemaPath:"#/properties/queryStringParameters/properties/kind/enum",keyword:"enum",params:{allowedValues: schema71.properties.queryStringParameters.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -14774,7 +16789,7 @@ errors++;
 if(data0.from !== undefined){
 let data8 = data0.from;
 if(typeof data8 === "string"){
-if(!pattern63.test(data8)){
+if(!pattern84.test(data8)){
 const err18 = {instancePath:instancePath+"/queryStringParameters/from",schemaPath:"#/properties/queryStringParameters/properties/from/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$"+"\""};
 if(vErrors === null){
 vErrors = [err18];
@@ -14799,7 +16814,7 @@ errors++;
 if(data0.to !== undefined){
 let data9 = data0.to;
 if(typeof data9 === "string"){
-if(!pattern63.test(data9)){
+if(!pattern84.test(data9)){
 const err20 = {instancePath:instancePath+"/queryStringParameters/to",schemaPath:"#/properties/queryStringParameters/properties/to/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$"+"\""};
 if(vErrors === null){
 vErrors = [err20];
@@ -14834,7 +16849,7 @@ vErrors.push(err22);
 errors++;
 }
 if(!((data10 === "json") || (data10 === "csv"))){
-const err23 = {instancePath:instancePath+"/queryStringParameters/format",schemaPath:"#/properties/queryStringParameters/properties/format/enum",keyword:"enum",params:{allowedValues: schema65.properties.queryStringParameters.properties.format.enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/queryStringParameters/format",schemaPath:"#/properties/queryStringParameters/properties/format/enum",keyword:"enum",params:{allowedValues: schema71.properties.queryStringParameters.properties.format.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -14892,24 +16907,24 @@ vErrors.push(err27);
 }
 errors++;
 }
-validate54.errors = vErrors;
+validate60.errors = vErrors;
 return errors === 0;
 }
-validate54.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate54;
+validate60.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate60;
 })();
 export const getComplianceBatchDelta = /* @__PURE__ */ (() => {
-const schema66 = {"$id":"getComplianceBatchDelta","type":"object","required":["pathParameters","queryStringParameters"],"properties":{"pathParameters":{"type":"object","required":["batchId"],"properties":{"batchId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"The batchId that starting the batch answered"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{"limit":{"type":"string","pattern":"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200|201|202|203|204|205|206|207|208|209|210|211|212|213|214|215|216|217|218|219|220|221|222|223|224|225|226|227|228|229|230|231|232|233|234|235|236|237|238|239|240|241|242|243|244|245|246|247|248|249|250|251|252|253|254|255|256|257|258|259|260|261|262|263|264|265|266|267|268|269|270|271|272|273|274|275|276|277|278|279|280|281|282|283|284|285|286|287|288|289|290|291|292|293|294|295|296|297|298|299|300|301|302|303|304|305|306|307|308|309|310|311|312|313|314|315|316|317|318|319|320|321|322|323|324|325|326|327|328|329|330|331|332|333|334|335|336|337|338|339|340|341|342|343|344|345|346|347|348|349|350|351|352|353|354|355|356|357|358|359|360|361|362|363|364|365|366|367|368|369|370|371|372|373|374|375|376|377|378|379|380|381|382|383|384|385|386|387|388|389|390|391|392|393|394|395|396|397|398|399|400|401|402|403|404|405|406|407|408|409|410|411|412|413|414|415|416|417|418|419|420|421|422|423|424|425|426|427|428|429|430|431|432|433|434|435|436|437|438|439|440|441|442|443|444|445|446|447|448|449|450|451|452|453|454|455|456|457|458|459|460|461|462|463|464|465|466|467|468|469|470|471|472|473|474|475|476|477|478|479|480|481|482|483|484|485|486|487|488|489|490|491|492|493|494|495|496|497|498|499|500|501|502|503|504|505|506|507|508|509|510|511|512|513|514|515|516|517|518|519|520|521|522|523|524|525|526|527|528|529|530|531|532|533|534|535|536|537|538|539|540|541|542|543|544|545|546|547|548|549|550|551|552|553|554|555|556|557|558|559|560|561|562|563|564|565|566|567|568|569|570|571|572|573|574|575|576|577|578|579|580|581|582|583|584|585|586|587|588|589|590|591|592|593|594|595|596|597|598|599|600|601|602|603|604|605|606|607|608|609|610|611|612|613|614|615|616|617|618|619|620|621|622|623|624|625|626|627|628|629|630|631|632|633|634|635|636|637|638|639|640|641|642|643|644|645|646|647|648|649|650|651|652|653|654|655|656|657|658|659|660|661|662|663|664|665|666|667|668|669|670|671|672|673|674|675|676|677|678|679|680|681|682|683|684|685|686|687|688|689|690|691|692|693|694|695|696|697|698|699|700|701|702|703|704|705|706|707|708|709|710|711|712|713|714|715|716|717|718|719|720|721|722|723|724|725|726|727|728|729|730|731|732|733|734|735|736|737|738|739|740|741|742|743|744|745|746|747|748|749|750|751|752|753|754|755|756|757|758|759|760|761|762|763|764|765|766|767|768|769|770|771|772|773|774|775|776|777|778|779|780|781|782|783|784|785|786|787|788|789|790|791|792|793|794|795|796|797|798|799|800|801|802|803|804|805|806|807|808|809|810|811|812|813|814|815|816|817|818|819|820|821|822|823|824|825|826|827|828|829|830|831|832|833|834|835|836|837|838|839|840|841|842|843|844|845|846|847|848|849|850|851|852|853|854|855|856|857|858|859|860|861|862|863|864|865|866|867|868|869|870|871|872|873|874|875|876|877|878|879|880|881|882|883|884|885|886|887|888|889|890|891|892|893|894|895|896|897|898|899|900|901|902|903|904|905|906|907|908|909|910|911|912|913|914|915|916|917|918|919|920|921|922|923|924|925|926|927|928|929|930|931|932|933|934|935|936|937|938|939|940|941|942|943|944|945|946|947|948|949|950|951|952|953|954|955|956|957|958|959|960|961|962|963|964|965|966|967|968|969|970|971|972|973|974|975|976|977|978|979|980|981|982|983|984|985|986|987|988|989|990|991|992|993|994|995|996|997|998|999|1000)$","description":"Page size: an integer from 1 to 1000 (default 200)."},"cursor":{"type":"string","minLength":1,"maxLength":2048,"pattern":"^[A-Za-z0-9_-]+$","description":"Continuation token: the `next` value of the previous page, passed back unchanged."},"change":{"type":"string","enum":["newly-failing","fixed","changed","new","gone"],"description":"Only the devices of this class"},"format":{"type":"string","enum":["json","csv"],"description":"Answer as `json` (the default) or `csv` (RFC 4180, streamed, the whole list); wins over the `Accept` header."}}},"body":{"type":"object","additionalProperties":false,"properties":{}}}};
+const schema72 = {"$id":"getComplianceBatchDelta","type":"object","required":["pathParameters","queryStringParameters"],"properties":{"pathParameters":{"type":"object","required":["batchId"],"properties":{"batchId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"The batchId that starting the batch answered"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{"limit":{"type":"string","pattern":"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200|201|202|203|204|205|206|207|208|209|210|211|212|213|214|215|216|217|218|219|220|221|222|223|224|225|226|227|228|229|230|231|232|233|234|235|236|237|238|239|240|241|242|243|244|245|246|247|248|249|250|251|252|253|254|255|256|257|258|259|260|261|262|263|264|265|266|267|268|269|270|271|272|273|274|275|276|277|278|279|280|281|282|283|284|285|286|287|288|289|290|291|292|293|294|295|296|297|298|299|300|301|302|303|304|305|306|307|308|309|310|311|312|313|314|315|316|317|318|319|320|321|322|323|324|325|326|327|328|329|330|331|332|333|334|335|336|337|338|339|340|341|342|343|344|345|346|347|348|349|350|351|352|353|354|355|356|357|358|359|360|361|362|363|364|365|366|367|368|369|370|371|372|373|374|375|376|377|378|379|380|381|382|383|384|385|386|387|388|389|390|391|392|393|394|395|396|397|398|399|400|401|402|403|404|405|406|407|408|409|410|411|412|413|414|415|416|417|418|419|420|421|422|423|424|425|426|427|428|429|430|431|432|433|434|435|436|437|438|439|440|441|442|443|444|445|446|447|448|449|450|451|452|453|454|455|456|457|458|459|460|461|462|463|464|465|466|467|468|469|470|471|472|473|474|475|476|477|478|479|480|481|482|483|484|485|486|487|488|489|490|491|492|493|494|495|496|497|498|499|500|501|502|503|504|505|506|507|508|509|510|511|512|513|514|515|516|517|518|519|520|521|522|523|524|525|526|527|528|529|530|531|532|533|534|535|536|537|538|539|540|541|542|543|544|545|546|547|548|549|550|551|552|553|554|555|556|557|558|559|560|561|562|563|564|565|566|567|568|569|570|571|572|573|574|575|576|577|578|579|580|581|582|583|584|585|586|587|588|589|590|591|592|593|594|595|596|597|598|599|600|601|602|603|604|605|606|607|608|609|610|611|612|613|614|615|616|617|618|619|620|621|622|623|624|625|626|627|628|629|630|631|632|633|634|635|636|637|638|639|640|641|642|643|644|645|646|647|648|649|650|651|652|653|654|655|656|657|658|659|660|661|662|663|664|665|666|667|668|669|670|671|672|673|674|675|676|677|678|679|680|681|682|683|684|685|686|687|688|689|690|691|692|693|694|695|696|697|698|699|700|701|702|703|704|705|706|707|708|709|710|711|712|713|714|715|716|717|718|719|720|721|722|723|724|725|726|727|728|729|730|731|732|733|734|735|736|737|738|739|740|741|742|743|744|745|746|747|748|749|750|751|752|753|754|755|756|757|758|759|760|761|762|763|764|765|766|767|768|769|770|771|772|773|774|775|776|777|778|779|780|781|782|783|784|785|786|787|788|789|790|791|792|793|794|795|796|797|798|799|800|801|802|803|804|805|806|807|808|809|810|811|812|813|814|815|816|817|818|819|820|821|822|823|824|825|826|827|828|829|830|831|832|833|834|835|836|837|838|839|840|841|842|843|844|845|846|847|848|849|850|851|852|853|854|855|856|857|858|859|860|861|862|863|864|865|866|867|868|869|870|871|872|873|874|875|876|877|878|879|880|881|882|883|884|885|886|887|888|889|890|891|892|893|894|895|896|897|898|899|900|901|902|903|904|905|906|907|908|909|910|911|912|913|914|915|916|917|918|919|920|921|922|923|924|925|926|927|928|929|930|931|932|933|934|935|936|937|938|939|940|941|942|943|944|945|946|947|948|949|950|951|952|953|954|955|956|957|958|959|960|961|962|963|964|965|966|967|968|969|970|971|972|973|974|975|976|977|978|979|980|981|982|983|984|985|986|987|988|989|990|991|992|993|994|995|996|997|998|999|1000)$","description":"Page size: an integer from 1 to 1000 (default 200)."},"cursor":{"type":"string","minLength":1,"maxLength":2048,"pattern":"^[A-Za-z0-9_-]+$","description":"Continuation token: the `next` value of the previous page, passed back unchanged."},"change":{"type":"string","enum":["newly-failing","fixed","changed","new","gone"],"description":"Only the devices of this class"},"format":{"type":"string","enum":["json","csv"],"description":"Answer as `json` (the default) or `csv` (RFC 4180, streamed, the whole list); wins over the `Accept` header."}}},"body":{"type":"object","additionalProperties":false,"properties":{}}}};
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
-const pattern66 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200|201|202|203|204|205|206|207|208|209|210|211|212|213|214|215|216|217|218|219|220|221|222|223|224|225|226|227|228|229|230|231|232|233|234|235|236|237|238|239|240|241|242|243|244|245|246|247|248|249|250|251|252|253|254|255|256|257|258|259|260|261|262|263|264|265|266|267|268|269|270|271|272|273|274|275|276|277|278|279|280|281|282|283|284|285|286|287|288|289|290|291|292|293|294|295|296|297|298|299|300|301|302|303|304|305|306|307|308|309|310|311|312|313|314|315|316|317|318|319|320|321|322|323|324|325|326|327|328|329|330|331|332|333|334|335|336|337|338|339|340|341|342|343|344|345|346|347|348|349|350|351|352|353|354|355|356|357|358|359|360|361|362|363|364|365|366|367|368|369|370|371|372|373|374|375|376|377|378|379|380|381|382|383|384|385|386|387|388|389|390|391|392|393|394|395|396|397|398|399|400|401|402|403|404|405|406|407|408|409|410|411|412|413|414|415|416|417|418|419|420|421|422|423|424|425|426|427|428|429|430|431|432|433|434|435|436|437|438|439|440|441|442|443|444|445|446|447|448|449|450|451|452|453|454|455|456|457|458|459|460|461|462|463|464|465|466|467|468|469|470|471|472|473|474|475|476|477|478|479|480|481|482|483|484|485|486|487|488|489|490|491|492|493|494|495|496|497|498|499|500|501|502|503|504|505|506|507|508|509|510|511|512|513|514|515|516|517|518|519|520|521|522|523|524|525|526|527|528|529|530|531|532|533|534|535|536|537|538|539|540|541|542|543|544|545|546|547|548|549|550|551|552|553|554|555|556|557|558|559|560|561|562|563|564|565|566|567|568|569|570|571|572|573|574|575|576|577|578|579|580|581|582|583|584|585|586|587|588|589|590|591|592|593|594|595|596|597|598|599|600|601|602|603|604|605|606|607|608|609|610|611|612|613|614|615|616|617|618|619|620|621|622|623|624|625|626|627|628|629|630|631|632|633|634|635|636|637|638|639|640|641|642|643|644|645|646|647|648|649|650|651|652|653|654|655|656|657|658|659|660|661|662|663|664|665|666|667|668|669|670|671|672|673|674|675|676|677|678|679|680|681|682|683|684|685|686|687|688|689|690|691|692|693|694|695|696|697|698|699|700|701|702|703|704|705|706|707|708|709|710|711|712|713|714|715|716|717|718|719|720|721|722|723|724|725|726|727|728|729|730|731|732|733|734|735|736|737|738|739|740|741|742|743|744|745|746|747|748|749|750|751|752|753|754|755|756|757|758|759|760|761|762|763|764|765|766|767|768|769|770|771|772|773|774|775|776|777|778|779|780|781|782|783|784|785|786|787|788|789|790|791|792|793|794|795|796|797|798|799|800|801|802|803|804|805|806|807|808|809|810|811|812|813|814|815|816|817|818|819|820|821|822|823|824|825|826|827|828|829|830|831|832|833|834|835|836|837|838|839|840|841|842|843|844|845|846|847|848|849|850|851|852|853|854|855|856|857|858|859|860|861|862|863|864|865|866|867|868|869|870|871|872|873|874|875|876|877|878|879|880|881|882|883|884|885|886|887|888|889|890|891|892|893|894|895|896|897|898|899|900|901|902|903|904|905|906|907|908|909|910|911|912|913|914|915|916|917|918|919|920|921|922|923|924|925|926|927|928|929|930|931|932|933|934|935|936|937|938|939|940|941|942|943|944|945|946|947|948|949|950|951|952|953|954|955|956|957|958|959|960|961|962|963|964|965|966|967|968|969|970|971|972|973|974|975|976|977|978|979|980|981|982|983|984|985|986|987|988|989|990|991|992|993|994|995|996|997|998|999|1000)$", "u");
+const pattern87 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200|201|202|203|204|205|206|207|208|209|210|211|212|213|214|215|216|217|218|219|220|221|222|223|224|225|226|227|228|229|230|231|232|233|234|235|236|237|238|239|240|241|242|243|244|245|246|247|248|249|250|251|252|253|254|255|256|257|258|259|260|261|262|263|264|265|266|267|268|269|270|271|272|273|274|275|276|277|278|279|280|281|282|283|284|285|286|287|288|289|290|291|292|293|294|295|296|297|298|299|300|301|302|303|304|305|306|307|308|309|310|311|312|313|314|315|316|317|318|319|320|321|322|323|324|325|326|327|328|329|330|331|332|333|334|335|336|337|338|339|340|341|342|343|344|345|346|347|348|349|350|351|352|353|354|355|356|357|358|359|360|361|362|363|364|365|366|367|368|369|370|371|372|373|374|375|376|377|378|379|380|381|382|383|384|385|386|387|388|389|390|391|392|393|394|395|396|397|398|399|400|401|402|403|404|405|406|407|408|409|410|411|412|413|414|415|416|417|418|419|420|421|422|423|424|425|426|427|428|429|430|431|432|433|434|435|436|437|438|439|440|441|442|443|444|445|446|447|448|449|450|451|452|453|454|455|456|457|458|459|460|461|462|463|464|465|466|467|468|469|470|471|472|473|474|475|476|477|478|479|480|481|482|483|484|485|486|487|488|489|490|491|492|493|494|495|496|497|498|499|500|501|502|503|504|505|506|507|508|509|510|511|512|513|514|515|516|517|518|519|520|521|522|523|524|525|526|527|528|529|530|531|532|533|534|535|536|537|538|539|540|541|542|543|544|545|546|547|548|549|550|551|552|553|554|555|556|557|558|559|560|561|562|563|564|565|566|567|568|569|570|571|572|573|574|575|576|577|578|579|580|581|582|583|584|585|586|587|588|589|590|591|592|593|594|595|596|597|598|599|600|601|602|603|604|605|606|607|608|609|610|611|612|613|614|615|616|617|618|619|620|621|622|623|624|625|626|627|628|629|630|631|632|633|634|635|636|637|638|639|640|641|642|643|644|645|646|647|648|649|650|651|652|653|654|655|656|657|658|659|660|661|662|663|664|665|666|667|668|669|670|671|672|673|674|675|676|677|678|679|680|681|682|683|684|685|686|687|688|689|690|691|692|693|694|695|696|697|698|699|700|701|702|703|704|705|706|707|708|709|710|711|712|713|714|715|716|717|718|719|720|721|722|723|724|725|726|727|728|729|730|731|732|733|734|735|736|737|738|739|740|741|742|743|744|745|746|747|748|749|750|751|752|753|754|755|756|757|758|759|760|761|762|763|764|765|766|767|768|769|770|771|772|773|774|775|776|777|778|779|780|781|782|783|784|785|786|787|788|789|790|791|792|793|794|795|796|797|798|799|800|801|802|803|804|805|806|807|808|809|810|811|812|813|814|815|816|817|818|819|820|821|822|823|824|825|826|827|828|829|830|831|832|833|834|835|836|837|838|839|840|841|842|843|844|845|846|847|848|849|850|851|852|853|854|855|856|857|858|859|860|861|862|863|864|865|866|867|868|869|870|871|872|873|874|875|876|877|878|879|880|881|882|883|884|885|886|887|888|889|890|891|892|893|894|895|896|897|898|899|900|901|902|903|904|905|906|907|908|909|910|911|912|913|914|915|916|917|918|919|920|921|922|923|924|925|926|927|928|929|930|931|932|933|934|935|936|937|938|939|940|941|942|943|944|945|946|947|948|949|950|951|952|953|954|955|956|957|958|959|960|961|962|963|964|965|966|967|968|969|970|971|972|973|974|975|976|977|978|979|980|981|982|983|984|985|986|987|988|989|990|991|992|993|994|995|996|997|998|999|1000)$", "u");
 const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getComplianceBatchDelta" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate55.evaluated;
+const evaluated0 = validate61.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15005,7 +17020,7 @@ errors++;
 if(data2.limit !== undefined){
 let data3 = data2.limit;
 if(typeof data3 === "string"){
-if(!pattern66.test(data3)){
+if(!pattern87.test(data3)){
 const err7 = {instancePath:instancePath+"/queryStringParameters/limit",schemaPath:"#/properties/queryStringParameters/properties/limit/pattern",keyword:"pattern",params:{pattern: "^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200|201|202|203|204|205|206|207|208|209|210|211|212|213|214|215|216|217|218|219|220|221|222|223|224|225|226|227|228|229|230|231|232|233|234|235|236|237|238|239|240|241|242|243|244|245|246|247|248|249|250|251|252|253|254|255|256|257|258|259|260|261|262|263|264|265|266|267|268|269|270|271|272|273|274|275|276|277|278|279|280|281|282|283|284|285|286|287|288|289|290|291|292|293|294|295|296|297|298|299|300|301|302|303|304|305|306|307|308|309|310|311|312|313|314|315|316|317|318|319|320|321|322|323|324|325|326|327|328|329|330|331|332|333|334|335|336|337|338|339|340|341|342|343|344|345|346|347|348|349|350|351|352|353|354|355|356|357|358|359|360|361|362|363|364|365|366|367|368|369|370|371|372|373|374|375|376|377|378|379|380|381|382|383|384|385|386|387|388|389|390|391|392|393|394|395|396|397|398|399|400|401|402|403|404|405|406|407|408|409|410|411|412|413|414|415|416|417|418|419|420|421|422|423|424|425|426|427|428|429|430|431|432|433|434|435|436|437|438|439|440|441|442|443|444|445|446|447|448|449|450|451|452|453|454|455|456|457|458|459|460|461|462|463|464|465|466|467|468|469|470|471|472|473|474|475|476|477|478|479|480|481|482|483|484|485|486|487|488|489|490|491|492|493|494|495|496|497|498|499|500|501|502|503|504|505|506|507|508|509|510|511|512|513|514|515|516|517|518|519|520|521|522|523|524|525|526|527|528|529|530|531|532|533|534|535|536|537|538|539|540|541|542|543|544|545|546|547|548|549|550|551|552|553|554|555|556|557|558|559|560|561|562|563|564|565|566|567|568|569|570|571|572|573|574|575|576|577|578|579|580|581|582|583|584|585|586|587|588|589|590|591|592|593|594|595|596|597|598|599|600|601|602|603|604|605|606|607|608|609|610|611|612|613|614|615|616|617|618|619|620|621|622|623|624|625|626|627|628|629|630|631|632|633|634|635|636|637|638|639|640|641|642|643|644|645|646|647|648|649|650|651|652|653|654|655|656|657|658|659|660|661|662|663|664|665|666|667|668|669|670|671|672|673|674|675|676|677|678|679|680|681|682|683|684|685|686|687|688|689|690|691|692|693|694|695|696|697|698|699|700|701|702|703|704|705|706|707|708|709|710|711|712|713|714|715|716|717|718|719|720|721|722|723|724|725|726|727|728|729|730|731|732|733|734|735|736|737|738|739|740|741|742|743|744|745|746|747|748|749|750|751|752|753|754|755|756|757|758|759|760|761|762|763|764|765|766|767|768|769|770|771|772|773|774|775|776|777|778|779|780|781|782|783|784|785|786|787|788|789|790|791|792|793|794|795|796|797|798|799|800|801|802|803|804|805|806|807|808|809|810|811|812|813|814|815|816|817|818|819|820|821|822|823|824|825|826|827|828|829|830|831|832|833|834|835|836|837|838|839|840|841|842|843|844|845|846|847|848|849|850|851|852|853|854|855|856|857|858|859|860|861|862|863|864|865|866|867|868|869|870|871|872|873|874|875|876|877|878|879|880|881|882|883|884|885|886|887|888|889|890|891|892|893|894|895|896|897|898|899|900|901|902|903|904|905|906|907|908|909|910|911|912|913|914|915|916|917|918|919|920|921|922|923|924|925|926|927|928|929|930|931|932|933|934|935|936|937|938|939|940|941|942|943|944|945|946|947|948|949|950|951|952|953|954|955|956|957|958|959|960|961|962|963|964|965|966|967|968|969|970|971|972|973|974|975|976|977|978|979|980|981|982|983|984|985|986|987|988|989|990|991|992|993|994|995|996|997|998|999|1000)$"},message:"must match pattern \""+"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200|201|202|203|204|205|206|207|208|209|210|211|212|213|214|215|216|217|218|219|220|221|222|223|224|225|226|227|228|229|230|231|232|233|234|235|236|237|238|239|240|241|242|243|244|245|246|247|248|249|250|251|252|253|254|255|256|257|258|259|260|261|262|263|264|265|266|267|268|269|270|271|272|273|274|275|276|277|278|279|280|281|282|283|284|285|286|287|288|289|290|291|292|293|294|295|296|297|298|299|300|301|302|303|304|305|306|307|308|309|310|311|312|313|314|315|316|317|318|319|320|321|322|323|324|325|326|327|328|329|330|331|332|333|334|335|336|337|338|339|340|341|342|343|344|345|346|347|348|349|350|351|352|353|354|355|356|357|358|359|360|361|362|363|364|365|366|367|368|369|370|371|372|373|374|375|376|377|378|379|380|381|382|383|384|385|386|387|388|389|390|391|392|393|394|395|396|397|398|399|400|401|402|403|404|405|406|407|408|409|410|411|412|413|414|415|416|417|418|419|420|421|422|423|424|425|426|427|428|429|430|431|432|433|434|435|436|437|438|439|440|441|442|443|444|445|446|447|448|449|450|451|452|453|454|455|456|457|458|459|460|461|462|463|464|465|466|467|468|469|470|471|472|473|474|475|476|477|478|479|480|481|482|483|484|485|486|487|488|489|490|491|492|493|494|495|496|497|498|499|500|501|502|503|504|505|506|507|508|509|510|511|512|513|514|515|516|517|518|519|520|521|522|523|524|525|526|527|528|529|530|531|532|533|534|535|536|537|538|539|540|541|542|543|544|545|546|547|548|549|550|551|552|553|554|555|556|557|558|559|560|561|562|563|564|565|566|567|568|569|570|571|572|573|574|575|576|577|578|579|580|581|582|583|584|585|586|587|588|589|590|591|592|593|594|595|596|597|598|599|600|601|602|603|604|605|606|607|608|609|610|611|612|613|614|615|616|617|618|619|620|621|622|623|624|625|626|627|628|629|630|631|632|633|634|635|636|637|638|639|640|641|642|643|644|645|646|647|648|649|650|651|652|653|654|655|656|657|658|659|660|661|662|663|664|665|666|667|668|669|670|671|672|673|674|675|676|677|678|679|680|681|682|683|684|685|686|687|688|689|690|691|692|693|694|695|696|697|698|699|700|701|702|703|704|705|706|707|708|709|710|711|712|713|714|715|716|717|718|719|720|721|722|723|724|725|726|727|728|729|730|731|732|733|734|735|736|737|738|739|740|741|742|743|744|745|746|747|748|749|750|751|752|753|754|755|756|757|758|759|760|761|762|763|764|765|766|767|768|769|770|771|772|773|774|775|776|777|778|779|780|781|782|783|784|785|786|787|788|789|790|791|792|793|794|795|796|797|798|799|800|801|802|803|804|805|806|807|808|809|810|811|812|813|814|815|816|817|818|819|820|821|822|823|824|825|826|827|828|829|830|831|832|833|834|835|836|837|838|839|840|841|842|843|844|845|846|847|848|849|850|851|852|853|854|855|856|857|858|859|860|861|862|863|864|865|866|867|868|869|870|871|872|873|874|875|876|877|878|879|880|881|882|883|884|885|886|887|888|889|890|891|892|893|894|895|896|897|898|899|900|901|902|903|904|905|906|907|908|909|910|911|912|913|914|915|916|917|918|919|920|921|922|923|924|925|926|927|928|929|930|931|932|933|934|935|936|937|938|939|940|941|942|943|944|945|946|947|948|949|950|951|952|953|954|955|956|957|958|959|960|961|962|963|964|965|966|967|968|969|970|971|972|973|974|975|976|977|978|979|980|981|982|983|984|985|986|987|988|989|990|991|992|993|994|995|996|997|998|999|1000)$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -15085,7 +17100,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!(((((data5 === "newly-failing") || (data5 === "fixed")) || (data5 === "changed")) || (data5 === "new")) || (data5 === "gone"))){
-const err14 = {instancePath:instancePath+"/queryStringParameters/change",schemaPath:"#/properties/queryStringParameters/properties/change/enum",keyword:"enum",params:{allowedValues: schema66.properties.queryStringParameters.properties.change.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/queryStringParameters/change",schemaPath:"#/properties/queryStringParameters/properties/change/enum",keyword:"enum",params:{allowedValues: schema72.properties.queryStringParameters.properties.change.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -15108,7 +17123,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!((data6 === "json") || (data6 === "csv"))){
-const err16 = {instancePath:instancePath+"/queryStringParameters/format",schemaPath:"#/properties/queryStringParameters/properties/format/enum",keyword:"enum",params:{allowedValues: schema66.properties.queryStringParameters.properties.format.enum},message:"must be equal to one of the allowed values"};
+const err16 = {instancePath:instancePath+"/queryStringParameters/format",schemaPath:"#/properties/queryStringParameters/properties/format/enum",keyword:"enum",params:{allowedValues: schema72.properties.queryStringParameters.properties.format.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -15166,20 +17181,20 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate55.errors = vErrors;
+validate61.errors = vErrors;
 return errors === 0;
 }
-validate55.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate55;
+validate61.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate61;
 })();
 export const getComplianceBatch = /* @__PURE__ */ (() => {
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
 
-function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getComplianceBatch" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate56.evaluated;
+const evaluated0 = validate62.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15318,24 +17333,24 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate56.errors = vErrors;
+validate62.errors = vErrors;
 return errors === 0;
 }
-validate56.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate56;
+validate62.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate62;
 })();
 export const listComplianceReports = /* @__PURE__ */ (() => {
-const schema68 = {"$id":"listComplianceReports","type":"object","required":["pathParameters","queryStringParameters"],"properties":{"pathParameters":{"type":"object","required":["batchId"],"properties":{"batchId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"The batchId that starting the batch answered"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{"limit":{"type":"string","pattern":"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$","description":"Page size: an integer from 1 to 200 (default 50)."},"cursor":{"type":"string","minLength":1,"maxLength":2048,"pattern":"^[A-Za-z0-9_-]+$","description":"Continuation token: the `next` value of the previous page, passed back unchanged."},"grade":{"type":"string","enum":["pass","review","fail","error","out-of-sync","kept"],"description":"Only reports of this grade"},"format":{"type":"string","enum":["json","csv"],"description":"Answer as `json` (the default) or `csv` (RFC 4180, streamed, the whole list); wins over the `Accept` header."}}},"body":{"type":"object","additionalProperties":false,"properties":{}}}};
+const schema74 = {"$id":"listComplianceReports","type":"object","required":["pathParameters","queryStringParameters"],"properties":{"pathParameters":{"type":"object","required":["batchId"],"properties":{"batchId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"The batchId that starting the batch answered"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{"limit":{"type":"string","pattern":"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$","description":"Page size: an integer from 1 to 200 (default 50)."},"cursor":{"type":"string","minLength":1,"maxLength":2048,"pattern":"^[A-Za-z0-9_-]+$","description":"Continuation token: the `next` value of the previous page, passed back unchanged."},"grade":{"type":"string","enum":["pass","review","fail","error","out-of-sync","kept"],"description":"Only reports of this grade"},"format":{"type":"string","enum":["json","csv"],"description":"Answer as `json` (the default) or `csv` (RFC 4180, streamed, the whole list); wins over the `Accept` header."}}},"body":{"type":"object","additionalProperties":false,"properties":{}}}};
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
-const pattern58 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$", "u");
+const pattern79 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$", "u");
 const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="listComplianceReports" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate57.evaluated;
+const evaluated0 = validate63.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15431,7 +17446,7 @@ errors++;
 if(data2.limit !== undefined){
 let data3 = data2.limit;
 if(typeof data3 === "string"){
-if(!pattern58.test(data3)){
+if(!pattern79.test(data3)){
 const err7 = {instancePath:instancePath+"/queryStringParameters/limit",schemaPath:"#/properties/queryStringParameters/properties/limit/pattern",keyword:"pattern",params:{pattern: "^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$"},message:"must match pattern \""+"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -15511,7 +17526,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((((((data5 === "pass") || (data5 === "review")) || (data5 === "fail")) || (data5 === "error")) || (data5 === "out-of-sync")) || (data5 === "kept"))){
-const err14 = {instancePath:instancePath+"/queryStringParameters/grade",schemaPath:"#/properties/queryStringParameters/properties/grade/enum",keyword:"enum",params:{allowedValues: schema68.properties.queryStringParameters.properties.grade.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/queryStringParameters/grade",schemaPath:"#/properties/queryStringParameters/properties/grade/enum",keyword:"enum",params:{allowedValues: schema74.properties.queryStringParameters.properties.grade.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -15534,7 +17549,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!((data6 === "json") || (data6 === "csv"))){
-const err16 = {instancePath:instancePath+"/queryStringParameters/format",schemaPath:"#/properties/queryStringParameters/properties/format/enum",keyword:"enum",params:{allowedValues: schema68.properties.queryStringParameters.properties.format.enum},message:"must be equal to one of the allowed values"};
+const err16 = {instancePath:instancePath+"/queryStringParameters/format",schemaPath:"#/properties/queryStringParameters/properties/format/enum",keyword:"enum",params:{allowedValues: schema74.properties.queryStringParameters.properties.format.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -15592,20 +17607,20 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate57.errors = vErrors;
+validate63.errors = vErrors;
 return errors === 0;
 }
-validate57.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate57;
+validate63.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate63;
 })();
 export const getComplianceReport = /* @__PURE__ */ (() => {
-const pattern72 = new RegExp("^[0-9a-f]{24}-([efkopr][0-9]{16}|[0-9a-f]{32})$", "u");
+const pattern93 = new RegExp("^[0-9a-f]{24}-([efkopr][0-9]{16}|[0-9a-f]{32})$", "u");
 
-function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getComplianceReport" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate58.evaluated;
+const evaluated0 = validate64.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15649,7 +17664,7 @@ errors++;
 if(data0.reportId !== undefined){
 let data1 = data0.reportId;
 if(typeof data1 === "string"){
-if(!pattern72.test(data1)){
+if(!pattern93.test(data1)){
 const err3 = {instancePath:instancePath+"/pathParameters/reportId",schemaPath:"#/properties/pathParameters/properties/reportId/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{24}-([efkopr][0-9]{16}|[0-9a-f]{32})$"},message:"must match pattern \""+"^[0-9a-f]{24}-([efkopr][0-9]{16}|[0-9a-f]{32})$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -15744,25 +17759,25 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate58.errors = vErrors;
+validate64.errors = vErrors;
 return errors === 0;
 }
-validate58.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate58;
+validate64.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate64;
 })();
 export const createCompliancePlan = /* @__PURE__ */ (() => {
-const schema70 = {"$id":"createCompliancePlan","type":"object","required":["queryStringParameters","body"],"properties":{"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"required":["name","treeId","version","adapterId","enabled"],"properties":{"name":{"type":"string","minLength":1,"maxLength":128,"pattern":"\\S","description":"For people: unique among plans without regard to case"},"treeId":{"type":"string","pattern":"^[0-9a-f]{24}$"},"version":{"type":"string","minLength":1,"maxLength":256,"description":"The version label (`label~2` for the second of a repeated label)"},"adapterId":{"type":"string","pattern":"^[A-Za-z0-9 ._-]{1,128}$","description":"The adapter name"},"devices":{"type":"array","minItems":1,"maxItems":10000,"items":{"type":"string","minLength":1,"maxLength":253},"description":"Only these devices (each must be assigned to a node of the version; at most 10000 and 300000 bytes of names); default every device of the version when the plan runs"},"sync":{"type":"string","enum":["check","sync-from","none"],"default":"check","description":"What NSO is asked before each device is graded: `check` (default) whether its copy matches the device (check-sync, or compare-config where the NED cannot check-sync), and an out-of-sync device is graded `out-of-sync` with NSO's diff; `sync-from` to take the device's configuration first; `none` nothing (NSO's copy is graded as it is)"},"schedule":{"type":"string","minLength":1,"maxLength":256,"description":"An EventBridge Scheduler expression: `cron(minutes hours day-of-month month day-of-week year)` or `rate(value unit)`; absent: the plan runs only when asked"},"timezone":{"type":"string","minLength":1,"maxLength":50,"description":"The IANA time zone `schedule` is read in (default `UTC`)"},"enabled":{"type":"boolean","description":"A disabled plan is not run by its schedule (a user may still run it)"}}}}};
+const schema76 = {"$id":"createCompliancePlan","type":"object","required":["queryStringParameters","body"],"properties":{"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"required":["name","treeId","version","adapterId","enabled"],"properties":{"name":{"type":"string","minLength":1,"maxLength":128,"pattern":"\\S","description":"For people: unique among plans without regard to case"},"treeId":{"type":"string","pattern":"^[0-9a-f]{24}$"},"version":{"type":"string","minLength":1,"maxLength":256,"description":"The version label (`label~2` for the second of a repeated label)"},"adapterId":{"type":"string","pattern":"^[A-Za-z0-9 ._-]{1,128}$","description":"The adapter name"},"devices":{"type":"array","minItems":1,"maxItems":10000,"items":{"type":"string","minLength":1,"maxLength":253},"description":"Only these devices (each must be assigned to a node of the version; at most 10000 and 300000 bytes of names); default every device of the version when the plan runs"},"sync":{"type":"string","enum":["check","sync-from","none"],"default":"check","description":"What NSO is asked before each device is graded: `check` (default) whether its copy matches the device (check-sync, or compare-config where the NED cannot check-sync), and an out-of-sync device is graded `out-of-sync` with NSO's diff; `sync-from` to take the device's configuration first; `none` nothing (NSO's copy is graded as it is)"},"schedule":{"type":"string","minLength":1,"maxLength":256,"description":"An EventBridge Scheduler expression: `cron(minutes hours day-of-month month day-of-week year)` or `rate(value unit)`; absent: the plan runs only when asked"},"timezone":{"type":"string","minLength":1,"maxLength":50,"description":"The IANA time zone `schedule` is read in (default `UTC`)"},"enabled":{"type":"boolean","description":"A disabled plan is not run by its schedule (a user may still run it)"}}}}};
 const func35 = Object.prototype.hasOwnProperty;
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
-const pattern73 = new RegExp("\\S", "u");
+const pattern48 = new RegExp("\\S", "u");
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
-const pattern56 = new RegExp("^[A-Za-z0-9 ._-]{1,128}$", "u");
+const pattern77 = new RegExp("^[A-Za-z0-9 ._-]{1,128}$", "u");
 
-function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="createCompliancePlan" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate59.evaluated;
+const evaluated0 = validate65.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15869,7 +17884,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key1 in data1){
-if(!(func35.call(schema70.properties.body.properties, key1))){
+if(!(func35.call(schema76.properties.body.properties, key1))){
 const err9 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -15903,7 +17918,7 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(!pattern73.test(data2)){
+if(!pattern48.test(data2)){
 const err12 = {instancePath:instancePath+"/body/name",schemaPath:"#/properties/body/properties/name/pattern",keyword:"pattern",params:{pattern: "\\S"},message:"must match pattern \""+"\\S"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -15988,7 +18003,7 @@ errors++;
 if(data1.adapterId !== undefined){
 let data5 = data1.adapterId;
 if(typeof data5 === "string"){
-if(!pattern56.test(data5)){
+if(!pattern77.test(data5)){
 const err19 = {instancePath:instancePath+"/body/adapterId",schemaPath:"#/properties/body/properties/adapterId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9 ._-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9 ._-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err19];
@@ -16094,7 +18109,7 @@ vErrors.push(err27);
 errors++;
 }
 if(!(((data8 === "check") || (data8 === "sync-from")) || (data8 === "none"))){
-const err28 = {instancePath:instancePath+"/body/sync",schemaPath:"#/properties/body/properties/sync/enum",keyword:"enum",params:{allowedValues: schema70.properties.body.properties.sync.enum},message:"must be equal to one of the allowed values"};
+const err28 = {instancePath:instancePath+"/body/sync",schemaPath:"#/properties/body/properties/sync/enum",keyword:"enum",params:{allowedValues: schema76.properties.body.properties.sync.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -16209,22 +18224,22 @@ vErrors.push(err37);
 }
 errors++;
 }
-validate59.errors = vErrors;
+validate65.errors = vErrors;
 return errors === 0;
 }
-validate59.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate59;
+validate65.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate65;
 })();
 export const listCompliancePlans = /* @__PURE__ */ (() => {
 const pattern6 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100)$", "u");
 const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="listCompliancePlans" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate60.evaluated;
+const evaluated0 = validate66.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16375,20 +18390,20 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate60.errors = vErrors;
+validate66.errors = vErrors;
 return errors === 0;
 }
-validate60.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate60;
+validate66.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate66;
 })();
 export const getCompliancePlan = /* @__PURE__ */ (() => {
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
 
-function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getCompliancePlan" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate61.evaluated;
+const evaluated0 = validate67.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16527,25 +18542,25 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate61.errors = vErrors;
+validate67.errors = vErrors;
 return errors === 0;
 }
-validate61.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate61;
+validate67.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate67;
 })();
 export const putCompliancePlan = /* @__PURE__ */ (() => {
-const schema73 = {"$id":"putCompliancePlan","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["planId"],"properties":{"planId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"The planId that creating the plan answered"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"required":["name","treeId","version","adapterId","enabled"],"properties":{"name":{"type":"string","minLength":1,"maxLength":128,"pattern":"\\S","description":"For people: unique among plans without regard to case"},"treeId":{"type":"string","pattern":"^[0-9a-f]{24}$"},"version":{"type":"string","minLength":1,"maxLength":256,"description":"The version label (`label~2` for the second of a repeated label)"},"adapterId":{"type":"string","pattern":"^[A-Za-z0-9 ._-]{1,128}$","description":"The adapter name"},"devices":{"type":"array","minItems":1,"maxItems":10000,"items":{"type":"string","minLength":1,"maxLength":253},"description":"Only these devices (each must be assigned to a node of the version; at most 10000 and 300000 bytes of names); default every device of the version when the plan runs"},"sync":{"type":"string","enum":["check","sync-from","none"],"default":"check","description":"What NSO is asked before each device is graded: `check` (default) whether its copy matches the device (check-sync, or compare-config where the NED cannot check-sync), and an out-of-sync device is graded `out-of-sync` with NSO's diff; `sync-from` to take the device's configuration first; `none` nothing (NSO's copy is graded as it is)"},"schedule":{"type":"string","minLength":1,"maxLength":256,"description":"An EventBridge Scheduler expression: `cron(minutes hours day-of-month month day-of-week year)` or `rate(value unit)`; absent: the plan runs only when asked"},"timezone":{"type":"string","minLength":1,"maxLength":50,"description":"The IANA time zone `schedule` is read in (default `UTC`)"},"enabled":{"type":"boolean","description":"A disabled plan is not run by its schedule (a user may still run it)"}}}}};
+const schema79 = {"$id":"putCompliancePlan","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["planId"],"properties":{"planId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"The planId that creating the plan answered"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"required":["name","treeId","version","adapterId","enabled"],"properties":{"name":{"type":"string","minLength":1,"maxLength":128,"pattern":"\\S","description":"For people: unique among plans without regard to case"},"treeId":{"type":"string","pattern":"^[0-9a-f]{24}$"},"version":{"type":"string","minLength":1,"maxLength":256,"description":"The version label (`label~2` for the second of a repeated label)"},"adapterId":{"type":"string","pattern":"^[A-Za-z0-9 ._-]{1,128}$","description":"The adapter name"},"devices":{"type":"array","minItems":1,"maxItems":10000,"items":{"type":"string","minLength":1,"maxLength":253},"description":"Only these devices (each must be assigned to a node of the version; at most 10000 and 300000 bytes of names); default every device of the version when the plan runs"},"sync":{"type":"string","enum":["check","sync-from","none"],"default":"check","description":"What NSO is asked before each device is graded: `check` (default) whether its copy matches the device (check-sync, or compare-config where the NED cannot check-sync), and an out-of-sync device is graded `out-of-sync` with NSO's diff; `sync-from` to take the device's configuration first; `none` nothing (NSO's copy is graded as it is)"},"schedule":{"type":"string","minLength":1,"maxLength":256,"description":"An EventBridge Scheduler expression: `cron(minutes hours day-of-month month day-of-week year)` or `rate(value unit)`; absent: the plan runs only when asked"},"timezone":{"type":"string","minLength":1,"maxLength":50,"description":"The IANA time zone `schedule` is read in (default `UTC`)"},"enabled":{"type":"boolean","description":"A disabled plan is not run by its schedule (a user may still run it)"}}}}};
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
-const pattern73 = new RegExp("\\S", "u");
-const pattern56 = new RegExp("^[A-Za-z0-9 ._-]{1,128}$", "u");
+const pattern48 = new RegExp("\\S", "u");
+const pattern77 = new RegExp("^[A-Za-z0-9 ._-]{1,128}$", "u");
 const func35 = Object.prototype.hasOwnProperty;
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="putCompliancePlan" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate62.evaluated;
+const evaluated0 = validate68.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16712,7 +18727,7 @@ vErrors.push(err13);
 errors++;
 }
 for(const key1 in data3){
-if(!(func35.call(schema73.properties.body.properties, key1))){
+if(!(func35.call(schema79.properties.body.properties, key1))){
 const err14 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err14];
@@ -16746,7 +18761,7 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(!pattern73.test(data4)){
+if(!pattern48.test(data4)){
 const err17 = {instancePath:instancePath+"/body/name",schemaPath:"#/properties/body/properties/name/pattern",keyword:"pattern",params:{pattern: "\\S"},message:"must match pattern \""+"\\S"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -16831,7 +18846,7 @@ errors++;
 if(data3.adapterId !== undefined){
 let data7 = data3.adapterId;
 if(typeof data7 === "string"){
-if(!pattern56.test(data7)){
+if(!pattern77.test(data7)){
 const err24 = {instancePath:instancePath+"/body/adapterId",schemaPath:"#/properties/body/properties/adapterId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9 ._-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9 ._-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err24];
@@ -16937,7 +18952,7 @@ vErrors.push(err32);
 errors++;
 }
 if(!(((data10 === "check") || (data10 === "sync-from")) || (data10 === "none"))){
-const err33 = {instancePath:instancePath+"/body/sync",schemaPath:"#/properties/body/properties/sync/enum",keyword:"enum",params:{allowedValues: schema73.properties.body.properties.sync.enum},message:"must be equal to one of the allowed values"};
+const err33 = {instancePath:instancePath+"/body/sync",schemaPath:"#/properties/body/properties/sync/enum",keyword:"enum",params:{allowedValues: schema79.properties.body.properties.sync.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -17052,20 +19067,20 @@ vErrors.push(err42);
 }
 errors++;
 }
-validate62.errors = vErrors;
+validate68.errors = vErrors;
 return errors === 0;
 }
-validate62.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate62;
+validate68.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate68;
 })();
 export const deleteCompliancePlan = /* @__PURE__ */ (() => {
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
 
-function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="deleteCompliancePlan" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate63.evaluated;
+const evaluated0 = validate69.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17204,20 +19219,20 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate63.errors = vErrors;
+validate69.errors = vErrors;
 return errors === 0;
 }
-validate63.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate63;
+validate69.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate69;
 })();
 export const runCompliancePlan = /* @__PURE__ */ (() => {
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
 
-function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="runCompliancePlan" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate64.evaluated;
+const evaluated0 = validate70.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17356,25 +19371,25 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate64.errors = vErrors;
+validate70.errors = vErrors;
 return errors === 0;
 }
-validate64.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate64;
+validate70.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate70;
 })();
 export const getCompliancePlanTrend = /* @__PURE__ */ (() => {
-const schema76 = {"$id":"getCompliancePlanTrend","type":"object","required":["pathParameters","queryStringParameters"],"properties":{"pathParameters":{"type":"object","required":["planId"],"properties":{"planId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"The planId that creating the plan answered"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{"limit":{"type":"string","pattern":"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200|201|202|203|204|205|206|207|208|209|210|211|212|213|214|215|216|217|218|219|220|221|222|223|224|225|226|227|228|229|230|231|232|233|234|235|236|237|238|239|240|241|242|243|244|245|246|247|248|249|250|251|252|253|254|255|256|257|258|259|260|261|262|263|264|265|266|267|268|269|270|271|272|273|274|275|276|277|278|279|280|281|282|283|284|285|286|287|288|289|290|291|292|293|294|295|296|297|298|299|300|301|302|303|304|305|306|307|308|309|310|311|312|313|314|315|316|317|318|319|320|321|322|323|324|325|326|327|328|329|330|331|332|333|334|335|336|337|338|339|340|341|342|343|344|345|346|347|348|349|350|351|352|353|354|355|356|357|358|359|360|361|362|363|364|365|366)$","description":"Page size: an integer from 1 to 366 (default 366)."},"cursor":{"type":"string","minLength":1,"maxLength":2048,"pattern":"^[A-Za-z0-9_-]+$","description":"Continuation token: the `next` value of the previous page, passed back unchanged."},"from":{"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$","description":"Only rows whose start (`started`) is at or after this ISO 8601 date or time"},"to":{"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$","description":"Only rows whose start (`started`) is at or before this ISO 8601 date or time"},"format":{"type":"string","enum":["json","csv"],"description":"Answer as `json` (the default) or `csv` (RFC 4180, streamed, the whole list); wins over the `Accept` header."}}},"body":{"type":"object","additionalProperties":false,"properties":{}}}};
+const schema82 = {"$id":"getCompliancePlanTrend","type":"object","required":["pathParameters","queryStringParameters"],"properties":{"pathParameters":{"type":"object","required":["planId"],"properties":{"planId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"The planId that creating the plan answered"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{"limit":{"type":"string","pattern":"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200|201|202|203|204|205|206|207|208|209|210|211|212|213|214|215|216|217|218|219|220|221|222|223|224|225|226|227|228|229|230|231|232|233|234|235|236|237|238|239|240|241|242|243|244|245|246|247|248|249|250|251|252|253|254|255|256|257|258|259|260|261|262|263|264|265|266|267|268|269|270|271|272|273|274|275|276|277|278|279|280|281|282|283|284|285|286|287|288|289|290|291|292|293|294|295|296|297|298|299|300|301|302|303|304|305|306|307|308|309|310|311|312|313|314|315|316|317|318|319|320|321|322|323|324|325|326|327|328|329|330|331|332|333|334|335|336|337|338|339|340|341|342|343|344|345|346|347|348|349|350|351|352|353|354|355|356|357|358|359|360|361|362|363|364|365|366)$","description":"Page size: an integer from 1 to 366 (default 366)."},"cursor":{"type":"string","minLength":1,"maxLength":2048,"pattern":"^[A-Za-z0-9_-]+$","description":"Continuation token: the `next` value of the previous page, passed back unchanged."},"from":{"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$","description":"Only rows whose start (`started`) is at or after this ISO 8601 date or time"},"to":{"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$","description":"Only rows whose start (`started`) is at or before this ISO 8601 date or time"},"format":{"type":"string","enum":["json","csv"],"description":"Answer as `json` (the default) or `csv` (RFC 4180, streamed, the whole list); wins over the `Accept` header."}}},"body":{"type":"object","additionalProperties":false,"properties":{}}}};
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
-const pattern86 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200|201|202|203|204|205|206|207|208|209|210|211|212|213|214|215|216|217|218|219|220|221|222|223|224|225|226|227|228|229|230|231|232|233|234|235|236|237|238|239|240|241|242|243|244|245|246|247|248|249|250|251|252|253|254|255|256|257|258|259|260|261|262|263|264|265|266|267|268|269|270|271|272|273|274|275|276|277|278|279|280|281|282|283|284|285|286|287|288|289|290|291|292|293|294|295|296|297|298|299|300|301|302|303|304|305|306|307|308|309|310|311|312|313|314|315|316|317|318|319|320|321|322|323|324|325|326|327|328|329|330|331|332|333|334|335|336|337|338|339|340|341|342|343|344|345|346|347|348|349|350|351|352|353|354|355|356|357|358|359|360|361|362|363|364|365|366)$", "u");
+const pattern107 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200|201|202|203|204|205|206|207|208|209|210|211|212|213|214|215|216|217|218|219|220|221|222|223|224|225|226|227|228|229|230|231|232|233|234|235|236|237|238|239|240|241|242|243|244|245|246|247|248|249|250|251|252|253|254|255|256|257|258|259|260|261|262|263|264|265|266|267|268|269|270|271|272|273|274|275|276|277|278|279|280|281|282|283|284|285|286|287|288|289|290|291|292|293|294|295|296|297|298|299|300|301|302|303|304|305|306|307|308|309|310|311|312|313|314|315|316|317|318|319|320|321|322|323|324|325|326|327|328|329|330|331|332|333|334|335|336|337|338|339|340|341|342|343|344|345|346|347|348|349|350|351|352|353|354|355|356|357|358|359|360|361|362|363|364|365|366)$", "u");
 const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
-const pattern63 = new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$", "u");
+const pattern84 = new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getCompliancePlanTrend" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate65.evaluated;
+const evaluated0 = validate71.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17470,7 +19485,7 @@ errors++;
 if(data2.limit !== undefined){
 let data3 = data2.limit;
 if(typeof data3 === "string"){
-if(!pattern86.test(data3)){
+if(!pattern107.test(data3)){
 const err7 = {instancePath:instancePath+"/queryStringParameters/limit",schemaPath:"#/properties/queryStringParameters/properties/limit/pattern",keyword:"pattern",params:{pattern: "^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200|201|202|203|204|205|206|207|208|209|210|211|212|213|214|215|216|217|218|219|220|221|222|223|224|225|226|227|228|229|230|231|232|233|234|235|236|237|238|239|240|241|242|243|244|245|246|247|248|249|250|251|252|253|254|255|256|257|258|259|260|261|262|263|264|265|266|267|268|269|270|271|272|273|274|275|276|277|278|279|280|281|282|283|284|285|286|287|288|289|290|291|292|293|294|295|296|297|298|299|300|301|302|303|304|305|306|307|308|309|310|311|312|313|314|315|316|317|318|319|320|321|322|323|324|325|326|327|328|329|330|331|332|333|334|335|336|337|338|339|340|341|342|343|344|345|346|347|348|349|350|351|352|353|354|355|356|357|358|359|360|361|362|363|364|365|366)$"},message:"must match pattern \""+"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200|201|202|203|204|205|206|207|208|209|210|211|212|213|214|215|216|217|218|219|220|221|222|223|224|225|226|227|228|229|230|231|232|233|234|235|236|237|238|239|240|241|242|243|244|245|246|247|248|249|250|251|252|253|254|255|256|257|258|259|260|261|262|263|264|265|266|267|268|269|270|271|272|273|274|275|276|277|278|279|280|281|282|283|284|285|286|287|288|289|290|291|292|293|294|295|296|297|298|299|300|301|302|303|304|305|306|307|308|309|310|311|312|313|314|315|316|317|318|319|320|321|322|323|324|325|326|327|328|329|330|331|332|333|334|335|336|337|338|339|340|341|342|343|344|345|346|347|348|349|350|351|352|353|354|355|356|357|358|359|360|361|362|363|364|365|366)$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -17540,7 +19555,7 @@ errors++;
 if(data2.from !== undefined){
 let data5 = data2.from;
 if(typeof data5 === "string"){
-if(!pattern63.test(data5)){
+if(!pattern84.test(data5)){
 const err13 = {instancePath:instancePath+"/queryStringParameters/from",schemaPath:"#/properties/queryStringParameters/properties/from/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -17565,7 +19580,7 @@ errors++;
 if(data2.to !== undefined){
 let data6 = data2.to;
 if(typeof data6 === "string"){
-if(!pattern63.test(data6)){
+if(!pattern84.test(data6)){
 const err15 = {instancePath:instancePath+"/queryStringParameters/to",schemaPath:"#/properties/queryStringParameters/properties/to/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -17600,7 +19615,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!((data7 === "json") || (data7 === "csv"))){
-const err18 = {instancePath:instancePath+"/queryStringParameters/format",schemaPath:"#/properties/queryStringParameters/properties/format/enum",keyword:"enum",params:{allowedValues: schema76.properties.queryStringParameters.properties.format.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/queryStringParameters/format",schemaPath:"#/properties/queryStringParameters/properties/format/enum",keyword:"enum",params:{allowedValues: schema82.properties.queryStringParameters.properties.format.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -17658,25 +19673,25 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate65.errors = vErrors;
+validate71.errors = vErrors;
 return errors === 0;
 }
-validate65.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate65;
+validate71.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate71;
 })();
 export const getCompliancePlanDevice = /* @__PURE__ */ (() => {
-const schema77 = {"$id":"getCompliancePlanDevice","type":"object","required":["pathParameters","queryStringParameters"],"properties":{"pathParameters":{"type":"object","required":["planId","device"],"properties":{"planId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"The planId that creating the plan answered"},"device":{"type":"string","minLength":1,"maxLength":3036,"description":"The device name (percent-encoded in the URL)"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{"limit":{"type":"string","pattern":"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200|201|202|203|204|205|206|207|208|209|210|211|212|213|214|215|216|217|218|219|220|221|222|223|224|225|226|227|228|229|230|231|232|233|234|235|236|237|238|239|240|241|242|243|244|245|246|247|248|249|250|251|252|253|254|255|256|257|258|259|260|261|262|263|264|265|266|267|268|269|270|271|272|273|274|275|276|277|278|279|280|281|282|283|284|285|286|287|288|289|290|291|292|293|294|295|296|297|298|299|300|301|302|303|304|305|306|307|308|309|310|311|312|313|314|315|316|317|318|319|320|321|322|323|324|325|326|327|328|329|330|331|332|333|334|335|336|337|338|339|340|341|342|343|344|345|346|347|348|349|350|351|352|353|354|355|356|357|358|359|360|361|362|363|364|365|366|367|368|369|370|371|372|373|374|375|376|377|378|379|380|381|382|383|384|385|386|387|388|389|390|391|392|393|394|395|396|397|398|399|400)$","description":"Page size: an integer from 1 to 400 (default 100)."},"cursor":{"type":"string","minLength":1,"maxLength":2048,"pattern":"^[A-Za-z0-9_-]+$","description":"Continuation token: the `next` value of the previous page, passed back unchanged."},"from":{"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$","description":"Only rows whose check time (`at`) is at or after this ISO 8601 date or time"},"to":{"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$","description":"Only rows whose check time (`at`) is at or before this ISO 8601 date or time"},"format":{"type":"string","enum":["json","csv"],"description":"Answer as `json` (the default) or `csv` (RFC 4180, streamed, the whole list); wins over the `Accept` header."}}},"body":{"type":"object","additionalProperties":false,"properties":{}}}};
+const schema83 = {"$id":"getCompliancePlanDevice","type":"object","required":["pathParameters","queryStringParameters"],"properties":{"pathParameters":{"type":"object","required":["planId","device"],"properties":{"planId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"The planId that creating the plan answered"},"device":{"type":"string","minLength":1,"maxLength":3036,"description":"The device name (percent-encoded in the URL)"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{"limit":{"type":"string","pattern":"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200|201|202|203|204|205|206|207|208|209|210|211|212|213|214|215|216|217|218|219|220|221|222|223|224|225|226|227|228|229|230|231|232|233|234|235|236|237|238|239|240|241|242|243|244|245|246|247|248|249|250|251|252|253|254|255|256|257|258|259|260|261|262|263|264|265|266|267|268|269|270|271|272|273|274|275|276|277|278|279|280|281|282|283|284|285|286|287|288|289|290|291|292|293|294|295|296|297|298|299|300|301|302|303|304|305|306|307|308|309|310|311|312|313|314|315|316|317|318|319|320|321|322|323|324|325|326|327|328|329|330|331|332|333|334|335|336|337|338|339|340|341|342|343|344|345|346|347|348|349|350|351|352|353|354|355|356|357|358|359|360|361|362|363|364|365|366|367|368|369|370|371|372|373|374|375|376|377|378|379|380|381|382|383|384|385|386|387|388|389|390|391|392|393|394|395|396|397|398|399|400)$","description":"Page size: an integer from 1 to 400 (default 100)."},"cursor":{"type":"string","minLength":1,"maxLength":2048,"pattern":"^[A-Za-z0-9_-]+$","description":"Continuation token: the `next` value of the previous page, passed back unchanged."},"from":{"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$","description":"Only rows whose check time (`at`) is at or after this ISO 8601 date or time"},"to":{"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$","description":"Only rows whose check time (`at`) is at or before this ISO 8601 date or time"},"format":{"type":"string","enum":["json","csv"],"description":"Answer as `json` (the default) or `csv` (RFC 4180, streamed, the whole list); wins over the `Accept` header."}}},"body":{"type":"object","additionalProperties":false,"properties":{}}}};
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
-const pattern91 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200|201|202|203|204|205|206|207|208|209|210|211|212|213|214|215|216|217|218|219|220|221|222|223|224|225|226|227|228|229|230|231|232|233|234|235|236|237|238|239|240|241|242|243|244|245|246|247|248|249|250|251|252|253|254|255|256|257|258|259|260|261|262|263|264|265|266|267|268|269|270|271|272|273|274|275|276|277|278|279|280|281|282|283|284|285|286|287|288|289|290|291|292|293|294|295|296|297|298|299|300|301|302|303|304|305|306|307|308|309|310|311|312|313|314|315|316|317|318|319|320|321|322|323|324|325|326|327|328|329|330|331|332|333|334|335|336|337|338|339|340|341|342|343|344|345|346|347|348|349|350|351|352|353|354|355|356|357|358|359|360|361|362|363|364|365|366|367|368|369|370|371|372|373|374|375|376|377|378|379|380|381|382|383|384|385|386|387|388|389|390|391|392|393|394|395|396|397|398|399|400)$", "u");
+const pattern112 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200|201|202|203|204|205|206|207|208|209|210|211|212|213|214|215|216|217|218|219|220|221|222|223|224|225|226|227|228|229|230|231|232|233|234|235|236|237|238|239|240|241|242|243|244|245|246|247|248|249|250|251|252|253|254|255|256|257|258|259|260|261|262|263|264|265|266|267|268|269|270|271|272|273|274|275|276|277|278|279|280|281|282|283|284|285|286|287|288|289|290|291|292|293|294|295|296|297|298|299|300|301|302|303|304|305|306|307|308|309|310|311|312|313|314|315|316|317|318|319|320|321|322|323|324|325|326|327|328|329|330|331|332|333|334|335|336|337|338|339|340|341|342|343|344|345|346|347|348|349|350|351|352|353|354|355|356|357|358|359|360|361|362|363|364|365|366|367|368|369|370|371|372|373|374|375|376|377|378|379|380|381|382|383|384|385|386|387|388|389|390|391|392|393|394|395|396|397|398|399|400)$", "u");
 const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
-const pattern63 = new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$", "u");
+const pattern84 = new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getCompliancePlanDevice" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate66.evaluated;
+const evaluated0 = validate72.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17817,7 +19832,7 @@ errors++;
 if(data3.limit !== undefined){
 let data4 = data3.limit;
 if(typeof data4 === "string"){
-if(!pattern91.test(data4)){
+if(!pattern112.test(data4)){
 const err11 = {instancePath:instancePath+"/queryStringParameters/limit",schemaPath:"#/properties/queryStringParameters/properties/limit/pattern",keyword:"pattern",params:{pattern: "^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200|201|202|203|204|205|206|207|208|209|210|211|212|213|214|215|216|217|218|219|220|221|222|223|224|225|226|227|228|229|230|231|232|233|234|235|236|237|238|239|240|241|242|243|244|245|246|247|248|249|250|251|252|253|254|255|256|257|258|259|260|261|262|263|264|265|266|267|268|269|270|271|272|273|274|275|276|277|278|279|280|281|282|283|284|285|286|287|288|289|290|291|292|293|294|295|296|297|298|299|300|301|302|303|304|305|306|307|308|309|310|311|312|313|314|315|316|317|318|319|320|321|322|323|324|325|326|327|328|329|330|331|332|333|334|335|336|337|338|339|340|341|342|343|344|345|346|347|348|349|350|351|352|353|354|355|356|357|358|359|360|361|362|363|364|365|366|367|368|369|370|371|372|373|374|375|376|377|378|379|380|381|382|383|384|385|386|387|388|389|390|391|392|393|394|395|396|397|398|399|400)$"},message:"must match pattern \""+"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200|201|202|203|204|205|206|207|208|209|210|211|212|213|214|215|216|217|218|219|220|221|222|223|224|225|226|227|228|229|230|231|232|233|234|235|236|237|238|239|240|241|242|243|244|245|246|247|248|249|250|251|252|253|254|255|256|257|258|259|260|261|262|263|264|265|266|267|268|269|270|271|272|273|274|275|276|277|278|279|280|281|282|283|284|285|286|287|288|289|290|291|292|293|294|295|296|297|298|299|300|301|302|303|304|305|306|307|308|309|310|311|312|313|314|315|316|317|318|319|320|321|322|323|324|325|326|327|328|329|330|331|332|333|334|335|336|337|338|339|340|341|342|343|344|345|346|347|348|349|350|351|352|353|354|355|356|357|358|359|360|361|362|363|364|365|366|367|368|369|370|371|372|373|374|375|376|377|378|379|380|381|382|383|384|385|386|387|388|389|390|391|392|393|394|395|396|397|398|399|400)$"+"\""};
 if(vErrors === null){
 vErrors = [err11];
@@ -17887,7 +19902,7 @@ errors++;
 if(data3.from !== undefined){
 let data6 = data3.from;
 if(typeof data6 === "string"){
-if(!pattern63.test(data6)){
+if(!pattern84.test(data6)){
 const err17 = {instancePath:instancePath+"/queryStringParameters/from",schemaPath:"#/properties/queryStringParameters/properties/from/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -17912,7 +19927,7 @@ errors++;
 if(data3.to !== undefined){
 let data7 = data3.to;
 if(typeof data7 === "string"){
-if(!pattern63.test(data7)){
+if(!pattern84.test(data7)){
 const err19 = {instancePath:instancePath+"/queryStringParameters/to",schemaPath:"#/properties/queryStringParameters/properties/to/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$"+"\""};
 if(vErrors === null){
 vErrors = [err19];
@@ -17947,7 +19962,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((data8 === "json") || (data8 === "csv"))){
-const err22 = {instancePath:instancePath+"/queryStringParameters/format",schemaPath:"#/properties/queryStringParameters/properties/format/enum",keyword:"enum",params:{allowedValues: schema77.properties.queryStringParameters.properties.format.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/queryStringParameters/format",schemaPath:"#/properties/queryStringParameters/properties/format/enum",keyword:"enum",params:{allowedValues: schema83.properties.queryStringParameters.properties.format.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -18005,25 +20020,25 @@ vErrors.push(err26);
 }
 errors++;
 }
-validate66.errors = vErrors;
+validate72.errors = vErrors;
 return errors === 0;
 }
-validate66.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate66;
+validate72.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate72;
 })();
 export const startRemediation = /* @__PURE__ */ (() => {
-const schema78 = {"$id":"startRemediation","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["batchId"],"properties":{"batchId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"The batchId of a completed compliance batch"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"required":["mode"],"properties":{"mode":{"type":"string","enum":["dry-run","apply"],"description":"`dry-run`: NSO says what it would send to each device (`dry-run=native`), nothing is committed; `apply`: each device is committed, its rollback id recorded, then graded again"},"devices":{"type":"array","minItems":1,"maxItems":50000,"uniqueItems":true,"items":{"type":"string","minLength":1,"maxLength":253},"description":"Only these devices of the batch, each with failing rules in its report (any grade but `error` and `out-of-sync`); default every device the batch graded `fail`"},"ruleIds":{"type":"array","minItems":1,"maxItems":1000,"uniqueItems":true,"items":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[A-Za-z0-9_.:-]{1,128}$"},"description":"Only these rules of the batch's plan are remediated (every rule is still checked); default every failing rule"},"commitQueue":{"type":"boolean","default":false,"description":"`apply` only: commit through NSO's commit queue (`commit-queue=sync`)"},"listKeys":{"type":"object","maxProperties":200,"propertyNames":{"minLength":1,"maxLength":512,"pattern":"^(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*(?:/(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*)*$"},"additionalProperties":{"type":"array","minItems":1,"maxItems":8,"uniqueItems":true,"items":{"type":"string","maxLength":64,"pattern":"^(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*$"}},"description":"The key leaves of the lists the fixes edit: schema path (node names joined with `/`, e.g. `tailf-ned-cisco-ios:interface/GigabitEthernet`) to key names (`[\"name\"]`). A rule that edits a list whose keys are not given is reported unremediable"}}}}};
+const schema84 = {"$id":"startRemediation","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["batchId"],"properties":{"batchId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"The batchId of a completed compliance batch"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"required":["mode"],"properties":{"mode":{"type":"string","enum":["dry-run","apply"],"description":"`dry-run`: NSO says what it would send to each device (`dry-run=native`), nothing is committed; `apply`: each device is committed, its rollback id recorded, then graded again"},"devices":{"type":"array","minItems":1,"maxItems":50000,"uniqueItems":true,"items":{"type":"string","minLength":1,"maxLength":253},"description":"Only these devices of the batch, each with failing rules in its report (any grade but `error` and `out-of-sync`); default every device the batch graded `fail`"},"ruleIds":{"type":"array","minItems":1,"maxItems":1000,"uniqueItems":true,"items":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[A-Za-z0-9_.:-]{1,128}$"},"description":"Only these rules of the batch's plan are remediated (every rule is still checked); default every failing rule"},"commitQueue":{"type":"boolean","default":false,"description":"`apply` only: commit through NSO's commit queue (`commit-queue=sync`)"},"listKeys":{"type":"object","maxProperties":200,"propertyNames":{"minLength":1,"maxLength":512,"pattern":"^(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*(?:/(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*)*$"},"additionalProperties":{"type":"array","minItems":1,"maxItems":8,"uniqueItems":true,"items":{"type":"string","maxLength":64,"pattern":"^(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*$"}},"description":"The key leaves of the lists the fixes edit: schema path (node names joined with `/`, e.g. `tailf-ned-cisco-ios:interface/GigabitEthernet`) to key names (`[\"name\"]`). A rule that edits a list whose keys are not given is reported unremediable"}}}}};
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
 const pattern20 = new RegExp("^[A-Za-z0-9_.:-]{1,128}$", "u");
-const pattern97 = new RegExp("^(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*(?:/(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*)*$", "u");
-const pattern98 = new RegExp("^(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*$", "u");
+const pattern118 = new RegExp("^(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*(?:/(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*)*$", "u");
+const pattern119 = new RegExp("^(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="startRemediation" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate67.evaluated;
+const evaluated0 = validate73.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18174,7 +20189,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!((data4 === "dry-run") || (data4 === "apply"))){
-const err12 = {instancePath:instancePath+"/body/mode",schemaPath:"#/properties/body/properties/mode/enum",keyword:"enum",params:{allowedValues: schema78.properties.body.properties.mode.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/body/mode",schemaPath:"#/properties/body/properties/mode/enum",keyword:"enum",params:{allowedValues: schema84.properties.body.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -18432,7 +20447,7 @@ vErrors.push(err31);
 }
 errors++;
 }
-if(!pattern97.test(key2)){
+if(!pattern118.test(key2)){
 const err32 = {instancePath:instancePath+"/body/listKeys",schemaPath:"#/properties/body/properties/listKeys/propertyNames/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*(?:/(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*)*$"},message:"must match pattern \""+"^(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*(?:/(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*)*$"+"\"",propertyName:key2};
 if(vErrors === null){
 vErrors = [err32];
@@ -18492,7 +20507,7 @@ vErrors.push(err36);
 }
 errors++;
 }
-if(!pattern98.test(data12)){
+if(!pattern119.test(data12)){
 const err37 = {instancePath:instancePath+"/body/listKeys/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/" + i4,schemaPath:"#/properties/body/properties/listKeys/additionalProperties/items/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*$"},message:"must match pattern \""+"^(?:[A-Za-z_][A-Za-z0-9_.-]*:)?[A-Za-z_][A-Za-z0-9_.-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err37];
@@ -18585,20 +20600,20 @@ vErrors.push(err43);
 }
 errors++;
 }
-validate67.errors = vErrors;
+validate73.errors = vErrors;
 return errors === 0;
 }
-validate67.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate67;
+validate73.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate73;
 })();
 export const getRemediation = /* @__PURE__ */ (() => {
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
 
-function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getRemediation" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate68.evaluated;
+const evaluated0 = validate74.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18737,23 +20752,23 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate68.errors = vErrors;
+validate74.errors = vErrors;
 return errors === 0;
 }
-validate68.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate68;
+validate74.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate74;
 })();
 export const listRemediationDevices = /* @__PURE__ */ (() => {
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
-const pattern58 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$", "u");
+const pattern79 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$", "u");
 const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="listRemediationDevices" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate69.evaluated;
+const evaluated0 = validate75.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18849,7 +20864,7 @@ errors++;
 if(data2.limit !== undefined){
 let data3 = data2.limit;
 if(typeof data3 === "string"){
-if(!pattern58.test(data3)){
+if(!pattern79.test(data3)){
 const err7 = {instancePath:instancePath+"/queryStringParameters/limit",schemaPath:"#/properties/queryStringParameters/properties/limit/pattern",keyword:"pattern",params:{pattern: "^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$"},message:"must match pattern \""+"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -18964,20 +20979,20 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate69.errors = vErrors;
+validate75.errors = vErrors;
 return errors === 0;
 }
-validate69.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate69;
+validate75.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate75;
 })();
 export const startRemediationRollback = /* @__PURE__ */ (() => {
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
 
-function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="startRemediationRollback" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate70.evaluated;
+const evaluated0 = validate76.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19116,23 +21131,23 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate70.errors = vErrors;
+validate76.errors = vErrors;
 return errors === 0;
 }
-validate70.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate70;
+validate76.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate76;
 })();
 export const listConfigDevices = /* @__PURE__ */ (() => {
-const pattern58 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$", "u");
+const pattern79 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$", "u");
 const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
-const pattern56 = new RegExp("^[A-Za-z0-9 ._-]{1,128}$", "u");
+const pattern77 = new RegExp("^[A-Za-z0-9 ._-]{1,128}$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="listConfigDevices" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate71.evaluated;
+const evaluated0 = validate77.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19178,7 +21193,7 @@ errors++;
 if(data0.limit !== undefined){
 let data1 = data0.limit;
 if(typeof data1 === "string"){
-if(!pattern58.test(data1)){
+if(!pattern79.test(data1)){
 const err3 = {instancePath:instancePath+"/queryStringParameters/limit",schemaPath:"#/properties/queryStringParameters/properties/limit/pattern",keyword:"pattern",params:{pattern: "^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$"},message:"must match pattern \""+"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -19248,7 +21263,7 @@ errors++;
 if(data0.adapterId !== undefined){
 let data3 = data0.adapterId;
 if(typeof data3 === "string"){
-if(!pattern56.test(data3)){
+if(!pattern77.test(data3)){
 const err9 = {instancePath:instancePath+"/queryStringParameters/adapterId",schemaPath:"#/properties/queryStringParameters/properties/adapterId/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9 ._-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9 ._-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -19318,22 +21333,22 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate71.errors = vErrors;
+validate77.errors = vErrors;
 return errors === 0;
 }
-validate71.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate71;
+validate77.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate77;
 })();
 export const listDeviceConfigs = /* @__PURE__ */ (() => {
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
-const pattern58 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$", "u");
+const pattern79 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$", "u");
 const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 
-function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="listDeviceConfigs" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate72.evaluated;
+const evaluated0 = validate78.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19484,7 +21499,7 @@ errors++;
 if(data3.limit !== undefined){
 let data4 = data3.limit;
 if(typeof data4 === "string"){
-if(!pattern58.test(data4)){
+if(!pattern79.test(data4)){
 const err12 = {instancePath:instancePath+"/queryStringParameters/limit",schemaPath:"#/properties/queryStringParameters/properties/limit/pattern",keyword:"pattern",params:{pattern: "^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$"},message:"must match pattern \""+"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -19599,21 +21614,21 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate72.errors = vErrors;
+validate78.errors = vErrors;
 return errors === 0;
 }
-validate72.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate72;
+validate78.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate78;
 })();
 export const getDeviceConfig = /* @__PURE__ */ (() => {
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
-const pattern109 = new RegExp("^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$", "u");
+const pattern130 = new RegExp("^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$", "u");
 
-function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getDeviceConfig" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate73.evaluated;
+const evaluated0 = validate79.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19747,7 +21762,7 @@ errors++;
 if(data0.configId !== undefined){
 let data3 = data0.configId;
 if(typeof data3 === "string"){
-if(!pattern109.test(data3)){
+if(!pattern130.test(data3)){
 const err11 = {instancePath:instancePath+"/pathParameters/configId",schemaPath:"#/properties/pathParameters/properties/configId/pattern",keyword:"pattern",params:{pattern: "^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err11];
@@ -19842,22 +21857,22 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate73.errors = vErrors;
+validate79.errors = vErrors;
 return errors === 0;
 }
-validate73.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate73;
+validate79.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate79;
 })();
 export const diffDeviceConfigs = /* @__PURE__ */ (() => {
-const schema85 = {"$id":"diffDeviceConfigs","type":"object","required":["pathParameters","queryStringParameters"],"properties":{"pathParameters":{"type":"object","required":["adapterId","device","configId"],"properties":{"adapterId":{"type":"string","minLength":1,"maxLength":1536,"description":"The adapter name (percent-encoded in the URL)"},"device":{"type":"string","minLength":1,"maxLength":3036,"description":"The device name (percent-encoded in the URL)"},"configId":{"type":"string","pattern":"^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$","description":"A configId from the device's history (its batch's start, then the batch id)"}}},"queryStringParameters":{"type":"object","required":["against"],"additionalProperties":false,"properties":{"against":{"type":"string","pattern":"^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$","description":"The configId the diff starts from (another take of the same device)"},"format":{"enum":["json-patch","unified"],"description":"`json-patch` (default): `application/json-patch+json`; `unified`: `text/x-diff`"}}},"body":{"type":"object","additionalProperties":false,"properties":{}}}};
+const schema91 = {"$id":"diffDeviceConfigs","type":"object","required":["pathParameters","queryStringParameters"],"properties":{"pathParameters":{"type":"object","required":["adapterId","device","configId"],"properties":{"adapterId":{"type":"string","minLength":1,"maxLength":1536,"description":"The adapter name (percent-encoded in the URL)"},"device":{"type":"string","minLength":1,"maxLength":3036,"description":"The device name (percent-encoded in the URL)"},"configId":{"type":"string","pattern":"^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$","description":"A configId from the device's history (its batch's start, then the batch id)"}}},"queryStringParameters":{"type":"object","required":["against"],"additionalProperties":false,"properties":{"against":{"type":"string","pattern":"^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$","description":"The configId the diff starts from (another take of the same device)"},"format":{"enum":["json-patch","unified"],"description":"`json-patch` (default): `application/json-patch+json`; `unified`: `text/x-diff`"}}},"body":{"type":"object","additionalProperties":false,"properties":{}}}};
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
-const pattern109 = new RegExp("^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$", "u");
+const pattern130 = new RegExp("^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$", "u");
 
-function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="diffDeviceConfigs" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate74.evaluated;
+const evaluated0 = validate80.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19991,7 +22006,7 @@ errors++;
 if(data0.configId !== undefined){
 let data3 = data0.configId;
 if(typeof data3 === "string"){
-if(!pattern109.test(data3)){
+if(!pattern130.test(data3)){
 const err11 = {instancePath:instancePath+"/pathParameters/configId",schemaPath:"#/properties/pathParameters/properties/configId/pattern",keyword:"pattern",params:{pattern: "^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err11];
@@ -20053,7 +22068,7 @@ errors++;
 if(data4.against !== undefined){
 let data5 = data4.against;
 if(typeof data5 === "string"){
-if(!pattern109.test(data5)){
+if(!pattern130.test(data5)){
 const err16 = {instancePath:instancePath+"/queryStringParameters/against",schemaPath:"#/properties/queryStringParameters/properties/against/pattern",keyword:"pattern",params:{pattern: "^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$"},message:"must match pattern \""+"^[0-9]{8}T[0-9]{9}Z-[A-Za-z0-9_-]{1,64}$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -20078,7 +22093,7 @@ errors++;
 if(data4.format !== undefined){
 let data6 = data4.format;
 if(!((data6 === "json-patch") || (data6 === "unified"))){
-const err18 = {instancePath:instancePath+"/queryStringParameters/format",schemaPath:"#/properties/queryStringParameters/properties/format/enum",keyword:"enum",params:{allowedValues: schema85.properties.queryStringParameters.properties.format.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/queryStringParameters/format",schemaPath:"#/properties/queryStringParameters/properties/format/enum",keyword:"enum",params:{allowedValues: schema91.properties.queryStringParameters.properties.format.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -20136,22 +22151,22 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate74.errors = vErrors;
+validate80.errors = vErrors;
 return errors === 0;
 }
-validate74.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate74;
+validate80.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate80;
 })();
 export const listProfiles = /* @__PURE__ */ (() => {
 const pattern6 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100)$", "u");
 const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="listProfiles" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate75.evaluated;
+const evaluated0 = validate81.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20302,22 +22317,22 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate75.errors = vErrors;
+validate81.errors = vErrors;
 return errors === 0;
 }
-validate75.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate75;
+validate81.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate81;
 })();
 export const createProfile = /* @__PURE__ */ (() => {
-const schema87 = {"$id":"createProfile","type":"object","required":["queryStringParameters","body"],"properties":{"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$","description":"1 to 64 letters, digits, \".\", \"_\" or \"-\", starting with a letter or digit"},"description":{"type":"string","maxLength":1024},"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The service's log level, unless an application sets its own","default":"info"},"applications":{"type":"object","additionalProperties":false,"properties":{"orch_manager":{"type":"object","additionalProperties":false,"properties":{"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The relay's log level; absent: the profile's logLevel"},"orchestratorTimeoutMs":{"type":"integer","minimum":100,"maximum":25000,"default":10000,"description":"Per-call orchestrator timeout (ms) when the adapter sets no timeoutMs"},"adapterCacheSeconds":{"type":"integer","minimum":0,"maximum":300,"default":5,"description":"How long a warm relay reuses an adapter it read (s); 0 reads it on every call"},"maxConcurrentCallsPerAdapter":{"type":"integer","minimum":0,"maximum":1000,"default":0,"description":"Relay calls in flight through one adapter at once, across every container (more answer 429 with Retry-After); 0: no limit"}}},"configuration_manager":{"type":"object","additionalProperties":false,"properties":{"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The trees' and compliance functions' log level; absent: the profile's logLevel"},"complianceConcurrency":{"type":"integer","minimum":1,"maximum":100,"default":10,"description":"Concurrent configuration fetches of one compliance batch, unless the adapter sets its own complianceConcurrency"},"reportRetentionDays":{"type":"integer","minimum":1,"maximum":3650,"default":90,"description":"How long a compliance batch and its reports are kept (days), counted from its start"},"configRetentionDays":{"type":"integer","minimum":1,"maximum":3650,"default":365,"description":"How long each configuration a batch fetches is kept in the history (days), counted from when it was taken; the archive bucket's lifecycle follows within the hour"},"historyRetentionDays":{"type":"integer","minimum":1,"maximum":3650,"default":400,"description":"How long a compliance plan's history is kept (days): its trend points and each device's points and rule states, counted from the batch that wrote them"}}}}}},"required":["id"]}}};
-const pattern114 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
+const schema93 = {"$id":"createProfile","type":"object","required":["queryStringParameters","body"],"properties":{"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$","description":"1 to 64 letters, digits, \".\", \"_\" or \"-\", starting with a letter or digit"},"description":{"type":"string","maxLength":1024},"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The service's log level, unless an application sets its own","default":"info"},"applications":{"type":"object","additionalProperties":false,"properties":{"orch_manager":{"type":"object","additionalProperties":false,"properties":{"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The relay's log level; absent: the profile's logLevel"},"orchestratorTimeoutMs":{"type":"integer","minimum":100,"maximum":25000,"default":10000,"description":"Per-call orchestrator timeout (ms) when the adapter sets no timeoutMs"},"adapterCacheSeconds":{"type":"integer","minimum":0,"maximum":300,"default":5,"description":"How long a warm relay reuses an adapter it read (s); 0 reads it on every call"},"maxConcurrentCallsPerAdapter":{"type":"integer","minimum":0,"maximum":1000,"default":0,"description":"Relay calls in flight through one adapter at once, across every container (more answer 429 with Retry-After); 0: no limit"}}},"configuration_manager":{"type":"object","additionalProperties":false,"properties":{"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The trees' and compliance functions' log level; absent: the profile's logLevel"},"complianceConcurrency":{"type":"integer","minimum":1,"maximum":100,"default":10,"description":"Concurrent configuration fetches of one compliance batch, unless the adapter sets its own complianceConcurrency"},"reportRetentionDays":{"type":"integer","minimum":1,"maximum":3650,"default":90,"description":"How long a compliance batch and its reports are kept (days), counted from its start"},"configRetentionDays":{"type":"integer","minimum":1,"maximum":3650,"default":365,"description":"How long each configuration a batch fetches is kept in the history (days), counted from when it was taken; the archive bucket's lifecycle follows within the hour"},"historyRetentionDays":{"type":"integer","minimum":1,"maximum":3650,"default":400,"description":"How long a compliance plan's history is kept (days): its trend points and each device's points and rule states, counted from the batch that wrote them"}}}}}},"required":["id"]}}};
+const pattern135 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="createProfile" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate76.evaluated;
+const evaluated0 = validate82.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20398,7 +22413,7 @@ errors++;
 if(data1.id !== undefined){
 let data2 = data1.id;
 if(typeof data2 === "string"){
-if(!pattern114.test(data2)){
+if(!pattern135.test(data2)){
 const err6 = {instancePath:instancePath+"/body/id",schemaPath:"#/properties/body/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -20458,7 +22473,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!(((((data4 === "error") || (data4 === "warn")) || (data4 === "info")) || (data4 === "debug")) || (data4 === "trace"))){
-const err11 = {instancePath:instancePath+"/body/logLevel",schemaPath:"#/properties/body/properties/logLevel/enum",keyword:"enum",params:{allowedValues: schema87.properties.body.properties.logLevel.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/body/logLevel",schemaPath:"#/properties/body/properties/logLevel/enum",keyword:"enum",params:{allowedValues: schema93.properties.body.properties.logLevel.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -20511,7 +22526,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!(((((data7 === "error") || (data7 === "warn")) || (data7 === "info")) || (data7 === "debug")) || (data7 === "trace"))){
-const err15 = {instancePath:instancePath+"/body/applications/orch_manager/logLevel",schemaPath:"#/properties/body/properties/applications/properties/orch_manager/properties/logLevel/enum",keyword:"enum",params:{allowedValues: schema87.properties.body.properties.applications.properties.orch_manager.properties.logLevel.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/body/applications/orch_manager/logLevel",schemaPath:"#/properties/body/properties/applications/properties/orch_manager/properties/logLevel/enum",keyword:"enum",params:{allowedValues: schema93.properties.body.properties.applications.properties.orch_manager.properties.logLevel.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -20666,7 +22681,7 @@ vErrors.push(err27);
 errors++;
 }
 if(!(((((data12 === "error") || (data12 === "warn")) || (data12 === "info")) || (data12 === "debug")) || (data12 === "trace"))){
-const err28 = {instancePath:instancePath+"/body/applications/configuration_manager/logLevel",schemaPath:"#/properties/body/properties/applications/properties/configuration_manager/properties/logLevel/enum",keyword:"enum",params:{allowedValues: schema87.properties.body.properties.applications.properties.configuration_manager.properties.logLevel.enum},message:"must be equal to one of the allowed values"};
+const err28 = {instancePath:instancePath+"/body/applications/configuration_manager/logLevel",schemaPath:"#/properties/body/properties/applications/properties/configuration_manager/properties/logLevel/enum",keyword:"enum",params:{allowedValues: schema93.properties.body.properties.applications.properties.configuration_manager.properties.logLevel.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -20863,20 +22878,20 @@ vErrors.push(err44);
 }
 errors++;
 }
-validate76.errors = vErrors;
+validate82.errors = vErrors;
 return errors === 0;
 }
-validate76.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate76;
+validate82.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate82;
 })();
 export const getProfile = /* @__PURE__ */ (() => {
-const pattern114 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
+const pattern135 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
 
-function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getProfile" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate77.evaluated;
+const evaluated0 = validate83.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20920,7 +22935,7 @@ errors++;
 if(data0.id !== undefined){
 let data1 = data0.id;
 if(typeof data1 === "string"){
-if(!pattern114.test(data1)){
+if(!pattern135.test(data1)){
 const err3 = {instancePath:instancePath+"/pathParameters/id",schemaPath:"#/properties/pathParameters/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -21015,22 +23030,22 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate77.errors = vErrors;
+validate83.errors = vErrors;
 return errors === 0;
 }
-validate77.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate77;
+validate83.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate83;
 })();
 export const putProfile = /* @__PURE__ */ (() => {
-const schema89 = {"$id":"putProfile","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["id"],"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$","description":"1 to 64 letters, digits, \".\", \"_\" or \"-\", starting with a letter or digit"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"properties":{"description":{"type":"string","maxLength":1024},"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The service's log level, unless an application sets its own","default":"info"},"applications":{"type":"object","additionalProperties":false,"properties":{"orch_manager":{"type":"object","additionalProperties":false,"properties":{"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The relay's log level; absent: the profile's logLevel"},"orchestratorTimeoutMs":{"type":"integer","minimum":100,"maximum":25000,"default":10000,"description":"Per-call orchestrator timeout (ms) when the adapter sets no timeoutMs"},"adapterCacheSeconds":{"type":"integer","minimum":0,"maximum":300,"default":5,"description":"How long a warm relay reuses an adapter it read (s); 0 reads it on every call"},"maxConcurrentCallsPerAdapter":{"type":"integer","minimum":0,"maximum":1000,"default":0,"description":"Relay calls in flight through one adapter at once, across every container (more answer 429 with Retry-After); 0: no limit"}}},"configuration_manager":{"type":"object","additionalProperties":false,"properties":{"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The trees' and compliance functions' log level; absent: the profile's logLevel"},"complianceConcurrency":{"type":"integer","minimum":1,"maximum":100,"default":10,"description":"Concurrent configuration fetches of one compliance batch, unless the adapter sets its own complianceConcurrency"},"reportRetentionDays":{"type":"integer","minimum":1,"maximum":3650,"default":90,"description":"How long a compliance batch and its reports are kept (days), counted from its start"},"configRetentionDays":{"type":"integer","minimum":1,"maximum":3650,"default":365,"description":"How long each configuration a batch fetches is kept in the history (days), counted from when it was taken; the archive bucket's lifecycle follows within the hour"},"historyRetentionDays":{"type":"integer","minimum":1,"maximum":3650,"default":400,"description":"How long a compliance plan's history is kept (days): its trend points and each device's points and rule states, counted from the batch that wrote them"}}}}}}}}};
-const pattern114 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
+const schema95 = {"$id":"putProfile","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["id"],"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$","description":"1 to 64 letters, digits, \".\", \"_\" or \"-\", starting with a letter or digit"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"properties":{"description":{"type":"string","maxLength":1024},"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The service's log level, unless an application sets its own","default":"info"},"applications":{"type":"object","additionalProperties":false,"properties":{"orch_manager":{"type":"object","additionalProperties":false,"properties":{"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The relay's log level; absent: the profile's logLevel"},"orchestratorTimeoutMs":{"type":"integer","minimum":100,"maximum":25000,"default":10000,"description":"Per-call orchestrator timeout (ms) when the adapter sets no timeoutMs"},"adapterCacheSeconds":{"type":"integer","minimum":0,"maximum":300,"default":5,"description":"How long a warm relay reuses an adapter it read (s); 0 reads it on every call"},"maxConcurrentCallsPerAdapter":{"type":"integer","minimum":0,"maximum":1000,"default":0,"description":"Relay calls in flight through one adapter at once, across every container (more answer 429 with Retry-After); 0: no limit"}}},"configuration_manager":{"type":"object","additionalProperties":false,"properties":{"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The trees' and compliance functions' log level; absent: the profile's logLevel"},"complianceConcurrency":{"type":"integer","minimum":1,"maximum":100,"default":10,"description":"Concurrent configuration fetches of one compliance batch, unless the adapter sets its own complianceConcurrency"},"reportRetentionDays":{"type":"integer","minimum":1,"maximum":3650,"default":90,"description":"How long a compliance batch and its reports are kept (days), counted from its start"},"configRetentionDays":{"type":"integer","minimum":1,"maximum":3650,"default":365,"description":"How long each configuration a batch fetches is kept in the history (days), counted from when it was taken; the archive bucket's lifecycle follows within the hour"},"historyRetentionDays":{"type":"integer","minimum":1,"maximum":3650,"default":400,"description":"How long a compliance plan's history is kept (days): its trend points and each device's points and rule states, counted from the batch that wrote them"}}}}}}}}};
+const pattern135 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="putProfile" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate78.evaluated;
+const evaluated0 = validate84.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21084,7 +23099,7 @@ errors++;
 if(data0.id !== undefined){
 let data1 = data0.id;
 if(typeof data1 === "string"){
-if(!pattern114.test(data1)){
+if(!pattern135.test(data1)){
 const err4 = {instancePath:instancePath+"/pathParameters/id",schemaPath:"#/properties/pathParameters/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -21196,7 +23211,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!(((((data5 === "error") || (data5 === "warn")) || (data5 === "info")) || (data5 === "debug")) || (data5 === "trace"))){
-const err13 = {instancePath:instancePath+"/body/logLevel",schemaPath:"#/properties/body/properties/logLevel/enum",keyword:"enum",params:{allowedValues: schema89.properties.body.properties.logLevel.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/body/logLevel",schemaPath:"#/properties/body/properties/logLevel/enum",keyword:"enum",params:{allowedValues: schema95.properties.body.properties.logLevel.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -21249,7 +23264,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!(((((data8 === "error") || (data8 === "warn")) || (data8 === "info")) || (data8 === "debug")) || (data8 === "trace"))){
-const err17 = {instancePath:instancePath+"/body/applications/orch_manager/logLevel",schemaPath:"#/properties/body/properties/applications/properties/orch_manager/properties/logLevel/enum",keyword:"enum",params:{allowedValues: schema89.properties.body.properties.applications.properties.orch_manager.properties.logLevel.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/body/applications/orch_manager/logLevel",schemaPath:"#/properties/body/properties/applications/properties/orch_manager/properties/logLevel/enum",keyword:"enum",params:{allowedValues: schema95.properties.body.properties.applications.properties.orch_manager.properties.logLevel.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -21404,7 +23419,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!(((((data13 === "error") || (data13 === "warn")) || (data13 === "info")) || (data13 === "debug")) || (data13 === "trace"))){
-const err30 = {instancePath:instancePath+"/body/applications/configuration_manager/logLevel",schemaPath:"#/properties/body/properties/applications/properties/configuration_manager/properties/logLevel/enum",keyword:"enum",params:{allowedValues: schema89.properties.body.properties.applications.properties.configuration_manager.properties.logLevel.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/body/applications/configuration_manager/logLevel",schemaPath:"#/properties/body/properties/applications/properties/configuration_manager/properties/logLevel/enum",keyword:"enum",params:{allowedValues: schema95.properties.body.properties.applications.properties.configuration_manager.properties.logLevel.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -21601,20 +23616,20 @@ vErrors.push(err46);
 }
 errors++;
 }
-validate78.errors = vErrors;
+validate84.errors = vErrors;
 return errors === 0;
 }
-validate78.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate78;
+validate84.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate84;
 })();
 export const deleteProfile = /* @__PURE__ */ (() => {
-const pattern114 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
+const pattern135 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
 
-function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="deleteProfile" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate79.evaluated;
+const evaluated0 = validate85.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21658,7 +23673,7 @@ errors++;
 if(data0.id !== undefined){
 let data1 = data0.id;
 if(typeof data1 === "string"){
-if(!pattern114.test(data1)){
+if(!pattern135.test(data1)){
 const err3 = {instancePath:instancePath+"/pathParameters/id",schemaPath:"#/properties/pathParameters/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -21753,20 +23768,20 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate79.errors = vErrors;
+validate85.errors = vErrors;
 return errors === 0;
 }
-validate79.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate79;
+validate85.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate85;
 })();
 export const activateProfile = /* @__PURE__ */ (() => {
-const pattern114 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
+const pattern135 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "u");
 
-function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="activateProfile" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate80.evaluated;
+const evaluated0 = validate86.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21810,7 +23825,7 @@ errors++;
 if(data0.id !== undefined){
 let data1 = data0.id;
 if(typeof data1 === "string"){
-if(!pattern114.test(data1)){
+if(!pattern135.test(data1)){
 const err3 = {instancePath:instancePath+"/pathParameters/id",schemaPath:"#/properties/pathParameters/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -21905,18 +23920,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate80.errors = vErrors;
+validate86.errors = vErrors;
 return errors === 0;
 }
-validate80.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate80;
+validate86.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate86;
 })();
 export const getProfileSchema = /* @__PURE__ */ (() => {
-function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getProfileSchema" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate81.evaluated;
+const evaluated0 = validate87.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21995,18 +24010,18 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate81.errors = vErrors;
+validate87.errors = vErrors;
 return errors === 0;
 }
-validate81.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate81;
+validate87.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate87;
 })();
 export const listApplications = /* @__PURE__ */ (() => {
-function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="listApplications" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate82.evaluated;
+const evaluated0 = validate88.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22085,20 +24100,20 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate82.errors = vErrors;
+validate88.errors = vErrors;
 return errors === 0;
 }
-validate82.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate82;
+validate88.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate88;
 })();
 export const getApplication = /* @__PURE__ */ (() => {
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getApplication" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate83.evaluated;
+const evaluated0 = validate89.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22247,21 +24262,21 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate83.errors = vErrors;
+validate89.errors = vErrors;
 return errors === 0;
 }
-validate83.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate83;
+validate89.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate89;
 })();
 export const putApplication = /* @__PURE__ */ (() => {
-const schema95 = {"$id":"putApplication","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":64,"description":"orch_manager or configuration_manager"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"properties":{"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The trees' and compliance functions' log level; absent: the profile's logLevel"},"orchestratorTimeoutMs":{"type":"integer","minimum":100,"maximum":25000,"default":10000,"description":"Per-call orchestrator timeout (ms) when the adapter sets no timeoutMs"},"adapterCacheSeconds":{"type":"integer","minimum":0,"maximum":300,"default":5,"description":"How long a warm relay reuses an adapter it read (s); 0 reads it on every call"},"maxConcurrentCallsPerAdapter":{"type":"integer","minimum":0,"maximum":1000,"default":0,"description":"Relay calls in flight through one adapter at once, across every container (more answer 429 with Retry-After); 0: no limit"},"complianceConcurrency":{"type":"integer","minimum":1,"maximum":100,"default":10,"description":"Concurrent configuration fetches of one compliance batch, unless the adapter sets its own complianceConcurrency"},"reportRetentionDays":{"type":"integer","minimum":1,"maximum":3650,"default":90,"description":"How long a compliance batch and its reports are kept (days), counted from its start"},"configRetentionDays":{"type":"integer","minimum":1,"maximum":3650,"default":365,"description":"How long each configuration a batch fetches is kept in the history (days), counted from when it was taken; the archive bucket's lifecycle follows within the hour"},"historyRetentionDays":{"type":"integer","minimum":1,"maximum":3650,"default":400,"description":"How long a compliance plan's history is kept (days): its trend points and each device's points and rule states, counted from the batch that wrote them"}}}}};
+const schema101 = {"$id":"putApplication","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":64,"description":"orch_manager or configuration_manager"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"properties":{"logLevel":{"type":"string","enum":["error","warn","info","debug","trace"],"description":"The trees' and compliance functions' log level; absent: the profile's logLevel"},"orchestratorTimeoutMs":{"type":"integer","minimum":100,"maximum":25000,"default":10000,"description":"Per-call orchestrator timeout (ms) when the adapter sets no timeoutMs"},"adapterCacheSeconds":{"type":"integer","minimum":0,"maximum":300,"default":5,"description":"How long a warm relay reuses an adapter it read (s); 0 reads it on every call"},"maxConcurrentCallsPerAdapter":{"type":"integer","minimum":0,"maximum":1000,"default":0,"description":"Relay calls in flight through one adapter at once, across every container (more answer 429 with Retry-After); 0: no limit"},"complianceConcurrency":{"type":"integer","minimum":1,"maximum":100,"default":10,"description":"Concurrent configuration fetches of one compliance batch, unless the adapter sets its own complianceConcurrency"},"reportRetentionDays":{"type":"integer","minimum":1,"maximum":3650,"default":90,"description":"How long a compliance batch and its reports are kept (days), counted from its start"},"configRetentionDays":{"type":"integer","minimum":1,"maximum":3650,"default":365,"description":"How long each configuration a batch fetches is kept in the history (days), counted from when it was taken; the archive bucket's lifecycle follows within the hour"},"historyRetentionDays":{"type":"integer","minimum":1,"maximum":3650,"default":400,"description":"How long a compliance plan's history is kept (days): its trend points and each device's points and rule states, counted from the batch that wrote them"}}}}};
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="putApplication" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate84.evaluated;
+const evaluated0 = validate90.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22412,7 +24427,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!(((((data4 === "error") || (data4 === "warn")) || (data4 === "info")) || (data4 === "debug")) || (data4 === "trace"))){
-const err12 = {instancePath:instancePath+"/body/logLevel",schemaPath:"#/properties/body/properties/logLevel/enum",keyword:"enum",params:{allowedValues: schema95.properties.body.properties.logLevel.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/body/logLevel",schemaPath:"#/properties/body/properties/logLevel/enum",keyword:"enum",params:{allowedValues: schema101.properties.body.properties.logLevel.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -22690,20 +24705,20 @@ vErrors.push(err35);
 }
 errors++;
 }
-validate84.errors = vErrors;
+validate90.errors = vErrors;
 return errors === 0;
 }
-validate84.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate84;
+validate90.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate90;
 })();
 export const stopApplication = /* @__PURE__ */ (() => {
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="stopApplication" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate85.evaluated;
+const evaluated0 = validate91.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22852,20 +24867,20 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate85.errors = vErrors;
+validate91.errors = vErrors;
 return errors === 0;
 }
-validate85.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate85;
+validate91.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate91;
 })();
 export const startApplication = /* @__PURE__ */ (() => {
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="startApplication" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate86.evaluated;
+const evaluated0 = validate92.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23014,20 +25029,20 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate86.errors = vErrors;
+validate92.errors = vErrors;
 return errors === 0;
 }
-validate86.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate86;
+validate92.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate92;
 })();
 export const restartApplication = /* @__PURE__ */ (() => {
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="restartApplication" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate87.evaluated;
+const evaluated0 = validate93.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23176,21 +25191,21 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate87.errors = vErrors;
+validate93.errors = vErrors;
 return errors === 0;
 }
-validate87.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate87;
+validate93.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate93;
 })();
 export const setApplicationLogLevel = /* @__PURE__ */ (() => {
-const schema99 = {"$id":"setApplicationLogLevel","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":64,"description":"orch_manager or configuration_manager"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","required":["level"],"additionalProperties":false,"properties":{"level":{"type":"string","enum":["error","warn","info","debug","trace"]}}}}};
+const schema105 = {"$id":"setApplicationLogLevel","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":64,"description":"orch_manager or configuration_manager"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","required":["level"],"additionalProperties":false,"properties":{"level":{"type":"string","enum":["error","warn","info","debug","trace"]}}}}};
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="setApplicationLogLevel" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate88.evaluated;
+const evaluated0 = validate94.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23351,7 +25366,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!(((((data4 === "error") || (data4 === "warn")) || (data4 === "info")) || (data4 === "debug")) || (data4 === "trace"))){
-const err13 = {instancePath:instancePath+"/body/level",schemaPath:"#/properties/body/properties/level/enum",keyword:"enum",params:{allowedValues: schema99.properties.body.properties.level.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/body/level",schemaPath:"#/properties/body/properties/level/enum",keyword:"enum",params:{allowedValues: schema105.properties.body.properties.level.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -23384,20 +25399,20 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate88.errors = vErrors;
+validate94.errors = vErrors;
 return errors === 0;
 }
-validate88.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate88;
+validate94.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate94;
 })();
 export const getApplicationSchema = /* @__PURE__ */ (() => {
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getApplicationSchema" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate89.evaluated;
+const evaluated0 = validate95.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23546,18 +25561,18 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate89.errors = vErrors;
+validate95.errors = vErrors;
 return errors === 0;
 }
-validate89.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate89;
+validate95.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate95;
 })();
 export const getApplicationsHealth = /* @__PURE__ */ (() => {
-function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getApplicationsHealth" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate90.evaluated;
+const evaluated0 = validate96.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23636,20 +25651,20 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate90.errors = vErrors;
+validate96.errors = vErrors;
 return errors === 0;
 }
-validate90.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate90;
+validate96.evaluated = {"props":{"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate96;
 })();
 export const getApplicationHealth = /* @__PURE__ */ (() => {
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
-function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getApplicationHealth" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate91.evaluated;
+const evaluated0 = validate97.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23798,9 +25813,9 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate91.errors = vErrors;
+validate97.errors = vErrors;
 return errors === 0;
 }
-validate91.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
-return validate91;
+validate97.evaluated = {"props":{"pathParameters":true,"queryStringParameters":true,"body":true},"dynamicProps":false,"dynamicItems":false};
+return validate97;
 })();

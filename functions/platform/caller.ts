@@ -5,6 +5,7 @@
  * access log (infra/stack.ts).
  */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { InternalError } from './problem.js';
 
 export interface Caller {
   /** The token subject (`sub`). */
@@ -20,4 +21,11 @@ export const requestCaller = (event: Pick<APIGatewayProxyEvent, 'requestContext'
   if (typeof subject !== 'string' || subject === '') return undefined;
   const roles = typeof authorizer['roles'] === 'string' ? authorizer['roles'].split(',').filter(Boolean) : [];
   return { subject, roles };
+};
+
+/** The caller's token subject on a route behind the authorizer, which always passes one (500 naming `route` otherwise). */
+export const callerSubject = (event: Pick<APIGatewayProxyEvent, 'requestContext'>, route: string): string => {
+  const caller = requestCaller(event);
+  if (!caller) throw new InternalError(`${route} was reached without the authorizer context`);
+  return caller.subject;
 };

@@ -281,3 +281,9 @@ export const json = (statusCode: number, body: unknown, headers: Record<string, 
 
 /** A response with no body (204). */
 export const noContent = (): APIGatewayProxyResult => ({ statusCode: 204, headers: {}, body: '' });
+
+/** A path under the API as the client addressed it (stage or base path included). */
+export const locationOf = (path: string, requestPath: string | undefined, resource: string): string => {
+  const base = requestPath?.endsWith(resource) ? requestPath.slice(0, requestPath.length - resource.length) : '';
+  return `${base}${path}`;
+};

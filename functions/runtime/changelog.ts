@@ -1,8 +1,8 @@
 /**
- * The audit trail (changelog) of adapters, applications and compliance plans: who changed what, when, and how,
+ * The audit trail (changelog) of adapters, applications, compliance plans and trees: who changed what, when, and how,
  * field by field. Table key `changelog` (env `CHANGELOG_TABLE`).
  *
- * Item: `pk = "<kind>#<name>"` (`adapter#lab`, `application#orch_manager`, `plan#<planId>`), `sk = "<at>#<seq>"`
+ * Item: `pk = "<kind>#<name>"` (`adapter#lab`, `application#orch_manager`, `plan#<planId>`, `tree#<treeId>`), `sk = "<at>#<seq>"`
  * (ISO time, then a per-container sequence and a random tail: entries of one subject sort by
  * time, those of one container in the order they were made), and `kind`, `name`, `at`, `by`,
  * `action`, `changes`.
@@ -22,14 +22,15 @@ import { REDACTED, isSecretField } from '../platform/redaction.js';
 import { canonicalJson } from '../platform/canonical-json.js';
 import { VAULT_PREFIX } from '../outbound/secrets/reference.js';
 
-export const SUBJECT_KINDS = ['adapter', 'application', 'plan'] as const;
+export const SUBJECT_KINDS = ['adapter', 'application', 'plan', 'tree'] as const;
 export type SubjectKind = (typeof SUBJECT_KINDS)[number];
 
 /**
  * What an entry records. The `remediation-*` and `rollback-*` actions are remediation runs made
  * through an adapter (functions/remediation/audit.ts): their `changes` are the run's facts.
  * `run-started` and `run-skipped` are compliance plans' runs (functions/plans/store.ts): the run as
- * the plan's `lastRun` shows it.
+ * the plan's `lastRun` shows it. The `exemption-*` actions are a tree's exemptions
+ * (functions/exemptions/store.ts): each change's field is `<exemptionId>.<field>`.
  */
 export const CHANGE_ACTIONS = [
   'created',
@@ -45,6 +46,9 @@ export const CHANGE_ACTIONS = [
   'rollback-ended',
   'run-started',
   'run-skipped',
+  'exemption-created',
+  'exemption-replaced',
+  'exemption-deleted',
 ] as const;
 export type ChangeAction = (typeof CHANGE_ACTIONS)[number];
 

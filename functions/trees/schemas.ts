@@ -7,6 +7,7 @@ import type { JsonSchema } from '../platform/json-schema.js';
 import { RULE_MATCHES, RULE_MODES, SEVERITIES } from './config-model.js';
 import { CONFIG_LIMITS, DEVICE_NAME_PATTERN_SOURCE, RULE_ID_PATTERN_SOURCE, VARIABLE_NAME_PATTERN_SOURCE } from './config-checks.js';
 import { PATH_NAME_PATTERN_SOURCE } from '../platform/names.js';
+import { MAX_PATTERN_LENGTH } from '../platform/re2.js';
 import { LABEL_PATTERN_SOURCE, TREE_LIMITS } from './model.js';
 
 /** Path segments arrive percent-encoded: the handler decodes them and applies the name rule. */
@@ -112,6 +113,24 @@ export const ruleSchema: JsonSchema = {
       description: "Inclusive bounds; the value is a number or a decimal string (YANG's 64-bit integers)",
     },
     strict: { type: 'boolean', description: "required rules with an array value: the list has no elements besides the expected ones (NSO's strict)" },
+  },
+};
+
+/** A `Selector` (config-model.ts): devices by what NSO knows of them; every member given must hold (at least one is given). */
+export const selectorSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: {
+    group: { type: 'string', minLength: 1, maxLength: 256, description: "NSO's device group of this name (nested groups included)" },
+    namePattern: { type: 'string', minLength: 1, maxLength: MAX_PATTERN_LENGTH, description: 'An RE2 regular expression found in the device name' },
+    platform: { type: 'string', minLength: 1, maxLength: 128, description: "NSO's `platform/name` of the device (`ios-xr`), case-insensitive" },
+    ned: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 256,
+      description: 'The NED id of the device type (`cisco-iosxr-cli-7.52`), case-insensitive, without its `module:` prefix',
+    },
   },
 };
 

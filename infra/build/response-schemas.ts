@@ -20,6 +20,7 @@ import { planBody } from '../../functions/plans/schemas.js';
 import { DELTA_CHANGES } from '../../functions/compliance/history-model.js';
 import { LOG_LEVELS } from '../../functions/platform/logger.js';
 import { ADAPTER_BODY } from '../../functions/adapters/schemas.js';
+import { EXEMPTION_ID, exemptionBody } from '../../functions/exemptions/schemas.js';
 
 const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
 const ISO_TIME = { type: 'string', format: 'date-time' } as const;
@@ -126,6 +127,21 @@ export const responseComponents: Record<string, JsonSchema> = {
       started: ISO_TIME,
       finished: ISO_TIME,
       reason: { type: 'string', description: 'Why a failed batch failed' },
+    },
+  },
+  Exemption: {
+    description: "An exemption of some of a tree's devices from one rule until a date: the fields written, and who wrote them when.",
+    type: 'object',
+    required: [...(exemptionBody['required'] as string[]), 'exemptionId', 'treeId', 'createdAt', 'createdBy', 'updatedAt', 'updatedBy'],
+    additionalProperties: false,
+    properties: {
+      exemptionId: EXEMPTION_ID,
+      treeId: { type: 'string', pattern: TREE_ID_PATTERN.source },
+      ...(exemptionBody['properties'] as Record<string, JsonSchema>),
+      createdAt: ISO_TIME,
+      createdBy: { type: 'string', description: 'The token subject of who created the exemption' },
+      updatedAt: ISO_TIME,
+      updatedBy: { type: 'string', description: 'The token subject of who last replaced it (its creator until then)' },
     },
   },
   CompliancePlan: {
@@ -300,6 +316,34 @@ export const responseComponents: Record<string, JsonSchema> = {
         },
       },
       issuesOmitted: { ...COUNT, description: 'Failed rules left out of `issues` to keep the report within the item size limit' },
+      exempted: {
+        type: 'array',
+        description: 'Rules an exemption held for when the device was checked: evaluated, but left out of `issues`, `score` and `totals`',
+        items: {
+          type: 'object',
+          required: ['ruleId', 'node', 'severity', 'outcome', 'exemption'],
+          additionalProperties: false,
+          properties: {
+            ruleId: { type: 'string' },
+            node: { type: 'string' },
+            severity: { enum: [...SEVERITIES] },
+            outcome: { enum: ['pass', 'fail', 'invalid'], description: 'What the rule gave' },
+            exemption: {
+              type: 'object',
+              required: ['exemptionId', 'ruleId', 'until', 'reason', 'by'],
+              additionalProperties: false,
+              properties: {
+                exemptionId: EXEMPTION_ID,
+                ruleId: { type: 'string' },
+                until: { type: 'string', description: 'The exemption held until then (as written, with its offset)' },
+                reason: { type: 'string' },
+                by: { type: 'string', description: 'Who made (or last changed) the exemption' },
+              },
+            },
+          },
+        },
+      },
+      exemptedOmitted: { ...COUNT, description: 'Exempted rules left out of `exempted` to keep the report within the item size limit' },
       reason: { type: 'string', description: 'Grade error only: why the configuration could not be checked' },
       sync: {
         type: 'object',
@@ -399,7 +443,7 @@ export const responseComponents: Record<string, JsonSchema> = {
     },
   },
   ChangelogEntry: {
-    description: 'One change of an adapter or application: who, when, what, field by field (secrets only as their `$VAULT_` reference).',
+    description: 'One change of an adapter, application, plan or tree: who, when, what, field by field (secrets only as their `$VAULT_` reference).',
     type: 'object',
     required: ['kind', 'name', 'at', 'by', 'action', 'changes'],
     additionalProperties: false,
@@ -638,6 +682,11 @@ export const responseSchemas: Readonly<Record<string, Readonly<Record<number, Js
       },
     },
   },
+  createExemption: { 201: ref('Exemption') },
+  listExemptions: { 200: page(ref('Exemption')) },
+  getExemption: { 200: ref('Exemption') },
+  putExemption: { 200: ref('Exemption') },
+  listTreeChangelogs: { 200: page(ref('ChangelogEntry')) },
   createCompliancePlan: { 201: ref('CompliancePlan') },
   listCompliancePlans: { 200: page(ref('CompliancePlan')) },
   getCompliancePlan: { 200: ref('CompliancePlan') },
@@ -732,6 +781,7 @@ export const responseHeaders: Readonly<Record<string, Readonly<Record<number, Re
   importTree: { 201: LOCATION },
   createAdapter: { 201: LOCATION },
   startComplianceBatch: { 202: LOCATION },
+  createExemption: { 201: LOCATION },
   createCompliancePlan: { 201: LOCATION },
   runCompliancePlan: { 202: LOCATION },
   startBackupBatch: { 202: LOCATION },

@@ -744,6 +744,54 @@ describe('npm start (the local stack)', () => {
     expect(json<{ items: Point[] }>(outputs.at(-1)).items.map((p) => p.batchId)).toEqual(runs.map((b) => b.batchId));
   });
 
+  it('runs the exemptions walkthrough as written: ce0 passes with ntp-servers exempted, fails once it is deleted, each change in the changelog', async () => {
+    const [page, heading] = ['docs/compliance.md', '## Walkthrough: exemptions'] as const;
+    const commands = shellCommands(shellBlockUnder(readFileSync(path.join(PROJECT_ROOT, page), 'utf8'), heading));
+    const outputs = await runDocBlock(page, heading);
+    const json = <T>(o: string | undefined): T => JSON.parse(o!.trim()) as T;
+    type Report = { device: string; grade: string; score?: number; totals: Record<string, number>; issues: { ruleId: string }[]; exempted?: unknown[] };
+    const reports = outputs.filter((_, i) => commands[i]!.command === 'batch').map((o) => json<{ items: Report[] }>(o).items);
+    expect(reports.map((items) => items.map((r) => [r.device, r.grade]))).toEqual([[['ce0', 'pass']], [['ce0', 'fail']]]);
+    const [exempted, counted] = [reports[0]![0]!, reports[1]![0]!];
+    // Exempted: evaluated (it fails), listed with the exemption, outside issues, score and totals.
+    expect(exempted.exempted).toEqual([
+      {
+        ruleId: 'ntp-servers',
+        node: expect.any(String),
+        severity: 'error',
+        outcome: 'fail',
+        exemption: {
+          exemptionId: expect.stringMatching(/^[0-9a-f]{24}$/),
+          ruleId: 'ntp-servers',
+          until: expect.any(String),
+          reason: 'NTP migration, CHG-1234',
+          by: expect.any(String),
+        },
+      },
+    ]);
+    expect(exempted.issues.map((i) => i.ruleId)).not.toContain('ntp-servers');
+    expect(exempted.score).toBe(100);
+    // Deleted: the rule counts again.
+    expect(counted.exempted).toBeUndefined();
+    expect(counted.issues.map((i) => i.ruleId)).toContain('ntp-servers');
+    expect(counted.totals['errors']! - exempted.totals['errors']!).toBe(1);
+    const listed = json<{ items: { exemptionId: string; ruleId: string; devices: string[] }[] }>(
+      outputs[commands.findIndex((c) => c.command.startsWith('curl -s -H') && c.command.endsWith('"$EXEMPTIONS"'))],
+    );
+    expect(listed.items[0]).toMatchObject({ ruleId: 'ntp-servers', devices: ['ce0'] });
+    const replaced = json<{ reason: string; createdAt: string; updatedAt: string }>(outputs[commands.findIndex((c) => c.command.includes('-X PUT'))]);
+    expect(replaced.reason).toBe('NTP migration, CHG-1240');
+    type Entry = { kind: string; action: string; changes: { field: string; from?: unknown; to?: unknown }[] };
+    const trail = json<{ items: Entry[] }>(outputs.at(-1)).items;
+    expect(trail.slice(0, 3).map((e) => [e.kind, e.action])).toEqual([
+      ['tree', 'exemption-deleted'],
+      ['tree', 'exemption-replaced'],
+      ['tree', 'exemption-created'],
+    ]);
+    const id = listed.items[0]!.exemptionId;
+    expect(trail[1]!.changes).toEqual([{ field: `${id}.reason`, from: 'NTP migration, CHG-1234', to: 'NTP migration, CHG-1240' }]);
+  });
+
   it('writes the state file that npm run seed uses to load trees into the running stack', async () => {
     const state = JSON.parse(readFileSync(stack!.stateFile, 'utf8')) as LocalState;
     expect(state).toMatchObject({ baseUrl: stack!.baseUrl, dynamodbEndpoint: stack!.dynamodbEndpoint, tables: stack!.tables, pid: process.pid });

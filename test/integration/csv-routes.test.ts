@@ -14,12 +14,14 @@ import { apiEvent, invoke, lambdaContext } from '../../tools/simulators/api-even
 const BATCH = 'cafe0123456789abcdef0123';
 const OTHER = 'cafe0123456789abcdef9999';
 const REPORTS_PATH = '/configuration_manager/compliance_reports/batches/{batchId}/reports';
-const HEADER = 'reportId,device,node,grade,score,errors,warnings,infos,passes,sync,configId,checkedAt,reason';
+const HEADER = 'reportId,device,node,grade,score,errors,warnings,infos,passes,exempted,sync,configId,checkedAt,reason';
 /** More devices than two store pages of an export: the stream must carry rows of three. */
 const DEVICES = 2 * REPORT_EXPORT_PAGE + 7;
 let handler: unknown;
 
 const gradeOf = (i: number): Report['grade'] => (i % 10 === 0 ? 'error' : i % 3 === 0 ? 'fail' : 'pass');
+
+const EXEMPTION = { exemptionId: '019abc0123450123456789ab', ruleId: 'ntp', until: '2027-01-01T00:00:00Z', reason: 'migration', by: 'alice' };
 
 const report = (i: number): DeviceReport => {
   const grade = gradeOf(i);
@@ -34,6 +36,13 @@ const report = (i: number): DeviceReport => {
     ...(grade === 'error' ? { reason: 'The orchestrator does not know\nthe device.' } : { score: grade === 'pass' ? 100 : 50 }),
     totals: { errors: grade === 'fail' ? 2 : 0, warnings: 1, infos: 0, passes: 7 },
     issues: [],
+    // Device 3's two exempted rules listed, one left out for size: its column counts three.
+    ...(i === 3
+      ? {
+          exempted: (['ntp', 'banner'] as const).map((ruleId) => ({ ruleId, node: 'base', severity: 'error', outcome: 'fail' as const, exemption: EXEMPTION })),
+          exemptedOmitted: 1,
+        }
+      : {}),
     sync: { mode: 'check', result: 'in-sync' },
     checkedAt: '2026-11-23T10:00:00.000Z',
   };
@@ -106,9 +115,9 @@ describe('a list route as JSON and as CSV', () => {
       expect(records).toHaveLength(DEVICES);
       expect(rows.some((r) => r.includes(`,'=cmd|calc,`))).toBe(true);
       expect(rows.some((r) => r.includes(',"edge ""a"", west",'))).toBe(true);
-      expect(records.find((r) => r.includes(',r00003,'))).toMatch(/^[0-9a-f]{24}-\w+,r00003,base,fail,50,2,1,0,7,in-sync,,2026-11-23T10:00:00.000Z,$/);
+      expect(records.find((r) => r.includes(',r00003,'))).toMatch(/^[0-9a-f]{24}-\w+,r00003,base,fail,50,2,1,0,7,3,in-sync,,2026-11-23T10:00:00.000Z,$/);
       expect(records.find((r) => r.includes(',r00010,'))).toContain(
-        ',error,,0,1,0,7,in-sync,,2026-11-23T10:00:00.000Z,"The orchestrator does not know\nthe device."',
+        ',error,,0,1,0,7,0,in-sync,,2026-11-23T10:00:00.000Z,"The orchestrator does not know\nthe device."',
       );
     }
   });

@@ -55,6 +55,7 @@ const pathValue = (name: string): string => {
       return `${'0'.repeat(24)}-${'0'.repeat(32)}`;
     case 'remediationId':
     case 'planId':
+    case 'exemptionId':
       return '0'.repeat(24);
     case 'device':
       return 'ce0';
@@ -102,6 +103,9 @@ const validBody = (route: LiveRoute): unknown => {
       return { name: unique, treeId: knownTreeId, version: 'initial', adapterId: 'lab', enabled: true };
     case 'putCompliancePlan':
       return { name: unique, treeId: knownTreeId, version: 'initial', adapterId: 'lab', enabled: true };
+    case 'createExemption':
+    case 'putExemption':
+      return { ruleId: 'ntp', devices: ['ce0'], until: new Date(Date.now() + 86_400_000).toISOString(), reason: unique };
     case 'createProfile':
       return { id: unique };
     case 'putProfile':
@@ -370,9 +374,9 @@ describe('DynamoDB stopped in the middle of a run', () => {
     const after = await onceServed('create after restart', (n) => createTree(`after-restart-${n}`));
     expect(after.statusCode).toBe(201);
     expect((await getTree((JSON.parse(after.body) as { id: string }).id)).statusCode).toBe(200);
-    // Every read answers from DynamoDB again: 200, or 404 for the compliance, remediation and plan ids no batch, run or plan has and the device with no history.
+    // Every read answers from DynamoDB again: 200, or 404 for the compliance, remediation, plan and exemption ids no batch, run, plan or exemption has and the device with no history.
     for (const route of liveRoutes.filter((r) => r.method === 'GET' && Object.keys(r.needs.tables ?? {}).length > 0)) {
-      const expected = /\{(batchId|reportId|remediationId|planId|device)\}/.test(route.path) ? 404 : 200;
+      const expected = /\{(batchId|reportId|remediationId|planId|exemptionId|device)\}/.test(route.path) ? 404 : 200;
       expect((await onceServed(route.operationId, () => call(route.operationId))).statusCode, route.operationId).toBe(expected);
     }
     expect((await onceServed('relay', () => call('relayRestAction'))).statusCode).toBe(200);

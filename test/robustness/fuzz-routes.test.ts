@@ -75,6 +75,12 @@ const ROUTE_ALLOWED: Readonly<Record<string, readonly number[]>> = {
   putCompliancePlan: [200, 400, 404, 409, 413, 415],
   deleteCompliancePlan: [204, 400, 404, 409, 415],
   runCompliancePlan: [202, 400, 404, 409, 415],
+  createExemption: [201, 400, 404, 413, 415],
+  listExemptions: [200, 400, 404, 415],
+  getExemption: [200, 400, 404, 415],
+  putExemption: [200, 400, 404, 409, 415],
+  deleteExemption: [204, 400, 404, 409, 415],
+  listTreeChangelogs: [200, 400, 404, 415],
   listConfigDevices: [200, 400, 415],
   listDeviceConfigs: [200, 400, 404, 415],
   getDeviceConfig: [200, 400, 404, 415],
@@ -219,6 +225,31 @@ const compliancePlan = () =>
     partial({ name: text, treeId: text, version: text, adapterId: text, schedule: text, timezone: text, enabled: anything, devices: anything }),
   );
 
+/** An exemption: one of devices and selector (or both, or neither), `until` ahead, past, or no date. */
+const exemption = () =>
+  fc.oneof(
+    fc.record(
+      {
+        ruleId: fc.constantFrom('ntp', 'a b', ''),
+        devices: fc.array(fc.stringMatching(/^[a-z0-9/]{1,6}$/), { maxLength: 2 }),
+        selector: fc.record(
+          { group: fc.constantFrom('edge', ''), namePattern: fc.constantFrom('^edge-\\d+$', '(a', '(?=x)'), platform: fc.constantFrom('ios-xr') },
+          { requiredKeys: [] },
+        ),
+        until: fc.constantFrom(
+          new Date(Date.now() + 86_400_000).toISOString(),
+          '2020-01-01T00:00:00Z',
+          '2027-02-30T00:00:00+01:00',
+          '2099-01-01T00:00:00Z',
+          'soon',
+        ),
+        reason: fc.constantFrom('migration', '', ' '),
+      },
+      { requiredKeys: ['ruleId', 'until', 'reason'] },
+    ),
+    partial({ ruleId: text, devices: anything, selector: anything, until: text, reason: text }),
+  );
+
 /** Bodies shaped like each route's schema: some valid, most wrong in one or more ways. */
 const shapedBodies = (): Readonly<Record<string, fc.Arbitrary<unknown>>> => ({
   relayRestAction: fc.oneof(
@@ -269,6 +300,8 @@ const shapedBodies = (): Readonly<Record<string, fc.Arbitrary<unknown>>> => ({
   // Schedules absent or refused on write: the fuzzing world has no Scheduler to write them to.
   createCompliancePlan: compliancePlan(),
   putCompliancePlan: compliancePlan(),
+  createExemption: exemption(),
+  putExemption: exemption(),
   startBackupBatch: fc.oneof(
     fc.record(
       { adapterId: fc.constantFrom('lab', 'lab-two', 'ghost'), devices: fc.array(fc.stringMatching(/^[a-z0-9]{1,6}$/), { maxLength: 2 }) },
@@ -385,6 +418,15 @@ const pathValues = (): Readonly<Record<string, Readonly<Record<string, fc.Arbitr
   listAdapterChangelogs: { name: fc.constantFrom('lab', 'lab-two', 'ghost') },
   listApplicationChangelogs: { name: fc.constantFrom('orch_manager', 'configuration_manager', 'ghost') },
   listApplicationChangelogsSingular: { name: fc.constantFrom('orch_manager', 'configuration_manager', 'ghost') },
+  ...Object.fromEntries(
+    ['createExemption', 'listExemptions', 'getExemption', 'putExemption', 'deleteExemption', 'listTreeChangelogs'].map((op) => [
+      op,
+      {
+        treeId: fc.oneof(fc.constantFrom(...knownTreeIds), fc.stringMatching(/^[0-9a-f]{24}$/)),
+        exemptionId: fc.oneof(fc.stringMatching(/^[0-9a-f]{24}$/), fc.constantFrom('x', '0'.repeat(25))),
+      },
+    ]),
+  ),
   // Never a fixture tree: the other routes read them.
   deleteTree: { treeId: fc.oneof(fc.stringMatching(/^[0-9a-f]{24}$/), fc.constantFrom('x', 'ABCDEFABCDEFABCDEFABCDEF', '0'.repeat(23))) },
   ...Object.fromEntries(

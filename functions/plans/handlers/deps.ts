@@ -4,9 +4,8 @@ import { startDurableExecution } from '../../compliance/durable-start.js';
 import { currentBatch } from '../../compliance/read.js';
 import { startBatch } from '../../compliance/service.js';
 import { createComplianceStore } from '../../compliance/store.js';
-import { requestCaller } from '../../platform/caller.js';
+import { callerSubject } from '../../platform/caller.js';
 import type { HttpEvent } from '../../platform/http-core.js';
-import { InternalError } from '../../platform/problem.js';
 import { currentSettings } from '../../runtime/settings.js';
 import { readVersion } from '../../trees/version-service.js';
 import { createVersionStore } from '../../trees/version-store.js';
@@ -49,14 +48,4 @@ export const planDeps = (): PlanDeps => {
 };
 
 /** The caller's token subject: a route behind the authorizer always has one. */
-export const callerOf = (event: Pick<HttpEvent, 'requestContext'>): string => {
-  const caller = requestCaller(event);
-  if (!caller) throw new InternalError('a compliance plan route was reached without the authorizer context');
-  return caller.subject;
-};
-
-/** A path under the API as the client addressed it (stage or base path included). */
-export const locationOf = (path: string, requestPath: string | undefined, resource: string): string => {
-  const base = requestPath?.endsWith(resource) ? requestPath.slice(0, requestPath.length - resource.length) : '';
-  return `${base}${path}`;
-};
+export const callerOf = (event: Pick<HttpEvent, 'requestContext'>): string => callerSubject(event, 'a compliance plan route');

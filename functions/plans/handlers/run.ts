@@ -5,10 +5,10 @@
  * Idempotency-Key.
  */
 import { runCompliancePlan as validate } from '../../generated/validators.js';
-import { httpHandler, json } from '../../runtime/http.js';
+import { httpHandler, json, locationOf } from '../../runtime/http.js';
 import { InternalError } from '../../platform/problem.js';
 import { runPlan } from '../service.js';
-import { callerOf, locationOf, planDeps } from './deps.js';
+import { callerOf, planDeps } from './deps.js';
 
 export const handler = httpHandler({ operation: 'runCompliancePlan', validate }, async (event) => {
   const { planId } = event.pathParameters as { planId: string };
