@@ -8,6 +8,7 @@ import { namePatternSource, nameProblem, pathNameProblem } from '../platform/nam
 import { fieldPath, type FieldPlace } from '../platform/problem.js';
 import { ROOT_NODE, type Node, type Rule } from './config-model.js';
 import { parsePointer, VARIABLE_NAME_PATTERN_SOURCE, variablesOf } from './rules.js';
+import { selectListProblems } from './selectors.js';
 
 /**
  * The limits of a version and a tree, each in the unit of what it protects:
@@ -97,7 +98,7 @@ export const nodeNameProblem = (name: string): string | undefined => {
  * names. `at` is the node's place (`rules.3.path` is then under it).
  */
 export const nodeContentProblems = (
-  node: Pick<Node, 'devices' | 'rules'>,
+  node: Pick<Node, 'devices' | 'rules' | 'select'>,
   variables: Readonly<Record<string, string>>,
   at: FieldPlace = [],
 ): ConfigProblem[] => {
@@ -113,6 +114,7 @@ export const nodeContentProblems = (
     else if (seenDevices.has(device)) out.push({ field: fieldPath(...at, 'devices', i), message: `lists ${JSON.stringify(device)} twice` });
     seenDevices.add(device);
   });
+  if (node.select) out.push(...selectListProblems(node.select, [...at, 'select']));
   const seenIds = new Set<string>();
   node.rules.forEach((rule, i) => {
     const place = (member: string): string => fieldPath(...at, 'rules', i, member);

@@ -8,6 +8,7 @@ import { RULE_MODES, SEVERITIES } from './config-model.js';
 import { CONFIG_LIMITS, DEVICE_NAME_PATTERN_SOURCE, RULE_ID_PATTERN_SOURCE, VARIABLE_NAME_PATTERN_SOURCE } from './config-checks.js';
 import { PATH_NAME_PATTERN_SOURCE } from '../platform/names.js';
 import { LABEL_PATTERN_SOURCE, TREE_LIMITS } from './model.js';
+import { SELECTOR_LIMITS, selectorSchema } from './selectors.js';
 
 /** Path segments arrive percent-encoded: the handler decodes them and applies the name rule. */
 const SEGMENT = (description: string): JsonSchema => ({ type: 'string', minLength: 1, maxLength: 512, description });
@@ -80,6 +81,13 @@ const devicesSchema: JsonSchema = {
 
 const rulesSchema: JsonSchema = { type: 'array', maxItems: CONFIG_LIMITS.rulesPerNode, items: ruleSchema };
 
+const selectSchema: JsonSchema = {
+  type: 'array',
+  maxItems: SELECTOR_LIMITS.perNode,
+  items: selectorSchema,
+  description: 'Devices assigned besides those listed: every device NSO knows that one of these selectors selects, resolved when a batch starts',
+};
+
 /** A whole node tree, unrolled to the depth limit (so a deeper tree is refused at the edge). */
 const nodeSchema = (levels: number): JsonSchema => ({
   type: 'object',
@@ -88,6 +96,7 @@ const nodeSchema = (levels: number): JsonSchema => ({
   properties: {
     name: { type: 'string', minLength: 1, maxLength: 128 },
     devices: devicesSchema,
+    select: selectSchema,
     rules: rulesSchema,
     children: levels > 1 ? { type: 'array', maxItems: CONFIG_LIMITS.nodesPerVersion, items: nodeSchema(levels - 1) } : { type: 'array', maxItems: 0 },
   },
@@ -110,7 +119,7 @@ export const updateVersionBody: JsonSchema = {
 export const putNodeBody: JsonSchema = {
   type: 'object',
   additionalProperties: false,
-  properties: { devices: devicesSchema, rules: rulesSchema },
+  properties: { devices: devicesSchema, select: selectSchema, rules: rulesSchema },
   description: 'A field left out keeps its current value (empty for a new node); the node keeps its children',
 };
 
