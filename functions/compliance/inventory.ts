@@ -30,8 +30,7 @@ export type InventoryReader = (adapterId: string, selectors: readonly Selector[]
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 const texts = (value: unknown): string[] => (Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : []);
-const member = (entry: unknown, name: string): unknown =>
-  typeof entry === 'object' && entry !== null ? (entry as Record<string, unknown>)[name] : undefined;
+const member = (entry: unknown, name: string): unknown => (typeof entry === 'object' && entry !== null ? (entry as Record<string, unknown>)[name] : undefined);
 
 /** The NED id of a device entry's type (`device-type/cli/ned-id` and the other cases). */
 const nedOf = (entry: NsoEntry): string | undefined => {
@@ -89,7 +88,12 @@ export const inventoryReader =
         ),
     });
     const [devices, groups] = await Promise.all([
-      readPagedList(adapterId, relayGet, { path: `${DEVICES}?fields=${fields.join(';')}`, member: 'tailf-ncs:device', noun: 'device' }, read(MAX_INVENTORY_DEVICES, 'devices')),
+      readPagedList(
+        adapterId,
+        relayGet,
+        { path: `${DEVICES}?fields=${fields.join(';')}`, member: 'tailf-ncs:device', noun: 'device' },
+        read(MAX_INVENTORY_DEVICES, 'devices'),
+      ),
       wanted.size
         ? readPagedList(
             adapterId,

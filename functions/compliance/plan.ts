@@ -87,7 +87,8 @@ export const chunkEntries = (plan: BatchPlan): ((assignment: ChunkDevice) => Chu
     const place = node === undefined ? undefined : places.get(node);
     if (place === undefined) throw new RangeError(`device ${device} is on node ${node}, which the plan does not list`);
     if (!applying?.length) return [device, place];
-    if (applying.some((i) => !Number.isInteger(i) || i < 0 || i >= exemptions)) throw new RangeError(`device ${device} names an exemption the plan does not hold`);
+    if (applying.some((i) => !Number.isInteger(i) || i < 0 || i >= exemptions))
+      throw new RangeError(`device ${device} names an exemption the plan does not hold`);
     return [device, place, applying];
   };
 };

@@ -35,7 +35,8 @@ export const resolveTargets = (version: Version, inventory: readonly DeviceFacts
   const nodeOf = new Map<string, string>();
   for (const { path, node } of nodes) for (const device of node.devices) if (!nodeOf.has(device)) nodeOf.set(device, path);
   const storable = inventory.filter((facts) => deviceNameProblem(facts.name) === undefined);
-  if (storable.length < inventory.length) logger.warn('selectors leave out devices whose names cannot be stored', { skipped: inventory.length - storable.length });
+  if (storable.length < inventory.length)
+    logger.warn('selectors leave out devices whose names cannot be stored', { skipped: inventory.length - storable.length });
   const selections: NodeSelection[] = [];
   const selectedBy = new Map<string, string>();
   for (const { path, node } of nodes) {

@@ -2100,7 +2100,7 @@ validate28.evaluated = {"props":{"pathParameters":true,"queryStringParameters":t
 return validate28;
 })();
 export const putNode = /* @__PURE__ */ (() => {
-const schema40 = {"$id":"putNode","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["treeId","version","nodePath"],"properties":{"treeId":{"type":"string","pattern":"^[0-9a-f]{24}$"},"version":{"type":"string","minLength":1,"maxLength":512,"description":"The version label, percent-encoded; `label~2` names the second version of a seeded tree that repeats `label`"},"nodePath":{"type":"string","minLength":1,"maxLength":4096,"description":"The node's path from the root, e.g. base/wan/pe-routers (each segment percent-encoded; at most 8 levels)"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"properties":{"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}}},"description":"A field left out keeps its current value (empty for a new node); the node keeps its children"}}};
+const schema40 = {"$id":"putNode","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["treeId","version","nodePath"],"properties":{"treeId":{"type":"string","pattern":"^[0-9a-f]{24}$"},"version":{"type":"string","minLength":1,"maxLength":512,"description":"The version label, percent-encoded; `label~2` names the second version of a seeded tree that repeats `label`"},"nodePath":{"type":"string","minLength":1,"maxLength":4096,"description":"The node's path from the root, e.g. base/wan/pe-routers (each segment percent-encoded; at most 8 levels)"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"properties":{"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"select":{"type":"array","maxItems":20,"items":{"type":"object","additionalProperties":false,"minProperties":1,"properties":{"group":{"type":"string","minLength":1,"maxLength":253,"description":"An NSO device group: its devices and those of the groups nested in it"},"namePattern":{"type":"string","minLength":1,"maxLength":253,"description":"An RE2 regular expression found in the device name (`^` and `$` anchor it)"},"platform":{"type":"string","minLength":1,"maxLength":253,"description":"NSO's `platform/name` of the device (`ios-xr`), any case"},"ned":{"type":"string","minLength":1,"maxLength":253,"description":"The NED id of the device's type (`cisco-iosxr-cli-7.52`), any case, with or without its `module:` prefix"}},"description":"Selects the devices NSO knows that meet every member given (at least one), resolved when a batch starts"},"description":"Devices assigned besides those listed: every device NSO knows that one of these selectors selects, resolved when a batch starts"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}}},"description":"A field left out keeps its current value (empty for a new node); the node keeps its children"}}};
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
 const pattern19 = new RegExp("^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$", "u");
 const pattern20 = new RegExp("^[A-Za-z0-9_.:-]{1,128}$", "u");
@@ -2317,7 +2317,7 @@ if(data.body !== undefined){
 let data5 = data.body;
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 for(const key1 in data5){
-if(!((key1 === "devices") || (key1 === "rules"))){
+if(!(((key1 === "devices") || (key1 === "select")) || (key1 === "rules"))){
 const err17 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err17];
@@ -2399,11 +2399,11 @@ vErrors.push(err23);
 errors++;
 }
 }
-if(data5.rules !== undefined){
-let data8 = data5.rules;
+if(data5.select !== undefined){
+let data8 = data5.select;
 if(Array.isArray(data8)){
-if(data8.length > 100){
-const err24 = {instancePath:instancePath+"/body/rules",schemaPath:"#/properties/body/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(data8.length > 20){
+const err24 = {instancePath:instancePath+"/body/select",schemaPath:"#/properties/body/properties/select/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -2416,8 +2416,8 @@ const len1 = data8.length;
 for(let i1=0; i1<len1; i1++){
 let data9 = data8[i1];
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
-if(data9.id === undefined){
-const err25 = {instancePath:instancePath+"/body/rules/" + i1,schemaPath:"#/properties/body/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(Object.keys(data9).length < 1){
+const err25 = {instancePath:instancePath+"/body/select/" + i1,schemaPath:"#/properties/body/properties/select/items/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -2426,8 +2426,9 @@ vErrors.push(err25);
 }
 errors++;
 }
-if(data9.path === undefined){
-const err26 = {instancePath:instancePath+"/body/rules/" + i1,schemaPath:"#/properties/body/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+for(const key2 in data9){
+if(!((((key2 === "group") || (key2 === "namePattern")) || (key2 === "platform")) || (key2 === "ned"))){
+const err26 = {instancePath:instancePath+"/body/select/" + i1,schemaPath:"#/properties/body/properties/select/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -2436,8 +2437,12 @@ vErrors.push(err26);
 }
 errors++;
 }
-if(data9.mode === undefined){
-const err27 = {instancePath:instancePath+"/body/rules/" + i1,schemaPath:"#/properties/body/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+}
+if(data9.group !== undefined){
+let data10 = data9.group;
+if(typeof data10 === "string"){
+if(func1(data10) > 253){
+const err27 = {instancePath:instancePath+"/body/select/" + i1+"/group",schemaPath:"#/properties/body/properties/select/items/properties/group/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -2446,8 +2451,8 @@ vErrors.push(err27);
 }
 errors++;
 }
-if(data9.severity === undefined){
-const err28 = {instancePath:instancePath+"/body/rules/" + i1,schemaPath:"#/properties/body/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+if(func1(data10) < 1){
+const err28 = {instancePath:instancePath+"/body/select/" + i1+"/group",schemaPath:"#/properties/body/properties/select/items/properties/group/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -2456,9 +2461,9 @@ vErrors.push(err28);
 }
 errors++;
 }
-for(const key2 in data9){
-if(!(((((((key2 === "id") || (key2 === "path")) || (key2 === "mode")) || (key2 === "severity")) || (key2 === "value")) || (key2 === "ordered")) || (key2 === "description"))){
-const err29 = {instancePath:instancePath+"/body/rules/" + i1,schemaPath:"#/properties/body/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+}
+else {
+const err29 = {instancePath:instancePath+"/body/select/" + i1+"/group",schemaPath:"#/properties/body/properties/select/items/properties/group/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -2468,11 +2473,11 @@ vErrors.push(err29);
 errors++;
 }
 }
-if(data9.id !== undefined){
-let data10 = data9.id;
-if(typeof data10 === "string"){
-if(!pattern20.test(data10)){
-const err30 = {instancePath:instancePath+"/body/rules/" + i1+"/id",schemaPath:"#/properties/body/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+if(data9.namePattern !== undefined){
+let data11 = data9.namePattern;
+if(typeof data11 === "string"){
+if(func1(data11) > 253){
+const err30 = {instancePath:instancePath+"/body/select/" + i1+"/namePattern",schemaPath:"#/properties/body/properties/select/items/properties/namePattern/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -2481,9 +2486,8 @@ vErrors.push(err30);
 }
 errors++;
 }
-}
-else {
-const err31 = {instancePath:instancePath+"/body/rules/" + i1+"/id",schemaPath:"#/properties/body/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data11) < 1){
+const err31 = {instancePath:instancePath+"/body/select/" + i1+"/namePattern",schemaPath:"#/properties/body/properties/select/items/properties/namePattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -2493,11 +2497,8 @@ vErrors.push(err31);
 errors++;
 }
 }
-if(data9.path !== undefined){
-let data11 = data9.path;
-if(typeof data11 === "string"){
-if(func1(data11) > 1024){
-const err32 = {instancePath:instancePath+"/body/rules/" + i1+"/path",schemaPath:"#/properties/body/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+else {
+const err32 = {instancePath:instancePath+"/body/select/" + i1+"/namePattern",schemaPath:"#/properties/body/properties/select/items/properties/namePattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -2507,8 +2508,11 @@ vErrors.push(err32);
 errors++;
 }
 }
-else {
-const err33 = {instancePath:instancePath+"/body/rules/" + i1+"/path",schemaPath:"#/properties/body/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data9.platform !== undefined){
+let data12 = data9.platform;
+if(typeof data12 === "string"){
+if(func1(data12) > 253){
+const err33 = {instancePath:instancePath+"/body/select/" + i1+"/platform",schemaPath:"#/properties/body/properties/select/items/properties/platform/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -2517,11 +2521,8 @@ vErrors.push(err33);
 }
 errors++;
 }
-}
-if(data9.mode !== undefined){
-let data12 = data9.mode;
-if(typeof data12 !== "string"){
-const err34 = {instancePath:instancePath+"/body/rules/" + i1+"/mode",schemaPath:"#/properties/body/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data12) < 1){
+const err34 = {instancePath:instancePath+"/body/select/" + i1+"/platform",schemaPath:"#/properties/body/properties/select/items/properties/platform/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -2530,8 +2531,9 @@ vErrors.push(err34);
 }
 errors++;
 }
-if(!(((data12 === "required") || (data12 === "exact")) || (data12 === "disallowed"))){
-const err35 = {instancePath:instancePath+"/body/rules/" + i1+"/mode",schemaPath:"#/properties/body/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema40.properties.body.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err35 = {instancePath:instancePath+"/body/select/" + i1+"/platform",schemaPath:"#/properties/body/properties/select/items/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -2541,10 +2543,11 @@ vErrors.push(err35);
 errors++;
 }
 }
-if(data9.severity !== undefined){
-let data13 = data9.severity;
-if(typeof data13 !== "string"){
-const err36 = {instancePath:instancePath+"/body/rules/" + i1+"/severity",schemaPath:"#/properties/body/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data9.ned !== undefined){
+let data13 = data9.ned;
+if(typeof data13 === "string"){
+if(func1(data13) > 253){
+const err36 = {instancePath:instancePath+"/body/select/" + i1+"/ned",schemaPath:"#/properties/body/properties/select/items/properties/ned/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -2553,8 +2556,8 @@ vErrors.push(err36);
 }
 errors++;
 }
-if(!(((data13 === "error") || (data13 === "warning")) || (data13 === "info"))){
-const err37 = {instancePath:instancePath+"/body/rules/" + i1+"/severity",schemaPath:"#/properties/body/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema40.properties.body.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+if(func1(data13) < 1){
+const err37 = {instancePath:instancePath+"/body/select/" + i1+"/ned",schemaPath:"#/properties/body/properties/select/items/properties/ned/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -2564,9 +2567,8 @@ vErrors.push(err37);
 errors++;
 }
 }
-if(data9.ordered !== undefined){
-if(typeof data9.ordered !== "boolean"){
-const err38 = {instancePath:instancePath+"/body/rules/" + i1+"/ordered",schemaPath:"#/properties/body/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+else {
+const err38 = {instancePath:instancePath+"/body/select/" + i1+"/ned",schemaPath:"#/properties/body/properties/select/items/properties/ned/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -2576,11 +2578,9 @@ vErrors.push(err38);
 errors++;
 }
 }
-if(data9.description !== undefined){
-let data15 = data9.description;
-if(typeof data15 === "string"){
-if(func1(data15) > 1024){
-const err39 = {instancePath:instancePath+"/body/rules/" + i1+"/description",schemaPath:"#/properties/body/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+}
+else {
+const err39 = {instancePath:instancePath+"/body/select/" + i1,schemaPath:"#/properties/body/properties/select/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -2590,8 +2590,9 @@ vErrors.push(err39);
 errors++;
 }
 }
+}
 else {
-const err40 = {instancePath:instancePath+"/body/rules/" + i1+"/description",schemaPath:"#/properties/body/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err40 = {instancePath:instancePath+"/body/select",schemaPath:"#/properties/body/properties/select/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -2601,9 +2602,11 @@ vErrors.push(err40);
 errors++;
 }
 }
-}
-else {
-const err41 = {instancePath:instancePath+"/body/rules/" + i1,schemaPath:"#/properties/body/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data5.rules !== undefined){
+let data14 = data5.rules;
+if(Array.isArray(data14)){
+if(data14.length > 100){
+const err41 = {instancePath:instancePath+"/body/rules",schemaPath:"#/properties/body/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -2612,10 +2615,12 @@ vErrors.push(err41);
 }
 errors++;
 }
-}
-}
-else {
-const err42 = {instancePath:instancePath+"/body/rules",schemaPath:"#/properties/body/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const len2 = data14.length;
+for(let i2=0; i2<len2; i2++){
+let data15 = data14[i2];
+if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
+if(data15.id === undefined){
+const err42 = {instancePath:instancePath+"/body/rules/" + i2,schemaPath:"#/properties/body/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -2624,10 +2629,8 @@ vErrors.push(err42);
 }
 errors++;
 }
-}
-}
-else {
-const err43 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data15.path === undefined){
+const err43 = {instancePath:instancePath+"/body/rules/" + i2,schemaPath:"#/properties/body/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -2636,15 +2639,215 @@ vErrors.push(err43);
 }
 errors++;
 }
-}
-}
-else {
-const err44 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data15.mode === undefined){
+const err44 = {instancePath:instancePath+"/body/rules/" + i2,schemaPath:"#/properties/body/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
 if(vErrors === null){
 vErrors = [err44];
 }
 else {
 vErrors.push(err44);
+}
+errors++;
+}
+if(data15.severity === undefined){
+const err45 = {instancePath:instancePath+"/body/rules/" + i2,schemaPath:"#/properties/body/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+for(const key3 in data15){
+if(!(((((((key3 === "id") || (key3 === "path")) || (key3 === "mode")) || (key3 === "severity")) || (key3 === "value")) || (key3 === "ordered")) || (key3 === "description"))){
+const err46 = {instancePath:instancePath+"/body/rules/" + i2,schemaPath:"#/properties/body/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+if(data15.id !== undefined){
+let data16 = data15.id;
+if(typeof data16 === "string"){
+if(!pattern20.test(data16)){
+const err47 = {instancePath:instancePath+"/body/rules/" + i2+"/id",schemaPath:"#/properties/body/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+else {
+const err48 = {instancePath:instancePath+"/body/rules/" + i2+"/id",schemaPath:"#/properties/body/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+if(data15.path !== undefined){
+let data17 = data15.path;
+if(typeof data17 === "string"){
+if(func1(data17) > 1024){
+const err49 = {instancePath:instancePath+"/body/rules/" + i2+"/path",schemaPath:"#/properties/body/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+else {
+const err50 = {instancePath:instancePath+"/body/rules/" + i2+"/path",schemaPath:"#/properties/body/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
+if(data15.mode !== undefined){
+let data18 = data15.mode;
+if(typeof data18 !== "string"){
+const err51 = {instancePath:instancePath+"/body/rules/" + i2+"/mode",schemaPath:"#/properties/body/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+if(!(((data18 === "required") || (data18 === "exact")) || (data18 === "disallowed"))){
+const err52 = {instancePath:instancePath+"/body/rules/" + i2+"/mode",schemaPath:"#/properties/body/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema40.properties.body.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+if(data15.severity !== undefined){
+let data19 = data15.severity;
+if(typeof data19 !== "string"){
+const err53 = {instancePath:instancePath+"/body/rules/" + i2+"/severity",schemaPath:"#/properties/body/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+if(!(((data19 === "error") || (data19 === "warning")) || (data19 === "info"))){
+const err54 = {instancePath:instancePath+"/body/rules/" + i2+"/severity",schemaPath:"#/properties/body/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema40.properties.body.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+}
+if(data15.ordered !== undefined){
+if(typeof data15.ordered !== "boolean"){
+const err55 = {instancePath:instancePath+"/body/rules/" + i2+"/ordered",schemaPath:"#/properties/body/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+if(data15.description !== undefined){
+let data21 = data15.description;
+if(typeof data21 === "string"){
+if(func1(data21) > 1024){
+const err56 = {instancePath:instancePath+"/body/rules/" + i2+"/description",schemaPath:"#/properties/body/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+else {
+const err57 = {instancePath:instancePath+"/body/rules/" + i2+"/description",schemaPath:"#/properties/body/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+}
+}
+else {
+const err58 = {instancePath:instancePath+"/body/rules/" + i2,schemaPath:"#/properties/body/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+}
+else {
+const err59 = {instancePath:instancePath+"/body/rules",schemaPath:"#/properties/body/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+}
+else {
+const err60 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+}
+}
+else {
+const err61 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
 }
 errors++;
 }
@@ -3293,7 +3496,7 @@ validate32.evaluated = {"props":{"pathParameters":true,"queryStringParameters":t
 return validate32;
 })();
 export const importTree = /* @__PURE__ */ (() => {
-const schema44 = {"$id":"importTree","type":"object","required":["queryStringParameters","body"],"properties":{"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","required":["name","deviceType","versions"],"additionalProperties":false,"properties":{"format":{"type":"string","const":"netconfig-tree/1"},"id":{"type":"string","description":"Ignored: an import gets a new id"},"name":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800])?$"},"deviceType":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800])?$"},"description":{"type":"string","maxLength":1024},"created":{"type":"string","description":"Ignored"},"lastUpdated":{"type":"string","description":"Ignored"},"versions":{"type":"array","minItems":1,"maxItems":1000,"items":{"type":"object","required":["name","root"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[A-Za-z0-9._-](?:[A-Za-z0-9 ._-]{0,126}[A-Za-z0-9._-])?$","description":"As a new label: 1 to 128 letters, digits, spaces, \"-\", \"_\" or \".\"; may repeat (the i-th version of a label is addressed `label~i`)"},"variables":{"type":"object","maxProperties":200,"propertyNames":{"pattern":"^[A-Za-z0-9_.-]{1,64}$"},"additionalProperties":{"type":"string","maxLength":1024},"description":"Replaces `{{name}}` in rule values; names are 1 to 64 letters, digits, \"_\", \".\" or \"-\""},"root":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":0}}}}}}}}}}}}}}}}}}}}}}}},"created":{"type":"string","description":"Ignored"},"createdBy":{"type":"string","description":"Ignored"},"lastUpdated":{"type":"string","description":"Ignored"},"lastUpdatedBy":{"type":"string","description":"Ignored"}}}}}}}};
+const schema44 = {"$id":"importTree","type":"object","required":["queryStringParameters","body"],"properties":{"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","required":["name","deviceType","versions"],"additionalProperties":false,"properties":{"format":{"type":"string","const":"netconfig-tree/1"},"id":{"type":"string","description":"Ignored: an import gets a new id"},"name":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800])?$"},"deviceType":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800])?$"},"description":{"type":"string","maxLength":1024},"created":{"type":"string","description":"Ignored"},"lastUpdated":{"type":"string","description":"Ignored"},"versions":{"type":"array","minItems":1,"maxItems":1000,"items":{"type":"object","required":["name","root"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[A-Za-z0-9._-](?:[A-Za-z0-9 ._-]{0,126}[A-Za-z0-9._-])?$","description":"As a new label: 1 to 128 letters, digits, spaces, \"-\", \"_\" or \".\"; may repeat (the i-th version of a label is addressed `label~i`)"},"variables":{"type":"object","maxProperties":200,"propertyNames":{"pattern":"^[A-Za-z0-9_.-]{1,64}$"},"additionalProperties":{"type":"string","maxLength":1024},"description":"Replaces `{{name}}` in rule values; names are 1 to 64 letters, digits, \"_\", \".\" or \"-\""},"root":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"select":{"type":"array","maxItems":20,"items":{"type":"object","additionalProperties":false,"minProperties":1,"properties":{"group":{"type":"string","minLength":1,"maxLength":253,"description":"An NSO device group: its devices and those of the groups nested in it"},"namePattern":{"type":"string","minLength":1,"maxLength":253,"description":"An RE2 regular expression found in the device name (`^` and `$` anchor it)"},"platform":{"type":"string","minLength":1,"maxLength":253,"description":"NSO's `platform/name` of the device (`ios-xr`), any case"},"ned":{"type":"string","minLength":1,"maxLength":253,"description":"The NED id of the device's type (`cisco-iosxr-cli-7.52`), any case, with or without its `module:` prefix"}},"description":"Selects the devices NSO knows that meet every member given (at least one), resolved when a batch starts"},"description":"Devices assigned besides those listed: every device NSO knows that one of these selectors selects, resolved when a batch starts"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"select":{"type":"array","maxItems":20,"items":{"type":"object","additionalProperties":false,"minProperties":1,"properties":{"group":{"type":"string","minLength":1,"maxLength":253,"description":"An NSO device group: its devices and those of the groups nested in it"},"namePattern":{"type":"string","minLength":1,"maxLength":253,"description":"An RE2 regular expression found in the device name (`^` and `$` anchor it)"},"platform":{"type":"string","minLength":1,"maxLength":253,"description":"NSO's `platform/name` of the device (`ios-xr`), any case"},"ned":{"type":"string","minLength":1,"maxLength":253,"description":"The NED id of the device's type (`cisco-iosxr-cli-7.52`), any case, with or without its `module:` prefix"}},"description":"Selects the devices NSO knows that meet every member given (at least one), resolved when a batch starts"},"description":"Devices assigned besides those listed: every device NSO knows that one of these selectors selects, resolved when a batch starts"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"select":{"type":"array","maxItems":20,"items":{"type":"object","additionalProperties":false,"minProperties":1,"properties":{"group":{"type":"string","minLength":1,"maxLength":253,"description":"An NSO device group: its devices and those of the groups nested in it"},"namePattern":{"type":"string","minLength":1,"maxLength":253,"description":"An RE2 regular expression found in the device name (`^` and `$` anchor it)"},"platform":{"type":"string","minLength":1,"maxLength":253,"description":"NSO's `platform/name` of the device (`ios-xr`), any case"},"ned":{"type":"string","minLength":1,"maxLength":253,"description":"The NED id of the device's type (`cisco-iosxr-cli-7.52`), any case, with or without its `module:` prefix"}},"description":"Selects the devices NSO knows that meet every member given (at least one), resolved when a batch starts"},"description":"Devices assigned besides those listed: every device NSO knows that one of these selectors selects, resolved when a batch starts"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"select":{"type":"array","maxItems":20,"items":{"type":"object","additionalProperties":false,"minProperties":1,"properties":{"group":{"type":"string","minLength":1,"maxLength":253,"description":"An NSO device group: its devices and those of the groups nested in it"},"namePattern":{"type":"string","minLength":1,"maxLength":253,"description":"An RE2 regular expression found in the device name (`^` and `$` anchor it)"},"platform":{"type":"string","minLength":1,"maxLength":253,"description":"NSO's `platform/name` of the device (`ios-xr`), any case"},"ned":{"type":"string","minLength":1,"maxLength":253,"description":"The NED id of the device's type (`cisco-iosxr-cli-7.52`), any case, with or without its `module:` prefix"}},"description":"Selects the devices NSO knows that meet every member given (at least one), resolved when a batch starts"},"description":"Devices assigned besides those listed: every device NSO knows that one of these selectors selects, resolved when a batch starts"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"select":{"type":"array","maxItems":20,"items":{"type":"object","additionalProperties":false,"minProperties":1,"properties":{"group":{"type":"string","minLength":1,"maxLength":253,"description":"An NSO device group: its devices and those of the groups nested in it"},"namePattern":{"type":"string","minLength":1,"maxLength":253,"description":"An RE2 regular expression found in the device name (`^` and `$` anchor it)"},"platform":{"type":"string","minLength":1,"maxLength":253,"description":"NSO's `platform/name` of the device (`ios-xr`), any case"},"ned":{"type":"string","minLength":1,"maxLength":253,"description":"The NED id of the device's type (`cisco-iosxr-cli-7.52`), any case, with or without its `module:` prefix"}},"description":"Selects the devices NSO knows that meet every member given (at least one), resolved when a batch starts"},"description":"Devices assigned besides those listed: every device NSO knows that one of these selectors selects, resolved when a batch starts"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"select":{"type":"array","maxItems":20,"items":{"type":"object","additionalProperties":false,"minProperties":1,"properties":{"group":{"type":"string","minLength":1,"maxLength":253,"description":"An NSO device group: its devices and those of the groups nested in it"},"namePattern":{"type":"string","minLength":1,"maxLength":253,"description":"An RE2 regular expression found in the device name (`^` and `$` anchor it)"},"platform":{"type":"string","minLength":1,"maxLength":253,"description":"NSO's `platform/name` of the device (`ios-xr`), any case"},"ned":{"type":"string","minLength":1,"maxLength":253,"description":"The NED id of the device's type (`cisco-iosxr-cli-7.52`), any case, with or without its `module:` prefix"}},"description":"Selects the devices NSO knows that meet every member given (at least one), resolved when a batch starts"},"description":"Devices assigned besides those listed: every device NSO knows that one of these selectors selects, resolved when a batch starts"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"select":{"type":"array","maxItems":20,"items":{"type":"object","additionalProperties":false,"minProperties":1,"properties":{"group":{"type":"string","minLength":1,"maxLength":253,"description":"An NSO device group: its devices and those of the groups nested in it"},"namePattern":{"type":"string","minLength":1,"maxLength":253,"description":"An RE2 regular expression found in the device name (`^` and `$` anchor it)"},"platform":{"type":"string","minLength":1,"maxLength":253,"description":"NSO's `platform/name` of the device (`ios-xr`), any case"},"ned":{"type":"string","minLength":1,"maxLength":253,"description":"The NED id of the device's type (`cisco-iosxr-cli-7.52`), any case, with or without its `module:` prefix"}},"description":"Selects the devices NSO knows that meet every member given (at least one), resolved when a batch starts"},"description":"Devices assigned besides those listed: every device NSO knows that one of these selectors selects, resolved when a batch starts"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"select":{"type":"array","maxItems":20,"items":{"type":"object","additionalProperties":false,"minProperties":1,"properties":{"group":{"type":"string","minLength":1,"maxLength":253,"description":"An NSO device group: its devices and those of the groups nested in it"},"namePattern":{"type":"string","minLength":1,"maxLength":253,"description":"An RE2 regular expression found in the device name (`^` and `$` anchor it)"},"platform":{"type":"string","minLength":1,"maxLength":253,"description":"NSO's `platform/name` of the device (`ios-xr`), any case"},"ned":{"type":"string","minLength":1,"maxLength":253,"description":"The NED id of the device's type (`cisco-iosxr-cli-7.52`), any case, with or without its `module:` prefix"}},"description":"Selects the devices NSO knows that meet every member given (at least one), resolved when a batch starts"},"description":"Devices assigned besides those listed: every device NSO knows that one of these selectors selects, resolved when a batch starts"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024}}}},"children":{"type":"array","maxItems":0}}}}}}}}}}}}}}}}}}}}}}}},"created":{"type":"string","description":"Ignored"},"createdBy":{"type":"string","description":"Ignored"},"lastUpdated":{"type":"string","description":"Ignored"},"lastUpdatedBy":{"type":"string","description":"Ignored"}}}}}}}};
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 const pattern8 = new RegExp("^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800])?$", "u");
 const pattern12 = new RegExp("^[A-Za-z0-9._-](?:[A-Za-z0-9 ._-]{0,126}[A-Za-z0-9._-])?$", "u");
@@ -3771,7 +3974,7 @@ vErrors.push(err38);
 errors++;
 }
 for(const key5 in data14){
-if(!((((key5 === "name") || (key5 === "devices")) || (key5 === "rules")) || (key5 === "children"))){
+if(!(((((key5 === "name") || (key5 === "devices")) || (key5 === "select")) || (key5 === "rules")) || (key5 === "children"))){
 const err39 = {instancePath:instancePath+"/body/versions/" + i0+"/root",schemaPath:"#/properties/body/properties/versions/items/properties/root/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err39];
@@ -3888,11 +4091,11 @@ vErrors.push(err48);
 errors++;
 }
 }
-if(data14.rules !== undefined){
-let data18 = data14.rules;
+if(data14.select !== undefined){
+let data18 = data14.select;
 if(Array.isArray(data18)){
-if(data18.length > 100){
-const err49 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(data18.length > 20){
+const err49 = {instancePath:instancePath+"/body/versions/" + i0+"/root/select",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/select/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -3905,8 +4108,8 @@ const len2 = data18.length;
 for(let i2=0; i2<len2; i2++){
 let data19 = data18[i2];
 if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
-if(data19.id === undefined){
-const err50 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(Object.keys(data19).length < 1){
+const err50 = {instancePath:instancePath+"/body/versions/" + i0+"/root/select/" + i2,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/select/items/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -3915,8 +4118,9 @@ vErrors.push(err50);
 }
 errors++;
 }
-if(data19.path === undefined){
-const err51 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+for(const key6 in data19){
+if(!((((key6 === "group") || (key6 === "namePattern")) || (key6 === "platform")) || (key6 === "ned"))){
+const err51 = {instancePath:instancePath+"/body/versions/" + i0+"/root/select/" + i2,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/select/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -3925,8 +4129,12 @@ vErrors.push(err51);
 }
 errors++;
 }
-if(data19.mode === undefined){
-const err52 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+}
+if(data19.group !== undefined){
+let data20 = data19.group;
+if(typeof data20 === "string"){
+if(func1(data20) > 253){
+const err52 = {instancePath:instancePath+"/body/versions/" + i0+"/root/select/" + i2+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/select/items/properties/group/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -3935,8 +4143,8 @@ vErrors.push(err52);
 }
 errors++;
 }
-if(data19.severity === undefined){
-const err53 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+if(func1(data20) < 1){
+const err53 = {instancePath:instancePath+"/body/versions/" + i0+"/root/select/" + i2+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/select/items/properties/group/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -3945,9 +4153,9 @@ vErrors.push(err53);
 }
 errors++;
 }
-for(const key6 in data19){
-if(!(((((((key6 === "id") || (key6 === "path")) || (key6 === "mode")) || (key6 === "severity")) || (key6 === "value")) || (key6 === "ordered")) || (key6 === "description"))){
-const err54 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+}
+else {
+const err54 = {instancePath:instancePath+"/body/versions/" + i0+"/root/select/" + i2+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/select/items/properties/group/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -3957,11 +4165,11 @@ vErrors.push(err54);
 errors++;
 }
 }
-if(data19.id !== undefined){
-let data20 = data19.id;
-if(typeof data20 === "string"){
-if(!pattern20.test(data20)){
-const err55 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+if(data19.namePattern !== undefined){
+let data21 = data19.namePattern;
+if(typeof data21 === "string"){
+if(func1(data21) > 253){
+const err55 = {instancePath:instancePath+"/body/versions/" + i0+"/root/select/" + i2+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/select/items/properties/namePattern/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -3970,9 +4178,8 @@ vErrors.push(err55);
 }
 errors++;
 }
-}
-else {
-const err56 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data21) < 1){
+const err56 = {instancePath:instancePath+"/body/versions/" + i0+"/root/select/" + i2+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/select/items/properties/namePattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -3982,11 +4189,8 @@ vErrors.push(err56);
 errors++;
 }
 }
-if(data19.path !== undefined){
-let data21 = data19.path;
-if(typeof data21 === "string"){
-if(func1(data21) > 1024){
-const err57 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+else {
+const err57 = {instancePath:instancePath+"/body/versions/" + i0+"/root/select/" + i2+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/select/items/properties/namePattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -3996,8 +4200,11 @@ vErrors.push(err57);
 errors++;
 }
 }
-else {
-const err58 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data19.platform !== undefined){
+let data22 = data19.platform;
+if(typeof data22 === "string"){
+if(func1(data22) > 253){
+const err58 = {instancePath:instancePath+"/body/versions/" + i0+"/root/select/" + i2+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/select/items/properties/platform/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -4006,11 +4213,8 @@ vErrors.push(err58);
 }
 errors++;
 }
-}
-if(data19.mode !== undefined){
-let data22 = data19.mode;
-if(typeof data22 !== "string"){
-const err59 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data22) < 1){
+const err59 = {instancePath:instancePath+"/body/versions/" + i0+"/root/select/" + i2+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/select/items/properties/platform/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -4019,8 +4223,9 @@ vErrors.push(err59);
 }
 errors++;
 }
-if(!(((data22 === "required") || (data22 === "exact")) || (data22 === "disallowed"))){
-const err60 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err60 = {instancePath:instancePath+"/body/versions/" + i0+"/root/select/" + i2+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/select/items/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -4030,10 +4235,11 @@ vErrors.push(err60);
 errors++;
 }
 }
-if(data19.severity !== undefined){
-let data23 = data19.severity;
-if(typeof data23 !== "string"){
-const err61 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data19.ned !== undefined){
+let data23 = data19.ned;
+if(typeof data23 === "string"){
+if(func1(data23) > 253){
+const err61 = {instancePath:instancePath+"/body/versions/" + i0+"/root/select/" + i2+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/select/items/properties/ned/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -4042,8 +4248,8 @@ vErrors.push(err61);
 }
 errors++;
 }
-if(!(((data23 === "error") || (data23 === "warning")) || (data23 === "info"))){
-const err62 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+if(func1(data23) < 1){
+const err62 = {instancePath:instancePath+"/body/versions/" + i0+"/root/select/" + i2+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/select/items/properties/ned/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -4053,9 +4259,8 @@ vErrors.push(err62);
 errors++;
 }
 }
-if(data19.ordered !== undefined){
-if(typeof data19.ordered !== "boolean"){
-const err63 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+else {
+const err63 = {instancePath:instancePath+"/body/versions/" + i0+"/root/select/" + i2+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/select/items/properties/ned/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -4065,11 +4270,9 @@ vErrors.push(err63);
 errors++;
 }
 }
-if(data19.description !== undefined){
-let data25 = data19.description;
-if(typeof data25 === "string"){
-if(func1(data25) > 1024){
-const err64 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+}
+else {
+const err64 = {instancePath:instancePath+"/body/versions/" + i0+"/root/select/" + i2,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/select/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -4079,8 +4282,9 @@ vErrors.push(err64);
 errors++;
 }
 }
+}
 else {
-const err65 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err65 = {instancePath:instancePath+"/body/versions/" + i0+"/root/select",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/select/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -4090,9 +4294,11 @@ vErrors.push(err65);
 errors++;
 }
 }
-}
-else {
-const err66 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data14.rules !== undefined){
+let data24 = data14.rules;
+if(Array.isArray(data24)){
+if(data24.length > 100){
+const err66 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -4101,10 +4307,12 @@ vErrors.push(err66);
 }
 errors++;
 }
-}
-}
-else {
-const err67 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const len3 = data24.length;
+for(let i3=0; i3<len3; i3++){
+let data25 = data24[i3];
+if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
+if(data25.id === undefined){
+const err67 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -4113,12 +4321,8 @@ vErrors.push(err67);
 }
 errors++;
 }
-}
-if(data14.children !== undefined){
-let data26 = data14.children;
-if(Array.isArray(data26)){
-if(data26.length > 200){
-const err68 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
+if(data25.path === undefined){
+const err68 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -4127,12 +4331,8 @@ vErrors.push(err68);
 }
 errors++;
 }
-const len3 = data26.length;
-for(let i3=0; i3<len3; i3++){
-let data27 = data26[i3];
-if(data27 && typeof data27 == "object" && !Array.isArray(data27)){
-if(data27.name === undefined){
-const err69 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(data25.mode === undefined){
+const err69 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -4141,9 +4341,8 @@ vErrors.push(err69);
 }
 errors++;
 }
-for(const key7 in data27){
-if(!((((key7 === "name") || (key7 === "devices")) || (key7 === "rules")) || (key7 === "children"))){
-const err70 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
+if(data25.severity === undefined){
+const err70 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -4152,12 +4351,9 @@ vErrors.push(err70);
 }
 errors++;
 }
-}
-if(data27.name !== undefined){
-let data28 = data27.name;
-if(typeof data28 === "string"){
-if(func1(data28) > 128){
-const err71 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+for(const key7 in data25){
+if(!(((((((key7 === "id") || (key7 === "path")) || (key7 === "mode")) || (key7 === "severity")) || (key7 === "value")) || (key7 === "ordered")) || (key7 === "description"))){
+const err71 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -4166,8 +4362,12 @@ vErrors.push(err71);
 }
 errors++;
 }
-if(func1(data28) < 1){
-const err72 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data25.id !== undefined){
+let data26 = data25.id;
+if(typeof data26 === "string"){
+if(!pattern20.test(data26)){
+const err72 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -4178,7 +4378,7 @@ errors++;
 }
 }
 else {
-const err73 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err73 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -4188,11 +4388,11 @@ vErrors.push(err73);
 errors++;
 }
 }
-if(data27.devices !== undefined){
-let data29 = data27.devices;
-if(Array.isArray(data29)){
-if(data29.length > 1000){
-const err74 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+if(data25.path !== undefined){
+let data27 = data25.path;
+if(typeof data27 === "string"){
+if(func1(data27) > 1024){
+const err74 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -4201,12 +4401,9 @@ vErrors.push(err74);
 }
 errors++;
 }
-const len4 = data29.length;
-for(let i4=0; i4<len4; i4++){
-let data30 = data29[i4];
-if(typeof data30 === "string"){
-if(func1(data30) > 253){
-const err75 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/devices/" + i4,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+}
+else {
+const err75 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -4215,8 +4412,11 @@ vErrors.push(err75);
 }
 errors++;
 }
-if(func1(data30) < 1){
-const err76 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/devices/" + i4,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data25.mode !== undefined){
+let data28 = data25.mode;
+if(typeof data28 !== "string"){
+const err76 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -4225,8 +4425,8 @@ vErrors.push(err76);
 }
 errors++;
 }
-if(!pattern19.test(data30)){
-const err77 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/devices/" + i4,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
+if(!(((data28 === "required") || (data28 === "exact")) || (data28 === "disallowed"))){
+const err77 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -4236,8 +4436,10 @@ vErrors.push(err77);
 errors++;
 }
 }
-else {
-const err78 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/devices/" + i4,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data25.severity !== undefined){
+let data29 = data25.severity;
+if(typeof data29 !== "string"){
+const err78 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -4246,10 +4448,8 @@ vErrors.push(err78);
 }
 errors++;
 }
-}
-}
-else {
-const err79 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(!(((data29 === "error") || (data29 === "warning")) || (data29 === "info"))){
+const err79 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -4259,11 +4459,9 @@ vErrors.push(err79);
 errors++;
 }
 }
-if(data27.rules !== undefined){
-let data31 = data27.rules;
-if(Array.isArray(data31)){
-if(data31.length > 100){
-const err80 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(data25.ordered !== undefined){
+if(typeof data25.ordered !== "boolean"){
+const err80 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -4272,12 +4470,12 @@ vErrors.push(err80);
 }
 errors++;
 }
-const len5 = data31.length;
-for(let i5=0; i5<len5; i5++){
-let data32 = data31[i5];
-if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
-if(data32.id === undefined){
-const err81 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+}
+if(data25.description !== undefined){
+let data31 = data25.description;
+if(typeof data31 === "string"){
+if(func1(data31) > 1024){
+const err81 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -4286,8 +4484,9 @@ vErrors.push(err81);
 }
 errors++;
 }
-if(data32.path === undefined){
-const err82 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+}
+else {
+const err82 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -4296,8 +4495,10 @@ vErrors.push(err82);
 }
 errors++;
 }
-if(data32.mode === undefined){
-const err83 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+}
+}
+else {
+const err83 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -4306,8 +4507,10 @@ vErrors.push(err83);
 }
 errors++;
 }
-if(data32.severity === undefined){
-const err84 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+}
+}
+else {
+const err84 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -4316,9 +4519,12 @@ vErrors.push(err84);
 }
 errors++;
 }
-for(const key8 in data32){
-if(!(((((((key8 === "id") || (key8 === "path")) || (key8 === "mode")) || (key8 === "severity")) || (key8 === "value")) || (key8 === "ordered")) || (key8 === "description"))){
-const err85 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
+}
+if(data14.children !== undefined){
+let data32 = data14.children;
+if(Array.isArray(data32)){
+if(data32.length > 200){
+const err85 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -4327,12 +4533,12 @@ vErrors.push(err85);
 }
 errors++;
 }
-}
-if(data32.id !== undefined){
-let data33 = data32.id;
-if(typeof data33 === "string"){
-if(!pattern20.test(data33)){
-const err86 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+const len4 = data32.length;
+for(let i4=0; i4<len4; i4++){
+let data33 = data32[i4];
+if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
+if(data33.name === undefined){
+const err86 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -4341,9 +4547,9 @@ vErrors.push(err86);
 }
 errors++;
 }
-}
-else {
-const err87 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key8 in data33){
+if(!(((((key8 === "name") || (key8 === "devices")) || (key8 === "select")) || (key8 === "rules")) || (key8 === "children"))){
+const err87 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -4353,11 +4559,11 @@ vErrors.push(err87);
 errors++;
 }
 }
-if(data32.path !== undefined){
-let data34 = data32.path;
+if(data33.name !== undefined){
+let data34 = data33.name;
 if(typeof data34 === "string"){
-if(func1(data34) > 1024){
-const err88 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(func1(data34) > 128){
+const err88 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -4366,9 +4572,8 @@ vErrors.push(err88);
 }
 errors++;
 }
-}
-else {
-const err89 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data34) < 1){
+const err89 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -4378,10 +4583,8 @@ vErrors.push(err89);
 errors++;
 }
 }
-if(data32.mode !== undefined){
-let data35 = data32.mode;
-if(typeof data35 !== "string"){
-const err90 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err90 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -4390,8 +4593,12 @@ vErrors.push(err90);
 }
 errors++;
 }
-if(!(((data35 === "required") || (data35 === "exact")) || (data35 === "disallowed"))){
-const err91 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+}
+if(data33.devices !== undefined){
+let data35 = data33.devices;
+if(Array.isArray(data35)){
+if(data35.length > 1000){
+const err91 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -4400,11 +4607,12 @@ vErrors.push(err91);
 }
 errors++;
 }
-}
-if(data32.severity !== undefined){
-let data36 = data32.severity;
-if(typeof data36 !== "string"){
-const err92 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const len5 = data35.length;
+for(let i5=0; i5<len5; i5++){
+let data36 = data35[i5];
+if(typeof data36 === "string"){
+if(func1(data36) > 253){
+const err92 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/devices/" + i5,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -4413,8 +4621,8 @@ vErrors.push(err92);
 }
 errors++;
 }
-if(!(((data36 === "error") || (data36 === "warning")) || (data36 === "info"))){
-const err93 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+if(func1(data36) < 1){
+const err93 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/devices/" + i5,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -4423,10 +4631,8 @@ vErrors.push(err93);
 }
 errors++;
 }
-}
-if(data32.ordered !== undefined){
-if(typeof data32.ordered !== "boolean"){
-const err94 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(!pattern19.test(data36)){
+const err94 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/devices/" + i5,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -4436,11 +4642,8 @@ vErrors.push(err94);
 errors++;
 }
 }
-if(data32.description !== undefined){
-let data38 = data32.description;
-if(typeof data38 === "string"){
-if(func1(data38) > 1024){
-const err95 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+else {
+const err95 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/devices/" + i5,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -4450,8 +4653,9 @@ vErrors.push(err95);
 errors++;
 }
 }
+}
 else {
-const err96 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err96 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -4461,9 +4665,11 @@ vErrors.push(err96);
 errors++;
 }
 }
-}
-else {
-const err97 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules/" + i5,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data33.select !== undefined){
+let data37 = data33.select;
+if(Array.isArray(data37)){
+if(data37.length > 20){
+const err97 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/select",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/select/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -4472,10 +4678,12 @@ vErrors.push(err97);
 }
 errors++;
 }
-}
-}
-else {
-const err98 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const len6 = data37.length;
+for(let i6=0; i6<len6; i6++){
+let data38 = data37[i6];
+if(data38 && typeof data38 == "object" && !Array.isArray(data38)){
+if(Object.keys(data38).length < 1){
+const err98 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/select/" + i6,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/select/items/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -4484,12 +4692,9 @@ vErrors.push(err98);
 }
 errors++;
 }
-}
-if(data27.children !== undefined){
-let data39 = data27.children;
-if(Array.isArray(data39)){
-if(data39.length > 200){
-const err99 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
+for(const key9 in data38){
+if(!((((key9 === "group") || (key9 === "namePattern")) || (key9 === "platform")) || (key9 === "ned"))){
+const err99 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/select/" + i6,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/select/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -4498,12 +4703,12 @@ vErrors.push(err99);
 }
 errors++;
 }
-const len6 = data39.length;
-for(let i6=0; i6<len6; i6++){
-let data40 = data39[i6];
-if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
-if(data40.name === undefined){
-const err100 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+}
+if(data38.group !== undefined){
+let data39 = data38.group;
+if(typeof data39 === "string"){
+if(func1(data39) > 253){
+const err100 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/select/" + i6+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/select/items/properties/group/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -4512,9 +4717,8 @@ vErrors.push(err100);
 }
 errors++;
 }
-for(const key9 in data40){
-if(!((((key9 === "name") || (key9 === "devices")) || (key9 === "rules")) || (key9 === "children"))){
-const err101 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
+if(func1(data39) < 1){
+const err101 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/select/" + i6+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/select/items/properties/group/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -4524,11 +4728,8 @@ vErrors.push(err101);
 errors++;
 }
 }
-if(data40.name !== undefined){
-let data41 = data40.name;
-if(typeof data41 === "string"){
-if(func1(data41) > 128){
-const err102 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+else {
+const err102 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/select/" + i6+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/select/items/properties/group/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -4537,8 +4738,12 @@ vErrors.push(err102);
 }
 errors++;
 }
-if(func1(data41) < 1){
-const err103 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data38.namePattern !== undefined){
+let data40 = data38.namePattern;
+if(typeof data40 === "string"){
+if(func1(data40) > 253){
+const err103 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/select/" + i6+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/select/items/properties/namePattern/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -4547,9 +4752,8 @@ vErrors.push(err103);
 }
 errors++;
 }
-}
-else {
-const err104 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data40) < 1){
+const err104 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/select/" + i6+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/select/items/properties/namePattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -4559,11 +4763,8 @@ vErrors.push(err104);
 errors++;
 }
 }
-if(data40.devices !== undefined){
-let data42 = data40.devices;
-if(Array.isArray(data42)){
-if(data42.length > 1000){
-const err105 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+else {
+const err105 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/select/" + i6+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/select/items/properties/namePattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -4572,12 +4773,12 @@ vErrors.push(err105);
 }
 errors++;
 }
-const len7 = data42.length;
-for(let i7=0; i7<len7; i7++){
-let data43 = data42[i7];
-if(typeof data43 === "string"){
-if(func1(data43) > 253){
-const err106 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/devices/" + i7,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+}
+if(data38.platform !== undefined){
+let data41 = data38.platform;
+if(typeof data41 === "string"){
+if(func1(data41) > 253){
+const err106 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/select/" + i6+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/select/items/properties/platform/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -4586,8 +4787,8 @@ vErrors.push(err106);
 }
 errors++;
 }
-if(func1(data43) < 1){
-const err107 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/devices/" + i7,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(func1(data41) < 1){
+const err107 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/select/" + i6+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/select/items/properties/platform/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -4596,8 +4797,9 @@ vErrors.push(err107);
 }
 errors++;
 }
-if(!pattern19.test(data43)){
-const err108 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/devices/" + i7,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
+}
+else {
+const err108 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/select/" + i6+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/select/items/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -4607,8 +4809,11 @@ vErrors.push(err108);
 errors++;
 }
 }
-else {
-const err109 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/devices/" + i7,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data38.ned !== undefined){
+let data42 = data38.ned;
+if(typeof data42 === "string"){
+if(func1(data42) > 253){
+const err109 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/select/" + i6+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/select/items/properties/ned/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -4617,10 +4822,8 @@ vErrors.push(err109);
 }
 errors++;
 }
-}
-}
-else {
-const err110 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(func1(data42) < 1){
+const err110 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/select/" + i6+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/select/items/properties/ned/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -4630,11 +4833,8 @@ vErrors.push(err110);
 errors++;
 }
 }
-if(data40.rules !== undefined){
-let data44 = data40.rules;
-if(Array.isArray(data44)){
-if(data44.length > 100){
-const err111 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+else {
+const err111 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/select/" + i6+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/select/items/properties/ned/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -4643,12 +4843,10 @@ vErrors.push(err111);
 }
 errors++;
 }
-const len8 = data44.length;
-for(let i8=0; i8<len8; i8++){
-let data45 = data44[i8];
-if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
-if(data45.id === undefined){
-const err112 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+}
+}
+else {
+const err112 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/select/" + i6,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/select/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -4657,8 +4855,10 @@ vErrors.push(err112);
 }
 errors++;
 }
-if(data45.path === undefined){
-const err113 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+}
+}
+else {
+const err113 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/select",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/select/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -4667,8 +4867,12 @@ vErrors.push(err113);
 }
 errors++;
 }
-if(data45.mode === undefined){
-const err114 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+}
+if(data33.rules !== undefined){
+let data43 = data33.rules;
+if(Array.isArray(data43)){
+if(data43.length > 100){
+const err114 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -4677,8 +4881,12 @@ vErrors.push(err114);
 }
 errors++;
 }
-if(data45.severity === undefined){
-const err115 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+const len7 = data43.length;
+for(let i7=0; i7<len7; i7++){
+let data44 = data43[i7];
+if(data44 && typeof data44 == "object" && !Array.isArray(data44)){
+if(data44.id === undefined){
+const err115 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i7,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -4687,9 +4895,8 @@ vErrors.push(err115);
 }
 errors++;
 }
-for(const key10 in data45){
-if(!(((((((key10 === "id") || (key10 === "path")) || (key10 === "mode")) || (key10 === "severity")) || (key10 === "value")) || (key10 === "ordered")) || (key10 === "description"))){
-const err116 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
+if(data44.path === undefined){
+const err116 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i7,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -4698,12 +4905,8 @@ vErrors.push(err116);
 }
 errors++;
 }
-}
-if(data45.id !== undefined){
-let data46 = data45.id;
-if(typeof data46 === "string"){
-if(!pattern20.test(data46)){
-const err117 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+if(data44.mode === undefined){
+const err117 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i7,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -4712,9 +4915,8 @@ vErrors.push(err117);
 }
 errors++;
 }
-}
-else {
-const err118 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data44.severity === undefined){
+const err118 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i7,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -4723,12 +4925,9 @@ vErrors.push(err118);
 }
 errors++;
 }
-}
-if(data45.path !== undefined){
-let data47 = data45.path;
-if(typeof data47 === "string"){
-if(func1(data47) > 1024){
-const err119 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+for(const key10 in data44){
+if(!(((((((key10 === "id") || (key10 === "path")) || (key10 === "mode")) || (key10 === "severity")) || (key10 === "value")) || (key10 === "ordered")) || (key10 === "description"))){
+const err119 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i7,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -4738,8 +4937,11 @@ vErrors.push(err119);
 errors++;
 }
 }
-else {
-const err120 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data44.id !== undefined){
+let data45 = data44.id;
+if(typeof data45 === "string"){
+if(!pattern20.test(data45)){
+const err120 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i7+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -4749,10 +4951,8 @@ vErrors.push(err120);
 errors++;
 }
 }
-if(data45.mode !== undefined){
-let data48 = data45.mode;
-if(typeof data48 !== "string"){
-const err121 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err121 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i7+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -4761,8 +4961,12 @@ vErrors.push(err121);
 }
 errors++;
 }
-if(!(((data48 === "required") || (data48 === "exact")) || (data48 === "disallowed"))){
-const err122 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+}
+if(data44.path !== undefined){
+let data46 = data44.path;
+if(typeof data46 === "string"){
+if(func1(data46) > 1024){
+const err122 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i7+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -4772,10 +4976,8 @@ vErrors.push(err122);
 errors++;
 }
 }
-if(data45.severity !== undefined){
-let data49 = data45.severity;
-if(typeof data49 !== "string"){
-const err123 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err123 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i7+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -4784,8 +4986,11 @@ vErrors.push(err123);
 }
 errors++;
 }
-if(!(((data49 === "error") || (data49 === "warning")) || (data49 === "info"))){
-const err124 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+}
+if(data44.mode !== undefined){
+let data47 = data44.mode;
+if(typeof data47 !== "string"){
+const err124 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i7+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -4794,10 +4999,8 @@ vErrors.push(err124);
 }
 errors++;
 }
-}
-if(data45.ordered !== undefined){
-if(typeof data45.ordered !== "boolean"){
-const err125 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(!(((data47 === "required") || (data47 === "exact")) || (data47 === "disallowed"))){
+const err125 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i7+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -4807,11 +5010,10 @@ vErrors.push(err125);
 errors++;
 }
 }
-if(data45.description !== undefined){
-let data51 = data45.description;
-if(typeof data51 === "string"){
-if(func1(data51) > 1024){
-const err126 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(data44.severity !== undefined){
+let data48 = data44.severity;
+if(typeof data48 !== "string"){
+const err126 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i7+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -4820,9 +5022,8 @@ vErrors.push(err126);
 }
 errors++;
 }
-}
-else {
-const err127 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(((data48 === "error") || (data48 === "warning")) || (data48 === "info"))){
+const err127 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i7+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -4832,9 +5033,9 @@ vErrors.push(err127);
 errors++;
 }
 }
-}
-else {
-const err128 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules/" + i8,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data44.ordered !== undefined){
+if(typeof data44.ordered !== "boolean"){
+const err128 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i7+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -4844,9 +5045,11 @@ vErrors.push(err128);
 errors++;
 }
 }
-}
-else {
-const err129 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data44.description !== undefined){
+let data50 = data44.description;
+if(typeof data50 === "string"){
+if(func1(data50) > 1024){
+const err129 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i7+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -4856,11 +5059,8 @@ vErrors.push(err129);
 errors++;
 }
 }
-if(data40.children !== undefined){
-let data52 = data40.children;
-if(Array.isArray(data52)){
-if(data52.length > 200){
-const err130 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
+else {
+const err130 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i7+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -4869,12 +5069,10 @@ vErrors.push(err130);
 }
 errors++;
 }
-const len9 = data52.length;
-for(let i9=0; i9<len9; i9++){
-let data53 = data52[i9];
-if(data53 && typeof data53 == "object" && !Array.isArray(data53)){
-if(data53.name === undefined){
-const err131 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+}
+}
+else {
+const err131 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i7,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -4883,9 +5081,10 @@ vErrors.push(err131);
 }
 errors++;
 }
-for(const key11 in data53){
-if(!((((key11 === "name") || (key11 === "devices")) || (key11 === "rules")) || (key11 === "children"))){
-const err132 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
+}
+}
+else {
+const err132 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -4895,11 +5094,11 @@ vErrors.push(err132);
 errors++;
 }
 }
-if(data53.name !== undefined){
-let data54 = data53.name;
-if(typeof data54 === "string"){
-if(func1(data54) > 128){
-const err133 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(data33.children !== undefined){
+let data51 = data33.children;
+if(Array.isArray(data51)){
+if(data51.length > 200){
+const err133 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -4908,8 +5107,12 @@ vErrors.push(err133);
 }
 errors++;
 }
-if(func1(data54) < 1){
-const err134 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const len8 = data51.length;
+for(let i8=0; i8<len8; i8++){
+let data52 = data51[i8];
+if(data52 && typeof data52 == "object" && !Array.isArray(data52)){
+if(data52.name === undefined){
+const err134 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -4918,9 +5121,9 @@ vErrors.push(err134);
 }
 errors++;
 }
-}
-else {
-const err135 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key11 in data52){
+if(!(((((key11 === "name") || (key11 === "devices")) || (key11 === "select")) || (key11 === "rules")) || (key11 === "children"))){
+const err135 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -4930,11 +5133,11 @@ vErrors.push(err135);
 errors++;
 }
 }
-if(data53.devices !== undefined){
-let data55 = data53.devices;
-if(Array.isArray(data55)){
-if(data55.length > 1000){
-const err136 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+if(data52.name !== undefined){
+let data53 = data52.name;
+if(typeof data53 === "string"){
+if(func1(data53) > 128){
+const err136 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -4943,12 +5146,8 @@ vErrors.push(err136);
 }
 errors++;
 }
-const len10 = data55.length;
-for(let i10=0; i10<len10; i10++){
-let data56 = data55[i10];
-if(typeof data56 === "string"){
-if(func1(data56) > 253){
-const err137 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/devices/" + i10,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(func1(data53) < 1){
+const err137 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -4957,8 +5156,9 @@ vErrors.push(err137);
 }
 errors++;
 }
-if(func1(data56) < 1){
-const err138 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/devices/" + i10,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err138 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -4967,8 +5167,12 @@ vErrors.push(err138);
 }
 errors++;
 }
-if(!pattern19.test(data56)){
-const err139 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/devices/" + i10,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
+}
+if(data52.devices !== undefined){
+let data54 = data52.devices;
+if(Array.isArray(data54)){
+if(data54.length > 1000){
+const err139 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -4977,9 +5181,12 @@ vErrors.push(err139);
 }
 errors++;
 }
-}
-else {
-const err140 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/devices/" + i10,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const len9 = data54.length;
+for(let i9=0; i9<len9; i9++){
+let data55 = data54[i9];
+if(typeof data55 === "string"){
+if(func1(data55) > 253){
+const err140 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/devices/" + i9,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -4988,10 +5195,8 @@ vErrors.push(err140);
 }
 errors++;
 }
-}
-}
-else {
-const err141 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(func1(data55) < 1){
+const err141 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/devices/" + i9,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -5000,12 +5205,8 @@ vErrors.push(err141);
 }
 errors++;
 }
-}
-if(data53.rules !== undefined){
-let data57 = data53.rules;
-if(Array.isArray(data57)){
-if(data57.length > 100){
-const err142 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(!pattern19.test(data55)){
+const err142 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/devices/" + i9,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -5014,12 +5215,9 @@ vErrors.push(err142);
 }
 errors++;
 }
-const len11 = data57.length;
-for(let i11=0; i11<len11; i11++){
-let data58 = data57[i11];
-if(data58 && typeof data58 == "object" && !Array.isArray(data58)){
-if(data58.id === undefined){
-const err143 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+}
+else {
+const err143 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/devices/" + i9,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -5028,8 +5226,10 @@ vErrors.push(err143);
 }
 errors++;
 }
-if(data58.path === undefined){
-const err144 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+}
+}
+else {
+const err144 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -5038,8 +5238,12 @@ vErrors.push(err144);
 }
 errors++;
 }
-if(data58.mode === undefined){
-const err145 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+}
+if(data52.select !== undefined){
+let data56 = data52.select;
+if(Array.isArray(data56)){
+if(data56.length > 20){
+const err145 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/select",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/select/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -5048,8 +5252,12 @@ vErrors.push(err145);
 }
 errors++;
 }
-if(data58.severity === undefined){
-const err146 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+const len10 = data56.length;
+for(let i10=0; i10<len10; i10++){
+let data57 = data56[i10];
+if(data57 && typeof data57 == "object" && !Array.isArray(data57)){
+if(Object.keys(data57).length < 1){
+const err146 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/select/" + i10,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/select/items/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -5058,9 +5266,9 @@ vErrors.push(err146);
 }
 errors++;
 }
-for(const key12 in data58){
-if(!(((((((key12 === "id") || (key12 === "path")) || (key12 === "mode")) || (key12 === "severity")) || (key12 === "value")) || (key12 === "ordered")) || (key12 === "description"))){
-const err147 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
+for(const key12 in data57){
+if(!((((key12 === "group") || (key12 === "namePattern")) || (key12 === "platform")) || (key12 === "ned"))){
+const err147 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/select/" + i10,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/select/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -5070,11 +5278,11 @@ vErrors.push(err147);
 errors++;
 }
 }
-if(data58.id !== undefined){
-let data59 = data58.id;
-if(typeof data59 === "string"){
-if(!pattern20.test(data59)){
-const err148 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+if(data57.group !== undefined){
+let data58 = data57.group;
+if(typeof data58 === "string"){
+if(func1(data58) > 253){
+const err148 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/select/" + i10+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/select/items/properties/group/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -5083,9 +5291,8 @@ vErrors.push(err148);
 }
 errors++;
 }
-}
-else {
-const err149 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data58) < 1){
+const err149 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/select/" + i10+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/select/items/properties/group/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -5095,11 +5302,8 @@ vErrors.push(err149);
 errors++;
 }
 }
-if(data58.path !== undefined){
-let data60 = data58.path;
-if(typeof data60 === "string"){
-if(func1(data60) > 1024){
-const err150 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+else {
+const err150 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/select/" + i10+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/select/items/properties/group/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -5109,8 +5313,11 @@ vErrors.push(err150);
 errors++;
 }
 }
-else {
-const err151 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data57.namePattern !== undefined){
+let data59 = data57.namePattern;
+if(typeof data59 === "string"){
+if(func1(data59) > 253){
+const err151 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/select/" + i10+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/select/items/properties/namePattern/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -5119,11 +5326,8 @@ vErrors.push(err151);
 }
 errors++;
 }
-}
-if(data58.mode !== undefined){
-let data61 = data58.mode;
-if(typeof data61 !== "string"){
-const err152 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data59) < 1){
+const err152 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/select/" + i10+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/select/items/properties/namePattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -5132,8 +5336,9 @@ vErrors.push(err152);
 }
 errors++;
 }
-if(!(((data61 === "required") || (data61 === "exact")) || (data61 === "disallowed"))){
-const err153 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err153 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/select/" + i10+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/select/items/properties/namePattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -5143,10 +5348,11 @@ vErrors.push(err153);
 errors++;
 }
 }
-if(data58.severity !== undefined){
-let data62 = data58.severity;
-if(typeof data62 !== "string"){
-const err154 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data57.platform !== undefined){
+let data60 = data57.platform;
+if(typeof data60 === "string"){
+if(func1(data60) > 253){
+const err154 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/select/" + i10+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/select/items/properties/platform/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -5155,8 +5361,8 @@ vErrors.push(err154);
 }
 errors++;
 }
-if(!(((data62 === "error") || (data62 === "warning")) || (data62 === "info"))){
-const err155 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+if(func1(data60) < 1){
+const err155 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/select/" + i10+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/select/items/properties/platform/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -5166,9 +5372,8 @@ vErrors.push(err155);
 errors++;
 }
 }
-if(data58.ordered !== undefined){
-if(typeof data58.ordered !== "boolean"){
-const err156 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+else {
+const err156 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/select/" + i10+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/select/items/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -5178,11 +5383,11 @@ vErrors.push(err156);
 errors++;
 }
 }
-if(data58.description !== undefined){
-let data64 = data58.description;
-if(typeof data64 === "string"){
-if(func1(data64) > 1024){
-const err157 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(data57.ned !== undefined){
+let data61 = data57.ned;
+if(typeof data61 === "string"){
+if(func1(data61) > 253){
+const err157 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/select/" + i10+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/select/items/properties/ned/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -5191,9 +5396,8 @@ vErrors.push(err157);
 }
 errors++;
 }
-}
-else {
-const err158 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data61) < 1){
+const err158 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/select/" + i10+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/select/items/properties/ned/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -5203,9 +5407,8 @@ vErrors.push(err158);
 errors++;
 }
 }
-}
 else {
-const err159 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules/" + i11,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err159 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/select/" + i10+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/select/items/properties/ned/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err159];
 }
@@ -5217,7 +5420,7 @@ errors++;
 }
 }
 else {
-const err160 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err160 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/select/" + i10,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/select/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err160];
 }
@@ -5227,11 +5430,9 @@ vErrors.push(err160);
 errors++;
 }
 }
-if(data53.children !== undefined){
-let data65 = data53.children;
-if(Array.isArray(data65)){
-if(data65.length > 200){
-const err161 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
+}
+else {
+const err161 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/select",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/select/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err161];
 }
@@ -5240,12 +5441,12 @@ vErrors.push(err161);
 }
 errors++;
 }
-const len12 = data65.length;
-for(let i12=0; i12<len12; i12++){
-let data66 = data65[i12];
-if(data66 && typeof data66 == "object" && !Array.isArray(data66)){
-if(data66.name === undefined){
-const err162 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+}
+if(data52.rules !== undefined){
+let data62 = data52.rules;
+if(Array.isArray(data62)){
+if(data62.length > 100){
+const err162 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err162];
 }
@@ -5254,9 +5455,12 @@ vErrors.push(err162);
 }
 errors++;
 }
-for(const key13 in data66){
-if(!((((key13 === "name") || (key13 === "devices")) || (key13 === "rules")) || (key13 === "children"))){
-const err163 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
+const len11 = data62.length;
+for(let i11=0; i11<len11; i11++){
+let data63 = data62[i11];
+if(data63 && typeof data63 == "object" && !Array.isArray(data63)){
+if(data63.id === undefined){
+const err163 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i11,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err163];
 }
@@ -5265,12 +5469,8 @@ vErrors.push(err163);
 }
 errors++;
 }
-}
-if(data66.name !== undefined){
-let data67 = data66.name;
-if(typeof data67 === "string"){
-if(func1(data67) > 128){
-const err164 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(data63.path === undefined){
+const err164 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i11,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
 if(vErrors === null){
 vErrors = [err164];
 }
@@ -5279,8 +5479,8 @@ vErrors.push(err164);
 }
 errors++;
 }
-if(func1(data67) < 1){
-const err165 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data63.mode === undefined){
+const err165 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i11,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
 if(vErrors === null){
 vErrors = [err165];
 }
@@ -5289,9 +5489,8 @@ vErrors.push(err165);
 }
 errors++;
 }
-}
-else {
-const err166 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data63.severity === undefined){
+const err166 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i11,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
 if(vErrors === null){
 vErrors = [err166];
 }
@@ -5300,12 +5499,9 @@ vErrors.push(err166);
 }
 errors++;
 }
-}
-if(data66.devices !== undefined){
-let data68 = data66.devices;
-if(Array.isArray(data68)){
-if(data68.length > 1000){
-const err167 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+for(const key13 in data63){
+if(!(((((((key13 === "id") || (key13 === "path")) || (key13 === "mode")) || (key13 === "severity")) || (key13 === "value")) || (key13 === "ordered")) || (key13 === "description"))){
+const err167 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i11,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -5314,12 +5510,12 @@ vErrors.push(err167);
 }
 errors++;
 }
-const len13 = data68.length;
-for(let i13=0; i13<len13; i13++){
-let data69 = data68[i13];
-if(typeof data69 === "string"){
-if(func1(data69) > 253){
-const err168 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/devices/" + i13,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+}
+if(data63.id !== undefined){
+let data64 = data63.id;
+if(typeof data64 === "string"){
+if(!pattern20.test(data64)){
+const err168 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i11+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -5328,8 +5524,9 @@ vErrors.push(err168);
 }
 errors++;
 }
-if(func1(data69) < 1){
-const err169 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/devices/" + i13,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err169 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i11+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err169];
 }
@@ -5338,8 +5535,12 @@ vErrors.push(err169);
 }
 errors++;
 }
-if(!pattern19.test(data69)){
-const err170 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/devices/" + i13,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
+}
+if(data63.path !== undefined){
+let data65 = data63.path;
+if(typeof data65 === "string"){
+if(func1(data65) > 1024){
+const err170 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i11+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err170];
 }
@@ -5350,7 +5551,7 @@ errors++;
 }
 }
 else {
-const err171 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/devices/" + i13,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err171 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i11+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err171];
 }
@@ -5360,9 +5561,10 @@ vErrors.push(err171);
 errors++;
 }
 }
-}
-else {
-const err172 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data63.mode !== undefined){
+let data66 = data63.mode;
+if(typeof data66 !== "string"){
+const err172 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i11+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err172];
 }
@@ -5371,12 +5573,8 @@ vErrors.push(err172);
 }
 errors++;
 }
-}
-if(data66.rules !== undefined){
-let data70 = data66.rules;
-if(Array.isArray(data70)){
-if(data70.length > 100){
-const err173 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(!(((data66 === "required") || (data66 === "exact")) || (data66 === "disallowed"))){
+const err173 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i11+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err173];
 }
@@ -5385,12 +5583,11 @@ vErrors.push(err173);
 }
 errors++;
 }
-const len14 = data70.length;
-for(let i14=0; i14<len14; i14++){
-let data71 = data70[i14];
-if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
-if(data71.id === undefined){
-const err174 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+}
+if(data63.severity !== undefined){
+let data67 = data63.severity;
+if(typeof data67 !== "string"){
+const err174 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i11+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err174];
 }
@@ -5399,8 +5596,8 @@ vErrors.push(err174);
 }
 errors++;
 }
-if(data71.path === undefined){
-const err175 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(!(((data67 === "error") || (data67 === "warning")) || (data67 === "info"))){
+const err175 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i11+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err175];
 }
@@ -5409,8 +5606,10 @@ vErrors.push(err175);
 }
 errors++;
 }
-if(data71.mode === undefined){
-const err176 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+}
+if(data63.ordered !== undefined){
+if(typeof data63.ordered !== "boolean"){
+const err176 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i11+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -5419,8 +5618,12 @@ vErrors.push(err176);
 }
 errors++;
 }
-if(data71.severity === undefined){
-const err177 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+}
+if(data63.description !== undefined){
+let data69 = data63.description;
+if(typeof data69 === "string"){
+if(func1(data69) > 1024){
+const err177 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i11+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -5429,9 +5632,9 @@ vErrors.push(err177);
 }
 errors++;
 }
-for(const key14 in data71){
-if(!(((((((key14 === "id") || (key14 === "path")) || (key14 === "mode")) || (key14 === "severity")) || (key14 === "value")) || (key14 === "ordered")) || (key14 === "description"))){
-const err178 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
+}
+else {
+const err178 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i11+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -5441,11 +5644,9 @@ vErrors.push(err178);
 errors++;
 }
 }
-if(data71.id !== undefined){
-let data72 = data71.id;
-if(typeof data72 === "string"){
-if(!pattern20.test(data72)){
-const err179 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+}
+else {
+const err179 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i11,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err179];
 }
@@ -5455,8 +5656,9 @@ vErrors.push(err179);
 errors++;
 }
 }
+}
 else {
-const err180 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err180 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err180];
 }
@@ -5466,11 +5668,11 @@ vErrors.push(err180);
 errors++;
 }
 }
-if(data71.path !== undefined){
-let data73 = data71.path;
-if(typeof data73 === "string"){
-if(func1(data73) > 1024){
-const err181 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(data52.children !== undefined){
+let data70 = data52.children;
+if(Array.isArray(data70)){
+if(data70.length > 200){
+const err181 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
 if(vErrors === null){
 vErrors = [err181];
 }
@@ -5479,9 +5681,12 @@ vErrors.push(err181);
 }
 errors++;
 }
-}
-else {
-const err182 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const len12 = data70.length;
+for(let i12=0; i12<len12; i12++){
+let data71 = data70[i12];
+if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
+if(data71.name === undefined){
+const err182 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err182];
 }
@@ -5490,11 +5695,9 @@ vErrors.push(err182);
 }
 errors++;
 }
-}
-if(data71.mode !== undefined){
-let data74 = data71.mode;
-if(typeof data74 !== "string"){
-const err183 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key14 in data71){
+if(!(((((key14 === "name") || (key14 === "devices")) || (key14 === "select")) || (key14 === "rules")) || (key14 === "children"))){
+const err183 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err183];
 }
@@ -5503,8 +5706,12 @@ vErrors.push(err183);
 }
 errors++;
 }
-if(!(((data74 === "required") || (data74 === "exact")) || (data74 === "disallowed"))){
-const err184 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+}
+if(data71.name !== undefined){
+let data72 = data71.name;
+if(typeof data72 === "string"){
+if(func1(data72) > 128){
+const err184 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err184];
 }
@@ -5513,11 +5720,8 @@ vErrors.push(err184);
 }
 errors++;
 }
-}
-if(data71.severity !== undefined){
-let data75 = data71.severity;
-if(typeof data75 !== "string"){
-const err185 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data72) < 1){
+const err185 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err185];
 }
@@ -5526,8 +5730,9 @@ vErrors.push(err185);
 }
 errors++;
 }
-if(!(((data75 === "error") || (data75 === "warning")) || (data75 === "info"))){
-const err186 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err186 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err186];
 }
@@ -5537,9 +5742,11 @@ vErrors.push(err186);
 errors++;
 }
 }
-if(data71.ordered !== undefined){
-if(typeof data71.ordered !== "boolean"){
-const err187 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data71.devices !== undefined){
+let data73 = data71.devices;
+if(Array.isArray(data73)){
+if(data73.length > 1000){
+const err187 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
 if(vErrors === null){
 vErrors = [err187];
 }
@@ -5548,12 +5755,12 @@ vErrors.push(err187);
 }
 errors++;
 }
-}
-if(data71.description !== undefined){
-let data77 = data71.description;
-if(typeof data77 === "string"){
-if(func1(data77) > 1024){
-const err188 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+const len13 = data73.length;
+for(let i13=0; i13<len13; i13++){
+let data74 = data73[i13];
+if(typeof data74 === "string"){
+if(func1(data74) > 253){
+const err188 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/devices/" + i13,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -5562,9 +5769,8 @@ vErrors.push(err188);
 }
 errors++;
 }
-}
-else {
-const err189 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data74) < 1){
+const err189 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/devices/" + i13,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -5573,10 +5779,8 @@ vErrors.push(err189);
 }
 errors++;
 }
-}
-}
-else {
-const err190 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules/" + i14,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!pattern19.test(data74)){
+const err190 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/devices/" + i13,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
 if(vErrors === null){
 vErrors = [err190];
 }
@@ -5586,9 +5790,8 @@ vErrors.push(err190);
 errors++;
 }
 }
-}
 else {
-const err191 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err191 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/devices/" + i13,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err191];
 }
@@ -5598,11 +5801,9 @@ vErrors.push(err191);
 errors++;
 }
 }
-if(data66.children !== undefined){
-let data78 = data66.children;
-if(Array.isArray(data78)){
-if(data78.length > 200){
-const err192 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
+}
+else {
+const err192 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err192];
 }
@@ -5611,12 +5812,12 @@ vErrors.push(err192);
 }
 errors++;
 }
-const len15 = data78.length;
-for(let i15=0; i15<len15; i15++){
-let data79 = data78[i15];
-if(data79 && typeof data79 == "object" && !Array.isArray(data79)){
-if(data79.name === undefined){
-const err193 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+}
+if(data71.select !== undefined){
+let data75 = data71.select;
+if(Array.isArray(data75)){
+if(data75.length > 20){
+const err193 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/select",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/select/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
 if(vErrors === null){
 vErrors = [err193];
 }
@@ -5625,9 +5826,12 @@ vErrors.push(err193);
 }
 errors++;
 }
-for(const key15 in data79){
-if(!((((key15 === "name") || (key15 === "devices")) || (key15 === "rules")) || (key15 === "children"))){
-const err194 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"};
+const len14 = data75.length;
+for(let i14=0; i14<len14; i14++){
+let data76 = data75[i14];
+if(data76 && typeof data76 == "object" && !Array.isArray(data76)){
+if(Object.keys(data76).length < 1){
+const err194 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/select/" + i14,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/select/items/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
 if(vErrors === null){
 vErrors = [err194];
 }
@@ -5636,12 +5840,9 @@ vErrors.push(err194);
 }
 errors++;
 }
-}
-if(data79.name !== undefined){
-let data80 = data79.name;
-if(typeof data80 === "string"){
-if(func1(data80) > 128){
-const err195 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+for(const key15 in data76){
+if(!((((key15 === "group") || (key15 === "namePattern")) || (key15 === "platform")) || (key15 === "ned"))){
+const err195 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/select/" + i14,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/select/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err195];
 }
@@ -5650,8 +5851,12 @@ vErrors.push(err195);
 }
 errors++;
 }
-if(func1(data80) < 1){
-const err196 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data76.group !== undefined){
+let data77 = data76.group;
+if(typeof data77 === "string"){
+if(func1(data77) > 253){
+const err196 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/select/" + i14+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/group/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err196];
 }
@@ -5660,9 +5865,8 @@ vErrors.push(err196);
 }
 errors++;
 }
-}
-else {
-const err197 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data77) < 1){
+const err197 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/select/" + i14+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/group/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err197];
 }
@@ -5672,11 +5876,8 @@ vErrors.push(err197);
 errors++;
 }
 }
-if(data79.devices !== undefined){
-let data81 = data79.devices;
-if(Array.isArray(data81)){
-if(data81.length > 1000){
-const err198 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+else {
+const err198 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/select/" + i14+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/group/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err198];
 }
@@ -5685,12 +5886,12 @@ vErrors.push(err198);
 }
 errors++;
 }
-const len16 = data81.length;
-for(let i16=0; i16<len16; i16++){
-let data82 = data81[i16];
-if(typeof data82 === "string"){
-if(func1(data82) > 253){
-const err199 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/devices/" + i16,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+}
+if(data76.namePattern !== undefined){
+let data78 = data76.namePattern;
+if(typeof data78 === "string"){
+if(func1(data78) > 253){
+const err199 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/select/" + i14+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/namePattern/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err199];
 }
@@ -5699,8 +5900,8 @@ vErrors.push(err199);
 }
 errors++;
 }
-if(func1(data82) < 1){
-const err200 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/devices/" + i16,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(func1(data78) < 1){
+const err200 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/select/" + i14+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/namePattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err200];
 }
@@ -5709,8 +5910,9 @@ vErrors.push(err200);
 }
 errors++;
 }
-if(!pattern19.test(data82)){
-const err201 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/devices/" + i16,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
+}
+else {
+const err201 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/select/" + i14+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/namePattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err201];
 }
@@ -5720,8 +5922,11 @@ vErrors.push(err201);
 errors++;
 }
 }
-else {
-const err202 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/devices/" + i16,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data76.platform !== undefined){
+let data79 = data76.platform;
+if(typeof data79 === "string"){
+if(func1(data79) > 253){
+const err202 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/select/" + i14+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/platform/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err202];
 }
@@ -5730,10 +5935,8 @@ vErrors.push(err202);
 }
 errors++;
 }
-}
-}
-else {
-const err203 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(func1(data79) < 1){
+const err203 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/select/" + i14+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/platform/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err203];
 }
@@ -5743,11 +5946,8 @@ vErrors.push(err203);
 errors++;
 }
 }
-if(data79.rules !== undefined){
-let data83 = data79.rules;
-if(Array.isArray(data83)){
-if(data83.length > 100){
-const err204 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+else {
+const err204 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/select/" + i14+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err204];
 }
@@ -5756,12 +5956,12 @@ vErrors.push(err204);
 }
 errors++;
 }
-const len17 = data83.length;
-for(let i17=0; i17<len17; i17++){
-let data84 = data83[i17];
-if(data84 && typeof data84 == "object" && !Array.isArray(data84)){
-if(data84.id === undefined){
-const err205 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+}
+if(data76.ned !== undefined){
+let data80 = data76.ned;
+if(typeof data80 === "string"){
+if(func1(data80) > 253){
+const err205 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/select/" + i14+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/ned/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err205];
 }
@@ -5770,8 +5970,8 @@ vErrors.push(err205);
 }
 errors++;
 }
-if(data84.path === undefined){
-const err206 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(func1(data80) < 1){
+const err206 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/select/" + i14+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/ned/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err206];
 }
@@ -5780,8 +5980,9 @@ vErrors.push(err206);
 }
 errors++;
 }
-if(data84.mode === undefined){
-const err207 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+}
+else {
+const err207 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/select/" + i14+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/ned/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err207];
 }
@@ -5790,8 +5991,10 @@ vErrors.push(err207);
 }
 errors++;
 }
-if(data84.severity === undefined){
-const err208 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+}
+}
+else {
+const err208 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/select/" + i14,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/select/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err208];
 }
@@ -5800,9 +6003,10 @@ vErrors.push(err208);
 }
 errors++;
 }
-for(const key16 in data84){
-if(!(((((((key16 === "id") || (key16 === "path")) || (key16 === "mode")) || (key16 === "severity")) || (key16 === "value")) || (key16 === "ordered")) || (key16 === "description"))){
-const err209 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
+}
+}
+else {
+const err209 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/select",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/select/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err209];
 }
@@ -5812,11 +6016,11 @@ vErrors.push(err209);
 errors++;
 }
 }
-if(data84.id !== undefined){
-let data85 = data84.id;
-if(typeof data85 === "string"){
-if(!pattern20.test(data85)){
-const err210 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+if(data71.rules !== undefined){
+let data81 = data71.rules;
+if(Array.isArray(data81)){
+if(data81.length > 100){
+const err210 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err210];
 }
@@ -5825,9 +6029,12 @@ vErrors.push(err210);
 }
 errors++;
 }
-}
-else {
-const err211 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const len15 = data81.length;
+for(let i15=0; i15<len15; i15++){
+let data82 = data81[i15];
+if(data82 && typeof data82 == "object" && !Array.isArray(data82)){
+if(data82.id === undefined){
+const err211 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i15,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -5836,12 +6043,8 @@ vErrors.push(err211);
 }
 errors++;
 }
-}
-if(data84.path !== undefined){
-let data86 = data84.path;
-if(typeof data86 === "string"){
-if(func1(data86) > 1024){
-const err212 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(data82.path === undefined){
+const err212 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i15,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -5850,9 +6053,8 @@ vErrors.push(err212);
 }
 errors++;
 }
-}
-else {
-const err213 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data82.mode === undefined){
+const err213 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i15,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -5861,11 +6063,8 @@ vErrors.push(err213);
 }
 errors++;
 }
-}
-if(data84.mode !== undefined){
-let data87 = data84.mode;
-if(typeof data87 !== "string"){
-const err214 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data82.severity === undefined){
+const err214 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i15,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
 if(vErrors === null){
 vErrors = [err214];
 }
@@ -5874,8 +6073,9 @@ vErrors.push(err214);
 }
 errors++;
 }
-if(!(((data87 === "required") || (data87 === "exact")) || (data87 === "disallowed"))){
-const err215 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+for(const key16 in data82){
+if(!(((((((key16 === "id") || (key16 === "path")) || (key16 === "mode")) || (key16 === "severity")) || (key16 === "value")) || (key16 === "ordered")) || (key16 === "description"))){
+const err215 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i15,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err215];
 }
@@ -5885,10 +6085,11 @@ vErrors.push(err215);
 errors++;
 }
 }
-if(data84.severity !== undefined){
-let data88 = data84.severity;
-if(typeof data88 !== "string"){
-const err216 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data82.id !== undefined){
+let data83 = data82.id;
+if(typeof data83 === "string"){
+if(!pattern20.test(data83)){
+const err216 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i15+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err216];
 }
@@ -5897,8 +6098,9 @@ vErrors.push(err216);
 }
 errors++;
 }
-if(!(((data88 === "error") || (data88 === "warning")) || (data88 === "info"))){
-const err217 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err217 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i15+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err217];
 }
@@ -5908,9 +6110,11 @@ vErrors.push(err217);
 errors++;
 }
 }
-if(data84.ordered !== undefined){
-if(typeof data84.ordered !== "boolean"){
-const err218 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data82.path !== undefined){
+let data84 = data82.path;
+if(typeof data84 === "string"){
+if(func1(data84) > 1024){
+const err218 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i15+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err218];
 }
@@ -5920,11 +6124,8 @@ vErrors.push(err218);
 errors++;
 }
 }
-if(data84.description !== undefined){
-let data90 = data84.description;
-if(typeof data90 === "string"){
-if(func1(data90) > 1024){
-const err219 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+else {
+const err219 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i15+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err219];
 }
@@ -5934,8 +6135,10 @@ vErrors.push(err219);
 errors++;
 }
 }
-else {
-const err220 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data82.mode !== undefined){
+let data85 = data82.mode;
+if(typeof data85 !== "string"){
+const err220 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i15+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err220];
 }
@@ -5944,10 +6147,8 @@ vErrors.push(err220);
 }
 errors++;
 }
-}
-}
-else {
-const err221 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules/" + i17,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!(((data85 === "required") || (data85 === "exact")) || (data85 === "disallowed"))){
+const err221 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i15+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err221];
 }
@@ -5957,9 +6158,10 @@ vErrors.push(err221);
 errors++;
 }
 }
-}
-else {
-const err222 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data82.severity !== undefined){
+let data86 = data82.severity;
+if(typeof data86 !== "string"){
+const err222 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i15+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err222];
 }
@@ -5968,12 +6170,8 @@ vErrors.push(err222);
 }
 errors++;
 }
-}
-if(data79.children !== undefined){
-let data91 = data79.children;
-if(Array.isArray(data91)){
-if(data91.length > 200){
-const err223 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
+if(!(((data86 === "error") || (data86 === "warning")) || (data86 === "info"))){
+const err223 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i15+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err223];
 }
@@ -5982,12 +6180,10 @@ vErrors.push(err223);
 }
 errors++;
 }
-const len18 = data91.length;
-for(let i18=0; i18<len18; i18++){
-let data92 = data91[i18];
-if(data92 && typeof data92 == "object" && !Array.isArray(data92)){
-if(data92.name === undefined){
-const err224 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+}
+if(data82.ordered !== undefined){
+if(typeof data82.ordered !== "boolean"){
+const err224 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i15+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err224];
 }
@@ -5996,9 +6192,12 @@ vErrors.push(err224);
 }
 errors++;
 }
-for(const key17 in data92){
-if(!((((key17 === "name") || (key17 === "devices")) || (key17 === "rules")) || (key17 === "children"))){
-const err225 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
+}
+if(data82.description !== undefined){
+let data88 = data82.description;
+if(typeof data88 === "string"){
+if(func1(data88) > 1024){
+const err225 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i15+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err225];
 }
@@ -6008,11 +6207,8 @@ vErrors.push(err225);
 errors++;
 }
 }
-if(data92.name !== undefined){
-let data93 = data92.name;
-if(typeof data93 === "string"){
-if(func1(data93) > 128){
-const err226 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+else {
+const err226 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i15+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err226];
 }
@@ -6021,8 +6217,10 @@ vErrors.push(err226);
 }
 errors++;
 }
-if(func1(data93) < 1){
-const err227 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+}
+else {
+const err227 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i15,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err227];
 }
@@ -6032,8 +6230,9 @@ vErrors.push(err227);
 errors++;
 }
 }
+}
 else {
-const err228 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err228 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err228];
 }
@@ -6043,11 +6242,11 @@ vErrors.push(err228);
 errors++;
 }
 }
-if(data92.devices !== undefined){
-let data94 = data92.devices;
-if(Array.isArray(data94)){
-if(data94.length > 1000){
-const err229 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+if(data71.children !== undefined){
+let data89 = data71.children;
+if(Array.isArray(data89)){
+if(data89.length > 200){
+const err229 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
 if(vErrors === null){
 vErrors = [err229];
 }
@@ -6056,12 +6255,12 @@ vErrors.push(err229);
 }
 errors++;
 }
-const len19 = data94.length;
-for(let i19=0; i19<len19; i19++){
-let data95 = data94[i19];
-if(typeof data95 === "string"){
-if(func1(data95) > 253){
-const err230 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/devices/" + i19,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+const len16 = data89.length;
+for(let i16=0; i16<len16; i16++){
+let data90 = data89[i16];
+if(data90 && typeof data90 == "object" && !Array.isArray(data90)){
+if(data90.name === undefined){
+const err230 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err230];
 }
@@ -6070,8 +6269,9 @@ vErrors.push(err230);
 }
 errors++;
 }
-if(func1(data95) < 1){
-const err231 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/devices/" + i19,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+for(const key17 in data90){
+if(!(((((key17 === "name") || (key17 === "devices")) || (key17 === "select")) || (key17 === "rules")) || (key17 === "children"))){
+const err231 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err231];
 }
@@ -6080,8 +6280,12 @@ vErrors.push(err231);
 }
 errors++;
 }
-if(!pattern19.test(data95)){
-const err232 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/devices/" + i19,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
+}
+if(data90.name !== undefined){
+let data91 = data90.name;
+if(typeof data91 === "string"){
+if(func1(data91) > 128){
+const err232 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err232];
 }
@@ -6090,9 +6294,8 @@ vErrors.push(err232);
 }
 errors++;
 }
-}
-else {
-const err233 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/devices/" + i19,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data91) < 1){
+const err233 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err233];
 }
@@ -6102,9 +6305,8 @@ vErrors.push(err233);
 errors++;
 }
 }
-}
 else {
-const err234 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err234 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err234];
 }
@@ -6114,11 +6316,11 @@ vErrors.push(err234);
 errors++;
 }
 }
-if(data92.rules !== undefined){
-let data96 = data92.rules;
-if(Array.isArray(data96)){
-if(data96.length > 100){
-const err235 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(data90.devices !== undefined){
+let data92 = data90.devices;
+if(Array.isArray(data92)){
+if(data92.length > 1000){
+const err235 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
 if(vErrors === null){
 vErrors = [err235];
 }
@@ -6127,12 +6329,12 @@ vErrors.push(err235);
 }
 errors++;
 }
-const len20 = data96.length;
-for(let i20=0; i20<len20; i20++){
-let data97 = data96[i20];
-if(data97 && typeof data97 == "object" && !Array.isArray(data97)){
-if(data97.id === undefined){
-const err236 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+const len17 = data92.length;
+for(let i17=0; i17<len17; i17++){
+let data93 = data92[i17];
+if(typeof data93 === "string"){
+if(func1(data93) > 253){
+const err236 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/devices/" + i17,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err236];
 }
@@ -6141,8 +6343,8 @@ vErrors.push(err236);
 }
 errors++;
 }
-if(data97.path === undefined){
-const err237 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(func1(data93) < 1){
+const err237 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/devices/" + i17,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err237];
 }
@@ -6151,8 +6353,8 @@ vErrors.push(err237);
 }
 errors++;
 }
-if(data97.mode === undefined){
-const err238 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+if(!pattern19.test(data93)){
+const err238 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/devices/" + i17,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
 if(vErrors === null){
 vErrors = [err238];
 }
@@ -6161,8 +6363,9 @@ vErrors.push(err238);
 }
 errors++;
 }
-if(data97.severity === undefined){
-const err239 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+}
+else {
+const err239 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/devices/" + i17,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err239];
 }
@@ -6171,9 +6374,10 @@ vErrors.push(err239);
 }
 errors++;
 }
-for(const key18 in data97){
-if(!(((((((key18 === "id") || (key18 === "path")) || (key18 === "mode")) || (key18 === "severity")) || (key18 === "value")) || (key18 === "ordered")) || (key18 === "description"))){
-const err240 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
+}
+}
+else {
+const err240 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err240];
 }
@@ -6183,11 +6387,11 @@ vErrors.push(err240);
 errors++;
 }
 }
-if(data97.id !== undefined){
-let data98 = data97.id;
-if(typeof data98 === "string"){
-if(!pattern20.test(data98)){
-const err241 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+if(data90.select !== undefined){
+let data94 = data90.select;
+if(Array.isArray(data94)){
+if(data94.length > 20){
+const err241 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/select",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
 if(vErrors === null){
 vErrors = [err241];
 }
@@ -6196,9 +6400,12 @@ vErrors.push(err241);
 }
 errors++;
 }
-}
-else {
-const err242 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const len18 = data94.length;
+for(let i18=0; i18<len18; i18++){
+let data95 = data94[i18];
+if(data95 && typeof data95 == "object" && !Array.isArray(data95)){
+if(Object.keys(data95).length < 1){
+const err242 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/select/" + i18,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
 if(vErrors === null){
 vErrors = [err242];
 }
@@ -6207,12 +6414,9 @@ vErrors.push(err242);
 }
 errors++;
 }
-}
-if(data97.path !== undefined){
-let data99 = data97.path;
-if(typeof data99 === "string"){
-if(func1(data99) > 1024){
-const err243 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+for(const key18 in data95){
+if(!((((key18 === "group") || (key18 === "namePattern")) || (key18 === "platform")) || (key18 === "ned"))){
+const err243 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/select/" + i18,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err243];
 }
@@ -6222,8 +6426,11 @@ vErrors.push(err243);
 errors++;
 }
 }
-else {
-const err244 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data95.group !== undefined){
+let data96 = data95.group;
+if(typeof data96 === "string"){
+if(func1(data96) > 253){
+const err244 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/select/" + i18+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/group/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err244];
 }
@@ -6232,11 +6439,8 @@ vErrors.push(err244);
 }
 errors++;
 }
-}
-if(data97.mode !== undefined){
-let data100 = data97.mode;
-if(typeof data100 !== "string"){
-const err245 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data96) < 1){
+const err245 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/select/" + i18+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/group/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err245];
 }
@@ -6245,8 +6449,9 @@ vErrors.push(err245);
 }
 errors++;
 }
-if(!(((data100 === "required") || (data100 === "exact")) || (data100 === "disallowed"))){
-const err246 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err246 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/select/" + i18+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/group/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err246];
 }
@@ -6256,10 +6461,11 @@ vErrors.push(err246);
 errors++;
 }
 }
-if(data97.severity !== undefined){
-let data101 = data97.severity;
-if(typeof data101 !== "string"){
-const err247 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data95.namePattern !== undefined){
+let data97 = data95.namePattern;
+if(typeof data97 === "string"){
+if(func1(data97) > 253){
+const err247 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/select/" + i18+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/namePattern/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err247];
 }
@@ -6268,8 +6474,8 @@ vErrors.push(err247);
 }
 errors++;
 }
-if(!(((data101 === "error") || (data101 === "warning")) || (data101 === "info"))){
-const err248 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+if(func1(data97) < 1){
+const err248 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/select/" + i18+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/namePattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err248];
 }
@@ -6279,9 +6485,8 @@ vErrors.push(err248);
 errors++;
 }
 }
-if(data97.ordered !== undefined){
-if(typeof data97.ordered !== "boolean"){
-const err249 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+else {
+const err249 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/select/" + i18+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/namePattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err249];
 }
@@ -6291,11 +6496,11 @@ vErrors.push(err249);
 errors++;
 }
 }
-if(data97.description !== undefined){
-let data103 = data97.description;
-if(typeof data103 === "string"){
-if(func1(data103) > 1024){
-const err250 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(data95.platform !== undefined){
+let data98 = data95.platform;
+if(typeof data98 === "string"){
+if(func1(data98) > 253){
+const err250 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/select/" + i18+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/platform/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err250];
 }
@@ -6304,9 +6509,8 @@ vErrors.push(err250);
 }
 errors++;
 }
-}
-else {
-const err251 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data98) < 1){
+const err251 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/select/" + i18+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/platform/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err251];
 }
@@ -6316,9 +6520,8 @@ vErrors.push(err251);
 errors++;
 }
 }
-}
 else {
-const err252 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules/" + i20,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err252 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/select/" + i18+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err252];
 }
@@ -6328,9 +6531,11 @@ vErrors.push(err252);
 errors++;
 }
 }
-}
-else {
-const err253 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data95.ned !== undefined){
+let data99 = data95.ned;
+if(typeof data99 === "string"){
+if(func1(data99) > 253){
+const err253 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/select/" + i18+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/ned/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err253];
 }
@@ -6339,12 +6544,8 @@ vErrors.push(err253);
 }
 errors++;
 }
-}
-if(data92.children !== undefined){
-let data104 = data92.children;
-if(Array.isArray(data104)){
-if(data104.length > 200){
-const err254 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
+if(func1(data99) < 1){
+const err254 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/select/" + i18+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/ned/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err254];
 }
@@ -6353,12 +6554,9 @@ vErrors.push(err254);
 }
 errors++;
 }
-const len21 = data104.length;
-for(let i21=0; i21<len21; i21++){
-let data105 = data104[i21];
-if(data105 && typeof data105 == "object" && !Array.isArray(data105)){
-if(data105.name === undefined){
-const err255 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+}
+else {
+const err255 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/select/" + i18+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/ned/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err255];
 }
@@ -6367,9 +6565,10 @@ vErrors.push(err255);
 }
 errors++;
 }
-for(const key19 in data105){
-if(!((((key19 === "name") || (key19 === "devices")) || (key19 === "rules")) || (key19 === "children"))){
-const err256 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"};
+}
+}
+else {
+const err256 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/select/" + i18,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err256];
 }
@@ -6379,11 +6578,9 @@ vErrors.push(err256);
 errors++;
 }
 }
-if(data105.name !== undefined){
-let data106 = data105.name;
-if(typeof data106 === "string"){
-if(func1(data106) > 128){
-const err257 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+}
+else {
+const err257 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/select",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err257];
 }
@@ -6392,8 +6589,12 @@ vErrors.push(err257);
 }
 errors++;
 }
-if(func1(data106) < 1){
-const err258 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data90.rules !== undefined){
+let data100 = data90.rules;
+if(Array.isArray(data100)){
+if(data100.length > 100){
+const err258 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err258];
 }
@@ -6402,9 +6603,12 @@ vErrors.push(err258);
 }
 errors++;
 }
-}
-else {
-const err259 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const len19 = data100.length;
+for(let i19=0; i19<len19; i19++){
+let data101 = data100[i19];
+if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
+if(data101.id === undefined){
+const err259 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i19,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err259];
 }
@@ -6413,12 +6617,8 @@ vErrors.push(err259);
 }
 errors++;
 }
-}
-if(data105.devices !== undefined){
-let data107 = data105.devices;
-if(Array.isArray(data107)){
-if(data107.length > 1000){
-const err260 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+if(data101.path === undefined){
+const err260 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i19,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
 if(vErrors === null){
 vErrors = [err260];
 }
@@ -6427,12 +6627,8 @@ vErrors.push(err260);
 }
 errors++;
 }
-const len22 = data107.length;
-for(let i22=0; i22<len22; i22++){
-let data108 = data107[i22];
-if(typeof data108 === "string"){
-if(func1(data108) > 253){
-const err261 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/devices/" + i22,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(data101.mode === undefined){
+const err261 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i19,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
 if(vErrors === null){
 vErrors = [err261];
 }
@@ -6441,8 +6637,8 @@ vErrors.push(err261);
 }
 errors++;
 }
-if(func1(data108) < 1){
-const err262 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/devices/" + i22,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data101.severity === undefined){
+const err262 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i19,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
 if(vErrors === null){
 vErrors = [err262];
 }
@@ -6451,8 +6647,9 @@ vErrors.push(err262);
 }
 errors++;
 }
-if(!pattern19.test(data108)){
-const err263 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/devices/" + i22,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
+for(const key19 in data101){
+if(!(((((((key19 === "id") || (key19 === "path")) || (key19 === "mode")) || (key19 === "severity")) || (key19 === "value")) || (key19 === "ordered")) || (key19 === "description"))){
+const err263 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i19,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err263];
 }
@@ -6462,8 +6659,11 @@ vErrors.push(err263);
 errors++;
 }
 }
-else {
-const err264 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/devices/" + i22,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data101.id !== undefined){
+let data102 = data101.id;
+if(typeof data102 === "string"){
+if(!pattern20.test(data102)){
+const err264 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i19+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err264];
 }
@@ -6473,9 +6673,8 @@ vErrors.push(err264);
 errors++;
 }
 }
-}
 else {
-const err265 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err265 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i19+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err265];
 }
@@ -6485,11 +6684,11 @@ vErrors.push(err265);
 errors++;
 }
 }
-if(data105.rules !== undefined){
-let data109 = data105.rules;
-if(Array.isArray(data109)){
-if(data109.length > 100){
-const err266 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(data101.path !== undefined){
+let data103 = data101.path;
+if(typeof data103 === "string"){
+if(func1(data103) > 1024){
+const err266 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i19+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err266];
 }
@@ -6498,12 +6697,9 @@ vErrors.push(err266);
 }
 errors++;
 }
-const len23 = data109.length;
-for(let i23=0; i23<len23; i23++){
-let data110 = data109[i23];
-if(data110 && typeof data110 == "object" && !Array.isArray(data110)){
-if(data110.id === undefined){
-const err267 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+}
+else {
+const err267 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i19+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err267];
 }
@@ -6512,8 +6708,11 @@ vErrors.push(err267);
 }
 errors++;
 }
-if(data110.path === undefined){
-const err268 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+}
+if(data101.mode !== undefined){
+let data104 = data101.mode;
+if(typeof data104 !== "string"){
+const err268 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i19+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err268];
 }
@@ -6522,8 +6721,8 @@ vErrors.push(err268);
 }
 errors++;
 }
-if(data110.mode === undefined){
-const err269 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+if(!(((data104 === "required") || (data104 === "exact")) || (data104 === "disallowed"))){
+const err269 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i19+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err269];
 }
@@ -6532,8 +6731,11 @@ vErrors.push(err269);
 }
 errors++;
 }
-if(data110.severity === undefined){
-const err270 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+}
+if(data101.severity !== undefined){
+let data105 = data101.severity;
+if(typeof data105 !== "string"){
+const err270 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i19+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err270];
 }
@@ -6542,9 +6744,8 @@ vErrors.push(err270);
 }
 errors++;
 }
-for(const key20 in data110){
-if(!(((((((key20 === "id") || (key20 === "path")) || (key20 === "mode")) || (key20 === "severity")) || (key20 === "value")) || (key20 === "ordered")) || (key20 === "description"))){
-const err271 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"};
+if(!(((data105 === "error") || (data105 === "warning")) || (data105 === "info"))){
+const err271 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i19+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err271];
 }
@@ -6554,11 +6755,9 @@ vErrors.push(err271);
 errors++;
 }
 }
-if(data110.id !== undefined){
-let data111 = data110.id;
-if(typeof data111 === "string"){
-if(!pattern20.test(data111)){
-const err272 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+if(data101.ordered !== undefined){
+if(typeof data101.ordered !== "boolean"){
+const err272 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i19+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err272];
 }
@@ -6568,8 +6767,11 @@ vErrors.push(err272);
 errors++;
 }
 }
-else {
-const err273 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data101.description !== undefined){
+let data107 = data101.description;
+if(typeof data107 === "string"){
+if(func1(data107) > 1024){
+const err273 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i19+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err273];
 }
@@ -6579,11 +6781,8 @@ vErrors.push(err273);
 errors++;
 }
 }
-if(data110.path !== undefined){
-let data112 = data110.path;
-if(typeof data112 === "string"){
-if(func1(data112) > 1024){
-const err274 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+else {
+const err274 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i19+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err274];
 }
@@ -6593,8 +6792,9 @@ vErrors.push(err274);
 errors++;
 }
 }
+}
 else {
-const err275 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err275 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i19,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err275];
 }
@@ -6604,10 +6804,9 @@ vErrors.push(err275);
 errors++;
 }
 }
-if(data110.mode !== undefined){
-let data113 = data110.mode;
-if(typeof data113 !== "string"){
-const err276 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err276 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err276];
 }
@@ -6616,8 +6815,12 @@ vErrors.push(err276);
 }
 errors++;
 }
-if(!(((data113 === "required") || (data113 === "exact")) || (data113 === "disallowed"))){
-const err277 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+}
+if(data90.children !== undefined){
+let data108 = data90.children;
+if(Array.isArray(data108)){
+if(data108.length > 200){
+const err277 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
 if(vErrors === null){
 vErrors = [err277];
 }
@@ -6626,11 +6829,12 @@ vErrors.push(err277);
 }
 errors++;
 }
-}
-if(data110.severity !== undefined){
-let data114 = data110.severity;
-if(typeof data114 !== "string"){
-const err278 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const len20 = data108.length;
+for(let i20=0; i20<len20; i20++){
+let data109 = data108[i20];
+if(data109 && typeof data109 == "object" && !Array.isArray(data109)){
+if(data109.name === undefined){
+const err278 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err278];
 }
@@ -6639,8 +6843,9 @@ vErrors.push(err278);
 }
 errors++;
 }
-if(!(((data114 === "error") || (data114 === "warning")) || (data114 === "info"))){
-const err279 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+for(const key20 in data109){
+if(!(((((key20 === "name") || (key20 === "devices")) || (key20 === "select")) || (key20 === "rules")) || (key20 === "children"))){
+const err279 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err279];
 }
@@ -6650,9 +6855,11 @@ vErrors.push(err279);
 errors++;
 }
 }
-if(data110.ordered !== undefined){
-if(typeof data110.ordered !== "boolean"){
-const err280 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data109.name !== undefined){
+let data110 = data109.name;
+if(typeof data110 === "string"){
+if(func1(data110) > 128){
+const err280 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err280];
 }
@@ -6661,12 +6868,8 @@ vErrors.push(err280);
 }
 errors++;
 }
-}
-if(data110.description !== undefined){
-let data116 = data110.description;
-if(typeof data116 === "string"){
-if(func1(data116) > 1024){
-const err281 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(func1(data110) < 1){
+const err281 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err281];
 }
@@ -6677,7 +6880,7 @@ errors++;
 }
 }
 else {
-const err282 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err282 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err282];
 }
@@ -6687,9 +6890,11 @@ vErrors.push(err282);
 errors++;
 }
 }
-}
-else {
-const err283 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules/" + i23,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data109.devices !== undefined){
+let data111 = data109.devices;
+if(Array.isArray(data111)){
+if(data111.length > 1000){
+const err283 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
 if(vErrors === null){
 vErrors = [err283];
 }
@@ -6698,10 +6903,12 @@ vErrors.push(err283);
 }
 errors++;
 }
-}
-}
-else {
-const err284 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const len21 = data111.length;
+for(let i21=0; i21<len21; i21++){
+let data112 = data111[i21];
+if(typeof data112 === "string"){
+if(func1(data112) > 253){
+const err284 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/devices/" + i21,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err284];
 }
@@ -6710,12 +6917,8 @@ vErrors.push(err284);
 }
 errors++;
 }
-}
-if(data105.children !== undefined){
-let data117 = data105.children;
-if(Array.isArray(data117)){
-if(data117.length > 0){
-const err285 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"};
+if(func1(data112) < 1){
+const err285 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/devices/" + i21,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err285];
 }
@@ -6724,9 +6927,8 @@ vErrors.push(err285);
 }
 errors++;
 }
-}
-else {
-const err286 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(!pattern19.test(data112)){
+const err286 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/devices/" + i21,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
 if(vErrors === null){
 vErrors = [err286];
 }
@@ -6736,9 +6938,8 @@ vErrors.push(err286);
 errors++;
 }
 }
-}
 else {
-const err287 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children/" + i21,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err287 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/devices/" + i21,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err287];
 }
@@ -6750,7 +6951,7 @@ errors++;
 }
 }
 else {
-const err288 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err288 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err288];
 }
@@ -6760,9 +6961,11 @@ vErrors.push(err288);
 errors++;
 }
 }
-}
-else {
-const err289 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children/" + i18,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data109.select !== undefined){
+let data113 = data109.select;
+if(Array.isArray(data113)){
+if(data113.length > 20){
+const err289 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/select",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
 if(vErrors === null){
 vErrors = [err289];
 }
@@ -6771,10 +6974,12 @@ vErrors.push(err289);
 }
 errors++;
 }
-}
-}
-else {
-const err290 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const len22 = data113.length;
+for(let i22=0; i22<len22; i22++){
+let data114 = data113[i22];
+if(data114 && typeof data114 == "object" && !Array.isArray(data114)){
+if(Object.keys(data114).length < 1){
+const err290 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/select/" + i22,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
 if(vErrors === null){
 vErrors = [err290];
 }
@@ -6783,10 +6988,9 @@ vErrors.push(err290);
 }
 errors++;
 }
-}
-}
-else {
-const err291 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children/" + i15,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key21 in data114){
+if(!((((key21 === "group") || (key21 === "namePattern")) || (key21 === "platform")) || (key21 === "ned"))){
+const err291 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/select/" + i22,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err291];
 }
@@ -6796,9 +7000,11 @@ vErrors.push(err291);
 errors++;
 }
 }
-}
-else {
-const err292 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data114.group !== undefined){
+let data115 = data114.group;
+if(typeof data115 === "string"){
+if(func1(data115) > 253){
+const err292 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/select/" + i22+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/group/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err292];
 }
@@ -6807,10 +7013,8 @@ vErrors.push(err292);
 }
 errors++;
 }
-}
-}
-else {
-const err293 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children/" + i12,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(func1(data115) < 1){
+const err293 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/select/" + i22+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/group/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err293];
 }
@@ -6820,9 +7024,8 @@ vErrors.push(err293);
 errors++;
 }
 }
-}
 else {
-const err294 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err294 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/select/" + i22+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/group/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err294];
 }
@@ -6832,9 +7035,11 @@ vErrors.push(err294);
 errors++;
 }
 }
-}
-else {
-const err295 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children/" + i9,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data114.namePattern !== undefined){
+let data116 = data114.namePattern;
+if(typeof data116 === "string"){
+if(func1(data116) > 253){
+const err295 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/select/" + i22+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/namePattern/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err295];
 }
@@ -6843,10 +7048,8 @@ vErrors.push(err295);
 }
 errors++;
 }
-}
-}
-else {
-const err296 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(func1(data116) < 1){
+const err296 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/select/" + i22+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/namePattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err296];
 }
@@ -6856,9 +7059,8 @@ vErrors.push(err296);
 errors++;
 }
 }
-}
 else {
-const err297 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children/" + i6,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err297 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/select/" + i22+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/namePattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err297];
 }
@@ -6868,9 +7070,11 @@ vErrors.push(err297);
 errors++;
 }
 }
-}
-else {
-const err298 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data114.platform !== undefined){
+let data117 = data114.platform;
+if(typeof data117 === "string"){
+if(func1(data117) > 253){
+const err298 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/select/" + i22+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/platform/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err298];
 }
@@ -6879,10 +7083,8 @@ vErrors.push(err298);
 }
 errors++;
 }
-}
-}
-else {
-const err299 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i3,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(func1(data117) < 1){
+const err299 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/select/" + i22+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/platform/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err299];
 }
@@ -6892,9 +7094,8 @@ vErrors.push(err299);
 errors++;
 }
 }
-}
 else {
-const err300 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err300 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/select/" + i22+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err300];
 }
@@ -6904,9 +7105,11 @@ vErrors.push(err300);
 errors++;
 }
 }
-}
-else {
-const err301 = {instancePath:instancePath+"/body/versions/" + i0+"/root",schemaPath:"#/properties/body/properties/versions/items/properties/root/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data114.ned !== undefined){
+let data118 = data114.ned;
+if(typeof data118 === "string"){
+if(func1(data118) > 253){
+const err301 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/select/" + i22+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/ned/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err301];
 }
@@ -6915,10 +7118,8 @@ vErrors.push(err301);
 }
 errors++;
 }
-}
-if(data10.created !== undefined){
-if(typeof data10.created !== "string"){
-const err302 = {instancePath:instancePath+"/body/versions/" + i0+"/created",schemaPath:"#/properties/body/properties/versions/items/properties/created/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data118) < 1){
+const err302 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/select/" + i22+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/ned/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err302];
 }
@@ -6928,9 +7129,8 @@ vErrors.push(err302);
 errors++;
 }
 }
-if(data10.createdBy !== undefined){
-if(typeof data10.createdBy !== "string"){
-const err303 = {instancePath:instancePath+"/body/versions/" + i0+"/createdBy",schemaPath:"#/properties/body/properties/versions/items/properties/createdBy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err303 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/select/" + i22+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/ned/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err303];
 }
@@ -6940,9 +7140,9 @@ vErrors.push(err303);
 errors++;
 }
 }
-if(data10.lastUpdated !== undefined){
-if(typeof data10.lastUpdated !== "string"){
-const err304 = {instancePath:instancePath+"/body/versions/" + i0+"/lastUpdated",schemaPath:"#/properties/body/properties/versions/items/properties/lastUpdated/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err304 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/select/" + i22,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err304];
 }
@@ -6952,9 +7152,9 @@ vErrors.push(err304);
 errors++;
 }
 }
-if(data10.lastUpdatedBy !== undefined){
-if(typeof data10.lastUpdatedBy !== "string"){
-const err305 = {instancePath:instancePath+"/body/versions/" + i0+"/lastUpdatedBy",schemaPath:"#/properties/body/properties/versions/items/properties/lastUpdatedBy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err305 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/select",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err305];
 }
@@ -6964,9 +7164,11 @@ vErrors.push(err305);
 errors++;
 }
 }
-}
-else {
-const err306 = {instancePath:instancePath+"/body/versions/" + i0,schemaPath:"#/properties/body/properties/versions/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data109.rules !== undefined){
+let data119 = data109.rules;
+if(Array.isArray(data119)){
+if(data119.length > 100){
+const err306 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err306];
 }
@@ -6975,10 +7177,12 @@ vErrors.push(err306);
 }
 errors++;
 }
-}
-}
-else {
-const err307 = {instancePath:instancePath+"/body/versions",schemaPath:"#/properties/body/properties/versions/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const len23 = data119.length;
+for(let i23=0; i23<len23; i23++){
+let data120 = data119[i23];
+if(data120 && typeof data120 == "object" && !Array.isArray(data120)){
+if(data120.id === undefined){
+const err307 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i23,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err307];
 }
@@ -6987,10 +7191,8 @@ vErrors.push(err307);
 }
 errors++;
 }
-}
-}
-else {
-const err308 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data120.path === undefined){
+const err308 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i23,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
 if(vErrors === null){
 vErrors = [err308];
 }
@@ -6999,15 +7201,1640 @@ vErrors.push(err308);
 }
 errors++;
 }
-}
-}
-else {
-const err309 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data120.mode === undefined){
+const err309 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i23,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
 if(vErrors === null){
 vErrors = [err309];
 }
 else {
 vErrors.push(err309);
+}
+errors++;
+}
+if(data120.severity === undefined){
+const err310 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i23,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+if(vErrors === null){
+vErrors = [err310];
+}
+else {
+vErrors.push(err310);
+}
+errors++;
+}
+for(const key22 in data120){
+if(!(((((((key22 === "id") || (key22 === "path")) || (key22 === "mode")) || (key22 === "severity")) || (key22 === "value")) || (key22 === "ordered")) || (key22 === "description"))){
+const err311 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i23,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err311];
+}
+else {
+vErrors.push(err311);
+}
+errors++;
+}
+}
+if(data120.id !== undefined){
+let data121 = data120.id;
+if(typeof data121 === "string"){
+if(!pattern20.test(data121)){
+const err312 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i23+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+if(vErrors === null){
+vErrors = [err312];
+}
+else {
+vErrors.push(err312);
+}
+errors++;
+}
+}
+else {
+const err313 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i23+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err313];
+}
+else {
+vErrors.push(err313);
+}
+errors++;
+}
+}
+if(data120.path !== undefined){
+let data122 = data120.path;
+if(typeof data122 === "string"){
+if(func1(data122) > 1024){
+const err314 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i23+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err314];
+}
+else {
+vErrors.push(err314);
+}
+errors++;
+}
+}
+else {
+const err315 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i23+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err315];
+}
+else {
+vErrors.push(err315);
+}
+errors++;
+}
+}
+if(data120.mode !== undefined){
+let data123 = data120.mode;
+if(typeof data123 !== "string"){
+const err316 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i23+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err316];
+}
+else {
+vErrors.push(err316);
+}
+errors++;
+}
+if(!(((data123 === "required") || (data123 === "exact")) || (data123 === "disallowed"))){
+const err317 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i23+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err317];
+}
+else {
+vErrors.push(err317);
+}
+errors++;
+}
+}
+if(data120.severity !== undefined){
+let data124 = data120.severity;
+if(typeof data124 !== "string"){
+const err318 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i23+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err318];
+}
+else {
+vErrors.push(err318);
+}
+errors++;
+}
+if(!(((data124 === "error") || (data124 === "warning")) || (data124 === "info"))){
+const err319 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i23+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err319];
+}
+else {
+vErrors.push(err319);
+}
+errors++;
+}
+}
+if(data120.ordered !== undefined){
+if(typeof data120.ordered !== "boolean"){
+const err320 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i23+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err320];
+}
+else {
+vErrors.push(err320);
+}
+errors++;
+}
+}
+if(data120.description !== undefined){
+let data126 = data120.description;
+if(typeof data126 === "string"){
+if(func1(data126) > 1024){
+const err321 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i23+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err321];
+}
+else {
+vErrors.push(err321);
+}
+errors++;
+}
+}
+else {
+const err322 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i23+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err322];
+}
+else {
+vErrors.push(err322);
+}
+errors++;
+}
+}
+}
+else {
+const err323 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i23,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err323];
+}
+else {
+vErrors.push(err323);
+}
+errors++;
+}
+}
+}
+else {
+const err324 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err324];
+}
+else {
+vErrors.push(err324);
+}
+errors++;
+}
+}
+if(data109.children !== undefined){
+let data127 = data109.children;
+if(Array.isArray(data127)){
+if(data127.length > 200){
+const err325 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
+if(vErrors === null){
+vErrors = [err325];
+}
+else {
+vErrors.push(err325);
+}
+errors++;
+}
+const len24 = data127.length;
+for(let i24=0; i24<len24; i24++){
+let data128 = data127[i24];
+if(data128 && typeof data128 == "object" && !Array.isArray(data128)){
+if(data128.name === undefined){
+const err326 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err326];
+}
+else {
+vErrors.push(err326);
+}
+errors++;
+}
+for(const key23 in data128){
+if(!(((((key23 === "name") || (key23 === "devices")) || (key23 === "select")) || (key23 === "rules")) || (key23 === "children"))){
+const err327 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err327];
+}
+else {
+vErrors.push(err327);
+}
+errors++;
+}
+}
+if(data128.name !== undefined){
+let data129 = data128.name;
+if(typeof data129 === "string"){
+if(func1(data129) > 128){
+const err328 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err328];
+}
+else {
+vErrors.push(err328);
+}
+errors++;
+}
+if(func1(data129) < 1){
+const err329 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err329];
+}
+else {
+vErrors.push(err329);
+}
+errors++;
+}
+}
+else {
+const err330 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err330];
+}
+else {
+vErrors.push(err330);
+}
+errors++;
+}
+}
+if(data128.devices !== undefined){
+let data130 = data128.devices;
+if(Array.isArray(data130)){
+if(data130.length > 1000){
+const err331 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+if(vErrors === null){
+vErrors = [err331];
+}
+else {
+vErrors.push(err331);
+}
+errors++;
+}
+const len25 = data130.length;
+for(let i25=0; i25<len25; i25++){
+let data131 = data130[i25];
+if(typeof data131 === "string"){
+if(func1(data131) > 253){
+const err332 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/devices/" + i25,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(vErrors === null){
+vErrors = [err332];
+}
+else {
+vErrors.push(err332);
+}
+errors++;
+}
+if(func1(data131) < 1){
+const err333 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/devices/" + i25,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err333];
+}
+else {
+vErrors.push(err333);
+}
+errors++;
+}
+if(!pattern19.test(data131)){
+const err334 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/devices/" + i25,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
+if(vErrors === null){
+vErrors = [err334];
+}
+else {
+vErrors.push(err334);
+}
+errors++;
+}
+}
+else {
+const err335 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/devices/" + i25,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err335];
+}
+else {
+vErrors.push(err335);
+}
+errors++;
+}
+}
+}
+else {
+const err336 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err336];
+}
+else {
+vErrors.push(err336);
+}
+errors++;
+}
+}
+if(data128.select !== undefined){
+let data132 = data128.select;
+if(Array.isArray(data132)){
+if(data132.length > 20){
+const err337 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/select",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
+if(vErrors === null){
+vErrors = [err337];
+}
+else {
+vErrors.push(err337);
+}
+errors++;
+}
+const len26 = data132.length;
+for(let i26=0; i26<len26; i26++){
+let data133 = data132[i26];
+if(data133 && typeof data133 == "object" && !Array.isArray(data133)){
+if(Object.keys(data133).length < 1){
+const err338 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/select/" + i26,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
+if(vErrors === null){
+vErrors = [err338];
+}
+else {
+vErrors.push(err338);
+}
+errors++;
+}
+for(const key24 in data133){
+if(!((((key24 === "group") || (key24 === "namePattern")) || (key24 === "platform")) || (key24 === "ned"))){
+const err339 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/select/" + i26,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err339];
+}
+else {
+vErrors.push(err339);
+}
+errors++;
+}
+}
+if(data133.group !== undefined){
+let data134 = data133.group;
+if(typeof data134 === "string"){
+if(func1(data134) > 253){
+const err340 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/select/" + i26+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/group/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(vErrors === null){
+vErrors = [err340];
+}
+else {
+vErrors.push(err340);
+}
+errors++;
+}
+if(func1(data134) < 1){
+const err341 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/select/" + i26+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/group/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err341];
+}
+else {
+vErrors.push(err341);
+}
+errors++;
+}
+}
+else {
+const err342 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/select/" + i26+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/group/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err342];
+}
+else {
+vErrors.push(err342);
+}
+errors++;
+}
+}
+if(data133.namePattern !== undefined){
+let data135 = data133.namePattern;
+if(typeof data135 === "string"){
+if(func1(data135) > 253){
+const err343 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/select/" + i26+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/namePattern/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(vErrors === null){
+vErrors = [err343];
+}
+else {
+vErrors.push(err343);
+}
+errors++;
+}
+if(func1(data135) < 1){
+const err344 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/select/" + i26+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/namePattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err344];
+}
+else {
+vErrors.push(err344);
+}
+errors++;
+}
+}
+else {
+const err345 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/select/" + i26+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/namePattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err345];
+}
+else {
+vErrors.push(err345);
+}
+errors++;
+}
+}
+if(data133.platform !== undefined){
+let data136 = data133.platform;
+if(typeof data136 === "string"){
+if(func1(data136) > 253){
+const err346 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/select/" + i26+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/platform/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(vErrors === null){
+vErrors = [err346];
+}
+else {
+vErrors.push(err346);
+}
+errors++;
+}
+if(func1(data136) < 1){
+const err347 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/select/" + i26+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/platform/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err347];
+}
+else {
+vErrors.push(err347);
+}
+errors++;
+}
+}
+else {
+const err348 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/select/" + i26+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err348];
+}
+else {
+vErrors.push(err348);
+}
+errors++;
+}
+}
+if(data133.ned !== undefined){
+let data137 = data133.ned;
+if(typeof data137 === "string"){
+if(func1(data137) > 253){
+const err349 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/select/" + i26+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/ned/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(vErrors === null){
+vErrors = [err349];
+}
+else {
+vErrors.push(err349);
+}
+errors++;
+}
+if(func1(data137) < 1){
+const err350 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/select/" + i26+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/ned/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err350];
+}
+else {
+vErrors.push(err350);
+}
+errors++;
+}
+}
+else {
+const err351 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/select/" + i26+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/ned/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err351];
+}
+else {
+vErrors.push(err351);
+}
+errors++;
+}
+}
+}
+else {
+const err352 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/select/" + i26,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err352];
+}
+else {
+vErrors.push(err352);
+}
+errors++;
+}
+}
+}
+else {
+const err353 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/select",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err353];
+}
+else {
+vErrors.push(err353);
+}
+errors++;
+}
+}
+if(data128.rules !== undefined){
+let data138 = data128.rules;
+if(Array.isArray(data138)){
+if(data138.length > 100){
+const err354 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err354];
+}
+else {
+vErrors.push(err354);
+}
+errors++;
+}
+const len27 = data138.length;
+for(let i27=0; i27<len27; i27++){
+let data139 = data138[i27];
+if(data139 && typeof data139 == "object" && !Array.isArray(data139)){
+if(data139.id === undefined){
+const err355 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i27,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err355];
+}
+else {
+vErrors.push(err355);
+}
+errors++;
+}
+if(data139.path === undefined){
+const err356 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i27,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(vErrors === null){
+vErrors = [err356];
+}
+else {
+vErrors.push(err356);
+}
+errors++;
+}
+if(data139.mode === undefined){
+const err357 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i27,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+if(vErrors === null){
+vErrors = [err357];
+}
+else {
+vErrors.push(err357);
+}
+errors++;
+}
+if(data139.severity === undefined){
+const err358 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i27,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+if(vErrors === null){
+vErrors = [err358];
+}
+else {
+vErrors.push(err358);
+}
+errors++;
+}
+for(const key25 in data139){
+if(!(((((((key25 === "id") || (key25 === "path")) || (key25 === "mode")) || (key25 === "severity")) || (key25 === "value")) || (key25 === "ordered")) || (key25 === "description"))){
+const err359 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i27,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err359];
+}
+else {
+vErrors.push(err359);
+}
+errors++;
+}
+}
+if(data139.id !== undefined){
+let data140 = data139.id;
+if(typeof data140 === "string"){
+if(!pattern20.test(data140)){
+const err360 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i27+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+if(vErrors === null){
+vErrors = [err360];
+}
+else {
+vErrors.push(err360);
+}
+errors++;
+}
+}
+else {
+const err361 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i27+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err361];
+}
+else {
+vErrors.push(err361);
+}
+errors++;
+}
+}
+if(data139.path !== undefined){
+let data141 = data139.path;
+if(typeof data141 === "string"){
+if(func1(data141) > 1024){
+const err362 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i27+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err362];
+}
+else {
+vErrors.push(err362);
+}
+errors++;
+}
+}
+else {
+const err363 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i27+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err363];
+}
+else {
+vErrors.push(err363);
+}
+errors++;
+}
+}
+if(data139.mode !== undefined){
+let data142 = data139.mode;
+if(typeof data142 !== "string"){
+const err364 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i27+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err364];
+}
+else {
+vErrors.push(err364);
+}
+errors++;
+}
+if(!(((data142 === "required") || (data142 === "exact")) || (data142 === "disallowed"))){
+const err365 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i27+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err365];
+}
+else {
+vErrors.push(err365);
+}
+errors++;
+}
+}
+if(data139.severity !== undefined){
+let data143 = data139.severity;
+if(typeof data143 !== "string"){
+const err366 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i27+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err366];
+}
+else {
+vErrors.push(err366);
+}
+errors++;
+}
+if(!(((data143 === "error") || (data143 === "warning")) || (data143 === "info"))){
+const err367 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i27+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err367];
+}
+else {
+vErrors.push(err367);
+}
+errors++;
+}
+}
+if(data139.ordered !== undefined){
+if(typeof data139.ordered !== "boolean"){
+const err368 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i27+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err368];
+}
+else {
+vErrors.push(err368);
+}
+errors++;
+}
+}
+if(data139.description !== undefined){
+let data145 = data139.description;
+if(typeof data145 === "string"){
+if(func1(data145) > 1024){
+const err369 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i27+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err369];
+}
+else {
+vErrors.push(err369);
+}
+errors++;
+}
+}
+else {
+const err370 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i27+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err370];
+}
+else {
+vErrors.push(err370);
+}
+errors++;
+}
+}
+}
+else {
+const err371 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i27,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err371];
+}
+else {
+vErrors.push(err371);
+}
+errors++;
+}
+}
+}
+else {
+const err372 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err372];
+}
+else {
+vErrors.push(err372);
+}
+errors++;
+}
+}
+if(data128.children !== undefined){
+let data146 = data128.children;
+if(Array.isArray(data146)){
+if(data146.length > 200){
+const err373 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
+if(vErrors === null){
+vErrors = [err373];
+}
+else {
+vErrors.push(err373);
+}
+errors++;
+}
+const len28 = data146.length;
+for(let i28=0; i28<len28; i28++){
+let data147 = data146[i28];
+if(data147 && typeof data147 == "object" && !Array.isArray(data147)){
+if(data147.name === undefined){
+const err374 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err374];
+}
+else {
+vErrors.push(err374);
+}
+errors++;
+}
+for(const key26 in data147){
+if(!(((((key26 === "name") || (key26 === "devices")) || (key26 === "select")) || (key26 === "rules")) || (key26 === "children"))){
+const err375 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err375];
+}
+else {
+vErrors.push(err375);
+}
+errors++;
+}
+}
+if(data147.name !== undefined){
+let data148 = data147.name;
+if(typeof data148 === "string"){
+if(func1(data148) > 128){
+const err376 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err376];
+}
+else {
+vErrors.push(err376);
+}
+errors++;
+}
+if(func1(data148) < 1){
+const err377 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err377];
+}
+else {
+vErrors.push(err377);
+}
+errors++;
+}
+}
+else {
+const err378 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err378];
+}
+else {
+vErrors.push(err378);
+}
+errors++;
+}
+}
+if(data147.devices !== undefined){
+let data149 = data147.devices;
+if(Array.isArray(data149)){
+if(data149.length > 1000){
+const err379 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+if(vErrors === null){
+vErrors = [err379];
+}
+else {
+vErrors.push(err379);
+}
+errors++;
+}
+const len29 = data149.length;
+for(let i29=0; i29<len29; i29++){
+let data150 = data149[i29];
+if(typeof data150 === "string"){
+if(func1(data150) > 253){
+const err380 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/devices/" + i29,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(vErrors === null){
+vErrors = [err380];
+}
+else {
+vErrors.push(err380);
+}
+errors++;
+}
+if(func1(data150) < 1){
+const err381 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/devices/" + i29,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err381];
+}
+else {
+vErrors.push(err381);
+}
+errors++;
+}
+if(!pattern19.test(data150)){
+const err382 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/devices/" + i29,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
+if(vErrors === null){
+vErrors = [err382];
+}
+else {
+vErrors.push(err382);
+}
+errors++;
+}
+}
+else {
+const err383 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/devices/" + i29,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err383];
+}
+else {
+vErrors.push(err383);
+}
+errors++;
+}
+}
+}
+else {
+const err384 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err384];
+}
+else {
+vErrors.push(err384);
+}
+errors++;
+}
+}
+if(data147.select !== undefined){
+let data151 = data147.select;
+if(Array.isArray(data151)){
+if(data151.length > 20){
+const err385 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/select",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
+if(vErrors === null){
+vErrors = [err385];
+}
+else {
+vErrors.push(err385);
+}
+errors++;
+}
+const len30 = data151.length;
+for(let i30=0; i30<len30; i30++){
+let data152 = data151[i30];
+if(data152 && typeof data152 == "object" && !Array.isArray(data152)){
+if(Object.keys(data152).length < 1){
+const err386 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/select/" + i30,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
+if(vErrors === null){
+vErrors = [err386];
+}
+else {
+vErrors.push(err386);
+}
+errors++;
+}
+for(const key27 in data152){
+if(!((((key27 === "group") || (key27 === "namePattern")) || (key27 === "platform")) || (key27 === "ned"))){
+const err387 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/select/" + i30,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err387];
+}
+else {
+vErrors.push(err387);
+}
+errors++;
+}
+}
+if(data152.group !== undefined){
+let data153 = data152.group;
+if(typeof data153 === "string"){
+if(func1(data153) > 253){
+const err388 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/select/" + i30+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/group/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(vErrors === null){
+vErrors = [err388];
+}
+else {
+vErrors.push(err388);
+}
+errors++;
+}
+if(func1(data153) < 1){
+const err389 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/select/" + i30+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/group/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err389];
+}
+else {
+vErrors.push(err389);
+}
+errors++;
+}
+}
+else {
+const err390 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/select/" + i30+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/group/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err390];
+}
+else {
+vErrors.push(err390);
+}
+errors++;
+}
+}
+if(data152.namePattern !== undefined){
+let data154 = data152.namePattern;
+if(typeof data154 === "string"){
+if(func1(data154) > 253){
+const err391 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/select/" + i30+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/namePattern/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(vErrors === null){
+vErrors = [err391];
+}
+else {
+vErrors.push(err391);
+}
+errors++;
+}
+if(func1(data154) < 1){
+const err392 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/select/" + i30+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/namePattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err392];
+}
+else {
+vErrors.push(err392);
+}
+errors++;
+}
+}
+else {
+const err393 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/select/" + i30+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/namePattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err393];
+}
+else {
+vErrors.push(err393);
+}
+errors++;
+}
+}
+if(data152.platform !== undefined){
+let data155 = data152.platform;
+if(typeof data155 === "string"){
+if(func1(data155) > 253){
+const err394 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/select/" + i30+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/platform/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(vErrors === null){
+vErrors = [err394];
+}
+else {
+vErrors.push(err394);
+}
+errors++;
+}
+if(func1(data155) < 1){
+const err395 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/select/" + i30+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/platform/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err395];
+}
+else {
+vErrors.push(err395);
+}
+errors++;
+}
+}
+else {
+const err396 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/select/" + i30+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err396];
+}
+else {
+vErrors.push(err396);
+}
+errors++;
+}
+}
+if(data152.ned !== undefined){
+let data156 = data152.ned;
+if(typeof data156 === "string"){
+if(func1(data156) > 253){
+const err397 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/select/" + i30+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/ned/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(vErrors === null){
+vErrors = [err397];
+}
+else {
+vErrors.push(err397);
+}
+errors++;
+}
+if(func1(data156) < 1){
+const err398 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/select/" + i30+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/ned/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err398];
+}
+else {
+vErrors.push(err398);
+}
+errors++;
+}
+}
+else {
+const err399 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/select/" + i30+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/ned/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err399];
+}
+else {
+vErrors.push(err399);
+}
+errors++;
+}
+}
+}
+else {
+const err400 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/select/" + i30,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err400];
+}
+else {
+vErrors.push(err400);
+}
+errors++;
+}
+}
+}
+else {
+const err401 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/select",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err401];
+}
+else {
+vErrors.push(err401);
+}
+errors++;
+}
+}
+if(data147.rules !== undefined){
+let data157 = data147.rules;
+if(Array.isArray(data157)){
+if(data157.length > 100){
+const err402 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err402];
+}
+else {
+vErrors.push(err402);
+}
+errors++;
+}
+const len31 = data157.length;
+for(let i31=0; i31<len31; i31++){
+let data158 = data157[i31];
+if(data158 && typeof data158 == "object" && !Array.isArray(data158)){
+if(data158.id === undefined){
+const err403 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i31,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err403];
+}
+else {
+vErrors.push(err403);
+}
+errors++;
+}
+if(data158.path === undefined){
+const err404 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i31,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(vErrors === null){
+vErrors = [err404];
+}
+else {
+vErrors.push(err404);
+}
+errors++;
+}
+if(data158.mode === undefined){
+const err405 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i31,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+if(vErrors === null){
+vErrors = [err405];
+}
+else {
+vErrors.push(err405);
+}
+errors++;
+}
+if(data158.severity === undefined){
+const err406 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i31,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+if(vErrors === null){
+vErrors = [err406];
+}
+else {
+vErrors.push(err406);
+}
+errors++;
+}
+for(const key28 in data158){
+if(!(((((((key28 === "id") || (key28 === "path")) || (key28 === "mode")) || (key28 === "severity")) || (key28 === "value")) || (key28 === "ordered")) || (key28 === "description"))){
+const err407 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i31,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err407];
+}
+else {
+vErrors.push(err407);
+}
+errors++;
+}
+}
+if(data158.id !== undefined){
+let data159 = data158.id;
+if(typeof data159 === "string"){
+if(!pattern20.test(data159)){
+const err408 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i31+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+if(vErrors === null){
+vErrors = [err408];
+}
+else {
+vErrors.push(err408);
+}
+errors++;
+}
+}
+else {
+const err409 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i31+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err409];
+}
+else {
+vErrors.push(err409);
+}
+errors++;
+}
+}
+if(data158.path !== undefined){
+let data160 = data158.path;
+if(typeof data160 === "string"){
+if(func1(data160) > 1024){
+const err410 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i31+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err410];
+}
+else {
+vErrors.push(err410);
+}
+errors++;
+}
+}
+else {
+const err411 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i31+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err411];
+}
+else {
+vErrors.push(err411);
+}
+errors++;
+}
+}
+if(data158.mode !== undefined){
+let data161 = data158.mode;
+if(typeof data161 !== "string"){
+const err412 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i31+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err412];
+}
+else {
+vErrors.push(err412);
+}
+errors++;
+}
+if(!(((data161 === "required") || (data161 === "exact")) || (data161 === "disallowed"))){
+const err413 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i31+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err413];
+}
+else {
+vErrors.push(err413);
+}
+errors++;
+}
+}
+if(data158.severity !== undefined){
+let data162 = data158.severity;
+if(typeof data162 !== "string"){
+const err414 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i31+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err414];
+}
+else {
+vErrors.push(err414);
+}
+errors++;
+}
+if(!(((data162 === "error") || (data162 === "warning")) || (data162 === "info"))){
+const err415 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i31+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err415];
+}
+else {
+vErrors.push(err415);
+}
+errors++;
+}
+}
+if(data158.ordered !== undefined){
+if(typeof data158.ordered !== "boolean"){
+const err416 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i31+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err416];
+}
+else {
+vErrors.push(err416);
+}
+errors++;
+}
+}
+if(data158.description !== undefined){
+let data164 = data158.description;
+if(typeof data164 === "string"){
+if(func1(data164) > 1024){
+const err417 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i31+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err417];
+}
+else {
+vErrors.push(err417);
+}
+errors++;
+}
+}
+else {
+const err418 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i31+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err418];
+}
+else {
+vErrors.push(err418);
+}
+errors++;
+}
+}
+}
+else {
+const err419 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i31,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err419];
+}
+else {
+vErrors.push(err419);
+}
+errors++;
+}
+}
+}
+else {
+const err420 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err420];
+}
+else {
+vErrors.push(err420);
+}
+errors++;
+}
+}
+if(data147.children !== undefined){
+let data165 = data147.children;
+if(Array.isArray(data165)){
+if(data165.length > 0){
+const err421 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"};
+if(vErrors === null){
+vErrors = [err421];
+}
+else {
+vErrors.push(err421);
+}
+errors++;
+}
+}
+else {
+const err422 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err422];
+}
+else {
+vErrors.push(err422);
+}
+errors++;
+}
+}
+}
+else {
+const err423 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err423];
+}
+else {
+vErrors.push(err423);
+}
+errors++;
+}
+}
+}
+else {
+const err424 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err424];
+}
+else {
+vErrors.push(err424);
+}
+errors++;
+}
+}
+}
+else {
+const err425 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err425];
+}
+else {
+vErrors.push(err425);
+}
+errors++;
+}
+}
+}
+else {
+const err426 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err426];
+}
+else {
+vErrors.push(err426);
+}
+errors++;
+}
+}
+}
+else {
+const err427 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err427];
+}
+else {
+vErrors.push(err427);
+}
+errors++;
+}
+}
+}
+else {
+const err428 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err428];
+}
+else {
+vErrors.push(err428);
+}
+errors++;
+}
+}
+}
+else {
+const err429 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err429];
+}
+else {
+vErrors.push(err429);
+}
+errors++;
+}
+}
+}
+else {
+const err430 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err430];
+}
+else {
+vErrors.push(err430);
+}
+errors++;
+}
+}
+}
+else {
+const err431 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err431];
+}
+else {
+vErrors.push(err431);
+}
+errors++;
+}
+}
+}
+else {
+const err432 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err432];
+}
+else {
+vErrors.push(err432);
+}
+errors++;
+}
+}
+}
+else {
+const err433 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err433];
+}
+else {
+vErrors.push(err433);
+}
+errors++;
+}
+}
+}
+else {
+const err434 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err434];
+}
+else {
+vErrors.push(err434);
+}
+errors++;
+}
+}
+}
+else {
+const err435 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err435];
+}
+else {
+vErrors.push(err435);
+}
+errors++;
+}
+}
+}
+else {
+const err436 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err436];
+}
+else {
+vErrors.push(err436);
+}
+errors++;
+}
+}
+}
+else {
+const err437 = {instancePath:instancePath+"/body/versions/" + i0+"/root",schemaPath:"#/properties/body/properties/versions/items/properties/root/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err437];
+}
+else {
+vErrors.push(err437);
+}
+errors++;
+}
+}
+if(data10.created !== undefined){
+if(typeof data10.created !== "string"){
+const err438 = {instancePath:instancePath+"/body/versions/" + i0+"/created",schemaPath:"#/properties/body/properties/versions/items/properties/created/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err438];
+}
+else {
+vErrors.push(err438);
+}
+errors++;
+}
+}
+if(data10.createdBy !== undefined){
+if(typeof data10.createdBy !== "string"){
+const err439 = {instancePath:instancePath+"/body/versions/" + i0+"/createdBy",schemaPath:"#/properties/body/properties/versions/items/properties/createdBy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err439];
+}
+else {
+vErrors.push(err439);
+}
+errors++;
+}
+}
+if(data10.lastUpdated !== undefined){
+if(typeof data10.lastUpdated !== "string"){
+const err440 = {instancePath:instancePath+"/body/versions/" + i0+"/lastUpdated",schemaPath:"#/properties/body/properties/versions/items/properties/lastUpdated/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err440];
+}
+else {
+vErrors.push(err440);
+}
+errors++;
+}
+}
+if(data10.lastUpdatedBy !== undefined){
+if(typeof data10.lastUpdatedBy !== "string"){
+const err441 = {instancePath:instancePath+"/body/versions/" + i0+"/lastUpdatedBy",schemaPath:"#/properties/body/properties/versions/items/properties/lastUpdatedBy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err441];
+}
+else {
+vErrors.push(err441);
+}
+errors++;
+}
+}
+}
+else {
+const err442 = {instancePath:instancePath+"/body/versions/" + i0,schemaPath:"#/properties/body/properties/versions/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err442];
+}
+else {
+vErrors.push(err442);
+}
+errors++;
+}
+}
+}
+else {
+const err443 = {instancePath:instancePath+"/body/versions",schemaPath:"#/properties/body/properties/versions/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err443];
+}
+else {
+vErrors.push(err443);
+}
+errors++;
+}
+}
+}
+else {
+const err444 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err444];
+}
+else {
+vErrors.push(err444);
+}
+errors++;
+}
+}
+}
+else {
+const err445 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err445];
+}
+else {
+vErrors.push(err445);
 }
 errors++;
 }
@@ -11176,7 +13003,7 @@ return validate53;
 })();
 export const listComplianceBatches = /* @__PURE__ */ (() => {
 const schema65 = {"$id":"listComplianceBatches","type":"object","required":["queryStringParameters"],"properties":{"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{"limit":{"type":"string","pattern":"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$","description":"Page size: an integer from 1 to 200 (default 50)."},"cursor":{"type":"string","minLength":1,"maxLength":2048,"pattern":"^[A-Za-z0-9_-]+$","description":"Continuation token: the `next` value of the previous page, passed back unchanged."},"planId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"Only the batches of this compliance plan"},"treeId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"Only the batches of this tree"},"adapterId":{"type":"string","pattern":"^[A-Za-z0-9 ._-]{1,128}$","description":"Only the batches through this adapter"},"status":{"type":"string","enum":["running","completed","failed"],"description":"Only batches in this status"},"kind":{"type":"string","enum":["compliance","backup"],"description":"Only batches of this kind"},"from":{"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$","description":"Only rows whose start (`started`) is at or after this ISO 8601 date or time"},"to":{"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$","description":"Only rows whose start (`started`) is at or before this ISO 8601 date or time"},"format":{"type":"string","enum":["json","csv"],"description":"Answer as `json` (the default) or `csv` (RFC 4180, streamed, the whole list); wins over the `Accept` header."}}},"body":{"type":"object","additionalProperties":false,"properties":{}}}};
-const func153 = Object.prototype.hasOwnProperty;
+const func225 = Object.prototype.hasOwnProperty;
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 const pattern58 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$", "u");
 const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
@@ -11210,7 +13037,7 @@ if(data.queryStringParameters !== undefined){
 let data0 = data.queryStringParameters;
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 for(const key0 in data0){
-if(!(func153.call(schema65.properties.queryStringParameters.properties, key0))){
+if(!(func225.call(schema65.properties.queryStringParameters.properties, key0))){
 const err1 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -12393,7 +14220,7 @@ return validate58;
 })();
 export const createCompliancePlan = /* @__PURE__ */ (() => {
 const schema70 = {"$id":"createCompliancePlan","type":"object","required":["queryStringParameters","body"],"properties":{"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"required":["name","treeId","version","adapterId","enabled"],"properties":{"name":{"type":"string","minLength":1,"maxLength":128,"pattern":"\\S","description":"For people: unique among plans without regard to case"},"treeId":{"type":"string","pattern":"^[0-9a-f]{24}$"},"version":{"type":"string","minLength":1,"maxLength":256,"description":"The version label (`label~2` for the second of a repeated label)"},"adapterId":{"type":"string","pattern":"^[A-Za-z0-9 ._-]{1,128}$","description":"The adapter name"},"devices":{"type":"array","minItems":1,"maxItems":10000,"items":{"type":"string","minLength":1,"maxLength":253},"description":"Only these devices (each must be assigned to a node of the version; at most 10000 and 300000 bytes of names); default every device of the version when the plan runs"},"sync":{"type":"string","enum":["check","sync-from","none"],"default":"check","description":"What NSO is asked before each device is graded: `check` (default) whether its copy matches the device (check-sync, or compare-config where the NED cannot check-sync), and an out-of-sync device is graded `out-of-sync` with NSO's diff; `sync-from` to take the device's configuration first; `none` nothing (NSO's copy is graded as it is)"},"schedule":{"type":"string","minLength":1,"maxLength":256,"description":"An EventBridge Scheduler expression: `cron(minutes hours day-of-month month day-of-week year)` or `rate(value unit)`; absent: the plan runs only when asked"},"timezone":{"type":"string","minLength":1,"maxLength":50,"description":"The IANA time zone `schedule` is read in (default `UTC`)"},"enabled":{"type":"boolean","description":"A disabled plan is not run by its schedule (a user may still run it)"}}}}};
-const func153 = Object.prototype.hasOwnProperty;
+const func225 = Object.prototype.hasOwnProperty;
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 const pattern73 = new RegExp("\\S", "u");
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
@@ -12510,7 +14337,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key1 in data1){
-if(!(func153.call(schema70.properties.body.properties, key1))){
+if(!(func225.call(schema70.properties.body.properties, key1))){
 const err9 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -13179,7 +15006,7 @@ const schema73 = {"$id":"putCompliancePlan","type":"object","required":["pathPar
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
 const pattern73 = new RegExp("\\S", "u");
 const pattern56 = new RegExp("^[A-Za-z0-9 ._-]{1,128}$", "u");
-const func153 = Object.prototype.hasOwnProperty;
+const func225 = Object.prototype.hasOwnProperty;
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
 function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -13353,7 +15180,7 @@ vErrors.push(err13);
 errors++;
 }
 for(const key1 in data3){
-if(!(func153.call(schema73.properties.body.properties, key1))){
+if(!(func225.call(schema73.properties.body.properties, key1))){
 const err14 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err14];

@@ -103,7 +103,13 @@ const seedNode = (v: unknown, depth = 1): Node | undefined => {
   if (kids.some((k) => k === undefined)) return undefined;
   const select = n['select'] ?? [];
   if (!Array.isArray(select) || !select.every(isNodeLike)) return undefined;
-  return { name: n['name'], devices: devices as string[], ...selectOf(select as Selector[]), rules: (rules as Rule[]).map(normalizeRule), children: kids as Node[] };
+  return {
+    name: n['name'],
+    devices: devices as string[],
+    ...selectOf(select as Selector[]),
+    rules: (rules as Rule[]).map(normalizeRule),
+    children: kids as Node[],
+  };
 };
 
 /** Labels and contents of an entry's `versions` (strings or `{ name, variables?, root }`); `undefined` when not an array. */

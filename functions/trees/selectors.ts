@@ -6,7 +6,7 @@
 import type { JsonSchema } from '../platform/json-schema.js';
 import { compilePattern } from '../platform/re2.js';
 import { fieldPath, type FieldPlace } from '../platform/problem.js';
-import type { Selector } from './config-model.js';
+import { walkNodes, type Node, type Selector } from './config-model.js';
 
 export const SELECTOR_LIMITS = {
   /** Selectors one node holds at most. */
@@ -66,7 +66,12 @@ export const selectorSchema: JsonSchema = {
   additionalProperties: false,
   minProperties: 1,
   properties: {
-    group: { type: 'string', minLength: 1, maxLength: SELECTOR_LIMITS.text, description: "An NSO device group: its devices and those of the groups nested in it" },
+    group: {
+      type: 'string',
+      minLength: 1,
+      maxLength: SELECTOR_LIMITS.text,
+      description: 'An NSO device group: its devices and those of the groups nested in it',
+    },
     namePattern: {
       type: 'string',
       minLength: 1,
@@ -106,7 +111,10 @@ export const selectorProblems = (selector: Selector, at: FieldPlace): { readonly
 };
 
 /** The problems of a node's `select` list: its length, and each selector's. */
-export const selectListProblems = (select: readonly Selector[], at: FieldPlace): { readonly field: string; readonly message: string; readonly kind?: 'limit' }[] => [
+export const selectListProblems = (
+  select: readonly Selector[],
+  at: FieldPlace,
+): { readonly field: string; readonly message: string; readonly kind?: 'limit' }[] => [
   ...(select.length > SELECTOR_LIMITS.perNode
     ? [{ field: fieldPath(...at), message: `has more than ${SELECTOR_LIMITS.perNode} selectors`, kind: 'limit' as const }]
     : []),
@@ -116,3 +124,6 @@ export const selectListProblems = (select: readonly Selector[], at: FieldPlace):
 /** A node's `select` as stored: absent when empty, each selector normalized. */
 export const selectOf = (select: readonly Selector[] | undefined): { readonly select?: readonly Selector[] } =>
   select?.length ? { select: select.map(normalizeSelector) } : {};
+
+/** Whether some node of the version under `root` selects devices (its devices are known only when a batch starts). */
+export const versionSelects = (root: Node): boolean => [...walkNodes(root)].some(({ node }) => node.select?.length);

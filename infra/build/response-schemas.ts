@@ -130,7 +130,8 @@ export const responseComponents: Record<string, JsonSchema> = {
       reason: { type: 'string', description: 'Why a failed batch failed' },
       selections: {
         type: 'array',
-        description: "A compliance batch's node selectors as they were resolved when it started: per node with `select`, how many devices they chose (listed devices not counted)",
+        description:
+          "A compliance batch's node selectors as they were resolved when it started: per node with `select`, how many devices they chose (listed devices not counted)",
         items: {
           type: 'object',
           required: ['node', 'select', 'devices'],
