@@ -12,7 +12,7 @@ import { BadRequest, Conflict, ContentTooLarge, InternalError, NotFound, Service
 import type { Exemption, ExemptionSource } from '../exemptions/model.js';
 import type { DeviceFacts } from '../trees/selectors.js';
 import type { InventoryReader } from './inventory.js';
-import { MAX_BATCH_DEVICES, type BatchPlan, type ChunkDevice, type DeviceAssignment, type NodeSelection, type PlanRule, type SyncMode } from './model.js';
+import { MAX_BATCH_DEVICES, type BatchPlan, type ChunkDevice, type DeviceAssignment, type PlanRule, type SyncMode } from './model.js';
 import { chunkEntries, encodePlan, type ChunkEntry } from './plan.js';
 import { freezeExemptions, resolveTargets, selectorsOf } from './targeting.js';
 import { MAX_CHUNK_DEVICES, MAX_CHUNKS, type ComplianceStore, type NewBatch } from './store.js';
