@@ -10,8 +10,10 @@ import { BadRequest } from '../platform/problem.js';
 import type { RelayGet } from './check.js';
 import { readPagedList, type NsoEntry, type PagedRead } from './nso-lists.js';
 
-/** Entries read from NSO per request. */
+/** Devices read from NSO per request (a name, a platform and a NED id: about 150 bytes each). */
 export const INVENTORY_PAGE = 1000;
+/** Device groups read per request: a group's entry lists its devices, so a page of groups can be large. */
+export const GROUP_PAGE = 50;
 /**
  * Devices an inventory holds at most: selectors may choose a part of a fleet larger than one
  * batch (about 100 bytes a device in memory; 80 pages of 1,000 at most).
@@ -70,7 +72,7 @@ export const groupMembers = (groups: readonly NsoEntry[], wanted: ReadonlySet<st
  * badly (nothing is started), a 400 says when NSO knows more than {@link MAX_INVENTORY_DEVICES}.
  */
 export const inventoryReader =
-  (relayGet: RelayGet, pageSize: number = INVENTORY_PAGE): InventoryReader =>
+  (relayGet: RelayGet, pageSize: number = INVENTORY_PAGE, groupPageSize: number = GROUP_PAGE): InventoryReader =>
   async (adapterId, selectors) => {
     const wanted = new Set(selectors.flatMap((s) => (s.group === undefined ? [] : [s.group])));
     const fields = [
@@ -78,8 +80,8 @@ export const inventoryReader =
       ...(selectors.some((s) => s.platform !== undefined) ? ['platform/name'] : []),
       ...(selectors.some((s) => s.ned !== undefined) ? NED_CASES.map((kind) => `device-type/${kind}/ned-id`) : []),
     ];
-    const read = (max: number, what: string): PagedRead => ({
-      pageSize,
+    const read = (size: number, max: number, what: string): PagedRead => ({
+      pageSize: size,
       max,
       nothing: 'no batch was started',
       tooMany: () =>
@@ -92,14 +94,14 @@ export const inventoryReader =
         adapterId,
         relayGet,
         { path: `${DEVICES}?fields=${fields.join(';')}`, member: 'tailf-ncs:device', noun: 'device' },
-        read(MAX_INVENTORY_DEVICES, 'devices'),
+        read(pageSize, MAX_INVENTORY_DEVICES, 'devices'),
       ),
       wanted.size
         ? readPagedList(
             adapterId,
             relayGet,
             { path: `${GROUPS}?fields=name;device-name;device-group;member`, member: 'tailf-ncs:device-group', noun: 'device-group' },
-            read(MAX_INVENTORY_GROUPS, 'device groups'),
+            read(groupPageSize, MAX_INVENTORY_GROUPS, 'device groups'),
           )
         : Promise.resolve([]),
     ]);

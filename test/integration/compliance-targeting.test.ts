@@ -188,7 +188,7 @@ describe('node selectors resolved when a batch starts', () => {
     expect(total).toBe(DEVICES);
     expect(inventoryRequests()).toEqual([
       '/restconf/data/tailf-ncs:devices/device?fields=name;platform/name&offset=0&limit=1000',
-      '/restconf/data/tailf-ncs:devices/device-group?fields=name;device-name;device-group;member&offset=0&limit=1000',
+      '/restconf/data/tailf-ncs:devices/device-group?fields=name;device-name;device-group;member&offset=0&limit=50',
     ]);
     await lambda.idle();
     const shown = (await batch(batchId)).body as Record<string, unknown>;

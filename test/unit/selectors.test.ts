@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Exemption } from '../../functions/exemptions/model.js';
-import { groupMembers } from '../../functions/compliance/inventory.js';
+import { groupMembers, inventoryReader } from '../../functions/compliance/inventory.js';
 import type { NsoEntry } from '../../functions/compliance/nso-lists.js';
 import { chunkEntries, decodeChunk, decodePlan, encodePlan } from '../../functions/compliance/plan.js';
 import { planBatch } from '../../functions/compliance/service.js';
@@ -232,5 +232,48 @@ describe('the stored plan and chunks with exemptions', () => {
       { device: 'a', node: 'base' },
       { device: 'b', node: 'base' },
     ]);
+  });
+});
+
+describe('reading the inventory a page at a time', () => {
+  const devices = Array.from({ length: 5 }, (_, i) => ({
+    name: `d${i}`,
+    platform: { name: i % 2 ? 'ios-xr' : 'ios' },
+    'device-type':
+      i === 4 ? { netconf: { 'ned-id': 'juniper-junos-nc-4.0:juniper-junos-nc-4.0' } } : { cli: { 'ned-id': 'cisco-ios-cli-6.100:cisco-ios-cli-6.100' } },
+  }));
+  const groups = [
+    { name: 'g0', 'device-name': ['d0'] },
+    { name: 'g1', 'device-group': ['g0', 'g2'] },
+    { name: 'g2', 'device-name': ['d3'] },
+  ];
+  const asked: string[] = [];
+  const relayGet = async (_adapter: string, path: string) => {
+    asked.push(path);
+    const query = new URL(path, 'http://x').searchParams;
+    const [offset, limit] = [Number(query.get('offset')), Number(query.get('limit'))];
+    const [member, list] = path.includes('device-group') ? ['tailf-ncs:device-group', groups] : ['tailf-ncs:device', devices];
+    return [{ result: '200', data: { [member]: (list as object[]).slice(offset, offset + limit) } }];
+  };
+
+  it('asks only for what the selectors need, pages both lists, and reads nested groups and every NED case', async () => {
+    const facts = await inventoryReader(relayGet, 2, 2)('nso', [{ group: 'g1' }, { ned: 'junos' }]);
+    expect(asked).toEqual([
+      '/restconf/data/tailf-ncs:devices/device?fields=name;device-type/cli/ned-id;device-type/netconf/ned-id;device-type/generic/ned-id;device-type/snmp/ned-id&offset=0&limit=2',
+      '/restconf/data/tailf-ncs:devices/device-group?fields=name;device-name;device-group;member&offset=0&limit=2',
+      '/restconf/data/tailf-ncs:devices/device?fields=name;device-type/cli/ned-id;device-type/netconf/ned-id;device-type/generic/ned-id;device-type/snmp/ned-id&offset=2&limit=2',
+      '/restconf/data/tailf-ncs:devices/device-group?fields=name;device-name;device-group;member&offset=2&limit=2',
+      '/restconf/data/tailf-ncs:devices/device?fields=name;device-type/cli/ned-id;device-type/netconf/ned-id;device-type/generic/ned-id;device-type/snmp/ned-id&offset=4&limit=2',
+    ]);
+    expect(facts.map((f) => [f.name, [...f.groups], f.ned])).toEqual([
+      ['d0', ['g1'], 'cisco-ios-cli-6.100:cisco-ios-cli-6.100'],
+      ['d1', [], 'cisco-ios-cli-6.100:cisco-ios-cli-6.100'],
+      ['d2', [], 'cisco-ios-cli-6.100:cisco-ios-cli-6.100'],
+      ['d3', ['g1'], 'cisco-ios-cli-6.100:cisco-ios-cli-6.100'],
+      ['d4', [], 'juniper-junos-nc-4.0:juniper-junos-nc-4.0'],
+    ]);
+    asked.length = 0;
+    await inventoryReader(relayGet, 10)('nso', [{ namePattern: 'd' }]);
+    expect(asked).toEqual(['/restconf/data/tailf-ncs:devices/device?fields=name&offset=0&limit=10']);
   });
 });
