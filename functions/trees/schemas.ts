@@ -177,7 +177,8 @@ export const startBatchBody: JsonSchema = {
       maxItems: 50_000,
       // Names what a version holds, also a device stored before today's name rule.
       items: { type: 'string', minLength: 1, maxLength: CONFIG_LIMITS.deviceName },
-      description: 'Only these devices (each must be assigned to a node of the version, listed on it or selected by its selectors); default every device of the version',
+      description:
+        'Only these devices (each must be assigned to a node of the version, listed on it or selected by its selectors); default every device of the version',
     },
     sync: {
       type: 'string',

@@ -42,7 +42,6 @@ let getBatch: Handler;
 let treeId: string;
 let complianceTable: string;
 let treesTable: string;
-let adaptersTable: string;
 let testing: DurableTesting;
 const executions: string[] = [];
 /** What a started execution waits for before it runs: a test changes NSO in between. */
@@ -57,7 +56,6 @@ beforeAll(async () => {
   const tables = await createTables();
   complianceTable = tables['compliance'];
   treesTable = tables['trees'];
-  adaptersTable = tables['adapters'];
   dir = await mkdtemp(path.join(tmpdir(), 'compliance-targeting-'));
   sim = await startNsoSimulator({ credentials: { username: 'admin', password: PASSWORD }, fleet: { devices: DEVICES } });
   const secretsFile = path.join(dir, 'secrets.json');
@@ -66,7 +64,6 @@ beforeAll(async () => {
   const now = new Date().toISOString();
   const adapter = { type: 'nso', baseUrl: sim.url, auth: { type: 'basic', username: 'admin', password: '$VAULT_netconfig/adapters/fleet#password' } } as const;
   await adapters.put({ name: 'fleet-nso', ...adapter }, now);
-  await adapters.put({ name: 'capped-nso', ...adapter, complianceConcurrency: 3 }, now);
 
   vi.stubEnv('SECRETS_BACKEND', 'local');
   vi.stubEnv('SECRETS_FILE', secretsFile);
