@@ -1,7 +1,6 @@
 /** What the plan handlers share: the stores, the schedules and the batch starter, made on first use. */
 import { createAdapterStore } from '../../adapters/store.js';
 import { startDurableExecution } from '../../compliance/durable-start.js';
-import { batchRelayGet } from '../../compliance/batch-relay.js';
 import { inventoryReader } from '../../compliance/inventory.js';
 import { startBatch } from '../../compliance/service.js';
 import { createComplianceStore } from '../../compliance/store.js';
@@ -19,7 +18,6 @@ let deps: PlanDeps | undefined;
 
 /** How long a plan's start may spend reading NSO's inventory: inside the 28 s its functions have, with room to record the batch. */
 const INVENTORY_BUDGET_MS = 20_000;
-const inventoryPage = batchRelayGet('plan run inventory page');
 
 /** The container's plan dependencies. Batches take the active profile's settings when they start, as `POST …/compliance_reports` does. */
 export const planDeps = (): PlanDeps => {
@@ -38,7 +36,11 @@ export const planDeps = (): PlanDeps => {
       const settings = (await currentSettings()).profile.applications.configuration_manager;
       const deadline = Date.now() + INVENTORY_BUDGET_MS;
       return startBatch(input, {
-        inventory: inventoryReader(inventoryPage(() => deadline - Date.now())),
+        // The relay is loaded only when a version selects: it reads its secrets settings on load.
+        inventory: async (adapterId, selectors) => {
+          const { batchRelayGet } = await import('../../compliance/batch-relay.js');
+          return inventoryReader(batchRelayGet('plan run inventory page')(() => deadline - Date.now()))(adapterId, selectors);
+        },
         versions: (treeId, label) => readVersion(versions, treeId, label),
         adapters,
         store: compliance,
