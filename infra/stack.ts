@@ -587,8 +587,10 @@ export class NetconfigApiStack extends Stack {
     const schedules = this.#planSchedules(batchPart, serviceName, {
       tables: tableNeeds({ compliance: 'write', trees: 'read', adapters: 'read', profiles: 'read', changelog: 'append' }),
       common: { ...common, COMPLIANCE_FUNCTION: this.complianceBatchAlias.functionArn },
-      permissions: [startsCompliance],
-      network: everyInVpc,
+      // A plan's start reads NSO's inventory when its version selects devices: the relay's secrets and network.
+      permissions: [startsCompliance, secretsPermission('read')],
+      network: outside,
+      bind: (fn) => data.secrets.bind(fn, 'read'),
     });
     const fingerprintKey = data.fingerprintKey;
     const fingerprintKeyNeeds: { environment: Record<string, string>; permissions: FunctionPermission[] } = {
@@ -736,7 +738,8 @@ export class NetconfigApiStack extends Stack {
       tables: { environment: Record<string, string>; permissions: FunctionPermission[] };
       common: Record<string, string>;
       permissions: FunctionPermission[];
-      network: Pick<ServiceFunctionProps, 'network'>;
+      network: Pick<ServiceFunctionProps, 'network' | 'caBundle'>;
+      bind: (fn: ServiceFunction) => void;
     },
   ): PlanSchedules {
     const groupName = `${serviceName.slice(0, 58)}-plans`;
@@ -748,6 +751,7 @@ export class NetconfigApiStack extends Stack {
       ...o.network,
       permissions: [...o.tables.permissions, ...o.permissions, removesSchedules(part, groupName)],
     });
+    o.bind(run);
     this.functions['planScheduledRun'] = run;
     part.functions['planScheduledRun'] = run;
     return new PlanSchedules(part, 'PlanSchedules', { groupName, target: run.function });

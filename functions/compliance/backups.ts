@@ -5,10 +5,11 @@
  * batch of kind `backup`; see docs/compliance.md, "Backups".
  */
 import { logger } from '../platform/logger.js';
-import { BadGateway, BadRequest, UnprocessableContent } from '../platform/problem.js';
+import { BadRequest, UnprocessableContent } from '../platform/problem.js';
 import { deviceNameProblem } from '../trees/config-checks.js';
 import type { RelayGet } from './check.js';
 import { MAX_BATCH_DEVICES } from './model.js';
+import { readPagedList, type NsoList } from './nso-lists.js';
 import { batchAdapter, launchBatch, type AdapterInfo, type LaunchDeps, type StartedBatch } from './service.js';
 
 export interface StartBackupInput {
@@ -47,26 +48,11 @@ export interface StartedBackup extends StartedBatch {
 /** Devices read from NSO per request: a page of names is about 30 KB of JSON. */
 export const DEVICE_PAGE = 1000;
 /** NSO's device list, names only (RFC 8040 `fields`). */
-const DEVICE_LIST = '/restconf/data/tailf-ncs:devices/device?fields=name';
-
-/** The names of a page's entries, or why the page cannot be used. */
-const pageNames = (status: number, data: unknown): string[] | string => {
-  // An empty list (or a page past its end) may be answered without content, or as a missing node.
-  if (status === 204 || status === 404) return [];
-  if (status !== 200) return `answered ${status}`;
-  const list = typeof data === 'object' && data !== null ? (data as Record<string, unknown>)['tailf-ncs:device'] : undefined;
-  if (!Array.isArray(list)) return 'answered without a tailf-ncs:device list';
-  const names = list.map((entry) => (typeof entry === 'object' && entry !== null ? (entry as Record<string, unknown>)['name'] : undefined));
-  if (names.some((name) => typeof name !== 'string' || name === '')) return 'answered a device entry without a name';
-  return names as string[];
-};
+const DEVICE_LIST: NsoList = { path: '/restconf/data/tailf-ncs:devices/device?fields=name', member: 'tailf-ncs:device', noun: 'device' };
 
 /**
- * Every device name the adapter's NSO knows, read a page at a time with NSO's list paging
- * (`offset` and `limit` on the list resource) until a page comes back short. A page that cannot
- * be used, one longer than asked (an orchestrator that does not page) or one naming a device
- * again (one that ignores `offset`) is a 502 naming the page; more than
- * {@link MAX_BATCH_DEVICES} devices is a 400 (name them in `devices`, in several batches).
+ * Every device name the adapter's NSO knows, read a page at a time ({@link readPagedList}); more
+ * than {@link MAX_BATCH_DEVICES} devices is a 400 (name them in `devices`, in several batches).
  */
 export const listDevices = async (
   adapterId: string,
@@ -74,26 +60,20 @@ export const listDevices = async (
   pageSize: number = DEVICE_PAGE,
   max: number = MAX_BATCH_DEVICES,
 ): Promise<DeviceList> => {
-  const names = new Set<string>();
-  for (let offset = 0; ; offset += pageSize) {
-    const where = `page ${offset / pageSize + 1} of its device list (offset ${offset}, limit ${pageSize})`;
-    const [result] = await relayGet(adapterId, `${DEVICE_LIST}&offset=${offset}&limit=${pageSize}`);
-    const page = pageNames(Number(result?.result), result?.data);
-    if (typeof page === 'string') throw new BadGateway(`The orchestrator ${page} to ${where}; no backup was started.`);
-    if (page.length > pageSize || page.some((name) => names.has(name))) {
-      throw new BadGateway(
-        `The orchestrator answered ${where} with ${page.length > pageSize ? `${page.length} devices` : 'devices of an earlier page'}: it does not page its device list (offset and limit); name the devices in \`devices\` instead.`,
-      );
-    }
-    for (const name of page) names.add(name);
-    if (names.size > max) {
-      throw new BadRequest(
+  const entries = await readPagedList(adapterId, relayGet, DEVICE_LIST, {
+    pageSize,
+    max,
+    nothing: 'no backup was started (name the devices in `devices` instead)',
+    tooMany: () =>
+      new BadRequest(
         `The orchestrator behind adapter '${adapterId}' knows more than ${max} devices, more than one batch takes: name at most ${max} of them in \`devices\`, in several batches.`,
         [{ in: 'body', field: 'devices', message: `is required when the orchestrator knows more than ${max} devices` }],
-      );
-    }
-    if (page.length < pageSize) return storableNames(adapterId, [...names]);
-  }
+      ),
+  });
+  return storableNames(
+    adapterId,
+    entries.map((entry) => entry.name),
+  );
 };
 
 /**

@@ -129,6 +129,8 @@ export interface Batch {
   readonly finished?: string;
   /** Why a failed batch failed (no internals: a sentence for people). */
   readonly reason?: string;
+  /** What the nodes' selectors chose when the batch started (a version without selectors: absent). */
+  readonly selections?: readonly NodeSelection[];
 }
 
 /** One failed rule in a report. */

@@ -9,9 +9,13 @@
  * version entry `{"name":…,"devices":…,"rules":…,"children":…}` less at least 14 bytes (`parent`
  * is at most 3 digits while `nodesPerVersion` is 200), which pays for the list's own punctuation.
  *
+ * The tree's exemptions the batch froze are kept once in the plan; a chunk entry names those of
+ * its device by their places (`[device, node, [places]]`).
+ *
  * Plans and chunks stored by earlier releases (rules by node path, each rule carrying its
- * node's path; chunks of `[device, node path]`) are still read.
+ * node's path; chunks of `[device, node path]`; no exemptions) are still read.
  */
+import type { FrozenExemption } from '../exemptions/model.js';
 import type { Rule } from '../trees/config-model.js';
 import type { BatchPlan, ChunkDevice, PlanRule } from './model.js';
 
@@ -27,6 +31,8 @@ interface StoredNode {
 interface StoredPlan {
   readonly variables: Readonly<Record<string, string>>;
   readonly nodes: readonly StoredNode[];
+  /** Absent when no exemption applied (and in plans stored before exemptions). */
+  readonly exemptions?: readonly FrozenExemption[];
 }
 
 /** A plan as releases before node lists stored it. */
@@ -49,7 +55,7 @@ export const encodePlan = (plan: BatchPlan): string => {
     if (cut >= 0 && (parent === undefined || parent >= places.get(path)!)) throw new RangeError(`the plan lists node ${path} before its parent`);
     return { name: path.slice(cut + 1), ...(parent === undefined ? {} : { parent }), rules: (plan.rulesByNode[path] ?? []).map(withoutNode) };
   });
-  return JSON.stringify({ variables: plan.variables, nodes } satisfies StoredPlan);
+  return JSON.stringify({ variables: plan.variables, nodes, ...(plan.exemptions?.length ? { exemptions: plan.exemptions } : {}) } satisfies StoredPlan);
 };
 
 /** The plan an item holds, in either stored form. */
@@ -64,19 +70,26 @@ export const decodePlan = (json: string): BatchPlan => {
     paths.push(path);
     if (rules.length) rulesByNode[path] = rules.map((rule) => ({ ...rule, node: path }));
   }
-  return { variables: stored.variables, rulesByNode, nodes: paths };
+  return { variables: stored.variables, rulesByNode, nodes: paths, ...(stored.exemptions?.length ? { exemptions: stored.exemptions } : {}) };
 };
 
-/** A device as a chunk stores it: its name and its node's place in the plan's list. */
-export type ChunkEntry = readonly [device: string, node: number];
+/**
+ * A device as a chunk stores it: its name, its node's place in the plan's list, and the places in
+ * the plan's `exemptions` of those that apply to it (left out when none does).
+ */
+export type ChunkEntry = readonly [device: string, node: number] | readonly [device: string, node: number, exemptions: readonly number[]];
 
 /** Makes the chunk entries of devices assigned to the plan's nodes. */
 export const chunkEntries = (plan: BatchPlan): ((assignment: ChunkDevice) => ChunkEntry) => {
   const places = placesOf(plan);
-  return ({ device, node }) => {
+  const exemptions = plan.exemptions?.length ?? 0;
+  return ({ device, node, exemptions: applying }) => {
     const place = node === undefined ? undefined : places.get(node);
     if (place === undefined) throw new RangeError(`device ${device} is on node ${node}, which the plan does not list`);
-    return [device, place];
+    if (!applying?.length) return [device, place];
+    if (applying.some((i) => !Number.isInteger(i) || i < 0 || i >= exemptions))
+      throw new RangeError(`device ${device} names an exemption the plan does not hold`);
+    return [device, place, applying];
   };
 };
 
@@ -85,10 +98,10 @@ export const chunkEntries = (plan: BatchPlan): ((assignment: ChunkDevice) => Chu
  * paths; or, in a backup batch (no plan), device names.
  */
 export const decodeChunk = (json: string, plan?: BatchPlan): ChunkDevice[] =>
-  (JSON.parse(json) as ([string, number | string] | string)[]).map((entry) => {
+  (JSON.parse(json) as ([string, number | string] | [string, number, number[]] | string)[]).map((entry) => {
     if (typeof entry === 'string') return { device: entry };
-    const [device, node] = entry;
+    const [device, node, exemptions] = entry;
     const path = typeof node === 'string' ? node : plan?.nodes[node];
     if (path === undefined) throw new RangeError(`a chunk names node ${node}, which the plan does not list`);
-    return { device, node: path };
+    return exemptions?.length ? { device, node: path, exemptions } : { device, node: path };
   });

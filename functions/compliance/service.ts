@@ -1,14 +1,20 @@
 /**
  * `POST /configuration_manager/compliance_reports`: freezes what the batch checks (the
- * version's rules by node, its variables, the devices and their nodes, in chunks), records
- * the batch, and starts its durable execution. Answers at once; the execution does the work.
+ * version's rules by node, its variables, the devices and their nodes, in chunks: those listed
+ * and those the nodes' selectors select from NSO's inventory; the tree's exemptions that apply,
+ * by device), records the batch, and starts its durable execution. Answers at once; the
+ * execution does the work, and needs neither NSO's inventory nor the exemption store again.
  */
 import { SETTING_BOUNDS } from '../runtime/profile-model.js';
 import { randomBytes } from 'node:crypto';
 import { walkNodes, type Version } from '../trees/config-model.js';
-import { BadRequest, Conflict, NotFound, ServiceUnavailable } from '../platform/problem.js';
-import type { BatchPlan, ChunkDevice, DeviceAssignment, PlanRule, SyncMode } from './model.js';
-import { chunkEntries, type ChunkEntry } from './plan.js';
+import { BadRequest, Conflict, ContentTooLarge, InternalError, NotFound, ServiceUnavailable } from '../platform/problem.js';
+import type { Exemption, ExemptionSource } from '../exemptions/model.js';
+import type { DeviceFacts } from '../trees/selectors.js';
+import type { InventoryReader } from './inventory.js';
+import { MAX_BATCH_DEVICES, type BatchPlan, type ChunkDevice, type DeviceAssignment, type PlanRule, type SyncMode } from './model.js';
+import { chunkEntries, encodePlan, type ChunkEntry } from './plan.js';
+import { freezeExemptions, resolveTargets, selectorsOf } from './targeting.js';
 import { MAX_CHUNK_DEVICES, MAX_CHUNKS, type ComplianceStore, type NewBatch } from './store.js';
 
 export interface StartBatchInput {
@@ -56,6 +62,10 @@ export interface StartDeps {
   readonly concurrency: number;
   /** Devices per chunk at most (one checkpointed step each); default {@link CHUNK_SIZE}. */
   readonly chunkSize?: number;
+  /** Reads NSO's inventory when a node or an active exemption has a selector. */
+  readonly inventory?: InventoryReader;
+  /** The tree's exemptions: those active when the batch starts are frozen in it. */
+  readonly exemptions?: ExemptionSource;
 }
 
 /**
@@ -102,17 +112,20 @@ export const newBatchId = (): string => randomBytes(12).toString('hex');
 /**
  * The plan and the devices of a version (all, or the named ones). The plan keeps the nodes some
  * device is checked against and their ancestors, in the version's order (parents first), and
- * those nodes' rules.
+ * those nodes' rules. `nodeOf` is each device's node: by default the devices listed on the nodes
+ * (the first node that lists one); {@link resolveTargets} adds the selected ones.
  */
-export const planBatch = (version: Version, only?: readonly string[]): { plan: BatchPlan; devices: DeviceAssignment[] } => {
+export const planBatch = (
+  version: Version,
+  only?: readonly string[],
+  nodeOf: ReadonlyMap<string, string> = resolveTargets(version, []).nodeOf,
+): { plan: BatchPlan; devices: DeviceAssignment[] } => {
   const rulesByNode: Record<string, PlanRule[]> = {};
   const paths: string[] = [];
-  const nodeOf = new Map<string, string>();
   for (const { path, node } of walkNodes(version.root)) {
     const name = path.join('/');
     paths.push(name);
     if (node.rules.length) rulesByNode[name] = node.rules.map((rule) => ({ ...rule, node: name }));
-    for (const device of node.devices) if (!nodeOf.has(device)) nodeOf.set(device, name);
   }
   let devices: DeviceAssignment[];
   if (only) {
@@ -123,7 +136,7 @@ export const planBatch = (version: Version, only?: readonly string[]): { plan: B
           .slice(0, 5)
           .map((d) => JSON.stringify(d))
           .join(', ')}${unknown.length > 5 ? ', …' : ''}), so there is nothing to check them against.`,
-        [{ in: 'body', field: 'devices', message: 'names devices not assigned to a node of the version' }],
+        [{ in: 'body', field: 'devices', message: 'names devices not assigned to a node of the version (listed or selected)' }],
       );
     }
     devices = [...new Set(only)].map((device) => ({ device, node: nodeOf.get(device)! }));
@@ -145,19 +158,80 @@ export const batchAdapter = (adapter: AdapterInfo | undefined, name: string, wor
   return adapter;
 };
 
+/**
+ * The stored plan's bytes at most: with its key and expiry, inside DynamoDB's 400 KB item. A
+ * version's plan alone stays under it (see plan.ts); the exemptions a batch freezes add to it.
+ */
+export const MAX_PLAN_BYTES = 390_000;
+
 export const startBatch = async (input: StartBatchInput, deps: StartDeps): Promise<StartedBatch> => {
   const [found, named] = await Promise.all([deps.versions(input.treeId, input.version), deps.adapters.get(input.adapterId)]);
   if (!found.tree) throw new NotFound(`No tree has the id '${input.treeId}'.`);
   if (!found.version) throw new NotFound(`Tree '${input.treeId}' has no version '${input.version}'.`);
   const adapter = batchAdapter(named, input.adapterId, 'compliance');
-  const { plan, devices } = planBatch(found.version, input.devices);
+  const active = (await deps.exemptions?.active(input.treeId, deps.now())) ?? [];
+  const inventory = await readInventory(found.version, active, adapter, deps);
+  const { nodeOf, selections } = resolveTargets(found.version, inventory);
+  const { plan, devices } = planBatch(found.version, input.devices, nodeOf);
+  if (devices.length > MAX_BATCH_DEVICES) {
+    throw new BadRequest(
+      `Version '${input.version}' assigns ${devices.length} devices (listed and selected), more than one batch takes (${MAX_BATCH_DEVICES}): name at most ${MAX_BATCH_DEVICES} of them in \`devices\`, in several batches.`,
+      [{ in: 'body', field: 'devices', message: `is required when the version assigns more than ${MAX_BATCH_DEVICES} devices` }],
+    );
+  }
+  const frozen = withExemptions(plan, devices, active, inventory);
   return launchBatch(
-    { treeId: input.treeId, version: input.version, sync: input.sync ?? 'check', ...(input.planId ? { planId: input.planId } : {}) },
+    {
+      treeId: input.treeId,
+      version: input.version,
+      sync: input.sync ?? 'check',
+      ...(input.planId ? { planId: input.planId } : {}),
+      ...(selections.length ? { selections } : {}),
+    },
     adapter,
-    plan,
-    devices,
+    frozen.plan,
+    frozen.devices,
     deps,
   );
+};
+
+/** NSO's inventory when a node or an exemption selects devices; none otherwise (nothing is read). */
+const readInventory = async (version: Version, active: readonly Exemption[], adapter: AdapterInfo, deps: StartDeps): Promise<DeviceFacts[]> => {
+  const selectors = selectorsOf(version, active);
+  if (!selectors.length) return [];
+  if (!deps.inventory) throw new InternalError('a batch with device selectors was started without an inventory reader');
+  return deps.inventory(adapter.name, selectors);
+};
+
+/** The plan with the exemptions that apply frozen in it, and each device with its own; 413 when they do not fit the plan's item. */
+const withExemptions = (
+  plan: BatchPlan,
+  devices: readonly DeviceAssignment[],
+  active: readonly Exemption[],
+  inventory: readonly DeviceFacts[],
+): { plan: BatchPlan; devices: ChunkDevice[] } => {
+  if (!active.length) return { plan, devices: [...devices] };
+  const ruleIds = new Set(Object.values(plan.rulesByNode).flatMap((rules) => rules.map((r) => r.id)));
+  const { exemptions, placesOf } = freezeExemptions(
+    active,
+    devices.map((d) => d.device),
+    ruleIds,
+    new Map(inventory.map((facts) => [facts.name, facts])),
+  );
+  const frozen: BatchPlan = exemptions.length ? { ...plan, exemptions } : plan;
+  const bytes = Buffer.byteLength(encodePlan(frozen), 'utf8');
+  if (bytes > MAX_PLAN_BYTES) {
+    throw new ContentTooLarge(
+      `The version's rules with the ${exemptions.length} exemptions that apply to this batch take ${bytes} bytes, more than a batch keeps (${MAX_PLAN_BYTES}): delete exemptions no longer needed, or shorten their reasons.`,
+    );
+  }
+  return {
+    plan: frozen,
+    devices: devices.map((d) => {
+      const places = placesOf(d.device);
+      return places.length ? { ...d, exemptions: places } : d;
+    }),
+  };
 };
 
 /** What recording and starting a batch needs. */
@@ -168,7 +242,7 @@ export type LaunchDeps = Omit<StartDeps, 'versions' | 'adapters'>;
  * durable execution; a batch that cannot be started is ended `failed` and the caller told 503.
  */
 export const launchBatch = async (
-  what: Pick<NewBatch, 'kind' | 'treeId' | 'version' | 'sync' | 'planId'>,
+  what: Pick<NewBatch, 'kind' | 'treeId' | 'version' | 'sync' | 'planId' | 'selections'>,
   adapter: AdapterInfo,
   plan: BatchPlan | undefined,
   devices: readonly ChunkDevice[],

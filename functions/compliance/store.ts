@@ -43,6 +43,7 @@ import {
   type BatchStatus,
   type ChunkCounts,
   type ChunkDevice,
+  type NodeSelection,
   type SyncMode,
   type Report,
 } from './model.js';
@@ -156,6 +157,8 @@ export interface NewBatch {
   readonly expiresAt: number;
   /** A plan's batch: epoch seconds after which its history items (trend point, device points and states) expire; default `expiresAt`. */
   readonly historyExpiresAt?: number;
+  /** What the nodes' selectors chose when the batch started (compliance batches whose version selects). */
+  readonly selections?: readonly NodeSelection[];
 }
 
 /** The engine's view of a batch. */
@@ -209,6 +212,7 @@ export const toBatch = (item: Record<string, unknown>): Batch => ({
   started: item['started'] as string,
   ...(typeof item['finished'] === 'string' ? { finished: item['finished'] } : {}),
   ...(typeof item['reason'] === 'string' ? { reason: item['reason'] } : {}),
+  ...(Array.isArray(item['selections']) ? { selections: item['selections'] as NodeSelection[] } : {}),
 });
 
 /** What a pack's row keeps of a report: all but what the pack's key and attributes say. */

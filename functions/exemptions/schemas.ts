@@ -1,7 +1,8 @@
 /** The request schemas of the exemption routes. */
 import type { JsonSchema } from '../platform/json-schema.js';
 import { CONFIG_LIMITS, DEVICE_NAME_PATTERN_SOURCE, RULE_ID_PATTERN_SOURCE } from '../trees/config-checks.js';
-import { TREE_ID_SCHEMA, selectorSchema } from '../trees/schemas.js';
+import { TREE_ID_SCHEMA } from '../trees/schemas.js';
+import { selectorSchema } from '../trees/selectors.js';
 import { EXEMPTION_ID_PATTERN, EXEMPTION_LIMITS } from './model.js';
 
 export const EXEMPTION_ID = { type: 'string', pattern: EXEMPTION_ID_PATTERN, description: 'The exemptionId that creating the exemption answered' } as const;

@@ -2100,12 +2100,12 @@ validate28.evaluated = {"props":{"pathParameters":true,"queryStringParameters":t
 return validate28;
 })();
 export const putNode = /* @__PURE__ */ (() => {
-const schema40 = {"$id":"putNode","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["treeId","version","nodePath"],"properties":{"treeId":{"type":"string","pattern":"^[0-9a-f]{24}$"},"version":{"type":"string","minLength":1,"maxLength":512,"description":"The version label, percent-encoded; `label~2` names the second version of a seeded tree that repeats `label`"},"nodePath":{"type":"string","minLength":1,"maxLength":4096,"description":"The node's path from the root, e.g. base/wan/pe-routers (each segment percent-encoded; at most 8 levels)"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"properties":{"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024},"match":{"type":"string","enum":["all","any","none"],"description":"Over the matches of a path with `*` segments or of a predicate (an array's elements): `all` (default) must hold and at least one must exist, `any` one must hold, `none` may hold"},"allowEmpty":{"type":"boolean","description":"A path or predicate with no match at all passes for `all` and `any` (NSO's allow-empty)"},"pattern":{"type":"string","minLength":1,"maxLength":1024,"description":"An RE2 regular expression found anywhere in the value's text (`^…$` anchors it, `(?i)` ignores case); `{{name}}` inside matches the variable's text literally"},"oneOf":{"type":"array","minItems":1,"maxItems":100,"description":"The value deep-equals one of these (at most 100 values, 16384 bytes as JSON; {{name}} in strings names a variable)"},"cidr":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"IPv4/IPv6 prefixes (`10.0.0.0/8`, `2001:db8::/32`, or an address); the value (an address or `address/length`) lies inside one of them"},"range":{"type":"object","minProperties":1,"additionalProperties":false,"properties":{"min":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"},"max":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"}},"description":"Inclusive bounds; the value is a number or a decimal string (YANG's 64-bit integers)"},"strict":{"type":"boolean","description":"required rules with an array value: the list has no elements besides the expected ones (NSO's strict)"}}}}},"description":"A field left out keeps its current value (empty for a new node); the node keeps its children"}}};
+const schema40 = {"$id":"putNode","type":"object","required":["pathParameters","queryStringParameters","body"],"properties":{"pathParameters":{"type":"object","required":["treeId","version","nodePath"],"properties":{"treeId":{"type":"string","pattern":"^[0-9a-f]{24}$"},"version":{"type":"string","minLength":1,"maxLength":512,"description":"The version label, percent-encoded; `label~2` names the second version of a seeded tree that repeats `label`"},"nodePath":{"type":"string","minLength":1,"maxLength":4096,"description":"The node's path from the root, e.g. base/wan/pe-routers (each segment percent-encoded; at most 8 levels)"}}},"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"properties":{"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"select":{"type":"array","maxItems":20,"items":{"type":"object","additionalProperties":false,"minProperties":1,"properties":{"group":{"type":"string","minLength":1,"maxLength":253,"description":"An NSO device group: its devices and those of the groups nested in it"},"namePattern":{"type":"string","minLength":1,"maxLength":253,"description":"An RE2 regular expression found in the device name (`^` and `$` anchor it)"},"platform":{"type":"string","minLength":1,"maxLength":253,"description":"NSO's `platform/name` of the device (`ios-xr`), any case"},"ned":{"type":"string","minLength":1,"maxLength":253,"description":"The NED id of the device's type (`cisco-iosxr-cli-7.52`), any case, with or without its `module:` prefix"}},"description":"Selects the devices NSO knows that meet every member given (at least one), resolved when a batch starts"},"description":"Devices assigned besides those listed: every device NSO knows that one of these selectors selects, resolved when a batch starts"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024},"match":{"type":"string","enum":["all","any","none"],"description":"Over the matches of a path with `*` segments or of a predicate (an array's elements): `all` (default) must hold and at least one must exist, `any` one must hold, `none` may hold"},"allowEmpty":{"type":"boolean","description":"A path or predicate with no match at all passes for `all` and `any` (NSO's allow-empty)"},"pattern":{"type":"string","minLength":1,"maxLength":1024,"description":"An RE2 regular expression found anywhere in the value's text (`^…$` anchors it, `(?i)` ignores case); `{{name}}` inside matches the variable's text literally"},"oneOf":{"type":"array","minItems":1,"maxItems":100,"description":"The value deep-equals one of these (at most 100 values, 16384 bytes as JSON; {{name}} in strings names a variable)"},"cidr":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"IPv4/IPv6 prefixes (`10.0.0.0/8`, `2001:db8::/32`, or an address); the value (an address or `address/length`) lies inside one of them"},"range":{"type":"object","minProperties":1,"additionalProperties":false,"properties":{"min":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"},"max":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"}},"description":"Inclusive bounds; the value is a number or a decimal string (YANG's 64-bit integers)"},"strict":{"type":"boolean","description":"required rules with an array value: the list has no elements besides the expected ones (NSO's strict)"}}}}},"description":"A field left out keeps its current value (empty for a new node); the node keeps its children"}}};
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
 const pattern19 = new RegExp("^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$", "u");
 const pattern20 = new RegExp("^[A-Za-z0-9_.:-]{1,128}$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
-const func35 = Object.prototype.hasOwnProperty;
+const func43 = Object.prototype.hasOwnProperty;
 
 function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="putNode" */;
@@ -2318,7 +2318,7 @@ if(data.body !== undefined){
 let data5 = data.body;
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 for(const key1 in data5){
-if(!((key1 === "devices") || (key1 === "rules"))){
+if(!(((key1 === "devices") || (key1 === "select")) || (key1 === "rules"))){
 const err17 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err17];
@@ -2400,11 +2400,11 @@ vErrors.push(err23);
 errors++;
 }
 }
-if(data5.rules !== undefined){
-let data8 = data5.rules;
+if(data5.select !== undefined){
+let data8 = data5.select;
 if(Array.isArray(data8)){
-if(data8.length > 100){
-const err24 = {instancePath:instancePath+"/body/rules",schemaPath:"#/properties/body/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(data8.length > 20){
+const err24 = {instancePath:instancePath+"/body/select",schemaPath:"#/properties/body/properties/select/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -2417,8 +2417,8 @@ const len1 = data8.length;
 for(let i1=0; i1<len1; i1++){
 let data9 = data8[i1];
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
-if(data9.id === undefined){
-const err25 = {instancePath:instancePath+"/body/rules/" + i1,schemaPath:"#/properties/body/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(Object.keys(data9).length < 1){
+const err25 = {instancePath:instancePath+"/body/select/" + i1,schemaPath:"#/properties/body/properties/select/items/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -2427,8 +2427,9 @@ vErrors.push(err25);
 }
 errors++;
 }
-if(data9.path === undefined){
-const err26 = {instancePath:instancePath+"/body/rules/" + i1,schemaPath:"#/properties/body/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+for(const key2 in data9){
+if(!((((key2 === "group") || (key2 === "namePattern")) || (key2 === "platform")) || (key2 === "ned"))){
+const err26 = {instancePath:instancePath+"/body/select/" + i1,schemaPath:"#/properties/body/properties/select/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -2437,8 +2438,12 @@ vErrors.push(err26);
 }
 errors++;
 }
-if(data9.mode === undefined){
-const err27 = {instancePath:instancePath+"/body/rules/" + i1,schemaPath:"#/properties/body/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+}
+if(data9.group !== undefined){
+let data10 = data9.group;
+if(typeof data10 === "string"){
+if(func1(data10) > 253){
+const err27 = {instancePath:instancePath+"/body/select/" + i1+"/group",schemaPath:"#/properties/body/properties/select/items/properties/group/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -2447,8 +2452,8 @@ vErrors.push(err27);
 }
 errors++;
 }
-if(data9.severity === undefined){
-const err28 = {instancePath:instancePath+"/body/rules/" + i1,schemaPath:"#/properties/body/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+if(func1(data10) < 1){
+const err28 = {instancePath:instancePath+"/body/select/" + i1+"/group",schemaPath:"#/properties/body/properties/select/items/properties/group/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -2457,9 +2462,9 @@ vErrors.push(err28);
 }
 errors++;
 }
-for(const key2 in data9){
-if(!(func35.call(schema40.properties.body.properties.rules.items.properties, key2))){
-const err29 = {instancePath:instancePath+"/body/rules/" + i1,schemaPath:"#/properties/body/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+}
+else {
+const err29 = {instancePath:instancePath+"/body/select/" + i1+"/group",schemaPath:"#/properties/body/properties/select/items/properties/group/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -2469,11 +2474,11 @@ vErrors.push(err29);
 errors++;
 }
 }
-if(data9.id !== undefined){
-let data10 = data9.id;
-if(typeof data10 === "string"){
-if(!pattern20.test(data10)){
-const err30 = {instancePath:instancePath+"/body/rules/" + i1+"/id",schemaPath:"#/properties/body/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+if(data9.namePattern !== undefined){
+let data11 = data9.namePattern;
+if(typeof data11 === "string"){
+if(func1(data11) > 253){
+const err30 = {instancePath:instancePath+"/body/select/" + i1+"/namePattern",schemaPath:"#/properties/body/properties/select/items/properties/namePattern/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -2482,9 +2487,8 @@ vErrors.push(err30);
 }
 errors++;
 }
-}
-else {
-const err31 = {instancePath:instancePath+"/body/rules/" + i1+"/id",schemaPath:"#/properties/body/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data11) < 1){
+const err31 = {instancePath:instancePath+"/body/select/" + i1+"/namePattern",schemaPath:"#/properties/body/properties/select/items/properties/namePattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -2494,11 +2498,8 @@ vErrors.push(err31);
 errors++;
 }
 }
-if(data9.path !== undefined){
-let data11 = data9.path;
-if(typeof data11 === "string"){
-if(func1(data11) > 1024){
-const err32 = {instancePath:instancePath+"/body/rules/" + i1+"/path",schemaPath:"#/properties/body/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+else {
+const err32 = {instancePath:instancePath+"/body/select/" + i1+"/namePattern",schemaPath:"#/properties/body/properties/select/items/properties/namePattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -2508,8 +2509,11 @@ vErrors.push(err32);
 errors++;
 }
 }
-else {
-const err33 = {instancePath:instancePath+"/body/rules/" + i1+"/path",schemaPath:"#/properties/body/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data9.platform !== undefined){
+let data12 = data9.platform;
+if(typeof data12 === "string"){
+if(func1(data12) > 253){
+const err33 = {instancePath:instancePath+"/body/select/" + i1+"/platform",schemaPath:"#/properties/body/properties/select/items/properties/platform/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -2518,11 +2522,8 @@ vErrors.push(err33);
 }
 errors++;
 }
-}
-if(data9.mode !== undefined){
-let data12 = data9.mode;
-if(typeof data12 !== "string"){
-const err34 = {instancePath:instancePath+"/body/rules/" + i1+"/mode",schemaPath:"#/properties/body/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data12) < 1){
+const err34 = {instancePath:instancePath+"/body/select/" + i1+"/platform",schemaPath:"#/properties/body/properties/select/items/properties/platform/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -2531,8 +2532,9 @@ vErrors.push(err34);
 }
 errors++;
 }
-if(!(((data12 === "required") || (data12 === "exact")) || (data12 === "disallowed"))){
-const err35 = {instancePath:instancePath+"/body/rules/" + i1+"/mode",schemaPath:"#/properties/body/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema40.properties.body.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err35 = {instancePath:instancePath+"/body/select/" + i1+"/platform",schemaPath:"#/properties/body/properties/select/items/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -2542,10 +2544,11 @@ vErrors.push(err35);
 errors++;
 }
 }
-if(data9.severity !== undefined){
-let data13 = data9.severity;
-if(typeof data13 !== "string"){
-const err36 = {instancePath:instancePath+"/body/rules/" + i1+"/severity",schemaPath:"#/properties/body/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data9.ned !== undefined){
+let data13 = data9.ned;
+if(typeof data13 === "string"){
+if(func1(data13) > 253){
+const err36 = {instancePath:instancePath+"/body/select/" + i1+"/ned",schemaPath:"#/properties/body/properties/select/items/properties/ned/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -2554,8 +2557,8 @@ vErrors.push(err36);
 }
 errors++;
 }
-if(!(((data13 === "error") || (data13 === "warning")) || (data13 === "info"))){
-const err37 = {instancePath:instancePath+"/body/rules/" + i1+"/severity",schemaPath:"#/properties/body/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema40.properties.body.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+if(func1(data13) < 1){
+const err37 = {instancePath:instancePath+"/body/select/" + i1+"/ned",schemaPath:"#/properties/body/properties/select/items/properties/ned/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -2565,9 +2568,8 @@ vErrors.push(err37);
 errors++;
 }
 }
-if(data9.ordered !== undefined){
-if(typeof data9.ordered !== "boolean"){
-const err38 = {instancePath:instancePath+"/body/rules/" + i1+"/ordered",schemaPath:"#/properties/body/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+else {
+const err38 = {instancePath:instancePath+"/body/select/" + i1+"/ned",schemaPath:"#/properties/body/properties/select/items/properties/ned/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -2577,11 +2579,9 @@ vErrors.push(err38);
 errors++;
 }
 }
-if(data9.description !== undefined){
-let data15 = data9.description;
-if(typeof data15 === "string"){
-if(func1(data15) > 1024){
-const err39 = {instancePath:instancePath+"/body/rules/" + i1+"/description",schemaPath:"#/properties/body/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+}
+else {
+const err39 = {instancePath:instancePath+"/body/select/" + i1,schemaPath:"#/properties/body/properties/select/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -2591,8 +2591,9 @@ vErrors.push(err39);
 errors++;
 }
 }
+}
 else {
-const err40 = {instancePath:instancePath+"/body/rules/" + i1+"/description",schemaPath:"#/properties/body/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err40 = {instancePath:instancePath+"/body/select",schemaPath:"#/properties/body/properties/select/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -2602,10 +2603,11 @@ vErrors.push(err40);
 errors++;
 }
 }
-if(data9.match !== undefined){
-let data16 = data9.match;
-if(typeof data16 !== "string"){
-const err41 = {instancePath:instancePath+"/body/rules/" + i1+"/match",schemaPath:"#/properties/body/properties/rules/items/properties/match/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data5.rules !== undefined){
+let data14 = data5.rules;
+if(Array.isArray(data14)){
+if(data14.length > 100){
+const err41 = {instancePath:instancePath+"/body/rules",schemaPath:"#/properties/body/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -2614,8 +2616,12 @@ vErrors.push(err41);
 }
 errors++;
 }
-if(!(((data16 === "all") || (data16 === "any")) || (data16 === "none"))){
-const err42 = {instancePath:instancePath+"/body/rules/" + i1+"/match",schemaPath:"#/properties/body/properties/rules/items/properties/match/enum",keyword:"enum",params:{allowedValues: schema40.properties.body.properties.rules.items.properties.match.enum},message:"must be equal to one of the allowed values"};
+const len2 = data14.length;
+for(let i2=0; i2<len2; i2++){
+let data15 = data14[i2];
+if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
+if(data15.id === undefined){
+const err42 = {instancePath:instancePath+"/body/rules/" + i2,schemaPath:"#/properties/body/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -2624,10 +2630,8 @@ vErrors.push(err42);
 }
 errors++;
 }
-}
-if(data9.allowEmpty !== undefined){
-if(typeof data9.allowEmpty !== "boolean"){
-const err43 = {instancePath:instancePath+"/body/rules/" + i1+"/allowEmpty",schemaPath:"#/properties/body/properties/rules/items/properties/allowEmpty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data15.path === undefined){
+const err43 = {instancePath:instancePath+"/body/rules/" + i2,schemaPath:"#/properties/body/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -2636,12 +2640,8 @@ vErrors.push(err43);
 }
 errors++;
 }
-}
-if(data9.pattern !== undefined){
-let data18 = data9.pattern;
-if(typeof data18 === "string"){
-if(func1(data18) > 1024){
-const err44 = {instancePath:instancePath+"/body/rules/" + i1+"/pattern",schemaPath:"#/properties/body/properties/rules/items/properties/pattern/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(data15.mode === undefined){
+const err44 = {instancePath:instancePath+"/body/rules/" + i2,schemaPath:"#/properties/body/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -2650,8 +2650,8 @@ vErrors.push(err44);
 }
 errors++;
 }
-if(func1(data18) < 1){
-const err45 = {instancePath:instancePath+"/body/rules/" + i1+"/pattern",schemaPath:"#/properties/body/properties/rules/items/properties/pattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data15.severity === undefined){
+const err45 = {instancePath:instancePath+"/body/rules/" + i2,schemaPath:"#/properties/body/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -2660,9 +2660,9 @@ vErrors.push(err45);
 }
 errors++;
 }
-}
-else {
-const err46 = {instancePath:instancePath+"/body/rules/" + i1+"/pattern",schemaPath:"#/properties/body/properties/rules/items/properties/pattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key3 in data15){
+if(!(func43.call(schema40.properties.body.properties.rules.items.properties, key3))){
+const err46 = {instancePath:instancePath+"/body/rules/" + i2,schemaPath:"#/properties/body/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -2672,11 +2672,11 @@ vErrors.push(err46);
 errors++;
 }
 }
-if(data9.oneOf !== undefined){
-let data19 = data9.oneOf;
-if(Array.isArray(data19)){
-if(data19.length > 100){
-const err47 = {instancePath:instancePath+"/body/rules/" + i1+"/oneOf",schemaPath:"#/properties/body/properties/rules/items/properties/oneOf/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(data15.id !== undefined){
+let data16 = data15.id;
+if(typeof data16 === "string"){
+if(!pattern20.test(data16)){
+const err47 = {instancePath:instancePath+"/body/rules/" + i2+"/id",schemaPath:"#/properties/body/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -2685,8 +2685,9 @@ vErrors.push(err47);
 }
 errors++;
 }
-if(data19.length < 1){
-const err48 = {instancePath:instancePath+"/body/rules/" + i1+"/oneOf",schemaPath:"#/properties/body/properties/rules/items/properties/oneOf/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+}
+else {
+const err48 = {instancePath:instancePath+"/body/rules/" + i2+"/id",schemaPath:"#/properties/body/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -2696,8 +2697,11 @@ vErrors.push(err48);
 errors++;
 }
 }
-else {
-const err49 = {instancePath:instancePath+"/body/rules/" + i1+"/oneOf",schemaPath:"#/properties/body/properties/rules/items/properties/oneOf/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data15.path !== undefined){
+let data17 = data15.path;
+if(typeof data17 === "string"){
+if(func1(data17) > 1024){
+const err49 = {instancePath:instancePath+"/body/rules/" + i2+"/path",schemaPath:"#/properties/body/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -2707,11 +2711,8 @@ vErrors.push(err49);
 errors++;
 }
 }
-if(data9.cidr !== undefined){
-let data20 = data9.cidr;
-if(Array.isArray(data20)){
-if(data20.length > 100){
-const err50 = {instancePath:instancePath+"/body/rules/" + i1+"/cidr",schemaPath:"#/properties/body/properties/rules/items/properties/cidr/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+else {
+const err50 = {instancePath:instancePath+"/body/rules/" + i2+"/path",schemaPath:"#/properties/body/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -2720,8 +2721,11 @@ vErrors.push(err50);
 }
 errors++;
 }
-if(data20.length < 1){
-const err51 = {instancePath:instancePath+"/body/rules/" + i1+"/cidr",schemaPath:"#/properties/body/properties/rules/items/properties/cidr/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+}
+if(data15.mode !== undefined){
+let data18 = data15.mode;
+if(typeof data18 !== "string"){
+const err51 = {instancePath:instancePath+"/body/rules/" + i2+"/mode",schemaPath:"#/properties/body/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -2730,12 +2734,8 @@ vErrors.push(err51);
 }
 errors++;
 }
-const len2 = data20.length;
-for(let i2=0; i2<len2; i2++){
-let data21 = data20[i2];
-if(typeof data21 === "string"){
-if(func1(data21) > 128){
-const err52 = {instancePath:instancePath+"/body/rules/" + i1+"/cidr/" + i2,schemaPath:"#/properties/body/properties/rules/items/properties/cidr/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(!(((data18 === "required") || (data18 === "exact")) || (data18 === "disallowed"))){
+const err52 = {instancePath:instancePath+"/body/rules/" + i2+"/mode",schemaPath:"#/properties/body/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema40.properties.body.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -2744,8 +2744,11 @@ vErrors.push(err52);
 }
 errors++;
 }
-if(func1(data21) < 1){
-const err53 = {instancePath:instancePath+"/body/rules/" + i1+"/cidr/" + i2,schemaPath:"#/properties/body/properties/rules/items/properties/cidr/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data15.severity !== undefined){
+let data19 = data15.severity;
+if(typeof data19 !== "string"){
+const err53 = {instancePath:instancePath+"/body/rules/" + i2+"/severity",schemaPath:"#/properties/body/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -2754,9 +2757,8 @@ vErrors.push(err53);
 }
 errors++;
 }
-}
-else {
-const err54 = {instancePath:instancePath+"/body/rules/" + i1+"/cidr/" + i2,schemaPath:"#/properties/body/properties/rules/items/properties/cidr/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(((data19 === "error") || (data19 === "warning")) || (data19 === "info"))){
+const err54 = {instancePath:instancePath+"/body/rules/" + i2+"/severity",schemaPath:"#/properties/body/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema40.properties.body.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -2766,9 +2768,9 @@ vErrors.push(err54);
 errors++;
 }
 }
-}
-else {
-const err55 = {instancePath:instancePath+"/body/rules/" + i1+"/cidr",schemaPath:"#/properties/body/properties/rules/items/properties/cidr/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data15.ordered !== undefined){
+if(typeof data15.ordered !== "boolean"){
+const err55 = {instancePath:instancePath+"/body/rules/" + i2+"/ordered",schemaPath:"#/properties/body/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -2778,11 +2780,11 @@ vErrors.push(err55);
 errors++;
 }
 }
-if(data9.range !== undefined){
-let data22 = data9.range;
-if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
-if(Object.keys(data22).length < 1){
-const err56 = {instancePath:instancePath+"/body/rules/" + i1+"/range",schemaPath:"#/properties/body/properties/rules/items/properties/range/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
+if(data15.description !== undefined){
+let data21 = data15.description;
+if(typeof data21 === "string"){
+if(func1(data21) > 1024){
+const err56 = {instancePath:instancePath+"/body/rules/" + i2+"/description",schemaPath:"#/properties/body/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -2791,9 +2793,9 @@ vErrors.push(err56);
 }
 errors++;
 }
-for(const key3 in data22){
-if(!((key3 === "min") || (key3 === "max"))){
-const err57 = {instancePath:instancePath+"/body/rules/" + i1+"/range",schemaPath:"#/properties/body/properties/rules/items/properties/range/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+}
+else {
+const err57 = {instancePath:instancePath+"/body/rules/" + i2+"/description",schemaPath:"#/properties/body/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -2803,13 +2805,10 @@ vErrors.push(err57);
 errors++;
 }
 }
-if(data22.min !== undefined){
-let data23 = data22.min;
-const _errs52 = errors;
-let valid11 = false;
-const _errs53 = errors;
-if(!((typeof data23 == "number") && (isFinite(data23)))){
-const err58 = {instancePath:instancePath+"/body/rules/" + i1+"/range/min",schemaPath:"#/properties/body/properties/rules/items/properties/range/properties/min/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data15.match !== undefined){
+let data22 = data15.match;
+if(typeof data22 !== "string"){
+const err58 = {instancePath:instancePath+"/body/rules/" + i2+"/match",schemaPath:"#/properties/body/properties/rules/items/properties/match/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -2818,12 +2817,8 @@ vErrors.push(err58);
 }
 errors++;
 }
-var _valid0 = _errs53 === errors;
-valid11 = valid11 || _valid0;
-const _errs55 = errors;
-if(typeof data23 === "string"){
-if(func1(data23) > 128){
-const err59 = {instancePath:instancePath+"/body/rules/" + i1+"/range/min",schemaPath:"#/properties/body/properties/rules/items/properties/range/properties/min/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(!(((data22 === "all") || (data22 === "any")) || (data22 === "none"))){
+const err59 = {instancePath:instancePath+"/body/rules/" + i2+"/match",schemaPath:"#/properties/body/properties/rules/items/properties/match/enum",keyword:"enum",params:{allowedValues: schema40.properties.body.properties.rules.items.properties.match.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -2832,8 +2827,10 @@ vErrors.push(err59);
 }
 errors++;
 }
-if(func1(data23) < 1){
-const err60 = {instancePath:instancePath+"/body/rules/" + i1+"/range/min",schemaPath:"#/properties/body/properties/rules/items/properties/range/properties/min/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data15.allowEmpty !== undefined){
+if(typeof data15.allowEmpty !== "boolean"){
+const err60 = {instancePath:instancePath+"/body/rules/" + i2+"/allowEmpty",schemaPath:"#/properties/body/properties/rules/items/properties/allowEmpty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -2843,8 +2840,11 @@ vErrors.push(err60);
 errors++;
 }
 }
-else {
-const err61 = {instancePath:instancePath+"/body/rules/" + i1+"/range/min",schemaPath:"#/properties/body/properties/rules/items/properties/range/properties/min/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data15.pattern !== undefined){
+let data24 = data15.pattern;
+if(typeof data24 === "string"){
+if(func1(data24) > 1024){
+const err61 = {instancePath:instancePath+"/body/rules/" + i2+"/pattern",schemaPath:"#/properties/body/properties/rules/items/properties/pattern/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -2853,10 +2853,8 @@ vErrors.push(err61);
 }
 errors++;
 }
-var _valid0 = _errs55 === errors;
-valid11 = valid11 || _valid0;
-if(!valid11){
-const err62 = {instancePath:instancePath+"/body/rules/" + i1+"/range/min",schemaPath:"#/properties/body/properties/rules/items/properties/range/properties/min/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(func1(data24) < 1){
+const err62 = {instancePath:instancePath+"/body/rules/" + i2+"/pattern",schemaPath:"#/properties/body/properties/rules/items/properties/pattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -2865,25 +2863,9 @@ vErrors.push(err62);
 }
 errors++;
 }
-else {
-errors = _errs52;
-if(vErrors !== null){
-if(_errs52){
-vErrors.length = _errs52;
 }
 else {
-vErrors = null;
-}
-}
-}
-}
-if(data22.max !== undefined){
-let data24 = data22.max;
-const _errs58 = errors;
-let valid12 = false;
-const _errs59 = errors;
-if(!((typeof data24 == "number") && (isFinite(data24)))){
-const err63 = {instancePath:instancePath+"/body/rules/" + i1+"/range/max",schemaPath:"#/properties/body/properties/rules/items/properties/range/properties/max/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
+const err63 = {instancePath:instancePath+"/body/rules/" + i2+"/pattern",schemaPath:"#/properties/body/properties/rules/items/properties/pattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -2892,12 +2874,12 @@ vErrors.push(err63);
 }
 errors++;
 }
-var _valid1 = _errs59 === errors;
-valid12 = valid12 || _valid1;
-const _errs61 = errors;
-if(typeof data24 === "string"){
-if(func1(data24) > 128){
-const err64 = {instancePath:instancePath+"/body/rules/" + i1+"/range/max",schemaPath:"#/properties/body/properties/rules/items/properties/range/properties/max/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+}
+if(data15.oneOf !== undefined){
+let data25 = data15.oneOf;
+if(Array.isArray(data25)){
+if(data25.length > 100){
+const err64 = {instancePath:instancePath+"/body/rules/" + i2+"/oneOf",schemaPath:"#/properties/body/properties/rules/items/properties/oneOf/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -2906,8 +2888,8 @@ vErrors.push(err64);
 }
 errors++;
 }
-if(func1(data24) < 1){
-const err65 = {instancePath:instancePath+"/body/rules/" + i1+"/range/max",schemaPath:"#/properties/body/properties/rules/items/properties/range/properties/max/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data25.length < 1){
+const err65 = {instancePath:instancePath+"/body/rules/" + i2+"/oneOf",schemaPath:"#/properties/body/properties/rules/items/properties/oneOf/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -2918,7 +2900,7 @@ errors++;
 }
 }
 else {
-const err66 = {instancePath:instancePath+"/body/rules/" + i1+"/range/max",schemaPath:"#/properties/body/properties/rules/items/properties/range/properties/max/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err66 = {instancePath:instancePath+"/body/rules/" + i2+"/oneOf",schemaPath:"#/properties/body/properties/rules/items/properties/oneOf/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -2927,10 +2909,12 @@ vErrors.push(err66);
 }
 errors++;
 }
-var _valid1 = _errs61 === errors;
-valid12 = valid12 || _valid1;
-if(!valid12){
-const err67 = {instancePath:instancePath+"/body/rules/" + i1+"/range/max",schemaPath:"#/properties/body/properties/rules/items/properties/range/properties/max/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+}
+if(data15.cidr !== undefined){
+let data26 = data15.cidr;
+if(Array.isArray(data26)){
+if(data26.length > 100){
+const err67 = {instancePath:instancePath+"/body/rules/" + i2+"/cidr",schemaPath:"#/properties/body/properties/rules/items/properties/cidr/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -2939,21 +2923,8 @@ vErrors.push(err67);
 }
 errors++;
 }
-else {
-errors = _errs58;
-if(vErrors !== null){
-if(_errs58){
-vErrors.length = _errs58;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-}
-else {
-const err68 = {instancePath:instancePath+"/body/rules/" + i1+"/range",schemaPath:"#/properties/body/properties/rules/items/properties/range/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data26.length < 1){
+const err68 = {instancePath:instancePath+"/body/rules/" + i2+"/cidr",schemaPath:"#/properties/body/properties/rules/items/properties/cidr/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -2962,10 +2933,12 @@ vErrors.push(err68);
 }
 errors++;
 }
-}
-if(data9.strict !== undefined){
-if(typeof data9.strict !== "boolean"){
-const err69 = {instancePath:instancePath+"/body/rules/" + i1+"/strict",schemaPath:"#/properties/body/properties/rules/items/properties/strict/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const len3 = data26.length;
+for(let i3=0; i3<len3; i3++){
+let data27 = data26[i3];
+if(typeof data27 === "string"){
+if(func1(data27) > 128){
+const err69 = {instancePath:instancePath+"/body/rules/" + i2+"/cidr/" + i3,schemaPath:"#/properties/body/properties/rules/items/properties/cidr/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -2974,10 +2947,8 @@ vErrors.push(err69);
 }
 errors++;
 }
-}
-}
-else {
-const err70 = {instancePath:instancePath+"/body/rules/" + i1,schemaPath:"#/properties/body/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(func1(data27) < 1){
+const err70 = {instancePath:instancePath+"/body/rules/" + i2+"/cidr/" + i3,schemaPath:"#/properties/body/properties/rules/items/properties/cidr/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -2987,9 +2958,8 @@ vErrors.push(err70);
 errors++;
 }
 }
-}
 else {
-const err71 = {instancePath:instancePath+"/body/rules",schemaPath:"#/properties/body/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err71 = {instancePath:instancePath+"/body/rules/" + i2+"/cidr/" + i3,schemaPath:"#/properties/body/properties/rules/items/properties/cidr/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -3001,7 +2971,7 @@ errors++;
 }
 }
 else {
-const err72 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err72 = {instancePath:instancePath+"/body/rules/" + i2+"/cidr",schemaPath:"#/properties/body/properties/rules/items/properties/cidr/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -3011,14 +2981,247 @@ vErrors.push(err72);
 errors++;
 }
 }
-}
-else {
-const err73 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data15.range !== undefined){
+let data28 = data15.range;
+if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
+if(Object.keys(data28).length < 1){
+const err73 = {instancePath:instancePath+"/body/rules/" + i2+"/range",schemaPath:"#/properties/body/properties/rules/items/properties/range/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
 if(vErrors === null){
 vErrors = [err73];
 }
 else {
 vErrors.push(err73);
+}
+errors++;
+}
+for(const key4 in data28){
+if(!((key4 === "min") || (key4 === "max"))){
+const err74 = {instancePath:instancePath+"/body/rules/" + i2+"/range",schemaPath:"#/properties/body/properties/rules/items/properties/range/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+}
+if(data28.min !== undefined){
+let data29 = data28.min;
+const _errs65 = errors;
+let valid14 = false;
+const _errs66 = errors;
+if(!((typeof data29 == "number") && (isFinite(data29)))){
+const err75 = {instancePath:instancePath+"/body/rules/" + i2+"/range/min",schemaPath:"#/properties/body/properties/rules/items/properties/range/properties/min/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
+}
+errors++;
+}
+var _valid0 = _errs66 === errors;
+valid14 = valid14 || _valid0;
+const _errs68 = errors;
+if(typeof data29 === "string"){
+if(func1(data29) > 128){
+const err76 = {instancePath:instancePath+"/body/rules/" + i2+"/range/min",schemaPath:"#/properties/body/properties/rules/items/properties/range/properties/min/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
+}
+errors++;
+}
+if(func1(data29) < 1){
+const err77 = {instancePath:instancePath+"/body/rules/" + i2+"/range/min",schemaPath:"#/properties/body/properties/rules/items/properties/range/properties/min/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+}
+else {
+const err78 = {instancePath:instancePath+"/body/rules/" + i2+"/range/min",schemaPath:"#/properties/body/properties/rules/items/properties/range/properties/min/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err78];
+}
+else {
+vErrors.push(err78);
+}
+errors++;
+}
+var _valid0 = _errs68 === errors;
+valid14 = valid14 || _valid0;
+if(!valid14){
+const err79 = {instancePath:instancePath+"/body/rules/" + i2+"/range/min",schemaPath:"#/properties/body/properties/rules/items/properties/range/properties/min/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
+}
+errors++;
+}
+else {
+errors = _errs65;
+if(vErrors !== null){
+if(_errs65){
+vErrors.length = _errs65;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data28.max !== undefined){
+let data30 = data28.max;
+const _errs71 = errors;
+let valid15 = false;
+const _errs72 = errors;
+if(!((typeof data30 == "number") && (isFinite(data30)))){
+const err80 = {instancePath:instancePath+"/body/rules/" + i2+"/range/max",schemaPath:"#/properties/body/properties/rules/items/properties/range/properties/max/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err80];
+}
+else {
+vErrors.push(err80);
+}
+errors++;
+}
+var _valid1 = _errs72 === errors;
+valid15 = valid15 || _valid1;
+const _errs74 = errors;
+if(typeof data30 === "string"){
+if(func1(data30) > 128){
+const err81 = {instancePath:instancePath+"/body/rules/" + i2+"/range/max",schemaPath:"#/properties/body/properties/rules/items/properties/range/properties/max/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err81];
+}
+else {
+vErrors.push(err81);
+}
+errors++;
+}
+if(func1(data30) < 1){
+const err82 = {instancePath:instancePath+"/body/rules/" + i2+"/range/max",schemaPath:"#/properties/body/properties/rules/items/properties/range/properties/max/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err82];
+}
+else {
+vErrors.push(err82);
+}
+errors++;
+}
+}
+else {
+const err83 = {instancePath:instancePath+"/body/rules/" + i2+"/range/max",schemaPath:"#/properties/body/properties/rules/items/properties/range/properties/max/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err83];
+}
+else {
+vErrors.push(err83);
+}
+errors++;
+}
+var _valid1 = _errs74 === errors;
+valid15 = valid15 || _valid1;
+if(!valid15){
+const err84 = {instancePath:instancePath+"/body/rules/" + i2+"/range/max",schemaPath:"#/properties/body/properties/rules/items/properties/range/properties/max/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err84];
+}
+else {
+vErrors.push(err84);
+}
+errors++;
+}
+else {
+errors = _errs71;
+if(vErrors !== null){
+if(_errs71){
+vErrors.length = _errs71;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err85 = {instancePath:instancePath+"/body/rules/" + i2+"/range",schemaPath:"#/properties/body/properties/rules/items/properties/range/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err85];
+}
+else {
+vErrors.push(err85);
+}
+errors++;
+}
+}
+if(data15.strict !== undefined){
+if(typeof data15.strict !== "boolean"){
+const err86 = {instancePath:instancePath+"/body/rules/" + i2+"/strict",schemaPath:"#/properties/body/properties/rules/items/properties/strict/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err86];
+}
+else {
+vErrors.push(err86);
+}
+errors++;
+}
+}
+}
+else {
+const err87 = {instancePath:instancePath+"/body/rules/" + i2,schemaPath:"#/properties/body/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err87];
+}
+else {
+vErrors.push(err87);
+}
+errors++;
+}
+}
+}
+else {
+const err88 = {instancePath:instancePath+"/body/rules",schemaPath:"#/properties/body/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err88];
+}
+else {
+vErrors.push(err88);
+}
+errors++;
+}
+}
+}
+else {
+const err89 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err89];
+}
+else {
+vErrors.push(err89);
+}
+errors++;
+}
+}
+}
+else {
+const err90 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err90];
+}
+else {
+vErrors.push(err90);
 }
 errors++;
 }
@@ -3667,9 +3870,9 @@ validate32.evaluated = {"props":{"pathParameters":true,"queryStringParameters":t
 return validate32;
 })();
 export const importTree = /* @__PURE__ */ (() => {
-const schema44 = {"$id":"importTree","type":"object","required":["queryStringParameters","body"],"properties":{"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","required":["name","deviceType","versions"],"additionalProperties":false,"properties":{"format":{"type":"string","const":"netconfig-tree/1"},"id":{"type":"string","description":"Ignored: an import gets a new id"},"name":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800])?$"},"deviceType":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800])?$"},"description":{"type":"string","maxLength":1024},"created":{"type":"string","description":"Ignored"},"lastUpdated":{"type":"string","description":"Ignored"},"versions":{"type":"array","minItems":1,"maxItems":1000,"items":{"type":"object","required":["name","root"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[A-Za-z0-9._-](?:[A-Za-z0-9 ._-]{0,126}[A-Za-z0-9._-])?$","description":"As a new label: 1 to 128 letters, digits, spaces, \"-\", \"_\" or \".\"; may repeat (the i-th version of a label is addressed `label~i`)"},"variables":{"type":"object","maxProperties":200,"propertyNames":{"pattern":"^[A-Za-z0-9_.-]{1,64}$"},"additionalProperties":{"type":"string","maxLength":1024},"description":"Replaces `{{name}}` in rule values; names are 1 to 64 letters, digits, \"_\", \".\" or \"-\""},"root":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024},"match":{"type":"string","enum":["all","any","none"],"description":"Over the matches of a path with `*` segments or of a predicate (an array's elements): `all` (default) must hold and at least one must exist, `any` one must hold, `none` may hold"},"allowEmpty":{"type":"boolean","description":"A path or predicate with no match at all passes for `all` and `any` (NSO's allow-empty)"},"pattern":{"type":"string","minLength":1,"maxLength":1024,"description":"An RE2 regular expression found anywhere in the value's text (`^…$` anchors it, `(?i)` ignores case); `{{name}}` inside matches the variable's text literally"},"oneOf":{"type":"array","minItems":1,"maxItems":100,"description":"The value deep-equals one of these (at most 100 values, 16384 bytes as JSON; {{name}} in strings names a variable)"},"cidr":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"IPv4/IPv6 prefixes (`10.0.0.0/8`, `2001:db8::/32`, or an address); the value (an address or `address/length`) lies inside one of them"},"range":{"type":"object","minProperties":1,"additionalProperties":false,"properties":{"min":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"},"max":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"}},"description":"Inclusive bounds; the value is a number or a decimal string (YANG's 64-bit integers)"},"strict":{"type":"boolean","description":"required rules with an array value: the list has no elements besides the expected ones (NSO's strict)"}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024},"match":{"type":"string","enum":["all","any","none"],"description":"Over the matches of a path with `*` segments or of a predicate (an array's elements): `all` (default) must hold and at least one must exist, `any` one must hold, `none` may hold"},"allowEmpty":{"type":"boolean","description":"A path or predicate with no match at all passes for `all` and `any` (NSO's allow-empty)"},"pattern":{"type":"string","minLength":1,"maxLength":1024,"description":"An RE2 regular expression found anywhere in the value's text (`^…$` anchors it, `(?i)` ignores case); `{{name}}` inside matches the variable's text literally"},"oneOf":{"type":"array","minItems":1,"maxItems":100,"description":"The value deep-equals one of these (at most 100 values, 16384 bytes as JSON; {{name}} in strings names a variable)"},"cidr":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"IPv4/IPv6 prefixes (`10.0.0.0/8`, `2001:db8::/32`, or an address); the value (an address or `address/length`) lies inside one of them"},"range":{"type":"object","minProperties":1,"additionalProperties":false,"properties":{"min":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"},"max":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"}},"description":"Inclusive bounds; the value is a number or a decimal string (YANG's 64-bit integers)"},"strict":{"type":"boolean","description":"required rules with an array value: the list has no elements besides the expected ones (NSO's strict)"}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024},"match":{"type":"string","enum":["all","any","none"],"description":"Over the matches of a path with `*` segments or of a predicate (an array's elements): `all` (default) must hold and at least one must exist, `any` one must hold, `none` may hold"},"allowEmpty":{"type":"boolean","description":"A path or predicate with no match at all passes for `all` and `any` (NSO's allow-empty)"},"pattern":{"type":"string","minLength":1,"maxLength":1024,"description":"An RE2 regular expression found anywhere in the value's text (`^…$` anchors it, `(?i)` ignores case); `{{name}}` inside matches the variable's text literally"},"oneOf":{"type":"array","minItems":1,"maxItems":100,"description":"The value deep-equals one of these (at most 100 values, 16384 bytes as JSON; {{name}} in strings names a variable)"},"cidr":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"IPv4/IPv6 prefixes (`10.0.0.0/8`, `2001:db8::/32`, or an address); the value (an address or `address/length`) lies inside one of them"},"range":{"type":"object","minProperties":1,"additionalProperties":false,"properties":{"min":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"},"max":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"}},"description":"Inclusive bounds; the value is a number or a decimal string (YANG's 64-bit integers)"},"strict":{"type":"boolean","description":"required rules with an array value: the list has no elements besides the expected ones (NSO's strict)"}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024},"match":{"type":"string","enum":["all","any","none"],"description":"Over the matches of a path with `*` segments or of a predicate (an array's elements): `all` (default) must hold and at least one must exist, `any` one must hold, `none` may hold"},"allowEmpty":{"type":"boolean","description":"A path or predicate with no match at all passes for `all` and `any` (NSO's allow-empty)"},"pattern":{"type":"string","minLength":1,"maxLength":1024,"description":"An RE2 regular expression found anywhere in the value's text (`^…$` anchors it, `(?i)` ignores case); `{{name}}` inside matches the variable's text literally"},"oneOf":{"type":"array","minItems":1,"maxItems":100,"description":"The value deep-equals one of these (at most 100 values, 16384 bytes as JSON; {{name}} in strings names a variable)"},"cidr":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"IPv4/IPv6 prefixes (`10.0.0.0/8`, `2001:db8::/32`, or an address); the value (an address or `address/length`) lies inside one of them"},"range":{"type":"object","minProperties":1,"additionalProperties":false,"properties":{"min":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"},"max":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"}},"description":"Inclusive bounds; the value is a number or a decimal string (YANG's 64-bit integers)"},"strict":{"type":"boolean","description":"required rules with an array value: the list has no elements besides the expected ones (NSO's strict)"}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024},"match":{"type":"string","enum":["all","any","none"],"description":"Over the matches of a path with `*` segments or of a predicate (an array's elements): `all` (default) must hold and at least one must exist, `any` one must hold, `none` may hold"},"allowEmpty":{"type":"boolean","description":"A path or predicate with no match at all passes for `all` and `any` (NSO's allow-empty)"},"pattern":{"type":"string","minLength":1,"maxLength":1024,"description":"An RE2 regular expression found anywhere in the value's text (`^…$` anchors it, `(?i)` ignores case); `{{name}}` inside matches the variable's text literally"},"oneOf":{"type":"array","minItems":1,"maxItems":100,"description":"The value deep-equals one of these (at most 100 values, 16384 bytes as JSON; {{name}} in strings names a variable)"},"cidr":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"IPv4/IPv6 prefixes (`10.0.0.0/8`, `2001:db8::/32`, or an address); the value (an address or `address/length`) lies inside one of them"},"range":{"type":"object","minProperties":1,"additionalProperties":false,"properties":{"min":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"},"max":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"}},"description":"Inclusive bounds; the value is a number or a decimal string (YANG's 64-bit integers)"},"strict":{"type":"boolean","description":"required rules with an array value: the list has no elements besides the expected ones (NSO's strict)"}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024},"match":{"type":"string","enum":["all","any","none"],"description":"Over the matches of a path with `*` segments or of a predicate (an array's elements): `all` (default) must hold and at least one must exist, `any` one must hold, `none` may hold"},"allowEmpty":{"type":"boolean","description":"A path or predicate with no match at all passes for `all` and `any` (NSO's allow-empty)"},"pattern":{"type":"string","minLength":1,"maxLength":1024,"description":"An RE2 regular expression found anywhere in the value's text (`^…$` anchors it, `(?i)` ignores case); `{{name}}` inside matches the variable's text literally"},"oneOf":{"type":"array","minItems":1,"maxItems":100,"description":"The value deep-equals one of these (at most 100 values, 16384 bytes as JSON; {{name}} in strings names a variable)"},"cidr":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"IPv4/IPv6 prefixes (`10.0.0.0/8`, `2001:db8::/32`, or an address); the value (an address or `address/length`) lies inside one of them"},"range":{"type":"object","minProperties":1,"additionalProperties":false,"properties":{"min":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"},"max":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"}},"description":"Inclusive bounds; the value is a number or a decimal string (YANG's 64-bit integers)"},"strict":{"type":"boolean","description":"required rules with an array value: the list has no elements besides the expected ones (NSO's strict)"}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024},"match":{"type":"string","enum":["all","any","none"],"description":"Over the matches of a path with `*` segments or of a predicate (an array's elements): `all` (default) must hold and at least one must exist, `any` one must hold, `none` may hold"},"allowEmpty":{"type":"boolean","description":"A path or predicate with no match at all passes for `all` and `any` (NSO's allow-empty)"},"pattern":{"type":"string","minLength":1,"maxLength":1024,"description":"An RE2 regular expression found anywhere in the value's text (`^…$` anchors it, `(?i)` ignores case); `{{name}}` inside matches the variable's text literally"},"oneOf":{"type":"array","minItems":1,"maxItems":100,"description":"The value deep-equals one of these (at most 100 values, 16384 bytes as JSON; {{name}} in strings names a variable)"},"cidr":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"IPv4/IPv6 prefixes (`10.0.0.0/8`, `2001:db8::/32`, or an address); the value (an address or `address/length`) lies inside one of them"},"range":{"type":"object","minProperties":1,"additionalProperties":false,"properties":{"min":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"},"max":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"}},"description":"Inclusive bounds; the value is a number or a decimal string (YANG's 64-bit integers)"},"strict":{"type":"boolean","description":"required rules with an array value: the list has no elements besides the expected ones (NSO's strict)"}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024},"match":{"type":"string","enum":["all","any","none"],"description":"Over the matches of a path with `*` segments or of a predicate (an array's elements): `all` (default) must hold and at least one must exist, `any` one must hold, `none` may hold"},"allowEmpty":{"type":"boolean","description":"A path or predicate with no match at all passes for `all` and `any` (NSO's allow-empty)"},"pattern":{"type":"string","minLength":1,"maxLength":1024,"description":"An RE2 regular expression found anywhere in the value's text (`^…$` anchors it, `(?i)` ignores case); `{{name}}` inside matches the variable's text literally"},"oneOf":{"type":"array","minItems":1,"maxItems":100,"description":"The value deep-equals one of these (at most 100 values, 16384 bytes as JSON; {{name}} in strings names a variable)"},"cidr":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"IPv4/IPv6 prefixes (`10.0.0.0/8`, `2001:db8::/32`, or an address); the value (an address or `address/length`) lies inside one of them"},"range":{"type":"object","minProperties":1,"additionalProperties":false,"properties":{"min":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"},"max":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"}},"description":"Inclusive bounds; the value is a number or a decimal string (YANG's 64-bit integers)"},"strict":{"type":"boolean","description":"required rules with an array value: the list has no elements besides the expected ones (NSO's strict)"}}}},"children":{"type":"array","maxItems":0}}}}}}}}}}}}}}}}}}}}}}}},"created":{"type":"string","description":"Ignored"},"createdBy":{"type":"string","description":"Ignored"},"lastUpdated":{"type":"string","description":"Ignored"},"lastUpdatedBy":{"type":"string","description":"Ignored"}}}}}}}};
+const schema44 = {"$id":"importTree","type":"object","required":["queryStringParameters","body"],"properties":{"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","required":["name","deviceType","versions"],"additionalProperties":false,"properties":{"format":{"type":"string","const":"netconfig-tree/1"},"id":{"type":"string","description":"Ignored: an import gets a new id"},"name":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800])?$"},"deviceType":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800])?$"},"description":{"type":"string","maxLength":1024},"created":{"type":"string","description":"Ignored"},"lastUpdated":{"type":"string","description":"Ignored"},"versions":{"type":"array","minItems":1,"maxItems":1000,"items":{"type":"object","required":["name","root"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[A-Za-z0-9._-](?:[A-Za-z0-9 ._-]{0,126}[A-Za-z0-9._-])?$","description":"As a new label: 1 to 128 letters, digits, spaces, \"-\", \"_\" or \".\"; may repeat (the i-th version of a label is addressed `label~i`)"},"variables":{"type":"object","maxProperties":200,"propertyNames":{"pattern":"^[A-Za-z0-9_.-]{1,64}$"},"additionalProperties":{"type":"string","maxLength":1024},"description":"Replaces `{{name}}` in rule values; names are 1 to 64 letters, digits, \"_\", \".\" or \"-\""},"root":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"select":{"type":"array","maxItems":20,"items":{"type":"object","additionalProperties":false,"minProperties":1,"properties":{"group":{"type":"string","minLength":1,"maxLength":253,"description":"An NSO device group: its devices and those of the groups nested in it"},"namePattern":{"type":"string","minLength":1,"maxLength":253,"description":"An RE2 regular expression found in the device name (`^` and `$` anchor it)"},"platform":{"type":"string","minLength":1,"maxLength":253,"description":"NSO's `platform/name` of the device (`ios-xr`), any case"},"ned":{"type":"string","minLength":1,"maxLength":253,"description":"The NED id of the device's type (`cisco-iosxr-cli-7.52`), any case, with or without its `module:` prefix"}},"description":"Selects the devices NSO knows that meet every member given (at least one), resolved when a batch starts"},"description":"Devices assigned besides those listed: every device NSO knows that one of these selectors selects, resolved when a batch starts"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024},"match":{"type":"string","enum":["all","any","none"],"description":"Over the matches of a path with `*` segments or of a predicate (an array's elements): `all` (default) must hold and at least one must exist, `any` one must hold, `none` may hold"},"allowEmpty":{"type":"boolean","description":"A path or predicate with no match at all passes for `all` and `any` (NSO's allow-empty)"},"pattern":{"type":"string","minLength":1,"maxLength":1024,"description":"An RE2 regular expression found anywhere in the value's text (`^…$` anchors it, `(?i)` ignores case); `{{name}}` inside matches the variable's text literally"},"oneOf":{"type":"array","minItems":1,"maxItems":100,"description":"The value deep-equals one of these (at most 100 values, 16384 bytes as JSON; {{name}} in strings names a variable)"},"cidr":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"IPv4/IPv6 prefixes (`10.0.0.0/8`, `2001:db8::/32`, or an address); the value (an address or `address/length`) lies inside one of them"},"range":{"type":"object","minProperties":1,"additionalProperties":false,"properties":{"min":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"},"max":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"}},"description":"Inclusive bounds; the value is a number or a decimal string (YANG's 64-bit integers)"},"strict":{"type":"boolean","description":"required rules with an array value: the list has no elements besides the expected ones (NSO's strict)"}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"select":{"type":"array","maxItems":20,"items":{"type":"object","additionalProperties":false,"minProperties":1,"properties":{"group":{"type":"string","minLength":1,"maxLength":253,"description":"An NSO device group: its devices and those of the groups nested in it"},"namePattern":{"type":"string","minLength":1,"maxLength":253,"description":"An RE2 regular expression found in the device name (`^` and `$` anchor it)"},"platform":{"type":"string","minLength":1,"maxLength":253,"description":"NSO's `platform/name` of the device (`ios-xr`), any case"},"ned":{"type":"string","minLength":1,"maxLength":253,"description":"The NED id of the device's type (`cisco-iosxr-cli-7.52`), any case, with or without its `module:` prefix"}},"description":"Selects the devices NSO knows that meet every member given (at least one), resolved when a batch starts"},"description":"Devices assigned besides those listed: every device NSO knows that one of these selectors selects, resolved when a batch starts"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024},"match":{"type":"string","enum":["all","any","none"],"description":"Over the matches of a path with `*` segments or of a predicate (an array's elements): `all` (default) must hold and at least one must exist, `any` one must hold, `none` may hold"},"allowEmpty":{"type":"boolean","description":"A path or predicate with no match at all passes for `all` and `any` (NSO's allow-empty)"},"pattern":{"type":"string","minLength":1,"maxLength":1024,"description":"An RE2 regular expression found anywhere in the value's text (`^…$` anchors it, `(?i)` ignores case); `{{name}}` inside matches the variable's text literally"},"oneOf":{"type":"array","minItems":1,"maxItems":100,"description":"The value deep-equals one of these (at most 100 values, 16384 bytes as JSON; {{name}} in strings names a variable)"},"cidr":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"IPv4/IPv6 prefixes (`10.0.0.0/8`, `2001:db8::/32`, or an address); the value (an address or `address/length`) lies inside one of them"},"range":{"type":"object","minProperties":1,"additionalProperties":false,"properties":{"min":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"},"max":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"}},"description":"Inclusive bounds; the value is a number or a decimal string (YANG's 64-bit integers)"},"strict":{"type":"boolean","description":"required rules with an array value: the list has no elements besides the expected ones (NSO's strict)"}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"select":{"type":"array","maxItems":20,"items":{"type":"object","additionalProperties":false,"minProperties":1,"properties":{"group":{"type":"string","minLength":1,"maxLength":253,"description":"An NSO device group: its devices and those of the groups nested in it"},"namePattern":{"type":"string","minLength":1,"maxLength":253,"description":"An RE2 regular expression found in the device name (`^` and `$` anchor it)"},"platform":{"type":"string","minLength":1,"maxLength":253,"description":"NSO's `platform/name` of the device (`ios-xr`), any case"},"ned":{"type":"string","minLength":1,"maxLength":253,"description":"The NED id of the device's type (`cisco-iosxr-cli-7.52`), any case, with or without its `module:` prefix"}},"description":"Selects the devices NSO knows that meet every member given (at least one), resolved when a batch starts"},"description":"Devices assigned besides those listed: every device NSO knows that one of these selectors selects, resolved when a batch starts"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024},"match":{"type":"string","enum":["all","any","none"],"description":"Over the matches of a path with `*` segments or of a predicate (an array's elements): `all` (default) must hold and at least one must exist, `any` one must hold, `none` may hold"},"allowEmpty":{"type":"boolean","description":"A path or predicate with no match at all passes for `all` and `any` (NSO's allow-empty)"},"pattern":{"type":"string","minLength":1,"maxLength":1024,"description":"An RE2 regular expression found anywhere in the value's text (`^…$` anchors it, `(?i)` ignores case); `{{name}}` inside matches the variable's text literally"},"oneOf":{"type":"array","minItems":1,"maxItems":100,"description":"The value deep-equals one of these (at most 100 values, 16384 bytes as JSON; {{name}} in strings names a variable)"},"cidr":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"IPv4/IPv6 prefixes (`10.0.0.0/8`, `2001:db8::/32`, or an address); the value (an address or `address/length`) lies inside one of them"},"range":{"type":"object","minProperties":1,"additionalProperties":false,"properties":{"min":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"},"max":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"}},"description":"Inclusive bounds; the value is a number or a decimal string (YANG's 64-bit integers)"},"strict":{"type":"boolean","description":"required rules with an array value: the list has no elements besides the expected ones (NSO's strict)"}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"select":{"type":"array","maxItems":20,"items":{"type":"object","additionalProperties":false,"minProperties":1,"properties":{"group":{"type":"string","minLength":1,"maxLength":253,"description":"An NSO device group: its devices and those of the groups nested in it"},"namePattern":{"type":"string","minLength":1,"maxLength":253,"description":"An RE2 regular expression found in the device name (`^` and `$` anchor it)"},"platform":{"type":"string","minLength":1,"maxLength":253,"description":"NSO's `platform/name` of the device (`ios-xr`), any case"},"ned":{"type":"string","minLength":1,"maxLength":253,"description":"The NED id of the device's type (`cisco-iosxr-cli-7.52`), any case, with or without its `module:` prefix"}},"description":"Selects the devices NSO knows that meet every member given (at least one), resolved when a batch starts"},"description":"Devices assigned besides those listed: every device NSO knows that one of these selectors selects, resolved when a batch starts"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024},"match":{"type":"string","enum":["all","any","none"],"description":"Over the matches of a path with `*` segments or of a predicate (an array's elements): `all` (default) must hold and at least one must exist, `any` one must hold, `none` may hold"},"allowEmpty":{"type":"boolean","description":"A path or predicate with no match at all passes for `all` and `any` (NSO's allow-empty)"},"pattern":{"type":"string","minLength":1,"maxLength":1024,"description":"An RE2 regular expression found anywhere in the value's text (`^…$` anchors it, `(?i)` ignores case); `{{name}}` inside matches the variable's text literally"},"oneOf":{"type":"array","minItems":1,"maxItems":100,"description":"The value deep-equals one of these (at most 100 values, 16384 bytes as JSON; {{name}} in strings names a variable)"},"cidr":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"IPv4/IPv6 prefixes (`10.0.0.0/8`, `2001:db8::/32`, or an address); the value (an address or `address/length`) lies inside one of them"},"range":{"type":"object","minProperties":1,"additionalProperties":false,"properties":{"min":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"},"max":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"}},"description":"Inclusive bounds; the value is a number or a decimal string (YANG's 64-bit integers)"},"strict":{"type":"boolean","description":"required rules with an array value: the list has no elements besides the expected ones (NSO's strict)"}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"select":{"type":"array","maxItems":20,"items":{"type":"object","additionalProperties":false,"minProperties":1,"properties":{"group":{"type":"string","minLength":1,"maxLength":253,"description":"An NSO device group: its devices and those of the groups nested in it"},"namePattern":{"type":"string","minLength":1,"maxLength":253,"description":"An RE2 regular expression found in the device name (`^` and `$` anchor it)"},"platform":{"type":"string","minLength":1,"maxLength":253,"description":"NSO's `platform/name` of the device (`ios-xr`), any case"},"ned":{"type":"string","minLength":1,"maxLength":253,"description":"The NED id of the device's type (`cisco-iosxr-cli-7.52`), any case, with or without its `module:` prefix"}},"description":"Selects the devices NSO knows that meet every member given (at least one), resolved when a batch starts"},"description":"Devices assigned besides those listed: every device NSO knows that one of these selectors selects, resolved when a batch starts"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024},"match":{"type":"string","enum":["all","any","none"],"description":"Over the matches of a path with `*` segments or of a predicate (an array's elements): `all` (default) must hold and at least one must exist, `any` one must hold, `none` may hold"},"allowEmpty":{"type":"boolean","description":"A path or predicate with no match at all passes for `all` and `any` (NSO's allow-empty)"},"pattern":{"type":"string","minLength":1,"maxLength":1024,"description":"An RE2 regular expression found anywhere in the value's text (`^…$` anchors it, `(?i)` ignores case); `{{name}}` inside matches the variable's text literally"},"oneOf":{"type":"array","minItems":1,"maxItems":100,"description":"The value deep-equals one of these (at most 100 values, 16384 bytes as JSON; {{name}} in strings names a variable)"},"cidr":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"IPv4/IPv6 prefixes (`10.0.0.0/8`, `2001:db8::/32`, or an address); the value (an address or `address/length`) lies inside one of them"},"range":{"type":"object","minProperties":1,"additionalProperties":false,"properties":{"min":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"},"max":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"}},"description":"Inclusive bounds; the value is a number or a decimal string (YANG's 64-bit integers)"},"strict":{"type":"boolean","description":"required rules with an array value: the list has no elements besides the expected ones (NSO's strict)"}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"select":{"type":"array","maxItems":20,"items":{"type":"object","additionalProperties":false,"minProperties":1,"properties":{"group":{"type":"string","minLength":1,"maxLength":253,"description":"An NSO device group: its devices and those of the groups nested in it"},"namePattern":{"type":"string","minLength":1,"maxLength":253,"description":"An RE2 regular expression found in the device name (`^` and `$` anchor it)"},"platform":{"type":"string","minLength":1,"maxLength":253,"description":"NSO's `platform/name` of the device (`ios-xr`), any case"},"ned":{"type":"string","minLength":1,"maxLength":253,"description":"The NED id of the device's type (`cisco-iosxr-cli-7.52`), any case, with or without its `module:` prefix"}},"description":"Selects the devices NSO knows that meet every member given (at least one), resolved when a batch starts"},"description":"Devices assigned besides those listed: every device NSO knows that one of these selectors selects, resolved when a batch starts"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024},"match":{"type":"string","enum":["all","any","none"],"description":"Over the matches of a path with `*` segments or of a predicate (an array's elements): `all` (default) must hold and at least one must exist, `any` one must hold, `none` may hold"},"allowEmpty":{"type":"boolean","description":"A path or predicate with no match at all passes for `all` and `any` (NSO's allow-empty)"},"pattern":{"type":"string","minLength":1,"maxLength":1024,"description":"An RE2 regular expression found anywhere in the value's text (`^…$` anchors it, `(?i)` ignores case); `{{name}}` inside matches the variable's text literally"},"oneOf":{"type":"array","minItems":1,"maxItems":100,"description":"The value deep-equals one of these (at most 100 values, 16384 bytes as JSON; {{name}} in strings names a variable)"},"cidr":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"IPv4/IPv6 prefixes (`10.0.0.0/8`, `2001:db8::/32`, or an address); the value (an address or `address/length`) lies inside one of them"},"range":{"type":"object","minProperties":1,"additionalProperties":false,"properties":{"min":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"},"max":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"}},"description":"Inclusive bounds; the value is a number or a decimal string (YANG's 64-bit integers)"},"strict":{"type":"boolean","description":"required rules with an array value: the list has no elements besides the expected ones (NSO's strict)"}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"select":{"type":"array","maxItems":20,"items":{"type":"object","additionalProperties":false,"minProperties":1,"properties":{"group":{"type":"string","minLength":1,"maxLength":253,"description":"An NSO device group: its devices and those of the groups nested in it"},"namePattern":{"type":"string","minLength":1,"maxLength":253,"description":"An RE2 regular expression found in the device name (`^` and `$` anchor it)"},"platform":{"type":"string","minLength":1,"maxLength":253,"description":"NSO's `platform/name` of the device (`ios-xr`), any case"},"ned":{"type":"string","minLength":1,"maxLength":253,"description":"The NED id of the device's type (`cisco-iosxr-cli-7.52`), any case, with or without its `module:` prefix"}},"description":"Selects the devices NSO knows that meet every member given (at least one), resolved when a batch starts"},"description":"Devices assigned besides those listed: every device NSO knows that one of these selectors selects, resolved when a batch starts"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024},"match":{"type":"string","enum":["all","any","none"],"description":"Over the matches of a path with `*` segments or of a predicate (an array's elements): `all` (default) must hold and at least one must exist, `any` one must hold, `none` may hold"},"allowEmpty":{"type":"boolean","description":"A path or predicate with no match at all passes for `all` and `any` (NSO's allow-empty)"},"pattern":{"type":"string","minLength":1,"maxLength":1024,"description":"An RE2 regular expression found anywhere in the value's text (`^…$` anchors it, `(?i)` ignores case); `{{name}}` inside matches the variable's text literally"},"oneOf":{"type":"array","minItems":1,"maxItems":100,"description":"The value deep-equals one of these (at most 100 values, 16384 bytes as JSON; {{name}} in strings names a variable)"},"cidr":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"IPv4/IPv6 prefixes (`10.0.0.0/8`, `2001:db8::/32`, or an address); the value (an address or `address/length`) lies inside one of them"},"range":{"type":"object","minProperties":1,"additionalProperties":false,"properties":{"min":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"},"max":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"}},"description":"Inclusive bounds; the value is a number or a decimal string (YANG's 64-bit integers)"},"strict":{"type":"boolean","description":"required rules with an array value: the list has no elements besides the expected ones (NSO's strict)"}}}},"children":{"type":"array","maxItems":200,"items":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","minLength":1,"maxLength":128},"devices":{"type":"array","maxItems":1000,"items":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},"description":"NSO device names; a device is on at most one node of a version"},"select":{"type":"array","maxItems":20,"items":{"type":"object","additionalProperties":false,"minProperties":1,"properties":{"group":{"type":"string","minLength":1,"maxLength":253,"description":"An NSO device group: its devices and those of the groups nested in it"},"namePattern":{"type":"string","minLength":1,"maxLength":253,"description":"An RE2 regular expression found in the device name (`^` and `$` anchor it)"},"platform":{"type":"string","minLength":1,"maxLength":253,"description":"NSO's `platform/name` of the device (`ios-xr`), any case"},"ned":{"type":"string","minLength":1,"maxLength":253,"description":"The NED id of the device's type (`cisco-iosxr-cli-7.52`), any case, with or without its `module:` prefix"}},"description":"Selects the devices NSO knows that meet every member given (at least one), resolved when a batch starts"},"description":"Devices assigned besides those listed: every device NSO knows that one of these selectors selects, resolved when a batch starts"},"rules":{"type":"array","maxItems":100,"items":{"type":"object","required":["id","path","mode","severity"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$","description":"Unique along any root-to-node path"},"path":{"type":"string","maxLength":1024,"description":"JSON Pointer (RFC 6901) into the device configuration"},"mode":{"type":"string","enum":["required","exact","disallowed"]},"severity":{"type":"string","enum":["error","warning","info"]},"value":{"description":"Any JSON value, at most 16384 bytes as JSON; {{name}} in strings names a variable"},"ordered":{"type":"boolean","description":"exact rules only: compare arrays element by element"},"description":{"type":"string","maxLength":1024},"match":{"type":"string","enum":["all","any","none"],"description":"Over the matches of a path with `*` segments or of a predicate (an array's elements): `all` (default) must hold and at least one must exist, `any` one must hold, `none` may hold"},"allowEmpty":{"type":"boolean","description":"A path or predicate with no match at all passes for `all` and `any` (NSO's allow-empty)"},"pattern":{"type":"string","minLength":1,"maxLength":1024,"description":"An RE2 regular expression found anywhere in the value's text (`^…$` anchors it, `(?i)` ignores case); `{{name}}` inside matches the variable's text literally"},"oneOf":{"type":"array","minItems":1,"maxItems":100,"description":"The value deep-equals one of these (at most 100 values, 16384 bytes as JSON; {{name}} in strings names a variable)"},"cidr":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string","minLength":1,"maxLength":128},"description":"IPv4/IPv6 prefixes (`10.0.0.0/8`, `2001:db8::/32`, or an address); the value (an address or `address/length`) lies inside one of them"},"range":{"type":"object","minProperties":1,"additionalProperties":false,"properties":{"min":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"},"max":{"anyOf":[{"type":"number"},{"type":"string","minLength":1,"maxLength":128}],"description":"Inclusive: a number, a decimal string or a {{variable}}"}},"description":"Inclusive bounds; the value is a number or a decimal string (YANG's 64-bit integers)"},"strict":{"type":"boolean","description":"required rules with an array value: the list has no elements besides the expected ones (NSO's strict)"}}}},"children":{"type":"array","maxItems":0}}}}}}}}}}}}}}}}}}}}}}}},"created":{"type":"string","description":"Ignored"},"createdBy":{"type":"string","description":"Ignored"},"lastUpdated":{"type":"string","description":"Ignored"},"lastUpdatedBy":{"type":"string","description":"Ignored"}}}}}}}};
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
-const func35 = Object.prototype.hasOwnProperty;
+const func43 = Object.prototype.hasOwnProperty;
 const pattern8 = new RegExp("^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800])?$", "u");
 const pattern12 = new RegExp("^[A-Za-z0-9._-](?:[A-Za-z0-9 ._-]{0,126}[A-Za-z0-9._-])?$", "u");
 const pattern16 = new RegExp("^[A-Za-z0-9_.-]{1,64}$", "u");
@@ -4146,7 +4349,7 @@ vErrors.push(err38);
 errors++;
 }
 for(const key5 in data14){
-if(!((((key5 === "name") || (key5 === "devices")) || (key5 === "rules")) || (key5 === "children"))){
+if(!(((((key5 === "name") || (key5 === "devices")) || (key5 === "select")) || (key5 === "rules")) || (key5 === "children"))){
 const err39 = {instancePath:instancePath+"/body/versions/" + i0+"/root",schemaPath:"#/properties/body/properties/versions/items/properties/root/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err39];
@@ -4263,11 +4466,11 @@ vErrors.push(err48);
 errors++;
 }
 }
-if(data14.rules !== undefined){
-let data18 = data14.rules;
+if(data14.select !== undefined){
+let data18 = data14.select;
 if(Array.isArray(data18)){
-if(data18.length > 100){
-const err49 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(data18.length > 20){
+const err49 = {instancePath:instancePath+"/body/versions/" + i0+"/root/select",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/select/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -4280,8 +4483,8 @@ const len2 = data18.length;
 for(let i2=0; i2<len2; i2++){
 let data19 = data18[i2];
 if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
-if(data19.id === undefined){
-const err50 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(Object.keys(data19).length < 1){
+const err50 = {instancePath:instancePath+"/body/versions/" + i0+"/root/select/" + i2,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/select/items/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -4290,8 +4493,9 @@ vErrors.push(err50);
 }
 errors++;
 }
-if(data19.path === undefined){
-const err51 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+for(const key6 in data19){
+if(!((((key6 === "group") || (key6 === "namePattern")) || (key6 === "platform")) || (key6 === "ned"))){
+const err51 = {instancePath:instancePath+"/body/versions/" + i0+"/root/select/" + i2,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/select/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -4300,8 +4504,12 @@ vErrors.push(err51);
 }
 errors++;
 }
-if(data19.mode === undefined){
-const err52 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+}
+if(data19.group !== undefined){
+let data20 = data19.group;
+if(typeof data20 === "string"){
+if(func1(data20) > 253){
+const err52 = {instancePath:instancePath+"/body/versions/" + i0+"/root/select/" + i2+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/select/items/properties/group/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -4310,8 +4518,8 @@ vErrors.push(err52);
 }
 errors++;
 }
-if(data19.severity === undefined){
-const err53 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+if(func1(data20) < 1){
+const err53 = {instancePath:instancePath+"/body/versions/" + i0+"/root/select/" + i2+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/select/items/properties/group/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -4320,9 +4528,9 @@ vErrors.push(err53);
 }
 errors++;
 }
-for(const key6 in data19){
-if(!(func35.call(schema44.properties.body.properties.versions.items.properties.root.properties.rules.items.properties, key6))){
-const err54 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+}
+else {
+const err54 = {instancePath:instancePath+"/body/versions/" + i0+"/root/select/" + i2+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/select/items/properties/group/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -4332,11 +4540,11 @@ vErrors.push(err54);
 errors++;
 }
 }
-if(data19.id !== undefined){
-let data20 = data19.id;
-if(typeof data20 === "string"){
-if(!pattern20.test(data20)){
-const err55 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+if(data19.namePattern !== undefined){
+let data21 = data19.namePattern;
+if(typeof data21 === "string"){
+if(func1(data21) > 253){
+const err55 = {instancePath:instancePath+"/body/versions/" + i0+"/root/select/" + i2+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/select/items/properties/namePattern/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -4345,9 +4553,8 @@ vErrors.push(err55);
 }
 errors++;
 }
-}
-else {
-const err56 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data21) < 1){
+const err56 = {instancePath:instancePath+"/body/versions/" + i0+"/root/select/" + i2+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/select/items/properties/namePattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -4357,11 +4564,8 @@ vErrors.push(err56);
 errors++;
 }
 }
-if(data19.path !== undefined){
-let data21 = data19.path;
-if(typeof data21 === "string"){
-if(func1(data21) > 1024){
-const err57 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+else {
+const err57 = {instancePath:instancePath+"/body/versions/" + i0+"/root/select/" + i2+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/select/items/properties/namePattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -4371,8 +4575,11 @@ vErrors.push(err57);
 errors++;
 }
 }
-else {
-const err58 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data19.platform !== undefined){
+let data22 = data19.platform;
+if(typeof data22 === "string"){
+if(func1(data22) > 253){
+const err58 = {instancePath:instancePath+"/body/versions/" + i0+"/root/select/" + i2+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/select/items/properties/platform/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -4381,11 +4588,8 @@ vErrors.push(err58);
 }
 errors++;
 }
-}
-if(data19.mode !== undefined){
-let data22 = data19.mode;
-if(typeof data22 !== "string"){
-const err59 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data22) < 1){
+const err59 = {instancePath:instancePath+"/body/versions/" + i0+"/root/select/" + i2+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/select/items/properties/platform/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -4394,8 +4598,9 @@ vErrors.push(err59);
 }
 errors++;
 }
-if(!(((data22 === "required") || (data22 === "exact")) || (data22 === "disallowed"))){
-const err60 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err60 = {instancePath:instancePath+"/body/versions/" + i0+"/root/select/" + i2+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/select/items/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -4405,10 +4610,11 @@ vErrors.push(err60);
 errors++;
 }
 }
-if(data19.severity !== undefined){
-let data23 = data19.severity;
-if(typeof data23 !== "string"){
-const err61 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data19.ned !== undefined){
+let data23 = data19.ned;
+if(typeof data23 === "string"){
+if(func1(data23) > 253){
+const err61 = {instancePath:instancePath+"/body/versions/" + i0+"/root/select/" + i2+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/select/items/properties/ned/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -4417,8 +4623,8 @@ vErrors.push(err61);
 }
 errors++;
 }
-if(!(((data23 === "error") || (data23 === "warning")) || (data23 === "info"))){
-const err62 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+if(func1(data23) < 1){
+const err62 = {instancePath:instancePath+"/body/versions/" + i0+"/root/select/" + i2+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/select/items/properties/ned/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -4428,9 +4634,8 @@ vErrors.push(err62);
 errors++;
 }
 }
-if(data19.ordered !== undefined){
-if(typeof data19.ordered !== "boolean"){
-const err63 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+else {
+const err63 = {instancePath:instancePath+"/body/versions/" + i0+"/root/select/" + i2+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/select/items/properties/ned/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -4440,11 +4645,9 @@ vErrors.push(err63);
 errors++;
 }
 }
-if(data19.description !== undefined){
-let data25 = data19.description;
-if(typeof data25 === "string"){
-if(func1(data25) > 1024){
-const err64 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+}
+else {
+const err64 = {instancePath:instancePath+"/body/versions/" + i0+"/root/select/" + i2,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/select/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -4454,8 +4657,9 @@ vErrors.push(err64);
 errors++;
 }
 }
+}
 else {
-const err65 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err65 = {instancePath:instancePath+"/body/versions/" + i0+"/root/select",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/select/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -4465,10 +4669,11 @@ vErrors.push(err65);
 errors++;
 }
 }
-if(data19.match !== undefined){
-let data26 = data19.match;
-if(typeof data26 !== "string"){
-const err66 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/match/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data14.rules !== undefined){
+let data24 = data14.rules;
+if(Array.isArray(data24)){
+if(data24.length > 100){
+const err66 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -4477,8 +4682,12 @@ vErrors.push(err66);
 }
 errors++;
 }
-if(!(((data26 === "all") || (data26 === "any")) || (data26 === "none"))){
-const err67 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/match/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.rules.items.properties.match.enum},message:"must be equal to one of the allowed values"};
+const len3 = data24.length;
+for(let i3=0; i3<len3; i3++){
+let data25 = data24[i3];
+if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
+if(data25.id === undefined){
+const err67 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -4487,10 +4696,8 @@ vErrors.push(err67);
 }
 errors++;
 }
-}
-if(data19.allowEmpty !== undefined){
-if(typeof data19.allowEmpty !== "boolean"){
-const err68 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/allowEmpty",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/allowEmpty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data25.path === undefined){
+const err68 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -4499,12 +4706,8 @@ vErrors.push(err68);
 }
 errors++;
 }
-}
-if(data19.pattern !== undefined){
-let data28 = data19.pattern;
-if(typeof data28 === "string"){
-if(func1(data28) > 1024){
-const err69 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/pattern/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(data25.mode === undefined){
+const err69 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -4513,8 +4716,8 @@ vErrors.push(err69);
 }
 errors++;
 }
-if(func1(data28) < 1){
-const err70 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/pattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data25.severity === undefined){
+const err70 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -4523,9 +4726,9 @@ vErrors.push(err70);
 }
 errors++;
 }
-}
-else {
-const err71 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/pattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key7 in data25){
+if(!(func43.call(schema44.properties.body.properties.versions.items.properties.root.properties.rules.items.properties, key7))){
+const err71 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -4535,11 +4738,11 @@ vErrors.push(err71);
 errors++;
 }
 }
-if(data19.oneOf !== undefined){
-let data29 = data19.oneOf;
-if(Array.isArray(data29)){
-if(data29.length > 100){
-const err72 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/oneOf/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(data25.id !== undefined){
+let data26 = data25.id;
+if(typeof data26 === "string"){
+if(!pattern20.test(data26)){
+const err72 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -4548,8 +4751,9 @@ vErrors.push(err72);
 }
 errors++;
 }
-if(data29.length < 1){
-const err73 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/oneOf/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+}
+else {
+const err73 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -4559,8 +4763,11 @@ vErrors.push(err73);
 errors++;
 }
 }
-else {
-const err74 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/oneOf/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data25.path !== undefined){
+let data27 = data25.path;
+if(typeof data27 === "string"){
+if(func1(data27) > 1024){
+const err74 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -4570,11 +4777,8 @@ vErrors.push(err74);
 errors++;
 }
 }
-if(data19.cidr !== undefined){
-let data30 = data19.cidr;
-if(Array.isArray(data30)){
-if(data30.length > 100){
-const err75 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/cidr/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+else {
+const err75 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -4583,8 +4787,11 @@ vErrors.push(err75);
 }
 errors++;
 }
-if(data30.length < 1){
-const err76 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/cidr/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+}
+if(data25.mode !== undefined){
+let data28 = data25.mode;
+if(typeof data28 !== "string"){
+const err76 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -4593,12 +4800,8 @@ vErrors.push(err76);
 }
 errors++;
 }
-const len3 = data30.length;
-for(let i3=0; i3<len3; i3++){
-let data31 = data30[i3];
-if(typeof data31 === "string"){
-if(func1(data31) > 128){
-const err77 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/cidr/" + i3,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/cidr/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(!(((data28 === "required") || (data28 === "exact")) || (data28 === "disallowed"))){
+const err77 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -4607,8 +4810,11 @@ vErrors.push(err77);
 }
 errors++;
 }
-if(func1(data31) < 1){
-const err78 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/cidr/" + i3,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/cidr/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data25.severity !== undefined){
+let data29 = data25.severity;
+if(typeof data29 !== "string"){
+const err78 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -4617,9 +4823,8 @@ vErrors.push(err78);
 }
 errors++;
 }
-}
-else {
-const err79 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/cidr/" + i3,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/cidr/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(((data29 === "error") || (data29 === "warning")) || (data29 === "info"))){
+const err79 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -4629,9 +4834,9 @@ vErrors.push(err79);
 errors++;
 }
 }
-}
-else {
-const err80 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/cidr/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data25.ordered !== undefined){
+if(typeof data25.ordered !== "boolean"){
+const err80 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -4641,11 +4846,11 @@ vErrors.push(err80);
 errors++;
 }
 }
-if(data19.range !== undefined){
-let data32 = data19.range;
-if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
-if(Object.keys(data32).length < 1){
-const err81 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/range/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
+if(data25.description !== undefined){
+let data31 = data25.description;
+if(typeof data31 === "string"){
+if(func1(data31) > 1024){
+const err81 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -4654,9 +4859,9 @@ vErrors.push(err81);
 }
 errors++;
 }
-for(const key7 in data32){
-if(!((key7 === "min") || (key7 === "max"))){
-const err82 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/range/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
+}
+else {
+const err82 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -4666,13 +4871,10 @@ vErrors.push(err82);
 errors++;
 }
 }
-if(data32.min !== undefined){
-let data33 = data32.min;
-const _errs76 = errors;
-let valid16 = false;
-const _errs77 = errors;
-if(!((typeof data33 == "number") && (isFinite(data33)))){
-const err83 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/range/properties/min/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data25.match !== undefined){
+let data32 = data25.match;
+if(typeof data32 !== "string"){
+const err83 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/match/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -4681,12 +4883,8 @@ vErrors.push(err83);
 }
 errors++;
 }
-var _valid0 = _errs77 === errors;
-valid16 = valid16 || _valid0;
-const _errs79 = errors;
-if(typeof data33 === "string"){
-if(func1(data33) > 128){
-const err84 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/range/properties/min/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(!(((data32 === "all") || (data32 === "any")) || (data32 === "none"))){
+const err84 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/match/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.rules.items.properties.match.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -4695,8 +4893,10 @@ vErrors.push(err84);
 }
 errors++;
 }
-if(func1(data33) < 1){
-const err85 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/range/properties/min/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data25.allowEmpty !== undefined){
+if(typeof data25.allowEmpty !== "boolean"){
+const err85 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/allowEmpty",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/allowEmpty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -4706,8 +4906,11 @@ vErrors.push(err85);
 errors++;
 }
 }
-else {
-const err86 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/range/properties/min/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data25.pattern !== undefined){
+let data34 = data25.pattern;
+if(typeof data34 === "string"){
+if(func1(data34) > 1024){
+const err86 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/pattern/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -4716,10 +4919,8 @@ vErrors.push(err86);
 }
 errors++;
 }
-var _valid0 = _errs79 === errors;
-valid16 = valid16 || _valid0;
-if(!valid16){
-const err87 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/range/properties/min/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(func1(data34) < 1){
+const err87 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/pattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -4728,25 +4929,9 @@ vErrors.push(err87);
 }
 errors++;
 }
-else {
-errors = _errs76;
-if(vErrors !== null){
-if(_errs76){
-vErrors.length = _errs76;
 }
 else {
-vErrors = null;
-}
-}
-}
-}
-if(data32.max !== undefined){
-let data34 = data32.max;
-const _errs82 = errors;
-let valid17 = false;
-const _errs83 = errors;
-if(!((typeof data34 == "number") && (isFinite(data34)))){
-const err88 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/range/properties/max/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
+const err88 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/pattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -4755,12 +4940,12 @@ vErrors.push(err88);
 }
 errors++;
 }
-var _valid1 = _errs83 === errors;
-valid17 = valid17 || _valid1;
-const _errs85 = errors;
-if(typeof data34 === "string"){
-if(func1(data34) > 128){
-const err89 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/range/properties/max/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+}
+if(data25.oneOf !== undefined){
+let data35 = data25.oneOf;
+if(Array.isArray(data35)){
+if(data35.length > 100){
+const err89 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/oneOf/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -4769,8 +4954,8 @@ vErrors.push(err89);
 }
 errors++;
 }
-if(func1(data34) < 1){
-const err90 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/range/properties/max/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data35.length < 1){
+const err90 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/oneOf/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -4781,7 +4966,7 @@ errors++;
 }
 }
 else {
-const err91 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/range/properties/max/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err91 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/oneOf/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -4790,10 +4975,12 @@ vErrors.push(err91);
 }
 errors++;
 }
-var _valid1 = _errs85 === errors;
-valid17 = valid17 || _valid1;
-if(!valid17){
-const err92 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/range/properties/max/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+}
+if(data25.cidr !== undefined){
+let data36 = data25.cidr;
+if(Array.isArray(data36)){
+if(data36.length > 100){
+const err92 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/cidr/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -4802,21 +4989,8 @@ vErrors.push(err92);
 }
 errors++;
 }
-else {
-errors = _errs82;
-if(vErrors !== null){
-if(_errs82){
-vErrors.length = _errs82;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-}
-else {
-const err93 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/range/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data36.length < 1){
+const err93 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/cidr/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -4825,10 +4999,12 @@ vErrors.push(err93);
 }
 errors++;
 }
-}
-if(data19.strict !== undefined){
-if(typeof data19.strict !== "boolean"){
-const err94 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2+"/strict",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/strict/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const len4 = data36.length;
+for(let i4=0; i4<len4; i4++){
+let data37 = data36[i4];
+if(typeof data37 === "string"){
+if(func1(data37) > 128){
+const err94 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/cidr/" + i4,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/cidr/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -4837,10 +5013,8 @@ vErrors.push(err94);
 }
 errors++;
 }
-}
-}
-else {
-const err95 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i2,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(func1(data37) < 1){
+const err95 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/cidr/" + i4,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/cidr/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -4850,9 +5024,8 @@ vErrors.push(err95);
 errors++;
 }
 }
-}
 else {
-const err96 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err96 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/cidr/" + i4,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/cidr/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -4862,11 +5035,9 @@ vErrors.push(err96);
 errors++;
 }
 }
-if(data14.children !== undefined){
-let data36 = data14.children;
-if(Array.isArray(data36)){
-if(data36.length > 200){
-const err97 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
+}
+else {
+const err97 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/cidr/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -4875,12 +5046,12 @@ vErrors.push(err97);
 }
 errors++;
 }
-const len4 = data36.length;
-for(let i4=0; i4<len4; i4++){
-let data37 = data36[i4];
-if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
-if(data37.name === undefined){
-const err98 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+}
+if(data25.range !== undefined){
+let data38 = data25.range;
+if(data38 && typeof data38 == "object" && !Array.isArray(data38)){
+if(Object.keys(data38).length < 1){
+const err98 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/range/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -4889,9 +5060,9 @@ vErrors.push(err98);
 }
 errors++;
 }
-for(const key8 in data37){
-if(!((((key8 === "name") || (key8 === "devices")) || (key8 === "rules")) || (key8 === "children"))){
-const err99 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
+for(const key8 in data38){
+if(!((key8 === "min") || (key8 === "max"))){
+const err99 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/range/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -4901,11 +5072,13 @@ vErrors.push(err99);
 errors++;
 }
 }
-if(data37.name !== undefined){
-let data38 = data37.name;
-if(typeof data38 === "string"){
-if(func1(data38) > 128){
-const err100 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(data38.min !== undefined){
+let data39 = data38.min;
+const _errs89 = errors;
+let valid19 = false;
+const _errs90 = errors;
+if(!((typeof data39 == "number") && (isFinite(data39)))){
+const err100 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/range/properties/min/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -4914,8 +5087,12 @@ vErrors.push(err100);
 }
 errors++;
 }
-if(func1(data38) < 1){
-const err101 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var _valid0 = _errs90 === errors;
+valid19 = valid19 || _valid0;
+const _errs92 = errors;
+if(typeof data39 === "string"){
+if(func1(data39) > 128){
+const err101 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/range/properties/min/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -4924,9 +5101,8 @@ vErrors.push(err101);
 }
 errors++;
 }
-}
-else {
-const err102 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data39) < 1){
+const err102 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/range/properties/min/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -4936,11 +5112,8 @@ vErrors.push(err102);
 errors++;
 }
 }
-if(data37.devices !== undefined){
-let data39 = data37.devices;
-if(Array.isArray(data39)){
-if(data39.length > 1000){
-const err103 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+else {
+const err103 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/range/properties/min/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -4949,12 +5122,10 @@ vErrors.push(err103);
 }
 errors++;
 }
-const len5 = data39.length;
-for(let i5=0; i5<len5; i5++){
-let data40 = data39[i5];
-if(typeof data40 === "string"){
-if(func1(data40) > 253){
-const err104 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/devices/" + i5,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+var _valid0 = _errs92 === errors;
+valid19 = valid19 || _valid0;
+if(!valid19){
+const err104 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/range/properties/min/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -4963,8 +5134,25 @@ vErrors.push(err104);
 }
 errors++;
 }
-if(func1(data40) < 1){
-const err105 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/devices/" + i5,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+errors = _errs89;
+if(vErrors !== null){
+if(_errs89){
+vErrors.length = _errs89;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data38.max !== undefined){
+let data40 = data38.max;
+const _errs95 = errors;
+let valid20 = false;
+const _errs96 = errors;
+if(!((typeof data40 == "number") && (isFinite(data40)))){
+const err105 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/range/properties/max/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -4973,8 +5161,12 @@ vErrors.push(err105);
 }
 errors++;
 }
-if(!pattern19.test(data40)){
-const err106 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/devices/" + i5,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
+var _valid1 = _errs96 === errors;
+valid20 = valid20 || _valid1;
+const _errs98 = errors;
+if(typeof data40 === "string"){
+if(func1(data40) > 128){
+const err106 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/range/properties/max/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -4983,9 +5175,8 @@ vErrors.push(err106);
 }
 errors++;
 }
-}
-else {
-const err107 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/devices/" + i5,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data40) < 1){
+const err107 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/range/properties/max/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -4995,9 +5186,8 @@ vErrors.push(err107);
 errors++;
 }
 }
-}
 else {
-const err108 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err108 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/range/properties/max/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -5006,12 +5196,10 @@ vErrors.push(err108);
 }
 errors++;
 }
-}
-if(data37.rules !== undefined){
-let data41 = data37.rules;
-if(Array.isArray(data41)){
-if(data41.length > 100){
-const err109 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+var _valid1 = _errs98 === errors;
+valid20 = valid20 || _valid1;
+if(!valid20){
+const err109 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/range/properties/max/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -5020,12 +5208,21 @@ vErrors.push(err109);
 }
 errors++;
 }
-const len6 = data41.length;
-for(let i6=0; i6<len6; i6++){
-let data42 = data41[i6];
-if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
-if(data42.id === undefined){
-const err110 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+else {
+errors = _errs95;
+if(vErrors !== null){
+if(_errs95){
+vErrors.length = _errs95;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err110 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/range/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -5034,8 +5231,10 @@ vErrors.push(err110);
 }
 errors++;
 }
-if(data42.path === undefined){
-const err111 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+}
+if(data25.strict !== undefined){
+if(typeof data25.strict !== "boolean"){
+const err111 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3+"/strict",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/properties/strict/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -5044,8 +5243,10 @@ vErrors.push(err111);
 }
 errors++;
 }
-if(data42.mode === undefined){
-const err112 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+}
+}
+else {
+const err112 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules/" + i3,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -5054,8 +5255,10 @@ vErrors.push(err112);
 }
 errors++;
 }
-if(data42.severity === undefined){
-const err113 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+}
+}
+else {
+const err113 = {instancePath:instancePath+"/body/versions/" + i0+"/root/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -5064,9 +5267,12 @@ vErrors.push(err113);
 }
 errors++;
 }
-for(const key9 in data42){
-if(!(func35.call(schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.rules.items.properties, key9))){
-const err114 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
+}
+if(data14.children !== undefined){
+let data42 = data14.children;
+if(Array.isArray(data42)){
+if(data42.length > 200){
+const err114 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -5075,12 +5281,12 @@ vErrors.push(err114);
 }
 errors++;
 }
-}
-if(data42.id !== undefined){
-let data43 = data42.id;
-if(typeof data43 === "string"){
-if(!pattern20.test(data43)){
-const err115 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+const len5 = data42.length;
+for(let i5=0; i5<len5; i5++){
+let data43 = data42[i5];
+if(data43 && typeof data43 == "object" && !Array.isArray(data43)){
+if(data43.name === undefined){
+const err115 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -5089,9 +5295,9 @@ vErrors.push(err115);
 }
 errors++;
 }
-}
-else {
-const err116 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key9 in data43){
+if(!(((((key9 === "name") || (key9 === "devices")) || (key9 === "select")) || (key9 === "rules")) || (key9 === "children"))){
+const err116 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -5101,11 +5307,11 @@ vErrors.push(err116);
 errors++;
 }
 }
-if(data42.path !== undefined){
-let data44 = data42.path;
+if(data43.name !== undefined){
+let data44 = data43.name;
 if(typeof data44 === "string"){
-if(func1(data44) > 1024){
-const err117 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(func1(data44) > 128){
+const err117 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -5114,9 +5320,8 @@ vErrors.push(err117);
 }
 errors++;
 }
-}
-else {
-const err118 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data44) < 1){
+const err118 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -5126,10 +5331,8 @@ vErrors.push(err118);
 errors++;
 }
 }
-if(data42.mode !== undefined){
-let data45 = data42.mode;
-if(typeof data45 !== "string"){
-const err119 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err119 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -5138,8 +5341,12 @@ vErrors.push(err119);
 }
 errors++;
 }
-if(!(((data45 === "required") || (data45 === "exact")) || (data45 === "disallowed"))){
-const err120 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+}
+if(data43.devices !== undefined){
+let data45 = data43.devices;
+if(Array.isArray(data45)){
+if(data45.length > 1000){
+const err120 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -5148,11 +5355,12 @@ vErrors.push(err120);
 }
 errors++;
 }
-}
-if(data42.severity !== undefined){
-let data46 = data42.severity;
-if(typeof data46 !== "string"){
-const err121 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const len6 = data45.length;
+for(let i6=0; i6<len6; i6++){
+let data46 = data45[i6];
+if(typeof data46 === "string"){
+if(func1(data46) > 253){
+const err121 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/devices/" + i6,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -5161,8 +5369,8 @@ vErrors.push(err121);
 }
 errors++;
 }
-if(!(((data46 === "error") || (data46 === "warning")) || (data46 === "info"))){
-const err122 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+if(func1(data46) < 1){
+const err122 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/devices/" + i6,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -5171,10 +5379,8 @@ vErrors.push(err122);
 }
 errors++;
 }
-}
-if(data42.ordered !== undefined){
-if(typeof data42.ordered !== "boolean"){
-const err123 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(!pattern19.test(data46)){
+const err123 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/devices/" + i6,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -5184,11 +5390,8 @@ vErrors.push(err123);
 errors++;
 }
 }
-if(data42.description !== undefined){
-let data48 = data42.description;
-if(typeof data48 === "string"){
-if(func1(data48) > 1024){
-const err124 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+else {
+const err124 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/devices/" + i6,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -5198,8 +5401,9 @@ vErrors.push(err124);
 errors++;
 }
 }
+}
 else {
-const err125 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err125 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -5209,10 +5413,11 @@ vErrors.push(err125);
 errors++;
 }
 }
-if(data42.match !== undefined){
-let data49 = data42.match;
-if(typeof data49 !== "string"){
-const err126 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/match/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data43.select !== undefined){
+let data47 = data43.select;
+if(Array.isArray(data47)){
+if(data47.length > 20){
+const err126 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/select",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/select/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -5221,8 +5426,12 @@ vErrors.push(err126);
 }
 errors++;
 }
-if(!(((data49 === "all") || (data49 === "any")) || (data49 === "none"))){
-const err127 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/match/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.rules.items.properties.match.enum},message:"must be equal to one of the allowed values"};
+const len7 = data47.length;
+for(let i7=0; i7<len7; i7++){
+let data48 = data47[i7];
+if(data48 && typeof data48 == "object" && !Array.isArray(data48)){
+if(Object.keys(data48).length < 1){
+const err127 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/select/" + i7,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/select/items/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -5231,10 +5440,9 @@ vErrors.push(err127);
 }
 errors++;
 }
-}
-if(data42.allowEmpty !== undefined){
-if(typeof data42.allowEmpty !== "boolean"){
-const err128 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/allowEmpty",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/allowEmpty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+for(const key10 in data48){
+if(!((((key10 === "group") || (key10 === "namePattern")) || (key10 === "platform")) || (key10 === "ned"))){
+const err128 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/select/" + i7,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/select/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -5244,11 +5452,11 @@ vErrors.push(err128);
 errors++;
 }
 }
-if(data42.pattern !== undefined){
-let data51 = data42.pattern;
-if(typeof data51 === "string"){
-if(func1(data51) > 1024){
-const err129 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/pattern/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(data48.group !== undefined){
+let data49 = data48.group;
+if(typeof data49 === "string"){
+if(func1(data49) > 253){
+const err129 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/select/" + i7+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/select/items/properties/group/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -5257,8 +5465,8 @@ vErrors.push(err129);
 }
 errors++;
 }
-if(func1(data51) < 1){
-const err130 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/pattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(func1(data49) < 1){
+const err130 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/select/" + i7+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/select/items/properties/group/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -5269,7 +5477,7 @@ errors++;
 }
 }
 else {
-const err131 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/pattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err131 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/select/" + i7+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/select/items/properties/group/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -5279,11 +5487,11 @@ vErrors.push(err131);
 errors++;
 }
 }
-if(data42.oneOf !== undefined){
-let data52 = data42.oneOf;
-if(Array.isArray(data52)){
-if(data52.length > 100){
-const err132 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/oneOf/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(data48.namePattern !== undefined){
+let data50 = data48.namePattern;
+if(typeof data50 === "string"){
+if(func1(data50) > 253){
+const err132 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/select/" + i7+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/select/items/properties/namePattern/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -5292,8 +5500,8 @@ vErrors.push(err132);
 }
 errors++;
 }
-if(data52.length < 1){
-const err133 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/oneOf/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(func1(data50) < 1){
+const err133 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/select/" + i7+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/select/items/properties/namePattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -5304,7 +5512,7 @@ errors++;
 }
 }
 else {
-const err134 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/oneOf/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err134 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/select/" + i7+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/select/items/properties/namePattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -5314,11 +5522,11 @@ vErrors.push(err134);
 errors++;
 }
 }
-if(data42.cidr !== undefined){
-let data53 = data42.cidr;
-if(Array.isArray(data53)){
-if(data53.length > 100){
-const err135 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/cidr/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(data48.platform !== undefined){
+let data51 = data48.platform;
+if(typeof data51 === "string"){
+if(func1(data51) > 253){
+const err135 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/select/" + i7+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/select/items/properties/platform/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -5327,8 +5535,8 @@ vErrors.push(err135);
 }
 errors++;
 }
-if(data53.length < 1){
-const err136 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/cidr/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(func1(data51) < 1){
+const err136 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/select/" + i7+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/select/items/properties/platform/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -5337,12 +5545,9 @@ vErrors.push(err136);
 }
 errors++;
 }
-const len7 = data53.length;
-for(let i7=0; i7<len7; i7++){
-let data54 = data53[i7];
-if(typeof data54 === "string"){
-if(func1(data54) > 128){
-const err137 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/cidr/" + i7,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/cidr/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+}
+else {
+const err137 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/select/" + i7+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/select/items/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -5351,8 +5556,12 @@ vErrors.push(err137);
 }
 errors++;
 }
-if(func1(data54) < 1){
-const err138 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/cidr/" + i7,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/cidr/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data48.ned !== undefined){
+let data52 = data48.ned;
+if(typeof data52 === "string"){
+if(func1(data52) > 253){
+const err138 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/select/" + i7+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/select/items/properties/ned/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -5361,9 +5570,8 @@ vErrors.push(err138);
 }
 errors++;
 }
-}
-else {
-const err139 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/cidr/" + i7,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/cidr/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data52) < 1){
+const err139 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/select/" + i7+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/select/items/properties/ned/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -5373,9 +5581,8 @@ vErrors.push(err139);
 errors++;
 }
 }
-}
 else {
-const err140 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/cidr/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err140 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/select/" + i7+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/select/items/properties/ned/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -5385,11 +5592,9 @@ vErrors.push(err140);
 errors++;
 }
 }
-if(data42.range !== undefined){
-let data55 = data42.range;
-if(data55 && typeof data55 == "object" && !Array.isArray(data55)){
-if(Object.keys(data55).length < 1){
-const err141 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/range/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
+}
+else {
+const err141 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/select/" + i7,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/select/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -5398,9 +5603,10 @@ vErrors.push(err141);
 }
 errors++;
 }
-for(const key10 in data55){
-if(!((key10 === "min") || (key10 === "max"))){
-const err142 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/range/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
+}
+}
+else {
+const err142 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/select",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/select/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -5410,13 +5616,11 @@ vErrors.push(err142);
 errors++;
 }
 }
-if(data55.min !== undefined){
-let data56 = data55.min;
-const _errs133 = errors;
-let valid29 = false;
-const _errs134 = errors;
-if(!((typeof data56 == "number") && (isFinite(data56)))){
-const err143 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data43.rules !== undefined){
+let data53 = data43.rules;
+if(Array.isArray(data53)){
+if(data53.length > 100){
+const err143 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -5425,12 +5629,12 @@ vErrors.push(err143);
 }
 errors++;
 }
-var _valid2 = _errs134 === errors;
-valid29 = valid29 || _valid2;
-const _errs136 = errors;
-if(typeof data56 === "string"){
-if(func1(data56) > 128){
-const err144 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+const len8 = data53.length;
+for(let i8=0; i8<len8; i8++){
+let data54 = data53[i8];
+if(data54 && typeof data54 == "object" && !Array.isArray(data54)){
+if(data54.id === undefined){
+const err144 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -5439,8 +5643,8 @@ vErrors.push(err144);
 }
 errors++;
 }
-if(func1(data56) < 1){
-const err145 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data54.path === undefined){
+const err145 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -5449,9 +5653,8 @@ vErrors.push(err145);
 }
 errors++;
 }
-}
-else {
-const err146 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data54.mode === undefined){
+const err146 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -5460,10 +5663,8 @@ vErrors.push(err146);
 }
 errors++;
 }
-var _valid2 = _errs136 === errors;
-valid29 = valid29 || _valid2;
-if(!valid29){
-const err147 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(data54.severity === undefined){
+const err147 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -5472,25 +5673,9 @@ vErrors.push(err147);
 }
 errors++;
 }
-else {
-errors = _errs133;
-if(vErrors !== null){
-if(_errs133){
-vErrors.length = _errs133;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data55.max !== undefined){
-let data57 = data55.max;
-const _errs139 = errors;
-let valid30 = false;
-const _errs140 = errors;
-if(!((typeof data57 == "number") && (isFinite(data57)))){
-const err148 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
+for(const key11 in data54){
+if(!(func43.call(schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.rules.items.properties, key11))){
+const err148 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -5499,12 +5684,12 @@ vErrors.push(err148);
 }
 errors++;
 }
-var _valid3 = _errs140 === errors;
-valid30 = valid30 || _valid3;
-const _errs142 = errors;
-if(typeof data57 === "string"){
-if(func1(data57) > 128){
-const err149 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+}
+if(data54.id !== undefined){
+let data55 = data54.id;
+if(typeof data55 === "string"){
+if(!pattern20.test(data55)){
+const err149 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -5513,8 +5698,9 @@ vErrors.push(err149);
 }
 errors++;
 }
-if(func1(data57) < 1){
-const err150 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err150 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -5524,8 +5710,11 @@ vErrors.push(err150);
 errors++;
 }
 }
-else {
-const err151 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data54.path !== undefined){
+let data56 = data54.path;
+if(typeof data56 === "string"){
+if(func1(data56) > 1024){
+const err151 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -5534,10 +5723,9 @@ vErrors.push(err151);
 }
 errors++;
 }
-var _valid3 = _errs142 === errors;
-valid30 = valid30 || _valid3;
-if(!valid30){
-const err152 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+}
+else {
+const err152 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -5546,21 +5734,11 @@ vErrors.push(err152);
 }
 errors++;
 }
-else {
-errors = _errs139;
-if(vErrors !== null){
-if(_errs139){
-vErrors.length = _errs139;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-}
-else {
-const err153 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/range/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data54.mode !== undefined){
+let data57 = data54.mode;
+if(typeof data57 !== "string"){
+const err153 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -5569,10 +5747,8 @@ vErrors.push(err153);
 }
 errors++;
 }
-}
-if(data42.strict !== undefined){
-if(typeof data42.strict !== "boolean"){
-const err154 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6+"/strict",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/strict/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(!(((data57 === "required") || (data57 === "exact")) || (data57 === "disallowed"))){
+const err154 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -5582,9 +5758,10 @@ vErrors.push(err154);
 errors++;
 }
 }
-}
-else {
-const err155 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules/" + i6,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data54.severity !== undefined){
+let data58 = data54.severity;
+if(typeof data58 !== "string"){
+const err155 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -5593,10 +5770,8 @@ vErrors.push(err155);
 }
 errors++;
 }
-}
-}
-else {
-const err156 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(!(((data58 === "error") || (data58 === "warning")) || (data58 === "info"))){
+const err156 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -5606,11 +5781,9 @@ vErrors.push(err156);
 errors++;
 }
 }
-if(data37.children !== undefined){
-let data59 = data37.children;
-if(Array.isArray(data59)){
-if(data59.length > 200){
-const err157 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
+if(data54.ordered !== undefined){
+if(typeof data54.ordered !== "boolean"){
+const err157 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -5619,12 +5792,12 @@ vErrors.push(err157);
 }
 errors++;
 }
-const len8 = data59.length;
-for(let i8=0; i8<len8; i8++){
-let data60 = data59[i8];
-if(data60 && typeof data60 == "object" && !Array.isArray(data60)){
-if(data60.name === undefined){
-const err158 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+}
+if(data54.description !== undefined){
+let data60 = data54.description;
+if(typeof data60 === "string"){
+if(func1(data60) > 1024){
+const err158 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -5633,9 +5806,9 @@ vErrors.push(err158);
 }
 errors++;
 }
-for(const key11 in data60){
-if(!((((key11 === "name") || (key11 === "devices")) || (key11 === "rules")) || (key11 === "children"))){
-const err159 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
+}
+else {
+const err159 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err159];
 }
@@ -5645,11 +5818,10 @@ vErrors.push(err159);
 errors++;
 }
 }
-if(data60.name !== undefined){
-let data61 = data60.name;
-if(typeof data61 === "string"){
-if(func1(data61) > 128){
-const err160 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(data54.match !== undefined){
+let data61 = data54.match;
+if(typeof data61 !== "string"){
+const err160 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/match/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err160];
 }
@@ -5658,8 +5830,8 @@ vErrors.push(err160);
 }
 errors++;
 }
-if(func1(data61) < 1){
-const err161 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(!(((data61 === "all") || (data61 === "any")) || (data61 === "none"))){
+const err161 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/match/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.rules.items.properties.match.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err161];
 }
@@ -5669,8 +5841,9 @@ vErrors.push(err161);
 errors++;
 }
 }
-else {
-const err162 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data54.allowEmpty !== undefined){
+if(typeof data54.allowEmpty !== "boolean"){
+const err162 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/allowEmpty",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/allowEmpty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err162];
 }
@@ -5680,11 +5853,11 @@ vErrors.push(err162);
 errors++;
 }
 }
-if(data60.devices !== undefined){
-let data62 = data60.devices;
-if(Array.isArray(data62)){
-if(data62.length > 1000){
-const err163 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+if(data54.pattern !== undefined){
+let data63 = data54.pattern;
+if(typeof data63 === "string"){
+if(func1(data63) > 1024){
+const err163 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/pattern/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err163];
 }
@@ -5693,12 +5866,8 @@ vErrors.push(err163);
 }
 errors++;
 }
-const len9 = data62.length;
-for(let i9=0; i9<len9; i9++){
-let data63 = data62[i9];
-if(typeof data63 === "string"){
-if(func1(data63) > 253){
-const err164 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/devices/" + i9,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(func1(data63) < 1){
+const err164 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/pattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err164];
 }
@@ -5707,8 +5876,9 @@ vErrors.push(err164);
 }
 errors++;
 }
-if(func1(data63) < 1){
-const err165 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/devices/" + i9,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err165 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/pattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err165];
 }
@@ -5717,8 +5887,12 @@ vErrors.push(err165);
 }
 errors++;
 }
-if(!pattern19.test(data63)){
-const err166 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/devices/" + i9,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
+}
+if(data54.oneOf !== undefined){
+let data64 = data54.oneOf;
+if(Array.isArray(data64)){
+if(data64.length > 100){
+const err166 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/oneOf/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err166];
 }
@@ -5727,9 +5901,8 @@ vErrors.push(err166);
 }
 errors++;
 }
-}
-else {
-const err167 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/devices/" + i9,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data64.length < 1){
+const err167 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/oneOf/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -5739,9 +5912,8 @@ vErrors.push(err167);
 errors++;
 }
 }
-}
 else {
-const err168 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err168 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/oneOf/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -5751,11 +5923,11 @@ vErrors.push(err168);
 errors++;
 }
 }
-if(data60.rules !== undefined){
-let data64 = data60.rules;
-if(Array.isArray(data64)){
-if(data64.length > 100){
-const err169 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(data54.cidr !== undefined){
+let data65 = data54.cidr;
+if(Array.isArray(data65)){
+if(data65.length > 100){
+const err169 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/cidr/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err169];
 }
@@ -5764,12 +5936,8 @@ vErrors.push(err169);
 }
 errors++;
 }
-const len10 = data64.length;
-for(let i10=0; i10<len10; i10++){
-let data65 = data64[i10];
-if(data65 && typeof data65 == "object" && !Array.isArray(data65)){
-if(data65.id === undefined){
-const err170 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(data65.length < 1){
+const err170 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/cidr/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err170];
 }
@@ -5778,8 +5946,12 @@ vErrors.push(err170);
 }
 errors++;
 }
-if(data65.path === undefined){
-const err171 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+const len9 = data65.length;
+for(let i9=0; i9<len9; i9++){
+let data66 = data65[i9];
+if(typeof data66 === "string"){
+if(func1(data66) > 128){
+const err171 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/cidr/" + i9,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/cidr/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err171];
 }
@@ -5788,8 +5960,8 @@ vErrors.push(err171);
 }
 errors++;
 }
-if(data65.mode === undefined){
-const err172 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+if(func1(data66) < 1){
+const err172 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/cidr/" + i9,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/cidr/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err172];
 }
@@ -5798,8 +5970,9 @@ vErrors.push(err172);
 }
 errors++;
 }
-if(data65.severity === undefined){
-const err173 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+}
+else {
+const err173 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/cidr/" + i9,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/cidr/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err173];
 }
@@ -5808,9 +5981,10 @@ vErrors.push(err173);
 }
 errors++;
 }
-for(const key12 in data65){
-if(!(func35.call(schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.rules.items.properties, key12))){
-const err174 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
+}
+}
+else {
+const err174 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/cidr/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err174];
 }
@@ -5820,11 +5994,11 @@ vErrors.push(err174);
 errors++;
 }
 }
-if(data65.id !== undefined){
-let data66 = data65.id;
-if(typeof data66 === "string"){
-if(!pattern20.test(data66)){
-const err175 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+if(data54.range !== undefined){
+let data67 = data54.range;
+if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
+if(Object.keys(data67).length < 1){
+const err175 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/range/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
 if(vErrors === null){
 vErrors = [err175];
 }
@@ -5833,9 +6007,9 @@ vErrors.push(err175);
 }
 errors++;
 }
-}
-else {
-const err176 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key12 in data67){
+if(!((key12 === "min") || (key12 === "max"))){
+const err176 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/range/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -5845,11 +6019,13 @@ vErrors.push(err176);
 errors++;
 }
 }
-if(data65.path !== undefined){
-let data67 = data65.path;
-if(typeof data67 === "string"){
-if(func1(data67) > 1024){
-const err177 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(data67.min !== undefined){
+let data68 = data67.min;
+const _errs159 = errors;
+let valid35 = false;
+const _errs160 = errors;
+if(!((typeof data68 == "number") && (isFinite(data68)))){
+const err177 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -5858,9 +6034,12 @@ vErrors.push(err177);
 }
 errors++;
 }
-}
-else {
-const err178 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid2 = _errs160 === errors;
+valid35 = valid35 || _valid2;
+const _errs162 = errors;
+if(typeof data68 === "string"){
+if(func1(data68) > 128){
+const err178 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -5869,11 +6048,8 @@ vErrors.push(err178);
 }
 errors++;
 }
-}
-if(data65.mode !== undefined){
-let data68 = data65.mode;
-if(typeof data68 !== "string"){
-const err179 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data68) < 1){
+const err179 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err179];
 }
@@ -5882,8 +6058,9 @@ vErrors.push(err179);
 }
 errors++;
 }
-if(!(((data68 === "required") || (data68 === "exact")) || (data68 === "disallowed"))){
-const err180 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err180 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err180];
 }
@@ -5892,11 +6069,10 @@ vErrors.push(err180);
 }
 errors++;
 }
-}
-if(data65.severity !== undefined){
-let data69 = data65.severity;
-if(typeof data69 !== "string"){
-const err181 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid2 = _errs162 === errors;
+valid35 = valid35 || _valid2;
+if(!valid35){
+const err181 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err181];
 }
@@ -5905,8 +6081,25 @@ vErrors.push(err181);
 }
 errors++;
 }
-if(!(((data69 === "error") || (data69 === "warning")) || (data69 === "info"))){
-const err182 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+else {
+errors = _errs159;
+if(vErrors !== null){
+if(_errs159){
+vErrors.length = _errs159;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data67.max !== undefined){
+let data69 = data67.max;
+const _errs165 = errors;
+let valid36 = false;
+const _errs166 = errors;
+if(!((typeof data69 == "number") && (isFinite(data69)))){
+const err182 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err182];
 }
@@ -5915,10 +6108,12 @@ vErrors.push(err182);
 }
 errors++;
 }
-}
-if(data65.ordered !== undefined){
-if(typeof data65.ordered !== "boolean"){
-const err183 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+var _valid3 = _errs166 === errors;
+valid36 = valid36 || _valid3;
+const _errs168 = errors;
+if(typeof data69 === "string"){
+if(func1(data69) > 128){
+const err183 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err183];
 }
@@ -5927,12 +6122,8 @@ vErrors.push(err183);
 }
 errors++;
 }
-}
-if(data65.description !== undefined){
-let data71 = data65.description;
-if(typeof data71 === "string"){
-if(func1(data71) > 1024){
-const err184 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(func1(data69) < 1){
+const err184 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err184];
 }
@@ -5943,7 +6134,7 @@ errors++;
 }
 }
 else {
-const err185 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err185 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err185];
 }
@@ -5952,11 +6143,10 @@ vErrors.push(err185);
 }
 errors++;
 }
-}
-if(data65.match !== undefined){
-let data72 = data65.match;
-if(typeof data72 !== "string"){
-const err186 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/match/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid3 = _errs168 === errors;
+valid36 = valid36 || _valid3;
+if(!valid36){
+const err186 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err186];
 }
@@ -5965,8 +6155,21 @@ vErrors.push(err186);
 }
 errors++;
 }
-if(!(((data72 === "all") || (data72 === "any")) || (data72 === "none"))){
-const err187 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/match/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.rules.items.properties.match.enum},message:"must be equal to one of the allowed values"};
+else {
+errors = _errs165;
+if(vErrors !== null){
+if(_errs165){
+vErrors.length = _errs165;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err187 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/range/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err187];
 }
@@ -5976,9 +6179,9 @@ vErrors.push(err187);
 errors++;
 }
 }
-if(data65.allowEmpty !== undefined){
-if(typeof data65.allowEmpty !== "boolean"){
-const err188 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/allowEmpty",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/allowEmpty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data54.strict !== undefined){
+if(typeof data54.strict !== "boolean"){
+const err188 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8+"/strict",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/properties/strict/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -5988,11 +6191,9 @@ vErrors.push(err188);
 errors++;
 }
 }
-if(data65.pattern !== undefined){
-let data74 = data65.pattern;
-if(typeof data74 === "string"){
-if(func1(data74) > 1024){
-const err189 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+}
+else {
+const err189 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules/" + i8,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -6001,8 +6202,10 @@ vErrors.push(err189);
 }
 errors++;
 }
-if(func1(data74) < 1){
-const err190 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+}
+else {
+const err190 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err190];
 }
@@ -6012,8 +6215,11 @@ vErrors.push(err190);
 errors++;
 }
 }
-else {
-const err191 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data43.children !== undefined){
+let data71 = data43.children;
+if(Array.isArray(data71)){
+if(data71.length > 200){
+const err191 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
 if(vErrors === null){
 vErrors = [err191];
 }
@@ -6022,12 +6228,12 @@ vErrors.push(err191);
 }
 errors++;
 }
-}
-if(data65.oneOf !== undefined){
-let data75 = data65.oneOf;
-if(Array.isArray(data75)){
-if(data75.length > 100){
-const err192 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+const len10 = data71.length;
+for(let i10=0; i10<len10; i10++){
+let data72 = data71[i10];
+if(data72 && typeof data72 == "object" && !Array.isArray(data72)){
+if(data72.name === undefined){
+const err192 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err192];
 }
@@ -6036,8 +6242,9 @@ vErrors.push(err192);
 }
 errors++;
 }
-if(data75.length < 1){
-const err193 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+for(const key13 in data72){
+if(!(((((key13 === "name") || (key13 === "devices")) || (key13 === "select")) || (key13 === "rules")) || (key13 === "children"))){
+const err193 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err193];
 }
@@ -6047,8 +6254,11 @@ vErrors.push(err193);
 errors++;
 }
 }
-else {
-const err194 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data72.name !== undefined){
+let data73 = data72.name;
+if(typeof data73 === "string"){
+if(func1(data73) > 128){
+const err194 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err194];
 }
@@ -6057,12 +6267,8 @@ vErrors.push(err194);
 }
 errors++;
 }
-}
-if(data65.cidr !== undefined){
-let data76 = data65.cidr;
-if(Array.isArray(data76)){
-if(data76.length > 100){
-const err195 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(func1(data73) < 1){
+const err195 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err195];
 }
@@ -6071,8 +6277,9 @@ vErrors.push(err195);
 }
 errors++;
 }
-if(data76.length < 1){
-const err196 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+}
+else {
+const err196 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err196];
 }
@@ -6081,12 +6288,12 @@ vErrors.push(err196);
 }
 errors++;
 }
-const len11 = data76.length;
-for(let i11=0; i11<len11; i11++){
-let data77 = data76[i11];
-if(typeof data77 === "string"){
-if(func1(data77) > 128){
-const err197 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/cidr/" + i11,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+}
+if(data72.devices !== undefined){
+let data74 = data72.devices;
+if(Array.isArray(data74)){
+if(data74.length > 1000){
+const err197 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
 if(vErrors === null){
 vErrors = [err197];
 }
@@ -6095,8 +6302,12 @@ vErrors.push(err197);
 }
 errors++;
 }
-if(func1(data77) < 1){
-const err198 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/cidr/" + i11,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const len11 = data74.length;
+for(let i11=0; i11<len11; i11++){
+let data75 = data74[i11];
+if(typeof data75 === "string"){
+if(func1(data75) > 253){
+const err198 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/devices/" + i11,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err198];
 }
@@ -6105,9 +6316,8 @@ vErrors.push(err198);
 }
 errors++;
 }
-}
-else {
-const err199 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/cidr/" + i11,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data75) < 1){
+const err199 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/devices/" + i11,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err199];
 }
@@ -6116,10 +6326,8 @@ vErrors.push(err199);
 }
 errors++;
 }
-}
-}
-else {
-const err200 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(!pattern19.test(data75)){
+const err200 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/devices/" + i11,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
 if(vErrors === null){
 vErrors = [err200];
 }
@@ -6129,11 +6337,8 @@ vErrors.push(err200);
 errors++;
 }
 }
-if(data65.range !== undefined){
-let data78 = data65.range;
-if(data78 && typeof data78 == "object" && !Array.isArray(data78)){
-if(Object.keys(data78).length < 1){
-const err201 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/range/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
+else {
+const err201 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/devices/" + i11,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err201];
 }
@@ -6142,9 +6347,10 @@ vErrors.push(err201);
 }
 errors++;
 }
-for(const key13 in data78){
-if(!((key13 === "min") || (key13 === "max"))){
-const err202 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/range/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
+}
+}
+else {
+const err202 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err202];
 }
@@ -6154,13 +6360,11 @@ vErrors.push(err202);
 errors++;
 }
 }
-if(data78.min !== undefined){
-let data79 = data78.min;
-const _errs190 = errors;
-let valid42 = false;
-const _errs191 = errors;
-if(!((typeof data79 == "number") && (isFinite(data79)))){
-const err203 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data72.select !== undefined){
+let data76 = data72.select;
+if(Array.isArray(data76)){
+if(data76.length > 20){
+const err203 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/select",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/select/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
 if(vErrors === null){
 vErrors = [err203];
 }
@@ -6169,12 +6373,12 @@ vErrors.push(err203);
 }
 errors++;
 }
-var _valid4 = _errs191 === errors;
-valid42 = valid42 || _valid4;
-const _errs193 = errors;
-if(typeof data79 === "string"){
-if(func1(data79) > 128){
-const err204 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+const len12 = data76.length;
+for(let i12=0; i12<len12; i12++){
+let data77 = data76[i12];
+if(data77 && typeof data77 == "object" && !Array.isArray(data77)){
+if(Object.keys(data77).length < 1){
+const err204 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/select/" + i12,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/select/items/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
 if(vErrors === null){
 vErrors = [err204];
 }
@@ -6183,8 +6387,9 @@ vErrors.push(err204);
 }
 errors++;
 }
-if(func1(data79) < 1){
-const err205 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+for(const key14 in data77){
+if(!((((key14 === "group") || (key14 === "namePattern")) || (key14 === "platform")) || (key14 === "ned"))){
+const err205 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/select/" + i12,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/select/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err205];
 }
@@ -6194,8 +6399,11 @@ vErrors.push(err205);
 errors++;
 }
 }
-else {
-const err206 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data77.group !== undefined){
+let data78 = data77.group;
+if(typeof data78 === "string"){
+if(func1(data78) > 253){
+const err206 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/select/" + i12+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/select/items/properties/group/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err206];
 }
@@ -6204,10 +6412,8 @@ vErrors.push(err206);
 }
 errors++;
 }
-var _valid4 = _errs193 === errors;
-valid42 = valid42 || _valid4;
-if(!valid42){
-const err207 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(func1(data78) < 1){
+const err207 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/select/" + i12+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/select/items/properties/group/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err207];
 }
@@ -6216,25 +6422,9 @@ vErrors.push(err207);
 }
 errors++;
 }
-else {
-errors = _errs190;
-if(vErrors !== null){
-if(_errs190){
-vErrors.length = _errs190;
 }
 else {
-vErrors = null;
-}
-}
-}
-}
-if(data78.max !== undefined){
-let data80 = data78.max;
-const _errs196 = errors;
-let valid43 = false;
-const _errs197 = errors;
-if(!((typeof data80 == "number") && (isFinite(data80)))){
-const err208 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
+const err208 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/select/" + i12+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/select/items/properties/group/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err208];
 }
@@ -6243,12 +6433,12 @@ vErrors.push(err208);
 }
 errors++;
 }
-var _valid5 = _errs197 === errors;
-valid43 = valid43 || _valid5;
-const _errs199 = errors;
-if(typeof data80 === "string"){
-if(func1(data80) > 128){
-const err209 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+}
+if(data77.namePattern !== undefined){
+let data79 = data77.namePattern;
+if(typeof data79 === "string"){
+if(func1(data79) > 253){
+const err209 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/select/" + i12+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/select/items/properties/namePattern/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err209];
 }
@@ -6257,8 +6447,8 @@ vErrors.push(err209);
 }
 errors++;
 }
-if(func1(data80) < 1){
-const err210 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(func1(data79) < 1){
+const err210 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/select/" + i12+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/select/items/properties/namePattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err210];
 }
@@ -6269,7 +6459,7 @@ errors++;
 }
 }
 else {
-const err211 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err211 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/select/" + i12+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/select/items/properties/namePattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -6278,10 +6468,12 @@ vErrors.push(err211);
 }
 errors++;
 }
-var _valid5 = _errs199 === errors;
-valid43 = valid43 || _valid5;
-if(!valid43){
-const err212 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+}
+if(data77.platform !== undefined){
+let data80 = data77.platform;
+if(typeof data80 === "string"){
+if(func1(data80) > 253){
+const err212 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/select/" + i12+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/select/items/properties/platform/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -6290,21 +6482,8 @@ vErrors.push(err212);
 }
 errors++;
 }
-else {
-errors = _errs196;
-if(vErrors !== null){
-if(_errs196){
-vErrors.length = _errs196;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-}
-else {
-const err213 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/range/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(func1(data80) < 1){
+const err213 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/select/" + i12+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/select/items/properties/platform/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -6314,9 +6493,8 @@ vErrors.push(err213);
 errors++;
 }
 }
-if(data65.strict !== undefined){
-if(typeof data65.strict !== "boolean"){
-const err214 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10+"/strict",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/strict/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+else {
+const err214 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/select/" + i12+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/select/items/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err214];
 }
@@ -6326,9 +6504,11 @@ vErrors.push(err214);
 errors++;
 }
 }
-}
-else {
-const err215 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules/" + i10,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data77.ned !== undefined){
+let data81 = data77.ned;
+if(typeof data81 === "string"){
+if(func1(data81) > 253){
+const err215 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/select/" + i12+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/select/items/properties/ned/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err215];
 }
@@ -6337,10 +6517,8 @@ vErrors.push(err215);
 }
 errors++;
 }
-}
-}
-else {
-const err216 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(func1(data81) < 1){
+const err216 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/select/" + i12+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/select/items/properties/ned/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err216];
 }
@@ -6350,11 +6528,8 @@ vErrors.push(err216);
 errors++;
 }
 }
-if(data60.children !== undefined){
-let data82 = data60.children;
-if(Array.isArray(data82)){
-if(data82.length > 200){
-const err217 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
+else {
+const err217 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/select/" + i12+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/select/items/properties/ned/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err217];
 }
@@ -6363,12 +6538,10 @@ vErrors.push(err217);
 }
 errors++;
 }
-const len12 = data82.length;
-for(let i12=0; i12<len12; i12++){
-let data83 = data82[i12];
-if(data83 && typeof data83 == "object" && !Array.isArray(data83)){
-if(data83.name === undefined){
-const err218 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+}
+}
+else {
+const err218 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/select/" + i12,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/select/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err218];
 }
@@ -6377,9 +6550,10 @@ vErrors.push(err218);
 }
 errors++;
 }
-for(const key14 in data83){
-if(!((((key14 === "name") || (key14 === "devices")) || (key14 === "rules")) || (key14 === "children"))){
-const err219 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
+}
+}
+else {
+const err219 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/select",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/select/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err219];
 }
@@ -6389,11 +6563,11 @@ vErrors.push(err219);
 errors++;
 }
 }
-if(data83.name !== undefined){
-let data84 = data83.name;
-if(typeof data84 === "string"){
-if(func1(data84) > 128){
-const err220 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(data72.rules !== undefined){
+let data82 = data72.rules;
+if(Array.isArray(data82)){
+if(data82.length > 100){
+const err220 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err220];
 }
@@ -6402,8 +6576,12 @@ vErrors.push(err220);
 }
 errors++;
 }
-if(func1(data84) < 1){
-const err221 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const len13 = data82.length;
+for(let i13=0; i13<len13; i13++){
+let data83 = data82[i13];
+if(data83 && typeof data83 == "object" && !Array.isArray(data83)){
+if(data83.id === undefined){
+const err221 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err221];
 }
@@ -6412,9 +6590,8 @@ vErrors.push(err221);
 }
 errors++;
 }
-}
-else {
-const err222 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data83.path === undefined){
+const err222 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
 if(vErrors === null){
 vErrors = [err222];
 }
@@ -6423,12 +6600,8 @@ vErrors.push(err222);
 }
 errors++;
 }
-}
-if(data83.devices !== undefined){
-let data85 = data83.devices;
-if(Array.isArray(data85)){
-if(data85.length > 1000){
-const err223 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+if(data83.mode === undefined){
+const err223 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
 if(vErrors === null){
 vErrors = [err223];
 }
@@ -6437,12 +6610,8 @@ vErrors.push(err223);
 }
 errors++;
 }
-const len13 = data85.length;
-for(let i13=0; i13<len13; i13++){
-let data86 = data85[i13];
-if(typeof data86 === "string"){
-if(func1(data86) > 253){
-const err224 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/devices/" + i13,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(data83.severity === undefined){
+const err224 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
 if(vErrors === null){
 vErrors = [err224];
 }
@@ -6451,8 +6620,9 @@ vErrors.push(err224);
 }
 errors++;
 }
-if(func1(data86) < 1){
-const err225 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/devices/" + i13,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+for(const key15 in data83){
+if(!(func43.call(schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.rules.items.properties, key15))){
+const err225 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err225];
 }
@@ -6461,8 +6631,12 @@ vErrors.push(err225);
 }
 errors++;
 }
-if(!pattern19.test(data86)){
-const err226 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/devices/" + i13,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
+}
+if(data83.id !== undefined){
+let data84 = data83.id;
+if(typeof data84 === "string"){
+if(!pattern20.test(data84)){
+const err226 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err226];
 }
@@ -6473,7 +6647,7 @@ errors++;
 }
 }
 else {
-const err227 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/devices/" + i13,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err227 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err227];
 }
@@ -6483,9 +6657,11 @@ vErrors.push(err227);
 errors++;
 }
 }
-}
-else {
-const err228 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data83.path !== undefined){
+let data85 = data83.path;
+if(typeof data85 === "string"){
+if(func1(data85) > 1024){
+const err228 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err228];
 }
@@ -6495,11 +6671,8 @@ vErrors.push(err228);
 errors++;
 }
 }
-if(data83.rules !== undefined){
-let data87 = data83.rules;
-if(Array.isArray(data87)){
-if(data87.length > 100){
-const err229 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+else {
+const err229 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err229];
 }
@@ -6508,12 +6681,11 @@ vErrors.push(err229);
 }
 errors++;
 }
-const len14 = data87.length;
-for(let i14=0; i14<len14; i14++){
-let data88 = data87[i14];
-if(data88 && typeof data88 == "object" && !Array.isArray(data88)){
-if(data88.id === undefined){
-const err230 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+}
+if(data83.mode !== undefined){
+let data86 = data83.mode;
+if(typeof data86 !== "string"){
+const err230 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err230];
 }
@@ -6522,8 +6694,8 @@ vErrors.push(err230);
 }
 errors++;
 }
-if(data88.path === undefined){
-const err231 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(!(((data86 === "required") || (data86 === "exact")) || (data86 === "disallowed"))){
+const err231 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err231];
 }
@@ -6532,8 +6704,11 @@ vErrors.push(err231);
 }
 errors++;
 }
-if(data88.mode === undefined){
-const err232 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+}
+if(data83.severity !== undefined){
+let data87 = data83.severity;
+if(typeof data87 !== "string"){
+const err232 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err232];
 }
@@ -6542,8 +6717,8 @@ vErrors.push(err232);
 }
 errors++;
 }
-if(data88.severity === undefined){
-const err233 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+if(!(((data87 === "error") || (data87 === "warning")) || (data87 === "info"))){
+const err233 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err233];
 }
@@ -6552,9 +6727,10 @@ vErrors.push(err233);
 }
 errors++;
 }
-for(const key15 in data88){
-if(!(func35.call(schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties, key15))){
-const err234 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"};
+}
+if(data83.ordered !== undefined){
+if(typeof data83.ordered !== "boolean"){
+const err234 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err234];
 }
@@ -6564,11 +6740,11 @@ vErrors.push(err234);
 errors++;
 }
 }
-if(data88.id !== undefined){
-let data89 = data88.id;
+if(data83.description !== undefined){
+let data89 = data83.description;
 if(typeof data89 === "string"){
-if(!pattern20.test(data89)){
-const err235 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+if(func1(data89) > 1024){
+const err235 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err235];
 }
@@ -6579,7 +6755,7 @@ errors++;
 }
 }
 else {
-const err236 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err236 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err236];
 }
@@ -6589,11 +6765,10 @@ vErrors.push(err236);
 errors++;
 }
 }
-if(data88.path !== undefined){
-let data90 = data88.path;
-if(typeof data90 === "string"){
-if(func1(data90) > 1024){
-const err237 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(data83.match !== undefined){
+let data90 = data83.match;
+if(typeof data90 !== "string"){
+const err237 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/match/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err237];
 }
@@ -6602,9 +6777,8 @@ vErrors.push(err237);
 }
 errors++;
 }
-}
-else {
-const err238 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(((data90 === "all") || (data90 === "any")) || (data90 === "none"))){
+const err238 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/match/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.rules.items.properties.match.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err238];
 }
@@ -6614,10 +6788,9 @@ vErrors.push(err238);
 errors++;
 }
 }
-if(data88.mode !== undefined){
-let data91 = data88.mode;
-if(typeof data91 !== "string"){
-const err239 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data83.allowEmpty !== undefined){
+if(typeof data83.allowEmpty !== "boolean"){
+const err239 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/allowEmpty",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/allowEmpty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err239];
 }
@@ -6626,8 +6799,12 @@ vErrors.push(err239);
 }
 errors++;
 }
-if(!(((data91 === "required") || (data91 === "exact")) || (data91 === "disallowed"))){
-const err240 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+}
+if(data83.pattern !== undefined){
+let data92 = data83.pattern;
+if(typeof data92 === "string"){
+if(func1(data92) > 1024){
+const err240 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err240];
 }
@@ -6636,11 +6813,8 @@ vErrors.push(err240);
 }
 errors++;
 }
-}
-if(data88.severity !== undefined){
-let data92 = data88.severity;
-if(typeof data92 !== "string"){
-const err241 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data92) < 1){
+const err241 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err241];
 }
@@ -6649,8 +6823,9 @@ vErrors.push(err241);
 }
 errors++;
 }
-if(!(((data92 === "error") || (data92 === "warning")) || (data92 === "info"))){
-const err242 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err242 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err242];
 }
@@ -6660,9 +6835,11 @@ vErrors.push(err242);
 errors++;
 }
 }
-if(data88.ordered !== undefined){
-if(typeof data88.ordered !== "boolean"){
-const err243 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data83.oneOf !== undefined){
+let data93 = data83.oneOf;
+if(Array.isArray(data93)){
+if(data93.length > 100){
+const err243 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err243];
 }
@@ -6671,12 +6848,8 @@ vErrors.push(err243);
 }
 errors++;
 }
-}
-if(data88.description !== undefined){
-let data94 = data88.description;
-if(typeof data94 === "string"){
-if(func1(data94) > 1024){
-const err244 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(data93.length < 1){
+const err244 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err244];
 }
@@ -6687,7 +6860,7 @@ errors++;
 }
 }
 else {
-const err245 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err245 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err245];
 }
@@ -6697,10 +6870,11 @@ vErrors.push(err245);
 errors++;
 }
 }
-if(data88.match !== undefined){
-let data95 = data88.match;
-if(typeof data95 !== "string"){
-const err246 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/match/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data83.cidr !== undefined){
+let data94 = data83.cidr;
+if(Array.isArray(data94)){
+if(data94.length > 100){
+const err246 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err246];
 }
@@ -6709,8 +6883,8 @@ vErrors.push(err246);
 }
 errors++;
 }
-if(!(((data95 === "all") || (data95 === "any")) || (data95 === "none"))){
-const err247 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/match/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.match.enum},message:"must be equal to one of the allowed values"};
+if(data94.length < 1){
+const err247 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err247];
 }
@@ -6719,10 +6893,12 @@ vErrors.push(err247);
 }
 errors++;
 }
-}
-if(data88.allowEmpty !== undefined){
-if(typeof data88.allowEmpty !== "boolean"){
-const err248 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/allowEmpty",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/allowEmpty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const len14 = data94.length;
+for(let i14=0; i14<len14; i14++){
+let data95 = data94[i14];
+if(typeof data95 === "string"){
+if(func1(data95) > 128){
+const err248 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/cidr/" + i14,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err248];
 }
@@ -6731,12 +6907,8 @@ vErrors.push(err248);
 }
 errors++;
 }
-}
-if(data88.pattern !== undefined){
-let data97 = data88.pattern;
-if(typeof data97 === "string"){
-if(func1(data97) > 1024){
-const err249 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(func1(data95) < 1){
+const err249 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/cidr/" + i14,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err249];
 }
@@ -6745,8 +6917,9 @@ vErrors.push(err249);
 }
 errors++;
 }
-if(func1(data97) < 1){
-const err250 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err250 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/cidr/" + i14,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err250];
 }
@@ -6756,8 +6929,9 @@ vErrors.push(err250);
 errors++;
 }
 }
+}
 else {
-const err251 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err251 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err251];
 }
@@ -6767,11 +6941,11 @@ vErrors.push(err251);
 errors++;
 }
 }
-if(data88.oneOf !== undefined){
-let data98 = data88.oneOf;
-if(Array.isArray(data98)){
-if(data98.length > 100){
-const err252 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(data83.range !== undefined){
+let data96 = data83.range;
+if(data96 && typeof data96 == "object" && !Array.isArray(data96)){
+if(Object.keys(data96).length < 1){
+const err252 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/range/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
 if(vErrors === null){
 vErrors = [err252];
 }
@@ -6780,8 +6954,9 @@ vErrors.push(err252);
 }
 errors++;
 }
-if(data98.length < 1){
-const err253 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+for(const key16 in data96){
+if(!((key16 === "min") || (key16 === "max"))){
+const err253 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/range/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err253];
 }
@@ -6791,8 +6966,13 @@ vErrors.push(err253);
 errors++;
 }
 }
-else {
-const err254 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data96.min !== undefined){
+let data97 = data96.min;
+const _errs229 = errors;
+let valid51 = false;
+const _errs230 = errors;
+if(!((typeof data97 == "number") && (isFinite(data97)))){
+const err254 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err254];
 }
@@ -6801,12 +6981,12 @@ vErrors.push(err254);
 }
 errors++;
 }
-}
-if(data88.cidr !== undefined){
-let data99 = data88.cidr;
-if(Array.isArray(data99)){
-if(data99.length > 100){
-const err255 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+var _valid4 = _errs230 === errors;
+valid51 = valid51 || _valid4;
+const _errs232 = errors;
+if(typeof data97 === "string"){
+if(func1(data97) > 128){
+const err255 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err255];
 }
@@ -6815,8 +6995,8 @@ vErrors.push(err255);
 }
 errors++;
 }
-if(data99.length < 1){
-const err256 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(func1(data97) < 1){
+const err256 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err256];
 }
@@ -6825,12 +7005,9 @@ vErrors.push(err256);
 }
 errors++;
 }
-const len15 = data99.length;
-for(let i15=0; i15<len15; i15++){
-let data100 = data99[i15];
-if(typeof data100 === "string"){
-if(func1(data100) > 128){
-const err257 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/cidr/" + i15,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+}
+else {
+const err257 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err257];
 }
@@ -6839,8 +7016,10 @@ vErrors.push(err257);
 }
 errors++;
 }
-if(func1(data100) < 1){
-const err258 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/cidr/" + i15,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var _valid4 = _errs232 === errors;
+valid51 = valid51 || _valid4;
+if(!valid51){
+const err258 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err258];
 }
@@ -6849,9 +7028,25 @@ vErrors.push(err258);
 }
 errors++;
 }
+else {
+errors = _errs229;
+if(vErrors !== null){
+if(_errs229){
+vErrors.length = _errs229;
 }
 else {
-const err259 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/cidr/" + i15,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+vErrors = null;
+}
+}
+}
+}
+if(data96.max !== undefined){
+let data98 = data96.max;
+const _errs235 = errors;
+let valid52 = false;
+const _errs236 = errors;
+if(!((typeof data98 == "number") && (isFinite(data98)))){
+const err259 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err259];
 }
@@ -6860,10 +7055,12 @@ vErrors.push(err259);
 }
 errors++;
 }
-}
-}
-else {
-const err260 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/type",keyword:"type",params:{type: "array"},message:"must be array"};
+var _valid5 = _errs236 === errors;
+valid52 = valid52 || _valid5;
+const _errs238 = errors;
+if(typeof data98 === "string"){
+if(func1(data98) > 128){
+const err260 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err260];
 }
@@ -6872,12 +7069,8 @@ vErrors.push(err260);
 }
 errors++;
 }
-}
-if(data88.range !== undefined){
-let data101 = data88.range;
-if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
-if(Object.keys(data101).length < 1){
-const err261 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
+if(func1(data98) < 1){
+const err261 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err261];
 }
@@ -6886,9 +7079,9 @@ vErrors.push(err261);
 }
 errors++;
 }
-for(const key16 in data101){
-if(!((key16 === "min") || (key16 === "max"))){
-const err262 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
+}
+else {
+const err262 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err262];
 }
@@ -6897,14 +7090,10 @@ vErrors.push(err262);
 }
 errors++;
 }
-}
-if(data101.min !== undefined){
-let data102 = data101.min;
-const _errs247 = errors;
-let valid55 = false;
-const _errs248 = errors;
-if(!((typeof data102 == "number") && (isFinite(data102)))){
-const err263 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
+var _valid5 = _errs238 === errors;
+valid52 = valid52 || _valid5;
+if(!valid52){
+const err263 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err263];
 }
@@ -6913,12 +7102,21 @@ vErrors.push(err263);
 }
 errors++;
 }
-var _valid6 = _errs248 === errors;
-valid55 = valid55 || _valid6;
-const _errs250 = errors;
-if(typeof data102 === "string"){
-if(func1(data102) > 128){
-const err264 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+else {
+errors = _errs235;
+if(vErrors !== null){
+if(_errs235){
+vErrors.length = _errs235;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err264 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/range/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err264];
 }
@@ -6927,8 +7125,10 @@ vErrors.push(err264);
 }
 errors++;
 }
-if(func1(data102) < 1){
-const err265 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data83.strict !== undefined){
+if(typeof data83.strict !== "boolean"){
+const err265 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13+"/strict",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/properties/strict/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err265];
 }
@@ -6938,8 +7138,9 @@ vErrors.push(err265);
 errors++;
 }
 }
+}
 else {
-const err266 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err266 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules/" + i13,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err266];
 }
@@ -6948,10 +7149,10 @@ vErrors.push(err266);
 }
 errors++;
 }
-var _valid6 = _errs250 === errors;
-valid55 = valid55 || _valid6;
-if(!valid55){
-const err267 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+}
+}
+else {
+const err267 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err267];
 }
@@ -6960,25 +7161,12 @@ vErrors.push(err267);
 }
 errors++;
 }
-else {
-errors = _errs247;
-if(vErrors !== null){
-if(_errs247){
-vErrors.length = _errs247;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data101.max !== undefined){
-let data103 = data101.max;
-const _errs253 = errors;
-let valid56 = false;
-const _errs254 = errors;
-if(!((typeof data103 == "number") && (isFinite(data103)))){
-const err268 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data72.children !== undefined){
+let data100 = data72.children;
+if(Array.isArray(data100)){
+if(data100.length > 200){
+const err268 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
 if(vErrors === null){
 vErrors = [err268];
 }
@@ -6987,12 +7175,12 @@ vErrors.push(err268);
 }
 errors++;
 }
-var _valid7 = _errs254 === errors;
-valid56 = valid56 || _valid7;
-const _errs256 = errors;
-if(typeof data103 === "string"){
-if(func1(data103) > 128){
-const err269 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+const len15 = data100.length;
+for(let i15=0; i15<len15; i15++){
+let data101 = data100[i15];
+if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
+if(data101.name === undefined){
+const err269 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err269];
 }
@@ -7001,8 +7189,9 @@ vErrors.push(err269);
 }
 errors++;
 }
-if(func1(data103) < 1){
-const err270 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+for(const key17 in data101){
+if(!(((((key17 === "name") || (key17 === "devices")) || (key17 === "select")) || (key17 === "rules")) || (key17 === "children"))){
+const err270 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err270];
 }
@@ -7012,8 +7201,11 @@ vErrors.push(err270);
 errors++;
 }
 }
-else {
-const err271 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data101.name !== undefined){
+let data102 = data101.name;
+if(typeof data102 === "string"){
+if(func1(data102) > 128){
+const err271 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err271];
 }
@@ -7022,10 +7214,8 @@ vErrors.push(err271);
 }
 errors++;
 }
-var _valid7 = _errs256 === errors;
-valid56 = valid56 || _valid7;
-if(!valid56){
-const err272 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(func1(data102) < 1){
+const err272 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err272];
 }
@@ -7034,21 +7224,9 @@ vErrors.push(err272);
 }
 errors++;
 }
-else {
-errors = _errs253;
-if(vErrors !== null){
-if(_errs253){
-vErrors.length = _errs253;
 }
 else {
-vErrors = null;
-}
-}
-}
-}
-}
-else {
-const err273 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err273 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err273];
 }
@@ -7058,9 +7236,11 @@ vErrors.push(err273);
 errors++;
 }
 }
-if(data88.strict !== undefined){
-if(typeof data88.strict !== "boolean"){
-const err274 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14+"/strict",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/strict/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data101.devices !== undefined){
+let data103 = data101.devices;
+if(Array.isArray(data103)){
+if(data103.length > 1000){
+const err274 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
 if(vErrors === null){
 vErrors = [err274];
 }
@@ -7069,10 +7249,12 @@ vErrors.push(err274);
 }
 errors++;
 }
-}
-}
-else {
-const err275 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules/" + i14,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const len16 = data103.length;
+for(let i16=0; i16<len16; i16++){
+let data104 = data103[i16];
+if(typeof data104 === "string"){
+if(func1(data104) > 253){
+const err275 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/devices/" + i16,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err275];
 }
@@ -7081,10 +7263,8 @@ vErrors.push(err275);
 }
 errors++;
 }
-}
-}
-else {
-const err276 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(func1(data104) < 1){
+const err276 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/devices/" + i16,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err276];
 }
@@ -7093,12 +7273,8 @@ vErrors.push(err276);
 }
 errors++;
 }
-}
-if(data83.children !== undefined){
-let data105 = data83.children;
-if(Array.isArray(data105)){
-if(data105.length > 200){
-const err277 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
+if(!pattern19.test(data104)){
+const err277 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/devices/" + i16,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
 if(vErrors === null){
 vErrors = [err277];
 }
@@ -7107,12 +7283,9 @@ vErrors.push(err277);
 }
 errors++;
 }
-const len16 = data105.length;
-for(let i16=0; i16<len16; i16++){
-let data106 = data105[i16];
-if(data106 && typeof data106 == "object" && !Array.isArray(data106)){
-if(data106.name === undefined){
-const err278 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+}
+else {
+const err278 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/devices/" + i16,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err278];
 }
@@ -7121,9 +7294,10 @@ vErrors.push(err278);
 }
 errors++;
 }
-for(const key17 in data106){
-if(!((((key17 === "name") || (key17 === "devices")) || (key17 === "rules")) || (key17 === "children"))){
-const err279 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
+}
+}
+else {
+const err279 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err279];
 }
@@ -7133,11 +7307,11 @@ vErrors.push(err279);
 errors++;
 }
 }
-if(data106.name !== undefined){
-let data107 = data106.name;
-if(typeof data107 === "string"){
-if(func1(data107) > 128){
-const err280 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(data101.select !== undefined){
+let data105 = data101.select;
+if(Array.isArray(data105)){
+if(data105.length > 20){
+const err280 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/select",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/select/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
 if(vErrors === null){
 vErrors = [err280];
 }
@@ -7146,8 +7320,12 @@ vErrors.push(err280);
 }
 errors++;
 }
-if(func1(data107) < 1){
-const err281 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const len17 = data105.length;
+for(let i17=0; i17<len17; i17++){
+let data106 = data105[i17];
+if(data106 && typeof data106 == "object" && !Array.isArray(data106)){
+if(Object.keys(data106).length < 1){
+const err281 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/select/" + i17,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/select/items/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
 if(vErrors === null){
 vErrors = [err281];
 }
@@ -7156,9 +7334,9 @@ vErrors.push(err281);
 }
 errors++;
 }
-}
-else {
-const err282 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key18 in data106){
+if(!((((key18 === "group") || (key18 === "namePattern")) || (key18 === "platform")) || (key18 === "ned"))){
+const err282 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/select/" + i17,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/select/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err282];
 }
@@ -7168,11 +7346,11 @@ vErrors.push(err282);
 errors++;
 }
 }
-if(data106.devices !== undefined){
-let data108 = data106.devices;
-if(Array.isArray(data108)){
-if(data108.length > 1000){
-const err283 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+if(data106.group !== undefined){
+let data107 = data106.group;
+if(typeof data107 === "string"){
+if(func1(data107) > 253){
+const err283 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/select/" + i17+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/group/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err283];
 }
@@ -7181,12 +7359,8 @@ vErrors.push(err283);
 }
 errors++;
 }
-const len17 = data108.length;
-for(let i17=0; i17<len17; i17++){
-let data109 = data108[i17];
-if(typeof data109 === "string"){
-if(func1(data109) > 253){
-const err284 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/devices/" + i17,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(func1(data107) < 1){
+const err284 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/select/" + i17+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/group/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err284];
 }
@@ -7195,8 +7369,9 @@ vErrors.push(err284);
 }
 errors++;
 }
-if(func1(data109) < 1){
-const err285 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/devices/" + i17,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err285 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/select/" + i17+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/group/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err285];
 }
@@ -7205,8 +7380,12 @@ vErrors.push(err285);
 }
 errors++;
 }
-if(!pattern19.test(data109)){
-const err286 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/devices/" + i17,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
+}
+if(data106.namePattern !== undefined){
+let data108 = data106.namePattern;
+if(typeof data108 === "string"){
+if(func1(data108) > 253){
+const err286 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/select/" + i17+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/namePattern/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err286];
 }
@@ -7215,9 +7394,8 @@ vErrors.push(err286);
 }
 errors++;
 }
-}
-else {
-const err287 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/devices/" + i17,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data108) < 1){
+const err287 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/select/" + i17+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/namePattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err287];
 }
@@ -7227,9 +7405,8 @@ vErrors.push(err287);
 errors++;
 }
 }
-}
 else {
-const err288 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err288 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/select/" + i17+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/namePattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err288];
 }
@@ -7239,11 +7416,11 @@ vErrors.push(err288);
 errors++;
 }
 }
-if(data106.rules !== undefined){
-let data110 = data106.rules;
-if(Array.isArray(data110)){
-if(data110.length > 100){
-const err289 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(data106.platform !== undefined){
+let data109 = data106.platform;
+if(typeof data109 === "string"){
+if(func1(data109) > 253){
+const err289 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/select/" + i17+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/platform/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err289];
 }
@@ -7252,12 +7429,8 @@ vErrors.push(err289);
 }
 errors++;
 }
-const len18 = data110.length;
-for(let i18=0; i18<len18; i18++){
-let data111 = data110[i18];
-if(data111 && typeof data111 == "object" && !Array.isArray(data111)){
-if(data111.id === undefined){
-const err290 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(func1(data109) < 1){
+const err290 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/select/" + i17+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/platform/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err290];
 }
@@ -7266,8 +7439,9 @@ vErrors.push(err290);
 }
 errors++;
 }
-if(data111.path === undefined){
-const err291 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+}
+else {
+const err291 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/select/" + i17+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err291];
 }
@@ -7276,8 +7450,12 @@ vErrors.push(err291);
 }
 errors++;
 }
-if(data111.mode === undefined){
-const err292 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+}
+if(data106.ned !== undefined){
+let data110 = data106.ned;
+if(typeof data110 === "string"){
+if(func1(data110) > 253){
+const err292 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/select/" + i17+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/ned/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err292];
 }
@@ -7286,8 +7464,8 @@ vErrors.push(err292);
 }
 errors++;
 }
-if(data111.severity === undefined){
-const err293 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+if(func1(data110) < 1){
+const err293 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/select/" + i17+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/ned/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err293];
 }
@@ -7296,9 +7474,9 @@ vErrors.push(err293);
 }
 errors++;
 }
-for(const key18 in data111){
-if(!(func35.call(schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties, key18))){
-const err294 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
+}
+else {
+const err294 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/select/" + i17+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/ned/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err294];
 }
@@ -7308,11 +7486,9 @@ vErrors.push(err294);
 errors++;
 }
 }
-if(data111.id !== undefined){
-let data112 = data111.id;
-if(typeof data112 === "string"){
-if(!pattern20.test(data112)){
-const err295 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+}
+else {
+const err295 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/select/" + i17,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/select/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err295];
 }
@@ -7322,8 +7498,9 @@ vErrors.push(err295);
 errors++;
 }
 }
+}
 else {
-const err296 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err296 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/select",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/select/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err296];
 }
@@ -7333,11 +7510,11 @@ vErrors.push(err296);
 errors++;
 }
 }
-if(data111.path !== undefined){
-let data113 = data111.path;
-if(typeof data113 === "string"){
-if(func1(data113) > 1024){
-const err297 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(data101.rules !== undefined){
+let data111 = data101.rules;
+if(Array.isArray(data111)){
+if(data111.length > 100){
+const err297 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err297];
 }
@@ -7346,9 +7523,12 @@ vErrors.push(err297);
 }
 errors++;
 }
-}
-else {
-const err298 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const len18 = data111.length;
+for(let i18=0; i18<len18; i18++){
+let data112 = data111[i18];
+if(data112 && typeof data112 == "object" && !Array.isArray(data112)){
+if(data112.id === undefined){
+const err298 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err298];
 }
@@ -7357,11 +7537,8 @@ vErrors.push(err298);
 }
 errors++;
 }
-}
-if(data111.mode !== undefined){
-let data114 = data111.mode;
-if(typeof data114 !== "string"){
-const err299 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data112.path === undefined){
+const err299 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
 if(vErrors === null){
 vErrors = [err299];
 }
@@ -7370,8 +7547,8 @@ vErrors.push(err299);
 }
 errors++;
 }
-if(!(((data114 === "required") || (data114 === "exact")) || (data114 === "disallowed"))){
-const err300 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+if(data112.mode === undefined){
+const err300 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
 if(vErrors === null){
 vErrors = [err300];
 }
@@ -7380,11 +7557,8 @@ vErrors.push(err300);
 }
 errors++;
 }
-}
-if(data111.severity !== undefined){
-let data115 = data111.severity;
-if(typeof data115 !== "string"){
-const err301 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data112.severity === undefined){
+const err301 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
 if(vErrors === null){
 vErrors = [err301];
 }
@@ -7393,8 +7567,9 @@ vErrors.push(err301);
 }
 errors++;
 }
-if(!(((data115 === "error") || (data115 === "warning")) || (data115 === "info"))){
-const err302 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+for(const key19 in data112){
+if(!(func43.call(schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties, key19))){
+const err302 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err302];
 }
@@ -7404,9 +7579,11 @@ vErrors.push(err302);
 errors++;
 }
 }
-if(data111.ordered !== undefined){
-if(typeof data111.ordered !== "boolean"){
-const err303 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data112.id !== undefined){
+let data113 = data112.id;
+if(typeof data113 === "string"){
+if(!pattern20.test(data113)){
+const err303 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err303];
 }
@@ -7416,11 +7593,8 @@ vErrors.push(err303);
 errors++;
 }
 }
-if(data111.description !== undefined){
-let data117 = data111.description;
-if(typeof data117 === "string"){
-if(func1(data117) > 1024){
-const err304 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+else {
+const err304 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err304];
 }
@@ -7430,8 +7604,11 @@ vErrors.push(err304);
 errors++;
 }
 }
-else {
-const err305 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data112.path !== undefined){
+let data114 = data112.path;
+if(typeof data114 === "string"){
+if(func1(data114) > 1024){
+const err305 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err305];
 }
@@ -7441,10 +7618,8 @@ vErrors.push(err305);
 errors++;
 }
 }
-if(data111.match !== undefined){
-let data118 = data111.match;
-if(typeof data118 !== "string"){
-const err306 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/match/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err306 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err306];
 }
@@ -7453,8 +7628,11 @@ vErrors.push(err306);
 }
 errors++;
 }
-if(!(((data118 === "all") || (data118 === "any")) || (data118 === "none"))){
-const err307 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/match/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.match.enum},message:"must be equal to one of the allowed values"};
+}
+if(data112.mode !== undefined){
+let data115 = data112.mode;
+if(typeof data115 !== "string"){
+const err307 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err307];
 }
@@ -7463,10 +7641,8 @@ vErrors.push(err307);
 }
 errors++;
 }
-}
-if(data111.allowEmpty !== undefined){
-if(typeof data111.allowEmpty !== "boolean"){
-const err308 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/allowEmpty",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/allowEmpty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(!(((data115 === "required") || (data115 === "exact")) || (data115 === "disallowed"))){
+const err308 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err308];
 }
@@ -7476,11 +7652,10 @@ vErrors.push(err308);
 errors++;
 }
 }
-if(data111.pattern !== undefined){
-let data120 = data111.pattern;
-if(typeof data120 === "string"){
-if(func1(data120) > 1024){
-const err309 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(data112.severity !== undefined){
+let data116 = data112.severity;
+if(typeof data116 !== "string"){
+const err309 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err309];
 }
@@ -7489,8 +7664,8 @@ vErrors.push(err309);
 }
 errors++;
 }
-if(func1(data120) < 1){
-const err310 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(!(((data116 === "error") || (data116 === "warning")) || (data116 === "info"))){
+const err310 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err310];
 }
@@ -7500,8 +7675,9 @@ vErrors.push(err310);
 errors++;
 }
 }
-else {
-const err311 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data112.ordered !== undefined){
+if(typeof data112.ordered !== "boolean"){
+const err311 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err311];
 }
@@ -7511,11 +7687,11 @@ vErrors.push(err311);
 errors++;
 }
 }
-if(data111.oneOf !== undefined){
-let data121 = data111.oneOf;
-if(Array.isArray(data121)){
-if(data121.length > 100){
-const err312 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(data112.description !== undefined){
+let data118 = data112.description;
+if(typeof data118 === "string"){
+if(func1(data118) > 1024){
+const err312 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err312];
 }
@@ -7524,8 +7700,9 @@ vErrors.push(err312);
 }
 errors++;
 }
-if(data121.length < 1){
-const err313 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+}
+else {
+const err313 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err313];
 }
@@ -7535,8 +7712,10 @@ vErrors.push(err313);
 errors++;
 }
 }
-else {
-const err314 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data112.match !== undefined){
+let data119 = data112.match;
+if(typeof data119 !== "string"){
+const err314 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/match/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err314];
 }
@@ -7545,12 +7724,8 @@ vErrors.push(err314);
 }
 errors++;
 }
-}
-if(data111.cidr !== undefined){
-let data122 = data111.cidr;
-if(Array.isArray(data122)){
-if(data122.length > 100){
-const err315 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(!(((data119 === "all") || (data119 === "any")) || (data119 === "none"))){
+const err315 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/match/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.match.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err315];
 }
@@ -7559,8 +7734,10 @@ vErrors.push(err315);
 }
 errors++;
 }
-if(data122.length < 1){
-const err316 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+}
+if(data112.allowEmpty !== undefined){
+if(typeof data112.allowEmpty !== "boolean"){
+const err316 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/allowEmpty",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/allowEmpty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err316];
 }
@@ -7569,12 +7746,12 @@ vErrors.push(err316);
 }
 errors++;
 }
-const len19 = data122.length;
-for(let i19=0; i19<len19; i19++){
-let data123 = data122[i19];
-if(typeof data123 === "string"){
-if(func1(data123) > 128){
-const err317 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/cidr/" + i19,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+}
+if(data112.pattern !== undefined){
+let data121 = data112.pattern;
+if(typeof data121 === "string"){
+if(func1(data121) > 1024){
+const err317 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err317];
 }
@@ -7583,8 +7760,8 @@ vErrors.push(err317);
 }
 errors++;
 }
-if(func1(data123) < 1){
-const err318 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/cidr/" + i19,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(func1(data121) < 1){
+const err318 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err318];
 }
@@ -7595,7 +7772,7 @@ errors++;
 }
 }
 else {
-const err319 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/cidr/" + i19,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err319 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err319];
 }
@@ -7605,9 +7782,11 @@ vErrors.push(err319);
 errors++;
 }
 }
-}
-else {
-const err320 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data112.oneOf !== undefined){
+let data122 = data112.oneOf;
+if(Array.isArray(data122)){
+if(data122.length > 100){
+const err320 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err320];
 }
@@ -7616,12 +7795,8 @@ vErrors.push(err320);
 }
 errors++;
 }
-}
-if(data111.range !== undefined){
-let data124 = data111.range;
-if(data124 && typeof data124 == "object" && !Array.isArray(data124)){
-if(Object.keys(data124).length < 1){
-const err321 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
+if(data122.length < 1){
+const err321 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err321];
 }
@@ -7630,9 +7805,9 @@ vErrors.push(err321);
 }
 errors++;
 }
-for(const key19 in data124){
-if(!((key19 === "min") || (key19 === "max"))){
-const err322 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"};
+}
+else {
+const err322 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err322];
 }
@@ -7642,13 +7817,11 @@ vErrors.push(err322);
 errors++;
 }
 }
-if(data124.min !== undefined){
-let data125 = data124.min;
-const _errs304 = errors;
-let valid68 = false;
-const _errs305 = errors;
-if(!((typeof data125 == "number") && (isFinite(data125)))){
-const err323 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data112.cidr !== undefined){
+let data123 = data112.cidr;
+if(Array.isArray(data123)){
+if(data123.length > 100){
+const err323 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err323];
 }
@@ -7657,12 +7830,8 @@ vErrors.push(err323);
 }
 errors++;
 }
-var _valid8 = _errs305 === errors;
-valid68 = valid68 || _valid8;
-const _errs307 = errors;
-if(typeof data125 === "string"){
-if(func1(data125) > 128){
-const err324 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(data123.length < 1){
+const err324 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err324];
 }
@@ -7671,8 +7840,12 @@ vErrors.push(err324);
 }
 errors++;
 }
-if(func1(data125) < 1){
-const err325 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const len19 = data123.length;
+for(let i19=0; i19<len19; i19++){
+let data124 = data123[i19];
+if(typeof data124 === "string"){
+if(func1(data124) > 128){
+const err325 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/cidr/" + i19,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err325];
 }
@@ -7681,9 +7854,8 @@ vErrors.push(err325);
 }
 errors++;
 }
-}
-else {
-const err326 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data124) < 1){
+const err326 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/cidr/" + i19,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err326];
 }
@@ -7692,10 +7864,9 @@ vErrors.push(err326);
 }
 errors++;
 }
-var _valid8 = _errs307 === errors;
-valid68 = valid68 || _valid8;
-if(!valid68){
-const err327 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+}
+else {
+const err327 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/cidr/" + i19,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err327];
 }
@@ -7704,25 +7875,10 @@ vErrors.push(err327);
 }
 errors++;
 }
-else {
-errors = _errs304;
-if(vErrors !== null){
-if(_errs304){
-vErrors.length = _errs304;
+}
 }
 else {
-vErrors = null;
-}
-}
-}
-}
-if(data124.max !== undefined){
-let data126 = data124.max;
-const _errs310 = errors;
-let valid69 = false;
-const _errs311 = errors;
-if(!((typeof data126 == "number") && (isFinite(data126)))){
-const err328 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
+const err328 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err328];
 }
@@ -7731,12 +7887,12 @@ vErrors.push(err328);
 }
 errors++;
 }
-var _valid9 = _errs311 === errors;
-valid69 = valid69 || _valid9;
-const _errs313 = errors;
-if(typeof data126 === "string"){
-if(func1(data126) > 128){
-const err329 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+}
+if(data112.range !== undefined){
+let data125 = data112.range;
+if(data125 && typeof data125 == "object" && !Array.isArray(data125)){
+if(Object.keys(data125).length < 1){
+const err329 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
 if(vErrors === null){
 vErrors = [err329];
 }
@@ -7745,8 +7901,9 @@ vErrors.push(err329);
 }
 errors++;
 }
-if(func1(data126) < 1){
-const err330 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+for(const key20 in data125){
+if(!((key20 === "min") || (key20 === "max"))){
+const err330 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err330];
 }
@@ -7756,8 +7913,13 @@ vErrors.push(err330);
 errors++;
 }
 }
-else {
-const err331 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data125.min !== undefined){
+let data126 = data125.min;
+const _errs299 = errors;
+let valid67 = false;
+const _errs300 = errors;
+if(!((typeof data126 == "number") && (isFinite(data126)))){
+const err331 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err331];
 }
@@ -7766,10 +7928,12 @@ vErrors.push(err331);
 }
 errors++;
 }
-var _valid9 = _errs313 === errors;
-valid69 = valid69 || _valid9;
-if(!valid69){
-const err332 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+var _valid6 = _errs300 === errors;
+valid67 = valid67 || _valid6;
+const _errs302 = errors;
+if(typeof data126 === "string"){
+if(func1(data126) > 128){
+const err332 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err332];
 }
@@ -7778,21 +7942,8 @@ vErrors.push(err332);
 }
 errors++;
 }
-else {
-errors = _errs310;
-if(vErrors !== null){
-if(_errs310){
-vErrors.length = _errs310;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-}
-else {
-const err333 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(func1(data126) < 1){
+const err333 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err333];
 }
@@ -7802,9 +7953,8 @@ vErrors.push(err333);
 errors++;
 }
 }
-if(data111.strict !== undefined){
-if(typeof data111.strict !== "boolean"){
-const err334 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18+"/strict",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/strict/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+else {
+const err334 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err334];
 }
@@ -7813,10 +7963,10 @@ vErrors.push(err334);
 }
 errors++;
 }
-}
-}
-else {
-const err335 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules/" + i18,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var _valid6 = _errs302 === errors;
+valid67 = valid67 || _valid6;
+if(!valid67){
+const err335 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err335];
 }
@@ -7825,10 +7975,25 @@ vErrors.push(err335);
 }
 errors++;
 }
-}
+else {
+errors = _errs299;
+if(vErrors !== null){
+if(_errs299){
+vErrors.length = _errs299;
 }
 else {
-const err336 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+vErrors = null;
+}
+}
+}
+}
+if(data125.max !== undefined){
+let data127 = data125.max;
+const _errs305 = errors;
+let valid68 = false;
+const _errs306 = errors;
+if(!((typeof data127 == "number") && (isFinite(data127)))){
+const err336 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err336];
 }
@@ -7837,12 +8002,12 @@ vErrors.push(err336);
 }
 errors++;
 }
-}
-if(data106.children !== undefined){
-let data128 = data106.children;
-if(Array.isArray(data128)){
-if(data128.length > 200){
-const err337 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
+var _valid7 = _errs306 === errors;
+valid68 = valid68 || _valid7;
+const _errs308 = errors;
+if(typeof data127 === "string"){
+if(func1(data127) > 128){
+const err337 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err337];
 }
@@ -7851,12 +8016,8 @@ vErrors.push(err337);
 }
 errors++;
 }
-const len20 = data128.length;
-for(let i20=0; i20<len20; i20++){
-let data129 = data128[i20];
-if(data129 && typeof data129 == "object" && !Array.isArray(data129)){
-if(data129.name === undefined){
-const err338 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(func1(data127) < 1){
+const err338 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err338];
 }
@@ -7865,9 +8026,9 @@ vErrors.push(err338);
 }
 errors++;
 }
-for(const key20 in data129){
-if(!((((key20 === "name") || (key20 === "devices")) || (key20 === "rules")) || (key20 === "children"))){
-const err339 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"};
+}
+else {
+const err339 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err339];
 }
@@ -7876,12 +8037,10 @@ vErrors.push(err339);
 }
 errors++;
 }
-}
-if(data129.name !== undefined){
-let data130 = data129.name;
-if(typeof data130 === "string"){
-if(func1(data130) > 128){
-const err340 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+var _valid7 = _errs308 === errors;
+valid68 = valid68 || _valid7;
+if(!valid68){
+const err340 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err340];
 }
@@ -7890,8 +8049,21 @@ vErrors.push(err340);
 }
 errors++;
 }
-if(func1(data130) < 1){
-const err341 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+errors = _errs305;
+if(vErrors !== null){
+if(_errs305){
+vErrors.length = _errs305;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err341 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err341];
 }
@@ -7901,8 +8073,9 @@ vErrors.push(err341);
 errors++;
 }
 }
-else {
-const err342 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data112.strict !== undefined){
+if(typeof data112.strict !== "boolean"){
+const err342 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18+"/strict",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/strict/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err342];
 }
@@ -7912,11 +8085,9 @@ vErrors.push(err342);
 errors++;
 }
 }
-if(data129.devices !== undefined){
-let data131 = data129.devices;
-if(Array.isArray(data131)){
-if(data131.length > 1000){
-const err343 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+}
+else {
+const err343 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules/" + i18,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err343];
 }
@@ -7925,12 +8096,10 @@ vErrors.push(err343);
 }
 errors++;
 }
-const len21 = data131.length;
-for(let i21=0; i21<len21; i21++){
-let data132 = data131[i21];
-if(typeof data132 === "string"){
-if(func1(data132) > 253){
-const err344 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/devices/" + i21,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+}
+}
+else {
+const err344 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err344];
 }
@@ -7939,8 +8108,12 @@ vErrors.push(err344);
 }
 errors++;
 }
-if(func1(data132) < 1){
-const err345 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/devices/" + i21,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data101.children !== undefined){
+let data129 = data101.children;
+if(Array.isArray(data129)){
+if(data129.length > 200){
+const err345 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
 if(vErrors === null){
 vErrors = [err345];
 }
@@ -7949,8 +8122,12 @@ vErrors.push(err345);
 }
 errors++;
 }
-if(!pattern19.test(data132)){
-const err346 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/devices/" + i21,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
+const len20 = data129.length;
+for(let i20=0; i20<len20; i20++){
+let data130 = data129[i20];
+if(data130 && typeof data130 == "object" && !Array.isArray(data130)){
+if(data130.name === undefined){
+const err346 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err346];
 }
@@ -7959,9 +8136,9 @@ vErrors.push(err346);
 }
 errors++;
 }
-}
-else {
-const err347 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/devices/" + i21,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key21 in data130){
+if(!(((((key21 === "name") || (key21 === "devices")) || (key21 === "select")) || (key21 === "rules")) || (key21 === "children"))){
+const err347 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err347];
 }
@@ -7971,9 +8148,11 @@ vErrors.push(err347);
 errors++;
 }
 }
-}
-else {
-const err348 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data130.name !== undefined){
+let data131 = data130.name;
+if(typeof data131 === "string"){
+if(func1(data131) > 128){
+const err348 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err348];
 }
@@ -7982,12 +8161,8 @@ vErrors.push(err348);
 }
 errors++;
 }
-}
-if(data129.rules !== undefined){
-let data133 = data129.rules;
-if(Array.isArray(data133)){
-if(data133.length > 100){
-const err349 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(func1(data131) < 1){
+const err349 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err349];
 }
@@ -7996,12 +8171,9 @@ vErrors.push(err349);
 }
 errors++;
 }
-const len22 = data133.length;
-for(let i22=0; i22<len22; i22++){
-let data134 = data133[i22];
-if(data134 && typeof data134 == "object" && !Array.isArray(data134)){
-if(data134.id === undefined){
-const err350 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+}
+else {
+const err350 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err350];
 }
@@ -8010,8 +8182,12 @@ vErrors.push(err350);
 }
 errors++;
 }
-if(data134.path === undefined){
-const err351 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+}
+if(data130.devices !== undefined){
+let data132 = data130.devices;
+if(Array.isArray(data132)){
+if(data132.length > 1000){
+const err351 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
 if(vErrors === null){
 vErrors = [err351];
 }
@@ -8020,8 +8196,12 @@ vErrors.push(err351);
 }
 errors++;
 }
-if(data134.mode === undefined){
-const err352 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+const len21 = data132.length;
+for(let i21=0; i21<len21; i21++){
+let data133 = data132[i21];
+if(typeof data133 === "string"){
+if(func1(data133) > 253){
+const err352 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/devices/" + i21,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err352];
 }
@@ -8030,8 +8210,8 @@ vErrors.push(err352);
 }
 errors++;
 }
-if(data134.severity === undefined){
-const err353 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+if(func1(data133) < 1){
+const err353 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/devices/" + i21,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err353];
 }
@@ -8040,9 +8220,8 @@ vErrors.push(err353);
 }
 errors++;
 }
-for(const key21 in data134){
-if(!(func35.call(schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties, key21))){
-const err354 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties"};
+if(!pattern19.test(data133)){
+const err354 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/devices/" + i21,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
 if(vErrors === null){
 vErrors = [err354];
 }
@@ -8052,11 +8231,8 @@ vErrors.push(err354);
 errors++;
 }
 }
-if(data134.id !== undefined){
-let data135 = data134.id;
-if(typeof data135 === "string"){
-if(!pattern20.test(data135)){
-const err355 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+else {
+const err355 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/devices/" + i21,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err355];
 }
@@ -8066,8 +8242,9 @@ vErrors.push(err355);
 errors++;
 }
 }
+}
 else {
-const err356 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err356 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err356];
 }
@@ -8077,11 +8254,11 @@ vErrors.push(err356);
 errors++;
 }
 }
-if(data134.path !== undefined){
-let data136 = data134.path;
-if(typeof data136 === "string"){
-if(func1(data136) > 1024){
-const err357 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(data130.select !== undefined){
+let data134 = data130.select;
+if(Array.isArray(data134)){
+if(data134.length > 20){
+const err357 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/select",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
 if(vErrors === null){
 vErrors = [err357];
 }
@@ -8090,9 +8267,12 @@ vErrors.push(err357);
 }
 errors++;
 }
-}
-else {
-const err358 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const len22 = data134.length;
+for(let i22=0; i22<len22; i22++){
+let data135 = data134[i22];
+if(data135 && typeof data135 == "object" && !Array.isArray(data135)){
+if(Object.keys(data135).length < 1){
+const err358 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/select/" + i22,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
 if(vErrors === null){
 vErrors = [err358];
 }
@@ -8101,11 +8281,9 @@ vErrors.push(err358);
 }
 errors++;
 }
-}
-if(data134.mode !== undefined){
-let data137 = data134.mode;
-if(typeof data137 !== "string"){
-const err359 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key22 in data135){
+if(!((((key22 === "group") || (key22 === "namePattern")) || (key22 === "platform")) || (key22 === "ned"))){
+const err359 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/select/" + i22,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err359];
 }
@@ -8114,8 +8292,12 @@ vErrors.push(err359);
 }
 errors++;
 }
-if(!(((data137 === "required") || (data137 === "exact")) || (data137 === "disallowed"))){
-const err360 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+}
+if(data135.group !== undefined){
+let data136 = data135.group;
+if(typeof data136 === "string"){
+if(func1(data136) > 253){
+const err360 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/select/" + i22+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/group/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err360];
 }
@@ -8124,11 +8306,8 @@ vErrors.push(err360);
 }
 errors++;
 }
-}
-if(data134.severity !== undefined){
-let data138 = data134.severity;
-if(typeof data138 !== "string"){
-const err361 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data136) < 1){
+const err361 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/select/" + i22+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/group/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err361];
 }
@@ -8137,8 +8316,9 @@ vErrors.push(err361);
 }
 errors++;
 }
-if(!(((data138 === "error") || (data138 === "warning")) || (data138 === "info"))){
-const err362 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err362 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/select/" + i22+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/group/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err362];
 }
@@ -8148,9 +8328,11 @@ vErrors.push(err362);
 errors++;
 }
 }
-if(data134.ordered !== undefined){
-if(typeof data134.ordered !== "boolean"){
-const err363 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data135.namePattern !== undefined){
+let data137 = data135.namePattern;
+if(typeof data137 === "string"){
+if(func1(data137) > 253){
+const err363 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/select/" + i22+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/namePattern/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err363];
 }
@@ -8159,12 +8341,8 @@ vErrors.push(err363);
 }
 errors++;
 }
-}
-if(data134.description !== undefined){
-let data140 = data134.description;
-if(typeof data140 === "string"){
-if(func1(data140) > 1024){
-const err364 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(func1(data137) < 1){
+const err364 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/select/" + i22+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/namePattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err364];
 }
@@ -8175,7 +8353,7 @@ errors++;
 }
 }
 else {
-const err365 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err365 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/select/" + i22+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/namePattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err365];
 }
@@ -8185,10 +8363,11 @@ vErrors.push(err365);
 errors++;
 }
 }
-if(data134.match !== undefined){
-let data141 = data134.match;
-if(typeof data141 !== "string"){
-const err366 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/match/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data135.platform !== undefined){
+let data138 = data135.platform;
+if(typeof data138 === "string"){
+if(func1(data138) > 253){
+const err366 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/select/" + i22+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/platform/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err366];
 }
@@ -8197,8 +8376,8 @@ vErrors.push(err366);
 }
 errors++;
 }
-if(!(((data141 === "all") || (data141 === "any")) || (data141 === "none"))){
-const err367 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/match/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.match.enum},message:"must be equal to one of the allowed values"};
+if(func1(data138) < 1){
+const err367 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/select/" + i22+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/platform/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err367];
 }
@@ -8208,9 +8387,8 @@ vErrors.push(err367);
 errors++;
 }
 }
-if(data134.allowEmpty !== undefined){
-if(typeof data134.allowEmpty !== "boolean"){
-const err368 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/allowEmpty",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/allowEmpty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+else {
+const err368 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/select/" + i22+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err368];
 }
@@ -8220,11 +8398,11 @@ vErrors.push(err368);
 errors++;
 }
 }
-if(data134.pattern !== undefined){
-let data143 = data134.pattern;
-if(typeof data143 === "string"){
-if(func1(data143) > 1024){
-const err369 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(data135.ned !== undefined){
+let data139 = data135.ned;
+if(typeof data139 === "string"){
+if(func1(data139) > 253){
+const err369 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/select/" + i22+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/ned/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err369];
 }
@@ -8233,8 +8411,8 @@ vErrors.push(err369);
 }
 errors++;
 }
-if(func1(data143) < 1){
-const err370 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(func1(data139) < 1){
+const err370 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/select/" + i22+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/ned/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err370];
 }
@@ -8245,7 +8423,7 @@ errors++;
 }
 }
 else {
-const err371 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err371 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/select/" + i22+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/ned/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err371];
 }
@@ -8255,11 +8433,9 @@ vErrors.push(err371);
 errors++;
 }
 }
-if(data134.oneOf !== undefined){
-let data144 = data134.oneOf;
-if(Array.isArray(data144)){
-if(data144.length > 100){
-const err372 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+}
+else {
+const err372 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/select/" + i22,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err372];
 }
@@ -8268,8 +8444,10 @@ vErrors.push(err372);
 }
 errors++;
 }
-if(data144.length < 1){
-const err373 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+}
+}
+else {
+const err373 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/select",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err373];
 }
@@ -8279,8 +8457,11 @@ vErrors.push(err373);
 errors++;
 }
 }
-else {
-const err374 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data130.rules !== undefined){
+let data140 = data130.rules;
+if(Array.isArray(data140)){
+if(data140.length > 100){
+const err374 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err374];
 }
@@ -8289,12 +8470,12 @@ vErrors.push(err374);
 }
 errors++;
 }
-}
-if(data134.cidr !== undefined){
-let data145 = data134.cidr;
-if(Array.isArray(data145)){
-if(data145.length > 100){
-const err375 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+const len23 = data140.length;
+for(let i23=0; i23<len23; i23++){
+let data141 = data140[i23];
+if(data141 && typeof data141 == "object" && !Array.isArray(data141)){
+if(data141.id === undefined){
+const err375 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err375];
 }
@@ -8303,8 +8484,8 @@ vErrors.push(err375);
 }
 errors++;
 }
-if(data145.length < 1){
-const err376 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(data141.path === undefined){
+const err376 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
 if(vErrors === null){
 vErrors = [err376];
 }
@@ -8313,12 +8494,8 @@ vErrors.push(err376);
 }
 errors++;
 }
-const len23 = data145.length;
-for(let i23=0; i23<len23; i23++){
-let data146 = data145[i23];
-if(typeof data146 === "string"){
-if(func1(data146) > 128){
-const err377 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/cidr/" + i23,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(data141.mode === undefined){
+const err377 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
 if(vErrors === null){
 vErrors = [err377];
 }
@@ -8327,8 +8504,8 @@ vErrors.push(err377);
 }
 errors++;
 }
-if(func1(data146) < 1){
-const err378 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/cidr/" + i23,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data141.severity === undefined){
+const err378 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
 if(vErrors === null){
 vErrors = [err378];
 }
@@ -8337,9 +8514,9 @@ vErrors.push(err378);
 }
 errors++;
 }
-}
-else {
-const err379 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/cidr/" + i23,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key23 in data141){
+if(!(func43.call(schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties, key23))){
+const err379 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err379];
 }
@@ -8349,9 +8526,11 @@ vErrors.push(err379);
 errors++;
 }
 }
-}
-else {
-const err380 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data141.id !== undefined){
+let data142 = data141.id;
+if(typeof data142 === "string"){
+if(!pattern20.test(data142)){
+const err380 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err380];
 }
@@ -8361,11 +8540,8 @@ vErrors.push(err380);
 errors++;
 }
 }
-if(data134.range !== undefined){
-let data147 = data134.range;
-if(data147 && typeof data147 == "object" && !Array.isArray(data147)){
-if(Object.keys(data147).length < 1){
-const err381 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
+else {
+const err381 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err381];
 }
@@ -8374,9 +8550,12 @@ vErrors.push(err381);
 }
 errors++;
 }
-for(const key22 in data147){
-if(!((key22 === "min") || (key22 === "max"))){
-const err382 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties"};
+}
+if(data141.path !== undefined){
+let data143 = data141.path;
+if(typeof data143 === "string"){
+if(func1(data143) > 1024){
+const err382 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err382];
 }
@@ -8386,13 +8565,8 @@ vErrors.push(err382);
 errors++;
 }
 }
-if(data147.min !== undefined){
-let data148 = data147.min;
-const _errs361 = errors;
-let valid81 = false;
-const _errs362 = errors;
-if(!((typeof data148 == "number") && (isFinite(data148)))){
-const err383 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
+else {
+const err383 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err383];
 }
@@ -8401,12 +8575,11 @@ vErrors.push(err383);
 }
 errors++;
 }
-var _valid10 = _errs362 === errors;
-valid81 = valid81 || _valid10;
-const _errs364 = errors;
-if(typeof data148 === "string"){
-if(func1(data148) > 128){
-const err384 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+}
+if(data141.mode !== undefined){
+let data144 = data141.mode;
+if(typeof data144 !== "string"){
+const err384 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err384];
 }
@@ -8415,8 +8588,8 @@ vErrors.push(err384);
 }
 errors++;
 }
-if(func1(data148) < 1){
-const err385 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(!(((data144 === "required") || (data144 === "exact")) || (data144 === "disallowed"))){
+const err385 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err385];
 }
@@ -8426,8 +8599,10 @@ vErrors.push(err385);
 errors++;
 }
 }
-else {
-const err386 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data141.severity !== undefined){
+let data145 = data141.severity;
+if(typeof data145 !== "string"){
+const err386 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err386];
 }
@@ -8436,10 +8611,8 @@ vErrors.push(err386);
 }
 errors++;
 }
-var _valid10 = _errs364 === errors;
-valid81 = valid81 || _valid10;
-if(!valid81){
-const err387 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(!(((data145 === "error") || (data145 === "warning")) || (data145 === "info"))){
+const err387 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err387];
 }
@@ -8448,25 +8621,10 @@ vErrors.push(err387);
 }
 errors++;
 }
-else {
-errors = _errs361;
-if(vErrors !== null){
-if(_errs361){
-vErrors.length = _errs361;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data147.max !== undefined){
-let data149 = data147.max;
-const _errs367 = errors;
-let valid82 = false;
-const _errs368 = errors;
-if(!((typeof data149 == "number") && (isFinite(data149)))){
-const err388 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data141.ordered !== undefined){
+if(typeof data141.ordered !== "boolean"){
+const err388 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err388];
 }
@@ -8475,12 +8633,12 @@ vErrors.push(err388);
 }
 errors++;
 }
-var _valid11 = _errs368 === errors;
-valid82 = valid82 || _valid11;
-const _errs370 = errors;
-if(typeof data149 === "string"){
-if(func1(data149) > 128){
-const err389 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+}
+if(data141.description !== undefined){
+let data147 = data141.description;
+if(typeof data147 === "string"){
+if(func1(data147) > 1024){
+const err389 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err389];
 }
@@ -8489,8 +8647,9 @@ vErrors.push(err389);
 }
 errors++;
 }
-if(func1(data149) < 1){
-const err390 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err390 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err390];
 }
@@ -8500,8 +8659,10 @@ vErrors.push(err390);
 errors++;
 }
 }
-else {
-const err391 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data141.match !== undefined){
+let data148 = data141.match;
+if(typeof data148 !== "string"){
+const err391 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/match/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err391];
 }
@@ -8510,10 +8671,8 @@ vErrors.push(err391);
 }
 errors++;
 }
-var _valid11 = _errs370 === errors;
-valid82 = valid82 || _valid11;
-if(!valid82){
-const err392 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(!(((data148 === "all") || (data148 === "any")) || (data148 === "none"))){
+const err392 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/match/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.match.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err392];
 }
@@ -8522,21 +8681,10 @@ vErrors.push(err392);
 }
 errors++;
 }
-else {
-errors = _errs367;
-if(vErrors !== null){
-if(_errs367){
-vErrors.length = _errs367;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-}
-else {
-const err393 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data141.allowEmpty !== undefined){
+if(typeof data141.allowEmpty !== "boolean"){
+const err393 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/allowEmpty",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/allowEmpty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err393];
 }
@@ -8546,9 +8694,11 @@ vErrors.push(err393);
 errors++;
 }
 }
-if(data134.strict !== undefined){
-if(typeof data134.strict !== "boolean"){
-const err394 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22+"/strict",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/strict/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data141.pattern !== undefined){
+let data150 = data141.pattern;
+if(typeof data150 === "string"){
+if(func1(data150) > 1024){
+const err394 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err394];
 }
@@ -8557,10 +8707,8 @@ vErrors.push(err394);
 }
 errors++;
 }
-}
-}
-else {
-const err395 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules/" + i22,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(func1(data150) < 1){
+const err395 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err395];
 }
@@ -8570,9 +8718,8 @@ vErrors.push(err395);
 errors++;
 }
 }
-}
 else {
-const err396 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err396 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err396];
 }
@@ -8582,11 +8729,11 @@ vErrors.push(err396);
 errors++;
 }
 }
-if(data129.children !== undefined){
-let data151 = data129.children;
+if(data141.oneOf !== undefined){
+let data151 = data141.oneOf;
 if(Array.isArray(data151)){
-if(data151.length > 200){
-const err397 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
+if(data151.length > 100){
+const err397 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err397];
 }
@@ -8595,12 +8742,8 @@ vErrors.push(err397);
 }
 errors++;
 }
-const len24 = data151.length;
-for(let i24=0; i24<len24; i24++){
-let data152 = data151[i24];
-if(data152 && typeof data152 == "object" && !Array.isArray(data152)){
-if(data152.name === undefined){
-const err398 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(data151.length < 1){
+const err398 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err398];
 }
@@ -8609,9 +8752,9 @@ vErrors.push(err398);
 }
 errors++;
 }
-for(const key23 in data152){
-if(!((((key23 === "name") || (key23 === "devices")) || (key23 === "rules")) || (key23 === "children"))){
-const err399 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"};
+}
+else {
+const err399 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err399];
 }
@@ -8621,11 +8764,11 @@ vErrors.push(err399);
 errors++;
 }
 }
-if(data152.name !== undefined){
-let data153 = data152.name;
-if(typeof data153 === "string"){
-if(func1(data153) > 128){
-const err400 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(data141.cidr !== undefined){
+let data152 = data141.cidr;
+if(Array.isArray(data152)){
+if(data152.length > 100){
+const err400 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err400];
 }
@@ -8634,8 +8777,8 @@ vErrors.push(err400);
 }
 errors++;
 }
-if(func1(data153) < 1){
-const err401 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data152.length < 1){
+const err401 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err401];
 }
@@ -8644,9 +8787,12 @@ vErrors.push(err401);
 }
 errors++;
 }
-}
-else {
-const err402 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const len24 = data152.length;
+for(let i24=0; i24<len24; i24++){
+let data153 = data152[i24];
+if(typeof data153 === "string"){
+if(func1(data153) > 128){
+const err402 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/cidr/" + i24,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err402];
 }
@@ -8655,12 +8801,8 @@ vErrors.push(err402);
 }
 errors++;
 }
-}
-if(data152.devices !== undefined){
-let data154 = data152.devices;
-if(Array.isArray(data154)){
-if(data154.length > 1000){
-const err403 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+if(func1(data153) < 1){
+const err403 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/cidr/" + i24,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err403];
 }
@@ -8669,12 +8811,9 @@ vErrors.push(err403);
 }
 errors++;
 }
-const len25 = data154.length;
-for(let i25=0; i25<len25; i25++){
-let data155 = data154[i25];
-if(typeof data155 === "string"){
-if(func1(data155) > 253){
-const err404 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/devices/" + i25,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+}
+else {
+const err404 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/cidr/" + i24,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err404];
 }
@@ -8683,8 +8822,10 @@ vErrors.push(err404);
 }
 errors++;
 }
-if(func1(data155) < 1){
-const err405 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/devices/" + i25,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+}
+else {
+const err405 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err405];
 }
@@ -8693,8 +8834,12 @@ vErrors.push(err405);
 }
 errors++;
 }
-if(!pattern19.test(data155)){
-const err406 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/devices/" + i25,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
+}
+if(data141.range !== undefined){
+let data154 = data141.range;
+if(data154 && typeof data154 == "object" && !Array.isArray(data154)){
+if(Object.keys(data154).length < 1){
+const err406 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
 if(vErrors === null){
 vErrors = [err406];
 }
@@ -8703,9 +8848,9 @@ vErrors.push(err406);
 }
 errors++;
 }
-}
-else {
-const err407 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/devices/" + i25,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key24 in data154){
+if(!((key24 === "min") || (key24 === "max"))){
+const err407 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err407];
 }
@@ -8715,9 +8860,13 @@ vErrors.push(err407);
 errors++;
 }
 }
-}
-else {
-const err408 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data154.min !== undefined){
+let data155 = data154.min;
+const _errs369 = errors;
+let valid83 = false;
+const _errs370 = errors;
+if(!((typeof data155 == "number") && (isFinite(data155)))){
+const err408 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err408];
 }
@@ -8726,12 +8875,12 @@ vErrors.push(err408);
 }
 errors++;
 }
-}
-if(data152.rules !== undefined){
-let data156 = data152.rules;
-if(Array.isArray(data156)){
-if(data156.length > 100){
-const err409 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+var _valid8 = _errs370 === errors;
+valid83 = valid83 || _valid8;
+const _errs372 = errors;
+if(typeof data155 === "string"){
+if(func1(data155) > 128){
+const err409 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err409];
 }
@@ -8740,12 +8889,8 @@ vErrors.push(err409);
 }
 errors++;
 }
-const len26 = data156.length;
-for(let i26=0; i26<len26; i26++){
-let data157 = data156[i26];
-if(data157 && typeof data157 == "object" && !Array.isArray(data157)){
-if(data157.id === undefined){
-const err410 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(func1(data155) < 1){
+const err410 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err410];
 }
@@ -8754,8 +8899,9 @@ vErrors.push(err410);
 }
 errors++;
 }
-if(data157.path === undefined){
-const err411 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+}
+else {
+const err411 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err411];
 }
@@ -8764,8 +8910,10 @@ vErrors.push(err411);
 }
 errors++;
 }
-if(data157.mode === undefined){
-const err412 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+var _valid8 = _errs372 === errors;
+valid83 = valid83 || _valid8;
+if(!valid83){
+const err412 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err412];
 }
@@ -8774,8 +8922,25 @@ vErrors.push(err412);
 }
 errors++;
 }
-if(data157.severity === undefined){
-const err413 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+else {
+errors = _errs369;
+if(vErrors !== null){
+if(_errs369){
+vErrors.length = _errs369;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data154.max !== undefined){
+let data156 = data154.max;
+const _errs375 = errors;
+let valid84 = false;
+const _errs376 = errors;
+if(!((typeof data156 == "number") && (isFinite(data156)))){
+const err413 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err413];
 }
@@ -8784,9 +8949,12 @@ vErrors.push(err413);
 }
 errors++;
 }
-for(const key24 in data157){
-if(!(func35.call(schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties, key24))){
-const err414 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties"};
+var _valid9 = _errs376 === errors;
+valid84 = valid84 || _valid9;
+const _errs378 = errors;
+if(typeof data156 === "string"){
+if(func1(data156) > 128){
+const err414 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err414];
 }
@@ -8795,12 +8963,8 @@ vErrors.push(err414);
 }
 errors++;
 }
-}
-if(data157.id !== undefined){
-let data158 = data157.id;
-if(typeof data158 === "string"){
-if(!pattern20.test(data158)){
-const err415 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+if(func1(data156) < 1){
+const err415 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err415];
 }
@@ -8811,7 +8975,7 @@ errors++;
 }
 }
 else {
-const err416 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err416 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err416];
 }
@@ -8820,12 +8984,10 @@ vErrors.push(err416);
 }
 errors++;
 }
-}
-if(data157.path !== undefined){
-let data159 = data157.path;
-if(typeof data159 === "string"){
-if(func1(data159) > 1024){
-const err417 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+var _valid9 = _errs378 === errors;
+valid84 = valid84 || _valid9;
+if(!valid84){
+const err417 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err417];
 }
@@ -8834,9 +8996,21 @@ vErrors.push(err417);
 }
 errors++;
 }
+else {
+errors = _errs375;
+if(vErrors !== null){
+if(_errs375){
+vErrors.length = _errs375;
 }
 else {
-const err418 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err418 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err418];
 }
@@ -8846,10 +9020,9 @@ vErrors.push(err418);
 errors++;
 }
 }
-if(data157.mode !== undefined){
-let data160 = data157.mode;
-if(typeof data160 !== "string"){
-const err419 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data141.strict !== undefined){
+if(typeof data141.strict !== "boolean"){
+const err419 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23+"/strict",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/strict/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err419];
 }
@@ -8858,8 +9031,10 @@ vErrors.push(err419);
 }
 errors++;
 }
-if(!(((data160 === "required") || (data160 === "exact")) || (data160 === "disallowed"))){
-const err420 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+}
+}
+else {
+const err420 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules/" + i23,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err420];
 }
@@ -8869,10 +9044,9 @@ vErrors.push(err420);
 errors++;
 }
 }
-if(data157.severity !== undefined){
-let data161 = data157.severity;
-if(typeof data161 !== "string"){
-const err421 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err421 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err421];
 }
@@ -8881,8 +9055,12 @@ vErrors.push(err421);
 }
 errors++;
 }
-if(!(((data161 === "error") || (data161 === "warning")) || (data161 === "info"))){
-const err422 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+}
+if(data130.children !== undefined){
+let data158 = data130.children;
+if(Array.isArray(data158)){
+if(data158.length > 200){
+const err422 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
 if(vErrors === null){
 vErrors = [err422];
 }
@@ -8891,10 +9069,12 @@ vErrors.push(err422);
 }
 errors++;
 }
-}
-if(data157.ordered !== undefined){
-if(typeof data157.ordered !== "boolean"){
-const err423 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const len25 = data158.length;
+for(let i25=0; i25<len25; i25++){
+let data159 = data158[i25];
+if(data159 && typeof data159 == "object" && !Array.isArray(data159)){
+if(data159.name === undefined){
+const err423 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err423];
 }
@@ -8903,12 +9083,9 @@ vErrors.push(err423);
 }
 errors++;
 }
-}
-if(data157.description !== undefined){
-let data163 = data157.description;
-if(typeof data163 === "string"){
-if(func1(data163) > 1024){
-const err424 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+for(const key25 in data159){
+if(!(((((key25 === "name") || (key25 === "devices")) || (key25 === "select")) || (key25 === "rules")) || (key25 === "children"))){
+const err424 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err424];
 }
@@ -8918,8 +9095,11 @@ vErrors.push(err424);
 errors++;
 }
 }
-else {
-const err425 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data159.name !== undefined){
+let data160 = data159.name;
+if(typeof data160 === "string"){
+if(func1(data160) > 128){
+const err425 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err425];
 }
@@ -8928,11 +9108,8 @@ vErrors.push(err425);
 }
 errors++;
 }
-}
-if(data157.match !== undefined){
-let data164 = data157.match;
-if(typeof data164 !== "string"){
-const err426 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/match/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data160) < 1){
+const err426 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err426];
 }
@@ -8941,8 +9118,9 @@ vErrors.push(err426);
 }
 errors++;
 }
-if(!(((data164 === "all") || (data164 === "any")) || (data164 === "none"))){
-const err427 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/match/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.match.enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err427 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err427];
 }
@@ -8952,9 +9130,11 @@ vErrors.push(err427);
 errors++;
 }
 }
-if(data157.allowEmpty !== undefined){
-if(typeof data157.allowEmpty !== "boolean"){
-const err428 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/allowEmpty",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/allowEmpty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data159.devices !== undefined){
+let data161 = data159.devices;
+if(Array.isArray(data161)){
+if(data161.length > 1000){
+const err428 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
 if(vErrors === null){
 vErrors = [err428];
 }
@@ -8963,12 +9143,12 @@ vErrors.push(err428);
 }
 errors++;
 }
-}
-if(data157.pattern !== undefined){
-let data166 = data157.pattern;
-if(typeof data166 === "string"){
-if(func1(data166) > 1024){
-const err429 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+const len26 = data161.length;
+for(let i26=0; i26<len26; i26++){
+let data162 = data161[i26];
+if(typeof data162 === "string"){
+if(func1(data162) > 253){
+const err429 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/devices/" + i26,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err429];
 }
@@ -8977,8 +9157,8 @@ vErrors.push(err429);
 }
 errors++;
 }
-if(func1(data166) < 1){
-const err430 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(func1(data162) < 1){
+const err430 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/devices/" + i26,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err430];
 }
@@ -8987,9 +9167,8 @@ vErrors.push(err430);
 }
 errors++;
 }
-}
-else {
-const err431 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!pattern19.test(data162)){
+const err431 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/devices/" + i26,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
 if(vErrors === null){
 vErrors = [err431];
 }
@@ -8999,11 +9178,8 @@ vErrors.push(err431);
 errors++;
 }
 }
-if(data157.oneOf !== undefined){
-let data167 = data157.oneOf;
-if(Array.isArray(data167)){
-if(data167.length > 100){
-const err432 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+else {
+const err432 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/devices/" + i26,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err432];
 }
@@ -9012,8 +9188,10 @@ vErrors.push(err432);
 }
 errors++;
 }
-if(data167.length < 1){
-const err433 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+}
+}
+else {
+const err433 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err433];
 }
@@ -9023,8 +9201,11 @@ vErrors.push(err433);
 errors++;
 }
 }
-else {
-const err434 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data159.select !== undefined){
+let data163 = data159.select;
+if(Array.isArray(data163)){
+if(data163.length > 20){
+const err434 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/select",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
 if(vErrors === null){
 vErrors = [err434];
 }
@@ -9033,12 +9214,12 @@ vErrors.push(err434);
 }
 errors++;
 }
-}
-if(data157.cidr !== undefined){
-let data168 = data157.cidr;
-if(Array.isArray(data168)){
-if(data168.length > 100){
-const err435 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+const len27 = data163.length;
+for(let i27=0; i27<len27; i27++){
+let data164 = data163[i27];
+if(data164 && typeof data164 == "object" && !Array.isArray(data164)){
+if(Object.keys(data164).length < 1){
+const err435 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/select/" + i27,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
 if(vErrors === null){
 vErrors = [err435];
 }
@@ -9047,8 +9228,9 @@ vErrors.push(err435);
 }
 errors++;
 }
-if(data168.length < 1){
-const err436 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+for(const key26 in data164){
+if(!((((key26 === "group") || (key26 === "namePattern")) || (key26 === "platform")) || (key26 === "ned"))){
+const err436 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/select/" + i27,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err436];
 }
@@ -9057,12 +9239,12 @@ vErrors.push(err436);
 }
 errors++;
 }
-const len27 = data168.length;
-for(let i27=0; i27<len27; i27++){
-let data169 = data168[i27];
-if(typeof data169 === "string"){
-if(func1(data169) > 128){
-const err437 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/cidr/" + i27,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+}
+if(data164.group !== undefined){
+let data165 = data164.group;
+if(typeof data165 === "string"){
+if(func1(data165) > 253){
+const err437 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/select/" + i27+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/group/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err437];
 }
@@ -9071,8 +9253,8 @@ vErrors.push(err437);
 }
 errors++;
 }
-if(func1(data169) < 1){
-const err438 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/cidr/" + i27,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(func1(data165) < 1){
+const err438 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/select/" + i27+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/group/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err438];
 }
@@ -9083,7 +9265,7 @@ errors++;
 }
 }
 else {
-const err439 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/cidr/" + i27,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err439 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/select/" + i27+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/group/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err439];
 }
@@ -9093,9 +9275,11 @@ vErrors.push(err439);
 errors++;
 }
 }
-}
-else {
-const err440 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data164.namePattern !== undefined){
+let data166 = data164.namePattern;
+if(typeof data166 === "string"){
+if(func1(data166) > 253){
+const err440 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/select/" + i27+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/namePattern/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err440];
 }
@@ -9104,12 +9288,8 @@ vErrors.push(err440);
 }
 errors++;
 }
-}
-if(data157.range !== undefined){
-let data170 = data157.range;
-if(data170 && typeof data170 == "object" && !Array.isArray(data170)){
-if(Object.keys(data170).length < 1){
-const err441 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
+if(func1(data166) < 1){
+const err441 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/select/" + i27+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/namePattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err441];
 }
@@ -9118,9 +9298,9 @@ vErrors.push(err441);
 }
 errors++;
 }
-for(const key25 in data170){
-if(!((key25 === "min") || (key25 === "max"))){
-const err442 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties"};
+}
+else {
+const err442 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/select/" + i27+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/namePattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err442];
 }
@@ -9130,13 +9310,11 @@ vErrors.push(err442);
 errors++;
 }
 }
-if(data170.min !== undefined){
-let data171 = data170.min;
-const _errs418 = errors;
-let valid94 = false;
-const _errs419 = errors;
-if(!((typeof data171 == "number") && (isFinite(data171)))){
-const err443 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data164.platform !== undefined){
+let data167 = data164.platform;
+if(typeof data167 === "string"){
+if(func1(data167) > 253){
+const err443 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/select/" + i27+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/platform/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err443];
 }
@@ -9145,12 +9323,8 @@ vErrors.push(err443);
 }
 errors++;
 }
-var _valid12 = _errs419 === errors;
-valid94 = valid94 || _valid12;
-const _errs421 = errors;
-if(typeof data171 === "string"){
-if(func1(data171) > 128){
-const err444 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(func1(data167) < 1){
+const err444 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/select/" + i27+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/platform/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err444];
 }
@@ -9159,8 +9333,9 @@ vErrors.push(err444);
 }
 errors++;
 }
-if(func1(data171) < 1){
-const err445 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err445 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/select/" + i27+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err445];
 }
@@ -9170,8 +9345,11 @@ vErrors.push(err445);
 errors++;
 }
 }
-else {
-const err446 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data164.ned !== undefined){
+let data168 = data164.ned;
+if(typeof data168 === "string"){
+if(func1(data168) > 253){
+const err446 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/select/" + i27+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/ned/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err446];
 }
@@ -9180,10 +9358,8 @@ vErrors.push(err446);
 }
 errors++;
 }
-var _valid12 = _errs421 === errors;
-valid94 = valid94 || _valid12;
-if(!valid94){
-const err447 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(func1(data168) < 1){
+const err447 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/select/" + i27+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/ned/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err447];
 }
@@ -9192,25 +9368,9 @@ vErrors.push(err447);
 }
 errors++;
 }
-else {
-errors = _errs418;
-if(vErrors !== null){
-if(_errs418){
-vErrors.length = _errs418;
 }
 else {
-vErrors = null;
-}
-}
-}
-}
-if(data170.max !== undefined){
-let data172 = data170.max;
-const _errs424 = errors;
-let valid95 = false;
-const _errs425 = errors;
-if(!((typeof data172 == "number") && (isFinite(data172)))){
-const err448 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
+const err448 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/select/" + i27+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/ned/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err448];
 }
@@ -9219,12 +9379,10 @@ vErrors.push(err448);
 }
 errors++;
 }
-var _valid13 = _errs425 === errors;
-valid95 = valid95 || _valid13;
-const _errs427 = errors;
-if(typeof data172 === "string"){
-if(func1(data172) > 128){
-const err449 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+}
+}
+else {
+const err449 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/select/" + i27,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err449];
 }
@@ -9233,8 +9391,10 @@ vErrors.push(err449);
 }
 errors++;
 }
-if(func1(data172) < 1){
-const err450 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+}
+else {
+const err450 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/select",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err450];
 }
@@ -9244,8 +9404,11 @@ vErrors.push(err450);
 errors++;
 }
 }
-else {
-const err451 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data159.rules !== undefined){
+let data169 = data159.rules;
+if(Array.isArray(data169)){
+if(data169.length > 100){
+const err451 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err451];
 }
@@ -9254,10 +9417,12 @@ vErrors.push(err451);
 }
 errors++;
 }
-var _valid13 = _errs427 === errors;
-valid95 = valid95 || _valid13;
-if(!valid95){
-const err452 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const len28 = data169.length;
+for(let i28=0; i28<len28; i28++){
+let data170 = data169[i28];
+if(data170 && typeof data170 == "object" && !Array.isArray(data170)){
+if(data170.id === undefined){
+const err452 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err452];
 }
@@ -9266,21 +9431,8 @@ vErrors.push(err452);
 }
 errors++;
 }
-else {
-errors = _errs424;
-if(vErrors !== null){
-if(_errs424){
-vErrors.length = _errs424;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-}
-else {
-const err453 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data170.path === undefined){
+const err453 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
 if(vErrors === null){
 vErrors = [err453];
 }
@@ -9289,10 +9441,8 @@ vErrors.push(err453);
 }
 errors++;
 }
-}
-if(data157.strict !== undefined){
-if(typeof data157.strict !== "boolean"){
-const err454 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26+"/strict",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/strict/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data170.mode === undefined){
+const err454 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
 if(vErrors === null){
 vErrors = [err454];
 }
@@ -9301,10 +9451,8 @@ vErrors.push(err454);
 }
 errors++;
 }
-}
-}
-else {
-const err455 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules/" + i26,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data170.severity === undefined){
+const err455 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
 if(vErrors === null){
 vErrors = [err455];
 }
@@ -9313,10 +9461,9 @@ vErrors.push(err455);
 }
 errors++;
 }
-}
-}
-else {
-const err456 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+for(const key27 in data170){
+if(!(func43.call(schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties, key27))){
+const err456 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err456];
 }
@@ -9326,11 +9473,11 @@ vErrors.push(err456);
 errors++;
 }
 }
-if(data152.children !== undefined){
-let data174 = data152.children;
-if(Array.isArray(data174)){
-if(data174.length > 200){
-const err457 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
+if(data170.id !== undefined){
+let data171 = data170.id;
+if(typeof data171 === "string"){
+if(!pattern20.test(data171)){
+const err457 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err457];
 }
@@ -9339,12 +9486,9 @@ vErrors.push(err457);
 }
 errors++;
 }
-const len28 = data174.length;
-for(let i28=0; i28<len28; i28++){
-let data175 = data174[i28];
-if(data175 && typeof data175 == "object" && !Array.isArray(data175)){
-if(data175.name === undefined){
-const err458 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+}
+else {
+const err458 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err458];
 }
@@ -9353,9 +9497,12 @@ vErrors.push(err458);
 }
 errors++;
 }
-for(const key26 in data175){
-if(!((((key26 === "name") || (key26 === "devices")) || (key26 === "rules")) || (key26 === "children"))){
-const err459 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties"};
+}
+if(data170.path !== undefined){
+let data172 = data170.path;
+if(typeof data172 === "string"){
+if(func1(data172) > 1024){
+const err459 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err459];
 }
@@ -9365,11 +9512,8 @@ vErrors.push(err459);
 errors++;
 }
 }
-if(data175.name !== undefined){
-let data176 = data175.name;
-if(typeof data176 === "string"){
-if(func1(data176) > 128){
-const err460 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+else {
+const err460 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err460];
 }
@@ -9378,8 +9522,11 @@ vErrors.push(err460);
 }
 errors++;
 }
-if(func1(data176) < 1){
-const err461 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data170.mode !== undefined){
+let data173 = data170.mode;
+if(typeof data173 !== "string"){
+const err461 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err461];
 }
@@ -9388,9 +9535,8 @@ vErrors.push(err461);
 }
 errors++;
 }
-}
-else {
-const err462 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(((data173 === "required") || (data173 === "exact")) || (data173 === "disallowed"))){
+const err462 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err462];
 }
@@ -9400,11 +9546,10 @@ vErrors.push(err462);
 errors++;
 }
 }
-if(data175.devices !== undefined){
-let data177 = data175.devices;
-if(Array.isArray(data177)){
-if(data177.length > 1000){
-const err463 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+if(data170.severity !== undefined){
+let data174 = data170.severity;
+if(typeof data174 !== "string"){
+const err463 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err463];
 }
@@ -9413,12 +9558,8 @@ vErrors.push(err463);
 }
 errors++;
 }
-const len29 = data177.length;
-for(let i29=0; i29<len29; i29++){
-let data178 = data177[i29];
-if(typeof data178 === "string"){
-if(func1(data178) > 253){
-const err464 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/devices/" + i29,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(!(((data174 === "error") || (data174 === "warning")) || (data174 === "info"))){
+const err464 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err464];
 }
@@ -9427,8 +9568,10 @@ vErrors.push(err464);
 }
 errors++;
 }
-if(func1(data178) < 1){
-const err465 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/devices/" + i29,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data170.ordered !== undefined){
+if(typeof data170.ordered !== "boolean"){
+const err465 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err465];
 }
@@ -9437,8 +9580,12 @@ vErrors.push(err465);
 }
 errors++;
 }
-if(!pattern19.test(data178)){
-const err466 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/devices/" + i29,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
+}
+if(data170.description !== undefined){
+let data176 = data170.description;
+if(typeof data176 === "string"){
+if(func1(data176) > 1024){
+const err466 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err466];
 }
@@ -9449,7 +9596,7 @@ errors++;
 }
 }
 else {
-const err467 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/devices/" + i29,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err467 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err467];
 }
@@ -9459,9 +9606,10 @@ vErrors.push(err467);
 errors++;
 }
 }
-}
-else {
-const err468 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data170.match !== undefined){
+let data177 = data170.match;
+if(typeof data177 !== "string"){
+const err468 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/match/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err468];
 }
@@ -9470,12 +9618,8 @@ vErrors.push(err468);
 }
 errors++;
 }
-}
-if(data175.rules !== undefined){
-let data179 = data175.rules;
-if(Array.isArray(data179)){
-if(data179.length > 100){
-const err469 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(!(((data177 === "all") || (data177 === "any")) || (data177 === "none"))){
+const err469 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/match/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.match.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err469];
 }
@@ -9484,12 +9628,10 @@ vErrors.push(err469);
 }
 errors++;
 }
-const len30 = data179.length;
-for(let i30=0; i30<len30; i30++){
-let data180 = data179[i30];
-if(data180 && typeof data180 == "object" && !Array.isArray(data180)){
-if(data180.id === undefined){
-const err470 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+}
+if(data170.allowEmpty !== undefined){
+if(typeof data170.allowEmpty !== "boolean"){
+const err470 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/allowEmpty",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/allowEmpty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err470];
 }
@@ -9498,8 +9640,12 @@ vErrors.push(err470);
 }
 errors++;
 }
-if(data180.path === undefined){
-const err471 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+}
+if(data170.pattern !== undefined){
+let data179 = data170.pattern;
+if(typeof data179 === "string"){
+if(func1(data179) > 1024){
+const err471 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err471];
 }
@@ -9508,8 +9654,8 @@ vErrors.push(err471);
 }
 errors++;
 }
-if(data180.mode === undefined){
-const err472 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+if(func1(data179) < 1){
+const err472 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err472];
 }
@@ -9518,8 +9664,9 @@ vErrors.push(err472);
 }
 errors++;
 }
-if(data180.severity === undefined){
-const err473 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+}
+else {
+const err473 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err473];
 }
@@ -9528,9 +9675,12 @@ vErrors.push(err473);
 }
 errors++;
 }
-for(const key27 in data180){
-if(!(func35.call(schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties, key27))){
-const err474 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties"};
+}
+if(data170.oneOf !== undefined){
+let data180 = data170.oneOf;
+if(Array.isArray(data180)){
+if(data180.length > 100){
+const err474 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err474];
 }
@@ -9539,12 +9689,8 @@ vErrors.push(err474);
 }
 errors++;
 }
-}
-if(data180.id !== undefined){
-let data181 = data180.id;
-if(typeof data181 === "string"){
-if(!pattern20.test(data181)){
-const err475 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+if(data180.length < 1){
+const err475 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err475];
 }
@@ -9555,7 +9701,7 @@ errors++;
 }
 }
 else {
-const err476 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err476 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err476];
 }
@@ -9565,11 +9711,11 @@ vErrors.push(err476);
 errors++;
 }
 }
-if(data180.path !== undefined){
-let data182 = data180.path;
-if(typeof data182 === "string"){
-if(func1(data182) > 1024){
-const err477 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(data170.cidr !== undefined){
+let data181 = data170.cidr;
+if(Array.isArray(data181)){
+if(data181.length > 100){
+const err477 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err477];
 }
@@ -9578,9 +9724,8 @@ vErrors.push(err477);
 }
 errors++;
 }
-}
-else {
-const err478 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data181.length < 1){
+const err478 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err478];
 }
@@ -9589,11 +9734,12 @@ vErrors.push(err478);
 }
 errors++;
 }
-}
-if(data180.mode !== undefined){
-let data183 = data180.mode;
-if(typeof data183 !== "string"){
-const err479 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const len29 = data181.length;
+for(let i29=0; i29<len29; i29++){
+let data182 = data181[i29];
+if(typeof data182 === "string"){
+if(func1(data182) > 128){
+const err479 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/cidr/" + i29,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err479];
 }
@@ -9602,8 +9748,8 @@ vErrors.push(err479);
 }
 errors++;
 }
-if(!(((data183 === "required") || (data183 === "exact")) || (data183 === "disallowed"))){
-const err480 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+if(func1(data182) < 1){
+const err480 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/cidr/" + i29,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err480];
 }
@@ -9613,10 +9759,8 @@ vErrors.push(err480);
 errors++;
 }
 }
-if(data180.severity !== undefined){
-let data184 = data180.severity;
-if(typeof data184 !== "string"){
-const err481 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err481 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/cidr/" + i29,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err481];
 }
@@ -9625,8 +9769,10 @@ vErrors.push(err481);
 }
 errors++;
 }
-if(!(((data184 === "error") || (data184 === "warning")) || (data184 === "info"))){
-const err482 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+}
+}
+else {
+const err482 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err482];
 }
@@ -9636,9 +9782,11 @@ vErrors.push(err482);
 errors++;
 }
 }
-if(data180.ordered !== undefined){
-if(typeof data180.ordered !== "boolean"){
-const err483 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data170.range !== undefined){
+let data183 = data170.range;
+if(data183 && typeof data183 == "object" && !Array.isArray(data183)){
+if(Object.keys(data183).length < 1){
+const err483 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
 if(vErrors === null){
 vErrors = [err483];
 }
@@ -9647,12 +9795,9 @@ vErrors.push(err483);
 }
 errors++;
 }
-}
-if(data180.description !== undefined){
-let data186 = data180.description;
-if(typeof data186 === "string"){
-if(func1(data186) > 1024){
-const err484 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+for(const key28 in data183){
+if(!((key28 === "min") || (key28 === "max"))){
+const err484 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err484];
 }
@@ -9662,8 +9807,13 @@ vErrors.push(err484);
 errors++;
 }
 }
-else {
-const err485 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data183.min !== undefined){
+let data184 = data183.min;
+const _errs439 = errors;
+let valid99 = false;
+const _errs440 = errors;
+if(!((typeof data184 == "number") && (isFinite(data184)))){
+const err485 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err485];
 }
@@ -9672,11 +9822,12 @@ vErrors.push(err485);
 }
 errors++;
 }
-}
-if(data180.match !== undefined){
-let data187 = data180.match;
-if(typeof data187 !== "string"){
-const err486 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/match/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid10 = _errs440 === errors;
+valid99 = valid99 || _valid10;
+const _errs442 = errors;
+if(typeof data184 === "string"){
+if(func1(data184) > 128){
+const err486 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err486];
 }
@@ -9685,8 +9836,8 @@ vErrors.push(err486);
 }
 errors++;
 }
-if(!(((data187 === "all") || (data187 === "any")) || (data187 === "none"))){
-const err487 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/match/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.match.enum},message:"must be equal to one of the allowed values"};
+if(func1(data184) < 1){
+const err487 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err487];
 }
@@ -9696,9 +9847,8 @@ vErrors.push(err487);
 errors++;
 }
 }
-if(data180.allowEmpty !== undefined){
-if(typeof data180.allowEmpty !== "boolean"){
-const err488 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/allowEmpty",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/allowEmpty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+else {
+const err488 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err488];
 }
@@ -9707,12 +9857,10 @@ vErrors.push(err488);
 }
 errors++;
 }
-}
-if(data180.pattern !== undefined){
-let data189 = data180.pattern;
-if(typeof data189 === "string"){
-if(func1(data189) > 1024){
-const err489 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+var _valid10 = _errs442 === errors;
+valid99 = valid99 || _valid10;
+if(!valid99){
+const err489 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err489];
 }
@@ -9721,8 +9869,25 @@ vErrors.push(err489);
 }
 errors++;
 }
-if(func1(data189) < 1){
-const err490 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+errors = _errs439;
+if(vErrors !== null){
+if(_errs439){
+vErrors.length = _errs439;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data183.max !== undefined){
+let data185 = data183.max;
+const _errs445 = errors;
+let valid100 = false;
+const _errs446 = errors;
+if(!((typeof data185 == "number") && (isFinite(data185)))){
+const err490 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err490];
 }
@@ -9731,9 +9896,12 @@ vErrors.push(err490);
 }
 errors++;
 }
-}
-else {
-const err491 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid11 = _errs446 === errors;
+valid100 = valid100 || _valid11;
+const _errs448 = errors;
+if(typeof data185 === "string"){
+if(func1(data185) > 128){
+const err491 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err491];
 }
@@ -9742,12 +9910,8 @@ vErrors.push(err491);
 }
 errors++;
 }
-}
-if(data180.oneOf !== undefined){
-let data190 = data180.oneOf;
-if(Array.isArray(data190)){
-if(data190.length > 100){
-const err492 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(func1(data185) < 1){
+const err492 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err492];
 }
@@ -9756,8 +9920,9 @@ vErrors.push(err492);
 }
 errors++;
 }
-if(data190.length < 1){
-const err493 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+}
+else {
+const err493 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err493];
 }
@@ -9766,9 +9931,10 @@ vErrors.push(err493);
 }
 errors++;
 }
-}
-else {
-const err494 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/type",keyword:"type",params:{type: "array"},message:"must be array"};
+var _valid11 = _errs448 === errors;
+valid100 = valid100 || _valid11;
+if(!valid100){
+const err494 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err494];
 }
@@ -9777,12 +9943,21 @@ vErrors.push(err494);
 }
 errors++;
 }
+else {
+errors = _errs445;
+if(vErrors !== null){
+if(_errs445){
+vErrors.length = _errs445;
 }
-if(data180.cidr !== undefined){
-let data191 = data180.cidr;
-if(Array.isArray(data191)){
-if(data191.length > 100){
-const err495 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err495 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err495];
 }
@@ -9791,8 +9966,10 @@ vErrors.push(err495);
 }
 errors++;
 }
-if(data191.length < 1){
-const err496 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+}
+if(data170.strict !== undefined){
+if(typeof data170.strict !== "boolean"){
+const err496 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28+"/strict",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/strict/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err496];
 }
@@ -9801,12 +9978,10 @@ vErrors.push(err496);
 }
 errors++;
 }
-const len31 = data191.length;
-for(let i31=0; i31<len31; i31++){
-let data192 = data191[i31];
-if(typeof data192 === "string"){
-if(func1(data192) > 128){
-const err497 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/cidr/" + i31,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+}
+}
+else {
+const err497 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules/" + i28,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err497];
 }
@@ -9815,8 +9990,10 @@ vErrors.push(err497);
 }
 errors++;
 }
-if(func1(data192) < 1){
-const err498 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/cidr/" + i31,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+}
+else {
+const err498 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err498];
 }
@@ -9826,8 +10003,11 @@ vErrors.push(err498);
 errors++;
 }
 }
-else {
-const err499 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/cidr/" + i31,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data159.children !== undefined){
+let data187 = data159.children;
+if(Array.isArray(data187)){
+if(data187.length > 200){
+const err499 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
 if(vErrors === null){
 vErrors = [err499];
 }
@@ -9836,10 +10016,12 @@ vErrors.push(err499);
 }
 errors++;
 }
-}
-}
-else {
-const err500 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const len30 = data187.length;
+for(let i30=0; i30<len30; i30++){
+let data188 = data187[i30];
+if(data188 && typeof data188 == "object" && !Array.isArray(data188)){
+if(data188.name === undefined){
+const err500 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err500];
 }
@@ -9848,12 +10030,9 @@ vErrors.push(err500);
 }
 errors++;
 }
-}
-if(data180.range !== undefined){
-let data193 = data180.range;
-if(data193 && typeof data193 == "object" && !Array.isArray(data193)){
-if(Object.keys(data193).length < 1){
-const err501 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
+for(const key29 in data188){
+if(!(((((key29 === "name") || (key29 === "devices")) || (key29 === "select")) || (key29 === "rules")) || (key29 === "children"))){
+const err501 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err501];
 }
@@ -9862,9 +10041,12 @@ vErrors.push(err501);
 }
 errors++;
 }
-for(const key28 in data193){
-if(!((key28 === "min") || (key28 === "max"))){
-const err502 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties"};
+}
+if(data188.name !== undefined){
+let data189 = data188.name;
+if(typeof data189 === "string"){
+if(func1(data189) > 128){
+const err502 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err502];
 }
@@ -9873,14 +10055,8 @@ vErrors.push(err502);
 }
 errors++;
 }
-}
-if(data193.min !== undefined){
-let data194 = data193.min;
-const _errs475 = errors;
-let valid107 = false;
-const _errs476 = errors;
-if(!((typeof data194 == "number") && (isFinite(data194)))){
-const err503 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(func1(data189) < 1){
+const err503 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err503];
 }
@@ -9889,12 +10065,9 @@ vErrors.push(err503);
 }
 errors++;
 }
-var _valid14 = _errs476 === errors;
-valid107 = valid107 || _valid14;
-const _errs478 = errors;
-if(typeof data194 === "string"){
-if(func1(data194) > 128){
-const err504 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+}
+else {
+const err504 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err504];
 }
@@ -9903,8 +10076,12 @@ vErrors.push(err504);
 }
 errors++;
 }
-if(func1(data194) < 1){
-const err505 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data188.devices !== undefined){
+let data190 = data188.devices;
+if(Array.isArray(data190)){
+if(data190.length > 1000){
+const err505 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
 if(vErrors === null){
 vErrors = [err505];
 }
@@ -9913,9 +10090,12 @@ vErrors.push(err505);
 }
 errors++;
 }
-}
-else {
-const err506 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const len31 = data190.length;
+for(let i31=0; i31<len31; i31++){
+let data191 = data190[i31];
+if(typeof data191 === "string"){
+if(func1(data191) > 253){
+const err506 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/devices/" + i31,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err506];
 }
@@ -9924,10 +10104,8 @@ vErrors.push(err506);
 }
 errors++;
 }
-var _valid14 = _errs478 === errors;
-valid107 = valid107 || _valid14;
-if(!valid107){
-const err507 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(func1(data191) < 1){
+const err507 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/devices/" + i31,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err507];
 }
@@ -9936,25 +10114,8 @@ vErrors.push(err507);
 }
 errors++;
 }
-else {
-errors = _errs475;
-if(vErrors !== null){
-if(_errs475){
-vErrors.length = _errs475;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data193.max !== undefined){
-let data195 = data193.max;
-const _errs481 = errors;
-let valid108 = false;
-const _errs482 = errors;
-if(!((typeof data195 == "number") && (isFinite(data195)))){
-const err508 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(!pattern19.test(data191)){
+const err508 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/devices/" + i31,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
 if(vErrors === null){
 vErrors = [err508];
 }
@@ -9963,12 +10124,9 @@ vErrors.push(err508);
 }
 errors++;
 }
-var _valid15 = _errs482 === errors;
-valid108 = valid108 || _valid15;
-const _errs484 = errors;
-if(typeof data195 === "string"){
-if(func1(data195) > 128){
-const err509 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+}
+else {
+const err509 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/devices/" + i31,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err509];
 }
@@ -9977,8 +10135,10 @@ vErrors.push(err509);
 }
 errors++;
 }
-if(func1(data195) < 1){
-const err510 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+}
+else {
+const err510 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err510];
 }
@@ -9988,8 +10148,11 @@ vErrors.push(err510);
 errors++;
 }
 }
-else {
-const err511 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data188.select !== undefined){
+let data192 = data188.select;
+if(Array.isArray(data192)){
+if(data192.length > 20){
+const err511 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/select",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
 if(vErrors === null){
 vErrors = [err511];
 }
@@ -9998,10 +10161,12 @@ vErrors.push(err511);
 }
 errors++;
 }
-var _valid15 = _errs484 === errors;
-valid108 = valid108 || _valid15;
-if(!valid108){
-const err512 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const len32 = data192.length;
+for(let i32=0; i32<len32; i32++){
+let data193 = data192[i32];
+if(data193 && typeof data193 == "object" && !Array.isArray(data193)){
+if(Object.keys(data193).length < 1){
+const err512 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/select/" + i32,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
 if(vErrors === null){
 vErrors = [err512];
 }
@@ -10010,21 +10175,9 @@ vErrors.push(err512);
 }
 errors++;
 }
-else {
-errors = _errs481;
-if(vErrors !== null){
-if(_errs481){
-vErrors.length = _errs481;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-}
-else {
-const err513 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key30 in data193){
+if(!((((key30 === "group") || (key30 === "namePattern")) || (key30 === "platform")) || (key30 === "ned"))){
+const err513 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/select/" + i32,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err513];
 }
@@ -10034,9 +10187,11 @@ vErrors.push(err513);
 errors++;
 }
 }
-if(data180.strict !== undefined){
-if(typeof data180.strict !== "boolean"){
-const err514 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30+"/strict",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/strict/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data193.group !== undefined){
+let data194 = data193.group;
+if(typeof data194 === "string"){
+if(func1(data194) > 253){
+const err514 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/select/" + i32+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/group/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err514];
 }
@@ -10045,10 +10200,8 @@ vErrors.push(err514);
 }
 errors++;
 }
-}
-}
-else {
-const err515 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules/" + i30,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(func1(data194) < 1){
+const err515 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/select/" + i32+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/group/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err515];
 }
@@ -10058,9 +10211,8 @@ vErrors.push(err515);
 errors++;
 }
 }
-}
 else {
-const err516 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err516 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/select/" + i32+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/group/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err516];
 }
@@ -10070,11 +10222,11 @@ vErrors.push(err516);
 errors++;
 }
 }
-if(data175.children !== undefined){
-let data197 = data175.children;
-if(Array.isArray(data197)){
-if(data197.length > 0){
-const err517 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"};
+if(data193.namePattern !== undefined){
+let data195 = data193.namePattern;
+if(typeof data195 === "string"){
+if(func1(data195) > 253){
+const err517 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/select/" + i32+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/namePattern/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err517];
 }
@@ -10083,9 +10235,8 @@ vErrors.push(err517);
 }
 errors++;
 }
-}
-else {
-const err518 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(func1(data195) < 1){
+const err518 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/select/" + i32+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/namePattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err518];
 }
@@ -10095,9 +10246,8 @@ vErrors.push(err518);
 errors++;
 }
 }
-}
 else {
-const err519 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children/" + i28,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err519 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/select/" + i32+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/namePattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err519];
 }
@@ -10107,9 +10257,11 @@ vErrors.push(err519);
 errors++;
 }
 }
-}
-else {
-const err520 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data193.platform !== undefined){
+let data196 = data193.platform;
+if(typeof data196 === "string"){
+if(func1(data196) > 253){
+const err520 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/select/" + i32+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/platform/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err520];
 }
@@ -10118,10 +10270,8 @@ vErrors.push(err520);
 }
 errors++;
 }
-}
-}
-else {
-const err521 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children/" + i24,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(func1(data196) < 1){
+const err521 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/select/" + i32+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/platform/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err521];
 }
@@ -10131,9 +10281,8 @@ vErrors.push(err521);
 errors++;
 }
 }
-}
 else {
-const err522 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err522 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/select/" + i32+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err522];
 }
@@ -10143,9 +10292,11 @@ vErrors.push(err522);
 errors++;
 }
 }
-}
-else {
-const err523 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children/" + i20,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data193.ned !== undefined){
+let data197 = data193.ned;
+if(typeof data197 === "string"){
+if(func1(data197) > 253){
+const err523 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/select/" + i32+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/ned/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err523];
 }
@@ -10154,10 +10305,8 @@ vErrors.push(err523);
 }
 errors++;
 }
-}
-}
-else {
-const err524 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(func1(data197) < 1){
+const err524 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/select/" + i32+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/ned/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err524];
 }
@@ -10167,9 +10316,8 @@ vErrors.push(err524);
 errors++;
 }
 }
-}
 else {
-const err525 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children/" + i16,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err525 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/select/" + i32+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/ned/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err525];
 }
@@ -10181,7 +10329,7 @@ errors++;
 }
 }
 else {
-const err526 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err526 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/select/" + i32,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err526];
 }
@@ -10193,7 +10341,7 @@ errors++;
 }
 }
 else {
-const err527 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children/" + i12,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err527 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/select",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err527];
 }
@@ -10203,9 +10351,11 @@ vErrors.push(err527);
 errors++;
 }
 }
-}
-else {
-const err528 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data188.rules !== undefined){
+let data198 = data188.rules;
+if(Array.isArray(data198)){
+if(data198.length > 100){
+const err528 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
 if(vErrors === null){
 vErrors = [err528];
 }
@@ -10214,10 +10364,12 @@ vErrors.push(err528);
 }
 errors++;
 }
-}
-}
-else {
-const err529 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children/" + i8,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const len33 = data198.length;
+for(let i33=0; i33<len33; i33++){
+let data199 = data198[i33];
+if(data199 && typeof data199 == "object" && !Array.isArray(data199)){
+if(data199.id === undefined){
+const err529 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err529];
 }
@@ -10226,10 +10378,8 @@ vErrors.push(err529);
 }
 errors++;
 }
-}
-}
-else {
-const err530 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data199.path === undefined){
+const err530 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
 if(vErrors === null){
 vErrors = [err530];
 }
@@ -10238,10 +10388,8 @@ vErrors.push(err530);
 }
 errors++;
 }
-}
-}
-else {
-const err531 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i4,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data199.mode === undefined){
+const err531 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
 if(vErrors === null){
 vErrors = [err531];
 }
@@ -10250,10 +10398,8 @@ vErrors.push(err531);
 }
 errors++;
 }
-}
-}
-else {
-const err532 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data199.severity === undefined){
+const err532 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
 if(vErrors === null){
 vErrors = [err532];
 }
@@ -10262,10 +10408,9 @@ vErrors.push(err532);
 }
 errors++;
 }
-}
-}
-else {
-const err533 = {instancePath:instancePath+"/body/versions/" + i0+"/root",schemaPath:"#/properties/body/properties/versions/items/properties/root/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key31 in data199){
+if(!(func43.call(schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties, key31))){
+const err533 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err533];
 }
@@ -10275,9 +10420,11 @@ vErrors.push(err533);
 errors++;
 }
 }
-if(data10.created !== undefined){
-if(typeof data10.created !== "string"){
-const err534 = {instancePath:instancePath+"/body/versions/" + i0+"/created",schemaPath:"#/properties/body/properties/versions/items/properties/created/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data199.id !== undefined){
+let data200 = data199.id;
+if(typeof data200 === "string"){
+if(!pattern20.test(data200)){
+const err534 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
 if(vErrors === null){
 vErrors = [err534];
 }
@@ -10287,9 +10434,8 @@ vErrors.push(err534);
 errors++;
 }
 }
-if(data10.createdBy !== undefined){
-if(typeof data10.createdBy !== "string"){
-const err535 = {instancePath:instancePath+"/body/versions/" + i0+"/createdBy",schemaPath:"#/properties/body/properties/versions/items/properties/createdBy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err535 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err535];
 }
@@ -10299,9 +10445,11 @@ vErrors.push(err535);
 errors++;
 }
 }
-if(data10.lastUpdated !== undefined){
-if(typeof data10.lastUpdated !== "string"){
-const err536 = {instancePath:instancePath+"/body/versions/" + i0+"/lastUpdated",schemaPath:"#/properties/body/properties/versions/items/properties/lastUpdated/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data199.path !== undefined){
+let data201 = data199.path;
+if(typeof data201 === "string"){
+if(func1(data201) > 1024){
+const err536 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err536];
 }
@@ -10311,9 +10459,8 @@ vErrors.push(err536);
 errors++;
 }
 }
-if(data10.lastUpdatedBy !== undefined){
-if(typeof data10.lastUpdatedBy !== "string"){
-const err537 = {instancePath:instancePath+"/body/versions/" + i0+"/lastUpdatedBy",schemaPath:"#/properties/body/properties/versions/items/properties/lastUpdatedBy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err537 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err537];
 }
@@ -10323,9 +10470,10 @@ vErrors.push(err537);
 errors++;
 }
 }
-}
-else {
-const err538 = {instancePath:instancePath+"/body/versions/" + i0,schemaPath:"#/properties/body/properties/versions/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data199.mode !== undefined){
+let data202 = data199.mode;
+if(typeof data202 !== "string"){
+const err538 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err538];
 }
@@ -10334,10 +10482,8 @@ vErrors.push(err538);
 }
 errors++;
 }
-}
-}
-else {
-const err539 = {instancePath:instancePath+"/body/versions",schemaPath:"#/properties/body/properties/versions/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(!(((data202 === "required") || (data202 === "exact")) || (data202 === "disallowed"))){
+const err539 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err539];
 }
@@ -10347,9 +10493,10 @@ vErrors.push(err539);
 errors++;
 }
 }
-}
-else {
-const err540 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data199.severity !== undefined){
+let data203 = data199.severity;
+if(typeof data203 !== "string"){
+const err540 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err540];
 }
@@ -10358,15 +10505,1695 @@ vErrors.push(err540);
 }
 errors++;
 }
-}
-}
-else {
-const err541 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!(((data203 === "error") || (data203 === "warning")) || (data203 === "info"))){
+const err541 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err541];
 }
 else {
 vErrors.push(err541);
+}
+errors++;
+}
+}
+if(data199.ordered !== undefined){
+if(typeof data199.ordered !== "boolean"){
+const err542 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err542];
+}
+else {
+vErrors.push(err542);
+}
+errors++;
+}
+}
+if(data199.description !== undefined){
+let data205 = data199.description;
+if(typeof data205 === "string"){
+if(func1(data205) > 1024){
+const err543 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err543];
+}
+else {
+vErrors.push(err543);
+}
+errors++;
+}
+}
+else {
+const err544 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err544];
+}
+else {
+vErrors.push(err544);
+}
+errors++;
+}
+}
+if(data199.match !== undefined){
+let data206 = data199.match;
+if(typeof data206 !== "string"){
+const err545 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/match/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err545];
+}
+else {
+vErrors.push(err545);
+}
+errors++;
+}
+if(!(((data206 === "all") || (data206 === "any")) || (data206 === "none"))){
+const err546 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/match/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.match.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err546];
+}
+else {
+vErrors.push(err546);
+}
+errors++;
+}
+}
+if(data199.allowEmpty !== undefined){
+if(typeof data199.allowEmpty !== "boolean"){
+const err547 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/allowEmpty",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/allowEmpty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err547];
+}
+else {
+vErrors.push(err547);
+}
+errors++;
+}
+}
+if(data199.pattern !== undefined){
+let data208 = data199.pattern;
+if(typeof data208 === "string"){
+if(func1(data208) > 1024){
+const err548 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err548];
+}
+else {
+vErrors.push(err548);
+}
+errors++;
+}
+if(func1(data208) < 1){
+const err549 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err549];
+}
+else {
+vErrors.push(err549);
+}
+errors++;
+}
+}
+else {
+const err550 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err550];
+}
+else {
+vErrors.push(err550);
+}
+errors++;
+}
+}
+if(data199.oneOf !== undefined){
+let data209 = data199.oneOf;
+if(Array.isArray(data209)){
+if(data209.length > 100){
+const err551 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err551];
+}
+else {
+vErrors.push(err551);
+}
+errors++;
+}
+if(data209.length < 1){
+const err552 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err552];
+}
+else {
+vErrors.push(err552);
+}
+errors++;
+}
+}
+else {
+const err553 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err553];
+}
+else {
+vErrors.push(err553);
+}
+errors++;
+}
+}
+if(data199.cidr !== undefined){
+let data210 = data199.cidr;
+if(Array.isArray(data210)){
+if(data210.length > 100){
+const err554 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err554];
+}
+else {
+vErrors.push(err554);
+}
+errors++;
+}
+if(data210.length < 1){
+const err555 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err555];
+}
+else {
+vErrors.push(err555);
+}
+errors++;
+}
+const len34 = data210.length;
+for(let i34=0; i34<len34; i34++){
+let data211 = data210[i34];
+if(typeof data211 === "string"){
+if(func1(data211) > 128){
+const err556 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/cidr/" + i34,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err556];
+}
+else {
+vErrors.push(err556);
+}
+errors++;
+}
+if(func1(data211) < 1){
+const err557 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/cidr/" + i34,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err557];
+}
+else {
+vErrors.push(err557);
+}
+errors++;
+}
+}
+else {
+const err558 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/cidr/" + i34,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err558];
+}
+else {
+vErrors.push(err558);
+}
+errors++;
+}
+}
+}
+else {
+const err559 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err559];
+}
+else {
+vErrors.push(err559);
+}
+errors++;
+}
+}
+if(data199.range !== undefined){
+let data212 = data199.range;
+if(data212 && typeof data212 == "object" && !Array.isArray(data212)){
+if(Object.keys(data212).length < 1){
+const err560 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
+if(vErrors === null){
+vErrors = [err560];
+}
+else {
+vErrors.push(err560);
+}
+errors++;
+}
+for(const key32 in data212){
+if(!((key32 === "min") || (key32 === "max"))){
+const err561 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err561];
+}
+else {
+vErrors.push(err561);
+}
+errors++;
+}
+}
+if(data212.min !== undefined){
+let data213 = data212.min;
+const _errs509 = errors;
+let valid115 = false;
+const _errs510 = errors;
+if(!((typeof data213 == "number") && (isFinite(data213)))){
+const err562 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err562];
+}
+else {
+vErrors.push(err562);
+}
+errors++;
+}
+var _valid12 = _errs510 === errors;
+valid115 = valid115 || _valid12;
+const _errs512 = errors;
+if(typeof data213 === "string"){
+if(func1(data213) > 128){
+const err563 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err563];
+}
+else {
+vErrors.push(err563);
+}
+errors++;
+}
+if(func1(data213) < 1){
+const err564 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err564];
+}
+else {
+vErrors.push(err564);
+}
+errors++;
+}
+}
+else {
+const err565 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err565];
+}
+else {
+vErrors.push(err565);
+}
+errors++;
+}
+var _valid12 = _errs512 === errors;
+valid115 = valid115 || _valid12;
+if(!valid115){
+const err566 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err566];
+}
+else {
+vErrors.push(err566);
+}
+errors++;
+}
+else {
+errors = _errs509;
+if(vErrors !== null){
+if(_errs509){
+vErrors.length = _errs509;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data212.max !== undefined){
+let data214 = data212.max;
+const _errs515 = errors;
+let valid116 = false;
+const _errs516 = errors;
+if(!((typeof data214 == "number") && (isFinite(data214)))){
+const err567 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err567];
+}
+else {
+vErrors.push(err567);
+}
+errors++;
+}
+var _valid13 = _errs516 === errors;
+valid116 = valid116 || _valid13;
+const _errs518 = errors;
+if(typeof data214 === "string"){
+if(func1(data214) > 128){
+const err568 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err568];
+}
+else {
+vErrors.push(err568);
+}
+errors++;
+}
+if(func1(data214) < 1){
+const err569 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err569];
+}
+else {
+vErrors.push(err569);
+}
+errors++;
+}
+}
+else {
+const err570 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err570];
+}
+else {
+vErrors.push(err570);
+}
+errors++;
+}
+var _valid13 = _errs518 === errors;
+valid116 = valid116 || _valid13;
+if(!valid116){
+const err571 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err571];
+}
+else {
+vErrors.push(err571);
+}
+errors++;
+}
+else {
+errors = _errs515;
+if(vErrors !== null){
+if(_errs515){
+vErrors.length = _errs515;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err572 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err572];
+}
+else {
+vErrors.push(err572);
+}
+errors++;
+}
+}
+if(data199.strict !== undefined){
+if(typeof data199.strict !== "boolean"){
+const err573 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33+"/strict",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/strict/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err573];
+}
+else {
+vErrors.push(err573);
+}
+errors++;
+}
+}
+}
+else {
+const err574 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules/" + i33,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err574];
+}
+else {
+vErrors.push(err574);
+}
+errors++;
+}
+}
+}
+else {
+const err575 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err575];
+}
+else {
+vErrors.push(err575);
+}
+errors++;
+}
+}
+if(data188.children !== undefined){
+let data216 = data188.children;
+if(Array.isArray(data216)){
+if(data216.length > 200){
+const err576 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items"};
+if(vErrors === null){
+vErrors = [err576];
+}
+else {
+vErrors.push(err576);
+}
+errors++;
+}
+const len35 = data216.length;
+for(let i35=0; i35<len35; i35++){
+let data217 = data216[i35];
+if(data217 && typeof data217 == "object" && !Array.isArray(data217)){
+if(data217.name === undefined){
+const err577 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err577];
+}
+else {
+vErrors.push(err577);
+}
+errors++;
+}
+for(const key33 in data217){
+if(!(((((key33 === "name") || (key33 === "devices")) || (key33 === "select")) || (key33 === "rules")) || (key33 === "children"))){
+const err578 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err578];
+}
+else {
+vErrors.push(err578);
+}
+errors++;
+}
+}
+if(data217.name !== undefined){
+let data218 = data217.name;
+if(typeof data218 === "string"){
+if(func1(data218) > 128){
+const err579 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err579];
+}
+else {
+vErrors.push(err579);
+}
+errors++;
+}
+if(func1(data218) < 1){
+const err580 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err580];
+}
+else {
+vErrors.push(err580);
+}
+errors++;
+}
+}
+else {
+const err581 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/name",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err581];
+}
+else {
+vErrors.push(err581);
+}
+errors++;
+}
+}
+if(data217.devices !== undefined){
+let data219 = data217.devices;
+if(Array.isArray(data219)){
+if(data219.length > 1000){
+const err582 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+if(vErrors === null){
+vErrors = [err582];
+}
+else {
+vErrors.push(err582);
+}
+errors++;
+}
+const len36 = data219.length;
+for(let i36=0; i36<len36; i36++){
+let data220 = data219[i36];
+if(typeof data220 === "string"){
+if(func1(data220) > 253){
+const err583 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/devices/" + i36,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(vErrors === null){
+vErrors = [err583];
+}
+else {
+vErrors.push(err583);
+}
+errors++;
+}
+if(func1(data220) < 1){
+const err584 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/devices/" + i36,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err584];
+}
+else {
+vErrors.push(err584);
+}
+errors++;
+}
+if(!pattern19.test(data220)){
+const err585 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/devices/" + i36,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/pattern",keyword:"pattern",params:{pattern: "^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"},message:"must match pattern \""+"^[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/](?:(?:[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/]| )*[^\\s\\p{Cc}\\p{Cf}\\p{Cs}\\p{Co}\\p{Cn}\\p{Noncharacter_Code_Point}\\p{Default_Ignorable_Code_Point}\\u2800/])?$"+"\""};
+if(vErrors === null){
+vErrors = [err585];
+}
+else {
+vErrors.push(err585);
+}
+errors++;
+}
+}
+else {
+const err586 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/devices/" + i36,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err586];
+}
+else {
+vErrors.push(err586);
+}
+errors++;
+}
+}
+}
+else {
+const err587 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/devices",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/devices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err587];
+}
+else {
+vErrors.push(err587);
+}
+errors++;
+}
+}
+if(data217.select !== undefined){
+let data221 = data217.select;
+if(Array.isArray(data221)){
+if(data221.length > 20){
+const err588 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/select",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
+if(vErrors === null){
+vErrors = [err588];
+}
+else {
+vErrors.push(err588);
+}
+errors++;
+}
+const len37 = data221.length;
+for(let i37=0; i37<len37; i37++){
+let data222 = data221[i37];
+if(data222 && typeof data222 == "object" && !Array.isArray(data222)){
+if(Object.keys(data222).length < 1){
+const err589 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/select/" + i37,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
+if(vErrors === null){
+vErrors = [err589];
+}
+else {
+vErrors.push(err589);
+}
+errors++;
+}
+for(const key34 in data222){
+if(!((((key34 === "group") || (key34 === "namePattern")) || (key34 === "platform")) || (key34 === "ned"))){
+const err590 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/select/" + i37,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key34},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err590];
+}
+else {
+vErrors.push(err590);
+}
+errors++;
+}
+}
+if(data222.group !== undefined){
+let data223 = data222.group;
+if(typeof data223 === "string"){
+if(func1(data223) > 253){
+const err591 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/select/" + i37+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/group/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(vErrors === null){
+vErrors = [err591];
+}
+else {
+vErrors.push(err591);
+}
+errors++;
+}
+if(func1(data223) < 1){
+const err592 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/select/" + i37+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/group/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err592];
+}
+else {
+vErrors.push(err592);
+}
+errors++;
+}
+}
+else {
+const err593 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/select/" + i37+"/group",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/group/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err593];
+}
+else {
+vErrors.push(err593);
+}
+errors++;
+}
+}
+if(data222.namePattern !== undefined){
+let data224 = data222.namePattern;
+if(typeof data224 === "string"){
+if(func1(data224) > 253){
+const err594 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/select/" + i37+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/namePattern/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(vErrors === null){
+vErrors = [err594];
+}
+else {
+vErrors.push(err594);
+}
+errors++;
+}
+if(func1(data224) < 1){
+const err595 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/select/" + i37+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/namePattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err595];
+}
+else {
+vErrors.push(err595);
+}
+errors++;
+}
+}
+else {
+const err596 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/select/" + i37+"/namePattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/namePattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err596];
+}
+else {
+vErrors.push(err596);
+}
+errors++;
+}
+}
+if(data222.platform !== undefined){
+let data225 = data222.platform;
+if(typeof data225 === "string"){
+if(func1(data225) > 253){
+const err597 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/select/" + i37+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/platform/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(vErrors === null){
+vErrors = [err597];
+}
+else {
+vErrors.push(err597);
+}
+errors++;
+}
+if(func1(data225) < 1){
+const err598 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/select/" + i37+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/platform/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err598];
+}
+else {
+vErrors.push(err598);
+}
+errors++;
+}
+}
+else {
+const err599 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/select/" + i37+"/platform",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err599];
+}
+else {
+vErrors.push(err599);
+}
+errors++;
+}
+}
+if(data222.ned !== undefined){
+let data226 = data222.ned;
+if(typeof data226 === "string"){
+if(func1(data226) > 253){
+const err600 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/select/" + i37+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/ned/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
+if(vErrors === null){
+vErrors = [err600];
+}
+else {
+vErrors.push(err600);
+}
+errors++;
+}
+if(func1(data226) < 1){
+const err601 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/select/" + i37+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/ned/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err601];
+}
+else {
+vErrors.push(err601);
+}
+errors++;
+}
+}
+else {
+const err602 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/select/" + i37+"/ned",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/properties/ned/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err602];
+}
+else {
+vErrors.push(err602);
+}
+errors++;
+}
+}
+}
+else {
+const err603 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/select/" + i37,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err603];
+}
+else {
+vErrors.push(err603);
+}
+errors++;
+}
+}
+}
+else {
+const err604 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/select",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/select/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err604];
+}
+else {
+vErrors.push(err604);
+}
+errors++;
+}
+}
+if(data217.rules !== undefined){
+let data227 = data217.rules;
+if(Array.isArray(data227)){
+if(data227.length > 100){
+const err605 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err605];
+}
+else {
+vErrors.push(err605);
+}
+errors++;
+}
+const len38 = data227.length;
+for(let i38=0; i38<len38; i38++){
+let data228 = data227[i38];
+if(data228 && typeof data228 == "object" && !Array.isArray(data228)){
+if(data228.id === undefined){
+const err606 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err606];
+}
+else {
+vErrors.push(err606);
+}
+errors++;
+}
+if(data228.path === undefined){
+const err607 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(vErrors === null){
+vErrors = [err607];
+}
+else {
+vErrors.push(err607);
+}
+errors++;
+}
+if(data228.mode === undefined){
+const err608 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'"};
+if(vErrors === null){
+vErrors = [err608];
+}
+else {
+vErrors.push(err608);
+}
+errors++;
+}
+if(data228.severity === undefined){
+const err609 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+if(vErrors === null){
+vErrors = [err609];
+}
+else {
+vErrors.push(err609);
+}
+errors++;
+}
+for(const key35 in data228){
+if(!(func43.call(schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties, key35))){
+const err610 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key35},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err610];
+}
+else {
+vErrors.push(err610);
+}
+errors++;
+}
+}
+if(data228.id !== undefined){
+let data229 = data228.id;
+if(typeof data229 === "string"){
+if(!pattern20.test(data229)){
+const err611 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.:-]{1,128}$"},message:"must match pattern \""+"^[A-Za-z0-9_.:-]{1,128}$"+"\""};
+if(vErrors === null){
+vErrors = [err611];
+}
+else {
+vErrors.push(err611);
+}
+errors++;
+}
+}
+else {
+const err612 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/id",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err612];
+}
+else {
+vErrors.push(err612);
+}
+errors++;
+}
+}
+if(data228.path !== undefined){
+let data230 = data228.path;
+if(typeof data230 === "string"){
+if(func1(data230) > 1024){
+const err613 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err613];
+}
+else {
+vErrors.push(err613);
+}
+errors++;
+}
+}
+else {
+const err614 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/path",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err614];
+}
+else {
+vErrors.push(err614);
+}
+errors++;
+}
+}
+if(data228.mode !== undefined){
+let data231 = data228.mode;
+if(typeof data231 !== "string"){
+const err615 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err615];
+}
+else {
+vErrors.push(err615);
+}
+errors++;
+}
+if(!(((data231 === "required") || (data231 === "exact")) || (data231 === "disallowed"))){
+const err616 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/mode",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.mode.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err616];
+}
+else {
+vErrors.push(err616);
+}
+errors++;
+}
+}
+if(data228.severity !== undefined){
+let data232 = data228.severity;
+if(typeof data232 !== "string"){
+const err617 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err617];
+}
+else {
+vErrors.push(err617);
+}
+errors++;
+}
+if(!(((data232 === "error") || (data232 === "warning")) || (data232 === "info"))){
+const err618 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/severity",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.severity.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err618];
+}
+else {
+vErrors.push(err618);
+}
+errors++;
+}
+}
+if(data228.ordered !== undefined){
+if(typeof data228.ordered !== "boolean"){
+const err619 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/ordered",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/ordered/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err619];
+}
+else {
+vErrors.push(err619);
+}
+errors++;
+}
+}
+if(data228.description !== undefined){
+let data234 = data228.description;
+if(typeof data234 === "string"){
+if(func1(data234) > 1024){
+const err620 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err620];
+}
+else {
+vErrors.push(err620);
+}
+errors++;
+}
+}
+else {
+const err621 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/description",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err621];
+}
+else {
+vErrors.push(err621);
+}
+errors++;
+}
+}
+if(data228.match !== undefined){
+let data235 = data228.match;
+if(typeof data235 !== "string"){
+const err622 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/match/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err622];
+}
+else {
+vErrors.push(err622);
+}
+errors++;
+}
+if(!(((data235 === "all") || (data235 === "any")) || (data235 === "none"))){
+const err623 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/match",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/match/enum",keyword:"enum",params:{allowedValues: schema44.properties.body.properties.versions.items.properties.root.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.children.items.properties.rules.items.properties.match.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err623];
+}
+else {
+vErrors.push(err623);
+}
+errors++;
+}
+}
+if(data228.allowEmpty !== undefined){
+if(typeof data228.allowEmpty !== "boolean"){
+const err624 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/allowEmpty",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/allowEmpty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err624];
+}
+else {
+vErrors.push(err624);
+}
+errors++;
+}
+}
+if(data228.pattern !== undefined){
+let data237 = data228.pattern;
+if(typeof data237 === "string"){
+if(func1(data237) > 1024){
+const err625 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err625];
+}
+else {
+vErrors.push(err625);
+}
+errors++;
+}
+if(func1(data237) < 1){
+const err626 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err626];
+}
+else {
+vErrors.push(err626);
+}
+errors++;
+}
+}
+else {
+const err627 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/pattern",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/pattern/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err627];
+}
+else {
+vErrors.push(err627);
+}
+errors++;
+}
+}
+if(data228.oneOf !== undefined){
+let data238 = data228.oneOf;
+if(Array.isArray(data238)){
+if(data238.length > 100){
+const err628 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err628];
+}
+else {
+vErrors.push(err628);
+}
+errors++;
+}
+if(data238.length < 1){
+const err629 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err629];
+}
+else {
+vErrors.push(err629);
+}
+errors++;
+}
+}
+else {
+const err630 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/oneOf",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/oneOf/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err630];
+}
+else {
+vErrors.push(err630);
+}
+errors++;
+}
+}
+if(data228.cidr !== undefined){
+let data239 = data228.cidr;
+if(Array.isArray(data239)){
+if(data239.length > 100){
+const err631 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err631];
+}
+else {
+vErrors.push(err631);
+}
+errors++;
+}
+if(data239.length < 1){
+const err632 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err632];
+}
+else {
+vErrors.push(err632);
+}
+errors++;
+}
+const len39 = data239.length;
+for(let i39=0; i39<len39; i39++){
+let data240 = data239[i39];
+if(typeof data240 === "string"){
+if(func1(data240) > 128){
+const err633 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/cidr/" + i39,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err633];
+}
+else {
+vErrors.push(err633);
+}
+errors++;
+}
+if(func1(data240) < 1){
+const err634 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/cidr/" + i39,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err634];
+}
+else {
+vErrors.push(err634);
+}
+errors++;
+}
+}
+else {
+const err635 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/cidr/" + i39,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err635];
+}
+else {
+vErrors.push(err635);
+}
+errors++;
+}
+}
+}
+else {
+const err636 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/cidr",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/cidr/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err636];
+}
+else {
+vErrors.push(err636);
+}
+errors++;
+}
+}
+if(data228.range !== undefined){
+let data241 = data228.range;
+if(data241 && typeof data241 == "object" && !Array.isArray(data241)){
+if(Object.keys(data241).length < 1){
+const err637 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
+if(vErrors === null){
+vErrors = [err637];
+}
+else {
+vErrors.push(err637);
+}
+errors++;
+}
+for(const key36 in data241){
+if(!((key36 === "min") || (key36 === "max"))){
+const err638 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key36},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err638];
+}
+else {
+vErrors.push(err638);
+}
+errors++;
+}
+}
+if(data241.min !== undefined){
+let data242 = data241.min;
+const _errs579 = errors;
+let valid131 = false;
+const _errs580 = errors;
+if(!((typeof data242 == "number") && (isFinite(data242)))){
+const err639 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err639];
+}
+else {
+vErrors.push(err639);
+}
+errors++;
+}
+var _valid14 = _errs580 === errors;
+valid131 = valid131 || _valid14;
+const _errs582 = errors;
+if(typeof data242 === "string"){
+if(func1(data242) > 128){
+const err640 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err640];
+}
+else {
+vErrors.push(err640);
+}
+errors++;
+}
+if(func1(data242) < 1){
+const err641 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err641];
+}
+else {
+vErrors.push(err641);
+}
+errors++;
+}
+}
+else {
+const err642 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err642];
+}
+else {
+vErrors.push(err642);
+}
+errors++;
+}
+var _valid14 = _errs582 === errors;
+valid131 = valid131 || _valid14;
+if(!valid131){
+const err643 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/range/min",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/min/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err643];
+}
+else {
+vErrors.push(err643);
+}
+errors++;
+}
+else {
+errors = _errs579;
+if(vErrors !== null){
+if(_errs579){
+vErrors.length = _errs579;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data241.max !== undefined){
+let data243 = data241.max;
+const _errs585 = errors;
+let valid132 = false;
+const _errs586 = errors;
+if(!((typeof data243 == "number") && (isFinite(data243)))){
+const err644 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err644];
+}
+else {
+vErrors.push(err644);
+}
+errors++;
+}
+var _valid15 = _errs586 === errors;
+valid132 = valid132 || _valid15;
+const _errs588 = errors;
+if(typeof data243 === "string"){
+if(func1(data243) > 128){
+const err645 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err645];
+}
+else {
+vErrors.push(err645);
+}
+errors++;
+}
+if(func1(data243) < 1){
+const err646 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err646];
+}
+else {
+vErrors.push(err646);
+}
+errors++;
+}
+}
+else {
+const err647 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err647];
+}
+else {
+vErrors.push(err647);
+}
+errors++;
+}
+var _valid15 = _errs588 === errors;
+valid132 = valid132 || _valid15;
+if(!valid132){
+const err648 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/range/max",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/properties/max/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err648];
+}
+else {
+vErrors.push(err648);
+}
+errors++;
+}
+else {
+errors = _errs585;
+if(vErrors !== null){
+if(_errs585){
+vErrors.length = _errs585;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err649 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/range",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/range/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err649];
+}
+else {
+vErrors.push(err649);
+}
+errors++;
+}
+}
+if(data228.strict !== undefined){
+if(typeof data228.strict !== "boolean"){
+const err650 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38+"/strict",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/properties/strict/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err650];
+}
+else {
+vErrors.push(err650);
+}
+errors++;
+}
+}
+}
+else {
+const err651 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules/" + i38,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err651];
+}
+else {
+vErrors.push(err651);
+}
+errors++;
+}
+}
+}
+else {
+const err652 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/rules",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/rules/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err652];
+}
+else {
+vErrors.push(err652);
+}
+errors++;
+}
+}
+if(data217.children !== undefined){
+let data245 = data217.children;
+if(Array.isArray(data245)){
+if(data245.length > 0){
+const err653 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"};
+if(vErrors === null){
+vErrors = [err653];
+}
+else {
+vErrors.push(err653);
+}
+errors++;
+}
+}
+else {
+const err654 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err654];
+}
+else {
+vErrors.push(err654);
+}
+errors++;
+}
+}
+}
+else {
+const err655 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children/" + i35,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err655];
+}
+else {
+vErrors.push(err655);
+}
+errors++;
+}
+}
+}
+else {
+const err656 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err656];
+}
+else {
+vErrors.push(err656);
+}
+errors++;
+}
+}
+}
+else {
+const err657 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children/" + i30,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err657];
+}
+else {
+vErrors.push(err657);
+}
+errors++;
+}
+}
+}
+else {
+const err658 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err658];
+}
+else {
+vErrors.push(err658);
+}
+errors++;
+}
+}
+}
+else {
+const err659 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children/" + i25,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err659];
+}
+else {
+vErrors.push(err659);
+}
+errors++;
+}
+}
+}
+else {
+const err660 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err660];
+}
+else {
+vErrors.push(err660);
+}
+errors++;
+}
+}
+}
+else {
+const err661 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children/" + i20,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err661];
+}
+else {
+vErrors.push(err661);
+}
+errors++;
+}
+}
+}
+else {
+const err662 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err662];
+}
+else {
+vErrors.push(err662);
+}
+errors++;
+}
+}
+}
+else {
+const err663 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children/" + i15,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err663];
+}
+else {
+vErrors.push(err663);
+}
+errors++;
+}
+}
+}
+else {
+const err664 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err664];
+}
+else {
+vErrors.push(err664);
+}
+errors++;
+}
+}
+}
+else {
+const err665 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children/" + i10,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err665];
+}
+else {
+vErrors.push(err665);
+}
+errors++;
+}
+}
+}
+else {
+const err666 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5+"/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err666];
+}
+else {
+vErrors.push(err666);
+}
+errors++;
+}
+}
+}
+else {
+const err667 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children/" + i5,schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err667];
+}
+else {
+vErrors.push(err667);
+}
+errors++;
+}
+}
+}
+else {
+const err668 = {instancePath:instancePath+"/body/versions/" + i0+"/root/children",schemaPath:"#/properties/body/properties/versions/items/properties/root/properties/children/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err668];
+}
+else {
+vErrors.push(err668);
+}
+errors++;
+}
+}
+}
+else {
+const err669 = {instancePath:instancePath+"/body/versions/" + i0+"/root",schemaPath:"#/properties/body/properties/versions/items/properties/root/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err669];
+}
+else {
+vErrors.push(err669);
+}
+errors++;
+}
+}
+if(data10.created !== undefined){
+if(typeof data10.created !== "string"){
+const err670 = {instancePath:instancePath+"/body/versions/" + i0+"/created",schemaPath:"#/properties/body/properties/versions/items/properties/created/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err670];
+}
+else {
+vErrors.push(err670);
+}
+errors++;
+}
+}
+if(data10.createdBy !== undefined){
+if(typeof data10.createdBy !== "string"){
+const err671 = {instancePath:instancePath+"/body/versions/" + i0+"/createdBy",schemaPath:"#/properties/body/properties/versions/items/properties/createdBy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err671];
+}
+else {
+vErrors.push(err671);
+}
+errors++;
+}
+}
+if(data10.lastUpdated !== undefined){
+if(typeof data10.lastUpdated !== "string"){
+const err672 = {instancePath:instancePath+"/body/versions/" + i0+"/lastUpdated",schemaPath:"#/properties/body/properties/versions/items/properties/lastUpdated/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err672];
+}
+else {
+vErrors.push(err672);
+}
+errors++;
+}
+}
+if(data10.lastUpdatedBy !== undefined){
+if(typeof data10.lastUpdatedBy !== "string"){
+const err673 = {instancePath:instancePath+"/body/versions/" + i0+"/lastUpdatedBy",schemaPath:"#/properties/body/properties/versions/items/properties/lastUpdatedBy/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err673];
+}
+else {
+vErrors.push(err673);
+}
+errors++;
+}
+}
+}
+else {
+const err674 = {instancePath:instancePath+"/body/versions/" + i0,schemaPath:"#/properties/body/properties/versions/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err674];
+}
+else {
+vErrors.push(err674);
+}
+errors++;
+}
+}
+}
+else {
+const err675 = {instancePath:instancePath+"/body/versions",schemaPath:"#/properties/body/properties/versions/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err675];
+}
+else {
+vErrors.push(err675);
+}
+errors++;
+}
+}
+}
+else {
+const err676 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err676];
+}
+else {
+vErrors.push(err676);
+}
+errors++;
+}
+}
+}
+else {
+const err677 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err677];
+}
+else {
+vErrors.push(err677);
 }
 errors++;
 }
@@ -10704,8 +12531,8 @@ errors++;
 if(data7.group !== undefined){
 let data8 = data7.group;
 if(typeof data8 === "string"){
-if(func1(data8) > 256){
-const err25 = {instancePath:instancePath+"/body/selector/group",schemaPath:"#/properties/body/properties/selector/properties/group/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(func1(data8) > 253){
+const err25 = {instancePath:instancePath+"/body/selector/group",schemaPath:"#/properties/body/properties/selector/properties/group/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -10739,8 +12566,8 @@ errors++;
 if(data7.namePattern !== undefined){
 let data9 = data7.namePattern;
 if(typeof data9 === "string"){
-if(func1(data9) > 1024){
-const err28 = {instancePath:instancePath+"/body/selector/namePattern",schemaPath:"#/properties/body/properties/selector/properties/namePattern/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(func1(data9) > 253){
+const err28 = {instancePath:instancePath+"/body/selector/namePattern",schemaPath:"#/properties/body/properties/selector/properties/namePattern/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -10774,8 +12601,8 @@ errors++;
 if(data7.platform !== undefined){
 let data10 = data7.platform;
 if(typeof data10 === "string"){
-if(func1(data10) > 128){
-const err31 = {instancePath:instancePath+"/body/selector/platform",schemaPath:"#/properties/body/properties/selector/properties/platform/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(func1(data10) > 253){
+const err31 = {instancePath:instancePath+"/body/selector/platform",schemaPath:"#/properties/body/properties/selector/properties/platform/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -10809,8 +12636,8 @@ errors++;
 if(data7.ned !== undefined){
 let data11 = data7.ned;
 if(typeof data11 === "string"){
-if(func1(data11) > 256){
-const err34 = {instancePath:instancePath+"/body/selector/ned",schemaPath:"#/properties/body/properties/selector/properties/ned/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(func1(data11) > 253){
+const err34 = {instancePath:instancePath+"/body/selector/ned",schemaPath:"#/properties/body/properties/selector/properties/ned/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -11729,8 +13556,8 @@ errors++;
 if(data8.group !== undefined){
 let data9 = data8.group;
 if(typeof data9 === "string"){
-if(func1(data9) > 256){
-const err28 = {instancePath:instancePath+"/body/selector/group",schemaPath:"#/properties/body/properties/selector/properties/group/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(func1(data9) > 253){
+const err28 = {instancePath:instancePath+"/body/selector/group",schemaPath:"#/properties/body/properties/selector/properties/group/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -11764,8 +13591,8 @@ errors++;
 if(data8.namePattern !== undefined){
 let data10 = data8.namePattern;
 if(typeof data10 === "string"){
-if(func1(data10) > 1024){
-const err31 = {instancePath:instancePath+"/body/selector/namePattern",schemaPath:"#/properties/body/properties/selector/properties/namePattern/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(func1(data10) > 253){
+const err31 = {instancePath:instancePath+"/body/selector/namePattern",schemaPath:"#/properties/body/properties/selector/properties/namePattern/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -11799,8 +13626,8 @@ errors++;
 if(data8.platform !== undefined){
 let data11 = data8.platform;
 if(typeof data11 === "string"){
-if(func1(data11) > 128){
-const err34 = {instancePath:instancePath+"/body/selector/platform",schemaPath:"#/properties/body/properties/selector/properties/platform/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(func1(data11) > 253){
+const err34 = {instancePath:instancePath+"/body/selector/platform",schemaPath:"#/properties/body/properties/selector/properties/platform/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -11834,8 +13661,8 @@ errors++;
 if(data8.ned !== undefined){
 let data12 = data8.ned;
 if(typeof data12 === "string"){
-if(func1(data12) > 256){
-const err37 = {instancePath:instancePath+"/body/selector/ned",schemaPath:"#/properties/body/properties/selector/properties/ned/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(func1(data12) > 253){
+const err37 = {instancePath:instancePath+"/body/selector/ned",schemaPath:"#/properties/body/properties/selector/properties/ned/maxLength",keyword:"maxLength",params:{limit: 253},message:"must NOT have more than 253 characters"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -16022,7 +17849,7 @@ validate57.evaluated = {"props":{"pathParameters":true,"queryStringParameters":t
 return validate57;
 })();
 export const startComplianceBatch = /* @__PURE__ */ (() => {
-const schema69 = {"$id":"startComplianceBatch","type":"object","required":["queryStringParameters","body"],"properties":{"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"required":["treeId","version","adapterId"],"properties":{"treeId":{"type":"string","pattern":"^[0-9a-f]{24}$"},"version":{"type":"string","minLength":1,"maxLength":256,"description":"The version label (`label~2` for the second of a repeated label)"},"adapterId":{"type":"string","pattern":"^[A-Za-z0-9 ._-]{1,128}$","description":"The adapter name"},"devices":{"type":"array","minItems":1,"maxItems":50000,"items":{"type":"string","minLength":1,"maxLength":253},"description":"Only these devices (each must be assigned to a node of the version); default every device of the version"},"sync":{"type":"string","enum":["check","sync-from","none"],"default":"check","description":"What NSO is asked before each device is graded: `check` (default) whether its copy matches the device (check-sync, or compare-config where the NED cannot check-sync), and an out-of-sync device is graded `out-of-sync` with NSO's diff; `sync-from` to take the device's configuration first; `none` nothing (NSO's copy is graded as it is)"}}}}};
+const schema69 = {"$id":"startComplianceBatch","type":"object","required":["queryStringParameters","body"],"properties":{"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"required":["treeId","version","adapterId"],"properties":{"treeId":{"type":"string","pattern":"^[0-9a-f]{24}$"},"version":{"type":"string","minLength":1,"maxLength":256,"description":"The version label (`label~2` for the second of a repeated label)"},"adapterId":{"type":"string","pattern":"^[A-Za-z0-9 ._-]{1,128}$","description":"The adapter name"},"devices":{"type":"array","minItems":1,"maxItems":50000,"items":{"type":"string","minLength":1,"maxLength":253},"description":"Only these devices (each must be assigned to a node of the version, listed on it or selected by its selectors); default every device of the version"},"sync":{"type":"string","enum":["check","sync-from","none"],"default":"check","description":"What NSO is asked before each device is graded: `check` (default) whether its copy matches the device (check-sync, or compare-config where the NED cannot check-sync), and an out-of-sync device is graded `out-of-sync` with NSO's diff; `sync-from` to take the device's configuration first; `none` nothing (NSO's copy is graded as it is)"}}}}};
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
 const pattern77 = new RegExp("^[A-Za-z0-9 ._-]{1,128}$", "u");
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
@@ -16550,7 +18377,7 @@ return validate59;
 })();
 export const listComplianceBatches = /* @__PURE__ */ (() => {
 const schema71 = {"$id":"listComplianceBatches","type":"object","required":["queryStringParameters"],"properties":{"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{"limit":{"type":"string","pattern":"^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$","description":"Page size: an integer from 1 to 200 (default 50)."},"cursor":{"type":"string","minLength":1,"maxLength":2048,"pattern":"^[A-Za-z0-9_-]+$","description":"Continuation token: the `next` value of the previous page, passed back unchanged."},"planId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"Only the batches of this compliance plan"},"treeId":{"type":"string","pattern":"^[0-9a-f]{24}$","description":"Only the batches of this tree"},"adapterId":{"type":"string","pattern":"^[A-Za-z0-9 ._-]{1,128}$","description":"Only the batches through this adapter"},"status":{"type":"string","enum":["running","completed","failed"],"description":"Only batches in this status"},"kind":{"type":"string","enum":["compliance","backup"],"description":"Only batches of this kind"},"from":{"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$","description":"Only rows whose start (`started`) is at or after this ISO 8601 date or time"},"to":{"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$","description":"Only rows whose start (`started`) is at or before this ISO 8601 date or time"},"format":{"type":"string","enum":["json","csv"],"description":"Answer as `json` (the default) or `csv` (RFC 4180, streamed, the whole list); wins over the `Accept` header."}}},"body":{"type":"object","additionalProperties":false,"properties":{}}}};
-const func35 = Object.prototype.hasOwnProperty;
+const func43 = Object.prototype.hasOwnProperty;
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 const pattern79 = new RegExp("^(?:1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47|48|49|50|51|52|53|54|55|56|57|58|59|60|61|62|63|64|65|66|67|68|69|70|71|72|73|74|75|76|77|78|79|80|81|82|83|84|85|86|87|88|89|90|91|92|93|94|95|96|97|98|99|100|101|102|103|104|105|106|107|108|109|110|111|112|113|114|115|116|117|118|119|120|121|122|123|124|125|126|127|128|129|130|131|132|133|134|135|136|137|138|139|140|141|142|143|144|145|146|147|148|149|150|151|152|153|154|155|156|157|158|159|160|161|162|163|164|165|166|167|168|169|170|171|172|173|174|175|176|177|178|179|180|181|182|183|184|185|186|187|188|189|190|191|192|193|194|195|196|197|198|199|200)$", "u");
 const pattern7 = new RegExp("^[A-Za-z0-9_-]+$", "u");
@@ -16584,7 +18411,7 @@ if(data.queryStringParameters !== undefined){
 let data0 = data.queryStringParameters;
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 for(const key0 in data0){
-if(!(func35.call(schema71.properties.queryStringParameters.properties, key0))){
+if(!(func43.call(schema71.properties.queryStringParameters.properties, key0))){
 const err1 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -17767,7 +19594,7 @@ return validate64;
 })();
 export const createCompliancePlan = /* @__PURE__ */ (() => {
 const schema76 = {"$id":"createCompliancePlan","type":"object","required":["queryStringParameters","body"],"properties":{"queryStringParameters":{"type":"object","additionalProperties":false,"properties":{}},"body":{"type":"object","additionalProperties":false,"required":["name","treeId","version","adapterId","enabled"],"properties":{"name":{"type":"string","minLength":1,"maxLength":128,"pattern":"\\S","description":"For people: unique among plans without regard to case"},"treeId":{"type":"string","pattern":"^[0-9a-f]{24}$"},"version":{"type":"string","minLength":1,"maxLength":256,"description":"The version label (`label~2` for the second of a repeated label)"},"adapterId":{"type":"string","pattern":"^[A-Za-z0-9 ._-]{1,128}$","description":"The adapter name"},"devices":{"type":"array","minItems":1,"maxItems":10000,"items":{"type":"string","minLength":1,"maxLength":253},"description":"Only these devices (each must be assigned to a node of the version; at most 10000 and 300000 bytes of names); default every device of the version when the plan runs"},"sync":{"type":"string","enum":["check","sync-from","none"],"default":"check","description":"What NSO is asked before each device is graded: `check` (default) whether its copy matches the device (check-sync, or compare-config where the NED cannot check-sync), and an out-of-sync device is graded `out-of-sync` with NSO's diff; `sync-from` to take the device's configuration first; `none` nothing (NSO's copy is graded as it is)"},"schedule":{"type":"string","minLength":1,"maxLength":256,"description":"An EventBridge Scheduler expression: `cron(minutes hours day-of-month month day-of-week year)` or `rate(value unit)`; absent: the plan runs only when asked"},"timezone":{"type":"string","minLength":1,"maxLength":50,"description":"The IANA time zone `schedule` is read in (default `UTC`)"},"enabled":{"type":"boolean","description":"A disabled plan is not run by its schedule (a user may still run it)"}}}}};
-const func35 = Object.prototype.hasOwnProperty;
+const func43 = Object.prototype.hasOwnProperty;
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 const pattern48 = new RegExp("\\S", "u");
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
@@ -17884,7 +19711,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key1 in data1){
-if(!(func35.call(schema76.properties.body.properties, key1))){
+if(!(func43.call(schema76.properties.body.properties, key1))){
 const err9 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -18553,7 +20380,7 @@ const schema79 = {"$id":"putCompliancePlan","type":"object","required":["pathPar
 const pattern5 = new RegExp("^[0-9a-f]{24}$", "u");
 const pattern48 = new RegExp("\\S", "u");
 const pattern77 = new RegExp("^[A-Za-z0-9 ._-]{1,128}$", "u");
-const func35 = Object.prototype.hasOwnProperty;
+const func43 = Object.prototype.hasOwnProperty;
 const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
 
 function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -18727,7 +20554,7 @@ vErrors.push(err13);
 errors++;
 }
 for(const key1 in data3){
-if(!(func35.call(schema79.properties.body.properties, key1))){
+if(!(func43.call(schema79.properties.body.properties, key1))){
 const err14 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err14];

@@ -20,6 +20,7 @@ import type { AdapterInfo, StartBatchInput, StartedBatch, VersionReader } from '
 import { planBatch } from '../compliance/service.js';
 import { batchDeadline } from '../compliance/deadline.js';
 import type { Batch } from '../compliance/model.js';
+import { versionSelects } from '../trees/selectors.js';
 import { decodeCursor, encodeCursor, invalidCursor } from '../platform/cursor.js';
 import { logger } from '../platform/logger.js';
 import { refuseBadNames } from '../platform/names.js';
@@ -92,13 +93,14 @@ const checkSize = (input: PlanInput): void => {
   );
 };
 
-/** What the plan names exists, and its devices are the version's: 404 and 400 as starting a batch answers. */
+/** What the plan names exists, and its devices are the version's (listed ones; selected ones when it runs): 404 and 400 as starting a batch answers. */
 const checkTargets = async (input: PlanInput, deps: PlanDeps): Promise<void> => {
   const [found, adapter] = await Promise.all([deps.versions(input.treeId, input.version), deps.adapters.get(input.adapterId)]);
   if (!found.tree) throw new NotFound(`No tree has the id '${input.treeId}'.`);
   if (!found.version) throw new NotFound(`Tree '${input.treeId}' has no version '${input.version}'.`);
   if (!adapter) throw new NotFound(`No adapter is named '${input.adapterId}'.`);
-  planBatch(found.version, input.devices);
+  // Selected devices are known only when a batch starts, which checks the plan's devices then.
+  if (!versionSelects(found.version.root)) planBatch(found.version, input.devices);
 };
 
 /** How many of `devices` no node of `version` assigns. */

@@ -11,6 +11,7 @@ import { ROOT_NODE, type JsonValue, type Node, type Rule } from './config-model.
 import { hasPredicate } from './predicates.js';
 import { WILDCARD } from './rule-matches.js';
 import { parsePointer, rulePredicates, VARIABLE_NAME_PATTERN_SOURCE, variablesOf } from './rules.js';
+import { selectListProblems } from './selectors.js';
 
 /**
  * The limits of a version and a tree, each in the unit of what it protects:
@@ -114,7 +115,7 @@ export const nodeNameProblem = (name: string): string | undefined => {
  * names. `at` is the node's place (`rules.3.path` is then under it).
  */
 export const nodeContentProblems = (
-  node: Pick<Node, 'devices' | 'rules'>,
+  node: Pick<Node, 'devices' | 'rules' | 'select'>,
   variables: Readonly<Record<string, string>>,
   at: FieldPlace = [],
 ): ConfigProblem[] => {
@@ -130,6 +131,7 @@ export const nodeContentProblems = (
     else if (seenDevices.has(device)) out.push({ field: fieldPath(...at, 'devices', i), message: `lists ${JSON.stringify(device)} twice` });
     seenDevices.add(device);
   });
+  if (node.select) out.push(...selectListProblems(node.select, [...at, 'select']));
   const seenIds = new Set<string>();
   node.rules.forEach((rule, i) => {
     const place = (member: string): string => fieldPath(...at, 'rules', i, member);

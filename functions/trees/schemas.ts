@@ -7,8 +7,8 @@ import type { JsonSchema } from '../platform/json-schema.js';
 import { RULE_MATCHES, RULE_MODES, SEVERITIES } from './config-model.js';
 import { CONFIG_LIMITS, DEVICE_NAME_PATTERN_SOURCE, RULE_ID_PATTERN_SOURCE, VARIABLE_NAME_PATTERN_SOURCE } from './config-checks.js';
 import { PATH_NAME_PATTERN_SOURCE } from '../platform/names.js';
-import { MAX_PATTERN_LENGTH } from '../platform/re2.js';
 import { LABEL_PATTERN_SOURCE, TREE_LIMITS } from './model.js';
+import { SELECTOR_LIMITS, selectorSchema } from './selectors.js';
 
 /** Path segments arrive percent-encoded: the handler decodes them and applies the name rule. */
 const SEGMENT = (description: string): JsonSchema => ({ type: 'string', minLength: 1, maxLength: 512, description });
@@ -116,24 +116,6 @@ export const ruleSchema: JsonSchema = {
   },
 };
 
-/** A `Selector` (config-model.ts): devices by what NSO knows of them; every member given must hold (at least one is given). */
-export const selectorSchema: JsonSchema = {
-  type: 'object',
-  additionalProperties: false,
-  minProperties: 1,
-  properties: {
-    group: { type: 'string', minLength: 1, maxLength: 256, description: "NSO's device group of this name (nested groups included)" },
-    namePattern: { type: 'string', minLength: 1, maxLength: MAX_PATTERN_LENGTH, description: 'An RE2 regular expression found in the device name' },
-    platform: { type: 'string', minLength: 1, maxLength: 128, description: "NSO's `platform/name` of the device (`ios-xr`), case-insensitive" },
-    ned: {
-      type: 'string',
-      minLength: 1,
-      maxLength: 256,
-      description: 'The NED id of the device type (`cisco-iosxr-cli-7.52`), case-insensitive, without its `module:` prefix',
-    },
-  },
-};
-
 const devicesSchema: JsonSchema = {
   type: 'array',
   maxItems: CONFIG_LIMITS.devicesPerNode,
@@ -143,6 +125,13 @@ const devicesSchema: JsonSchema = {
 
 const rulesSchema: JsonSchema = { type: 'array', maxItems: CONFIG_LIMITS.rulesPerNode, items: ruleSchema };
 
+const selectSchema: JsonSchema = {
+  type: 'array',
+  maxItems: SELECTOR_LIMITS.perNode,
+  items: selectorSchema,
+  description: 'Devices assigned besides those listed: every device NSO knows that one of these selectors selects, resolved when a batch starts',
+};
+
 /** A whole node tree, unrolled to the depth limit (so a deeper tree is refused at the edge). */
 const nodeSchema = (levels: number): JsonSchema => ({
   type: 'object',
@@ -151,6 +140,7 @@ const nodeSchema = (levels: number): JsonSchema => ({
   properties: {
     name: { type: 'string', minLength: 1, maxLength: 128 },
     devices: devicesSchema,
+    select: selectSchema,
     rules: rulesSchema,
     children: levels > 1 ? { type: 'array', maxItems: CONFIG_LIMITS.nodesPerVersion, items: nodeSchema(levels - 1) } : { type: 'array', maxItems: 0 },
   },
@@ -173,7 +163,7 @@ export const updateVersionBody: JsonSchema = {
 export const putNodeBody: JsonSchema = {
   type: 'object',
   additionalProperties: false,
-  properties: { devices: devicesSchema, rules: rulesSchema },
+  properties: { devices: devicesSchema, select: selectSchema, rules: rulesSchema },
   description: 'A field left out keeps its current value (empty for a new node); the node keeps its children',
 };
 
@@ -231,7 +221,8 @@ export const startBatchBody: JsonSchema = {
       maxItems: 50_000,
       // Names what a version holds, also a device stored before today's name rule.
       items: { type: 'string', minLength: 1, maxLength: CONFIG_LIMITS.deviceName },
-      description: 'Only these devices (each must be assigned to a node of the version); default every device of the version',
+      description:
+        'Only these devices (each must be assigned to a node of the version, listed on it or selected by its selectors); default every device of the version',
     },
     sync: {
       type: 'string',

@@ -7,7 +7,8 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { pickSummary, summaryProblems, type TreeSummary } from './model.js';
 import { DynamoTreeStore, type UpsertOutcome } from './store.js';
 import { randomBytes } from 'node:crypto';
-import { RULE_MODES, SEVERITIES, type Node, type Rule } from './config-model.js';
+import { RULE_MODES, SEVERITIES, type Node, type Rule, type Selector } from './config-model.js';
+import { selectOf } from './selectors.js';
 import { CONFIG_LIMITS, normalizeRule, versionProblems } from './config-checks.js';
 import { contentWireBytes, occurrenceOrdinals, putContent, type ContentRef, type VersionContent } from './version-store.js';
 
@@ -100,7 +101,15 @@ const seedNode = (v: unknown, depth = 1): Node | undefined => {
     return undefined;
   const kids = children!.map((c) => seedNode(c, depth + 1));
   if (kids.some((k) => k === undefined)) return undefined;
-  return { name: n['name'], devices: devices as string[], rules: (rules as Rule[]).map(normalizeRule), children: kids as Node[] };
+  const select = n['select'] ?? [];
+  if (!Array.isArray(select) || !select.every(isNodeLike)) return undefined;
+  return {
+    name: n['name'],
+    devices: devices as string[],
+    ...selectOf(select as Selector[]),
+    rules: (rules as Rule[]).map(normalizeRule),
+    children: kids as Node[],
+  };
 };
 
 /** Labels and contents of an entry's `versions` (strings or `{ name, variables?, root }`); `undefined` when not an array. */

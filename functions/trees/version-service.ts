@@ -20,7 +20,8 @@ import {
   type FieldError,
   type FieldPlace,
 } from '../platform/problem.js';
-import { emptyRoot, findNode, ROOT_NODE, type Node, type Rule, type Version } from './config-model.js';
+import { emptyRoot, findNode, ROOT_NODE, type Node, type Rule, type Selector, type Version } from './config-model.js';
+import { selectOf } from './selectors.js';
 import { CONFIG_LIMITS, normalizeRule, transportBytes, versionProblems, type ConfigProblem } from './config-checks.js';
 import { newTreeId, storeCall } from './service.js';
 import { TREE_LIMITS, versionLabelProblem, type TreeSummary } from './model.js';
@@ -192,6 +193,7 @@ export interface NodeView {
   readonly path: string;
   readonly name: string;
   readonly devices: readonly string[];
+  readonly select?: readonly Selector[];
   readonly rules: readonly Rule[];
   readonly children: readonly string[];
 }
@@ -200,6 +202,7 @@ const nodeView = (path: readonly string[], node: Node): NodeView => ({
   path: path.join('/'),
   name: node.name,
   devices: node.devices,
+  ...(node.select ? { select: node.select } : {}),
   rules: node.rules,
   children: node.children.map((c) => c.name),
 });
@@ -462,6 +465,7 @@ const placeOf = (root: Node, path: readonly string[]): FieldPlace => {
 
 export interface PutNodeInput {
   readonly devices?: readonly string[];
+  readonly select?: readonly Selector[];
   readonly rules?: readonly Rule[];
 }
 
@@ -489,6 +493,7 @@ export const putNode = (
     const node: Node = {
       name: path.at(-1) as string,
       devices: [...(input.devices ?? existing?.devices ?? [])],
+      ...selectOf(input.select ?? existing?.select),
       rules: (input.rules ?? existing?.rules ?? []).map(normalizeRule),
       children: existing?.children ?? [],
     };
@@ -516,10 +521,10 @@ const inNodeBody = (problem: ConfigProblem, place: string): ConfigProblem => {
   };
 };
 
-/** The field of a node's own problem as its request body names it (`rules…`, `devices…`); `undefined` for a problem elsewhere. */
+/** The field of a node's own problem as its request body names it (`rules…`, `devices…`, `select…`); `undefined` for a problem elsewhere. */
 const ownField = (problem: ConfigProblem, place: string): string | undefined => {
   const rest = problem.field.startsWith(place) ? problem.field.slice(place.length) : undefined;
-  return rest?.startsWith('rules') || rest?.startsWith('devices') ? rest : undefined;
+  return rest?.startsWith('rules') || rest?.startsWith('devices') || rest?.startsWith('select') ? rest : undefined;
 };
 
 /** Deletes a node and its subtree; `base` cannot be deleted (409). */
@@ -586,6 +591,7 @@ export interface ImportInput {
 const normalizeNode = (node: Node): Node => ({
   name: node.name,
   devices: [...(node.devices ?? [])],
+  ...selectOf(node.select),
   rules: (node.rules ?? []).map(normalizeRule),
   children: (node.children ?? []).map(normalizeNode),
 });

@@ -13,6 +13,7 @@ import { MAX_LISTED_FAILURES } from '../../functions/trees/rules.js';
 import { CONFIG_ID_PATTERN } from '../../functions/configs/keys.js';
 import { CONFIG_SOURCES } from '../../functions/configs/model.js';
 import { importBody, ruleSchema, variablesSchema } from '../../functions/trees/schemas.js';
+import { selectorSchema } from '../../functions/trees/selectors.js';
 import { CHANGE_ACTIONS, SUBJECT_KINDS } from '../../functions/runtime/changelog.js';
 import { REMEDIATION_ID_PATTERN } from '../../functions/remediation/model.js';
 import { PLAN_BROKEN_REASONS, PLAN_ID_PATTERN } from '../../functions/plans/model.js';
@@ -29,6 +30,8 @@ const BATCH_ID = { type: 'string', pattern: BATCH_ID_PATTERN } as const;
 const PLAN_ID = { type: 'string', pattern: PLAN_ID_PATTERN } as const;
 const REPORT_ID = { type: 'string', pattern: REPORT_ID_PATTERN } as const;
 const GRADE = { enum: [...GRADES] } as const;
+/** A node's device selectors. */
+const SELECT: JsonSchema = { type: 'array', items: selectorSchema, description: 'Devices selected besides those listed (resolved when a batch starts)' };
 /** Devices by grade, every grade present. */
 const GRADE_COUNTS: JsonSchema = {
   type: 'object',
@@ -127,6 +130,17 @@ export const responseComponents: Record<string, JsonSchema> = {
       started: ISO_TIME,
       finished: ISO_TIME,
       reason: { type: 'string', description: 'Why a failed batch failed' },
+      selections: {
+        type: 'array',
+        description:
+          "A compliance batch's node selectors as they were resolved when it started: per node with `select`, how many devices they chose (listed devices not counted)",
+        items: {
+          type: 'object',
+          required: ['node', 'select', 'devices'],
+          additionalProperties: false,
+          properties: { node: { type: 'string' }, select: SELECT, devices: COUNT },
+        },
+      },
     },
   },
   Exemption: {
@@ -394,6 +408,7 @@ export const responseComponents: Record<string, JsonSchema> = {
     properties: {
       name: { type: 'string' },
       devices: { type: 'array', items: { type: 'string' } },
+      select: SELECT,
       rules: { type: 'array', items: ruleSchema },
       children: { type: 'array', items: ref('Node') },
     },
@@ -424,6 +439,7 @@ export const responseComponents: Record<string, JsonSchema> = {
       path: { type: 'string', description: 'From the root, e.g. `base/wan`' },
       name: { type: 'string' },
       devices: { type: 'array', items: { type: 'string' } },
+      select: SELECT,
       rules: { type: 'array', items: ruleSchema },
       children: { type: 'array', items: { type: 'string' } },
     },

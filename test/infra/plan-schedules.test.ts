@@ -48,7 +48,7 @@ const build = (variant: 'default' | 'private') => {
   const fnOf = (operation: string) => resources[logicalIdOf(service.api.functions[operation]!.function)]!;
   const statementsOf = (operation: string): Statement[] => policiesOfRole(fnOf(operation).Properties['Role']['Fn::GetAtt'][0] as string);
   const env = (operation: string): Record<string, unknown> => fnOf(operation).Properties['Environment']['Variables'];
-  return { service, resources, nag, ofType, policiesOfRole, statementsOf, env };
+  return { service, resources, nag, ofType, policiesOfRole, statementsOf, env, fnOf };
 };
 
 const actionsOf = (statements: readonly Statement[]) => statements.flatMap((s) => [s.Action].flat()).sort();
@@ -113,6 +113,18 @@ describe.each(['default', 'private'] as const)('plan schedules (%s config)', (va
       expect(env).toHaveProperty(name);
     expect(env['PLAN_SCHEDULE_GROUP']).toBe(group.Properties['Name']);
     expect(env).not.toHaveProperty('PLAN_SCHEDULER_ROLE_ARN');
+  });
+
+  it('lets every batch start read NSO’s inventory: the relay’s secrets (read only) and network', () => {
+    for (const operation of ['planScheduledRun', 'startComplianceBatch', 'runCompliancePlan']) {
+      const env = t.env(operation);
+      expect(env['SECRETS_ACCESS']).toBe('read');
+      expect(env).toHaveProperty('SECRETS_BACKEND');
+      if (variant === 'private') {
+        expect(env).toHaveProperty('VAULT_CREDENTIALS_SECRET_ARN');
+        expect(t.fnOf(operation).Properties['VpcConfig']).toBeDefined();
+      }
+    }
   });
 
   it('lets a route with needs.schedules manage the group’s schedules and pass the role to Scheduler only', () => {

@@ -90,6 +90,27 @@ export const FLEET_RULES = [
 
 export const FLEET_VARIABLES = { ntp1: '10.0.0.1', ntp2: '10.0.0.2', syslog: '10.0.0.50' } as const;
 
+/** Shards a fleet's devices are spread over (by index), each an NSO device group. */
+export const FLEET_SHARDS = 4;
+/** The group fleet device `index` is in: `<prefix>-shard-<index % 4>`. */
+export const fleetShard = (index: number, prefix = 'edge'): string => `${prefix}-shard-${index % FLEET_SHARDS}`;
+/** NSO's `platform` of every fleet device (IOS routers). */
+export const FLEET_PLATFORM = { name: 'ios', version: '17.9', model: 'ISR4451-X' } as const;
+export const FLEET_NED = 'cisco-ios-cli-6.100:cisco-ios-cli-6.100';
+
+/**
+ * The fleet's device groups: one per shard listing its devices by name (`device-name`), and
+ * `<prefix>-fleet` holding the shard groups (`device-group`: nested, as NSO nests them).
+ */
+export const fleetGroups = (spec: FleetSpec): { [member: string]: Json }[] => {
+  const prefix = spec.prefix ?? 'edge';
+  const shards = Array.from({ length: FLEET_SHARDS }, (_, shard) => ({
+    name: fleetShard(shard, prefix),
+    'device-name': Array.from({ length: Math.max(0, Math.ceil((spec.devices - shard) / FLEET_SHARDS)) }, (_, k) => fleetName(shard + k * FLEET_SHARDS, prefix)),
+  }));
+  return [...shards, { name: `${prefix}-fleet`, 'device-group': shards.map((g) => g.name) }];
+};
+
 /** The fleet as NSO device entries: the numbered devices, then the standards devices when asked for. */
 export const fleetEntries = (spec: FleetSpec): { [member: string]: Json }[] => [
   ...Array.from({ length: spec.devices }, (_, i) => {
@@ -99,7 +120,8 @@ export const fleetEntries = (spec: FleetSpec): { [member: string]: Json }[] => [
       address: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`,
       port: 22,
       authgroup: 'default',
-      'device-type': { cli: { 'ned-id': 'cisco-ios-cli-6.100:cisco-ios-cli-6.100' } },
+      'device-type': { cli: { 'ned-id': FLEET_NED } },
+      platform: { ...FLEET_PLATFORM },
       state: { 'admin-state': 'unlocked' },
       config: fleetConfig(i, name),
     };

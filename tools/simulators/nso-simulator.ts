@@ -32,7 +32,7 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { createTwoFilesPatch } from 'diff';
-import { fleetDrift, fleetEntries, isSlow, type FleetSpec } from './nso-fleet.js';
+import { fleetDrift, fleetEntries, fleetGroups, isSlow, type FleetSpec } from './nso-fleet.js';
 import { createTransactions, TransactionRefused, type CommitFailureKnob, type RollbackFile } from './nso-transactions.js';
 
 type Json = null | boolean | number | string | Json[] | { [member: string]: Json };
@@ -152,6 +152,13 @@ export interface NsoSimulator {
   drift(name: string, patch: JsonObject): void;
   /** The device's own configuration (what `sync-from` would take), or `undefined` for a device NSO does not know. */
   deviceConfig(name: string): JsonObject | undefined;
+  /**
+   * Sets NSO's device group `name`: the devices it lists (`device-name`) and the groups nested in
+   * it (`device-group`); `undefined` deletes it. What an operator's `devices device-group` does.
+   */
+  setDeviceGroup(name: string, group: { readonly devices?: readonly string[]; readonly groups?: readonly string[] } | undefined): void;
+  /** Sets what NSO knows of device `name`'s type: `platform/name` and the NED id (`device-type/cli/ned-id`). */
+  setDeviceType(name: string, type: { readonly platform?: string; readonly ned?: string }): void;
   /** The rollback files the commits kept, oldest first. */
   rollbackFiles(): readonly RollbackFile[];
   /** Commits a YANG Patch as another NSO user would (`query`: its commit parameters); throws NSO's refusal. */
@@ -170,6 +177,7 @@ export const defaultNsoData = (): JsonObject => ({
         port: 22,
         authgroup: 'default',
         'device-type': { cli: { 'ned-id': 'cisco-ios-cli-6.100:cisco-ios-cli-6.100' } },
+        platform: { name: 'ios', version: '15.6', model: 'CSR1000V' },
         state: { 'admin-state': 'unlocked' },
         config: {
           'tailf-ned-cisco-ios:hostname': 'ce0',
@@ -185,6 +193,7 @@ export const defaultNsoData = (): JsonObject => ({
         port: 22,
         authgroup: 'default',
         'device-type': { cli: { 'ned-id': 'cisco-iosxr-cli-7.50:cisco-iosxr-cli-7.50' } },
+        platform: { name: 'ios-xr', version: '7.5.2', model: 'NCS-5501' },
         state: { 'admin-state': 'unlocked' },
         config: {
           'tailf-ned-cisco-ios-xr:hostname': 'pe0',
@@ -193,6 +202,12 @@ export const defaultNsoData = (): JsonObject => ({
           },
         },
       },
+    ],
+    // NSO's device groups: `device-name` lists devices, `device-group` nests groups.
+    'device-group': [
+      { name: 'access', 'device-name': ['ce0'] },
+      { name: 'core', 'device-name': ['pe0'] },
+      { name: 'lab', 'device-group': ['access', 'core'] },
     ],
   },
 });
@@ -474,6 +489,8 @@ export const startNsoSimulator = async (options: NsoSimulatorOptions = {}): Prom
     const devices = (initial['tailf-ncs:devices'] as JsonObject | undefined)?.['device'];
     if (!Array.isArray(devices)) throw new Error('a fleet needs a datastore with tailf-ncs:devices/device');
     devices.push(...(fleetEntries(fleet) as Json[]));
+    const store = initial['tailf-ncs:devices'] as JsonObject;
+    store['device-group'] = [...(Array.isArray(store['device-group']) ? store['device-group'] : []), ...(fleetGroups(fleet) as Json[])];
   }
   let inFlight = 0;
   let peakInFlight = 0;
@@ -624,6 +641,20 @@ export const startNsoSimulator = async (options: NsoSimulatorOptions = {}): Prom
       return [400, { 'Content-Type': 'application/json' }, '{"error":"the body must be a JSON object merged into the device\'s configuration"}'];
     drift(name, patch);
     return [200, { 'Content-Type': 'application/json' }, JSON.stringify(ownConfig(name))];
+  };
+
+  const setDeviceGroup: NsoSimulator['setDeviceGroup'] = (name, group) => {
+    const store = root['tailf-ncs:devices'] as JsonObject;
+    const groups = (Array.isArray(store['device-group']) ? store['device-group'] : []).filter((g) => !isObject(g) || g['name'] !== name);
+    if (group)
+      groups.push({ name, ...(group.devices ? { 'device-name': [...group.devices] } : {}), ...(group.groups ? { 'device-group': [...group.groups] } : {}) });
+    store['device-group'] = groups;
+  };
+  const setDeviceType: NsoSimulator['setDeviceType'] = (name, type) => {
+    const entry = deviceEntry(name);
+    if (!entry) throw new Error(`the simulator has no device ${name}`);
+    if (type.platform !== undefined) entry['platform'] = { ...(isObject(entry['platform']) ? entry['platform'] : {}), name: type.platform };
+    if (type.ned !== undefined) entry['device-type'] = { cli: { 'ned-id': type.ned } };
   };
 
   const drift = (name: string, patch: JsonObject): void => {
@@ -995,6 +1026,8 @@ export const startNsoSimulator = async (options: NsoSimulatorOptions = {}): Prom
       transactions.reset();
     },
     drift,
+    setDeviceGroup,
+    setDeviceType,
     deviceConfig: (name) => {
       const own = ownConfig(name);
       return own === undefined ? undefined : clone(own);

@@ -7,7 +7,8 @@
  * Settings: the active profile's `configuration_manager` settings (`runtime/settings.ts`):
  * `complianceConcurrency` (concurrent configuration fetches per batch on the adapter, 1–100)
  * unless the adapter sets its own, and `reportRetentionDays` (1–3650), both taken when the
- * batch starts and kept with it.
+ * batch starts and kept with it. When a node of the version (or an exemption of the tree) selects
+ * devices, NSO's inventory is read through the adapter (the relay's secrets and network).
  */
 import { startComplianceBatch as validate } from '../../generated/validators.js';
 import { createAdapterStore } from '../../adapters/store.js';
@@ -16,7 +17,10 @@ import { idempotent } from '../../platform/idempotency.js';
 import { currentSettings } from '../../runtime/settings.js';
 import { createIdempotencyStore } from '../../platform/idempotency-store.js';
 import { readVersion } from '../../trees/version-service.js';
+import { createExemptionStore } from '../../exemptions/store.js';
 import { createVersionStore } from '../../trees/version-store.js';
+import { batchRelayGet } from '../batch-relay.js';
+import { inventoryReader } from '../inventory.js';
 import { startBatch, type StartBatchInput, type StartDeps } from '../service.js';
 import { startDurableExecution } from '../durable-start.js';
 import { createComplianceStore } from '../store.js';
@@ -30,6 +34,7 @@ const deps: Omit<StartDeps, 'retentionDays' | 'concurrency'> = {
   store: createComplianceStore(),
   startExecution: startDurableExecution,
   now: () => new Date(),
+  exemptions: createExemptionStore(),
 };
 
 const COLLECTION = '/configuration_manager/compliance_reports';
@@ -42,10 +47,13 @@ const batchLocation = (batchId: string, requestPath?: string): string => {
 
 const idempotency = idempotent({ store: createIdempotencyStore() });
 
-export const handler = httpHandler<StartBatchInput>({ operation: 'startComplianceBatch', validate, idempotency }, async (event) => {
+const inventoryPage = batchRelayGet('compliance start inventory page');
+
+export const handler = httpHandler<StartBatchInput>({ operation: 'startComplianceBatch', validate, idempotency }, async (event, context) => {
   const settings = (await currentSettings()).profile.applications.configuration_manager;
   const started = await startBatch(event.body, {
     ...deps,
+    inventory: inventoryReader(inventoryPage(() => context.getRemainingTimeInMillis())),
     retentionDays: settings.reportRetentionDays,
     historyRetentionDays: settings.historyRetentionDays,
     concurrency: settings.complianceConcurrency,
