@@ -6,7 +6,10 @@
  * path and evaluates them with a plain concurrency-limited loop (no durable engine, no
  * DynamoDB writes). Reports devices per second, p50/p99 per-device time, the process's memory
  * high-water mark, the CPU seconds of this process and of DynamoDB Local's JVM, and the ratio of
- * the engine's wall time to the floor's (target ≤ 1.25 at 50).
+ * the engine's wall time to the floor's (target ≤ 1.25 at 50). Both grade the fleet against the
+ * same tree, {@link BENCH_RULES}: the fleet's rules and a rule of every form of the rule language
+ * (`*` paths with `match` `all`, `any` and `none`, `pattern`, `oneOf`, `cidr` with a variable,
+ * `range`, `strict`, `allowEmpty`), so the ratio holds with every form in use.
  *
  * Each round at concurrency 50 also runs the same batch as a production batch runs by default: `sync: check` (NSO's
  * grouped `check-sync` before grading) with every configuration kept by the real archive (gzip to
@@ -26,7 +29,7 @@ import type { BatchEvent, EngineDeps } from '../functions/compliance/engine.js';
 import type { StartDeps } from '../functions/compliance/service.js';
 import type { Version } from '../functions/trees/config-model.js';
 import { loadDurableTesting } from '../tools/local/durable.js';
-import { FLEET_RULES, FLEET_VARIABLES, fleetNames } from '../tools/simulators/nso-fleet.js';
+import { FLEET_LANGUAGE_RULES, FLEET_RULES, FLEET_VARIABLES, fleetNames } from '../tools/simulators/nso-fleet.js';
 import { medianRatios, resources, runBundled, startDurableBackend, summarizeRun, type DurableRun } from './durable.js';
 
 export interface ComplianceRun extends DurableRun {
@@ -36,6 +39,13 @@ export interface ComplianceRun extends DurableRun {
   readonly uploads?: number;
   readonly unchanged?: number;
 }
+
+/**
+ * The `base` node's rules, graded by both the engine and the floor: the fleet's rules and a rule
+ * of every form of the rule language (`*` paths with `all`, `any` and `none`, `pattern`,
+ * `oneOf`, `cidr` through a variable, `range`, `strict`, `allowEmpty`).
+ */
+export const BENCH_RULES = [...FLEET_RULES, ...FLEET_LANGUAGE_RULES];
 
 /** The concurrency the archive's target is measured at. */
 export const ARCHIVE_CONCURRENCY = 50;
@@ -116,7 +126,7 @@ export const measureCompliance = async (
     createdBy: '',
     lastUpdated: '',
     lastUpdatedBy: '',
-    root: { name: 'base', devices: names, rules: FLEET_RULES.map((r) => ({ ...r })) as Version['root']['rules'], children: [] },
+    root: { name: 'base', devices: names, rules: BENCH_RULES.map((r) => ({ ...r })) as Version['root']['rules'], children: [] },
   };
   const runs: ComplianceRun[] = [];
   // Each run starts with the simulator's request log empty (it keeps every request, which
@@ -136,7 +146,7 @@ export const measureCompliance = async (
   // Floor: the same fetches and evaluations, a plain pool of `concurrency` workers.
   const floor = async (concurrency: number, round: number): Promise<void> => {
     const relayGet = engineDeps.relayGet(() => 15 * 60_000);
-    const rules = FLEET_RULES.map((r) => ({ ...r, node: 'base' })) as unknown as Parameters<EngineDeps['evaluate']>[2];
+    const rules = BENCH_RULES.map((r) => ({ ...r, node: 'base' })) as unknown as Parameters<EngineDeps['evaluate']>[2];
     const times: number[] = [];
     const stop = startRun();
     const started = performance.now();

@@ -15,6 +15,11 @@
  * evaluator the property test holds (tools/rules-reference.ts); and the worst case the
  * limits allow: one version's whole rule budget (`versionBytes`, in rules of `ruleValueBytes`)
  * against a 200 KB configuration and against the largest the relay reads (`maxBodyBytes`).
+ *
+ * `pattern`: a `pattern` rule whose expression takes a backtracking engine exponential time
+ * ({@link PATHOLOGICAL_PATTERN}, against a run of `a` ended by `!`), over a configuration
+ * leaf of 50, 100 and 200 KB: user patterns run on RE2 (functions/platform/re2.ts), so the
+ * time per KB stays flat (target: at 200 KB at most twice that at 50 KB).
  */
 import { pathToFileURL } from 'node:url';
 import { DEFAULT_LIMITS } from '../functions/relay/service.js';
@@ -137,10 +142,83 @@ export const measureRules = (rounds: number, log: (line: string) => void = () =>
 
 const round1 = (v: number): number => Math.round(v * 10) / 10;
 
+/** One size of the pathological-pattern workload. */
+export interface PatternRun {
+  readonly pattern: string;
+  /** Characters of the leaf the pattern runs over. */
+  readonly valueBytes: number;
+  readonly configBytes: number;
+  readonly p50Ms: number;
+  /** `p50Ms` per KB (1,000 bytes) of the leaf. */
+  readonly msPerKb: number;
+  readonly rounds: number;
+}
+
+/** Nested quantifiers: a backtracking engine tries every way to split the run of `a` before it fails. */
+export const PATHOLOGICAL_PATTERN = '^(a+)+$';
+/** The leaf sizes measured, in bytes. */
+export const PATTERN_SIZES = [50_000, 100_000, 200_000] as const;
+
+/** Unrecorded passes over every size before the measured ones: the first evaluations run before the JIT has compiled RE2JS. */
+const PATTERN_WARMUP = 3;
+
+/**
+ * Times one `pattern` rule with {@link PATHOLOGICAL_PATTERN} through `evaluateRules` over a
+ * banner of each of {@link PATTERN_SIZES} (`a` repeated, then `!`, so the pattern never
+ * matches: the case that backtracks longest). After {@link PATTERN_WARMUP} passes over every
+ * size, `rounds` passes each evaluate every size once, so the sizes share the machine's state.
+ */
+export const measurePathologicalPattern = (rounds: number, log: (line: string) => void = () => {}): PatternRun[] => {
+  const rules: Rule[] = [{ id: 'motd-pattern', path: '/tailf-ned-cisco-ios:banner/motd', mode: 'required', severity: 'info', pattern: PATHOLOGICAL_PATTERN }];
+  const configs = PATTERN_SIZES.map((valueBytes) => ({
+    'tailf-ned-cisco-ios:hostname': 'edge-00000',
+    'tailf-ned-cisco-ios:banner': { motd: `${'a'.repeat(valueBytes - 1)}!` },
+  }));
+  const times: number[][] = PATTERN_SIZES.map(() => []);
+  for (let pass = 0; pass < PATTERN_WARMUP + rounds; pass++) {
+    configs.forEach((config, i) => {
+      const started = performance.now();
+      const [result] = evaluateRules(config, {}, rules);
+      if (pass >= PATTERN_WARMUP) times[i]!.push(performance.now() - started);
+      if (result?.status !== 'fail') throw new Error(`bench: the pathological pattern ${result?.status === 'pass' ? 'matched' : 'was invalid'}`);
+    });
+  }
+  return PATTERN_SIZES.map((valueBytes, i) => {
+    const p50 = median(times[i]!);
+    const run = {
+      pattern: PATHOLOGICAL_PATTERN,
+      valueBytes,
+      configBytes: bytesOf(configs[i]),
+      p50Ms: round2(p50),
+      msPerKb: Math.round((p50 / (valueBytes / 1000)) * 1000) / 1000,
+      rounds,
+    };
+    log(`rules: pattern ${PATHOLOGICAL_PATTERN} over ${valueBytes} B: p50 ${run.p50Ms} ms, ${run.msPerKb} ms/KB`);
+    return run;
+  });
+};
+
+const round2 = (v: number): number => Math.round(v * 100) / 100;
+
+/** The time per KB at the largest size over that at the smallest: about 1 in linear time, far above in exponential. */
+export const patternGrowth = (runs: readonly PatternRun[]): number | undefined => {
+  const sizes = [...runs].sort((a, b) => a.valueBytes - b.valueBytes);
+  const first = sizes[0];
+  const last = sizes.at(-1);
+  if (!first || !last || first === last || first.p50Ms <= 0) return undefined;
+  return last.p50Ms / last.valueBytes / (first.p50Ms / first.valueBytes);
+};
+
 /** The last line a run prints: what `bench/run.ts` reads back. */
 export const RULES_RESULT_PREFIX = 'RULES_RESULT ';
+/** The line with the pathological-pattern runs. */
+export const PATTERN_RESULT_PREFIX = 'PATTERN_RESULT ';
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]!).href) {
-  const runs = measureRules(Number(process.argv[2] ?? 5), (line) => console.error(line));
+  const rounds = Number(process.argv[2] ?? 5);
+  const runs = measureRules(rounds, (line) => console.error(line));
+  const patterns = measurePathologicalPattern(rounds, (line) => console.error(line));
+  console.error(`rules: pattern time per KB at ${PATTERN_SIZES.at(-1)} B / at ${PATTERN_SIZES[0]} B: ${patternGrowth(patterns)?.toFixed(2)}`);
   console.log(`${RULES_RESULT_PREFIX}${JSON.stringify(runs)}`);
+  console.log(`${PATTERN_RESULT_PREFIX}${JSON.stringify(patterns)}`);
 }

@@ -32,7 +32,7 @@ import { measureCold, probeCompilations, runCold, type ColdSample, type ColdVari
 import { LITH_OPERATIONS, RELAY_BODY, firstCallAccepts, firstCallEvent, putAdapterName, type CallContext } from './events.js';
 import { RESULT_PREFIX, archiveFigures, complianceRatios, VARIANTS, type ComplianceRun } from './compliance.js';
 import { REMEDIATION_RESULT_PREFIX, VARIANTS as REMEDIATION_VARIANTS, remediationRatio, type RemediationRun } from './remediation.js';
-import { RULES_RESULT_PREFIX, type RulesRun } from './rules.js';
+import { PATTERN_RESULT_PREFIX, PATTERN_SIZES, patternGrowth, RULES_RESULT_PREFIX, type PatternRun, type RulesRun } from './rules.js';
 import { CSV_RESULT_PREFIX, type CsvRun } from './csv-export.js';
 import { START_RESULT_PREFIX, START_TARGETS, type StartRun } from './start.js';
 import { measureGateway, withLocalStack, type GatewayRun } from './gateway.js';
@@ -106,8 +106,13 @@ const sectionResult = <T>(script: string, args: readonly string[], prefix: strin
     stdio: ['ignore', 'pipe', 'inherit'],
     maxBuffer: 16 * 1024 * 1024,
   });
+  return resultOf<T>(out, prefix);
+};
+
+/** The JSON after `prefix` on the line of a section's output that starts with it. */
+const resultOf = <T>(out: string, prefix: string): T => {
   const line = out.split('\n').find((l) => l.startsWith(prefix));
-  if (!line) throw new Error('no result line');
+  if (!line) throw new Error(`no ${prefix.trim()} line`);
   return JSON.parse(line.slice(prefix.length)) as T;
 };
 
@@ -799,12 +804,12 @@ try {
   if (!SKIP.has('rules')) {
     // ── 9. Rule evaluation ────────────────────────────────────────────────────────────────
     // On the project's Node 22, as the batch function runs it.
+    const [smallest, largest] = [PATTERN_SIZES[0] / 1000, PATTERN_SIZES.at(-1)! / 1000];
+    const PATTERN_TARGET = `rules: pathological pattern on ${largest} KB: time per KB at ${largest} KB / at ${smallest} KB`;
     say('rules: one device, the largest rules against the largest configurations…');
     try {
       const out = execFileSync(NODE, ['--import', 'tsx', 'bench/rules.ts'], { cwd: PROJECT_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-      const line = out.split('\n').find((l) => l.startsWith(RULES_RESULT_PREFIX));
-      if (!line) throw new Error('no result line');
-      const runs = JSON.parse(line.slice(RULES_RESULT_PREFIX.length)) as RulesRun[];
+      const runs = resultOf<RulesRun[]>(out, RULES_RESULT_PREFIX);
       output['rules'] = runs;
       tables.push(
         'Rule evaluation, one device (every expected entry found last in its list)\n' +
@@ -823,9 +828,21 @@ try {
             ['left', 'left', 'right'],
           ),
       );
+      const patterns = resultOf<PatternRun[]>(out, PATTERN_RESULT_PREFIX);
+      output['rulesPattern'] = patterns;
+      tables.push(
+        'Pathological pattern (RE2), one `pattern` rule over one leaf\n' +
+          formatTable(
+            ['pattern', 'leaf bytes', 'config bytes', 'p50 ms', 'ms per KB', 'rounds'],
+            patterns.map((r) => [r.pattern, formatBytes(r.valueBytes), formatBytes(r.configBytes), ms(r.p50Ms, 2), r.msPerKb.toFixed(3), String(r.rounds)]),
+            ['left', 'right'],
+          ),
+      );
+      targets.push(atMost(PATTERN_TARGET, patternGrowth(patterns), 2, '×'));
     } catch (error) {
       say(`rules measurement failed: ${(error as Error).message}`);
       output['rules'] = { error: (error as Error).message };
+      targets.push({ name: PATTERN_TARGET, measured: 'failed to run', limit: '≤ 2.00×', pass: false });
     }
   }
 

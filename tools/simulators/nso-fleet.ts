@@ -88,7 +88,48 @@ export const FLEET_RULES = [
   { id: 'motd-banner', path: '/tailf-ned-cisco-ios:banner/motd', mode: 'required', severity: 'info' },
 ] as const;
 
-export const FLEET_VARIABLES = { ntp1: '10.0.0.1', ntp2: '10.0.0.2', syslog: '10.0.0.50' } as const;
+/**
+ * Rules of every form the rule language has beyond {@link FLEET_RULES} (see `Rule` in
+ * functions/trees/config-model.ts), over places every fleet device has, each passing on every
+ * device (so a device's grade is the one {@link expectedGrade} names): a `*` path with `match`
+ * `all` (and `cidr` through a variable), one with `any`, one with `none`, `pattern`, `oneOf`,
+ * `range`, `strict`, and `allowEmpty` over a list the fleet does not have. The compliance
+ * benchmark grades the fleet against both sets, so its durable engine and its plain loop
+ * evaluate every form.
+ */
+export const FLEET_LANGUAGE_RULES = [
+  {
+    id: 'loopbacks-in-plan',
+    path: '/tailf-ned-cisco-ios:interface/Loopback/*/ip/address/primary/address',
+    mode: 'required',
+    severity: 'error',
+    match: 'all',
+    cidr: ['{{loopbacks}}'],
+  },
+  { id: 'ntp-primary', path: '/tailf-ned-cisco-ios:ntp/server/peer-list/*/name', mode: 'required', severity: 'warning', match: 'any', value: '{{ntp1}}' },
+  {
+    id: 'syslog-not-reserved',
+    path: '/tailf-ned-cisco-ios:logging/host/ipv4/*/host',
+    mode: 'required',
+    severity: 'error',
+    match: 'none',
+    cidr: ['0.0.0.0/8', '127.0.0.0/8', '255.255.255.255/32'],
+  },
+  { id: 'hostname-convention', path: '/tailf-ned-cisco-ios:hostname', mode: 'required', severity: 'info', pattern: '^[a-z]+-[0-9]{5}$' },
+  { id: 'domain-known', path: '/tailf-ned-cisco-ios:ip/domain-name', mode: 'required', severity: 'warning', oneOf: ['lab.example', 'corp.example'] },
+  { id: 'loopback-numbers', path: '/tailf-ned-cisco-ios:interface/Loopback/*/name', mode: 'required', severity: 'info', range: { min: 0, max: 99 } },
+  { id: 'loopbacks-only-zero', path: '/tailf-ned-cisco-ios:interface/Loopback', mode: 'required', severity: 'warning', strict: true, value: [{ name: '0' }] },
+  {
+    id: 'ports-described',
+    path: '/tailf-ned-cisco-ios:interface/GigabitEthernet/*/description',
+    mode: 'required',
+    severity: 'info',
+    allowEmpty: true,
+    pattern: '\\S',
+  },
+] as const;
+
+export const FLEET_VARIABLES = { ntp1: '10.0.0.1', ntp2: '10.0.0.2', syslog: '10.0.0.50', loopbacks: '10.0.0.0/8' } as const;
 
 /** Shards a fleet's devices are spread over (by index), each an NSO device group. */
 export const FLEET_SHARDS = 4;
