@@ -2,6 +2,7 @@ import { BlockList } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { insidePrefix, parsePrefix, prefixProblem } from '../../functions/trees/addresses.js';
 import type { Rule, RuleMatch, RuleMode } from '../../functions/trees/config-model.js';
+import { compareDecimals, decimalOf, MAX_DECIMAL_CHARS, type Decimal } from '../../functions/trees/decimals.js';
 import { FAILURE_MESSAGE_MAX_CHARS, MAX_LISTED_FAILURES, evaluateRule } from '../../functions/trees/rules.js';
 
 /** An IOS-XR-like configuration: interfaces as a keyed list, NTP servers, SNMP communities. */
@@ -215,6 +216,56 @@ describe('addresses', () => {
       expect(parsePrefix(bad), bad).toBeUndefined();
     for (const good of ['0.0.0.0/0', '::', '::/0', '1:2:3:4:5:6:7:8', '1::', '::1.2.3.4', 'FE80::A/10', '2001:db8::/32'])
       expect(parsePrefix(good), good).toBeDefined();
+  });
+
+  it('reads a dotted quad only as the last two groups, and :: only once, for one group or more', () => {
+    // A dotted quad before `::` or before another group is no IPv6 text.
+    for (const bad of ['1.2.3.4::', '1.2.3.4::1', '::1.2.3.4:5', '1.2.3.4:1:2:3:4:5:6', '1:2:3:4:5:6:7:8::', '1:2:3:4:5:6:7:8::1::', '/::1', '/8'])
+      expect(parsePrefix(bad), bad).toBeUndefined();
+    expect(parsePrefix('1:2:3:4:5:6:1.2.3.4')).toEqual(parsePrefix('1:2:3:4:5:6:102:304'));
+    expect(parsePrefix('1:2:3:4:5:6:7::')).toEqual(parsePrefix('1:2:3:4:5:6:7:0'));
+    expect(parsePrefix('1::8')).toEqual({ bits: (1n << 112n) | 8n, length: 128 });
+  });
+
+  it('reads prefix lengths up to the full width of the family', () => {
+    expect(parsePrefix('10.0.0.1/32')).toEqual(parsePrefix('10.0.0.1'));
+    expect(parsePrefix('10.0.0.1/33')).toBeUndefined();
+    expect(parsePrefix('::1/128')).toEqual(parsePrefix('::1'));
+    expect(parsePrefix('10.0.0.0/8')?.length).toBe(104);
+  });
+
+  it('holds a prefix inside itself, and an address inside its own /32 or /128', () => {
+    const p = (text: string) => parsePrefix(text)!;
+    expect(insidePrefix(p('10.0.0.0/8'), p('10.0.0.0/8'))).toBe(true);
+    expect(insidePrefix(p('10.0.0.1'), p('10.0.0.1/32'))).toBe(true);
+    expect(insidePrefix(p('2001:db8::1'), p('2001:db8::1'))).toBe(true);
+    expect(insidePrefix(p('10.0.0.0/8'), p('10.0.0.0/9'))).toBe(false);
+    expect(status({ path: '/a', mode: 'required', cidr: ['10.1.0.0/16'] }, {}, { a: '10.1.0.0/16' })).toBe('pass');
+  });
+});
+
+describe('decimals', () => {
+  const d = (v: unknown): Decimal => decimalOf(v)!;
+  it('reads a number as the decimal JSON writes, exponents included', () => {
+    expect(compareDecimals(d(1e21), d('1000000000000000000000'))).toBe(0);
+    expect(compareDecimals(d(1.5e-7), d('0.00000015'))).toBe(0);
+    expect(compareDecimals(d(-2.5e-7), d('-0.00000025'))).toBe(0);
+    expect(decimalOf(Number.POSITIVE_INFINITY)).toBeUndefined();
+    expect(decimalOf(Number.NaN)).toBeUndefined();
+  });
+
+  it(`reads decimal strings of at most ${MAX_DECIMAL_CHARS} characters`, () => {
+    expect(decimalOf('1'.repeat(MAX_DECIMAL_CHARS))).toBeDefined();
+    expect(decimalOf('1'.repeat(MAX_DECIMAL_CHARS + 1))).toBeUndefined();
+    expect(decimalOf('1e3')).toBeUndefined();
+  });
+
+  it('compares across scales, either side the finer one', () => {
+    expect(compareDecimals(d(2), d('1.5'))).toBe(1);
+    expect(compareDecimals(d('1.5'), d(2))).toBe(-1);
+    expect(compareDecimals(d('1.75'), d('1.5'))).toBe(1);
+    expect(compareDecimals(d('1.5'), d('1.75'))).toBe(-1);
+    expect(compareDecimals(d('1.50'), d(1.5))).toBe(0);
   });
 
   it('refuses listed prefixes with bits after their length', () => {

@@ -158,6 +158,15 @@ describe('invalid rules and odd input', () => {
     expect(resolvePointer(doc, [])).toBe(doc);
   });
 
+  it('steps into objects only: no character of a string, nothing below null, no bad escape in any token', () => {
+    expect(resolvePointer({ a: 'abc' }, ['a', '0'])).toBeUndefined();
+    expect(resolvePointer({ a: 'abc' }, ['a', 'length'])).toBeUndefined();
+    expect(resolvePointer({ a: null }, ['a', 'b'])).toBeUndefined();
+    expect(resolvePointer({ a: 5 }, ['a', 'x', 'y'])).toBeUndefined();
+    expect(parsePointer('/a/b~2')).toBeUndefined();
+    expect(parsePointer('/a~/b')).toBeUndefined();
+  });
+
   it('cuts long excerpts and says which', () => {
     const big = Array.from({ length: 500 }, (_, i) => ({ name: `10.0.${i}.1` }));
     const r = run({ path: '/a', mode: 'required', value: [{ name: 'x' }] }, {}, { a: big });
