@@ -67,6 +67,8 @@ const ipv6Bits = (text: string): bigint | undefined => {
 const addressOf = (text: string): { readonly bits: bigint; readonly width: number } | undefined => {
   const v4 = ipv4Bits(text);
   if (v4 !== undefined) return { bits: MAPPED | v4, width: 32 };
+  // Mutation: dropping this check (→ `false`, or `includes("")`) is equivalent: a text without a
+  // colon is at most one group, and ipv6Bits refuses anything but eight.
   if (!text.includes(':')) return undefined;
   const v6 = ipv6Bits(text);
   return v6 === undefined ? undefined : { bits: v6, width: 128 };
@@ -81,9 +83,12 @@ const mask = (length: number): bigint => (ALL_ONES << BigInt(128 - length)) & AL
  */
 export const parsePrefix = (text: string): Prefix | undefined => {
   const slash = text.indexOf('/');
+  // Mutation: `slash < 0` → `slash <= 0` is equivalent: a text starting with `/`
+  // is no address with the slash (no IPv4 octet or IPv6 group holds one) or without it (empty).
   const address = addressOf(slash < 0 ? text : text.slice(0, slash));
   if (!address) return undefined;
   const offset = 128 - address.width;
+  // Mutation: `slash <= 0` is equivalent: with a slash at 0 there was no address to get here.
   if (slash < 0) return { bits: address.bits, length: 128 };
   const length = text.slice(slash + 1);
   if (!LENGTH.test(length) || Number(length) > address.width) return undefined;

@@ -27,6 +27,7 @@ const fromParts = (sign: string, whole: string, fraction = '', exponent = 0): De
  */
 export const decimalOf = (value: unknown): Decimal | undefined => {
   if (typeof value === 'number') {
+    // Mutation: → `false` is equivalent: `Infinity`, `-Infinity` and `NaN` are no JSON number text.
     if (!Number.isFinite(value)) return undefined;
     const m = JSON_NUMBER_TEXT.exec(String(value));
     return m ? fromParts(m[1] as string, m[2] as string, m[3], Number(m[4] ?? 0)) : undefined;

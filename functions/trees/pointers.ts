@@ -33,6 +33,7 @@ export const resolvePointer = (document: unknown, tokens: readonly string[]): Js
   let current: unknown = document;
   for (const token of tokens) {
     current = stepInto(current, token);
+    // Mutation: → `false` is equivalent: nothing is below `undefined`, so the walk ends there anyway.
     if (current === undefined) return undefined;
   }
   return current as JsonValue;

@@ -2,6 +2,8 @@ import { BlockList } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { insidePrefix, parsePrefix, prefixProblem } from '../../functions/trees/addresses.js';
 import type { Rule, RuleMatch, RuleMode } from '../../functions/trees/config-model.js';
+import { compareDecimals, decimalOf, MAX_DECIMAL_CHARS, type Decimal } from '../../functions/trees/decimals.js';
+import { QUOTE_MAX_CHARS, hasPredicate } from '../../functions/trees/predicates.js';
 import { FAILURE_MESSAGE_MAX_CHARS, MAX_LISTED_FAILURES, evaluateRule } from '../../functions/trees/rules.js';
 
 /** An IOS-XR-like configuration: interfaces as a keyed list, NTP servers, SNMP communities. */
@@ -172,6 +174,105 @@ describe('predicates', () => {
   });
 });
 
+describe('predicate messages', () => {
+  const first = (r: Partial<Rule> & Pick<Rule, 'path' | 'mode'>, cfg: unknown, vars: Record<string, string> = {}) => {
+    const result = run(r, vars, cfg);
+    expect(result.status).toBe('fail');
+    return result.failures?.[0];
+  };
+
+  it('say what the value is and what it missed', () => {
+    expect(first({ path: '/a', mode: 'required', pattern: '^x' }, { a: 'abc' })).toEqual({
+      at: '/a',
+      message: 'the string "abc" does not match the pattern "^x"',
+      expected: { pattern: '^x' },
+      actual: 'abc',
+    });
+    expect(first({ path: '/a', mode: 'required', pattern: '^x' }, { a: null })?.message).toBe('null has no text to match the pattern "^x"');
+    expect(first({ path: '/a', mode: 'required', pattern: '^x' }, { a: [[1]] })?.message).toBe('an array has no text to match the pattern "^x"');
+    expect(first({ path: '/a', mode: 'required', oneOf: [1, 'b'] }, { a: true })).toMatchObject({
+      message: 'the boolean true is not one of the 2 listed values',
+      expected: { oneOf: [1, 'b'] },
+    });
+    expect(first({ path: '/a', mode: 'required', oneOf: [{ x: 1 }] }, { a: { x: 1 } })?.message).toBe('an object is not one of the 1 listed values');
+    expect(first({ path: '/a', mode: 'required', cidr: ['10.0.0.0/8'] }, { a: '11.0.0.1' })).toMatchObject({
+      message: 'the string "11.0.0.1" is not inside 10.0.0.0/8',
+      expected: { cidr: ['10.0.0.0/8'] },
+    });
+    expect(first({ path: '/a', mode: 'required', cidr: ['10.0.0.0/8', '::1'] }, { a: '11.0.0.1' })?.message).toBe(
+      'the string "11.0.0.1" is not inside any of 10.0.0.0/8, ::1',
+    );
+    expect(first({ path: '/a', mode: 'required', cidr: ['10.0.0.0/8'] }, { a: 10 })?.message).toBe('the number 10 is not an IPv4 or IPv6 address or prefix');
+    expect(first({ path: '/a', mode: 'required', range: { min: 2, max: '3' } }, { a: 1 })).toMatchObject({
+      message: 'the number 1 is below the minimum 2',
+      expected: { range: { min: 2, max: '3' } },
+    });
+    expect(first({ path: '/a', mode: 'required', range: { min: 2, max: '3' } }, { a: '3.5' })?.message).toBe('the string "3.5" is above the maximum "3"');
+    expect(first({ path: '/a', mode: 'required', range: { max: 3 } }, { a: 'x' })?.message).toBe('the string "x" is not a number or a decimal string');
+  });
+
+  it('describe a long value by its length', () => {
+    const long = '9'.repeat(QUOTE_MAX_CHARS + 1);
+    expect(first({ path: '/a', mode: 'required', range: { max: 3 } }, { a: long })?.message).toBe(
+      `a string of ${QUOTE_MAX_CHARS + 1} characters is not a number or a decimal string`,
+    );
+    // The limit counts the JSON text, quotes included.
+    const fits = 'y'.repeat(QUOTE_MAX_CHARS - 2);
+    // (The result's own message quotes the first failure whole; a listed failure's is kept short.)
+    const lead = (a: string) => run({ path: '/a', mode: 'required', pattern: '^x' }, {}, { a }).message;
+    expect(lead(fits)).toBe(`1 of 1 matches of /a do not hold; first at /a: the string "${fits}" does not match the pattern "^x"`);
+    expect(lead(`${fits}y`)).toBe(
+      `1 of 1 matches of /a do not hold; first at /a: a string of ${QUOTE_MAX_CHARS - 1} characters does not match the pattern "^x"`,
+    );
+  });
+
+  it('say why a rule cannot be evaluated, naming the place in the rule', () => {
+    const invalid = (r: Partial<Rule>, vars: Record<string, string> = {}) => run({ path: '/a', mode: 'required', ...r }, vars, { a: 1 }).message;
+    expect(invalid({ pattern: '{{p}}(' }, { p: 'x' })).toMatch(/^pattern "x\(" /);
+    expect(invalid({ cidr: ['10.0.0.0/8', 7 as never, 'x'] })).toBe(
+      'cidr.1 is not a string; cidr.2 "x" is not an IPv4 or IPv6 address or prefix (address/length)',
+    );
+    expect(invalid({ range: { min: 'ten', max: [] as never } })).toBe('range.min "ten" is not a decimal number; range.max [] is not a decimal number');
+    expect(invalid({ range: { min: 5, max: '{{m}}' } }, { m: '4.5' })).toBe('range min 5 is above max "4.5"');
+    expect(invalid({ pattern: 1 as never, oneOf: 'x' as never, cidr: {} as never, range: [] as never })).toBe(
+      'pattern has the wrong type; oneOf has the wrong type; cidr has the wrong type; range has the wrong type',
+    );
+  });
+
+  it('accept a range of one value, and no predicate makes no predicate rule', () => {
+    expect(status({ path: '/a', mode: 'required', range: { min: 5, max: '5.0' } }, {}, { a: 5 })).toBe('pass');
+    expect(hasPredicate({})).toBe(false);
+    expect(hasPredicate({ range: {} })).toBe(true);
+    expect(hasPredicate({ cidr: [] })).toBe(true);
+  });
+});
+
+describe('matches', () => {
+  it('name each match by its concrete pointer, escaping member names', () => {
+    const r = run({ path: '/a/*', mode: 'exact', value: 1 }, {}, { a: { 'x/y': 2, 'm~n': 1, z: [3] } });
+    expect(r.failures?.map((f) => f.at)).toEqual(['/a/x~1y', '/a/z']);
+    expect(run({ path: '/a~1b/*/c', mode: 'required' }, {}, { 'a/b': [{ c: 1 }, {}] }).failures?.map((f) => f.at)).toEqual(['/a~1b/1/c']);
+  });
+
+  it('stop where the path stops matching: before the first *, or at the path itself', () => {
+    expect(run({ path: '/*/x', mode: 'required' }, {}, {})).toMatchObject({ status: 'fail', at: '', matches: 0 });
+    expect(run({ path: '/a/*/b/*', mode: 'required' }, {}, { a: [] })).toMatchObject({ status: 'fail', at: '/a', matches: 0 });
+    expect(run({ path: '/empty', mode: 'required', pattern: '.' })).toMatchObject({ status: 'fail', at: '/empty', matches: 0 });
+    expect(run({ path: '/empty', mode: 'required', pattern: '.' }).message).toBe('nothing matches /empty');
+  });
+
+  it('test the elements of an array only under a predicate', () => {
+    expect(run({ path: '/a', mode: 'required', match: 'all' }, {}, { a: [] })).toMatchObject({ status: 'pass', matches: 1 });
+    expect(run({ path: '/a', mode: 'required', oneOf: [1] }, {}, { a: [1, [1]] })).toMatchObject({ status: 'fail', matches: 2, failures: [{ at: '/a/1' }] });
+  });
+
+  it('say how many matches held', () => {
+    expect(run({ path: '/interface/*/mtu', mode: 'required', match: 'any', value: 9000 }).message).toBe('1 of 3 matches of /interface/*/mtu hold');
+    expect(run({ path: '/interface/*/mtu', mode: 'required', match: 'none', value: 1 }).message).toBe('none of the 3 matches of /interface/*/mtu holds');
+    expect(run({ path: '/empty/*', mode: 'disallowed' }).message).toBe('nothing matches /empty/*, which passes');
+  });
+});
+
 describe('strict', () => {
   const communities = [{ name: 'ops' }, { name: 'public' }];
   it('passes when every element is one of the expected ones, fails naming the extra element', () => {
@@ -215,6 +316,56 @@ describe('addresses', () => {
       expect(parsePrefix(bad), bad).toBeUndefined();
     for (const good of ['0.0.0.0/0', '::', '::/0', '1:2:3:4:5:6:7:8', '1::', '::1.2.3.4', 'FE80::A/10', '2001:db8::/32'])
       expect(parsePrefix(good), good).toBeDefined();
+  });
+
+  it('reads a dotted quad only as the last two groups, and :: only once, for one group or more', () => {
+    // A dotted quad before `::` or before another group is no IPv6 text.
+    for (const bad of ['1.2.3.4::', '1.2.3.4::1', '::1.2.3.4:5', '1.2.3.4:1:2:3:4:5:6', '1:2:3:4:5:6:7:8::', '1:2:3:4:5:6:7:8::1::', '/::1', '/8'])
+      expect(parsePrefix(bad), bad).toBeUndefined();
+    expect(parsePrefix('1:2:3:4:5:6:1.2.3.4')).toEqual(parsePrefix('1:2:3:4:5:6:102:304'));
+    expect(parsePrefix('1:2:3:4:5:6:7::')).toEqual(parsePrefix('1:2:3:4:5:6:7:0'));
+    expect(parsePrefix('1::8')).toEqual({ bits: (1n << 112n) | 8n, length: 128 });
+  });
+
+  it('reads prefix lengths up to the full width of the family', () => {
+    expect(parsePrefix('10.0.0.1/32')).toEqual(parsePrefix('10.0.0.1'));
+    expect(parsePrefix('10.0.0.1/33')).toBeUndefined();
+    expect(parsePrefix('::1/128')).toEqual(parsePrefix('::1'));
+    expect(parsePrefix('10.0.0.0/8')?.length).toBe(104);
+  });
+
+  it('holds a prefix inside itself, and an address inside its own /32 or /128', () => {
+    const p = (text: string) => parsePrefix(text)!;
+    expect(insidePrefix(p('10.0.0.0/8'), p('10.0.0.0/8'))).toBe(true);
+    expect(insidePrefix(p('10.0.0.1'), p('10.0.0.1/32'))).toBe(true);
+    expect(insidePrefix(p('2001:db8::1'), p('2001:db8::1'))).toBe(true);
+    expect(insidePrefix(p('10.0.0.0/8'), p('10.0.0.0/9'))).toBe(false);
+    expect(status({ path: '/a', mode: 'required', cidr: ['10.1.0.0/16'] }, {}, { a: '10.1.0.0/16' })).toBe('pass');
+  });
+});
+
+describe('decimals', () => {
+  const d = (v: unknown): Decimal => decimalOf(v)!;
+  it('reads a number as the decimal JSON writes, exponents included', () => {
+    expect(compareDecimals(d(1e21), d('1000000000000000000000'))).toBe(0);
+    expect(compareDecimals(d(1.5e-7), d('0.00000015'))).toBe(0);
+    expect(compareDecimals(d(-2.5e-7), d('-0.00000025'))).toBe(0);
+    expect(decimalOf(Number.POSITIVE_INFINITY)).toBeUndefined();
+    expect(decimalOf(Number.NaN)).toBeUndefined();
+  });
+
+  it(`reads decimal strings of at most ${MAX_DECIMAL_CHARS} characters`, () => {
+    expect(decimalOf('1'.repeat(MAX_DECIMAL_CHARS))).toBeDefined();
+    expect(decimalOf('1'.repeat(MAX_DECIMAL_CHARS + 1))).toBeUndefined();
+    expect(decimalOf('1e3')).toBeUndefined();
+  });
+
+  it('compares across scales, either side the finer one', () => {
+    expect(compareDecimals(d(2), d('1.5'))).toBe(1);
+    expect(compareDecimals(d('1.5'), d(2))).toBe(-1);
+    expect(compareDecimals(d('1.75'), d('1.5'))).toBe(1);
+    expect(compareDecimals(d('1.5'), d('1.75'))).toBe(-1);
+    expect(compareDecimals(d('1.50'), d(1.5))).toBe(0);
   });
 
   it('refuses listed prefixes with bits after their length', () => {

@@ -26,6 +26,59 @@ const config = {
 const rule = (r: Partial<Rule> & Pick<Rule, 'path' | 'mode'>): Rule => ({ id: 'r', severity: 'error', ...r });
 const run = (r: Partial<Rule> & Pick<Rule, 'path' | 'mode'>, vars: Record<string, string> = {}, cfg: unknown = config) => evaluateRule(cfg, vars, rule(r));
 
+describe('messages', () => {
+  const said = (r: Partial<Rule> & Pick<Rule, 'path' | 'mode'>, cfg: unknown) => run(r, {}, cfg).message;
+
+  it('say why a single-place rule passed', () => {
+    expect(said({ path: '/a', mode: 'required' }, { a: 1 })).toBe('/a exists');
+    expect(said({ path: '/a', mode: 'required', value: [1] }, { a: [1, 2] })).toBe('the value at /a contains the required value');
+    expect(said({ path: '/a', mode: 'required', value: [1, 2], strict: true }, { a: [1, 2] })).toBe(
+      'the value at /a contains the required value and no other element (strict)',
+    );
+    expect(said({ path: '/a', mode: 'exact', value: 1 }, { a: 1 })).toBe('the value at /a equals the expected value');
+    expect(said({ path: '/a', mode: 'disallowed' }, {})).toBe('nothing exists at /a');
+    expect(said({ path: '/a', mode: 'disallowed', value: 1 }, { a: 2 })).toBe('the value at /a does not contain the disallowed value');
+  });
+
+  it('say where and why a single-place rule failed', () => {
+    expect(said({ path: '/a', mode: 'required' }, {})).toBe('nothing exists at /a');
+    expect(said({ path: '/a', mode: 'disallowed' }, { a: 1 })).toBe('/a exists but is disallowed');
+    expect(said({ path: '/a', mode: 'disallowed', value: { x: 1 } }, { a: { x: 1, y: 2 } })).toBe('the value at /a contains the disallowed value');
+    expect(said({ path: '/a', mode: 'required', value: [1] }, { a: 1 })).toBe('expected an array, found the number 1');
+    expect(said({ path: '/a', mode: 'required', value: { x: 1 } }, { a: [] })).toBe('expected an object, found an array');
+    expect(said({ path: '/a', mode: 'required', value: { x: 1 } }, { a: {} })).toBe('member "x" is missing');
+    expect(said({ path: '/a', mode: 'required', value: [3] }, { a: [1] })).toBe('no element of the array contains the expected element');
+    expect(said({ path: '/a', mode: 'required', value: 'x' }, { a: null })).toBe('expected the string "x", found null');
+    expect(said({ path: '/a', mode: 'exact', value: { x: 1 } }, { a: { x: 1, y: 2 } })).toBe('member "y" is not expected');
+    expect(said({ path: '/a', mode: 'exact', value: { x: 1 } }, { a: {} })).toBe('member "x" is missing');
+    expect(said({ path: '/a', mode: 'exact', value: [1, 2] }, { a: [1] })).toBe(
+      '1 expected element(s) missing and 0 unexpected element(s) present (arrays compared as unordered multisets)',
+    );
+    expect(said({ path: '/a', mode: 'exact', value: [1, 2], ordered: true }, { a: [1] })).toBe('expected 2 elements in order, found 1');
+    expect(said({ path: '/a', mode: 'exact', value: [1] }, { a: { x: 1 } })).toBe('expected an array, found an object');
+    expect(said({ path: '/a', mode: 'required', value: [1], strict: true }, { a: [1, 'x'] })).toBe('the string "x" is none of the expected elements (strict)');
+  });
+
+  it('say why a rule cannot be evaluated', () => {
+    expect(said({ path: 'a', mode: 'required' }, {})).toBe('path is not a JSON Pointer (RFC 6901)');
+    expect(said({ path: '/a', mode: 'exact' }, {})).toBe('an exact rule needs a value');
+    expect(said({ path: '/a', mode: 'required', value: '{{x}}' }, {})).toBe('value names the variable "x", which the version does not define');
+    expect(said({ path: '/a', mode: 'required', cidr: ['{{x}}'] }, {})).toBe('cidr names the variable "x", which the version does not define');
+    expect(said({ path: '/a', mode: 'required', match: 'most' as never }, {})).toBe('match must be one of all, any, none');
+    expect(said({ path: '/a', mode: 'disallowed', value: [1], strict: true }, {})).toBe('strict needs a required rule with an array value');
+  });
+
+  it('say for a disallowed predicate rule which predicates the value passes', () => {
+    const r = run({ path: '/a', mode: 'disallowed', pattern: '^x', oneOf: ['xy'] }, {}, { a: 'xy' });
+    expect(r).toMatchObject({ status: 'fail', expected: { pattern: '^x', oneOf: ['xy'] }, actual: 'xy' });
+    expect(r.message).toBe('1 of 1 matches of /a do not hold; first at /a: the value at /a passes pattern, oneOf, which is disallowed');
+    const v = run({ path: '/a', mode: 'disallowed', value: 'xy', pattern: '^x' }, {}, { a: 'xy' });
+    expect(v.message).toBe('1 of 1 matches of /a do not hold; first at /a: the value at /a contains the disallowed value and passes pattern');
+    expect(run({ path: '/a', mode: 'disallowed', value: 'xy', pattern: '^z' }, {}, { a: 'xy' }).status).toBe('pass');
+    expect(run({ path: '/a', mode: 'disallowed', value: 'xz', pattern: '^x' }, {}, { a: 'xy' }).status).toBe('pass');
+  });
+});
+
 describe('required', () => {
   it('passes when the path exists and no value is given', () => {
     expect(run({ path: '/tailf-ned-cisco-ios:banner/motd', mode: 'required' }).status).toBe('pass');
@@ -156,6 +209,15 @@ describe('invalid rules and odd input', () => {
     expect(resolvePointer(doc, parsePointer('/a~1b/m~0n/01') as string[])).toBeUndefined();
     expect(resolvePointer(doc, parsePointer('/a~1b/m~0n/-') as string[])).toBeUndefined();
     expect(resolvePointer(doc, [])).toBe(doc);
+  });
+
+  it('steps into objects only: no character of a string, nothing below null, no bad escape in any token', () => {
+    expect(resolvePointer({ a: 'abc' }, ['a', '0'])).toBeUndefined();
+    expect(resolvePointer({ a: 'abc' }, ['a', 'length'])).toBeUndefined();
+    expect(resolvePointer({ a: null }, ['a', 'b'])).toBeUndefined();
+    expect(resolvePointer({ a: 5 }, ['a', 'x', 'y'])).toBeUndefined();
+    expect(parsePointer('/a/b~2')).toBeUndefined();
+    expect(parsePointer('/a~/b')).toBeUndefined();
   });
 
   it('cuts long excerpts and says which', () => {
