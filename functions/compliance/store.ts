@@ -31,7 +31,7 @@
  */
 import { BatchWriteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ServiceUnavailable } from '../platform/problem.js';
-import { transientReason } from '../platform/transient.js';
+import { storeCaller } from '../platform/transient.js';
 import { WRITE_ID_ATTRIBUTE, holdsWrite, newWriteId, refusedOnCondition, settleWrite } from '../platform/settled-write.js';
 import { GRADES, type Grade } from './grading.js';
 import {
@@ -294,15 +294,7 @@ const packOf = (item: Record<string, unknown>): Report[] => {
 };
 
 /** Runs a call to the compliance table: a transient failure becomes a 503 for the caller. */
-export const storeCall = async <T>(call: () => Promise<T>): Promise<T> => {
-  try {
-    return await call();
-  } catch (error) {
-    const reason = transientReason(error);
-    if (reason) throw new ServiceUnavailable(`The compliance store is unavailable (${reason}); retry later.`);
-    throw error;
-  }
-};
+export const storeCall = storeCaller('compliance store');
 
 export class ComplianceStore {
   constructor(

@@ -19,7 +19,7 @@ import { GetCommand, QueryCommand, TransactWriteCommand, type DynamoDBDocumentCl
 import { documentClient } from '../platform/dynamo.js';
 import { requiredEnv } from '../platform/env.js';
 import { Conflict, ContentTooLarge, NotFound, ServiceUnavailable } from '../platform/problem.js';
-import { transientReason } from '../platform/transient.js';
+import { storeCaller } from '../platform/transient.js';
 import { changelogPut, changelogTable, diffFields, type ChangeAction } from '../runtime/changelog.js';
 import { treeKey } from '../trees/store.js';
 import { EXEMPTION_LIMITS, type Exemption, type ExemptionSource } from './model.js';
@@ -84,15 +84,7 @@ export class ExemptionStore implements ExemptionSource {
     private readonly changelog: () => string = changelogTable,
   ) {}
 
-  async #send<T>(call: () => Promise<T>): Promise<T> {
-    try {
-      return await call();
-    } catch (error) {
-      const reason = transientReason(error);
-      if (reason) throw new ServiceUnavailable(`The compliance store is unavailable (${reason}); retry later.`);
-      throw error;
-    }
-  }
+  readonly #send = storeCaller('compliance store');
 
   #entry(treeId: string, action: ChangeAction, at: string, by: string, changes: ReturnType<typeof diffFields>) {
     return changelogPut({ kind: 'tree', name: treeId, action, at, by, changes }, this.changelog());

@@ -22,7 +22,7 @@ import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type Dyn
 import { documentClient } from '../platform/dynamo.js';
 import { requiredEnv } from '../platform/env.js';
 import { Conflict, ServiceUnavailable } from '../platform/problem.js';
-import { transientReason } from '../platform/transient.js';
+import { storeCaller } from '../platform/transient.js';
 import { changelogPut, changelogTable, diffFields, type ChangeAction } from '../runtime/changelog.js';
 import type { Plan, PlanBatch, PlanInput, PlanRun } from './model.js';
 
@@ -121,15 +121,7 @@ export class PlanStore {
     private readonly changelog: () => string = changelogTable,
   ) {}
 
-  async #send<T>(call: () => Promise<T>): Promise<T> {
-    try {
-      return await call();
-    } catch (error) {
-      const reason = transientReason(error);
-      if (reason) throw new ServiceUnavailable(`The compliance store is unavailable (${reason}); retry later.`);
-      throw error;
-    }
-  }
+  readonly #send = storeCaller('compliance store');
 
   #entry(planId: string, action: ChangeAction, at: string, by: string, changes: ReturnType<typeof diffFields>) {
     return changelogPut({ kind: 'plan', name: planId, action, at, by, changes }, this.changelog());

@@ -4,6 +4,8 @@
  * `Retry-After` instead of 500, whichever handler met them.
  */
 
+import { ServiceUnavailable } from './problem.js';
+
 const TRANSIENT_ERRORS = new Set([
   'ProvisionedThroughputExceededException',
   'ThrottlingException',
@@ -33,3 +35,19 @@ export const transientReason = (error: unknown, depth = 0): string | undefined =
   if (error.cause !== undefined && error.cause !== error) return transientReason(error.cause, depth + 1);
   return undefined;
 };
+
+/**
+ * A runner of calls to one store: a transient failure (see {@link transientReason}) becomes a 503
+ * naming the store, which the client may retry; any other error passes unchanged.
+ */
+export const storeCaller =
+  (store: string) =>
+  async <T>(call: () => Promise<T>): Promise<T> => {
+    try {
+      return await call();
+    } catch (error) {
+      const reason = transientReason(error);
+      if (reason) throw new ServiceUnavailable(`The ${store} is unavailable (${reason}); retry later.`);
+      throw error;
+    }
+  };

@@ -45,7 +45,7 @@ import { requiredEnv } from '../platform/env.js';
 import { Conflict, ServiceUnavailable } from '../platform/problem.js';
 import { redact } from '../platform/redaction.js';
 import { WRITE_ID_ATTRIBUTE, conditionFailed, holdsWrite, newWriteId, refusedOnCondition, settleWrite, unconfirmed } from '../platform/settled-write.js';
-import { transientReason } from '../platform/transient.js';
+import { storeCaller, transientReason } from '../platform/transient.js';
 import type { RuleRemediation } from './generate.js';
 import {
   emptyRemediationTotals,
@@ -311,15 +311,7 @@ export class DynamoRemediationStore implements RemediationStore {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async #send<T>(call: () => Promise<T>): Promise<T> {
-    try {
-      return await call();
-    } catch (error) {
-      const reason = transientReason(error);
-      if (reason) throw new ServiceUnavailable(`The remediation store is unavailable (${reason}); retry later.`);
-      throw error;
-    }
-  }
+  readonly #send = storeCaller('remediation store');
 
   async #get(pk: string, sk: string): Promise<Record<string, unknown> | undefined> {
     return (await this.#send(() => this.client.send(new GetCommand({ TableName: this.tableName, Key: { pk, sk }, ConsistentRead: true })))).Item;
