@@ -105,13 +105,21 @@ export const inventoryReader =
           )
         : Promise.resolve([]),
     ]);
-    const members = groupMembers(groups, wanted);
+    // Each device's groups, from each group's members: one step per membership, not devices × groups.
+    const groupsOf = new Map<string, Set<string>>();
+    for (const [group, names] of groupMembers(groups, wanted)) {
+      for (const name of names) {
+        const set = groupsOf.get(name);
+        if (set) set.add(group);
+        else groupsOf.set(name, new Set([group]));
+      }
+    }
     return devices.map((entry): DeviceFacts => {
       const platform = text(member(entry['platform'], 'name'));
       const ned = nedOf(entry);
       return {
         name: entry.name,
-        groups: new Set([...members].filter(([, names]) => names.has(entry.name)).map(([group]) => group)),
+        groups: groupsOf.get(entry.name) ?? new Set(),
         ...(platform ? { platform } : {}),
         ...(ned ? { ned } : {}),
       };
