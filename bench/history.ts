@@ -32,6 +32,8 @@ const PLAN_ID = 'b0000000000000000000e537';
 const EMPTY_RANGE = 'from=2000-01-01&to=2000-01-02';
 const DEVICE = 'bench-pe0';
 const RULES = ['ntp-servers', 'snmp-community', 'login-banner'];
+/** The rules the tree version gives the device: every rule it checks. */
+const EVALUABLE: ReadonlySet<string> = new Set(RULES);
 
 /** Measured requests of one route. */
 export interface HistoryReadRun {
@@ -78,7 +80,7 @@ export const seedPlanHistory = async (client: DynamoDBDocumentClient, table: str
   for (let day = 0; day < DEVICE_POINTS; day++) {
     const at = new Date(now - (DEVICE_POINTS - day) * DAY_MS).toISOString();
     const checked = checkOf(day, at);
-    const step = deviceStep(stored, checked, day > 0 ? batchIdOf(day - 1) : undefined);
+    const step = deviceStep(stored, checked, day > 0 ? batchIdOf(day - 1) : undefined, EVALUABLE);
     writes.push({ checked, ...step });
     stored = step.state;
   }

@@ -431,7 +431,7 @@ export const runBatch = async (event: BatchEvent, context: DurableContext, deps:
     const planWork = { ...work, planId: work.planId };
     const { history } = deps;
     if (!history) throw new Error('the engine has no history store: a plan batch cannot record its history');
-    const historyDeps = { store: deps.store, history, ...(deps.events ? { events: deps.events } : {}) };
+    const historyDeps = { store: deps.store, history, plan: (id: string) => planOf(deps.store, id), ...(deps.events ? { events: deps.events } : {}) };
     const { previousBatchId } = await step('history-previous', async () => ({
       previousBatchId: await history.previousCompleted(planWork.planId, work.started, batchId),
     }));

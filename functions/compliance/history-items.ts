@@ -4,6 +4,7 @@
  * the history store.
  */
 import type { DeltaChange, DevicePoint, TrendPoint } from './history-model.js';
+import type { StoredState } from './history.js';
 
 /** The partition of a plan's trend. */
 export const trendPk = (planId: string): string => `P#${planId}`;
@@ -38,5 +39,13 @@ export const devicePointItem = (planId: string, device: string, point: DevicePoi
   pk: devicePk(planId, device),
   sk: pointSk(point.at, point.batchId),
   ...point,
+  expiresAt,
+});
+
+/** A device's `STATE` item: its stored state as JSON (its size is bounded: see `MAX_DEVICE_RULES`). */
+export const deviceStateItem = (planId: string, device: string, state: StoredState, expiresAt: number) => ({
+  pk: devicePk(planId, device),
+  sk: STATE_SK,
+  state: JSON.stringify(state),
   expiresAt,
 });

@@ -10,7 +10,8 @@ import type { Grade } from './grading.js';
 import type { BatchEndedEvent, ComplianceEvents, DeltaCounts, DeviceChangedEvent } from './history-model.js';
 import { addDelta, deviceStep, emptyDelta, failingRules, type CheckedDevice } from './history.js';
 import type { HistoryStore } from './history-store.js';
-import type { Batch, Report } from './model.js';
+import { rulesFor } from './check.js';
+import type { Batch, BatchPlan, Report } from './model.js';
 import type { BatchWork, ComplianceStore } from './store.js';
 
 /** What the history steps need. */
@@ -18,6 +19,8 @@ export interface HistoryDeps {
   readonly store: ComplianceStore;
   readonly history: HistoryStore;
   readonly events?: ComplianceEvents;
+  /** The batch's frozen plan (the engine reads it once per batch and container). */
+  readonly plan: (batchId: string) => Promise<BatchPlan>;
 }
 
 /** A plan batch's delta as the last history step recorded it. */
@@ -44,7 +47,26 @@ const latestPerDevice = (reports: readonly Report[]): Report[] => {
 };
 
 /**
- * One chunk's history: reads its reports and its devices' states, writes each device's point,
+ * The ids of the rules each device of a chunk could be checked against: those its node inherits
+ * in the batch's plan. A rule the tree version no longer has (or no longer gives the device's
+ * node) drops out of the device's state.
+ */
+const evaluableRules = async (batchId: string, index: number, deps: HistoryDeps): Promise<(device: string) => ReadonlySet<string>> => {
+  const plan = await deps.plan(batchId);
+  const nodes = new Map((await deps.store.getChunk(batchId, index, plan)).map((d) => [d.device, d.node]));
+  const byNode = new Map<string, ReadonlySet<string>>();
+  return (device) => {
+    const node = nodes.get(device);
+    if (node === undefined) throw new RangeError(`batch ${batchId} reports device ${device} in chunk ${index}, which does not list it`);
+    let ids = byNode.get(node);
+    if (!ids) byNode.set(node, (ids = new Set(rulesFor(plan, node).map((r) => r.id))));
+    return ids;
+  };
+};
+
+/**
+ * One chunk's history: reads its reports, the rules its devices could be checked against, and
+ * its devices' states, writes each device's point,
  * state and delta row, publishes the grade changes (none on the plan's first completed batch:
  * there is nothing to compare with), and returns the chunk's delta counts.
  */
@@ -71,7 +93,8 @@ export const historyChunk = async (
     work.planId,
     checked.map((c) => c.device),
   );
-  const writes = checked.map((c) => ({ checked: c, ...deviceStep(states.get(c.device), c, previousBatchId) }));
+  const evaluable = await evaluableRules(batchId, index, deps);
+  const writes = checked.map((c) => ({ checked: c, ...deviceStep(states.get(c.device), c, previousBatchId, evaluable(c.device)) }));
   await deps.history.writeDevices(work.planId, batchId, writes, expiryOf(work));
   const counts = emptyDelta();
   for (const w of writes) if (w.change) counts[w.change]++;
@@ -177,7 +200,7 @@ export const beforeBatchEnd = async (
   work: BatchWork,
   end: Pick<Batch, 'status' | 'finished' | 'reason'>,
   delta: DeltaOutcome | undefined,
-  deps: Omit<HistoryDeps, 'history'> & { readonly history?: HistoryStore },
+  deps: Omit<HistoryDeps, 'history' | 'plan'> & { readonly history?: HistoryStore },
 ): Promise<void> => {
   const stored = await deps.store.getBatch(batchId);
   if (!stored) throw new Error(`batch ${batchId} does not exist`);

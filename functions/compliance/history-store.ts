@@ -15,7 +15,7 @@ import { BatchGetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClie
 import { documentClient } from '../platform/dynamo.js';
 import { requiredEnv } from '../platform/env.js';
 import type { Grade } from './grading.js';
-import { deltaSk, devicePk, devicePointItem, STATE_SK, trendPk, trendPointItem, trendSk } from './history-items.js';
+import { deltaSk, devicePk, devicePointItem, deviceStateItem, STATE_SK, trendPk, trendPointItem, trendSk } from './history-items.js';
 import { DELTA_CHANGES, type DeltaChange, type DeltaCounts, type DeltaRow, type DevicePoint, type TrendPoint } from './history-model.js';
 import { emptyDelta, type CheckedDevice, type DeviceState, type StoredState } from './history.js';
 import type { Batch, BatchKind, BatchStatus } from './model.js';
@@ -158,7 +158,7 @@ export class HistoryStore {
     for (const { checked, state, change, from } of writes) {
       const { device, ...point } = checked;
       items.push(devicePointItem(planId, device, point, expiry.history));
-      items.push({ pk: devicePk(planId, device), sk: STATE_SK, state: JSON.stringify(state), expiresAt: expiry.history });
+      items.push(deviceStateItem(planId, device, state, expiry.history));
       if (change) {
         const row: DeltaRow = { device: checked.device, change, ...(from ? { from } : {}), to: checked.grade, reportId: checked.reportId };
         items.push({ pk: batchPk(batchId), sk: deltaSk(change, checked.device), ...row, expiresAt: expiry.batch });
@@ -186,7 +186,7 @@ export class HistoryStore {
     const states = await this.states(planId, devices);
     const grades = new Map<string, Grade>();
     for (const [device, s] of states) {
-      const prior: DeviceState | undefined = s.batchId === batchId ? s.before : s;
+      const prior: Pick<DeviceState, 'batchId' | 'grade'> | undefined = s.batchId === batchId ? s.before : s;
       if (prior?.batchId === previousBatchId) grades.set(device, prior.grade);
     }
     return grades;

@@ -6,6 +6,7 @@
 import type { Grade } from './grading.js';
 import type { DeltaChange, DeltaCounts, DevicePoint, DeviceRuleState } from './history-model.js';
 import type { Report } from './model.js';
+import { CONFIG_LIMITS } from '../trees/config-checks.js';
 
 /** The grades under which no rule was evaluated: they leave the rules' states as they were. */
 const UNEVALUATED: ReadonlySet<Grade> = new Set<Grade>(['error', 'out-of-sync', 'kept']);
@@ -23,11 +24,31 @@ export interface DeviceState {
   readonly rules: Readonly<Record<string, RuleState>>;
 }
 
-/** The device's state as stored: what the batch that wrote it found, and what was there before. */
-export interface StoredState extends DeviceState {
-  /** The state this one replaced (absent: the device had none). */
-  readonly before?: DeviceState;
+/**
+ * What a step keeps of the state it replaced: enough to compute the step again from its own
+ * output. The replaced state's batch, grade and time, and each rule the step changed as it was
+ * before (`null`: the rule was not known). Rules the step did not change, and rules it dropped
+ * because the batch could not evaluate them, are left out: computing the step again drops them too.
+ */
+export interface PriorState {
+  readonly batchId: string;
+  readonly grade: Grade;
+  readonly at: string;
+  readonly changed: Readonly<Record<string, RuleState | null>>;
 }
+
+/** The device's state as stored: what the batch that wrote it found, and what it replaced. */
+export interface StoredState extends DeviceState {
+  /** What the state this one replaced was (absent: the device had none); a whole state when written by an earlier release. */
+  readonly before?: PriorState | DeviceState;
+}
+
+/**
+ * Rules one device's check may evaluate at most: the rules of its node and of each node above it
+ * (`rulesFor`), each node holding at most `rulesPerNode`. A `STATE` item keeps no other rule, so
+ * this bounds its size (test/unit/compliance-history.test.ts measures the largest one).
+ */
+export const MAX_DEVICE_RULES = CONFIG_LIMITS.nodeDepth * CONFIG_LIMITS.rulesPerNode;
 
 /** The delta class of a device graded `from` in the previous completed batch and `to` in this one (see `DELTA_CHANGES`). */
 export const deltaChange = (from: Grade | undefined, to: Grade | undefined): DeltaChange | undefined => {
@@ -45,21 +66,57 @@ export const failingRules = (report: Pick<Report, 'grade' | 'issues'>): string[]
 
 /**
  * The rules' states after a check at `at` that failed `failing` (`undefined`: no rule was
- * evaluated, nothing changes). A rule seen for the first time starts its state; a known rule
- * not in `failing` passed. Rules that never failed are not known: a report names failed rules only.
+ * evaluated), by a batch whose tree version gives the device the rules `evaluable`. A rule
+ * seen failing for the first time starts its state; a known rule not in `failing` passed; a rule
+ * not in `evaluable` is dropped (removed from the tree, or not on the device's node any more),
+ * whatever was evaluated. Rules that never failed are not known: a report names failed rules only.
  */
-export const nextRules = (rules: Readonly<Record<string, RuleState>>, failing: readonly string[] | undefined, at: string): Record<string, RuleState> => {
-  if (failing === undefined) return { ...rules };
+export const nextRules = (
+  rules: Readonly<Record<string, RuleState>>,
+  failing: readonly string[] | undefined,
+  at: string,
+  evaluable: ReadonlySet<string>,
+): Record<string, RuleState> => {
   const failed = new Set(failing);
   const out: Record<string, RuleState> = {};
   for (const id of new Set([...Object.keys(rules), ...failed])) {
+    if (!evaluable.has(id)) continue;
     const was = rules[id];
     const now = failed.has(id);
     // A rule not known before is in `failing`: it starts failing now.
-    if (was?.failing === now) out[id] = was;
-    else out[id] = now ? { failing: true, firstFailedAt: at, lastChangedAt: at } : { failing: false, lastChangedAt: at };
+    if (failing === undefined || was?.failing === now) {
+      if (was) out[id] = was;
+    } else out[id] = now ? { failing: true, firstFailedAt: at, lastChangedAt: at } : { failing: false, lastChangedAt: at };
   }
   return out;
+};
+
+const sameRule = (a: RuleState | undefined, b: RuleState | undefined): boolean =>
+  a?.failing === b?.failing && a?.firstFailedAt === b?.firstFailedAt && a?.lastChangedAt === b?.lastChangedAt;
+
+/** The rules of `before` that `after` changed, as they were in `before` (`null`: not there). */
+const changedRules = (before: Readonly<Record<string, RuleState>>, after: Readonly<Record<string, RuleState>>, evaluable: ReadonlySet<string>) => {
+  const changed: Record<string, RuleState | null> = {};
+  for (const id of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    if (evaluable.has(id) && !sameRule(before[id], after[id])) changed[id] = before[id] ?? null;
+  }
+  return changed;
+};
+
+/**
+ * The state a stored state replaced, as far as computing its step again needs it: its rules are
+ * the stored ones with the changed rules put back (a whole state written by an earlier release is
+ * taken as it is).
+ */
+const replaced = (stored: StoredState): DeviceState | undefined => {
+  const before = stored.before;
+  if (!before || 'rules' in before) return before;
+  const rules: Record<string, RuleState> = { ...stored.rules };
+  for (const [id, was] of Object.entries(before.changed)) {
+    if (was) rules[id] = was;
+    else delete rules[id];
+  }
+  return { batchId: before.batchId, grade: before.grade, at: before.at, rules };
 };
 
 /** What a history step knows of one checked device. */
@@ -75,20 +132,26 @@ export interface DeviceStep {
 
 /**
  * A device's step of history: from its stored state (which this batch may have written already,
- * when the step runs again: then the state before it counts) and the check of this batch. The
- * previous grade is the stored one only when the plan's previous completed batch wrote it; a
+ * when the step runs again: then the state it replaced counts), the check of this batch, and the
+ * ids of the rules the batch's version gives the device (`evaluable`: any other rule is dropped).
+ * The previous grade is the stored one only when the plan's previous completed batch wrote it; a
  * device that batch did not check is `new`. Running it again on its own output gives the same.
  */
-export const deviceStep = (stored: StoredState | undefined, checked: CheckedDevice, previousBatchId: string | undefined): DeviceStep => {
-  const prior: DeviceState | undefined = stored?.batchId === checked.batchId ? stored.before : stored;
-  const base = prior ? { batchId: prior.batchId, grade: prior.grade, at: prior.at, rules: prior.rules } : undefined;
-  const state: StoredState = {
-    batchId: checked.batchId,
-    grade: checked.grade,
-    at: checked.at,
-    rules: nextRules(prior?.rules ?? {}, checked.failing, checked.at),
-    ...(base ? { before: base } : {}),
+export const deviceStep = (
+  stored: StoredState | undefined,
+  checked: CheckedDevice,
+  previousBatchId: string | undefined,
+  evaluable: ReadonlySet<string>,
+): DeviceStep => {
+  const prior = stored?.batchId === checked.batchId ? replaced(stored) : stored;
+  const rules = nextRules(prior?.rules ?? {}, checked.failing, checked.at, evaluable);
+  const before: PriorState | undefined = prior && {
+    batchId: prior.batchId,
+    grade: prior.grade,
+    at: prior.at,
+    changed: changedRules(prior.rules, rules, evaluable),
   };
+  const state: StoredState = { batchId: checked.batchId, grade: checked.grade, at: checked.at, rules, ...(before ? { before } : {}) };
   const from = prior && prior.batchId === previousBatchId ? prior.grade : undefined;
   const change = deltaChange(from, checked.grade);
   return { state, ...(change ? { change } : {}), ...(from ? { from } : {}) };

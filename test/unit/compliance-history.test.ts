@@ -5,24 +5,57 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { GRADES, type Grade } from '../../functions/compliance/grading.js';
-import { deltaChange, deviceStep, nextRules, type CheckedDevice, type RuleState, type StoredState } from '../../functions/compliance/history.js';
+import { rulesFor } from '../../functions/compliance/check.js';
+import {
+  deltaChange,
+  deviceStep,
+  MAX_DEVICE_RULES,
+  nextRules,
+  type CheckedDevice,
+  type RuleState,
+  type StoredState,
+} from '../../functions/compliance/history.js';
+import { deviceStateItem } from '../../functions/compliance/history-items.js';
 import { historyChunk, type HistoryDeps } from '../../functions/compliance/history-steps.js';
-import type { Report } from '../../functions/compliance/model.js';
+import type { BatchPlan, PlanRule, Report } from '../../functions/compliance/model.js';
+import { DYNAMO_ITEM_LIMIT_BYTES, itemBytes } from '../../functions/platform/item-size.js';
+import { CONFIG_LIMITS, RULE_ID_PATTERN_SOURCE } from '../../functions/trees/config-checks.js';
 
 const RULES = ['a', 'b', 'c', 'd'];
+const ALL: ReadonlySet<string> = new Set(RULES);
 const EVALUATED: readonly Grade[] = ['pass', 'review', 'fail'];
 
-/** One check: a grade, and the failing rules when rules were evaluated. */
-const check = fc.oneof(
-  fc.record({ grade: fc.constantFrom(...EVALUATED), failing: fc.subarray(RULES) }),
-  fc.record({ grade: fc.constantFrom<Grade>('error', 'out-of-sync') }),
+/** One check: the rules the batch's version gave the device, a grade, and the failing rules (among those) when rules were evaluated. */
+interface Check {
+  readonly evaluable: readonly string[];
+  readonly grade: Grade;
+  readonly failing?: string[];
+}
+
+/** The tree's rules: mostly all of them, sometimes a version that removed some (and may add them back later). */
+const version = fc.oneof({ weight: 2, arbitrary: fc.constant(RULES) }, { weight: 1, arbitrary: fc.subarray(RULES) });
+const check: fc.Arbitrary<Check> = version.chain((evaluable) =>
+  fc.oneof(
+    fc.record({ evaluable: fc.constant(evaluable), grade: fc.constantFrom(...EVALUATED), failing: fc.subarray([...evaluable]) }),
+    fc.record({ evaluable: fc.constant(evaluable), grade: fc.constantFrom<Grade>('error', 'out-of-sync') }),
+  ),
 );
 
-/** Rule states from the whole sequence: the reference the incremental state must equal. */
-const referenceRules = (checks: readonly { grade: Grade; failing?: string[] }[], times: readonly string[]): Record<string, RuleState> => {
+/**
+ * Rule states from the whole sequence: the reference the incremental state must equal. A rule
+ * counts from the check after the last one whose version did not give it to the device.
+ */
+const referenceRules = (checks: readonly Check[], times: readonly string[]): Record<string, RuleState> => {
   const out: Record<string, RuleState> = {};
   for (const rule of RULES) {
-    const seen = checks.map((c, i) => ({ at: times[i]!, failing: c.failing?.includes(rule) })).filter((c) => c.failing !== undefined);
+    let start = 0;
+    checks.forEach((c, i) => {
+      if (!c.evaluable.includes(rule)) start = i + 1;
+    });
+    const seen = checks
+      .map((c, i) => ({ at: times[i]!, failing: c.failing?.includes(rule) }))
+      .slice(start)
+      .filter((c) => c.failing !== undefined);
     const firstFailure = seen.findIndex((c) => c.failing);
     if (firstFailure < 0) continue;
     const known = seen.slice(firstFailure);
@@ -46,7 +79,7 @@ const referenceChange = (from: Grade | undefined, to: Grade | undefined) => {
 };
 
 const at = (i: number) => `2026-01-${String(i + 1).padStart(2, '0')}T00:00:00.000Z`;
-const checked = (i: number, c: { grade: Grade; failing?: string[] }): CheckedDevice => ({
+const checked = (i: number, c: Pick<Check, 'grade' | 'failing'>): CheckedDevice => ({
   device: 'r1',
   batchId: `batch${i}`,
   at: at(i),
@@ -54,6 +87,9 @@ const checked = (i: number, c: { grade: Grade; failing?: string[] }): CheckedDev
   reportId: `report${i}`,
   ...(c.failing ? { failing: c.failing } : {}),
 });
+
+/** A stored state as the table gives it back (JSON). */
+const reread = (state: StoredState): StoredState => JSON.parse(JSON.stringify(state)) as StoredState;
 
 describe('delta classes', () => {
   it('match the reference for every pair of grades', () => {
@@ -77,7 +113,8 @@ describe('rule states', () => {
         const times = checks.map((_, i) => at(i));
         let rules: Record<string, RuleState> = {};
         checks.forEach((c, i) => {
-          rules = nextRules(rules, 'failing' in c ? c.failing : undefined, times[i]!);
+          rules = nextRules(rules, c.failing, times[i]!, new Set(c.evaluable));
+          for (const id of Object.keys(rules)) expect(c.evaluable).toContain(id);
         });
         expect(rules).toEqual(referenceRules(checks, times));
       }),
@@ -90,10 +127,11 @@ describe('rule states', () => {
         let stored: StoredState | undefined;
         let previous: string | undefined;
         checks.forEach((c, i) => {
-          const once = deviceStep(stored, checked(i, c), previous);
-          const again = deviceStep(once.state, checked(i, c), previous);
-          expect(again).toEqual(once);
-          stored = once.state;
+          const evaluable = new Set(c.evaluable);
+          const once = deviceStep(stored, checked(i, c), previous, evaluable);
+          expect(deviceStep(once.state, checked(i, c), previous, evaluable)).toEqual(once);
+          expect(deviceStep(reread(once.state), checked(i, c), previous, evaluable)).toEqual(once);
+          stored = reread(once.state);
           // Some batches of the plan completed without this device: it is new in the next.
           previous = skipPrevious && i % 2 === 0 ? `other${i}` : `batch${i}`;
         });
@@ -101,13 +139,63 @@ describe('rule states', () => {
     );
   });
 
+  it('keep before the step only the batch, grade and time it replaced and the rules it changed', () => {
+    fc.assert(
+      fc.property(fc.array(check, { minLength: 2, maxLength: 10 }), (checks) => {
+        let stored: StoredState | undefined;
+        checks.forEach((c, i) => {
+          const evaluable = new Set(c.evaluable);
+          const { state } = deviceStep(stored, checked(i, c), `batch${i - 1}`, evaluable);
+          if (!stored) expect(state.before).toBeUndefined();
+          else {
+            const { batchId, grade, at: when, rules } = stored;
+            const changed = Object.fromEntries(
+              [...evaluable].filter((id) => JSON.stringify(rules[id]) !== JSON.stringify(state.rules[id])).map((id) => [id, rules[id] ?? null]),
+            );
+            expect(state.before).toEqual({ batchId, grade, at: when, changed });
+          }
+          stored = reread(state);
+        });
+      }),
+    );
+  });
+
+  it('drop the rules a new version removed, and start a rule added back afresh', () => {
+    const two = new Set(['a', 'b']);
+    const first = deviceStep(undefined, checked(0, { grade: 'fail', failing: ['a', 'b'] }), undefined, two);
+    // Version 2 removes `b`: it is gone from the state, though the device was not graded.
+    const second = deviceStep(first.state, checked(1, { grade: 'error' }), 'batch0', new Set(['a']));
+    expect(second.state.rules).toEqual({ a: { failing: true, firstFailedAt: at(0), lastChangedAt: at(0) } });
+    // What the step changed is `b` only (removed): `a` is as it was.
+    expect(second.state.before).toEqual({ batchId: 'batch0', grade: 'fail', at: at(0), changed: {} });
+    // `b` comes back and fails: a new streak, its earlier one is not remembered.
+    const third = deviceStep(second.state, checked(2, { grade: 'fail', failing: ['b'] }), 'batch1', two);
+    expect(third.state.rules).toEqual({
+      a: { failing: false, lastChangedAt: at(2) },
+      b: { failing: true, firstFailedAt: at(2), lastChangedAt: at(2) },
+    });
+    expect(third.state.before).toEqual({
+      batchId: 'batch1',
+      grade: 'error',
+      at: at(1),
+      changed: { a: { failing: true, firstFailedAt: at(0), lastChangedAt: at(0) }, b: null },
+    });
+  });
+
+  it('run again on a state whose whole previous state an earlier release kept', () => {
+    const previous = { batchId: 'batch0', grade: 'fail' as const, at: at(0), rules: { a: { failing: true, firstFailedAt: at(0), lastChangedAt: at(0) } } };
+    const expected = deviceStep(previous, checked(1, { grade: 'pass', failing: [] }), 'batch0', ALL);
+    const legacy: StoredState = { ...expected.state, before: previous };
+    expect(deviceStep(legacy, checked(1, { grade: 'pass', failing: [] }), 'batch0', ALL)).toEqual(expected);
+  });
+
   it('a device the previous completed batch did not check is new; one it did moves from its grade', () => {
-    const first = deviceStep(undefined, checked(0, { grade: 'pass', failing: [] }), undefined);
+    const first = deviceStep(undefined, checked(0, { grade: 'pass', failing: [] }), undefined, ALL);
     expect(first.change).toBe('new');
-    const second = deviceStep(first.state, checked(1, { grade: 'fail', failing: ['a'] }), 'batch0');
+    const second = deviceStep(first.state, checked(1, { grade: 'fail', failing: ['a'] }), 'batch0', ALL);
     expect(second).toMatchObject({ change: 'newly-failing', from: 'pass' });
     expect(second.state.rules['a']).toEqual({ failing: true, firstFailedAt: at(1), lastChangedAt: at(1) });
-    const skipped = deviceStep(second.state, checked(3, { grade: 'fail', failing: ['a'] }), 'batch2');
+    const skipped = deviceStep(second.state, checked(3, { grade: 'fail', failing: ['a'] }), 'batch2', ALL);
     expect(skipped.change).toBe('new');
     expect(skipped.state.rules['a']!.firstFailedAt).toBe(at(1));
   });
@@ -126,7 +214,9 @@ describe('a chunk of history', () => {
     });
     const written: { checked: CheckedDevice }[][] = [];
     const deps = {
+      plan: async () => ({ variables: {}, rulesByNode: {}, nodes: ['base'] }),
       store: {
+        getChunk: async () => [{ device: 'r1', node: 'base' }],
         chunkReports: async () => [
           report('2026-11-27T10:00:00.000Z', 'fail', 1),
           report('2026-11-27T10:05:00.000Z', 'pass', 2),
@@ -152,5 +242,101 @@ describe('a chunk of history', () => {
     expect(written).toHaveLength(1);
     expect(written[0]!.map((w) => [w.checked.device, w.checked.grade])).toEqual([['r1', 'pass']]);
     expect(counts.new).toBe(1);
+  });
+});
+
+describe("a chunk of history and the batch version's rules", () => {
+  it("keeps of each device's rules only those its node inherits in the batch's plan", async () => {
+    const rule = (id: string, node: string) => ({ id, node, path: '/x', mode: 'required', severity: 'error' }) as PlanRule;
+    const plan: BatchPlan = {
+      variables: {},
+      rulesByNode: { base: [rule('a', 'base')], 'base/wan': [rule('w', 'base/wan')], 'base/lan': [rule('l', 'base/lan')] },
+      nodes: ['base', 'base/wan', 'base/lan'],
+    };
+    const batchId = 'b'.repeat(24);
+    const failed = () => ({ failing: true, firstFailedAt: at(0), lastChangedAt: at(0) });
+    // r1 was on base/lan and failed `l` and `x`, a rule the version no longer has; it is on base/wan now.
+    const stored: StoredState = { batchId: 'batch0', grade: 'fail', at: at(0), rules: { a: failed(), l: failed(), x: failed() } };
+    const written: { checked: CheckedDevice; state: StoredState }[][] = [];
+    const deps = {
+      plan: async () => plan,
+      store: {
+        getChunk: async () => [{ device: 'r1', node: 'base/wan' }],
+        chunkReports: async (): Promise<Report[]> => [
+          {
+            reportId: `${batchId}-f0000000100000000`,
+            batchId,
+            device: 'r1',
+            grade: 'fail',
+            totals: { errors: 1, warnings: 0, infos: 0, passes: 1 },
+            issues: [{ ruleId: 'w' } as Report['issues'][number]],
+            checkedAt: at(1),
+          },
+        ],
+      },
+      history: {
+        states: async () => new Map([['r1', stored]]),
+        writeDevices: async (_p: string, _b: string, writes: { checked: CheckedDevice; state: StoredState }[]) => void written.push(writes),
+      },
+    } as unknown as HistoryDeps;
+    const work = { kind: 'compliance', adapterId: 'a', chunks: 1, concurrency: 1, sync: 'none', expiresAt: 1, started: at(1), planId: 'p'.repeat(24) } as const;
+    await historyChunk(batchId, 0, work, 'batch0', deps);
+    const { state } = written[0]![0]!;
+    expect(state.rules).toEqual({ a: { failing: false, lastChangedAt: at(1) }, w: { failing: true, firstFailedAt: at(1), lastChangedAt: at(1) } });
+    // Only what the step changed among the rules the device has now: `l` and `x` are not kept.
+    expect(state.before).toEqual({ batchId: 'batch0', grade: 'fail', at: at(0), changed: { a: failed(), w: null } });
+  });
+});
+
+describe("a device's STATE item", () => {
+  /** The longest rule id a tree takes (ASCII only: a byte a character), made distinct by its number. */
+  const longestId = (n: number) => `r${n}-`.padEnd(CONFIG_LIMITS.ruleId, 'x');
+  /** A version whose deepest node inherits the most rules a node path can hold. */
+  const fullPath = (prefix: string): { plan: BatchPlan; node: string } => {
+    const nodes = Array.from({ length: CONFIG_LIMITS.nodeDepth }, (_, d) => ['base', ...Array.from({ length: d }, (_, i) => `n${i}`)].join('/'));
+    const rulesByNode = Object.fromEntries(
+      nodes.map((node, d) => [
+        node,
+        Array.from(
+          { length: CONFIG_LIMITS.rulesPerNode },
+          (_, r) => ({ id: longestId(d * 1000 + r).replace('x', prefix), node, path: '', mode: 'required', severity: 'error' }) as PlanRule,
+        ),
+      ]),
+    );
+    return { plan: { variables: {}, rulesByNode, nodes }, node: nodes.at(-1)! };
+  };
+  const PLAN = 'f'.repeat(24);
+  /** The longest device name, in 4-byte characters. */
+  const DEVICE = '\u{1F5A7}'.repeat(CONFIG_LIMITS.deviceName);
+
+  it('holds at most the rules a device can inherit: ids of at most 128 ASCII characters', () => {
+    const pattern = new RegExp(RULE_ID_PATTERN_SOURCE);
+    expect(pattern.test(longestId(799))).toBe(true);
+    expect(pattern.test(`${longestId(799)}x`)).toBe(false);
+    expect(pattern.test('r\u00e9gle')).toBe(false);
+    const { plan, node } = fullPath('x');
+    expect(new Set(rulesFor(plan, node).map((r) => r.id)).size).toBe(MAX_DEVICE_RULES);
+  });
+
+  it("stays under DynamoDB's item limit at its largest: every rule failing, and every one changed, with the longest times", () => {
+    const latest = new Date(8.64e15).toISOString();
+    const failing: RuleState = { failing: true, firstFailedAt: latest, lastChangedAt: latest };
+    const rules = Object.fromEntries(Array.from({ length: MAX_DEVICE_RULES }, (_, i) => [longestId(i), failing]));
+    const batchId = 'f'.repeat(24);
+    const largest: StoredState = { batchId, grade: 'out-of-sync', at: latest, rules, before: { batchId, grade: 'out-of-sync', at: latest, changed: rules } };
+    const bytes = itemBytes(deviceStateItem(PLAN, DEVICE, largest, Number.MAX_SAFE_INTEGER));
+    expect(bytes).toBeLessThan(DYNAMO_ITEM_LIMIT_BYTES);
+
+    // The states a device with the most rules goes through, versions replacing every rule, stay within it.
+    const versions = [fullPath('x'), fullPath('y')].map(({ plan, node }) => [...new Set(rulesFor(plan, node).map((r) => r.id))]);
+    let stored: StoredState | undefined;
+    for (let i = 0; i < 12; i++) {
+      const ids = versions[Math.floor(i / 4) % 2]!;
+      const check = { grade: i % 2 ? 'pass' : 'fail', failing: i % 2 ? [] : ids } as const;
+      const { state } = deviceStep(stored, checked(i, { grade: check.grade, failing: [...check.failing] }), `batch${i - 1}`, new Set(ids));
+      expect(Object.keys(state.rules).length).toBeLessThanOrEqual(MAX_DEVICE_RULES);
+      expect(itemBytes(deviceStateItem(PLAN, DEVICE, state, Number.MAX_SAFE_INTEGER))).toBeLessThanOrEqual(bytes);
+      stored = reread(state);
+    }
   });
 });
