@@ -1,7 +1,8 @@
 /**
  * A plan's history written by the durable engine (the official local runner, DynamoDB Local,
  * the NSO simulator's fleet): two batches of a plan with a device fixed, one gone and one new;
- * the same after a crash in a history step; a failed batch; the events of each.
+ * the same after a crash in a history step; a failed batch; the events of each; a device's
+ * `STATE` across tree versions that remove or replace rules, up to the most rules a device takes.
  */
 import { withDurableExecution } from '@aws/durable-execution-sdk-js';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -16,8 +17,13 @@ import { startBatch, type StartDeps } from '../../functions/compliance/service.j
 import { ComplianceStore } from '../../functions/compliance/store.js';
 import { createAdapterStore } from '../../functions/adapters/store.js';
 import { createLocalBackend } from '../../functions/outbound/secrets/local.js';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { devicePk, STATE_SK } from '../../functions/compliance/history-items.js';
+import { MAX_DEVICE_RULES, type StoredState } from '../../functions/compliance/history.js';
 import { documentClient } from '../../functions/platform/dynamo.js';
-import type { Version } from '../../functions/trees/config-model.js';
+import { DYNAMO_ITEM_LIMIT_BYTES, itemBytes } from '../../functions/platform/item-size.js';
+import { CONFIG_LIMITS } from '../../functions/trees/config-checks.js';
+import type { Node, Rule, Version } from '../../functions/trees/config-model.js';
 import { FLEET_RULES, FLEET_VARIABLES, fleetName } from '../../tools/simulators/nso-fleet.js';
 import { startNsoSimulator, type NsoSimulator } from '../../tools/simulators/nso-simulator.js';
 import { loadDurableTesting, type DurableTesting } from '../../tools/local/durable.js';
@@ -38,8 +44,46 @@ const version: Version = {
   root: { name: 'base', devices: names(0, 10), rules: FLEET_RULES.map((r) => ({ ...r })) as Version['root']['rules'], children: [] },
 };
 
+/** Version 2 of the tree: version 1 without `no-http-server`. */
+const withoutHttpRule: Version = {
+  ...version,
+  name: 'v2',
+  root: { ...version.root, rules: version.root.rules.filter((r) => r.id !== 'no-http-server') },
+};
+
+/**
+ * A version whose device `fleetName(11)` is on a node `nodeDepth` levels down, each level with
+ * `rulesPerNode` rules of the longest ids: the most rules a device takes. Each rule asks for a
+ * place the configuration does not have (`required`: every rule fails) or forbids it
+ * (`disallowed`: every rule passes); `set` makes the ids of two versions differ.
+ */
+const mostRules = (name: string, set: string, mode: 'required' | 'disallowed'): Version => {
+  const node = (depth: number): Node => ({
+    name: depth === 0 ? 'base' : `level${depth}`,
+    devices: depth === CONFIG_LIMITS.nodeDepth - 1 ? [fleetName(11)] : [],
+    rules: Array.from(
+      { length: CONFIG_LIMITS.rulesPerNode },
+      (_, i): Rule => ({ id: `${set}-${depth}-${i}-`.padEnd(CONFIG_LIMITS.ruleId, 'x'), path: `/absent-${depth}-${i}`, mode, severity: 'info' }),
+    ),
+    children: depth === CONFIG_LIMITS.nodeDepth - 1 ? [] : [node(depth + 1)],
+  });
+  return { ...version, name, root: node(0) };
+};
+
+const versions = new Map<string, Version>(
+  [
+    version,
+    withoutHttpRule,
+    mostRules('a-fail', 'a', 'required'),
+    mostRules('a-pass', 'a', 'disallowed'),
+    mostRules('b-fail', 'b', 'required'),
+    mostRules('b-pass', 'b', 'disallowed'),
+  ].map((v) => [v.name, v]),
+);
+
 let sim: NsoSimulator;
 let dir: string;
+let tables: Awaited<ReturnType<typeof createTables>>;
 let store: ComplianceStore;
 let history: HistoryStore;
 let baseDeps: EngineDeps;
@@ -47,7 +91,7 @@ let engine: typeof import('../../functions/compliance/engine.js');
 let LocalDurableTestRunner: DurableTesting['LocalDurableTestRunner'];
 
 const startDeps: StartDeps = {
-  versions: async (treeId, label) => ({ tree: treeId === TREE, ...(treeId === TREE && label === 'v1' ? { version } : {}) }),
+  versions: async (treeId, label) => ({ tree: treeId === TREE, ...(treeId === TREE && versions.has(label) ? { version: versions.get(label)! } : {}) }),
   adapters: { get: async (name) => (name === ADAPTER ? { name } : undefined) },
   get store() {
     return store;
@@ -76,7 +120,7 @@ const fixingSeven =
   };
 
 beforeAll(async () => {
-  const tables = await createTables();
+  tables = await createTables();
   dir = await mkdtemp(path.join(tmpdir(), 'history-'));
   sim = await startNsoSimulator({ credentials: { username: 'admin', password: PASSWORD }, fleet: { devices: 12 } });
   const secretsFile = path.join(dir, 'secrets.json');
@@ -230,4 +274,59 @@ describe("a plan's history", () => {
     expect(events[0]!.detail).not.toHaveProperty('planId');
     await expect(readDelta(store, history, batchId, { limit: 10 })).rejects.toMatchObject({ status: 409, slug: 'no-plan' });
   });
+});
+
+/** A device's `STATE` item as stored: its size as DynamoDB counts it, and its state. */
+const stateItem = async (planId: string, device: string): Promise<{ bytes: number; state: StoredState }> => {
+  const { Item } = await documentClient.send(new GetCommand({ TableName: tables['compliance'], Key: { pk: devicePk(planId, device), sk: STATE_SK } }));
+  return { bytes: itemBytes(Item!), state: JSON.parse(Item!['state'] as string) as StoredState };
+};
+
+describe("a device's STATE across tree versions", () => {
+  const runVersion = async (planId: string, label: string, device: string) => {
+    const { batchId } = await startBatch({ treeId: TREE, version: label, adapterId: ADAPTER, sync: 'none', planId, devices: [device] }, startDeps);
+    expect((await run(batchId, baseDeps)).getStatus()).toBe('SUCCEEDED');
+    expect(await store.getBatch(batchId)).toMatchObject({ status: 'completed' });
+    return batchId;
+  };
+
+  it('drops a rule the new version removed; the past points keep it', async () => {
+    const planId = 'aaaaaaaaaaaaaaaaaaaaaaa4';
+    const device = fleetName(7);
+    const first = await runVersion(planId, 'v1', device);
+    await runVersion(planId, 'v1', device);
+    const kept = await stateItem(planId, device);
+    expect(Object.keys(kept.state.rules).sort()).toEqual(['no-http-server', 'ntp-servers']);
+    await runVersion(planId, 'v2', device);
+    const shrunk = await stateItem(planId, device);
+    expect(Object.keys(shrunk.state.rules)).toEqual(['ntp-servers']);
+    expect(shrunk.bytes).toBeLessThan(kept.bytes);
+    // `before` holds what the step changed among the rules of v2: nothing (`ntp-servers` still fails).
+    expect(shrunk.state.before).toEqual({ batchId: kept.state.batchId, grade: 'fail', at: kept.state.at, changed: {} });
+
+    const shown = await readDeviceHistory(history, planId, device, { limit: 10 });
+    expect(shown.rules.map((r) => [r.ruleId, r.failing])).toEqual([['ntp-servers', true]]);
+    expect(shown.points.map((p) => p.failing)).toEqual([['ntp-servers'], ['no-http-server', 'ntp-servers'], ['no-http-server', 'ntp-servers']]);
+    expect(shown.points.at(-1)!.batchId).toBe(first);
+  });
+
+  it('keeps a device with the most rules a version gives one within the item limit, batch after batch', async () => {
+    const planId = 'aaaaaaaaaaaaaaaaaaaaaaa5';
+    const device = fleetName(11);
+    // Every rule fails, then passes, then fails (each step changes all of them); then a version
+    // replaces every rule id, and the same again.
+    for (const label of ['a-fail', 'a-pass', 'a-fail', 'b-fail', 'b-pass', 'b-fail']) {
+      const batchId = await runVersion(planId, label, device);
+      const { bytes, state } = await stateItem(planId, device);
+      expect(state.batchId).toBe(batchId);
+      expect(bytes).toBeLessThan(DYNAMO_ITEM_LIMIT_BYTES);
+      const ids = Object.keys(state.rules);
+      expect(ids.length).toBe(MAX_DEVICE_RULES);
+      expect(ids.every((id) => id.startsWith(label[0]!))).toBe(true);
+      expect(Object.values(state.rules).every((r) => r.failing === label.endsWith('fail'))).toBe(true);
+    }
+    const shown = await readDeviceHistory(history, planId, device, { limit: 10 });
+    expect(shown.points.map((p) => p.grade)).toEqual(['fail', 'pass', 'fail', 'fail', 'pass', 'fail']);
+    expect(shown.rules).toHaveLength(MAX_DEVICE_RULES);
+  }, 120_000);
 });
