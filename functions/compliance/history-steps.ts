@@ -66,9 +66,9 @@ const evaluableRules = async (batchId: string, index: number, deps: HistoryDeps)
 
 /**
  * One chunk's history: reads its reports, the rules its devices could be checked against, and
- * its devices' states, writes each device's point,
- * state and delta row, publishes the grade changes (none on the plan's first completed batch:
- * there is nothing to compare with), and returns the chunk's delta counts.
+ * its devices' states, writes each device's point, state and delta row, publishes the grade
+ * changes (none on the plan's first completed batch: there is nothing to compare with), and
+ * returns the chunk's delta counts.
  */
 export const historyChunk = async (
   batchId: string,

@@ -8,7 +8,7 @@ import type { DeltaChange, DeltaCounts, DevicePoint, DeviceRuleState } from './h
 import type { Report } from './model.js';
 import { CONFIG_LIMITS } from '../trees/config-checks.js';
 
-/** The grades under which no rule was evaluated: they leave the rules' states as they were. */
+/** The grades under which no rule was evaluated: they leave the rules' states as they were (but drop those the version no longer gives). */
 const UNEVALUATED: ReadonlySet<Grade> = new Set<Grade>(['error', 'out-of-sync', 'kept']);
 
 /** A rule's state as the device's `STATE` item keeps it (by rule id). */
@@ -50,6 +50,11 @@ export interface StoredState extends DeviceState {
  */
 export const MAX_DEVICE_RULES = CONFIG_LIMITS.nodeDepth * CONFIG_LIMITS.rulesPerNode;
 
+/** A record by rule id with no prototype: `__proto__` is a valid rule id, and must stay a key. */
+const byRuleId = <T>(from: Readonly<Record<string, T>> = {}): Record<string, T> => Object.assign(Object.create(null) as Record<string, T>, from);
+/** A rule's own entry (never one inherited from `Object.prototype`). */
+const ruleOf = <T>(rules: Readonly<Record<string, T>>, id: string): T | undefined => (Object.hasOwn(rules, id) ? rules[id] : undefined);
+
 /** The delta class of a device graded `from` in the previous completed batch and `to` in this one (see `DELTA_CHANGES`). */
 export const deltaChange = (from: Grade | undefined, to: Grade | undefined): DeltaChange | undefined => {
   if (from === undefined) return to === undefined ? undefined : 'new';
@@ -78,10 +83,10 @@ export const nextRules = (
   evaluable: ReadonlySet<string>,
 ): Record<string, RuleState> => {
   const failed = new Set(failing);
-  const out: Record<string, RuleState> = {};
+  const out = byRuleId<RuleState>();
   for (const id of new Set([...Object.keys(rules), ...failed])) {
     if (!evaluable.has(id)) continue;
-    const was = rules[id];
+    const was = ruleOf(rules, id);
     const now = failed.has(id);
     // A rule not known before is in `failing`: it starts failing now.
     if (failing === undefined || was?.failing === now) {
@@ -96,9 +101,10 @@ const sameRule = (a: RuleState | undefined, b: RuleState | undefined): boolean =
 
 /** The rules of `before` that `after` changed, as they were in `before` (`null`: not there). */
 const changedRules = (before: Readonly<Record<string, RuleState>>, after: Readonly<Record<string, RuleState>>, evaluable: ReadonlySet<string>) => {
-  const changed: Record<string, RuleState | null> = {};
+  const changed = byRuleId<RuleState | null>();
   for (const id of new Set([...Object.keys(before), ...Object.keys(after)])) {
-    if (evaluable.has(id) && !sameRule(before[id], after[id])) changed[id] = before[id] ?? null;
+    const was = ruleOf(before, id);
+    if (evaluable.has(id) && !sameRule(was, ruleOf(after, id))) changed[id] = was ?? null;
   }
   return changed;
 };
@@ -111,7 +117,7 @@ const changedRules = (before: Readonly<Record<string, RuleState>>, after: Readon
 const replaced = (stored: StoredState): DeviceState | undefined => {
   const before = stored.before;
   if (!before || 'rules' in before) return before;
-  const rules: Record<string, RuleState> = { ...stored.rules };
+  const rules = byRuleId(stored.rules);
   for (const [id, was] of Object.entries(before.changed)) {
     if (was) rules[id] = was;
     else delete rules[id];

@@ -182,6 +182,18 @@ describe('rule states', () => {
     });
   });
 
+  it('keep a rule named __proto__ (a valid rule id) as any other', () => {
+    expect(new RegExp(RULE_ID_PATTERN_SOURCE).test('__proto__')).toBe(true);
+    const rules = new Set(['__proto__', 'a']);
+    const first = deviceStep(undefined, checked(0, { grade: 'fail', failing: ['a'] }), undefined, rules);
+    const second = deviceStep(reread(first.state), checked(1, { grade: 'fail', failing: ['__proto__'] }), 'batch0', rules);
+    const state = reread(second.state);
+    expect(Object.keys(state.rules).sort()).toEqual(['__proto__', 'a']);
+    expect(Object.hasOwn(state.rules, '__proto__')).toBe(true);
+    expect(JSON.stringify(state.before)).toContain('"__proto__":null');
+    expect(deviceStep(state, checked(1, { grade: 'fail', failing: ['__proto__'] }), 'batch0', rules)).toEqual(second);
+  });
+
   it('run again on a state whose whole previous state an earlier release kept', () => {
     const previous = { batchId: 'batch0', grade: 'fail' as const, at: at(0), rules: { a: { failing: true, firstFailedAt: at(0), lastChangedAt: at(0) } } };
     const expected = deviceStep(previous, checked(1, { grade: 'pass', failing: [] }), 'batch0', ALL);
