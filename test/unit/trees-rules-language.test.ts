@@ -129,6 +129,13 @@ describe('predicates', () => {
     expect(status({ path: '/empty', mode: 'required', pattern: '.', allowEmpty: true })).toBe('pass');
   });
 
+  it('oneOf: null is a value like any other', () => {
+    expect(status({ path: '/a', mode: 'required', oneOf: ['x', null] }, {}, { a: null })).toBe('pass');
+    expect(run({ path: '/a', mode: 'required', oneOf: ['null', 0, false] }, {}, { a: null }).failures?.[0]?.message).toBe(
+      'null is not one of the 3 listed values',
+    );
+  });
+
   it('oneOf: deep-equals one listed value, strictly typed, with variables', () => {
     expect(status({ path: '/interface/*/mtu', mode: 'required', oneOf: [9000, 1514, '1500'] })).toBe('pass');
     expect(status({ path: '/interface/*/mtu', mode: 'required', oneOf: [9000, 1514, 1500] })).toBe('fail');
@@ -211,8 +218,10 @@ describe('predicate messages', () => {
     expect(first({ path: '/a', mode: 'required', range: { max: 3 } }, { a: 'x' })?.message).toBe('the string "x" is not a number or a decimal string');
   });
 
-  it('describe a long value by its length', () => {
+  it('describe a long string by its length, an object or array however long by its kind', () => {
     const long = '9'.repeat(QUOTE_MAX_CHARS + 1);
+    expect(first({ path: '/a', mode: 'required', pattern: '.' }, { a: { x: long } })?.message).toBe('an object has no text to match the pattern "."');
+    expect(first({ path: '/a', mode: 'required', oneOf: [1] }, { a: [[long]] })?.message).toBe('an array is not one of the 1 listed values');
     expect(first({ path: '/a', mode: 'required', range: { max: 3 } }, { a: long })?.message).toBe(
       `a string of ${QUOTE_MAX_CHARS + 1} characters is not a number or a decimal string`,
     );
