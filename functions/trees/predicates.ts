@@ -56,6 +56,8 @@ export const QUOTE_MAX_CHARS = 2048;
 export const describeShort = (v: unknown): string =>
   typeof v === 'string' && JSON.stringify(v).length > QUOTE_MAX_CHARS ? `a string of ${v.length} characters` : describeValue(v);
 
+// Mutation: → `true` is equivalent: a `Set` finds an object or array only by identity, and the
+// listed values are copies made by substitution, never a value of the configuration.
 const isScalar = (v: unknown): boolean => v === null || typeof v !== 'object';
 
 /** The text a pattern is found in: strings as they are, numbers and booleans as JSON writes them. */
@@ -80,6 +82,7 @@ const patternPredicate = (source: string, substitute: Substitute): Prepared => {
 const oneOfPredicate = (values: readonly JsonValue[], substituteValue: (v: JsonValue) => JsonValue): Predicate => {
   const listed = values.map(substituteValue);
   // A scalar deep-equals only an equal scalar: a set answers for any number of values.
+  // Mutation: the filter removed is equivalent, as `isScalar` → `true` is (see there).
   const scalars = new Set(listed.filter(isScalar));
   return {
     field: 'oneOf',

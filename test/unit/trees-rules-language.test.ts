@@ -1,7 +1,7 @@
 import { BlockList } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { insidePrefix, parsePrefix, prefixProblem } from '../../functions/trees/addresses.js';
-import type { Rule, RuleMatch, RuleMode } from '../../functions/trees/config-model.js';
+import type { JsonValue, Rule, RuleMatch, RuleMode } from '../../functions/trees/config-model.js';
 import { compareDecimals, decimalOf, MAX_DECIMAL_CHARS, type Decimal } from '../../functions/trees/decimals.js';
 import { QUOTE_MAX_CHARS, hasPredicate } from '../../functions/trees/predicates.js';
 import { FAILURE_MESSAGE_MAX_CHARS, MAX_LISTED_FAILURES, evaluateRule } from '../../functions/trees/rules.js';
@@ -290,6 +290,22 @@ describe('strict', () => {
     expect(r).toMatchObject({ status: 'fail', at: '/snmp/community/1', actual: { name: 'public', ro: [null] } });
     expect(status({ path: '/ntp/server', mode: 'required', value: ['10.0.0.1', '10.0.0.2', '2001:db8::123'], strict: true })).toBe('pass');
     expect(status({ path: '/ntp/server', mode: 'required', value: ['10.0.0.1', '10.0.0.2'], strict: true })).toBe('fail');
+  });
+
+  it('allows every expected entry, also entries alike in their key', () => {
+    const cfg = { user: [{ name: 'a', role: 'ro' }, { name: 'a', role: 'rw' }, { role: 'ro', name: 'b' }, 'c'] };
+    const value: JsonValue[] = [{ name: 'a', role: 'rw' }, { name: 'a', role: 'ro' }, { role: 'ro' }, 'c'];
+    expect(status({ path: '/user', mode: 'required', value, strict: true }, {}, cfg)).toBe('pass');
+    expect(run({ path: '/user', mode: 'required', value: value.slice(0, 2), strict: true }, {}, { user: cfg.user.slice(0, 3) })).toMatchObject({
+      status: 'fail',
+      at: '/user/2',
+      message: 'an object is none of the expected elements (strict)',
+    });
+    expect(run({ path: '/user', mode: 'required', value: [{ name: 'a' }], strict: true }, {}, { user: [{ name: 'a', x: [1] }, 7] })).toMatchObject({
+      status: 'fail',
+      at: '/user/1',
+      message: 'the number 7 is none of the expected elements (strict)',
+    });
   });
 
   it('applies to every match of a wildcard path', () => {

@@ -181,6 +181,15 @@ describe('exact', () => {
     expect(run({ path: '/a', mode: 'exact', value: [1, 1, 2] }, {}, { a: [1, 2, 2] })).toMatchObject({ status: 'fail', at: '/a', expected: [1], actual: [2] });
   });
 
+  it('tells nested arrays and objects apart however their elements would read run together', () => {
+    expect(run({ path: '/a', mode: 'exact', value: [[1, 2]] }, {}, { a: [[12]] }).status).toBe('fail');
+    expect(run({ path: '/a', mode: 'exact', value: [[[1], [2]]] }, {}, { a: [[[1, 2]]] }).status).toBe('fail');
+    expect(run({ path: '/a', mode: 'exact', value: [{ a: 1, b: 2 }] }, {}, { a: [{ a: 1 }] }).status).toBe('fail');
+    expect(run({ path: '/a', mode: 'exact', value: [{ a: 12 }] }, {}, { a: [{ a1: 2 }] }).status).toBe('fail');
+    expect(run({ path: '/a', mode: 'exact', value: [[{ a: 1 }, { b: 2 }]] }, {}, { a: [[{ a: 1, b: 2 }]] }).status).toBe('fail');
+    expect(run({ path: '/a', mode: 'exact', value: [[{ b: 2, a: 1 }, 3]] }, {}, { a: [[3, { a: 1, b: 2 }]] }).status).toBe('pass');
+  });
+
   it('compares element by element with ordered: true', () => {
     const value: JsonValue = [{ name: '10.0.0.2', prefer: [null] }, { name: '10.0.0.1' }];
     const r = run({ path: '/tailf-ned-cisco-ios:ntp/server/peer-list', mode: 'exact', value, ordered: true });
