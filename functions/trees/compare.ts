@@ -279,7 +279,8 @@ export const exactMismatch = (actual: unknown, expected: JsonValue, ordered: boo
     }
     return undefined;
   }
-  if (!Array.isArray(expected) && !isObject(expected) && actual === expected) return undefined;
+  // Arrays and objects that reach here differ in kind; identical ones are deep-equal.
+  if (actual === expected) return undefined;
   return { at, expected, actual: actual as JsonValue, message: `expected ${describeValue(expected)}, found ${describeValue(actual)}` };
 };
 

@@ -48,12 +48,16 @@ export const describeValue = (v: unknown): string =>
 /** Values whose JSON text is longer are described by their length, not quoted (as excerpts are cut: rules.ts). */
 export const QUOTE_MAX_CHARS = 2048;
 
-/** {@link describeValue}, but a long scalar by its length: a message stays short, and quotes no value its excerpt cuts. */
-export const describeShort = (v: unknown): string => {
-  const text = typeof v === 'string' || typeof v === 'number' ? JSON.stringify(v) : '';
-  return text.length > QUOTE_MAX_CHARS ? `a ${typeof v} of ${String(v).length} characters` : describeValue(v);
-};
+/**
+ * {@link describeValue}, but a long string by its length: a message stays short, and quotes no
+ * value its excerpt cuts. (No number's JSON text comes near the limit; objects and arrays are
+ * never quoted.)
+ */
+export const describeShort = (v: unknown): string =>
+  typeof v === 'string' && JSON.stringify(v).length > QUOTE_MAX_CHARS ? `a string of ${v.length} characters` : describeValue(v);
 
+// Mutation: → `true` is equivalent: a `Set` finds an object or array only by identity, and the
+// listed values are copies made by substitution, never a value of the configuration.
 const isScalar = (v: unknown): boolean => v === null || typeof v !== 'object';
 
 /** The text a pattern is found in: strings as they are, numbers and booleans as JSON writes them. */
@@ -78,6 +82,7 @@ const patternPredicate = (source: string, substitute: Substitute): Prepared => {
 const oneOfPredicate = (values: readonly JsonValue[], substituteValue: (v: JsonValue) => JsonValue): Predicate => {
   const listed = values.map(substituteValue);
   // A scalar deep-equals only an equal scalar: a set answers for any number of values.
+  // Mutation: the filter removed is equivalent, as `isScalar` → `true` is (see there).
   const scalars = new Set(listed.filter(isScalar));
   return {
     field: 'oneOf',
@@ -121,9 +126,9 @@ const rangePredicate = (range: NonNullable<Rule['range']>, substitute: Substitut
     if (bound === undefined) continue;
     const value = typeof bound === 'string' ? substitute(bound) : bound;
     const decimal = decimalOf(value);
-    if (!decimal) problems.push({ place: ['range', side], problem: `${JSON.stringify(value) ?? 'undefined'} is not a decimal number` });
     given[side] = value;
     if (decimal) bounds[side] = decimal;
+    else problems.push({ place: ['range', side], problem: `${JSON.stringify(value)} is not a decimal number` });
   }
   if (problems.length) return problems;
   const { min, max } = bounds;

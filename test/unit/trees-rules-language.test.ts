@@ -1,7 +1,7 @@
 import { BlockList } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { insidePrefix, parsePrefix, prefixProblem } from '../../functions/trees/addresses.js';
-import type { Rule, RuleMatch, RuleMode } from '../../functions/trees/config-model.js';
+import type { JsonValue, Rule, RuleMatch, RuleMode } from '../../functions/trees/config-model.js';
 import { compareDecimals, decimalOf, MAX_DECIMAL_CHARS, type Decimal } from '../../functions/trees/decimals.js';
 import { QUOTE_MAX_CHARS, hasPredicate } from '../../functions/trees/predicates.js';
 import { FAILURE_MESSAGE_MAX_CHARS, MAX_LISTED_FAILURES, evaluateRule } from '../../functions/trees/rules.js';
@@ -129,6 +129,13 @@ describe('predicates', () => {
     expect(status({ path: '/empty', mode: 'required', pattern: '.', allowEmpty: true })).toBe('pass');
   });
 
+  it('oneOf: null is a value like any other', () => {
+    expect(status({ path: '/a', mode: 'required', oneOf: ['x', null] }, {}, { a: null })).toBe('pass');
+    expect(run({ path: '/a', mode: 'required', oneOf: ['null', 0, false] }, {}, { a: null }).failures?.[0]?.message).toBe(
+      'null is not one of the 3 listed values',
+    );
+  });
+
   it('oneOf: deep-equals one listed value, strictly typed, with variables', () => {
     expect(status({ path: '/interface/*/mtu', mode: 'required', oneOf: [9000, 1514, '1500'] })).toBe('pass');
     expect(status({ path: '/interface/*/mtu', mode: 'required', oneOf: [9000, 1514, 1500] })).toBe('fail');
@@ -211,8 +218,10 @@ describe('predicate messages', () => {
     expect(first({ path: '/a', mode: 'required', range: { max: 3 } }, { a: 'x' })?.message).toBe('the string "x" is not a number or a decimal string');
   });
 
-  it('describe a long value by its length', () => {
+  it('describe a long string by its length, an object or array however long by its kind', () => {
     const long = '9'.repeat(QUOTE_MAX_CHARS + 1);
+    expect(first({ path: '/a', mode: 'required', pattern: '.' }, { a: { x: long } })?.message).toBe('an object has no text to match the pattern "."');
+    expect(first({ path: '/a', mode: 'required', oneOf: [1] }, { a: [[long]] })?.message).toBe('an array is not one of the 1 listed values');
     expect(first({ path: '/a', mode: 'required', range: { max: 3 } }, { a: long })?.message).toBe(
       `a string of ${QUOTE_MAX_CHARS + 1} characters is not a number or a decimal string`,
     );
@@ -281,6 +290,22 @@ describe('strict', () => {
     expect(r).toMatchObject({ status: 'fail', at: '/snmp/community/1', actual: { name: 'public', ro: [null] } });
     expect(status({ path: '/ntp/server', mode: 'required', value: ['10.0.0.1', '10.0.0.2', '2001:db8::123'], strict: true })).toBe('pass');
     expect(status({ path: '/ntp/server', mode: 'required', value: ['10.0.0.1', '10.0.0.2'], strict: true })).toBe('fail');
+  });
+
+  it('allows every expected entry, also entries alike in their key', () => {
+    const cfg = { user: [{ name: 'a', role: 'ro' }, { name: 'a', role: 'rw' }, { role: 'ro', name: 'b' }, 'c'] };
+    const value: JsonValue[] = [{ name: 'a', role: 'rw' }, { name: 'a', role: 'ro' }, { role: 'ro' }, 'c'];
+    expect(status({ path: '/user', mode: 'required', value, strict: true }, {}, cfg)).toBe('pass');
+    expect(run({ path: '/user', mode: 'required', value: value.slice(0, 2), strict: true }, {}, { user: cfg.user.slice(0, 3) })).toMatchObject({
+      status: 'fail',
+      at: '/user/2',
+      message: 'an object is none of the expected elements (strict)',
+    });
+    expect(run({ path: '/user', mode: 'required', value: [{ name: 'a' }], strict: true }, {}, { user: [{ name: 'a', x: [1] }, 7] })).toMatchObject({
+      status: 'fail',
+      at: '/user/1',
+      message: 'the number 7 is none of the expected elements (strict)',
+    });
   });
 
   it('applies to every match of a wildcard path', () => {

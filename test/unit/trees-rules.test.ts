@@ -3,6 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { deviceAssignments, inheritedRules, nodePathOfDevice, type JsonValue, type Node, type Rule } from '../../functions/trees/config-model.js';
 import {
   EXCERPT_MAX_CHARS,
+  FAILURE_EXCERPT_MAX_CHARS,
+  FAILURE_MESSAGE_MAX_CHARS,
+  MAX_LISTED_FAILURES,
   canonical,
   contains,
   evaluateRule,
@@ -79,6 +82,47 @@ describe('messages', () => {
   });
 });
 
+describe('results over several places', () => {
+  it('say for match none which matches hold', () => {
+    const r = run({ path: '/a/*', mode: 'exact', value: 1, match: 'none' }, {}, { a: [1, 2, 1] });
+    const holds = 'the rule holds at /a/0, and match "none" allows no match to hold';
+    expect(r).toMatchObject({
+      status: 'fail',
+      matches: 3,
+      at: '/a/0',
+      actual: 1,
+      message: `2 of 3 matches of /a/* hold, and none may; first at /a/0: ${holds}`,
+    });
+    expect(r.failures).toEqual([
+      { at: '/a/0', message: holds, actual: 1 },
+      { at: '/a/2', message: 'the rule holds at /a/2, and match "none" allows no match to hold', actual: 1 },
+    ]);
+  });
+
+  it(`count the failing matches beyond the ${MAX_LISTED_FAILURES} listed, and only those`, () => {
+    const failing = (n: number) => run({ path: '/a/*', mode: 'exact', value: 0 }, {}, { a: Array.from({ length: n }, (_, i) => i + 1) });
+    expect(failing(MAX_LISTED_FAILURES).failures).toHaveLength(MAX_LISTED_FAILURES);
+    expect(failing(MAX_LISTED_FAILURES)).not.toHaveProperty('failuresOmitted');
+    expect(failing(MAX_LISTED_FAILURES + 1)).toMatchObject({ failuresOmitted: 1 });
+  });
+
+  it(`quote a listed failure's message of up to ${FAILURE_MESSAGE_MAX_CHARS} characters, and replace a longer one`, () => {
+    const say = (s: string) => `the string ${JSON.stringify(s)} does not match the pattern "^x"`;
+    const fits = 'y'.repeat(FAILURE_MESSAGE_MAX_CHARS - say('').length);
+    const listed = (s: string) => run({ path: '/a/*', mode: 'required', pattern: '^x' }, {}, { a: [s] }).failures?.[0]?.message;
+    expect(say(fits)).toHaveLength(FAILURE_MESSAGE_MAX_CHARS);
+    expect(listed(fits)).toBe(say(fits));
+    expect(listed(`${fits}y`)).toBe('does not hold; the values are too long to quote here (see expected and actual)');
+  });
+
+  it(`cut a listed failure's excerpts longer than ${FAILURE_EXCERPT_MAX_CHARS} characters of JSON`, () => {
+    const fits = 'y'.repeat(FAILURE_EXCERPT_MAX_CHARS - 2);
+    const listed = (s: string) => run({ path: '/a/*', mode: 'exact', value: 'x' }, {}, { a: [s] }).failures?.[0];
+    expect(listed(fits)).toEqual({ at: '/a/0', message: expect.any(String), expected: 'x', actual: fits });
+    expect(listed(`${fits}y`)).toMatchObject({ actual: `${JSON.stringify(`${fits}y`).slice(0, FAILURE_EXCERPT_MAX_CHARS)}…`, truncated: ['actual'] });
+  });
+});
+
 describe('required', () => {
   it('passes when the path exists and no value is given', () => {
     expect(run({ path: '/tailf-ned-cisco-ios:banner/motd', mode: 'required' }).status).toBe('pass');
@@ -137,6 +181,15 @@ describe('exact', () => {
     expect(run({ path: '/a', mode: 'exact', value: [1, 1, 2] }, {}, { a: [1, 2, 2] })).toMatchObject({ status: 'fail', at: '/a', expected: [1], actual: [2] });
   });
 
+  it('tells nested arrays and objects apart however their elements would read run together', () => {
+    expect(run({ path: '/a', mode: 'exact', value: [[1, 2]] }, {}, { a: [[12]] }).status).toBe('fail');
+    expect(run({ path: '/a', mode: 'exact', value: [[[1], [2]]] }, {}, { a: [[[1, 2]]] }).status).toBe('fail');
+    expect(run({ path: '/a', mode: 'exact', value: [{ a: 1, b: 2 }] }, {}, { a: [{ a: 1 }] }).status).toBe('fail');
+    expect(run({ path: '/a', mode: 'exact', value: [{ a: 12 }] }, {}, { a: [{ a1: 2 }] }).status).toBe('fail');
+    expect(run({ path: '/a', mode: 'exact', value: [[{ a: 1 }, { b: 2 }]] }, {}, { a: [[{ a: 1, b: 2 }]] }).status).toBe('fail');
+    expect(run({ path: '/a', mode: 'exact', value: [[{ b: 2, a: 1 }, 3]] }, {}, { a: [[3, { a: 1, b: 2 }]] }).status).toBe('pass');
+  });
+
   it('compares element by element with ordered: true', () => {
     const value: JsonValue = [{ name: '10.0.0.2', prefer: [null] }, { name: '10.0.0.1' }];
     const r = run({ path: '/tailf-ned-cisco-ios:ntp/server/peer-list', mode: 'exact', value, ordered: true });
@@ -191,6 +244,12 @@ describe('invalid rules and odd input', () => {
     expect(run({ path: '/a', mode: 'required', value: { '{{nope}}': 1 } }, {}, { a: {} })).toMatchObject({ status: 'invalid' });
   });
 
+  it('compares a member whose name is substituted like any other', () => {
+    expect(run({ path: '/a', mode: 'required', value: { '{{k}}': 1 } }, { k: 'key' }, { a: { key: 2 } }).status).toBe('fail');
+    expect(run({ path: '/a', mode: 'required', value: { '{{k}}': 1 } }, { k: 'key' }, { a: { key: 1, x: 2 } }).status).toBe('pass');
+    expect(run({ path: '/a', mode: 'exact', value: { '{{k}}': 1 } }, { k: 'key' }, { a: { key: 2 } }).status).toBe('fail');
+  });
+
   it('substitutes in member names and leaves other braces alone', () => {
     expect(run({ path: '/a', mode: 'exact', value: { '{{k}}': '{x} {{ v }}' } }, { k: 'key', v: 'val' }, { a: { key: '{x} val' } }).status).toBe('pass');
   });
@@ -226,6 +285,15 @@ describe('invalid rules and odd input', () => {
     expect(r.truncated).toEqual(['actual']);
     expect(typeof r.actual).toBe('string');
     expect((r.actual as string).length).toBe(EXCERPT_MAX_CHARS + 1);
+    // The limit counts the JSON text: a value of exactly that many characters is kept whole.
+    const fits = 'y'.repeat(EXCERPT_MAX_CHARS - 2);
+    expect(run({ path: '/a', mode: 'exact', value: 'x' }, {}, { a: fits })).toEqual(expect.objectContaining({ actual: fits, expected: 'x' }));
+    expect(run({ path: '/a', mode: 'exact', value: 'x' }, {}, { a: fits })).not.toHaveProperty('truncated');
+    expect(run({ path: '/a', mode: 'exact', value: `${fits}y` }, {}, { a: 1 })).toMatchObject({
+      expected: `${JSON.stringify(`${fits}y`).slice(0, EXCERPT_MAX_CHARS)}…`,
+      actual: 1,
+      truncated: ['expected'],
+    });
   });
 
   it('lists the variables a value names', () => {
