@@ -84,6 +84,7 @@ describe('the deployment config file', () => {
       logLevel: 'info',
       vault: { address: 'https://vault.example.net:8200', mount: 'secret', authMethod: 'token' },
       identity: { provider: 'cognito' },
+      console: { enabled: true, urls: [], scopes: ['openid', 'email', 'profile'] },
       logs: { retentionDays: 365 },
       alarms: {},
       concurrency: { accountLimit: 1000, authorizer: 50, relay: 100, health: 10 },

@@ -13,6 +13,7 @@
  * challenge. The only redirect URI is the console's own URL: never an open redirect.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { escapeHtml } from '../../functions/console/model.js';
 import { DEFAULT_TTL_SECONDS, mintToken } from './issuer.js';
 
 /** The sample users and their roles. */
@@ -64,11 +65,10 @@ const PAGE_HEADERS = {
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'no-referrer',
 };
-const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 const page = (status: number, title: string, body: string): SignInAnswer => ({
   statusCode: status,
   headers: PAGE_HEADERS,
-  body: `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>${escape(title)}</title></head><body><main><h1>${escape(title)}</h1>${body}</main></body></html>\n`,
+  body: `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>\n`,
 });
 /** An RFC 6749 §5.2 error. */
 const oauthError = (error: string, description: string, status = 400): SignInAnswer => ({
@@ -119,9 +119,9 @@ export const localSignIn = (options: SignInOptions) => {
 
   const showPage = (request: SignInRequest): SignInAnswer => {
     const checked = authorizationRequest(request.query);
-    if ('refused' in checked) return page(400, 'Sign-in refused', `<p>${escape(checked.refused)}</p>`);
+    if ('refused' in checked) return page(400, 'Sign-in refused', `<p>${escapeHtml(checked.refused)}</p>`);
     const hidden = Object.entries(checked.fields)
-      .map(([k, v]) => `<input type="hidden" name="${k}" value="${escape(v)}">`)
+      .map(([k, v]) => `<input type="hidden" name="${k}" value="${escapeHtml(v)}">`)
       .join('');
     const buttons = Object.keys(SIGN_IN_USERS)
       .map((user) => `<p><button type="submit" name="user" value="${user}">Sign in as ${user}</button></p>`)
@@ -132,7 +132,7 @@ export const localSignIn = (options: SignInOptions) => {
   const grantCode = (request: SignInRequest): SignInAnswer => {
     const form = new URLSearchParams(request.body.toString('utf8'));
     const checked = authorizationRequest(form);
-    if ('refused' in checked) return page(400, 'Sign-in refused', `<p>${escape(checked.refused)}</p>`);
+    if ('refused' in checked) return page(400, 'Sign-in refused', `<p>${escapeHtml(checked.refused)}</p>`);
     const user = form.get('user') ?? '';
     if (!Object.hasOwn(SIGN_IN_USERS, user)) return page(400, 'Sign-in refused', '<p>Unknown user.</p>');
     const code = randomBytes(24).toString('base64url');
