@@ -95,6 +95,8 @@ const GENERIC_PATH_VALUES: Readonly<Record<string, (ctx: CallContext) => string>
   planId: () => '0'.repeat(24),
   exemptionId: () => '0'.repeat(24),
   device: () => 'bench-absent',
+  // A console asset name the build does not make: 404, as for the other absent names.
+  file: () => 'bench-absent.js',
   configId: () => `20200101T000000000Z-${'0'.repeat(24)}`,
 };
 

@@ -21,7 +21,7 @@ export const defaultCacheDir = (): string =>
   process.env['NETCONFIG_START_CACHE'] ? path.resolve(process.env['NETCONFIG_START_CACHE']) : path.join(PROJECT_ROOT, '.cache', 'local');
 
 /** Directories whose every file is an input (recursively). */
-const INPUT_DIRS = ['functions', 'infra', 'deploy'];
+const INPUT_DIRS = ['functions', 'infra', 'deploy', 'console'];
 /** Single files that are inputs: the lockfile, the project's configuration, and the code that builds the assembly. */
 const INPUT_FILES = [
   'package-lock.json',

@@ -42,9 +42,13 @@ const streamedHeaders = (head: StreamedHead): [string, string][] => [
 export interface ExtraRoute {
   readonly method: string;
   readonly path: string;
-  handle():
-    | { statusCode: number; headers: Record<string, string>; body: string }
-    | Promise<{ statusCode: number; headers: Record<string, string>; body: string }>;
+  /** Answers a request (its query, body and headers) the gateway serves itself, not an API method. */
+  handle(request: {
+    readonly method: string;
+    readonly query: URLSearchParams;
+    readonly body: Buffer;
+    readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  }): { statusCode: number; headers: Record<string, string>; body: string } | Promise<{ statusCode: number; headers: Record<string, string>; body: string }>;
 }
 
 export interface GatewayOptions {
@@ -427,13 +431,13 @@ export const createGateway = (options: GatewayOptions): LocalGateway => {
     };
     void (async () => {
       const extra = options.extraRoutes?.find((r) => r.method === req.method && r.path === (req.url ?? '').split('?')[0]);
-      if (extra) {
-        const r = await extra.handle();
-        req.resume();
+      const read = await readBody(req, maxRequestBytes);
+      if (extra && read.kind === 'ok') {
+        const query = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
+        const r = await extra.handle({ method: req.method ?? '', query, body: read.body, headers: req.headers });
         finish({ statusCode: r.statusCode, headers: Object.entries(r.headers), body: Buffer.from(r.body) });
         return;
       }
-      const read = await readBody(req, maxRequestBytes);
       if (read.kind === 'aborted') return;
       if (read.kind === 'too-large') {
         const headers = groupHeaders(req.rawHeaders);

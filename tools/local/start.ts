@@ -16,7 +16,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { PROJECT_ROOT } from '../../infra/paths.js';
-import { LOCAL_ACCOUNT, LOCAL_API_ID, LOCAL_CREDENTIALS, LOCAL_DIR, LOCAL_REGION, localPort, type LocalState } from './config.js';
+import { LOCAL_ACCOUNT, LOCAL_API_ID, LOCAL_AUDIENCE, LOCAL_CREDENTIALS, LOCAL_DIR, LOCAL_REGION, localPort, type LocalState } from './config.js';
 import { freePort, QUICK_START_JVM_OPTIONS, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local.js';
 import { startS3Local } from './s3-local.js';
 import { poolInvoker, SchedulerFiring, type Fired } from './scheduler-firing.js';
@@ -24,6 +24,7 @@ import { startSchedulerSimulator } from '../simulators/scheduler-simulator.js';
 import { functionEnvironment, type Rewrite } from './environment.js';
 import { createGateway, type ExtraRoute } from './gateway.js';
 import { localJwks, mintToken } from '../simulators/issuer.js';
+import { localSignIn } from '../simulators/sign-in.js';
 import { durableWorkerRunner, startLambdaInvokeEndpoint } from './lambda-invoke.js';
 import { FunctionPool, type LogSink } from './lambda-pool.js';
 import { unsupportedMapping } from './mapping.js';
@@ -70,6 +71,11 @@ export interface LocalStackOptions {
   readonly simulator?: boolean;
   /** Execution environments per function at most; default 10. */
   readonly maxConcurrency?: number;
+  /**
+   * Lifetime of the tokens the local sign-in issues to the console, seconds; default
+   * `NETCONFIG_SIGN_IN_TTL` or an hour (a test of the console's refresh sets a few seconds).
+   */
+  readonly signInTtlSeconds?: number;
   /** Start DynamoDB Local with {@link QUICK_START_JVM_OPTIONS} (what `npm start` does); default false. */
   readonly quickJvm?: boolean;
 }
@@ -380,6 +386,13 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     // 3. The token issuer (its key pair lives in the data directory) and the API with its functions.
     const issuerDir = path.join(dataDir, 'issuer');
     const jwks = JSON.stringify(localJwks(issuerDir));
+    const ttl = options.signInTtlSeconds ?? (process.env['NETCONFIG_SIGN_IN_TTL'] ? Number(process.env['NETCONFIG_SIGN_IN_TTL']) : undefined);
+    const signIn = localSignIn({
+      consoleUrl: consoleUrlOf(`http://127.0.0.1:${port}/${model.stageName}`),
+      clientId: LOCAL_AUDIENCE,
+      issuerDir,
+      ...(ttl !== undefined ? { ttlSeconds: ttl } : {}),
+    });
     const served = await serveAssembly({
       assembly,
       model,
@@ -398,6 +411,8 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
           path: '/.well-known/jwks.json',
           handle: () => ({ statusCode: 200, headers: { 'Content-Type': 'application/json', 'Cache-Control': 'max-age=300' }, body: jwks }),
         },
+        // The console's sign-in (Cognito's hosted-UI paths).
+        ...signIn.routes,
       ],
     });
     stops.push(() => served.stop());
@@ -487,6 +502,9 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
   }
 };
 
+/** The web console's address under a stage's base URL. */
+export const consoleUrlOf = (baseUrl: string): string => `${baseUrl}/console`;
+
 /** The lines `npm start` prints once the stack answers. */
 export const readyBanner = (
   stack: Pick<LocalStack, 'baseUrl' | 'dataDir' | 'model' | 's3Endpoint' | 'eventsFile' | 'schedulerEndpoint'> & {
@@ -503,6 +521,7 @@ export const readyBanner = (
     '',
     `Local stack ready in ${seconds.toFixed(1)} s: ${methods} methods, ${functions} functions, data in ${where}`,
     `  Base URL: ${stack.baseUrl}`,
+    `  Console: ${consoleUrlOf(stack.baseUrl)}   (sign in as admin or apiread)`,
     `  S3 (configuration history): ${stack.s3Endpoint}`,
     `  Compliance events: ${stack.events.url}/events, kept in ${path.relative(process.cwd(), stack.eventsFile) || stack.eventsFile} (each printed below as [events])`,
     `  EventBridge Scheduler (plans' schedules): ${stack.schedulerEndpoint}`,

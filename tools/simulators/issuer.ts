@@ -88,12 +88,14 @@ export interface MintOptions {
   readonly ttlSeconds?: number;
   /** Key directory; default `.local/issuer/`. */
   readonly dir?: string;
+  /** More claims (an ID token's `name`, `email`); the registered ones above cannot be overridden. */
+  readonly claims?: Readonly<Record<string, string>>;
 }
 
 const encode = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
 
 /** Mints an RS256 token the local stack's authorizer accepts. */
-export const mintToken = ({ roles, sub = 'local-user', ttlSeconds = DEFAULT_TTL_SECONDS, dir = ISSUER_DIR }: MintOptions): string => {
+export const mintToken = ({ roles, sub = 'local-user', ttlSeconds = DEFAULT_TTL_SECONDS, dir = ISSUER_DIR, claims = {} }: MintOptions): string => {
   if (!Number.isInteger(ttlSeconds) || ttlSeconds < 1 || ttlSeconds > MAX_TTL_SECONDS) {
     throw new RangeError(`ttlSeconds must be an integer from 1 to ${MAX_TTL_SECONDS}`);
   }
@@ -102,6 +104,7 @@ export const mintToken = ({ roles, sub = 'local-user', ttlSeconds = DEFAULT_TTL_
   const now = Math.floor(Date.now() / 1000);
   const header = encode({ alg: ALGORITHM, typ: 'JWT', kid: key.kid });
   const payload = encode({
+    ...claims,
     iss: LOCAL_ISSUER,
     aud: LOCAL_AUDIENCE,
     sub,
