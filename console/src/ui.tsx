@@ -150,9 +150,6 @@ export const When = ({ at }: { at?: string }) =>
 /** A grade as a labelled badge (its text, not only its colour, says the grade). */
 export const GradeBadge = ({ grade }: { grade: string }) => <span class={`grade grade-${grade}`}>{grade}</span>;
 
-/** Any JSON value as compact text, for expected and actual values. */
-export const jsonText = (value: unknown): string => (value === undefined ? '—' : typeof value === 'string' ? value : JSON.stringify(value));
-
 /**
  * A box that scrolls sideways when its table is wider than the screen (a phone). It takes the
  * keyboard focus so keyboard users can scroll it too, even when the table holds no link.

@@ -44,10 +44,11 @@ const Remediate = ({ batchId, mode }: { batchId: string; mode: 'dry-run' | 'appl
     <p>
       {mode === 'apply'
         ? 'Pushes the changes that fix the failing rules to the devices through the NSO. Every changed device can be rolled back afterwards.'
-        : 'Computes the changes that would fix the failing rules and shows them per device; nothing is committed.'}
+        : 'Computes the changes that would fix the failing rules and shows them per device; nothing is committed.'}{' '}
+      Left empty, Devices means every failing device of the batch.
     </p>
     <label class="field">
-      Devices (optional, comma separated; empty remediates every failing device)
+      Devices (optional, comma separated)
       <input name="devices" type="text" autoComplete="off" />
     </label>
     {mode === 'apply' && (
@@ -83,7 +84,7 @@ const Devices = ({ batch }: { batch: Batch }) => {
           Reading reports: {rows.length} of {batch.total}…
         </p>
       )}
-      <DevicesTable batchId={batch.batchId} rows={rows} />
+      <DevicesTable batchId={batch.batchId} rows={rows} loading={progress.more} />
     </section>
   );
 };

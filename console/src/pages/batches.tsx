@@ -7,7 +7,7 @@ import { ConfirmAction, ErrorAlert, isAdmin, Loading, Page, useLoad, When, Scrol
 
 const StartBatchFields = ({ trees, adapters }: { trees: readonly Tree[]; adapters: readonly Adapter[] }) => {
   const [treeId, setTreeId] = useState(trees[0]?.id ?? '');
-  const versions = trees.find((tree) => tree.id === treeId)?.versions ?? [];
+  const versions = [...new Set(trees.find((tree) => tree.id === treeId)?.versions ?? [])];
   return (
     <div class="fields">
       <label class="field">
@@ -43,9 +43,12 @@ const StartBatchFields = ({ trees, adapters }: { trees: readonly Tree[]; adapter
         </select>
       </label>
       <label class="field">
-        Devices (optional, comma separated; empty checks every device the version assigns)
-        <input name="devices" type="text" autoComplete="off" />
+        Devices (optional, comma separated)
+        <input name="devices" type="text" autoComplete="off" aria-describedby="start-devices-hint" />
       </label>
+      <p id="start-devices-hint" class="muted">
+        Left empty, the batch checks every device the chosen tree version assigns.
+      </p>
       <label class="field">
         Sync
         <select name="sync">

@@ -1,8 +1,9 @@
 /** A remediation run: its status and totals, each device's outcome, and (for admins) rolling an applied run back. */
 import { api, p, readAll } from '../api.js';
 import { href } from '../route.js';
+import { jsonText } from '../rules.js';
 import type { Remediation, Started } from '../types.js';
-import { ConfirmAction, isAdmin, jsonText, Loading, Page, useLoad, When, ScrollBox } from '../ui.js';
+import { ConfirmAction, isAdmin, Loading, Page, useLoad, When, ScrollBox } from '../ui.js';
 
 interface RemediationDevice {
   readonly device: string;

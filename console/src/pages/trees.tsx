@@ -2,8 +2,9 @@
 import { useState } from 'preact/hooks';
 import { api, p, readAll } from '../api.js';
 import { href } from '../route.js';
-import type { Rule, Tree, TreeNode, TreeVersion } from '../types.js';
-import { jsonText, Loading, Page, useLoad, When, ScrollBox } from '../ui.js';
+import { expectation } from '../rules.js';
+import type { Tree, TreeNode, TreeVersion } from '../types.js';
+import { Loading, Page, useLoad, When, ScrollBox } from '../ui.js';
 
 /** The `#/trees` page. */
 export const TreesPage = () => {
@@ -34,7 +35,7 @@ export const TreesPage = () => {
                         <a href={href('trees', tree.id)}>{tree.name}</a>
                       </th>
                       <td>{tree.deviceType}</td>
-                      <td>{tree.versions.join(', ')}</td>
+                      <td>{[...new Set(tree.versions)].join(', ')}</td>
                       <td>
                         <When at={tree.lastUpdated} />
                       </td>
@@ -50,14 +51,6 @@ export const TreesPage = () => {
     </Page>
   );
 };
-
-const CONSTRAINTS = ['value', 'pattern', 'oneOf', 'cidr', 'range', 'match', 'ordered', 'allowEmpty', 'strict'] as const;
-
-/** What a rule expects, from whichever constraints it carries. */
-const expectation = (rule: Rule): string =>
-  CONSTRAINTS.filter((key) => rule[key] !== undefined)
-    .map((key) => (key === 'value' ? jsonText(rule.value) : `${key}: ${jsonText(rule[key])}`))
-    .join('; ') || '—';
 
 const NodeView = ({ node, path }: { node: TreeNode; path: string }) => (
   <li>
@@ -163,7 +156,7 @@ export const TreePage = ({ treeId }: { treeId: string }) => {
                   <label class="field">
                     Version
                     <select value={chosen} onChange={(e) => setVersion(e.currentTarget.value)}>
-                      {tree.versions.map((v) => (
+                      {[...new Set(tree.versions)].map((v) => (
                         <option key={v} value={v}>
                           {v}
                         </option>
