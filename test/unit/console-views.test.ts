@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { diffLines, diffStats } from '../../console/src/diff.js';
-import { href, parseRoute } from '../../console/src/route.js';
+import { href, parseRoute, versionAddresses } from '../../console/src/route.js';
 import { inheritedRules, ruleOutcomes } from '../../console/src/rules.js';
 import { type DeviceRow, rowWindow, visibleRows } from '../../console/src/table.js';
 import { linePath, passPercent, plot, type TrendPoint } from '../../console/src/trend.js';
@@ -150,5 +150,12 @@ describe('console rule outcomes', () => {
       ['bgp', 'pass', 0],
       ['ntp', 'fail', 2],
     ]);
+  });
+});
+
+describe('console version addresses', () => {
+  it('addresses repeated labels as label~N in stored order', () => {
+    expect(versionAddresses(['initial', 'draft', '1', 'draft', 'draft']).map((v) => v.address)).toEqual(['initial', 'draft', '1', 'draft~2', 'draft~3']);
+    expect(versionAddresses([])).toEqual([]);
   });
 });

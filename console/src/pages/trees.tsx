@@ -1,7 +1,7 @@
 /** Trees, read-only: the list, and a tree's versions with their nodes and rules. */
 import { useState } from 'preact/hooks';
 import { api, p, readAll } from '../api.js';
-import { href } from '../route.js';
+import { href, versionAddresses } from '../route.js';
 import { expectation } from '../rules.js';
 import type { Tree, TreeNode, TreeVersion } from '../types.js';
 import { Loading, Page, useLoad, When, ScrollBox } from '../ui.js';
@@ -35,7 +35,11 @@ export const TreesPage = () => {
                         <a href={href('trees', tree.id)}>{tree.name}</a>
                       </th>
                       <td>{tree.deviceType}</td>
-                      <td>{[...new Set(tree.versions)].join(', ')}</td>
+                      <td>
+                        {versionAddresses(tree.versions)
+                          .map((v) => v.address)
+                          .join(', ')}
+                      </td>
                       <td>
                         <When at={tree.lastUpdated} />
                       </td>
@@ -143,7 +147,8 @@ export const TreePage = ({ treeId }: { treeId: string }) => {
     <Page title={`Tree ${loaded.data?.name ?? treeId}`}>
       <Loading loaded={loaded}>
         {(tree) => {
-          const chosen = version ?? tree.versions[tree.versions.length - 1];
+          const versions = versionAddresses(tree.versions);
+          const chosen = version ?? versions[versions.length - 1]?.address;
           return (
             <>
               <p>
@@ -156,9 +161,9 @@ export const TreePage = ({ treeId }: { treeId: string }) => {
                   <label class="field">
                     Version
                     <select value={chosen} onChange={(e) => setVersion(e.currentTarget.value)}>
-                      {[...new Set(tree.versions)].map((v) => (
-                        <option key={v} value={v}>
-                          {v}
+                      {versions.map((v) => (
+                        <option key={v.address} value={v.address}>
+                          {v.address}
                         </option>
                       ))}
                     </select>
