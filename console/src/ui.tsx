@@ -58,6 +58,15 @@ export const useLoad = <T,>(load: (signal: AbortSignal) => Promise<T>, deps: rea
   return { ...state, reload };
 };
 
+/** Calls `reload` after `ms` while `active` (a batch or run still going), again after each load. */
+export const useRefreshWhile = (active: boolean, reload: () => void, loadedAt: unknown, ms = 5000): void => {
+  useEffect(() => {
+    if (!active) return;
+    const timer = setTimeout(reload, ms);
+    return () => clearTimeout(timer);
+  }, [active, reload, loadedAt, ms]);
+};
+
 /** An error shown as the problem's title and detail, in an alert region. */
 export const ErrorAlert = ({ error }: { error: unknown }) => {
   const title = error instanceof ApiError ? error.title : 'Something went wrong';

@@ -5,7 +5,7 @@ import { batchReports } from '../reports.js';
 import { href } from '../route.js';
 import type { DeviceRow } from '../table.js';
 import type { Batch, Report, Started } from '../types.js';
-import { ConfirmAction, ErrorAlert, isAdmin, Loading, Page, useLoad, When, ScrollBox } from '../ui.js';
+import { ConfirmAction, ErrorAlert, isAdmin, Loading, Page, useLoad, useRefreshWhile, When, ScrollBox } from '../ui.js';
 import { DevicesTable } from './devices-table.js';
 import { GradeCells, GradeHeaders } from './grades.js';
 
@@ -92,6 +92,7 @@ const Devices = ({ batch }: { batch: Batch }) => {
 /** The `#/batches/<batchId>` page. */
 export const BatchPage = ({ batchId }: { batchId: string }) => {
   const loaded = useLoad(() => api<Batch>(p('/configuration_manager/compliance_reports/batches', batchId)), [batchId]);
+  useRefreshWhile(loaded.data?.status === 'running', loaded.reload, loaded.data);
   return (
     <Page title={`Batch ${batchId}`}>
       <Loading loaded={loaded}>

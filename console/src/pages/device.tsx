@@ -45,7 +45,11 @@ const IssueRow = ({ issue }: { issue: Issue }) => (
   </tr>
 );
 
-/** Every rule the device's node inherits (as the version reads now), with what was expected and found. */
+/**
+ * Every rule the device's node inherits (as the version reads now), with what was expected and
+ * found: a failing rule shows its issues' values (variables resolved), a passing one the rule as
+ * written.
+ */
 const EveryRule = ({ report }: { report: Report }) => {
   const { treeId, version, node } = report;
   const loaded = useLoad(
@@ -88,7 +92,11 @@ const EveryRule = ({ report }: { report: Report }) => {
                 <code>{rule.path}</code>
               </td>
               <td>
-                <code class="value">{rule.mode === 'disallowed' ? `absent ${expectation(rule)}` : expectation(rule)}</code>
+                <code class="value">
+                  {outcome === 'fail' && issues.some((issue) => issue.expected !== undefined)
+                    ? issues.map((issue) => jsonText(issue.expected)).join('; ')
+                    : `${rule.mode === 'disallowed' ? 'absent ' : ''}${expectation(rule)}`}
+                </code>
               </td>
               <td>
                 <code class="value">
