@@ -1,0 +1,172 @@
+/**
+ * Sign-in with the configured identity provider: OIDC authorization code with PKCE (S256) as a
+ * public client. Tokens live in this module only (memory): a reload signs in again, which the
+ * provider's session makes a redirect without a prompt. During the redirect, sessionStorage holds
+ * the state, the PKCE verifier and the page to come back to, and nothing else; they are removed
+ * on return, and the code and state are taken out of the address bar at once.
+ */
+import { apiBaseOf, codeChallenge, displayName, jwtPayload, randomToken, redirectUriOf, refreshDelay, rolesOf } from './pkce.js';
+
+/** The sign-in settings `GET <base>/console/config.json` answers. */
+export interface ConsoleConfig {
+  readonly authorizationEndpoint: string;
+  readonly tokenEndpoint: string;
+  readonly clientId: string;
+  readonly scopes: readonly string[];
+  readonly rolesClaim: string;
+  readonly endSessionEndpoint?: string;
+}
+
+/** Who is signed in, as the ID token says. */
+export interface Session {
+  readonly name: string;
+  readonly roles: readonly string[];
+}
+
+interface Tokens {
+  readonly idToken: string;
+  readonly refreshToken?: string;
+}
+
+const PENDING_KEY = 'console.signin';
+
+let config: ConsoleConfig | undefined;
+let tokens: Tokens | undefined;
+let session: Session | undefined;
+let refreshTimer: ReturnType<typeof setTimeout> | undefined;
+const listeners = new Set<() => void>();
+
+/** The API's base path, e.g. `/v1`: the console page's path without `/console`. */
+export const apiBase = (): string => apiBaseOf(location.pathname);
+
+/** The signed-in user, or undefined when signed out. */
+export const currentSession = (): Session | undefined => session;
+
+/** The bearer token for API calls: the ID token (its `aud` is the console's client id). */
+export const bearerToken = (): string | undefined => tokens?.idToken;
+
+/** Calls `listener` whenever the sign-in state changes; answers the unsubscribe function. */
+export const onSessionChange = (listener: () => void): (() => void) => {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+};
+
+const loadConfig = async (): Promise<ConsoleConfig> => {
+  if (config) return config;
+  const response = await fetch(`${apiBase()}/console/config.json`, { headers: { accept: 'application/json' } });
+  if (!response.ok) throw new Error(`The console's sign-in settings could not be read (HTTP ${response.status}).`);
+  config = (await response.json()) as ConsoleConfig;
+  return config;
+};
+
+/** Sends the browser to the identity provider's sign-in page. */
+export const signIn = async (): Promise<void> => {
+  const settings = await loadConfig();
+  const state = randomToken();
+  const verifier = randomToken();
+  sessionStorage.setItem(PENDING_KEY, JSON.stringify({ state, verifier, hash: location.hash }));
+  const url = new URL(settings.authorizationEndpoint);
+  url.search = new URLSearchParams({
+    response_type: 'code',
+    client_id: settings.clientId,
+    redirect_uri: redirectUriOf(location),
+    scope: settings.scopes.join(' '),
+    state,
+    code_challenge: await codeChallenge(verifier),
+    code_challenge_method: 'S256',
+  }).toString();
+  location.assign(url.toString());
+};
+
+const tokenRequest = async (body: Record<string, string>): Promise<Tokens> => {
+  const settings = await loadConfig();
+  const response = await fetch(settings.tokenEndpoint, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+    body: new URLSearchParams({ ...body, client_id: settings.clientId }).toString(),
+  });
+  const answer = (await response.json().catch(() => ({}))) as Record<string, unknown>;
+  if (!response.ok || typeof answer['id_token'] !== 'string') {
+    const reason = typeof answer['error_description'] === 'string' ? answer['error_description'] : answer['error'];
+    throw new Error(`The identity provider refused the sign-in${typeof reason === 'string' ? `: ${reason}` : ''}.`);
+  }
+  const refreshToken = typeof answer['refresh_token'] === 'string' ? answer['refresh_token'] : body['refresh_token'];
+  return { idToken: answer['id_token'], ...(refreshToken ? { refreshToken } : {}) };
+};
+
+const adopt = (next: Tokens): void => {
+  const settings = config as ConsoleConfig;
+  const payload = jwtPayload(next.idToken) ?? {};
+  tokens = next;
+  session = { name: displayName(payload), roles: rolesOf(payload[settings.rolesClaim]) };
+  clearTimeout(refreshTimer);
+  const exp = payload['exp'];
+  if (typeof exp === 'number') {
+    const iat = typeof payload['iat'] === 'number' ? payload['iat'] : undefined;
+    refreshTimer = setTimeout(() => void refresh(), refreshDelay(exp, iat, Date.now()));
+  }
+  for (const listener of listeners) listener();
+};
+
+/** Exchanges the refresh token for fresh tokens shortly before the ID token expires; signs in again if that fails. */
+const refresh = async (): Promise<void> => {
+  const refreshToken = tokens?.refreshToken;
+  try {
+    if (!refreshToken) throw new Error('no refresh token');
+    adopt(await tokenRequest({ grant_type: 'refresh_token', refresh_token: refreshToken }));
+  } catch {
+    await signIn();
+  }
+};
+
+/**
+ * Completes a sign-in when the page is the provider's redirect (`?code=…&state=…`): checks the
+ * state against the one stored before the redirect, redeems the code with the PKCE verifier and
+ * removes code and state from the address. Answers whether someone is signed in afterwards.
+ */
+export const completeSignIn = async (): Promise<boolean> => {
+  const params = new URLSearchParams(location.search);
+  const code = params.get('code');
+  const returned = params.get('state');
+  const error = params.get('error');
+  if (!code && !error) return session !== undefined;
+  const pending = sessionStorage.getItem(PENDING_KEY);
+  sessionStorage.removeItem(PENDING_KEY);
+  const stored = pending ? (JSON.parse(pending) as { state: string; verifier: string; hash: string }) : undefined;
+  history.replaceState(null, '', `${location.pathname}${stored?.hash ?? location.hash}`);
+  await loadConfig();
+  if (error) throw new Error(`The identity provider refused the sign-in: ${params.get('error_description') ?? error}.`);
+  if (!stored || !returned || stored.state !== returned) {
+    throw new Error('The sign-in answer does not belong to this browser tab (its state does not match). Sign in again.');
+  }
+  adopt(await tokenRequest({ grant_type: 'authorization_code', code: code as string, redirect_uri: redirectUriOf(location), code_verifier: stored.verifier }));
+  return true;
+};
+
+/** Forgets the tokens, and ends the provider's session too when it has an end-session endpoint. */
+export const signOut = async (): Promise<void> => {
+  const idToken = tokens?.idToken;
+  tokens = undefined;
+  session = undefined;
+  clearTimeout(refreshTimer);
+  for (const listener of listeners) listener();
+  const settings = await loadConfig();
+  if (!settings.endSessionEndpoint) return;
+  const url = new URL(settings.endSessionEndpoint);
+  const back = redirectUriOf(location);
+  // Cognito's /logout reads client_id and logout_uri; OIDC RP-initiated logout reads the other two.
+  url.search = new URLSearchParams({
+    client_id: settings.clientId,
+    logout_uri: back,
+    post_logout_redirect_uri: back,
+    ...(idToken ? { id_token_hint: idToken } : {}),
+  }).toString();
+  location.assign(url.toString());
+};
+
+/** The API refused the token (401): forget it and sign in again. */
+export const tokenRejected = async (): Promise<void> => {
+  tokens = undefined;
+  session = undefined;
+  await signIn();
+};
