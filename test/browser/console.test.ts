@@ -2,7 +2,7 @@
  * The console in a real browser: Debian's Chromium (playwright-core) against the local stack
  * as `npm start` serves it, signed in through the local sign-in page as each sample user.
  *
- * One stack for the file, seeded through the API (the sample tree, a batch over the local NSO
+ * One stack for the file (on a free port, data in a temporary directory), seeded through the API (the sample tree, a batch over the local NSO
  * fleet, a plan run twice so its trend and device history exist) plus a completed batch of
  * 10,000 devices written with the compliance store's own writes. Every functional test runs
  * under the CSP the stack serves and fails on any policy violation or console error; only the
@@ -20,7 +20,6 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../tools/local/config.js';
 import { freePort } from '../../tools/local/dynamodb-local.js';
 import { documentClientFor } from '../../tools/local/seed.js';
 import { startLocalStack, type LocalStack } from '../../tools/local/start.js';
-import { synthesize } from '../../tools/local/synth.js';
 import {
   attributeOf,
   axeContext,
@@ -46,7 +45,6 @@ const ADAPTER = 'lab-nso';
 const PLAN_NAME = 'campus-daily';
 const SCREENSHOTS = path.join(PROJECT_ROOT, 'reports', 'console');
 
-let outDir: string;
 let dataDir: string;
 let stack: LocalStack;
 let browser: Browser;
@@ -70,19 +68,18 @@ const api = async (method: string, p: string, body?: unknown, token = admin()) =
   return { status: res.status, headers: res.headers, body: (text ? JSON.parse(text) : undefined) as Record<string, unknown> };
 };
 
-/** Polls `p` until `done` holds for its body; the timeout only ends a hang. */
+/**
+ * Reads `p` until `done` holds for its body (also from `beforeAll`, where `expect.poll` is not
+ * allowed); the limit only ends a hang.
+ */
 const until = async (p: string, done: (body: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> => {
-  let last: Record<string, unknown> = {};
-  await expect
-    .poll(
-      async () => {
-        last = (await api('GET', p)).body;
-        return done(last);
-      },
-      { timeout: HANG_MS / 2, interval: 250 },
-    )
-    .toBe(true);
-  return last;
+  const deadline = Date.now() + HANG_MS / 2;
+  for (;;) {
+    const { body } = await api('GET', p);
+    if (done(body)) return body;
+    if (Date.now() > deadline) throw new Error(`${p} still answers ${JSON.stringify(body)}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
 };
 const notRunning = (body: Record<string, unknown>) => body['status'] !== 'running';
 const batchPath = (id: string) => `/configuration_manager/compliance_reports/batches/${id}`;
@@ -145,12 +142,11 @@ const seed = async (): Promise<void> => {
 };
 
 beforeAll(async () => {
-  outDir = mkdtempSync(path.join(tmpdir(), 'netconfig-cdk-out-'));
   dataDir = mkdtempSync(path.join(tmpdir(), 'netconfig-console-'));
   mkdirSync(SCREENSHOTS, { recursive: true });
   const port = await freePort();
-  await synthesize({ outDir, port });
-  stack = await startLocalStack({ port, dataDir, cdkOut: outDir, log: () => undefined });
+  // As `npm start` serves it: the assembly of the current sources (built once, then reused while they do not change).
+  stack = await startLocalStack({ port, dataDir, log: () => undefined });
   browser = await launchChromium();
   await seed();
 });
@@ -158,7 +154,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await stack?.stop();
-  rmSync(outDir, { recursive: true, force: true });
   rmSync(dataDir, { recursive: true, force: true });
 });
 
