@@ -68,17 +68,20 @@ const useRoute = (): Route => {
 };
 
 /** The signed-out page. */
-export const SignedOut = ({ error }: { error?: unknown }) => (
-  <main id="main" class="signed-out">
-    <Page title="Sign in">
-      {error !== undefined && <ErrorAlert error={error} />}
-      <p>Sign in with your organisation's account to see the fleet's compliance.</p>
-      <button type="button" class="button" onClick={() => void signIn().catch(() => undefined)}>
-        Sign in
-      </button>
-    </Page>
-  </main>
-);
+export const SignedOut = ({ error }: { error?: unknown }) => {
+  const [failure, setFailure] = useState(error);
+  return (
+    <main id="main" class="signed-out">
+      <Page title="Sign in">
+        {failure !== undefined && <ErrorAlert error={failure} />}
+        <p>Sign in with your organisation's account to see the fleet's compliance.</p>
+        <button type="button" class="button" onClick={() => void signIn().catch(setFailure)}>
+          Sign in
+        </button>
+      </Page>
+    </main>
+  );
+};
 
 /** The whole console. `error` is a failed sign-in to show on the signed-out page. */
 export const App = ({ error }: { error?: unknown }) => {

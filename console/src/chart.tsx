@@ -6,9 +6,11 @@ import { ScrollBox, When } from './ui.js';
 const BOX: ChartBox = { width: 640, height: 240, left: 44, right: 16, top: 12, bottom: 28 };
 const TICKS = [0, 25, 50, 75, 100];
 
-/** The trend of `points` (batches), as a chart and a table; a sentence when there is none. */
-export const TrendChart = ({ points }: { points: readonly TrendPoint[] }) => {
-  if (points.length === 0) return <p class="muted">No completed batch yet: no trend to draw.</p>;
+/** The trend of `points` (batches with devices), as a chart and a table; a sentence when there is none. */
+export const TrendChart = ({ points: all }: { points: readonly TrendPoint[] }) => {
+  // A batch that checked no device has no pass share to draw.
+  const points = all.filter((point) => point.total > 0);
+  if (points.length === 0) return <p class="muted">No completed batch with devices yet: no trend to draw.</p>;
   const plotted = plot(points, BOX);
   const y = (percent: number) => BOX.top + (1 - percent / 100) * (BOX.height - BOX.top - BOX.bottom);
   return (

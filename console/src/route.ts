@@ -49,3 +49,16 @@ export const parseRoute = (hash: string): Route => {
 
 /** The hash address of a page, e.g. `href('batches', id, 'devices', name)` → `#/batches/<id>/devices/<name>`. */
 export const href = (...segments: string[]): string => `#/${segments.map(encodeURIComponent).join('/')}`;
+
+/**
+ * How each version of a tree summary is addressed: its label, and `label~N` for the N-th repeat of
+ * a label (docs/trees.md, "Repeated labels"), in stored order.
+ */
+export const versionAddresses = (labels: readonly string[]): { label: string; address: string }[] => {
+  const seen = new Map<string, number>();
+  return labels.map((label) => {
+    const count = (seen.get(label) ?? 0) + 1;
+    seen.set(label, count);
+    return { label, address: count === 1 ? label : `${label}~${count}` };
+  });
+};

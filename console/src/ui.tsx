@@ -58,6 +58,15 @@ export const useLoad = <T,>(load: (signal: AbortSignal) => Promise<T>, deps: rea
   return { ...state, reload };
 };
 
+/** Calls `reload` after `ms` while `active` (a batch or run still going), again after each load. */
+export const useRefreshWhile = (active: boolean, reload: () => void, loadedAt: unknown, ms = 5000): void => {
+  useEffect(() => {
+    if (!active) return;
+    const timer = setTimeout(reload, ms);
+    return () => clearTimeout(timer);
+  }, [active, reload, loadedAt, ms]);
+};
+
 /** An error shown as the problem's title and detail, in an alert region. */
 export const ErrorAlert = ({ error }: { error: unknown }) => {
   const title = error instanceof ApiError ? error.title : 'Something went wrong';
@@ -149,9 +158,6 @@ export const When = ({ at }: { at?: string }) =>
 
 /** A grade as a labelled badge (its text, not only its colour, says the grade). */
 export const GradeBadge = ({ grade }: { grade: string }) => <span class={`grade grade-${grade}`}>{grade}</span>;
-
-/** Any JSON value as compact text, for expected and actual values. */
-export const jsonText = (value: unknown): string => (value === undefined ? '—' : typeof value === 'string' ? value : JSON.stringify(value));
 
 /**
  * A box that scrolls sideways when its table is wider than the screen (a phone). It takes the

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { diffLines, diffStats } from '../../console/src/diff.js';
-import { href, parseRoute } from '../../console/src/route.js';
+import { href, parseRoute, versionAddresses } from '../../console/src/route.js';
+import { inheritedRules, ruleOutcomes } from '../../console/src/rules.js';
 import { type DeviceRow, rowWindow, visibleRows } from '../../console/src/table.js';
 import { linePath, passPercent, plot, type TrendPoint } from '../../console/src/trend.js';
 
@@ -110,5 +111,51 @@ describe('console trend chart', () => {
   it('counts an empty batch as 0 %', () => {
     expect(passPercent(point('a', '2026-01-01T00:00:00Z', 0, 0))).toBe(0);
     expect(passPercent(point('a', '2026-01-01T00:00:00Z', 1, 3))).toBeCloseTo(33.33, 2);
+  });
+});
+
+describe('console rule outcomes', () => {
+  const rule = (id: string) => ({ id });
+  const root = {
+    name: 'base',
+    rules: [rule('aaa')],
+    children: [
+      { name: 'wan', rules: [rule('bgp'), rule('ntp')], children: [{ name: 'pe', rules: [rule('mpls')], children: [] }] },
+      { name: 'lan', rules: [rule('stp')], children: [] },
+    ],
+  };
+
+  it('collects the rules from the root down to the node, in order, with their node', () => {
+    expect(inheritedRules(root, 'base/wan/pe')?.map((r) => `${r.node}:${r.rule.id}`)).toEqual(['base:aaa', 'base/wan:bgp', 'base/wan:ntp', 'base/wan/pe:mpls']);
+    expect(inheritedRules(root, 'base')?.map((r) => r.rule.id)).toEqual(['aaa']);
+  });
+
+  it('answers undefined for a path the version does not have', () => {
+    expect(inheritedRules(root, 'base/core')).toBeUndefined();
+    expect(inheritedRules(root, 'other/wan')).toBeUndefined();
+  });
+
+  it('marks each rule failing, exempted or passing', () => {
+    const rules = inheritedRules(root, 'base/wan') ?? [];
+    const outcomes = ruleOutcomes(
+      rules,
+      [
+        { ruleId: 'ntp', at: '/a' },
+        { ruleId: 'ntp', at: '/b' },
+      ],
+      [{ ruleId: 'aaa' }],
+    );
+    expect(outcomes.map((o) => [o.rule.id, o.outcome, o.issues.length])).toEqual([
+      ['aaa', 'exempted', 0],
+      ['bgp', 'pass', 0],
+      ['ntp', 'fail', 2],
+    ]);
+  });
+});
+
+describe('console version addresses', () => {
+  it('addresses repeated labels as label~N in stored order', () => {
+    expect(versionAddresses(['initial', 'draft', '1', 'draft', 'draft']).map((v) => v.address)).toEqual(['initial', 'draft', '1', 'draft~2', 'draft~3']);
+    expect(versionAddresses([])).toEqual([]);
   });
 });

@@ -5,7 +5,7 @@ import { batchReports } from '../reports.js';
 import { href } from '../route.js';
 import type { DeviceRow } from '../table.js';
 import type { Batch, Report, Started } from '../types.js';
-import { ConfirmAction, ErrorAlert, isAdmin, Loading, Page, useLoad, When, ScrollBox } from '../ui.js';
+import { ConfirmAction, ErrorAlert, isAdmin, Loading, Page, useLoad, useRefreshWhile, When, ScrollBox } from '../ui.js';
 import { DevicesTable } from './devices-table.js';
 import { GradeCells, GradeHeaders } from './grades.js';
 
@@ -44,10 +44,11 @@ const Remediate = ({ batchId, mode }: { batchId: string; mode: 'dry-run' | 'appl
     <p>
       {mode === 'apply'
         ? 'Pushes the changes that fix the failing rules to the devices through the NSO. Every changed device can be rolled back afterwards.'
-        : 'Computes the changes that would fix the failing rules and shows them per device; nothing is committed.'}
+        : 'Computes the changes that would fix the failing rules and shows them per device; nothing is committed.'}{' '}
+      Left empty, Devices means every failing device of the batch.
     </p>
     <label class="field">
-      Devices (optional, comma separated; empty remediates every failing device)
+      Devices (optional, comma separated)
       <input name="devices" type="text" autoComplete="off" />
     </label>
     {mode === 'apply' && (
@@ -83,7 +84,7 @@ const Devices = ({ batch }: { batch: Batch }) => {
           Reading reports: {rows.length} of {batch.total}…
         </p>
       )}
-      <DevicesTable batchId={batch.batchId} rows={rows} />
+      <DevicesTable batchId={batch.batchId} rows={rows} loading={progress.more} />
     </section>
   );
 };
@@ -91,6 +92,7 @@ const Devices = ({ batch }: { batch: Batch }) => {
 /** The `#/batches/<batchId>` page. */
 export const BatchPage = ({ batchId }: { batchId: string }) => {
   const loaded = useLoad(() => api<Batch>(p('/configuration_manager/compliance_reports/batches', batchId)), [batchId]);
+  useRefreshWhile(loaded.data?.status === 'running', loaded.reload, loaded.data);
   return (
     <Page title={`Batch ${batchId}`}>
       <Loading loaded={loaded}>

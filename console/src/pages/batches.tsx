@@ -1,13 +1,13 @@
 /** Batches: the list, newest first, page by page; admins start a compliance batch here. */
 import { useState } from 'preact/hooks';
 import { api, type Page as ApiPage, readAll } from '../api.js';
-import { href } from '../route.js';
+import { href, versionAddresses } from '../route.js';
 import type { Adapter, Batch, Started, Tree } from '../types.js';
 import { ConfirmAction, ErrorAlert, isAdmin, Loading, Page, useLoad, When, ScrollBox } from '../ui.js';
 
 const StartBatchFields = ({ trees, adapters }: { trees: readonly Tree[]; adapters: readonly Adapter[] }) => {
   const [treeId, setTreeId] = useState(trees[0]?.id ?? '');
-  const versions = trees.find((tree) => tree.id === treeId)?.versions ?? [];
+  const versions = versionAddresses(trees.find((tree) => tree.id === treeId)?.versions ?? []);
   return (
     <div class="fields">
       <label class="field">
@@ -24,8 +24,8 @@ const StartBatchFields = ({ trees, adapters }: { trees: readonly Tree[]; adapter
         Version
         <select name="version" required key={treeId}>
           {[...versions].reverse().map((version) => (
-            <option key={version} value={version}>
-              {version}
+            <option key={version.address} value={version.address}>
+              {version.address}
             </option>
           ))}
         </select>
@@ -43,9 +43,12 @@ const StartBatchFields = ({ trees, adapters }: { trees: readonly Tree[]; adapter
         </select>
       </label>
       <label class="field">
-        Devices (optional, comma separated; empty checks every device the version assigns)
-        <input name="devices" type="text" autoComplete="off" />
+        Devices (optional, comma separated)
+        <input name="devices" type="text" autoComplete="off" aria-describedby="start-devices-hint" />
       </label>
+      <p id="start-devices-hint" class="muted">
+        Left empty, the batch checks every device the chosen tree version assigns.
+      </p>
       <label class="field">
         Sync
         <select name="sync">

@@ -4,8 +4,9 @@ import { api, apiText, p, readAll } from '../api.js';
 import { diffLines, diffStats } from '../diff.js';
 import { deviceReport } from '../reports.js';
 import { href } from '../route.js';
-import type { Batch, DevicePoint, Issue, Report, StoredConfig } from '../types.js';
-import { ErrorAlert, GradeBadge, jsonText, Loading, Page, useLoad, When, ScrollBox } from '../ui.js';
+import { expectation, inheritedRules, jsonText, ruleOutcomes } from '../rules.js';
+import type { Batch, DevicePoint, Issue, Report, StoredConfig, TreeVersion } from '../types.js';
+import { ErrorAlert, GradeBadge, Loading, Page, useLoad, When, ScrollBox } from '../ui.js';
 
 const IssueRow = ({ issue }: { issue: Issue }) => (
   <tr>
@@ -44,6 +45,72 @@ const IssueRow = ({ issue }: { issue: Issue }) => (
   </tr>
 );
 
+/**
+ * Every rule the device's node inherits (as the version reads now), with what was expected and
+ * found: a failing rule shows its issues' values (variables resolved), a passing one the rule as
+ * written.
+ */
+const EveryRule = ({ report }: { report: Report }) => {
+  const { treeId, version, node } = report;
+  const loaded = useLoad(
+    async () => (treeId && version && node ? api<TreeVersion>(p('/configuration_manager/configs', treeId, version)) : undefined),
+    [treeId, version],
+  );
+  if (!treeId || !version || !node) return null;
+  if (loaded.error !== undefined) return <ErrorAlert error={loaded.error} />;
+  if (!loaded.data) return <p class="muted">Loading…</p>;
+  const rules = inheritedRules(loaded.data.root, node);
+  if (!rules)
+    return (
+      <p class="muted">
+        Node {node} is no longer in version {version}: only the failing rules are shown.
+      </p>
+    );
+  return (
+    <ScrollBox>
+      <table>
+        <caption>Every rule of node {node}: expected against actual</caption>
+        <thead>
+          <tr>
+            <th scope="col">Rule</th>
+            <th scope="col">Outcome</th>
+            <th scope="col">Defined on</th>
+            <th scope="col">Path</th>
+            <th scope="col">Expected</th>
+            <th scope="col">Actual</th>
+          </tr>
+        </thead>
+        <tbody>
+          {ruleOutcomes(rules, report.issues, report.exempted).map(({ node: definedOn, rule, outcome, issues }) => (
+            <tr key={rule.id}>
+              <th scope="row">{rule.id}</th>
+              <td>
+                <GradeBadge grade={outcome} />
+              </td>
+              <td>{definedOn}</td>
+              <td>
+                <code>{rule.path}</code>
+              </td>
+              <td>
+                <code class="value">
+                  {outcome === 'fail' && issues.some((issue) => issue.expected !== undefined)
+                    ? issues.map((issue) => jsonText(issue.expected)).join('; ')
+                    : `${rule.mode === 'disallowed' ? 'absent ' : ''}${expectation(rule)}`}
+                </code>
+              </td>
+              <td>
+                <code class="value">
+                  {outcome === 'fail' ? issues.map((issue) => jsonText(issue.actual)).join('; ') : outcome === 'pass' ? 'as expected' : 'exempted'}
+                </code>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </ScrollBox>
+  );
+};
+
 const Rules = ({ report }: { report: Report }) => (
   <section aria-labelledby="rules-title">
     <h2 id="rules-title">Rules</h2>
@@ -51,12 +118,13 @@ const Rules = ({ report }: { report: Report }) => (
       {report.totals.passes} rules pass, {report.totals.errors} errors, {report.totals.warnings} warnings, {report.totals.infos} infos.
       {report.reason ? ` ${report.reason}` : ''}
     </p>
+    <EveryRule report={report} />
     {report.issues.length === 0 ? (
       <p class="muted">No rule fails on this device.</p>
     ) : (
       <ScrollBox>
         <table>
-          <caption>Failing rules: expected against actual</caption>
+          <caption>Issues of the failing rules</caption>
           <thead>
             <tr>
               <th scope="col">Rule</th>

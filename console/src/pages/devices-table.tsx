@@ -21,7 +21,7 @@ const COLUMNS: readonly { key: SortKey; label: string }[] = [
 ];
 
 /** The devices of batch `batchId`. */
-export const DevicesTable = ({ batchId, rows }: { batchId: string; rows: readonly DeviceRow[] }) => {
+export const DevicesTable = ({ batchId, rows, loading }: { batchId: string; rows: readonly DeviceRow[]; loading: boolean }) => {
   const [grade, setGrade] = useState<Grade | ''>('');
   const [search, setSearch] = useState('');
   const [sort, setSort] = useState<{ key: SortKey; direction: SortDirection }>({ key: 'device', direction: 'ascending' });
@@ -113,6 +113,7 @@ export const DevicesTable = ({ batchId, rows }: { batchId: string; rows: readonl
             )}
           </tbody>
         </table>
+        {shown.length === 0 && !loading && <p class="muted empty">{rows.length === 0 ? 'This batch has no device report.' : 'No device matches.'}</p>}
       </div>
     </div>
   );

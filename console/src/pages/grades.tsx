@@ -6,7 +6,7 @@ import type { GradeCounts } from '../types.js';
 export const GradeHeaders = () => (
   <>
     {GRADES.map((grade) => (
-      <th scope="col" key={grade}>
+      <th scope="col" key={grade} class="number">
         {grade}
       </th>
     ))}

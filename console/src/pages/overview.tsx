@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { api, readAll } from '../api.js';
 import { TrendChart, trendPointOf } from '../chart.js';
 import { href } from '../route.js';
-import type { Batch, Plan } from '../types.js';
+import type { Batch, Plan, Tree } from '../types.js';
 import { Loading, Page, useLoad, When, ScrollBox } from '../ui.js';
 import { GradeCells, GradeHeaders } from './grades.js';
 
@@ -19,7 +19,7 @@ export const latestPerTree = (batches: readonly Batch[]): Batch[] => {
   return [...seen.values()];
 };
 
-const TreeTrend = ({ batches, trees }: { batches: readonly Batch[]; trees: readonly Batch[] }) => {
+const TreeTrend = ({ batches, trees, names }: { batches: readonly Batch[]; trees: readonly Batch[]; names: ReadonlyMap<string, string> }) => {
   const [treeId, setTreeId] = useState(trees[0]?.treeId ?? '');
   const points = batches.filter((b) => b.kind === 'compliance' && b.status === 'completed' && b.treeId === treeId).map(trendPointOf);
   return (
@@ -30,7 +30,7 @@ const TreeTrend = ({ batches, trees }: { batches: readonly Batch[]; trees: reado
         <select value={treeId} onChange={(e) => setTreeId(e.currentTarget.value)}>
           {trees.map((b) => (
             <option key={b.treeId} value={b.treeId}>
-              {b.treeId}
+              {names.get(b.treeId ?? '') ?? b.treeId}
             </option>
           ))}
         </select>
@@ -43,9 +43,10 @@ const TreeTrend = ({ batches, trees }: { batches: readonly Batch[]; trees: reado
 /** The `#/` page. */
 export const OverviewPage = () => {
   const loaded = useLoad(async (signal) => {
-    const [batches, plans] = await Promise.all([
+    const [batches, plans, trees] = await Promise.all([
       readAll<Batch>('/configuration_manager/compliance_reports/batches', { limit: '200', kind: 'compliance' }, { maxItems: RECENT_BATCHES, signal }),
       readAll<Plan>('/configuration_manager/compliance_plans', { limit: '100' }, { signal }),
+      readAll<Tree>('/configuration_manager/configs', { limit: '100' }, { signal }),
     ]);
     const planBatches = await Promise.all(
       plans.map((plan) =>
@@ -55,12 +56,12 @@ export const OverviewPage = () => {
           : undefined,
       ),
     );
-    return { batches, plans, planBatches };
+    return { batches, plans, planBatches, names: new Map(trees.map((tree) => [tree.id, tree.name])) };
   }, []);
   return (
     <Page title="Fleet overview">
       <Loading loaded={loaded}>
-        {({ batches, plans, planBatches }) => {
+        {({ batches, plans, planBatches, names }) => {
           const trees = latestPerTree(batches);
           return (
             <>
@@ -86,7 +87,7 @@ export const OverviewPage = () => {
                         {trees.map((b) => (
                           <tr key={b.treeId}>
                             <th scope="row">
-                              <a href={href('trees', b.treeId ?? '')}>{b.treeId}</a>
+                              <a href={href('trees', b.treeId ?? '')}>{names.get(b.treeId ?? '') ?? b.treeId}</a>
                             </th>
                             <td>{b.version}</td>
                             <td>
@@ -128,7 +129,7 @@ export const OverviewPage = () => {
                                 <a href={href('plans', plan.planId)}>{plan.name}</a>
                               </th>
                               <td>
-                                {plan.treeId} {plan.version}
+                                {names.get(plan.treeId) ?? plan.treeId} {plan.version}
                               </td>
                               <td>{batch ? <a href={href('batches', batch.batchId)}>{batch.batchId}</a> : 'not run yet'}</td>
                               <td class="number">{batch?.total ?? '—'}</td>
@@ -141,7 +142,7 @@ export const OverviewPage = () => {
                   </ScrollBox>
                 </section>
               )}
-              {trees.length > 0 && <TreeTrend batches={batches} trees={trees} />}
+              {trees.length > 0 && <TreeTrend batches={batches} trees={trees} names={names} />}
             </>
           );
         }}

@@ -1,8 +1,9 @@
 /** A remediation run: its status and totals, each device's outcome, and (for admins) rolling an applied run back. */
 import { api, p, readAll } from '../api.js';
 import { href } from '../route.js';
+import { jsonText } from '../rules.js';
 import type { Remediation, Started } from '../types.js';
-import { ConfirmAction, isAdmin, jsonText, Loading, Page, useLoad, When, ScrollBox } from '../ui.js';
+import { ConfirmAction, isAdmin, Loading, Page, useLoad, useRefreshWhile, When, ScrollBox } from '../ui.js';
 
 interface RemediationDevice {
   readonly device: string;
@@ -27,6 +28,8 @@ export const RemediationPage = ({ remediationId }: { remediationId: string }) =>
     }),
     [path],
   );
+  const run = loaded.data?.run;
+  useRefreshWhile(run?.status === 'running' || (run?.rollback as { status?: string } | undefined)?.status === 'running', loaded.reload, loaded.data);
   return (
     <Page title={`Remediation ${remediationId}`}>
       <Loading loaded={loaded}>

@@ -1,9 +1,10 @@
 /** Trees, read-only: the list, and a tree's versions with their nodes and rules. */
 import { useState } from 'preact/hooks';
 import { api, p, readAll } from '../api.js';
-import { href } from '../route.js';
-import type { Rule, Tree, TreeNode, TreeVersion } from '../types.js';
-import { jsonText, Loading, Page, useLoad, When, ScrollBox } from '../ui.js';
+import { href, versionAddresses } from '../route.js';
+import { expectation } from '../rules.js';
+import type { Tree, TreeNode, TreeVersion } from '../types.js';
+import { Loading, Page, useLoad, When, ScrollBox } from '../ui.js';
 
 /** The `#/trees` page. */
 export const TreesPage = () => {
@@ -34,7 +35,11 @@ export const TreesPage = () => {
                         <a href={href('trees', tree.id)}>{tree.name}</a>
                       </th>
                       <td>{tree.deviceType}</td>
-                      <td>{tree.versions.join(', ')}</td>
+                      <td>
+                        {versionAddresses(tree.versions)
+                          .map((v) => v.address)
+                          .join(', ')}
+                      </td>
                       <td>
                         <When at={tree.lastUpdated} />
                       </td>
@@ -50,14 +55,6 @@ export const TreesPage = () => {
     </Page>
   );
 };
-
-const CONSTRAINTS = ['value', 'pattern', 'oneOf', 'cidr', 'range', 'match', 'ordered', 'allowEmpty', 'strict'] as const;
-
-/** What a rule expects, from whichever constraints it carries. */
-const expectation = (rule: Rule): string =>
-  CONSTRAINTS.filter((key) => rule[key] !== undefined)
-    .map((key) => (key === 'value' ? jsonText(rule.value) : `${key}: ${jsonText(rule[key])}`))
-    .join('; ') || '—';
 
 const NodeView = ({ node, path }: { node: TreeNode; path: string }) => (
   <li>
@@ -150,7 +147,8 @@ export const TreePage = ({ treeId }: { treeId: string }) => {
     <Page title={`Tree ${loaded.data?.name ?? treeId}`}>
       <Loading loaded={loaded}>
         {(tree) => {
-          const chosen = version ?? tree.versions[tree.versions.length - 1];
+          const versions = versionAddresses(tree.versions);
+          const chosen = version ?? versions[versions.length - 1]?.address;
           return (
             <>
               <p>
@@ -163,9 +161,9 @@ export const TreePage = ({ treeId }: { treeId: string }) => {
                   <label class="field">
                     Version
                     <select value={chosen} onChange={(e) => setVersion(e.currentTarget.value)}>
-                      {tree.versions.map((v) => (
-                        <option key={v} value={v}>
-                          {v}
+                      {versions.map((v) => (
+                        <option key={v.address} value={v.address}>
+                          {v.address}
                         </option>
                       ))}
                     </select>
