@@ -526,10 +526,10 @@ describe('apiread', () => {
 });
 
 describe('keyboard', () => {
-  /** Presses Tab until `target` has focus (at most `limit` times); false when it never does. */
-  const tabTo = async (page: Page, target: Locator, limit = 60): Promise<boolean> => {
+  /** Presses Tab (or Shift+Tab) until `target` has focus (at most `limit` times); false when it never does. */
+  const tabTo = async (page: Page, target: Locator, key: 'Tab' | 'Shift+Tab' = 'Tab', limit = 60): Promise<boolean> => {
     for (let i = 0; i < limit; i++) {
-      await page.keyboard.press('Tab');
+      await page.keyboard.press(key);
       if (await target.evaluate('(el) => el === document.activeElement')) return true;
     }
     return false;
@@ -547,8 +547,9 @@ describe('keyboard', () => {
     await shown(page.getByRole('dialog'));
     await page.keyboard.press('Escape');
     await hidden(page.getByRole('dialog'));
+    // Back up to the navigation, above the page.
     const adapters = mainNav(page).getByRole('link', { name: 'Adapters', exact: true });
-    expect(await tabTo(page, adapters)).toBe(true);
+    expect(await tabTo(page, adapters, 'Shift+Tab')).toBe(true);
     await page.keyboard.press('Enter');
     await shown(heading(page, 'Adapters'));
   });
