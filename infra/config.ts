@@ -56,6 +56,34 @@ export type IdentitySettings =
       readonly jwks?: string;
     };
 
+/** The web console (docs/console.md): off, or on with how it signs in. */
+export interface ConsoleSettings {
+  readonly enabled: boolean;
+  /** Cognito: the hosted-UI domain's prefix; absent: `<service name>-<account id>`. */
+  readonly domainPrefix?: string;
+  /** Addresses of the console besides `<API URL>/console`. */
+  readonly urls: readonly string[];
+  readonly scopes: readonly string[];
+  /** oidc: the console's client at the provider, and the provider's endpoints. */
+  readonly clientId?: string;
+  readonly authorizationEndpoint?: string;
+  readonly tokenEndpoint?: string;
+  readonly endSessionEndpoint?: string;
+}
+
+/**
+ * The service's name in this stack: the REST API's name, the `Service` dimension of its metrics
+ * (`SERVICE_NAME`) and the stem of alarm and dashboard names. From the stack name, so that two
+ * stacks in one account never share one: `Netconfig` → `netconfig`, `NetconfigStaging` →
+ * `netconfig-staging`.
+ */
+export const serviceNameOf = (stackName: string): string => stackName.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
+
+/** What the console asks for unless `console.scopes` says otherwise. */
+export const DEFAULT_CONSOLE_SCOPES = ['openid', 'email', 'profile'] as const;
+/** Words Cognito refuses in a hosted-UI domain prefix. */
+const RESERVED_DOMAIN_WORDS = ['aws', 'amazon', 'cognito'] as const;
+
 export interface AlarmSettings {
   readonly email?: string;
   readonly topicArn?: string;
@@ -217,6 +245,7 @@ export interface DeploySettings {
   readonly caBundle?: string;
   readonly vault: VaultSettings;
   readonly identity: IdentitySettings;
+  readonly console: ConsoleSettings;
   readonly alarms: AlarmSettings;
   readonly concurrency: ConcurrencySettings;
   readonly network?: NetworkSettings;
@@ -521,6 +550,7 @@ const crossChecks = (config: Json, dir: string): string[] => {
   }
   if (identity?.['provider'] === 'oidc' && identity['mfa'] !== undefined)
     problems.push('identity.mfa: only used with identity.provider "cognito" (an external issuer enforces its own MFA)');
+  problems.push(...consoleProblems(objectOf(config['console']), identity?.['provider'] === 'oidc' ? 'oidc' : 'cognito', config['stackName']));
   problems.push(...keyChecks(config));
 
   problems.push(...logsProblems(objectOf(config['logs'])));
@@ -694,6 +724,44 @@ export const environmentMismatch = (
   return `The config deploys to ${differ.map((k) => `${k} ${landingZone[k]}`).join(', ')} (landingZone), but the CLI's credentials are for ${differ.map((k) => `${k} ${resolved[k]}`).join(', ')}: switch the profile or fix the config`;
 };
 
+/** Whether the console is on: `console.enabled`, else on with Cognito, and with oidc when its client is given. */
+const consoleEnabled = (console: Json, provider: 'cognito' | 'oidc'): boolean =>
+  typeof console['enabled'] === 'boolean' ? console['enabled'] : provider === 'cognito' || console['clientId'] !== undefined;
+
+const OIDC_CONSOLE_KEYS = ['clientId', 'authorizationEndpoint', 'tokenEndpoint', 'endSessionEndpoint'] as const;
+
+/** The console's keys against the identity provider: Cognito makes its own client and domain, an external provider needs them given. */
+const consoleProblems = (console: Json, provider: 'cognito' | 'oidc', stackName: unknown): string[] => {
+  const problems: string[] = [];
+  if (!consoleEnabled(console, provider)) {
+    for (const key of Object.keys(console))
+      if (key !== 'enabled') problems.push(`console.${key}: only used while the console is on (console.enabled is false)`);
+    return problems;
+  }
+  if (provider === 'cognito') {
+    for (const key of OIDC_CONSOLE_KEYS)
+      if (console[key] !== undefined)
+        problems.push(`console.${key}: only used with identity.provider "oidc" (with Cognito the stack makes the console's client)`);
+    const prefix = console['domainPrefix'];
+    const word = typeof prefix === 'string' ? RESERVED_DOMAIN_WORDS.find((w) => prefix.includes(w)) : undefined;
+    if (word) problems.push(`console.domainPrefix: "${prefix}" holds "${word}", which Cognito refuses in a domain prefix`);
+    // The default, <service name>-<account id>, must itself be a prefix Cognito takes.
+    const service = typeof stackName === 'string' && prefix === undefined ? serviceNameOf(stackName) : undefined;
+    const defaultWord = service ? RESERVED_DOMAIN_WORDS.find((w) => service.includes(w)) : undefined;
+    if (service && (defaultWord || service.length > 50 || !/^[a-z0-9](?:[a-z0-9-]*)$/.test(service)))
+      problems.push(
+        `console.domainPrefix: required here: the default, "${service}-<account id>", is not a prefix Cognito takes (${defaultWord ? `it holds "${defaultWord}"` : 'letters, digits and hyphens, at most 63'})`,
+      );
+  } else {
+    if (console['domainPrefix'] !== undefined) problems.push('console.domainPrefix: only used with identity.provider "cognito" (the hosted-UI domain)');
+    for (const key of OIDC_CONSOLE_KEYS.slice(0, 3))
+      if (console[key] === undefined) problems.push(`console.${key}: required for the console with identity.provider "oidc" (or set console.enabled to false)`);
+  }
+  const scopes = console['scopes'];
+  if (Array.isArray(scopes) && !scopes.includes('openid')) problems.push('console.scopes: must include "openid" (the console signs in with the ID token)');
+  return problems;
+};
+
 /** Checks a parsed configuration; `dir` resolves relative paths (the file's own directory). */
 export const parseDeployConfig = (raw: unknown, source: string, dir: string): DeployConfig => {
   const schemaProblems = validateSchema(raw) ? [] : [...new Set((validateSchema.errors ?? []).map(describe).filter((p): p is string => p !== undefined))];
@@ -718,6 +786,7 @@ export const parseDeployConfig = (raw: unknown, source: string, dir: string): De
     ...(config['caBundle'] ? { caBundle: path.resolve(dir, config['caBundle']) } : {}),
     vault: { ...vault, mount: vault['mount'] ?? 'secret', authMethod: vault['authMethod'] ?? 'token' } as VaultSettings,
     identity,
+    console: consoleSettingsOf(objectOf(config['console']), identity.provider),
     alarms: (config['alarms'] ?? {}) as AlarmSettings,
     concurrency: { ...DEFAULT_CONCURRENCY, ...(config['concurrency'] as Json | undefined) },
     ...(network ? { network: { awsServices: 'endpoints', placement: 'outside-callers', allowSingleAz: false, ...network } as NetworkSettings } : {}),
@@ -728,6 +797,14 @@ export const parseDeployConfig = (raw: unknown, source: string, dir: string): De
     deployment: { ...DEFAULT_DEPLOYMENT, ...(config['deployment'] as Json | undefined) },
   };
 };
+
+/** The `console` settings of a checked file, with their defaults. */
+const consoleSettingsOf = (console: Json, provider: 'cognito' | 'oidc'): ConsoleSettings => ({
+  ...console,
+  enabled: consoleEnabled(console, provider),
+  urls: console['urls'] ?? [],
+  scopes: console['scopes'] ?? [...DEFAULT_CONSOLE_SCOPES],
+});
 
 /** The `api` settings of a checked file, with their defaults. */
 const apiSettingsOf = (api: Json): ApiSettings => {

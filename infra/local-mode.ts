@@ -5,6 +5,7 @@
  */
 import path from 'node:path';
 import { PROJECT_ROOT } from './paths.js';
+import type { ConsoleConfig } from '../functions/console/model.js';
 import type { NetconfigStackProps } from './stack.js';
 
 /** Where local mode keeps its data: `.local/`, or `NETCONFIG_LOCAL_DIR` (for a second, separate local stack). */
@@ -23,7 +24,17 @@ export const localStackProps = (): Pick<NetconfigStackProps, 'local'> => ({
       jwksUrl: localJwksUrl(),
       rolesClaim: 'roles',
     },
+    console: localConsoleConfig(),
   },
+});
+
+/** The web console's sign-in in local mode: the local gateway's sign-in page and token endpoint (`tools/simulators/sign-in.ts`), the local audience as client id. */
+export const localConsoleConfig = (port = localPort()): ConsoleConfig => ({
+  authorizationEndpoint: `http://127.0.0.1:${port}/oauth2/authorize`,
+  tokenEndpoint: `http://127.0.0.1:${port}/oauth2/token`,
+  clientId: LOCAL_AUDIENCE,
+  scopes: ['openid', 'email', 'profile'],
+  rolesClaim: 'roles',
 });
 
 /**

@@ -15,7 +15,7 @@
  * Everything per route is derived from the route table; everything per deployment from the
  * deployment settings (the config file, infra/config.ts).
  */
-import { ArnFormat, Aspects, CfnOutput, Duration, NestedStack, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { ArnFormat, Aspects, CfnOutput, Duration, NestedStack, RemovalPolicy, Size, Stack, type StackProps } from 'aws-cdk-lib';
 import {
   AuthorizationType,
   AwsIntegration,
@@ -43,21 +43,27 @@ import { liveRoutes as routeTable } from '../functions/api/routes.js';
 import { BATCH_EXECUTION_TIMEOUT_SECONDS } from '../functions/compliance/deadline.js';
 import { removedRoutes } from '../functions/api/removed.js';
 import type { LiveRoute, TableAccess, TableKey } from '../functions/platform/route.js';
+import { CONSOLE_BUNDLE_DIR, consoleEnvironment, type ConsoleConfig } from '../functions/console/model.js';
+import { buildConsole } from '../console/build.js';
 import { accessLogFormat } from './access-log.js';
 import {
   callsOutside,
   concurrencyGroup,
   DEFAULT_API,
+  DEFAULT_CONSOLE_SCOPES,
   DEFAULT_LOG_RETENTION_DAYS,
   EXAMPLE_CONFIG_FILE,
   kmsKeyArn,
   loadDeployConfig,
+  serviceNameOf,
+  type ConsoleSettings,
   type DeploySettings,
   type IdentitySettings,
   type KmsUse,
 } from './config.js';
 import { ApiExposure, restApiExposure, usageKeysEnvironment } from './constructs/api-exposure.js';
 import { Auth, UserDirectory, type AuthProps } from './constructs/auth.js';
+import { CognitoConsoleSignIn, oidcConsoleSignIn } from './constructs/console-sign-in.js';
 import { TableBackup } from './constructs/backup.js';
 import { ComplianceEventBus } from './constructs/compliance-events.js';
 import { ConfigArchiveBucket } from './constructs/config-archive.js';
@@ -77,17 +83,11 @@ import { ROUTE_ROLES_VARIABLE, routeRolesValue } from '../functions/platform/rou
 
 export const STAGE_NAME = 'v1';
 
-/**
- * The service's name in this stack: the REST API's name, the `Service` dimension of its metrics
- * (`SERVICE_NAME`) and the stem of alarm and dashboard names. From the stack name, so that two
- * stacks in one account never share one: `Netconfig` → `netconfig`, `NetconfigStaging` →
- * `netconfig-staging`.
- */
-export const serviceNameOf = (stackName: string): string => stackName.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
+export { serviceNameOf };
 
 export interface NetconfigStackProps extends StackProps {
   /** Local mode (`npm start`): loopback orchestrators allowed, secrets in an embedded store. */
-  readonly local?: { readonly secretsFile: string; readonly auth: AuthProps };
+  readonly local?: { readonly secretsFile: string; readonly auth: AuthProps; readonly console: ConsoleConfig };
   /**
    * The deployment settings (a checked config file, `loadDeployConfig`). Default: those of
    * `deploy/config.example.json`, so that a stack built in a test has a complete configuration;
@@ -392,7 +392,8 @@ export class NetconfigApiStack extends Stack {
   ) {
     super(scope, id, { ...props, terminationProtection: props.terminationProtection ?? props.deployed?.deployment.terminationProtection ?? false });
     const { deployed, serviceName, data } = props;
-    const liveRoutes = props.routes ?? routeTable;
+    // The console's routes only while it is on (`console.enabled`; always in local mode).
+    const liveRoutes = (props.routes ?? routeTable).filter((r) => !r.needs.console || props.local || (deployed?.console.enabled ?? true));
     this.addStackDependency(data);
     const logKey = kmsKeyArn(deployed?.kms, 'logs');
     // Every log group of this stack and its parts, whoever creates it.
@@ -440,6 +441,8 @@ export class NetconfigApiStack extends Stack {
     this.api = new RestApi(this, 'Api', {
       restApiName: serviceName,
       description: 'Network configuration management service',
+      // Answers of 1 KiB and more go out compressed to a client that accepts it: the console's scripts above all.
+      minCompressionSize: Size.kibibytes(1),
       ...restApiExposure(this, exposure),
       // The account's API Gateway logging role is region-wide: set by the stack only when the
       // config says so, and then kept when the stack goes (or stops managing it).
@@ -611,6 +614,14 @@ export class NetconfigApiStack extends Stack {
       return trunk.resourceForPath(segments.slice(own).join('/'));
     };
 
+    // The web console: built once for the routes that serve it, shipped in their bundles, with the sign-in settings.
+    const consoleNeeds = liveRoutes.some((r) => r.needs.console)
+      ? {
+          bundledFiles: { [CONSOLE_BUNDLE_DIR]: buildConsole().dir },
+          environment: consoleEnvironment(props.local?.console ?? this.#consoleSignIn(auth, deployed, data, serviceName)),
+        }
+      : undefined;
+
     // What each method is: the deployment's logical id changes with it (below).
     const methods: unknown[] = [];
     for (const route of liveRoutes) {
@@ -632,7 +643,9 @@ export class NetconfigApiStack extends Stack {
           ...(route.needs.tables?.idempotency ? fingerprintKeyNeeds.environment : {}),
           ...(route.needs.configsBucket ? archive.environment() : {}),
           ...(route.needs.schedules ? schedules.environment() : {}),
+          ...(route.needs.console ? consoleNeeds?.environment : {}),
         },
+        ...(route.needs.console ? { bundledFiles: consoleNeeds?.bundledFiles } : {}),
         ...(route.timeoutSeconds ? { timeout: Duration.seconds(route.timeoutSeconds) } : {}),
         ...(callsOutside(route) ? outside : everyInVpc),
         ...(cap !== undefined && cap !== null ? { reservedConcurrentExecutions: cap } : {}),
@@ -731,6 +744,29 @@ export class NetconfigApiStack extends Stack {
    * The function compliance plans' schedules invoke (it starts the plan's batch, as a user's run
    * does) and the schedule group, role and dead-letter queue of those schedules.
    */
+  /**
+   * How the deployed console signs in: with the Cognito pool, through a hosted-UI domain and an
+   * app client of its own (in this stack: their callback is this API's URL); with an external
+   * provider, through the client the config names. Either way the authorizer accepts the
+   * console's client id as an audience.
+   */
+  #consoleSignIn(auth: Auth, deployed: DeploySettings | undefined, data: NetconfigDataStack, serviceName: string): ConsoleConfig {
+    const console: ConsoleSettings = deployed?.console ?? { enabled: true, urls: [], scopes: [...DEFAULT_CONSOLE_SCOPES] };
+    const identity = deployed?.identity;
+    const config =
+      identity?.provider === 'oidc'
+        ? oidcConsoleSignIn(console, identity.rolesClaim ?? 'roles')
+        : new CognitoConsoleSignIn(this, 'ConsoleSignIn', {
+            userPool: data.directory!.userPool,
+            domainPrefix: console.domainPrefix ?? `${serviceName}-${this.account}`,
+            // Made of the API's id, not its stage's URL: the stage waits for the authorizer, which takes this client's id.
+            callbackUrls: [`https://${this.api.restApiId}.execute-api.${this.region}.${this.urlSuffix}/${STAGE_NAME}/console`, ...console.urls],
+            scopes: console.scopes,
+          }).config;
+    auth.acceptAudience(config.clientId);
+    return config;
+  }
+
   #planSchedules(
     part: ApiPart,
     serviceName: string,

@@ -10,6 +10,7 @@ import { adapterReadRoutes, adapterRoutes } from '../adapters/routes.js';
 import { applicationChangelogRoutes, applicationRoutes } from '../applications/routes.js';
 import { complianceRoutes } from '../compliance/routes.js';
 import { configRoutes } from '../configs/routes.js';
+import { consoleRoutes } from '../console/routes.js';
 import { exemptionRoutes } from '../exemptions/routes.js';
 import { planHistoryRoutes } from '../plans/history-routes.js';
 import { applicationHealthRoutes, operationsRoutes } from '../health/routes.js';
@@ -33,6 +34,7 @@ const serviceRoutes: readonly LiveRoute[] = [
   ...planHistoryRoutes,
   ...remediationRoutes,
   ...configRoutes,
+  ...consoleRoutes,
 ];
 
 /** Applications and profiles: the service's own runtime settings. */

@@ -10,8 +10,11 @@ import { parseUsageKeys, type UsageKeys } from './usage.js';
 export interface AuthorizerConfig {
   /** The exact `iss` every token must carry. */
   readonly issuer: string;
-  /** The `aud` every token must carry (Cognito: the app client id; ID tokens carry it). */
-  readonly audience: string;
+  /**
+   * The `aud` values a token may carry, one of them at least (Cognito: the app clients' ids, the
+   * API's and the web console's; ID tokens carry it). `JWT_AUDIENCE` lists them comma-separated.
+   */
+  readonly audience: readonly string[];
   /** Where the issuer publishes its public keys: https, or http on loopback; with pinned keys, only their name in the cache. */
   readonly jwksUrl: string;
   /** The claim holding the caller's roles as an array of names. */
@@ -55,6 +58,16 @@ export const pinnedJwksFromEnv = (env: NodeJS.ProcessEnv = process.env): Jwks | 
   return jwks;
 };
 
+/** The comma-separated audiences of `JWT_AUDIENCE`, blanks dropped; none at all is a configuration error. */
+const audiencesOf = (value: string): string[] => {
+  const audiences = value
+    .split(',')
+    .map((a) => a.trim())
+    .filter(Boolean);
+  if (audiences.length === 0) throw new Error('configuration error: JWT_AUDIENCE names no audience');
+  return audiences;
+};
+
 /**
  * Reads `JWT_ISSUER`, `JWT_AUDIENCE`, `ROLES_CLAIM` (default `cognito:groups`), where the keys
  * come from: `JWKS_FILE` (pinned keys) or `JWKS_URL`, exactly one of them, and `USAGE_PLAN_KEYS`
@@ -67,7 +80,7 @@ export const readAuthorizerConfig = (env: NodeJS.ProcessEnv = process.env): Auth
     throw new Error(`configuration error: JWKS_URL and ${JWKS_FILE_VARIABLE} exclude each other (pinned keys are never fetched)`);
   return {
     issuer: requiredEnv('JWT_ISSUER', env),
-    audience: requiredEnv('JWT_AUDIENCE', env),
+    audience: audiencesOf(requiredEnv('JWT_AUDIENCE', env)),
     jwksUrl: pinnedJwks ? PINNED_JWKS_URI : checkJwksUrl(requiredEnv('JWKS_URL', env)).href,
     rolesClaim: optionalEnv('ROLES_CLAIM', 'cognito:groups', env),
     ...(pinnedJwks ? { pinnedJwks } : {}),

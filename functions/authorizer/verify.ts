@@ -257,7 +257,7 @@ export const createTokenVerifier = (
 ): TokenVerifier => {
   const jwks = new IssuerJwksCache({ ...jwksOptions, ...(config.pinnedJwks ? { pinned: config.pinnedJwks } : {}) });
   const verifier = JwtVerifier.create(
-    { issuer: config.issuer, audience: config.audience, jwksUri: config.jwksUrl, graceSeconds: CLOCK_SKEW_SECONDS },
+    { issuer: config.issuer, audience: [...config.audience], jwksUri: config.jwksUrl, graceSeconds: CLOCK_SKEW_SECONDS },
     { jwksCache: jwks },
   );
   return {

@@ -67,6 +67,11 @@ export interface LiveRoute {
      * objects, `write` also puts them (and uses its KMS key to encrypt).
      */
     readonly configsBucket?: 'read' | 'write';
+    /**
+     * Serves the web console: the built console (`console/build.ts`) ships in the function's
+     * bundle and the sign-in settings come in its environment (`functions/console/model.ts`).
+     */
+    readonly console?: boolean;
   };
   /**
    * The route also answers CSV (`Accept: text/csv` or `?format=csv`, `platform/csv.ts`): its

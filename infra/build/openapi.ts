@@ -366,6 +366,7 @@ const TAG_DESCRIPTIONS: Readonly<Record<string, string>> = {
   compliance: 'Compliance batches: devices checked against a tree version, and their reports.',
   configurations: 'The history of device configurations the batches fetched: every take, content-addressed, secrets masked when shown.',
   operations: 'Liveness and health of the service, its dependencies and its adapters.',
+  console: 'The web console: its page, its content-hashed assets and its sign-in settings (public: the page signs in itself).',
   removed: 'Routes removed in 2021.1 and 2021.2: each answers 410 with its replacement.',
 };
 

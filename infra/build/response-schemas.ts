@@ -567,6 +567,21 @@ const serverHealth: JsonSchema = {
 };
 
 export const responseSchemas: Readonly<Record<string, Readonly<Record<number, JsonSchema>>>> = {
+  getConsoleConfig: {
+    200: {
+      type: 'object',
+      required: ['authorizationEndpoint', 'tokenEndpoint', 'clientId', 'scopes', 'rolesClaim'],
+      additionalProperties: false,
+      properties: {
+        authorizationEndpoint: { type: 'string', format: 'uri', description: 'Where the browser signs in (authorization code with PKCE S256)' },
+        tokenEndpoint: { type: 'string', format: 'uri', description: 'Where codes and refresh tokens are exchanged for tokens' },
+        clientId: { type: 'string', minLength: 1, description: 'The console’s client id: the `aud` of its ID tokens' },
+        scopes: { type: 'array', items: { type: 'string' }, minItems: 1 },
+        rolesClaim: { type: 'string', minLength: 1, description: 'The ID token claim listing the caller’s roles' },
+        endSessionEndpoint: { type: 'string', format: 'uri', description: 'Where signing out ends the provider’s session' },
+      },
+    },
+  },
   getStatus: {
     200: {
       type: 'object',
@@ -783,6 +798,15 @@ const JSON_PATCH: JsonSchema = {
  * and status (every other success answer is `application/json` with its schema above).
  */
 export const responseMedia: Readonly<Record<string, Readonly<Record<number, Readonly<Record<string, JsonSchema>>>>>> = {
+  getConsole: {
+    200: { 'text/html': { type: 'string', description: 'The console’s page: no inline script or style, its assets under the request’s base path' } },
+  },
+  getConsoleAsset: {
+    200: {
+      'text/javascript': { type: 'string', description: 'A minified ES module of the console' },
+      'text/css': { type: 'string', description: 'A style sheet of the console' },
+    },
+  },
   diffDeviceConfigs: {
     200: {
       'application/json-patch+json': JSON_PATCH,

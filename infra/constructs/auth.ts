@@ -3,7 +3,7 @@
  * issuer's JWKS and returns a policy over every route the caller's roles allow. By default
  * the issuer is a Cognito user pool ({@link UserDirectory}, in the stateful stack), with one group per role.
  */
-import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Duration, Lazy, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { IdentitySource, RequestAuthorizer } from 'aws-cdk-lib/aws-apigateway';
 import { Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import { CfnUserPoolGroup, Mfa, UserPool, UserPoolClient } from 'aws-cdk-lib/aws-cognito';
@@ -108,6 +108,8 @@ export const AUTHORIZER_MEMORY_MB = 1024;
 export class Auth extends Construct {
   readonly authorizer: RequestAuthorizer;
   readonly function: ServiceFunction;
+  /** The `aud` values the authorizer accepts: the configured audience, and the clients added by {@link acceptAudience}. */
+  readonly #audiences: string[] = [];
 
   constructor(scope: Construct, id: string, props: AuthProps) {
     super(scope, id);
@@ -117,6 +119,7 @@ export class Auth extends Construct {
     const audience = props.issuer ? props.audience : (props.audience ?? props.directory?.userPoolClient.userPoolClientId);
     if (!issuer) throw new Error('auth: an issuer or a user directory is required');
     if (!audience) throw new Error('auth: an audience is required with an external issuer');
+    this.#audiences.push(audience);
     this.function = new ServiceFunction(this, 'Authorizer', {
       handler: 'authorizer/handlers/authorize',
       description: 'Verifies bearer JWTs and returns the policy of the caller’s roles',
@@ -129,7 +132,7 @@ export class Auth extends Construct {
       ...(props.jwksFile ? { bundledFiles: { [PINNED_JWKS_FILE]: props.jwksFile } } : {}),
       environment: {
         JWT_ISSUER: issuer,
-        JWT_AUDIENCE: audience,
+        JWT_AUDIENCE: Lazy.string({ produce: () => this.#audiences.join(',') }),
         ...(props.jwksFile ? { [JWKS_FILE_VARIABLE]: PINNED_JWKS_FILE } : { JWKS_URL: props.jwksUrl ?? `${issuer}/.well-known/jwks.json` }),
         ROLES_CLAIM: props.rolesClaim ?? 'cognito:groups',
         ...props.environment,
@@ -154,5 +157,10 @@ export class Auth extends Construct {
       identitySources: [IdentitySource.header('Authorization')],
       resultsCacheTtl: props.cacheTtl ?? Duration.minutes(5),
     });
+  }
+
+  /** Accepts tokens issued to another client too (the web console's), by its id. */
+  acceptAudience(clientId: string): void {
+    this.#audiences.push(clientId);
   }
 }

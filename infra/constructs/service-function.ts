@@ -86,7 +86,10 @@ export interface ServiceFunctionProps {
    * shared HTTP client trusts those certificates in addition to the public roots.
    */
   readonly caBundle?: string;
-  /** Other files shipped in the bundle, by their name in it (its root): name → file on this machine. */
+  /**
+   * Other files shipped in the bundle, by their name in it (its root): name → file or directory
+   * on this machine (a directory is copied with its contents, as the built web console is).
+   */
   readonly bundledFiles?: Readonly<Record<string, string>>;
   /** Runs the function in these subnets with these security groups. */
   readonly network?: FunctionNetwork;
@@ -258,7 +261,7 @@ export interface FunctionNetwork {
 export const CA_BUNDLE_FILE = 'ca-bundle.pem';
 
 /**
- * Bundling that also copies files of the deployment (a CA bundle, a pinned JWKS) into the
+ * Bundling that also copies files of the deployment (a CA bundle, a pinned JWKS, the built console) into the
  * asset, after esbuild, into its output directory: name in the bundle → file on this machine.
  */
 const bundlingWithFiles = (files: Readonly<Record<string, string>>): BundlingOptions => {
@@ -273,7 +276,7 @@ const bundlingWithFiles = (files: Readonly<Record<string, string>>): BundlingOpt
         Object.entries(files).map(([name, source]) => {
           const relative = path.relative(PROJECT_ROOT, source);
           const inside = !relative.startsWith('..') && !path.isAbsolute(relative);
-          return `cp ${quote(inside ? path.posix.join(inputDir, ...relative.split(path.sep)) : source)} ${quote(path.posix.join(outputDir, name))}`;
+          return `cp -R ${quote(inside ? path.posix.join(inputDir, ...relative.split(path.sep)) : source)} ${quote(path.posix.join(outputDir, name))}`;
         }),
     },
   };

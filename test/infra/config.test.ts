@@ -62,6 +62,7 @@ describe('the deployment config file', () => {
       logLevel: 'info',
       vault: { address: 'https://vault.example.net:8200', mount: 'secret', authMethod: 'approle' },
       identity: { provider: 'cognito' },
+      console: { enabled: true, urls: [], scopes: ['openid', 'email', 'profile'] },
       alarms: { email: 'noc@example.net' },
       concurrency: { accountLimit: 1000, authorizer: 50, relay: 100, health: 10 },
     });
@@ -160,7 +161,7 @@ describe('the deployment config file', () => {
     [
       'an unknown top-level key',
       { logLevl: 'info' },
-      'logLevl: unknown key (top-level keys: stackName, logLevel, logs, caBundle, vault, identity, alarms, concurrency, network, api, kms, backup, events, deployment, landingZone)',
+      'logLevl: unknown key (top-level keys: stackName, logLevel, logs, caBundle, vault, identity, console, alarms, concurrency, network, api, kms, backup, events, deployment, landingZone)',
     ],
     ['a wrong type', { vault: { address: 'https://v.example.net', cacheTtlSeconds: '60' } }, 'vault.cacheTtlSeconds: must be integer, got "60"'],
     ['a bad enum value', { logLevel: 'verbose' }, 'logLevel: must be one of "debug", "info", "warn", "error", got "verbose"'],

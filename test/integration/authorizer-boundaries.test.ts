@@ -36,7 +36,7 @@ beforeAll(async () => {
     jwk: { ...(pair.publicKey.export({ format: 'jwk' }) as Record<string, string>), kid: 'ed-key', use: 'sig' },
   };
   server = await startJwksServer({ keys: [rsa.jwk, ec.jwk, ed.jwk] });
-  const config: AuthorizerConfig = { issuer: ISSUER, audience: AUDIENCE, jwksUrl: server.url, rolesClaim: 'roles' };
+  const config: AuthorizerConfig = { issuer: ISSUER, audience: [AUDIENCE], jwksUrl: server.url, rolesClaim: 'roles' };
   verifier = createTokenVerifier(config);
   pinned = createTokenVerifier(config, {}, () => clockMs);
 });

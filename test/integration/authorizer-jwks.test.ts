@@ -39,7 +39,7 @@ beforeEach(async () => {
 /** A verifier on `url` whose clock the test moves by hand. */
 const verifierOn = (url: string) => {
   const clock = { now: 1_000_000 };
-  const config: AuthorizerConfig = { issuer: ISSUER, audience: AUDIENCE, jwksUrl: url, rolesClaim: 'roles' };
+  const config: AuthorizerConfig = { issuer: ISSUER, audience: [AUDIENCE], jwksUrl: url, rolesClaim: 'roles' };
   const verifier = createTokenVerifier(config, { now: () => clock.now });
   return { verifier, clock };
 };

@@ -26,7 +26,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.stop());
 
-const config: () => AuthorizerConfig = () => ({ issuer: ISSUER, audience: AUDIENCE, jwksUrl: server.url, rolesClaim: 'roles' });
+const config: () => AuthorizerConfig = () => ({ issuer: ISSUER, audience: [AUDIENCE], jwksUrl: server.url, rolesClaim: 'roles' });
 const b64 = (text: string): string => Buffer.from(text).toString('base64url');
 /** `header.payload` given as JSON text (so that values JSON.stringify cannot write stay possible), signed by `signer`. */
 const signedText = (header: string, payload: string, signer: TestKey = key): string => {

@@ -101,7 +101,7 @@ describe('keys pinned in the deployment', () => {
     const { createTokenVerifier } = await import('../../functions/authorizer/verify.js');
     const { pinnedJwksFromEnv, PINNED_JWKS_URI } = await import('../../functions/authorizer/environment.js');
     const pinnedJwks = pinnedJwksFromEnv({ JWKS_FILE: path.join(taskRoot, 'jwks.json') })!;
-    const verifier = createTokenVerifier({ issuer: ISSUER, audience: AUDIENCE, jwksUrl: PINNED_JWKS_URI, rolesClaim: 'roles', pinnedJwks });
+    const verifier = createTokenVerifier({ issuer: ISSUER, audience: [AUDIENCE], jwksUrl: PINNED_JWKS_URI, rolesClaim: 'roles', pinnedJwks });
     expect(verifier.jwks.hasKeys()).toBe(true);
     await expect(verifier.verify(tokenOf(key))).resolves.toEqual({ sub: 'user-1', roles: ['apiread'] });
     await expect(verifier.verify(tokenOf(stranger))).rejects.toMatchObject({ name: 'TokenRejected', reason: 'unknown-key' });

@@ -24,7 +24,7 @@ let verifier: TokenVerifier;
 beforeAll(async () => {
   key = testKey('ec');
   server = await startJwksServer({ keys: [key.jwk] });
-  const config: AuthorizerConfig = { issuer: ISSUER, audience: AUDIENCE, jwksUrl: server.url, rolesClaim: 'roles' };
+  const config: AuthorizerConfig = { issuer: ISSUER, audience: [AUDIENCE], jwksUrl: server.url, rolesClaim: 'roles' };
   verifier = createTokenVerifier(config);
 });
 afterAll(() => server.stop());

@@ -23,6 +23,7 @@ const FEATURES = [
   'authorizer',
   'compliance',
   'configs',
+  'console',
   'exemptions',
   'health',
   'profiles',

@@ -94,6 +94,7 @@ describe('applications in the route table', () => {
       expect(writes, route.operationId).toBe(isRuntimeWrite);
     }
     for (const id of ['getStatus', 'getServerHealth', 'getProfileSchema', 'getApplicationSchema']) expect(liveRoute(id).needs, id).toEqual({});
+    for (const id of ['getConsole', 'getConsoleAsset', 'getConsoleConfig']) expect(liveRoute(id).needs, id).toEqual({ console: true });
   });
 
   it("lets the application health routes read every table of every application's routes", () => {
@@ -132,6 +133,14 @@ describe('handlers and the active profile', () => {
       expect(route.application, route.operationId).toBeUndefined();
       expect(Object.keys(route.needs.tables ?? {}), route.operationId).toEqual([]);
     }
-    expect(exempt.sort()).toEqual(['getApplicationSchema', 'getProfileSchema', 'getServerHealth', 'getStatus']);
+    expect(exempt.sort()).toEqual([
+      'getApplicationSchema',
+      'getConsole',
+      'getConsoleAsset',
+      'getConsoleConfig',
+      'getProfileSchema',
+      'getServerHealth',
+      'getStatus',
+    ]);
   });
 });
