@@ -92,9 +92,6 @@ export const App = ({ error }: { error?: unknown }) => {
   const role = session.roles.includes('admin') ? 'admin' : (session.roles[0] ?? 'no role');
   return (
     <>
-      <a class="skip" href="#main">
-        Skip to content
-      </a>
       <header class="top">
         <p class="brand">Network configuration console</p>
         <nav aria-label="Main">

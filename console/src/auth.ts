@@ -5,7 +5,19 @@
  * the state, the PKCE verifier and the page to come back to, and nothing else; they are removed
  * on return, and the code and state are taken out of the address bar at once.
  */
-import { apiBaseOf, codeChallenge, displayName, jwtPayload, randomToken, redirectUriOf, refreshDelay, rolesOf } from './pkce.js';
+import {
+  apiBaseOf,
+  authorizeUrl,
+  callbackCode,
+  codeChallenge,
+  displayName,
+  jwtPayload,
+  type PendingSignIn,
+  randomToken,
+  redirectUriOf,
+  refreshDelay,
+  rolesOf,
+} from './pkce.js';
 
 /** The sign-in settings `GET <base>/console/config.json` answers. */
 export interface ConsoleConfig {
@@ -65,17 +77,7 @@ export const signIn = async (): Promise<void> => {
   const state = randomToken();
   const verifier = randomToken();
   sessionStorage.setItem(PENDING_KEY, JSON.stringify({ state, verifier, hash: location.hash }));
-  const url = new URL(settings.authorizationEndpoint);
-  url.search = new URLSearchParams({
-    response_type: 'code',
-    client_id: settings.clientId,
-    redirect_uri: redirectUriOf(location),
-    scope: settings.scopes.join(' '),
-    state,
-    code_challenge: await codeChallenge(verifier),
-    code_challenge_method: 'S256',
-  }).toString();
-  location.assign(url.toString());
+  location.assign(authorizeUrl(settings, { redirectUri: redirectUriOf(location), state, challenge: await codeChallenge(verifier) }));
 };
 
 const tokenRequest = async (body: Record<string, string>): Promise<Tokens> => {
@@ -126,20 +128,15 @@ const refresh = async (): Promise<void> => {
  */
 export const completeSignIn = async (): Promise<boolean> => {
   const params = new URLSearchParams(location.search);
-  const code = params.get('code');
-  const returned = params.get('state');
-  const error = params.get('error');
-  if (!code && !error) return session !== undefined;
-  const pending = sessionStorage.getItem(PENDING_KEY);
+  if (!params.has('code') && !params.has('error')) return session !== undefined;
+  const kept = sessionStorage.getItem(PENDING_KEY);
   sessionStorage.removeItem(PENDING_KEY);
-  const stored = pending ? (JSON.parse(pending) as { state: string; verifier: string; hash: string }) : undefined;
-  history.replaceState(null, '', `${location.pathname}${stored?.hash ?? location.hash}`);
+  const pending = kept ? (JSON.parse(kept) as PendingSignIn) : undefined;
+  // The code and state leave the address bar (and the history) before anything else happens.
+  history.replaceState(null, '', `${location.pathname}${pending?.hash ?? location.hash}`);
   await loadConfig();
-  if (error) throw new Error(`The identity provider refused the sign-in: ${params.get('error_description') ?? error}.`);
-  if (!stored || !returned || stored.state !== returned) {
-    throw new Error('The sign-in answer does not belong to this browser tab (its state does not match). Sign in again.');
-  }
-  adopt(await tokenRequest({ grant_type: 'authorization_code', code: code as string, redirect_uri: redirectUriOf(location), code_verifier: stored.verifier }));
+  const { code, verifier } = callbackCode(params, pending);
+  adopt(await tokenRequest({ grant_type: 'authorization_code', code, redirect_uri: redirectUriOf(location), code_verifier: verifier }));
   return true;
 };
 

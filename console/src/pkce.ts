@@ -71,3 +71,48 @@ export const redirectUriOf = (location: { readonly origin: string; readonly path
 
 /** The API base of a console page: its path without the trailing `/console` (e.g. `/v1`). */
 export const apiBaseOf = (pathname: string): string => pathname.replace(/\/console\/?$/, '');
+
+/** The parts of the sign-in settings the authorization request needs. */
+export interface AuthorizeSettings {
+  readonly authorizationEndpoint: string;
+  readonly clientId: string;
+  readonly scopes: readonly string[];
+}
+
+/** The authorization request (RFC 6749 §4.1.1 with PKCE, RFC 7636 §4.3) the browser is sent to. */
+export const authorizeUrl = (settings: AuthorizeSettings, request: { redirectUri: string; state: string; challenge: string }): string => {
+  const url = new URL(settings.authorizationEndpoint);
+  url.search = new URLSearchParams({
+    response_type: 'code',
+    client_id: settings.clientId,
+    redirect_uri: request.redirectUri,
+    scope: settings.scopes.join(' '),
+    state: request.state,
+    code_challenge: request.challenge,
+    code_challenge_method: 'S256',
+  }).toString();
+  return url.toString();
+};
+
+/** What was kept in sessionStorage across the redirect. */
+export interface PendingSignIn {
+  readonly state: string;
+  readonly verifier: string;
+  readonly hash: string;
+}
+
+/**
+ * The authorization code of a redirect back from the provider and the PKCE verifier to redeem it
+ * with, once its `state` matches the one this tab stored before leaving (so a code injected from
+ * elsewhere is refused); throws a sentence for people on a provider error or a mismatch.
+ */
+export const callbackCode = (params: URLSearchParams, pending: PendingSignIn | undefined): { code: string; verifier: string } => {
+  const error = params.get('error');
+  if (error) throw new Error(`The identity provider refused the sign-in: ${params.get('error_description') ?? error}.`);
+  const code = params.get('code');
+  const state = params.get('state');
+  if (!code || !pending || !state || state !== pending.state) {
+    throw new Error('The sign-in answer does not belong to this browser tab (its state does not match). Sign in again.');
+  }
+  return { code, verifier: pending.verifier };
+};

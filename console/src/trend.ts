@@ -1,4 +1,5 @@
-/** The trend chart's geometry, DOM-free: batches over time to points in an SVG box. */
+/** The trend chart's geometry and the overview's choice of batches, DOM-free. */
+import type { Batch } from './types.js';
 
 /** One batch on the trend: when, and its devices by grade. */
 export interface TrendPoint {
@@ -51,3 +52,12 @@ export const plot = (points: readonly TrendPoint[], box: ChartBox): Plotted[] =>
 /** The SVG path through plotted points (`M x y L x y …`), rounded to tenths. */
 export const linePath = (plotted: readonly Plotted[]): string =>
   plotted.map((p, index) => `${index === 0 ? 'M' : 'L'}${Math.round(p.x * 10) / 10} ${Math.round(p.y * 10) / 10}`).join(' ');
+
+/** The newest completed compliance batch of each tree, newest first (`batches` come newest first). */
+export const latestPerTree = (batches: readonly Batch[]): Batch[] => {
+  const seen = new Map<string, Batch>();
+  for (const batch of batches) {
+    if (batch.kind === 'compliance' && batch.status === 'completed' && batch.treeId && !seen.has(batch.treeId)) seen.set(batch.treeId, batch);
+  }
+  return [...seen.values()];
+};

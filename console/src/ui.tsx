@@ -41,13 +41,17 @@ export interface Loaded<T> {
   readonly reload: () => void;
 }
 
-/** Loads data for a page when `deps` change; a newer load wins over an older one still running. */
+/** Loads data for a page when `deps` change (or on `reload`); a newer load wins over an older one still running. */
 export const useLoad = <T,>(load: (signal: AbortSignal) => Promise<T>, deps: readonly unknown[]): Loaded<T> => {
   const [state, setState] = useState<{ data?: T; error?: unknown; loading: boolean }>({ loading: true });
   const [generation, setGeneration] = useState(0);
+  const shown = useRef<unknown[]>([...deps]);
   useEffect(() => {
     const controller = new AbortController();
-    setState((previous) => ({ ...previous, loading: true }));
+    // A reload keeps showing what it replaces; other data (another device, tree…) must not show under the new heading.
+    const same = deps.length === shown.current.length && deps.every((dep, index) => Object.is(dep, shown.current[index]));
+    shown.current = [...deps];
+    setState((previous) => (same ? { ...previous, loading: true } : { loading: true }));
     load(controller.signal).then(
       (data) => controller.signal.aborted || setState({ data, loading: false }),
       (error: unknown) => controller.signal.aborted || setState({ error, loading: false }),

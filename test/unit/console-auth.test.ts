@@ -1,6 +1,18 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { apiBaseOf, base64Url, codeChallenge, displayName, jwtPayload, randomToken, redirectUriOf, refreshDelay, rolesOf } from '../../console/src/pkce.js';
+import {
+  apiBaseOf,
+  authorizeUrl,
+  base64Url,
+  callbackCode,
+  codeChallenge,
+  displayName,
+  jwtPayload,
+  randomToken,
+  redirectUriOf,
+  refreshDelay,
+  rolesOf,
+} from '../../console/src/pkce.js';
 
 const jwt = (payload: unknown): string =>
   `${Buffer.from('{"alg":"RS256"}').toString('base64url')}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}.c2ln`;
@@ -67,5 +79,41 @@ describe('console addresses', () => {
     expect(apiBaseOf('/v1/console')).toBe('/v1');
     expect(apiBaseOf('/v1/console/')).toBe('/v1');
     expect(apiBaseOf('/console')).toBe('');
+  });
+});
+
+describe('console authorization request and callback', () => {
+  const settings = { authorizationEndpoint: 'https://auth.example.com/oauth2/authorize?lang=en', clientId: 'client-1', scopes: ['openid', 'email'] };
+
+  it('asks for a code with an S256 challenge, the state and the exact redirect URI', () => {
+    const url = new URL(authorizeUrl(settings, { redirectUri: 'https://api.example.com/v1/console', state: 's1', challenge: 'c1' }));
+    expect(`${url.origin}${url.pathname}`).toBe('https://auth.example.com/oauth2/authorize');
+    expect(Object.fromEntries(url.searchParams)).toEqual({
+      response_type: 'code',
+      client_id: 'client-1',
+      redirect_uri: 'https://api.example.com/v1/console',
+      scope: 'openid email',
+      state: 's1',
+      code_challenge: 'c1',
+      code_challenge_method: 'S256',
+    });
+  });
+
+  const pending = { state: 's1', verifier: 'v1', hash: '#/trees' };
+
+  it('answers the code and verifier when the state matches', () => {
+    expect(callbackCode(new URLSearchParams('code=k&state=s1'), pending)).toEqual({ code: 'k', verifier: 'v1' });
+  });
+
+  it('refuses a state that does not match, or a callback this tab did not start', () => {
+    expect(() => callbackCode(new URLSearchParams('code=k&state=other'), pending)).toThrow(/state does not match/);
+    expect(() => callbackCode(new URLSearchParams('code=k'), pending)).toThrow(/state does not match/);
+    expect(() => callbackCode(new URLSearchParams('code=k&state=s1'), undefined)).toThrow(/state does not match/);
+  });
+
+  it("reports the provider's error", () => {
+    expect(() => callbackCode(new URLSearchParams('error=access_denied&error_description=User+said+no&state=s1'), pending)).toThrow(
+      'The identity provider refused the sign-in: User said no.',
+    );
   });
 });

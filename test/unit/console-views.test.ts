@@ -3,7 +3,8 @@ import { diffLines, diffStats } from '../../console/src/diff.js';
 import { href, parseRoute, versionAddresses } from '../../console/src/route.js';
 import { inheritedRules, ruleOutcomes } from '../../console/src/rules.js';
 import { type DeviceRow, rowWindow, visibleRows } from '../../console/src/table.js';
-import { linePath, passPercent, plot, type TrendPoint } from '../../console/src/trend.js';
+import { latestPerTree, linePath, passPercent, plot, type TrendPoint } from '../../console/src/trend.js';
+import type { Batch } from '../../console/src/types.js';
 
 const row = (device: string, grade: DeviceRow['grade'], score?: number, errors = 0): DeviceRow => ({
   device,
@@ -157,5 +158,33 @@ describe('console version addresses', () => {
   it('addresses repeated labels as label~N in stored order', () => {
     expect(versionAddresses(['initial', 'draft', '1', 'draft', 'draft']).map((v) => v.address)).toEqual(['initial', 'draft', '1', 'draft~2', 'draft~3']);
     expect(versionAddresses([])).toEqual([]);
+  });
+});
+
+describe('console overview', () => {
+  const batch = (batchId: string, treeId: string | undefined, status: Batch['status'], kind: Batch['kind'] = 'compliance'): Batch => ({
+    batchId,
+    kind,
+    adapterId: 'a',
+    status,
+    total: 1,
+    done: 1,
+    totals: { errors: 0, warnings: 0, infos: 0, passes: 1 },
+    grades: { pass: 1, review: 0, fail: 0, error: 0, 'out-of-sync': 0, kept: 0 },
+    sync: 'none',
+    started: '2026-01-01T00:00:00Z',
+    ...(treeId ? { treeId } : {}),
+  });
+
+  it('keeps the newest completed compliance batch of each tree', () => {
+    const batches = [
+      batch('b5', 't1', 'running'),
+      batch('b4', 't1', 'completed'),
+      batch('b3', undefined, 'completed', 'backup'),
+      batch('b2', 't2', 'failed'),
+      batch('b1', 't1', 'completed'),
+      batch('b0', 't2', 'completed'),
+    ];
+    expect(latestPerTree(batches).map((b) => b.batchId)).toEqual(['b4', 'b0']);
   });
 });

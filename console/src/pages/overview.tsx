@@ -3,21 +3,13 @@ import { useState } from 'preact/hooks';
 import { api, readAll } from '../api.js';
 import { TrendChart, trendPointOf } from '../chart.js';
 import { href } from '../route.js';
+import { latestPerTree } from '../trend.js';
 import type { Batch, Plan, Tree } from '../types.js';
 import { Loading, Page, useLoad, When, ScrollBox } from '../ui.js';
 import { GradeCells, GradeHeaders } from './grades.js';
 
 /** How many of the newest batches the overview reads. */
 const RECENT_BATCHES = 400;
-
-/** The newest completed compliance batch of each tree, newest first. */
-export const latestPerTree = (batches: readonly Batch[]): Batch[] => {
-  const seen = new Map<string, Batch>();
-  for (const batch of batches) {
-    if (batch.kind === 'compliance' && batch.status === 'completed' && batch.treeId && !seen.has(batch.treeId)) seen.set(batch.treeId, batch);
-  }
-  return [...seen.values()];
-};
 
 const TreeTrend = ({ batches, trees, names }: { batches: readonly Batch[]; trees: readonly Batch[]; names: ReadonlyMap<string, string> }) => {
   const [treeId, setTreeId] = useState(trees[0]?.treeId ?? '');

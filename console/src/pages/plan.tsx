@@ -2,7 +2,7 @@
 import { api, p } from '../api.js';
 import { TrendChart, trendPointOf } from '../chart.js';
 import { href } from '../route.js';
-import type { Plan, TrendItem } from '../types.js';
+import type { Plan, Tree, TrendItem } from '../types.js';
 import { Loading, Page, useLoad, When, ScrollBox } from '../ui.js';
 import { GradeCells, GradeHeaders } from './grades.js';
 
@@ -13,19 +13,21 @@ export const PlanPage = ({ planId }: { planId: string }) => {
       api<Plan>(p('/configuration_manager/compliance_plans', planId)),
       api<{ items: TrendItem[] }>(p('/configuration_manager/compliance_plans', planId, 'trend')),
     ]);
-    return { plan, trend: trend.items };
+    // The tree's name, for people; a tree deleted since leaves its id (the plan then says it is broken).
+    const tree = await api<Tree>(p('/configuration_manager/configs', plan.treeId)).catch(() => undefined);
+    return { plan, trend: trend.items, treeName: tree?.name ?? plan.treeId };
   }, [planId]);
   return (
     <Page title={`Plan ${loaded.data?.plan.name ?? planId}`}>
       <Loading loaded={loaded}>
-        {({ plan, trend }) => {
+        {({ plan, trend, treeName }) => {
           const completed = trend.filter((item) => item.status === 'completed');
           return (
             <>
               <dl class="facts">
                 <dt>Tree</dt>
                 <dd>
-                  <a href={href('trees', plan.treeId)}>{plan.treeId}</a> version {plan.version}
+                  <a href={href('trees', plan.treeId)}>{treeName}</a> version {plan.version}
                 </dd>
                 <dt>Adapter</dt>
                 <dd>{plan.adapterId}</dd>

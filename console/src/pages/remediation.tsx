@@ -12,7 +12,12 @@ interface RemediationDevice {
   readonly gradeAfter?: string;
   readonly error?: { readonly kind: string; readonly reason: string };
   readonly rollback?: { readonly state: string };
+  readonly rules?: readonly { readonly ruleId: string; readonly edits?: readonly string[]; readonly unremediable?: string; readonly exempted?: unknown }[];
 }
+
+/** What the run does about each failing rule of a device: its edits, why it cannot, or its exemption. */
+const ruleLine = (rule: NonNullable<RemediationDevice['rules']>[number]): string =>
+  `${rule.ruleId}: ${rule.edits ? `${rule.edits.length} edits` : rule.unremediable ? `not remediable (${rule.unremediable})` : 'exempted'}`;
 
 /** Whether an admin may roll this run back: an applied run that has ended and was not rolled back already. */
 const canRollBack = (run: Remediation): boolean =>
@@ -103,6 +108,13 @@ export const RemediationPage = ({ remediationId }: { remediationId: string }) =>
                       <td>{d.rollback?.state ?? '—'}</td>
                       <td>
                         {d.error ? `${d.error.kind}: ${d.error.reason}` : ''}
+                        {d.rules && d.rules.length > 0 && (
+                          <ul class="failures">
+                            {d.rules.map((rule) => (
+                              <li key={rule.ruleId}>{ruleLine(rule)}</li>
+                            ))}
+                          </ul>
+                        )}
                         {d.dryRun !== undefined && (
                           <details>
                             <summary>Dry-run output</summary>
