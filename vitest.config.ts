@@ -12,6 +12,7 @@ import { HANG_MS } from './test/support/timeouts.js';
 export const BUILD_TESTS = [
   'test/infra/**/*.test.ts',
   'test/e2e/**/*.test.ts',
+  'test/browser/**/*.test.ts',
   'test/unit/openapi-lint.test.ts',
   'test/integration/authorizer-local-token.test.ts',
   'test/integration/secrets-local.test.ts',
