@@ -18,16 +18,7 @@ import {
   refreshDelay,
   rolesOf,
 } from './pkce.js';
-
-/** The sign-in settings `GET <base>/console/config.json` answers. */
-export interface ConsoleConfig {
-  readonly authorizationEndpoint: string;
-  readonly tokenEndpoint: string;
-  readonly clientId: string;
-  readonly scopes: readonly string[];
-  readonly rolesClaim: string;
-  readonly endSessionEndpoint?: string;
-}
+import type { ConsoleConfig } from '../../functions/console/model.js';
 
 /** Who is signed in, as the ID token says. */
 export interface Session {
