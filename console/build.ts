@@ -78,6 +78,8 @@ const indexHtml = (scripts: readonly OutputFile[], styles: readonly OutputFile[]
     '<head>',
     '<meta charset="utf-8">',
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
+    // No icon: without this line every browser asks the origin for /favicon.ico, which is not the console's.
+    '<link rel="icon" href="data:,">',
     '<title>Netconfig console</title>',
     ...styles.map((f) => `<link rel="stylesheet" href="${url(f)}" integrity="${integrity(f.contents)}">`),
     ...chunks.map((f) => `<link rel="modulepreload" href="${url(f)}" integrity="${integrity(f.contents)}">`),

@@ -7,6 +7,19 @@ import { EMPTY_BODY, type LiveRoute } from '../platform/route.js';
 /** A file name the console's build can make: `<name>-<hash>.<ext>`; anything else is refused before a lookup. */
 export const CONSOLE_ASSET_NAME = { type: 'string', minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9][A-Za-z0-9_-]*\\.(?:js|css)$' } as const;
 
+/**
+ * What an identity provider appends to the console's address when it sends the browser back
+ * (OAuth 2.0 and OIDC: the code and state, or an error; RFC 9207's `iss`, and `session_state` of
+ * OIDC session management). The page ignores them on the server; the script reads them.
+ */
+const CALLBACK_QUERY = {
+  type: 'object',
+  additionalProperties: false,
+  properties: Object.fromEntries(
+    ['code', 'state', 'error', 'error_description', 'error_uri', 'iss', 'session_state'].map((k) => [k, { type: 'string', maxLength: 2048 }]),
+  ),
+} as const;
+
 const consoleRoute = (
   route: Pick<LiveRoute, 'path' | 'operationId' | 'summary' | 'handler' | 'responses'> & { readonly request?: LiveRoute['request'] },
 ): LiveRoute => ({
@@ -24,6 +37,7 @@ export const consoleRoutes: readonly LiveRoute[] = [
     operationId: 'getConsole',
     summary: 'The web console (an HTML page; sign-in happens in the browser)',
     handler: 'console/handlers/page',
+    request: { queryStringParameters: CALLBACK_QUERY, body: EMPTY_BODY },
     responses: { 200: 'The console’s page (`text/html`, `Cache-Control: no-cache`), its asset URLs absolute under the request’s base path' },
   }),
   consoleRoute({

@@ -23985,6 +23985,8 @@ validate80.evaluated = {"props":{"pathParameters":true,"queryStringParameters":t
 return validate80;
 })();
 export const getConsole = /* @__PURE__ */ (() => {
+const func1 = ((s) => { let n = 0; for (const _ of s) n++; return n; });
+
 function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="getConsole" */;
 let vErrors = null;
@@ -24011,6 +24013,7 @@ if(data.queryStringParameters !== undefined){
 let data0 = data.queryStringParameters;
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 for(const key0 in data0){
+if(!(((((((key0 === "code") || (key0 === "state")) || (key0 === "error")) || (key0 === "error_description")) || (key0 === "error_uri")) || (key0 === "iss")) || (key0 === "session_state"))){
 const err1 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -24021,8 +24024,11 @@ vErrors.push(err1);
 errors++;
 }
 }
-else {
-const err2 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data0.code !== undefined){
+let data1 = data0.code;
+if(typeof data1 === "string"){
+if(func1(data1) > 2048){
+const err2 = {instancePath:instancePath+"/queryStringParameters/code",schemaPath:"#/properties/queryStringParameters/properties/code/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -24032,11 +24038,8 @@ vErrors.push(err2);
 errors++;
 }
 }
-if(data.body !== undefined){
-let data1 = data.body;
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-for(const key1 in data1){
-const err3 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+else {
+const err3 = {instancePath:instancePath+"/queryStringParameters/code",schemaPath:"#/properties/queryStringParameters/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -24046,8 +24049,11 @@ vErrors.push(err3);
 errors++;
 }
 }
-else {
-const err4 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data0.state !== undefined){
+let data2 = data0.state;
+if(typeof data2 === "string"){
+if(func1(data2) > 2048){
+const err4 = {instancePath:instancePath+"/queryStringParameters/state",schemaPath:"#/properties/queryStringParameters/properties/state/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -24057,14 +24063,187 @@ vErrors.push(err4);
 errors++;
 }
 }
-}
 else {
-const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err5 = {instancePath:instancePath+"/queryStringParameters/state",schemaPath:"#/properties/queryStringParameters/properties/state/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err5];
 }
 else {
 vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data0.error !== undefined){
+let data3 = data0.error;
+if(typeof data3 === "string"){
+if(func1(data3) > 2048){
+const err6 = {instancePath:instancePath+"/queryStringParameters/error",schemaPath:"#/properties/queryStringParameters/properties/error/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/queryStringParameters/error",schemaPath:"#/properties/queryStringParameters/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data0.error_description !== undefined){
+let data4 = data0.error_description;
+if(typeof data4 === "string"){
+if(func1(data4) > 2048){
+const err8 = {instancePath:instancePath+"/queryStringParameters/error_description",schemaPath:"#/properties/queryStringParameters/properties/error_description/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/queryStringParameters/error_description",schemaPath:"#/properties/queryStringParameters/properties/error_description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data0.error_uri !== undefined){
+let data5 = data0.error_uri;
+if(typeof data5 === "string"){
+if(func1(data5) > 2048){
+const err10 = {instancePath:instancePath+"/queryStringParameters/error_uri",schemaPath:"#/properties/queryStringParameters/properties/error_uri/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/queryStringParameters/error_uri",schemaPath:"#/properties/queryStringParameters/properties/error_uri/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.iss !== undefined){
+let data6 = data0.iss;
+if(typeof data6 === "string"){
+if(func1(data6) > 2048){
+const err12 = {instancePath:instancePath+"/queryStringParameters/iss",schemaPath:"#/properties/queryStringParameters/properties/iss/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/queryStringParameters/iss",schemaPath:"#/properties/queryStringParameters/properties/iss/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data0.session_state !== undefined){
+let data7 = data0.session_state;
+if(typeof data7 === "string"){
+if(func1(data7) > 2048){
+const err14 = {instancePath:instancePath+"/queryStringParameters/session_state",schemaPath:"#/properties/queryStringParameters/properties/session_state/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/queryStringParameters/session_state",schemaPath:"#/properties/queryStringParameters/properties/session_state/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/queryStringParameters",schemaPath:"#/properties/queryStringParameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.body !== undefined){
+let data8 = data.body;
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+for(const key1 in data8){
+const err17 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+else {
+const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
 }
 errors++;
 }

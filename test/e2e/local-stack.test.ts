@@ -275,6 +275,17 @@ describe('npm start (the local stack)', () => {
     expect(failed).toEqual(Object.fromEntries(standardsDevices().map((d) => [d.name, d.outcome === 'fail' ? [d.rule] : []])));
   });
 
+  it('runs the console walkthrough as written: the page, its settings and a hashed asset, each with its caching', async () => {
+    const outputs = await runDocBlock('docs/console.md', '## Looking at it with curl');
+    const [, page, settings, , asset] = outputs;
+    expect(page).toMatch(/^cache-control: no-cache\r?$/im);
+    expect(page).toMatch(/^content-security-policy: default-src 'none'; script-src 'self'/im);
+    expect(page).toMatch(/src="\/v1\/console\/assets\/[A-Za-z0-9_-]+\.js"/);
+    expect(JSON.parse(settings!.trim())).toMatchObject({ clientId: expect.any(String), authorizationEndpoint: expect.stringContaining('/oauth2/authorize') });
+    expect(asset).toMatch(/^cache-control: public, max-age=31536000, immutable\r?$/im);
+    expect(asset).toMatch(/^content-type: (text|application)\/javascript/im);
+  });
+
   it('runs a compliance batch end to end: the durable function started through the Lambda API, run by the local runner', async () => {
     const admin = stack!.token(['admin']);
     const grades: Record<string, string> = {};

@@ -93,6 +93,21 @@ describe('GET /console', () => {
     expect(answer.body).toContain(`src="/v1/console/assets/${script}"`);
   });
 
+  it("answers the identity provider's redirect back (code and state, or an error) with the page, and refuses other parameters", async () => {
+    for (const query of [
+      { code: 'c0de', state: 's7ate' },
+      { error: 'access_denied', error_description: 'The user said no', state: 's' },
+      { code: 'c', state: 's', iss: 'https://idp' },
+    ]) {
+      const answer = await invoke(handlers.page, apiEvent({ method: 'GET', resource: '/console', query }));
+      expect(answer.statusCode, JSON.stringify(query)).toBe(200);
+      expect(answer.body).not.toContain('c0de');
+    }
+    const refused = await invoke(handlers.page, apiEvent({ method: 'GET', resource: '/console', query: { code: 'c', redirect: 'https://evil' } }));
+    expect(refused.statusCode).toBe(400);
+    expectSecurityHeaders(refused);
+  });
+
   it('takes the base path of a custom domain, with or without the trailing slash, and escapes it', async () => {
     const event = apiEvent({ method: 'GET', resource: '/console' });
     const at = (p: string) => invoke(handlers.page, { ...event, requestContext: { ...event.requestContext, path: p } });
