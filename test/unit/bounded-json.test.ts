@@ -91,6 +91,7 @@ const READS_OWN_DATA = new Set([
   'functions/authorizer/usage.ts', // the usage-plan mapping the stack writes into the authorizer's environment
   'functions/configs/diff.ts', // the JSON text of the lines it rendered itself from a stored configuration
   'functions/remediation/store.ts', // a stored run's list keys, a device's stored patch and rules
+  'functions/console/service.ts', // the console build's manifest, shipped in the function's bundle
 ]);
 
 const sources = (dir: string): string[] =>
