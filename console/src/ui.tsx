@@ -1,6 +1,6 @@
 /** Building blocks every page uses: the page frame, loading, errors, confirmations and small formatters. */
 import type { ComponentChildren } from 'preact';
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useId, useRef, useState } from 'preact/hooks';
 import { ApiError } from './api.js';
 import { currentSession } from './auth.js';
 
@@ -173,3 +173,17 @@ export const ScrollBox = ({ label, class: extra, children }: { label?: string; c
     {children}
   </div>
 );
+
+/**
+ * A labelled control whose label names it alone: a label wrapped around a select would name it
+ * with the text of every option too. `control` renders the control with the id the label points at.
+ */
+export const Field = ({ label, children: control }: { label: string; children: (id: string) => ComponentChildren }) => {
+  const id = useId();
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      {control(id)}
+    </div>
+  );
+};

@@ -463,8 +463,8 @@ describe('admin actions', () => {
   });
 
   it('dry-runs and applies remediation from a batch page, then rolls the apply back', async () => {
-    // A batch of ce0 alone, failing ntp-servers (the plan's last drift removed its NTP server again).
-    const batchId = await runBatch({ treeId: TREE, version: '2', adapterId: ADAPTER, devices: ['ce0'] });
+    // A batch of ce0 alone, failing ntp-servers: the plan's last drift removed its NTP server again, and sync-from brings that into NSO.
+    const batchId = await runBatch({ treeId: TREE, version: '2', adapterId: ADAPTER, devices: ['ce0'], sync: 'sync-from' });
     expect((await api('GET', batchPath(batchId))).body['grades']).toMatchObject({ fail: 1 });
     const page = await signedIn('admin');
     await visit(page, `/batches/${batchId}`);
@@ -537,8 +537,11 @@ describe('keyboard', () => {
 
   it('reaches the navigation and the actions with Tab and activates them with Enter', async () => {
     const page = await signedIn('admin');
+    // Signed in, focus is on the page's heading: the navigation is above it.
+    await shown(heading(page, 'Fleet overview'));
+    expect(await page.evaluate('document.activeElement?.tagName')).toBe('H1');
     const batches = mainNav(page).getByRole('link', { name: 'Batches', exact: true });
-    expect(await tabTo(page, batches)).toBe(true);
+    expect(await tabTo(page, batches, 'Shift+Tab')).toBe(true);
     await page.keyboard.press('Enter');
     await shown(heading(page, 'Batches'));
     const start = page.getByRole('button', { name: 'Start batch', exact: true });

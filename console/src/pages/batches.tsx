@@ -3,45 +3,48 @@ import { useState } from 'preact/hooks';
 import { api, type Page as ApiPage, readAll } from '../api.js';
 import { href, versionAddresses } from '../route.js';
 import type { Adapter, Batch, Started, Tree } from '../types.js';
-import { ConfirmAction, ErrorAlert, isAdmin, Loading, Page, useLoad, When, ScrollBox } from '../ui.js';
+import { ConfirmAction, ErrorAlert, Field, isAdmin, Loading, Page, ScrollBox, useLoad, When } from '../ui.js';
 
 const StartBatchFields = ({ trees, adapters }: { trees: readonly Tree[]; adapters: readonly Adapter[] }) => {
   const [treeId, setTreeId] = useState(trees[0]?.id ?? '');
   const versions = versionAddresses(trees.find((tree) => tree.id === treeId)?.versions ?? []);
   return (
     <div class="fields">
-      <label class="field">
-        Tree
-        <select name="treeId" required value={treeId} onChange={(e) => setTreeId(e.currentTarget.value)}>
-          {trees.map((tree) => (
-            <option key={tree.id} value={tree.id}>
-              {tree.name}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label class="field">
-        Version
-        <select name="version" required key={treeId}>
-          {[...versions].reverse().map((version) => (
-            <option key={version.address} value={version.address}>
-              {version.address}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label class="field">
-        Adapter
-        <select name="adapterId" required>
-          {adapters
-            .filter((adapter) => !adapter.problem)
-            .map((adapter) => (
-              <option key={adapter.name} value={adapter.name}>
-                {adapter.name}
+      <Field label="Tree">
+        {(id) => (
+          <select id={id} name="treeId" required value={treeId} onChange={(e) => setTreeId(e.currentTarget.value)}>
+            {trees.map((tree) => (
+              <option key={tree.id} value={tree.id}>
+                {tree.name}
               </option>
             ))}
-        </select>
-      </label>
+          </select>
+        )}
+      </Field>
+      <Field label="Version">
+        {(id) => (
+          <select id={id} name="version" required key={treeId}>
+            {[...versions].reverse().map((version) => (
+              <option key={version.address} value={version.address}>
+                {version.address}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <Field label="Adapter">
+        {(id) => (
+          <select id={id} name="adapterId" required>
+            {adapters
+              .filter((adapter) => !adapter.problem)
+              .map((adapter) => (
+                <option key={adapter.name} value={adapter.name}>
+                  {adapter.name}
+                </option>
+              ))}
+          </select>
+        )}
+      </Field>
       <label class="field">
         Devices (optional, comma separated)
         <input name="devices" type="text" autoComplete="off" aria-describedby="start-devices-hint" />
@@ -49,14 +52,15 @@ const StartBatchFields = ({ trees, adapters }: { trees: readonly Tree[]; adapter
       <p id="start-devices-hint" class="muted">
         Left empty, the batch checks every device the chosen tree version assigns.
       </p>
-      <label class="field">
-        Sync
-        <select name="sync">
-          <option value="check">check (report drift from the NSO)</option>
-          <option value="none">none</option>
-          <option value="sync-from">sync-from (pull from devices first)</option>
-        </select>
-      </label>
+      <Field label="Sync">
+        {(id) => (
+          <select id={id} name="sync">
+            <option value="check">check (report drift from the NSO)</option>
+            <option value="none">none</option>
+            <option value="sync-from">sync-from (pull from devices first)</option>
+          </select>
+        )}
+      </Field>
     </div>
   );
 };

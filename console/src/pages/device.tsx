@@ -6,7 +6,7 @@ import { deviceReport } from '../reports.js';
 import { href } from '../route.js';
 import { expectation, inheritedRules, jsonText, ruleOutcomes } from '../rules.js';
 import type { Batch, DevicePoint, Issue, Report, StoredConfig, TreeVersion } from '../types.js';
-import { ErrorAlert, GradeBadge, Loading, Page, useLoad, When, ScrollBox } from '../ui.js';
+import { ErrorAlert, Field, GradeBadge, Loading, Page, ScrollBox, useLoad, When } from '../ui.js';
 
 const IssueRow = ({ issue }: { issue: Issue }) => (
   <tr>
@@ -300,16 +300,17 @@ const Configs = ({ adapterId, device }: { adapterId: string; device: string }) =
                   <h3>Diff</h3>
                   <div class="filters">
                     {(['from', 'to'] as const).map((end) => (
-                      <label class="field" key={end}>
-                        {end === 'from' ? 'Compare from' : 'Compare to'}
-                        <select value={chosen[end]} onChange={(e) => setPair({ ...chosen, [end]: e.currentTarget.value })}>
-                          {configs.map((config) => (
-                            <option key={config.configId} value={config.configId}>
-                              {new Date(config.takenAt).toLocaleString()} ({config.source})
-                            </option>
-                          ))}
-                        </select>
-                      </label>
+                      <Field key={end} label={end === 'from' ? 'Compare from' : 'Compare to'}>
+                        {(id) => (
+                          <select id={id} value={chosen[end]} onChange={(e) => setPair({ ...chosen, [end]: e.currentTarget.value })}>
+                            {configs.map((config) => (
+                              <option key={config.configId} value={config.configId}>
+                                {new Date(config.takenAt).toLocaleString()} ({config.source})
+                              </option>
+                            ))}
+                          </select>
+                        )}
+                      </Field>
                     ))}
                   </div>
                   {chosen.from === chosen.to ? (

@@ -7,7 +7,7 @@
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { href } from '../route.js';
 import { type DeviceRow, GRADES, type Grade, rowWindow, type SortDirection, type SortKey, visibleRows } from '../table.js';
-import { GradeBadge } from '../ui.js';
+import { Field, GradeBadge } from '../ui.js';
 
 /** Must equal `.devices-table tbody tr` height in styles.css. */
 export const ROW_HEIGHT = 40;
@@ -54,17 +54,18 @@ export const DevicesTable = ({ batchId, rows, loading }: { batchId: string; rows
           Search devices
           <input type="search" value={search} onInput={(e) => setSearch(e.currentTarget.value)} autoComplete="off" />
         </label>
-        <label class="field">
-          Grade
-          <select value={grade} onChange={(e) => setGrade(e.currentTarget.value as Grade | '')}>
-            <option value="">All</option>
-            {GRADES.map((g) => (
-              <option key={g} value={g}>
-                {g}
-              </option>
-            ))}
-          </select>
-        </label>
+        <Field label="Grade">
+          {(id) => (
+            <select id={id} value={grade} onChange={(e) => setGrade(e.currentTarget.value as Grade | '')}>
+              <option value="">All</option>
+              {GRADES.map((g) => (
+                <option key={g} value={g}>
+                  {g}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
         <p role="status" class="count">
           {shown.length} devices
         </p>

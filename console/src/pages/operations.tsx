@@ -33,11 +33,22 @@ const adaptersHealth = async (signal: AbortSignal): Promise<AdapterHealth[]> => 
 
 /** The `#/adapters` page. */
 export const AdaptersPage = () => {
-  const loaded = useLoad(async (signal) => {
-    const [adapters, health] = await Promise.all([readAll<Adapter>('/adapters', {}, { signal }), adaptersHealth(signal).catch((error: unknown) => error)]);
-    return { adapters, health };
-  }, []);
   const admin = isAdmin();
+  const loaded = useLoad(
+    async (signal) => {
+      if (!admin) {
+        // An adapter's settings are an admin's (GET /adapters); a reader sees each adapter through its health.
+        const health = await adaptersHealth(signal);
+        return {
+          adapters: health.map((h): Adapter => ({ name: h.name, ...(h.state === 'RUNNING' || h.state === 'STOPPED' ? { state: h.state } : {}) })),
+          health,
+        };
+      }
+      const [adapters, health] = await Promise.all([readAll<Adapter>('/adapters', {}, { signal }), adaptersHealth(signal).catch((error: unknown) => error)]);
+      return { adapters, health };
+    },
+    [admin],
+  );
   return (
     <Page title="Adapters">
       <Loading loaded={loaded}>

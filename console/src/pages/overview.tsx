@@ -5,7 +5,7 @@ import { TrendChart, trendPointOf } from '../chart.js';
 import { href } from '../route.js';
 import { latestPerTree } from '../trend.js';
 import type { Batch, Plan, Tree } from '../types.js';
-import { Loading, Page, useLoad, When, ScrollBox } from '../ui.js';
+import { Field, Loading, Page, ScrollBox, useLoad, When } from '../ui.js';
 import { GradeCells, GradeHeaders } from './grades.js';
 
 /** How many of the newest batches the overview reads. */
@@ -17,16 +17,17 @@ const TreeTrend = ({ batches, trees, names }: { batches: readonly Batch[]; trees
   return (
     <section aria-labelledby="trend-title">
       <h2 id="trend-title">Trend</h2>
-      <label class="field">
-        Tree
-        <select value={treeId} onChange={(e) => setTreeId(e.currentTarget.value)}>
-          {trees.map((b) => (
-            <option key={b.treeId} value={b.treeId}>
-              {names.get(b.treeId ?? '') ?? b.treeId}
-            </option>
-          ))}
-        </select>
-      </label>
+      <Field label="Tree">
+        {(id) => (
+          <select id={id} value={treeId} onChange={(e) => setTreeId(e.currentTarget.value)}>
+            {trees.map((b) => (
+              <option key={b.treeId} value={b.treeId}>
+                {names.get(b.treeId ?? '') ?? b.treeId}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
       <TrendChart points={points} />
     </section>
   );

@@ -4,7 +4,7 @@ import { api, p, readAll } from '../api.js';
 import { href, versionAddresses } from '../route.js';
 import { expectation } from '../rules.js';
 import type { Tree, TreeNode, TreeVersion } from '../types.js';
-import { Loading, Page, useLoad, When, ScrollBox } from '../ui.js';
+import { Field, Loading, Page, ScrollBox, useLoad, When } from '../ui.js';
 
 /** The `#/trees` page. */
 export const TreesPage = () => {
@@ -158,16 +158,17 @@ export const TreePage = ({ treeId }: { treeId: string }) => {
                 <p class="muted">This tree has no version.</p>
               ) : (
                 <>
-                  <label class="field">
-                    Version
-                    <select value={chosen} onChange={(e) => setVersion(e.currentTarget.value)}>
-                      {versions.map((v) => (
-                        <option key={v.address} value={v.address}>
-                          {v.address}
-                        </option>
-                      ))}
-                    </select>
-                  </label>
+                  <Field label="Version">
+                    {(id) => (
+                      <select id={id} value={chosen} onChange={(e) => setVersion(e.currentTarget.value)}>
+                        {versions.map((v) => (
+                          <option key={v.address} value={v.address}>
+                            {v.address}
+                          </option>
+                        ))}
+                      </select>
+                    )}
+                  </Field>
                   <h2>Nodes and rules</h2>
                   <VersionView treeId={tree.id} version={chosen} />
                 </>
