@@ -94,11 +94,12 @@ describe('GET /console', () => {
   });
 
   it("answers the identity provider's redirect back (code and state, or an error) with the page, and refuses other parameters", async () => {
-    for (const query of [
+    const callbacks: Record<string, string>[] = [
       { code: 'c0de', state: 's7ate' },
       { error: 'access_denied', error_description: 'The user said no', state: 's' },
       { code: 'c', state: 's', iss: 'https://idp' },
-    ]) {
+    ];
+    for (const query of callbacks) {
       const answer = await invoke(handlers.page, apiEvent({ method: 'GET', resource: '/console', query }));
       expect(answer.statusCode, JSON.stringify(query)).toBe(200);
       expect(answer.body).not.toContain('c0de');
