@@ -69,6 +69,7 @@ const SUBTREES = {
   '/application': 'Runtime',
   '/applications': 'Runtime',
   '/configuration_manager': 'ConfigurationManager',
+  '/console': 'Console',
   '/health/adapters': 'Health',
   '/health/applications': 'Health',
   '/health/server': 'Health',
