@@ -392,7 +392,10 @@ describe('a batch of 10,000 devices', () => {
     const sortButton = table(page)
       .getByRole('columnheader')
       .getByRole('button', { name: /device/i });
-    const header = table(page).getByRole('columnheader').filter({ has: sortButton });
+    // `has` is queried inside each header.
+    const header = table(page)
+      .getByRole('columnheader')
+      .filter({ has: page.getByRole('button', { name: /device/i }) });
     await sortButton.click();
     const first = await header.getAttribute('aria-sort');
     expect(['ascending', 'descending']).toContain(first);
@@ -405,9 +408,13 @@ describe('a batch of 10,000 devices', () => {
     expect(await bodyRows(page).count()).toBeLessThan(200);
 
     // Scrolled to the end, the last device is reachable and the DOM still holds a screenful.
-    await table(page).evaluate(
-      '(el) => { let s = el; while (s && s.scrollHeight <= s.clientHeight) s = s.parentElement; (s ?? document.scrollingElement).scrollTop = 1e9; }',
-    );
+    // A function, not a string: Playwright evaluates a string as an expression and would not call it.
+    type Box = { scrollHeight: number; clientHeight: number; scrollTop: number; parentElement: Box | null; ownerDocument: { scrollingElement: Box } };
+    await table(page).evaluate((el: Box) => {
+      let s: Box | null = el;
+      while (s && s.scrollHeight <= s.clientHeight) s = s.parentElement;
+      (s ?? el.ownerDocument.scrollingElement).scrollTop = 1e9;
+    });
     await shown(table(page).getByText(largeBatchDevice(9_999), { exact: true }));
     expect(await bodyRows(page).count()).toBeLessThan(200);
   });
