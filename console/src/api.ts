@@ -85,7 +85,15 @@ export const api = async <T>(path: string, options: RequestOptions = {}): Promis
 export const apiText = async (path: string, options: RequestOptions = {}): Promise<string> => (await send(path, options)).text();
 
 /** Encodes each segment of a path, e.g. `p('/adapters', name, 'stop')`. */
-export const p = (...segments: string[]): string => segments.map((segment, index) => (index === 0 ? segment : encodeURIComponent(segment))).join('/');
+export const p = (...segments: string[]): string =>
+  segments
+    .map((segment, index) => {
+      if (index === 0) return segment;
+      // `.` and `..` stay dot segments however encoded, and the browser would resolve them.
+      if (segment === '.' || segment === '..') throw new ApiError(404, 'Not Found', `"${segment}" is not a name or an id.`);
+      return encodeURIComponent(segment);
+    })
+    .join('/');
 
 /**
  * Reads a listing page by page, following `next`, calling `onPage` with everything read so far;

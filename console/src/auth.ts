@@ -133,7 +133,6 @@ export const completeSignIn = async (): Promise<boolean> => {
 
 /** Forgets the tokens, and ends the provider's session too when it has an end-session endpoint. */
 export const signOut = async (): Promise<void> => {
-  const idToken = tokens?.idToken;
   tokens = undefined;
   session = undefined;
   clearTimeout(refreshTimer);
@@ -142,12 +141,13 @@ export const signOut = async (): Promise<void> => {
   if (!settings.endSessionEndpoint) return;
   const url = new URL(settings.endSessionEndpoint);
   const back = redirectUriOf(location);
-  // Cognito's /logout reads client_id and logout_uri; OIDC RP-initiated logout reads the other two.
+  // Cognito's /logout reads client_id and logout_uri; OIDC RP-initiated logout client_id and
+  // post_logout_redirect_uri. Never the ID token (`id_token_hint`): in an address it would be
+  // kept in history and logs, and it stays valid until it expires.
   url.search = new URLSearchParams({
     client_id: settings.clientId,
     logout_uri: back,
     post_logout_redirect_uri: back,
-    ...(idToken ? { id_token_hint: idToken } : {}),
   }).toString();
   location.assign(url.toString());
 };

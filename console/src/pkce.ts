@@ -108,7 +108,9 @@ export interface PendingSignIn {
  */
 export const callbackCode = (params: URLSearchParams, pending: PendingSignIn | undefined): { code: string; verifier: string } => {
   const error = params.get('error');
-  if (error) throw new Error(`The identity provider refused the sign-in: ${params.get('error_description') ?? error}.`);
+  // Only the error code, and only when it looks like one: the address is anyone's to write, and
+  // free text shown on the console's own page would read as the console speaking.
+  if (error) throw new Error(`The identity provider refused the sign-in${/^[a-z_]{1,64}$/.test(error) ? ` (${error})` : ''}. Sign in again.`);
   const code = params.get('code');
   const state = params.get('state');
   if (!code || !pending || !state || state !== pending.state) {

@@ -76,8 +76,13 @@ export const securityHeaders = (tokenEndpoint?: string): Record<string, string> 
 /** The API's base path as the client addressed it (the stage, e.g. `/v1`, or a custom domain's base path): the path less `/console`. */
 export const basePathOf = (requestPath: string | undefined): string => {
   const trimmed = (requestPath ?? '').replace(/\/+$/, '');
-  return trimmed.endsWith('/console') ? trimmed.slice(0, -'/console'.length) : '';
+  const base = trimmed.endsWith('/console') ? trimmed.slice(0, -'/console'.length) : '';
+  // A stage name or a custom domain's base path: unreserved characters only; anything else is not one.
+  return BASE_PATH.test(base) ? base : '';
 };
+
+/** What a base path may be: `/segment` repeated, each segment of URL-unreserved characters. */
+const BASE_PATH = /^(?:\/[A-Za-z0-9._~-]+)*$/;
 
 const HTML_ESCAPES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 

@@ -42,7 +42,8 @@ export const consoleFiles = (dir: string): ConsoleFiles => {
       return {
         statusCode: 200,
         headers: { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': NO_CACHE },
-        body: template.replaceAll('%BASE%', base),
+        // A function: a string replacement would expand `$&`, `$'` and the like.
+        body: template.replaceAll('%BASE%', () => base),
       };
     },
     asset: (file) => {

@@ -204,6 +204,11 @@ describe('the deployment config file', () => {
       'identity.issuer: only used with identity.provider "oidc" (the Cognito pool is the issuer)',
     ],
     [
+      'two audiences in one (the authorizer takes a list)',
+      { identity: { provider: 'oidc', issuer: 'https://idp.example.net', audience: 'netconfig,other-app' } },
+      'identity.audience: must be one audience: no comma or space, got "netconfig,other-app"',
+    ],
+    [
       'an http:// JWKS URL',
       { identity: { provider: 'oidc', issuer: 'https://idp.example.net', audience: 'a', jwksUrl: 'http://idp.example.net/keys' } },
       'identity.jwksUrl: must be an https:// URL, got "http://idp.example.net/keys"',

@@ -111,9 +111,12 @@ describe('console authorization request and callback', () => {
     expect(() => callbackCode(new URLSearchParams('code=k&state=s1'), undefined)).toThrow(/state does not match/);
   });
 
-  it("reports the provider's error", () => {
+  it("reports the provider's error code, never text from the address", () => {
     expect(() => callbackCode(new URLSearchParams('error=access_denied&error_description=User+said+no&state=s1'), pending)).toThrow(
-      'The identity provider refused the sign-in: User said no.',
+      'The identity provider refused the sign-in (access_denied). Sign in again.',
     );
+    // Anyone can write a link to the console: its free text is not shown as the console's words.
+    const forged = () => callbackCode(new URLSearchParams('error=Session+expired,+call+%2B1-555&error_description=Call+us&state=s1'), pending);
+    expect(forged).toThrow('The identity provider refused the sign-in. Sign in again.');
   });
 });

@@ -188,3 +188,12 @@ describe('console overview', () => {
     expect(latestPerTree(batches).map((b) => b.batchId)).toEqual(['b4', 'b0']);
   });
 });
+
+describe('API paths', () => {
+  it('encodes each name or id as one segment, and refuses dot segments the browser would resolve', async () => {
+    const { p } = await import('../../console/src/api.js');
+    expect(p('/adapters', 'a/b', 'stop')).toBe('/adapters/a%2Fb/stop');
+    expect(p('/configuration_manager/remediations', '...')).toBe('/configuration_manager/remediations/...');
+    for (const dots of ['.', '..']) expect(() => p('/configuration_manager/remediations', dots, 'rollback')).toThrow('is not a name or an id');
+  });
+});
