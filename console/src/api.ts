@@ -4,18 +4,9 @@
  * alert; a 401 sends the user to sign in again.
  */
 import { apiBase, bearerToken, tokenRejected } from './auth.js';
+import { ApiError } from './api-path.js';
 
-/** A failed API call: the problem's title and detail, and its whole body for pages that read more of it. */
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly title: string,
-    readonly detail: string,
-    readonly body: Record<string, unknown> = {},
-  ) {
-    super(detail ? `${title}: ${detail}` : title);
-  }
-}
+export { ApiError, p } from './api-path.js';
 
 /** A page of a listing: its items and the cursor of the next page, absent on the last. */
 export interface Page<T> {
@@ -83,17 +74,6 @@ export const api = async <T>(path: string, options: RequestOptions = {}): Promis
 
 /** Calls the API and answers its body as text (a CSV, a unified diff). */
 export const apiText = async (path: string, options: RequestOptions = {}): Promise<string> => (await send(path, options)).text();
-
-/** Encodes each segment of a path, e.g. `p('/adapters', name, 'stop')`. */
-export const p = (...segments: string[]): string =>
-  segments
-    .map((segment, index) => {
-      if (index === 0) return segment;
-      // `.` and `..` stay dot segments however encoded, and the browser would resolve them.
-      if (segment === '.' || segment === '..') throw new ApiError(404, 'Not Found', `"${segment}" is not a name or an id.`);
-      return encodeURIComponent(segment);
-    })
-    .join('/');
 
 /**
  * Reads a listing page by page, following `next`, calling `onPage` with everything read so far;

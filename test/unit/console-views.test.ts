@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { p } from '../../console/src/api-path.js';
 import { diffLines, diffStats } from '../../console/src/diff.js';
 import { href, parseRoute, versionAddresses } from '../../console/src/route.js';
 import { inheritedRules, ruleOutcomes } from '../../console/src/rules.js';
@@ -190,8 +191,7 @@ describe('console overview', () => {
 });
 
 describe('API paths', () => {
-  it('encodes each name or id as one segment, and refuses dot segments the browser would resolve', async () => {
-    const { p } = await import('../../console/src/api.js');
+  it('encodes each name or id as one segment, and refuses dot segments the browser would resolve', () => {
     expect(p('/adapters', 'a/b', 'stop')).toBe('/adapters/a%2Fb/stop');
     expect(p('/configuration_manager/remediations', '...')).toBe('/configuration_manager/remediations/...');
     for (const dots of ['.', '..']) expect(() => p('/configuration_manager/remediations', dots, 'rollback')).toThrow('is not a name or an id');
