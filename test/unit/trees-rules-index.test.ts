@@ -159,3 +159,92 @@ describe('indexed list search', () => {
     for (const n of [2000, 4000]) expect(reads(n, 200)).toBeLessThanOrEqual(3 * n + 200);
   });
 });
+
+describe('index of a list', () => {
+  const n = 2000;
+  /**
+   * Interfaces told apart by a name, a number, a leaf-list, and (the last one only) a false
+   * flag, a null description, an empty container and an empty list.
+   */
+  const entry = (i: number): JsonValue => ({
+    name: `GigabitEthernet0/${i}`,
+    id: i,
+    mode: 'access',
+    vlans: [i, 4000],
+    enabled: i !== n - 1,
+    description: i === n - 1 ? null : 'access port',
+    ...(i === n - 1 ? { 'service-policy': {}, trunk: [] } : {}),
+  });
+
+  /** A list of the entries that counts how often its elements are read, and the search over it. */
+  const counted = () => {
+    const reads = { count: 0 };
+    const list = new Proxy(
+      Array.from({ length: n }, (_, i) => entry(i)),
+      {
+        get: (target, key, receiver) => {
+          if (typeof key === 'string' && /^\d+$/.test(key)) reads.count++;
+          return Reflect.get(target, key, receiver) as unknown;
+        },
+      },
+    );
+    return { list, reads, lists: new ListIndex() };
+  };
+
+  it('finds an entry by whatever it alone holds, reading only that entry', () => {
+    const { list, reads, lists } = counted();
+    // Nothing has this: the search reads the whole list, and the next question indexes it.
+    expect(lists.someContains(list, { name: 'Loopback0' })).toBe(false);
+    expect(reads.count).toBe(n);
+    const last = n - 1;
+    const questions: JsonValue[] = [
+      { name: `GigabitEthernet0/${last}`, mode: 'access' },
+      { id: last },
+      { vlans: [last] },
+      { enabled: false },
+      { description: null },
+      { 'service-policy': {} },
+      { trunk: [] },
+    ];
+    for (const question of questions) expect(lists.someContains(list, question), JSON.stringify(question)).toBe(true);
+    // The index reads each entry once; then each question reads only the one entry that has it.
+    expect(reads.count).toBeLessThanOrEqual(2 * n + questions.length);
+  });
+
+  it('answers a question no entry matches without reading any', () => {
+    const { list, reads, lists } = counted();
+    expect(lists.someContains(list, { name: 'Loopback0' })).toBe(false);
+    const questions: JsonValue[] = [{ name: 'Loopback0', mode: 'access' }, { vlans: [4001] }, { vlans: [4000, 4001] }, { shutdown: {} }, { shutdown: [] }];
+    expect(lists.someContains(list, questions[0] as JsonValue)).toBe(false);
+    const indexed = reads.count;
+    // Each question has a feature no entry has: no entry is a candidate.
+    for (const question of questions) expect(lists.someContains(list, question), JSON.stringify(question)).toBe(false);
+    expect(reads.count).toBe(indexed);
+  });
+
+  it('builds no index for questions answered near the start', () => {
+    const { list, reads, lists } = counted();
+    for (let i = 0; i < 10; i++) expect(lists.someContains(list, { id: i })).toBe(true);
+    // Ten searches that stop at the entry they want, far fewer reads than an index's n.
+    expect(reads.count).toBeLessThanOrEqual(55);
+  });
+
+  it('checks a strict list of n entries against n expected ones in about n steps', () => {
+    let reads = 0;
+    const entries = Array.from(
+      { length: n },
+      (_, i) =>
+        new Proxy(entry(i) as Record<string, JsonValue>, {
+          get: (target, key, receiver) => {
+            reads++;
+            return Reflect.get(target, key, receiver) as unknown;
+          },
+        }),
+    );
+    const value = Array.from({ length: n }, (_, i) => ({ name: `GigabitEthernet0/${i}`, mode: 'access' }));
+    const [result] = evaluateRules({ list: entries }, {}, [{ id: 'r', path: '/list', mode: 'required', severity: 'error', value, strict: true }]);
+    expect(result?.status).toBe('pass');
+    // Asking each entry against every expected one would read about n × n / 2 members.
+    expect(reads).toBeLessThan(40 * n);
+  });
+});

@@ -308,6 +308,14 @@ describe('strict', () => {
     });
   });
 
+  it('allows entries expected by containers and lists alone, with no scalar member', () => {
+    const cfg = { vrf: [{ rd: { asn: 65000 } }, { 'route-target': ['1:1'] }, ['x', 'y'], {}] };
+    const value: JsonValue[] = [{ rd: { asn: 65000 } }, { 'route-target': ['1:1'] }, ['x'], {}];
+    expect(status({ path: '/vrf', mode: 'required', value, strict: true }, {}, cfg)).toBe('pass');
+    expect(run({ path: '/vrf', mode: 'required', value: [{ rd: {} }, {}], strict: true }, {}, cfg)).toMatchObject({ status: 'fail', at: '/vrf/2' });
+    expect(run({ path: '/vrf', mode: 'required', value: [{ rd: {} }, ['y']], strict: true }, {}, cfg)).toMatchObject({ status: 'fail', at: '/vrf/1' });
+  });
+
   it('applies to every match of a wildcard path', () => {
     const cfg = { vrf: { a: { rt: ['1:1'] }, b: { rt: ['1:1', '9:9'] } } };
     expect(run({ path: '/vrf/*/rt', mode: 'required', value: ['1:1'], strict: true }, {}, cfg)).toMatchObject({

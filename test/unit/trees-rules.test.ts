@@ -160,6 +160,11 @@ describe('required', () => {
     expect(missing).not.toHaveProperty('actual');
   });
 
+  it('checks every expected member, not only the first one found', () => {
+    const r = run({ path: '/tailf-ned-cisco-ios:ip', mode: 'required', value: { 'domain-name': 'example.net', 'http-server': { 'secure-server': false } } });
+    expect(r).toMatchObject({ status: 'fail', at: '/tailf-ned-cisco-ios:ip/http-server/secure-server', expected: false, actual: true });
+  });
+
   it('compares scalars strictly: the string "1" is not the number 1', () => {
     expect(run({ path: '/a', mode: 'required', value: 1 }, {}, { a: '1' }).status).toBe('fail');
     expect(run({ path: '/a', mode: 'required', value: 1 }, {}, { a: 1 }).status).toBe('pass');
@@ -201,6 +206,20 @@ describe('exact', () => {
     const r = run({ path: '/tailf-ned-cisco-ios:ip', mode: 'exact', value: { 'domain-name': 'example.net' } });
     expect(r).toMatchObject({ status: 'fail', at: '/tailf-ned-cisco-ios:ip/http-server', actual: { 'secure-server': true } });
     expect(r).not.toHaveProperty('expected');
+  });
+
+  it('names the missing member where it is missing, at any depth', () => {
+    const r = run({
+      path: '/tailf-ned-cisco-ios:ip',
+      mode: 'exact',
+      value: { 'domain-name': 'example.net', 'http-server': { 'secure-server': true, 'secure-port': 443 } },
+    });
+    expect(r).toMatchObject({
+      status: 'fail',
+      at: '/tailf-ned-cisco-ios:ip/http-server/secure-port',
+      expected: 443,
+      message: 'member "secure-port" is missing',
+    });
   });
 
   it('passes on a deep-equal scalar and fails on a missing path', () => {
