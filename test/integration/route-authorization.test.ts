@@ -10,7 +10,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { buildConsole } from '../../console/build.js';
 import { liveRoutes } from '../../functions/api/routes.js';
+import { CONSOLE_ENV, consoleEnvironment } from '../../functions/console/model.js';
 import { ROUTE_ROLES_VARIABLE, parseRouteRoles, routeRolesValue } from '../../functions/platform/route-authorization.js';
 import { ROLES, type LiveRoute, type Role } from '../../functions/platform/route.js';
 import { tableEnv, tableSpecs } from '../../functions/platform/tables.js';
@@ -28,13 +30,27 @@ beforeAll(async () => {
   vi.stubEnv('SECRETS_BACKEND', 'local');
   vi.stubEnv('SECRETS_FILE', path.join(mkdtempSync(path.join(tmpdir(), 'route-authorization-')), 'secrets.json'));
   vi.stubEnv('COMPLIANCE_FUNCTION', 'arn:aws:lambda:eu-west-1:123456789012:function:absent');
+  // The console's routes serve its build and sign-in settings, as the stack gives them.
+  const built = buildConsole();
+  firstScript = built.manifest.firstLoad.scripts[0]!;
+  const signIn = {
+    authorizationEndpoint: 'https://idp/oauth2/authorize',
+    tokenEndpoint: 'https://idp/oauth2/token',
+    clientId: 'c',
+    scopes: ['openid'],
+    rolesClaim: 'roles',
+  };
+  for (const [key, value] of Object.entries({ ...consoleEnvironment(signIn), [CONSOLE_ENV.files]: built.dir })) vi.stubEnv(key, value);
   handlers = await importHandlers(Object.fromEntries(liveRoutes.map((r) => [r.operationId, r.handler])));
 });
 afterAll(() => vi.unstubAllEnvs());
 
 /** The route's event as API Gateway would send it, with this authorizer context (or none). */
+let firstScript: string;
 const eventOf = (route: LiveRoute, authorizer: Record<string, string> | undefined) => {
-  const event = apiEvent({ method: route.method, resource: route.path, authorizer: authorizer ?? {} });
+  // The one public route with a path parameter names a file of the console's build.
+  const pathParameters = route.path === '/console/assets/{file}' ? { file: firstScript } : undefined;
+  const event = apiEvent({ method: route.method, resource: route.path, authorizer: authorizer ?? {}, ...(pathParameters ? { pathParameters } : {}) });
   if (authorizer === undefined) delete (event.requestContext as { authorizer?: unknown }).authorizer;
   return event;
 };
