@@ -1,14 +1,14 @@
-/** The shapes of the API answers the console reads (openapi.json has the full schemas). */
+/** The shapes of the API answers the console reads: the service's own where it has them (openapi.json has the full schemas). */
+import type { RuleTotals } from '../../functions/compliance/grading.js';
+import type { DevicePoint } from '../../functions/compliance/history-model.js';
+import type { Report, ReportIssue } from '../../functions/compliance/model.js';
 import type { Grade } from './table.js';
 
-export type GradeCounts = Record<Grade, number>;
+export type { DevicePoint, Report };
+export type Totals = RuleTotals;
+export type Issue = ReportIssue;
 
-export interface Totals {
-  readonly errors: number;
-  readonly warnings: number;
-  readonly infos: number;
-  readonly passes: number;
-}
+export type GradeCounts = Record<Grade, number>;
 
 export interface Batch {
   readonly batchId: string;
@@ -26,56 +26,6 @@ export interface Batch {
   readonly started: string;
   readonly finished?: string;
   readonly reason?: string;
-}
-
-export interface Failure {
-  readonly at: string;
-  readonly message: string;
-  readonly expected?: unknown;
-  readonly actual?: unknown;
-}
-
-export interface Issue {
-  readonly ruleId: string;
-  readonly node: string;
-  readonly path: string;
-  readonly severity: 'error' | 'warning' | 'info';
-  readonly mode: string;
-  readonly message: string;
-  readonly at?: string;
-  readonly expected?: unknown;
-  readonly actual?: unknown;
-  readonly matches?: number;
-  readonly failures?: readonly Failure[];
-  readonly failuresOmitted?: number;
-}
-
-export interface Exempted {
-  readonly ruleId: string;
-  readonly node: string;
-  readonly severity: string;
-  readonly outcome: string;
-  readonly exemption: { readonly exemptionId: string; readonly until: string; readonly reason: string; readonly by: string };
-}
-
-export interface Report {
-  readonly reportId: string;
-  readonly batchId: string;
-  readonly device: string;
-  readonly treeId?: string;
-  readonly version?: string;
-  readonly node?: string;
-  readonly grade: Grade;
-  readonly score?: number;
-  readonly totals: Totals;
-  readonly issues: readonly Issue[];
-  readonly issuesOmitted?: number;
-  readonly exempted?: readonly Exempted[];
-  readonly reason?: string;
-  readonly sync?: { readonly mode: string; readonly result: string; readonly note?: string };
-  readonly diff?: string;
-  readonly configId?: string;
-  readonly checkedAt: string;
 }
 
 export interface Plan {
@@ -98,15 +48,6 @@ export interface TrendItem {
   readonly finished?: string;
   readonly total: number;
   readonly grades: GradeCounts;
-}
-
-export interface DevicePoint {
-  readonly batchId: string;
-  readonly at: string;
-  readonly grade: Grade;
-  readonly score?: number;
-  readonly failing?: readonly string[];
-  readonly reportId?: string;
 }
 
 export interface Tree {
