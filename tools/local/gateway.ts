@@ -39,16 +39,25 @@ const streamedHeaders = (head: StreamedHead): [string, string][] => [
 ];
 
 /** A response the gateway sends for a path outside the API (the local issuer's JWKS). */
+/** A request the gateway serves itself, not an API method: its query, body and headers. */
+export interface ExtraRequest {
+  readonly method: string;
+  readonly query: URLSearchParams;
+  readonly body: Buffer;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+}
+
+/** The answer to an {@link ExtraRequest}. */
+export interface ExtraAnswer {
+  readonly statusCode: number;
+  readonly headers: Record<string, string>;
+  readonly body: string;
+}
+
 export interface ExtraRoute {
   readonly method: string;
   readonly path: string;
-  /** Answers a request (its query, body and headers) the gateway serves itself, not an API method. */
-  handle(request: {
-    readonly method: string;
-    readonly query: URLSearchParams;
-    readonly body: Buffer;
-    readonly headers: Readonly<Record<string, string | string[] | undefined>>;
-  }): { statusCode: number; headers: Record<string, string>; body: string } | Promise<{ statusCode: number; headers: Record<string, string>; body: string }>;
+  handle(request: ExtraRequest): ExtraAnswer | Promise<ExtraAnswer>;
 }
 
 export interface GatewayOptions {

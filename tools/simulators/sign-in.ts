@@ -14,6 +14,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { escapeHtml } from '../../functions/console/model.js';
+import type { ExtraAnswer, ExtraRequest } from '../local/gateway.js';
 import { DEFAULT_TTL_SECONDS, mintToken } from './issuer.js';
 
 /** The sample users and their roles. */
@@ -36,19 +37,6 @@ export interface SignInOptions {
   readonly now?: () => number;
 }
 
-export interface SignInRequest {
-  readonly method: string;
-  readonly query: URLSearchParams;
-  readonly body: Buffer;
-  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
-}
-
-export interface SignInAnswer {
-  readonly statusCode: number;
-  readonly headers: Record<string, string>;
-  readonly body: string;
-}
-
 interface Grant {
   readonly user: string;
   readonly clientId: string;
@@ -65,13 +53,13 @@ const PAGE_HEADERS = {
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'no-referrer',
 };
-const page = (status: number, title: string, body: string): SignInAnswer => ({
+const page = (status: number, title: string, body: string): ExtraAnswer => ({
   statusCode: status,
   headers: PAGE_HEADERS,
   body: `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>\n`,
 });
 /** An RFC 6749 §5.2 error. */
-const oauthError = (error: string, description: string, status = 400): SignInAnswer => ({
+const oauthError = (error: string, description: string, status = 400): ExtraAnswer => ({
   statusCode: status,
   headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' },
   body: JSON.stringify({ error, error_description: description }),
@@ -101,7 +89,7 @@ export const localSignIn = (options: SignInOptions) => {
     return { fields };
   };
 
-  const tokens = (user: string, refreshToken: string): SignInAnswer => {
+  const tokens = (user: string, refreshToken: string): ExtraAnswer => {
     const profile = SIGN_IN_USERS[user]!;
     const token = mintToken({
       roles: profile.roles,
@@ -117,7 +105,7 @@ export const localSignIn = (options: SignInOptions) => {
     };
   };
 
-  const showPage = (request: SignInRequest): SignInAnswer => {
+  const showPage = (request: ExtraRequest): ExtraAnswer => {
     const checked = authorizationRequest(request.query);
     if ('refused' in checked) return page(400, 'Sign-in refused', `<p>${escapeHtml(checked.refused)}</p>`);
     const hidden = Object.entries(checked.fields)
@@ -129,7 +117,7 @@ export const localSignIn = (options: SignInOptions) => {
     return page(200, 'Sign in (local)', `<p>The local stack's sample users.</p><form method="post" action="/oauth2/authorize">${hidden}${buttons}</form>`);
   };
 
-  const grantCode = (request: SignInRequest): SignInAnswer => {
+  const grantCode = (request: ExtraRequest): ExtraAnswer => {
     const form = new URLSearchParams(request.body.toString('utf8'));
     const checked = authorizationRequest(form);
     if ('refused' in checked) return page(400, 'Sign-in refused', `<p>${escapeHtml(checked.refused)}</p>`);
@@ -151,7 +139,7 @@ export const localSignIn = (options: SignInOptions) => {
     return { statusCode: 302, headers: { Location: target.href, 'Cache-Control': 'no-store' }, body: '' };
   };
 
-  const exchange = (request: SignInRequest): SignInAnswer => {
+  const exchange = (request: ExtraRequest): ExtraAnswer => {
     const type = String(request.headers['content-type'] ?? '');
     if (!type.startsWith('application/x-www-form-urlencoded')) return oauthError('invalid_request', 'The body must be application/x-www-form-urlencoded.');
     const form = new URLSearchParams(request.body.toString('utf8'));
